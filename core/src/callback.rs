@@ -1,0 +1,52 @@
+//! A slot for a user callback that may be called while it reconfigures things.
+
+use std::cell::Cell;
+
+/// Holds a boxed callback. [`CbSlot::call`] takes it out for the duration of the call, so the
+/// callback may freely touch the object that owns the slot (no borrow is held, nothing can
+/// panic with "already borrowed"). If the callback installs a replacement for itself, the
+/// replacement wins.
+pub struct CbSlot<F: ?Sized>(Cell<Option<Box<F>>>);
+
+impl<F: ?Sized> CbSlot<F> {
+    /// An empty slot.
+    pub const fn empty() -> Self {
+        CbSlot(Cell::new(None))
+    }
+
+    /// Installs `f`, dropping any previous callback.
+    pub fn set(&self, f: Box<F>) {
+        self.0.set(Some(f));
+    }
+
+    /// Empties the slot.
+    pub fn clear(&self) {
+        self.0.set(None);
+    }
+
+    /// Whether a callback is installed (and not currently running).
+    pub fn is_set(&self) -> bool {
+        let f = self.0.take();
+        let set = f.is_some();
+        self.0.set(f);
+        set
+    }
+
+    /// Calls the callback through `invoke`; `None` when the slot is empty (or the callback is
+    /// already running further up the stack).
+    pub fn call<R>(&self, invoke: impl FnOnce(&mut F) -> R) -> Option<R> {
+        let mut f = self.0.take()?;
+        let r = invoke(&mut f);
+        match self.0.take() {
+            Some(replacement) => self.0.set(Some(replacement)),
+            None => self.0.set(Some(f)),
+        }
+        Some(r)
+    }
+}
+
+impl<F: ?Sized> Default for CbSlot<F> {
+    fn default() -> Self {
+        CbSlot::empty()
+    }
+}

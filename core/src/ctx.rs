@@ -1,0 +1,488 @@
+//! `doca_ctx`: the state machine every library context follows.
+//!
+//! A state change happens at once ([`Ctx::state`] is current right after [`Ctx::start`] or
+//! [`Ctx::stop`]); its state-changed callback runs on the next [`crate::Pe::progress`], for
+//! every transition, synchronous ones included. Callbacks never run inside start, stop or
+//! submit.
+//!
+//! | from     | what happens                                             | to       | the call returns |
+//! |----------|----------------------------------------------------------|----------|------------------|
+//! | Idle     | `start`, library starts synchronously                    | Running  | `Ok(())`         |
+//! | Idle     | `start`, library starts asynchronously                   | Starting | `Err(IN_PROGRESS)` |
+//! | Idle     | `start` refused by the library (bad configuration, …)    | Idle     | its error, no callback |
+//! | Idle     | `start` while not connected to a progress engine        | Idle     | `Err(NOT_CONNECTED)` |
+//! | Idle     | `stop`                                                   | Idle     | `Err(BAD_STATE)` |
+//! | Starting | `progress`: the library finished starting                | Running  | —                |
+//! | Starting | `progress`: the library failed to start                  | Idle     | —                |
+//! | Starting | `stop` (no task can exist yet)                           | Idle     | `Ok(())`         |
+//! | Running  | `stop` when every task is freed and nothing is in flight | Idle     | `Ok(())`         |
+//! | Running  | `stop` with tasks allocated or in flight                 | Stopping | `Err(IN_PROGRESS)` |
+//! | Running  | `progress`: the library hit a fatal error (peer gone, …) | Stopping | —                |
+//! | Stopping | `progress`: in-flight tasks complete through their error callback | Stopping | — |
+//! | Stopping | `progress` once every task is freed                      | Idle     | —                |
+//! | Stopping | `stop`                                                   | Stopping | `Err(IN_PROGRESS)` |
+//! | Starting, Running, Stopping | `start`                               | same     | `Err(BAD_STATE)` |
+//!
+//! Configuration (task pools, event registration, library setters) is accepted only in Idle
+//! (`BAD_STATE` otherwise); tasks are allocated and submitted only in Running (`BAD_STATE`).
+//!
+//! # For library authors
+//! A library context is a value implementing [`CtxOps`], wrapped by [`CtxCell::new`]. Core
+//! owns the state, the user data, the state-changed callback and the task counters
+//! ([`CtxCore`]); the library polls its own resources in [`CtxOps::progress`] and reports
+//! back through [`CtxCore::set_running`], [`CtxCore::abort_start`], [`CtxCore::fail`] and
+//! [`crate::TaskPool::complete`]. Core knows nothing else about the library.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::os::fd::BorrowedFd;
+use std::rc::{Rc, Weak};
+
+use smallvec::SmallVec;
+
+use crate::callback::CbSlot;
+use crate::pe::PeInner;
+use crate::{bail, fail, Data, Error, Result};
+
+/// `enum doca_ctx_states`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum CtxState {
+    /// `DOCA_CTX_STATE_IDLE` (0): configurable; no task can be allocated.
+    Idle = 0,
+    /// `DOCA_CTX_STATE_STARTING` (1): an asynchronous start is under way.
+    Starting = 1,
+    /// `DOCA_CTX_STATE_RUNNING` (2): tasks can be allocated and submitted.
+    Running = 2,
+    /// `DOCA_CTX_STATE_STOPPING` (3): draining; in-flight tasks complete with an error.
+    Stopping = 3,
+}
+
+impl CtxState {
+    /// DOCA's enumerator, e.g. `"DOCA_CTX_STATE_RUNNING"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CtxState::Idle => "DOCA_CTX_STATE_IDLE",
+            CtxState::Starting => "DOCA_CTX_STATE_STARTING",
+            CtxState::Running => "DOCA_CTX_STATE_RUNNING",
+            CtxState::Stopping => "DOCA_CTX_STATE_STOPPING",
+        }
+    }
+}
+
+/// `doca_ctx_state_changed_callback_t`: `(ctx user data, ctx, previous, next)`; the context
+/// is already in `next` when it runs.
+pub type StateChangedCb = dyn FnMut(Data, &Ctx, CtxState, CtxState);
+
+/// How a library's start went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Started {
+    /// Synchronous start: the context is Running and `start` returns `Ok`.
+    Running,
+    /// Asynchronous start: the context is Starting, `start` returns `IN_PROGRESS`, and the
+    /// library calls [`CtxCore::set_running`] (or [`CtxCore::abort_start`]) from progress.
+    Starting,
+}
+
+/// What a library context implements to plug into core. Every method runs on the thread of
+/// the context's progress engine; none may call user callbacks except `progress`.
+pub trait CtxOps: 'static {
+    /// Short name for logs, e.g. `"cc_server"`.
+    fn kind(&self) -> &'static str;
+
+    /// Called by [`Ctx::start`] in Idle once core's own checks passed. Allocate task pools
+    /// and resources here; an error leaves the context Idle.
+    fn start(&self, core: &CtxCore) -> Result<Started>;
+
+    /// Called by [`Ctx::stop`] from Starting or Running: stop taking work, and arrange for
+    /// every in-flight task to complete (with an error) on the following progress calls.
+    fn stop(&self, core: &CtxCore);
+
+    /// Polls the library's resources once; delivers completions and events. Returns whether
+    /// anything happened. Not called while the context is Idle.
+    fn progress(&self, core: &CtxCore) -> bool;
+
+    /// Whether the library still has work of its own that must finish before Idle (beyond
+    /// tasks, which core counts). Default: nothing.
+    fn is_busy(&self, _core: &CtxCore) -> bool {
+        false
+    }
+
+    /// The application is about to sleep on the notification handle: arm whatever wakes it
+    /// (fds already registered with [`CtxCore::watch_fd`]). Return true when work is
+    /// already waiting, so that the handle is made readable at once.
+    fn request_notification(&self, _core: &CtxCore) -> bool {
+        false
+    }
+
+    /// The application woke up: disarm, drain what [`CtxOps::request_notification`] armed.
+    fn clear_notification(&self, _core: &CtxCore) {}
+}
+
+/// The part of every context that core owns: state, user data, state-changed callback,
+/// task counters and the link to its progress engine.
+pub struct CtxCore {
+    kind: &'static str,
+    state: Cell<CtxState>,
+    user_data: Cell<Data>,
+    state_cb: CbSlot<StateChangedCb>,
+    transitions: RefCell<SmallVec<[(CtxState, CtxState); 4]>>,
+    allocated: Cell<usize>,
+    inflight: Cell<usize>,
+    pe: RefCell<Weak<PeInner>>,
+    this: Weak<CtxCell<dyn CtxOps>>,
+}
+
+/// A context: core's part and the library's part in one allocation.
+pub struct CtxCell<L: ?Sized> {
+    core: CtxCore,
+    ops: L,
+}
+
+impl<L: CtxOps> CtxCell<L> {
+    /// Creates a context in Idle. `make` builds the library part and receives a weak handle
+    /// to the context being built (for task pools, see [`crate::TaskPool::new`]).
+    pub fn new(make: impl FnOnce(&Weak<CtxCell<L>>) -> L) -> Rc<CtxCell<L>> {
+        Rc::new_cyclic(|weak: &Weak<CtxCell<L>>| {
+            let ops = make(weak);
+            let this: Weak<CtxCell<dyn CtxOps>> = weak.clone();
+            CtxCell {
+                core: CtxCore {
+                    kind: ops.kind(),
+                    state: Cell::new(CtxState::Idle),
+                    user_data: Cell::new(Data::NONE),
+                    state_cb: CbSlot::empty(),
+                    transitions: RefCell::new(SmallVec::new()),
+                    allocated: Cell::new(0),
+                    inflight: Cell::new(0),
+                    pe: RefCell::new(Weak::new()),
+                    this,
+                },
+                ops,
+            }
+        })
+    }
+}
+
+impl<L: ?Sized> CtxCell<L> {
+    /// Core's part.
+    pub fn core(&self) -> &CtxCore {
+        &self.core
+    }
+
+    /// The library's part.
+    pub fn ops(&self) -> &L {
+        &self.ops
+    }
+}
+
+/// `struct doca_ctx`: the generic face of any library context (what `doca_*_as_ctx`
+/// returns). Cloning gives another handle to the same context.
+#[derive(Clone)]
+pub struct Ctx(pub(crate) Rc<CtxCell<dyn CtxOps>>);
+
+impl PartialEq for Ctx {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+impl Eq for Ctx {}
+
+impl fmt::Debug for Ctx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Ctx({} {:?})", self.0.core.kind, self.state())
+    }
+}
+
+impl<L: CtxOps> From<Rc<CtxCell<L>>> for Ctx {
+    fn from(rc: Rc<CtxCell<L>>) -> Ctx {
+        Ctx(rc)
+    }
+}
+
+impl Ctx {
+    fn core(&self) -> &CtxCore {
+        &self.0.core
+    }
+
+    /// `doca_ctx_start`. See the module table for the outcomes.
+    pub fn start(&self) -> Result<()> {
+        let core = self.core();
+        if core.state() != CtxState::Idle {
+            bail!(Error::BadState, "{}: start in state {:?}", core.kind, core.state());
+        }
+        if core.pe.borrow().upgrade().is_none() {
+            bail!(
+                Error::NotConnected,
+                "{}: start before connecting the context to a progress engine",
+                core.kind
+            );
+        }
+        match self.0.ops.start(core)? {
+            Started::Running => {
+                core.transition(CtxState::Running);
+                Ok(())
+            }
+            Started::Starting => {
+                core.transition(CtxState::Starting);
+                Err(Error::InProgress)
+            }
+        }
+    }
+
+    /// `doca_ctx_stop`. See the module table for the outcomes.
+    pub fn stop(&self) -> Result<()> {
+        let core = self.core();
+        match core.state() {
+            CtxState::Idle => bail!(Error::BadState, "{}: stop while idle", core.kind),
+            CtxState::Stopping => Err(Error::InProgress),
+            CtxState::Starting | CtxState::Running => {
+                self.0.ops.stop(core);
+                if core.drained(&self.0.ops) {
+                    core.transition(CtxState::Idle);
+                    Ok(())
+                } else {
+                    core.transition(CtxState::Stopping);
+                    Err(Error::InProgress)
+                }
+            }
+        }
+    }
+
+    /// `doca_ctx_get_state`.
+    pub fn state(&self) -> CtxState {
+        self.core().state()
+    }
+
+    /// `doca_ctx_set_user_data`. Allowed in any state.
+    pub fn set_user_data(&self, data: Data) {
+        self.core().user_data.set(data);
+    }
+
+    /// `doca_ctx_get_user_data`.
+    pub fn user_data(&self) -> Data {
+        self.core().user_data()
+    }
+
+    /// `doca_ctx_set_state_changed_cb`. Idle only (`BAD_STATE`).
+    pub fn set_state_changed_cb(
+        &self,
+        cb: impl FnMut(Data, &Ctx, CtxState, CtxState) + 'static,
+    ) -> Result<()> {
+        self.core().require_idle("set_state_changed_cb")?;
+        self.core().state_cb.set(Box::new(cb));
+        Ok(())
+    }
+
+    /// `doca_ctx_get_num_inflight_tasks`: submitted and not yet completed.
+    pub fn num_inflight_tasks(&self) -> usize {
+        self.core().inflight()
+    }
+
+    /// Tasks taken from this context's pools and not yet freed (what a stop waits for).
+    pub fn num_allocated_tasks(&self) -> usize {
+        self.core().allocated()
+    }
+
+    /// Whether the context is connected to a live progress engine.
+    pub fn is_connected(&self) -> bool {
+        self.core().pe.borrow().upgrade().is_some()
+    }
+
+    /// The library's name for this kind of context (e.g. `"cc_server"`).
+    pub fn kind(&self) -> &'static str {
+        self.core().kind
+    }
+
+    /// One progress pass over this context: pending state callbacks, the library's poll,
+    /// and the Stopping → Idle check.
+    pub(crate) fn progress(&self) -> bool {
+        let core = self.core();
+        let mut any = core.deliver_transitions();
+        if core.state() != CtxState::Idle {
+            any |= self.0.ops.progress(core);
+            if core.state() == CtxState::Stopping && core.drained(&self.0.ops) {
+                core.transition(CtxState::Idle);
+            }
+            // What the library's poll changed (Starting -> Running, fatal errors, the
+            // final Idle) is reported in this same pass.
+            any |= core.deliver_transitions();
+        }
+        any
+    }
+
+    pub(crate) fn has_pending_transitions(&self) -> bool {
+        !self.core().transitions.borrow().is_empty()
+    }
+
+    pub(crate) fn request_notification(&self) -> bool {
+        let core = self.core();
+        let pending = self.has_pending_transitions()
+            || (core.state() == CtxState::Stopping && core.drained(&self.0.ops));
+        let lib = core.state() != CtxState::Idle && self.0.ops.request_notification(core);
+        pending || lib
+    }
+
+    pub(crate) fn clear_notification(&self) {
+        self.0.ops.clear_notification(self.core());
+    }
+
+    pub(crate) fn attach(&self, pe: &Rc<PeInner>) -> Result<()> {
+        let core = self.core();
+        if core.pe.borrow().upgrade().is_some() {
+            bail!(Error::NotPermitted, "{}: context is already connected to a progress engine", core.kind);
+        }
+        if core.state() != CtxState::Idle {
+            bail!(Error::BadState, "{}: connect while {:?}", core.kind, core.state());
+        }
+        *core.pe.borrow_mut() = Rc::downgrade(pe);
+        Ok(())
+    }
+}
+
+impl CtxCore {
+    /// The current state.
+    pub fn state(&self) -> CtxState {
+        self.state.get()
+    }
+
+    /// The context's user data.
+    pub fn user_data(&self) -> Data {
+        self.user_data.get()
+    }
+
+    /// Submitted, not yet completed tasks.
+    pub fn inflight(&self) -> usize {
+        self.inflight.get()
+    }
+
+    /// Allocated, not yet freed tasks.
+    pub fn allocated(&self) -> usize {
+        self.allocated.get()
+    }
+
+    /// The library's name for the context.
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// A handle to this context (for callbacks that take `&Ctx`).
+    pub fn ctx(&self) -> Ctx {
+        Ctx(self.this.upgrade().expect("a context's core is only reachable while the context lives"))
+    }
+
+    /// `Ok` in Idle, else `BAD_STATE` naming `what` (for configuration calls).
+    pub fn require_idle(&self, what: &str) -> Result<()> {
+        if self.state() != CtxState::Idle {
+            bail!(
+                Error::BadState,
+                "{}: {what} is allowed only while idle (state {:?})",
+                self.kind,
+                self.state()
+            );
+        }
+        Ok(())
+    }
+
+    /// `Ok` in Running, else `BAD_STATE` naming `what` (for task allocation and submission).
+    pub fn require_running(&self, what: &str) -> Result<()> {
+        if self.state() != CtxState::Running {
+            bail!(
+                Error::BadState,
+                "{}: {what} needs a running context (state {:?})",
+                self.kind,
+                self.state()
+            );
+        }
+        Ok(())
+    }
+
+    /// Starting → Running, for a library whose asynchronous start completed.
+    pub fn set_running(&self) {
+        if self.state() == CtxState::Starting {
+            self.transition(CtxState::Running);
+        }
+    }
+
+    /// Starting → Idle, for a library whose asynchronous start failed (logged with `why`).
+    pub fn abort_start(&self, error: Error, why: &str) {
+        if self.state() == CtxState::Starting {
+            tracing::error!(target: "doca", code = error.name(), "{}: start failed: {why}", self.kind);
+            self.transition(CtxState::Idle);
+        }
+    }
+
+    /// Running → Stopping after a fatal error (logged with `why`); the library then completes
+    /// its in-flight tasks with errors and the context reaches Idle once they are freed.
+    pub fn fail(&self, error: Error, why: &str) {
+        if matches!(self.state(), CtxState::Running | CtxState::Starting) {
+            tracing::error!(target: "doca", code = error.name(), "{}: fatal: {why}", self.kind);
+            self.transition(CtxState::Stopping);
+        }
+    }
+
+    /// Adds `fd` to the notification set of the context's progress engine, so that a sleeping
+    /// application wakes when `fd` becomes readable. `NOT_CONNECTED` without an engine.
+    pub fn watch_fd(&self, fd: BorrowedFd<'_>) -> Result<()> {
+        match self.pe.borrow().upgrade() {
+            Some(pe) => pe.epoll.add(fd),
+            None => Err(fail!(Error::NotConnected, "{}: no progress engine to watch an fd", self.kind)),
+        }
+    }
+
+    /// Removes `fd` from the notification set.
+    pub fn unwatch_fd(&self, fd: BorrowedFd<'_>) -> Result<()> {
+        match self.pe.borrow().upgrade() {
+            Some(pe) => pe.epoll.remove(fd),
+            None => Err(fail!(Error::NotConnected, "{}: no progress engine to unwatch an fd", self.kind)),
+        }
+    }
+
+    /// For a library's destroy: Idle only (`BAD_STATE`), then unlinks the context from its
+    /// progress engine. The library releases its own resources afterwards.
+    pub fn destroy(&self) -> Result<()> {
+        self.require_idle("destroy")?;
+        let pe = std::mem::take(&mut *self.pe.borrow_mut());
+        if let Some(pe) = pe.upgrade() {
+            pe.remove(&self.ctx());
+        }
+        Ok(())
+    }
+
+    fn drained<L: CtxOps + ?Sized>(&self, ops: &L) -> bool {
+        self.allocated.get() == 0 && self.inflight.get() == 0 && !ops.is_busy(self)
+    }
+
+    pub(crate) fn add_allocated(&self, delta: isize) {
+        self.allocated.set(self.allocated.get().wrapping_add_signed(delta));
+    }
+
+    pub(crate) fn add_inflight(&self, delta: isize) {
+        self.inflight.set(self.inflight.get().wrapping_add_signed(delta));
+    }
+
+    fn transition(&self, next: CtxState) {
+        let prev = self.state.replace(next);
+        tracing::debug!(target: "doca", "{}: {:?} -> {:?}", self.kind, prev, next);
+        self.transitions.borrow_mut().push((prev, next));
+        if let Some(pe) = self.pe.borrow().upgrade() {
+            pe.work_pending();
+        }
+    }
+
+    /// Runs the callbacks of the transitions queued so far; those the callbacks cause wait
+    /// for the next round, so a callback that restarts its context cannot loop here forever.
+    fn deliver_transitions(&self) -> bool {
+        let queued = self.transitions.borrow().len();
+        if queued == 0 {
+            return false;
+        }
+        let ctx = self.ctx();
+        for _ in 0..queued {
+            let (prev, next) = self.transitions.borrow_mut().remove(0);
+            let data = self.user_data();
+            self.state_cb.call(|cb| cb(data, &ctx, prev, next));
+        }
+        true
+    }
+}

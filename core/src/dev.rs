@@ -1,0 +1,453 @@
+//! Devices and representors: `doca_devinfo`, `doca_dev`, `doca_devinfo_rep`, `doca_dev_rep`.
+//!
+//! A [`DevInfo`] describes a device of the [`Topology`]; [`DevInfo::open`] gives the [`Dev`]
+//! that libraries are created on. Opening a device twice gives the same `Dev` (compare with
+//! `==`). A DPU device lists its representors with [`Dev::rep_list`]; each
+//! [`DevInfoRep`] opens into a [`DevRep`], which a comm-channel server is bound to.
+//!
+//! Handles are reference counted and `Send + Sync`: whatever uses a device keeps it alive, so
+//! closing never fails with `IN_USE` as it can in C; [`Dev::close`] just lets the handle go.
+
+use std::fmt;
+use std::sync::{Arc, Weak};
+
+use bitflags::bitflags;
+
+use crate::pci::PciAddr;
+use crate::topology::{CapSpec, DeviceKind, DeviceSpec, PciFuncType, RepKind, RepSpec, Topology};
+use crate::{bail, fail, Error, Result};
+
+/// `DOCA_DEVINFO_IFACE_NAME_SIZE`.
+pub const IFACE_NAME_SIZE: usize = 256;
+/// `DOCA_DEVINFO_IBDEV_NAME_SIZE`.
+pub const IBDEV_NAME_SIZE: usize = 64;
+/// `DOCA_DEVINFO_VUID_SIZE` and `DOCA_DEVINFO_REP_VUID_SIZE`.
+pub const VUID_SIZE: usize = 128;
+
+bitflags! {
+    /// `enum doca_devinfo_rep_filter`: which representors [`Dev::rep_list`] returns.
+    /// [`RepFilter::ALL`] (no bit) returns every one; bits select kinds.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub struct RepFilter: u32 {
+        /// `DOCA_DEVINFO_REP_FILTER_NET` (2): network function representors.
+        const NET = 1 << 1;
+        /// `DOCA_DEVINFO_REP_FILTER_EMULATED` (4): emulated function representors.
+        const EMULATED = 1 << 2;
+    }
+}
+
+impl RepFilter {
+    /// `DOCA_DEVINFO_REP_FILTER_ALL` (0).
+    pub const ALL: RepFilter = RepFilter::empty();
+
+    fn admits(self, kind: RepKind) -> bool {
+        self.is_empty()
+            || match kind {
+                RepKind::Net => self.contains(RepFilter::NET),
+                RepKind::Emulated => self.contains(RepFilter::EMULATED),
+            }
+    }
+}
+
+/// `doca_devinfo_create_list`: every device of the process-wide topology. `NOT_FOUND` when
+/// there is none; `INVALID_VALUE` when the topology file is malformed (the log names the line).
+pub fn devinfo_create_list() -> Result<Vec<DevInfo>> {
+    Topology::global()?.devinfo_list()
+}
+
+impl Topology {
+    /// `doca_devinfo_create_list` on this topology.
+    pub fn devinfo_list(self: &Arc<Self>) -> Result<Vec<DevInfo>> {
+        if self.devices().is_empty() {
+            bail!(Error::NotFound, "topology {} has no devices", self.source());
+        }
+        Ok((0..self.devices().len()).map(|idx| DevInfo { topo: self.clone(), idx }).collect())
+    }
+}
+
+/// `struct doca_devinfo`: a device as described by the topology, before it is opened.
+#[derive(Clone)]
+pub struct DevInfo {
+    topo: Arc<Topology>,
+    idx: usize,
+}
+
+impl PartialEq for DevInfo {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.topo, &other.topo) && self.idx == other.idx
+    }
+}
+impl Eq for DevInfo {}
+
+impl fmt::Debug for DevInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DevInfo({} {:?} {})", self.pci_addr(), self.kind(), self.ibdev_name())
+    }
+}
+
+impl DevInfo {
+    fn spec(&self) -> &DeviceSpec {
+        &self.topo.devices()[self.idx]
+    }
+
+    /// The topology this device belongs to.
+    pub fn topology(&self) -> &Arc<Topology> {
+        &self.topo
+    }
+
+    /// DPU or host side.
+    pub fn kind(&self) -> DeviceKind {
+        self.spec().kind
+    }
+
+    /// The PCI address.
+    pub fn pci_addr(&self) -> PciAddr {
+        self.spec().pci
+    }
+
+    /// `doca_devinfo_get_pci_addr_str`: `dddd:bb:dd.f`, lower case.
+    pub fn pci_addr_str(&self) -> String {
+        self.pci_addr().to_string()
+    }
+
+    /// `doca_devinfo_is_equal_pci_addr`: accepts both spellings; unparsable → `INVALID_VALUE`.
+    pub fn is_equal_pci_addr(&self, pci: &str) -> Result<bool> {
+        self.pci_addr().matches(pci)
+    }
+
+    /// `doca_devinfo_get_iface_name`.
+    pub fn iface_name(&self) -> &str {
+        &self.spec().iface
+    }
+
+    /// `doca_devinfo_get_ibdev_name`.
+    pub fn ibdev_name(&self) -> &str {
+        &self.spec().ibdev
+    }
+
+    /// `doca_devinfo_rep_cap_is_filter_all_supported`: true on a DPU device.
+    pub fn rep_cap_is_filter_all_supported(&self) -> bool {
+        self.kind() == DeviceKind::Dpu
+    }
+
+    /// `doca_devinfo_rep_cap_is_filter_net_supported`: true on a DPU device.
+    pub fn rep_cap_is_filter_net_supported(&self) -> bool {
+        self.kind() == DeviceKind::Dpu
+    }
+
+    /// `doca_devinfo_rep_cap_is_filter_emulated_supported`: true on a DPU device.
+    pub fn rep_cap_is_filter_emulated_supported(&self) -> bool {
+        self.kind() == DeviceKind::Dpu
+    }
+
+    /// `doca_devinfo_cap_is_hotplug_manager_supported`: true on a DPU device that has a
+    /// hot-pluggable representor.
+    pub fn cap_is_hotplug_manager_supported(&self) -> bool {
+        self.spec().reps.iter().any(|r| r.hotplug)
+    }
+
+    /// A library capability of this device: the topology's value or the spec's default.
+    pub fn cap(&self, spec: &CapSpec) -> u64 {
+        self.topo.cap(spec)
+    }
+
+    /// `doca_dev_open`. Opening an already open device returns the same [`Dev`].
+    pub fn open(&self) -> Result<Dev> {
+        let mut opened = self.topo.opened.lock();
+        opened.retain(|w| w.strong_count() > 0);
+        if let Some(inner) = opened.iter().filter_map(Weak::upgrade).find(|d| d.info == *self) {
+            return Ok(Dev { inner });
+        }
+        let inner = Arc::new(DevInner { info: self.clone() });
+        opened.push(Arc::downgrade(&inner));
+        tracing::debug!(target: "doca", "opened device {} ({:?})", self.pci_addr(), self.kind());
+        Ok(Dev { inner })
+    }
+}
+
+pub(crate) struct DevInner {
+    info: DevInfo,
+}
+
+/// `struct doca_dev`: an open device. Cheap to clone; equal when it is the same device.
+#[derive(Clone)]
+pub struct Dev {
+    inner: Arc<DevInner>,
+}
+
+impl PartialEq for Dev {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+impl Eq for Dev {}
+
+impl fmt::Debug for Dev {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Dev({} {:?})", self.inner.info.pci_addr(), self.inner.info.kind())
+    }
+}
+
+impl Dev {
+    /// `doca_dev_as_devinfo`.
+    pub fn as_devinfo(&self) -> &DevInfo {
+        &self.inner.info
+    }
+
+    /// `doca_dev_close`: drops this handle. The device stays open while anything (another
+    /// handle, a map, a context) still uses it.
+    pub fn close(self) {}
+
+    /// `doca_devinfo_rep_create_list`: the representors of this DPU device that `filter`
+    /// admits. On a host device → `NOT_SUPPORTED`.
+    pub fn rep_list(&self, filter: RepFilter) -> Result<Vec<DevInfoRep>> {
+        let info = self.as_devinfo();
+        if info.kind() != DeviceKind::Dpu {
+            bail!(
+                Error::NotSupported,
+                "device {} is a host function: representors are listed on the DPU device",
+                info.pci_addr()
+            );
+        }
+        Ok(info
+            .spec()
+            .reps
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| filter.admits(r.kind))
+            .map(|(idx, _)| DevInfoRep { dev: self.clone(), idx })
+            .collect())
+    }
+}
+
+/// `struct doca_devinfo_rep`: a representor of an open DPU device, before it is opened.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DevInfoRep {
+    dev: Dev,
+    idx: usize,
+}
+
+impl fmt::Debug for DevInfoRep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DevInfoRep({} on {})", self.pci_addr(), self.dev.as_devinfo().pci_addr())
+    }
+}
+
+impl DevInfoRep {
+    fn spec(&self) -> &RepSpec {
+        &self.dev.as_devinfo().spec().reps[self.idx]
+    }
+
+    /// The DPU device this representor belongs to.
+    pub fn dev(&self) -> &Dev {
+        &self.dev
+    }
+
+    /// The host function it stands for.
+    pub fn pci_addr(&self) -> PciAddr {
+        self.spec().pci
+    }
+
+    /// `doca_devinfo_rep_get_pci_addr_str`.
+    pub fn pci_addr_str(&self) -> String {
+        self.pci_addr().to_string()
+    }
+
+    /// `doca_devinfo_rep_is_equal_pci_addr`: both spellings; unparsable → `INVALID_VALUE`.
+    pub fn is_equal_pci_addr(&self, pci: &str) -> Result<bool> {
+        self.pci_addr().matches(pci)
+    }
+
+    /// `doca_devinfo_rep_get_vuid`.
+    pub fn vuid(&self) -> &str {
+        &self.spec().vuid
+    }
+
+    /// `doca_devinfo_rep_get_pci_func_type`.
+    pub fn pci_func_type(&self) -> PciFuncType {
+        self.spec().func_type
+    }
+
+    /// `doca_devinfo_rep_get_is_hotplug`.
+    pub fn is_hotplug(&self) -> bool {
+        self.spec().hotplug
+    }
+
+    /// Network or emulated (what [`RepFilter`] selects on).
+    pub fn kind(&self) -> RepKind {
+        self.spec().kind
+    }
+
+    /// The representor's netdev name on the DPU.
+    pub fn iface_name(&self) -> &str {
+        &self.spec().iface
+    }
+
+    /// `doca_dev_rep_open`.
+    pub fn open(&self) -> Result<DevRep> {
+        Ok(DevRep { inner: Arc::new(self.clone()) })
+    }
+}
+
+/// `struct doca_dev_rep`: an open representor. Equal when it stands for the same function
+/// of the same device.
+#[derive(Clone)]
+pub struct DevRep {
+    inner: Arc<DevInfoRep>,
+}
+
+impl PartialEq for DevRep {
+    fn eq(&self, other: &Self) -> bool {
+        *self.inner == *other.inner
+    }
+}
+impl Eq for DevRep {}
+
+impl fmt::Debug for DevRep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DevRep({} on {})", self.inner.pci_addr(), self.inner.dev.as_devinfo().pci_addr())
+    }
+}
+
+impl DevRep {
+    /// `doca_dev_rep_as_devinfo`.
+    pub fn as_devinfo(&self) -> &DevInfoRep {
+        &self.inner
+    }
+
+    /// The DPU device the representor belongs to.
+    pub fn dev(&self) -> &Dev {
+        &self.inner.dev
+    }
+
+    /// `doca_dev_rep_close`: drops this handle.
+    pub fn close(self) {}
+}
+
+/// The capability check of [`open_device_with_pci`] (the samples' `tasks_check`).
+pub type DevCheck = dyn Fn(&DevInfo) -> Result<()>;
+
+/// The samples' `open_doca_device_with_pci`: the first device whose address is `pci` and that
+/// `check` accepts (when given). `NOT_FOUND` ("Matching device not found") otherwise.
+pub fn open_device_with_pci(pci: &str, check: Option<&DevCheck>) -> Result<Dev> {
+    PciAddr::parse(pci)?;
+    for info in devinfo_create_list()? {
+        if !info.is_equal_pci_addr(pci)? {
+            continue;
+        }
+        if let Some(check) = check {
+            if check(&info).is_err() {
+                continue;
+            }
+        }
+        if let Ok(dev) = info.open() {
+            return Ok(dev);
+        }
+    }
+    Err(fail!(Error::NotFound, "Matching device not found (PCI address {pci})"))
+}
+
+/// The samples' `open_doca_device_rep_with_pci`: the first representor of `dev` that `filter`
+/// admits and whose address is `pci`. On a host device the representor list cannot be made:
+/// logged as in the samples and returned as `INVALID_VALUE`; no match → `NOT_FOUND`.
+pub fn open_device_rep_with_pci(dev: &Dev, filter: RepFilter, pci: &str) -> Result<DevRep> {
+    PciAddr::parse(pci)?;
+    let reps = dev.rep_list(filter).map_err(|_| {
+        fail!(
+            Error::InvalidValue,
+            "Failed to create devinfo representor list. Representor devices are available only on DPU, do not run on Host"
+        )
+    })?;
+    for rep in reps {
+        if rep.is_equal_pci_addr(pci)? {
+            if let Ok(opened) = rep.open() {
+                return Ok(opened);
+            }
+        }
+    }
+    Err(fail!(
+        Error::NotFound,
+        "Matching representor not found (PCI address {pci} on {})",
+        dev.as_devinfo().pci_addr()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topo() -> Arc<Topology> {
+        Topology::parse(
+            "t",
+            "device 03:00.0 dpu ibdev=mlx5_0 iface=p0\n\
+             rep b1:00.0 pf iface=pf0hpf vuid=V0\n\
+             rep b1:00.1 vf emulated hotplug\n\
+             device b1:00.0 host ibdev=mlx5_2 iface=ens1\n",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn devices_open_once_and_report_their_names() {
+        let list = topo().devinfo_list().unwrap();
+        assert_eq!(list.len(), 2);
+        let dpu = list[0].open().unwrap();
+        assert_eq!(dpu, list[0].open().unwrap(), "opening twice gives the same device");
+        assert_ne!(dpu, list[1].open().unwrap());
+        let info = dpu.as_devinfo();
+        assert_eq!((info.ibdev_name(), info.iface_name()), ("mlx5_0", "p0"));
+        assert_eq!(info.pci_addr_str(), "0000:03:00.0");
+        assert!(info.is_equal_pci_addr("0000:03:00.0").unwrap());
+        assert!(info.is_equal_pci_addr("03:00.0").unwrap());
+        assert_eq!(info.is_equal_pci_addr("3:0.0"), Err(Error::InvalidValue));
+        assert!(info.cap_is_hotplug_manager_supported());
+        assert!(!list[1].cap_is_hotplug_manager_supported());
+        assert!(list[0].rep_cap_is_filter_net_supported() && !list[1].rep_cap_is_filter_net_supported());
+    }
+
+    #[test]
+    fn representor_filters_and_attributes() {
+        let list = topo().devinfo_list().unwrap();
+        let dpu = list[0].open().unwrap();
+        assert_eq!(dpu.rep_list(RepFilter::ALL).unwrap().len(), 2);
+        let net = dpu.rep_list(RepFilter::NET).unwrap();
+        assert_eq!(net.len(), 1);
+        assert_eq!((net[0].vuid(), net[0].iface_name()), ("V0", "pf0hpf"));
+        assert_eq!(net[0].pci_func_type(), PciFuncType::Pf);
+        let emu = dpu.rep_list(RepFilter::EMULATED).unwrap();
+        assert_eq!(emu.len(), 1);
+        assert_eq!((emu[0].pci_func_type(), emu[0].is_hotplug()), (PciFuncType::Vf, true));
+        assert_eq!(dpu.rep_list(RepFilter::NET | RepFilter::EMULATED).unwrap().len(), 2);
+        let rep = net[0].open().unwrap();
+        assert_eq!(rep, net[0].open().unwrap());
+        assert_eq!(rep.dev(), &dpu);
+        assert!(rep.as_devinfo().is_equal_pci_addr("0000:b1:00.0").unwrap());
+        assert_eq!(RepFilter::NET.bits(), 2);
+        assert_eq!(RepFilter::EMULATED.bits(), 4);
+        assert_eq!(RepFilter::ALL.bits(), 0);
+
+        let host = list[1].open().unwrap();
+        assert_eq!(host.rep_list(RepFilter::ALL).unwrap_err(), Error::NotSupported);
+        assert_eq!(
+            open_device_rep_with_pci(&host, RepFilter::NET, "b1:00.0").unwrap_err(),
+            Error::InvalidValue
+        );
+        assert_eq!(open_device_rep_with_pci(&dpu, RepFilter::NET, "b1:00.1").unwrap_err(), Error::NotFound);
+        assert_eq!(open_device_rep_with_pci(&dpu, RepFilter::NET, "b1:00.0").unwrap(), rep);
+    }
+
+    #[test]
+    fn sample_helpers_on_the_default_topology() {
+        let dpu = open_device_with_pci("03:00.0", None).unwrap();
+        assert_eq!(dpu, open_device_with_pci("0000:03:00.0", None).unwrap());
+        assert_eq!(open_device_with_pci("ff:00.0", None).unwrap_err(), Error::NotFound);
+        assert_eq!(open_device_with_pci("nonsense", None).unwrap_err(), Error::InvalidValue);
+        let refuse: &DevCheck = &|_| Err(Error::NotSupported);
+        assert_eq!(open_device_with_pci("03:00.0", Some(refuse)).unwrap_err(), Error::NotFound);
+        for pci in ["b1:00.0", "b1:00.1", "3b:00.0"] {
+            let rep = open_device_rep_with_pci(&dpu, RepFilter::NET, pci).unwrap();
+            assert!(rep.as_devinfo().is_equal_pci_addr(pci).unwrap());
+            open_device_with_pci(pci, None).unwrap();
+        }
+    }
+}

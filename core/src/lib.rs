@@ -1,0 +1,47 @@
+//! DOCA Core's execution model in safe Rust: the part of DOCA every library stands on.
+//!
+//! | DOCA                                   | here                                   |
+//! |----------------------------------------|----------------------------------------|
+//! | `doca_error_t`, `doca_error_get_*`     | [`Error`], [`Result`], [`Refused`]     |
+//! | `union doca_data`                      | [`Data`]                               |
+//! | `doca_devinfo`, `doca_dev`, reps       | [`dev`]: [`DevInfo`], [`Dev`], [`DevInfoRep`], [`DevRep`] |
+//! | the machine (emulated)                 | [`topology`]: [`Topology`], [`CapSpec`] |
+//! | `doca_pe`                              | [`Pe`]                                 |
+//! | `doca_ctx`, `doca_ctx_states`          | [`Ctx`], [`CtxState`] ([`ctx`] has the transition table) |
+//! | `doca_task`                            | [`Task`], [`TaskPool`]                 |
+//! | notification handles, doorbells        | [`notify`]                             |
+//!
+//! Library contexts (comm channel servers, clients, producers, consumers, …) plug in
+//! through [`CtxOps`] and [`TaskLib`]; core knows nothing else about them. [`loopback`] is a
+//! complete small library context built that way.
+//!
+//! Threading: a [`Pe`] and the contexts connected to it stay on the thread that created
+//! them; every callback runs inside [`Pe::progress`] on that thread. Devices, errors and
+//! [`Data`] are `Send + Sync`.
+
+#![forbid(unsafe_code)]
+
+mod callback;
+pub mod ctx;
+mod data;
+pub mod dev;
+mod error;
+pub mod loopback;
+pub mod notify;
+pub mod pci;
+mod pe;
+pub mod task;
+pub mod topology;
+
+pub use callback::CbSlot;
+pub use ctx::{Ctx, CtxCell, CtxCore, CtxOps, CtxState, Started};
+pub use data::Data;
+pub use dev::{
+    devinfo_create_list, open_device_rep_with_pci, open_device_with_pci, Dev, DevCheck, DevInfo, DevInfoRep,
+    DevRep, RepFilter,
+};
+pub use error::{Error, Refused, Result, UnrecognizedCode, UNRECOGNIZED};
+pub use pci::PciAddr;
+pub use pe::Pe;
+pub use task::{Task, TaskCb, TaskId, TaskLib, TaskOwner, TaskPool};
+pub use topology::{CapSpec, DeviceKind, PciFuncType, RepKind, Topology, TOPOLOGY_ENV};

@@ -1,0 +1,261 @@
+//! A small library context built only on core's public plug-in interface: its tasks carry
+//! a value and complete on the next progress, or after a delay (a timer fd wakes a sleeping
+//! engine), or with an error of your choice.
+//!
+//! It proves the plug-in interface ([`crate::CtxOps`], [`crate::TaskLib`]) without special
+//! cases, and it is handy for learning the execution model and for measuring the engine
+//! itself (the bench's local task cycle uses it). Stopping completes every pending task with
+//! [`FLUSH_STATUS`] through the error callback.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::os::fd::{AsFd, OwnedFd};
+use std::rc::{Rc, Weak};
+use std::time::{Duration, Instant};
+
+use rustix::time::{
+    timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
+};
+
+use crate::ctx::{CtxCell, CtxCore, CtxOps, Started};
+use crate::notify::os_error;
+use crate::task::{Task, TaskId, TaskLib, TaskOwner, TaskPool};
+use crate::{bail, Ctx, Data, Error, Refused, Result};
+
+/// Status of the tasks a stop flushes: `DOCA_ERROR_SHUTDOWN`.
+pub const FLUSH_STATUS: Error = Error::Shutdown;
+
+/// Largest pool a loopback context accepts.
+pub const MAX_TASKS: u32 = 1 << 16;
+
+/// The payload of a loopback task.
+#[derive(Debug, Default)]
+pub struct Echo {
+    value: u64,
+    delay: Duration,
+    fail: Option<Error>,
+}
+
+/// A loopback task (`Task<Echo>`).
+pub type EchoTask = Task<Echo>;
+
+impl Task<Echo> {
+    /// The value given at allocation.
+    pub fn value(&self) -> u64 {
+        self.with_payload(|p| p.value)
+    }
+
+    /// Complete no earlier than `delay` after submission.
+    pub fn set_delay(&self, delay: Duration) {
+        self.with_payload(|p| p.delay = delay);
+    }
+
+    /// Complete with `error` (through the error callback) instead of success.
+    pub fn set_fail(&self, error: Option<Error>) {
+        self.with_payload(|p| p.fail = error);
+    }
+}
+
+struct LoopbackOps {
+    start_mode: Started,
+    pool: TaskPool<Echo>,
+    ready: RefCell<VecDeque<TaskId>>,
+    delayed: RefCell<Vec<(Instant, TaskId)>>,
+    timer: RefCell<Option<OwnedFd>>,
+    armed: Cell<bool>,
+}
+
+/// A loopback context.
+pub struct Loopback {
+    ctx: Rc<CtxCell<LoopbackOps>>,
+}
+
+impl Loopback {
+    /// Creates a context that starts synchronously ([`Started::Running`]) or asynchronously
+    /// ([`Started::Starting`], Running on the first progress).
+    pub fn create(start_mode: Started) -> Loopback {
+        let ctx = CtxCell::new(|weak: &Weak<CtxCell<LoopbackOps>>| {
+            let owner: Weak<dyn TaskOwner<Echo>> = weak.clone();
+            LoopbackOps {
+                start_mode,
+                pool: TaskPool::new(owner),
+                ready: RefCell::new(VecDeque::new()),
+                delayed: RefCell::new(Vec::new()),
+                timer: RefCell::new(None),
+                armed: Cell::new(false),
+            }
+        });
+        Loopback { ctx }
+    }
+
+    /// The generic context.
+    pub fn as_ctx(&self) -> Ctx {
+        Ctx::from(self.ctx.clone())
+    }
+
+    /// Task configuration: callbacks and pool size (1..=[`MAX_TASKS`]). Idle only.
+    pub fn set_conf(
+        &self,
+        completion: impl FnMut(EchoTask, Data, Data) + 'static,
+        error: impl FnMut(EchoTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        if num_tasks > MAX_TASKS {
+            bail!(Error::InvalidValue, "loopback: {num_tasks} tasks exceed the maximum {MAX_TASKS}");
+        }
+        self.ctx.ops().pool.set_conf(self.ctx.core(), Box::new(completion), Box::new(error), num_tasks)
+    }
+
+    /// Allocates a task carrying `value`. Running only; `NO_MEMORY` when the pool is empty.
+    pub fn alloc_task(&self, value: u64) -> Result<EchoTask> {
+        self.ctx.ops().pool.alloc(|p| {
+            *p = Echo { value, delay: Duration::ZERO, fail: None };
+            Ok(())
+        })
+    }
+
+    /// Destroys the context: Idle only (`BAD_STATE`, and the context back).
+    pub fn destroy(self) -> Result<(), Refused<Loopback>> {
+        let core = self.ctx.core();
+        if let Err(e) = core.require_idle("destroy") {
+            return Err(Refused::new(e, self));
+        }
+        if let Some(timer) = self.ctx.ops().timer.borrow_mut().take() {
+            let _ = core.unwatch_fd(timer.as_fd());
+        }
+        match core.destroy() {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Refused::new(e, self)),
+        }
+    }
+}
+
+impl LoopbackOps {
+    fn fire_due(&self, now: Instant) {
+        let mut delayed = self.delayed.borrow_mut();
+        let mut ready = self.ready.borrow_mut();
+        delayed.retain(|&(due, id)| {
+            if due <= now {
+                ready.push_back(id);
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    fn arm_timer(&self) {
+        let next = self.delayed.borrow().iter().map(|&(due, _)| due).min();
+        let timer = self.timer.borrow();
+        let (Some(next), Some(timer)) = (next, timer.as_ref()) else { return };
+        let wait = next.saturating_duration_since(Instant::now()).max(Duration::from_nanos(1));
+        let spec = Itimerspec {
+            it_interval: Timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: Timespec { tv_sec: wait.as_secs() as i64, tv_nsec: wait.subsec_nanos().into() },
+        };
+        if let Err(e) = timerfd_settime(timer, TimerfdTimerFlags::empty(), &spec) {
+            os_error("timerfd_settime", e);
+        }
+    }
+}
+
+impl CtxOps for LoopbackOps {
+    fn kind(&self) -> &'static str {
+        "loopback"
+    }
+
+    fn start(&self, core: &CtxCore) -> Result<Started> {
+        self.pool.prepare(Echo::default);
+        let cap = self.pool.capacity() as usize;
+        self.ready.borrow_mut().reserve(cap);
+        self.delayed.borrow_mut().reserve(cap);
+        if self.timer.borrow().is_none() {
+            let timer =
+                timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC)
+                    .map_err(|e| os_error("timerfd_create", e))?;
+            core.watch_fd(timer.as_fd())?;
+            *self.timer.borrow_mut() = Some(timer);
+        }
+        Ok(self.start_mode)
+    }
+
+    fn stop(&self, _core: &CtxCore) {
+        // Flushing happens in progress: callbacks never run inside stop.
+    }
+
+    fn progress(&self, core: &CtxCore) -> bool {
+        use crate::CtxState;
+        if core.state() == CtxState::Starting {
+            core.set_running();
+            return true;
+        }
+        let stopping = core.state() == CtxState::Stopping;
+        if stopping {
+            let mut delayed = self.delayed.borrow_mut();
+            self.ready.borrow_mut().extend(delayed.drain(..).map(|(_, id)| id));
+        } else if !self.delayed.borrow().is_empty() {
+            self.fire_due(Instant::now());
+        }
+        // Deliver only what is ready now: tasks submitted by these callbacks wait for the
+        // next progress, as on hardware.
+        let n = self.ready.borrow().len();
+        for _ in 0..n {
+            let Some(id) = self.ready.borrow_mut().pop_front() else { break };
+            let status = if stopping {
+                Err(FLUSH_STATUS)
+            } else {
+                match self.pool.with_payload(id, |p| p.fail) {
+                    Some(Some(e)) if e.is_error() => Err(e),
+                    _ => Ok(()),
+                }
+            };
+            self.pool.complete(id, status);
+        }
+        n > 0
+    }
+
+    fn request_notification(&self, _core: &CtxCore) -> bool {
+        self.armed.set(true);
+        if !self.ready.borrow().is_empty() {
+            return true;
+        }
+        self.arm_timer();
+        false
+    }
+
+    fn clear_notification(&self, _core: &CtxCore) {
+        self.armed.set(false);
+        if let Some(timer) = self.timer.borrow().as_ref() {
+            let mut buf = [0u8; 8];
+            let _ = rustix::io::read(timer, &mut buf);
+        }
+    }
+}
+
+impl TaskLib<Echo> for LoopbackOps {
+    fn pool(&self) -> &TaskPool<Echo> {
+        &self.pool
+    }
+
+    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        let delay = self.pool.with_payload(task, |p| p.delay).unwrap_or_default();
+        if delay.is_zero() {
+            self.ready.borrow_mut().push_back(task);
+        } else {
+            self.delayed.borrow_mut().push((Instant::now() + delay, task));
+            if self.armed.get() {
+                self.arm_timer();
+            }
+        }
+        Ok(())
+    }
+
+    fn check(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        match self.pool.with_payload(task, |p| p.fail) {
+            Some(Some(Error::Success)) => {
+                bail!(Error::InvalidValue, "loopback: a task cannot fail with DOCA_SUCCESS")
+            }
+            _ => Ok(()),
+        }
+    }
+}

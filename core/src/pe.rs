@@ -1,0 +1,174 @@
+//! `doca_pe`: the progress engine. It owns the contexts connected to it and runs every
+//! callback of theirs, always from [`Pe::progress`].
+//!
+//! A `Pe` and its contexts live on one thread (they are not `Send`); other threads get their
+//! own `Pe`. Waiting without spinning: [`Pe::request_notification`], then sleep on the
+//! notification handle ([`Pe::notification_handle`], an epoll fd) with `epoll_wait`/`poll`,
+//! then [`Pe::clear_notification`] and progress until it returns false — or [`Pe::wait`],
+//! which does the three steps.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::rc::Rc;
+use std::time::Duration;
+
+use crate::notify::{Doorbell, EpollSet};
+use crate::{Ctx, Refused, Result};
+
+pub(crate) struct PeInner {
+    ctxs: RefCell<Vec<Ctx>>,
+    in_progress: Cell<bool>,
+    armed: Cell<bool>,
+    pub(crate) epoll: EpollSet,
+    bell: Doorbell,
+}
+
+impl PeInner {
+    /// Calls `f` on each connected context without holding a borrow across the call (a
+    /// callback may connect or destroy contexts meanwhile).
+    fn each_ctx(&self, mut f: impl FnMut(&Ctx)) {
+        let mut i = 0;
+        loop {
+            let ctx = match self.ctxs.borrow().get(i) {
+                Some(c) => c.clone(),
+                None => break,
+            };
+            f(&ctx);
+            i += 1;
+        }
+    }
+
+    pub(crate) fn remove(&self, ctx: &Ctx) {
+        self.ctxs.borrow_mut().retain(|c| c != ctx);
+    }
+
+    /// Something core itself will deliver (a state change) is pending: wake a sleeper.
+    pub(crate) fn work_pending(&self) {
+        if self.armed.get() {
+            self.bell.ring();
+        }
+    }
+}
+
+/// `struct doca_pe`.
+pub struct Pe {
+    inner: Rc<PeInner>,
+}
+
+impl fmt::Debug for Pe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Pe(fd {}, {} contexts)", self.inner.epoll.as_raw_fd(), self.inner.ctxs.borrow().len())
+    }
+}
+
+impl Pe {
+    /// `doca_pe_create`.
+    pub fn create() -> Result<Pe> {
+        let epoll = EpollSet::new()?;
+        let bell = Doorbell::new()?;
+        epoll.add(bell.as_fd())?;
+        Ok(Pe {
+            inner: Rc::new(PeInner {
+                ctxs: RefCell::new(Vec::new()),
+                in_progress: Cell::new(false),
+                armed: Cell::new(false),
+                epoll,
+                bell,
+            }),
+        })
+    }
+
+    /// `doca_pe_destroy`: `IN_USE` (and the engine back) while contexts are connected;
+    /// destroy them first.
+    pub fn destroy(self) -> Result<(), Refused<Pe>> {
+        let n = self.inner.ctxs.borrow().len();
+        if n > 0 {
+            let e = crate::fail!(crate::Error::InUse, "progress engine still has {n} connected context(s)");
+            return Err(Refused::new(e, self));
+        }
+        Ok(())
+    }
+
+    /// `doca_pe_connect_ctx`: the context must be Idle (`BAD_STATE`) and not connected yet
+    /// (`NOT_PERMITTED`). The link lasts until the context is destroyed.
+    pub fn connect_ctx(&self, ctx: &Ctx) -> Result<()> {
+        ctx.attach(&self.inner)?;
+        self.inner.ctxs.borrow_mut().push(ctx.clone());
+        Ok(())
+    }
+
+    /// `doca_pe_progress`: one pass over every connected context — pending state-changed
+    /// callbacks, completions, events. True when anything was delivered. Calling it from
+    /// inside one of its own callbacks is refused (logged, returns false).
+    pub fn progress(&self) -> bool {
+        let inner = &*self.inner;
+        if inner.in_progress.replace(true) {
+            tracing::error!(target: "doca", "progress called from inside a callback of the same engine: ignored");
+            return false;
+        }
+        let mut any = false;
+        inner.each_ctx(|ctx| any |= ctx.progress());
+        inner.in_progress.set(false);
+        any
+    }
+
+    /// `doca_pe_get_num_inflight_tasks`: submitted, not yet completed tasks of all contexts.
+    pub fn num_inflight_tasks(&self) -> usize {
+        self.inner.ctxs.borrow().iter().map(Ctx::num_inflight_tasks).sum()
+    }
+
+    /// Number of connected contexts.
+    pub fn num_ctxs(&self) -> usize {
+        self.inner.ctxs.borrow().len()
+    }
+
+    /// `doca_pe_get_notification_handle`: an epoll fd, readable when progress has work. It
+    /// stays the same for the life of the engine.
+    pub fn notification_handle(&self) -> BorrowedFd<'_> {
+        self.inner.epoll.as_fd()
+    }
+
+    /// `doca_pe_request_notification`: arm before sleeping on the handle. When work is
+    /// already waiting the handle is made readable at once, so the sleep returns at once.
+    pub fn request_notification(&self) -> Result<()> {
+        let inner = &*self.inner;
+        inner.armed.set(true);
+        let mut ready = false;
+        inner.each_ctx(|ctx| ready |= ctx.request_notification());
+        if ready {
+            inner.bell.ring();
+        }
+        Ok(())
+    }
+
+    /// `doca_pe_clear_notification`: after waking, before progress.
+    pub fn clear_notification(&self) -> Result<()> {
+        let inner = &*self.inner;
+        inner.armed.set(false);
+        inner.bell.drain();
+        inner.each_ctx(Ctx::clear_notification);
+        Ok(())
+    }
+
+    /// Request, sleep on the handle (at most `timeout`; `None` = no limit), clear. Returns
+    /// whether something woke it. Follow with progress until it returns false.
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<bool> {
+        self.request_notification()?;
+        let woke = self.inner.epoll.wait(timeout);
+        self.clear_notification()?;
+        woke
+    }
+}
+
+impl AsFd for Pe {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.notification_handle()
+    }
+}
+
+impl AsRawFd for Pe {
+    fn as_raw_fd(&self) -> RawFd {
+        self.inner.epoll.as_raw_fd()
+    }
+}

@@ -1,0 +1,348 @@
+//! `doca_task`: fixed pools of tasks, handed out, submitted and returned by ownership.
+//!
+//! A pool is sized by the library's `set_conf(completion, error, count)` while Idle and its
+//! slots (with each slot's payload, e.g. a message buffer) are built on the first start, then
+//! reused: allocating, submitting, completing and freeing a task allocates nothing.
+//!
+//! Ownership follows the C API. [`Task::submit`] moves the task to the library; on refusal
+//! the task comes back inside [`Refused`]. Its completion (or error) callback receives the
+//! task by value: drop it (that is `doca_task_free`), submit it again, or keep it — a kept
+//! task holds its context's stop in Stopping until it is freed. Libraries refer to
+//! submitted tasks by [`TaskId`], which carries a generation: a stale id finds nothing,
+//! never another task.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::rc::{Rc, Weak};
+
+use crate::callback::CbSlot;
+use crate::ctx::{CtxCell, CtxCore, CtxOps};
+use crate::{bail, Ctx, Data, Error, Refused, Result};
+
+/// The completion and error callback shape (`doca_task_completion_cb_t`):
+/// `(task, task user data, context user data)`.
+pub type TaskCb<P> = dyn FnMut(Task<P>, Data, Data);
+
+/// Names one task of one pool: slot index and generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TaskId {
+    idx: u32,
+    gen: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlotState {
+    Free,
+    Owned,
+    Submitted,
+}
+
+struct Slot<P> {
+    gen: u32,
+    state: SlotState,
+    user_data: Data,
+    status: Result<()>,
+    payload: P,
+}
+
+struct Slots<P> {
+    slots: Vec<Slot<P>>,
+    free: Vec<u32>,
+}
+
+/// What a library implements for each task type it offers. Core calls these from
+/// [`Task::submit`] and [`Task::try_submit`]; neither may run user callbacks.
+pub trait TaskLib<P: 'static>: CtxOps + Sized {
+    /// The pool of this task type.
+    fn pool(&self) -> &TaskPool<P>;
+
+    /// The task was submitted (core already checked the context is Running): queue it.
+    /// An error hands the task back to the submitter.
+    fn submit(&self, core: &CtxCore, task: TaskId) -> Result<()>;
+
+    /// Extra validation for [`Task::try_submit`] (`INVALID_VALUE` when the task is bad).
+    fn check(&self, _core: &CtxCore, _task: TaskId) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Object-safe view of a context owning a pool of `P` tasks.
+pub trait TaskOwner<P: 'static>: 'static {
+    /// Core's part of the owning context.
+    fn core(&self) -> &CtxCore;
+    /// The pool.
+    fn pool(&self) -> &TaskPool<P>;
+    /// See [`TaskLib::submit`].
+    fn submit(&self, task: TaskId) -> Result<()>;
+    /// See [`TaskLib::check`].
+    fn check(&self, task: TaskId) -> Result<()>;
+}
+
+impl<P: 'static, L: TaskLib<P>> TaskOwner<P> for CtxCell<L> {
+    fn core(&self) -> &CtxCore {
+        CtxCell::core(self)
+    }
+    fn pool(&self) -> &TaskPool<P> {
+        TaskLib::pool(self.ops())
+    }
+    fn submit(&self, task: TaskId) -> Result<()> {
+        TaskLib::submit(self.ops(), CtxCell::core(self), task)
+    }
+    fn check(&self, task: TaskId) -> Result<()> {
+        TaskLib::check(self.ops(), CtxCell::core(self), task)
+    }
+}
+
+/// A fixed pool of tasks of one type, embedded in a library context.
+pub struct TaskPool<P: 'static> {
+    owner: Weak<dyn TaskOwner<P>>,
+    slots: RefCell<Slots<P>>,
+    capacity: Cell<u32>,
+    configured: Cell<bool>,
+    completion: CbSlot<TaskCb<P>>,
+    error: CbSlot<TaskCb<P>>,
+}
+
+impl<P: 'static> TaskPool<P> {
+    /// An unconfigured pool for the context `owner` (the weak handle [`CtxCell::new`] gives).
+    pub fn new(owner: Weak<dyn TaskOwner<P>>) -> Self {
+        TaskPool {
+            owner,
+            slots: RefCell::new(Slots { slots: Vec::new(), free: Vec::new() }),
+            capacity: Cell::new(0),
+            configured: Cell::new(false),
+            completion: CbSlot::empty(),
+            error: CbSlot::empty(),
+        }
+    }
+
+    /// The generic part of every `*_task_*_set_conf`: callbacks and pool size. Idle only
+    /// (`BAD_STATE`); a zero count is `INVALID_VALUE`. The library checks its own maximum.
+    pub fn set_conf(
+        &self,
+        core: &CtxCore,
+        completion: Box<TaskCb<P>>,
+        error: Box<TaskCb<P>>,
+        count: u32,
+    ) -> Result<()> {
+        core.require_idle("task set_conf")?;
+        if count == 0 {
+            bail!(Error::InvalidValue, "{}: a task pool needs at least one task", core.kind());
+        }
+        self.completion.set(completion);
+        self.error.set(error);
+        self.capacity.set(count);
+        self.configured.set(true);
+        Ok(())
+    }
+
+    /// Whether `set_conf` was called.
+    pub fn is_configured(&self) -> bool {
+        self.configured.get()
+    }
+
+    /// The configured number of tasks.
+    pub fn capacity(&self) -> u32 {
+        self.capacity.get()
+    }
+
+    /// Builds the slots at start (once; again only if the size changed). `make` creates each
+    /// slot's payload, so payload buffers are allocated here and never on the data path.
+    pub fn prepare(&self, mut make: impl FnMut() -> P) {
+        let mut s = self.slots.borrow_mut();
+        let want = self.capacity.get() as usize;
+        if s.slots.len() == want {
+            return;
+        }
+        s.slots = (0..want)
+            .map(|_| Slot {
+                gen: 0,
+                state: SlotState::Free,
+                user_data: Data::NONE,
+                status: Ok(()),
+                payload: make(),
+            })
+            .collect();
+        s.free = (0..want as u32).rev().collect();
+    }
+
+    /// Takes a free task, resets its user data and status, and lets `init` fill its payload
+    /// (an `init` error returns the slot and is returned). Running only (`BAD_STATE`); not
+    /// configured → `NOT_PERMITTED`; pool empty → `NO_MEMORY`.
+    pub fn alloc(&self, init: impl FnOnce(&mut P) -> Result<()>) -> Result<Task<P>> {
+        let owner = self.owner.upgrade().ok_or(Error::BadState)?;
+        let core = owner.core();
+        core.require_running("task alloc")?;
+        if !self.configured.get() {
+            bail!(
+                Error::NotPermitted,
+                "{}: task type not configured (call its set_conf before start)",
+                core.kind()
+            );
+        }
+        let id = {
+            let mut s = self.slots.borrow_mut();
+            let Some(idx) = s.free.pop() else { return Err(Error::NoMemory) };
+            let slot = &mut s.slots[idx as usize];
+            if let Err(e) = init(&mut slot.payload) {
+                s.free.push(idx);
+                return Err(e);
+            }
+            slot.state = SlotState::Owned;
+            slot.user_data = Data::NONE;
+            slot.status = Ok(());
+            TaskId { idx, gen: slot.gen }
+        };
+        core.add_allocated(1);
+        Ok(Task { owner, id })
+    }
+
+    /// Hands a submitted task back to its owner with `status`, through the completion
+    /// callback (`Ok`) or the error callback (`Err`). Call from [`CtxOps::progress`] only.
+    /// A stale or not-submitted id is ignored and returns false.
+    pub fn complete(&self, id: TaskId, status: Result<()>) -> bool {
+        let Some(owner) = self.owner.upgrade() else { return false };
+        let user_data = {
+            let mut s = self.slots.borrow_mut();
+            match s.slots.get_mut(id.idx as usize) {
+                Some(slot) if slot.gen == id.gen && slot.state == SlotState::Submitted => {
+                    slot.state = SlotState::Owned;
+                    slot.status = status;
+                    slot.user_data
+                }
+                _ => return false,
+            }
+        };
+        let core = owner.core();
+        core.add_inflight(-1);
+        let ctx_data = core.user_data();
+        let cb = if status.is_ok() { &self.completion } else { &self.error };
+        let task = Task { owner: owner.clone(), id };
+        // With no callback installed the task is dropped here, which frees it.
+        cb.call(move |f| f(task, user_data, ctx_data));
+        true
+    }
+
+    /// Runs `f` on the payload of a task the library holds by id; `None` if the id is stale.
+    pub fn with_payload<R>(&self, id: TaskId, f: impl FnOnce(&mut P) -> R) -> Option<R> {
+        let mut s = self.slots.borrow_mut();
+        match s.slots.get_mut(id.idx as usize) {
+            Some(slot) if slot.gen == id.gen && slot.state != SlotState::Free => Some(f(&mut slot.payload)),
+            _ => None,
+        }
+    }
+
+    /// Tasks currently out of the pool (allocated and not freed).
+    pub fn num_allocated(&self) -> usize {
+        let s = self.slots.borrow();
+        s.slots.len() - s.free.len()
+    }
+
+    fn with_slot<R>(&self, id: TaskId, f: impl FnOnce(&mut Slot<P>) -> R) -> R {
+        let mut s = self.slots.borrow_mut();
+        let slot = &mut s.slots[id.idx as usize];
+        debug_assert_eq!(slot.gen, id.gen, "a Task handle always names a live slot");
+        f(slot)
+    }
+
+    fn release(&self, id: TaskId, core: &CtxCore) {
+        let mut s = self.slots.borrow_mut();
+        let slot = &mut s.slots[id.idx as usize];
+        if slot.gen != id.gen || slot.state != SlotState::Owned {
+            return;
+        }
+        slot.state = SlotState::Free;
+        slot.gen = slot.gen.wrapping_add(1);
+        s.free.push(id.idx);
+        drop(s);
+        core.add_allocated(-1);
+    }
+}
+
+/// A task owned by the application (`struct doca_task` plus its library-specific part `P`).
+/// Dropping it frees it back to its pool (`doca_task_free`).
+pub struct Task<P: 'static> {
+    owner: Rc<dyn TaskOwner<P>>,
+    id: TaskId,
+}
+
+impl<P: 'static> fmt::Debug for Task<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Task({} #{} gen {})", self.owner.core().kind(), self.id.idx, self.id.gen)
+    }
+}
+
+impl<P: 'static> Task<P> {
+    /// `doca_task_submit`: passes the task to its library. The context must be Running
+    /// (`BAD_STATE`); on any refusal the task comes back in [`Refused`] (e.g. `AGAIN` when a
+    /// queue is full: submit it again later).
+    pub fn submit(self) -> Result<(), Refused<Self>> {
+        let core = self.owner.core();
+        if let Err(e) = core.require_running("task submit") {
+            return Err(Refused::new(e, self));
+        }
+        self.set_state(SlotState::Submitted);
+        core.add_inflight(1);
+        match self.owner.submit(self.id) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.set_state(SlotState::Owned);
+                self.owner.core().add_inflight(-1);
+                Err(Refused::new(e, self))
+            }
+        }
+    }
+
+    /// `doca_task_try_submit`: validates the task first (`INVALID_VALUE` when it is bad),
+    /// then submits it.
+    pub fn try_submit(self) -> Result<(), Refused<Self>> {
+        if let Err(e) = self.owner.check(self.id) {
+            return Err(Refused::new(e, self));
+        }
+        self.submit()
+    }
+
+    /// `doca_task_free`: returns the task to its pool (the same as dropping it).
+    pub fn free(self) {}
+
+    /// `doca_task_get_status`: `Ok` for a successful completion, else the error it
+    /// completed with.
+    pub fn status(&self) -> Result<()> {
+        self.owner.pool().with_slot(self.id, |s| s.status)
+    }
+
+    /// `doca_task_set_user_data`.
+    pub fn set_user_data(&self, data: Data) {
+        self.owner.pool().with_slot(self.id, |s| s.user_data = data);
+    }
+
+    /// `doca_task_get_user_data`.
+    pub fn user_data(&self) -> Data {
+        self.owner.pool().with_slot(self.id, |s| s.user_data)
+    }
+
+    /// `doca_task_get_ctx`.
+    pub fn ctx(&self) -> Ctx {
+        self.owner.core().ctx()
+    }
+
+    /// This task's id (what the library queues).
+    pub fn id(&self) -> TaskId {
+        self.id
+    }
+
+    /// Reads or changes the library-specific part.
+    pub fn with_payload<R>(&self, f: impl FnOnce(&mut P) -> R) -> R {
+        self.owner.pool().with_slot(self.id, |s| f(&mut s.payload))
+    }
+
+    fn set_state(&self, state: SlotState) {
+        self.owner.pool().with_slot(self.id, |s| s.state = state);
+    }
+}
+
+impl<P: 'static> Drop for Task<P> {
+    fn drop(&mut self) {
+        self.owner.pool().release(self.id, self.owner.core());
+    }
+}

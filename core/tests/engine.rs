@@ -1,0 +1,387 @@
+//! The progress engine, the context state machine and task pools, exercised through the
+//! loopback context (a library context that uses only core's public plug-in interface).
+
+use std::cell::{Cell, RefCell};
+use std::os::fd::AsFd;
+use std::rc::Rc;
+use std::time::Duration;
+
+use doca_core::loopback::{EchoTask, Loopback, FLUSH_STATUS};
+use doca_core::{Ctx, CtxState, Data, Error, Pe, Started};
+
+type Log = Rc<RefCell<Vec<(CtxState, CtxState)>>>;
+type Outcomes = Rc<RefCell<Vec<(u64, Result<(), Error>)>>>;
+/// (value, task user data, context user data, status) per completed task.
+type Seen = Rc<RefCell<Vec<(u64, u64, u64, Result<(), Error>)>>>;
+
+/// A connected loopback context whose state changes and task outcomes are recorded.
+struct Rig {
+    pe: Rc<Pe>,
+    lb: Loopback,
+    ctx: Ctx,
+    states: Log,
+    done: Outcomes,
+}
+
+fn rig(mode: Started, tasks: u32) -> Rig {
+    let pe = Rc::new(Pe::create().unwrap());
+    let lb = Loopback::create(mode);
+    let ctx = lb.as_ctx();
+    pe.connect_ctx(&ctx).unwrap();
+    let states: Log = Rc::default();
+    let s = states.clone();
+    ctx.set_state_changed_cb(move |_, _, prev, next| s.borrow_mut().push((prev, next))).unwrap();
+    let done: Outcomes = Rc::default();
+    let (d1, d2) = (done.clone(), done.clone());
+    lb.set_conf(
+        move |t: EchoTask, _, _| d1.borrow_mut().push((t.value(), t.status())),
+        move |t: EchoTask, _, _| d2.borrow_mut().push((t.value(), t.status())),
+        tasks,
+    )
+    .unwrap();
+    Rig { pe, lb, ctx, states, done }
+}
+
+fn taken(log: &Log) -> Vec<(CtxState, CtxState)> {
+    std::mem::take(&mut *log.borrow_mut())
+}
+
+use CtxState::{Idle, Running, Starting, Stopping};
+
+#[test]
+fn synchronous_start_and_stop_rows() {
+    let r = rig(Started::Running, 4);
+    assert_eq!(r.ctx.state(), Idle);
+    assert_eq!(r.ctx.stop(), Err(Error::BadState), "Idle: stop");
+
+    assert_eq!(r.ctx.start(), Ok(()), "Idle: synchronous start");
+    assert_eq!(r.ctx.state(), Running, "state is current right after start");
+    assert!(taken(&r.states).is_empty(), "callbacks never run inside start");
+    assert!(r.pe.progress());
+    assert_eq!(taken(&r.states), [(Idle, Running)]);
+    assert!(!r.pe.progress(), "nothing left to deliver");
+
+    assert_eq!(r.ctx.start(), Err(Error::BadState), "Running: start");
+    assert_eq!(r.ctx.stop(), Ok(()), "Running: stop with no task");
+    assert_eq!(r.ctx.state(), Idle);
+    assert!(r.pe.progress());
+    assert_eq!(taken(&r.states), [(Running, Idle)]);
+}
+
+#[test]
+fn asynchronous_start_rows() {
+    let r = rig(Started::Starting, 4);
+    assert_eq!(r.ctx.start(), Err(Error::InProgress), "Idle: asynchronous start");
+    assert_eq!(r.ctx.state(), Starting);
+    assert_eq!(r.ctx.start(), Err(Error::BadState), "Starting: start");
+    assert!(r.pe.progress());
+    assert_eq!(r.ctx.state(), Running, "Starting: the library finished starting");
+    assert_eq!(taken(&r.states), [(Idle, Starting), (Starting, Running)]);
+
+    r.ctx.stop().unwrap();
+    r.pe.progress();
+    taken(&r.states);
+    assert_eq!(r.ctx.start(), Err(Error::InProgress));
+    assert_eq!(r.ctx.stop(), Ok(()), "Starting: stop");
+    assert_eq!(r.ctx.state(), Idle);
+    r.pe.progress();
+    assert_eq!(taken(&r.states), [(Idle, Starting), (Starting, Idle)]);
+}
+
+#[test]
+fn stop_with_tasks_in_flight_drains_through_the_error_callback() {
+    let r = rig(Started::Running, 4);
+    r.ctx.start().unwrap();
+    r.pe.progress();
+    taken(&r.states);
+    for v in [1, 2] {
+        r.lb.alloc_task(v).unwrap().submit().unwrap();
+    }
+    let held = r.lb.alloc_task(3).unwrap();
+    assert_eq!(r.ctx.num_inflight_tasks(), 2);
+    assert_eq!(r.pe.num_inflight_tasks(), 2);
+
+    assert_eq!(r.ctx.stop(), Err(Error::InProgress), "Running: stop with tasks");
+    assert_eq!(r.ctx.state(), Stopping);
+    assert_eq!(r.ctx.stop(), Err(Error::InProgress), "Stopping: stop");
+    assert_eq!(r.ctx.start(), Err(Error::BadState), "Stopping: start");
+    assert_eq!(r.lb.alloc_task(9).unwrap_err(), Error::BadState);
+    let refused = held.submit().unwrap_err();
+    assert_eq!(refused.error, Error::BadState, "submit while Stopping");
+    let held = refused.into_inner();
+
+    assert!(r.pe.progress());
+    assert_eq!(*r.done.borrow(), [(1, Err(FLUSH_STATUS)), (2, Err(FLUSH_STATUS))]);
+    assert_eq!(r.ctx.num_inflight_tasks(), 0);
+    assert_eq!(r.ctx.state(), Stopping, "a task is still allocated");
+    assert_eq!(taken(&r.states), [(Running, Stopping)]);
+    assert!(!r.pe.progress());
+    assert_eq!(r.ctx.state(), Stopping);
+    drop(held);
+    assert!(r.pe.progress());
+    assert_eq!((r.ctx.state(), taken(&r.states)), (Idle, vec![(Stopping, Idle)]));
+}
+
+#[test]
+fn stopping_reaches_idle_once_the_last_task_is_freed() {
+    let r = rig(Started::Running, 4);
+    r.ctx.start().unwrap();
+    let held = r.lb.alloc_task(7).unwrap();
+    assert_eq!(r.ctx.num_allocated_tasks(), 1);
+    assert_eq!(r.ctx.stop(), Err(Error::InProgress));
+    r.pe.progress();
+    assert_eq!(r.ctx.state(), Stopping);
+    held.free();
+    assert_eq!(r.ctx.num_allocated_tasks(), 0);
+    assert!(r.pe.progress());
+    assert_eq!(r.ctx.state(), Idle);
+    assert_eq!(taken(&r.states), [(Idle, Running), (Running, Stopping), (Stopping, Idle)]);
+    // And it can run again, reusing its pool.
+    r.ctx.start().unwrap();
+    r.lb.alloc_task(8).unwrap().submit().unwrap();
+    r.pe.progress();
+    assert_eq!(r.done.borrow().last(), Some(&(8, Ok(()))));
+}
+
+#[test]
+fn tasks_complete_on_the_next_progress_with_their_status_and_user_data() {
+    let pe = Pe::create().unwrap();
+    let lb = Loopback::create(Started::Running);
+    let ctx = lb.as_ctx();
+    pe.connect_ctx(&ctx).unwrap();
+    ctx.set_user_data(Data::from_u64(77));
+    let seen: Seen = Rc::default();
+    let (s1, s2) = (seen.clone(), seen.clone());
+    let ctx_of_task: Rc<RefCell<Option<Ctx>>> = Rc::default();
+    let c = ctx_of_task.clone();
+    lb.set_conf(
+        move |t: EchoTask, td: Data, cd: Data| {
+            *c.borrow_mut() = Some(t.ctx());
+            s1.borrow_mut().push((t.value(), td.as_u64(), cd.as_u64(), t.status()))
+        },
+        move |t: EchoTask, td: Data, cd: Data| {
+            s2.borrow_mut().push((t.value(), td.as_u64(), cd.as_u64(), t.status()))
+        },
+        8,
+    )
+    .unwrap();
+    ctx.start().unwrap();
+
+    let ok = lb.alloc_task(1).unwrap();
+    ok.set_user_data(Data::from_u64(11));
+    assert_eq!(ok.user_data(), Data::from_u64(11));
+    assert_eq!(ok.status(), Ok(()));
+    ok.submit().unwrap();
+    let bad = lb.alloc_task(2).unwrap();
+    bad.set_fail(Some(Error::IoFailed));
+    bad.submit().unwrap();
+    assert!(seen.borrow().is_empty(), "callbacks never run inside submit");
+
+    pe.progress();
+    assert_eq!(*seen.borrow(), [(1, 11, 77, Ok(())), (2, 0, 77, Err(Error::IoFailed))]);
+    assert_eq!(ctx_of_task.borrow().as_ref(), Some(&ctx));
+
+    let invalid = lb.alloc_task(3).unwrap();
+    invalid.set_fail(Some(Error::Success));
+    let refused = invalid.try_submit().unwrap_err();
+    assert_eq!(refused.error, Error::InvalidValue, "try_submit validates");
+    assert_eq!(refused.into_inner().value(), 3, "the caller still owns a refused task");
+    assert_eq!(ctx.num_allocated_tasks(), 0, "dropping the refused task freed it");
+}
+
+#[test]
+fn pool_limits_and_configuration_errors() {
+    let pe = Pe::create().unwrap();
+    let lb = Loopback::create(Started::Running);
+    let ctx = lb.as_ctx();
+    pe.connect_ctx(&ctx).unwrap();
+    assert_eq!(lb.alloc_task(0).unwrap_err(), Error::BadState, "alloc in Idle");
+    assert_eq!(lb.set_conf(|_, _, _| {}, |_, _, _| {}, 0), Err(Error::InvalidValue));
+    assert_eq!(
+        lb.set_conf(|_, _, _| {}, |_, _, _| {}, doca_core::loopback::MAX_TASKS + 1),
+        Err(Error::InvalidValue)
+    );
+    ctx.start().unwrap();
+    assert_eq!(lb.alloc_task(0).unwrap_err(), Error::NotPermitted, "task type not configured");
+    assert_eq!(
+        lb.set_conf(|_, _, _| {}, |_, _, _| {}, 2),
+        Err(Error::BadState),
+        "configuration while running"
+    );
+    assert_eq!(ctx.set_state_changed_cb(|_, _, _, _| {}), Err(Error::BadState));
+    ctx.stop().unwrap();
+
+    lb.set_conf(|_, _, _| {}, |_, _, _| {}, 2).unwrap();
+    ctx.start().unwrap();
+    let a = lb.alloc_task(1).unwrap();
+    let b = lb.alloc_task(2).unwrap();
+    assert_eq!(lb.alloc_task(3).unwrap_err(), Error::NoMemory, "pool exhausted");
+    drop(a);
+    let c = lb.alloc_task(4).unwrap();
+    assert_eq!(c.value(), 4);
+    assert_eq!(lb.alloc_task(5).unwrap_err(), Error::NoMemory);
+    // Completed tasks come back through a callback that drops them: the pool refills.
+    b.submit().unwrap();
+    c.submit().unwrap();
+    pe.progress();
+    assert_eq!(ctx.num_allocated_tasks(), 0);
+    for _ in 0..1000 {
+        lb.alloc_task(1).unwrap().submit().unwrap();
+        lb.alloc_task(2).unwrap().submit().unwrap();
+        pe.progress();
+    }
+}
+
+#[test]
+fn progress_engine_errors() {
+    let pe = Pe::create().unwrap();
+    let other = Pe::create().unwrap();
+    let lb = Loopback::create(Started::Running);
+    let ctx = lb.as_ctx();
+    assert_eq!(ctx.start(), Err(Error::NotConnected), "start without a progress engine");
+    pe.connect_ctx(&ctx).unwrap();
+    assert_eq!(pe.connect_ctx(&ctx), Err(Error::NotPermitted), "second connect");
+    assert_eq!(other.connect_ctx(&ctx), Err(Error::NotPermitted), "connect to a second engine");
+    assert_eq!(pe.num_ctxs(), 1);
+
+    let pe = pe.destroy().unwrap_err();
+    assert_eq!(pe.error, Error::InUse, "destroy with a connected context");
+    let pe = pe.into_inner();
+
+    ctx.start().unwrap();
+    let lb = lb.destroy().unwrap_err();
+    assert_eq!(lb.error, Error::BadState, "destroy a running context");
+    let lb = lb.into_inner();
+    ctx.stop().unwrap();
+    lb.destroy().unwrap();
+    assert_eq!(pe.num_ctxs(), 0);
+    assert!(!ctx.is_connected());
+    pe.destroy().unwrap();
+
+    // A context whose engine went away is not Idle-and-free: connecting it elsewhere while
+    // it is still Running is BAD_STATE.
+    let pe = Pe::create().unwrap();
+    let lb = Loopback::create(Started::Running);
+    let ctx = lb.as_ctx();
+    pe.connect_ctx(&ctx).unwrap();
+    ctx.start().unwrap();
+    drop(pe);
+    assert_eq!(other.connect_ctx(&ctx), Err(Error::BadState));
+}
+
+#[test]
+fn callbacks_submit_stop_and_touch_other_contexts() {
+    let pe = Rc::new(Pe::create().unwrap());
+    let first = Rc::new(Loopback::create(Started::Running));
+    let second = Rc::new(Loopback::create(Started::Running));
+    pe.connect_ctx(&first.as_ctx()).unwrap();
+    pe.connect_ctx(&second.as_ctx()).unwrap();
+    second.set_conf(|_, _, _| {}, |_, _, _| {}, 1).unwrap();
+
+    let rounds = Rc::new(Cell::new(0u32));
+    let spawned: Rc<RefCell<Option<Loopback>>> = Rc::default();
+    let nested = Rc::new(Cell::new(None));
+    let (r, p, s2, sp, n) = (rounds.clone(), pe.clone(), second.clone(), spawned.clone(), nested.clone());
+    let me = Rc::downgrade(&first);
+    first
+        .set_conf(
+            move |t: EchoTask, _, _| {
+                let round = r.get() + 1;
+                r.set(round);
+                n.set(Some(p.progress()));
+                match round {
+                    // Resubmit the same task from its own completion.
+                    1 | 2 => t.submit().unwrap(),
+                    // Allocate and submit a new one (the pool has one task: free this first).
+                    3 => {
+                        drop(t);
+                        me.upgrade().unwrap().alloc_task(40).unwrap().submit().unwrap();
+                    }
+                    // Touch other contexts: start the second, create and connect a third.
+                    4 => {
+                        s2.as_ctx().start().unwrap();
+                        let third = Loopback::create(Started::Starting);
+                        p.connect_ctx(&third.as_ctx()).unwrap();
+                        assert_eq!(third.as_ctx().start(), Err(Error::InProgress));
+                        *sp.borrow_mut() = Some(third);
+                        t.submit().unwrap();
+                    }
+                    // Stop its own context from inside the completion of its last task.
+                    _ => {
+                        assert_eq!(t.ctx().stop(), Err(Error::InProgress), "this task is still held");
+                        drop(t);
+                    }
+                }
+            },
+            |_, _, _| panic!("no task of this test fails"),
+            1,
+        )
+        .unwrap();
+    first.as_ctx().start().unwrap();
+    first.alloc_task(10).unwrap().submit().unwrap();
+    for _ in 0..10 {
+        pe.progress();
+    }
+    assert_eq!(rounds.get(), 5);
+    assert_eq!(nested.get(), Some(false), "progress from inside a callback is refused");
+    assert_eq!(first.as_ctx().state(), Idle);
+    assert_eq!(second.as_ctx().state(), Running);
+    assert_eq!(spawned.borrow().as_ref().unwrap().as_ctx().state(), Running);
+    assert_eq!(pe.num_ctxs(), 3);
+}
+
+#[test]
+fn a_sleeping_epoll_wait_wakes_when_a_task_completes() {
+    use rustix::event::epoll;
+    let r = rig(Started::Running, 4);
+    r.ctx.start().unwrap();
+    while r.pe.progress() {}
+
+    // The application's own epoll set holds the engine's notification handle, as in DOCA's
+    // pe_event sample.
+    let app = epoll::create(epoll::CreateFlags::CLOEXEC).unwrap();
+    epoll::add(&app, r.pe.notification_handle(), epoll::EventData::new_u64(1), epoll::EventFlags::IN)
+        .unwrap();
+    let mut events =
+        [epoll::Event { flags: epoll::EventFlags::empty(), data: epoll::EventData::new_u64(0) }; 2];
+    let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+    let long = rustix::time::Timespec { tv_sec: 30, tv_nsec: 0 };
+
+    // Nothing to do: the armed handle stays quiet.
+    r.pe.request_notification().unwrap();
+    assert_eq!(epoll::wait(&app, &mut events[..], Some(&zero)).unwrap(), 0);
+    r.pe.clear_notification().unwrap();
+
+    // A task that completes 30 ms after submission: sleep until the engine says so.
+    let task = r.lb.alloc_task(5).unwrap();
+    task.set_delay(Duration::from_millis(30));
+    task.submit().unwrap();
+    assert!(!r.pe.progress(), "not due yet");
+    r.pe.request_notification().unwrap();
+    let woke = epoll::wait(&app, &mut events[..], Some(&long)).unwrap();
+    assert_eq!(woke, 1, "woken by the context's timer");
+    r.pe.clear_notification().unwrap();
+    while r.done.borrow().is_empty() {
+        if !r.pe.progress() {
+            r.pe.wait(Some(Duration::from_secs(30))).unwrap();
+        }
+    }
+    assert_eq!(*r.done.borrow(), [(5, Ok(()))]);
+
+    // Work already waiting when arming: the handle is readable at once.
+    r.lb.alloc_task(6).unwrap().submit().unwrap();
+    r.pe.request_notification().unwrap();
+    assert_eq!(epoll::wait(&app, &mut events[..], Some(&zero)).unwrap(), 1);
+    r.pe.clear_notification().unwrap();
+    r.pe.progress();
+    assert_eq!(r.done.borrow().len(), 2);
+
+    // A pending state-change callback also counts as work.
+    r.ctx.stop().unwrap();
+    r.pe.request_notification().unwrap();
+    assert_eq!(epoll::wait(&app, &mut events[..], Some(&zero)).unwrap(), 1);
+    r.pe.clear_notification().unwrap();
+    assert!(r.pe.progress());
+    assert_eq!(taken(&r.states).last(), Some(&(Running, Idle)));
+    let _ = r.pe.as_fd();
+}
