@@ -127,6 +127,8 @@ pub struct CtxCore {
     user_data: Cell<Data>,
     state_cb: CbSlot<StateChangedCb>,
     transitions: RefCell<SmallVec<[(CtxState, CtxState); 4]>>,
+    /// Whether `transitions` is non-empty (read on every progress without a borrow).
+    has_transitions: Cell<bool>,
     allocated: Cell<usize>,
     inflight: Cell<usize>,
     pe: RefCell<Weak<PeInner>>,
@@ -153,6 +155,7 @@ impl<L: CtxOps> CtxCell<L> {
                     user_data: Cell::new(Data::NONE),
                     state_cb: CbSlot::empty(),
                     transitions: RefCell::new(SmallVec::new()),
+                    has_transitions: Cell::new(false),
                     allocated: Cell::new(0),
                     inflight: Cell::new(0),
                     pe: RefCell::new(Weak::new()),
@@ -296,6 +299,7 @@ impl Ctx {
 
     /// One progress pass over this context: pending state callbacks, the library's poll,
     /// and the Stopping → Idle check.
+    #[inline]
     pub(crate) fn progress(&self) -> bool {
         let core = self.core();
         let mut any = core.deliver_transitions();
@@ -312,7 +316,7 @@ impl Ctx {
     }
 
     pub(crate) fn has_pending_transitions(&self) -> bool {
-        !self.core().transitions.borrow().is_empty()
+        self.core().has_transitions.get()
     }
 
     pub(crate) fn request_notification(&self) -> bool {
@@ -407,7 +411,7 @@ impl CtxCore {
     /// Starting → Idle, for a library whose asynchronous start failed (logged with `why`).
     pub fn abort_start(&self, error: Error, why: &str) {
         if self.state() == CtxState::Starting {
-            tracing::error!(target: "doca", code = error.name(), "{}: start failed: {why}", self.kind);
+            tracing::error!(target: "doca", "{}: {}: start failed: {why}", error.name(), self.kind);
             self.transition(CtxState::Idle);
         }
     }
@@ -416,7 +420,7 @@ impl CtxCore {
     /// its in-flight tasks with errors and the context reaches Idle once they are freed.
     pub fn fail(&self, error: Error, why: &str) {
         if matches!(self.state(), CtxState::Running | CtxState::Starting) {
-            tracing::error!(target: "doca", code = error.name(), "{}: fatal: {why}", self.kind);
+            tracing::error!(target: "doca", "{}: {}: fatal: {why}", error.name(), self.kind);
             self.transition(CtxState::Stopping);
         }
     }
@@ -442,6 +446,10 @@ impl CtxCore {
     /// progress engine. The library releases its own resources afterwards.
     pub fn destroy(&self) -> Result<()> {
         self.require_idle("destroy")?;
+        // A destroyed context gets no more callbacks, not even for transitions it made
+        // before being destroyed.
+        self.transitions.borrow_mut().clear();
+        self.has_transitions.set(false);
         let pe = std::mem::take(&mut *self.pe.borrow_mut());
         if let Some(pe) = pe.upgrade() {
             pe.remove(&self.ctx());
@@ -465,6 +473,7 @@ impl CtxCore {
         let prev = self.state.replace(next);
         tracing::debug!(target: "doca", "{}: {:?} -> {:?}", self.kind, prev, next);
         self.transitions.borrow_mut().push((prev, next));
+        self.has_transitions.set(true);
         if let Some(pe) = self.pe.borrow().upgrade() {
             pe.work_pending();
         }
@@ -472,17 +481,28 @@ impl CtxCore {
 
     /// Runs the callbacks of the transitions queued so far; those the callbacks cause wait
     /// for the next round, so a callback that restarts its context cannot loop here forever.
+    #[inline]
     fn deliver_transitions(&self) -> bool {
-        let queued = self.transitions.borrow().len();
-        if queued == 0 {
+        if !self.has_transitions.get() {
             return false;
         }
+        self.deliver_queued_transitions();
+        true
+    }
+
+    #[cold]
+    fn deliver_queued_transitions(&self) {
+        let queued = self.transitions.borrow().len();
         let ctx = self.ctx();
         for _ in 0..queued {
-            let (prev, next) = self.transitions.borrow_mut().remove(0);
+            let (prev, next) = {
+                let mut t = self.transitions.borrow_mut();
+                let first = t.remove(0);
+                self.has_transitions.set(!t.is_empty());
+                first
+            };
             let data = self.user_data();
             self.state_cb.call(|cb| cb(data, &ctx, prev, next));
         }
-        true
     }
 }

@@ -63,6 +63,8 @@ struct LoopbackOps {
     delayed: RefCell<Vec<(Instant, TaskId)>>,
     timer: RefCell<Option<OwnedFd>>,
     armed: Cell<bool>,
+    /// Submitted tasks not yet completed (ready or delayed): the idle poll reads only this.
+    pending: Cell<usize>,
 }
 
 /// A loopback context.
@@ -83,6 +85,7 @@ impl Loopback {
                 delayed: RefCell::new(Vec::new()),
                 timer: RefCell::new(None),
                 armed: Cell::new(false),
+                pending: Cell::new(0),
             }
         });
         Loopback { ctx }
@@ -183,8 +186,12 @@ impl CtxOps for LoopbackOps {
         // Flushing happens in progress: callbacks never run inside stop.
     }
 
+    #[inline]
     fn progress(&self, core: &CtxCore) -> bool {
         use crate::CtxState;
+        if self.pending.get() == 0 && core.state() == CtxState::Running {
+            return false;
+        }
         if core.state() == CtxState::Starting {
             core.set_running();
             return true;
@@ -209,6 +216,7 @@ impl CtxOps for LoopbackOps {
                     _ => Ok(()),
                 }
             };
+            self.pending.set(self.pending.get() - 1);
             self.pool.complete(id, status);
         }
         n > 0
@@ -239,6 +247,7 @@ impl TaskLib<Echo> for LoopbackOps {
 
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
         let delay = self.pool.with_payload(task, |p| p.delay).unwrap_or_default();
+        self.pending.set(self.pending.get() + 1);
         if delay.is_zero() {
             self.ready.borrow_mut().push_back(task);
         } else {

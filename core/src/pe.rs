@@ -17,7 +17,9 @@ use crate::notify::{Doorbell, EpollSet};
 use crate::{Ctx, Refused, Result};
 
 pub(crate) struct PeInner {
-    ctxs: RefCell<Vec<Ctx>>,
+    /// Connected contexts, copied on write: progress walks a snapshot without cloning or
+    /// borrowing per context, and callbacks may connect or destroy contexts meanwhile.
+    ctxs: RefCell<Rc<[Ctx]>>,
     in_progress: Cell<bool>,
     armed: Cell<bool>,
     pub(crate) epoll: EpollSet,
@@ -25,22 +27,19 @@ pub(crate) struct PeInner {
 }
 
 impl PeInner {
-    /// Calls `f` on each connected context without holding a borrow across the call (a
-    /// callback may connect or destroy contexts meanwhile).
+    /// Calls `f` on each context connected when the walk began, holding no borrow across
+    /// the call.
+    #[inline]
     fn each_ctx(&self, mut f: impl FnMut(&Ctx)) {
-        let mut i = 0;
-        loop {
-            let ctx = match self.ctxs.borrow().get(i) {
-                Some(c) => c.clone(),
-                None => break,
-            };
-            f(&ctx);
-            i += 1;
+        let snapshot = self.ctxs.borrow().clone();
+        for ctx in snapshot.iter() {
+            f(ctx);
         }
     }
 
     pub(crate) fn remove(&self, ctx: &Ctx) {
-        self.ctxs.borrow_mut().retain(|c| c != ctx);
+        let mut ctxs = self.ctxs.borrow_mut();
+        *ctxs = ctxs.iter().filter(|c| *c != ctx).cloned().collect();
     }
 
     /// Something core itself will deliver (a state change) is pending: wake a sleeper.
@@ -70,7 +69,7 @@ impl Pe {
         epoll.add(bell.as_fd())?;
         Ok(Pe {
             inner: Rc::new(PeInner {
-                ctxs: RefCell::new(Vec::new()),
+                ctxs: RefCell::new(Rc::from(Vec::new())),
                 in_progress: Cell::new(false),
                 armed: Cell::new(false),
                 epoll,
@@ -94,7 +93,8 @@ impl Pe {
     /// (`NOT_PERMITTED`). The link lasts until the context is destroyed.
     pub fn connect_ctx(&self, ctx: &Ctx) -> Result<()> {
         ctx.attach(&self.inner)?;
-        self.inner.ctxs.borrow_mut().push(ctx.clone());
+        let mut ctxs = self.inner.ctxs.borrow_mut();
+        *ctxs = ctxs.iter().chain(std::iter::once(ctx)).cloned().collect();
         Ok(())
     }
 

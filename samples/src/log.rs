@@ -1,0 +1,136 @@
+//! DOCA-style logging for the samples: DOCA's numeric levels on the command line
+//! (`-l/--log-level` for the program, `--sdk-log-level` for the libraries) and DOCA's line
+//! format, `[HH:MM:SS:usec][pid][DOCA][LVL][file:line][module] message` (time in UTC).
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::prelude::*;
+use tracing_subscriber::registry::LookupSpan;
+
+/// `enum doca_log_level`: 10 disable, 20 critical, 30 error, 40 warning, 50 info, 60 debug,
+/// 70 trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// `DOCA_LOG_LEVEL_DISABLE` (10).
+    Disable = 10,
+    /// `DOCA_LOG_LEVEL_CRIT` (20).
+    Crit = 20,
+    /// `DOCA_LOG_LEVEL_ERROR` (30).
+    Error = 30,
+    /// `DOCA_LOG_LEVEL_WARNING` (40).
+    Warning = 40,
+    /// `DOCA_LOG_LEVEL_INFO` (50).
+    Info = 50,
+    /// `DOCA_LOG_LEVEL_DEBUG` (60).
+    Debug = 60,
+    /// `DOCA_LOG_LEVEL_TRACE` (70).
+    Trace = 70,
+}
+
+impl LogLevel {
+    /// The `tracing` filter that shows this level and everything more severe.
+    pub fn filter(self) -> LevelFilter {
+        match self {
+            LogLevel::Disable => LevelFilter::OFF,
+            LogLevel::Crit | LogLevel::Error => LevelFilter::ERROR,
+            LogLevel::Warning => LevelFilter::WARN,
+            LogLevel::Info => LevelFilter::INFO,
+            LogLevel::Debug => LevelFilter::DEBUG,
+            LogLevel::Trace => LevelFilter::TRACE,
+        }
+    }
+}
+
+impl FromStr for LogLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let levels = [
+            LogLevel::Disable,
+            LogLevel::Crit,
+            LogLevel::Error,
+            LogLevel::Warning,
+            LogLevel::Info,
+            LogLevel::Debug,
+            LogLevel::Trace,
+        ];
+        let n: i32 = s.trim().parse().map_err(|_| format!("log level {s:?} is not a number (10..70)"))?;
+        levels
+            .into_iter()
+            .find(|l| *l as i32 == n)
+            .ok_or_else(|| format!("log level {n} is not one of 10, 20, 30, 40, 50, 60, 70"))
+    }
+}
+
+impl fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", *self as i32)
+    }
+}
+
+/// Installs the logger: the program's own lines at `app`, the libraries' (target `doca`) at
+/// `sdk`. The samples default to INFO and WARNING, as DOCA's do.
+pub fn init(app: LogLevel, sdk: LogLevel) {
+    let filter = Targets::new().with_target("doca", sdk.filter()).with_default(app.filter());
+    let layer = tracing_subscriber::fmt::layer()
+        .with_ansi(false)
+        .event_format(DocaFormat)
+        .with_writer(std::io::stderr);
+    // A second init (e.g. in tests) keeps the first logger.
+    let _ = tracing_subscriber::registry().with(layer.with_filter(filter)).try_init();
+}
+
+struct DocaFormat;
+
+impl<S, N> FormatEvent<S, N> for DocaFormat
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut w: Writer<'_>, event: &Event<'_>) -> fmt::Result {
+        let meta = event.metadata();
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let secs = now.as_secs() % 86_400;
+        let lvl = match *meta.level() {
+            Level::ERROR => "ERR",
+            Level::WARN => "WRN",
+            Level::INFO => "INF",
+            Level::DEBUG => "DBG",
+            Level::TRACE => "TRC",
+        };
+        let file = meta.file().map(|f| f.rsplit('/').next().unwrap_or(f)).unwrap_or("?");
+        write!(
+            w,
+            "[{:02}:{:02}:{:02}:{:06}][{}][DOCA][{lvl}][{file}:{}][{}] ",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60,
+            now.subsec_micros(),
+            std::process::id(),
+            meta.line().unwrap_or(0),
+            meta.module_path().unwrap_or(meta.target()),
+        )?;
+        ctx.format_fields(w.by_ref(), event)?;
+        writeln!(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_levels_parse_like_doca_argp() {
+        assert_eq!("50".parse::<LogLevel>(), Ok(LogLevel::Info));
+        assert_eq!("10".parse::<LogLevel>(), Ok(LogLevel::Disable));
+        assert_eq!("70".parse::<LogLevel>().unwrap().filter(), LevelFilter::TRACE);
+        assert!("55".parse::<LogLevel>().is_err());
+        assert!("info".parse::<LogLevel>().is_err());
+        assert_eq!(LogLevel::Warning.to_string(), "40");
+    }
+}

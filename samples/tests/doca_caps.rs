@@ -1,0 +1,63 @@
+//! `doca_caps` as a user runs it: the default topology, a topology file, a bad file.
+
+use std::process::Command;
+
+fn doca_caps(args: &[&str], topology: Option<&str>) -> (bool, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_doca_caps"));
+    cmd.args(args);
+    match topology {
+        Some(path) => cmd.env(doca_core::TOPOLOGY_ENV, path),
+        None => cmd.env_remove(doca_core::TOPOLOGY_ENV),
+    };
+    let out = cmd.output().expect("doca_caps runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn lists_the_default_devices_and_representors() {
+    let (ok, out, err) = doca_caps(&[], None);
+    assert!(ok, "{err}");
+    for pci in ["0000:03:00.0", "0000:b1:00.0", "0000:b1:00.1", "0000:3b:00.0"] {
+        assert!(out.contains(&format!("PCI: {pci}\n")), "{pci} missing:\n{out}");
+    }
+    assert!(out.contains("representors (3):"), "{out}");
+    assert!(out.contains("Topology: embedded default"), "{out}");
+
+    let (ok, out, _) = doca_caps(&["-p", "b1:00.1"], None);
+    assert!(ok);
+    assert_eq!(out.matches("PCI: ").count(), 1, "{out}");
+    assert!(out.contains("ens1f1np1"), "{out}");
+
+    let (ok, _, err) = doca_caps(&["-p", "not-a-pci"], None);
+    assert!(!ok);
+    assert!(err.contains("Invalid PCI address"), "{err}");
+}
+
+#[test]
+fn a_topology_file_replaces_the_default_and_a_bad_one_names_its_line() {
+    let dir = std::env::temp_dir().join(format!("doca-caps-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.topology");
+    std::fs::write(
+        &good,
+        "device 0000:05:00.0 dpu ibdev=mlx5_9\nrep 0000:81:00.0 vf emulated\ncap cc.max_msg_size 8K\n",
+    )
+    .unwrap();
+    let (ok, out, err) = doca_caps(&[], Some(good.to_str().unwrap()));
+    assert!(ok, "{err}");
+    assert!(out.contains("PCI: 0000:05:00.0") && out.contains("mlx5_9"), "{out}");
+    assert!(out.contains("PCI: 0000:81:00.0  VF  emulated"), "{out}");
+    assert!(out.contains("cc.max_msg_size") && out.contains("8192 (line 3)"), "{out}");
+    assert!(!out.contains("b1:00.0"), "{out}");
+
+    let bad = dir.join("bad.topology");
+    std::fs::write(&bad, "device 03:00.0 dpu\nrep b1:00.0 pf\ndevice b1:00.0 hots\n").unwrap();
+    let (ok, _, err) = doca_caps(&[], Some(bad.to_str().unwrap()));
+    assert!(!ok);
+    assert!(err.contains("line 3") && err.contains("dpu or host"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
