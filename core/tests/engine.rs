@@ -385,3 +385,123 @@ fn a_sleeping_epoll_wait_wakes_when_a_task_completes() {
     assert_eq!(taken(&r.states).last(), Some(&(Running, Idle)));
     let _ = r.pe.as_fd();
 }
+
+/// A library context written outside core, against the public plug-in interface only; its
+/// start result and what its next poll reports are scripted by the test.
+mod scripted {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use doca_core::{Ctx, CtxCell, CtxCore, CtxOps, Error, Result, Started};
+
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    pub enum Next {
+        Nothing,
+        Connected,
+        StartFailed,
+        Fatal,
+    }
+
+    pub struct Lib {
+        pub start: Cell<Result<Started>>,
+        pub next: Cell<Next>,
+        pub busy: Cell<bool>,
+    }
+
+    impl CtxOps for Lib {
+        fn kind(&self) -> &'static str {
+            "scripted"
+        }
+        fn start(&self, _core: &CtxCore) -> Result<Started> {
+            self.start.get()
+        }
+        fn stop(&self, _core: &CtxCore) {}
+        fn progress(&self, core: &CtxCore) -> bool {
+            match self.next.replace(Next::Nothing) {
+                Next::Nothing => false,
+                Next::Connected => {
+                    core.set_running();
+                    true
+                }
+                Next::StartFailed => {
+                    core.abort_start(Error::ConnectionAborted, "scripted failure");
+                    true
+                }
+                Next::Fatal => {
+                    core.fail(Error::ConnectionReset, "scripted peer loss");
+                    true
+                }
+            }
+        }
+        fn is_busy(&self, _core: &CtxCore) -> bool {
+            self.busy.get()
+        }
+    }
+
+    pub fn create() -> (Rc<CtxCell<Lib>>, Ctx) {
+        let cell = CtxCell::new(|_| Lib {
+            start: Cell::new(Ok(Started::Running)),
+            next: Cell::new(Next::Nothing),
+            busy: Cell::new(false),
+        });
+        let ctx = Ctx::from(cell.clone());
+        (cell, ctx)
+    }
+}
+
+#[test]
+fn library_driven_rows_refused_start_failed_start_fatal_error_and_busy_stop() {
+    use scripted::Next;
+    let pe = Pe::create().unwrap();
+    let (lib, ctx) = scripted::create();
+    pe.connect_ctx(&ctx).unwrap();
+    let states: Log = Rc::default();
+    let s = states.clone();
+    ctx.set_state_changed_cb(move |_, _, prev, next| s.borrow_mut().push((prev, next))).unwrap();
+
+    // Idle: start refused by the library → Idle, its error, no callback.
+    lib.ops().start.set(Err(Error::InvalidValue));
+    assert_eq!(ctx.start(), Err(Error::InvalidValue));
+    assert_eq!(ctx.state(), Idle);
+    assert!(!pe.progress());
+    assert!(taken(&states).is_empty());
+
+    // Starting: the library fails to start → Idle.
+    lib.ops().start.set(Ok(Started::Starting));
+    assert_eq!(ctx.start(), Err(Error::InProgress));
+    lib.ops().next.set(Next::StartFailed);
+    assert!(pe.progress());
+    assert_eq!(ctx.state(), Idle);
+    assert_eq!(taken(&states), [(Idle, Starting), (Starting, Idle)]);
+
+    // Starting → Running when the library connects; Running → Stopping on a fatal error,
+    // then Idle once the library is no longer busy.
+    assert_eq!(ctx.start(), Err(Error::InProgress));
+    lib.ops().next.set(Next::Connected);
+    pe.progress();
+    assert_eq!(ctx.state(), Running);
+    lib.ops().busy.set(true);
+    lib.ops().next.set(Next::Fatal);
+    assert!(pe.progress());
+    assert_eq!(ctx.state(), Stopping);
+    assert!(!pe.progress());
+    assert_eq!(ctx.state(), Stopping, "the library is still busy");
+    lib.ops().busy.set(false);
+    assert!(pe.progress());
+    assert_eq!(ctx.state(), Idle);
+    assert_eq!(
+        taken(&states),
+        [(Idle, Starting), (Starting, Running), (Running, Stopping), (Stopping, Idle)]
+    );
+
+    // Running: stop while the library is busy → Stopping, Idle when it is done.
+    lib.ops().start.set(Ok(Started::Running));
+    ctx.start().unwrap();
+    lib.ops().busy.set(true);
+    assert_eq!(ctx.stop(), Err(Error::InProgress));
+    assert_eq!(ctx.state(), Stopping);
+    lib.ops().busy.set(false);
+    pe.progress();
+    assert_eq!(taken(&states), [(Idle, Running), (Running, Stopping), (Stopping, Idle)]);
+    assert_eq!(ctx.kind(), "scripted");
+}
