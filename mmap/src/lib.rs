@@ -1,6 +1,30 @@
-//! DOCA memory maps (`doca_mmap`): memory ranges with access permissions, registered with
+//! DOCA memory maps (`doca_mmap`): a memory range with access permissions, registered with
 //! devices, and exported to the other side of the emulated PCIe link.
 //!
-//! This crate is filled by the memory issue; it holds no API yet.
+//! | DOCA                                  | here                                     |
+//! |---------------------------------------|------------------------------------------|
+//! | `struct doca_mmap`                    | [`Mmap`] (the state table is in its module docs) |
+//! | `enum doca_access_flag`               | [`AccessFlags`]                          |
+//! | the memory given to `set_memrange`    | [`Memory`]: [`SharedMem`], `Vec<u8>`, `&'static [u8]`, raw |
+//! | `doca_mmap_export_pci` / `_create_from_export` | [`Mmap::export_pci`], [`Mmap::create_from_export`] |
+//!
+//! **Shared backing.** [`SharedMem::alloc`] returns page-aligned memory backed by a memfd:
+//! another process can map the very same pages. Only such memory can be exported (and it
+//! gives comm-channel consumers the one-copy fast path). Any other memory — a `Vec`, a
+//! static, memory from C — works for local use.
+//!
+//! **Access to the bytes.** Buffers reach the bytes through [`MapRef`]: bounds-checked
+//! copies, or guards ([`Bytes`], [`BytesMut`]) that the map tracks so that, within a process,
+//! a range borrowed for writing is never borrowed twice (`IN_USE` instead). Memory shared
+//! with another process can still change under a guard: as on the hardware, a buffer must
+//! not be touched while a task or the peer owns it.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
+
+mod memory;
+mod mmap;
+mod shm;
+
+pub use memory::{Memory, RawMem, SharedMem};
+pub use mmap::{AccessFlags, MapRef, Mmap, DEFAULT_MAX_NUM_DEVICES};
+pub use shm::{Bytes, BytesMut, Region};

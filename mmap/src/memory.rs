@@ -1,0 +1,183 @@
+//! The memory a map covers, and the shared allocator.
+
+#![allow(unsafe_code)]
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use doca_core::{fail, Error, Result};
+
+use crate::shm::{Region, Segment};
+
+/// Page-aligned memory backed by a memfd, so that another process can map the very same
+/// pages: the memory to give a map that will be exported, and the memory of consumers that
+/// want the one-copy fast path.
+///
+/// While you own it, it is yours alone: it derefs to a byte slice. Give it to a map with
+/// [`crate::Mmap::set_memrange`]; the map's free callback hands it back.
+pub struct SharedMem {
+    seg: Arc<Segment>,
+}
+
+impl SharedMem {
+    /// `len` zeroed bytes (`len > 0`), page-aligned. `NO_MEMORY` when the system refuses.
+    pub fn alloc(len: usize) -> Result<SharedMem> {
+        Ok(SharedMem { seg: Arc::new(Segment::create(len)?) })
+    }
+
+    /// The number of usable bytes (as asked for).
+    pub fn len(&self) -> usize {
+        self.seg.data_len()
+    }
+
+    /// Always false: an allocation has at least one byte.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    pub(crate) fn segment(&self) -> &Arc<Segment> {
+        &self.seg
+    }
+}
+
+impl Deref for SharedMem {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: the data area is mapped for the life of the segment; this `SharedMem` is
+        // its only owner (never cloned, and not exported while the user owns it), so no one
+        // else writes it during the borrow.
+        unsafe { std::slice::from_raw_parts(self.seg.data_ptr().as_ptr(), self.seg.data_len()) }
+    }
+}
+
+impl DerefMut for SharedMem {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `deref`, and `&mut self` makes the borrow exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.seg.data_ptr().as_ptr(), self.seg.data_len()) }
+    }
+}
+
+impl fmt::Debug for SharedMem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SharedMem({} bytes)", self.len())
+    }
+}
+
+/// Memory the application owns elsewhere (e.g. from C), registered by address.
+pub struct RawMem {
+    ptr: NonNull<u8>,
+    len: usize,
+    writable: bool,
+}
+
+// SAFETY: the creator of a `RawMem` promised (see `Memory::from_raw`) the memory outlives the
+// map and may be used from any thread.
+unsafe impl Send for RawMem {}
+
+impl fmt::Debug for RawMem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RawMem({:p}, {} bytes)", self.ptr, self.len)
+    }
+}
+
+impl RawMem {
+    /// The address and length given at registration.
+    pub fn parts(&self) -> (*mut u8, usize) {
+        (self.ptr.as_ptr(), self.len)
+    }
+}
+
+/// What a map's memory range is. Everything but [`Memory::Shared`] works for local use;
+/// only shared memory can be exported to another process.
+#[derive(Debug)]
+pub enum Memory {
+    /// From the shared allocator: exportable, and the one-copy fast path.
+    Shared(SharedMem),
+    /// An owned heap buffer (the map keeps it; the free callback returns it).
+    Vec(Vec<u8>),
+    /// Read-only static bytes (e.g. a constant string a producer sends).
+    Static(&'static [u8]),
+    /// Memory registered by address (see [`Memory::from_raw`]).
+    Raw(RawMem),
+}
+
+impl Memory {
+    /// Memory known only by address, e.g. allocated by C code.
+    ///
+    /// # Safety
+    /// `ptr..ptr+len` must be valid for reads (and for writes when `writable`) from any
+    /// thread until the map's free callback runs (or the map is dropped, if none is set),
+    /// and must not be accessed through other means while buffers of the map use it.
+    pub unsafe fn from_raw(ptr: NonNull<u8>, len: usize, writable: bool) -> Memory {
+        Memory::Raw(RawMem { ptr, len, writable })
+    }
+
+    /// Number of bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Memory::Shared(s) => s.len(),
+            Memory::Vec(v) => v.len(),
+            Memory::Static(s) => s.len(),
+            Memory::Raw(r) => r.len,
+        }
+    }
+
+    /// Whether it has no byte at all (refused by `set_memrange`).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether another process can map it (only shared memory).
+    pub fn is_shareable(&self) -> bool {
+        matches!(self, Memory::Shared(_))
+    }
+
+    /// Where the bytes are. The `Vec`'s heap buffer never moves: the map never grows it.
+    pub(crate) fn region(&mut self) -> Result<Region> {
+        let (ptr, len, writable) = match self {
+            Memory::Shared(s) => (s.seg.data_ptr(), s.len(), true),
+            Memory::Vec(v) => (NonNull::new(v.as_mut_ptr()).ok_or(Error::InvalidValue)?, v.len(), true),
+            Memory::Static(s) => (NonNull::from(*s).cast::<u8>(), s.len(), false),
+            Memory::Raw(r) => (r.ptr, r.len, r.writable),
+        };
+        if len == 0 {
+            return Err(fail!(Error::InvalidValue, "a memory range needs at least one byte"));
+        }
+        // SAFETY: each variant keeps its bytes alive and in place while the map holds the
+        // `Memory` (shared segment mapped, Vec never resized, static, or the raw contract),
+        // and the map outlives every use of the region.
+        Ok(unsafe { Region::new(ptr, len, writable) })
+    }
+}
+
+impl From<SharedMem> for Memory {
+    fn from(m: SharedMem) -> Memory {
+        Memory::Shared(m)
+    }
+}
+
+impl From<Vec<u8>> for Memory {
+    fn from(v: Vec<u8>) -> Memory {
+        Memory::Vec(v)
+    }
+}
+
+impl From<Box<[u8]>> for Memory {
+    fn from(b: Box<[u8]>) -> Memory {
+        Memory::Vec(b.into_vec())
+    }
+}
+
+impl From<&'static [u8]> for Memory {
+    fn from(s: &'static [u8]) -> Memory {
+        Memory::Static(s)
+    }
+}
+
+impl From<&'static str> for Memory {
+    fn from(s: &'static str) -> Memory {
+        Memory::Static(s.as_bytes())
+    }
+}

@@ -1,0 +1,690 @@
+//! `doca_mmap`: a memory range, its access permissions, the devices it is registered with,
+//! and its export to the other side of the emulated link.
+//!
+//! | state       | allowed                                                               |
+//! |-------------|-----------------------------------------------------------------------|
+//! | created     | `set_memrange` (once), `set_permissions`, `add_dev`/`rm_dev`, `set_max_num_devices` (before the first start), `set_free_cb`, `start` |
+//! | started     | buffers, `export_pci`/`export_rdma`, `stop` (no buffer out), `destroy` (no buffer out) |
+//! | from export | buffers, `destroy`; every setter, device change, export, start and stop → `NOT_PERMITTED` |
+//!
+//! **Export and import.** `export_pci` on a started map of [`SharedMem`] returns a
+//! descriptor: bytes the application carries to the other process itself.
+//! [`Mmap::create_from_export`] there maps the very same pages. The descriptor names the
+//! exporting process's memory and carries a 128-bit random token that the memory's header
+//! must match, so it cannot be forged into other memory. When the exporting map is stopped
+//! or destroyed (or its process exits) the export is revoked: importing it again gives
+//! `NOT_FOUND`, and a map already imported answers every later access (new buffers, reads
+//! and writes through buffers) with `NOT_FOUND`. Its pages stay mapped until it is destroyed,
+//! so nothing segfaults.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use bitflags::bitflags;
+use doca_core::{bail, fail, Data, Dev, Error, PciAddr, Refused, Result};
+use parking_lot::Mutex;
+use smallvec::SmallVec;
+
+use crate::memory::Memory;
+use crate::shm::{
+    Borrows, Bytes, BytesMut, Region, Segment, MAX_EXPORTS, SLOT_FREE, SLOT_LIVE, SLOT_REVOKED,
+};
+
+bitflags! {
+    /// `enum doca_access_flag`, DOCA's exact values. Local read is always allowed
+    /// ([`AccessFlags::LOCAL_READ_ONLY`] is 0).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub struct AccessFlags: u32 {
+        /// `DOCA_ACCESS_FLAG_LOCAL_READ_WRITE` (1).
+        const LOCAL_READ_WRITE = 1 << 0;
+        /// `DOCA_ACCESS_FLAG_RDMA_READ` (2).
+        const RDMA_READ = 1 << 1;
+        /// `DOCA_ACCESS_FLAG_RDMA_WRITE` (4).
+        const RDMA_WRITE = 1 << 2;
+        /// `DOCA_ACCESS_FLAG_RDMA_ATOMIC` (8).
+        const RDMA_ATOMIC = 1 << 3;
+        /// `DOCA_ACCESS_FLAG_PCI_READ_ONLY` (16).
+        const PCI_READ_ONLY = 1 << 4;
+        /// `DOCA_ACCESS_FLAG_PCI_READ_WRITE` (32).
+        const PCI_READ_WRITE = 1 << 5;
+        /// `DOCA_ACCESS_FLAG_PCI_RELAXED_ORDERING` (64).
+        const PCI_RELAXED_ORDERING = 1 << 6;
+    }
+}
+
+impl AccessFlags {
+    /// `DOCA_ACCESS_FLAG_LOCAL_READ_ONLY` (0).
+    pub const LOCAL_READ_ONLY: AccessFlags = AccessFlags::empty();
+
+    /// Checks a raw mask: unknown bits, or PCI read-only together with PCI read-write, are
+    /// `INVALID_VALUE`.
+    pub fn from_mask(mask: u32) -> Result<AccessFlags> {
+        let Some(flags) = AccessFlags::from_bits(mask) else {
+            bail!(Error::InvalidValue, "access mask {mask:#x} has undefined bits");
+        };
+        if flags.contains(AccessFlags::PCI_READ_ONLY | AccessFlags::PCI_READ_WRITE) {
+            bail!(Error::InvalidValue, "PCI_READ_ONLY and PCI_READ_WRITE are mutually exclusive");
+        }
+        Ok(flags)
+    }
+}
+
+/// Default number of devices a map can be registered with.
+pub const DEFAULT_MAX_NUM_DEVICES: u32 = 8;
+
+const DESC_MAGIC: &[u8; 8] = b"DOCAMMEX";
+const DESC_VERSION: u16 = 1;
+const DESC_LEN: usize = 68;
+
+struct Import {
+    seg: Arc<Segment>,
+    slot: usize,
+    token: [u64; 2],
+    from: PciAddr,
+    dev: Dev,
+}
+
+impl Import {
+    fn live(&self) -> bool {
+        let s = &self.seg.header().slots[self.slot];
+        // Acquire pairs with the exporter's Release store of the slot state.
+        s.state.load(Ordering::Acquire) == SLOT_LIVE
+            && s.token[0].load(Ordering::Relaxed) == self.token[0]
+            && s.token[1].load(Ordering::Relaxed) == self.token[1]
+    }
+}
+
+struct Config {
+    memory: Option<Memory>,
+    perms: AccessFlags,
+    devs: Vec<Dev>,
+    max_devs: u32,
+    ever_started: bool,
+    free_cb: Option<Box<dyn FnOnce(Memory) + Send>>,
+    exports: SmallVec<[usize; 2]>,
+}
+
+pub(crate) struct MmapInner {
+    cfg: Mutex<Config>,
+    region: OnceLock<Region>,
+    started: AtomicBool,
+    num_bufs: AtomicU32,
+    user_data: AtomicU64,
+    import: Option<Import>,
+    borrows: Borrows,
+}
+
+/// `struct doca_mmap`. `Send + Sync`; buffers keep what they need of it alive.
+pub struct Mmap {
+    inner: Arc<MmapInner>,
+}
+
+impl fmt::Debug for Mmap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let len = self.inner.region.get().map_or(0, Region::len);
+        write!(f, "Mmap({} bytes, started {}, from export {})", len, self.is_started(), self.is_from_export())
+    }
+}
+
+impl Mmap {
+    /// `doca_mmap_create`: no memory, permissions `LOCAL_READ_WRITE`, no device.
+    pub fn create() -> Result<Mmap> {
+        Ok(Mmap::with(None, AccessFlags::LOCAL_READ_WRITE, Vec::new()))
+    }
+
+    fn with(import: Option<Import>, perms: AccessFlags, devs: Vec<Dev>) -> Mmap {
+        Mmap {
+            inner: Arc::new(MmapInner {
+                cfg: Mutex::new(Config {
+                    memory: None,
+                    perms,
+                    devs,
+                    max_devs: DEFAULT_MAX_NUM_DEVICES,
+                    ever_started: false,
+                    free_cb: None,
+                    exports: SmallVec::new(),
+                }),
+                region: OnceLock::new(),
+                started: AtomicBool::new(false),
+                num_bufs: AtomicU32::new(0),
+                user_data: AtomicU64::new(0),
+                import,
+                borrows: Borrows::default(),
+            }),
+        }
+    }
+
+    fn configurable(&self, what: &str) -> Result<parking_lot::MutexGuard<'_, Config>> {
+        if self.is_from_export() {
+            bail!(Error::NotPermitted, "mmap {what}: a map created from an export cannot be changed");
+        }
+        Ok(self.inner.cfg.lock())
+    }
+
+    /// `doca_mmap_set_memrange`: once (`NOT_PERMITTED` the second time), before start
+    /// (`BAD_STATE`); empty memory is `INVALID_VALUE`. The map keeps the memory; the free
+    /// callback gives it back.
+    pub fn set_memrange(&self, memory: impl Into<Memory>) -> Result<()> {
+        let mut memory = memory.into();
+        let mut cfg = self.configurable("set_memrange")?;
+        if self.is_started() {
+            bail!(Error::BadState, "mmap set_memrange after start");
+        }
+        if self.inner.region.get().is_some() {
+            bail!(Error::NotPermitted, "mmap set_memrange: the memory range is already set");
+        }
+        let region = memory.region()?;
+        cfg.memory = Some(memory);
+        let _ = self.inner.region.set(region);
+        Ok(())
+    }
+
+    /// `doca_mmap_get_memrange`: (address, length). `BAD_STATE` if never set.
+    pub fn memrange(&self) -> Result<(usize, usize)> {
+        match self.inner.region.get() {
+            Some(r) => Ok((r.addr(), r.len())),
+            None => Err(fail!(Error::BadState, "mmap get_memrange: no memory range set")),
+        }
+    }
+
+    /// `doca_mmap_set_permissions`. Before start (`BAD_STATE`).
+    pub fn set_permissions(&self, flags: AccessFlags) -> Result<()> {
+        let flags = AccessFlags::from_mask(flags.bits())?;
+        let mut cfg = self.configurable("set_permissions")?;
+        if self.is_started() {
+            bail!(Error::BadState, "mmap set_permissions after start");
+        }
+        cfg.perms = flags;
+        Ok(())
+    }
+
+    /// `doca_mmap_set_permissions` with a raw C mask (`INVALID_VALUE` for undefined bits).
+    pub fn set_permissions_mask(&self, mask: u32) -> Result<()> {
+        self.set_permissions(AccessFlags::from_mask(mask)?)
+    }
+
+    /// The access permissions.
+    pub fn permissions(&self) -> AccessFlags {
+        self.inner.cfg.lock().perms
+    }
+
+    /// `doca_mmap_add_dev`: `ALREADY_EXIST` twice, `NO_MEMORY` beyond the maximum,
+    /// `NOT_PERMITTED` once started.
+    pub fn add_dev(&self, dev: &Dev) -> Result<()> {
+        let mut cfg = self.configurable("add_dev")?;
+        if self.is_started() {
+            bail!(Error::NotPermitted, "mmap add_dev after start");
+        }
+        if cfg.devs.contains(dev) {
+            bail!(Error::AlreadyExist, "mmap add_dev: {dev:?} is already added");
+        }
+        if cfg.devs.len() >= cfg.max_devs as usize {
+            bail!(
+                Error::NoMemory,
+                "mmap add_dev: the map already has its maximum of {} devices",
+                cfg.max_devs
+            );
+        }
+        cfg.devs.push(dev.clone());
+        Ok(())
+    }
+
+    /// `doca_mmap_rm_dev`: `NOT_FOUND` if absent, `NOT_PERMITTED` once started.
+    pub fn rm_dev(&self, dev: &Dev) -> Result<()> {
+        let mut cfg = self.configurable("rm_dev")?;
+        if self.is_started() {
+            bail!(Error::NotPermitted, "mmap rm_dev after start");
+        }
+        let Some(i) = cfg.devs.iter().position(|d| d == dev) else {
+            bail!(Error::NotFound, "mmap rm_dev: {dev:?} was not added");
+        };
+        cfg.devs.remove(i);
+        Ok(())
+    }
+
+    /// The devices added.
+    pub fn devs(&self) -> Vec<Dev> {
+        match &self.inner.import {
+            Some(i) => vec![i.dev.clone()],
+            None => self.inner.cfg.lock().devs.clone(),
+        }
+    }
+
+    /// `doca_mmap_set_max_num_devices`: before the first start (`NOT_PERMITTED`); not below
+    /// the devices already added, not 0 (`INVALID_VALUE`).
+    pub fn set_max_num_devices(&self, max: u32) -> Result<()> {
+        let mut cfg = self.configurable("set_max_num_devices")?;
+        if cfg.ever_started {
+            bail!(Error::NotPermitted, "mmap set_max_num_devices after the first start");
+        }
+        if max == 0 || (max as usize) < cfg.devs.len() {
+            bail!(
+                Error::InvalidValue,
+                "mmap set_max_num_devices({max}) with {} devices added",
+                cfg.devs.len()
+            );
+        }
+        cfg.max_devs = max;
+        Ok(())
+    }
+
+    /// `doca_mmap_get_max_num_devices`.
+    pub fn max_num_devices(&self) -> u32 {
+        self.inner.cfg.lock().max_devs
+    }
+
+    /// `doca_mmap_set_free_cb`: called with the memory when a started map is destroyed.
+    /// Before start (`BAD_STATE`).
+    pub fn set_free_cb(&self, cb: impl FnOnce(Memory) + Send + 'static) -> Result<()> {
+        let mut cfg = self.configurable("set_free_cb")?;
+        if self.is_started() {
+            bail!(Error::BadState, "mmap set_free_cb after start");
+        }
+        cfg.free_cb = Some(Box::new(cb));
+        Ok(())
+    }
+
+    /// `doca_mmap_set_user_data`.
+    pub fn set_user_data(&self, data: Data) {
+        self.inner.user_data.store(data.as_u64(), Ordering::Relaxed);
+    }
+
+    /// `doca_mmap_get_user_data`.
+    pub fn user_data(&self) -> Data {
+        Data::from_u64(self.inner.user_data.load(Ordering::Relaxed))
+    }
+
+    /// `doca_mmap_start`: needs a memory range (`BAD_STATE`); twice → `BAD_STATE`.
+    pub fn start(&self) -> Result<()> {
+        let mut cfg = self.configurable("start")?;
+        if self.is_started() {
+            bail!(Error::BadState, "mmap start: already started");
+        }
+        if self.inner.region.get().is_none() {
+            bail!(Error::BadState, "mmap start: set a memory range first");
+        }
+        cfg.ever_started = true;
+        self.inner.started.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// `doca_mmap_stop`: `NOT_PERMITTED` while buffers point into the map; revokes every
+    /// export (importers then see `NOT_FOUND`).
+    pub fn stop(&self) -> Result<()> {
+        let mut cfg = self.configurable("stop")?;
+        if !self.is_started() {
+            bail!(Error::BadState, "mmap stop: not started");
+        }
+        let bufs = self.num_bufs();
+        if bufs > 0 {
+            bail!(Error::NotPermitted, "mmap stop: {bufs} buffer(s) still point into the map");
+        }
+        revoke(&mut cfg);
+        self.inner.started.store(false, Ordering::Release);
+        Ok(())
+    }
+
+    /// `doca_mmap_destroy`: `NOT_PERMITTED` (and the map back) while buffers point into it.
+    /// A started map's free callback runs with the memory.
+    pub fn destroy(self) -> Result<(), Refused<Mmap>> {
+        let bufs = self.num_bufs();
+        if bufs > 0 {
+            let e = fail!(Error::NotPermitted, "mmap destroy: {bufs} buffer(s) still point into the map");
+            return Err(Refused::new(e, self));
+        }
+        Ok(())
+    }
+
+    /// Whether the map is started (a map from export always is).
+    pub fn is_started(&self) -> bool {
+        self.inner.started.load(Ordering::Acquire)
+    }
+
+    /// `doca_mmap_get_num_bufs`: buffers that point into the map.
+    pub fn num_bufs(&self) -> u32 {
+        self.inner.num_bufs.load(Ordering::Acquire)
+    }
+
+    /// `doca_mmap_get_exported`.
+    pub fn is_exported(&self) -> bool {
+        !self.inner.cfg.lock().exports.is_empty()
+    }
+
+    /// `doca_mmap_get_from_export`.
+    pub fn is_from_export(&self) -> bool {
+        self.inner.import.is_some()
+    }
+
+    /// Whether the memory can be mapped by another process (from the shared allocator, or
+    /// itself imported).
+    pub fn is_shareable(&self) -> bool {
+        self.is_from_export() || self.inner.cfg.lock().memory.as_ref().is_some_and(Memory::is_shareable)
+    }
+
+    /// `doca_mmap_export_pci`: needs a PCI permission (`NOT_PERMITTED`), `dev` added
+    /// (`NOT_FOUND`), a started map (`BAD_STATE`) and shared memory (`NOT_SUPPORTED`).
+    pub fn export_pci(&self, dev: &Dev) -> Result<Vec<u8>> {
+        self.export(dev, AccessFlags::PCI_READ_ONLY | AccessFlags::PCI_READ_WRITE, "PCI")
+    }
+
+    /// `doca_mmap_export_rdma`: as [`Mmap::export_pci`] with an RDMA permission.
+    pub fn export_rdma(&self, dev: &Dev) -> Result<Vec<u8>> {
+        self.export(dev, AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE, "RDMA")
+    }
+
+    fn export(&self, dev: &Dev, needed: AccessFlags, kind: &str) -> Result<Vec<u8>> {
+        let mut cfg = self.configurable("export")?;
+        if !self.is_started() {
+            bail!(Error::BadState, "mmap export: start the map first");
+        }
+        if !cfg.perms.intersects(needed) {
+            bail!(
+                Error::NotPermitted,
+                "mmap export_{}: the map has no {kind} permission",
+                kind.to_lowercase()
+            );
+        }
+        if !cfg.devs.contains(dev) {
+            bail!(Error::NotFound, "mmap export: {dev:?} was not added to the map");
+        }
+        let Some(Memory::Shared(shared)) = &cfg.memory else {
+            bail!(
+                Error::NotSupported,
+                "mmap export: this memory cannot be mapped by another process; allocate it with doca_mmap::SharedMem::alloc"
+            );
+        };
+        let seg = shared.segment().clone();
+        let region = *self.inner.region.get().expect("a started map has a region");
+        let slots = &seg.header().slots;
+        let Some(slot) = (0..MAX_EXPORTS).find(|&i| {
+            let st = slots[i].state.load(Ordering::Relaxed);
+            (st == SLOT_FREE || st == SLOT_REVOKED)
+                && slots[i].state.compare_exchange(st, u32::MAX, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+        }) else {
+            bail!(Error::NoMemory, "mmap export: the memory already has {MAX_EXPORTS} live exports");
+        };
+        let mut token = [0u8; 16];
+        fill_random(&mut token)?;
+        let token = [
+            u64::from_le_bytes(token[..8].try_into().expect("8 bytes")),
+            u64::from_le_bytes(token[8..].try_into().expect("8 bytes")),
+        ];
+        let perms = cfg.perms;
+        let s = &slots[slot];
+        s.perms.store(perms.bits(), Ordering::Relaxed);
+        s.offset.store(0, Ordering::Relaxed);
+        s.len.store(region.len() as u64, Ordering::Relaxed);
+        s.token[0].store(token[0], Ordering::Relaxed);
+        s.token[1].store(token[1], Ordering::Relaxed);
+        // Release publishes the fields above to an importer's Acquire load of `state`.
+        s.state.store(SLOT_LIVE, Ordering::Release);
+        cfg.exports.push(slot);
+
+        let fd = std::os::fd::AsRawFd::as_raw_fd(seg.fd());
+        let pci = dev.as_devinfo().pci_addr();
+        let mut d = Vec::with_capacity(DESC_LEN);
+        d.extend_from_slice(DESC_MAGIC);
+        d.extend_from_slice(&DESC_VERSION.to_le_bytes());
+        d.extend_from_slice(&0u16.to_le_bytes());
+        d.extend_from_slice(&perms.bits().to_le_bytes());
+        d.extend_from_slice(&std::process::id().to_le_bytes());
+        d.extend_from_slice(&fd.to_le_bytes());
+        d.extend_from_slice(&(slot as u32).to_le_bytes());
+        d.extend_from_slice(&token[0].to_le_bytes());
+        d.extend_from_slice(&token[1].to_le_bytes());
+        d.extend_from_slice(&0u64.to_le_bytes());
+        d.extend_from_slice(&(region.len() as u64).to_le_bytes());
+        d.extend_from_slice(&pci.domain().to_le_bytes());
+        d.extend_from_slice(&[pci.bus(), pci.device(), pci.function(), 0, 0, 0]);
+        debug_assert_eq!(d.len(), DESC_LEN);
+        tracing::debug!(target: "doca", "mmap exported {} bytes as slot {slot} for {dev:?}", region.len());
+        Ok(d)
+    }
+
+    /// `doca_mmap_create_from_export`: maps the memory another process exported. A wrong or
+    /// truncated descriptor is `INVALID_VALUE`; a stale one (export revoked, process gone)
+    /// or a forged one (token mismatch) is `NOT_FOUND`. The result is started and cannot be
+    /// configured.
+    pub fn create_from_export(user_data: Option<Data>, desc: &[u8], dev: &Dev) -> Result<Mmap> {
+        let d = Desc::parse(desc)?;
+        let seg = Arc::new(Segment::open_remote(d.pid, d.fd)?);
+        let Some(s) = seg.header().slots.get(d.slot) else {
+            bail!(Error::InvalidValue, "mmap export descriptor names slot {} of {MAX_EXPORTS}", d.slot);
+        };
+        let import =
+            Import { seg: seg.clone(), slot: d.slot, token: d.token, from: d.from, dev: dev.clone() };
+        if !import.live()
+            || s.offset.load(Ordering::Relaxed) != d.offset
+            || s.len.load(Ordering::Relaxed) != d.len
+            || s.perms.load(Ordering::Relaxed) != d.perms.bits()
+        {
+            bail!(Error::NotFound, "mmap create_from_export: no such live export (revoked, stale or forged)");
+        }
+        let (offset, len) = (d.offset as usize, d.len as usize);
+        if offset.checked_add(len).is_none_or(|end| end > seg.data_len()) {
+            bail!(Error::InvalidValue, "mmap export descriptor range {offset}+{len} exceeds the memory");
+        }
+        let writable =
+            d.perms.contains(AccessFlags::PCI_READ_WRITE) || d.perms.contains(AccessFlags::RDMA_WRITE);
+        let region = crate::shm::segment_region(&seg, offset, len, writable);
+        let map = Mmap::with(Some(import), d.perms, vec![dev.clone()]);
+        let _ = map.inner.region.set(region);
+        map.inner.started.store(true, Ordering::Release);
+        map.set_user_data(user_data.unwrap_or_default());
+        tracing::debug!(target: "doca", "mmap imported {len} bytes exported by {} (pid {})", d.from, d.pid);
+        Ok(map)
+    }
+
+    /// For a map from export: the exporting device's PCI address.
+    pub fn exported_by(&self) -> Option<PciAddr> {
+        self.inner.import.as_ref().map(|i| i.from)
+    }
+
+    /// Takes a reference for one buffer covering `offset..offset+len` of the map: the map
+    /// must be started (`BAD_STATE`), live if imported (`NOT_FOUND`), and contain the range
+    /// (`INVALID_VALUE`). Counted by [`Mmap::num_bufs`] until dropped. (For doca-buf and
+    /// other libraries.)
+    pub fn buf_ref(&self, offset: usize, len: usize) -> Result<MapRef> {
+        if !self.is_started() {
+            bail!(Error::BadState, "buffer on a map that is not started");
+        }
+        self.inner.check_live()?;
+        let region = self.inner.region.get().expect("a started map has a region");
+        if offset.checked_add(len).is_none_or(|end| end > region.len()) {
+            bail!(
+                Error::InvalidValue,
+                "buffer range {offset}+{len} outside the map's {} bytes",
+                region.len()
+            );
+        }
+        self.inner.num_bufs.fetch_add(1, Ordering::AcqRel);
+        Ok(MapRef { inner: self.inner.clone() })
+    }
+
+    /// Whether `other` is a reference into this very map.
+    pub fn owns(&self, other: &MapRef) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+fn fill_random(buf: &mut [u8]) -> Result<()> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match rustix::rand::getrandom(&mut buf[filled..], rustix::rand::GetRandomFlags::empty()) {
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(fail!(Error::OperatingSystem, "getrandom: {e}")),
+        }
+    }
+    Ok(())
+}
+
+fn revoke(cfg: &mut Config) {
+    if let Some(Memory::Shared(shared)) = &cfg.memory {
+        for slot in cfg.exports.drain(..) {
+            // Release pairs with importers' Acquire re-checks of the slot.
+            shared.segment().header().slots[slot].state.store(SLOT_REVOKED, Ordering::Release);
+        }
+    }
+}
+
+impl Drop for Mmap {
+    fn drop(&mut self) {
+        if self.inner.import.is_none() {
+            revoke(&mut self.inner.cfg.lock());
+        }
+    }
+}
+
+impl Drop for MmapInner {
+    fn drop(&mut self) {
+        let cfg = self.cfg.get_mut();
+        if cfg.ever_started {
+            if let (Some(cb), Some(mem)) = (cfg.free_cb.take(), cfg.memory.take()) {
+                cb(mem);
+            }
+        }
+    }
+}
+
+impl MmapInner {
+    fn check_live(&self) -> Result<()> {
+        match &self.import {
+            Some(i) if !i.live() => Err(fail!(
+                Error::NotFound,
+                "the exporter of this map revoked it (stopped, destroyed or exited)"
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One buffer's hold on a map: keeps the memory alive, counts in `num_bufs`, and gives
+/// checked access to the bytes. Cloning takes another reference.
+pub struct MapRef {
+    inner: Arc<MmapInner>,
+}
+
+impl fmt::Debug for MapRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MapRef({:p})", Arc::as_ptr(&self.inner))
+    }
+}
+
+impl Clone for MapRef {
+    fn clone(&self) -> Self {
+        self.inner.num_bufs.fetch_add(1, Ordering::AcqRel);
+        MapRef { inner: self.inner.clone() }
+    }
+}
+
+impl Drop for MapRef {
+    fn drop(&mut self) {
+        self.inner.num_bufs.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl MapRef {
+    fn region(&self) -> &Region {
+        self.inner.region.get().expect("a referenced map has a region")
+    }
+
+    /// The map's length in bytes.
+    pub fn map_len(&self) -> usize {
+        self.region().len()
+    }
+
+    /// The address of the map's first byte (C's memrange start).
+    pub fn map_addr(&self) -> usize {
+        self.region().addr()
+    }
+
+    /// Whether the memory may be written.
+    pub fn is_writable(&self) -> bool {
+        self.region().is_writable()
+    }
+
+    /// Whether the map is from an export.
+    pub fn is_from_export(&self) -> bool {
+        self.inner.import.is_some()
+    }
+
+    /// `Ok` unless the map is an import whose exporter revoked it (`NOT_FOUND`).
+    pub fn check_live(&self) -> Result<()> {
+        self.inner.check_live()
+    }
+
+    /// Copies `src` into the map at `offset` (bounds: `INVALID_VALUE`; read-only memory:
+    /// `NOT_PERMITTED`; bytes borrowed in this process: `IN_USE`).
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.inner.check_live()?;
+        self.inner.borrows.bytes_mut(self.region(), offset, src.len())?.copy_from_slice(src);
+        Ok(())
+    }
+
+    /// Copies bytes at `offset` into `dst`.
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.inner.check_live()?;
+        dst.copy_from_slice(&self.inner.borrows.bytes(self.region(), offset, dst.len())?);
+        Ok(())
+    }
+
+    /// Borrows `offset..offset+len` for reading: `IN_USE` while any part of it is
+    /// borrowed for writing in this process.
+    pub fn bytes(&self, offset: usize, len: usize) -> Result<Bytes<'_>> {
+        self.inner.check_live()?;
+        self.inner.borrows.bytes(self.region(), offset, len)
+    }
+
+    /// Borrows `offset..offset+len` for writing: `IN_USE` while any part of it is
+    /// borrowed in this process; `NOT_PERMITTED` on read-only memory.
+    pub fn bytes_mut(&self, offset: usize, len: usize) -> Result<BytesMut<'_>> {
+        self.inner.check_live()?;
+        self.inner.borrows.bytes_mut(self.region(), offset, len)
+    }
+}
+
+struct Desc {
+    perms: AccessFlags,
+    pid: u32,
+    fd: i32,
+    slot: usize,
+    token: [u64; 2],
+    offset: u64,
+    len: u64,
+    from: PciAddr,
+}
+
+impl Desc {
+    fn parse(d: &[u8]) -> Result<Desc> {
+        if d.len() != DESC_LEN {
+            bail!(Error::InvalidValue, "mmap export descriptor of {} bytes (expected {DESC_LEN})", d.len());
+        }
+        if &d[..8] != DESC_MAGIC {
+            bail!(Error::InvalidValue, "not a mmap export descriptor (bad magic)");
+        }
+        let u16_at = |i: usize| u16::from_le_bytes([d[i], d[i + 1]]);
+        let u32_at = |i: usize| u32::from_le_bytes(d[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(d[i..i + 8].try_into().expect("8 bytes"));
+        if u16_at(8) != DESC_VERSION {
+            bail!(
+                Error::InvalidValue,
+                "mmap export descriptor version {} (expected {DESC_VERSION})",
+                u16_at(8)
+            );
+        }
+        let perms = AccessFlags::from_mask(u32_at(12))?;
+        let from = PciAddr::new(u16_at(60), d[62], d[63], d[64])?;
+        Ok(Desc {
+            perms,
+            pid: u32_at(16),
+            fd: u32_at(20) as i32,
+            slot: u32_at(24) as usize,
+            token: [u64_at(28), u64_at(36)],
+            offset: u64_at(44),
+            len: u64_at(52),
+            from,
+        })
+    }
+}

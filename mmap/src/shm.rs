@@ -1,0 +1,366 @@
+//! Shared memory segments: a memfd holding one header page and the data pages, mapped
+//! `MAP_SHARED` so that another process mapping the same memfd sees the very same bytes.
+//!
+//! This is one of the few modules with `unsafe`: it maps and unmaps memory and copies bytes
+//! in and out of mappings. Everything outside it sees bounds-checked safe calls.
+//!
+//! Header page layout (all fields atomics; the header holds plain data, never pointers):
+//! `magic: u64`, `data_len: u64`, then [`MAX_EXPORTS`] export slots of
+//! `{ state: u32, perms: u32, offset: u64, len: u64, token: [u64; 2] }`.
+//! An exporter fills a slot's fields and then stores `state = LIVE` with `Release`; an
+//! importer loads `state` with `Acquire` before reading the other fields (the pair that
+//! publishes a slot). Revocation stores `state = REVOKED` with `Release`; importers re-check
+//! it with `Acquire` before each access.
+
+#![allow(unsafe_code)]
+
+use std::ops::{Deref, DerefMut};
+use std::os::fd::{AsFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use doca_core::{fail, Error, Result};
+use parking_lot::Mutex;
+use rustix::fs::{MemfdFlags, Mode, OFlags};
+use rustix::mm::{MapFlags, ProtFlags};
+use smallvec::SmallVec;
+
+/// Magic number at the start of every segment ("DOCAEMU1").
+const MAGIC: u64 = u64::from_le_bytes(*b"DOCAEMU1");
+/// How many exports one segment can carry at once.
+pub(crate) const MAX_EXPORTS: usize = 32;
+
+pub(crate) const SLOT_FREE: u32 = 0;
+pub(crate) const SLOT_LIVE: u32 = 1;
+pub(crate) const SLOT_REVOKED: u32 = 2;
+
+#[repr(C)]
+pub(crate) struct Slot {
+    pub(crate) state: AtomicU32,
+    pub(crate) perms: AtomicU32,
+    pub(crate) offset: AtomicU64,
+    pub(crate) len: AtomicU64,
+    pub(crate) token: [AtomicU64; 2],
+}
+
+#[repr(C)]
+pub(crate) struct Header {
+    magic: AtomicU64,
+    data_len: AtomicU64,
+    pub(crate) slots: [Slot; MAX_EXPORTS],
+}
+
+fn os(what: &str, e: rustix::io::Errno) -> Error {
+    fail!(Error::OperatingSystem, "{what}: {e}")
+}
+
+pub(crate) fn page_size() -> usize {
+    rustix::param::page_size()
+}
+
+fn round_up(n: usize, to: usize) -> Option<usize> {
+    n.checked_add(to - 1).map(|v| v / to * to)
+}
+
+/// A mapping of a whole segment (header page + data), unmapped on drop.
+pub(crate) struct Segment {
+    fd: OwnedFd,
+    base: NonNull<u8>,
+    map_len: usize,
+    data_len: usize,
+}
+
+// SAFETY: the mapping is plain shared memory with no thread affinity; concurrent access to
+// the data bytes is governed by the callers (see the module and `Region` docs) and the
+// header is only touched through atomics.
+unsafe impl Send for Segment {}
+// SAFETY: as above: `&Segment` only hands out atomics and bounds-checked raw copies.
+unsafe impl Sync for Segment {}
+
+impl Segment {
+    /// A new segment with `data_len` usable bytes (zeroed), page-aligned data.
+    pub(crate) fn create(data_len: usize) -> Result<Segment> {
+        if data_len == 0 {
+            return Err(fail!(Error::InvalidValue, "shared memory of 0 bytes"));
+        }
+        let page = page_size();
+        let data_pages = round_up(data_len, page)
+            .ok_or_else(|| fail!(Error::InvalidValue, "shared memory of {data_len} bytes overflows"))?;
+        let map_len = data_pages
+            .checked_add(page)
+            .ok_or_else(|| fail!(Error::InvalidValue, "shared memory of {data_len} bytes overflows"))?;
+        let fd = rustix::fs::memfd_create("doca-emu-shm", MemfdFlags::CLOEXEC)
+            .map_err(|e| os("memfd_create", e))?;
+        rustix::fs::ftruncate(&fd, map_len as u64).map_err(|e| match e {
+            rustix::io::Errno::FBIG | rustix::io::Errno::NOSPC | rustix::io::Errno::NOMEM => {
+                fail!(Error::NoMemory, "shared memory of {data_len} bytes: {e}")
+            }
+            e => os("ftruncate", e),
+        })?;
+        let seg = Segment::map(fd, map_len, data_len)?;
+        seg.header().data_len.store(data_len as u64, Ordering::Relaxed);
+        seg.header().magic.store(MAGIC, Ordering::Release);
+        Ok(seg)
+    }
+
+    /// Maps a segment received from elsewhere, after checking its size and magic.
+    pub(crate) fn open(fd: OwnedFd) -> Result<Segment> {
+        let st = rustix::fs::fstat(&fd).map_err(|e| os("fstat", e))?;
+        let page = page_size();
+        let map_len = usize::try_from(st.st_size).unwrap_or(0);
+        if map_len < page * 2 || map_len % page != 0 {
+            return Err(fail!(Error::NotFound, "not a doca-emu shared memory segment (size {map_len})"));
+        }
+        let seg = Segment::map(fd, map_len, 0)?;
+        if seg.header().magic.load(Ordering::Acquire) != MAGIC {
+            return Err(fail!(Error::NotFound, "not a doca-emu shared memory segment (bad magic)"));
+        }
+        let data_len = seg.header().data_len.load(Ordering::Relaxed) as usize;
+        if data_len == 0 || data_len > map_len - page {
+            return Err(fail!(Error::NotFound, "corrupt doca-emu shared memory segment header"));
+        }
+        let mut seg = seg;
+        seg.data_len = data_len;
+        Ok(seg)
+    }
+
+    /// Opens the segment another process holds as its fd `fd` (through `/proc`).
+    pub(crate) fn open_remote(pid: u32, fd: i32) -> Result<Segment> {
+        let path = format!("/proc/{pid}/fd/{fd}");
+        let file =
+            rustix::fs::open(&path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()).map_err(|e| match e {
+                rustix::io::Errno::NOENT | rustix::io::Errno::SRCH => {
+                    fail!(Error::NotFound, "exporting process {pid} or its memory is gone ({path}: {e})")
+                }
+                rustix::io::Errno::ACCESS | rustix::io::Errno::PERM => {
+                    fail!(Error::NotPermitted, "cannot open {path}: {e} (is /proc restricted?)")
+                }
+                e => os(&path, e),
+            })?;
+        Segment::open(file)
+    }
+
+    fn map(fd: OwnedFd, map_len: usize, data_len: usize) -> Result<Segment> {
+        // SAFETY: a fresh shared mapping of a file we hold; no existing memory is affected.
+        let ptr = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED,
+                &fd,
+                0,
+            )
+        }
+        .map_err(|e| os("mmap", e))?;
+        let base =
+            NonNull::new(ptr.cast::<u8>()).ok_or_else(|| fail!(Error::OperatingSystem, "mmap gave null"))?;
+        Ok(Segment { fd, base, map_len, data_len })
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: the first page is mapped for the life of `self`, page-aligned (so aligned
+        // for `Header`), larger than `Header`, and `Header` is made of atomics only, valid for
+        // any bit pattern (a fresh memfd is zeroed).
+        unsafe { &*self.base.as_ptr().cast::<Header>() }
+    }
+
+    /// Start of the data area (one page after the header).
+    pub(crate) fn data_ptr(&self) -> NonNull<u8> {
+        // SAFETY: `map_len` ≥ two pages, so one page in is still inside the mapping.
+        unsafe { NonNull::new_unchecked(self.base.as_ptr().add(page_size())) }
+    }
+
+    pub(crate) fn data_len(&self) -> usize {
+        self.data_len
+    }
+
+    pub(crate) fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        // SAFETY: `base..base+map_len` is the mapping made in `map` and nothing borrows it any
+        // more: every borrow of its bytes is tied to `&self`.
+        let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.map_len) };
+    }
+}
+
+impl AsFd for Segment {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+/// The region `offset..offset+len` of a segment's data area. The caller keeps `seg` alive as
+/// long as the region is used (a map from export holds it).
+pub(crate) fn segment_region(seg: &Arc<Segment>, offset: usize, len: usize, writable: bool) -> Region {
+    assert!(offset.checked_add(len).is_some_and(|end| end <= seg.data_len()), "range checked by the caller");
+    // SAFETY: in bounds of the data area (asserted), which stays mapped while the segment
+    // lives; the caller keeps the segment alive for the region's users.
+    unsafe { Region::new(NonNull::new_unchecked(seg.data_ptr().as_ptr().add(offset)), len, writable) }
+}
+
+/// A span of mapped memory: where a map's bytes are.
+#[derive(Clone, Copy, Debug)]
+pub struct Region {
+    ptr: NonNull<u8>,
+    len: usize,
+    writable: bool,
+}
+
+// SAFETY: a region is an address range; access goes through bounds-checked copies or guards
+// whose exclusivity the map's borrow tracker enforces within the process.
+unsafe impl Send for Region {}
+// SAFETY: as above.
+unsafe impl Sync for Region {}
+
+impl Region {
+    /// # Safety
+    /// `ptr..ptr+len` must stay mapped and valid for reads (and writes, if `writable`) for
+    /// as long as this region or a copy of it is used.
+    pub(crate) unsafe fn new(ptr: NonNull<u8>, len: usize, writable: bool) -> Region {
+        Region { ptr, len, writable }
+    }
+
+    /// Address of the first byte (what C's `doca_mmap_get_memrange` returns).
+    pub fn addr(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the region is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether the memory may be written (a static string or a read-only import may not).
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    fn check(&self, offset: usize, len: usize) -> Result<()> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.len => Ok(()),
+            _ => Err(fail!(Error::InvalidValue, "range {offset}+{len} outside the map's {} bytes", self.len)),
+        }
+    }
+}
+
+/// The ranges of one map's memory borrowed in this process: many readers or one writer per
+/// byte, checked at run time (`IN_USE` on conflict, never a panic).
+#[derive(Default)]
+pub(crate) struct Borrows(Mutex<SmallVec<[(usize, usize, bool); 4]>>);
+
+impl Borrows {
+    fn acquire(&self, offset: usize, len: usize, exclusive: bool) -> Result<()> {
+        let end = offset + len;
+        let mut b = self.0.lock();
+        if let Some(&(s, e, x)) = b.iter().find(|&&(s, e, x)| s < end && offset < e && (x || exclusive)) {
+            return Err(fail!(
+                Error::InUse,
+                "bytes {offset}..{end} are already borrowed{} ({s}..{e})",
+                if x { " for writing" } else { "" }
+            ));
+        }
+        if len > 0 {
+            b.push((offset, end, exclusive));
+        }
+        Ok(())
+    }
+
+    fn release(&self, offset: usize, len: usize, exclusive: bool) {
+        if len == 0 {
+            return;
+        }
+        let mut b = self.0.lock();
+        if let Some(i) = b.iter().position(|&t| t == (offset, offset + len, exclusive)) {
+            b.swap_remove(i);
+        }
+    }
+
+    /// Borrows `offset..offset+len` of `region` for reading.
+    pub(crate) fn bytes<'a>(&'a self, region: &'a Region, offset: usize, len: usize) -> Result<Bytes<'a>> {
+        region.check(offset, len)?;
+        self.acquire(offset, len, false)?;
+        // SAFETY: in bounds (checked) of memory valid for reads while `region`'s owner lives
+        // (it outlives 'a); the shared borrow registered above keeps writers of this process
+        // away until the guard drops.
+        let slice = unsafe { std::slice::from_raw_parts(region.ptr.as_ptr().add(offset), len) };
+        Ok(Bytes { slice, borrows: self, offset })
+    }
+
+    /// Borrows `offset..offset+len` of `region` for writing.
+    pub(crate) fn bytes_mut<'a>(
+        &'a self,
+        region: &'a Region,
+        offset: usize,
+        len: usize,
+    ) -> Result<BytesMut<'a>> {
+        region.check(offset, len)?;
+        if !region.writable {
+            return Err(fail!(Error::NotPermitted, "the map's memory is read-only"));
+        }
+        self.acquire(offset, len, true)?;
+        // SAFETY: in bounds of memory valid for writes; the exclusive borrow registered above
+        // keeps every other reader and writer of this process away until the guard drops.
+        let slice = unsafe { std::slice::from_raw_parts_mut(region.ptr.as_ptr().add(offset), len) };
+        Ok(BytesMut { slice, borrows: self, offset })
+    }
+}
+
+/// Bytes of a map borrowed for reading; released on drop. Another process sharing the
+/// memory (an importer or the exporter) can still write them meanwhile: as on the hardware,
+/// do not read a buffer while a task or the peer owns it.
+pub struct Bytes<'a> {
+    slice: &'a [u8],
+    borrows: &'a Borrows,
+    offset: usize,
+}
+
+impl Deref for Bytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.slice
+    }
+}
+
+impl Drop for Bytes<'_> {
+    fn drop(&mut self) {
+        self.borrows.release(self.offset, self.slice.len(), false);
+    }
+}
+
+/// Bytes of a map borrowed for writing; released on drop. Exclusive within this process
+/// only (see [`Bytes`]).
+pub struct BytesMut<'a> {
+    slice: &'a mut [u8],
+    borrows: &'a Borrows,
+    offset: usize,
+}
+
+impl Deref for BytesMut<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.slice
+    }
+}
+
+impl DerefMut for BytesMut<'_> {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        self.slice
+    }
+}
+
+impl Drop for BytesMut<'_> {
+    fn drop(&mut self) {
+        self.borrows.release(self.offset, self.slice.len(), true);
+    }
+}
