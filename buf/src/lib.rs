@@ -1,5 +1,591 @@
 //! DOCA buffers (`doca_buf`) and buffer inventories (`doca_buf_inventory`).
 //!
-//! This crate is filled by the memory issue; it holds no API yet.
+//! | DOCA                                   | here                          |
+//! |----------------------------------------|-------------------------------|
+//! | `struct doca_buf_inventory`            | [`Inventory`]                 |
+//! | `struct doca_buf`                      | [`Buf`]                       |
+//! | `doca_buf_inventory_buf_get_by_args` and its two inline helpers | [`Inventory::buf_get_by_args`], [`Inventory::buf_get_by_addr`], [`Inventory::buf_get_by_data`] |
+//!
+//! **Positions.** Where C passes addresses inside the map's memory range, Rust passes
+//! offsets from the start of that range (C address − memrange start). The layout rule is
+//! DOCA's: `head ≤ data ≤ data + data_len ≤ head + len`, all inside the map.
+//!
+//! **Handles and reference counts.** A [`Buf`] is a handle, like the C pointer: cloning it
+//! copies the handle, not the buffer. The buffer's reference count is DOCA's, explicit:
+//! it starts at 1, [`Buf::inc_refcount`] and [`Buf::dec_refcount`] move it, and at 0 the
+//! element (with its whole list, for a list head) returns to the inventory. A handle to a
+//! returned element is stale: every call on it is `BAD_STATE`, it never reaches another
+//! buffer.
+//!
+//! **Bytes.** [`Buf::data_bytes`] and [`Buf::data_bytes_mut`] borrow the data segment
+//! through guards that the map tracks (many readers or one writer per byte in this
+//! process, `IN_USE` otherwise). Memory shared with another process can still change under a
+//! guard; as on the hardware, do not touch a buffer while a task or the peer owns it.
 
 #![forbid(unsafe_code)]
+
+use std::fmt;
+use std::sync::Arc;
+
+use doca_core::{bail, Data, Error, Refused, Result};
+use doca_mmap::{Bytes, BytesMut, MapAccess, MapRef, Mmap};
+use parking_lot::{Mutex, MutexGuard};
+
+struct Elem {
+    gen: u32,
+    in_use: bool,
+    map: Option<MapRef>,
+    head: usize,
+    len: usize,
+    data: usize,
+    data_len: usize,
+    refcount: u16,
+    next: Option<u32>,
+    is_head: bool,
+}
+
+struct State {
+    started: bool,
+    user_data: Data,
+    elems: Vec<Elem>,
+    free: Vec<u32>,
+}
+
+struct InvInner {
+    state: Mutex<State>,
+}
+
+/// `struct doca_buf_inventory`: a fixed set of buffer descriptors. `Send + Sync`.
+pub struct Inventory {
+    inner: Arc<InvInner>,
+}
+
+impl fmt::Debug for Inventory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Inventory({} of {} free)", self.num_free_elements(), self.num_elements())
+    }
+}
+
+impl Inventory {
+    /// `doca_buf_inventory_create`: `num_elements` buffers (`INVALID_VALUE` for 0).
+    pub fn create(num_elements: u32) -> Result<Inventory> {
+        if num_elements == 0 {
+            bail!(Error::InvalidValue, "buf inventory of 0 elements");
+        }
+        let elems = (0..num_elements)
+            .map(|_| Elem {
+                gen: 0,
+                in_use: false,
+                map: None,
+                head: 0,
+                len: 0,
+                data: 0,
+                data_len: 0,
+                refcount: 0,
+                next: None,
+                is_head: true,
+            })
+            .collect();
+        Ok(Inventory {
+            inner: Arc::new(InvInner {
+                state: Mutex::new(State {
+                    started: false,
+                    user_data: Data::NONE,
+                    elems,
+                    free: (0..num_elements).rev().collect(),
+                }),
+            }),
+        })
+    }
+
+    /// `doca_buf_inventory_start`.
+    pub fn start(&self) -> Result<()> {
+        let mut s = self.inner.state.lock();
+        if s.started {
+            bail!(Error::BadState, "buf inventory already started");
+        }
+        s.started = true;
+        Ok(())
+    }
+
+    /// `doca_buf_inventory_stop`: no new buffer afterwards (`BAD_STATE`); buffers out stay
+    /// valid until freed.
+    pub fn stop(&self) -> Result<()> {
+        let mut s = self.inner.state.lock();
+        if !s.started {
+            bail!(Error::BadState, "buf inventory not started");
+        }
+        s.started = false;
+        Ok(())
+    }
+
+    /// `doca_buf_inventory_destroy`: `IN_USE` (and the inventory back) while buffers are out.
+    pub fn destroy(self) -> Result<(), Refused<Inventory>> {
+        let out = self.num_elements() - self.num_free_elements();
+        if out > 0 {
+            let e = doca_core::fail!(Error::InUse, "buf inventory destroy: {out} buffer(s) still out");
+            return Err(Refused::new(e, self));
+        }
+        Ok(())
+    }
+
+    /// `doca_buf_inventory_get_num_elements`.
+    pub fn num_elements(&self) -> u32 {
+        self.inner.state.lock().elems.len() as u32
+    }
+
+    /// `doca_buf_inventory_get_num_free_elements`.
+    pub fn num_free_elements(&self) -> u32 {
+        self.inner.state.lock().free.len() as u32
+    }
+
+    /// `doca_buf_inventory_set_user_data`.
+    pub fn set_user_data(&self, data: Data) {
+        self.inner.state.lock().user_data = data;
+    }
+
+    /// `doca_buf_inventory_get_user_data`.
+    pub fn user_data(&self) -> Data {
+        self.inner.state.lock().user_data
+    }
+
+    /// `doca_buf_inventory_buf_get_by_args`: a buffer over `head..head+len` of `mmap` with
+    /// data `data..data+data_len`. The data range must lie in the head range and the head
+    /// range in the map (`INVALID_VALUE`); inventory or map not started → `BAD_STATE`;
+    /// no free element → `NO_MEMORY`.
+    pub fn buf_get_by_args(
+        &self,
+        mmap: &Mmap,
+        head: usize,
+        len: usize,
+        data: usize,
+        data_len: usize,
+    ) -> Result<Buf> {
+        let data_end = data.checked_add(data_len);
+        let head_end = head.checked_add(len);
+        match (data_end, head_end) {
+            (Some(de), Some(he)) if data >= head && de <= he => {}
+            _ => bail!(
+                Error::InvalidValue,
+                "buffer data {data}+{data_len} does not lie inside its head range {head}+{len}"
+            ),
+        }
+        let mut s = self.inner.state.lock();
+        if !s.started {
+            bail!(Error::BadState, "buf inventory not started");
+        }
+        let map = mmap.buf_ref(head, len)?;
+        let Some(idx) = s.free.pop() else {
+            return Err(Error::NoMemory);
+        };
+        let access = map.access();
+        let e = &mut s.elems[idx as usize];
+        *e = Elem {
+            gen: e.gen,
+            in_use: true,
+            map: Some(map),
+            head,
+            len,
+            data,
+            data_len,
+            refcount: 1,
+            next: None,
+            is_head: true,
+        };
+        Ok(Buf { inv: self.inner.clone(), idx, gen: e.gen, map: access })
+    }
+
+    /// `doca_buf_inventory_buf_get_by_addr`: head `addr..addr+len`, empty data at `addr`.
+    pub fn buf_get_by_addr(&self, mmap: &Mmap, addr: usize, len: usize) -> Result<Buf> {
+        self.buf_get_by_args(mmap, addr, len, addr, 0)
+    }
+
+    /// `doca_buf_inventory_buf_get_by_data`: head and data both `data..data+data_len`.
+    pub fn buf_get_by_data(&self, mmap: &Mmap, data: usize, data_len: usize) -> Result<Buf> {
+        self.buf_get_by_args(mmap, data, data_len, data, data_len)
+    }
+
+    /// `doca_buf_inventory_buf_dup`: a new buffer (a new list for a list head) with the
+    /// same ranges as `src`, from this inventory. Stopped → `BAD_STATE`; `src` not a list
+    /// head → `NOT_PERMITTED`; not enough free elements → `NO_MEMORY`.
+    pub fn buf_dup(&self, src: &Buf) -> Result<Buf> {
+        let chain: Vec<(MapRef, usize, usize, usize, usize)> = {
+            let s = src.lock_checked()?;
+            let e = &s.elems[src.idx as usize];
+            if !e.is_head {
+                bail!(Error::NotPermitted, "buf dup: the source is not a list head");
+            }
+            let mut out = Vec::new();
+            let mut cur = Some(src.idx);
+            while let Some(i) = cur {
+                let e = &s.elems[i as usize];
+                out.push((
+                    e.map.clone().expect("in-use element has a map"),
+                    e.head,
+                    e.len,
+                    e.data,
+                    e.data_len,
+                ));
+                cur = e.next;
+            }
+            out
+        };
+        let mut s = self.inner.state.lock();
+        if !s.started {
+            bail!(Error::BadState, "buf inventory not started");
+        }
+        if s.free.len() < chain.len() {
+            return Err(Error::NoMemory);
+        }
+        let mut prev: Option<u32> = None;
+        let mut first = None;
+        for (map, head, len, data, data_len) in chain {
+            let idx = s.free.pop().expect("counted above");
+            let e = &mut s.elems[idx as usize];
+            let access = map.access();
+            *e = Elem {
+                gen: e.gen,
+                in_use: true,
+                map: Some(map),
+                head,
+                len,
+                data,
+                data_len,
+                refcount: 1,
+                next: None,
+                is_head: prev.is_none(),
+            };
+            let gen = e.gen;
+            match prev {
+                Some(p) => s.elems[p as usize].next = Some(idx),
+                None => first = Some(Buf { inv: self.inner.clone(), idx, gen, map: access }),
+            }
+            prev = Some(idx);
+        }
+        Ok(first.expect("a list has a head"))
+    }
+}
+
+/// `struct doca_buf`: a handle to one buffer descriptor of an inventory (see the crate docs
+/// for reference counts and stale handles). `Send + Sync`.
+#[derive(Clone)]
+pub struct Buf {
+    inv: Arc<InvInner>,
+    idx: u32,
+    gen: u32,
+    map: MapAccess,
+}
+
+impl PartialEq for Buf {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inv, &other.inv) && self.idx == other.idx && self.gen == other.gen
+    }
+}
+impl Eq for Buf {}
+
+impl fmt::Debug for Buf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.layout() {
+            Ok((head, len, data, data_len)) => {
+                write!(f, "Buf(#{} head {head}+{len}, data {data}+{data_len})", self.idx)
+            }
+            Err(_) => write!(f, "Buf(#{} stale)", self.idx),
+        }
+    }
+}
+
+impl Buf {
+    fn lock_checked(&self) -> Result<MutexGuard<'_, State>> {
+        let s = self.inv.state.lock();
+        let e = &s.elems[self.idx as usize];
+        if !e.in_use || e.gen != self.gen {
+            bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
+        }
+        Ok(s)
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Elem) -> R) -> Result<R> {
+        let mut s = self.lock_checked()?;
+        Ok(f(&mut s.elems[self.idx as usize]))
+    }
+
+    fn layout(&self) -> Result<(usize, usize, usize, usize)> {
+        self.with(|e| (e.head, e.len, e.data, e.data_len))
+    }
+
+    /// `doca_buf_get_head`: offset of the buffer's first byte in its map.
+    pub fn head(&self) -> Result<usize> {
+        self.with(|e| e.head)
+    }
+
+    /// `doca_buf_get_len`.
+    pub fn len(&self) -> Result<usize> {
+        self.with(|e| e.len)
+    }
+
+    /// Whether the buffer spans no byte at all.
+    pub fn is_empty(&self) -> Result<bool> {
+        self.with(|e| e.len == 0)
+    }
+
+    /// `doca_buf_get_data`: offset of the data in the map.
+    pub fn data(&self) -> Result<usize> {
+        self.with(|e| e.data)
+    }
+
+    /// `doca_buf_get_data_len`.
+    pub fn data_len(&self) -> Result<usize> {
+        self.with(|e| e.data_len)
+    }
+
+    /// The absolute address of the head (what C's `doca_buf_get_head` returns).
+    pub fn head_addr(&self) -> Result<usize> {
+        Ok(self.map.map_addr() + self.head()?)
+    }
+
+    /// The absolute address of the data (what C's `doca_buf_get_data` returns).
+    pub fn data_addr(&self) -> Result<usize> {
+        Ok(self.map.map_addr() + self.data()?)
+    }
+
+    /// Free room after the data: `head + len − (data + data_len)`.
+    pub fn tail_room(&self) -> Result<usize> {
+        self.with(|e| e.head + e.len - e.data - e.data_len)
+    }
+
+    /// The map the buffer points into.
+    pub fn map(&self) -> &MapAccess {
+        &self.map
+    }
+
+    /// `doca_buf_set_data`: the data range must lie inside `head..head+len`
+    /// (`INVALID_VALUE`).
+    pub fn set_data(&self, data: usize, data_len: usize) -> Result<()> {
+        let mut s = self.lock_checked()?;
+        let e = &mut s.elems[self.idx as usize];
+        match data.checked_add(data_len) {
+            Some(end) if data >= e.head && end <= e.head + e.len => {
+                e.data = data;
+                e.data_len = data_len;
+                Ok(())
+            }
+            _ => bail!(
+                Error::InvalidValue,
+                "buf set_data {data}+{data_len} outside the buffer {}+{}",
+                e.head,
+                e.len
+            ),
+        }
+    }
+
+    /// `doca_buf_reset_data_len`: data length 0, data position unchanged.
+    pub fn reset_data_len(&self) -> Result<()> {
+        self.with(|e| e.data_len = 0)
+    }
+
+    /// Grows the data by `n` bytes after what it holds (what a receive does once it wrote
+    /// them); beyond the buffer → `INVALID_VALUE`.
+    pub fn increase_data_len(&self, n: usize) -> Result<()> {
+        let mut s = self.lock_checked()?;
+        let e = &mut s.elems[self.idx as usize];
+        if e.data + e.data_len + n > e.head + e.len {
+            bail!(
+                Error::InvalidValue,
+                "buffer has {} free bytes after its data, {n} needed",
+                e.head + e.len - e.data - e.data_len
+            );
+        }
+        e.data_len += n;
+        Ok(())
+    }
+
+    /// `doca_buf_get_refcount`.
+    pub fn refcount(&self) -> Result<u16> {
+        self.with(|e| e.refcount)
+    }
+
+    /// `doca_buf_inc_refcount`: returns the count before. Not a list head → `NOT_PERMITTED`;
+    /// at `u16::MAX` → `TOO_BIG`.
+    pub fn inc_refcount(&self) -> Result<u16> {
+        let mut s = self.lock_checked()?;
+        let e = &mut s.elems[self.idx as usize];
+        if !e.is_head {
+            bail!(Error::NotPermitted, "buf inc_refcount on an element that is not a list head");
+        }
+        if e.refcount == u16::MAX {
+            bail!(Error::TooBig, "buf refcount at its maximum");
+        }
+        e.refcount += 1;
+        Ok(e.refcount - 1)
+    }
+
+    /// `doca_buf_dec_refcount`: returns the count after. At 0 the buffer (with its list)
+    /// returns to its inventory. Not a list head → `NOT_PERMITTED`; a handle whose buffer
+    /// already returned → `BAD_STATE`.
+    pub fn dec_refcount(&self) -> Result<u16> {
+        let mut s = self.lock_checked()?;
+        let e = &mut s.elems[self.idx as usize];
+        if !e.is_head {
+            bail!(Error::NotPermitted, "buf dec_refcount on an element that is not a list head");
+        }
+        e.refcount -= 1;
+        let left = e.refcount;
+        if left == 0 {
+            let mut cur = Some(self.idx);
+            while let Some(i) = cur {
+                let e = &mut s.elems[i as usize];
+                cur = e.next.take();
+                e.in_use = false;
+                e.map = None;
+                e.is_head = true;
+                e.refcount = 0;
+                e.gen = e.gen.wrapping_add(1);
+                s.free.push(i);
+            }
+        }
+        Ok(left)
+    }
+
+    /// `doca_buf_get_next_in_list`: `None` at the end.
+    pub fn next_in_list(&self) -> Result<Option<Buf>> {
+        let s = self.lock_checked()?;
+        Ok(s.elems[self.idx as usize].next.map(|i| self.sibling(&s, i)))
+    }
+
+    /// `doca_buf_get_last_in_list`.
+    pub fn last_in_list(&self) -> Result<Buf> {
+        let s = self.lock_checked()?;
+        let mut i = self.idx;
+        while let Some(n) = s.elems[i as usize].next {
+            i = n;
+        }
+        Ok(self.sibling(&s, i))
+    }
+
+    fn sibling(&self, s: &State, idx: u32) -> Buf {
+        let e = &s.elems[idx as usize];
+        Buf { inv: self.inv.clone(), idx, gen: e.gen, map: e.map.as_ref().expect("in use").access() }
+    }
+
+    /// `doca_buf_is_first_in_list`.
+    pub fn is_first_in_list(&self) -> Result<bool> {
+        self.with(|e| e.is_head)
+    }
+
+    /// `doca_buf_is_last_in_list`.
+    pub fn is_last_in_list(&self) -> Result<bool> {
+        self.with(|e| e.next.is_none())
+    }
+
+    /// `doca_buf_is_in_list`: part of a list of two or more.
+    pub fn is_in_list(&self) -> Result<bool> {
+        self.with(|e| !e.is_head || e.next.is_some())
+    }
+
+    /// `doca_buf_get_list_len`: list heads only (`NOT_PERMITTED`).
+    pub fn list_len(&self) -> Result<u32> {
+        let s = self.lock_checked()?;
+        if !s.elems[self.idx as usize].is_head {
+            bail!(Error::NotPermitted, "buf get_list_len on an element that is not a list head");
+        }
+        let mut n = 1;
+        let mut i = self.idx;
+        while let Some(next) = s.elems[i as usize].next {
+            n += 1;
+            i = next;
+        }
+        Ok(n)
+    }
+
+    /// `doca_buf_chain_list(list1, list2)`: appends the list headed by `list2` to this
+    /// list. Both must be list heads and `list2`'s refcount 1 (`NOT_PERMITTED`), from the
+    /// same inventory (`NOT_SUPPORTED`), and distinct (`INVALID_VALUE`).
+    pub fn chain_list(&self, list2: &Buf) -> Result<()> {
+        if !Arc::ptr_eq(&self.inv, &list2.inv) {
+            bail!(Error::NotSupported, "buf chain_list across inventories");
+        }
+        let mut s = self.lock_checked()?;
+        {
+            let e2 = &s.elems[list2.idx as usize];
+            if !e2.in_use || e2.gen != list2.gen {
+                bail!(Error::BadState, "stale buffer handle given to chain_list");
+            }
+        }
+        if self.idx == list2.idx {
+            bail!(Error::InvalidValue, "buf chain_list of a list with itself");
+        }
+        let (h1, h2, rc2) = {
+            let (a, b) = (&s.elems[self.idx as usize], &s.elems[list2.idx as usize]);
+            (a.is_head, b.is_head, b.refcount)
+        };
+        if !h1 || !h2 {
+            bail!(Error::NotPermitted, "buf chain_list needs two list heads");
+        }
+        if rc2 != 1 {
+            bail!(Error::NotPermitted, "buf chain_list: the second list's refcount is {rc2}, not 1");
+        }
+        let mut last = self.idx;
+        while let Some(n) = s.elems[last as usize].next {
+            last = n;
+        }
+        s.elems[last as usize].next = Some(list2.idx);
+        s.elems[list2.idx as usize].is_head = false;
+        Ok(())
+    }
+
+    /// `doca_buf_unchain_list(list1, list2)`: splits this list before `list2`, which becomes
+    /// the head of its own list (refcount 1). `list2` not in this list after its head →
+    /// `INVALID_VALUE`.
+    pub fn unchain_list(&self, list2: &Buf) -> Result<()> {
+        let mut s = self.lock_checked()?;
+        if !s.elems[self.idx as usize].is_head {
+            bail!(Error::NotPermitted, "buf unchain_list: the first argument is not a list head");
+        }
+        let mut prev = self.idx;
+        loop {
+            match s.elems[prev as usize].next {
+                Some(n) if n == list2.idx && s.elems[n as usize].gen == list2.gen => break,
+                Some(n) => prev = n,
+                None => bail!(Error::InvalidValue, "buf unchain_list: the buffer is not in this list"),
+            }
+        }
+        s.elems[prev as usize].next = None;
+        let e = &mut s.elems[list2.idx as usize];
+        e.is_head = true;
+        e.refcount = 1;
+        Ok(())
+    }
+
+    /// Borrows the data segment for reading (see the crate docs).
+    pub fn data_bytes(&self) -> Result<Bytes<'_>> {
+        let (_, _, data, data_len) = self.layout()?;
+        self.map.bytes(data, data_len)
+    }
+
+    /// Borrows the data segment for writing (see the crate docs).
+    pub fn data_bytes_mut(&self) -> Result<BytesMut<'_>> {
+        let (_, _, data, data_len) = self.layout()?;
+        self.map.bytes_mut(data, data_len)
+    }
+
+    /// Copies the data segment into a new vector (convenience; allocates).
+    pub fn data_to_vec(&self) -> Result<Vec<u8>> {
+        Ok(self.data_bytes()?.to_vec())
+    }
+
+    /// Writes `src` right after the data and grows the data by its length (how a producer
+    /// fills a buffer, and how a receive lands). Not enough room → `INVALID_VALUE`.
+    pub fn append(&self, src: &[u8]) -> Result<()> {
+        let (head, len, data, data_len) = self.layout()?;
+        if data + data_len + src.len() > head + len {
+            bail!(
+                Error::InvalidValue,
+                "buffer has {} free bytes after its data, {} needed",
+                head + len - data - data_len,
+                src.len()
+            );
+        }
+        self.map.write(data + data_len, src)?;
+        self.increase_data_len(src.len())
+    }
+}

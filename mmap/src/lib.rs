@@ -13,7 +13,7 @@
 //! gives comm-channel consumers the one-copy fast path). Any other memory — a `Vec`, a
 //! static, memory from C — works for local use.
 //!
-//! **Access to the bytes.** Buffers reach the bytes through [`MapRef`]: bounds-checked
+//! **Access to the bytes.** Buffers reach the bytes through [`MapRef`] and [`MapAccess`]: bounds-checked
 //! copies, or guards ([`Bytes`], [`BytesMut`]) that the map tracks so that, within a process,
 //! a range borrowed for writing is never borrowed twice (`IN_USE` instead). Memory shared
 //! with another process can still change under a guard: as on the hardware, a buffer must
@@ -26,5 +26,5 @@ mod mmap;
 mod shm;
 
 pub use memory::{Memory, RawMem, SharedMem};
-pub use mmap::{AccessFlags, MapRef, Mmap, DEFAULT_MAX_NUM_DEVICES};
+pub use mmap::{AccessFlags, MapAccess, MapRef, Mmap, DEFAULT_MAX_NUM_DEVICES};
 pub use shm::{Bytes, BytesMut, Region};

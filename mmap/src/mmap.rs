@@ -499,11 +499,11 @@ impl Mmap {
             );
         }
         self.inner.num_bufs.fetch_add(1, Ordering::AcqRel);
-        Ok(MapRef { inner: self.inner.clone() })
+        Ok(MapRef { access: MapAccess { inner: self.inner.clone() } })
     }
 
-    /// Whether `other` is a reference into this very map.
-    pub fn owns(&self, other: &MapRef) -> bool {
+    /// Whether `other` gives access to this very map.
+    pub fn owns(&self, other: &MapAccess) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 }
@@ -560,32 +560,67 @@ impl MmapInner {
     }
 }
 
-/// One buffer's hold on a map: keeps the memory alive, counts in `num_bufs`, and gives
-/// checked access to the bytes. Cloning takes another reference.
+/// One buffer's hold on a map: keeps the memory alive and counts in
+/// [`Mmap::num_bufs`] until dropped; derefs to [`MapAccess`] for the bytes. Cloning takes
+/// another counted reference.
 pub struct MapRef {
-    inner: Arc<MmapInner>,
+    access: MapAccess,
 }
 
 impl fmt::Debug for MapRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "MapRef({:p})", Arc::as_ptr(&self.inner))
+        write!(f, "MapRef({:p})", Arc::as_ptr(&self.access.inner))
     }
 }
 
 impl Clone for MapRef {
     fn clone(&self) -> Self {
-        self.inner.num_bufs.fetch_add(1, Ordering::AcqRel);
-        MapRef { inner: self.inner.clone() }
+        self.access.inner.num_bufs.fetch_add(1, Ordering::AcqRel);
+        MapRef { access: self.access.clone() }
     }
 }
 
 impl Drop for MapRef {
     fn drop(&mut self) {
-        self.inner.num_bufs.fetch_sub(1, Ordering::AcqRel);
+        self.access.inner.num_bufs.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl std::ops::Deref for MapRef {
+    type Target = MapAccess;
+    fn deref(&self) -> &MapAccess {
+        &self.access
     }
 }
 
 impl MapRef {
+    /// An uncounted handle for the bytes (keeps the memory mapped, not the buffer count).
+    pub fn access(&self) -> MapAccess {
+        self.access.clone()
+    }
+}
+
+/// Checked access to a map's bytes; keeps the memory mapped. Positions are offsets from
+/// the start of the map's memory range.
+#[derive(Clone)]
+pub struct MapAccess {
+    inner: Arc<MmapInner>,
+}
+
+impl fmt::Debug for MapAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MapAccess({:p})", Arc::as_ptr(&self.inner))
+    }
+}
+
+impl PartialEq for MapAccess {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+impl Eq for MapAccess {}
+
+impl MapAccess {
     fn region(&self) -> &Region {
         self.inner.region.get().expect("a referenced map has a region")
     }
@@ -608,6 +643,16 @@ impl MapRef {
     /// Whether the map is from an export.
     pub fn is_from_export(&self) -> bool {
         self.inner.import.is_some()
+    }
+
+    /// Whether another process can map this memory (the one-copy fast path).
+    pub fn is_shareable(&self) -> bool {
+        self.is_from_export() || self.inner.cfg.lock().memory.as_ref().is_some_and(Memory::is_shareable)
+    }
+
+    /// The map's permissions.
+    pub fn permissions(&self) -> AccessFlags {
+        self.inner.cfg.lock().perms
     }
 
     /// `Ok` unless the map is an import whose exporter revoked it (`NOT_FOUND`).

@@ -1,0 +1,69 @@
+//! A process on the other side of the emulated link, for the memory tests. One command per
+//! stdin line, one answer per stdout line (`ok`, `err <DOCA code name>`, `data <text>`,
+//! `desc <hex>`):
+//!
+//! - `import <hex>`: `create_from_export` on the DPU device
+//! - `write <offset> <text>` / `read <offset> <len>`: through a buffer on the imported map
+//! - `export <len> <text>`: shared memory holding `text`, exported from host function b1:00.0
+
+use std::io::BufRead;
+
+use doca_buf::Inventory;
+use doca_core::{open_device_with_pci, Error};
+use doca_mmap::{AccessFlags, Mmap, SharedMem};
+use doca_tests::{from_hex, to_hex};
+
+fn main() {
+    let inv = Inventory::create(16).expect("inventory");
+    inv.start().expect("inventory start");
+    let dpu = open_device_with_pci("03:00.0", None).expect("dpu device");
+    let host = open_device_with_pci("b1:00.0", None).expect("host device");
+    let mut imported: Option<Mmap> = None;
+    let mut exported: Vec<Mmap> = Vec::new();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.expect("stdin");
+        let mut words = line.splitn(3, ' ');
+        let answer: Result<String, Error> = match (words.next(), words.next(), words.next()) {
+            (Some("import"), Some(hex), None) => (|| {
+                let desc = from_hex(hex).ok_or(Error::InvalidValue)?;
+                imported = Some(Mmap::create_from_export(None, &desc, &dpu)?);
+                Ok("ok".to_string())
+            })(),
+            (Some("write"), Some(off), Some(text)) => (|| {
+                let map = imported.as_ref().ok_or(Error::BadState)?;
+                let off: usize = off.parse().map_err(|_| Error::InvalidValue)?;
+                let buf = inv.buf_get_by_addr(map, off, text.len())?;
+                let r = buf.append(text.as_bytes());
+                buf.dec_refcount()?;
+                r.map(|()| "ok".to_string())
+            })(),
+            (Some("read"), Some(off), Some(len)) => (|| {
+                let map = imported.as_ref().ok_or(Error::BadState)?;
+                let off: usize = off.parse().map_err(|_| Error::InvalidValue)?;
+                let len: usize = len.parse().map_err(|_| Error::InvalidValue)?;
+                let buf = inv.buf_get_by_data(map, off, len)?;
+                let r = buf.data_to_vec();
+                buf.dec_refcount()?;
+                Ok(format!("data {}", String::from_utf8_lossy(&r?)))
+            })(),
+            (Some("export"), Some(len), Some(text)) => (|| {
+                let len: usize = len.parse().map_err(|_| Error::InvalidValue)?;
+                let mut mem = SharedMem::alloc(len)?;
+                mem[..text.len()].copy_from_slice(text.as_bytes());
+                let map = Mmap::create()?;
+                map.set_memrange(mem)?;
+                map.set_permissions(AccessFlags::PCI_READ_WRITE)?;
+                map.add_dev(&host)?;
+                map.start()?;
+                let desc = map.export_pci(&host)?;
+                exported.push(map);
+                Ok(format!("desc {}", to_hex(&desc)))
+            })(),
+            _ => Err(Error::InvalidValue),
+        };
+        match answer {
+            Ok(a) => println!("{a}"),
+            Err(e) => println!("err {}", e.name()),
+        }
+    }
+}
