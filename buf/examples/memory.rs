@@ -17,7 +17,7 @@ fn main() -> Result<(), Error> {
     map.add_dev(&host)?;
     map.start()?;
     let descriptor: Vec<u8> = map.export_pci(&host)?; // carry these bytes to the other side
-    // ANCHOR_END: export
+                                                      // ANCHOR_END: export
 
     // ANCHOR: import
     let dpu = open_device_with_pci("03:00.0", None)?;

@@ -1,7 +1,30 @@
-//! DOCA Comm Channel: the 2024 `doca_cc` API (server, client, connection, producer,
-//! consumer) and the legacy `doca_comm_channel_ep` endpoint API, over an emulated PCIe link
-//! (Unix sockets for rendezvous, shared-memory rings for data).
+//! DOCA Comm Channel over an emulated PCIe link: the 2024 `doca_cc` API (server, client,
+//! connection, send tasks, events) — with producers, consumers and the legacy
+//! `doca_comm_channel_ep` API to come on the same transport.
 //!
-//! This crate is filled by the comm-channel issues; it holds no API yet.
+//! | DOCA                                  | here                                   |
+//! |---------------------------------------|----------------------------------------|
+//! | `struct doca_cc_server`               | [`Server`]                             |
+//! | `struct doca_cc_client`               | [`Client`]                             |
+//! | `struct doca_cc_connection`           | [`Connection`] (`Send + Sync`)         |
+//! | `struct doca_cc_task_send`            | [`SendTask`]                           |
+//! | `enum doca_cc_counter`                | [`Counter`]                            |
+//! | `doca_cc_cap_*`                       | [`caps`]                               |
+//!
+//! Inside: [`proto`] is the wire format (no I/O), [`transport`] the rendezvous sockets,
+//! file-descriptor passing and shared-memory rings.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
+
+pub mod caps;
+mod client;
+mod conn;
+mod endpoint;
+pub mod proto;
+mod server;
+pub mod transport;
+
+pub use client::Client;
+pub use conn::{Connection, Counter};
+pub use endpoint::{ConsumerCb, MsgRecvCb, SendPayload, SendTask, CTRL_EVERY, DEFAULT_RECV_QUEUE_SIZE};
+pub use server::{ConnectionCb, Server};

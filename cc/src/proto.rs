@@ -1,0 +1,231 @@
+//! The wire format of the handshake and of control packets, without I/O: encode to bytes,
+//! decode from bytes, and refuse anything malformed.
+//!
+//! Every packet starts with the 8-byte magic `DOCACC\0\x01` and a little-endian `u16`
+//! protocol version, so a peer of another version is recognised and refused cleanly.
+//!
+//! ```text
+//! Hello (client → server, with the client's doorbell fd):
+//!   magic[8] version:u16 kind:u8 0:u8 max_msg_size:u32 recv_queue_size:u32 name_len:u16 name
+//! Reply (server → client; on acceptance with the segment memfd and the server's doorbell fd):
+//!   magic[8] version:u16 status:i32 conn_id:u64 server_recv_queue:u32 max_msg_size:u32
+//!   segment_len:u64 c2s_offset:u64 s2c_offset:u64
+//! ```
+
+use doca_core::{bail, Error, Result};
+
+/// Packet magic.
+pub const MAGIC: [u8; 8] = *b"DOCACC\0\x01";
+/// This implementation's protocol version.
+pub const VERSION: u16 = 1;
+
+/// Who is connecting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PeerKind {
+    /// A 2024 `doca_cc` client.
+    Client = 1,
+    /// A legacy `doca_comm_channel_ep` endpoint.
+    Endpoint = 2,
+}
+
+/// The client's opening packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hello {
+    /// Client or legacy endpoint.
+    pub kind: PeerKind,
+    /// The client's maximum message size (must equal the server's).
+    pub max_msg_size: u32,
+    /// How many messages the client's receive queue holds (sizes the server→client ring).
+    pub recv_queue_size: u32,
+    /// The service name the client asks for.
+    pub name: String,
+}
+
+/// The server's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// `DOCA_SUCCESS` (0) when accepted, else the DOCA code of the refusal.
+    pub status: i32,
+    /// The server's id for the connection.
+    pub conn_id: u64,
+    /// The server's receive queue (sizes the client→server ring).
+    pub server_recv_queue: u32,
+    /// The agreed maximum message size.
+    pub max_msg_size: u32,
+    /// Size of the shared segment.
+    pub segment_len: u64,
+    /// Offset of the client→server ring.
+    pub c2s_offset: u64,
+    /// Offset of the server→client ring.
+    pub s2c_offset: u64,
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8]> {
+        let s = self.b.get(self.at..self.at + n).ok_or(Error::InvalidValue)?;
+        self.at += n;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+}
+
+/// Checks the magic and returns the version (and a reader past it). Not our magic →
+/// `INVALID_VALUE`.
+fn open(b: &[u8]) -> Result<(u16, Reader<'_>)> {
+    let mut r = Reader { b, at: 0 };
+    if r.take(8).map_err(|_| Error::InvalidValue)? != MAGIC {
+        return Err(Error::InvalidValue);
+    }
+    let v = r.u16()?;
+    Ok((v, r))
+}
+
+/// The protocol version a packet claims (for a clear refusal of other versions).
+pub fn version_of(b: &[u8]) -> Result<u16> {
+    Ok(open(b)?.0)
+}
+
+impl Hello {
+    /// Encodes the packet.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(22 + self.name.len());
+        v.extend_from_slice(&MAGIC);
+        v.extend_from_slice(&VERSION.to_le_bytes());
+        v.push(self.kind as u8);
+        v.push(0);
+        v.extend_from_slice(&self.max_msg_size.to_le_bytes());
+        v.extend_from_slice(&self.recv_queue_size.to_le_bytes());
+        v.extend_from_slice(&(self.name.len() as u16).to_le_bytes());
+        v.extend_from_slice(self.name.as_bytes());
+        v
+    }
+
+    /// Decodes a packet: wrong magic, truncation, trailing bytes, a bad kind or name →
+    /// `INVALID_VALUE`; another version → `UNSUPPORTED_VERSION`.
+    pub fn decode(b: &[u8]) -> Result<Hello> {
+        let (v, mut r) = open(b)?;
+        if v != VERSION {
+            return Err(Error::UnsupportedVersion);
+        }
+        let kind = match r.u8()? {
+            1 => PeerKind::Client,
+            2 => PeerKind::Endpoint,
+            k => bail!(Error::InvalidValue, "handshake with unknown peer kind {k}"),
+        };
+        r.u8()?;
+        let max_msg_size = r.u32()?;
+        let recv_queue_size = r.u32()?;
+        let n = r.u16()? as usize;
+        let name = std::str::from_utf8(r.take(n)?).map_err(|_| Error::InvalidValue)?.to_string();
+        if r.at != b.len() || name.is_empty() || name.contains('\0') {
+            return Err(Error::InvalidValue);
+        }
+        Ok(Hello { kind, max_msg_size, recv_queue_size, name })
+    }
+}
+
+impl Reply {
+    /// A refusal with `status`.
+    pub fn refuse(status: Error) -> Reply {
+        Reply {
+            status: status.code(),
+            conn_id: 0,
+            server_recv_queue: 0,
+            max_msg_size: 0,
+            segment_len: 0,
+            c2s_offset: 0,
+            s2c_offset: 0,
+        }
+    }
+
+    /// Encodes the packet.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(58);
+        v.extend_from_slice(&MAGIC);
+        v.extend_from_slice(&VERSION.to_le_bytes());
+        v.extend_from_slice(&self.status.to_le_bytes());
+        v.extend_from_slice(&self.conn_id.to_le_bytes());
+        v.extend_from_slice(&self.server_recv_queue.to_le_bytes());
+        v.extend_from_slice(&self.max_msg_size.to_le_bytes());
+        v.extend_from_slice(&self.segment_len.to_le_bytes());
+        v.extend_from_slice(&self.c2s_offset.to_le_bytes());
+        v.extend_from_slice(&self.s2c_offset.to_le_bytes());
+        v
+    }
+
+    /// Decodes a packet (see [`Hello::decode`] for the errors). A refusal from a server of
+    /// another version still decodes as far as its status.
+    pub fn decode(b: &[u8]) -> Result<Reply> {
+        let (v, mut r) = open(b)?;
+        let status = r.u32()? as i32;
+        if v != VERSION {
+            return Err(Error::UnsupportedVersion);
+        }
+        let reply = Reply {
+            status,
+            conn_id: r.u64()?,
+            server_recv_queue: r.u32()?,
+            max_msg_size: r.u32()?,
+            segment_len: r.u64()?,
+            c2s_offset: r.u64()?,
+            s2c_offset: r.u64()?,
+        };
+        if r.at != b.len() {
+            return Err(Error::InvalidValue);
+        }
+        Ok(reply)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packets_round_trip_and_garbage_is_refused() {
+        let h = Hello { kind: PeerKind::Client, max_msg_size: 4080, recv_queue_size: 10, name: "svc".into() };
+        let b = h.encode();
+        assert_eq!(Hello::decode(&b), Ok(h));
+        for n in 0..b.len() {
+            assert!(Hello::decode(&b[..n]).is_err(), "truncated at {n}");
+        }
+        let mut other = b.clone();
+        other[8] = 9;
+        assert_eq!(Hello::decode(&other), Err(Error::UnsupportedVersion));
+        assert_eq!(version_of(&other), Ok(9));
+        assert_eq!(Hello::decode(b"garbage garbage garbage"), Err(Error::InvalidValue));
+        let mut trailing = b.clone();
+        trailing.push(0);
+        assert_eq!(Hello::decode(&trailing), Err(Error::InvalidValue));
+
+        let r = Reply {
+            status: 0,
+            conn_id: 7,
+            server_recv_queue: 10,
+            max_msg_size: 4080,
+            segment_len: 4096,
+            c2s_offset: 64,
+            s2c_offset: 1024,
+        };
+        assert_eq!(Reply::decode(&r.encode()), Ok(r));
+        let refusal = Reply::refuse(Error::InvalidValue);
+        assert_eq!(Reply::decode(&refusal.encode()).unwrap().status, Error::InvalidValue.code());
+    }
+}

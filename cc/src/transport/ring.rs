@@ -1,0 +1,435 @@
+//! Shared-memory segments and the single-producer/single-consumer message rings in them.
+//!
+//! One of the few modules with `unsafe`: it maps memory and reads and writes ring slots in
+//! memory another process maps too. Shared memory holds plain data and offsets only.
+//!
+//! A ring occupies, from its offset in the segment:
+//!
+//! | cache line | field | written by |
+//! |---|---|---|
+//! | 0 | `head: u64`, messages consumed | consumer |
+//! | 1 | `tail: u64`, messages published | producer |
+//! | 2 | `rx_armed: u32` (consumer asleep, wants data), `tx_armed: u32` (producer asleep, wants room) | each its own |
+//! | 3 | `nslots: u32`, `slot_size: u32` | creator, before sharing |
+//! | 4… | `nslots` slots of `slot_size` bytes: `len: u32`, `kind: u32`, payload | producer |
+//!
+//! Orderings: the producer writes a slot, then stores `tail` with `Release`; the consumer
+//! loads `tail` with `Acquire` before reading the slot (that pair publishes a message). The
+//! consumer stores `head` with `Release` after it is done with a slot; the producer loads
+//! `head` with `Acquire` before reusing it (that pair frees a slot). Sleeping uses the
+//! Dekker pattern: a side stores its armed flag, issues a `SeqCst` fence, then re-checks the
+//! ring; the other side publishes, issues a `SeqCst` fence, then loads the flag. Either the
+//! sleeper sees the new message or the publisher sees the flag and rings the doorbell.
+
+#![allow(unsafe_code)]
+
+use std::cell::Cell;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use doca_core::{fail, Error, Result};
+use rustix::fs::MemfdFlags;
+use rustix::mm::{MapFlags, ProtFlags};
+
+const LINE: usize = 64;
+/// Bytes before a ring's slots.
+pub const RING_CTRL: usize = 4 * LINE;
+/// Bytes of a slot header (`len`, `kind`).
+pub const SLOT_HEADER: usize = 8;
+
+/// The slot size for messages of up to `max_payload` bytes (a multiple of a cache line).
+pub fn slot_size(max_payload: usize) -> usize {
+    (SLOT_HEADER + max_payload).div_ceil(LINE) * LINE
+}
+
+/// Bytes a ring of `nslots` messages of up to `max_payload` bytes occupies.
+pub fn ring_bytes(nslots: u32, max_payload: usize) -> usize {
+    RING_CTRL + nslots as usize * slot_size(max_payload)
+}
+
+#[repr(C)]
+struct Ctrl {
+    head: AtomicU64,
+    _pad0: [u8; LINE - 8],
+    tail: AtomicU64,
+    _pad1: [u8; LINE - 8],
+    rx_armed: AtomicU32,
+    tx_armed: AtomicU32,
+    _pad2: [u8; LINE - 8],
+    nslots: AtomicU32,
+    slot_size: AtomicU32,
+}
+
+/// A shared memory segment (memfd), mapped read-write, unmapped on drop.
+pub struct Area {
+    fd: OwnedFd,
+    base: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping has no thread affinity; all access goes through `Ring`, whose
+// producer/consumer roles are each used from one thread at a time.
+unsafe impl Send for Area {}
+// SAFETY: `&Area` exposes only its length, its fd and ring construction (bounds-checked).
+unsafe impl Sync for Area {}
+
+impl Area {
+    /// A new zeroed segment of `len` bytes.
+    pub fn create(name: &str, len: usize) -> Result<Arc<Area>> {
+        let fd = rustix::fs::memfd_create(name, MemfdFlags::CLOEXEC)
+            .map_err(|e| fail!(Error::OperatingSystem, "memfd_create: {e}"))?;
+        rustix::fs::ftruncate(&fd, len as u64).map_err(|e| fail!(Error::NoMemory, "ftruncate {len}: {e}"))?;
+        Area::map(fd, len)
+    }
+
+    /// Maps a segment received from the peer; its size must be exactly `len`.
+    pub fn open(fd: OwnedFd, len: usize) -> Result<Arc<Area>> {
+        let st = rustix::fs::fstat(&fd).map_err(|e| fail!(Error::OperatingSystem, "fstat: {e}"))?;
+        if st.st_size as u64 != len as u64 {
+            return Err(fail!(Error::InvalidValue, "peer segment is {} bytes, expected {len}", st.st_size));
+        }
+        Area::map(fd, len)
+    }
+
+    fn map(fd: OwnedFd, len: usize) -> Result<Arc<Area>> {
+        if len == 0 {
+            return Err(fail!(Error::InvalidValue, "empty segment"));
+        }
+        // SAFETY: a new shared mapping of a file we own; it affects no existing memory.
+        let p = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED,
+                &fd,
+                0,
+            )
+        }
+        .map_err(|e| fail!(Error::OperatingSystem, "mmap: {e}"))?;
+        let base =
+            NonNull::new(p.cast::<u8>()).ok_or_else(|| fail!(Error::OperatingSystem, "mmap gave null"))?;
+        Ok(Arc::new(Area { fd, base, len }))
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the segment is empty (never: creation refuses it).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl AsFd for Area {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+impl Drop for Area {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`; rings borrow it only through an `Arc<Area>`, so
+        // none is left when the area drops.
+        let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Which end of a ring this process holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Writes messages.
+    Producer,
+    /// Reads messages.
+    Consumer,
+}
+
+/// One end of a ring. Used from one thread at a time (it is `Send`, not `Sync`).
+pub struct Ring {
+    area: Arc<Area>,
+    ctrl: NonNull<Ctrl>,
+    slots: NonNull<u8>,
+    nslots: u64,
+    slot_size: usize,
+    end: End,
+    /// Producer: next index to publish. Consumer: next index to consume.
+    next: Cell<u64>,
+    /// Producer: last `head` seen. Consumer: last `tail` seen.
+    seen: Cell<u64>,
+}
+
+// SAFETY: a `Ring` end is owned by one thread at a time; the shared fields are atomics and
+// slot bytes are handed over through the Release/Acquire pairs documented above.
+unsafe impl Send for Ring {}
+
+impl Ring {
+    /// Lays out a new ring at `offset` of a fresh area (creator side, before sharing).
+    pub fn init(area: &Arc<Area>, offset: usize, nslots: u32, max_payload: usize) -> Result<()> {
+        Self::check_bounds(area, offset, nslots, slot_size(max_payload))?;
+        let ctrl = Self::ctrl_at(area, offset);
+        // SAFETY: in bounds (checked); `Ctrl` is atomics and padding, valid for any bytes.
+        let ctrl = unsafe { ctrl.as_ref() };
+        ctrl.nslots.store(nslots, Ordering::Relaxed);
+        ctrl.slot_size.store(slot_size(max_payload) as u32, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Attaches to the ring at `offset`, which must have the expected geometry (a peer's
+    /// segment is checked, never trusted).
+    pub fn attach(
+        area: &Arc<Area>,
+        offset: usize,
+        nslots: u32,
+        max_payload: usize,
+        end: End,
+    ) -> Result<Ring> {
+        let size = slot_size(max_payload);
+        Self::check_bounds(area, offset, nslots, size)?;
+        let ctrl = Self::ctrl_at(area, offset);
+        // SAFETY: in bounds (checked); atomics only.
+        let c = unsafe { ctrl.as_ref() };
+        if c.nslots.load(Ordering::Relaxed) != nslots || c.slot_size.load(Ordering::Relaxed) as usize != size
+        {
+            return Err(fail!(
+                Error::InvalidValue,
+                "ring geometry in the shared segment does not match the handshake"
+            ));
+        }
+        let (head, tail) = (c.head.load(Ordering::Acquire), c.tail.load(Ordering::Acquire));
+        // SAFETY: `offset + RING_CTRL` is inside the area (checked with the slots).
+        let slots = unsafe { NonNull::new_unchecked(area.base.as_ptr().add(offset + RING_CTRL)) };
+        let (next, seen) = match end {
+            End::Producer => (tail, head),
+            End::Consumer => (head, tail),
+        };
+        Ok(Ring {
+            area: area.clone(),
+            ctrl,
+            slots,
+            nslots: nslots as u64,
+            slot_size: size,
+            end,
+            next: Cell::new(next),
+            seen: Cell::new(seen),
+        })
+    }
+
+    fn check_bounds(area: &Area, offset: usize, nslots: u32, size: usize) -> Result<()> {
+        let need = (nslots as usize).checked_mul(size).and_then(|s| s.checked_add(offset + RING_CTRL));
+        if nslots == 0 || offset % LINE != 0 || need.is_none_or(|n| n > area.len) {
+            return Err(fail!(
+                Error::InvalidValue,
+                "ring of {nslots} slots at {offset} does not fit the segment"
+            ));
+        }
+        Ok(())
+    }
+
+    fn ctrl_at(area: &Area, offset: usize) -> NonNull<Ctrl> {
+        // SAFETY: callers checked `offset + RING_CTRL <= len`; the base is page-aligned and
+        // `offset` a multiple of 64, so the pointer is aligned for `Ctrl`.
+        unsafe { NonNull::new_unchecked(area.base.as_ptr().add(offset).cast::<Ctrl>()) }
+    }
+
+    fn c(&self) -> &Ctrl {
+        // SAFETY: checked at attach; the area (kept alive by `self.area`) stays mapped.
+        unsafe { self.ctrl.as_ref() }
+    }
+
+    fn slot(&self, index: u64) -> *mut u8 {
+        // SAFETY: `index % nslots < nslots`, so the slot lies inside the bounds checked at attach.
+        unsafe { self.slots.as_ptr().add((index % self.nslots) as usize * self.slot_size) }
+    }
+
+    /// Largest payload a slot holds.
+    pub fn max_payload(&self) -> usize {
+        self.slot_size - SLOT_HEADER
+    }
+
+    /// Number of slots.
+    pub fn capacity(&self) -> u64 {
+        self.nslots
+    }
+
+    /// Producer: whether a slot is free (refreshes the consumer's position when needed).
+    pub fn has_room(&self) -> bool {
+        debug_assert_eq!(self.end, End::Producer);
+        let next = self.next.get();
+        if next - self.seen.get() < self.nslots {
+            return true;
+        }
+        // Acquire pairs with the consumer's Release store of `head`: the slot is free.
+        self.seen.set(self.c().head.load(Ordering::Acquire));
+        next - self.seen.get() < self.nslots
+    }
+
+    /// Producer: publishes one message of `len` bytes that `fill` writes. False (and
+    /// nothing written) when the ring is full. `len` beyond the slot is refused with
+    /// `INVALID_VALUE`.
+    pub fn push_with(&self, kind: u32, len: usize, fill: impl FnOnce(&mut [u8])) -> Result<bool> {
+        if len > self.max_payload() {
+            return Err(fail!(
+                Error::InvalidValue,
+                "message of {len} bytes exceeds the slot's {}",
+                self.max_payload()
+            ));
+        }
+        if !self.has_room() {
+            return Ok(false);
+        }
+        let next = self.next.get();
+        let slot = self.slot(next);
+        // SAFETY: this slot is ours until we publish it: the consumer has released it (head
+        // seen above) and will not read it before our Release store of `tail`. `len` fits.
+        unsafe {
+            slot.cast::<u32>().write_unaligned(len as u32);
+            slot.add(4).cast::<u32>().write_unaligned(kind);
+            fill(std::slice::from_raw_parts_mut(slot.add(SLOT_HEADER), len));
+        }
+        self.next.set(next + 1);
+        // Release publishes the slot bytes to the consumer's Acquire load of `tail`.
+        self.c().tail.store(next + 1, Ordering::Release);
+        Ok(true)
+    }
+
+    /// Producer: after publishing, whether the consumer sleeps and needs its doorbell rung
+    /// (clears the flag when so).
+    pub fn consumer_wants_wakeup(&self) -> bool {
+        // SeqCst fence: our `tail` store above is ordered before this flag load (Dekker).
+        fence(Ordering::SeqCst);
+        self.c().rx_armed.load(Ordering::Relaxed) != 0 && self.c().rx_armed.swap(0, Ordering::Relaxed) != 0
+    }
+
+    /// Producer: going to sleep while messages wait for room. Returns true when room
+    /// appeared meanwhile (do not sleep).
+    pub fn arm_for_room(&self) -> bool {
+        self.c().tx_armed.store(1, Ordering::Relaxed);
+        // SeqCst fence: the flag store is ordered before the `head` re-check (Dekker).
+        fence(Ordering::SeqCst);
+        self.has_room()
+    }
+
+    /// Producer: woke up; stop asking for room notifications.
+    pub fn disarm_room(&self) {
+        self.c().tx_armed.store(0, Ordering::Relaxed);
+    }
+
+    /// Consumer: the next message, if any; [`Slot::consume`] releases it.
+    pub fn peek(&self) -> Option<Slot<'_>> {
+        debug_assert_eq!(self.end, End::Consumer);
+        let next = self.next.get();
+        if next == self.seen.get() {
+            // Acquire pairs with the producer's Release store of `tail`.
+            self.seen.set(self.c().tail.load(Ordering::Acquire));
+            if next == self.seen.get() {
+                return None;
+            }
+        }
+        let slot = self.slot(next);
+        // SAFETY: published by the producer (tail seen above) and not reused before we
+        // advance `head`; the header is plain bytes.
+        let (len, kind) =
+            unsafe { (slot.cast::<u32>().read_unaligned(), slot.add(4).cast::<u32>().read_unaligned()) };
+        Some(Slot { ring: self, ptr: slot, len: len as usize, kind })
+    }
+
+    /// Consumer: going to sleep. Returns true when a message arrived meanwhile.
+    pub fn arm_for_data(&self) -> bool {
+        self.c().rx_armed.store(1, Ordering::Relaxed);
+        // SeqCst fence: the flag store is ordered before the `tail` re-check (Dekker).
+        fence(Ordering::SeqCst);
+        self.c().tail.load(Ordering::Acquire) != self.next.get()
+    }
+
+    /// Consumer: woke up.
+    pub fn disarm_data(&self) {
+        self.c().rx_armed.store(0, Ordering::Relaxed);
+    }
+
+    /// Consumer: whether a message waits (cheap: no fence).
+    pub fn has_data(&self) -> bool {
+        self.next.get() != self.seen.get() || self.c().tail.load(Ordering::Acquire) != self.next.get()
+    }
+
+    fn release(&self) -> bool {
+        let next = self.next.get() + 1;
+        self.next.set(next);
+        // Release: we are done reading the slot before the producer may reuse it.
+        self.c().head.store(next, Ordering::Release);
+        // SeqCst fence: `head` store ordered before the producer's flag load (Dekker).
+        fence(Ordering::SeqCst);
+        self.c().tx_armed.load(Ordering::Relaxed) != 0 && self.c().tx_armed.swap(0, Ordering::Relaxed) != 0
+    }
+
+    /// The segment this ring lives in.
+    pub fn area(&self) -> &Arc<Area> {
+        &self.area
+    }
+}
+
+/// A received message, still in its ring slot.
+pub struct Slot<'a> {
+    ring: &'a Ring,
+    ptr: *mut u8,
+    len: usize,
+    kind: u32,
+}
+
+impl Slot<'_> {
+    /// The message kind the producer set.
+    pub fn kind(&self) -> u32 {
+        self.kind
+    }
+
+    /// The payload, or `None` when the header is corrupt (a length beyond the slot: the
+    /// peer is broken or hostile).
+    pub fn bytes(&self) -> Option<&[u8]> {
+        if self.len > self.ring.max_payload() {
+            return None;
+        }
+        // SAFETY: published and in bounds (length checked); the producer does not touch the
+        // slot before we release it, which needs `consume(self)`, ending this borrow.
+        Some(unsafe { std::slice::from_raw_parts(self.ptr.add(SLOT_HEADER), self.len) })
+    }
+
+    /// Releases the slot to the producer. Returns true when the producer sleeps waiting for
+    /// room and needs its doorbell rung.
+    pub fn consume(self) -> bool {
+        self.ring.release()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_cross_in_order_and_the_ring_fills() {
+        let area = Area::create("ring-test", ring_bytes(4, 100)).unwrap();
+        Ring::init(&area, 0, 4, 100).unwrap();
+        let tx = Ring::attach(&area, 0, 4, 100, End::Producer).unwrap();
+        let rx = Ring::attach(&area, 0, 4, 100, End::Consumer).unwrap();
+        assert!(Ring::attach(&area, 0, 5, 100, End::Consumer).is_err(), "geometry mismatch");
+        assert!(rx.peek().is_none());
+        for i in 0..4u8 {
+            assert!(tx.push_with(7, 3, |b| b.copy_from_slice(&[i; 3])).unwrap());
+        }
+        assert!(!tx.push_with(7, 1, |_| {}).unwrap(), "full");
+        assert_eq!(tx.push_with(7, 200, |_| {}), Err(Error::InvalidValue), "too big");
+        for i in 0..4u8 {
+            let s = rx.peek().unwrap();
+            assert_eq!((s.kind(), s.bytes().unwrap()), (7, &[i; 3][..]));
+            s.consume();
+        }
+        assert!(rx.peek().is_none());
+        assert!(tx.push_with(1, 0, |_| {}).unwrap(), "room again after consumption");
+        assert!(rx.arm_for_data(), "a message is waiting");
+        assert!(tx.consumer_wants_wakeup());
+        rx.disarm_data();
+        assert_eq!(rx.peek().unwrap().bytes().unwrap().len(), 0);
+    }
+}

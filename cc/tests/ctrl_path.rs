@@ -1,0 +1,137 @@
+//! The control path in one process: a server and a client on two progress engines.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use doca_cc::{Client, Connection, Counter, Server};
+use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
+
+fn unique(name: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+fn server(name: &str) -> (Pe, Server) {
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
+    let pe = Pe::create().unwrap();
+    let s = Server::create(&dev, &rep, name).unwrap();
+    pe.connect_ctx(&s.as_ctx()).unwrap();
+    (pe, s)
+}
+
+fn client(name: &str) -> (Pe, Client) {
+    let dev = open_device_with_pci("b1:00.0", None).unwrap();
+    let pe = Pe::create().unwrap();
+    let c = Client::create(&dev, name).unwrap();
+    pe.connect_ctx(&c.as_ctx()).unwrap();
+    (pe, c)
+}
+
+fn until(pes: &[&Pe], mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "condition not reached in time");
+        let mut any = false;
+        for pe in pes {
+            any |= pe.progress();
+        }
+        if !any {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
+#[test]
+fn ping_pong_with_events_and_counters() {
+    let name = unique("pingpong");
+    let (spe, srv) = server(&name);
+    let got: Rc<RefCell<Vec<(String, &'static str)>>> = Rc::default();
+    let g = got.clone();
+    srv.event_msg_recv_register(move |msg, conn| {
+        g.borrow_mut().push((String::from_utf8_lossy(msg).into(), "server"));
+        let server = conn.server().expect("the connection knows its server on this thread");
+        server.task_send_alloc_init(conn, b"pong").unwrap().submit().unwrap();
+    })
+    .unwrap();
+    let events: Rc<RefCell<Vec<(bool, bool)>>> = Rc::default();
+    let (e1, e2) = (events.clone(), events.clone());
+    srv.event_connection_register(
+        move |_, ok| e1.borrow_mut().push((true, ok)),
+        move |_, ok| e2.borrow_mut().push((false, ok)),
+    )
+    .unwrap();
+    srv.task_send_set_conf(|_, _, _| {}, |_, _, _| panic!("server send failed"), 8).unwrap();
+    srv.as_ctx().start().unwrap();
+    assert_eq!(srv.as_ctx().state(), CtxState::Running);
+
+    let (cpe, cli) = client(&name);
+    let g = got.clone();
+    cli.event_msg_recv_register(move |msg, conn| {
+        assert!(conn.client().is_some());
+        g.borrow_mut().push((String::from_utf8_lossy(msg).into(), "client"))
+    })
+    .unwrap();
+    let sent = Rc::new(RefCell::new(0));
+    let s = sent.clone();
+    cli.task_send_set_conf(move |_, _, _| *s.borrow_mut() += 1, |_, _, _| panic!("client send failed"), 8)
+        .unwrap();
+    assert_eq!(cli.get_connection().unwrap_err(), Error::BadState);
+    assert_eq!(cli.as_ctx().start(), Err(Error::InProgress));
+    until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Running);
+    let conn: Connection = cli.get_connection().unwrap();
+    cli.task_send_alloc_init(&conn, b"ping").unwrap().submit().unwrap();
+    until(&[&spe, &cpe], || got.borrow().len() == 2);
+    assert_eq!(*got.borrow(), [("ping".to_string(), "server"), ("pong".to_string(), "client")]);
+    assert_eq!(*sent.borrow(), 1);
+    assert_eq!(*events.borrow(), [(true, true)]);
+    conn.update_info().unwrap();
+    assert_eq!(
+        [Counter::SentMessages, Counter::SentBytes, Counter::RecvMessages, Counter::RecvBytes]
+            .map(|c| conn.counter(c)),
+        [1, 4, 1, 4]
+    );
+
+    // Client stop: the server hears of it.
+    cli.as_ctx().stop().unwrap();
+    until(&[&spe, &cpe], || events.borrow().len() == 2);
+    assert_eq!(events.borrow()[1], (false, true));
+    assert_eq!(conn.update_info(), Err(Error::ConnectionAborted));
+    srv.as_ctx().stop().unwrap();
+    spe.progress();
+    srv.destroy().unwrap();
+    cli.destroy().unwrap();
+}
+
+#[test]
+fn limits_and_names() {
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let host = open_device_with_pci("b1:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
+    assert_eq!(Server::create(&host, &rep, "x").unwrap_err(), Error::NotSupported, "server on a host");
+    assert_eq!(Client::create(&dev, "x").unwrap_err(), Error::NotSupported, "client on the DPU");
+    assert_eq!(Client::create(&host, "").unwrap_err(), Error::InvalidValue);
+    assert_eq!(Client::create(&host, &"n".repeat(120)).unwrap_err(), Error::InvalidValue);
+    assert!(Client::create(&host, &"n".repeat(119)).is_ok());
+    assert_eq!(Client::create(&host, "a\0b").unwrap_err(), Error::InvalidValue);
+
+    let name = unique("limits");
+    let (spe, srv) = server(&name);
+    assert_eq!(srv.set_max_msg_size(4081), Err(Error::InvalidValue));
+    assert_eq!(srv.set_recv_queue_size(0), Err(Error::InvalidValue));
+    assert_eq!(srv.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 1 << 20), Err(Error::InvalidValue));
+    srv.set_max_msg_size(100).unwrap();
+    srv.as_ctx().start().unwrap();
+    assert_eq!(srv.set_max_msg_size(50), Err(Error::BadState));
+    let (spe2, dup) = server(&name);
+    assert_eq!(dup.as_ctx().start(), Err(Error::InUse), "same name, same representor");
+    drop((spe2, dup));
+
+    // A client whose max message size differs is refused: it leaves Starting for Idle.
+    let (cpe, cli) = client(&name);
+    cli.set_max_msg_size(200).unwrap();
+    assert_eq!(cli.as_ctx().start(), Err(Error::InProgress));
+    until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Idle);
+}
