@@ -327,7 +327,7 @@ impl ClientOps {
             }
             Ok(false) => core.state() != CtxState::Starting,
             Err(e) => {
-                tracing::debug!(target: "doca", "cc_client {:?}: handshake failed ({e}); retrying", self.common.name);
+                tracing::debug!(target: "doca_sdk", "cc_client {:?}: handshake failed ({e}); retrying", self.common.name);
                 self.close_handshake();
                 self.schedule_retry(FIRST_RETRY);
                 false

@@ -395,7 +395,7 @@ impl Common {
         while n < RX_BATCH {
             let Some(slot) = link.rx.peek() else { break };
             let Some(bytes) = slot.bytes() else {
-                tracing::error!(target: "doca", "{}: corrupt message header from connection #{}: closing it", self.kind, link.conn.id());
+                tracing::error!(target: "doca_sdk", "{}: corrupt message header from connection #{}: closing it", self.kind, link.conn.id());
                 link.closing.set(true);
                 self.ctrl_soon();
                 break;
@@ -403,7 +403,7 @@ impl Common {
             if slot.kind() == KIND_MSG {
                 link.conn.count(Counter::RecvMessages, bytes.len());
                 if self.msg_cb.call(|cb| cb(bytes, &link.conn)).is_none() {
-                    tracing::debug!(target: "doca", "{}: message dropped: no msg-recv callback registered", self.kind);
+                    tracing::debug!(target: "doca_sdk", "{}: message dropped: no msg-recv callback registered", self.kind);
                 }
             }
             if slot.consume() {

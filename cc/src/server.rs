@@ -255,7 +255,7 @@ impl ServerOps {
                 Err(_) => continue,
             };
             if uid != rustix::process::getuid().as_raw() {
-                tracing::warn!(target: "doca", "cc_server {:?}: dropped a connection from pid {pid} of another user (uid {uid})", self.common.name);
+                tracing::warn!(target: "doca_sdk", "cc_server {:?}: dropped a connection from pid {pid} of another user (uid {uid})", self.common.name);
                 continue;
             }
             let id = self.next_id();
@@ -274,7 +274,7 @@ impl ServerOps {
                 return None;
             }
             Ok(Recv::Closed) | Err(_) => {
-                tracing::debug!(target: "doca", "cc_server {name:?}: pid {} left before its handshake", hs.pid);
+                tracing::debug!(target: "doca_sdk", "cc_server {name:?}: pid {} left before its handshake", hs.pid);
                 self.common.unwatch_ctrl(&hs.sock);
                 return None;
             }
@@ -286,17 +286,17 @@ impl ServerOps {
         };
         let hello = match Hello::decode(&buf[..len]) {
             _ if truncated => {
-                tracing::warn!(target: "doca", "cc_server {name:?}: dropped pid {}: oversized handshake", hs.pid);
+                tracing::warn!(target: "doca_sdk", "cc_server {name:?}: dropped pid {}: oversized handshake", hs.pid);
                 return None;
             }
             Ok(h) if fds.len() == 1 => h,
             Ok(_) => {
-                tracing::warn!(target: "doca", "cc_server {name:?}: dropped pid {}: handshake without its doorbell", hs.pid);
+                tracing::warn!(target: "doca_sdk", "cc_server {name:?}: dropped pid {}: handshake without its doorbell", hs.pid);
                 return None;
             }
             Err(Error::UnsupportedVersion) => {
                 tracing::warn!(
-                    target: "doca",
+                    target: "doca_sdk",
                     "cc_server {name:?}: dropped pid {}: protocol version {:?}, this side speaks {}",
                     hs.pid,
                     proto::version_of(&buf[..len]).ok(),
@@ -306,12 +306,12 @@ impl ServerOps {
                 return None;
             }
             Err(_) => {
-                tracing::warn!(target: "doca", "cc_server {name:?}: dropped pid {}: malformed handshake ({len} bytes)", hs.pid);
+                tracing::warn!(target: "doca_sdk", "cc_server {name:?}: dropped pid {}: malformed handshake ({len} bytes)", hs.pid);
                 return None;
             }
         };
         let failed = |code: Error, why: String| {
-            tracing::error!(target: "doca", "cc_server {name:?}: refused pid {}: {why}", hs.pid);
+            tracing::error!(target: "doca_sdk", "cc_server {name:?}: refused pid {}: {why}", hs.pid);
             refuse(code);
             let c = Connection::new(hs.id, self.common.key, true, hs.pid);
             c.mark_down();
@@ -350,7 +350,7 @@ impl ServerOps {
         match self.establish(hs, &hello, fds) {
             Ok(conn) => Some((conn, true)),
             Err((e, id, pid)) => {
-                tracing::error!(target: "doca", "cc_server {name:?}: connection from pid {pid} failed: {e}");
+                tracing::error!(target: "doca_sdk", "cc_server {name:?}: connection from pid {pid} failed: {e}");
                 let c = Connection::new(id, self.common.key, true, pid);
                 c.mark_down();
                 Some((c, false))
@@ -395,7 +395,7 @@ impl ServerOps {
         self.common.watch_ctrl(&hs.sock, id).map_err(fail)?;
         let link = Rc::new(Link::new(conn.clone(), hs.sock, tx, rx, peer_bell));
         self.common.links.borrow_mut().push(link);
-        tracing::debug!(target: "doca", "cc_server {:?}: connection #{id} from pid {pid}", self.common.name);
+        tracing::debug!(target: "doca_sdk", "cc_server {:?}: connection #{id} from pid {pid}", self.common.name);
         Ok(conn)
     }
 
@@ -405,7 +405,7 @@ impl ServerOps {
         for token in self.common.ctrl_ready() {
             if token == LISTENER_TOKEN {
                 if let Err(e) = self.accept_all() {
-                    tracing::error!(target: "doca", "cc_server {:?}: accept failed: {e}", self.common.name);
+                    tracing::error!(target: "doca_sdk", "cc_server {:?}: accept failed: {e}", self.common.name);
                 }
                 continue;
             }
@@ -425,7 +425,7 @@ impl ServerOps {
                 match transport::recv(link.sock.as_fd(), &mut buf) {
                     Ok(Recv::Empty) => {}
                     Ok(Recv::Packet { .. }) => {
-                        tracing::warn!(target: "doca", "cc_server {:?}: unexpected control packet on connection #{token}", self.common.name)
+                        tracing::warn!(target: "doca_sdk", "cc_server {:?}: unexpected control packet on connection #{token}", self.common.name)
                     }
                     Ok(Recv::Closed) | Err(_) => link.closing.set(true),
                 }
@@ -436,7 +436,7 @@ impl ServerOps {
         self.handshakes.borrow_mut().retain(|h| {
             let alive = now.duration_since(h.since) < HANDSHAKE_DEADLINE;
             if !alive {
-                tracing::warn!(target: "doca", "cc_server {:?}: dropped pid {}: no handshake within {HANDSHAKE_DEADLINE:?}", self.common.name, h.pid);
+                tracing::warn!(target: "doca_sdk", "cc_server {:?}: dropped pid {}: no handshake within {HANDSHAKE_DEADLINE:?}", self.common.name, h.pid);
                 self.common.unwatch_ctrl(&h.sock);
             }
             alive
@@ -447,7 +447,7 @@ impl ServerOps {
         for link in closing {
             let _ = rustix::net::shutdown(&link.sock, rustix::net::Shutdown::Both);
             self.common.drop_link(&link, Error::ConnectionReset);
-            tracing::debug!(target: "doca", "cc_server {:?}: connection #{} closed", self.common.name, link.conn.id());
+            tracing::debug!(target: "doca_sdk", "cc_server {:?}: connection #{} closed", self.common.name, link.conn.id());
             events.push((link.conn.clone(), false, true));
         }
         for (conn, connected, ok) in events {
@@ -470,7 +470,7 @@ impl CtxOps for ServerOps {
         let listener = Listener::bind(&path)?;
         self.common.watch_ctrl(&listener, LISTENER_TOKEN)?;
         *self.listener.borrow_mut() = Some(listener);
-        tracing::debug!(target: "doca", "cc_server {:?} listening at {}", self.common.name, path.display());
+        tracing::debug!(target: "doca_sdk", "cc_server {:?} listening at {}", self.common.name, path.display());
         Ok(Started::Running)
     }
 

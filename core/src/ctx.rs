@@ -411,7 +411,7 @@ impl CtxCore {
     /// Starting → Idle, for a library whose asynchronous start failed (logged with `why`).
     pub fn abort_start(&self, error: Error, why: &str) {
         if self.state() == CtxState::Starting {
-            tracing::error!(target: "doca", "{}: {}: start failed: {why}", error.name(), self.kind);
+            tracing::error!(target: "doca_sdk", "{}: {}: start failed: {why}", error.name(), self.kind);
             self.transition(CtxState::Idle);
         }
     }
@@ -420,7 +420,7 @@ impl CtxCore {
     /// its in-flight tasks with errors and the context reaches Idle once they are freed.
     pub fn fail(&self, error: Error, why: &str) {
         if matches!(self.state(), CtxState::Running | CtxState::Starting) {
-            tracing::error!(target: "doca", "{}: {}: fatal: {why}", error.name(), self.kind);
+            tracing::error!(target: "doca_sdk", "{}: {}: fatal: {why}", error.name(), self.kind);
             self.transition(CtxState::Stopping);
         }
     }
@@ -471,7 +471,7 @@ impl CtxCore {
 
     fn transition(&self, next: CtxState) {
         let prev = self.state.replace(next);
-        tracing::debug!(target: "doca", "{}: {:?} -> {:?}", self.kind, prev, next);
+        tracing::debug!(target: "doca_sdk", "{}: {:?} -> {:?}", self.kind, prev, next);
         self.transitions.borrow_mut().push((prev, next));
         self.has_transitions.set(true);
         if let Some(pe) = self.pe.borrow().upgrade() {

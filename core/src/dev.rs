@@ -160,7 +160,7 @@ impl DevInfo {
         }
         let inner = Arc::new(DevInner { info: self.clone() });
         opened.push(Arc::downgrade(&inner));
-        tracing::debug!(target: "doca", "opened device {} ({:?})", self.pci_addr(), self.kind());
+        tracing::debug!(target: "doca_sdk", "opened device {} ({:?})", self.pci_addr(), self.kind());
         Ok(Dev { inner })
     }
 }

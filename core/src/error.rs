@@ -209,7 +209,7 @@ impl<T> From<Refused<T>> for Error {
 macro_rules! fail {
     ($err:expr, $($arg:tt)+) => {{
         let err: $crate::Error = $err;
-        ::tracing::error!(target: "doca", "{}: {}", err.name(), format_args!($($arg)+));
+        ::tracing::error!(target: "doca_sdk", "{}: {}", err.name(), format_args!($($arg)+));
         err
     }};
 }

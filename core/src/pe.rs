@@ -104,7 +104,7 @@ impl Pe {
     pub fn progress(&self) -> bool {
         let inner = &*self.inner;
         if inner.in_progress.replace(true) {
-            tracing::error!(target: "doca", "progress called from inside a callback of the same engine: ignored");
+            tracing::error!(target: "doca_sdk", "progress called from inside a callback of the same engine: ignored");
             return false;
         }
         let mut any = false;

@@ -438,7 +438,7 @@ impl Mmap {
         d.extend_from_slice(&pci.domain().to_le_bytes());
         d.extend_from_slice(&[pci.bus(), pci.device(), pci.function(), 0, 0, 0]);
         debug_assert_eq!(d.len(), DESC_LEN);
-        tracing::debug!(target: "doca", "mmap exported {} bytes as slot {slot} for {dev:?}", region.len());
+        tracing::debug!(target: "doca_sdk", "mmap exported {} bytes as slot {slot} for {dev:?}", region.len());
         Ok(d)
     }
 
@@ -472,7 +472,7 @@ impl Mmap {
         let _ = map.inner.region.set(region);
         map.inner.started.store(true, Ordering::Release);
         map.set_user_data(user_data.unwrap_or_default());
-        tracing::debug!(target: "doca", "mmap imported {len} bytes exported by {} (pid {})", d.from, d.pid);
+        tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes exported by {} (pid {})", d.from, d.pid);
         Ok(map)
     }
 

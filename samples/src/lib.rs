@@ -1,6 +1,8 @@
 //! The DOCA samples ported to Rust, and the tools around them.
 //!
 //! Binaries (`cargo run --release -p doca-samples --bin NAME`):
+//! - `doca_demo`: the host/DPU demo, the control-path sample pair as two processes.
+//! - `cc_ctrl_path_server`, `cc_ctrl_path_client`: DOCA's control-path samples.
 //! - `doca_caps`: lists the emulated devices, their representors and capabilities, like
 //!   DOCA's `doca_caps --list-devs`.
 //! - `doca_bench`: measures the emulator against baselines taken in the same run.
@@ -9,4 +11,6 @@
 
 #![forbid(unsafe_code)]
 
+pub mod args;
+pub mod cc_ctrl_path;
 pub mod log;

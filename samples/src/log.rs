@@ -73,10 +73,10 @@ impl fmt::Display for LogLevel {
     }
 }
 
-/// Installs the logger: the program's own lines at `app`, the libraries' (target `doca`) at
+/// Installs the logger: the program's own lines at `app`, the libraries' (target `doca_sdk`) at
 /// `sdk`. The samples default to INFO and WARNING, as DOCA's do.
 pub fn init(app: LogLevel, sdk: LogLevel) {
-    let filter = Targets::new().with_target("doca", sdk.filter()).with_default(app.filter());
+    let filter = Targets::new().with_target("doca_sdk", sdk.filter()).with_default(app.filter());
     let layer = tracing_subscriber::fmt::layer()
         .with_ansi(false)
         .event_format(DocaFormat)

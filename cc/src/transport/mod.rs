@@ -122,7 +122,7 @@ impl Listener {
             Err(e) => return Err(os("flock", e)),
         }
         match rustix::fs::unlink(path) {
-            Ok(()) => tracing::debug!(target: "doca", "replaced stale socket {}", path.display()),
+            Ok(()) => tracing::debug!(target: "doca_sdk", "replaced stale socket {}", path.display()),
             Err(Errno::NOENT) => {}
             Err(e) => return Err(os("unlink stale socket", e)),
         }

@@ -1,0 +1,84 @@
+//! The control-path samples as a user runs them: two processes, DOCA's log lines, exit codes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A fabric directory of this test's own, so parallel runs never meet.
+fn fabric(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("doca-fab-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    dir
+}
+
+fn run(bin: &str, args: &[&str], fabric: &PathBuf) -> std::process::Child {
+    Command::new(bin)
+        .args(args)
+        .env("DOCA_EMU_FABRIC_DIR", fabric)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(child: std::process::Child) -> (bool, String) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut child = child;
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "sample did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let Output { status, stdout, stderr } = child.wait_with_output().unwrap();
+    (status.success(), String::from_utf8_lossy(&stderr).to_string() + &String::from_utf8_lossy(&stdout))
+}
+
+#[test]
+fn the_sample_pair_exchanges_its_messages_and_exits() {
+    let fab = fabric("pair");
+    let server = run(env!("CARGO_BIN_EXE_cc_ctrl_path_server"), &["-t", "Reply from the DPU"], &fab);
+    let client = run(env!("CARGO_BIN_EXE_cc_ctrl_path_client"), &[], &fab);
+    let (cok, clog) = finish(client);
+    let (sok, slog) = finish(server);
+    assert!(sok && cok, "server:\n{slog}\nclient:\n{clog}");
+    assert!(slog.contains("Message received: 'Message from the client'"), "{slog}");
+    assert!(slog.contains("New client connected to server"), "{slog}");
+    assert!(clog.contains("Message received: 'Reply from the DPU'"), "{clog}");
+    for log in [&slog, &clog] {
+        assert!(log.contains("Starting the sample") && log.contains("Sample finished successfully"), "{log}");
+        assert!(log.contains("[DOCA][INF]"), "DOCA's line format: {log}");
+    }
+}
+
+#[test]
+fn the_demo_runs_both_sides() {
+    let fab = fabric("demo");
+    let (ok, out) = finish(run(env!("CARGO_BIN_EXE_doca_demo"), &[], &fab));
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("[DPU server ]") && out.contains("Message received: 'Hello from the host client'"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[host client]") && out.contains("Message received: 'Hello from the DPU server'"),
+        "{out}"
+    );
+    assert!(out.contains("both sides finished successfully"), "{out}");
+}
+
+#[test]
+fn bad_input_fails_like_doca() {
+    let fab = fabric("bad");
+    let (ok, log) = finish(run(env!("CARGO_BIN_EXE_cc_ctrl_path_client"), &["-p", "ff:00.0"], &fab));
+    assert!(!ok);
+    assert!(log.contains("Sample finished with errors"), "{log}");
+    let (ok, log) = finish(run(env!("CARGO_BIN_EXE_cc_ctrl_path_server"), &["-p", "b1:00.0"], &fab));
+    assert!(!ok, "a server on a host function");
+    assert!(log.contains("available only on DPU"), "{log}");
+    let (ok, _) = finish(run(env!("CARGO_BIN_EXE_cc_ctrl_path_client"), &["-l", "55"], &fab));
+    assert!(!ok);
+    let long = "x".repeat(4097);
+    let (ok, log) = finish(run(env!("CARGO_BIN_EXE_cc_ctrl_path_client"), &["-t", &long], &fab));
+    assert!(!ok && log.contains("exceeded buffer size"), "{log}");
+}
