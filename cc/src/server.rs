@@ -230,6 +230,12 @@ impl Server {
         Ok(())
     }
 
+    /// The connections currently established (an extension: DOCA reports them only
+    /// through the connection callback).
+    pub fn connections(&self) -> Vec<Connection> {
+        self.ops().common.links.borrow().iter().map(|l| l.conn.clone()).collect()
+    }
+
     /// Connections currently established.
     pub fn num_connections(&self) -> usize {
         self.ops().common.links.borrow().len()

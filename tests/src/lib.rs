@@ -23,11 +23,22 @@ pub struct Peer {
 impl Peer {
     /// Starts `program` with `args`; its stderr goes to the test's stderr.
     pub fn spawn(program: &str, args: &[&str]) -> Peer {
+        Peer::start(program, args, Stdio::inherit())
+    }
+
+    /// Starts `program` with `args`, its stderr (its log) written to `log`.
+    pub fn spawn_logged(program: &str, args: &[&str], log: &std::path::Path) -> Peer {
+        let file =
+            std::fs::File::create(log).unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
+        Peer::start(program, args, Stdio::from(file))
+    }
+
+    fn start(program: &str, args: &[&str], stderr: Stdio) -> Peer {
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
         let stdout = child.stdout.take().expect("piped stdout");
@@ -64,6 +75,16 @@ impl Peer {
             Err(RecvTimeoutError::Timeout) => panic!("{}: no answer within {ANSWER_DEADLINE:?}", self.name),
             Err(RecvTimeoutError::Disconnected) => panic!("{}: exited without answering", self.name),
         }
+    }
+
+    /// The next line if one is already there (never waits).
+    pub fn try_line(&self) -> Option<String> {
+        self.lines.try_recv().ok()
+    }
+
+    /// Whether the process has exited (never waits).
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
     /// Sends a command and returns the answer.
@@ -111,4 +132,56 @@ pub fn from_hex(s: &str) -> Option<Vec<u8>> {
         return None;
     }
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+/// Messages that carry their own sequence number and checksum, for loss, order and
+/// corruption checks across processes.
+pub mod checked {
+    /// A small deterministic generator (xorshift64*), so both sides agree on sizes.
+    pub struct Rng(u64);
+
+    impl Rng {
+        /// Seeded generator (a zero seed is replaced).
+        pub fn new(seed: u64) -> Rng {
+            Rng(seed.max(1))
+        }
+
+        /// The next value.
+        pub fn next_u64(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+    }
+
+    /// FNV-1a over `bytes`.
+    pub fn fnv32(bytes: &[u8]) -> u32 {
+        bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ b as u32).wrapping_mul(0x0100_0193))
+    }
+
+    /// Header bytes: sequence number, payload length, payload checksum.
+    pub const HEADER: usize = 12;
+
+    /// A message of random size in `HEADER..=max` with sequence number `seq`.
+    pub fn message(rng: &mut Rng, seq: u32, max: usize) -> Vec<u8> {
+        let len = HEADER + (rng.next_u64() as usize) % (max - HEADER + 1);
+        let mut m = vec![0u8; len];
+        for b in m[HEADER..].iter_mut() {
+            *b = rng.next_u64() as u8;
+        }
+        let sum = fnv32(&m[HEADER..]);
+        m[..4].copy_from_slice(&seq.to_le_bytes());
+        m[4..8].copy_from_slice(&((len - HEADER) as u32).to_le_bytes());
+        m[8..12].copy_from_slice(&sum.to_le_bytes());
+        m
+    }
+
+    /// The sequence number of an intact message; `None` when it is damaged.
+    pub fn verify(m: &[u8]) -> Option<u32> {
+        let word = |i: usize| u32::from_le_bytes(m.get(i..i + 4)?.try_into().ok()?).into();
+        let (seq, len, sum): (Option<u32>, Option<u32>, Option<u32>) = (word(0), word(4), word(8));
+        let body = m.get(HEADER..)?;
+        (body.len() == len? as usize && fnv32(body) == sum?).then_some(seq?)
+    }
 }

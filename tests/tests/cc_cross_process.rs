@@ -1,0 +1,334 @@
+//! The comm-channel control path across real processes: bulk traffic with checksums, many
+//! clients, late servers, killed peers, hostile sockets.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::os::fd::AsFd;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use doca_cc::{proto, transport, Client, Connection, Server};
+use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
+use doca_tests::{checked, Peer};
+
+const PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
+
+fn unique(tag: &str) -> String {
+    format!("xp-{tag}-{}", std::process::id())
+}
+
+/// Progresses `pe` until `done`, failing the test after a minute.
+fn until(pe: &Pe, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        if !pe.progress() {
+            std::thread::sleep(Duration::from_micros(20));
+        }
+    }
+}
+
+/// Messages the harness received: (connection id, bytes).
+type Inbox = Rc<RefCell<Vec<(u64, Vec<u8>)>>>;
+
+/// A server in this process that records what happens.
+struct Harness {
+    pe: Pe,
+    server: Rc<Server>,
+    connected: Rc<RefCell<Vec<(u64, bool)>>>,
+    disconnected: Rc<RefCell<Vec<u64>>>,
+    received: Inbox,
+}
+
+fn harness(name: &str, echo: bool) -> Harness {
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
+    let pe = Pe::create().unwrap();
+    let server = Rc::new(Server::create(&dev, &rep, name).unwrap());
+    pe.connect_ctx(&server.as_ctx()).unwrap();
+    let connected: Rc<RefCell<Vec<(u64, bool)>>> = Rc::default();
+    let disconnected: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let received: Inbox = Rc::default();
+    let (c, d, r) = (connected.clone(), disconnected.clone(), received.clone());
+    server
+        .event_connection_register(
+            move |conn, ok| c.borrow_mut().push((conn.id(), ok)),
+            move |conn, _| d.borrow_mut().push(conn.id()),
+        )
+        .unwrap();
+    server
+        .event_msg_recv_register(move |msg, conn: &Connection| {
+            if echo {
+                let s = conn.server().unwrap();
+                s.task_send_alloc_init(conn, msg).unwrap().submit().unwrap();
+            } else {
+                r.borrow_mut().push((conn.id(), msg.to_vec()));
+            }
+        })
+        .unwrap();
+    server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4096).unwrap();
+    server.as_ctx().start().unwrap();
+    Harness { pe, server, connected, disconnected, received }
+}
+
+#[test]
+fn ten_thousand_random_messages_arrive_complete_and_in_order() {
+    let name = unique("bulk");
+    let h = harness(&name, false);
+    let n = 10_000u32;
+    let peer = Peer::spawn(PEER, &["client", &name, "burst", &n.to_string(), "7"]);
+    until(&h.pe, "all messages", || h.received.borrow().len() == n as usize);
+    let mut rng = checked::Rng::new(7);
+    for (i, (_, msg)) in h.received.borrow().iter().enumerate() {
+        assert_eq!(checked::verify(msg), Some(i as u32), "message {i} damaged or out of order");
+        assert_eq!(*msg, checked::message(&mut rng, i as u32, 4080), "message {i} differs");
+    }
+    assert_eq!(peer.line(), "state starting");
+    assert_eq!(peer.line(), "state running");
+    assert_eq!(peer.line(), "running");
+    assert_eq!(peer.line(), format!("sent {n}"));
+    // Tell the client we are done; it stops, and the server hears of it.
+    let conn = h.server.connections().into_iter().next().expect("one connection");
+    assert_eq!(conn.id(), h.connected.borrow()[0].0);
+    h.server.task_send_alloc_init(&conn, b"done").unwrap().submit().unwrap();
+    until(&h.pe, "client to leave", || h.disconnected.borrow().len() == 1);
+    assert!(peer.finish());
+    conn.update_info().unwrap_err();
+    assert_eq!(conn.counter(doca_cc::Counter::RecvMessages), n as u64);
+    assert_eq!(conn.counter(doca_cc::Counter::SentMessages), 1);
+}
+
+#[test]
+fn sixty_four_clients_at_once_are_each_served() {
+    let name = unique("many");
+    let h = harness(&name, true);
+    let peers: Vec<Peer> =
+        (0..64).map(|i| Peer::spawn(PEER, &["client", &name, "echo", "20", &(i + 1).to_string()])).collect();
+    let finished = Rc::new(RefCell::new(HashMap::new()));
+    let mut peers: Vec<Option<Peer>> = peers.into_iter().map(Some).collect();
+    until(&h.pe, "64 clients served", || {
+        for (i, p) in peers.iter_mut().enumerate() {
+            if p.as_mut().is_some_and(|p| p.exited()) {
+                let p = p.take().unwrap();
+                finished.borrow_mut().insert(i, p.finish());
+            }
+        }
+        finished.borrow().len() == 64
+    });
+    assert!(finished.borrow().values().all(|ok| *ok), "every client verified its echoes");
+    assert_eq!(h.connected.borrow().len(), 64);
+    assert!(h.connected.borrow().iter().all(|(_, ok)| *ok));
+    until(&h.pe, "64 disconnections", || h.disconnected.borrow().len() == 64);
+    assert_eq!(h.server.num_connections(), 0);
+}
+
+#[test]
+fn a_client_started_before_its_server_connects_when_the_server_appears() {
+    let name = unique("late");
+    let mut peer = Peer::spawn(PEER, &["client", &name, "echo", "5", "3"]);
+    assert_eq!(peer.line(), "state starting");
+    std::thread::sleep(Duration::from_millis(300));
+    let h = harness(&name, true);
+    let mut done = false;
+    until(&h.pe, "the late connection", || {
+        done = done || peer.exited();
+        done
+    });
+    assert!(peer.finish(), "the client connected and got its echoes");
+    assert_eq!(h.connected.borrow().len(), 1);
+}
+
+#[test]
+fn a_killed_client_is_noticed_and_the_server_keeps_serving() {
+    let name = unique("kill-client");
+    let h = harness(&name, true);
+    let mut victim = Peer::spawn(PEER, &["client", &name, "hold"]);
+    let mut survivor = Peer::spawn(PEER, &["client", &name, "hold"]);
+    for p in [&mut victim, &mut survivor] {
+        let mut line = String::new();
+        until(&h.pe, "a client running", || {
+            if let Some(l) = p.try_line() {
+                line = l;
+            }
+            line == "running"
+        });
+    }
+    until(&h.pe, "two connections", || h.connected.borrow().len() == 2);
+    victim.kill();
+    until(&h.pe, "the disconnection event", || h.disconnected.borrow().len() == 1);
+    survivor.send("send still here");
+    let mut line = String::new();
+    until(&h.pe, "the echo to the survivor", || {
+        if let Some(l) = survivor.try_line() {
+            line = l;
+        }
+        line == "recv still here"
+    });
+    survivor.send("stop");
+    until(&h.pe, "the survivor to leave", || h.disconnected.borrow().len() == 2);
+    assert!(survivor.finish());
+}
+
+fn client_here(name: &str) -> (Pe, Client) {
+    let dev = open_device_with_pci("b1:00.0", None).unwrap();
+    let pe = Pe::create().unwrap();
+    let c = Client::create(&dev, name).unwrap();
+    pe.connect_ctx(&c.as_ctx()).unwrap();
+    (pe, c)
+}
+
+#[test]
+fn a_killed_server_makes_the_client_leave_running() {
+    let name = unique("kill-server");
+    let server = Peer::spawn(PEER, &["server", &name]);
+    assert_eq!(server.line(), "running");
+    let (pe, cli) = client_here(&name);
+    let states: Rc<RefCell<Vec<CtxState>>> = Rc::default();
+    let s = states.clone();
+    cli.as_ctx().set_state_changed_cb(move |_, _, _, next| s.borrow_mut().push(next)).unwrap();
+    let failed = Rc::new(Cell::new(0));
+    let f = failed.clone();
+    cli.task_send_set_conf(
+        |_, _, _| {},
+        move |t, _, _| {
+            assert_eq!(t.status(), Err(Error::ConnectionReset));
+            f.set(f.get() + 1);
+        },
+        64,
+    )
+    .unwrap();
+    cli.event_msg_recv_register(|_, _| {}).unwrap();
+    let _ = cli.as_ctx().start();
+    until(&pe, "running", || cli.as_ctx().state() == CtxState::Running);
+    let conn = cli.get_connection().unwrap();
+    // One byte over the maximum is refused at allocation.
+    assert_eq!(cli.task_send_alloc_init(&conn, &vec![0u8; 4081]).unwrap_err(), Error::InvalidValue);
+    server.kill();
+    until(&pe, "the client to notice", || cli.as_ctx().state() == CtxState::Idle);
+    assert_eq!(*states.borrow(), [CtxState::Starting, CtxState::Running, CtxState::Stopping, CtxState::Idle]);
+    assert!(!conn.is_connected());
+    assert_eq!(cli.get_connection().unwrap_err(), Error::BadState);
+}
+
+#[test]
+fn garbage_truncated_and_foreign_handshakes_are_dropped_and_the_server_keeps_serving() {
+    let name = unique("garbage");
+    let h = harness(&name, true);
+    let path = transport::service_path(
+        "cc",
+        open_device_with_pci("b1:00.0", None).unwrap().as_devinfo().pci_addr(),
+        &name,
+    )
+    .unwrap();
+    let bell = doca_core::notify::Doorbell::new().unwrap();
+    let good = proto::Hello {
+        kind: proto::PeerKind::Client,
+        max_msg_size: 4080,
+        recv_queue_size: 8,
+        name: name.clone(),
+    }
+    .encode();
+    let mut other_version = good.clone();
+    other_version[8] = 99;
+    let cases: Vec<(&str, Vec<u8>, bool)> = vec![
+        ("garbage", b"this is not a handshake at all".to_vec(), true),
+        ("truncated", good[..good.len() - 3].to_vec(), true),
+        ("wrong version", other_version, true),
+        ("no doorbell", good.clone(), false),
+    ];
+    for (what, bytes, with_fd) in cases {
+        let sock = transport::connect(&path).unwrap().expect("server listening");
+        let fds = if with_fd { vec![bell.as_fd()] } else { vec![] };
+        transport::send(sock.as_fd(), &bytes, &fds).unwrap();
+        let mut buf = [0u8; 128];
+        let mut closed = false;
+        until(&h.pe, what, || {
+            match transport::recv(sock.as_fd(), &mut buf).unwrap() {
+                transport::Recv::Closed => closed = true,
+                transport::Recv::Packet { len, .. } => {
+                    assert_eq!(what, "wrong version", "only the version refusal answers");
+                    let reply = proto::Reply::decode(&buf[..len]).unwrap();
+                    assert_eq!(reply.status, Error::UnsupportedVersion.code());
+                }
+                transport::Recv::Empty => {}
+            }
+            closed
+        });
+    }
+    // A socket that connects and says nothing is dropped too (after its deadline); meanwhile
+    // a real client is served.
+    let _silent = transport::connect(&path).unwrap().expect("listening");
+    let mut peer = Peer::spawn(PEER, &["client", &name, "echo", "3", "9"]);
+    let mut exited = false;
+    until(&h.pe, "a real client", || {
+        exited = exited || peer.exited();
+        exited
+    });
+    assert!(peer.finish());
+    assert_eq!(h.connected.borrow().as_slice().iter().filter(|(_, ok)| *ok).count(), 1);
+}
+
+#[test]
+fn a_max_message_size_mismatch_fails_the_connection_on_both_sides() {
+    let name = unique("mismatch");
+    let h = harness(&name, true);
+    let mut peer = Peer::spawn(PEER, &["client", &name, "echo", "1", "1", "--max-msg", "2000"]);
+    let mut exited = false;
+    until(&h.pe, "the refusal", || {
+        exited = exited || peer.exited();
+        exited && !h.connected.borrow().is_empty()
+    });
+    assert!(!peer.finish(), "the client leaves Starting with an error");
+    assert_eq!(
+        *h.connected.borrow(),
+        [(h.connected.borrow()[0].0, false)],
+        "an unsuccessful connection event"
+    );
+    assert_eq!(h.server.num_connections(), 0);
+}
+
+#[test]
+fn a_server_process_logs_why_it_dropped_a_socket() {
+    let name = unique("logged");
+    let log = std::env::temp_dir().join(format!("cc-peer-{name}.log"));
+    let server = Peer::spawn_logged(PEER, &["server", &name], &log);
+    assert_eq!(server.line(), "running");
+    let path = transport::service_path(
+        "cc",
+        open_device_with_pci("b1:00.0", None).unwrap().as_devinfo().pci_addr(),
+        &name,
+    )
+    .unwrap();
+    let bell = doca_core::notify::Doorbell::new().unwrap();
+    let mut other_version = proto::Hello {
+        kind: proto::PeerKind::Client,
+        max_msg_size: 4080,
+        recv_queue_size: 8,
+        name: name.clone(),
+    }
+    .encode();
+    other_version[8] = 99;
+    for bytes in [b"garbage".to_vec(), other_version] {
+        let sock = transport::connect(&path).unwrap().expect("listening");
+        transport::send(sock.as_fd(), &bytes, &[bell.as_fd()]).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut buf = [0u8; 128];
+        while !matches!(transport::recv(sock.as_fd(), &mut buf).unwrap(), transport::Recv::Closed) {
+            assert!(Instant::now() < deadline, "the server did not drop the socket");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    // Still serving.
+    let mut client = Peer::spawn(PEER, &["client", &name, "echo", "2", "5"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !client.exited() {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(client.finish());
+    assert!(server.finish());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("malformed handshake"), "{text}");
+    assert!(text.contains("protocol version Some(99)"), "{text}");
+    let _ = std::fs::remove_file(&log);
+}
