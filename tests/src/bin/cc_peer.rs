@@ -71,11 +71,8 @@ fn server(name: &str, max_msg: Option<u32>) -> ExitCode {
     srv.as_ctx().start().expect("start");
     println!("running");
     let input = stdin_lines();
-    loop {
-        match input.try_recv() {
-            Err(TryRecvError::Empty) => idle(&pe),
-            _ => break,
-        }
+    while let Err(TryRecvError::Empty) = input.try_recv() {
+        idle(&pe);
     }
     ExitCode::SUCCESS
 }
