@@ -135,3 +135,99 @@ fn limits_and_names() {
     assert_eq!(cli.as_ctx().start(), Err(Error::InProgress));
     until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Idle);
 }
+
+#[test]
+fn a_full_receive_queue_holds_sends_in_flight_in_order() {
+    let name = unique("full");
+    let (spe, srv) = server(&name);
+    srv.set_recv_queue_size(4).unwrap();
+    let got: Rc<RefCell<Vec<u8>>> = Rc::default();
+    let g = got.clone();
+    srv.event_msg_recv_register(move |msg, _| g.borrow_mut().push(msg[0])).unwrap();
+    srv.as_ctx().start().unwrap();
+    let (cpe, cli) = client(&name);
+    let done: Rc<RefCell<Vec<u8>>> = Rc::default();
+    let d = done.clone();
+    cli.task_send_set_conf(
+        move |t, td, _| {
+            assert_eq!(t.status(), Ok(()));
+            d.borrow_mut().push(td.as_u64() as u8)
+        },
+        |_, _, _| panic!("no send fails here"),
+        32,
+    )
+    .unwrap();
+    let _ = cli.as_ctx().start();
+    until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Running);
+    let conn = cli.get_connection().unwrap();
+    for i in 0..20u8 {
+        let t = cli.task_send_alloc_init(&conn, &[i]).unwrap();
+        t.set_user_data(doca_core::Data::from_u64(i as u64));
+        t.submit().unwrap();
+    }
+    while cpe.progress() {}
+    assert_eq!(*done.borrow(), [0, 1, 2, 3], "only what fits in the server's queue completes");
+    assert_eq!(cli.as_ctx().num_inflight_tasks(), 16, "the rest stays in flight");
+    until(&[&spe, &cpe], || done.borrow().len() == 20);
+    assert_eq!(*got.borrow(), (0..20).collect::<Vec<u8>>(), "nothing dropped or reordered");
+    assert_eq!(*done.borrow(), (0..20).collect::<Vec<u8>>());
+}
+
+#[test]
+fn a_server_stop_disconnects_every_client() {
+    let name = unique("stop-all");
+    let (spe, srv) = server(&name);
+    srv.as_ctx().start().unwrap();
+    type States = Rc<RefCell<Vec<CtxState>>>;
+    let clients: Vec<(Pe, Client, States)> = (0..3)
+        .map(|_| {
+            let (pe, c) = client(&name);
+            let states: States = Rc::default();
+            let s = states.clone();
+            c.as_ctx().set_state_changed_cb(move |_, _, _, next| s.borrow_mut().push(next)).unwrap();
+            let _ = c.as_ctx().start();
+            (pe, c, states)
+        })
+        .collect();
+    let pes: Vec<&Pe> = std::iter::once(&spe).chain(clients.iter().map(|(pe, _, _)| pe)).collect();
+    until(&pes, || clients.iter().all(|(_, c, _)| c.as_ctx().state() == CtxState::Running));
+    assert_eq!(srv.num_connections(), 3);
+    srv.as_ctx().stop().unwrap();
+    until(&pes, || clients.iter().all(|(_, c, _)| c.as_ctx().state() == CtxState::Idle));
+    for (_, _, states) in &clients {
+        assert_eq!(
+            *states.borrow(),
+            [CtxState::Starting, CtxState::Running, CtxState::Stopping, CtxState::Idle]
+        );
+    }
+    // The name is free again: a new server can listen under it.
+    let (_pe2, again) = server(&name);
+    again.as_ctx().start().unwrap();
+}
+
+#[test]
+fn a_server_can_disconnect_one_client() {
+    let name = unique("disconnect");
+    let (spe, srv) = server(&name);
+    let gone: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let g = gone.clone();
+    srv.event_connection_register(
+        |_, _| {},
+        move |c, ok| {
+            assert!(ok);
+            g.borrow_mut().push(c.id())
+        },
+    )
+    .unwrap();
+    srv.as_ctx().start().unwrap();
+    let (cpe, cli) = client(&name);
+    let _ = cli.as_ctx().start();
+    until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Running);
+    let conn = srv.connections().pop().unwrap();
+    assert_eq!(conn.server().unwrap().name(), name);
+    assert!(conn.client().is_none());
+    srv.disconnect(&conn).unwrap();
+    until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Idle && gone.borrow().len() == 1);
+    assert_eq!(srv.disconnect(&conn), Err(Error::NotFound));
+    assert_eq!(srv.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4), Err(Error::BadState));
+}

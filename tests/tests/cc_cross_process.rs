@@ -332,3 +332,32 @@ fn a_server_process_logs_why_it_dropped_a_socket() {
     assert!(text.contains("protocol version Some(99)"), "{text}");
     let _ = std::fs::remove_file(&log);
 }
+
+#[test]
+fn sends_in_flight_to_a_server_that_dies_complete_with_an_error() {
+    let name = unique("frozen");
+    let server = Peer::spawn(PEER, &["server", &name, "--freeze"]);
+    let (pe, cli) = client_here(&name);
+    let outcomes: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+    let (ok, err) = (outcomes.clone(), outcomes.clone());
+    cli.task_send_set_conf(
+        move |t, _, _| ok.borrow_mut().push(t.status()),
+        move |t, _, _| err.borrow_mut().push(t.status()),
+        128,
+    )
+    .unwrap();
+    let _ = cli.as_ctx().start();
+    until(&pe, "running", || cli.as_ctx().state() == CtxState::Running);
+    let conn = cli.get_connection().unwrap();
+    for i in 0..100u32 {
+        cli.task_send_alloc_init(&conn, &i.to_le_bytes()).unwrap().submit().unwrap();
+    }
+    until(&pe, "the queue to fill", || outcomes.borrow().len() == doca_cc::DEFAULT_RECV_QUEUE_SIZE as usize);
+    assert_eq!(cli.as_ctx().num_inflight_tasks(), 100 - doca_cc::DEFAULT_RECV_QUEUE_SIZE as usize);
+    server.kill();
+    until(&pe, "the client to notice", || cli.as_ctx().state() == CtxState::Idle);
+    let o = outcomes.borrow();
+    assert_eq!(o.len(), 100, "every task completed");
+    assert!(o[..64].iter().all(|r| r.is_ok()));
+    assert!(o[64..].iter().all(|r| *r == Err(Error::ConnectionReset)), "in flight → error");
+}

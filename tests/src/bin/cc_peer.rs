@@ -10,7 +10,8 @@
 //! cc_peer client <name> hold             stdout: running, recv <text>, state <s>;
 //!                                        stdin: send <text>, stop
 //! ```
-//! Options after the mode: `--max-msg <n>` sets the max message size on either side.
+//! Options after the mode: `--max-msg <n>` sets the max message size on either side;
+//! `--freeze` makes the server stop progressing once a client is connected.
 
 use std::cell::{Cell, RefCell};
 use std::io::BufRead;
@@ -46,7 +47,7 @@ fn option(args: &[String], flag: &str) -> Option<u32> {
     args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok())
 }
 
-fn server(name: &str, max_msg: Option<u32>) -> ExitCode {
+fn server(name: &str, max_msg: Option<u32>, freeze: bool) -> ExitCode {
     let dev = open_device_with_pci("03:00.0", None).expect("dpu");
     let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").expect("rep");
     let pe = Pe::create().expect("pe");
@@ -72,6 +73,11 @@ fn server(name: &str, max_msg: Option<u32>) -> ExitCode {
     println!("running");
     let input = stdin_lines();
     while let Err(TryRecvError::Empty) = input.try_recv() {
+        if freeze && srv.num_connections() > 0 {
+            // Stop consuming: the client's sends pile up in flight.
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
         idle(&pe);
     }
     ExitCode::SUCCESS
@@ -210,7 +216,9 @@ fn main() -> ExitCode {
     let max_msg = option(&args, "--max-msg");
     let word = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
     match (word(1), word(2), word(3)) {
-        ("server", name, _) if !name.is_empty() => server(name, max_msg),
+        ("server", name, _) if !name.is_empty() => {
+            server(name, max_msg, args.iter().any(|a| a == "--freeze"))
+        }
         ("client", name, mode) if !name.is_empty() => {
             let n = args.get(4).and_then(|v| v.parse().ok()).unwrap_or(0);
             let seed = args.get(5).and_then(|v| v.parse().ok()).unwrap_or(1);
