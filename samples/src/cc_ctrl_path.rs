@@ -50,11 +50,13 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
         error!("Failed to open Comm Channel DOCA device representor based on PCI address: {e}")
     })?;
 
+    // ANCHOR: server_create
     let pe = Pe::create().inspect_err(|e| error!("Failed creating pe with error = {e}"))?;
     let server = Server::create(&dev, &rep, SERVER_NAME)
         .inspect_err(|e| error!("Failed to create server with error = {e}"))?;
     let ctx = server.as_ctx();
     pe.connect_ctx(&ctx).inspect_err(|e| error!("Failed adding pe context to server with error = {e}"))?;
+    // ANCHOR_END: server_create
 
     let st = Rc::new(ServerState {
         finish: Cell::new(false),
@@ -96,6 +98,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
         )
         .inspect_err(|e| error!("Failed to configure server task pool with error = {e}"))?;
     let s = st.clone();
+    // ANCHOR: server_msg
     server
         .event_msg_recv_register(move |msg, conn: &Connection| {
             info!("Message received: '{}'", String::from_utf8_lossy(msg));
@@ -119,6 +122,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
             }
         })
         .inspect_err(|e| error!("Failed adding message receive event with error = {e}"))?;
+    // ANCHOR_END: server_msg
     let (s1, s2) = (st.clone(), st.clone());
     server
         .event_connection_register(
@@ -147,6 +151,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
         .set_recv_queue_size(CC_REC_QUEUE_SIZE)
         .inspect_err(|e| error!("Failed to set msg size property with error = {e}"))?;
     ctx.set_user_data(Data::from_ptr(Rc::as_ptr(&st)));
+    // ANCHOR: server_start
     match ctx.start() {
         Ok(()) => {}
         Err(e) => {
@@ -156,6 +161,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
     }
 
     run_until(&pe, &st.finish);
+    // ANCHOR_END: server_start
 
     server.destroy().map_err(|r| r.error).inspect_err(|e| error!("Failed to destroy server: {e}"))?;
     pe.destroy().map_err(|r| r.error).inspect_err(|e| error!("Failed to destroy pe: {e}"))?;
@@ -196,6 +202,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
         CtxState::Starting => {
             info!("CC client context entered into starting state. Waiting for connection establishment")
         }
+        // ANCHOR: client_running
         CtxState::Running => {
             info!("CC client context is running. Sending message");
             let Some(client) = s.client.borrow().as_ref().and_then(std::rc::Weak::upgrade) else { return };
@@ -225,6 +232,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
                 }
             }
         }
+        // ANCHOR_END: client_running
         CtxState::Stopping => {
             info!("CC client context entered into stopping state. Waiting for the context to be idle")
         }
@@ -262,6 +270,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
         .set_recv_queue_size(CC_REC_QUEUE_SIZE)
         .inspect_err(|e| error!("Failed to set msg size property with error = {e}"))?;
     ctx.set_user_data(Data::from_ptr(Rc::as_ptr(&st)));
+    // ANCHOR: client_start
     match ctx.start() {
         Err(Error::InProgress) => {}
         Ok(()) => {
@@ -275,6 +284,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
     }
 
     run_until(&pe, &st.finish);
+    // ANCHOR_END: client_start
 
     st.client.borrow_mut().take();
     let client = Rc::try_unwrap(client).map_err(|_| Error::InUse)?;

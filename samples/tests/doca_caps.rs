@@ -26,6 +26,8 @@ fn lists_the_default_devices_and_representors() {
     }
     assert!(out.contains("representors (3):"), "{out}");
     assert!(out.contains("Topology: embedded default"), "{out}");
+    assert!(out.contains("cc.max_msg_size                 4080"), "{out}");
+    assert!(out.contains("cc server                       supported"), "{out}");
 
     let (ok, out, _) = doca_caps(&["-p", "b1:00.1"], None);
     assert!(ok);
@@ -52,6 +54,18 @@ fn a_topology_file_replaces_the_default_and_a_bad_one_names_its_line() {
     assert!(out.contains("PCI: 0000:05:00.0") && out.contains("mlx5_9"), "{out}");
     assert!(out.contains("PCI: 0000:81:00.0  VF  emulated"), "{out}");
     assert!(out.contains("cc.max_msg_size") && out.contains("8192 (line 3)"), "{out}");
+    assert!(out.contains("cc.max_msg_size                 8192"), "the library reads it: {out}");
+
+    let typo = dir.join("typo.topology");
+    std::fs::write(&typo, "device 03:00.0 dpu\ncap cc.max_msg_sise 8K\n").unwrap();
+    let (ok, out, err) = doca_caps(&[], Some(typo.to_str().unwrap()));
+    assert!(ok);
+    assert!(
+        out.contains("cc.max_msg_size                 DOCA_ERROR_INVALID_VALUE")
+            || out.contains("Invalid input"),
+        "{out}"
+    );
+    assert!(err.contains("line 2: unknown capability \"cc.max_msg_sise\""), "{err}");
     assert!(!out.contains("b1:00.0"), "{out}");
 
     let bad = dir.join("bad.topology");

@@ -56,6 +56,15 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
     for (k, v) in rows {
         println!("        {k:<32}{v}");
     }
+    let side = |ok: bool| if ok { "supported" } else { "not supported" };
+    println!("        {:<32}{}", "cc server", side(doca_cc::caps::server_is_supported(info).is_ok()));
+    println!("        {:<32}{}", "cc client", side(doca_cc::caps::client_is_supported(info).is_ok()));
+    for spec in doca_cc::caps::ALL {
+        match doca_cc::caps::get(info, &spec) {
+            Ok(v) => println!("        {:<32}{v:<12} {}", spec.name, spec.descr),
+            Err(e) => println!("        {:<32}{e}", spec.name),
+        }
+    }
     if !with_reps || info.kind() != DeviceKind::Dpu {
         return;
     }
