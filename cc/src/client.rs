@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use doca_core::notify::Doorbell;
 use doca_core::{
-    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, Error, Refused, Result, Started, TaskId,
-    TaskLib, TaskOwner, TaskPool,
+    bail, fail, CtxCell, CtxCore, CtxOps, CtxState, Dev, Error, Refused, Result, Started, TaskId, TaskLib,
+    TaskOwner, TaskPool,
 };
 use rustix::time::{
     timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
@@ -23,7 +23,7 @@ use rustix::time::{
 
 use crate::caps;
 use crate::conn::{self, Connection, OwnerRef};
-use crate::endpoint::{Common, Link, SendPayload, SendTask};
+use crate::endpoint::{Common, Link, SendPayload};
 use crate::proto::{Hello, PeerKind, Reply};
 use crate::transport::ring::{Area, End, Ring};
 use crate::transport::{self, Recv};
@@ -121,73 +121,9 @@ impl Client {
         self.core().destroy().map_err(|e| Refused::new(e, Client { ctx: self.ctx.clone() }))
     }
 
-    /// `doca_cc_client_as_ctx`.
-    pub fn as_ctx(&self) -> Ctx {
-        Ctx::from(self.ctx.clone())
-    }
-
-    /// `doca_cc_client_set_max_msg_size`: Idle only; must equal the server's.
-    pub fn set_max_msg_size(&self, size: u32) -> Result<()> {
-        self.ops().common.set_max_msg_size(self.core(), size)
-    }
-
-    /// `doca_cc_client_get_max_msg_size`.
-    pub fn max_msg_size(&self) -> u32 {
-        self.ops().common.max_msg_size.get()
-    }
-
-    /// `doca_cc_client_set_recv_queue_size`: messages the server can queue to this client.
-    pub fn set_recv_queue_size(&self, size: u32) -> Result<()> {
-        self.ops().common.set_recv_queue_size(self.core(), size)
-    }
-
-    /// `doca_cc_client_get_recv_queue_size`.
-    pub fn recv_queue_size(&self) -> u32 {
-        self.ops().common.recv_queue_size.get()
-    }
-
-    /// `doca_cc_client_get_device`.
-    pub fn device(&self) -> Dev {
-        self.ops().common.dev.clone()
-    }
-
     /// The name of the server this client connects to.
     pub fn server_name(&self) -> &str {
         &self.ops().common.name
-    }
-
-    /// `doca_cc_client_task_send_set_conf`.
-    pub fn task_send_set_conf(
-        &self,
-        completion: impl FnMut(SendTask, Data, Data) + 'static,
-        error: impl FnMut(SendTask, Data, Data) + 'static,
-        num_send_tasks: u32,
-    ) -> Result<()> {
-        self.ops().common.set_send_conf(self.core(), completion, error, num_send_tasks)
-    }
-
-    /// `doca_cc_client_task_send_alloc_init`: a task sending `msg` (copied) to the server.
-    pub fn task_send_alloc_init(&self, peer: &Connection, msg: &[u8]) -> Result<SendTask> {
-        self.ops().common.alloc_send(peer, msg)
-    }
-
-    /// `doca_cc_client_event_msg_recv_register`: Idle only.
-    pub fn event_msg_recv_register(&self, cb: impl FnMut(&[u8], &Connection) + 'static) -> Result<()> {
-        self.core().require_idle("event_msg_recv_register")?;
-        self.ops().common.msg_cb.set(Box::new(cb));
-        Ok(())
-    }
-
-    /// `doca_cc_client_event_consumer_register`: new and expired consumers of the server.
-    pub fn event_consumer_register(
-        &self,
-        new_consumer: impl FnMut(&Connection, u32) + 'static,
-        expired_consumer: impl FnMut(&Connection, u32) + 'static,
-    ) -> Result<()> {
-        self.core().require_idle("event_consumer_register")?;
-        self.ops().common.new_consumer_cb.set(Box::new(new_consumer));
-        self.ops().common.expired_consumer_cb.set(Box::new(expired_consumer));
-        Ok(())
     }
 
     /// `doca_cc_client_get_connection`: the connection once Running (`BAD_STATE` before).
@@ -368,6 +304,8 @@ impl ClientOps {
         let _ = timerfd_settime(timer, TimerfdTimerFlags::empty(), &spec);
     }
 }
+
+crate::endpoint::endpoint_api!(Client, "client");
 
 impl CtxOps for ClientOps {
     fn kind(&self) -> &'static str {

@@ -488,3 +488,86 @@ impl Common {
         }
     }
 }
+
+/// The calls servers and clients share, named after DOCA's `doca_cc_server_*` and
+/// `doca_cc_client_*` (one definition for both).
+macro_rules! endpoint_api {
+    ($ty:ident, $c:literal) => {
+        impl $ty {
+            #[doc = concat!("`doca_cc_", $c, "_as_ctx`.")]
+            pub fn as_ctx(&self) -> doca_core::Ctx {
+                doca_core::Ctx::from(self.ctx.clone())
+            }
+
+            #[doc = concat!("`doca_cc_", $c, "_set_max_msg_size`: Idle only; 0 or above the capability → ")]
+            #[doc = "`INVALID_VALUE`. Server and client must use the same size."]
+            pub fn set_max_msg_size(&self, size: u32) -> doca_core::Result<()> {
+                self.ops().common.set_max_msg_size(self.core(), size)
+            }
+
+            #[doc = concat!("`doca_cc_", $c, "_get_max_msg_size`.")]
+            pub fn max_msg_size(&self) -> u32 {
+                self.ops().common.max_msg_size.get()
+            }
+
+            #[doc = concat!("`doca_cc_", $c, "_set_recv_queue_size`: messages the peer can queue to this side ")]
+            #[doc = "before its sends wait. Idle only; 0 or above the capability → `INVALID_VALUE`."]
+            pub fn set_recv_queue_size(&self, size: u32) -> doca_core::Result<()> {
+                self.ops().common.set_recv_queue_size(self.core(), size)
+            }
+
+            #[doc = concat!("`doca_cc_", $c, "_get_recv_queue_size`.")]
+            pub fn recv_queue_size(&self) -> u32 {
+                self.ops().common.recv_queue_size.get()
+            }
+
+            #[doc = concat!("`doca_cc_", $c, "_get_device`.")]
+            pub fn device(&self) -> doca_core::Dev {
+                self.ops().common.dev.clone()
+            }
+
+            #[doc = concat!("`doca_cc_", $c, "_task_send_set_conf`: Idle only; more than the capability → ")]
+            #[doc = "`INVALID_VALUE`."]
+            pub fn task_send_set_conf(
+                &self,
+                completion: impl FnMut($crate::SendTask, doca_core::Data, doca_core::Data) + 'static,
+                error: impl FnMut($crate::SendTask, doca_core::Data, doca_core::Data) + 'static,
+                num_send_tasks: u32,
+            ) -> doca_core::Result<()> {
+                self.ops().common.set_send_conf(self.core(), completion, error, num_send_tasks)
+            }
+
+            #[doc = concat!("`doca_cc_", $c, "_task_send_alloc_init`: a task sending `msg` (copied) on `peer`.")]
+            pub fn task_send_alloc_init(
+                &self,
+                peer: &$crate::Connection,
+                msg: &[u8],
+            ) -> doca_core::Result<$crate::SendTask> {
+                self.ops().common.alloc_send(peer, msg)
+            }
+
+            #[doc = concat!("`doca_cc_", $c, "_event_msg_recv_register`: Idle only.")]
+            pub fn event_msg_recv_register(
+                &self,
+                cb: impl FnMut(&[u8], &$crate::Connection) + 'static,
+            ) -> doca_core::Result<()> {
+                self.core().require_idle("event_msg_recv_register")?;
+                self.ops().common.msg_cb.set(Box::new(cb));
+                Ok(())
+            }
+
+            #[doc = concat!("`doca_cc_", $c, "_event_consumer_register`: the peer's new and expired consumers. Idle only.")]
+            pub fn event_consumer_register(
+                &self,
+                new_consumer: impl FnMut(&$crate::Connection, u32) + 'static,
+                expired_consumer: impl FnMut(&$crate::Connection, u32) + 'static,
+            ) -> doca_core::Result<()> {
+                self.core().require_idle("event_consumer_register")?;
+                self.ops().common.new_consumer_cb.set(Box::new(new_consumer));
+                self.ops().common.expired_consumer_cb.set(Box::new(expired_consumer));
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use endpoint_api;

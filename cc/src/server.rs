@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 
 use doca_core::notify::Doorbell;
 use doca_core::{
-    bail, fail, CbSlot, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, DevRep, Error, Refused, Result,
-    Started, TaskId, TaskLib, TaskOwner, TaskPool,
+    bail, fail, CbSlot, CtxCell, CtxCore, CtxOps, CtxState, Dev, DevRep, Error, Refused, Result, Started,
+    TaskId, TaskLib, TaskOwner, TaskPool,
 };
 
 use crate::caps;
 use crate::conn::{self, Connection, OwnerRef};
-use crate::endpoint::{Common, Link, SendPayload, SendTask};
+use crate::endpoint::{Common, Link, SendPayload};
 use crate::proto::{self, Hello, PeerKind, Reply};
 use crate::transport::ring::{self, Area, End, Ring};
 use crate::transport::{self, Listener, Recv};
@@ -128,37 +128,6 @@ impl Server {
         self.core().destroy().map_err(|e| Refused::new(e, Server { ctx: self.ctx.clone() }))
     }
 
-    /// `doca_cc_server_as_ctx`.
-    pub fn as_ctx(&self) -> Ctx {
-        Ctx::from(self.ctx.clone())
-    }
-
-    /// `doca_cc_server_set_max_msg_size`: Idle only; 0 or above the capability →
-    /// `INVALID_VALUE`. Clients must use the same size.
-    pub fn set_max_msg_size(&self, size: u32) -> Result<()> {
-        self.ops().common.set_max_msg_size(self.core(), size)
-    }
-
-    /// `doca_cc_server_get_max_msg_size`.
-    pub fn max_msg_size(&self) -> u32 {
-        self.ops().common.max_msg_size.get()
-    }
-
-    /// `doca_cc_server_set_recv_queue_size`: messages each client can queue to the server.
-    pub fn set_recv_queue_size(&self, size: u32) -> Result<()> {
-        self.ops().common.set_recv_queue_size(self.core(), size)
-    }
-
-    /// `doca_cc_server_get_recv_queue_size`.
-    pub fn recv_queue_size(&self) -> u32 {
-        self.ops().common.recv_queue_size.get()
-    }
-
-    /// `doca_cc_server_get_device`.
-    pub fn device(&self) -> Dev {
-        self.ops().common.dev.clone()
-    }
-
     /// `doca_cc_server_get_device_repr`.
     pub fn device_rep(&self) -> DevRep {
         self.ops().rep.clone()
@@ -167,29 +136,6 @@ impl Server {
     /// The server name.
     pub fn name(&self) -> &str {
         &self.ops().common.name
-    }
-
-    /// `doca_cc_server_task_send_set_conf`: Idle only; more than the capability →
-    /// `INVALID_VALUE`.
-    pub fn task_send_set_conf(
-        &self,
-        completion: impl FnMut(SendTask, Data, Data) + 'static,
-        error: impl FnMut(SendTask, Data, Data) + 'static,
-        num_send_tasks: u32,
-    ) -> Result<()> {
-        self.ops().common.set_send_conf(self.core(), completion, error, num_send_tasks)
-    }
-
-    /// `doca_cc_server_task_send_alloc_init`: a task sending `msg` (copied) to `peer`.
-    pub fn task_send_alloc_init(&self, peer: &Connection, msg: &[u8]) -> Result<SendTask> {
-        self.ops().common.alloc_send(peer, msg)
-    }
-
-    /// `doca_cc_server_event_msg_recv_register`: Idle only.
-    pub fn event_msg_recv_register(&self, cb: impl FnMut(&[u8], &Connection) + 'static) -> Result<()> {
-        self.core().require_idle("event_msg_recv_register")?;
-        self.ops().common.msg_cb.set(Box::new(cb));
-        Ok(())
     }
 
     /// `doca_cc_server_event_connection_register`: Idle only.
@@ -201,18 +147,6 @@ impl Server {
         self.core().require_idle("event_connection_register")?;
         self.ops().connect_cb.set(Box::new(connect));
         self.ops().disconnect_cb.set(Box::new(disconnect));
-        Ok(())
-    }
-
-    /// `doca_cc_server_event_consumer_register`: new and expired consumers of the clients.
-    pub fn event_consumer_register(
-        &self,
-        new_consumer: impl FnMut(&Connection, u32) + 'static,
-        expired_consumer: impl FnMut(&Connection, u32) + 'static,
-    ) -> Result<()> {
-        self.core().require_idle("event_consumer_register")?;
-        self.ops().common.new_consumer_cb.set(Box::new(new_consumer));
-        self.ops().common.expired_consumer_cb.set(Box::new(expired_consumer));
         Ok(())
     }
 
@@ -464,6 +398,8 @@ impl ServerOps {
         any
     }
 }
+
+crate::endpoint::endpoint_api!(Server, "server");
 
 impl CtxOps for ServerOps {
     fn kind(&self) -> &'static str {

@@ -34,6 +34,16 @@ fn run_until(pe: &Pe, done: &Cell<bool>) {
     }
 }
 
+/// The send error callback of both samples: record the status, free the task, stop.
+fn send_failed(result: &Cell<Result<(), Error>>, task: SendTask) {
+    let status = task.status();
+    error!("Message failed to send with error = {}", status.err().map_or("", |e| e.name()));
+    result.set(status);
+    let ctx = task.as_task().ctx();
+    drop(task);
+    let _ = ctx.stop();
+}
+
 struct ServerState {
     finish: Cell<bool>,
     result: Cell<Result<(), Error>>,
@@ -86,14 +96,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
                 drop(task);
                 let _ = ctx.stop();
             },
-            move |task: SendTask, _, _| {
-                let status = task.status();
-                error!("Message failed to send with error = {}", status.err().map_or("", |e| e.name()));
-                s2.result.set(status);
-                let ctx = task.as_task().ctx();
-                drop(task);
-                let _ = ctx.stop();
-            },
+            move |task: SendTask, _, _| send_failed(&s2.result, task),
             CC_SEND_TASK_NUM,
         )
         .inspect_err(|e| error!("Failed to configure server task pool with error = {e}"))?;
@@ -244,14 +247,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
                 s1.result.set(Ok(()));
                 info!("Task sent successfully");
             },
-            move |task: SendTask, _, _| {
-                let status = task.status();
-                error!("Message failed to send with error = {}", status.err().map_or("", |e| e.name()));
-                s2.result.set(status);
-                let ctx = task.as_task().ctx();
-                drop(task);
-                let _ = ctx.stop();
-            },
+            move |task: SendTask, _, _| send_failed(&s2.result, task),
             CC_SEND_TASK_NUM,
         )
         .inspect_err(|e| error!("Failed to configure client task pool with error = {e}"))?;
