@@ -222,7 +222,8 @@ impl ClientOps {
             unreachable!("checked above")
         };
         let pid = transport::peer_uid(sock.as_fd()).map(|(_, p)| p).unwrap_or(0);
-        let conn = Connection::new(reply.conn_id, self.common.key, false, pid);
+        let conn = Connection::new(reply.conn_id, self.common.key, false, pid, self.common.dev.clone())?;
+        conn.fast().set_socket(sock.as_fd());
         let link = Rc::new(Link::new(conn, sock, tx, rx, Doorbell::from_fd(bell)));
         self.common.links.borrow_mut().push(link);
         Ok(true)
@@ -274,14 +275,13 @@ impl ClientOps {
     fn ctrl_poll(&self, core: &CtxCore) -> bool {
         let link = self.common.links.borrow().first().cloned();
         let Some(link) = link else { return false };
-        if !self.common.ctrl_ready().is_empty() {
-            let mut buf = [0u8; 64];
-            if let Ok(Recv::Closed) | Err(_) = transport::recv(link.sock.as_fd(), &mut buf) {
-                link.closing.set(true);
-            }
+        let mut events = Vec::new();
+        if !self.common.ctrl_ready().is_empty() && !self.common.read_ctrl(&link, &mut events) {
+            link.closing.set(true);
         }
+        let any = self.common.deliver_consumer_events(events);
         if !link.closing.get() {
-            return false;
+            return any;
         }
         self.common.drop_link(&link, Error::ConnectionReset);
         self.server_gone.set(true);

@@ -8,10 +8,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::ThreadId;
 
-use doca_core::{CtxCell, Data, Error, Result};
+use doca_core::{CtxCell, Data, Dev, Error, Result};
 use parking_lot::Mutex;
 
 use crate::client::{Client, ClientOps};
+use crate::fast::FastConn;
 use crate::server::{Server, ServerOps};
 
 /// `enum doca_cc_counter`.
@@ -68,6 +69,8 @@ pub(crate) struct ConnInner {
     counters: [AtomicU64; 4],
     snapshot: Mutex<[u64; 4]>,
     peer_pid: i32,
+    dev: Dev,
+    fast: FastConn,
 }
 
 /// `struct doca_cc_connection`: a handle to one established connection. Cloning gives
@@ -99,8 +102,14 @@ impl fmt::Debug for Connection {
 }
 
 impl Connection {
-    pub(crate) fn new(id: u64, owner_key: u64, is_server: bool, peer_pid: i32) -> Connection {
-        Connection {
+    pub(crate) fn new(
+        id: u64,
+        owner_key: u64,
+        is_server: bool,
+        peer_pid: i32,
+        dev: Dev,
+    ) -> Result<Connection> {
+        Ok(Connection {
             inner: Arc::new(ConnInner {
                 id,
                 owner_key,
@@ -111,8 +120,19 @@ impl Connection {
                 counters: Default::default(),
                 snapshot: Mutex::new([0; 4]),
                 peer_pid,
+                dev,
+                fast: FastConn::new(is_server)?,
             }),
-        }
+        })
+    }
+
+    /// The device of the side holding this handle.
+    pub fn dev(&self) -> &Dev {
+        &self.inner.dev
+    }
+
+    pub(crate) fn fast(&self) -> &FastConn {
+        &self.inner.fast
     }
 
     /// `doca_cc_connection_set_user_data`.
@@ -198,6 +218,7 @@ impl Connection {
 
     pub(crate) fn mark_down(&self) {
         self.inner.live.store(false, Ordering::Release);
+        self.inner.fast.shut();
     }
 
     pub(crate) fn owner_key(&self) -> u64 {

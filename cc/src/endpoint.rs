@@ -13,6 +13,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, OwnedFd};
 use std::rc::{Rc, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use doca_core::notify::Doorbell;
 use doca_core::{
@@ -23,7 +25,10 @@ use smallvec::SmallVec;
 
 use crate::caps;
 use crate::conn::{Connection, Counter};
+use crate::fast::RemoteConsumer;
+use crate::proto::Ctrl;
 use crate::transport::ring::Ring;
+use crate::transport::{self, Recv};
 
 /// Message kind of an application message in a ring slot.
 pub(crate) const KIND_MSG: u32 = 1;
@@ -449,6 +454,66 @@ impl Common {
         link.conn.mark_down();
         self.unwatch_ctrl(&link.sock);
         self.links.borrow_mut().retain(|l| !Rc::ptr_eq(l, link));
+    }
+
+    /// Reads the control packets waiting on `link`'s socket (fast-path bookkeeping) and
+    /// queues the consumer events they cause. False when the peer closed the socket.
+    pub(crate) fn read_ctrl(&self, link: &Link, events: &mut Vec<(bool, Connection, u32)>) -> bool {
+        let fast = link.conn.fast();
+        loop {
+            let mut buf = [0u8; 128];
+            let (len, fds) = match transport::recv(link.sock.as_fd(), &mut buf) {
+                Ok(Recv::Empty) => return true,
+                Ok(Recv::Closed) | Err(_) => return false,
+                Ok(Recv::Packet { len, fds, .. }) => (len, fds),
+            };
+            match Ctrl::decode(&buf[..len]) {
+                Ok(Ctrl::NewConsumer { id, one_copy, mem_offset, mem_len, slots }) => {
+                    match RemoteConsumer::open(id, one_copy, mem_offset, mem_len, slots, fds) {
+                        Ok(rc) => {
+                            fast.remote.lock().insert(id, Arc::new(rc));
+                            if let Err(e) = fast.send(&Ctrl::ConsumerAck { id }, &[fast.bell.as_fd()]) {
+                                tracing::warn!(target: "doca_sdk", "{}: cannot acknowledge consumer {id}: {e}", self.kind);
+                            }
+                            events.push((true, link.conn.clone(), id));
+                        }
+                        Err(e) => {
+                            tracing::error!(target: "doca_sdk", "{}: cannot map the peer's consumer {id}: {e}", self.kind)
+                        }
+                    }
+                }
+                Ok(Ctrl::ConsumerAck { id }) => {
+                    if let Some(lc) = fast.local.lock().get(&id) {
+                        if let Some(fd) = fds.into_iter().next() {
+                            let _ = lc.peer_bell.set(Doorbell::from_fd(fd));
+                        }
+                        lc.acked.store(true, Ordering::Release);
+                    }
+                }
+                Ok(Ctrl::ConsumerGone { id }) => {
+                    if let Some(rc) = fast.remote.lock().remove(&id) {
+                        rc.alive.store(false, Ordering::Release);
+                        events.push((false, link.conn.clone(), id));
+                    }
+                }
+                Err(_) => tracing::warn!(
+                    target: "doca_sdk",
+                    "{}: malformed control packet ({len} bytes) on connection #{}",
+                    self.kind,
+                    link.conn.id()
+                ),
+            }
+        }
+    }
+
+    /// Runs the new- and expired-consumer callbacks.
+    pub(crate) fn deliver_consumer_events(&self, events: Vec<(bool, Connection, u32)>) -> bool {
+        let any = !events.is_empty();
+        for (new, conn, id) in events {
+            let slot = if new { &self.new_consumer_cb } else { &self.expired_consumer_cb };
+            slot.call(|cb| cb(&conn, id));
+        }
+        any
     }
 
     /// Whether completions are queued.

@@ -10,6 +10,12 @@
 //! Reply (server → client; on acceptance with the segment memfd and the server's doorbell fd):
 //!   magic[8] version:u16 status:i32 conn_id:u64 server_recv_queue:u32 max_msg_size:u32
 //!   segment_len:u64 c2s_offset:u64 s2c_offset:u64
+//! Control, either way, after the handshake (fast-path bookkeeping):
+//!   magic[8] version:u16 op:u8 0:u8 consumer_id:u32 … (see Ctrl)
+//!   NewConsumer … one_copy:u8 0:u8[3] mem_offset:u64 mem_len:u64 slots:u32
+//!       (with the consumer's ring segment, its memory memfd and its doorbell)
+//!   ConsumerAck (with the acknowledging side's fast-path doorbell)
+//!   ConsumerGone
 //! ```
 
 use doca_core::{bail, Error, Result};
@@ -59,6 +65,85 @@ pub struct Reply {
     pub c2s_offset: u64,
     /// Offset of the server→client ring.
     pub s2c_offset: u64,
+}
+
+/// A control packet between connected peers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ctrl {
+    /// A consumer started on the sender's side.
+    NewConsumer {
+        /// Its id.
+        id: u32,
+        /// Whether its memory is mapped directly (one copy) or through a shadow.
+        one_copy: bool,
+        /// Where the consumer's map starts in the memory memfd's data area.
+        mem_offset: u64,
+        /// The map's length.
+        mem_len: u64,
+        /// Post-receive tasks the consumer can have posted at once (ring slots).
+        slots: u32,
+    },
+    /// The receiver registered the sender's consumer.
+    ConsumerAck {
+        /// The consumer.
+        id: u32,
+    },
+    /// The sender's consumer stopped or was destroyed.
+    ConsumerGone {
+        /// The consumer.
+        id: u32,
+    },
+}
+
+impl Ctrl {
+    /// Encodes the packet.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(48);
+        v.extend_from_slice(&MAGIC);
+        v.extend_from_slice(&VERSION.to_le_bytes());
+        let (op, id) = match self {
+            Ctrl::NewConsumer { id, .. } => (1u8, *id),
+            Ctrl::ConsumerAck { id } => (2, *id),
+            Ctrl::ConsumerGone { id } => (3, *id),
+        };
+        v.push(op);
+        v.push(0);
+        v.extend_from_slice(&id.to_le_bytes());
+        if let Ctrl::NewConsumer { one_copy, mem_offset, mem_len, slots, .. } = self {
+            v.push(*one_copy as u8);
+            v.extend_from_slice(&[0; 3]);
+            v.extend_from_slice(&mem_offset.to_le_bytes());
+            v.extend_from_slice(&mem_len.to_le_bytes());
+            v.extend_from_slice(&slots.to_le_bytes());
+        }
+        v
+    }
+
+    /// Decodes a packet (`INVALID_VALUE` when malformed, `UNSUPPORTED_VERSION` for another
+    /// version).
+    pub fn decode(b: &[u8]) -> Result<Ctrl> {
+        let (v, mut r) = open(b)?;
+        if v != VERSION {
+            return Err(Error::UnsupportedVersion);
+        }
+        let op = r.u8()?;
+        r.u8()?;
+        let id = r.u32()?;
+        let c = match op {
+            1 => {
+                let one_copy = r.u8()? != 0;
+                r.take(3)?;
+                Ctrl::NewConsumer { id, one_copy, mem_offset: r.u64()?, mem_len: r.u64()?, slots: r.u32()? }
+            }
+            2 => Ctrl::ConsumerAck { id },
+            3 => Ctrl::ConsumerGone { id },
+            _ => return Err(Error::InvalidValue),
+        };
+        if r.at != b.len() {
+            return Err(Error::InvalidValue);
+        }
+        Ok(c)
+    }
 }
 
 struct Reader<'a> {
@@ -225,6 +310,15 @@ mod tests {
             s2c_offset: 1024,
         };
         assert_eq!(Reply::decode(&r.encode()), Ok(r));
+        for c in [
+            Ctrl::NewConsumer { id: 3, one_copy: true, mem_offset: 4096, mem_len: 1 << 20, slots: 2 },
+            Ctrl::ConsumerAck { id: 3 },
+            Ctrl::ConsumerGone { id: 3 },
+        ] {
+            assert_eq!(Ctrl::decode(&c.encode()), Ok(c.clone()));
+            let b = c.encode();
+            assert_eq!(Ctrl::decode(&b[..b.len() - 1]), Err(Error::InvalidValue));
+        }
         let refusal = Reply::refuse(Error::InvalidValue);
         assert_eq!(Reply::decode(&refusal.encode()).unwrap().status, Error::InvalidValue.code());
     }

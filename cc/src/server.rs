@@ -253,7 +253,7 @@ impl ServerOps {
         let failed = |code: Error, why: String| {
             tracing::error!(target: "doca_sdk", "cc_server {name:?}: refused pid {}: {why}", hs.pid);
             refuse(code);
-            let c = Connection::new(hs.id, self.common.key, true, hs.pid);
+            let c = Connection::new(hs.id, self.common.key, true, hs.pid, self.common.dev.clone()).ok()?;
             c.mark_down();
             Some((c, false))
         };
@@ -291,7 +291,7 @@ impl ServerOps {
             Ok(conn) => Some((conn, true)),
             Err((e, id, pid)) => {
                 tracing::error!(target: "doca_sdk", "cc_server {name:?}: connection from pid {pid} failed: {e}");
-                let c = Connection::new(id, self.common.key, true, pid);
+                let c = Connection::new(id, self.common.key, true, pid, self.common.dev.clone()).ok()?;
                 c.mark_down();
                 Some((c, false))
             }
@@ -330,7 +330,8 @@ impl ServerOps {
             })
             .and_then(|r| r)
             .map_err(fail)?;
-        let conn = Connection::new(id, self.common.key, true, pid);
+        let conn = Connection::new(id, self.common.key, true, pid, self.common.dev.clone()).map_err(fail)?;
+        conn.fast().set_socket(hs.sock.as_fd());
         let peer_bell = Doorbell::from_fd(fds.remove(0));
         self.common.watch_ctrl(&hs.sock, id).map_err(fail)?;
         let link = Rc::new(Link::new(conn.clone(), hs.sock, tx, rx, peer_bell));
@@ -342,6 +343,7 @@ impl ServerOps {
     fn ctrl_poll(&self) -> bool {
         let mut any = false;
         let mut events: Vec<(Connection, bool, bool)> = Vec::new();
+        let mut consumer_events = Vec::new();
         for token in self.common.ctrl_ready() {
             if token == LISTENER_TOKEN {
                 if let Err(e) = self.accept_all() {
@@ -361,13 +363,8 @@ impl ServerOps {
             }
             let link = self.common.links.borrow().iter().find(|l| l.conn.id() == token).cloned();
             if let Some(link) = link {
-                let mut buf = [0u8; 64];
-                match transport::recv(link.sock.as_fd(), &mut buf) {
-                    Ok(Recv::Empty) => {}
-                    Ok(Recv::Packet { .. }) => {
-                        tracing::warn!(target: "doca_sdk", "cc_server {:?}: unexpected control packet on connection #{token}", self.common.name)
-                    }
-                    Ok(Recv::Closed) | Err(_) => link.closing.set(true),
+                if !self.common.read_ctrl(&link, &mut consumer_events) {
+                    link.closing.set(true);
                 }
             }
         }
@@ -390,6 +387,7 @@ impl ServerOps {
             tracing::debug!(target: "doca_sdk", "cc_server {:?}: connection #{} closed", self.common.name, link.conn.id());
             events.push((link.conn.clone(), false, true));
         }
+        any |= self.common.deliver_consumer_events(consumer_events);
         for (conn, connected, ok) in events {
             any = true;
             let slot = if connected { &self.connect_cb } else { &self.disconnect_cb };

@@ -30,6 +30,19 @@ pub struct TaskId {
     gen: u32,
 }
 
+impl TaskId {
+    /// The id as one number (to carry it through a queue or to the peer and back).
+    pub fn to_bits(self) -> u64 {
+        (self.gen as u64) << 32 | self.idx as u64
+    }
+
+    /// The id [`TaskId::to_bits`] gave. A forged or stale number names no live task: the
+    /// pool's generation check refuses it.
+    pub fn from_bits(bits: u64) -> TaskId {
+        TaskId { idx: bits as u32, gen: (bits >> 32) as u32 }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SlotState {
     Free,

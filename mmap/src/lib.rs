@@ -25,6 +25,6 @@ mod memory;
 mod mmap;
 mod shm;
 
-pub use memory::{Memory, RawMem, SharedMem};
+pub use memory::{Memory, RawMem, RemoteMem, SharedMem, SharedRegion};
 pub use mmap::{AccessFlags, MapAccess, MapRef, Mmap, DEFAULT_MAX_NUM_DEVICES};
 pub use shm::{Bytes, BytesMut, Region};

@@ -40,6 +40,80 @@ impl SharedMem {
     pub(crate) fn segment(&self) -> &Arc<Segment> {
         &self.seg
     }
+
+    /// How another process can map this memory (see [`SharedRegion`]).
+    pub fn share(&self) -> Result<SharedRegion> {
+        let fd = self.seg.fd().try_clone().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
+        Ok(SharedRegion { fd, offset: 0, len: self.len() })
+    }
+}
+
+/// Memory another process can map: a memfd of the shared allocator, and the byte range of
+/// interest within its data area. Send the fd over a Unix socket; [`RemoteMem::open`] maps it.
+#[derive(Debug)]
+pub struct SharedRegion {
+    /// The memfd (a duplicate, owned).
+    pub fd: std::os::fd::OwnedFd,
+    /// Where the range starts in the data area.
+    pub offset: usize,
+    /// Its length.
+    pub len: usize,
+}
+
+/// Shared memory received from another process, mapped here: bounds-checked copies in and
+/// out. The pages stay mapped while this value lives, whatever the other side does.
+pub struct RemoteMem {
+    seg: Segment,
+    region: Region,
+}
+
+impl fmt::Debug for RemoteMem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RemoteMem({} bytes)", self.region.len())
+    }
+}
+
+impl RemoteMem {
+    /// Maps a memfd of the shared allocator received from the peer, keeping
+    /// `offset..offset+len` of its data area reachable. Not such a memfd →
+    /// `NOT_FOUND`; a range outside it → `INVALID_VALUE`.
+    pub fn open(fd: std::os::fd::OwnedFd, offset: usize, len: usize) -> Result<RemoteMem> {
+        let seg = Segment::open(fd)?;
+        if offset.checked_add(len).is_none_or(|end| end > seg.data_len()) || len == 0 {
+            return Err(fail!(
+                Error::InvalidValue,
+                "remote range {offset}+{len} outside the {} shared bytes",
+                seg.data_len()
+            ));
+        }
+        // SAFETY: in bounds of the data area (checked), which stays mapped while `seg` lives,
+        // and `seg` lives as long as `self`, which owns the region.
+        let region =
+            unsafe { Region::new(NonNull::new_unchecked(seg.data_ptr().as_ptr().add(offset)), len, true) };
+        Ok(RemoteMem { seg, region })
+    }
+
+    /// Length of the range.
+    pub fn len(&self) -> usize {
+        self.region.len()
+    }
+
+    /// Whether the range is empty (never: `open` refuses it).
+    pub fn is_empty(&self) -> bool {
+        self.region.is_empty()
+    }
+
+    /// Copies `src` to `offset` of the range (`INVALID_VALUE` out of bounds). The peer owns
+    /// these bytes too: the caller follows the protocol that says whose turn it is.
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        let _ = &self.seg;
+        self.region.copy_in(offset, src)
+    }
+
+    /// Copies `dst.len()` bytes from `offset` of the range.
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.region.copy_out(offset, dst)
+    }
 }
 
 impl Deref for SharedMem {

@@ -502,6 +502,15 @@ impl Mmap {
         Ok(MapRef { access: MapAccess { inner: self.inner.clone() } })
     }
 
+    /// Uncounted access to the bytes of a started map (`BAD_STATE` otherwise), for
+    /// libraries that keep the map for their whole life (a comm-channel consumer).
+    pub fn access(&self) -> Result<MapAccess> {
+        if !self.is_started() {
+            bail!(Error::BadState, "access to a map that is not started");
+        }
+        Ok(MapAccess { inner: self.inner.clone() })
+    }
+
     /// Whether `other` gives access to this very map.
     pub fn owns(&self, other: &MapAccess) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
@@ -648,6 +657,20 @@ impl MapAccess {
     /// Whether another process can map this memory (the one-copy fast path).
     pub fn is_shareable(&self) -> bool {
         self.is_from_export() || self.inner.cfg.lock().memory.as_ref().is_some_and(Memory::is_shareable)
+    }
+
+    /// How another process can map this very memory: a duplicate of the memfd and where the
+    /// map starts in it. `None` unless the memory is shareable. (For libraries that hand
+    /// memory to the peer, e.g. a comm-channel consumer.)
+    pub fn share(&self) -> Result<Option<crate::SharedRegion>> {
+        let seg = match (&self.inner.import, &self.inner.cfg.lock().memory) {
+            (Some(import), _) => import.seg.clone(),
+            (None, Some(Memory::Shared(m))) => m.segment().clone(),
+            _ => return Ok(None),
+        };
+        let start = self.region().addr() - seg.data_ptr().as_ptr() as usize;
+        let fd = seg.fd().try_clone().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
+        Ok(Some(crate::SharedRegion { fd, offset: start, len: self.region().len() }))
     }
 
     /// The map's permissions.

@@ -246,6 +246,26 @@ impl Region {
         self.writable
     }
 
+    /// Copies `src` in at `offset` (no borrow tracking: for memory a protocol hands over).
+    pub(crate) fn copy_in(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.check(offset, src.len())?;
+        if !self.writable {
+            return Err(fail!(Error::NotPermitted, "the memory is read-only"));
+        }
+        // SAFETY: in bounds (checked) of memory valid for writes; `src` is a Rust slice and
+        // cannot overlap memory reached only through this region.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.as_ptr().add(offset), src.len()) };
+        Ok(())
+    }
+
+    /// Copies out `dst.len()` bytes from `offset`.
+    pub(crate) fn copy_out(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.check(offset, dst.len())?;
+        // SAFETY: in bounds of memory valid for reads; `dst` is exclusively borrowed.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(offset), dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
     fn check(&self, offset: usize, len: usize) -> Result<()> {
         match offset.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),

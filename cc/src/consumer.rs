@@ -1,0 +1,447 @@
+//! `doca_cc_consumer`: the receiving end of the fast path. It posts buffers of its map;
+//! producers on the other side of the connection fill them.
+//!
+//! Start is asynchronous: `start` returns `IN_PROGRESS` and the consumer is Running once
+//! the peer registered it (the peer's server or client then gets the new-consumer event).
+//! A post-receive task completes only when a producer wrote into its buffer: the bytes are
+//! appended after the buffer's data, its data length grows, and the producer's id (and any
+//! immediate data) can be read from the task. Stopping or destroying the consumer gives the
+//! peer the expired-consumer event; posted buffers complete with `DOCA_ERROR_SHUTDOWN`.
+//!
+//! Memory from `doca_mmap::SharedMem` is written by the producer directly (one copy). Any
+//! other memory works through a shared shadow of the map that the consumer copies from when
+//! a buffer completes (two copies: the documented slower fallback).
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashSet, VecDeque};
+use std::os::fd::AsFd;
+use std::rc::{Rc, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use doca_buf::Buf;
+use doca_core::notify::Doorbell;
+use doca_core::{
+    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Refused, Result, Started, Task, TaskId,
+    TaskLib, TaskOwner, TaskPool,
+};
+use doca_mmap::{AccessFlags, MapAccess, Mmap, SharedMem};
+
+use crate::caps;
+use crate::conn::Connection;
+use crate::fast::{self, Done, LocalConsumer, Post, IMM_MAX};
+use crate::proto::Ctrl;
+use crate::transport::ring::{Area, End, Ring};
+
+/// The library part of a post-receive task.
+#[derive(Default)]
+pub struct PostRecvPayload {
+    buf: Option<Buf>,
+    producer_id: u32,
+    imm_len: usize,
+    imm: [u8; IMM_MAX],
+}
+
+/// `struct doca_cc_consumer_task_post_recv`: a buffer offered to the peer's producers.
+pub struct PostRecvTask(Task<PostRecvPayload>);
+
+impl std::fmt::Debug for PostRecvTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PostRecvTask({:?})", self.0)
+    }
+}
+
+impl PostRecvTask {
+    /// `doca_task_submit`: posts the buffer.
+    pub fn submit(self) -> Result<(), Refused<PostRecvTask>> {
+        self.0.submit().map_err(|r| Refused::new(r.error, PostRecvTask(r.value)))
+    }
+
+    /// `doca_task_try_submit`.
+    pub fn try_submit(self) -> Result<(), Refused<PostRecvTask>> {
+        self.0.try_submit().map_err(|r| Refused::new(r.error, PostRecvTask(r.value)))
+    }
+
+    /// `doca_task_free` (or drop the task).
+    pub fn free(self) {}
+
+    /// `doca_task_get_status`.
+    pub fn status(&self) -> Result<()> {
+        self.0.status()
+    }
+
+    /// `doca_task_set_user_data`.
+    pub fn set_user_data(&self, data: Data) {
+        self.0.set_user_data(data)
+    }
+
+    /// `doca_task_get_user_data`.
+    pub fn user_data(&self) -> Data {
+        self.0.user_data()
+    }
+
+    /// `doca_cc_consumer_task_post_recv_as_task`.
+    pub fn as_task(&self) -> &Task<PostRecvPayload> {
+        &self.0
+    }
+
+    /// `doca_cc_consumer_task_post_recv_get_buf`.
+    pub fn buf(&self) -> Buf {
+        self.0.with_payload(|p| p.buf.clone()).expect("a post-receive task always has its buffer")
+    }
+
+    /// `doca_cc_consumer_task_post_recv_get_producer_id`: set on completion, 0 before.
+    pub fn producer_id(&self) -> u32 {
+        self.0.with_payload(|p| p.producer_id)
+    }
+
+    /// `doca_comch_consumer_task_post_recv_get_imm_data`: the immediate data that came with
+    /// the buffer (empty without).
+    pub fn imm_data(&self) -> Vec<u8> {
+        self.0.with_payload(|p| p.imm[..p.imm_len].to_vec())
+    }
+}
+
+struct Channel {
+    post: Ring,
+    done: Ring,
+    /// Keeps the segment mapped (the rings point into it).
+    _area: Arc<Area>,
+    /// The shared copy producers write into when the map itself cannot be shared.
+    shadow: Option<MapAccess>,
+}
+
+pub(crate) struct ConsumerOps {
+    conn: Connection,
+    id: u32,
+    map: MapAccess,
+    pool: TaskPool<PostRecvPayload>,
+    chan: RefCell<Option<Channel>>,
+    shared: RefCell<Option<Arc<LocalConsumer>>>,
+    bell: RefCell<Option<Doorbell>>,
+    posted: RefCell<HashSet<u64>>,
+    done: RefCell<VecDeque<(TaskId, Result<()>)>>,
+    announced: Cell<bool>,
+}
+
+/// `struct doca_cc_consumer`.
+pub struct Consumer {
+    ctx: Rc<CtxCell<ConsumerOps>>,
+}
+
+impl std::fmt::Debug for Consumer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Consumer(#{} on {:?}, {:?})",
+            self.ctx.ops().id,
+            self.ctx.ops().conn,
+            self.ctx.core().state()
+        )
+    }
+}
+
+impl Consumer {
+    /// `doca_cc_consumer_create`: a consumer on an established connection, receiving into
+    /// `mmap`. A connection that is down → `BAD_STATE`; a map without `PCI_READ_WRITE` →
+    /// `NOT_PERMITTED`; a map not started → `BAD_STATE`; more consumers than the
+    /// capability → `NO_MEMORY`.
+    pub fn create(conn: &Connection, mmap: &Mmap) -> Result<Consumer> {
+        if !conn.is_connected() {
+            bail!(Error::BadState, "cc consumer: the connection is not established");
+        }
+        if !mmap.permissions().contains(AccessFlags::PCI_READ_WRITE) {
+            bail!(
+                Error::NotPermitted,
+                "cc consumer: the map needs DOCA_ACCESS_FLAG_PCI_READ_WRITE for producers to write into it"
+            );
+        }
+        let map = mmap.access()?;
+        let max = caps::get(conn.dev().as_devinfo(), &caps::MAX_CONSUMERS)?;
+        if conn.fast().local.lock().len() >= max as usize {
+            bail!(Error::NoMemory, "cc consumer: the connection already has its maximum of {max} consumers");
+        }
+        let id = conn.fast().new_id();
+        let ctx = CtxCell::new(|weak: &Weak<CtxCell<ConsumerOps>>| {
+            let owner: Weak<dyn TaskOwner<PostRecvPayload>> = weak.clone();
+            ConsumerOps {
+                conn: conn.clone(),
+                id,
+                map,
+                pool: TaskPool::new(owner),
+                chan: RefCell::new(None),
+                shared: RefCell::new(None),
+                bell: RefCell::new(None),
+                posted: RefCell::new(HashSet::new()),
+                done: RefCell::new(VecDeque::new()),
+                announced: Cell::new(false),
+            }
+        });
+        Ok(Consumer { ctx })
+    }
+
+    /// `doca_cc_consumer_destroy`: Idle only (`BAD_STATE`, and the consumer back).
+    pub fn destroy(self) -> Result<(), Refused<Consumer>> {
+        let core = self.ctx.core();
+        if let Err(e) = core.require_idle("destroy") {
+            return Err(Refused::new(e, self));
+        }
+        if let Some(bell) = self.ctx.ops().bell.borrow_mut().take() {
+            let _ = core.unwatch_fd(bell.as_fd());
+        }
+        core.destroy().map_err(|e| Refused::new(e, Consumer { ctx: self.ctx.clone() }))
+    }
+
+    /// `doca_cc_consumer_as_ctx`.
+    pub fn as_ctx(&self) -> Ctx {
+        Ctx::from(self.ctx.clone())
+    }
+
+    /// `doca_cc_consumer_get_id`: unique on its connection, never 0.
+    pub fn id(&self) -> u32 {
+        self.ctx.ops().id
+    }
+
+    /// `doca_cc_consumer_task_post_recv_set_conf`: Idle only; more than the capability →
+    /// `INVALID_VALUE`.
+    pub fn task_post_recv_set_conf(
+        &self,
+        completion: impl FnMut(PostRecvTask, Data, Data) + 'static,
+        error: impl FnMut(PostRecvTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        let ops = self.ctx.ops();
+        let cap = caps::get(ops.conn.dev().as_devinfo(), &caps::MAX_FAST_PATH_TASKS)?;
+        if num_tasks > cap {
+            bail!(
+                Error::InvalidValue,
+                "cc consumer: {num_tasks} post-receive tasks exceed the capability {cap}"
+            );
+        }
+        let (mut c, mut e) = (completion, error);
+        ops.pool.set_conf(
+            self.ctx.core(),
+            Box::new(move |t, td, cd| c(PostRecvTask(t), td, cd)),
+            Box::new(move |t, td, cd| e(PostRecvTask(t), td, cd)),
+            num_tasks,
+        )
+    }
+
+    /// `doca_cc_consumer_task_post_recv_alloc_init`: a task posting `buf`, which must lie in
+    /// the consumer's map (`INVALID_VALUE`), not be chained (`INVALID_VALUE`) and have free
+    /// room after its data (`INVALID_VALUE`).
+    pub fn task_post_recv_alloc_init(&self, buf: &Buf) -> Result<PostRecvTask> {
+        let ops = self.ctx.ops();
+        check_buf(&ops.map, buf)?;
+        let task = ops.pool.alloc(|p| {
+            p.buf = Some(buf.clone());
+            p.producer_id = 0;
+            p.imm_len = 0;
+            Ok(())
+        })?;
+        Ok(PostRecvTask(task))
+    }
+
+    /// `doca_cc_consumer_task_post_recv_set_buf`: a new buffer for a task not submitted.
+    pub fn task_post_recv_set_buf(&self, task: &PostRecvTask, buf: &Buf) -> Result<()> {
+        check_buf(&self.ctx.ops().map, buf)?;
+        task.0.with_payload(|p| p.buf = Some(buf.clone()));
+        Ok(())
+    }
+}
+
+fn check_buf(map: &MapAccess, buf: &Buf) -> Result<()> {
+    if buf.map() != map {
+        bail!(Error::InvalidValue, "cc consumer: the buffer is not in the consumer's map");
+    }
+    if buf.is_in_list()? {
+        bail!(Error::InvalidValue, "cc consumer: buffer is chained (lists are not supported)");
+    }
+    if buf.tail_room()? == 0 {
+        bail!(Error::InvalidValue, "cc consumer: the buffer has no free space after its data");
+    }
+    Ok(())
+}
+
+impl ConsumerOps {
+    fn deliver(&self, core: &CtxCore) -> bool {
+        let mut any = false;
+        let stopping = core.state() == CtxState::Stopping;
+        if let Some(chan) = self.chan.borrow().as_ref() {
+            while let Some(slot) = chan.done.peek() {
+                let rec = slot.bytes().and_then(Done::read);
+                slot.consume();
+                let Some(rec) = rec else {
+                    tracing::error!(target: "doca_sdk", "cc consumer {}: corrupt completion record", self.id);
+                    continue;
+                };
+                if !self.posted.borrow_mut().remove(&rec.token) {
+                    continue;
+                }
+                let id = TaskId::from_bits(rec.token);
+                let status = if stopping { Err(Error::Shutdown) } else { self.land(chan, id, &rec) };
+                self.done.borrow_mut().push_back((id, status));
+            }
+        }
+        if stopping {
+            let flushed: Vec<u64> = self.posted.borrow_mut().drain().collect();
+            self.done
+                .borrow_mut()
+                .extend(flushed.into_iter().map(|t| (TaskId::from_bits(t), Err(Error::Shutdown))));
+        }
+        let n = self.done.borrow().len();
+        for _ in 0..n {
+            let Some((id, status)) = self.done.borrow_mut().pop_front() else { break };
+            any = true;
+            self.pool.complete(id, status);
+        }
+        any
+    }
+
+    /// A filled buffer: copy from the shadow if any, grow the data, record who sent it.
+    fn land(&self, chan: &Channel, id: TaskId, rec: &Done) -> Result<()> {
+        Error::check(rec.status)?;
+        let buf = self.pool.with_payload(id, |p| p.buf.clone()).flatten().ok_or(Error::BadState)?;
+        let len = rec.len as usize;
+        let at = buf.data()? + buf.data_len()?;
+        if let Some(shadow) = &chan.shadow {
+            let src = shadow.bytes(at, len)?;
+            self.map.write(at, &src)?;
+            fast::STAGED_COPIES.fetch_add(1, Ordering::Relaxed);
+        }
+        buf.increase_data_len(len)?;
+        self.pool.with_payload(id, |p| {
+            p.producer_id = rec.producer;
+            p.imm_len = rec.imm_len as usize;
+            p.imm = rec.imm;
+        });
+        Ok(())
+    }
+}
+
+impl CtxOps for ConsumerOps {
+    fn kind(&self) -> &'static str {
+        "cc_consumer"
+    }
+
+    fn start(&self, core: &CtxCore) -> Result<Started> {
+        if !self.conn.is_connected() {
+            bail!(Error::NotConnected, "cc consumer {}: the connection is down", self.id);
+        }
+        let slots = self.pool.capacity().max(1);
+        self.pool.prepare(PostRecvPayload::default);
+        self.done.borrow_mut().reserve(slots as usize);
+        self.posted.borrow_mut().reserve(slots as usize);
+        let (len, done_at) = fast::segment_len(slots);
+        let area = Area::create("doca-cc-consumer", len)?;
+        Ring::init(&area, 0, slots, fast::POST_LEN)?;
+        Ring::init(&area, done_at, slots, fast::DONE_LEN)?;
+        let post = Ring::attach(&area, 0, slots, fast::POST_LEN, End::Producer)?;
+        let done = Ring::attach(&area, done_at, slots, fast::DONE_LEN, End::Consumer)?;
+        let (region, shadow, one_copy) = match self.map.share()? {
+            Some(r) => (r, None, true),
+            None => {
+                let mem = SharedMem::alloc(self.map.map_len())?;
+                let region = mem.share()?;
+                let shadow_map = Mmap::create()?;
+                shadow_map.set_memrange(mem)?;
+                shadow_map.start()?;
+                // The access handle keeps the shadow's memory alive after the map handle goes.
+                (region, Some(shadow_map.access()?), false)
+            }
+        };
+        let bell = Doorbell::new()?;
+        core.watch_fd(bell.as_fd())?;
+        let shared = Arc::new(LocalConsumer { acked: Default::default(), peer_bell: Default::default() });
+        self.conn.fast().local.lock().insert(self.id, shared.clone());
+        let ctrl = Ctrl::NewConsumer {
+            id: self.id,
+            one_copy,
+            mem_offset: region.offset as u64,
+            mem_len: region.len as u64,
+            slots,
+        };
+        if let Err(e) = self.conn.fast().send(&ctrl, &[area.as_fd(), region.fd.as_fd(), bell.as_fd()]) {
+            self.conn.fast().local.lock().remove(&self.id);
+            let _ = core.unwatch_fd(bell.as_fd());
+            return Err(fail!(e, "cc consumer {}: cannot announce itself to the peer", self.id));
+        }
+        *self.bell.borrow_mut() = Some(bell);
+        *self.shared.borrow_mut() = Some(shared);
+        *self.chan.borrow_mut() = Some(Channel { post, done, _area: area, shadow });
+        self.announced.set(true);
+        Ok(Started::Starting)
+    }
+
+    fn stop(&self, _core: &CtxCore) {
+        if self.announced.replace(false) {
+            self.conn.fast().local.lock().remove(&self.id);
+            let _ = self.conn.fast().send(&Ctrl::ConsumerGone { id: self.id }, &[]);
+        }
+    }
+
+    fn progress(&self, core: &CtxCore) -> bool {
+        if core.state() == CtxState::Starting {
+            let acked = self.shared.borrow().as_ref().is_some_and(|s| s.acked.load(Ordering::Acquire));
+            if acked {
+                core.set_running();
+                return true;
+            }
+            if !self.conn.is_connected() {
+                core.abort_start(
+                    Error::NotConnected,
+                    "the connection went down before the peer registered the consumer",
+                );
+                return true;
+            }
+            return false;
+        }
+        if !self.conn.is_connected() && core.state() == CtxState::Running {
+            core.fail(Error::ConnectionReset, "the connection went down");
+        }
+        self.deliver(core)
+    }
+
+    fn request_notification(&self, core: &CtxCore) -> bool {
+        if core.state() == CtxState::Starting {
+            return false;
+        }
+        self.chan.borrow().as_ref().is_some_and(|c| c.done.arm_for_data())
+    }
+
+    fn clear_notification(&self, _core: &CtxCore) {
+        if let Some(c) = self.chan.borrow().as_ref() {
+            c.done.disarm_data();
+        }
+        if let Some(b) = self.bell.borrow().as_ref() {
+            b.drain();
+        }
+    }
+}
+
+impl TaskLib<PostRecvPayload> for ConsumerOps {
+    fn pool(&self) -> &TaskPool<PostRecvPayload> {
+        &self.pool
+    }
+
+    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        let buf = self.pool.with_payload(task, |p| p.buf.clone()).flatten().ok_or(Error::InvalidValue)?;
+        let post = Post {
+            token: task.to_bits(),
+            offset: (buf.data()? + buf.data_len()?) as u64,
+            room: buf.tail_room()? as u64,
+        };
+        let chan = self.chan.borrow();
+        let chan = chan.as_ref().ok_or(Error::BadState)?;
+        if !chan.post.push_with(fast::KIND_POST, fast::POST_LEN, |b| post.write(b))? {
+            return Err(Error::Again);
+        }
+        self.posted.borrow_mut().insert(post.token);
+        if chan.post.consumer_wants_wakeup() {
+            if let Some(bell) = self.shared.borrow().as_ref().and_then(|s| s.peer_bell.get()) {
+                bell.ring();
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,390 @@
+//! `doca_cc_producer`: the sending end of the fast path. A send copies a buffer's data into
+//! the next buffer the chosen remote consumer posted.
+//!
+//! Start is synchronous. A send waits (in flight) until the consumer has posted a buffer;
+//! sends of one producer reach one consumer in order. A buffer longer than the posted
+//! buffer's free room completes with `DOCA_ERROR_INVALID_VALUE` and nothing is written; a
+//! consumer that goes away fails the sends still waiting for it with
+//! `DOCA_ERROR_CONNECTION_ABORTED`.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::os::fd::AsFd;
+use std::rc::{Rc, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use doca_buf::Buf;
+use doca_core::{
+    bail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Refused, Result, Started, Task, TaskId,
+    TaskLib, TaskOwner, TaskPool,
+};
+
+use crate::caps;
+use crate::conn::Connection;
+use crate::fast::{self, Done, Post, RemoteConsumer, IMM_MAX};
+
+/// The library part of a producer send task.
+#[derive(Default)]
+pub struct ProducerSendPayload {
+    buf: Option<Buf>,
+    consumer_id: u32,
+    target: Option<Arc<RemoteConsumer>>,
+    imm_len: usize,
+    imm: [u8; IMM_MAX],
+}
+
+/// `struct doca_cc_producer_task_send`: a buffer to copy into a remote consumer's buffer.
+pub struct ProducerSendTask(Task<ProducerSendPayload>);
+
+impl std::fmt::Debug for ProducerSendTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ProducerSendTask({:?})", self.0)
+    }
+}
+
+impl ProducerSendTask {
+    /// `doca_task_submit`.
+    pub fn submit(self) -> Result<(), Refused<ProducerSendTask>> {
+        self.0.submit().map_err(|r| Refused::new(r.error, ProducerSendTask(r.value)))
+    }
+
+    /// `doca_task_try_submit`.
+    pub fn try_submit(self) -> Result<(), Refused<ProducerSendTask>> {
+        self.0.try_submit().map_err(|r| Refused::new(r.error, ProducerSendTask(r.value)))
+    }
+
+    /// `doca_task_free` (or drop the task).
+    pub fn free(self) {}
+
+    /// `doca_task_get_status`.
+    pub fn status(&self) -> Result<()> {
+        self.0.status()
+    }
+
+    /// `doca_task_set_user_data`.
+    pub fn set_user_data(&self, data: Data) {
+        self.0.set_user_data(data)
+    }
+
+    /// `doca_task_get_user_data`.
+    pub fn user_data(&self) -> Data {
+        self.0.user_data()
+    }
+
+    /// `doca_cc_producer_task_send_as_task`.
+    pub fn as_task(&self) -> &Task<ProducerSendPayload> {
+        &self.0
+    }
+
+    /// `doca_cc_producer_task_send_get_buf`.
+    pub fn buf(&self) -> Buf {
+        self.0.with_payload(|p| p.buf.clone()).expect("a producer send task always has its buffer")
+    }
+
+    /// `doca_cc_producer_task_send_get_consumer_id`.
+    pub fn consumer_id(&self) -> u32 {
+        self.0.with_payload(|p| p.consumer_id)
+    }
+}
+
+pub(crate) struct ProducerOps {
+    conn: Connection,
+    id: u32,
+    pool: TaskPool<ProducerSendPayload>,
+    pending: RefCell<VecDeque<TaskId>>,
+    done: RefCell<VecDeque<(TaskId, Result<()>)>>,
+    watching: RefCell<bool>,
+}
+
+/// `struct doca_cc_producer`.
+pub struct Producer {
+    ctx: Rc<CtxCell<ProducerOps>>,
+}
+
+impl std::fmt::Debug for Producer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Producer(#{} on {:?}, {:?})",
+            self.ctx.ops().id,
+            self.ctx.ops().conn,
+            self.ctx.core().state()
+        )
+    }
+}
+
+impl Producer {
+    /// `doca_cc_producer_create`: a producer on an established connection (`BAD_STATE`
+    /// otherwise).
+    pub fn create(conn: &Connection) -> Result<Producer> {
+        if !conn.is_connected() {
+            bail!(Error::BadState, "cc producer: the connection is not established");
+        }
+        let id = conn.fast().new_id();
+        let ctx = CtxCell::new(|weak: &Weak<CtxCell<ProducerOps>>| {
+            let owner: Weak<dyn TaskOwner<ProducerSendPayload>> = weak.clone();
+            ProducerOps {
+                conn: conn.clone(),
+                id,
+                pool: TaskPool::new(owner),
+                pending: RefCell::new(VecDeque::new()),
+                done: RefCell::new(VecDeque::new()),
+                watching: RefCell::new(false),
+            }
+        });
+        Ok(Producer { ctx })
+    }
+
+    /// `doca_cc_producer_destroy`: Idle only (`BAD_STATE`, and the producer back).
+    pub fn destroy(self) -> Result<(), Refused<Producer>> {
+        let core = self.ctx.core();
+        if let Err(e) = core.require_idle("destroy") {
+            return Err(Refused::new(e, self));
+        }
+        if self.ctx.ops().watching.replace(false) {
+            let _ = core.unwatch_fd(self.ctx.ops().conn.fast().bell.as_fd());
+        }
+        core.destroy().map_err(|e| Refused::new(e, Producer { ctx: self.ctx.clone() }))
+    }
+
+    /// `doca_cc_producer_as_ctx`.
+    pub fn as_ctx(&self) -> Ctx {
+        Ctx::from(self.ctx.clone())
+    }
+
+    /// `doca_cc_producer_get_id`: unique on its connection, never 0.
+    pub fn id(&self) -> u32 {
+        self.ctx.ops().id
+    }
+
+    /// `doca_cc_producer_task_send_set_conf`: Idle only; more than the capability →
+    /// `INVALID_VALUE`.
+    pub fn task_send_set_conf(
+        &self,
+        completion: impl FnMut(ProducerSendTask, Data, Data) + 'static,
+        error: impl FnMut(ProducerSendTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        let ops = self.ctx.ops();
+        let cap = caps::get(ops.conn.dev().as_devinfo(), &caps::MAX_FAST_PATH_TASKS)?;
+        if num_tasks > cap {
+            bail!(Error::InvalidValue, "cc producer: {num_tasks} send tasks exceed the capability {cap}");
+        }
+        let (mut c, mut e) = (completion, error);
+        ops.pool.set_conf(
+            self.ctx.core(),
+            Box::new(move |t, td, cd| c(ProducerSendTask(t), td, cd)),
+            Box::new(move |t, td, cd| e(ProducerSendTask(t), td, cd)),
+            num_tasks,
+        )
+    }
+
+    /// `doca_cc_producer_task_send_alloc_init` (2.6 shape, no immediate data).
+    pub fn task_send_alloc_init(&self, buf: &Buf, consumer_id: u32) -> Result<ProducerSendTask> {
+        self.task_send_alloc_init_imm(buf, &[], consumer_id)
+    }
+
+    /// `doca_comch_producer_task_send_alloc_init`: with up to [`IMM_MAX`] bytes of immediate
+    /// data, readable on the consumer's completed task. Refused (`INVALID_VALUE`): a chained
+    /// or empty buffer, one beyond the maximum buffer size, too much immediate data, a
+    /// consumer id the peer never announced (or that expired).
+    pub fn task_send_alloc_init_imm(
+        &self,
+        buf: &Buf,
+        imm: &[u8],
+        consumer_id: u32,
+    ) -> Result<ProducerSendTask> {
+        let ops = self.ctx.ops();
+        if buf.is_in_list()? {
+            bail!(Error::InvalidValue, "cc producer: buffer is chained (lists are not supported)");
+        }
+        let len = buf.data_len()?;
+        if len == 0 {
+            bail!(Error::InvalidValue, "cc producer: data length 0");
+        }
+        let max = caps::get(ops.conn.dev().as_devinfo(), &caps::MAX_BUF_SIZE)? as usize;
+        if len > max {
+            bail!(Error::InvalidValue, "cc producer: {len} bytes exceed the maximum buffer size {max}");
+        }
+        let imm_max =
+            (caps::get(ops.conn.dev().as_devinfo(), &caps::MAX_IMM_DATA_LEN)? as usize).min(IMM_MAX);
+        if imm.len() > imm_max {
+            bail!(Error::InvalidValue, "cc producer: {} bytes of immediate data exceed {imm_max}", imm.len());
+        }
+        let Some(target) = ops.conn.fast().remote.lock().get(&consumer_id).cloned() else {
+            bail!(
+                Error::InvalidValue,
+                "cc producer: consumer id {consumer_id} is not a consumer of the peer"
+            );
+        };
+        let task = ops.pool.alloc(|p| {
+            p.buf = Some(buf.clone());
+            p.consumer_id = consumer_id;
+            p.target = Some(target);
+            p.imm_len = imm.len();
+            p.imm[..imm.len()].copy_from_slice(imm);
+            Ok(())
+        })?;
+        Ok(ProducerSendTask(task))
+    }
+}
+
+enum Step {
+    /// Written (or failed for good): the task is done with this status.
+    Done(Result<()>),
+    /// No buffer posted yet: wait, keeping order.
+    Wait,
+}
+
+impl ProducerOps {
+    /// Tries the oldest waiting send.
+    fn step(&self, id: TaskId) -> Step {
+        let Some((buf, target, imm_len, imm)) =
+            self.pool.with_payload(id, |p| (p.buf.clone(), p.target.clone(), p.imm_len, p.imm))
+        else {
+            return Step::Done(Err(Error::BadState));
+        };
+        let (Some(buf), Some(target)) = (buf, target) else { return Step::Done(Err(Error::InvalidValue)) };
+        if !target.alive.load(Ordering::Acquire) {
+            return Step::Done(Err(Error::ConnectionAborted));
+        }
+        let data = match buf.data_bytes() {
+            Ok(d) => d,
+            Err(e) => return Step::Done(Err(e)),
+        };
+        let mut rings = target.rings.lock();
+        let (post_ring, done_ring) = &mut *rings;
+        let Some(slot) = post_ring.peek() else { return Step::Wait };
+        let Some(post) = slot.bytes().and_then(Post::read) else {
+            slot.consume();
+            return Step::Done(Err(Error::Unexpected));
+        };
+        if data.len() as u64 > post.room {
+            // Nothing written, and the posted buffer stays for the next send.
+            return Step::Done(Err(doca_core::fail!(
+                Error::InvalidValue,
+                "cc producer {}: {} bytes do not fit the {} free bytes of consumer {}'s buffer",
+                self.id,
+                data.len(),
+                post.room,
+                target.id
+            )));
+        }
+        if let Err(e) = target.mem.write(post.offset as usize, &data) {
+            return Step::Done(Err(e));
+        }
+        slot.consume();
+        let rec = Done {
+            token: post.token,
+            len: data.len() as u64,
+            producer: self.id,
+            status: 0,
+            imm_len: imm_len as u32,
+            imm,
+        };
+        match done_ring.push_with(fast::KIND_DONE, fast::DONE_LEN, |b| rec.write(b)) {
+            Ok(true) => {}
+            _ => return Step::Done(Err(Error::Unexpected)),
+        }
+        if done_ring.consumer_wants_wakeup() {
+            target.bell.ring();
+        }
+        drop(rings);
+        let counter = if target.one_copy { &fast::ONE_COPY } else { &fast::STAGED };
+        counter.fetch_add(1, Ordering::Relaxed);
+        fast::BYTES.fetch_add(data.len() as u64, Ordering::Relaxed);
+        Step::Done(Ok(()))
+    }
+
+    /// Sends what can be sent, in order; true when something completed.
+    fn drain(&self) -> bool {
+        let mut any = false;
+        loop {
+            let Some(id) = self.pending.borrow().front().copied() else { break };
+            match self.step(id) {
+                Step::Wait => break,
+                Step::Done(status) => {
+                    self.pending.borrow_mut().pop_front();
+                    self.done.borrow_mut().push_back((id, status));
+                    any = true;
+                }
+            }
+        }
+        any
+    }
+}
+
+impl CtxOps for ProducerOps {
+    fn kind(&self) -> &'static str {
+        "cc_producer"
+    }
+
+    fn start(&self, core: &CtxCore) -> Result<Started> {
+        if !self.conn.is_connected() {
+            bail!(Error::NotConnected, "cc producer {}: the connection is down", self.id);
+        }
+        let n = self.pool.capacity() as usize;
+        self.pool.prepare(ProducerSendPayload::default);
+        self.pending.borrow_mut().reserve(n);
+        self.done.borrow_mut().reserve(n);
+        if !*self.watching.borrow() {
+            core.watch_fd(self.conn.fast().bell.as_fd())?;
+            *self.watching.borrow_mut() = true;
+        }
+        Ok(Started::Running)
+    }
+
+    fn stop(&self, _core: &CtxCore) {}
+
+    fn progress(&self, core: &CtxCore) -> bool {
+        if core.state() == CtxState::Stopping {
+            let mut pending = self.pending.borrow_mut();
+            self.done.borrow_mut().extend(pending.drain(..).map(|id| (id, Err(Error::Shutdown))));
+        }
+        let mut any = !self.pending.borrow().is_empty() && self.drain();
+        let n = self.done.borrow().len();
+        for _ in 0..n {
+            let Some((id, status)) = self.done.borrow_mut().pop_front() else { break };
+            self.pool.with_payload(id, |p| p.target = None);
+            self.pool.complete(id, status);
+            any = true;
+        }
+        any
+    }
+
+    fn request_notification(&self, _core: &CtxCore) -> bool {
+        if !self.done.borrow().is_empty() {
+            return true;
+        }
+        let Some(id) = self.pending.borrow().front().copied() else { return false };
+        let target = self.pool.with_payload(id, |p| p.target.clone()).flatten();
+        match target {
+            Some(t) => t.rings.lock().0.arm_for_data() || !t.alive.load(Ordering::Acquire),
+            None => true,
+        }
+    }
+
+    fn clear_notification(&self, _core: &CtxCore) {
+        self.conn.fast().bell.drain();
+        for rc in self.conn.fast().remote.lock().values() {
+            rc.rings.lock().0.disarm_data();
+        }
+    }
+}
+
+impl TaskLib<ProducerSendPayload> for ProducerOps {
+    fn pool(&self) -> &TaskPool<ProducerSendPayload> {
+        &self.pool
+    }
+
+    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        let was_empty = self.pending.borrow().is_empty();
+        self.pending.borrow_mut().push_back(task);
+        if was_empty {
+            // Nothing before it: try now, so the consumer sees the data at once.
+            self.drain();
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,191 @@
+//! The fast path in one process: producers and consumers on their own progress engines.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use doca_buf::Inventory;
+use doca_cc::{
+    fast_path_stats, Client, Connection, Consumer, PostRecvTask, Producer, ProducerSendTask, Server,
+};
+use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
+use doca_mmap::{AccessFlags, Memory, Mmap, SharedMem};
+
+fn unique(name: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+fn until(pes: &[&Pe], mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "condition not reached in time");
+        let mut any = false;
+        for pe in pes {
+            any |= pe.progress();
+        }
+        if !any {
+            std::thread::sleep(Duration::from_micros(20));
+        }
+    }
+}
+
+struct Pair {
+    spe: Pe,
+    cpe: Pe,
+    server: Server,
+    client: Client,
+    remote_consumers: Rc<RefCell<Vec<(bool, u32)>>>,
+}
+
+fn pair() -> Pair {
+    let name = unique("fast");
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
+    let spe = Pe::create().unwrap();
+    let server = Server::create(&dev, &rep, &name).unwrap();
+    spe.connect_ctx(&server.as_ctx()).unwrap();
+    server.as_ctx().start().unwrap();
+    let host = open_device_with_pci("b1:00.0", None).unwrap();
+    let cpe = Pe::create().unwrap();
+    let client = Client::create(&host, &name).unwrap();
+    cpe.connect_ctx(&client.as_ctx()).unwrap();
+    let remote_consumers: Rc<RefCell<Vec<(bool, u32)>>> = Rc::default();
+    let (a, b) = (remote_consumers.clone(), remote_consumers.clone());
+    client
+        .event_consumer_register(
+            move |_, id| a.borrow_mut().push((true, id)),
+            move |_, id| b.borrow_mut().push((false, id)),
+        )
+        .unwrap();
+    let _ = client.as_ctx().start();
+    until(&[&spe, &cpe], || client.as_ctx().state() == CtxState::Running);
+    Pair { spe, cpe, server, client, remote_consumers }
+}
+
+fn consumer_map(memory: Memory) -> Mmap {
+    let map = Mmap::create().unwrap();
+    map.set_memrange(memory).unwrap();
+    map.set_permissions(AccessFlags::PCI_READ_WRITE | AccessFlags::LOCAL_READ_WRITE).unwrap();
+    map.start().unwrap();
+    map
+}
+
+type Received = Rc<RefCell<Vec<(Vec<u8>, u32, Vec<u8>)>>>;
+
+fn run_transfer(memory: Memory) {
+    let p = pair();
+    let sconn: Connection = p.server.connections().pop().unwrap();
+    let map = consumer_map(memory);
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    let cons_pe = Pe::create().unwrap();
+    let consumer = Consumer::create(&sconn, &map).unwrap();
+    assert_ne!(consumer.id(), 0);
+    cons_pe.connect_ctx(&consumer.as_ctx()).unwrap();
+    let got: Received = Rc::default();
+    let g = got.clone();
+    let flushed: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+    let f = flushed.clone();
+    consumer
+        .task_post_recv_set_conf(
+            move |t: PostRecvTask, _, _| {
+                let buf = t.buf();
+                g.borrow_mut().push((buf.data_to_vec().unwrap(), t.producer_id(), t.imm_data()));
+                buf.dec_refcount().unwrap();
+            },
+            move |t: PostRecvTask, _, _| {
+                f.borrow_mut().push(t.status());
+                t.buf().dec_refcount().unwrap();
+            },
+            4,
+        )
+        .unwrap();
+    assert_eq!(consumer.as_ctx().start(), Err(Error::InProgress));
+    until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
+    until(&[&p.spe, &p.cpe], || !p.remote_consumers.borrow().is_empty());
+    assert_eq!(*p.remote_consumers.borrow(), [(true, consumer.id())]);
+
+    // Post two buffers; the first already holds data ("> ") to append after.
+    let b1 = inv.buf_get_by_addr(&map, 0, 64).unwrap();
+    b1.append(b"> ").unwrap();
+    consumer.task_post_recv_alloc_init(&b1).unwrap().submit().unwrap();
+    let b2 = inv.buf_get_by_addr(&map, 4096, 8).unwrap();
+    consumer.task_post_recv_alloc_init(&b2).unwrap().submit().unwrap();
+
+    // The producer on the client side, with its own engine.
+    let cconn = p.client.get_connection().unwrap();
+    let prod_pe = Pe::create().unwrap();
+    let producer = Producer::create(&cconn).unwrap();
+    prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
+    let sent: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+    let (s1, s2) = (sent.clone(), sent.clone());
+    producer
+        .task_send_set_conf(
+            move |t: ProducerSendTask, _, _| s1.borrow_mut().push(t.status()),
+            move |t, _, _| s2.borrow_mut().push(t.status()),
+            4,
+        )
+        .unwrap();
+    producer.as_ctx().start().unwrap();
+    let src_map = Mmap::create().unwrap();
+    src_map.set_memrange("hello fast pathtoo long for 8".as_bytes()).unwrap();
+    src_map.start().unwrap();
+    let src_inv = Inventory::create(4).unwrap();
+    src_inv.start().unwrap();
+    let hello = src_inv.buf_get_by_data(&src_map, 0, 15).unwrap();
+    let long = src_inv.buf_get_by_data(&src_map, 15, 14).unwrap();
+    assert_eq!(
+        producer.task_send_alloc_init(&hello, 999).unwrap_err(),
+        Error::InvalidValue,
+        "unknown consumer"
+    );
+    let empty = src_inv.buf_get_by_addr(&src_map, 0, 4).unwrap();
+    assert_eq!(
+        producer.task_send_alloc_init(&empty, consumer.id()).unwrap_err(),
+        Error::InvalidValue,
+        "zero length"
+    );
+    assert_eq!(
+        producer.task_send_alloc_init_imm(&hello, &[0u8; 33], consumer.id()).unwrap_err(),
+        Error::InvalidValue,
+        "too much immediate data"
+    );
+    let before = fast_path_stats();
+    producer.task_send_alloc_init_imm(&hello, b"imm", consumer.id()).unwrap().submit().unwrap();
+    until(&[&p.spe, &p.cpe, &cons_pe, &prod_pe], || got.borrow().len() == 1 && sent.borrow().len() == 1);
+    assert_eq!(got.borrow()[0], (b"> hello fast path".to_vec(), producer.id(), b"imm".to_vec()));
+    // Too long for the second buffer (8 bytes): an error, nothing delivered.
+    producer.task_send_alloc_init(&long, consumer.id()).unwrap().submit().unwrap();
+    until(&[&p.spe, &p.cpe, &cons_pe, &prod_pe], || sent.borrow().len() == 2);
+    assert_eq!(sent.borrow()[1], Err(Error::InvalidValue));
+    assert_eq!(got.borrow().len(), 1, "no partial delivery");
+    let after = fast_path_stats();
+    assert!(after.one_copy_sends + after.staged_sends > before.one_copy_sends + before.staged_sends);
+
+    // Destroying the consumer: the peer hears it is gone.
+    consumer.as_ctx().stop().unwrap_err();
+    until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Idle);
+    until(&[&p.spe, &p.cpe], || p.remote_consumers.borrow().len() == 2);
+    assert_eq!(p.remote_consumers.borrow()[1], (false, consumer.id()));
+    assert_eq!(*flushed.borrow(), [Err(Error::Shutdown)], "the buffer still posted is flushed at stop");
+    assert_eq!(producer.task_send_alloc_init(&hello, consumer.id()).unwrap_err(), Error::InvalidValue);
+}
+
+#[test]
+fn shared_memory_consumer_gets_one_copy_sends() {
+    let before = fast_path_stats();
+    run_transfer(Memory::from(SharedMem::alloc(1 << 16).unwrap()));
+    let after = fast_path_stats();
+    assert!(after.one_copy_sends > before.one_copy_sends);
+}
+
+#[test]
+fn plain_memory_consumer_works_through_the_shadow() {
+    let before = fast_path_stats();
+    run_transfer(Memory::from(vec![0u8; 1 << 16]));
+    let after = fast_path_stats();
+    assert!(after.staged_sends > before.staged_sends);
+    assert!(after.staged_copies > before.staged_copies);
+}
