@@ -3,6 +3,8 @@
 //! Binaries (`cargo run --release -p doca-samples --bin NAME`):
 //! - `doca_demo`: the host/DPU demo, the control-path sample pair as two processes.
 //! - `cc_ctrl_path_server`, `cc_ctrl_path_client`: DOCA's control-path samples.
+//! - `cc_data_path_high_speed_server`, `cc_data_path_high_speed_client`: DOCA's fast-path
+//!   samples (producers and consumers).
 //! - `doca_caps`: lists the emulated devices, their representors and capabilities, like
 //!   DOCA's `doca_caps --list-devs`.
 //! - `doca_bench`: measures the emulator against baselines taken in the same run.
@@ -13,4 +15,5 @@
 
 pub mod args;
 pub mod cc_ctrl_path;
+pub mod cc_data_path;
 pub mod log;

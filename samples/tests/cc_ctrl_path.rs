@@ -64,7 +64,30 @@ fn the_demo_runs_both_sides() {
         out.contains("[host client]") && out.contains("Message received: 'Hello from the DPU server'"),
         "{out}"
     );
+    assert!(out.contains("Message received: 'Fast-path hello from the host client'"), "{out}");
+    assert!(out.contains("Message received: 'Fast-path hello from the DPU server'"), "{out}");
     assert!(out.contains("both sides finished successfully"), "{out}");
+}
+
+#[test]
+fn the_data_path_pair_exchanges_through_producers_and_consumers() {
+    let fab = fabric("datapath");
+    let server =
+        run(env!("CARGO_BIN_EXE_cc_data_path_high_speed_server"), &["-t", "Bulk from the DPU"], &fab);
+    let client =
+        run(env!("CARGO_BIN_EXE_cc_data_path_high_speed_client"), &["-t", "Bulk from the host"], &fab);
+    let (cok, clog) = finish(client);
+    let (sok, slog) = finish(server);
+    assert!(sok && cok, "server:\n{slog}\nclient:\n{clog}");
+    assert!(slog.contains("Message received: 'Bulk from the host'"), "{slog}");
+    assert!(clog.contains("Message received: 'Bulk from the DPU'"), "{clog}");
+    for log in [&slog, &clog] {
+        assert!(log.contains("Got a new remote consumer with ID = ["), "{log}");
+        assert!(log.contains("Producer task sent successfully"), "{log}");
+        assert!(log.contains("Received message: 'start_data_path_test'"), "{log}");
+        assert!(log.contains("Received message: 'stop_data_path_test'"), "{log}");
+        assert!(log.contains("Sample finished successfully"), "{log}");
+    }
 }
 
 #[test]

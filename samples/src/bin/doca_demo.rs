@@ -1,6 +1,7 @@
-//! `doca_demo`: the host/DPU demo. Runs DOCA's control-path sample pair as two processes on
-//! the embedded default topology — the server on the DPU device `03:00.0` serving host
-//! function `b1:00.0`, the client on `b1:00.0` — and shows both sides' output.
+//! `doca_demo`: the host/DPU demo. Runs DOCA's control-path sample pair, then its fast-path
+//! (producer/consumer) pair, each as two processes on the embedded default topology — the
+//! server on the DPU device `03:00.0` serving host function `b1:00.0`, the client on
+//! `b1:00.0` — and shows both sides' output.
 //!
 //! The client starts first on purpose: it waits, retrying quietly, until the server listens.
 
@@ -9,14 +10,16 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::mpsc;
 use std::thread;
 
-use doca_samples::cc_ctrl_path;
 use doca_samples::log::{self, LogLevel};
+use doca_samples::{cc_ctrl_path, cc_data_path};
 
 fn role(name: &str) -> ExitCode {
     log::init(LogLevel::Info, LogLevel::Warning);
     let r = match name {
         "server" => cc_ctrl_path::run_server("03:00.0", "b1:00.0", "Hello from the DPU server"),
         "client" => cc_ctrl_path::run_client("b1:00.0", "Hello from the host client"),
+        "dp-server" => cc_data_path::run_server("03:00.0", "b1:00.0", "Fast-path hello from the DPU server"),
+        "dp-client" => cc_data_path::run_client("b1:00.0", "Fast-path hello from the host client"),
         _ => return ExitCode::FAILURE,
     };
     match r {
@@ -49,8 +52,31 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("doca_demo: DOCA Comm Channel control path, host and DPU as two processes");
+    println!("doca_demo: DOCA Comm Channel, host and DPU as two processes");
     println!("           DPU server 03:00.0 (representor b1:00.0)  <->  host client b1:00.0\n");
+    let mut ok = true;
+    for (title, client, server) in [
+        ("control path: a message each way (cc_ctrl_path samples)", "client", "server"),
+        (
+            "fast path: a producer into the peer's consumer, each way (cc_data_path_high_speed samples)",
+            "dp-client",
+            "dp-server",
+        ),
+    ] {
+        println!("== {title}");
+        ok &= run_pair(&exe, client, server);
+        println!();
+    }
+    println!("doca_demo: {}", if ok { "both sides finished successfully" } else { "a side failed" });
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Runs one sample pair as two processes and prints their lines in time order.
+fn run_pair(exe: &std::path::Path, client: &str, server: &str) -> bool {
     // Both sides' lines are gathered and shown in time order (each line carries DOCA's
     // timestamp), so the exchange reads top to bottom.
     let (tx, rx) = mpsc::channel::<(String, usize, String)>();
@@ -67,7 +93,7 @@ fn main() -> ExitCode {
         })
     };
     let mut children = Vec::new();
-    for (role, label) in [("client", "[host client]"), ("server", "[DPU server ]")] {
+    for (role, label) in [(client, "[host client]"), (server, "[DPU server ]")] {
         match Command::new(&exe).args(["--role", role]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()
         {
             Ok(mut child) => {
@@ -77,7 +103,7 @@ fn main() -> ExitCode {
             }
             Err(e) => {
                 eprintln!("cannot start the {role}: {e}");
-                return ExitCode::FAILURE;
+                return false;
             }
         }
     }
@@ -93,10 +119,5 @@ fn main() -> ExitCode {
     for (_, _, line) in lines {
         println!("{line}");
     }
-    println!("\ndoca_demo: {}", if ok { "both sides finished successfully" } else { "a side failed" });
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    ok
 }
