@@ -94,8 +94,7 @@ fn run_pair(exe: &std::path::Path, client: &str, server: &str) -> bool {
     };
     let mut children = Vec::new();
     for (role, label) in [(client, "[host client]"), (server, "[DPU server ]")] {
-        match Command::new(exe).args(["--role", role]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()
-        {
+        match Command::new(exe).args(["--role", role]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
             Ok(mut child) => {
                 let out = forward(Box::new(child.stdout.take().expect("piped")), label);
                 let err = forward(Box::new(child.stderr.take().expect("piped")), label);

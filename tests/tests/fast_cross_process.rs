@@ -1,0 +1,274 @@
+//! The fast path across real processes: this process serves and produces, `fp_peer`
+//! connects and consumes.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use doca_buf::{Buf, Inventory};
+use doca_cc::{fast_path_stats, Connection, Producer, ProducerSendTask, Server};
+use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, Pe, RepFilter};
+use doca_mmap::{Mmap, SharedMem};
+use doca_tests::{bulk, Peer};
+
+const FP_PEER: &str = env!("CARGO_BIN_EXE_fp_peer");
+
+fn unique(tag: &str) -> String {
+    format!("fp-{tag}-{}", std::process::id())
+}
+
+fn deadline() -> Instant {
+    Instant::now() + Duration::from_secs(120)
+}
+
+/// A server here that learns the peer's consumers.
+struct Side {
+    pe: Pe,
+    server: Server,
+    consumers: Rc<RefCell<Vec<u32>>>,
+    expired: Rc<RefCell<Vec<u32>>>,
+}
+
+fn serve(name: &str) -> Side {
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
+    let pe = Pe::create().unwrap();
+    let server = Server::create(&dev, &rep, name).unwrap();
+    pe.connect_ctx(&server.as_ctx()).unwrap();
+    let consumers: Rc<RefCell<Vec<u32>>> = Rc::default();
+    let expired: Rc<RefCell<Vec<u32>>> = Rc::default();
+    let (c, e) = (consumers.clone(), expired.clone());
+    server
+        .event_consumer_register(move |_, id| c.borrow_mut().push(id), move |_, id| e.borrow_mut().push(id))
+        .unwrap();
+    server.as_ctx().start().unwrap();
+    Side { pe, server, consumers, expired }
+}
+
+impl Side {
+    fn until(&self, what: &str, mut done: impl FnMut() -> bool) {
+        let end = deadline();
+        while !done() {
+            assert!(Instant::now() < end, "timed out waiting for {what}");
+            if !self.pe.progress() {
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        }
+    }
+
+    fn conn(&self) -> Connection {
+        self.server.connections().pop().expect("a connection")
+    }
+}
+
+/// A producer with its own engine and `slots` source buffers of `size` bytes in shared memory.
+struct Sender {
+    pe: Pe,
+    producer: Rc<Producer>,
+    inv: Inventory,
+    map: Mmap,
+    free: Rc<RefCell<VecDeque<usize>>>,
+    results: Rc<RefCell<Vec<Result<(), Error>>>>,
+    size: usize,
+}
+
+impl Sender {
+    fn new(conn: &Connection, size: usize, slots: usize) -> Sender {
+        let pe = Pe::create().unwrap();
+        let producer = Rc::new(Producer::create(conn).unwrap());
+        pe.connect_ctx(&producer.as_ctx()).unwrap();
+        let free: Rc<RefCell<VecDeque<usize>>> = Rc::new(RefCell::new((0..slots).collect()));
+        let results: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+        let on_done = |free: Rc<RefCell<VecDeque<usize>>>,
+                       results: Rc<RefCell<Vec<Result<(), Error>>>>,
+                       size: usize| {
+            move |t: ProducerSendTask, _, _| {
+                let buf = t.buf();
+                free.borrow_mut().push_back(buf.head().unwrap() / size);
+                buf.dec_refcount().unwrap();
+                results.borrow_mut().push(t.status());
+            }
+        };
+        producer
+            .task_send_set_conf(
+                on_done(free.clone(), results.clone(), size),
+                on_done(free.clone(), results.clone(), size),
+                slots as u32,
+            )
+            .unwrap();
+        producer.as_ctx().start().unwrap();
+        let map = Mmap::create().unwrap();
+        map.set_memrange(SharedMem::alloc(size * slots).unwrap()).unwrap();
+        map.start().unwrap();
+        let inv = Inventory::create(slots as u32).unwrap();
+        inv.start().unwrap();
+        Sender { pe, producer, inv, map, free, results, size }
+    }
+
+    /// Sends `count` bulk messages of `len` bytes tagged `tag` to `consumer`, keeping every
+    /// source buffer busy; `pump` runs between rounds (e.g. the server's progress).
+    fn send(&self, consumer: u32, tag: u64, count: u64, len: usize, mut pump: impl FnMut()) {
+        let start = self.results.borrow().len();
+        let end = deadline();
+        let mut seq = 0;
+        while self.results.borrow().len() - start < count as usize {
+            assert!(Instant::now() < end, "sends did not complete in time");
+            while seq < count {
+                let Some(slot) = self.free.borrow_mut().pop_front() else { break };
+                let buf: Buf = self.inv.buf_get_by_addr(&self.map, slot * self.size, len).unwrap();
+                bulk::fill(&mut buf.map().bytes_mut(slot * self.size, len).unwrap(), tag, seq);
+                buf.set_data(slot * self.size, len).unwrap();
+                self.producer.task_send_alloc_init(&buf, consumer).unwrap().submit().unwrap();
+                seq += 1;
+            }
+            let any = self.pe.progress();
+            pump();
+            if !any {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+impl Side {
+    /// The peer's next line, progressing the server meanwhile (the peer needs it).
+    fn line(&self, peer: &Peer) -> String {
+        let mut got = None;
+        self.until("a line from the peer", || {
+            got = got.take().or_else(|| peer.try_line());
+            got.is_some()
+        });
+        got.unwrap()
+    }
+
+    fn consumer_ids(&self, peer: &Peer) -> Vec<u32> {
+        let line = self.line(peer);
+        line.strip_prefix("consumers ")
+            .unwrap_or_else(|| panic!("unexpected: {line}"))
+            .split(' ')
+            .map(|v| v.parse().unwrap())
+            .collect()
+    }
+}
+
+#[test]
+fn one_gibibyte_arrives_intact_in_shared_consumer_memory_with_one_copy() {
+    let name = unique("gib");
+    let side = serve(&name);
+    let mib = 1 << 20;
+    let peer = Peer::spawn(FP_PEER, &[&name, "1", &mib.to_string(), "8", "shared", "1024"]);
+    let ids = side.consumer_ids(&peer);
+    side.until("the consumer event", || side.consumers.borrow().len() == 1);
+    assert_eq!(*side.consumers.borrow(), ids);
+    let before = fast_path_stats();
+    let sender = Sender::new(&side.conn(), mib, 8);
+    sender.send(ids[0], 1, 1024, mib, || {
+        side.pe.progress();
+    });
+    assert!(sender.results.borrow().iter().all(|r| r.is_ok()));
+    let line = side.line(&peer);
+    assert_eq!(line, format!("ok {} staged_copies=0", 1024 * mib), "no loss, no second copy");
+    let after = fast_path_stats();
+    assert!(after.one_copy_sends - before.one_copy_sends >= 1024, "the one-copy path was taken");
+    assert!(peer.finish());
+}
+
+#[test]
+fn plain_consumer_memory_works_through_the_fallback() {
+    let name = unique("plain");
+    let side = serve(&name);
+    let kib = 64 << 10;
+    let peer = Peer::spawn(FP_PEER, &[&name, "1", &kib.to_string(), "4", "plain", "256"]);
+    let ids = side.consumer_ids(&peer);
+    side.until("the consumer event", || side.consumers.borrow().len() == 1);
+    let before = fast_path_stats();
+    let sender = Sender::new(&side.conn(), kib, 4);
+    sender.send(ids[0], 7, 256, kib - 8, || {
+        side.pe.progress();
+    });
+    assert_eq!(side.line(&peer), format!("ok {} staged_copies=256", 256 * (kib - 8)));
+    assert!(fast_path_stats().staged_sends - before.staged_sends >= 256);
+    assert!(peer.finish());
+}
+
+#[test]
+fn four_producers_on_four_threads_feed_four_consumers_in_order() {
+    let name = unique("4x4");
+    let side = serve(&name);
+    let per_pair = 200u64;
+    let peer = Peer::spawn(FP_PEER, &[&name, "4", "4096", "8", "shared", &(per_pair * 4).to_string()]);
+    let ids = side.consumer_ids(&peer);
+    side.until("four consumer events", || side.consumers.borrow().len() == 4);
+    let conn = side.conn();
+    let threads: Vec<_> = (0..4u64)
+        .map(|tag| {
+            let (conn, ids) = (conn.clone(), ids.clone());
+            std::thread::spawn(move || {
+                let sender = Sender::new(&conn, 4096, 8);
+                for (k, &id) in ids.iter().enumerate() {
+                    // A different size per stream; one producer, one consumer: in order.
+                    sender.send(id, tag, per_pair, 64 + 8 * (tag as usize + k), || {});
+                }
+                let ok = sender.results.borrow().iter().all(|r| r.is_ok());
+                ok
+            })
+        })
+        .collect();
+    side.until("all producers", || threads.iter().all(|t| t.is_finished()));
+    for t in threads {
+        assert!(t.join().unwrap(), "every send succeeded");
+    }
+    let line = side.line(&peer);
+    assert!(line.starts_with("ok "), "{line}");
+    assert!(peer.finish());
+}
+
+#[test]
+fn a_consumer_destroyed_while_producers_send_fails_their_sends_and_expires() {
+    let name = unique("expire");
+    let side = serve(&name);
+    let peer = Peer::spawn(FP_PEER, &[&name, "1", "4096", "4", "shared", "1000000", "--stop-after", "50"]);
+    let ids = side.consumer_ids(&peer);
+    side.until("the consumer event", || side.consumers.borrow().len() == 1);
+    let sender = Sender::new(&side.conn(), 4096, 4);
+    // Keep sending until the consumer is gone and the sends fail.
+    let end = deadline();
+    let mut seq = 0;
+    loop {
+        assert!(Instant::now() < end, "the producer never noticed");
+        if let Some(slot) = sender.free.borrow_mut().pop_front() {
+            let buf = sender.inv.buf_get_by_addr(&sender.map, slot * 4096, 256).unwrap();
+            bulk::fill(&mut buf.map().bytes_mut(slot * 4096, 256).unwrap(), 0, seq);
+            buf.set_data(slot * 4096, 256).unwrap();
+            match sender.producer.task_send_alloc_init(&buf, ids[0]) {
+                Ok(t) => {
+                    t.submit().unwrap();
+                    seq += 1;
+                }
+                Err(e) => {
+                    assert_eq!(e, Error::InvalidValue, "an expired consumer id is refused at alloc");
+                    buf.dec_refcount().unwrap();
+                    break;
+                }
+            }
+        }
+        sender.pe.progress();
+        side.pe.progress();
+    }
+    assert_eq!(side.line(&peer), format!("stopped {}", ids[0]));
+    side.until("the expired-consumer event", || *side.expired.borrow() == ids);
+    let end = deadline();
+    while sender.producer.as_ctx().num_inflight_tasks() > 0 {
+        assert!(Instant::now() < end);
+        sender.pe.progress();
+    }
+    let results = sender.results.borrow();
+    assert!(results.iter().filter(|r| r.is_ok()).count() >= 50);
+    assert!(
+        results.iter().all(|r| matches!(r, Ok(()) | Err(Error::ConnectionAborted))),
+        "sends waiting for the gone consumer fail with CONNECTION_ABORTED: {results:?}"
+    );
+    assert!(side.line(&peer).starts_with("ok "));
+    assert!(peer.finish());
+}
