@@ -88,6 +88,7 @@ fn send_msg(conn_pe: &Pe, st: &Shared, dev: &Dev, text: &'static [u8]) -> Result
     let (inv2, r0) = (Rc::new(inv), result.clone());
     let (inv_cb, map_cb) = (inv2.clone(), Rc::new(mmap));
     let map_for_cb = map_cb.clone();
+    // ANCHOR: producer_running
     ctx.set_state_changed_cb(move |_, ctx, _, next| match next {
         CtxState::Running => {
             let Some(producer) = weak.upgrade() else { return };
@@ -111,6 +112,7 @@ fn send_msg(conn_pe: &Pe, st: &Shared, dev: &Dev, text: &'static [u8]) -> Result
             }
         }
         CtxState::Idle => f.set(true),
+        // ANCHOR_END: producer_running
         _ => {}
     })?;
     let (r1, r2) = (result.clone(), result.clone());
@@ -148,6 +150,7 @@ fn send_msg(conn_pe: &Pe, st: &Shared, dev: &Dev, text: &'static [u8]) -> Result
 
 /// `recv_msg`: a consumer over 1 MiB receives one message and prints it.
 fn recv_msg(conn_pe: &Pe, st: &Shared, dev: &Dev) -> Result<(), Error> {
+    // ANCHOR: consumer_create
     let (inv, mmap) = local_mem(dev, Memory::from(SharedMem::alloc(RECV_MEM_SIZE)?))?;
     let conn = st.conn.borrow().clone().ok_or(Error::BadState)?;
     let pe = Pe::create().inspect_err(|e| error!("Failed to create consumer pe: {e}"))?;
@@ -155,11 +158,13 @@ fn recv_msg(conn_pe: &Pe, st: &Shared, dev: &Dev) -> Result<(), Error> {
         Rc::new(Consumer::create(&conn, &mmap).inspect_err(|e| error!("Failed to create consumer: {e}"))?);
     let ctx = consumer.as_ctx();
     pe.connect_ctx(&ctx)?;
+    // ANCHOR_END: consumer_create
     let finish = Rc::new(Cell::new(false));
     let result: Rc<Cell<Result<(), Error>>> = Rc::new(Cell::new(Ok(())));
     let (f, weak, r0) = (finish.clone(), Rc::downgrade(&consumer), result.clone());
     let (inv, mmap) = (Rc::new(inv), Rc::new(mmap));
     let (inv_cb, map_cb) = (inv.clone(), mmap.clone());
+    // ANCHOR: consumer_running
     ctx.set_state_changed_cb(move |_, ctx, _, next| match next {
         CtxState::Running => {
             let Some(consumer) = weak.upgrade() else { return };
@@ -174,6 +179,7 @@ fn recv_msg(conn_pe: &Pe, st: &Shared, dev: &Dev) -> Result<(), Error> {
             }
         }
         CtxState::Idle => f.set(true),
+        // ANCHOR_END: consumer_running
         _ => {}
     })?;
     let (r1, r2) = (result.clone(), result.clone());
@@ -293,6 +299,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
         },
         |_, _| info!("A client has been disconnected from server"),
     )?;
+    // ANCHOR: consumer_event
     let s = st.clone();
     server.event_consumer_register(
         move |_, id| {
@@ -301,6 +308,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
         },
         |_, _| {},
     )?;
+    // ANCHOR_END: consumer_event
     server.set_max_msg_size(CC_MAX_MSG_SIZE)?;
     server.set_recv_queue_size(CC_REC_QUEUE_SIZE)?;
     ctx.set_user_data(Data::from_ptr(Rc::as_ptr(&st)));
