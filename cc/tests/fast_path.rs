@@ -189,3 +189,50 @@ fn plain_memory_consumer_works_through_the_shadow() {
     assert!(after.staged_sends > before.staged_sends);
     assert!(after.staged_copies > before.staged_copies);
 }
+
+#[test]
+fn consumer_and_buffer_refusals() {
+    let p = pair();
+    let conn = p.server.connections().pop().unwrap();
+    let no_pci = Mmap::create().unwrap();
+    no_pci.set_memrange(vec![0u8; 4096]).unwrap();
+    no_pci.start().unwrap();
+    assert_eq!(
+        Consumer::create(&conn, &no_pci).unwrap_err(),
+        Error::NotPermitted,
+        "map without PCI_READ_WRITE"
+    );
+    let not_started = Mmap::create().unwrap();
+    not_started.set_memrange(vec![0u8; 4096]).unwrap();
+    not_started.set_permissions(AccessFlags::PCI_READ_WRITE).unwrap();
+    assert_eq!(Consumer::create(&conn, &not_started).unwrap_err(), Error::BadState);
+
+    let map = consumer_map(Memory::from(SharedMem::alloc(8192).unwrap()));
+    let other = consumer_map(Memory::from(vec![0u8; 64]));
+    let consumer = Consumer::create(&conn, &map).unwrap();
+    let cpe = Pe::create().unwrap();
+    cpe.connect_ctx(&consumer.as_ctx()).unwrap();
+    consumer.task_post_recv_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    assert_eq!(consumer.as_ctx().start(), Err(Error::InProgress));
+    until(&[&p.spe, &p.cpe, &cpe], || consumer.as_ctx().state() == CtxState::Running);
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    let outside = inv.buf_get_by_addr(&other, 0, 64).unwrap();
+    assert_eq!(
+        consumer.task_post_recv_alloc_init(&outside).unwrap_err(),
+        Error::InvalidValue,
+        "not in the map"
+    );
+    let full = inv.buf_get_by_data(&map, 0, 16).unwrap();
+    assert_eq!(consumer.task_post_recv_alloc_init(&full).unwrap_err(), Error::InvalidValue, "no free space");
+    let (a, b) = (inv.buf_get_by_addr(&map, 100, 16).unwrap(), inv.buf_get_by_addr(&map, 200, 16).unwrap());
+    a.chain_list(&b).unwrap();
+    assert_eq!(consumer.task_post_recv_alloc_init(&a).unwrap_err(), Error::InvalidValue, "chained");
+    assert_ne!(consumer.id(), 0);
+
+    // Once the connection is gone, no new consumer.
+    p.client.as_ctx().stop().unwrap();
+    until(&[&p.spe, &p.cpe, &cpe], || !conn.is_connected());
+    assert_eq!(Consumer::create(&conn, &map).unwrap_err(), Error::BadState);
+    until(&[&p.spe, &p.cpe, &cpe], || consumer.as_ctx().state() == CtxState::Idle);
+}
