@@ -157,7 +157,10 @@ impl ClientOps {
             recv_queue_size: self.common.recv_queue_size.get(),
             name: self.common.name.clone(),
         };
-        self.common.with_bell(|bell| transport::send(sock.as_fd(), &hello.encode(), &[bell.as_fd()]))??;
+        // The same doorbell serves "messages arrived" and "room appeared".
+        self.common.with_bell(|bell| {
+            transport::send(sock.as_fd(), &hello.encode(), &[bell.as_fd(), bell.as_fd()])
+        })??;
         self.common.watch_ctrl(&sock, LINK_TOKEN)?;
         *self.phase.borrow_mut() = Phase::Handshaking { sock, since: Instant::now() };
         Ok(())
@@ -201,7 +204,7 @@ impl ClientOps {
             return Ok(false);
         }
         let mut fds = fds.into_iter();
-        let (Some(seg), Some(bell)) = (fds.next(), fds.next()) else {
+        let (Some(seg), Some(bell), Some(room_bell)) = (fds.next(), fds.next(), fds.next()) else {
             return Err(fail!(
                 Error::InvalidValue,
                 "cc client: server reply without its segment and doorbell"
@@ -224,7 +227,8 @@ impl ClientOps {
         let pid = transport::peer_uid(sock.as_fd()).map(|(_, p)| p).unwrap_or(0);
         let conn = Connection::new(reply.conn_id, self.common.key, false, pid, self.common.dev.clone())?;
         conn.fast().set_socket(sock.as_fd());
-        let link = Rc::new(Link::new(conn, sock, tx, rx, Doorbell::from_fd(bell)));
+        let link =
+            Rc::new(Link::new(conn, sock, tx, rx, (Doorbell::from_fd(bell), Doorbell::from_fd(room_bell))));
         self.common.links.borrow_mut().push(link);
         Ok(true)
     }

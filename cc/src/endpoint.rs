@@ -114,20 +114,31 @@ pub(crate) struct Link {
     pub(crate) sock: OwnedFd,
     tx: Ring,
     rx: Ring,
+    /// Rung when the peer sleeps waiting for messages.
     peer_bell: Doorbell,
+    /// Rung when the peer sleeps waiting for room in its send ring.
+    peer_room_bell: Doorbell,
     pending: RefCell<VecDeque<TaskId>>,
     /// Set when this side decided to close it (disconnect, stop).
     pub(crate) closing: Cell<bool>,
 }
 
 impl Link {
-    pub(crate) fn new(conn: Connection, sock: OwnedFd, tx: Ring, rx: Ring, peer_bell: Doorbell) -> Link {
+    pub(crate) fn new(
+        conn: Connection,
+        sock: OwnedFd,
+        tx: Ring,
+        rx: Ring,
+        bells: (Doorbell, Doorbell),
+    ) -> Link {
+        let (peer_bell, peer_room_bell) = bells;
         Link {
             conn,
             sock,
             tx,
             rx,
             peer_bell,
+            peer_room_bell,
             pending: RefCell::new(VecDeque::new()),
             closing: Cell::new(false),
         }
@@ -412,7 +423,7 @@ impl Common {
                 }
             }
             if slot.consume() {
-                link.peer_bell.ring();
+                link.peer_room_bell.ring();
             }
             n += 1;
         }

@@ -5,9 +5,9 @@
 //! protocol version, so a peer of another version is recognised and refused cleanly.
 //!
 //! ```text
-//! Hello (client → server, with the client's doorbell fd):
+//! Hello (client → server, with the client's two doorbell fds: messages, room):
 //!   magic[8] version:u16 kind:u8 0:u8 max_msg_size:u32 recv_queue_size:u32 name_len:u16 name
-//! Reply (server → client; on acceptance with the segment memfd and the server's doorbell fd):
+//! Reply (server → client; on acceptance with the segment memfd and the server's two doorbells):
 //!   magic[8] version:u16 status:i32 conn_id:u64 server_recv_queue:u32 max_msg_size:u32
 //!   segment_len:u64 c2s_offset:u64 s2c_offset:u64
 //! Control, either way, after the handshake (fast-path bookkeeping):

@@ -229,7 +229,7 @@ impl ServerOps {
                 tracing::warn!(target: "doca_sdk", "cc_server {name:?}: dropped pid {}: oversized handshake", hs.pid);
                 return None;
             }
-            Ok(h) if fds.len() == 1 => h,
+            Ok(h) if fds.len() == 2 => h,
             Ok(_) => {
                 tracing::warn!(target: "doca_sdk", "cc_server {name:?}: dropped pid {}: handshake without its doorbell", hs.pid);
                 return None;
@@ -326,15 +326,16 @@ impl ServerOps {
         };
         self.common
             .with_bell(|bell| {
-                transport::send(hs.sock.as_fd(), &reply.encode(), &[area.as_fd(), bell.as_fd()])
+                transport::send(hs.sock.as_fd(), &reply.encode(), &[area.as_fd(), bell.as_fd(), bell.as_fd()])
             })
             .and_then(|r| r)
             .map_err(fail)?;
         let conn = Connection::new(id, self.common.key, true, pid, self.common.dev.clone()).map_err(fail)?;
         conn.fast().set_socket(hs.sock.as_fd());
         let peer_bell = Doorbell::from_fd(fds.remove(0));
+        let peer_room_bell = Doorbell::from_fd(fds.remove(0));
         self.common.watch_ctrl(&hs.sock, id).map_err(fail)?;
-        let link = Rc::new(Link::new(conn.clone(), hs.sock, tx, rx, peer_bell));
+        let link = Rc::new(Link::new(conn.clone(), hs.sock, tx, rx, (peer_bell, peer_room_bell)));
         self.common.links.borrow_mut().push(link);
         tracing::debug!(target: "doca_sdk", "cc_server {:?}: connection #{id} from pid {pid}", self.common.name);
         Ok(conn)
