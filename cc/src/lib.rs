@@ -11,6 +11,9 @@
 //! | `enum doca_cc_counter`                | [`Counter`]                            |
 //! | `doca_cc_cap_*`                       | [`caps`]                               |
 //!
+//! The legacy `doca_comm_channel_ep_*` API is [`legacy`]: the same transport, an endpoint
+//! that makes progress inside its calls.
+//!
 //! Inside: [`proto`] is the wire format (no I/O), [`transport`] the rendezvous sockets,
 //! file-descriptor passing and shared-memory rings.
 
@@ -22,6 +25,7 @@ mod conn;
 mod consumer;
 mod endpoint;
 mod fast;
+pub mod legacy;
 mod producer;
 pub mod proto;
 mod server;

@@ -5,6 +5,7 @@
 //! - `cc_ctrl_path_server`, `cc_ctrl_path_client`: DOCA's control-path samples.
 //! - `cc_data_path_high_speed_server`, `cc_data_path_high_speed_client`: DOCA's fast-path
 //!   samples (producers and consumers).
+//! - `comm_channel_server`, `comm_channel_client`: DOCA's legacy endpoint samples.
 //! - `doca_caps`: lists the emulated devices, their representors and capabilities, like
 //!   DOCA's `doca_caps --list-devs`.
 //! - `doca_bench`: measures the emulator against baselines taken in the same run.
@@ -16,4 +17,5 @@
 pub mod args;
 pub mod cc_ctrl_path;
 pub mod cc_data_path;
+pub mod comm_channel;
 pub mod log;

@@ -255,6 +255,14 @@ impl Ring {
         self.nslots
     }
 
+    /// Producer: messages published and not yet consumed.
+    pub fn in_flight(&self) -> u64 {
+        // Acquire pairs with the consumer's Release store of `head`.
+        let head = self.c().head.load(Ordering::Acquire);
+        self.seen.set(head);
+        self.next.get() - head
+    }
+
     /// Producer: whether a slot is free (refreshes the consumer's position when needed).
     pub fn has_room(&self) -> bool {
         debug_assert_eq!(self.end, End::Producer);

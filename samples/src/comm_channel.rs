@@ -1,0 +1,129 @@
+//! The legacy `comm_channel` sample pair (`doca_comm_channel_ep_*`), step for step as DOCA's:
+//! the client connects, sends its text (with its trailing NUL), prints the server's answer;
+//! the server prints the client's text and answers once.
+
+use std::time::Duration;
+
+use doca_cc::legacy::{Endpoint, MsgFlags};
+use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
+use tracing::{error, info, warn};
+
+/// The service name both sides use.
+pub const SERVICE_NAME: &str = "cc_sample_server";
+/// `MAX_MSG_SIZE`.
+pub const MAX_MSG_SIZE: u16 = 4080;
+/// `CC_MAX_QUEUE_SIZE`.
+pub const QUEUE_SIZE: u16 = 10;
+
+/// The text as the samples send it: `strlen(text) + 1` bytes, NUL included.
+fn with_nul(text: &str) -> Vec<u8> {
+    let mut v = text.as_bytes().to_vec();
+    v.push(0);
+    v
+}
+
+fn shown(msg: &[u8]) -> String {
+    let end = msg.iter().position(|&b| b == 0).unwrap_or(msg.len());
+    String::from_utf8_lossy(&msg[..end]).into_owned()
+}
+
+fn pause() {
+    std::thread::sleep(Duration::from_micros(1));
+}
+
+/// The server side (`comm_channel_server_sample.c`).
+pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error> {
+    let ep = Endpoint::create().inspect_err(|e| error!("Failed to create Comm Channel endpoint: {e}"))?;
+    let dev = open_device_with_pci(pci_addr, None)
+        .inspect_err(|e| error!("Failed to open Comm Channel DOCA device based on PCI address: {e}"))?;
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, rep_pci).inspect_err(|e| {
+        error!("Failed to open Comm Channel DOCA device representor based on PCI address: {e}")
+    })?;
+    ep.set_device(&dev).inspect_err(|e| error!("Failed to set DOCA device property: {e}"))?;
+    ep.set_max_msg_size(MAX_MSG_SIZE).inspect_err(|e| error!("Failed to set max_msg_size property: {e}"))?;
+    ep.set_send_queue_size(QUEUE_SIZE)
+        .inspect_err(|e| error!("Failed to set snd_queue_size property: {e}"))?;
+    ep.set_recv_queue_size(QUEUE_SIZE)
+        .inspect_err(|e| error!("Failed to set rcv_queue_size property: {e}"))?;
+    ep.set_device_rep(&rep).inspect_err(|e| error!("Failed to set DOCA device representor property: {e}"))?;
+    ep.listen(SERVICE_NAME).inspect_err(|e| error!("Comm Channel endpoint couldn't start listening: {e}"))?;
+    info!("Server started Listening, waiting for new connections");
+
+    let mut buf = vec![0u8; MAX_MSG_SIZE as usize];
+    let (len, peer) = loop {
+        match ep.recvfrom(&mut buf, MsgFlags::NONE) {
+            Ok(r) => break r,
+            Err(e) if e.error == Error::Again => pause(),
+            Err(e) => {
+                error!("Message was not received: {e}");
+                return Err(e.error);
+            }
+        }
+    };
+    info!("Received message: {}", shown(&buf[..len]));
+    let reply = with_nul(text);
+    loop {
+        match ep.sendto(&reply, MsgFlags::NONE, &peer) {
+            Ok(()) => break,
+            Err(Error::Again) => pause(),
+            Err(e) => {
+                warn!("Response was not sent successfully: {e}");
+                break;
+            }
+        }
+    }
+    ep.disconnect(&peer).inspect_err(|e| error!("Failed to disconnect channel: {e}"))?;
+    ep.destroy()
+}
+
+/// The client side (`comm_channel_client_sample.c`).
+pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
+    let ep = Endpoint::create().inspect_err(|e| error!("Failed to create Comm Channel endpoint: {e}"))?;
+    let dev = open_device_with_pci(pci_addr, None)
+        .inspect_err(|e| error!("Failed to open Comm Channel DOCA device based on PCI address: {e}"))?;
+    ep.set_device(&dev).inspect_err(|e| error!("Failed to set DOCA device property: {e}"))?;
+    ep.set_max_msg_size(MAX_MSG_SIZE).inspect_err(|e| error!("Failed to set max_msg_size property: {e}"))?;
+    ep.set_send_queue_size(QUEUE_SIZE)
+        .inspect_err(|e| error!("Failed to set snd_queue_size property: {e}"))?;
+    ep.set_recv_queue_size(QUEUE_SIZE)
+        .inspect_err(|e| error!("Failed to set rcv_queue_size property: {e}"))?;
+    let peer = ep
+        .connect(SERVICE_NAME)
+        .inspect_err(|e| error!("Couldn't establish a connection with the server: {e}"))?;
+    loop {
+        match peer.update_info() {
+            Ok(()) => break,
+            Err(Error::ConnectionInProgress) => pause(),
+            Err(e) => {
+                error!("Failed to validate the connection with the DPU: {e}");
+                return Err(e);
+            }
+        }
+    }
+    info!("Connection to server was established successfully");
+    let msg = with_nul(text);
+    loop {
+        match ep.sendto(&msg, MsgFlags::NONE, &peer) {
+            Ok(()) => break,
+            Err(Error::Again) => pause(),
+            Err(e) => {
+                error!("Message was not sent: {e}");
+                return Err(e);
+            }
+        }
+    }
+    let mut buf = vec![0u8; MAX_MSG_SIZE as usize];
+    let len = loop {
+        match ep.recvfrom(&mut buf, MsgFlags::NONE) {
+            Ok((n, _)) => break n,
+            Err(e) if e.error == Error::Again => pause(),
+            Err(e) => {
+                error!("Response was not received: {e}");
+                return Err(e.error);
+            }
+        }
+    };
+    info!("Server response: {}", shown(&buf[..len]));
+    ep.disconnect(&peer).inspect_err(|e| error!("Failed to disconnect channel: {e}"))?;
+    ep.destroy()
+}
