@@ -105,3 +105,18 @@ fn bad_input_fails_like_doca() {
     let (ok, log) = finish(run(env!("CARGO_BIN_EXE_cc_ctrl_path_client"), &["-t", &long], &fab));
     assert!(!ok && log.contains("exceeded buffer size"), "{log}");
 }
+
+#[test]
+fn the_legacy_comm_channel_pair_exchanges_with_trailing_nuls() {
+    let fab = fabric("legacy");
+    let server = run(env!("CARGO_BIN_EXE_comm_channel_server"), &[], &fab);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let client = run(env!("CARGO_BIN_EXE_comm_channel_client"), &[], &fab);
+    let (cok, clog) = finish(client);
+    let (sok, slog) = finish(server);
+    assert!(sok && cok, "server:\n{slog}\nclient:\n{clog}");
+    assert!(slog.contains("Server started Listening, waiting for new connections"), "{slog}");
+    assert!(slog.contains("Received message: Message from the client"), "{slog}");
+    assert!(clog.contains("Connection to server was established successfully"), "{clog}");
+    assert!(clog.contains("Server response: Message from the server"), "{clog}");
+}

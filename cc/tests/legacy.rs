@@ -1,0 +1,196 @@
+//! The legacy endpoint API in one process: limits, error codes, statistics, disconnection.
+
+use std::time::{Duration, Instant};
+
+use doca_cc::legacy::{self, Endpoint, InitAttr, MsgFlags, PeerAddr, INIT_FLAG_NONBLOCK};
+use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
+
+fn unique(name: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
+fn service(name: &str) -> Endpoint {
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
+    let ep = Endpoint::create().unwrap();
+    ep.set_device(&dev).unwrap();
+    ep.set_device_rep(&rep).unwrap();
+    ep.listen(name).unwrap();
+    ep
+}
+
+fn client(name: &str) -> (Endpoint, PeerAddr) {
+    let ep = Endpoint::create().unwrap();
+    ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
+    let peer = ep.connect(name).unwrap();
+    (ep, peer)
+}
+
+/// Retries `f` while it says AGAIN (or the handshake is in progress), for at most 20 s.
+fn retry<T, E: Copy + Into<Error>>(mut f: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+    let end = Instant::now() + Duration::from_secs(20);
+    loop {
+        match f() {
+            Err(e)
+                if matches!(e.into(), Error::Again | Error::ConnectionInProgress) && Instant::now() < end =>
+            {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+            r => return r,
+        }
+    }
+}
+
+#[test]
+fn properties_are_raised_to_their_minimum_and_checked_against_their_maximum() {
+    let ep = Endpoint::create().unwrap();
+    ep.set_max_msg_size(100).unwrap();
+    assert_eq!(ep.max_msg_size(), 256, "raised to the minimum");
+    ep.set_send_queue_size(3).unwrap();
+    ep.set_recv_queue_size(5).unwrap();
+    assert_eq!((ep.send_queue_size(), ep.recv_queue_size()), (16, 16));
+    assert_eq!(ep.set_max_msg_size(4081), Err(Error::InvalidValue));
+    assert_eq!(ep.set_send_queue_size(8192), Err(Error::InvalidValue));
+    assert_eq!(ep.set_recv_queue_size(8192), Err(Error::InvalidValue));
+    ep.set_max_msg_size(4080).unwrap();
+    ep.set_recv_queue_size(8191).unwrap();
+    assert_eq!((ep.max_msg_size(), ep.recv_queue_size()), (4080, 8191));
+    assert_eq!(legacy::get_max_service_name_len(), 120);
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    assert_eq!(legacy::get_max_message_size(dev.as_devinfo()), Ok(4080));
+    assert_eq!(legacy::get_max_send_queue_size(dev.as_devinfo()), Ok(8191));
+    assert_eq!(legacy::get_max_recv_queue_size(dev.as_devinfo()), Ok(8191));
+    assert_eq!(legacy::get_service_max_num_connections(dev.as_devinfo()), Ok(512));
+
+    let old = Endpoint::create_with_attr(&InitAttr {
+        cookie: 7,
+        flags: INIT_FLAG_NONBLOCK,
+        maxmsgs: 4,
+        msgsize: 64,
+    })
+    .unwrap();
+    assert_eq!((old.cookie(), old.max_msg_size(), old.send_queue_size()), (7, 256, 16));
+    let big = InitAttr { cookie: 0, flags: 0, maxmsgs: 16, msgsize: 5000 };
+    assert_eq!(Endpoint::create_with_attr(&big).unwrap_err(), Error::InvalidValue);
+}
+
+#[test]
+fn listen_and_connect_rules() {
+    let name = unique("rules");
+    let ep = Endpoint::create().unwrap();
+    assert_eq!(ep.listen(&name), Err(Error::BadState), "no device");
+    let host = open_device_with_pci("3b:00.0", None).unwrap();
+    let dpu = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dpu, RepFilter::NET, "3b:00.0").unwrap();
+    ep.set_device(&dpu).unwrap();
+    assert_eq!(ep.listen(&name), Err(Error::BadState), "no representor");
+    let on_host = Endpoint::create().unwrap();
+    on_host.set_device(&host).unwrap();
+    on_host.set_device_rep(&rep).unwrap();
+    assert_eq!(on_host.listen(&name), Err(Error::NotPermitted), "a host device cannot serve");
+    ep.set_device_rep(&rep).unwrap();
+    assert_eq!(ep.listen(&"s".repeat(120)), Err(Error::InvalidValue), "name too long");
+    assert_eq!(ep.get_event_channel().unwrap_err(), Error::BadState, "before listen");
+    ep.listen(&name).unwrap();
+    assert_eq!(ep.listen(&name), Err(Error::NotPermitted), "listening already");
+    assert_eq!(ep.set_max_msg_size(512), Err(Error::BadState), "properties after listen");
+    let twin = service_attempt(&name);
+    assert_eq!(twin, Err(Error::InUse));
+
+    let (cep, peer) = client(&name);
+    assert_eq!(cep.connect(&name).unwrap_err(), Error::NotPermitted, "connected already");
+    // The service answers handshakes inside its own calls.
+    assert_eq!(
+        retry(|| {
+            ep.update_service_state_info().unwrap();
+            peer.update_info()
+        }),
+        Ok(())
+    );
+    let nobody = Endpoint::create().unwrap();
+    nobody.set_device(&host).unwrap();
+    assert_eq!(nobody.connect(&unique("absent")).unwrap_err(), Error::NotConnected, "no such service");
+}
+
+fn service_attempt(name: &str) -> Result<(), Error> {
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
+    let ep = Endpoint::create().unwrap();
+    ep.set_device(&dev).unwrap();
+    ep.set_device_rep(&rep).unwrap();
+    ep.listen(name)
+}
+
+#[test]
+fn messages_statistics_queues_and_one_sided_disconnection() {
+    let name = unique("stats");
+    let svc = service(&name);
+    let (cep, peer) = client(&name);
+    let mut buf = [0u8; 4080];
+    assert_eq!(svc.recvfrom(&mut buf, MsgFlags::NONE).unwrap_err().error, Error::Again, "nothing yet");
+    retry(|| {
+        svc.update_service_state_info().unwrap();
+        peer.update_info()
+    })
+    .unwrap();
+    assert_eq!(peer.user_data(), 0);
+    peer.set_user_data(42);
+    assert_eq!(peer.user_data(), 42);
+    assert_eq!(cep.sendto(&[0u8; 4081], MsgFlags::NONE, &peer), Err(Error::InvalidValue));
+    for i in 0..3u8 {
+        cep.sendto(&[i; 100], MsgFlags::NONE, &peer).unwrap();
+    }
+    peer.update_info().unwrap();
+    assert_eq!((peer.send_messages(), peer.send_bytes(), peer.send_in_flight_messages()), (3, 300, 3));
+    assert_eq!(svc.pending_connections(), 1, "connected, first message not read yet");
+    let mut small = [0u8; 10];
+    let too_big = svc.recvfrom(&mut small, MsgFlags::NONE).unwrap_err();
+    assert_eq!((too_big.error, too_big.needed), (Error::TooBig, Some(100)), "never truncated");
+    let (n, from) = svc.recvfrom(&mut buf, MsgFlags::NONE).unwrap();
+    assert_eq!((n, buf[0]), (100, 0));
+    assert_eq!(svc.peer_addr_list(), vec![from.clone()], "the first message reveals the client");
+    assert_eq!(svc.pending_connections(), 0);
+    for i in 1..3u8 {
+        assert_eq!(svc.recvfrom(&mut buf, MsgFlags::NONE).unwrap().0, 100);
+        assert_eq!(buf[0], i, "in order");
+    }
+    from.update_info().unwrap();
+    assert_eq!((from.recv_messages(), from.recv_bytes()), (3, 300));
+    peer.update_info().unwrap();
+    assert_eq!(peer.send_in_flight_messages(), 0);
+
+    // The service's queue holds 16: the 17th send is AGAIN until the service reads.
+    for _ in 0..16 {
+        cep.sendto(b"fill", MsgFlags::NONE, &peer).unwrap();
+    }
+    assert_eq!(cep.sendto(b"over", MsgFlags::NONE, &peer), Err(Error::Again));
+    svc.recvfrom(&mut buf, MsgFlags::NONE).unwrap();
+    cep.sendto(b"over", MsgFlags::NONE, &peer).unwrap();
+
+    // One-sided disconnect: the service learns it on its next send.
+    svc.sendto(b"bye", MsgFlags::NONE, &from).unwrap();
+    cep.disconnect(&peer).unwrap();
+    assert_eq!(peer.update_info(), Err(Error::ConnectionReset));
+    assert_eq!(retry(|| svc.sendto(b"anyone?", MsgFlags::NONE, &from)), Err(Error::ConnectionReset));
+    // A new handshake works afterwards.
+    let again = cep.connect(&name).unwrap();
+    retry(|| {
+        svc.update_service_state_info().unwrap();
+        again.update_info()
+    })
+    .unwrap();
+    cep.sendto(b"back", MsgFlags::NONE, &again).unwrap();
+    let (n, who) = retry(|| loop {
+        let r = svc.recvfrom(&mut buf, MsgFlags::NONE);
+        match r {
+            Ok((n, _)) if &buf[..n] == b"fill" || &buf[..n] == b"over" => continue,
+            other => return other,
+        }
+    })
+    .unwrap();
+    assert_eq!(&buf[..n], b"back");
+    assert_ne!(who, from);
+    svc.destroy().unwrap();
+}

@@ -1,0 +1,134 @@
+//! The other side of the legacy endpoint tests, as a real process.
+//!
+//! ```text
+//! ep_peer serve <name>                 service on 03:00.0 for 3b:00.0; prints "listening";
+//!                                      stdin: send-later <ms> <text> | read-later <ms> | exit
+//!                                      (read-later prints "read <n>")
+//! ep_peer client <name> <text> [--blocking]
+//!                                      connects, sends <text>, prints "reply <text>";
+//!                                      stdin: disconnect (prints "disconnected") | EOF
+//! ```
+
+use std::io::BufRead;
+use std::process::ExitCode;
+use std::sync::mpsc::{self, TryRecvError};
+use std::time::Duration;
+
+use doca_cc::legacy::{Endpoint, InitAttr, MsgFlags};
+use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
+
+fn stdin_lines() -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+fn serve(name: &str) -> ExitCode {
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
+    let ep = Endpoint::create().unwrap();
+    ep.set_device(&dev).unwrap();
+    ep.set_device_rep(&rep).unwrap();
+    ep.listen(name).unwrap();
+    println!("listening");
+    let input = stdin_lines();
+    let mut buf = vec![0u8; 4080];
+    let mut first = None;
+    loop {
+        match input.try_recv() {
+            Ok(line) => {
+                let mut w = line.splitn(3, ' ');
+                match (w.next(), w.next(), w.next()) {
+                    (Some("send-later"), Some(ms), Some(text)) => {
+                        std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
+                        let peer =
+                            ep.peer_addr_list().into_iter().next().or(first.clone()).expect("a client");
+                        ep.sendto(text.as_bytes(), MsgFlags::NONE, &peer).unwrap();
+                    }
+                    (Some("read-later"), Some(ms), None) => {
+                        std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
+                        let mut n = 0;
+                        while let Ok((_, p)) = ep.recvfrom(&mut buf, MsgFlags::NONE) {
+                            first.get_or_insert(p);
+                            n += 1;
+                        }
+                        println!("read {n}");
+                    }
+                    _ => break,
+                }
+            }
+            Err(TryRecvError::Disconnected) => break,
+            Err(TryRecvError::Empty) => {
+                ep.update_service_state_info().unwrap();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn client(name: &str, text: &str, blocking: bool) -> ExitCode {
+    let ep = if blocking {
+        Endpoint::create_with_attr(&InitAttr { cookie: 1, flags: 0, maxmsgs: 16, msgsize: 4080 }).unwrap()
+    } else {
+        Endpoint::create().unwrap()
+    };
+    ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
+    let peer = ep.connect(name).unwrap();
+    while let Err(e) = peer.update_info() {
+        if e != Error::ConnectionInProgress {
+            println!("err {}", e.name());
+            return ExitCode::FAILURE;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    let flags = MsgFlags::NONE;
+    loop {
+        match ep.sendto(text.as_bytes(), flags, &peer) {
+            Ok(()) => break,
+            Err(Error::Again) if !blocking => std::thread::sleep(Duration::from_micros(100)),
+            Err(e) => {
+                println!("err {}", e.name());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let mut buf = vec![0u8; 4080];
+    let n = loop {
+        match ep.recvfrom(&mut buf, flags) {
+            Ok((n, _)) => break n,
+            Err(e) if e.error == Error::Again && !blocking => std::thread::sleep(Duration::from_micros(100)),
+            Err(e) => {
+                println!("err {}", e.error.name());
+                return ExitCode::FAILURE;
+            }
+        }
+    };
+    println!("reply {}", String::from_utf8_lossy(&buf[..n]));
+    for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+        if line == "disconnect" {
+            ep.disconnect(&peer).unwrap();
+            println!("disconnected");
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        [_, "serve", name] => serve(name),
+        [_, "client", name, text] => client(name, text, false),
+        [_, "client", name, text, "--blocking"] => client(name, text, true),
+        _ => {
+            eprintln!("usage: see the module documentation of ep_peer");
+            ExitCode::FAILURE
+        }
+    }
+}

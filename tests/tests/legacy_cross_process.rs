@@ -1,0 +1,154 @@
+//! The legacy endpoint API across real processes: many clients, blocking clients, event
+//! channels that wake epoll, one-sided disconnection.
+
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+use doca_cc::legacy::{Endpoint, MsgFlags, PeerAddr};
+use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
+use doca_tests::Peer;
+use rustix::event::epoll;
+
+const EP_PEER: &str = env!("CARGO_BIN_EXE_ep_peer");
+
+fn unique(tag: &str) -> String {
+    format!("ep-{tag}-{}", std::process::id())
+}
+
+fn service(name: &str) -> Endpoint {
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
+    let ep = Endpoint::create().unwrap();
+    ep.set_device(&dev).unwrap();
+    ep.set_device_rep(&rep).unwrap();
+    ep.listen(name).unwrap();
+    ep
+}
+
+/// Receives one message, retrying on AGAIN for a minute.
+fn recv(ep: &Endpoint, buf: &mut [u8]) -> (usize, PeerAddr) {
+    let end = Instant::now() + Duration::from_secs(60);
+    loop {
+        match ep.recvfrom(buf, MsgFlags::NONE) {
+            Ok(r) => return r,
+            Err(e) if e.error == Error::Again && Instant::now() < end => {
+                std::thread::sleep(Duration::from_micros(100))
+            }
+            Err(e) => panic!("recvfrom: {e}"),
+        }
+    }
+}
+
+#[test]
+fn sixteen_clients_on_one_service_are_each_answered() {
+    let name = unique("sixteen");
+    let svc = service(&name);
+    let mut clients: Vec<Peer> =
+        (0..16).map(|i| Peer::spawn(EP_PEER, &["client", &name, &format!("client-{i}")])).collect();
+    let mut buf = [0u8; 4080];
+    for _ in 0..16 {
+        let (n, peer) = recv(&svc, &mut buf);
+        let text = String::from_utf8_lossy(&buf[..n]).to_string();
+        assert!(text.starts_with("client-"), "{text}");
+        svc.sendto(format!("ack {text}").as_bytes(), MsgFlags::NONE, &peer).unwrap();
+    }
+    assert_eq!(svc.peer_addr_list().len(), 16);
+    for (i, c) in clients.iter_mut().enumerate() {
+        assert_eq!(c.line(), format!("reply ack client-{i}"));
+    }
+    for p in svc.peer_addr_list() {
+        p.update_info().unwrap();
+        assert_eq!((p.recv_messages(), p.send_messages()), (1, 1), "statistics match what was sent");
+    }
+    for c in clients {
+        assert!(c.finish());
+    }
+}
+
+#[test]
+fn a_blocking_client_waits_for_the_answer() {
+    let name = unique("blocking");
+    let svc = service(&name);
+    let client = Peer::spawn(EP_PEER, &["client", &name, "patient", "--blocking"]);
+    let mut buf = [0u8; 64];
+    let (n, peer) = recv(&svc, &mut buf);
+    assert_eq!(&buf[..n], b"patient");
+    // The client is now blocked in recvfrom; answer a little later.
+    std::thread::sleep(Duration::from_millis(200));
+    svc.sendto(b"worth the wait", MsgFlags::NONE, &peer).unwrap();
+    assert_eq!(client.line(), "reply worth the wait");
+    assert!(client.finish());
+}
+
+#[test]
+fn event_channels_wake_epoll_on_receive_and_on_send_room() {
+    let name = unique("events");
+    let mut server = Peer::spawn(EP_PEER, &["serve", &name]);
+    assert_eq!(server.line(), "listening");
+    let ep = Endpoint::create().unwrap();
+    ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
+    let peer = ep.connect(&name).unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while peer.update_info() == Err(Error::ConnectionInProgress) {
+        assert!(Instant::now() < end);
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    // The service learns a client from its first message.
+    ep.sendto(b"hello", MsgFlags::NONE, &peer).unwrap();
+    server.send("read-later 0");
+    assert_eq!(server.line(), "read 1");
+    let (send_ch, recv_ch) = ep.get_event_channel().unwrap();
+    let app = epoll::create(epoll::CreateFlags::CLOEXEC).unwrap();
+    epoll::add(&app, recv_ch, epoll::EventData::new_u64(1), epoll::EventFlags::IN).unwrap();
+    epoll::add(&app, send_ch, epoll::EventData::new_u64(2), epoll::EventFlags::IN).unwrap();
+    let mut events =
+        [epoll::Event { flags: epoll::EventFlags::empty(), data: epoll::EventData::new_u64(0) }; 4];
+    let long = rustix::time::Timespec { tv_sec: 60, tv_nsec: 0 };
+
+    // Receive: arm, sleep, wake when the service sends.
+    ep.event_handle_arm_recv().unwrap();
+    server.send("send-later 200 wake up");
+    let n = epoll::wait(&app, &mut events[..], Some(&long)).unwrap();
+    assert!(n >= 1 && events[..n].iter().any(|e| e.data.u64() == 1), "woken by the receive channel");
+    let mut buf = [0u8; 64];
+    let (len, from) = ep.recvfrom(&mut buf, MsgFlags::NONE).unwrap();
+    assert_eq!((&buf[..len], from), (&b"wake up"[..], peer.clone()));
+
+    // Send: fill the service's queue, arm, sleep, wake when it reads.
+    let mut sent = 0;
+    while ep.sendto(b"filler", MsgFlags::NONE, &peer).is_ok() {
+        sent += 1;
+    }
+    assert_eq!(sent, 16, "the service's receive queue holds 16");
+    assert_eq!(ep.sendto(b"filler", MsgFlags::NONE, &peer), Err(Error::Again));
+    ep.event_handle_arm_send().unwrap();
+    server.send("read-later 200");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let n = epoll::wait(&app, &mut events[..], Some(&long)).unwrap();
+        if events[..n].iter().any(|e| e.data.u64() == 2) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never woken by the send channel");
+    }
+    assert_eq!(server.line(), "read 16");
+    ep.sendto(b"room again", MsgFlags::NONE, &peer).unwrap();
+    let _ = ep.get_event_channel().unwrap().0.as_fd();
+    assert!(server.finish());
+}
+
+#[test]
+fn a_disconnected_client_makes_the_service_send_fail_with_connection_reset() {
+    let name = unique("reset");
+    let svc = service(&name);
+    let mut client = Peer::spawn(EP_PEER, &["client", &name, "hello"]);
+    let mut buf = [0u8; 64];
+    let (_, peer) = recv(&svc, &mut buf);
+    svc.sendto(b"welcome", MsgFlags::NONE, &peer).unwrap();
+    assert_eq!(client.line(), "reply welcome");
+    client.send("disconnect");
+    assert_eq!(client.line(), "disconnected");
+    assert_eq!(svc.sendto(b"still there?", MsgFlags::NONE, &peer), Err(Error::ConnectionReset));
+    assert_eq!(peer.update_info(), Err(Error::ConnectionReset));
+    assert!(client.finish());
+}
