@@ -110,7 +110,18 @@ fn bad_input_fails_like_doca() {
 fn the_legacy_comm_channel_pair_exchanges_with_trailing_nuls() {
     let fab = fabric("legacy");
     let server = run(env!("CARGO_BIN_EXE_comm_channel_server"), &[], &fab);
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // As in DOCA, the legacy client fails when no service listens yet: wait for its socket.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let listening = || {
+        std::fs::read_dir(&fab).unwrap().flatten().any(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            n.starts_with("ep-") && n.ends_with(".sock")
+        })
+    };
+    while !listening() {
+        assert!(Instant::now() < deadline, "the service never listened");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let client = run(env!("CARGO_BIN_EXE_comm_channel_client"), &[], &fab);
     let (cok, clog) = finish(client);
     let (sok, slog) = finish(server);
