@@ -46,6 +46,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
     ep.set_recv_queue_size(QUEUE_SIZE)
         .inspect_err(|e| error!("Failed to set rcv_queue_size property: {e}"))?;
     ep.set_device_rep(&rep).inspect_err(|e| error!("Failed to set DOCA device representor property: {e}"))?;
+    // ANCHOR: server
     ep.listen(SERVICE_NAME).inspect_err(|e| error!("Comm Channel endpoint couldn't start listening: {e}"))?;
     info!("Server started Listening, waiting for new connections");
 
@@ -61,6 +62,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
         }
     };
     info!("Received message: {}", shown(&buf[..len]));
+    // ANCHOR_END: server
     let reply = with_nul(text);
     loop {
         match ep.sendto(&reply, MsgFlags::NONE, &peer) {
@@ -87,6 +89,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
         .inspect_err(|e| error!("Failed to set snd_queue_size property: {e}"))?;
     ep.set_recv_queue_size(QUEUE_SIZE)
         .inspect_err(|e| error!("Failed to set rcv_queue_size property: {e}"))?;
+    // ANCHOR: client
     let peer = ep
         .connect(SERVICE_NAME)
         .inspect_err(|e| error!("Couldn't establish a connection with the server: {e}"))?;
@@ -124,6 +127,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
         }
     };
     info!("Server response: {}", shown(&buf[..len]));
+    // ANCHOR_END: client
     ep.disconnect(&peer).inspect_err(|e| error!("Failed to disconnect channel: {e}"))?;
     ep.destroy()
 }
