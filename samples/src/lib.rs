@@ -12,9 +12,10 @@
 //!
 //! The library part holds what the samples share, as DOCA's `samples/common.c` does.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod args;
+pub mod bench;
 pub mod cc_ctrl_path;
 pub mod cc_data_path;
 pub mod comm_channel;

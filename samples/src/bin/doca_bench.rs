@@ -1,179 +1,658 @@
 //! `doca_bench`: measures the emulator, each figure beside a baseline measured in the same
 //! run (these machines are shared and noisy: ratios are stable, absolute times are not).
 //!
-//! Sections so far: the engine (empty progress with idle contexts, one local task cycle).
+//! Two processes, pinned to different CPUs where the machine has them: this one measures,
+//! a copy of itself (`--role …`) is the peer. Latencies are one-way (half a round trip),
+//! reported as p50 and p99; rates are the median of several repetitions.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::hint::black_box;
-use std::process::ExitCode;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsFd;
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use doca_core::loopback::{EchoTask, Loopback};
+use doca_core::notify::Doorbell;
 use doca_core::{Pe, Started};
+use doca_samples::bench::{self, ns, percentiles, pin, run_until, CcSide, FpSide};
 
 /// Measure the emulator against same-run baselines.
 #[derive(Parser, Debug)]
 #[command(name = "doca_bench", version)]
 struct Args {
-    /// Short run for CI: fewer iterations and repetitions (figures are rough).
+    /// Short run for CI: fewer iterations and smaller sizes (figures are rough).
     #[arg(long)]
     smoke: bool,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// Internal: run as the peer process.
+    #[arg(long, num_args = 1.., hide = true)]
+    role: Vec<String>,
 }
 
 struct Row {
+    section: &'static str,
     name: String,
-    ns: f64,
-    baseline_name: &'static str,
-    baseline_ns: f64,
+    unit: &'static str,
+    value: f64,
+    p99: Option<f64>,
+    baseline: String,
+    base: f64,
+    /// Whether smaller is better (times) or larger (rates).
+    lower_is_better: bool,
 }
 
-/// Median over `reps` repetitions of the time per iteration of `f(iters)`, in nanoseconds.
+impl Row {
+    fn ratio(&self) -> f64 {
+        if self.lower_is_better {
+            self.value / self.base
+        } else {
+            self.base / self.value
+        }
+    }
+}
+
+struct Cfg {
+    reps: usize,
+    iters: u64,
+    lat_n: u64,
+    rate_n: u64,
+    big: usize,
+}
+
 fn measure(reps: usize, iters: u64, mut f: impl FnMut(u64)) -> f64 {
-    f(iters / 10 + 1); // warm up
-    let mut samples: Vec<f64> = (0..reps)
+    f(iters / 10 + 1);
+    let mut s: Vec<f64> = (0..reps)
         .map(|_| {
             let t = Instant::now();
             f(iters);
-            t.elapsed().as_nanos() as f64 / iters as f64
+            ns(t) / iters as f64
         })
         .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
 }
 
-/// Baseline for an empty progress: one virtual call per context that reads one flag.
-fn baseline_poll(n: usize, reps: usize, iters: u64) -> f64 {
-    let flags: Vec<Rc<Cell<bool>>> = (0..n).map(|_| Rc::new(Cell::new(false))).collect();
-    let polls: Vec<Box<dyn Fn() -> bool>> = flags
-        .iter()
-        .map(|f| {
-            let f = f.clone();
-            Box::new(move || f.get()) as Box<dyn Fn() -> bool>
-        })
-        .collect();
-    measure(reps, iters, |k| {
-        for _ in 0..k {
-            let mut any = false;
-            for p in black_box(&polls) {
-                any |= p();
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The peer process: `doca_bench --role <what> …`.
+struct PeerProc {
+    child: Child,
+    out: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl PeerProc {
+    fn spawn(role: &[&str]) -> PeerProc {
+        let exe = std::env::current_exe().expect("this program");
+        let mut child = Command::new(exe)
+            .arg("--role")
+            .args(role)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the peer");
+        let out = BufReader::new(child.stdout.take().expect("piped")).lines();
+        PeerProc { child, out }
+    }
+
+    fn line(&mut self) -> String {
+        self.out.next().and_then(Result::ok).unwrap_or_default()
+    }
+
+    fn finish(mut self) {
+        drop(self.child.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
             }
-            black_box(any);
+            std::thread::sleep(Duration::from_millis(10));
         }
-    })
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
-fn engine_progress(n: usize, reps: usize, iters: u64) -> f64 {
+/// Runs a peer role; returns when the parent closes stdin.
+fn peer(role: &[String]) -> ExitCode {
+    pin(1);
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        for _ in std::io::stdin().lock().lines() {}
+        let _ = tx.send(());
+    });
+    let done = || !matches!(rx.try_recv(), Err(std::sync::mpsc::TryRecvError::Empty));
+    let arg = |i: usize| role.get(i).map(String::as_str).unwrap_or("");
+    match arg(0) {
+        "raw" => {
+            println!("ready");
+            let _ = bench::raw_pong(&bench::unhex(arg(1)), arg(2).parse().unwrap_or(0));
+        }
+        "sock" => {
+            let Ok(Some(sock)) = doca_cc::transport::connect(std::path::Path::new(arg(1))) else {
+                return ExitCode::FAILURE;
+            };
+            let mine = Doorbell::new().unwrap();
+            doca_cc::transport::send(sock.as_fd(), b"bells", &[mine.as_fd()]).unwrap();
+            let mut buf = [0u8; 64];
+            let their_bell = loop {
+                if let Ok(doca_cc::transport::Recv::Packet { mut fds, .. }) =
+                    doca_cc::transport::recv(sock.as_fd(), &mut buf)
+                {
+                    if let Some(fd) = fds.pop() {
+                        break Doorbell::from_fd(fd);
+                    }
+                }
+                std::thread::sleep(Duration::from_micros(50));
+            };
+            let _ = rustix::io::ioctl_fionbio(&sock, false);
+            let n: u64 = arg(2).parse().unwrap_or(0);
+            for _ in 0..n {
+                let Ok(k) = rustix::net::recv(&sock, &mut buf, rustix::net::RecvFlags::empty()) else {
+                    break;
+                };
+                if k.0 == 0
+                    || rustix::net::send(&sock, &buf[..k.0], rustix::net::SendFlags::NOSIGNAL).is_err()
+                {
+                    break;
+                }
+            }
+            bench::eventfd_pingpong(&mine, &their_bell, n, false);
+        }
+        "cc-echo" | "cc-sink" => {
+            let sink: u64 = arg(3).parse().unwrap_or(0);
+            let side = CcSide::server(arg(1), arg(0) == "cc-echo", sink, 1024).unwrap();
+            println!("ready");
+            side.serve(arg(2) == "sleep", done);
+        }
+        "fp" => {
+            let side = CcSide::server(arg(1), false, 0, 64).unwrap();
+            println!("ready");
+            let conn = side.wait_connection().unwrap();
+            let size: usize = arg(2).parse().unwrap();
+            let slots: usize = arg(3).parse().unwrap();
+            let echo = arg(4) == "echo";
+            let fp = FpSide::new(&conn, size, slots, &side.pe).unwrap();
+            if !run_until(&[&side.pe, &fp.pe], false, || !side.remote.borrow().is_empty()) {
+                return ExitCode::FAILURE;
+            }
+            let to = side.remote.borrow()[0];
+            let mut answered = 0u64;
+            let deadline = Instant::now() + bench::GIVE_UP * 10;
+            while !done() && Instant::now() < deadline {
+                let mut any = side.pe.progress() | fp.pe.progress();
+                if echo {
+                    let (n, bytes) = fp.filled.get();
+                    while answered < n {
+                        let len = (bytes / n.max(1)) as usize;
+                        if !fp.send(to, len.max(1)) {
+                            break;
+                        }
+                        answered += 1;
+                        any = true;
+                    }
+                }
+                if !any {
+                    std::hint::spin_loop();
+                }
+            }
+            bench::keep(&fp.maps());
+        }
+        _ => return ExitCode::FAILURE,
+    }
+    ExitCode::SUCCESS
+}
+
+fn engine(cfg: &Cfg, rows: &mut Vec<Row>) {
+    for n in [1usize, 16, 256] {
+        let it = (cfg.iters / n as u64).max(1000);
+        let pe = Pe::create().expect("pe");
+        let ctxs: Vec<Loopback> = (0..n)
+            .map(|_| {
+                let lb = Loopback::create(Started::Running);
+                pe.connect_ctx(&lb.as_ctx()).expect("connect");
+                lb.set_conf(|_, _, _| {}, |_, _, _| {}, 1).expect("conf");
+                lb.as_ctx().start().expect("start");
+                lb
+            })
+            .collect();
+        while pe.progress() {}
+        let value = measure(cfg.reps, it, |k| {
+            for _ in 0..k {
+                black_box(pe.progress());
+            }
+        });
+        drop(ctxs);
+        let flags: Vec<Rc<Cell<bool>>> = (0..n).map(|_| Rc::new(Cell::new(false))).collect();
+        let polls: Vec<Box<dyn Fn() -> bool>> = flags
+            .iter()
+            .map(|f| {
+                Box::new({
+                    let f = f.clone();
+                    move || f.get()
+                }) as Box<dyn Fn() -> bool>
+            })
+            .collect();
+        let base = measure(cfg.reps, it, |k| {
+            for _ in 0..k {
+                let mut any = false;
+                for p in black_box(&polls) {
+                    any |= p();
+                }
+                black_box(any);
+            }
+        });
+        rows.push(Row {
+            section: "engine",
+            name: format!("empty progress, {n} idle ctx"),
+            unit: "ns",
+            value,
+            p99: None,
+            baseline: "dyn poll loop".into(),
+            base,
+            lower_is_better: true,
+        });
+    }
     let pe = Pe::create().expect("pe");
-    let ctxs: Vec<Loopback> = (0..n)
-        .map(|_| {
-            let lb = Loopback::create(Started::Running);
-            pe.connect_ctx(&lb.as_ctx()).expect("connect");
-            lb.set_conf(|_, _, _| {}, |_, _, _| {}, 1).expect("conf");
-            lb.as_ctx().start().expect("start");
-            lb
-        })
-        .collect();
+    let lb = Loopback::create(Started::Running);
+    pe.connect_ctx(&lb.as_ctx()).expect("connect");
+    lb.set_conf(|t: EchoTask, _, _| drop(black_box(t)), |_, _, _| {}, 64).expect("conf");
+    lb.as_ctx().start().expect("start");
     while pe.progress() {}
-    let ns = measure(reps, iters, |k| {
+    let value = measure(cfg.reps, cfg.iters, |k| {
         for _ in 0..k {
-            black_box(pe.progress());
+            lb.alloc_task(1).expect("alloc").submit().expect("submit");
+            pe.progress();
         }
     });
-    drop(ctxs);
-    ns
-}
-
-/// Baseline for a task cycle: a free list, a ready queue and one boxed callback.
-fn baseline_task_cycle(reps: usize, iters: u64) -> f64 {
     let mut free: Vec<u32> = (0..64).collect();
     let mut ready: VecDeque<u32> = VecDeque::with_capacity(64);
     let done = Rc::new(Cell::new(0u64));
     let d = done.clone();
     let mut cb: Box<dyn FnMut(u32)> = Box::new(move |_| d.set(d.get() + 1));
-    measure(reps, iters, |k| {
+    let base = measure(cfg.reps, cfg.iters, |k| {
         for _ in 0..k {
-            let t = free.pop().expect("free slot");
+            let t = free.pop().expect("free");
             ready.push_back(black_box(t));
             let t = ready.pop_front().expect("ready");
             cb(t);
             free.push(t);
         }
-    })
+    });
+    rows.push(Row {
+        section: "engine",
+        name: "local task alloc+submit+complete+free".into(),
+        unit: "ns",
+        value,
+        p99: None,
+        baseline: "free list+queue+dyn cb".into(),
+        base,
+        lower_is_better: true,
+    });
 }
 
-fn engine_task_cycle(reps: usize, iters: u64) -> f64 {
-    let pe = Pe::create().expect("pe");
-    let lb = Rc::new(Loopback::create(Started::Running));
-    pe.connect_ctx(&lb.as_ctx()).expect("connect");
-    let done = Rc::new(RefCell::new(0u64));
-    let d = done.clone();
-    lb.set_conf(move |t: EchoTask, _, _| *d.borrow_mut() += t.value(), |_, _, _| {}, 64).expect("conf");
-    lb.as_ctx().start().expect("start");
-    while pe.progress() {}
-    measure(reps, iters, |k| {
-        for _ in 0..k {
-            lb.alloc_task(1).expect("alloc").submit().expect("submit");
-            pe.progress();
+/// Baselines: raw ring, seqpacket and eventfd one-way latencies (p50, p99), memcpy GB/s.
+struct Base {
+    ring: (f64, f64),
+    sock: (f64, f64),
+    eventfd: (f64, f64),
+}
+
+fn baselines(cfg: &Cfg) -> Base {
+    let (map, desc) = bench::shared_map(4096).expect("shared memory");
+    let mut p = PeerProc::spawn(&["raw", &bench::hex(&desc), &cfg.lat_n.to_string()]);
+    assert_eq!(p.line(), "ready");
+    let rtts = bench::raw::Lines::of(&map).ping(cfg.lat_n, Instant::now() + bench::GIVE_UP);
+    p.finish();
+    let ring = half(percentiles(rtts));
+
+    let dir = std::env::temp_dir().join(format!("doca-bench-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join("pp.sock");
+    let listener = doca_cc::transport::Listener::bind(&path).expect("bind");
+    let p = PeerProc::spawn(&["sock", path.to_str().unwrap(), &cfg.lat_n.to_string()]);
+    let deadline = Instant::now() + bench::GIVE_UP;
+    let sock = loop {
+        if let Ok(Some(s)) = listener.accept() {
+            break s;
         }
-    })
+        assert!(Instant::now() < deadline, "the peer never connected");
+        std::thread::sleep(Duration::from_micros(100));
+    };
+    let mine = Doorbell::new().expect("eventfd");
+    let mut buf = [0u8; 64];
+    let their_bell = loop {
+        if let Ok(doca_cc::transport::Recv::Packet { mut fds, .. }) =
+            doca_cc::transport::recv(sock.as_fd(), &mut buf)
+        {
+            if let Some(fd) = fds.pop() {
+                break Doorbell::from_fd(fd);
+            }
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    };
+    doca_cc::transport::send(sock.as_fd(), b"bells", &[mine.as_fd()]).expect("send");
+    let _ = rustix::io::ioctl_fionbio(&sock, false);
+    let mut rtts = Vec::new();
+    for _ in 0..cfg.lat_n {
+        let t = Instant::now();
+        if rustix::net::send(&sock, &[7u8; 64], rustix::net::SendFlags::NOSIGNAL).is_err() {
+            break;
+        }
+        if rustix::net::recv(&sock, &mut buf, rustix::net::RecvFlags::empty()).is_err() {
+            break;
+        }
+        rtts.push(ns(t));
+    }
+    let sockl = half(percentiles(rtts));
+    let rtts = bench::eventfd_pingpong(&mine, &their_bell, cfg.lat_n, true);
+    let eventfd = half(percentiles(rtts));
+    p.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+    Base { ring, sock: sockl, eventfd }
+}
+
+fn half((a, b): (f64, f64)) -> (f64, f64) {
+    (a / 2.0, b / 2.0)
+}
+
+fn memcpy_gbps(size: usize, reps: usize) -> f64 {
+    let src = vec![1u8; size];
+    let mut dst = vec![0u8; size];
+    let iters = ((256usize << 20) / size).clamp(4, 100_000) as u64;
+    let t_per = measure(reps, iters, |k| {
+        for _ in 0..k {
+            dst.copy_from_slice(black_box(&src));
+            black_box(&dst);
+        }
+    });
+    size as f64 / t_per
+}
+
+fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
+    let pid = std::process::id();
+    for (mode, sleep) in [("busy", false), ("sleep", true)] {
+        let name = format!("bench-{mode}-{pid}");
+        let mut p = PeerProc::spawn(&["cc-echo", &name, mode]);
+        assert_eq!(p.line(), "ready");
+        let c = CcSide::client(&name, 1024).expect("client");
+        let sizes: &[usize] = if sleep { &[64] } else { &[64, 1024, 4080] };
+        for &size in sizes {
+            let msg = vec![5u8; size];
+            let mut rtts = Vec::with_capacity(cfg.lat_n as usize);
+            let n = if sleep { cfg.lat_n / 4 } else { cfg.lat_n };
+            for _ in 0..n {
+                let before = c.received.get();
+                let t = Instant::now();
+                if !c.send(&msg) || !run_until(&[&c.pe], sleep, || c.received.get() > before) {
+                    break;
+                }
+                rtts.push(ns(t));
+            }
+            let (p50, p99) = half(percentiles(rtts));
+            let (bname, b) =
+                if sleep { ("eventfd ping-pong", base.eventfd.0) } else { ("raw shm ring", base.ring.0) };
+            let how = if sleep { "asleep on notification handle" } else { "busy progress" };
+            rows.push(Row {
+                section: "control path",
+                name: format!("one-way {size} B, {how}"),
+                unit: "ns",
+                value: p50,
+                p99: Some(p99),
+                baseline: bname.into(),
+                base: b,
+                lower_is_better: true,
+            });
+        }
+        p.finish();
+    }
+    // Pipelined one-way rate.
+    let name = format!("bench-rate-{pid}");
+    let mut p = PeerProc::spawn(&["cc-sink", &name, "busy", &cfg.rate_n.to_string()]);
+    assert_eq!(p.line(), "ready");
+    let c = CcSide::client(&name, 1024).expect("client");
+    let msg = [3u8; 64];
+    let mut rates = Vec::new();
+    for _ in 0..cfg.reps.min(5) {
+        let before = c.received.get();
+        let t = Instant::now();
+        let mut sent = 0;
+        while sent < cfg.rate_n {
+            if c.send(&msg) {
+                sent += 1;
+            } else {
+                c.pe.progress();
+            }
+        }
+        if !run_until(&[&c.pe], false, || c.received.get() > before) {
+            break;
+        }
+        rates.push(cfg.rate_n as f64 / (ns(t) / 1e9));
+    }
+    p.finish();
+    let rate = median(rates);
+    rows.push(Row {
+        section: "control path",
+        name: "pipelined one-way rate, 64 B".into(),
+        unit: "Mmsg/s",
+        value: rate / 1e6,
+        p99: None,
+        baseline: "raw shm ring (1/one-way)".into(),
+        base: 1e3 / base.ring.0,
+        lower_is_better: false,
+    });
+    // Scale: 1, 8, 64 clients on one server.
+    let per_client = (cfg.rate_n / 8).max(1000);
+    let mut one = 0.0;
+    for clients in [1usize, 8, 64] {
+        let name = format!("bench-scale-{clients}-{pid}");
+        let mut p = PeerProc::spawn(&["cc-sink", &name, "busy", &per_client.to_string()]);
+        assert_eq!(p.line(), "ready");
+        let sides: Vec<CcSide> = (0..clients).map(|_| CcSide::client(&name, 256).expect("client")).collect();
+        let t = Instant::now();
+        let mut sent = vec![0u64; clients];
+        let deadline = Instant::now() + bench::GIVE_UP;
+        while sides.iter().any(|s| s.received.get() == 0) && Instant::now() < deadline {
+            for (i, s) in sides.iter().enumerate() {
+                while sent[i] < per_client && s.send(&msg) {
+                    sent[i] += 1;
+                }
+                s.pe.progress();
+            }
+        }
+        let rate = (clients as u64 * per_client) as f64 / (ns(t) / 1e9);
+        p.finish();
+        if clients == 1 {
+            one = rate;
+        }
+        rows.push(Row {
+            section: "scale",
+            name: format!("aggregate rate, {clients} client(s)"),
+            unit: "Mmsg/s",
+            value: rate / 1e6,
+            p99: None,
+            baseline: "1 client".into(),
+            base: one / 1e6,
+            lower_is_better: false,
+        });
+    }
+    let per_conn = 2 * doca_cc::transport::ring::ring_bytes(doca_cc::DEFAULT_RECV_QUEUE_SIZE, 4080);
+    rows.push(Row {
+        section: "scale",
+        name: "shared memory per connection (default queues)".into(),
+        unit: "KiB",
+        value: per_conn as f64 / 1024.0,
+        p99: None,
+        baseline: "-".into(),
+        base: per_conn as f64 / 1024.0,
+        lower_is_better: true,
+    });
+}
+
+fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
+    let pid = std::process::id();
+    // Latency: echo through the peer's producer back into our consumer.
+    for size in [64usize, 4096] {
+        let name = format!("bench-fp-lat-{size}-{pid}");
+        let mut p = PeerProc::spawn(&["fp", &name, &size.to_string(), "8", "echo"]);
+        assert_eq!(p.line(), "ready");
+        let c = CcSide::client(&name, 64).expect("client");
+        let conn = c.conn.borrow().clone().expect("connection");
+        let fp = FpSide::new(&conn, size, 8, &c.pe).expect("fast path");
+        assert!(run_until(&[&c.pe, &fp.pe], false, || !c.remote.borrow().is_empty()), "peer consumer");
+        let to = c.remote.borrow()[0];
+        let mut rtts = Vec::new();
+        for _ in 0..cfg.lat_n {
+            let before = fp.filled.get().0;
+            let t = Instant::now();
+            if !fp.send(to, size) || !run_until(&[&fp.pe], false, || fp.filled.get().0 > before) {
+                break;
+            }
+            rtts.push(ns(t));
+        }
+        let (p50, p99) = half(percentiles(rtts));
+        p.finish();
+        rows.push(Row {
+            section: "fast path",
+            name: format!("one-way {size} B producer→consumer"),
+            unit: "ns",
+            value: p50,
+            p99: Some(p99),
+            baseline: "raw shm ring".into(),
+            base: base.ring.0,
+            lower_is_better: true,
+        });
+        bench::keep(&fp.maps());
+    }
+    // Bandwidth: pipelined sends; a send completes once its bytes are in the consumer's buffer.
+    for size in [64usize << 10, 1 << 20, cfg.big] {
+        let slots = 4;
+        let name = format!("bench-fp-bw-{size}-{pid}");
+        let mut p = PeerProc::spawn(&["fp", &name, &size.to_string(), &slots.to_string(), "sink"]);
+        assert_eq!(p.line(), "ready");
+        let c = CcSide::client(&name, 64).expect("client");
+        let conn = c.conn.borrow().clone().expect("connection");
+        let fp = FpSide::new(&conn, size, slots, &c.pe).expect("fast path");
+        assert!(run_until(&[&c.pe, &fp.pe], false, || !c.remote.borrow().is_empty()), "peer consumer");
+        let to = c.remote.borrow()[0];
+        let total = ((1usize << 30) / size).clamp(8, 4096) as u64 / if cfg.reps < 5 { 8 } else { 1 };
+        let mut rates = Vec::new();
+        for _ in 0..cfg.reps.min(5) {
+            let start = fp.sent.get();
+            let t = Instant::now();
+            let mut queued = 0;
+            let deadline = Instant::now() + bench::GIVE_UP;
+            while fp.sent.get() - start < total && Instant::now() < deadline {
+                while queued < total && fp.send(to, size) {
+                    queued += 1;
+                }
+                fp.pe.progress();
+            }
+            rates.push((total as usize * size) as f64 / ns(t));
+        }
+        p.finish();
+        let gbps = median(rates);
+        let mc = memcpy_gbps(size, cfg.reps);
+        let label =
+            if size >= 1 << 20 { format!("{} MiB", size >> 20) } else { format!("{} KiB", size >> 10) };
+        rows.push(Row {
+            section: "fast path",
+            name: format!("bandwidth {label}"),
+            unit: "GB/s",
+            value: gbps,
+            p99: None,
+            baseline: "memcpy same size".into(),
+            base: mc,
+            lower_is_better: false,
+        });
+        bench::keep(&fp.maps());
+    }
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let (reps, iters) = if args.smoke { (3, 20_000) } else { (9, 2_000_000) };
+    if !args.role.is_empty() {
+        return peer(&args.role);
+    }
+    pin(0);
+    let cfg = if args.smoke {
+        Cfg { reps: 3, iters: 20_000, lat_n: 2_000, rate_n: 20_000, big: 8 << 20 }
+    } else {
+        Cfg { reps: 7, iters: 2_000_000, lat_n: 100_000, rate_n: 1_000_000, big: 64 << 20 }
+    };
     let mut rows = Vec::new();
-    for n in [1usize, 16, 256] {
-        let scale = (n as u64).max(1);
-        let it = (iters / scale).max(1000);
+    engine(&cfg, &mut rows);
+    let base = baselines(&cfg);
+    for (name, v) in
+        [("raw shm ring", base.ring), ("SEQPACKET ping-pong", base.sock), ("eventfd ping-pong", base.eventfd)]
+    {
         rows.push(Row {
-            name: format!("engine: empty progress, {n} idle ctx"),
-            ns: engine_progress(n, reps, it),
-            baseline_name: "dyn poll loop",
-            baseline_ns: baseline_poll(n, reps, it),
+            section: "baseline",
+            name: format!("{name} one-way"),
+            unit: "ns",
+            value: v.0,
+            p99: Some(v.1),
+            baseline: "-".into(),
+            base: v.0,
+            lower_is_better: true,
         });
     }
-    rows.push(Row {
-        name: "engine: local task alloc+submit+complete+free".into(),
-        ns: engine_task_cycle(reps, iters),
-        baseline_name: "free list+queue+dyn cb",
-        baseline_ns: baseline_task_cycle(reps, iters),
-    });
+    control_path(&cfg, &base, &mut rows);
+    fast_path(&cfg, &base, &mut rows);
 
-    println!("{:<48} {:>12} {:<24} {:>12} {:>8}", "measurement", "ns/op", "baseline", "ns/op", "ratio");
+    println!(
+        "{:<14} {:<48} {:>10} {:>10} {:<7} {:<26} {:>10} {:>7}",
+        "section", "measurement", "p50/value", "p99", "unit", "baseline", "value", "ratio"
+    );
     for r in &rows {
+        let p99 = r.p99.map_or(String::from("-"), |v| format!("{v:.1}"));
         println!(
-            "{:<48} {:>12.1} {:<24} {:>12.1} {:>7.2}x",
+            "{:<14} {:<48} {:>10.2} {:>10} {:<7} {:<26} {:>10.2} {:>6.2}x",
+            r.section,
             r.name,
-            r.ns,
-            r.baseline_name,
-            r.baseline_ns,
-            r.ns / r.baseline_ns
+            r.value,
+            p99,
+            r.unit,
+            r.baseline,
+            r.base,
+            r.ratio()
         );
     }
+    println!("(ratio: how many times worse than the baseline; 1.00x = as good, below 1 = better)");
     if let Some(path) = args.json {
         let items: Vec<String> = rows
             .iter()
             .map(|r| {
                 format!(
-                    "  {{\"name\": \"{}\", \"ns_per_op\": {:.2}, \"baseline\": \"{}\", \"baseline_ns_per_op\": {:.2}, \"ratio\": {:.3}}}",
+                    "  {{\"section\": \"{}\", \"name\": \"{}\", \"unit\": \"{}\", \"value\": {:.3}, \"p99\": {}, \"baseline\": \"{}\", \"baseline_value\": {:.3}, \"ratio\": {:.3}}}",
+                    r.section,
                     r.name,
-                    r.ns,
-                    r.baseline_name,
-                    r.baseline_ns,
-                    r.ns / r.baseline_ns
+                    r.unit,
+                    r.value,
+                    r.p99.map_or("null".to_string(), |v| format!("{v:.3}")),
+                    r.baseline,
+                    r.base,
+                    r.ratio()
                 )
             })
             .collect();
-        if let Err(e) = std::fs::write(&path, format!("[\n{}\n]\n", items.join(",\n"))) {
-            eprintln!("cannot write {}: {e}", path.display());
-            return ExitCode::FAILURE;
-        }
+        let mut f = match std::fs::File::create(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("cannot write {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        };
+        let _ = writeln!(f, "[\n{}\n]", items.join(",\n"));
     }
     ExitCode::SUCCESS
 }

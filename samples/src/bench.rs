@@ -1,0 +1,452 @@
+//! The measurements of `doca_bench`. Each function measures one thing in this process,
+//! talking to a peer process that runs [`peer`] (the same binary with `--role …`).
+//! Latencies are one-way: half of a round trip. Every figure is reported next to a baseline
+//! measured in the same run.
+
+use std::cell::{Cell, RefCell};
+use std::os::fd::AsFd;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use doca_buf::{Buf, Inventory};
+use doca_cc::{Client, Connection, Consumer, PostRecvTask, Producer, ProducerSendTask, Server};
+use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, Pe, RepFilter};
+use doca_mmap::{AccessFlags, Memory, Mmap, SharedMem};
+
+/// How long any wait of the bench may last before it gives up (never spin without bound).
+pub const GIVE_UP: Duration = Duration::from_secs(60);
+
+/// Nanoseconds since `t`.
+pub fn ns(t: Instant) -> f64 {
+    t.elapsed().as_nanos() as f64
+}
+
+/// (p50, p99) of samples.
+pub fn percentiles(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() as f64 - 1.0) * q).round() as usize];
+    (at(0.5), at(0.99))
+}
+
+/// Pins this process to one CPU when the machine has more than one (best effort). The CPU
+/// count comes from `DOCA_BENCH_CPUS` when set (a pinned parent passes the count it saw
+/// before pinning itself, since its children inherit its one-CPU mask).
+pub fn pin(cpu: usize) {
+    let n = std::env::var("DOCA_BENCH_CPUS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    std::env::set_var("DOCA_BENCH_CPUS", n.to_string());
+    if n > 1 {
+        let mut set = rustix::thread::CpuSet::new();
+        set.set(cpu % n);
+        let _ = rustix::thread::sched_setaffinity(None, &set);
+    }
+}
+
+/// Raw shared memory: one cache line each way, both sides spinning. The baseline of every
+/// busy-polling latency.
+pub mod raw {
+    #![allow(unsafe_code)]
+
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+
+    use doca_mmap::Mmap;
+
+    /// Two cache lines of a started map: `ping` at offset 0, `pong` at 64.
+    pub struct Lines<'a> {
+        ping: &'a AtomicU64,
+        pong: &'a AtomicU64,
+    }
+
+    impl<'a> Lines<'a> {
+        /// The lines at the start of `map` (at least 128 bytes, page-aligned memory).
+        pub fn of(map: &'a Mmap) -> Lines<'a> {
+            let (addr, len) = map.memrange().expect("a started map");
+            assert!(len >= 128 && addr % 64 == 0);
+            // SAFETY: the map's memory is mapped, aligned and at least 128 bytes for as long
+            // as `map` lives ('a); both lines are only ever accessed as atomics, here and in
+            // the peer process mapping the same pages.
+            unsafe { Lines { ping: &*(addr as *const AtomicU64), pong: &*((addr + 64) as *const AtomicU64) } }
+        }
+
+        fn wait(line: &AtomicU64, value: u64, deadline: Instant) -> bool {
+            let mut spins = 0u32;
+            // Acquire pairs with the other side's Release store of the same line.
+            while line.load(Ordering::Acquire) != value {
+                std::hint::spin_loop();
+                spins = spins.wrapping_add(1);
+                if spins % 65536 == 0 && Instant::now() > deadline {
+                    return false;
+                }
+            }
+            true
+        }
+
+        /// Initiator: `n` round trips; their times in nanoseconds.
+        pub fn ping(&self, n: u64, deadline: Instant) -> Vec<f64> {
+            let mut out = Vec::with_capacity(n as usize);
+            for i in 1..=n {
+                let t = Instant::now();
+                self.ping.store(i, Ordering::Release);
+                if !Lines::wait(self.pong, i, deadline) {
+                    break;
+                }
+                out.push(super::ns(t));
+            }
+            out
+        }
+
+        /// Responder: answers `n` pings.
+        pub fn pong(&self, n: u64, deadline: Instant) {
+            for i in 1..=n {
+                if !Lines::wait(self.ping, i, deadline) {
+                    return;
+                }
+                self.pong.store(i, Ordering::Release);
+            }
+        }
+    }
+}
+
+/// A memory map over fresh shared memory, exported for the peer.
+pub fn shared_map(len: usize) -> Result<(Mmap, Vec<u8>), Error> {
+    let host = open_device_with_pci("b1:00.0", None)?;
+    let map = Mmap::create()?;
+    map.set_memrange(SharedMem::alloc(len)?)?;
+    map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE)?;
+    map.add_dev(&host)?;
+    map.start()?;
+    let desc = map.export_pci(&host)?;
+    Ok((map, desc))
+}
+
+/// Hex of bytes (descriptors on a command line).
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Bytes of hex.
+pub fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).filter_map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok()).collect()
+}
+
+/// Progresses `pes` until `done` or the deadline; false on time-out. Busy, or asleep on the
+/// notification handles when `sleep`.
+pub fn run_until(pes: &[&Pe], sleep: bool, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + GIVE_UP;
+    while !done() {
+        let mut any = false;
+        for pe in pes {
+            any |= pe.progress();
+        }
+        if !any {
+            if Instant::now() > deadline {
+                return false;
+            }
+            if sleep && pes.len() == 1 {
+                let _ = pes[0].wait(Some(Duration::from_millis(100)));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+    true
+}
+
+/// A server (peer side) or client (measuring side) with its engine.
+pub struct CcSide {
+    /// The engine of the server or client.
+    pub pe: Pe,
+    /// The connection (client side: once Running).
+    pub conn: Rc<RefCell<Option<Connection>>>,
+    /// Messages received (count).
+    pub received: Rc<Cell<u64>>,
+    /// The peer's consumers, as announced.
+    pub remote: Rc<RefCell<Vec<u32>>>,
+    server: Option<Server>,
+    client: Option<Client>,
+}
+
+impl CcSide {
+    /// A server that answers every message with the same bytes (`echo`) or counts them and
+    /// answers `done` after `sink` of them.
+    pub fn server(name: &str, echo: bool, sink: u64, queue: u32) -> Result<CcSide, Error> {
+        let dev = open_device_with_pci("03:00.0", None)?;
+        let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0")?;
+        let pe = Pe::create()?;
+        let server = Server::create(&dev, &rep, name)?;
+        pe.connect_ctx(&server.as_ctx())?;
+        server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4096)?;
+        server.set_recv_queue_size(queue)?;
+        let received = Rc::new(Cell::new(0u64));
+        let r = received.clone();
+        let counts: Rc<RefCell<std::collections::HashMap<u64, u64>>> = Rc::default();
+        server.event_msg_recv_register(move |msg, conn| {
+            r.set(r.get() + 1);
+            let Some(s) = conn.server() else { return };
+            if echo {
+                if let Ok(t) = s.task_send_alloc_init(conn, msg) {
+                    let _ = t.submit();
+                }
+            } else {
+                let mut c = counts.borrow_mut();
+                let n = c.entry(conn.id()).or_insert(0);
+                *n += 1;
+                if *n == sink {
+                    *n = 0;
+                    if let Ok(t) = s.task_send_alloc_init(conn, b"done") {
+                        let _ = t.submit();
+                    }
+                }
+            }
+        })?;
+        let remote: Rc<RefCell<Vec<u32>>> = Rc::default();
+        let (rm, cn) = (remote.clone(), Rc::new(RefCell::new(None::<Connection>)));
+        let c2 = cn.clone();
+        server.event_consumer_register(
+            move |conn, id| {
+                rm.borrow_mut().push(id);
+                c2.replace(Some(conn.clone()));
+            },
+            |_, _| {},
+        )?;
+        server.event_connection_register(|_, _| {}, |_, _| {})?;
+        server.as_ctx().start()?;
+        Ok(CcSide { pe, conn: cn, received, remote, server: Some(server), client: None })
+    }
+
+    /// A client of `name`, Running when this returns.
+    pub fn client(name: &str, queue: u32) -> Result<CcSide, Error> {
+        let dev = open_device_with_pci("b1:00.0", None)?;
+        let pe = Pe::create()?;
+        let client = Client::create(&dev, name)?;
+        pe.connect_ctx(&client.as_ctx())?;
+        client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 1024)?;
+        client.set_recv_queue_size(queue)?;
+        let received = Rc::new(Cell::new(0u64));
+        let r = received.clone();
+        client.event_msg_recv_register(move |_, _| r.set(r.get() + 1))?;
+        let remote: Rc<RefCell<Vec<u32>>> = Rc::default();
+        let rm = remote.clone();
+        client.event_consumer_register(move |_, id| rm.borrow_mut().push(id), |_, _| {})?;
+        match client.as_ctx().start() {
+            Err(Error::InProgress) => {}
+            other => return Err(other.err().unwrap_or(Error::BadState)),
+        }
+        let ctx = client.as_ctx();
+        if !run_until(&[&pe], false, || ctx.state() == doca_core::CtxState::Running) {
+            return Err(Error::TimeOut);
+        }
+        let conn = Rc::new(RefCell::new(Some(client.get_connection()?)));
+        Ok(CcSide { pe, conn, received, remote, server: None, client: Some(client) })
+    }
+
+    /// Sends `msg` on the connection (client side); false when the pool or queue is full.
+    pub fn send(&self, msg: &[u8]) -> bool {
+        let conn = self.conn.borrow();
+        let (Some(c), Some(conn)) = (&self.client, conn.as_ref()) else { return false };
+        match c.task_send_alloc_init(conn, msg) {
+            Ok(t) => t.submit().is_ok(),
+            Err(_) => false,
+        }
+    }
+
+    /// The server's connection once a client is there (peer role).
+    pub fn wait_connection(&self) -> Option<Connection> {
+        let srv = self.server.as_ref()?;
+        run_until(&[&self.pe], false, || !srv.connections().is_empty());
+        srv.connections().pop()
+    }
+
+    /// Serves until `stop` says so (peer role).
+    pub fn serve(&self, sleep: bool, stop: impl Fn() -> bool) {
+        let deadline = Instant::now() + GIVE_UP * 10;
+        while !stop() && Instant::now() < deadline {
+            if !self.pe.progress() {
+                if sleep {
+                    let _ = self.pe.wait(Some(Duration::from_millis(100)));
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        let _ = &self.server;
+    }
+}
+
+/// One side of the fast-path measurements: a producer and a consumer with their engines, on
+/// the connection of a server or client.
+pub struct FpSide {
+    /// The engine of the producer and the consumer (one engine: lower latency).
+    pub pe: Pe,
+    producer: Producer,
+    consumer: Rc<Consumer>,
+    src_map: Mmap,
+    src_inv: Inventory,
+    dst_map: Mmap,
+    dst_inv: Rc<Inventory>,
+    /// Buffers filled (count, bytes).
+    pub filled: Rc<Cell<(u64, u64)>>,
+    /// Producer sends completed.
+    pub sent: Rc<Cell<u64>>,
+    free_src: Rc<RefCell<Vec<usize>>>,
+    size: usize,
+}
+
+impl FpSide {
+    /// A producer and a consumer on `conn`, each with `slots` buffers of `size` bytes
+    /// (consumer memory from the shared allocator: the one-copy path).
+    pub fn new(conn: &Connection, size: usize, slots: usize, owner_pe: &Pe) -> Result<FpSide, Error> {
+        let pe = Pe::create()?;
+        let producer = Producer::create(conn)?;
+        pe.connect_ctx(&producer.as_ctx())?;
+        let sent = Rc::new(Cell::new(0u64));
+        let free_src: Rc<RefCell<Vec<usize>>> = Rc::new(RefCell::new((0..slots).rev().collect()));
+        let (s, f) = (sent.clone(), free_src.clone());
+        producer.task_send_set_conf(
+            move |t: ProducerSendTask, _, _| {
+                let buf = t.buf();
+                f.borrow_mut().push(buf.head().unwrap_or(0) / size);
+                let _ = buf.dec_refcount();
+                s.set(s.get() + 1);
+            },
+            |t: ProducerSendTask, _, _| {
+                let _ = t.buf().dec_refcount();
+            },
+            slots as u32,
+        )?;
+        producer.as_ctx().start()?;
+        let src_map = Mmap::create()?;
+        src_map.set_memrange(SharedMem::alloc(size * slots)?)?;
+        src_map.start()?;
+        let src_inv = Inventory::create(slots as u32)?;
+        src_inv.start()?;
+        let dst_map = Mmap::create()?;
+        dst_map.set_memrange(Memory::from(SharedMem::alloc(size * slots)?))?;
+        dst_map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE)?;
+        dst_map.start()?;
+        let dst_inv = Rc::new(Inventory::create(slots as u32)?);
+        dst_inv.start()?;
+        let consumer = Rc::new(Consumer::create(conn, &dst_map)?);
+        pe.connect_ctx(&consumer.as_ctx())?;
+        let filled = Rc::new(Cell::new((0u64, 0u64)));
+        let (fl, w) = (filled.clone(), Rc::downgrade(&consumer));
+        consumer.task_post_recv_set_conf(
+            move |t: PostRecvTask, _, _| {
+                let buf = t.buf();
+                let (n, b) = fl.get();
+                fl.set((n + 1, b + buf.data_len().unwrap_or(0) as u64));
+                let _ = buf.reset_data_len();
+                drop(t);
+                // Post the buffer again at once.
+                if let Some(c) = w.upgrade() {
+                    if let Ok(t) = c.task_post_recv_alloc_init(&buf) {
+                        let _ = t.submit();
+                    }
+                }
+            },
+            |t: PostRecvTask, _, _| {
+                let _ = t.buf().dec_refcount();
+            },
+            slots as u32,
+        )?;
+        let _ = consumer.as_ctx().start();
+        let ctx = consumer.as_ctx();
+        if !run_until(&[owner_pe, &pe], false, || ctx.state() == doca_core::CtxState::Running) {
+            return Err(Error::TimeOut);
+        }
+        for i in 0..slots {
+            let buf = dst_inv.buf_get_by_addr(&dst_map, i * size, size)?;
+            consumer.task_post_recv_alloc_init(&buf)?.submit().map_err(|r| r.error)?;
+        }
+        Ok(FpSide {
+            pe,
+            producer,
+            consumer,
+            src_map,
+            src_inv,
+            dst_map,
+            dst_inv,
+            filled,
+            sent,
+            free_src,
+            size,
+        })
+    }
+
+    /// Sends `len` bytes to consumer `to` from a free source buffer; false when none is free.
+    pub fn send(&self, to: u32, len: usize) -> bool {
+        let Some(slot) = self.free_src.borrow_mut().pop() else { return false };
+        let sent = (|| {
+            let buf: Buf = self.src_inv.buf_get_by_data(&self.src_map, slot * self.size, len)?;
+            match self.producer.task_send_alloc_init(&buf, to) {
+                Ok(t) => t.submit().map_err(|r| r.error),
+                Err(e) => {
+                    let _ = buf.dec_refcount();
+                    Err(e)
+                }
+            }
+        })();
+        if sent.is_err() {
+            self.free_src.borrow_mut().push(slot);
+        }
+        sent.is_ok()
+    }
+
+    /// This side's consumer id.
+    pub fn consumer_id(&self) -> u32 {
+        self.consumer.id()
+    }
+
+    /// Keeps the maps alive as long as the side (they are used through buffers).
+    pub fn maps(&self) -> (&Mmap, &Mmap, &Inventory) {
+        (&self.src_map, &self.dst_map, &self.dst_inv)
+    }
+}
+
+/// Kept for the peer role: unused fields would otherwise be dropped early.
+pub fn keep<T>(_: &T) {}
+
+/// The raw baseline's memory, for the peer: map the exported lines and answer `n` pings.
+pub fn raw_pong(desc: &[u8], n: u64) -> Result<(), Error> {
+    let dpu = open_device_with_pci("03:00.0", None)?;
+    let map = Mmap::create_from_export(None, desc, &dpu)?;
+    raw::Lines::of(&map).pong(n, Instant::now() + GIVE_UP);
+    Ok(())
+}
+
+/// An eventfd ping-pong over two doorbells passed through a socket: this side waits on
+/// `mine` and rings `theirs`. Returns round-trip times (initiator) or answers (responder).
+pub fn eventfd_pingpong(
+    mine: &doca_core::notify::Doorbell,
+    theirs: &doca_core::notify::Doorbell,
+    n: u64,
+    initiator: bool,
+) -> Vec<f64> {
+    let mut out = Vec::with_capacity(n as usize);
+    let wait = |bell: &doca_core::notify::Doorbell| {
+        let mut fds = [rustix::event::PollFd::new(bell, rustix::event::PollFlags::IN)];
+        let t = rustix::time::Timespec { tv_sec: 5, tv_nsec: 0 };
+        let _ = rustix::event::poll(&mut fds, Some(&t));
+        bell.drain()
+    };
+    for _ in 0..n {
+        if initiator {
+            let t = Instant::now();
+            theirs.ring();
+            if !wait(mine) {
+                break;
+            }
+            out.push(ns(t));
+        } else {
+            if !wait(mine) {
+                break;
+            }
+            theirs.ring();
+        }
+    }
+    let _ = mine.as_fd();
+    out
+}
