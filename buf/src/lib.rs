@@ -309,7 +309,8 @@ impl Buf {
         Ok(f(&mut s.elems[self.idx as usize]))
     }
 
-    fn layout(&self) -> Result<(usize, usize, usize, usize)> {
+    /// `(head, len, data, data_len)` in one call (one lock instead of four).
+    pub fn layout(&self) -> Result<(usize, usize, usize, usize)> {
         self.with(|e| (e.head, e.len, e.data, e.data_len))
     }
 

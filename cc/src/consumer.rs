@@ -303,7 +303,8 @@ impl ConsumerOps {
         Error::check(rec.status)?;
         let buf = self.pool.with_payload(id, |p| p.buf.clone()).flatten().ok_or(Error::BadState)?;
         let len = rec.len as usize;
-        let at = buf.data()? + buf.data_len()?;
+        let (_, _, data, data_len) = buf.layout()?;
+        let at = data + data_len;
         if let Some(shadow) = &chan.shadow {
             let src = shadow.bytes(at, len)?;
             self.map.write(at, &src)?;

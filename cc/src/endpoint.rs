@@ -6,8 +6,8 @@
 //! the ring is full, as soon as it has room, in FIFO order); receiving reads the ring head
 //! in progress. Neither makes a syscall unless the other side sleeps (then one doorbell
 //! write). Control sockets (new connections, handshakes, a peer closing) are checked with one
-//! `epoll_wait(0)` every [`CTRL_EVERY`] progress calls, or on the first progress after a
-//! wake-up.
+//! `epoll_wait(0)` at most every [`CTRL_PERIOD`] while busy (the clock is read every
+//! [`CTRL_EVERY`] progress calls), and on the first progress after a wake-up.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -15,6 +15,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::rc::{Rc, Weak};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 use doca_core::notify::Doorbell;
 use doca_core::{
@@ -32,8 +33,10 @@ use crate::transport::{self, Recv};
 
 /// Message kind of an application message in a ring slot.
 pub(crate) const KIND_MSG: u32 = 1;
-/// Progress calls between two control-plane polls while busy.
+/// Progress calls between two looks at the clock for a control-plane poll while busy.
 pub const CTRL_EVERY: u32 = 64;
+/// Shortest time between two control-plane polls while busy.
+pub const CTRL_PERIOD: std::time::Duration = std::time::Duration::from_micros(500);
 /// Messages delivered per connection per progress call, at most.
 const RX_BATCH: usize = 64;
 /// Default receive queue size when none is set.
@@ -184,6 +187,7 @@ pub(crate) struct Common {
     ctrl: RefCell<Option<OwnedFd>>,
     tick: Cell<u32>,
     ctrl_due: Cell<bool>,
+    last_ctrl: Cell<Instant>,
 }
 
 impl Common {
@@ -218,6 +222,7 @@ impl Common {
             ctrl: RefCell::new(None),
             tick: Cell::new(0),
             ctrl_due: Cell::new(true),
+            last_ctrl: Cell::new(Instant::now()),
         }
     }
 
@@ -315,7 +320,20 @@ impl Common {
     pub(crate) fn ctrl_turn(&self) -> bool {
         let t = self.tick.get().wrapping_add(1);
         self.tick.set(t);
-        self.ctrl_due.replace(false) || t % CTRL_EVERY == 0
+        if self.ctrl_due.replace(false) {
+            return true;
+        }
+        // Every CTRL_EVERY calls, look at the clock; poll when CTRL_PERIOD has passed. A
+        // busy loop thus makes at most one control syscall per period.
+        if t % CTRL_EVERY != 0 {
+            return false;
+        }
+        let now = Instant::now();
+        if now.duration_since(self.last_ctrl.get()) >= CTRL_PERIOD {
+            self.last_ctrl.set(now);
+            return true;
+        }
+        false
     }
 
     /// Forces a control poll on the next progress.

@@ -34,7 +34,9 @@ pub mod transport;
 pub use client::Client;
 pub use conn::{Connection, Counter};
 pub use consumer::{Consumer, PostRecvPayload, PostRecvTask};
-pub use endpoint::{ConsumerCb, MsgRecvCb, SendPayload, SendTask, CTRL_EVERY, DEFAULT_RECV_QUEUE_SIZE};
+pub use endpoint::{
+    ConsumerCb, MsgRecvCb, SendPayload, SendTask, CTRL_EVERY, CTRL_PERIOD, DEFAULT_RECV_QUEUE_SIZE,
+};
 pub use fast::{fast_path_stats, FastPathStats, IMM_MAX};
 pub use producer::{Producer, ProducerSendPayload, ProducerSendTask};
 pub use server::{ConnectionCb, Server};

@@ -378,6 +378,21 @@ fn memcpy_gbps(size: usize, reps: usize) -> f64 {
     size as f64 / t_per
 }
 
+/// memcpy between two buffers of the shared allocator (memfd pages, as the fast path copies).
+fn memcpy_shared_gbps(size: usize, reps: usize) -> f64 {
+    let mut src = doca_mmap::SharedMem::alloc(size).expect("shared memory");
+    src.fill(1);
+    let mut dst = doca_mmap::SharedMem::alloc(size).expect("shared memory");
+    let iters = ((256usize << 20) / size).clamp(4, 100_000) as u64;
+    let t_per = measure(reps, iters, |k| {
+        for _ in 0..k {
+            dst.copy_from_slice(black_box(&src));
+            black_box(&*dst);
+        }
+    });
+    size as f64 / t_per
+}
+
 fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
     let pid = std::process::id();
     for (mode, sleep) in [("busy", false), ("sleep", true)] {
@@ -390,7 +405,10 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
             let msg = vec![5u8; size];
             let mut rtts = Vec::with_capacity(cfg.lat_n as usize);
             let n = if sleep { cfg.lat_n / 4 } else { cfg.lat_n };
-            for _ in 0..n {
+            for i in 0..n + n / 10 {
+                if i == n / 10 {
+                    rtts.clear(); // the first tenth warms up
+                }
                 let before = c.received.get();
                 let t = Instant::now();
                 if !c.send(&msg) || !run_until(&[&c.pe], sleep, || c.received.get() > before) {
@@ -450,10 +468,10 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
         base: 1e3 / base.ring.0,
         lower_is_better: false,
     });
-    // Scale: 1, 8, 64 clients on one server.
-    let per_client = (cfg.rate_n / 8).max(1000);
+    // Scale: 1, 8, 64 clients on one server, the same total number of messages.
     let mut one = 0.0;
     for clients in [1usize, 8, 64] {
+        let per_client = (cfg.rate_n / clients as u64).max(1000);
         let name = format!("bench-scale-{clients}-{pid}");
         let mut p = PeerProc::spawn(&["cc-sink", &name, "busy", &per_client.to_string()]);
         assert_eq!(p.line(), "ready");
@@ -511,7 +529,10 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
         assert!(run_until(&[&c.pe, &fp.pe], false, || !c.remote.borrow().is_empty()), "peer consumer");
         let to = c.remote.borrow()[0];
         let mut rtts = Vec::new();
-        for _ in 0..cfg.lat_n {
+        for i in 0..cfg.lat_n + cfg.lat_n / 10 {
+            if i == cfg.lat_n / 10 {
+                rtts.clear(); // the first tenth warms up
+            }
             let before = fp.filled.get().0;
             let t = Instant::now();
             if !fp.send(to, size) || !run_until(&[&fp.pe], false, || fp.filled.get().0 > before) {
@@ -572,6 +593,17 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
             p99: None,
             baseline: "memcpy same size".into(),
             base: mc,
+            lower_is_better: false,
+        });
+        let mcs = memcpy_shared_gbps(size, cfg.reps);
+        rows.push(Row {
+            section: "fast path",
+            name: format!("bandwidth {label}"),
+            unit: "GB/s",
+            value: gbps,
+            p99: None,
+            baseline: "memcpy, memfd buffers".into(),
+            base: mcs,
             lower_is_better: false,
         });
         bench::keep(&fp.maps());
