@@ -169,3 +169,58 @@ fn every_c_function_of_the_fact_sheet_has_a_row() {
     let missing: Vec<&String> = functions.iter().filter(|f| !have.contains(*f)).collect();
     assert!(missing.is_empty(), "C functions without a porting-table row: {missing:#?}");
 }
+
+#[test]
+fn every_relative_link_and_include_of_the_book_resolves() {
+    let src = root().join("book/src");
+    let mut broken = Vec::new();
+    let mut stack = vec![src.clone()];
+    let mut pages = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|e| e != "md") {
+                continue;
+            }
+            pages += 1;
+            let text = std::fs::read_to_string(&p).unwrap();
+            let here = p.parent().unwrap();
+            // Markdown links: ](target) that are not URLs or anchors.
+            for part in text.split("](").skip(1) {
+                let target = part.split(')').next().unwrap().split('#').next().unwrap();
+                if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                if !here.join(target).exists() {
+                    broken.push(format!("{}: link {target}", p.display()));
+                }
+            }
+            // {{#include path:anchor}}: the file exists and has the anchor.
+            for part in text.split("{{#include ").skip(1) {
+                let spec = part.split("}}").next().unwrap().trim();
+                let (file, anchor) = match spec.rsplit_once(':') {
+                    Some((f, a)) if !a.contains('/') => (f, Some(a)),
+                    _ => (spec, None),
+                };
+                match std::fs::read_to_string(here.join(file)) {
+                    Ok(body) => {
+                        if let Some(a) = anchor {
+                            if !body.contains(&format!("ANCHOR: {a}"))
+                                || !body.contains(&format!("ANCHOR_END: {a}"))
+                            {
+                                broken.push(format!("{}: include {file} has no anchor {a}", p.display()));
+                            }
+                        }
+                    }
+                    Err(_) => broken.push(format!("{}: include {file} missing", p.display())),
+                }
+            }
+        }
+    }
+    assert!(pages > 10, "the book is there");
+    assert!(broken.is_empty(), "broken links or includes: {broken:#?}");
+}
