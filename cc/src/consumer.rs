@@ -22,7 +22,7 @@ use std::sync::Arc;
 use doca_buf::Buf;
 use doca_core::notify::Doorbell;
 use doca_core::{
-    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Refused, Result, Started, Task, TaskId,
+    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Refused, Result, Started, TaskId,
     TaskLib, TaskOwner, TaskPool,
 };
 use doca_mmap::{AccessFlags, MapAccess, Mmap, SharedMem};
@@ -42,49 +42,12 @@ pub struct PostRecvPayload {
     imm: [u8; IMM_MAX],
 }
 
+doca_core::task_handle! {
 /// `struct doca_cc_consumer_task_post_recv`: a buffer offered to the peer's producers.
-pub struct PostRecvTask(Task<PostRecvPayload>);
-
-impl std::fmt::Debug for PostRecvTask {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PostRecvTask({:?})", self.0)
-    }
+    pub struct PostRecvTask(PostRecvPayload);
 }
 
 impl PostRecvTask {
-    /// `doca_task_submit`: posts the buffer.
-    pub fn submit(self) -> Result<(), Refused<PostRecvTask>> {
-        self.0.submit().map_err(|r| Refused::new(r.error, PostRecvTask(r.value)))
-    }
-
-    /// `doca_task_try_submit`.
-    pub fn try_submit(self) -> Result<(), Refused<PostRecvTask>> {
-        self.0.try_submit().map_err(|r| Refused::new(r.error, PostRecvTask(r.value)))
-    }
-
-    /// `doca_task_free` (or drop the task).
-    pub fn free(self) {}
-
-    /// `doca_task_get_status`.
-    pub fn status(&self) -> Result<()> {
-        self.0.status()
-    }
-
-    /// `doca_task_set_user_data`.
-    pub fn set_user_data(&self, data: Data) {
-        self.0.set_user_data(data)
-    }
-
-    /// `doca_task_get_user_data`.
-    pub fn user_data(&self) -> Data {
-        self.0.user_data()
-    }
-
-    /// `doca_cc_consumer_task_post_recv_as_task`.
-    pub fn as_task(&self) -> &Task<PostRecvPayload> {
-        &self.0
-    }
-
     /// `doca_cc_consumer_task_post_recv_get_buf`.
     pub fn buf(&self) -> Buf {
         self.0.with_payload(|p| p.buf.clone()).expect("a post-receive task always has its buffer")

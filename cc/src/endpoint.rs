@@ -18,9 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use doca_core::notify::Doorbell;
-use doca_core::{
-    bail, fail, CbSlot, CtxCore, Data, Dev, Error, Refused, Result, Task, TaskId, TaskOwner, TaskPool,
-};
+use doca_core::{bail, fail, CbSlot, CtxCore, Data, Dev, Error, Result, TaskId, TaskOwner, TaskPool};
 use rustix::event::epoll;
 use smallvec::SmallVec;
 
@@ -56,50 +54,12 @@ pub struct SendPayload {
     buf: Box<[u8]>,
 }
 
+doca_core::task_handle! {
 /// `struct doca_cc_task_send`: a control-path message to send. Dropping it frees it.
-pub struct SendTask(pub(crate) Task<SendPayload>);
-
-impl std::fmt::Debug for SendTask {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SendTask({:?})", self.0)
-    }
+    pub struct SendTask(SendPayload);
 }
 
 impl SendTask {
-    /// `doca_task_submit`: the message is copied into the peer's receive queue now, or as
-    /// soon as it has room (FIFO per connection). On refusal the task comes back.
-    pub fn submit(self) -> Result<(), Refused<SendTask>> {
-        self.0.submit().map_err(|r| Refused::new(r.error, SendTask(r.value)))
-    }
-
-    /// `doca_task_try_submit`.
-    pub fn try_submit(self) -> Result<(), Refused<SendTask>> {
-        self.0.try_submit().map_err(|r| Refused::new(r.error, SendTask(r.value)))
-    }
-
-    /// `doca_task_free` (or drop the task).
-    pub fn free(self) {}
-
-    /// `doca_task_get_status`.
-    pub fn status(&self) -> Result<()> {
-        self.0.status()
-    }
-
-    /// `doca_task_set_user_data`.
-    pub fn set_user_data(&self, data: Data) {
-        self.0.set_user_data(data)
-    }
-
-    /// `doca_task_get_user_data`.
-    pub fn user_data(&self) -> Data {
-        self.0.user_data()
-    }
-
-    /// `doca_cc_task_send_as_task`: the generic task.
-    pub fn as_task(&self) -> &Task<SendPayload> {
-        &self.0
-    }
-
     /// The connection the message goes to.
     pub fn connection(&self) -> Option<Connection> {
         self.0.with_payload(|p| p.link.as_ref().map(|l| l.conn.clone()))

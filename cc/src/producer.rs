@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use doca_buf::Buf;
 use doca_core::{
-    bail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Refused, Result, Started, Task, TaskId,
-    TaskLib, TaskOwner, TaskPool,
+    bail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Refused, Result, Started, TaskId, TaskLib,
+    TaskOwner, TaskPool,
 };
 
 use crate::caps;
@@ -34,49 +34,12 @@ pub struct ProducerSendPayload {
     imm: [u8; IMM_MAX],
 }
 
+doca_core::task_handle! {
 /// `struct doca_cc_producer_task_send`: a buffer to copy into a remote consumer's buffer.
-pub struct ProducerSendTask(Task<ProducerSendPayload>);
-
-impl std::fmt::Debug for ProducerSendTask {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ProducerSendTask({:?})", self.0)
-    }
+    pub struct ProducerSendTask(ProducerSendPayload);
 }
 
 impl ProducerSendTask {
-    /// `doca_task_submit`.
-    pub fn submit(self) -> Result<(), Refused<ProducerSendTask>> {
-        self.0.submit().map_err(|r| Refused::new(r.error, ProducerSendTask(r.value)))
-    }
-
-    /// `doca_task_try_submit`.
-    pub fn try_submit(self) -> Result<(), Refused<ProducerSendTask>> {
-        self.0.try_submit().map_err(|r| Refused::new(r.error, ProducerSendTask(r.value)))
-    }
-
-    /// `doca_task_free` (or drop the task).
-    pub fn free(self) {}
-
-    /// `doca_task_get_status`.
-    pub fn status(&self) -> Result<()> {
-        self.0.status()
-    }
-
-    /// `doca_task_set_user_data`.
-    pub fn set_user_data(&self, data: Data) {
-        self.0.set_user_data(data)
-    }
-
-    /// `doca_task_get_user_data`.
-    pub fn user_data(&self) -> Data {
-        self.0.user_data()
-    }
-
-    /// `doca_cc_producer_task_send_as_task`.
-    pub fn as_task(&self) -> &Task<ProducerSendPayload> {
-        &self.0
-    }
-
     /// `doca_cc_producer_task_send_get_buf`.
     pub fn buf(&self) -> Buf {
         self.0.with_payload(|p| p.buf.clone()).expect("a producer send task always has its buffer")

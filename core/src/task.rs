@@ -359,3 +359,62 @@ impl<P: 'static> Drop for Task<P> {
         self.owner.pool().release(self.id, self.owner.core());
     }
 }
+
+/// Declares a library's task type: a newtype over [`Task`] with the generic calls every
+/// DOCA task has (`doca_task_submit`, `_try_submit`, `_free`, `_get_status`, user data) and
+/// `as_task` (the library's `doca_*_as_task`). The library adds its own accessors.
+///
+/// ```ignore
+/// doca_core::task_handle! {
+///     /// `struct doca_cc_task_send`.
+///     pub struct SendTask(SendPayload);
+/// }
+/// ```
+#[macro_export]
+macro_rules! task_handle {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident($payload:ty);) => {
+        $(#[$meta])*
+        $vis struct $name(pub(crate) $crate::Task<$payload>);
+
+        impl ::std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                write!(f, "{}({:?})", stringify!($name), self.0)
+            }
+        }
+
+        impl $name {
+            /// `doca_task_submit`: hands the task to its library; on refusal it comes back.
+            pub fn submit(self) -> ::std::result::Result<(), $crate::Refused<$name>> {
+                self.0.submit().map_err(|r| $crate::Refused::new(r.error, $name(r.value)))
+            }
+
+            /// `doca_task_try_submit`: validates, then submits.
+            pub fn try_submit(self) -> ::std::result::Result<(), $crate::Refused<$name>> {
+                self.0.try_submit().map_err(|r| $crate::Refused::new(r.error, $name(r.value)))
+            }
+
+            /// `doca_task_free` (or drop the task).
+            pub fn free(self) {}
+
+            /// `doca_task_get_status`.
+            pub fn status(&self) -> $crate::Result<()> {
+                self.0.status()
+            }
+
+            /// `doca_task_set_user_data`.
+            pub fn set_user_data(&self, data: $crate::Data) {
+                self.0.set_user_data(data)
+            }
+
+            /// `doca_task_get_user_data`.
+            pub fn user_data(&self) -> $crate::Data {
+                self.0.user_data()
+            }
+
+            /// The generic task (the library's `doca_*_as_task`).
+            pub fn as_task(&self) -> &$crate::Task<$payload> {
+                &self.0
+            }
+        }
+    };
+}

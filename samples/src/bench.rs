@@ -1,5 +1,5 @@
 //! The measurements of `doca_bench`. Each function measures one thing in this process,
-//! talking to a peer process that runs [`peer`] (the same binary with `--role …`).
+//! talking to a peer process (the same binary, run with `--role …`).
 //! Latencies are one-way: half of a round trip. Every figure is reported next to a baseline
 //! measured in the same run.
 
