@@ -227,6 +227,20 @@ fn check_buf(map: &MapAccess, buf: &Buf) -> Result<()> {
 }
 
 impl ConsumerOps {
+    /// Wakes the peer's producers if they sleep waiting for buffers posted since the last
+    /// check (one fence per batch).
+    fn wake_producers(&self) {
+        if let Some(chan) = self.chan.borrow().as_ref() {
+            if chan.post.peer_needs_wakeup() {
+                if let Some(bell) = self.shared.borrow().as_ref().and_then(|s| s.peer_bell.get()) {
+                    bell.ring();
+                }
+            }
+            // The completion ring is never full (it has a slot per post): no room to announce.
+            let _ = chan.done.peer_needs_wakeup();
+        }
+    }
+
     fn deliver(&self, core: &CtxCore) -> bool {
         let mut any = false;
         let stopping = core.state() == CtxState::Stopping;
@@ -363,13 +377,16 @@ impl CtxOps for ConsumerOps {
         if !self.conn.is_connected() && core.state() == CtxState::Running {
             core.fail(Error::ConnectionReset, "the connection went down");
         }
-        self.deliver(core)
+        let any = self.deliver(core);
+        self.wake_producers();
+        any
     }
 
     fn request_notification(&self, core: &CtxCore) -> bool {
         if core.state() == CtxState::Starting {
             return false;
         }
+        self.wake_producers();
         self.chan.borrow().as_ref().is_some_and(|c| c.done.arm_for_data())
     }
 
@@ -401,11 +418,6 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
             return Err(Error::Again);
         }
         self.posted.borrow_mut().insert(post.token);
-        if chan.post.consumer_wants_wakeup() {
-            if let Some(bell) = self.shared.borrow().as_ref().and_then(|s| s.peer_bell.get()) {
-                bell.ring();
-            }
-        }
         Ok(())
     }
 }

@@ -107,6 +107,17 @@ impl Link {
         }
     }
 
+    /// Rings the peer's doorbells when it sleeps waiting for what this side did since the
+    /// last check (messages published, slots freed): one fence per batch, not per message.
+    fn wake_peer(&self) {
+        if self.tx.peer_needs_wakeup() {
+            self.peer_bell.ring();
+        }
+        if self.rx.peer_needs_wakeup() {
+            self.peer_room_bell.ring();
+        }
+    }
+
     fn write(&self, pool: &TaskPool<SendPayload>, id: TaskId) -> Result<bool> {
         let written = pool.with_payload(id, |p| {
             let len = p.len;
@@ -117,9 +128,6 @@ impl Link {
         match written {
             Some(Ok(Some(len))) => {
                 self.conn.count(Counter::SentMessages, len);
-                if self.tx.consumer_wants_wakeup() {
-                    self.peer_bell.ring();
-                }
                 Ok(true)
             }
             Some(Ok(None)) => Ok(false),
@@ -378,6 +386,7 @@ impl Common {
             if !link.pending.borrow().is_empty() {
                 any |= self.push_pending(&link);
             }
+            link.wake_peer();
             i += 1;
         }
         any
@@ -400,9 +409,7 @@ impl Common {
                     tracing::debug!(target: "doca_sdk", "{}: message dropped: no msg-recv callback registered", self.kind);
                 }
             }
-            if slot.consume() {
-                link.peer_room_bell.ring();
-            }
+            slot.consume();
             n += 1;
         }
         n > 0
@@ -514,6 +521,7 @@ impl Common {
     pub(crate) fn arm(&self) -> bool {
         let mut ready = self.has_done();
         for link in self.links.borrow().iter() {
+            link.wake_peer();
             ready |= link.rx.arm_for_data();
             if !link.pending.borrow().is_empty() {
                 ready |= link.tx.arm_for_room();

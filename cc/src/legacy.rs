@@ -745,7 +745,8 @@ impl Endpoint {
                     b[STAMP..].copy_from_slice(msg);
                 })?;
                 if written {
-                    if l.tx.consumer_wants_wakeup() {
+                    // No progress call will follow: check for a sleeping peer now.
+                    if l.tx.peer_needs_wakeup() {
                         l.peer_bell.ring();
                     }
                     drop(link);
@@ -813,7 +814,8 @@ impl Endpoint {
                 }
                 let n = msg.len();
                 buf[..n].copy_from_slice(msg);
-                if slot.consume() {
+                slot.consume();
+                if l.rx.peer_needs_wakeup() {
                     l.peer_room_bell.ring();
                 }
                 drop(link);

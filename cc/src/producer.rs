@@ -58,6 +58,8 @@ pub(crate) struct ProducerOps {
     pending: RefCell<VecDeque<TaskId>>,
     done: RefCell<VecDeque<(TaskId, Result<()>)>>,
     watching: RefCell<bool>,
+    /// Consumers written to since the last wake-up check (checked once per progress).
+    to_wake: RefCell<Vec<Arc<RemoteConsumer>>>,
 }
 
 /// `struct doca_cc_producer`.
@@ -94,6 +96,7 @@ impl Producer {
                 pending: RefCell::new(VecDeque::new()),
                 done: RefCell::new(VecDeque::new()),
                 watching: RefCell::new(false),
+                to_wake: RefCell::new(Vec::new()),
             }
         });
         Ok(Producer { ctx })
@@ -250,14 +253,29 @@ impl ProducerOps {
             Ok(true) => {}
             _ => return Step::Done(Err(Error::Unexpected)),
         }
-        if done_ring.consumer_wants_wakeup() {
-            target.bell.ring();
-        }
         drop(rings);
+        self.to_wake.borrow_mut().push(target.clone());
         let counter = if target.one_copy { &fast::ONE_COPY } else { &fast::STAGED };
         counter.fetch_add(1, Ordering::Relaxed);
         fast::BYTES.fetch_add(data.len() as u64, Ordering::Relaxed);
         Step::Done(Ok(()))
+    }
+
+    /// Wakes the consumers written to since the last check if they sleep (one fence per
+    /// consumer per batch, not per send).
+    fn wake_consumers(&self) {
+        let mut to_wake = self.to_wake.borrow_mut();
+        if to_wake.is_empty() {
+            return;
+        }
+        to_wake.sort_by_key(|t| Arc::as_ptr(t) as usize);
+        to_wake.dedup_by(|a, b| Arc::ptr_eq(a, b));
+        for t in to_wake.drain(..) {
+            let rings = t.rings.lock();
+            if rings.1.peer_needs_wakeup() {
+                t.bell.ring();
+            }
+        }
     }
 
     /// Sends what can be sent, in order; true when something completed.
@@ -291,6 +309,7 @@ impl CtxOps for ProducerOps {
         self.pool.prepare(ProducerSendPayload::default);
         self.pending.borrow_mut().reserve(n);
         self.done.borrow_mut().reserve(n);
+        self.to_wake.borrow_mut().reserve(n);
         if !*self.watching.borrow() {
             core.watch_fd(self.conn.fast().bell.as_fd())?;
             *self.watching.borrow_mut() = true;
@@ -306,6 +325,7 @@ impl CtxOps for ProducerOps {
             self.done.borrow_mut().extend(pending.drain(..).map(|id| (id, Err(Error::Shutdown))));
         }
         let mut any = !self.pending.borrow().is_empty() && self.drain();
+        self.wake_consumers();
         let n = self.done.borrow().len();
         for _ in 0..n {
             let Some((id, status)) = self.done.borrow_mut().pop_front() else { break };
@@ -317,6 +337,7 @@ impl CtxOps for ProducerOps {
     }
 
     fn request_notification(&self, _core: &CtxCore) -> bool {
+        self.wake_consumers();
         if !self.done.borrow().is_empty() {
             return true;
         }

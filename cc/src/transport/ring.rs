@@ -18,8 +18,15 @@
 //! consumer stores `head` with `Release` after it is done with a slot; the producer loads
 //! `head` with `Acquire` before reusing it (that pair frees a slot). Sleeping uses the
 //! Dekker pattern: a side stores its armed flag, issues a `SeqCst` fence, then re-checks the
-//! ring; the other side publishes, issues a `SeqCst` fence, then loads the flag. Either the
-//! sleeper sees the new message or the publisher sees the flag and rings the doorbell.
+//! ring; the other side, after publishing (or freeing), issues a `SeqCst` fence, then loads
+//! the flag ([`Ring::peer_needs_wakeup`]). Either the sleeper sees the new state or the other
+//! side sees the flag and rings the doorbell.
+//!
+//! The fence costs a cross-core round trip (the store to `tail` or `head` must reach the
+//! other core first), so it is not paid per message: the owner calls
+//! [`Ring::peer_needs_wakeup`] once after a batch (at the end of a progress call, and before
+//! arming itself to sleep). A busy peer sees each message at once anyway; a sleeping peer is
+//! woken at the end of the batch.
 
 #![allow(unsafe_code)]
 
@@ -160,6 +167,8 @@ pub struct Ring {
     next: Cell<u64>,
     /// Producer: last `head` seen. Consumer: last `tail` seen.
     seen: Cell<u64>,
+    /// Published (producer) or freed (consumer) since the last wake-up check.
+    unchecked: Cell<bool>,
 }
 
 // SAFETY: a `Ring` end is owned by one thread at a time; the shared fields are atomics and
@@ -215,6 +224,7 @@ impl Ring {
             end,
             next: Cell::new(next),
             seen: Cell::new(seen),
+            unchecked: Cell::new(false),
         })
     }
 
@@ -301,15 +311,25 @@ impl Ring {
         self.next.set(next + 1);
         // Release publishes the slot bytes to the consumer's Acquire load of `tail`.
         self.c().tail.store(next + 1, Ordering::Release);
+        self.unchecked.set(true);
         Ok(true)
     }
 
-    /// Producer: after publishing, whether the consumer sleeps and needs its doorbell rung
-    /// (clears the flag when so).
-    pub fn consumer_wants_wakeup(&self) -> bool {
-        // SeqCst fence: our `tail` store above is ordered before this flag load (Dekker).
+    /// After a batch of publishes (producer) or releases (consumer): whether the other side
+    /// sleeps waiting for it and needs its doorbell rung (clears its flag when so). Free when
+    /// nothing happened since the last check; one `SeqCst` fence otherwise.
+    pub fn peer_needs_wakeup(&self) -> bool {
+        if !self.unchecked.replace(false) {
+            return false;
+        }
+        // SeqCst fence: our `tail` (or `head`) stores are ordered before this flag load
+        // (Dekker, paired with the fence in `arm_for_data` / `arm_for_room`).
         fence(Ordering::SeqCst);
-        self.c().rx_armed.load(Ordering::Relaxed) != 0 && self.c().rx_armed.swap(0, Ordering::Relaxed) != 0
+        let flag = match self.end {
+            End::Producer => &self.c().rx_armed,
+            End::Consumer => &self.c().tx_armed,
+        };
+        flag.load(Ordering::Relaxed) != 0 && flag.swap(0, Ordering::Relaxed) != 0
     }
 
     /// Producer: going to sleep while messages wait for room. Returns true when room
@@ -363,14 +383,12 @@ impl Ring {
         self.next.get() != self.seen.get() || self.c().tail.load(Ordering::Acquire) != self.next.get()
     }
 
-    fn release(&self) -> bool {
+    fn release(&self) {
         let next = self.next.get() + 1;
         self.next.set(next);
         // Release: we are done reading the slot before the producer may reuse it.
         self.c().head.store(next, Ordering::Release);
-        // SeqCst fence: `head` store ordered before the producer's flag load (Dekker).
-        fence(Ordering::SeqCst);
-        self.c().tx_armed.load(Ordering::Relaxed) != 0 && self.c().tx_armed.swap(0, Ordering::Relaxed) != 0
+        self.unchecked.set(true);
     }
 
     /// The segment this ring lives in.
@@ -404,9 +422,8 @@ impl Slot<'_> {
         Some(unsafe { std::slice::from_raw_parts(self.ptr.add(SLOT_HEADER), self.len) })
     }
 
-    /// Releases the slot to the producer. Returns true when the producer sleeps waiting for
-    /// room and needs its doorbell rung.
-    pub fn consume(self) -> bool {
+    /// Releases the slot to the producer (check [`Ring::peer_needs_wakeup`] after a batch).
+    pub fn consume(self) {
         self.ring.release()
     }
 }
@@ -436,7 +453,8 @@ mod tests {
         assert!(rx.peek().is_none());
         assert!(tx.push_with(1, 0, |_| {}).unwrap(), "room again after consumption");
         assert!(rx.arm_for_data(), "a message is waiting");
-        assert!(tx.consumer_wants_wakeup());
+        assert!(tx.peer_needs_wakeup(), "the consumer armed: wake it");
+        assert!(!tx.peer_needs_wakeup(), "nothing new since the last check");
         rx.disarm_data();
         assert_eq!(rx.peek().unwrap().bytes().unwrap().len(), 0);
     }
