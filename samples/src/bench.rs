@@ -23,6 +23,9 @@ pub fn ns(t: Instant) -> f64 {
 
 /// (p50, p99) of samples.
 pub fn percentiles(mut v: Vec<f64>) -> (f64, f64) {
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN); // the measurement failed: shown as NaN, not a panic
+    }
     v.sort_by(f64::total_cmp);
     let at = |q: f64| v[((v.len() as f64 - 1.0) * q).round() as usize];
     (at(0.5), at(0.99))
