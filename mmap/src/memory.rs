@@ -86,10 +86,9 @@ impl RemoteMem {
                 seg.data_len()
             ));
         }
-        // SAFETY: in bounds of the data area (checked), which stays mapped while `seg` lives,
-        // and `seg` lives as long as `self`, which owns the region.
-        let region =
-            unsafe { Region::new(NonNull::new_unchecked(seg.data_ptr().as_ptr().add(offset)), len, true) };
+        let start = seg.data_ptr().as_ptr().wrapping_add(offset);
+        // SAFETY: in bounds of the data area (checked), mapped while `seg` (owned by self) lives.
+        let region = unsafe { Region::new(NonNull::new_unchecked(start), len, true) };
         Ok(RemoteMem { seg, region })
     }
 
@@ -119,9 +118,9 @@ impl RemoteMem {
 impl Deref for SharedMem {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        // SAFETY: the data area is mapped for the life of the segment; this `SharedMem` is
-        // its only owner (never cloned, and not exported while the user owns it), so no one
-        // else writes it during the borrow.
+        // The data area is mapped for the life of the segment; this `SharedMem` is its only
+        // owner (never cloned, not exported while the user owns it): no one else writes it.
+        // SAFETY: see above.
         unsafe { std::slice::from_raw_parts(self.seg.data_ptr().as_ptr(), self.seg.data_len()) }
     }
 }
@@ -219,9 +218,10 @@ impl Memory {
         if len == 0 {
             return Err(fail!(Error::InvalidValue, "a memory range needs at least one byte"));
         }
-        // SAFETY: each variant keeps its bytes alive and in place while the map holds the
-        // `Memory` (shared segment mapped, Vec never resized, static, or the raw contract),
-        // and the map outlives every use of the region.
+        // Each variant keeps its bytes alive and in place while the map holds the `Memory`
+        // (segment mapped, Vec never resized, static, or the raw contract); the map outlives
+        // every use of the region.
+        // SAFETY: see above.
         Ok(unsafe { Region::new(ptr, len, writable) })
     }
 }

@@ -160,9 +160,9 @@ impl Segment {
     }
 
     pub(crate) fn header(&self) -> &Header {
-        // SAFETY: the first page is mapped for the life of `self`, page-aligned (so aligned
-        // for `Header`), larger than `Header`, and `Header` is made of atomics only, valid for
-        // any bit pattern (a fresh memfd is zeroed).
+        // The first page is mapped for the life of `self`, page-aligned (so aligned for
+        // `Header`), larger than `Header`, and `Header` is atomics only (any bits are valid).
+        // SAFETY: see above.
         unsafe { &*self.base.as_ptr().cast::<Header>() }
     }
 
@@ -310,9 +310,9 @@ impl Borrows {
     pub(crate) fn bytes<'a>(&'a self, region: &'a Region, offset: usize, len: usize) -> Result<Bytes<'a>> {
         region.check(offset, len)?;
         self.acquire(offset, len, false)?;
-        // SAFETY: in bounds (checked) of memory valid for reads while `region`'s owner lives
-        // (it outlives 'a); the shared borrow registered above keeps writers of this process
-        // away until the guard drops.
+        // In bounds (checked) of memory valid for reads while `region`'s owner lives (it
+        // outlives 'a); the shared borrow above keeps this process's writers away.
+        // SAFETY: see above.
         let slice = unsafe { std::slice::from_raw_parts(region.ptr.as_ptr().add(offset), len) };
         Ok(Bytes { slice, borrows: self, offset })
     }

@@ -68,9 +68,9 @@ pub mod raw {
         pub fn of(map: &'a Mmap) -> Lines<'a> {
             let (addr, len) = map.memrange().expect("a started map");
             assert!(len >= 128 && addr % 64 == 0);
-            // SAFETY: the map's memory is mapped, aligned and at least 128 bytes for as long
-            // as `map` lives ('a); both lines are only ever accessed as atomics, here and in
-            // the peer process mapping the same pages.
+            // The map's memory is mapped, aligned and at least 128 bytes while `map` lives
+            // ('a); both lines are only accessed as atomics, here and in the peer process.
+            // SAFETY: see above.
             unsafe { Lines { ping: &*(addr as *const AtomicU64), pong: &*((addr + 64) as *const AtomicU64) } }
         }
 

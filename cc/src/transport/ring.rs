@@ -358,10 +358,9 @@ impl Ring {
             }
         }
         let slot = self.slot(next);
-        // SAFETY: published by the producer (tail seen above) and not reused before we
-        // advance `head`; the header is plain bytes.
-        let (len, kind) =
-            unsafe { (slot.cast::<u32>().read_unaligned(), slot.add(4).cast::<u32>().read_unaligned()) };
+        let (len_at, kind_at) = (slot.cast::<u32>(), slot.wrapping_add(4).cast::<u32>());
+        // SAFETY: published (tail seen above), not reused before `head` moves; plain bytes.
+        let (len, kind) = unsafe { (len_at.read_unaligned(), kind_at.read_unaligned()) };
         Some(Slot { ring: self, ptr: slot, len: len as usize, kind })
     }
 
