@@ -400,6 +400,30 @@ impl Buf {
         Ok(())
     }
 
+    /// Grows the data by `n` bytes like [`Buf::increase_data_len`] and returns where the
+    /// new bytes start (one lock: for receive paths).
+    pub fn append_len(&self, n: usize) -> Result<usize> {
+        let mut s = self.lock_checked()?;
+        let e = &mut s.elems[self.idx as usize];
+        let end = e.data + e.data_len;
+        if end + n > e.head + e.len {
+            bail!(
+                Error::InvalidValue,
+                "buffer has {} free bytes after its data, {n} needed",
+                e.head + e.len - end
+            );
+        }
+        e.data_len += n;
+        Ok(end)
+    }
+
+    /// `(in a list of two or more, end of the data, free room after it)` in one call.
+    pub fn list_and_room(&self) -> Result<(bool, usize, usize)> {
+        self.with(|e| {
+            (!e.is_head || e.next.is_some(), e.data + e.data_len, e.head + e.len - e.data - e.data_len)
+        })
+    }
+
     /// `doca_buf_get_refcount`.
     pub fn refcount(&self) -> Result<u16> {
         self.with(|e| e.refcount)

@@ -13,7 +13,7 @@
 //! a buffer completes (two copies: the documented slower fallback).
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::os::fd::AsFd;
 use std::rc::{Rc, Weak};
 use std::sync::atomic::Ordering;
@@ -82,7 +82,8 @@ pub(crate) struct ConsumerOps {
     chan: RefCell<Option<Channel>>,
     shared: RefCell<Option<Arc<LocalConsumer>>>,
     bell: RefCell<Option<Doorbell>>,
-    posted: RefCell<HashSet<u64>>,
+    /// The token of each posted task, by pool slot.
+    posted: RefCell<Vec<Option<u64>>>,
     done: RefCell<VecDeque<(TaskId, Result<()>)>>,
     announced: Cell<bool>,
 }
@@ -135,7 +136,7 @@ impl Consumer {
                 chan: RefCell::new(None),
                 shared: RefCell::new(None),
                 bell: RefCell::new(None),
-                posted: RefCell::new(HashSet::new()),
+                posted: RefCell::new(Vec::new()),
                 done: RefCell::new(VecDeque::new()),
                 announced: Cell::new(false),
             }
@@ -217,16 +218,29 @@ fn check_buf(map: &MapAccess, buf: &Buf) -> Result<()> {
     if buf.map() != map {
         bail!(Error::InvalidValue, "cc consumer: the buffer is not in the consumer's map");
     }
-    if buf.is_in_list()? {
+    let (chained, _, room) = buf.list_and_room()?;
+    if chained {
         bail!(Error::InvalidValue, "cc consumer: buffer is chained (lists are not supported)");
     }
-    if buf.tail_room()? == 0 {
+    if room == 0 {
         bail!(Error::InvalidValue, "cc consumer: the buffer has no free space after its data");
     }
     Ok(())
 }
 
 impl ConsumerOps {
+    /// Forgets a posted token; false when it was not posted (stale or forged record).
+    fn unpost(&self, token: u64) -> bool {
+        let mut posted = self.posted.borrow_mut();
+        match posted.get_mut(token as u32 as usize) {
+            Some(t) if *t == Some(token) => {
+                *t = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Wakes the peer's producers if they sleep waiting for buffers posted since the last
     /// check (one fence per batch).
     fn wake_producers(&self) {
@@ -252,7 +266,7 @@ impl ConsumerOps {
                     tracing::error!(target: "doca_sdk", "cc consumer {}: corrupt completion record", self.id);
                     continue;
                 };
-                if !self.posted.borrow_mut().remove(&rec.token) {
+                if !self.unpost(rec.token) {
                     continue;
                 }
                 let id = TaskId::from_bits(rec.token);
@@ -261,10 +275,13 @@ impl ConsumerOps {
             }
         }
         if stopping {
-            let flushed: Vec<u64> = self.posted.borrow_mut().drain().collect();
-            self.done
-                .borrow_mut()
-                .extend(flushed.into_iter().map(|t| (TaskId::from_bits(t), Err(Error::Shutdown))));
+            let mut posted = self.posted.borrow_mut();
+            let mut done = self.done.borrow_mut();
+            for t in posted.iter_mut() {
+                if let Some(token) = t.take() {
+                    done.push_back((TaskId::from_bits(token), Err(Error::Shutdown)));
+                }
+            }
         }
         let n = self.done.borrow().len();
         for _ in 0..n {
@@ -280,14 +297,12 @@ impl ConsumerOps {
         Error::check(rec.status)?;
         let buf = self.pool.with_payload(id, |p| p.buf.clone()).flatten().ok_or(Error::BadState)?;
         let len = rec.len as usize;
-        let (_, _, data, data_len) = buf.layout()?;
-        let at = data + data_len;
+        let at = buf.append_len(len)?;
         if let Some(shadow) = &chan.shadow {
             let src = shadow.bytes(at, len)?;
             self.map.write(at, &src)?;
             fast::STAGED_COPIES.fetch_add(1, Ordering::Relaxed);
         }
-        buf.increase_data_len(len)?;
         self.pool.with_payload(id, |p| {
             p.producer_id = rec.producer;
             p.imm_len = rec.imm_len as usize;
@@ -309,7 +324,7 @@ impl CtxOps for ConsumerOps {
         let slots = self.pool.capacity().max(1);
         self.pool.prepare(PostRecvPayload::default);
         self.done.borrow_mut().reserve(slots as usize);
-        self.posted.borrow_mut().reserve(slots as usize);
+        *self.posted.borrow_mut() = vec![None; slots as usize];
         let (len, done_at) = fast::segment_len(slots);
         let area = Area::create("doca-cc-consumer", len)?;
         Ring::init(&area, 0, slots, fast::POST_LEN)?;
@@ -417,7 +432,9 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
         if !chan.post.push_with(fast::KIND_POST, fast::POST_LEN, |b| post.write(b))? {
             return Err(Error::Again);
         }
-        self.posted.borrow_mut().insert(post.token);
+        if let Some(t) = self.posted.borrow_mut().get_mut(task.to_bits() as u32 as usize) {
+            *t = Some(post.token);
+        }
         Ok(())
     }
 }

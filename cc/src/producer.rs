@@ -54,6 +54,8 @@ impl ProducerSendTask {
 pub(crate) struct ProducerOps {
     conn: Connection,
     id: u32,
+    /// (max buffer size, max immediate data), read from the capabilities at creation.
+    limits: (usize, usize),
     pool: TaskPool<ProducerSendPayload>,
     pending: RefCell<VecDeque<TaskId>>,
     done: RefCell<VecDeque<(TaskId, Result<()>)>>,
@@ -87,11 +89,17 @@ impl Producer {
             bail!(Error::BadState, "cc producer: the connection is not established");
         }
         let id = conn.fast().new_id();
+        let info = conn.dev().as_devinfo();
+        let limits = (
+            caps::get(info, &caps::MAX_BUF_SIZE)? as usize,
+            (caps::get(info, &caps::MAX_IMM_DATA_LEN)? as usize).min(IMM_MAX),
+        );
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<ProducerOps>>| {
             let owner: Weak<dyn TaskOwner<ProducerSendPayload>> = weak.clone();
             ProducerOps {
                 conn: conn.clone(),
                 id,
+                limits,
                 pool: TaskPool::new(owner),
                 pending: RefCell::new(VecDeque::new()),
                 done: RefCell::new(VecDeque::new()),
@@ -162,19 +170,18 @@ impl Producer {
         consumer_id: u32,
     ) -> Result<ProducerSendTask> {
         let ops = self.ctx.ops();
-        if buf.is_in_list()? {
+        let (chained, _, _) = buf.list_and_room()?;
+        if chained {
             bail!(Error::InvalidValue, "cc producer: buffer is chained (lists are not supported)");
         }
         let len = buf.data_len()?;
         if len == 0 {
             bail!(Error::InvalidValue, "cc producer: data length 0");
         }
-        let max = caps::get(ops.conn.dev().as_devinfo(), &caps::MAX_BUF_SIZE)? as usize;
+        let (max, imm_max) = ops.limits;
         if len > max {
             bail!(Error::InvalidValue, "cc producer: {len} bytes exceed the maximum buffer size {max}");
         }
-        let imm_max =
-            (caps::get(ops.conn.dev().as_devinfo(), &caps::MAX_IMM_DATA_LEN)? as usize).min(IMM_MAX);
         if imm.len() > imm_max {
             bail!(Error::InvalidValue, "cc producer: {} bytes of immediate data exceed {imm_max}", imm.len());
         }
