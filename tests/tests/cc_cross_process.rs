@@ -361,3 +361,23 @@ fn sends_in_flight_to_a_server_that_dies_complete_with_an_error() {
     assert!(o[..64].iter().all(|r| r.is_ok()));
     assert!(o[64..].iter().all(|r| *r == Err(Error::ConnectionReset)), "in flight → error");
 }
+
+#[test]
+fn a_crashed_servers_stale_socket_is_replaced() {
+    let name = unique("stale");
+    let server = Peer::spawn(PEER, &["server", &name]);
+    assert_eq!(server.line(), "running");
+    server.kill(); // SIGKILL: its socket file stays behind
+    let pci = open_device_with_pci("b1:00.0", None).unwrap().as_devinfo().pci_addr();
+    let path = transport::service_path("cc", pci, &name).unwrap();
+    assert!(path.exists(), "the crashed server's socket file is still there");
+    let h = harness(&name, true);
+    let mut peer = Peer::spawn(PEER, &["client", &name, "echo", "3", "4"]);
+    let mut exited = false;
+    until(&h.pe, "a client of the new server", || {
+        exited = exited || peer.exited();
+        exited
+    });
+    assert!(peer.finish());
+    assert_eq!(h.connected.borrow().len(), 1);
+}
