@@ -58,6 +58,8 @@ const KIND_EP_MSG: u32 = 4;
 /// Bytes before each message in its slot: the send time, to receive from many clients in
 /// arrival order.
 const STAMP: usize = 8;
+/// How often a busy endpoint looks at its sockets (new clients, crashed peers).
+const CRASH_CHECK: Duration = Duration::from_micros(500);
 /// How long one blocking wait sleeps before re-checking the connection.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 
@@ -157,6 +159,9 @@ impl std::fmt::Display for RecvError {
 impl std::error::Error for RecvError {}
 
 struct EpLink {
+    /// When the socket was last checked for a peer that died (checked at most every
+    /// [`CRASH_CHECK`]; an orderly hang-up is seen at once through the rings).
+    checked: std::cell::Cell<Instant>,
     sock: OwnedFd,
     tx: Ring,
     rx: Ring,
@@ -273,7 +278,7 @@ impl PeerAddr {
         let mut link = self.0.link.lock();
         let reply = match &*link {
             LinkState::Up(l) => {
-                return if (for_send || !l.rx.has_data()) && peer_closed(&l.sock) {
+                return if (for_send || !l.rx.has_data()) && l.peer_gone() {
                     *link = LinkState::Reset;
                     Err(Error::ConnectionReset)
                 } else {
@@ -320,13 +325,7 @@ impl PeerAddr {
             let rx_slots = ((reply.segment_len as usize - reply.s2c_offset as usize - ring::RING_CTRL)
                 / ring::slot_size(max)) as u32;
             let rx = Ring::attach(&area, reply.s2c_offset as usize, rx_slots, max, End::Consumer)?;
-            Ok::<_, Error>(EpLink {
-                sock,
-                tx,
-                rx,
-                peer_bell: Doorbell::from_fd(bell),
-                peer_room_bell: Doorbell::from_fd(room),
-            })
+            Ok::<_, Error>(EpLink::new(sock, tx, rx, Doorbell::from_fd(bell), Doorbell::from_fd(room)))
         })();
         match built {
             Ok(l) => {
@@ -346,6 +345,32 @@ fn peer_closed(sock: &OwnedFd) -> bool {
     matches!(transport::recv(sock.as_fd(), &mut b), Ok(Recv::Closed) | Err(_))
 }
 
+impl EpLink {
+    fn new(sock: OwnedFd, tx: Ring, rx: Ring, peer_bell: Doorbell, peer_room_bell: Doorbell) -> EpLink {
+        EpLink { checked: std::cell::Cell::new(Instant::now()), sock, tx, rx, peer_bell, peer_room_bell }
+    }
+
+    /// Whether the peer hung up (a flag in the rings: no syscall) or died (its socket, looked
+    /// at no more often than every [`CRASH_CHECK`]).
+    fn peer_gone(&self) -> bool {
+        if self.rx.is_closed() || self.tx.is_closed() {
+            return true;
+        }
+        if self.checked.get().elapsed() < CRASH_CHECK {
+            return false;
+        }
+        self.checked.set(Instant::now());
+        peer_closed(&self.sock)
+    }
+
+    /// Hangs up: the peer sees it on its next call, without a syscall.
+    fn hang_up(&self) {
+        self.tx.close();
+        self.rx.close();
+        let _ = rustix::net::shutdown(&self.sock, rustix::net::Shutdown::Both);
+    }
+}
+
 enum Role {
     Unset,
     Service,
@@ -361,6 +386,9 @@ struct State {
     role: Role,
     name: String,
     listener: Option<Listener>,
+    /// When the listener and handshakes were last looked at (busy callers: every
+    /// [`CRASH_CHECK`] at most).
+    polled: Instant,
     handshakes: Vec<(OwnedFd, i32, Instant)>,
     peers: Vec<PeerAddr>,
     next_id: u64,
@@ -427,6 +455,7 @@ impl Endpoint {
                 role: Role::Unset,
                 name: String::new(),
                 listener: None,
+                polled: Instant::now(),
                 handshakes: Vec::new(),
                 peers: Vec::new(),
                 next_id: 1,
@@ -595,8 +624,16 @@ impl Endpoint {
         Ok(peer)
     }
 
+    /// [`Endpoint::service_poll`], at most every [`CRASH_CHECK`] (for busy callers).
+    fn service_poll_soon(&self, st: &mut State) {
+        if st.polled.elapsed() >= CRASH_CHECK {
+            self.service_poll(st);
+        }
+    }
+
     /// Service side: accepts clients, answers handshakes, notices peers that left.
     fn service_poll(&self, st: &mut State) {
+        st.polled = Instant::now();
         let Some(listener) = st.listener.as_ref() else { return };
         while let Ok(Some(sock)) = listener.accept() {
             match transport::peer_uid(sock.as_fd()) {
@@ -695,13 +732,7 @@ impl Endpoint {
         let _ = epoll::add(&self.ctrl, sock.as_fd(), epoll::EventData::new_u64(2), epoll::EventFlags::IN);
         let id = st.next_id;
         st.next_id += 1;
-        let link = EpLink {
-            sock,
-            tx,
-            rx,
-            peer_bell: Doorbell::from_fd(bell),
-            peer_room_bell: Doorbell::from_fd(room),
-        };
+        let link = EpLink::new(sock, tx, rx, Doorbell::from_fd(bell), Doorbell::from_fd(room));
         st.peers.push(PeerAddr::new(id, LinkState::Up(link)));
         tracing::debug!(target: "doca_sdk", "comm channel service {:?}: new connection #{id} from pid {pid}", st.name);
     }
@@ -773,6 +804,7 @@ impl Endpoint {
     /// clients: the first message from a client reveals its address.
     pub fn recvfrom(&self, buf: &mut [u8], flags: MsgFlags) -> Result<(usize, PeerAddr), RecvError> {
         let blocking = self.blocking && !flags.contains(MsgFlags::DONTWAIT);
+        let mut woke = false;
         loop {
             let mut st = self.st.lock();
             if matches!(st.role, Role::Unset) {
@@ -780,7 +812,13 @@ impl Endpoint {
                     fail!(Error::NotConnected, "comm channel recvfrom before listen or connect").into()
                 );
             }
-            self.service_poll(&mut st);
+            // Busy callers look at the sockets every CRASH_CHECK; a caller that just woke up
+            // (maybe for a new client) looks at once.
+            if std::mem::take(&mut woke) {
+                self.service_poll(&mut st);
+            } else {
+                self.service_poll_soon(&mut st);
+            }
             let is_client = matches!(st.role, Role::Client);
             // The message that was sent first, across peers.
             let mut best: Option<(u64, PeerAddr)> = None;
@@ -830,7 +868,7 @@ impl Endpoint {
             if !is_client {
                 st.peers.retain(|p| {
                     let mut link = p.0.link.lock();
-                    let gone = matches!(&*link, LinkState::Up(l) if !l.rx.has_data() && peer_closed(&l.sock));
+                    let gone = matches!(&*link, LinkState::Up(l) if !l.rx.has_data() && l.peer_gone());
                     if gone {
                         if let LinkState::Up(l) = &*link {
                             let _ = epoll::delete(&self.ctrl, l.sock.as_fd());
@@ -853,6 +891,7 @@ impl Endpoint {
             if !ready {
                 self.sleep(&[&self.rx_bell]);
             }
+            woke = true;
             self.rx_bell.drain();
             for p in &self.st.lock().peers {
                 if let LinkState::Up(l) = &*p.0.link.lock() {
@@ -881,7 +920,7 @@ impl Endpoint {
         let mut link = p.0.link.lock();
         if let LinkState::Up(l) = &*link {
             let _ = epoll::delete(&self.ctrl, l.sock.as_fd());
-            let _ = rustix::net::shutdown(&l.sock, rustix::net::Shutdown::Both);
+            l.hang_up();
         }
         *link = LinkState::Reset;
         Ok(())
@@ -981,7 +1020,7 @@ impl Drop for Endpoint {
     fn drop(&mut self) {
         for p in self.st.get_mut().peers.drain(..) {
             if let LinkState::Up(l) = &*p.0.link.lock() {
-                let _ = rustix::net::shutdown(&l.sock, rustix::net::Shutdown::Both);
+                l.hang_up();
             }
             *p.0.link.lock() = LinkState::Reset;
         }

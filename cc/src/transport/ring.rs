@@ -10,7 +10,7 @@
 //! | 0 | `head: u64`, messages consumed | consumer |
 //! | 1 | `tail: u64`, messages published | producer |
 //! | 2 | `rx_armed: u32` (consumer asleep, wants data), `tx_armed: u32` (producer asleep, wants room) | each its own |
-//! | 3 | `nslots: u32`, `slot_size: u32` | creator, before sharing |
+//! | 3 | `nslots: u32`, `slot_size: u32` (creator, before sharing); `closed: u32` | either end, when it hangs up |
 //! | 4… | `nslots` slots of `slot_size` bytes: `len: u32`, `kind: u32`, payload | producer |
 //!
 //! Orderings: the producer writes a slot, then stores `tail` with `Release`; the consumer
@@ -67,6 +67,7 @@ struct Ctrl {
     _pad2: [u8; LINE - 8],
     nslots: AtomicU32,
     slot_size: AtomicU32,
+    closed: AtomicU32,
 }
 
 /// A shared memory segment (memfd), mapped read-write, unmapped on drop.
@@ -388,6 +389,18 @@ impl Ring {
         // Release: we are done reading the slot before the producer may reuse it.
         self.c().head.store(next, Ordering::Release);
         self.unchecked.set(true);
+    }
+
+    /// Either end: hang up. The other end sees it with [`Ring::is_closed`] at the cost of a
+    /// load (no syscall), after the messages already published.
+    pub fn close(&self) {
+        // Release pairs with the Acquire in `is_closed`: what was published before is seen.
+        self.c().closed.store(1, Ordering::Release);
+    }
+
+    /// Whether an end hung up with [`Ring::close`].
+    pub fn is_closed(&self) -> bool {
+        self.c().closed.load(Ordering::Acquire) != 0
     }
 
     /// The segment this ring lives in.
