@@ -51,6 +51,34 @@ struct State {
     free: Vec<u32>,
 }
 
+impl State {
+    /// Gives free element `idx` a buffer over `map`: refcount 1, alone in its list (or
+    /// `head` false: a list element). Returns its generation and the map's byte access.
+    fn occupy(
+        &mut self,
+        idx: u32,
+        map: MapRef,
+        (head, len, data, data_len): (usize, usize, usize, usize),
+        is_head: bool,
+    ) -> (u32, MapAccess) {
+        let access = map.access();
+        let e = &mut self.elems[idx as usize];
+        *e = Elem {
+            gen: e.gen,
+            in_use: true,
+            map: Some(map),
+            head,
+            len,
+            data,
+            data_len,
+            refcount: 1,
+            next: None,
+            is_head,
+        };
+        (e.gen, access)
+    }
+}
+
 struct InvInner {
     state: Mutex<State>,
 }
@@ -178,21 +206,8 @@ impl Inventory {
         let Some(idx) = s.free.pop() else {
             return Err(Error::NoMemory);
         };
-        let access = map.access();
-        let e = &mut s.elems[idx as usize];
-        *e = Elem {
-            gen: e.gen,
-            in_use: true,
-            map: Some(map),
-            head,
-            len,
-            data,
-            data_len,
-            refcount: 1,
-            next: None,
-            is_head: true,
-        };
-        Ok(Buf { inv: self.inner.clone(), idx, gen: e.gen, map: access })
+        let (gen, access) = s.occupy(idx, map, (head, len, data, data_len), true);
+        Ok(Buf { inv: self.inner.clone(), idx, gen, map: access })
     }
 
     /// `doca_buf_inventory_buf_get_by_addr`: head `addr..addr+len`, empty data at `addr`.
@@ -241,21 +256,7 @@ impl Inventory {
         let mut first = None;
         for (map, head, len, data, data_len) in chain {
             let idx = s.free.pop().expect("counted above");
-            let e = &mut s.elems[idx as usize];
-            let access = map.access();
-            *e = Elem {
-                gen: e.gen,
-                in_use: true,
-                map: Some(map),
-                head,
-                len,
-                data,
-                data_len,
-                refcount: 1,
-                next: None,
-                is_head: prev.is_none(),
-            };
-            let gen = e.gen;
+            let (gen, access) = s.occupy(idx, map, (head, len, data, data_len), prev.is_none());
             match prev {
                 Some(p) => s.elems[p as usize].next = Some(idx),
                 None => first = Some(Buf { inv: self.inner.clone(), idx, gen, map: access }),
