@@ -66,6 +66,21 @@ fn local_mem(dev: &Dev, memory: Memory) -> Result<(Inventory, Mmap), Error> {
     Ok((inv, mmap))
 }
 
+/// What both samples do when their one producer or consumer task is done: return the buffer
+/// to its inventory, free the task, stop the context (so it goes straight to Idle).
+fn end_task<T>(task: T, buf: doca_buf::Buf, ctx: doca_core::Ctx) {
+    let _ = buf.dec_refcount();
+    drop(task);
+    let _ = ctx.stop();
+}
+
+macro_rules! end_task_of {
+    ($task:expr) => {{
+        let (buf, ctx) = ($task.buf(), $task.as_task().ctx());
+        end_task($task, buf, ctx)
+    }};
+}
+
 /// `send_msg`: waits for the peer's consumer, then sends `text` through a producer.
 fn send_msg(conn_pe: &Pe, st: &Shared, dev: &Dev, text: &'static [u8]) -> Result<(), Error> {
     while st.remote_consumer_id.get() == 0 {
@@ -119,19 +134,13 @@ fn send_msg(conn_pe: &Pe, st: &Shared, dev: &Dev, text: &'static [u8]) -> Result
     producer.task_send_set_conf(
         move |task: ProducerSendTask, _, _| {
             info!("Producer task sent successfully");
-            let _ = task.buf().dec_refcount();
             r1.set(Ok(()));
-            let ctx = task.as_task().ctx();
-            drop(task);
-            let _ = ctx.stop();
+            end_task_of!(task);
         },
         move |task: ProducerSendTask, _, _| {
             error!("Producer task failed: {:?}", task.status());
-            let _ = task.buf().dec_refcount();
             r2.set(task.status());
-            let ctx = task.as_task().ctx();
-            drop(task);
-            let _ = ctx.stop();
+            end_task_of!(task);
         },
         TASK_NUM,
     )?;
@@ -190,18 +199,13 @@ fn recv_msg(conn_pe: &Pe, st: &Shared, dev: &Dev) -> Result<(), Error> {
                 Ok(data) => info!("Message received: '{}'", String::from_utf8_lossy(&data)),
                 Err(e) => r1.set(Err(e)),
             }
-            let _ = buf.dec_refcount();
             let ctx = task.as_task().ctx();
-            drop(task);
-            let _ = ctx.stop();
+            end_task(task, buf, ctx);
         },
         move |task: PostRecvTask, _, _| {
             error!("Consumer task failed: {:?}", task.status());
-            let _ = task.buf().dec_refcount();
             r2.set(task.status());
-            let ctx = task.as_task().ctx();
-            drop(task);
-            let _ = ctx.stop();
+            end_task_of!(task);
         },
         TASK_NUM,
     )?;
