@@ -1,17 +1,13 @@
 //! The control path in one process: a server and a client on two progress engines.
 
+mod common;
+use common::{unique, until};
+
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
 
 use doca_cc::{Client, Connection, Counter, Server};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
-
-fn unique(name: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
-}
 
 fn server(name: &str) -> (Pe, Server) {
     let dev = open_device_with_pci("03:00.0", None).unwrap();
@@ -28,20 +24,6 @@ fn client(name: &str) -> (Pe, Client) {
     let c = Client::create(&dev, name).unwrap();
     pe.connect_ctx(&c.as_ctx()).unwrap();
     (pe, c)
-}
-
-fn until(pes: &[&Pe], mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "condition not reached in time");
-        let mut any = false;
-        for pe in pes {
-            any |= pe.progress();
-        }
-        if !any {
-            std::thread::sleep(Duration::from_micros(50));
-        }
-    }
 }
 
 #[test]

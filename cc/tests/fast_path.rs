@@ -1,8 +1,10 @@
 //! The fast path in one process: producers and consumers on their own progress engines.
 
+mod common;
+use common::{unique, until};
+
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
 
 use doca_buf::Inventory;
 use doca_cc::{
@@ -10,26 +12,6 @@ use doca_cc::{
 };
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
 use doca_mmap::{AccessFlags, Memory, Mmap, SharedMem};
-
-fn unique(name: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
-}
-
-fn until(pes: &[&Pe], mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "condition not reached in time");
-        let mut any = false;
-        for pe in pes {
-            any |= pe.progress();
-        }
-        if !any {
-            std::thread::sleep(Duration::from_micros(20));
-        }
-    }
-}
 
 struct Pair {
     spe: Pe,

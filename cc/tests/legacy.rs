@@ -1,15 +1,12 @@
 //! The legacy endpoint API in one process: limits, error codes, statistics, disconnection.
 
+mod common;
+use common::unique;
+
 use std::time::{Duration, Instant};
 
 use doca_cc::legacy::{self, Endpoint, InitAttr, MsgFlags, PeerAddr, INIT_FLAG_NONBLOCK};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
-
-fn unique(name: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
-}
 
 fn service(name: &str) -> Endpoint {
     let dev = open_device_with_pci("03:00.0", None).unwrap();
