@@ -105,19 +105,12 @@ impl Client {
 
     /// `doca_cc_client_destroy`: Idle only (`IN_USE`, and the client back).
     pub fn destroy(self) -> Result<(), Refused<Client>> {
-        if self.core().state() != CtxState::Idle {
-            let e = fail!(
-                Error::InUse,
-                "cc client destroy: stop the client first (state {:?})",
-                self.core().state()
-            );
+        if let Err(e) = self.ops().common.release(self.core()) {
             return Err(Refused::new(e, self));
         }
-        self.ops().common.release(self.core());
         if let Some(t) = self.ops().timer.borrow_mut().take() {
             let _ = self.core().unwatch_fd(t.as_fd());
         }
-        conn::unregister_owner(self.ops().common.key);
         self.core().destroy().map_err(|e| Refused::new(e, Client { ctx: self.ctx.clone() }))
     }
 

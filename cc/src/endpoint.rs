@@ -18,12 +18,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use doca_core::notify::Doorbell;
-use doca_core::{bail, fail, CbSlot, CtxCore, Data, Dev, Error, Result, TaskId, TaskOwner, TaskPool};
+use doca_core::{
+    bail, fail, CbSlot, CtxCore, CtxState, Data, Dev, Error, Result, TaskId, TaskOwner, TaskPool,
+};
 use rustix::event::epoll;
 use smallvec::SmallVec;
 
 use crate::caps;
-use crate::conn::{Connection, Counter};
+use crate::conn::{self, Connection, Counter};
 use crate::fast::RemoteConsumer;
 use crate::proto::Ctrl;
 use crate::transport::ring::Ring;
@@ -197,28 +199,25 @@ impl Common {
     pub(crate) fn set_max_msg_size(&self, core: &CtxCore, size: u32) -> Result<()> {
         core.require_idle("set_max_msg_size")?;
         let cap = caps::max_msg_size(self.dev.as_devinfo())?;
-        if size == 0 || size > cap {
-            bail!(
-                Error::InvalidValue,
-                "{}: max message size {size} outside 1..={cap} (exceeded capability)",
-                self.kind
-            );
-        }
-        self.max_msg_size.set(size);
-        Ok(())
+        self.set_bounded(&self.max_msg_size, "max message size", size, cap)
     }
 
     pub(crate) fn set_recv_queue_size(&self, core: &CtxCore, size: u32) -> Result<()> {
         core.require_idle("set_recv_queue_size")?;
         let cap = caps::max_recv_queue_size(self.dev.as_devinfo())?;
+        self.set_bounded(&self.recv_queue_size, "receive queue size", size, cap)
+    }
+
+    /// Stores `size` in `cell` if it is in `1..=cap`, else `INVALID_VALUE`.
+    fn set_bounded(&self, cell: &Cell<u32>, what: &str, size: u32, cap: u32) -> Result<()> {
         if size == 0 || size > cap {
             bail!(
                 Error::InvalidValue,
-                "{}: receive queue size {size} outside 1..={cap} (exceeded capability)",
+                "{}: {what} {size} outside 1..={cap} (exceeded capability)",
                 self.kind
             );
         }
-        self.recv_queue_size.set(size);
+        cell.set(size);
         Ok(())
     }
 
@@ -261,14 +260,20 @@ impl Common {
         Ok(())
     }
 
-    /// On destroy: stop watching and close the doorbell and the control set.
-    pub(crate) fn release(&self, core: &CtxCore) {
+    /// The shared part of a server's or client's destroy: `IN_USE` unless Idle; else stops
+    /// watching and closes the doorbell and the control set, and forgets the owner key.
+    pub(crate) fn release(&self, core: &CtxCore) -> Result<()> {
+        if core.state() != CtxState::Idle {
+            bail!(Error::InUse, "{} destroy: stop it first (state {:?})", self.kind, core.state());
+        }
         if let Some(bell) = self.bell.borrow_mut().take() {
             let _ = core.unwatch_fd(bell.as_fd());
         }
         if let Some(ctrl) = self.ctrl.borrow_mut().take() {
             let _ = core.unwatch_fd(ctrl.as_fd());
         }
+        conn::unregister_owner(self.key);
+        Ok(())
     }
 
     pub(crate) fn watch_ctrl(&self, fd: &impl AsFd, token: u64) -> Result<()> {

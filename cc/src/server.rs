@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use doca_core::notify::Doorbell;
 use doca_core::{
-    bail, fail, CbSlot, CtxCell, CtxCore, CtxOps, CtxState, Dev, DevRep, Error, Refused, Result, Started,
-    TaskId, TaskLib, TaskOwner, TaskPool,
+    bail, CbSlot, CtxCell, CtxCore, CtxOps, CtxState, Dev, DevRep, Error, Refused, Result, Started, TaskId,
+    TaskLib, TaskOwner, TaskPool,
 };
 
 use crate::caps;
@@ -115,16 +115,9 @@ impl Server {
 
     /// `doca_cc_server_destroy`: Idle only (`IN_USE`, and the server back).
     pub fn destroy(self) -> Result<(), Refused<Server>> {
-        if self.core().state() != CtxState::Idle {
-            let e = fail!(
-                Error::InUse,
-                "cc server destroy: stop the server first (state {:?})",
-                self.core().state()
-            );
+        if let Err(e) = self.ops().common.release(self.core()) {
             return Err(Refused::new(e, self));
         }
-        self.ops().common.release(self.core());
-        conn::unregister_owner(self.ops().common.key);
         self.core().destroy().map_err(|e| Refused::new(e, Server { ctx: self.ctx.clone() }))
     }
 
