@@ -107,6 +107,10 @@ fn limits_and_names() {
     srv.set_max_msg_size(100).unwrap();
     srv.as_ctx().start().unwrap();
     assert_eq!(srv.set_max_msg_size(50), Err(Error::BadState));
+    let refused = srv.destroy().unwrap_err();
+    assert_eq!(refused.error, Error::InUse, "destroy while running");
+    let srv = refused.into_inner();
+    assert_eq!(srv.as_ctx().state(), CtxState::Running, "a refused destroy leaves the server running");
     let (spe2, dup) = server(&name);
     assert_eq!(dup.as_ctx().start(), Err(Error::InUse), "same name, same representor");
     drop((spe2, dup));
@@ -115,6 +119,9 @@ fn limits_and_names() {
     let (cpe, cli) = client(&name);
     cli.set_max_msg_size(200).unwrap();
     assert_eq!(cli.as_ctx().start(), Err(Error::InProgress));
+    let refused = cli.destroy().unwrap_err();
+    assert_eq!(refused.error, Error::InUse, "destroy while starting");
+    let cli = refused.into_inner();
     until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Idle);
 }
 
