@@ -27,8 +27,15 @@ fn shown(msg: &[u8]) -> String {
     String::from_utf8_lossy(&msg[..end]).into_owned()
 }
 
-fn pause() {
-    std::thread::sleep(Duration::from_micros(1));
+/// Calls `op` again, after a short pause, while it answers `busy`: the samples'
+/// `while (result == DOCA_ERROR_AGAIN)` loops.
+fn retry<T>(busy: Error, mut op: impl FnMut() -> Result<T, Error>) -> Result<T, Error> {
+    loop {
+        match op() {
+            Err(e) if e == busy => std::thread::sleep(Duration::from_micros(1)),
+            done => return done,
+        }
+    }
 }
 
 /// The server side (`comm_channel_server_sample.c`).
@@ -51,29 +58,13 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
     info!("Server started Listening, waiting for new connections");
 
     let mut buf = vec![0u8; MAX_MSG_SIZE as usize];
-    let (len, peer) = loop {
-        match ep.recvfrom(&mut buf, MsgFlags::NONE) {
-            Ok(r) => break r,
-            Err(e) if e.error == Error::Again => pause(),
-            Err(e) => {
-                error!("Message was not received: {e}");
-                return Err(e.error);
-            }
-        }
-    };
+    let (len, peer) = retry(Error::Again, || ep.recvfrom(&mut buf, MsgFlags::NONE).map_err(|e| e.error))
+        .inspect_err(|e| error!("Message was not received: {e}"))?;
     info!("Received message: {}", shown(&buf[..len]));
     // ANCHOR_END: server
     let reply = with_nul(text);
-    loop {
-        match ep.sendto(&reply, MsgFlags::NONE, &peer) {
-            Ok(()) => break,
-            Err(Error::Again) => pause(),
-            Err(e) => {
-                warn!("Response was not sent successfully: {e}");
-                break;
-            }
-        }
-    }
+    let _ = retry(Error::Again, || ep.sendto(&reply, MsgFlags::NONE, &peer))
+        .inspect_err(|e| warn!("Response was not sent successfully: {e}"));
     ep.disconnect(&peer).inspect_err(|e| error!("Failed to disconnect channel: {e}"))?;
     ep.destroy()
 }
@@ -93,39 +84,15 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
     let peer = ep
         .connect(SERVICE_NAME)
         .inspect_err(|e| error!("Couldn't establish a connection with the server: {e}"))?;
-    loop {
-        match peer.update_info() {
-            Ok(()) => break,
-            Err(Error::ConnectionInProgress) => pause(),
-            Err(e) => {
-                error!("Failed to validate the connection with the DPU: {e}");
-                return Err(e);
-            }
-        }
-    }
+    retry(Error::ConnectionInProgress, || peer.update_info())
+        .inspect_err(|e| error!("Failed to validate the connection with the DPU: {e}"))?;
     info!("Connection to server was established successfully");
     let msg = with_nul(text);
-    loop {
-        match ep.sendto(&msg, MsgFlags::NONE, &peer) {
-            Ok(()) => break,
-            Err(Error::Again) => pause(),
-            Err(e) => {
-                error!("Message was not sent: {e}");
-                return Err(e);
-            }
-        }
-    }
+    retry(Error::Again, || ep.sendto(&msg, MsgFlags::NONE, &peer))
+        .inspect_err(|e| error!("Message was not sent: {e}"))?;
     let mut buf = vec![0u8; MAX_MSG_SIZE as usize];
-    let len = loop {
-        match ep.recvfrom(&mut buf, MsgFlags::NONE) {
-            Ok((n, _)) => break n,
-            Err(e) if e.error == Error::Again => pause(),
-            Err(e) => {
-                error!("Response was not received: {e}");
-                return Err(e.error);
-            }
-        }
-    };
+    let (len, _) = retry(Error::Again, || ep.recvfrom(&mut buf, MsgFlags::NONE).map_err(|e| e.error))
+        .inspect_err(|e| error!("Response was not received: {e}"))?;
     info!("Server response: {}", shown(&buf[..len]));
     // ANCHOR_END: client
     ep.disconnect(&peer).inspect_err(|e| error!("Failed to disconnect channel: {e}"))?;
