@@ -429,6 +429,23 @@ pub fn raw_pong(desc: &[u8], n: u64) -> Result<(), Error> {
     Ok(())
 }
 
+/// The peer's doorbell, passed as a file descriptor over the non-blocking socket `sock`;
+/// `None` after [`GIVE_UP`].
+pub fn recv_doorbell(sock: std::os::fd::BorrowedFd<'_>) -> Option<doca_core::notify::Doorbell> {
+    let deadline = Instant::now() + GIVE_UP;
+    let mut buf = [0u8; 64];
+    while Instant::now() < deadline {
+        if let Ok(doca_cc::transport::Recv::Packet { mut fds, .. }) = doca_cc::transport::recv(sock, &mut buf)
+        {
+            if let Some(fd) = fds.pop() {
+                return Some(doca_core::notify::Doorbell::from_fd(fd));
+            }
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    None
+}
+
 /// An eventfd ping-pong over two doorbells passed through a socket: this side waits on
 /// `mine` and rings `theirs`. Returns round-trip times (initiator) or answers (responder).
 pub fn eventfd_pingpong(

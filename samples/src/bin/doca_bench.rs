@@ -143,17 +143,10 @@ fn peer(role: &[String]) -> ExitCode {
             };
             let mine = Doorbell::new().unwrap();
             doca_cc::transport::send(sock.as_fd(), b"bells", &[mine.as_fd()]).unwrap();
-            let mut buf = [0u8; 64];
-            let their_bell = loop {
-                if let Ok(doca_cc::transport::Recv::Packet { mut fds, .. }) =
-                    doca_cc::transport::recv(sock.as_fd(), &mut buf)
-                {
-                    if let Some(fd) = fds.pop() {
-                        break Doorbell::from_fd(fd);
-                    }
-                }
-                std::thread::sleep(Duration::from_micros(50));
+            let Some(their_bell) = bench::recv_doorbell(sock.as_fd()) else {
+                return ExitCode::FAILURE;
             };
+            let mut buf = [0u8; 64];
             let _ = rustix::io::ioctl_fionbio(&sock, false);
             let n: u64 = arg(2).parse().unwrap_or(0);
             for _ in 0..n {
@@ -329,17 +322,8 @@ fn baselines(cfg: &Cfg) -> Base {
         std::thread::sleep(Duration::from_micros(100));
     };
     let mine = Doorbell::new().expect("eventfd");
+    let their_bell = bench::recv_doorbell(sock.as_fd()).expect("the peer sent no doorbell");
     let mut buf = [0u8; 64];
-    let their_bell = loop {
-        if let Ok(doca_cc::transport::Recv::Packet { mut fds, .. }) =
-            doca_cc::transport::recv(sock.as_fd(), &mut buf)
-        {
-            if let Some(fd) = fds.pop() {
-                break Doorbell::from_fd(fd);
-            }
-        }
-        std::thread::sleep(Duration::from_micros(50));
-    };
     doca_cc::transport::send(sock.as_fd(), b"bells", &[mine.as_fd()]).expect("send");
     let _ = rustix::io::ioctl_fionbio(&sock, false);
     let mut rtts = Vec::new();
