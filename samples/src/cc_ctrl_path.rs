@@ -6,8 +6,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use doca_cc::{Client, Connection, SendTask, Server};
-use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Data, Error, Pe, RepFilter};
+use doca_core::{CtxState, Data, Error, Pe};
 use tracing::{error, info};
+
+use crate::common::{open_device, open_device_and_rep};
 
 /// `CC_MAX_MSG_SIZE`.
 pub const CC_MAX_MSG_SIZE: u32 = 4080;
@@ -54,11 +56,7 @@ struct ServerState {
 /// The server side (`cc_ctrl_path_server_sample.c`): `pci_addr` is the DPU device,
 /// `rep_pci` the host function to serve.
 pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error> {
-    let dev = open_device_with_pci(pci_addr, None)
-        .inspect_err(|e| error!("Failed to open Comm Channel DOCA device based on PCI address: {e}"))?;
-    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, rep_pci).inspect_err(|e| {
-        error!("Failed to open Comm Channel DOCA device representor based on PCI address: {e}")
-    })?;
+    let (dev, rep) = open_device_and_rep(pci_addr, rep_pci)?;
 
     // ANCHOR: server_create
     let pe = Pe::create().inspect_err(|e| error!("Failed creating pe with error = {e}"))?;
@@ -180,8 +178,7 @@ struct ClientState {
 
 /// The client side (`cc_ctrl_path_client_sample.c`): `pci_addr` is the host function.
 pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
-    let dev = open_device_with_pci(pci_addr, None)
-        .inspect_err(|e| error!("Failed to open Comm Channel DOCA device based on PCI address: {e}"))?;
+    let dev = open_device(pci_addr)?;
     let pe = Pe::create().inspect_err(|e| error!("Failed creating pe with error = {e}"))?;
     let client = Rc::new(
         Client::create(&dev, SERVER_NAME)

@@ -7,11 +7,12 @@ use std::rc::Rc;
 
 use doca_buf::Inventory;
 use doca_cc::{Client, Connection, Consumer, PostRecvTask, Producer, ProducerSendTask, SendTask, Server};
-use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Data, Dev, Error, Pe, RepFilter};
+use doca_core::{CtxState, Data, Dev, Error, Pe};
 use doca_mmap::{AccessFlags, Memory, Mmap, SharedMem};
 use tracing::{error, info};
 
 use crate::cc_ctrl_path::{CC_MAX_MSG_SIZE, CC_REC_QUEUE_SIZE, SLEEP};
+use crate::common::{open_device, open_device_and_rep};
 
 /// The server name both sides use.
 pub const SERVER_NAME: &str = "cc_data_path_sample_server";
@@ -245,11 +246,7 @@ fn leak(text: &str) -> &'static [u8] {
 
 /// The server side (`cc_data_path_high_speed_server_sample.c`).
 pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error> {
-    let dev = open_device_with_pci(pci_addr, None)
-        .inspect_err(|e| error!("Failed to open Comm Channel DOCA device based on PCI address: {e}"))?;
-    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, rep_pci).inspect_err(|e| {
-        error!("Failed to open Comm Channel DOCA device representor based on PCI address: {e}")
-    })?;
+    let (dev, rep) = open_device_and_rep(pci_addr, rep_pci)?;
     let pe = Pe::create()?;
     let server = Rc::new(
         Server::create(&dev, &rep, SERVER_NAME)
@@ -334,8 +331,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
 
 /// The client side (`cc_data_path_high_speed_client_sample.c`).
 pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
-    let dev = open_device_with_pci(pci_addr, None)
-        .inspect_err(|e| error!("Failed to open Comm Channel DOCA device based on PCI address: {e}"))?;
+    let dev = open_device(pci_addr)?;
     let pe = Pe::create()?;
     let client = Rc::new(
         Client::create(&dev, SERVER_NAME)

@@ -5,8 +5,10 @@
 use std::time::Duration;
 
 use doca_cc::legacy::{Endpoint, MsgFlags};
-use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
+use doca_core::Error;
 use tracing::{error, info, warn};
+
+use crate::common::{open_device, open_device_and_rep};
 
 /// The service name both sides use.
 pub const SERVICE_NAME: &str = "cc_sample_server";
@@ -41,11 +43,7 @@ fn retry<T>(busy: Error, mut op: impl FnMut() -> Result<T, Error>) -> Result<T, 
 /// The server side (`comm_channel_server_sample.c`).
 pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error> {
     let ep = Endpoint::create().inspect_err(|e| error!("Failed to create Comm Channel endpoint: {e}"))?;
-    let dev = open_device_with_pci(pci_addr, None)
-        .inspect_err(|e| error!("Failed to open Comm Channel DOCA device based on PCI address: {e}"))?;
-    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, rep_pci).inspect_err(|e| {
-        error!("Failed to open Comm Channel DOCA device representor based on PCI address: {e}")
-    })?;
+    let (dev, rep) = open_device_and_rep(pci_addr, rep_pci)?;
     ep.set_device(&dev).inspect_err(|e| error!("Failed to set DOCA device property: {e}"))?;
     ep.set_max_msg_size(MAX_MSG_SIZE).inspect_err(|e| error!("Failed to set max_msg_size property: {e}"))?;
     ep.set_send_queue_size(QUEUE_SIZE)
@@ -72,8 +70,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
 /// The client side (`comm_channel_client_sample.c`).
 pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
     let ep = Endpoint::create().inspect_err(|e| error!("Failed to create Comm Channel endpoint: {e}"))?;
-    let dev = open_device_with_pci(pci_addr, None)
-        .inspect_err(|e| error!("Failed to open Comm Channel DOCA device based on PCI address: {e}"))?;
+    let dev = open_device(pci_addr)?;
     ep.set_device(&dev).inspect_err(|e| error!("Failed to set DOCA device property: {e}"))?;
     ep.set_max_msg_size(MAX_MSG_SIZE).inspect_err(|e| error!("Failed to set max_msg_size property: {e}"))?;
     ep.set_send_queue_size(QUEUE_SIZE)

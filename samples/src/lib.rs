@@ -19,4 +19,5 @@ pub mod bench;
 pub mod cc_ctrl_path;
 pub mod cc_data_path;
 pub mod comm_channel;
+pub mod common;
 pub mod log;
