@@ -566,30 +566,24 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
         }
         p.finish();
         let gbps = median(rates);
-        let mc = memcpy_gbps(size, cfg.reps);
         let label =
             if size >= 1 << 20 { format!("{} MiB", size >> 20) } else { format!("{} KiB", size >> 10) };
-        rows.push(Row {
-            section: "fast path",
-            name: format!("bandwidth {label}"),
-            unit: "GB/s",
-            value: gbps,
-            p99: None,
-            baseline: "memcpy same size".into(),
-            base: mc,
-            lower_is_better: false,
-        });
-        let mcs = memcpy_shared_gbps(size, cfg.reps);
-        rows.push(Row {
-            section: "fast path",
-            name: format!("bandwidth {label}"),
-            unit: "GB/s",
-            value: gbps,
-            p99: None,
-            baseline: "memcpy, memfd buffers".into(),
-            base: mcs,
-            lower_is_better: false,
-        });
+        let baselines = [
+            ("memcpy same size", memcpy_gbps(size, cfg.reps)),
+            ("memcpy, memfd buffers", memcpy_shared_gbps(size, cfg.reps)),
+        ];
+        for (baseline, base) in baselines {
+            rows.push(Row {
+                section: "fast path",
+                name: format!("bandwidth {label}"),
+                unit: "GB/s",
+                value: gbps,
+                p99: None,
+                baseline: baseline.into(),
+                base,
+                lower_is_better: false,
+            });
+        }
         bench::keep(&fp.maps());
     }
 }
