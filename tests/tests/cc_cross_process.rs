@@ -71,6 +71,12 @@ fn harness(name: &str, echo: bool) -> Harness {
     Harness { pe, server, connected, disconnected, received }
 }
 
+/// The rendezvous socket of the server `name` for the host function b1:00.0.
+fn service_path_of(name: &str) -> std::path::PathBuf {
+    let pci = open_device_with_pci("b1:00.0", None).unwrap().as_devinfo().pci_addr();
+    transport::service_path("cc", pci, name).unwrap()
+}
+
 #[test]
 fn ten_thousand_random_messages_arrive_complete_and_in_order() {
     let name = unique("bulk");
@@ -214,12 +220,7 @@ fn a_killed_server_makes_the_client_leave_running() {
 fn garbage_truncated_and_foreign_handshakes_are_dropped_and_the_server_keeps_serving() {
     let name = unique("garbage");
     let h = harness(&name, true);
-    let path = transport::service_path(
-        "cc",
-        open_device_with_pci("b1:00.0", None).unwrap().as_devinfo().pci_addr(),
-        &name,
-    )
-    .unwrap();
+    let path = service_path_of(&name);
     let bell = doca_core::notify::Doorbell::new().unwrap();
     let good = proto::Hello {
         kind: proto::PeerKind::Client,
@@ -293,12 +294,7 @@ fn a_server_process_logs_why_it_dropped_a_socket() {
     let log = std::env::temp_dir().join(format!("cc-peer-{name}.log"));
     let server = Peer::spawn_logged(PEER, &["server", &name], &log);
     assert_eq!(server.line(), "running");
-    let path = transport::service_path(
-        "cc",
-        open_device_with_pci("b1:00.0", None).unwrap().as_devinfo().pci_addr(),
-        &name,
-    )
-    .unwrap();
+    let path = service_path_of(&name);
     let bell = doca_core::notify::Doorbell::new().unwrap();
     let mut other_version = proto::Hello {
         kind: proto::PeerKind::Client,
@@ -368,8 +364,7 @@ fn a_crashed_servers_stale_socket_is_replaced() {
     let server = Peer::spawn(PEER, &["server", &name]);
     assert_eq!(server.line(), "running");
     server.kill(); // SIGKILL: its socket file stays behind
-    let pci = open_device_with_pci("b1:00.0", None).unwrap().as_devinfo().pci_addr();
-    let path = transport::service_path("cc", pci, &name).unwrap();
+    let path = service_path_of(&name);
     assert!(path.exists(), "the crashed server's socket file is still there");
     let h = harness(&name, true);
     let mut peer = Peer::spawn(PEER, &["client", &name, "echo", "3", "4"]);
