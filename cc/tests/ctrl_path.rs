@@ -220,3 +220,33 @@ fn a_server_can_disconnect_one_client() {
     assert_eq!(srv.disconnect(&conn), Err(Error::NotFound));
     assert_eq!(srv.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4), Err(Error::BadState));
 }
+
+#[test]
+fn a_larger_max_msg_size_after_a_restart_takes_effect() {
+    let name = unique("resize");
+    let (spe, srv) = server(&name);
+    let got: Rc<RefCell<Vec<usize>>> = Rc::default();
+    let g = got.clone();
+    srv.event_msg_recv_register(move |msg, _| g.borrow_mut().push(msg.len())).unwrap();
+    srv.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    let (cpe, cli) = client(&name);
+    cli.event_msg_recv_register(|_, _| {}).unwrap();
+    cli.task_send_set_conf(|_, _, _| {}, |_, _, _| panic!("client send failed"), 4).unwrap();
+    for size in [256, 4080] {
+        srv.set_max_msg_size(size).unwrap();
+        cli.set_max_msg_size(size).unwrap();
+        srv.as_ctx().start().unwrap();
+        assert_eq!(cli.as_ctx().start(), Err(Error::InProgress));
+        until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Running);
+        let conn = cli.get_connection().unwrap();
+        let too_big = vec![7u8; size as usize + 1];
+        assert_eq!(cli.task_send_alloc_init(&conn, &too_big).err(), Some(Error::InvalidValue));
+        cli.task_send_alloc_init(&conn, &too_big[..size as usize]).unwrap().submit().unwrap();
+        until(&[&spe, &cpe], || got.borrow().last() == Some(&(size as usize)));
+        cli.as_ctx().stop().unwrap();
+        srv.as_ctx().stop().unwrap();
+        until(&[&spe, &cpe], || {
+            cli.as_ctx().state() == CtxState::Idle && srv.as_ctx().state() == CtxState::Idle
+        });
+    }
+}

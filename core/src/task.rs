@@ -61,6 +61,9 @@ struct Slot<P> {
 struct Slots<P> {
     slots: Vec<Slot<P>>,
     free: Vec<u32>,
+    /// The generation new slots start at: above every generation handed out before, so an
+    /// id from an earlier run never names a task of this one.
+    next_gen: u32,
 }
 
 /// What a library implements for each task type it offers. Core calls these from
@@ -121,7 +124,7 @@ impl<P: 'static> TaskPool<P> {
     pub fn new(owner: Weak<dyn TaskOwner<P>>) -> Self {
         TaskPool {
             owner,
-            slots: RefCell::new(Slots { slots: Vec::new(), free: Vec::new() }),
+            slots: RefCell::new(Slots { slots: Vec::new(), free: Vec::new(), next_gen: 0 }),
             capacity: Cell::new(0),
             configured: Cell::new(false),
             completion: CbSlot::empty(),
@@ -159,17 +162,17 @@ impl<P: 'static> TaskPool<P> {
         self.capacity.get()
     }
 
-    /// Builds the slots at start (once; again only if the size changed). `make` creates each
-    /// slot's payload, so payload buffers are allocated here and never on the data path.
+    /// Builds the slots at each start (every task is free then). `make` creates each slot's
+    /// payload, so payload buffers are allocated here, sized by the settings of this run,
+    /// and never on the data path.
     pub fn prepare(&self, mut make: impl FnMut() -> P) {
         let mut s = self.slots.borrow_mut();
+        let gen = s.slots.iter().map(|slot| slot.gen.wrapping_add(1)).fold(s.next_gen, u32::max);
+        s.next_gen = gen;
         let want = self.capacity.get() as usize;
-        if s.slots.len() == want {
-            return;
-        }
         s.slots = (0..want)
             .map(|_| Slot {
-                gen: 0,
+                gen,
                 state: SlotState::Free,
                 user_data: Data::NONE,
                 status: Ok(()),
