@@ -170,7 +170,12 @@ struct EpLink {
 }
 
 enum LinkState {
-    Handshaking { sock: OwnedFd, since: Instant },
+    /// `rx_slots`: the receive queue size this client asked for in its Hello.
+    Handshaking {
+        sock: OwnedFd,
+        since: Instant,
+        rx_slots: u32,
+    },
     Up(EpLink),
     Aborted,
     Reset,
@@ -287,7 +292,7 @@ impl PeerAddr {
             }
             LinkState::Aborted => return Err(Error::ConnectionAborted),
             LinkState::Reset => return Err(Error::ConnectionReset),
-            LinkState::Handshaking { sock, since } => {
+            LinkState::Handshaking { sock, since, .. } => {
                 let mut buf = [0u8; 128];
                 match transport::recv(sock.as_fd(), &mut buf) {
                     Ok(Recv::Empty) if since.elapsed() < Duration::from_secs(10) => {
@@ -300,7 +305,8 @@ impl PeerAddr {
                 }
             }
         };
-        let LinkState::Handshaking { sock, .. } = std::mem::replace(&mut *link, LinkState::Aborted) else {
+        let LinkState::Handshaking { sock, rx_slots, .. } = std::mem::replace(&mut *link, LinkState::Aborted)
+        else {
             unreachable!("matched above")
         };
         let (reply, fds) = match reply {
@@ -322,8 +328,6 @@ impl PeerAddr {
             let area = Area::open(seg, reply.segment_len as usize)?;
             let tx =
                 Ring::attach(&area, reply.c2s_offset as usize, reply.server_recv_queue, max, End::Producer)?;
-            let rx_slots = ((reply.segment_len as usize - reply.s2c_offset as usize - ring::RING_CTRL)
-                / ring::slot_size(max)) as u32;
             let rx = Ring::attach(&area, reply.s2c_offset as usize, rx_slots, max, End::Consumer)?;
             Ok::<_, Error>(EpLink::new(sock, tx, rx, Doorbell::from_fd(bell), Doorbell::from_fd(room)))
         })();
@@ -615,7 +619,10 @@ impl Endpoint {
         transport::send(sock.as_fd(), &hello.encode(), &[self.rx_bell.as_fd(), self.tx_bell.as_fd()])?;
         let id = st.next_id;
         st.next_id += 1;
-        let peer = PeerAddr::new(id, LinkState::Handshaking { sock, since: Instant::now() });
+        let peer = PeerAddr::new(
+            id,
+            LinkState::Handshaking { sock, since: Instant::now(), rx_slots: st.recv_q as u32 },
+        );
         peer.0.accepted.store(true, Ordering::Relaxed);
         st.peers.retain(|p| matches!(*p.0.link.lock(), LinkState::Up(_) | LinkState::Handshaking { .. }));
         st.peers.push(peer.clone());
@@ -828,6 +835,9 @@ impl Endpoint {
                     match p.advance(false) {
                         Ok(()) => {}
                         Err(Error::ConnectionReset) => reset = true,
+                        // A refused or broken handshake never delivers: say so, even to a
+                        // blocking caller.
+                        Err(Error::ConnectionAborted) => return Err(Error::ConnectionAborted.into()),
                         Err(_) => continue,
                     }
                 }

@@ -191,3 +191,30 @@ fn messages_statistics_queues_and_one_sided_disconnection() {
     assert_ne!(who, from);
     svc.destroy().unwrap();
 }
+
+#[test]
+fn a_refused_handshake_is_reported_by_every_call_even_a_blocking_recvfrom() {
+    use doca_cc::{proto::Reply, transport};
+    let name = unique("refused");
+    let host = open_device_with_pci("3b:00.0", None).unwrap();
+    // A service stand-in that refuses every client, as a full service does.
+    let path = transport::service_path("ep", host.as_devinfo().pci_addr(), &name).unwrap();
+    let listener = transport::Listener::bind(&path).unwrap();
+    let blocking = InitAttr { cookie: 0, flags: 0, maxmsgs: 16, msgsize: 256 };
+    let ep = Endpoint::create_with_attr(&blocking).unwrap();
+    ep.set_device(&host).unwrap();
+    let peer = ep.connect(&name).unwrap();
+    let end = Instant::now() + Duration::from_secs(20);
+    let sock = loop {
+        if let Some(s) = listener.accept().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < end, "the client never connected");
+        std::thread::sleep(Duration::from_micros(50));
+    };
+    transport::send(std::os::fd::AsFd::as_fd(&sock), &Reply::refuse(Error::Full).encode(), &[]).unwrap();
+    assert_eq!(retry(|| peer.update_info()), Err(Error::ConnectionAborted));
+    assert_eq!(ep.sendto(b"hi", MsgFlags::NONE, &peer), Err(Error::ConnectionAborted));
+    let mut buf = [0u8; 256];
+    assert_eq!(ep.recvfrom(&mut buf, MsgFlags::NONE).map_err(|e| e.error), Err(Error::ConnectionAborted));
+}
