@@ -39,13 +39,17 @@ pub struct Echo {
 /// A loopback task (`Task<Echo>`).
 pub type EchoTask = Task<Echo>;
 
+/// The longest delay a loopback task accepts (one hour).
+pub const MAX_DELAY: Duration = Duration::from_secs(3600);
+
 impl Task<Echo> {
     /// The value given at allocation.
     pub fn value(&self) -> u64 {
         self.with_payload(|p| p.value)
     }
 
-    /// Complete no earlier than `delay` after submission.
+    /// Complete no earlier than `delay` after submission; submitting with a delay above
+    /// [`MAX_DELAY`] is `INVALID_VALUE`.
     pub fn set_delay(&self, delay: Duration) {
         self.with_payload(|p| p.delay = delay);
     }
@@ -247,6 +251,9 @@ impl TaskLib<Echo> for LoopbackOps {
 
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
         let delay = self.pool.with_payload(task, |p| p.delay).unwrap_or_default();
+        if delay > MAX_DELAY {
+            bail!(Error::InvalidValue, "loopback: delay {delay:?} above the maximum {MAX_DELAY:?}");
+        }
         self.pending.set(self.pending.get() + 1);
         if delay.is_zero() {
             self.ready.borrow_mut().push_back(task);

@@ -187,6 +187,11 @@ fn tasks_complete_on_the_next_progress_with_their_status_and_user_data() {
     assert_eq!(refused.error, Error::InvalidValue, "try_submit validates");
     assert_eq!(refused.into_inner().value(), 3, "the caller still owns a refused task");
     assert_eq!(ctx.num_allocated_tasks(), 0, "dropping the refused task freed it");
+
+    let forever = lb.alloc_task(4).unwrap();
+    forever.set_delay(Duration::MAX);
+    let refused = forever.submit().unwrap_err();
+    assert_eq!(refused.error, Error::InvalidValue, "a delay above MAX_DELAY");
 }
 
 #[test]
