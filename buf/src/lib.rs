@@ -95,33 +95,33 @@ impl fmt::Debug for Inventory {
 }
 
 impl Inventory {
-    /// `doca_buf_inventory_create`: `num_elements` buffers (`INVALID_VALUE` for 0).
+    /// `doca_buf_inventory_create`: `num_elements` buffers (`INVALID_VALUE` for 0;
+    /// `NO_MEMORY` when the system cannot hold them).
     pub fn create(num_elements: u32) -> Result<Inventory> {
         if num_elements == 0 {
             bail!(Error::InvalidValue, "buf inventory of 0 elements");
         }
-        let elems = (0..num_elements)
-            .map(|_| Elem {
-                gen: 0,
-                in_use: false,
-                map: None,
-                head: 0,
-                len: 0,
-                data: 0,
-                data_len: 0,
-                refcount: 0,
-                next: None,
-                is_head: true,
-            })
-            .collect();
+        let n = num_elements as usize;
+        let (mut elems, mut free) = (Vec::new(), Vec::new());
+        if elems.try_reserve_exact(n).is_err() || free.try_reserve_exact(n).is_err() {
+            bail!(Error::NoMemory, "buf inventory of {num_elements} elements: not enough memory");
+        }
+        elems.extend((0..n).map(|_| Elem {
+            gen: 0,
+            in_use: false,
+            map: None,
+            head: 0,
+            len: 0,
+            data: 0,
+            data_len: 0,
+            refcount: 0,
+            next: None,
+            is_head: true,
+        }));
+        free.extend((0..num_elements).rev());
         Ok(Inventory {
             inner: Arc::new(InvInner {
-                state: Mutex::new(State {
-                    started: false,
-                    user_data: Data::NONE,
-                    elems,
-                    free: (0..num_elements).rev().collect(),
-                }),
+                state: Mutex::new(State { started: false, user_data: Data::NONE, elems, free }),
             }),
         })
     }
@@ -388,17 +388,7 @@ impl Buf {
     /// Grows the data by `n` bytes after what it holds (what a receive does once it wrote
     /// them); beyond the buffer → `INVALID_VALUE`.
     pub fn increase_data_len(&self, n: usize) -> Result<()> {
-        let mut s = self.lock_checked()?;
-        let e = &mut s.elems[self.idx as usize];
-        if e.data + e.data_len + n > e.head + e.len {
-            bail!(
-                Error::InvalidValue,
-                "buffer has {} free bytes after its data, {n} needed",
-                e.head + e.len - e.data - e.data_len
-            );
-        }
-        e.data_len += n;
-        Ok(())
+        self.append_len(n).map(drop)
     }
 
     /// Grows the data by `n` bytes like [`Buf::increase_data_len`] and returns where the
@@ -407,12 +397,9 @@ impl Buf {
         let mut s = self.lock_checked()?;
         let e = &mut s.elems[self.idx as usize];
         let end = e.data + e.data_len;
-        if end + n > e.head + e.len {
-            bail!(
-                Error::InvalidValue,
-                "buffer has {} free bytes after its data, {n} needed",
-                e.head + e.len - end
-            );
+        let room = e.head + e.len - end;
+        if n > room {
+            bail!(Error::InvalidValue, "buffer has {room} free bytes after its data, {n} needed");
         }
         e.data_len += n;
         Ok(end)
@@ -561,8 +548,11 @@ impl Buf {
 
     /// `doca_buf_unchain_list(list1, list2)`: splits this list before `list2`, which becomes
     /// the head of its own list (refcount 1). `list2` not in this list after its head →
-    /// `INVALID_VALUE`.
+    /// `INVALID_VALUE`; from another inventory → `NOT_SUPPORTED`.
     pub fn unchain_list(&self, list2: &Buf) -> Result<()> {
+        if !Arc::ptr_eq(&self.inv, &list2.inv) {
+            bail!(Error::NotSupported, "buf unchain_list across inventories");
+        }
         let mut s = self.lock_checked()?;
         if !s.elems[self.idx as usize].is_head {
             bail!(Error::NotPermitted, "buf unchain_list: the first argument is not a list head");
@@ -602,16 +592,9 @@ impl Buf {
     /// Writes `src` right after the data and grows the data by its length (how a producer
     /// fills a buffer, and how a receive lands). Not enough room → `INVALID_VALUE`.
     pub fn append(&self, src: &[u8]) -> Result<()> {
-        let (head, len, data, data_len) = self.layout()?;
-        if data + data_len + src.len() > head + len {
-            bail!(
-                Error::InvalidValue,
-                "buffer has {} free bytes after its data, {} needed",
-                head + len - data - data_len,
-                src.len()
-            );
-        }
-        self.map.write(data + data_len, src)?;
-        self.increase_data_len(src.len())
+        let at = self.append_len(src.len())?;
+        self.map.write(at, src).inspect_err(|_| {
+            let _ = self.with(|e| e.data_len -= src.len());
+        })
     }
 }

@@ -81,6 +81,9 @@ fn ranges_outside_the_map_or_the_buffer_are_refused() {
     buf.reset_data_len().unwrap();
     assert_eq!((buf.data(), buf.data_len()), (Ok(20), Ok(0)), "reset keeps the data position");
     assert_eq!(buf.increase_data_len(11), Err(Error::InvalidValue));
+    assert_eq!(buf.increase_data_len(usize::MAX), Err(Error::InvalidValue), "no overflow");
+    assert_eq!(buf.append(&[0; 11]), Err(Error::InvalidValue));
+    assert_eq!(buf.data_len(), Ok(0), "a refused growth changes nothing");
 }
 
 #[test]
@@ -170,6 +173,7 @@ fn lists_chain_unchain_and_return_together() {
     let other = started_inventory(1);
     let foreign = other.buf_get_by_data(&map, 0, 1).unwrap();
     assert_eq!(c.chain_list(&foreign), Err(Error::NotSupported));
+    assert_eq!(c.unchain_list(&foreign), Err(Error::NotSupported));
 }
 
 #[test]
