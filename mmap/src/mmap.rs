@@ -396,6 +396,13 @@ impl Mmap {
         };
         let seg = shared.segment().clone();
         let region = *self.inner.region.get().expect("a started map has a region");
+        // The token first: a slot, once claimed, must not be left claimed by a failure.
+        let mut token = [0u8; 16];
+        fill_random(&mut token)?;
+        let token = [
+            u64::from_le_bytes(token[..8].try_into().expect("8 bytes")),
+            u64::from_le_bytes(token[8..].try_into().expect("8 bytes")),
+        ];
         let slots = &seg.header().slots;
         let Some(slot) = (0..MAX_EXPORTS).find(|&i| {
             let st = slots[i].state.load(Ordering::Relaxed);
@@ -404,12 +411,6 @@ impl Mmap {
         }) else {
             bail!(Error::NoMemory, "mmap export: the memory already has {MAX_EXPORTS} live exports");
         };
-        let mut token = [0u8; 16];
-        fill_random(&mut token)?;
-        let token = [
-            u64::from_le_bytes(token[..8].try_into().expect("8 bytes")),
-            u64::from_le_bytes(token[8..].try_into().expect("8 bytes")),
-        ];
         let perms = cfg.perms;
         let s = &slots[slot];
         s.perms.store(perms.bits(), Ordering::Relaxed);

@@ -153,7 +153,10 @@ impl Segment {
                 0,
             )
         }
-        .map_err(|e| os("mmap", e))?;
+        .map_err(|e| match e {
+            rustix::io::Errno::NOMEM => fail!(Error::NoMemory, "mmap of {map_len} bytes: not enough memory"),
+            e => os("mmap", e),
+        })?;
         let base =
             NonNull::new(ptr.cast::<u8>()).ok_or_else(|| fail!(Error::OperatingSystem, "mmap gave null"))?;
         Ok(Segment { fd, base, map_len, data_len })
