@@ -218,3 +218,60 @@ fn consumer_and_buffer_refusals() {
     assert_eq!(Consumer::create(&conn, &map).unwrap_err(), Error::BadState);
     until(&[&p.spe, &p.cpe, &cpe], || consumer.as_ctx().state() == CtxState::Idle);
 }
+
+/// Bytes received and the producer that sent them.
+type Message = (Vec<u8>, u32);
+
+#[test]
+fn two_producers_share_one_connection_and_one_engine() {
+    let p = pair();
+    let sconn: Connection = p.server.connections().pop().unwrap();
+    let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
+    let inv = Inventory::create(2).unwrap();
+    inv.start().unwrap();
+    let consumer = Consumer::create(&sconn, &map).unwrap();
+    p.spe.connect_ctx(&consumer.as_ctx()).unwrap();
+    let got: Rc<RefCell<Vec<Message>>> = Rc::default();
+    let g = got.clone();
+    consumer
+        .task_post_recv_set_conf(
+            move |t: PostRecvTask, _, _| {
+                let buf = t.buf();
+                g.borrow_mut().push((buf.data_to_vec().unwrap(), t.producer_id()));
+                buf.dec_refcount().unwrap();
+            },
+            |t: PostRecvTask, _, _| panic!("receive failed: {:?}", t.status()),
+            2,
+        )
+        .unwrap();
+    let _ = consumer.as_ctx().start();
+    until(&[&p.spe, &p.cpe], || consumer.as_ctx().state() == CtxState::Running);
+    until(&[&p.spe, &p.cpe], || !p.remote_consumers.borrow().is_empty());
+    for at in [0, 2048] {
+        let buf = inv.buf_get_by_addr(&map, at, 2048).unwrap();
+        consumer.task_post_recv_alloc_init(&buf).unwrap().submit().unwrap();
+    }
+
+    let cconn = p.client.get_connection().unwrap();
+    let producers = [Producer::create(&cconn).unwrap(), Producer::create(&cconn).unwrap()];
+    for producer in &producers {
+        p.cpe.connect_ctx(&producer.as_ctx()).unwrap();
+        producer
+            .task_send_set_conf(|_, _, _| {}, |t, _, _| panic!("send failed: {:?}", t.status()), 2)
+            .unwrap();
+        producer.as_ctx().start().unwrap();
+    }
+    let src = Mmap::create().unwrap();
+    src.set_memrange("onetwo".as_bytes()).unwrap();
+    src.start().unwrap();
+    let src_inv = Inventory::create(2).unwrap();
+    src_inv.start().unwrap();
+    for (producer, at) in producers.iter().zip([0, 3]) {
+        let buf = src_inv.buf_get_by_data(&src, at, 3).unwrap();
+        producer.task_send_alloc_init(&buf, consumer.id()).unwrap().submit().unwrap();
+    }
+    until(&[&p.spe, &p.cpe], || got.borrow().len() == 2);
+    let mut got = got.borrow().clone();
+    got.sort();
+    assert_eq!(got, [(b"one".to_vec(), producers[0].id()), (b"two".to_vec(), producers[1].id())]);
+}

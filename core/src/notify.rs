@@ -5,11 +5,13 @@
 //! armed itself (DESIGN §3 "Notification"), so a busy-polling pair makes no syscalls and a
 //! sleeping one costs one wake-up.
 
+use std::cell::RefCell;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 use rustix::event::{epoll, eventfd, EventfdFlags};
 use rustix::io::Errno;
+use smallvec::SmallVec;
 
 use crate::{fail, Error, Result};
 
@@ -57,35 +59,48 @@ impl AsFd for Doorbell {
     }
 }
 
-/// An epoll set: the notification handle of a progress engine.
+/// An epoll set: the notification handle of a progress engine. Several contexts may watch
+/// the same fd (e.g. producers sharing their connection's doorbell): the set counts the
+/// watchers and holds the fd until the last one leaves.
 #[derive(Debug)]
 pub(crate) struct EpollSet {
     fd: OwnedFd,
+    /// (watched fd, number of watchers).
+    watched: RefCell<SmallVec<[(RawFd, u32); 8]>>,
 }
 
 impl EpollSet {
     pub(crate) fn new() -> Result<Self> {
         let fd = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(|e| os_error("epoll_create", e))?;
-        Ok(EpollSet { fd })
+        Ok(EpollSet { fd, watched: RefCell::new(SmallVec::new()) })
     }
 
     pub(crate) fn add(&self, source: BorrowedFd<'_>) -> Result<()> {
-        let key = epoll::EventData::new_u64(source.as_raw_fd() as u64);
-        match epoll::add(&self.fd, source, key, epoll::EventFlags::IN) {
-            Ok(()) => Ok(()),
-            Err(Errno::EXIST) => {
-                Err(fail!(Error::AlreadyExist, "fd {} is already watched", source.as_raw_fd()))
-            }
-            Err(e) => Err(os_error("epoll_ctl(ADD)", e)),
+        let raw = source.as_raw_fd();
+        let mut watched = self.watched.borrow_mut();
+        if let Some((_, n)) = watched.iter_mut().find(|(fd, _)| *fd == raw) {
+            *n += 1;
+            return Ok(());
         }
+        let key = epoll::EventData::new_u64(raw as u64);
+        epoll::add(&self.fd, source, key, epoll::EventFlags::IN)
+            .map_err(|e| os_error("epoll_ctl(ADD)", e))?;
+        watched.push((raw, 1));
+        Ok(())
     }
 
     pub(crate) fn remove(&self, source: BorrowedFd<'_>) -> Result<()> {
-        match epoll::delete(&self.fd, source) {
-            Ok(()) => Ok(()),
-            Err(Errno::NOENT) => Err(fail!(Error::NotFound, "fd {} is not watched", source.as_raw_fd())),
-            Err(e) => Err(os_error("epoll_ctl(DEL)", e)),
+        let raw = source.as_raw_fd();
+        let mut watched = self.watched.borrow_mut();
+        let Some(at) = watched.iter().position(|(fd, _)| *fd == raw) else {
+            return Err(fail!(Error::NotFound, "fd {raw} is not watched"));
+        };
+        watched[at].1 -= 1;
+        if watched[at].1 > 0 {
+            return Ok(());
         }
+        watched.swap_remove(at);
+        epoll::delete(&self.fd, source).map_err(|e| os_error("epoll_ctl(DEL)", e))
     }
 
     /// Sleeps until a watched fd is readable or the timeout passes; true when woken by an fd.
@@ -125,7 +140,7 @@ mod tests {
         let set = EpollSet::new().unwrap();
         let bell = Doorbell::new().unwrap();
         set.add(bell.as_fd()).unwrap();
-        assert_eq!(set.add(bell.as_fd()), Err(Error::AlreadyExist));
+        set.add(bell.as_fd()).unwrap(); // a second watcher of the same fd
         assert!(!set.wait(Some(Duration::ZERO)).unwrap());
         bell.ring();
         bell.ring();
@@ -134,6 +149,10 @@ mod tests {
         assert!(!bell.drain());
         assert!(!set.wait(Some(Duration::ZERO)).unwrap());
         set.remove(bell.as_fd()).unwrap();
+        bell.ring();
+        assert!(set.wait(Some(Duration::ZERO)).unwrap(), "still watched for the other watcher");
+        set.remove(bell.as_fd()).unwrap();
+        assert!(!set.wait(Some(Duration::ZERO)).unwrap(), "the last watcher left");
         assert_eq!(set.remove(bell.as_fd()), Err(Error::NotFound));
     }
 }
