@@ -29,7 +29,7 @@ use doca_mmap::{AccessFlags, MapAccess, Mmap, SharedMem};
 
 use crate::caps;
 use crate::conn::Connection;
-use crate::fast::{self, Done, LocalConsumer, Post, IMM_MAX};
+use crate::fast::{self, Done, FastConn, LocalConsumer, Post, IMM_MAX};
 use crate::proto::Ctrl;
 use crate::transport::ring::{Area, End, Ring};
 
@@ -122,9 +122,7 @@ impl Consumer {
         }
         let map = mmap.access()?;
         let max = caps::get(conn.dev().as_devinfo(), &caps::MAX_CONSUMERS)?;
-        if conn.fast().local.lock().len() >= max as usize {
-            bail!(Error::NoMemory, "cc consumer: the connection already has its maximum of {max} consumers");
-        }
+        FastConn::claim(&conn.fast().consumers, max, "consumers")?;
         let id = conn.fast().new_id();
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<ConsumerOps>>| {
             let owner: Weak<dyn TaskOwner<PostRecvPayload>> = weak.clone();
@@ -309,6 +307,12 @@ impl ConsumerOps {
             p.imm = rec.imm;
         });
         Ok(())
+    }
+}
+
+impl Drop for ConsumerOps {
+    fn drop(&mut self) {
+        self.conn.fast().consumers.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use doca_core::notify::Doorbell;
-use doca_core::{Error, Result};
+use doca_core::{fail, Error, Result};
 use doca_mmap::RemoteMem;
 use parking_lot::Mutex;
 
@@ -159,6 +159,9 @@ pub(crate) struct FastConn {
     pub(crate) bell: Doorbell,
     pub(crate) local: Mutex<HashMap<u32, Arc<LocalConsumer>>>,
     pub(crate) remote: Mutex<HashMap<u32, Arc<RemoteConsumer>>>,
+    /// Producers and consumers of this side that exist (created, not yet dropped).
+    pub(crate) producers: AtomicU32,
+    pub(crate) consumers: AtomicU32,
 }
 
 impl FastConn {
@@ -170,7 +173,20 @@ impl FastConn {
             bell: Doorbell::new()?,
             local: Mutex::new(HashMap::new()),
             remote: Mutex::new(HashMap::new()),
+            producers: AtomicU32::new(0),
+            consumers: AtomicU32::new(0),
         })
+    }
+
+    /// Counts one more producer or consumer in `count`; `NO_MEMORY` once it holds `max`
+    /// (`caps::MAX_PRODUCERS`, `caps::MAX_CONSUMERS`). The context's drop gives it back.
+    pub(crate) fn claim(count: &AtomicU32, max: u32, what: &str) -> Result<()> {
+        match count.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1)) {
+            Ok(_) => Ok(()),
+            Err(_) => {
+                Err(fail!(Error::NoMemory, "cc {what}: the connection already has its maximum of {max}"))
+            }
+        }
     }
 
     /// An id for a new consumer or producer of this side: unique on the connection (the

@@ -22,7 +22,7 @@ use doca_core::{
 
 use crate::caps;
 use crate::conn::Connection;
-use crate::fast::{self, Done, Post, RemoteConsumer, IMM_MAX};
+use crate::fast::{self, Done, FastConn, Post, RemoteConsumer, IMM_MAX};
 
 /// The library part of a producer send task.
 #[derive(Default)]
@@ -83,17 +83,18 @@ impl std::fmt::Debug for Producer {
 
 impl Producer {
     /// `doca_cc_producer_create`: a producer on an established connection (`BAD_STATE`
-    /// otherwise).
+    /// otherwise); beyond `caps::MAX_PRODUCERS` producers on this side → `NO_MEMORY`.
     pub fn create(conn: &Connection) -> Result<Producer> {
         if !conn.is_connected() {
             bail!(Error::BadState, "cc producer: the connection is not established");
         }
-        let id = conn.fast().new_id();
         let info = conn.dev().as_devinfo();
         let limits = (
             caps::get(info, &caps::MAX_BUF_SIZE)? as usize,
             (caps::get(info, &caps::MAX_IMM_DATA_LEN)? as usize).min(IMM_MAX),
         );
+        FastConn::claim(&conn.fast().producers, caps::get(info, &caps::MAX_PRODUCERS)?, "producers")?;
+        let id = conn.fast().new_id();
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<ProducerOps>>| {
             let owner: Weak<dyn TaskOwner<ProducerSendPayload>> = weak.clone();
             ProducerOps {
@@ -300,6 +301,12 @@ impl ProducerOps {
             }
         }
         any
+    }
+}
+
+impl Drop for ProducerOps {
+    fn drop(&mut self) {
+        self.conn.fast().producers.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

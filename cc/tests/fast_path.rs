@@ -275,3 +275,21 @@ fn two_producers_share_one_connection_and_one_engine() {
     got.sort();
     assert_eq!(got, [(b"one".to_vec(), producers[0].id()), (b"two".to_vec(), producers[1].id())]);
 }
+
+#[test]
+fn producers_and_consumers_per_connection_are_capped() {
+    let p = pair();
+    let cconn = p.client.get_connection().unwrap();
+    let info = cconn.dev().as_devinfo().clone();
+    let max = doca_cc::caps::get(&info, &doca_cc::caps::MAX_PRODUCERS).unwrap() as usize;
+    let mut producers: Vec<Producer> = (0..max).map(|_| Producer::create(&cconn).unwrap()).collect();
+    assert_eq!(Producer::create(&cconn).unwrap_err(), Error::NoMemory, "one producer too many");
+    producers.pop().unwrap().destroy().unwrap();
+    producers.push(Producer::create(&cconn).expect("a destroyed producer frees its place"));
+
+    let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
+    let max = doca_cc::caps::get(&info, &doca_cc::caps::MAX_CONSUMERS).unwrap() as usize;
+    let consumers: Vec<Consumer> = (0..max).map(|_| Consumer::create(&cconn, &map).unwrap()).collect();
+    assert_eq!(Consumer::create(&cconn, &map).unwrap_err(), Error::NoMemory, "one consumer too many");
+    drop(consumers);
+}
