@@ -7,7 +7,7 @@
 //! client leaves Running: its waiting sends fail, and it reaches Idle once its tasks are
 //! freed.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::os::fd::{AsFd, OwnedFd};
 use std::rc::{Rc, Weak};
 use std::time::{Duration, Instant};
@@ -45,7 +45,6 @@ pub(crate) struct ClientOps {
     common: Common,
     phase: RefCell<Phase>,
     timer: RefCell<Option<OwnedFd>>,
-    server_gone: Cell<bool>,
 }
 
 /// `struct doca_cc_client`.
@@ -96,7 +95,6 @@ impl Client {
                 common: Common::new("cc_client", dev.clone(), name.to_string(), key, owner, limits),
                 phase: RefCell::new(Phase::Idle),
                 timer: RefCell::new(None),
-                server_gone: Cell::new(false),
             }
         });
         conn::register_owner(key, OwnerRef::Client(Rc::downgrade(&ctx)));
@@ -281,7 +279,6 @@ impl ClientOps {
             return any;
         }
         self.common.drop_link(&link, Error::ConnectionReset);
-        self.server_gone.set(true);
         core.fail(Error::ConnectionReset, "the server closed the connection");
         true
     }
@@ -317,7 +314,6 @@ impl CtxOps for ClientOps {
             core.watch_fd(t.as_fd())?;
             *self.timer.borrow_mut() = Some(t);
         }
-        self.server_gone.set(false);
         *self.phase.borrow_mut() = Phase::Connecting { next_try: Instant::now(), backoff: FIRST_RETRY };
         Ok(Started::Starting)
     }

@@ -426,11 +426,8 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
 
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
         let buf = self.pool.with_payload(task, |p| p.buf.clone()).flatten().ok_or(Error::InvalidValue)?;
-        let post = Post {
-            token: task.to_bits(),
-            offset: (buf.data()? + buf.data_len()?) as u64,
-            room: buf.tail_room()? as u64,
-        };
+        let (_, end, room) = buf.list_and_room()?;
+        let post = Post { token: task.to_bits(), offset: end as u64, room: room as u64 };
         let chan = self.chan.borrow();
         let chan = chan.as_ref().ok_or(Error::BadState)?;
         if !chan.post.push_with(fast::KIND_POST, fast::POST_LEN, |b| post.write(b))? {

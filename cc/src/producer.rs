@@ -262,7 +262,11 @@ impl ProducerOps {
             _ => return Step::Done(Err(Error::Unexpected)),
         }
         drop(rings);
-        self.to_wake.borrow_mut().push(target.clone());
+        let mut to_wake = self.to_wake.borrow_mut();
+        if !to_wake.last().is_some_and(|t| Arc::ptr_eq(t, &target)) {
+            to_wake.push(target.clone());
+        }
+        drop(to_wake);
         let counter = if target.one_copy { &fast::ONE_COPY } else { &fast::STAGED };
         counter.fetch_add(1, Ordering::Relaxed);
         fast::BYTES.fetch_add(data.len() as u64, Ordering::Relaxed);
@@ -276,7 +280,7 @@ impl ProducerOps {
         if to_wake.is_empty() {
             return;
         }
-        to_wake.sort_by_key(|t| Arc::as_ptr(t) as usize);
+        to_wake.sort_unstable_by_key(|t| Arc::as_ptr(t) as usize);
         to_wake.dedup_by(|a, b| Arc::ptr_eq(a, b));
         for t in to_wake.drain(..) {
             let rings = t.rings.lock();
