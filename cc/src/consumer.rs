@@ -29,7 +29,7 @@ use doca_mmap::{AccessFlags, MapAccess, Mmap, SharedMem};
 
 use crate::caps;
 use crate::conn::Connection;
-use crate::fast::{self, Done, FastConn, LocalConsumer, Post, IMM_MAX};
+use crate::fast::{self, Done, FastConn, ImmData, LocalConsumer, Post, IMM_MAX};
 use crate::proto::Ctrl;
 use crate::transport::ring::{Area, End, Ring};
 
@@ -60,8 +60,8 @@ impl PostRecvTask {
 
     /// `doca_comch_consumer_task_post_recv_get_imm_data`: the immediate data that came with
     /// the buffer (empty without).
-    pub fn imm_data(&self) -> Vec<u8> {
-        self.0.with_payload(|p| p.imm[..p.imm_len].to_vec())
+    pub fn imm_data(&self) -> ImmData {
+        self.0.with_payload(|p| ImmData::new(p.imm, p.imm_len))
     }
 }
 

@@ -33,6 +33,34 @@ pub(crate) const POST_LEN: usize = 24;
 /// Largest immediate data a send carries (the `cc.max_imm_data_len` default and ceiling).
 pub const IMM_MAX: usize = 32;
 /// Completion record: token, len, producer, status, imm_len, imm.
+/// The immediate data of a fast-path receive, held inline (reading it allocates nothing):
+/// derefs to `&[u8]` (`doca_comch_consumer_task_post_recv_get_imm_data` and, as `len()`,
+/// `_get_imm_data_len`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ImmData {
+    bytes: [u8; IMM_MAX],
+    len: u8,
+}
+
+impl ImmData {
+    pub(crate) fn new(bytes: [u8; IMM_MAX], len: usize) -> ImmData {
+        ImmData { bytes, len: len.min(IMM_MAX) as u8 }
+    }
+}
+
+impl std::ops::Deref for ImmData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+impl std::fmt::Debug for ImmData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
 pub(crate) const DONE_LEN: usize = 8 + 8 + 4 + 4 + 4 + IMM_MAX;
 
 /// Bytes of a consumer's segment with `slots` posts in flight at most.

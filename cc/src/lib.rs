@@ -37,6 +37,6 @@ pub use consumer::{Consumer, PostRecvPayload, PostRecvTask};
 pub use endpoint::{
     ConsumerCb, MsgRecvCb, SendPayload, SendTask, CTRL_EVERY, CTRL_PERIOD, DEFAULT_RECV_QUEUE_SIZE,
 };
-pub use fast::{fast_path_stats, FastPathStats, IMM_MAX};
+pub use fast::{fast_path_stats, FastPathStats, ImmData, IMM_MAX};
 pub use producer::{Producer, ProducerSendPayload, ProducerSendTask};
 pub use server::{ConnectionCb, Server};

@@ -74,7 +74,7 @@ fn run_transfer(memory: Memory) {
         .task_post_recv_set_conf(
             move |t: PostRecvTask, _, _| {
                 let buf = t.buf();
-                g.borrow_mut().push((buf.data_to_vec().unwrap(), t.producer_id(), t.imm_data()));
+                g.borrow_mut().push((buf.data_to_vec().unwrap(), t.producer_id(), t.imm_data().to_vec()));
                 buf.dec_refcount().unwrap();
             },
             move |t: PostRecvTask, _, _| {
