@@ -28,19 +28,24 @@
 //!
 //! # For library authors
 //! A library context is a value implementing [`CtxOps`], wrapped by [`CtxCell::new`]. Core
-//! owns the state, the user data, the state-changed callback and the task counters
-//! ([`CtxCore`]); the library polls its own resources in [`CtxOps::progress`] and reports
-//! back through [`CtxCore::set_running`], [`CtxCore::abort_start`], [`CtxCore::fail`] and
-//! [`crate::TaskPool::complete`]. Core knows nothing else about the library.
+//! owns the state, the user data, the state-changed callback, the task counters and the
+//! delivery of finished tasks ([`CtxCore`]); the library polls its own resources in
+//! [`CtxOps::progress`] and reports back through [`CtxCore::set_running`],
+//! [`CtxCore::abort_start`], [`CtxCore::fail`] and [`crate::TaskPool::finish`]. It makes
+//! its file descriptors wake a sleeping application with [`CtxCore::watch`], whose guard
+//! unregisters them when dropped. Core knows nothing else about the library.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::os::fd::BorrowedFd;
+use std::os::fd::AsFd;
 use std::rc::{Rc, Weak};
+use std::time::Instant;
 
 use smallvec::SmallVec;
 
 use crate::callback::CbSlot;
+use crate::clock::Now;
+use crate::notify::Watched;
 use crate::pe::PeInner;
 use crate::{bail, fail, Data, Error, Result};
 
@@ -98,9 +103,10 @@ pub trait CtxOps: 'static {
     /// every in-flight task to complete (with an error) on the following progress calls.
     fn stop(&self, core: &CtxCore);
 
-    /// Polls the library's resources once; delivers completions and events. Returns whether
-    /// anything happened. Not called while the context is Idle.
-    fn progress(&self, core: &CtxCore) -> bool;
+    /// Polls the library's resources once: finishes tasks ([`crate::TaskPool::finish`]) and
+    /// delivers events. Returns whether anything happened. `now` is the time of this
+    /// progress pass (read on first use). Not called while the context is Idle.
+    fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool;
 
     /// Whether the library still has work of its own that must finish before Idle (beyond
     /// tasks, which core counts). Default: nothing.
@@ -109,14 +115,21 @@ pub trait CtxOps: 'static {
     }
 
     /// The application is about to sleep on the notification handle: arm whatever wakes it
-    /// (fds already registered with [`CtxCore::watch_fd`]). Return true when work is
-    /// already waiting, so that the handle is made readable at once.
+    /// (fds registered with [`CtxCore::watch`]). Return true when work is already waiting,
+    /// so that the handle is made readable at once.
     fn request_notification(&self, _core: &CtxCore) -> bool {
         false
     }
 
     /// The application woke up: disarm, drain what [`CtxOps::request_notification`] armed.
     fn clear_notification(&self, _core: &CtxCore) {}
+}
+
+/// What core calls to deliver the finished tasks of one of a context's pools (each pool
+/// registers itself at its first configuration).
+pub(crate) trait Deliver {
+    /// Delivers the tasks finished so far; returns how many.
+    fn deliver(&self) -> usize;
 }
 
 /// The part of every context that core owns: state, user data, state-changed callback,
@@ -131,6 +144,9 @@ pub struct CtxCore {
     has_transitions: Cell<bool>,
     allocated: Cell<usize>,
     inflight: Cell<usize>,
+    /// Tasks finished by the library and not yet delivered, across its pools.
+    finished: Cell<usize>,
+    pools: RefCell<SmallVec<[Rc<dyn Deliver>; 2]>>,
     pe: RefCell<Weak<PeInner>>,
     this: Weak<CtxCell<dyn CtxOps>>,
 }
@@ -158,6 +174,8 @@ impl<L: CtxOps> CtxCell<L> {
                     has_transitions: Cell::new(false),
                     allocated: Cell::new(0),
                     inflight: Cell::new(0),
+                    finished: Cell::new(0),
+                    pools: RefCell::new(SmallVec::new()),
                     pe: RefCell::new(Weak::new()),
                     this,
                 },
@@ -298,13 +316,17 @@ impl Ctx {
     }
 
     /// One progress pass over this context: pending state callbacks, the library's poll,
-    /// and the Stopping → Idle check.
+    /// the tasks it finished, and the Stopping → Idle check.
     #[inline]
-    pub(crate) fn progress(&self) -> bool {
+    pub(crate) fn progress(&self, now: &Now<'_>) -> bool {
         let core = self.core();
         let mut any = core.deliver_transitions();
         if core.state() != CtxState::Idle {
-            any |= self.0.ops.progress(core);
+            any |= self.0.ops.progress(core, now);
+            if core.finished.get() > 0 {
+                core.deliver_finished();
+                any = true;
+            }
             if core.state() == CtxState::Stopping && core.drained(&self.0.ops) {
                 core.transition(CtxState::Idle);
             }
@@ -322,6 +344,7 @@ impl Ctx {
     pub(crate) fn request_notification(&self) -> bool {
         let core = self.core();
         let pending = self.has_pending_transitions()
+            || core.finished.get() > 0
             || (core.state() == CtxState::Stopping && core.drained(&self.0.ops));
         let lib = core.state() != CtxState::Idle && self.0.ops.request_notification(core);
         pending || lib
@@ -426,19 +449,22 @@ impl CtxCore {
     }
 
     /// Adds `fd` to the notification set of the context's progress engine, so that a sleeping
-    /// application wakes when `fd` becomes readable. `NOT_CONNECTED` without an engine.
-    pub fn watch_fd(&self, fd: BorrowedFd<'_>) -> Result<()> {
+    /// application wakes when it becomes readable; the returned guard owns `fd` and removes
+    /// it from the set when dropped. `NOT_CONNECTED` without an engine. To watch a file
+    /// another context watches too, pass a duplicate (`try_clone_to_owned`).
+    pub fn watch<T: AsFd>(&self, fd: T) -> Result<Watched<T>> {
         match self.pe.borrow().upgrade() {
-            Some(pe) => pe.epoll.add(fd),
+            Some(pe) => pe.epoll.watch(fd, 0),
             None => Err(fail!(Error::NotConnected, "{}: no progress engine to watch an fd", self.kind)),
         }
     }
 
-    /// Removes `fd` from the notification set.
-    pub fn unwatch_fd(&self, fd: BorrowedFd<'_>) -> Result<()> {
+    /// The time on the clock of the context's progress engine (the system clock without
+    /// one). Inside [`CtxOps::progress`], prefer the pass's `now`.
+    pub fn now(&self) -> Instant {
         match self.pe.borrow().upgrade() {
-            Some(pe) => pe.epoll.remove(fd),
-            None => Err(fail!(Error::NotConnected, "{}: no progress engine to unwatch an fd", self.kind)),
+            Some(pe) => pe.now(),
+            None => Instant::now(),
         }
     }
 
@@ -467,6 +493,33 @@ impl CtxCore {
 
     pub(crate) fn add_inflight(&self, delta: isize) {
         self.inflight.set(self.inflight.get().wrapping_add_signed(delta));
+    }
+
+    /// A pool of this context delivers through it (registered once, at its first `set_conf`).
+    pub(crate) fn register_pool(&self, pool: Rc<dyn Deliver>) {
+        self.pools.borrow_mut().push(pool);
+    }
+
+    /// A task was finished: deliver it on the next progress (and wake a sleeper).
+    pub(crate) fn add_finished(&self) {
+        self.finished.set(self.finished.get() + 1);
+        if let Some(pe) = self.pe.borrow().upgrade() {
+            pe.work_pending();
+        }
+    }
+
+    /// A finished task was delivered.
+    pub(crate) fn task_delivered(&self) {
+        self.finished.set(self.finished.get().saturating_sub(1));
+    }
+
+    /// Delivers what every pool finished so far.
+    #[cold]
+    fn deliver_finished(&self) {
+        let pools: SmallVec<[Rc<dyn Deliver>; 2]> = self.pools.borrow().clone();
+        for pool in pools {
+            pool.deliver();
+        }
     }
 
     fn transition(&self, next: CtxState) {

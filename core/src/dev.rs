@@ -9,7 +9,7 @@
 //! closing never fails with `IN_USE` as it can in C; [`Dev::close`] just lets the handle go.
 
 use std::fmt;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use bitflags::bitflags;
 
@@ -17,12 +17,7 @@ use crate::pci::PciAddr;
 use crate::topology::{CapSpec, DeviceKind, DeviceSpec, PciFuncType, RepKind, RepSpec, Topology};
 use crate::{bail, fail, Error, Result};
 
-/// `DOCA_DEVINFO_IFACE_NAME_SIZE`.
-pub const IFACE_NAME_SIZE: usize = 256;
-/// `DOCA_DEVINFO_IBDEV_NAME_SIZE`.
-pub const IBDEV_NAME_SIZE: usize = 64;
-/// `DOCA_DEVINFO_VUID_SIZE` and `DOCA_DEVINFO_REP_VUID_SIZE`.
-pub const VUID_SIZE: usize = 128;
+pub use crate::topology::{IBDEV_NAME_SIZE, IFACE_NAME_SIZE, VUID_SIZE};
 
 bitflags! {
     /// `enum doca_devinfo_rep_filter`: which representors [`Dev::rep_list`] returns.
@@ -151,25 +146,19 @@ impl DevInfo {
         self.topo.cap(spec)
     }
 
-    /// `doca_dev_open`. Opening an already open device returns the same [`Dev`].
+    /// `doca_dev_open`. Opening an already open device gives a handle equal to the first.
     pub fn open(&self) -> Result<Dev> {
-        let mut opened = self.topo.opened.lock();
-        opened.retain(|w| w.strong_count() > 0);
-        if let Some(inner) = opened.iter().filter_map(Weak::upgrade).find(|d| d.info == *self) {
-            return Ok(Dev { inner });
-        }
-        let inner = Arc::new(DevInner { info: self.clone() });
-        opened.push(Arc::downgrade(&inner));
         tracing::debug!(target: "doca_sdk", "opened device {} ({:?})", self.pci_addr(), self.kind());
-        Ok(Dev { inner })
+        Ok(Dev { inner: Arc::new(DevInner { info: self.clone() }) })
     }
 }
 
-pub(crate) struct DevInner {
+struct DevInner {
     info: DevInfo,
 }
 
-/// `struct doca_dev`: an open device. Cheap to clone; equal when it is the same device.
+/// `struct doca_dev`: an open device. Cheap to clone; equal when it is the same device
+/// (however often it was opened).
 #[derive(Clone)]
 pub struct Dev {
     inner: Arc<DevInner>,
@@ -177,7 +166,7 @@ pub struct Dev {
 
 impl PartialEq for Dev {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
+        self.inner.info == other.inner.info
     }
 }
 impl Eq for Dev {}

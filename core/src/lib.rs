@@ -10,6 +10,7 @@
 //! | `doca_ctx`, `doca_ctx_states`          | [`Ctx`], [`CtxState`] ([`ctx`] has the transition table) |
 //! | `doca_task`                            | [`Task`], [`TaskPool`]                 |
 //! | notification handles, doorbells        | [`notify`]                             |
+//! | time of a progress pass (testable)     | [`clock`]: [`Now`], [`Clock`]          |
 //!
 //! Library contexts (comm channel servers, clients, producers, consumers, …) plug in
 //! through [`CtxOps`] and [`TaskLib`]; core knows nothing else about them. [`loopback`] is a
@@ -22,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 mod callback;
+pub mod clock;
 pub mod ctx;
 mod data;
 pub mod dev;
@@ -34,6 +36,7 @@ pub mod task;
 pub mod topology;
 
 pub use callback::CbSlot;
+pub use clock::{Clock, Now};
 pub use ctx::{Ctx, CtxCell, CtxCore, CtxOps, CtxState, Started};
 pub use data::Data;
 pub use dev::{

@@ -9,16 +9,12 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::os::fd::{AsFd, OwnedFd};
 use std::rc::{Rc, Weak};
 use std::time::{Duration, Instant};
 
-use rustix::time::{
-    timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
-};
-
+use crate::clock::Now;
 use crate::ctx::{CtxCell, CtxCore, CtxOps, Started};
-use crate::notify::os_error;
+use crate::notify::{Timer, Watched};
 use crate::task::{Task, TaskId, TaskLib, TaskOwner, TaskPool};
 use crate::{bail, Ctx, Data, Error, Refused, Result};
 
@@ -65,7 +61,7 @@ struct LoopbackOps {
     pool: TaskPool<Echo>,
     ready: RefCell<VecDeque<TaskId>>,
     delayed: RefCell<Vec<(Instant, TaskId)>>,
-    timer: RefCell<Option<OwnedFd>>,
+    timer: RefCell<Option<Watched<Timer>>>,
     armed: Cell<bool>,
     /// Submitted tasks not yet completed (ready or delayed): the idle poll reads only this.
     pending: Cell<usize>,
@@ -127,9 +123,7 @@ impl Loopback {
         if let Err(e) = core.require_idle("destroy") {
             return Err(Refused::new(e, self));
         }
-        if let Some(timer) = self.ctx.ops().timer.borrow_mut().take() {
-            let _ = core.unwatch_fd(timer.as_fd());
-        }
+        self.ctx.ops().timer.borrow_mut().take();
         match core.destroy() {
             Ok(()) => Ok(()),
             Err(e) => Err(Refused::new(e, self)),
@@ -151,17 +145,10 @@ impl LoopbackOps {
         });
     }
 
-    fn arm_timer(&self) {
+    fn arm_timer(&self, now: Instant) {
         let next = self.delayed.borrow().iter().map(|&(due, _)| due).min();
-        let timer = self.timer.borrow();
-        let (Some(next), Some(timer)) = (next, timer.as_ref()) else { return };
-        let wait = next.saturating_duration_since(Instant::now()).max(Duration::from_nanos(1));
-        let spec = Itimerspec {
-            it_interval: Timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: Timespec { tv_sec: wait.as_secs() as i64, tv_nsec: wait.subsec_nanos().into() },
-        };
-        if let Err(e) = timerfd_settime(timer, TimerfdTimerFlags::empty(), &spec) {
-            os_error("timerfd_settime", e);
+        if let (Some(next), Some(timer)) = (next, self.timer.borrow().as_ref()) {
+            timer.arm_at(next, now);
         }
     }
 }
@@ -177,11 +164,7 @@ impl CtxOps for LoopbackOps {
         self.ready.borrow_mut().reserve(cap);
         self.delayed.borrow_mut().reserve(cap);
         if self.timer.borrow().is_none() {
-            let timer =
-                timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC)
-                    .map_err(|e| os_error("timerfd_create", e))?;
-            core.watch_fd(timer.as_fd())?;
-            *self.timer.borrow_mut() = Some(timer);
+            *self.timer.borrow_mut() = Some(core.watch(Timer::new()?)?);
         }
         Ok(self.start_mode)
     }
@@ -191,7 +174,7 @@ impl CtxOps for LoopbackOps {
     }
 
     #[inline]
-    fn progress(&self, core: &CtxCore) -> bool {
+    fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool {
         use crate::CtxState;
         if self.pending.get() == 0 && core.state() == CtxState::Running {
             return false;
@@ -205,10 +188,10 @@ impl CtxOps for LoopbackOps {
             let mut delayed = self.delayed.borrow_mut();
             self.ready.borrow_mut().extend(delayed.drain(..).map(|(_, id)| id));
         } else if !self.delayed.borrow().is_empty() {
-            self.fire_due(Instant::now());
+            self.fire_due(now.get());
         }
-        // Deliver only what is ready now: tasks submitted by these callbacks wait for the
-        // next progress, as on hardware.
+        // Core delivers what is finished here once this poll returns; tasks its callbacks
+        // submit wait for the next progress, as on hardware.
         let n = self.ready.borrow().len();
         for _ in 0..n {
             let Some(id) = self.ready.borrow_mut().pop_front() else { break };
@@ -221,25 +204,24 @@ impl CtxOps for LoopbackOps {
                 }
             };
             self.pending.set(self.pending.get() - 1);
-            self.pool.complete(id, status);
+            self.pool.finish(id, status);
         }
         n > 0
     }
 
-    fn request_notification(&self, _core: &CtxCore) -> bool {
+    fn request_notification(&self, core: &CtxCore) -> bool {
         self.armed.set(true);
         if !self.ready.borrow().is_empty() {
             return true;
         }
-        self.arm_timer();
+        self.arm_timer(core.now());
         false
     }
 
     fn clear_notification(&self, _core: &CtxCore) {
         self.armed.set(false);
         if let Some(timer) = self.timer.borrow().as_ref() {
-            let mut buf = [0u8; 8];
-            let _ = rustix::io::read(timer, &mut buf);
+            timer.drain();
         }
     }
 }
@@ -249,7 +231,7 @@ impl TaskLib<Echo> for LoopbackOps {
         &self.pool
     }
 
-    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+    fn submit(&self, core: &CtxCore, task: TaskId) -> Result<()> {
         let delay = self.pool.with_payload(task, |p| p.delay).unwrap_or_default();
         if delay > MAX_DELAY {
             bail!(Error::InvalidValue, "loopback: delay {delay:?} above the maximum {MAX_DELAY:?}");
@@ -258,9 +240,10 @@ impl TaskLib<Echo> for LoopbackOps {
         if delay.is_zero() {
             self.ready.borrow_mut().push_back(task);
         } else {
-            self.delayed.borrow_mut().push((Instant::now() + delay, task));
+            let now = core.now();
+            self.delayed.borrow_mut().push((now + delay, task));
             if self.armed.get() {
-                self.arm_timer();
+                self.arm_timer(now);
             }
         }
         Ok(())

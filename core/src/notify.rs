@@ -1,16 +1,25 @@
-//! Kernel objects for sleeping: doorbells (eventfd) and the epoll set behind a progress
-//! engine's notification handle.
+//! Kernel objects for sleeping: doorbells (eventfd), timers (timerfd), and epoll sets with
+//! the watches that register file descriptors in them.
 //!
 //! The busy path never touches these: a side rings a doorbell only when the other side has
 //! armed itself (DESIGN §3 "Notification"), so a busy-polling pair makes no syscalls and a
 //! sleeping one costs one wake-up.
+//!
+//! A registration is a value, [`Watched`]: it owns the file descriptor it registered and
+//! removes it from the set when dropped, before closing it. So a set never holds a stale
+//! entry, and a descriptor number reused by a later file never meets an old registration.
+//! Two watchers of one file each register their own duplicate (`try_clone_to_owned`).
 
-use std::cell::RefCell;
+use std::ops::Deref;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rustix::event::{epoll, eventfd, EventfdFlags};
 use rustix::io::Errno;
+use rustix::time::{
+    timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
+};
 use smallvec::SmallVec;
 
 use crate::{fail, Error, Result};
@@ -34,15 +43,14 @@ impl Doorbell {
         Ok(Doorbell { fd })
     }
 
-    /// Wraps an eventfd received from elsewhere (e.g. from the peer over a socket).
+    /// Wraps an eventfd.
     pub fn from_fd(fd: OwnedFd) -> Self {
         Doorbell { fd }
     }
 
     /// Makes the doorbell readable (one `write`).
     pub fn ring(&self) {
-        // An eventfd write only fails when the counter would overflow, which means the
-        // doorbell is already ringing: nothing is lost.
+        // A full counter (EAGAIN) means the doorbell is already ringing: nothing is lost.
         let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
     }
 
@@ -59,52 +67,78 @@ impl AsFd for Doorbell {
     }
 }
 
-/// An epoll set: the notification handle of a progress engine. Several contexts may watch
-/// the same fd (e.g. producers sharing their connection's doorbell): the set counts the
-/// watchers and holds the fd until the last one leaves.
+/// A monotonic timerfd: readable once its deadline passed, until drained. Non-blocking.
 #[derive(Debug)]
-pub(crate) struct EpollSet {
+pub struct Timer {
     fd: OwnedFd,
-    /// (watched fd, number of watchers).
-    watched: RefCell<SmallVec<[(RawFd, u32); 8]>>,
+}
+
+impl Timer {
+    /// A disarmed timer.
+    pub fn new() -> Result<Timer> {
+        let fd = timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC)
+            .map_err(|e| os_error("timerfd_create", e))?;
+        Ok(Timer { fd })
+    }
+
+    /// Makes the timer readable at `deadline` (at once when it passed already); `now` is the
+    /// caller's idea of the present, from the same clock as `deadline`.
+    pub fn arm_at(&self, deadline: Instant, now: Instant) {
+        let wait = deadline.saturating_duration_since(now).max(Duration::from_nanos(1));
+        let spec = Itimerspec {
+            it_interval: Timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: Timespec {
+                tv_sec: wait.as_secs().min(i64::MAX as u64) as i64,
+                tv_nsec: wait.subsec_nanos().into(),
+            },
+        };
+        if let Err(e) = timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &spec) {
+            os_error("timerfd_settime", e);
+        }
+    }
+
+    /// Silences an expired timer.
+    pub fn drain(&self) {
+        let mut buf = [0u8; 8];
+        let _ = rustix::io::read(&self.fd, &mut buf);
+    }
+}
+
+impl AsFd for Timer {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+/// An epoll set: the notification handle of a progress engine, or a library's own set of
+/// control sockets. Cloning gives another handle to the same set.
+#[derive(Clone, Debug)]
+pub struct EpollSet {
+    fd: Arc<OwnedFd>,
 }
 
 impl EpollSet {
-    pub(crate) fn new() -> Result<Self> {
+    /// An empty set.
+    pub fn new() -> Result<Self> {
         let fd = epoll::create(epoll::CreateFlags::CLOEXEC).map_err(|e| os_error("epoll_create", e))?;
-        Ok(EpollSet { fd, watched: RefCell::new(SmallVec::new()) })
+        Ok(EpollSet { fd: Arc::new(fd) })
     }
 
-    pub(crate) fn add(&self, source: BorrowedFd<'_>) -> Result<()> {
-        let raw = source.as_raw_fd();
-        let mut watched = self.watched.borrow_mut();
-        if let Some((_, n)) = watched.iter_mut().find(|(fd, _)| *fd == raw) {
-            *n += 1;
-            return Ok(());
+    /// Registers `source` for readability under `token` (what [`EpollSet::ready`] reports).
+    /// The returned watch owns `source` and unregisters it when dropped. A file already in
+    /// the set under the same descriptor number is refused (`IN_USE`): register a duplicate.
+    pub fn watch<T: AsFd>(&self, source: T, token: u64) -> Result<Watched<T>> {
+        match epoll::add(&*self.fd, source.as_fd(), epoll::EventData::new_u64(token), epoll::EventFlags::IN) {
+            Ok(()) => Ok(Watched { source: Some(source), set: self.fd.clone() }),
+            Err(Errno::EXIST) => {
+                Err(fail!(Error::InUse, "fd {} is already in this epoll set", source.as_fd().as_raw_fd()))
+            }
+            Err(e) => Err(os_error("epoll_ctl(ADD)", e)),
         }
-        let key = epoll::EventData::new_u64(raw as u64);
-        epoll::add(&self.fd, source, key, epoll::EventFlags::IN)
-            .map_err(|e| os_error("epoll_ctl(ADD)", e))?;
-        watched.push((raw, 1));
-        Ok(())
-    }
-
-    pub(crate) fn remove(&self, source: BorrowedFd<'_>) -> Result<()> {
-        let raw = source.as_raw_fd();
-        let mut watched = self.watched.borrow_mut();
-        let Some(at) = watched.iter().position(|(fd, _)| *fd == raw) else {
-            return Err(fail!(Error::NotFound, "fd {raw} is not watched"));
-        };
-        watched[at].1 -= 1;
-        if watched[at].1 > 0 {
-            return Ok(());
-        }
-        watched.swap_remove(at);
-        epoll::delete(&self.fd, source).map_err(|e| os_error("epoll_ctl(DEL)", e))
     }
 
     /// Sleeps until a watched fd is readable or the timeout passes; true when woken by an fd.
-    pub(crate) fn wait(&self, timeout: Option<Duration>) -> Result<bool> {
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<bool> {
         let mut events =
             [epoll::Event { flags: epoll::EventFlags::empty(), data: epoll::EventData::new_u64(0) }; 4];
         let ts = timeout.map(|d| rustix::time::Timespec {
@@ -112,12 +146,25 @@ impl EpollSet {
             tv_nsec: d.subsec_nanos().into(),
         });
         loop {
-            match epoll::wait(&self.fd, &mut events[..], ts.as_ref()) {
+            match epoll::wait(&*self.fd, &mut events[..], ts.as_ref()) {
                 Ok(n) => return Ok(n > 0),
                 Err(Errno::INTR) => continue,
                 Err(e) => return Err(os_error("epoll_wait", e)),
             }
         }
+    }
+
+    /// The tokens of the watched fds that are readable now (one `epoll_wait` that does not
+    /// sleep; at most 32 per call).
+    pub fn ready(&self) -> SmallVec<[u64; 32]> {
+        let mut events =
+            [epoll::Event { flags: epoll::EventFlags::empty(), data: epoll::EventData::new_u64(0) }; 32];
+        let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut out = SmallVec::new();
+        if let Ok(n) = epoll::wait(&*self.fd, &mut events[..], Some(&zero)) {
+            out.extend(events[..n].iter().map(|e| e.data.u64()));
+        }
+        out
     }
 
     pub(crate) fn as_raw_fd(&self) -> RawFd {
@@ -131,28 +178,109 @@ impl AsFd for EpollSet {
     }
 }
 
+/// A file descriptor registered in an [`EpollSet`]: derefs to it; dropping unregisters it,
+/// then drops it.
+#[derive(Debug)]
+pub struct Watched<T: AsFd> {
+    /// Always `Some` until [`Watched::into_inner`] or drop.
+    source: Option<T>,
+    set: Arc<OwnedFd>,
+}
+
+impl<T: AsFd> Watched<T> {
+    /// Reports the fd under another token from now on.
+    pub fn set_token(&self, token: u64) -> Result<()> {
+        epoll::modify(&*self.set, self.get().as_fd(), epoll::EventData::new_u64(token), epoll::EventFlags::IN)
+            .map_err(|e| os_error("epoll_ctl(MOD)", e))
+    }
+
+    /// Unregisters the fd and gives it back.
+    pub fn into_inner(mut self) -> T {
+        let source = self.source.take().expect("a watch holds its fd until dropped");
+        let _ = epoll::delete(&*self.set, source.as_fd());
+        source
+    }
+
+    fn get(&self) -> &T {
+        self.source.as_ref().expect("a watch holds its fd until dropped")
+    }
+}
+
+impl<T: AsFd> Deref for Watched<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.get()
+    }
+}
+
+impl<T: AsFd> AsFd for Watched<T> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.get().as_fd()
+    }
+}
+
+impl<T: AsFd> Drop for Watched<T> {
+    fn drop(&mut self) {
+        if let Some(source) = self.source.take() {
+            // Unregister while the fd is still open (it closes when `source` drops below).
+            let _ = epoll::delete(&*self.set, source.as_fd());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_rung_doorbell_wakes_the_set_until_drained() {
+    fn a_rung_doorbell_wakes_the_set_until_drained_and_a_dropped_watch_is_gone() {
         let set = EpollSet::new().unwrap();
         let bell = Doorbell::new().unwrap();
-        set.add(bell.as_fd()).unwrap();
-        set.add(bell.as_fd()).unwrap(); // a second watcher of the same fd
+        let w1 = set.watch(bell.as_fd().try_clone_to_owned().unwrap(), 1).unwrap();
+        let w2 = set.watch(bell.as_fd().try_clone_to_owned().unwrap(), 2).unwrap(); // a second watcher
+        assert_eq!(set.watch(w1.as_fd(), 3).unwrap_err(), Error::InUse, "same descriptor twice");
         assert!(!set.wait(Some(Duration::ZERO)).unwrap());
         bell.ring();
         bell.ring();
         assert!(set.wait(Some(Duration::from_secs(5))).unwrap());
+        let mut tokens = set.ready().into_vec();
+        tokens.sort();
+        assert_eq!(tokens, [1, 2]);
         assert!(bell.drain());
         assert!(!bell.drain());
         assert!(!set.wait(Some(Duration::ZERO)).unwrap());
-        set.remove(bell.as_fd()).unwrap();
+        drop(w1);
         bell.ring();
-        assert!(set.wait(Some(Duration::ZERO)).unwrap(), "still watched for the other watcher");
-        set.remove(bell.as_fd()).unwrap();
+        assert_eq!(set.ready().as_slice(), [2], "still watched by the other watcher");
+        w2.set_token(7).unwrap();
+        assert_eq!(set.ready().as_slice(), [7]);
+        let fd = w2.into_inner();
         assert!(!set.wait(Some(Duration::ZERO)).unwrap(), "the last watcher left");
-        assert_eq!(set.remove(bell.as_fd()), Err(Error::NotFound));
+        drop(fd);
+    }
+
+    #[test]
+    fn a_reused_descriptor_number_is_watched_afresh() {
+        let set = EpollSet::new().unwrap();
+        let first = set.watch(Doorbell::new().unwrap(), 1).unwrap();
+        let raw = first.as_fd().as_raw_fd();
+        drop(first);
+        // Usually the kernel hands out the same number again (other threads may take it).
+        let second = Doorbell::new().unwrap();
+        let reused = second.as_fd().as_raw_fd() == raw;
+        let second = set.watch(second, 2).unwrap();
+        second.ring();
+        assert_eq!(set.ready().as_slice(), [2], "number reused: {reused}");
+    }
+
+    #[test]
+    fn a_timer_fires_at_its_deadline() {
+        let set = EpollSet::new().unwrap();
+        let timer = set.watch(Timer::new().unwrap(), 1).unwrap();
+        let now = Instant::now();
+        timer.arm_at(now + Duration::from_millis(1), now);
+        assert!(set.wait(Some(Duration::from_secs(5))).unwrap());
+        timer.drain();
+        assert!(!set.wait(Some(Duration::ZERO)).unwrap());
     }
 }

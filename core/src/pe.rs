@@ -11,9 +11,10 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::notify::{Doorbell, EpollSet};
+use crate::clock::{Clock, Now, SystemClock};
+use crate::notify::{Doorbell, EpollSet, Watched};
 use crate::{Ctx, Refused, Result};
 
 pub(crate) struct PeInner {
@@ -23,7 +24,8 @@ pub(crate) struct PeInner {
     in_progress: Cell<bool>,
     armed: Cell<bool>,
     pub(crate) epoll: EpollSet,
-    bell: Doorbell,
+    bell: Watched<Doorbell>,
+    clock: Rc<dyn Clock>,
 }
 
 impl PeInner {
@@ -42,11 +44,17 @@ impl PeInner {
         *ctxs = ctxs.iter().filter(|c| *c != ctx).cloned().collect();
     }
 
-    /// Something core itself will deliver (a state change) is pending: wake a sleeper.
+    /// Something core itself will deliver (a state change, a finished task) is pending:
+    /// wake a sleeper.
     pub(crate) fn work_pending(&self) {
         if self.armed.get() {
             self.bell.ring();
         }
+    }
+
+    /// The engine's clock, read now.
+    pub(crate) fn now(&self) -> Instant {
+        self.clock.now()
     }
 }
 
@@ -64,9 +72,15 @@ impl fmt::Debug for Pe {
 impl Pe {
     /// `doca_pe_create`.
     pub fn create() -> Result<Pe> {
+        Pe::create_with_clock(Rc::new(SystemClock))
+    }
+
+    /// An engine whose contexts take their time from `clock` (a
+    /// [`crate::clock::ManualClock`] makes deadlines and rate limits testable without
+    /// sleeping).
+    pub fn create_with_clock(clock: Rc<dyn Clock>) -> Result<Pe> {
         let epoll = EpollSet::new()?;
-        let bell = Doorbell::new()?;
-        epoll.add(bell.as_fd())?;
+        let bell = epoll.watch(Doorbell::new()?, 0)?;
         Ok(Pe {
             inner: Rc::new(PeInner {
                 ctxs: RefCell::new(Rc::from(Vec::new())),
@@ -74,6 +88,7 @@ impl Pe {
                 armed: Cell::new(false),
                 epoll,
                 bell,
+                clock,
             }),
         })
     }
@@ -107,8 +122,9 @@ impl Pe {
             tracing::error!(target: "doca_sdk", "progress called from inside a callback of the same engine: ignored");
             return false;
         }
+        let now = Now::new(&*inner.clock);
         let mut any = false;
-        inner.each_ctx(|ctx| any |= ctx.progress());
+        inner.each_ctx(|ctx| any |= ctx.progress(&now));
         inner.in_progress.set(false);
         any
     }

@@ -1,8 +1,14 @@
 //! `doca_task`: fixed pools of tasks, handed out, submitted and returned by ownership.
 //!
 //! A pool is sized by the library's `set_conf(completion, error, count)` while Idle and its
-//! slots (with each slot's payload, e.g. a message buffer) are built on the first start, then
-//! reused: allocating, submitting, completing and freeing a task allocates nothing.
+//! slots (with each slot's payload, e.g. a message buffer) are built at each start, then
+//! reused: allocating, submitting, completing and freeing a task allocates nothing. (A slab
+//! would drop a payload when its task is freed; these slots keep theirs, buffers included.)
+//!
+//! A library hands a submitted task back with [`TaskPool::finish`]: the task joins a queue
+//! sized at start, and core delivers the queue — completion or error callback — right after
+//! the library's [`crate::CtxOps::progress`] returns. Tasks finished by those callbacks
+//! (a resubmitted task that completes at once) wait for the next progress.
 //!
 //! Ownership follows the C API. [`Task::submit`] moves the task to the library; on refusal
 //! the task comes back inside [`Refused`]. Its completion (or error) callback receives the
@@ -12,11 +18,12 @@
 //! never another task.
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
 use crate::callback::CbSlot;
-use crate::ctx::{CtxCell, CtxCore, CtxOps};
+use crate::ctx::{CtxCell, CtxCore, CtxOps, Deliver};
 use crate::{bail, Ctx, Data, Error, Refused, Result};
 
 /// The completion and error callback shape (`doca_task_completion_cb_t`):
@@ -41,6 +48,12 @@ impl TaskId {
     pub fn from_bits(bits: u64) -> TaskId {
         TaskId { idx: bits as u32, gen: (bits >> 32) as u32 }
     }
+
+    /// The pool slot this id names (`0..capacity`): an index for a library's own per-task
+    /// tables. The generation is not part of it: check ids, not slots, for staleness.
+    pub fn slot(self) -> usize {
+        self.idx as usize
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +61,8 @@ enum SlotState {
     Free,
     Owned,
     Submitted,
+    /// Handed back by the library with [`TaskPool::finish`]; delivered on the next progress.
+    Finished,
 }
 
 struct Slot<P> {
@@ -113,10 +128,24 @@ impl<P: 'static, L: TaskLib<P>> TaskOwner<P> for CtxCell<L> {
 pub struct TaskPool<P: 'static> {
     owner: Weak<dyn TaskOwner<P>>,
     slots: RefCell<Slots<P>>,
+    /// Tasks the library finished, in order, with their status (sized at start).
+    finished: RefCell<VecDeque<(TaskId, Result<()>)>>,
     capacity: Cell<u32>,
     configured: Cell<bool>,
     completion: CbSlot<TaskCb<P>>,
     error: CbSlot<TaskCb<P>>,
+}
+
+/// A pool, reached through its owning context.
+struct PoolOf<P: 'static>(Weak<dyn TaskOwner<P>>);
+
+impl<P: 'static> Deliver for PoolOf<P> {
+    fn deliver(&self) -> usize {
+        match self.0.upgrade() {
+            Some(owner) => owner.pool().deliver_finished(),
+            None => 0,
+        }
+    }
 }
 
 impl<P: 'static> TaskPool<P> {
@@ -125,6 +154,7 @@ impl<P: 'static> TaskPool<P> {
         TaskPool {
             owner,
             slots: RefCell::new(Slots { slots: Vec::new(), free: Vec::new(), next_gen: 0 }),
+            finished: RefCell::new(VecDeque::new()),
             capacity: Cell::new(0),
             configured: Cell::new(false),
             completion: CbSlot::empty(),
@@ -148,7 +178,9 @@ impl<P: 'static> TaskPool<P> {
         self.completion.set(completion);
         self.error.set(error);
         self.capacity.set(count);
-        self.configured.set(true);
+        if !self.configured.replace(true) {
+            core.register_pool(Rc::new(PoolOf(self.owner.clone())));
+        }
         Ok(())
     }
 
@@ -180,6 +212,9 @@ impl<P: 'static> TaskPool<P> {
             })
             .collect();
         s.free = (0..want as u32).rev().collect();
+        let mut finished = self.finished.borrow_mut();
+        finished.clear();
+        finished.reserve(want);
     }
 
     /// Takes a free task, resets its user data and status, and lets `init` fill its payload
@@ -213,30 +248,65 @@ impl<P: 'static> TaskPool<P> {
         Ok(Task { owner, id })
     }
 
-    /// Hands a submitted task back to its owner with `status`, through the completion
-    /// callback (`Ok`) or the error callback (`Err`). Call from [`CtxOps::progress`] only.
-    /// A stale or not-submitted id is ignored and returns false.
-    pub fn complete(&self, id: TaskId, status: Result<()>) -> bool {
+    /// The library is done with submitted task `id`: it is handed back with `status`
+    /// through its completion callback (`Ok`) or error callback (`Err`) on the next
+    /// progress, after the library's poll — never inside this call, so a library may finish
+    /// tasks anywhere (submit, stop, progress). A stale id, or one not submitted (or already
+    /// finished), is ignored and returns false.
+    pub fn finish(&self, id: TaskId, status: Result<()>) -> bool {
         let Some(owner) = self.owner.upgrade() else { return false };
-        let user_data = {
+        {
             let mut s = self.slots.borrow_mut();
             match s.slots.get_mut(id.idx as usize) {
                 Some(slot) if slot.gen == id.gen && slot.state == SlotState::Submitted => {
+                    slot.state = SlotState::Finished;
+                }
+                _ => return false,
+            }
+        }
+        // Never grows: at most `capacity` tasks are out of the pool.
+        self.finished.borrow_mut().push_back((id, status));
+        owner.core().add_finished();
+        true
+    }
+
+    /// Whether finished tasks wait for delivery.
+    pub fn has_finished(&self) -> bool {
+        !self.finished.borrow().is_empty()
+    }
+
+    /// Delivers the tasks finished so far (those their callbacks finish wait for the next
+    /// call); returns how many.
+    fn deliver_finished(&self) -> usize {
+        let n = self.finished.borrow().len();
+        for _ in 0..n {
+            let Some((id, status)) = self.finished.borrow_mut().pop_front() else { break };
+            self.deliver(id, status);
+        }
+        n
+    }
+
+    fn deliver(&self, id: TaskId, status: Result<()>) {
+        let Some(owner) = self.owner.upgrade() else { return };
+        let core = owner.core();
+        core.task_delivered();
+        let user_data = {
+            let mut s = self.slots.borrow_mut();
+            match s.slots.get_mut(id.idx as usize) {
+                Some(slot) if slot.gen == id.gen && slot.state == SlotState::Finished => {
                     slot.state = SlotState::Owned;
                     slot.status = status;
                     slot.user_data
                 }
-                _ => return false,
+                _ => return,
             }
         };
-        let core = owner.core();
         core.add_inflight(-1);
         let ctx_data = core.user_data();
         let cb = if status.is_ok() { &self.completion } else { &self.error };
         let task = Task { owner: owner.clone(), id };
         // With no callback installed the task is dropped here, which frees it.
         cb.call(move |f| f(task, user_data, ctx_data));
-        true
     }
 
     /// Runs `f` on the payload of a task the library holds by id; `None` if the id is stale.

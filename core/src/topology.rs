@@ -16,11 +16,8 @@
 
 use std::fmt;
 use std::path::Path;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
-use parking_lot::Mutex;
-
-use crate::dev::DevInner;
 use crate::pci::PciAddr;
 use crate::{fail, Error};
 
@@ -148,13 +145,18 @@ impl fmt::Display for TopologyError {
 
 impl std::error::Error for TopologyError {}
 
-/// A parsed machine description. Devices opened from it are remembered here, so opening a
-/// device twice gives the same [`crate::Dev`].
+/// `DOCA_DEVINFO_IFACE_NAME_SIZE`.
+pub const IFACE_NAME_SIZE: usize = 256;
+/// `DOCA_DEVINFO_IBDEV_NAME_SIZE`.
+pub const IBDEV_NAME_SIZE: usize = 64;
+/// `DOCA_DEVINFO_VUID_SIZE` and `DOCA_DEVINFO_REP_VUID_SIZE`.
+pub const VUID_SIZE: usize = 128;
+
+/// A parsed machine description.
 pub struct Topology {
     source: String,
     devices: Vec<DeviceSpec>,
     caps: Vec<CapEntry>,
-    pub(crate) opened: Mutex<Vec<Weak<DevInner>>>,
 }
 
 impl fmt::Debug for Topology {
@@ -276,12 +278,7 @@ impl Parser<'_> {
         if self.devices.is_empty() {
             return Err(self.err(0, "no device lines: a topology needs at least one device"));
         }
-        Ok(Arc::new(Topology {
-            source: self.source.to_string(),
-            devices: self.devices,
-            caps: self.caps,
-            opened: Mutex::new(Vec::new()),
-        }))
+        Ok(Arc::new(Topology { source: self.source.to_string(), devices: self.devices, caps: self.caps }))
     }
 
     fn pci(&self, line: usize, word: Option<&&str>, what: &str) -> Result<PciAddr, TopologyError> {
@@ -311,12 +308,8 @@ impl Parser<'_> {
         };
         for w in &words[2..] {
             match w.split_once('=') {
-                Some(("ibdev", v)) => {
-                    spec.ibdev = self.name(line, "ibdev", v, crate::dev::IBDEV_NAME_SIZE)?
-                }
-                Some(("iface", v)) => {
-                    spec.iface = self.name(line, "iface", v, crate::dev::IFACE_NAME_SIZE)?
-                }
+                Some(("ibdev", v)) => spec.ibdev = self.name(line, "ibdev", v, IBDEV_NAME_SIZE)?,
+                Some(("iface", v)) => spec.iface = self.name(line, "iface", v, IFACE_NAME_SIZE)?,
                 _ => {
                     return Err(
                         self.err(line, format!("unknown device attribute {w:?}: expected ibdev= or iface="))
@@ -385,8 +378,8 @@ impl Parser<'_> {
                 None if *w == "net" => spec.kind = RepKind::Net,
                 None if *w == "emulated" => spec.kind = RepKind::Emulated,
                 None if *w == "hotplug" => spec.hotplug = true,
-                Some(("iface", v)) => spec.iface = self.name(line, "iface", v, crate::dev::IFACE_NAME_SIZE)?,
-                Some(("vuid", v)) => spec.vuid = self.name(line, "vuid", v, crate::dev::VUID_SIZE)?,
+                Some(("iface", v)) => spec.iface = self.name(line, "iface", v, IFACE_NAME_SIZE)?,
+                Some(("vuid", v)) => spec.vuid = self.name(line, "vuid", v, VUID_SIZE)?,
                 _ => {
                     return Err(self.err(
                         line,

@@ -397,7 +397,7 @@ mod scripted {
     use std::cell::Cell;
     use std::rc::Rc;
 
-    use doca_core::{Ctx, CtxCell, CtxCore, CtxOps, Error, Result, Started};
+    use doca_core::{Ctx, CtxCell, CtxCore, CtxOps, Error, Now, Result, Started};
 
     #[derive(Clone, Copy, PartialEq, Eq, Debug)]
     pub enum Next {
@@ -421,7 +421,7 @@ mod scripted {
             self.start.get()
         }
         fn stop(&self, _core: &CtxCore) {}
-        fn progress(&self, core: &CtxCore) -> bool {
+        fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
             match self.next.replace(Next::Nothing) {
                 Next::Nothing => false,
                 Next::Connected => {
@@ -509,4 +509,56 @@ fn library_driven_rows_refused_start_failed_start_fatal_error_and_busy_stop() {
     pe.progress();
     assert_eq!(taken(&states), [(Idle, Running), (Running, Stopping), (Stopping, Idle)]);
     assert_eq!(ctx.kind(), "scripted");
+}
+
+#[test]
+fn a_delayed_task_completes_when_the_engines_clock_reaches_its_deadline() {
+    use doca_core::clock::ManualClock;
+    let clock = Rc::new(ManualClock::new());
+    let pe = Pe::create_with_clock(clock.clone()).unwrap();
+    let lb = Loopback::create(Started::Running);
+    pe.connect_ctx(&lb.as_ctx()).unwrap();
+    let done: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let d = done.clone();
+    lb.set_conf(move |t: EchoTask, _, _| d.borrow_mut().push(t.value()), |_, _, _| {}, 2).unwrap();
+    lb.as_ctx().start().unwrap();
+    pe.progress();
+    let task = lb.alloc_task(9).unwrap();
+    task.set_delay(Duration::from_secs(3600));
+    task.submit().unwrap();
+    assert!(!pe.progress());
+    clock.advance(Duration::from_secs(3599));
+    assert!(!pe.progress(), "one second early");
+    assert!(done.borrow().is_empty());
+    clock.advance(Duration::from_secs(1));
+    assert!(pe.progress());
+    assert_eq!(*done.borrow(), [9], "due on the engine's clock, not the wall clock");
+}
+
+#[test]
+fn a_task_resubmitted_from_its_completion_callback_completes_on_the_next_progress() {
+    let pe = Rc::new(Pe::create().unwrap());
+    let lb = Loopback::create(Started::Running);
+    pe.connect_ctx(&lb.as_ctx()).unwrap();
+    let rounds = Rc::new(Cell::new(0u32));
+    let r = rounds.clone();
+    lb.set_conf(
+        move |t: EchoTask, _, _| {
+            r.set(r.get() + 1);
+            if r.get() < 3 {
+                t.submit().unwrap();
+            }
+        },
+        |_, _, _| {},
+        1,
+    )
+    .unwrap();
+    lb.as_ctx().start().unwrap();
+    lb.alloc_task(1).unwrap().submit().unwrap();
+    for expected in 1..=3 {
+        assert!(pe.progress());
+        assert_eq!(rounds.get(), expected, "one round per progress");
+    }
+    assert!(!pe.progress());
+    assert_eq!(lb.as_ctx().num_allocated_tasks(), 0, "the last round dropped the task");
 }

@@ -191,7 +191,7 @@ impl CcSide {
         server.event_msg_recv_register(move |msg, conn| {
             r.set(r.get() + 1);
             if echo {
-                if let Some(s) = conn.server() {
+                if let Ok(s) = conn.server() {
                     if let Ok(t) = s.task_send_alloc_init(conn, msg) {
                         let _ = t.submit();
                     }
@@ -207,7 +207,7 @@ impl CcSide {
             if c[id] == sink {
                 c[id] = 0;
                 drop(c);
-                if let Some(s) = conn.server() {
+                if let Ok(s) = conn.server() {
                     if let Ok(t) = s.task_send_alloc_init(conn, b"done") {
                         let _ = t.submit();
                     }

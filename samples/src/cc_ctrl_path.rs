@@ -103,7 +103,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
     server
         .event_msg_recv_register(move |msg, conn: &Connection| {
             info!("Message received: '{}'", String::from_utf8_lossy(msg));
-            let Some(server) = conn.server() else { return };
+            let Ok(server) = conn.server() else { return };
             let reply = msg_of(&s.text);
             match server.task_send_alloc_init(conn, reply) {
                 Ok(task) => {
@@ -251,7 +251,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
     client
         .event_msg_recv_register(move |msg, conn: &Connection| {
             info!("Message received: '{}'", String::from_utf8_lossy(msg));
-            if let Some(client) = conn.client() {
+            if let Ok(client) = conn.client() {
                 let _ = client.as_ctx().stop();
             }
         })

@@ -275,7 +275,7 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
     server.event_msg_recv_register(move |msg, conn: &Connection| {
         info!("Received message: '{}'", String::from_utf8_lossy(msg));
         s.conn.replace(Some(conn.clone()));
-        let Some(server) = conn.server() else { return };
+        let Ok(server) = conn.server() else { return };
         if msg == START_MSG.as_bytes() || msg == STOP_MSG.as_bytes() {
             if let Ok(task) = server.task_send_alloc_init(conn, msg) {
                 let _ = task.submit();
@@ -372,7 +372,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
             s.started.set(true);
         } else if msg == STOP_MSG.as_bytes() {
             s.stopped.set(true);
-            if let Some(c) = conn.client() {
+            if let Ok(c) = conn.client() {
                 let _ = c.as_ctx().stop();
             }
         }

@@ -226,6 +226,7 @@ fn garbage_truncated_and_foreign_handshakes_are_dropped_and_the_server_keeps_ser
         kind: proto::PeerKind::Client,
         max_msg_size: 4080,
         recv_queue_size: 8,
+        function: doca_core::PciAddr::parse("b1:00.0").unwrap(),
         name: name.clone(),
     }
     .encode();
@@ -300,6 +301,7 @@ fn a_server_process_logs_why_it_dropped_a_socket() {
         kind: proto::PeerKind::Client,
         max_msg_size: 4080,
         recv_queue_size: 8,
+        function: doca_core::PciAddr::parse("b1:00.0").unwrap(),
         name: name.clone(),
     }
     .encode();

@@ -4,19 +4,71 @@
 //! A server listening for the representor of host function F under name N owns a Unix
 //! `SOCK_SEQPACKET` socket whose path is derived from (F, N); a client on host function F
 //! connects to (F, N). So only clients of the function a representor stands for reach its
-//! servers, as on the hardware. Ownership of a path is a `flock` on a lock file beside it,
-//! held for the server's life: a socket file whose lock is free is stale (its server
-//! crashed) and is replaced.
+//! servers, as on the hardware — and the handshake names F again, so isolation does not rest
+//! on path names alone. Ownership of a path is a `flock` on a lock file beside it, held for
+//! the server's life: a socket file whose lock is free is stale (its server crashed) and is
+//! replaced; a server that stops removes both files. The fabric directory is opened without
+//! following links and used through its descriptor ([`FabricDir`]). Both ends check the
+//! other's credentials ([`peer_pid`]).
+//!
+//! | module       | what                                                                  |
+//! |--------------|-----------------------------------------------------------------------|
+//! | [`ring`]     | shared-memory segments and the SPSC message rings in them             |
+//! | [`channel`]  | an established connection's rings and the peer's doorbells            |
+//! | [`setup`]    | the handshake's I/O (one path for servers, clients, services, endpoints) |
+//! | [`accept`]   | a listening socket and its handshakes in progress (server side)       |
+//! | [`dial`]     | a handshake in flight (client side)                                   |
+//! | [`cadence`]  | when a busy side looks at its control sockets                         |
+//!
+//! [`socketpair`] is the seam for tests: both halves of a handshake in one process, without
+//! the fabric directory.
 
+pub mod accept;
+pub mod cadence;
+pub mod channel;
+pub mod dial;
 pub mod ring;
+pub mod setup;
+
+/// Tokens of a side's control set (an epoll set of sockets): what kind of socket became
+/// readable, and which.
+pub mod token {
+    const KIND: u64 = 3 << 62;
+    /// The listening socket.
+    pub const LISTENER: u64 = 1 << 62;
+    /// Tokens of accepted sockets whose handshake runs.
+    pub const PENDING: u64 = 2 << 62;
+    /// Tokens of established connections (and of a client's handshake).
+    pub const LINK: u64 = 3 << 62;
+
+    /// The token of pending handshake `key`.
+    pub fn pending(key: usize) -> u64 {
+        PENDING | key as u64
+    }
+
+    /// The token of connection `key`.
+    pub fn link(key: usize) -> u64 {
+        LINK | key as u64
+    }
+
+    /// [`LISTENER`], [`PENDING`] or [`LINK`].
+    pub fn kind(token: u64) -> u64 {
+        token & KIND
+    }
+
+    /// The key within its kind.
+    pub fn key(token: u64) -> usize {
+        (token & !KIND) as usize
+    }
+}
 
 use std::io::{IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use doca_core::{bail, fail, Error, PciAddr, Result};
-use rustix::fs::{FlockOperation, Mode, OFlags};
+use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 use rustix::net::{
     AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
@@ -31,29 +83,73 @@ fn os(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
 }
 
-/// The fabric directory, created with mode 0700 if missing. An existing directory must be
-/// ours and closed to others (`NOT_PERMITTED` otherwise).
+/// The fabric directory, opened once per use without following links and checked on the
+/// open descriptor: created with mode 0700 when missing; an existing one must be a directory
+/// of this user closed to others (`NOT_PERMITTED` otherwise, naming [`FABRIC_ENV`]).
+/// Sockets and lock files are then reached through the descriptor (`/proc/self/fd/N/…` and
+/// `*at` calls), so a symlink or a directory swapped in after the check redirects nothing.
+pub struct FabricDir {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl FabricDir {
+    /// The fabric directory of this process's environment (see [`FABRIC_ENV`]).
+    pub fn open() -> Result<FabricDir> {
+        let dir = match std::env::var_os(FABRIC_ENV) {
+            Some(d) if !d.is_empty() => PathBuf::from(d),
+            _ => match std::env::var_os("XDG_RUNTIME_DIR") {
+                Some(d) if !d.is_empty() && Path::new(&d).is_dir() => Path::new(&d).join("doca-emu"),
+                _ => PathBuf::from(format!("/tmp/doca-emu-{}", rustix::process::getuid().as_raw())),
+            },
+        };
+        match rustix::fs::mkdir(&dir, Mode::RWXU) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => bail!(Error::OperatingSystem, "cannot create fabric directory {}: {e}", dir.display()),
+        }
+        let fd = FabricDir::open_dir(&dir)?;
+        let st = rustix::fs::fstat(&fd).map_err(|e| os(&dir.display().to_string(), e))?;
+        if st.st_uid != rustix::process::getuid().as_raw() || st.st_mode & 0o077 != 0 {
+            bail!(
+                Error::NotPermitted,
+                "fabric directory {} must belong to this user with mode 0700 (set {FABRIC_ENV} to use another)",
+                dir.display()
+            );
+        }
+        Ok(FabricDir { fd, path: dir })
+    }
+
+    /// Opens `dir` as a directory, refusing a symlink in its last component.
+    fn open_dir(dir: &Path) -> Result<OwnedFd> {
+        rustix::fs::open(
+            dir,
+            OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            Errno::LOOP | Errno::NOTDIR => fail!(
+                Error::NotPermitted,
+                "{} is not a plain directory (a symlink?): set {FABRIC_ENV} to use another",
+                dir.display()
+            ),
+            e => os(&format!("open {}", dir.display()), e),
+        })
+    }
+
+    /// The directory's path as given (for messages and tools).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A path to `file` inside the directory that resolves through the open descriptor.
+    fn via_fd(&self, file: &str) -> PathBuf {
+        PathBuf::from(format!("/proc/self/fd/{}/{file}", self.fd.as_raw_fd()))
+    }
+}
+
+/// The fabric directory's path (created and checked as [`FabricDir::open`] does).
 pub fn fabric_dir() -> Result<PathBuf> {
-    let dir = match std::env::var_os(FABRIC_ENV) {
-        Some(d) if !d.is_empty() => PathBuf::from(d),
-        _ => match std::env::var_os("XDG_RUNTIME_DIR") {
-            Some(d) if !d.is_empty() && Path::new(&d).is_dir() => Path::new(&d).join("doca-emu"),
-            _ => PathBuf::from(format!("/tmp/doca-emu-{}", rustix::process::getuid().as_raw())),
-        },
-    };
-    match rustix::fs::mkdir(&dir, Mode::RWXU) {
-        Ok(()) | Err(Errno::EXIST) => {}
-        Err(e) => bail!(Error::OperatingSystem, "cannot create fabric directory {}: {e}", dir.display()),
-    }
-    let st = rustix::fs::stat(&dir).map_err(|e| os(&dir.display().to_string(), e))?;
-    if st.st_uid != rustix::process::getuid().as_raw() || st.st_mode & 0o077 != 0 {
-        bail!(
-            Error::NotPermitted,
-            "fabric directory {} must belong to this user with mode 0700 (set {FABRIC_ENV} to use another)",
-            dir.display()
-        );
-    }
-    Ok(dir)
+    Ok(FabricDir::open()?.path)
 }
 
 /// FNV-1a, to turn arbitrary service names into short file names.
@@ -61,16 +157,23 @@ fn fnv64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
 }
 
-/// The socket path of service `name` in namespace `ns` (`cc`, `ep`) on host function `pci`.
-pub fn service_path(ns: &str, pci: PciAddr, name: &str) -> Result<PathBuf> {
-    let p = fabric_dir()?.join(format!(
+/// The socket file name of service `name` in namespace `ns` (`cc`, `ep`) on host function
+/// `pci`.
+pub fn service_file(ns: &str, pci: PciAddr, name: &str) -> String {
+    format!(
         "{ns}-{:04x}{:02x}{:02x}{:x}-{:016x}.sock",
         pci.domain(),
         pci.bus(),
         pci.device(),
         pci.function(),
         fnv64(name.as_bytes())
-    ));
+    )
+}
+
+/// The socket path of service `name` in namespace `ns` on host function `pci` (for tools and
+/// tests; the library itself reaches it through the directory's descriptor).
+pub fn service_path(ns: &str, pci: PciAddr, name: &str) -> Result<PathBuf> {
+    let p = fabric_dir()?.join(service_file(ns, pci, name));
     if p.as_os_str().len() >= 108 {
         bail!(
             Error::InvalidValue,
@@ -91,60 +194,99 @@ fn seqpacket() -> Result<OwnedFd> {
     .map_err(|e| os("socket", e))
 }
 
-/// A bound, listening service socket; unlinked on drop.
+/// A bound, listening service socket; its socket and lock files are removed on drop.
 pub struct Listener {
     sock: OwnedFd,
-    path: PathBuf,
-    _lock: OwnedFd,
+    dir: FabricDir,
+    file: String,
+    lock: OwnedFd,
 }
 
 impl Listener {
-    /// Binds `path`: `IN_USE` while another live server holds it; a stale socket file is
-    /// replaced.
+    /// Binds service `name` of namespace `ns` for host function `pci` in the fabric
+    /// directory: `IN_USE` while another live server holds it; a stale socket file (its
+    /// server crashed) is replaced.
+    pub fn bind_service(ns: &str, pci: PciAddr, name: &str) -> Result<Listener> {
+        Listener::bind_in(FabricDir::open()?, service_file(ns, pci, name))
+    }
+
+    /// Binds the socket at `path` (any directory of this user; used by tools), with the
+    /// same ownership rules as [`Listener::bind_service`].
     pub fn bind(path: &Path) -> Result<Listener> {
-        let mut lock_path = path.as_os_str().to_owned();
-        lock_path.push(".lock");
-        let lock = rustix::fs::open(
-            Path::new(&lock_path),
-            OFlags::CREATE | OFlags::RDWR | OFlags::CLOEXEC,
-            Mode::RUSR | Mode::WUSR,
-        )
-        .map_err(|e| os("open lock file", e))?;
-        match rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => {}
-            Err(Errno::WOULDBLOCK) => {
-                bail!(
-                    Error::InUse,
-                    "a server with this name already listens for this representor ({})",
-                    path.display()
-                )
+        let (Some(parent), Some(file)) = (path.parent(), path.file_name().and_then(|f| f.to_str())) else {
+            bail!(Error::InvalidValue, "socket path {} has no directory or file name", path.display());
+        };
+        let dir = FabricDir { fd: FabricDir::open_dir(parent)?, path: parent.to_path_buf() };
+        Listener::bind_in(dir, file.to_string())
+    }
+
+    fn bind_in(dir: FabricDir, file: String) -> Result<Listener> {
+        let lock = Listener::lock(&dir, &file)?;
+        match rustix::fs::unlinkat(&dir.fd, file.as_str(), AtFlags::empty()) {
+            Ok(()) => {
+                tracing::debug!(target: "doca_sdk", "replaced stale socket {}", dir.path.join(&file).display())
             }
-            Err(e) => return Err(os("flock", e)),
-        }
-        match rustix::fs::unlink(path) {
-            Ok(()) => tracing::debug!(target: "doca_sdk", "replaced stale socket {}", path.display()),
             Err(Errno::NOENT) => {}
             Err(e) => return Err(os("unlink stale socket", e)),
         }
         let sock = seqpacket()?;
-        let addr = SocketAddrUnix::new(path).map_err(|e| os("socket address", e))?;
+        let via = dir.via_fd(&file);
+        if via.as_os_str().len() >= 108 {
+            bail!(Error::InvalidValue, "socket file name {file} is too long");
+        }
+        let addr = SocketAddrUnix::new(&via).map_err(|e| os("socket address", e))?;
         rustix::net::bind(&sock, &addr).map_err(|e| os("bind", e))?;
         rustix::net::listen(&sock, 128).map_err(|e| os("listen", e))?;
-        Ok(Listener { sock, path: path.to_path_buf(), _lock: lock })
+        Ok(Listener { sock, dir, file, lock })
     }
 
-    /// A pending connection, if any (non-blocking, close-on-exec).
+    /// Takes the lock file of `file`: held for the server's life, so a free lock means a
+    /// stale socket. A lock file removed by its last owner between our open and our lock is
+    /// detected (it is no longer the file at that name) and taken again.
+    fn lock(dir: &FabricDir, file: &str) -> Result<OwnedFd> {
+        let lock_file = format!("{file}.lock");
+        for _ in 0..8 {
+            let lock = rustix::fs::openat(
+                &dir.fd,
+                lock_file.as_str(),
+                OFlags::CREATE | OFlags::RDWR | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+                Mode::RUSR | Mode::WUSR,
+            )
+            .map_err(|e| os("open lock file", e))?;
+            match rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => {}
+                Err(Errno::WOULDBLOCK) => bail!(
+                    Error::InUse,
+                    "a server with this name already listens for this representor ({})",
+                    dir.path.join(file).display()
+                ),
+                Err(e) => return Err(os("flock", e)),
+            }
+            let held = rustix::fs::fstat(&lock).map_err(|e| os("fstat lock file", e))?;
+            match rustix::fs::statat(&dir.fd, lock_file.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(now) if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino) => return Ok(lock),
+                _ => continue,
+            }
+        }
+        bail!(Error::InUse, "the lock file of {file} keeps changing")
+    }
+
+    /// A pending connection, if any (non-blocking, close-on-exec). Out of descriptors
+    /// (`EMFILE`, `ENFILE`) → `FULL`: the caller backs off instead of retrying at once.
     pub fn accept(&self) -> Result<Option<OwnedFd>> {
         match rustix::net::accept_with(&self.sock, SocketFlags::CLOEXEC | SocketFlags::NONBLOCK) {
             Ok(fd) => Ok(Some(fd)),
             Err(Errno::AGAIN) | Err(Errno::INTR) | Err(Errno::CONNABORTED) => Ok(None),
+            Err(Errno::MFILE) | Err(Errno::NFILE) | Err(Errno::NOBUFS) | Err(Errno::NOMEM) => {
+                Err(Error::Full)
+            }
             Err(e) => Err(os("accept", e)),
         }
     }
 
     /// The socket path.
-    pub fn path(&self) -> &Path {
-        &self.path
+    pub fn path(&self) -> PathBuf {
+        self.dir.path.join(&self.file)
     }
 }
 
@@ -156,21 +298,61 @@ impl AsFd for Listener {
 
 impl Drop for Listener {
     fn drop(&mut self) {
-        // Still holding the lock: the path is ours to remove.
-        let _ = rustix::fs::unlink(&self.path);
+        // Still holding the lock: both names are ours to remove (the socket first, so that a
+        // free lock never stands beside a live socket).
+        let _ = rustix::fs::unlinkat(&self.dir.fd, self.file.as_str(), AtFlags::empty());
+        let _ = rustix::fs::unlinkat(&self.dir.fd, format!("{}.lock", self.file).as_str(), AtFlags::empty());
+        let _ = rustix::fs::flock(&self.lock, FlockOperation::Unlock);
     }
 }
 
-/// Connects to `path`. `Ok(None)` when no server listens there yet (no socket, or a stale
-/// one): the caller retries later.
+/// Connects to service `name` of namespace `ns` for host function `pci` through the fabric
+/// directory's descriptor, and checks that a process of this user answers. `Ok(None)` when
+/// no server listens there (yet); `AGAIN` when one does but its backlog is full.
+pub fn connect_service(ns: &str, pci: PciAddr, name: &str) -> Result<Option<OwnedFd>> {
+    let dir = FabricDir::open()?;
+    let sock = connect(&dir.via_fd(&service_file(ns, pci, name)))?;
+    if let Some(s) = &sock {
+        peer_pid(s.as_fd())?;
+    }
+    Ok(sock)
+}
+
+/// Connects to `path`. `Ok(None)` when no server listens there (no socket, or a stale one);
+/// `AGAIN` when a server listens but its backlog is full.
 pub fn connect(path: &Path) -> Result<Option<OwnedFd>> {
     let sock = seqpacket()?;
     let addr = SocketAddrUnix::new(path).map_err(|e| os("socket address", e))?;
     match rustix::net::connect(&sock, &addr) {
         Ok(()) => Ok(Some(sock)),
-        Err(Errno::NOENT) | Err(Errno::CONNREFUSED) | Err(Errno::AGAIN) => Ok(None),
+        Err(Errno::NOENT) | Err(Errno::CONNREFUSED) => Ok(None),
+        Err(Errno::AGAIN) => Err(Error::Again),
         Err(e) => Err(os("connect", e)),
     }
+}
+
+/// The pid of the process at the other end of `sock`, which must run as this user
+/// (`NOT_PERMITTED`, logged, otherwise). Both ends check: a server its clients, a client its
+/// server.
+pub fn peer_pid(sock: BorrowedFd<'_>) -> Result<i32> {
+    let (uid, pid) = peer_uid(sock)?;
+    let me = rustix::process::getuid().as_raw();
+    if uid != me {
+        bail!(Error::NotPermitted, "the peer (pid {pid}) runs as uid {uid}, not this user ({me}): dropped");
+    }
+    Ok(pid)
+}
+
+/// A connected pair of sockets of the kind the fabric uses (`SOCK_SEQPACKET`, non-blocking,
+/// close-on-exec): both ends of a connection in one process, for tests.
+pub fn socketpair() -> Result<(OwnedFd, OwnedFd)> {
+    rustix::net::socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+        None,
+    )
+    .map_err(|e| os("socketpair", e))
 }
 
 /// The uid of the process at the other end of `sock`.

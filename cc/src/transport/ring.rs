@@ -40,21 +40,7 @@ use doca_core::{fail, Error, Result};
 use rustix::fs::MemfdFlags;
 use rustix::mm::{MapFlags, ProtFlags};
 
-const LINE: usize = 64;
-/// Bytes before a ring's slots.
-pub const RING_CTRL: usize = 4 * LINE;
-/// Bytes of a slot header (`len`, `kind`).
-pub const SLOT_HEADER: usize = 8;
-
-/// The slot size for messages of up to `max_payload` bytes (a multiple of a cache line).
-pub fn slot_size(max_payload: usize) -> usize {
-    (SLOT_HEADER + max_payload).div_ceil(LINE) * LINE
-}
-
-/// Bytes a ring of `nslots` messages of up to `max_payload` bytes occupies.
-pub fn ring_bytes(nslots: u32, max_payload: usize) -> usize {
-    RING_CTRL + nslots as usize * slot_size(max_payload)
-}
+use crate::proto::layout::{slot_size, LINE, RING_CTRL, SLOT_HEADER};
 
 #[repr(C)]
 struct Ctrl {
@@ -446,7 +432,7 @@ mod tests {
 
     #[test]
     fn messages_cross_in_order_and_the_ring_fills() {
-        let area = Area::create("ring-test", ring_bytes(4, 100)).unwrap();
+        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(4, 100)).unwrap();
         Ring::init(&area, 0, 4, 100).unwrap();
         let tx = Ring::attach(&area, 0, 4, 100, End::Producer).unwrap();
         let rx = Ring::attach(&area, 0, 4, 100, End::Consumer).unwrap();

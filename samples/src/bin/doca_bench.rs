@@ -487,7 +487,7 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
             lower_is_better: false,
         });
     }
-    let per_conn = 2 * doca_cc::transport::ring::ring_bytes(doca_cc::DEFAULT_RECV_QUEUE_SIZE, 4080);
+    let per_conn = 2 * doca_cc::proto::layout::ring_bytes(doca_cc::DEFAULT_RECV_QUEUE_SIZE, 4080);
     rows.push(Row {
         section: "scale",
         name: "shared memory per connection (default queues)".into(),

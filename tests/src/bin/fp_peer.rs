@@ -18,7 +18,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use doca_buf::Inventory;
-use doca_cc::{fast_path_stats, Client, Consumer, PostRecvTask};
+use doca_cc::{Client, Consumer, PostRecvTask};
 use doca_core::{open_device_with_pci, CtxState, Error, Pe};
 use doca_mmap::{AccessFlags, Memory, Mmap, SharedMem};
 use doca_tests::bulk;
@@ -158,7 +158,7 @@ fn main() -> ExitCode {
             break;
         }
     }
-    println!("ok {} staged_copies={}", total_bytes.get(), fast_path_stats().staged_copies);
+    println!("ok {} staged_copies={}", total_bytes.get(), conn.fast_path_stats().staged_copies);
     for _ in std::io::stdin().lock().lines() {}
     ExitCode::SUCCESS
 }

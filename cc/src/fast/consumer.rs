@@ -13,23 +13,25 @@
 //! a buffer completes (two copies: the documented slower fallback).
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::os::fd::AsFd;
 use std::rc::{Rc, Weak};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use doca_buf::Buf;
-use doca_core::notify::Doorbell;
+use doca_core::notify::{Doorbell, Watched};
 use doca_core::{
-    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Refused, Result, Started, TaskId,
+    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Now, Refused, Result, Started, TaskId,
     TaskLib, TaskOwner, TaskPool,
 };
 use doca_mmap::{AccessFlags, MapAccess, Mmap, SharedMem};
 
+use super::ImmData;
 use crate::caps;
-use crate::conn::Connection;
-use crate::fast::{self, Done, FastConn, ImmData, LocalConsumer, Post, IMM_MAX};
+use crate::conn::registry::LocalConsumer;
+use crate::conn::{Connection, Registry};
+use crate::proto::layout::KIND_POST;
+use crate::proto::records::{segment_len, Done, Post, DONE_LEN, IMM_MAX, POST_LEN};
 use crate::proto::Ctrl;
 use crate::transport::ring::{Area, End, Ring};
 
@@ -81,10 +83,11 @@ pub(crate) struct ConsumerOps {
     pool: TaskPool<PostRecvPayload>,
     chan: RefCell<Option<Channel>>,
     shared: RefCell<Option<Arc<LocalConsumer>>>,
-    bell: RefCell<Option<Doorbell>>,
+    /// Rung by the peer's producers when they filled a buffer while this consumer sleeps;
+    /// replaced at each start (the old registration goes with the old doorbell).
+    bell: RefCell<Option<Watched<Doorbell>>>,
     /// The token of each posted task, by pool slot.
     posted: RefCell<Vec<Option<u64>>>,
-    done: RefCell<VecDeque<(TaskId, Result<()>)>>,
     announced: Cell<bool>,
 }
 
@@ -122,7 +125,7 @@ impl Consumer {
         }
         let map = mmap.access()?;
         let max = caps::get(conn.dev().as_devinfo(), &caps::MAX_CONSUMERS)?;
-        FastConn::claim(&conn.fast().consumers, max, "consumers")?;
+        Registry::claim(&conn.fast().consumers, max, "consumers")?;
         let id = conn.fast().new_id();
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<ConsumerOps>>| {
             let owner: Weak<dyn TaskOwner<PostRecvPayload>> = weak.clone();
@@ -135,7 +138,6 @@ impl Consumer {
                 shared: RefCell::new(None),
                 bell: RefCell::new(None),
                 posted: RefCell::new(Vec::new()),
-                done: RefCell::new(VecDeque::new()),
                 announced: Cell::new(false),
             }
         });
@@ -148,9 +150,7 @@ impl Consumer {
         if let Err(e) = core.require_idle("destroy") {
             return Err(Refused::new(e, self));
         }
-        if let Some(bell) = self.ctx.ops().bell.borrow_mut().take() {
-            let _ = core.unwatch_fd(bell.as_fd());
-        }
+        self.ctx.ops().bell.borrow_mut().take();
         core.destroy().map_err(|e| Refused::new(e, Consumer { ctx: self.ctx.clone() }))
     }
 
@@ -230,7 +230,7 @@ impl ConsumerOps {
     /// Forgets a posted token; false when it was not posted (stale or forged record).
     fn unpost(&self, token: u64) -> bool {
         let mut posted = self.posted.borrow_mut();
-        match posted.get_mut(token as u32 as usize) {
+        match posted.get_mut(TaskId::from_bits(token).slot()) {
             Some(t) if *t == Some(token) => {
                 *t = None;
                 true
@@ -253,6 +253,8 @@ impl ConsumerOps {
         }
     }
 
+    /// Finishes the posted tasks whose buffers were filled; in Stopping, every posted task
+    /// (`SHUTDOWN`).
     fn deliver(&self, core: &CtxCore) -> bool {
         let mut any = false;
         let stopping = core.state() == CtxState::Stopping;
@@ -269,23 +271,16 @@ impl ConsumerOps {
                 }
                 let id = TaskId::from_bits(rec.token);
                 let status = if stopping { Err(Error::Shutdown) } else { self.land(chan, id, &rec) };
-                self.done.borrow_mut().push_back((id, status));
+                self.pool.finish(id, status);
+                any = true;
             }
         }
         if stopping {
-            let mut posted = self.posted.borrow_mut();
-            let mut done = self.done.borrow_mut();
-            for t in posted.iter_mut() {
-                if let Some(token) = t.take() {
-                    done.push_back((TaskId::from_bits(token), Err(Error::Shutdown)));
-                }
+            let tokens: Vec<u64> = self.posted.borrow_mut().iter_mut().filter_map(Option::take).collect();
+            for token in tokens {
+                self.pool.finish(TaskId::from_bits(token), Err(Error::Shutdown));
+                any = true;
             }
-        }
-        let n = self.done.borrow().len();
-        for _ in 0..n {
-            let Some((id, status)) = self.done.borrow_mut().pop_front() else { break };
-            any = true;
-            self.pool.complete(id, status);
         }
         any
     }
@@ -299,7 +294,7 @@ impl ConsumerOps {
         if let Some(shadow) = &chan.shadow {
             let src = shadow.bytes(at, len)?;
             self.map.write(at, &src)?;
-            fast::STAGED_COPIES.fetch_add(1, Ordering::Relaxed);
+            self.conn.fast().counters.staged_copies.fetch_add(1, Ordering::Relaxed);
         }
         self.pool.with_payload(id, |p| {
             p.producer_id = rec.producer;
@@ -327,14 +322,13 @@ impl CtxOps for ConsumerOps {
         }
         let slots = self.pool.capacity().max(1);
         self.pool.prepare(PostRecvPayload::default);
-        self.done.borrow_mut().reserve(slots as usize);
         *self.posted.borrow_mut() = vec![None; slots as usize];
-        let (len, done_at) = fast::segment_len(slots);
+        let (len, done_at) = segment_len(slots);
         let area = Area::create("doca-cc-consumer", len)?;
-        Ring::init(&area, 0, slots, fast::POST_LEN)?;
-        Ring::init(&area, done_at, slots, fast::DONE_LEN)?;
-        let post = Ring::attach(&area, 0, slots, fast::POST_LEN, End::Producer)?;
-        let done = Ring::attach(&area, done_at, slots, fast::DONE_LEN, End::Consumer)?;
+        Ring::init(&area, 0, slots, POST_LEN)?;
+        Ring::init(&area, done_at, slots, DONE_LEN)?;
+        let post = Ring::attach(&area, 0, slots, POST_LEN, End::Producer)?;
+        let done = Ring::attach(&area, done_at, slots, DONE_LEN, End::Consumer)?;
         let (region, shadow, one_copy) = match self.map.share()? {
             Some(r) => (r, None, true),
             None => {
@@ -347,8 +341,7 @@ impl CtxOps for ConsumerOps {
                 (region, Some(shadow_map.access()?), false)
             }
         };
-        let bell = Doorbell::new()?;
-        core.watch_fd(bell.as_fd())?;
+        let bell = core.watch(Doorbell::new()?)?;
         let shared = Arc::new(LocalConsumer { acked: Default::default(), peer_bell: Default::default() });
         self.conn.fast().local.lock().insert(self.id, shared.clone());
         let ctrl = Ctrl::NewConsumer {
@@ -360,7 +353,6 @@ impl CtxOps for ConsumerOps {
         };
         if let Err(e) = self.conn.fast().send(&ctrl, &[area.as_fd(), region.fd.as_fd(), bell.as_fd()]) {
             self.conn.fast().local.lock().remove(&self.id);
-            let _ = core.unwatch_fd(bell.as_fd());
             return Err(fail!(e, "cc consumer {}: cannot announce itself to the peer", self.id));
         }
         *self.bell.borrow_mut() = Some(bell);
@@ -377,7 +369,7 @@ impl CtxOps for ConsumerOps {
         }
     }
 
-    fn progress(&self, core: &CtxCore) -> bool {
+    fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
         if core.state() == CtxState::Starting {
             let acked = self.shared.borrow().as_ref().is_some_and(|s| s.acked.load(Ordering::Acquire));
             if acked {
@@ -430,10 +422,10 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
         let post = Post { token: task.to_bits(), offset: end as u64, room: room as u64 };
         let chan = self.chan.borrow();
         let chan = chan.as_ref().ok_or(Error::BadState)?;
-        if !chan.post.push_with(fast::KIND_POST, fast::POST_LEN, |b| post.write(b))? {
+        if !chan.post.push_with(KIND_POST, POST_LEN, |b| post.write(b))? {
             return Err(Error::Again);
         }
-        if let Some(t) = self.posted.borrow_mut().get_mut(task.to_bits() as u32 as usize) {
+        if let Some(t) = self.posted.borrow_mut().get_mut(task.slot()) {
             *t = Some(post.token);
         }
         Ok(())

@@ -9,20 +9,23 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::rc::{Rc, Weak};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use doca_buf::Buf;
+use doca_core::notify::Watched;
 use doca_core::{
-    bail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Refused, Result, Started, TaskId, TaskLib,
+    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, Data, Error, Now, Refused, Result, Started, TaskId, TaskLib,
     TaskOwner, TaskPool,
 };
 
 use crate::caps;
-use crate::conn::Connection;
-use crate::fast::{self, Done, FastConn, Post, RemoteConsumer, IMM_MAX};
+use crate::conn::registry::RemoteConsumer;
+use crate::conn::{Connection, Registry};
+use crate::proto::layout::KIND_DONE;
+use crate::proto::records::{Done, Post, DONE_LEN, IMM_MAX};
 
 /// The library part of a producer send task.
 #[derive(Default)]
@@ -58,8 +61,8 @@ pub(crate) struct ProducerOps {
     limits: (usize, usize),
     pool: TaskPool<ProducerSendPayload>,
     pending: RefCell<VecDeque<TaskId>>,
-    done: RefCell<VecDeque<(TaskId, Result<()>)>>,
-    watching: RefCell<bool>,
+    /// The connection's fast-path doorbell (a duplicate), in the engine's notification set.
+    bell: RefCell<Option<Watched<OwnedFd>>>,
     /// Consumers written to since the last wake-up check (checked once per progress).
     to_wake: RefCell<Vec<Arc<RemoteConsumer>>>,
 }
@@ -93,7 +96,7 @@ impl Producer {
             caps::get(info, &caps::MAX_BUF_SIZE)? as usize,
             (caps::get(info, &caps::MAX_IMM_DATA_LEN)? as usize).min(IMM_MAX),
         );
-        FastConn::claim(&conn.fast().producers, caps::get(info, &caps::MAX_PRODUCERS)?, "producers")?;
+        Registry::claim(&conn.fast().producers, caps::get(info, &caps::MAX_PRODUCERS)?, "producers")?;
         let id = conn.fast().new_id();
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<ProducerOps>>| {
             let owner: Weak<dyn TaskOwner<ProducerSendPayload>> = weak.clone();
@@ -103,8 +106,7 @@ impl Producer {
                 limits,
                 pool: TaskPool::new(owner),
                 pending: RefCell::new(VecDeque::new()),
-                done: RefCell::new(VecDeque::new()),
-                watching: RefCell::new(false),
+                bell: RefCell::new(None),
                 to_wake: RefCell::new(Vec::new()),
             }
         });
@@ -117,9 +119,7 @@ impl Producer {
         if let Err(e) = core.require_idle("destroy") {
             return Err(Refused::new(e, self));
         }
-        if self.ctx.ops().watching.replace(false) {
-            let _ = core.unwatch_fd(self.ctx.ops().conn.fast().bell.as_fd());
-        }
+        self.ctx.ops().bell.borrow_mut().take();
         core.destroy().map_err(|e| Refused::new(e, Producer { ctx: self.ctx.clone() }))
     }
 
@@ -257,7 +257,7 @@ impl ProducerOps {
             imm_len: imm_len as u32,
             imm,
         };
-        match done_ring.push_with(fast::KIND_DONE, fast::DONE_LEN, |b| rec.write(b)) {
+        match done_ring.push_with(KIND_DONE, DONE_LEN, |b| rec.write(b)) {
             Ok(true) => {}
             _ => return Step::Done(Err(Error::Unexpected)),
         }
@@ -267,9 +267,10 @@ impl ProducerOps {
             to_wake.push(target.clone());
         }
         drop(to_wake);
-        let counter = if target.one_copy { &fast::ONE_COPY } else { &fast::STAGED };
+        let counters = &self.conn.fast().counters;
+        let counter = if target.one_copy { &counters.one_copy } else { &counters.staged };
         counter.fetch_add(1, Ordering::Relaxed);
-        fast::BYTES.fetch_add(data.len() as u64, Ordering::Relaxed);
+        counters.bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
         Step::Done(Ok(()))
     }
 
@@ -299,7 +300,7 @@ impl ProducerOps {
                 Step::Wait => break,
                 Step::Done(status) => {
                     self.pending.borrow_mut().pop_front();
-                    self.done.borrow_mut().push_back((id, status));
+                    self.pool.finish(id, status);
                     any = true;
                 }
             }
@@ -326,39 +327,31 @@ impl CtxOps for ProducerOps {
         let n = self.pool.capacity() as usize;
         self.pool.prepare(ProducerSendPayload::default);
         self.pending.borrow_mut().reserve(n);
-        self.done.borrow_mut().reserve(n);
         self.to_wake.borrow_mut().reserve(n);
-        if !*self.watching.borrow() {
-            core.watch_fd(self.conn.fast().bell.as_fd())?;
-            *self.watching.borrow_mut() = true;
+        if self.bell.borrow().is_none() {
+            let dup = self.conn.fast().bell.as_fd().try_clone_to_owned();
+            let dup = dup.map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
+            *self.bell.borrow_mut() = Some(core.watch(dup)?);
         }
         Ok(Started::Running)
     }
 
-    fn stop(&self, _core: &CtxCore) {}
+    fn stop(&self, _core: &CtxCore) {
+        // Sends still waiting for a buffer fail: a stopped producer sends nothing more.
+        loop {
+            let Some(id) = self.pending.borrow_mut().pop_front() else { break };
+            self.pool.finish(id, Err(Error::Shutdown));
+        }
+    }
 
-    fn progress(&self, core: &CtxCore) -> bool {
-        if core.state() == CtxState::Stopping {
-            let mut pending = self.pending.borrow_mut();
-            self.done.borrow_mut().extend(pending.drain(..).map(|id| (id, Err(Error::Shutdown))));
-        }
-        let mut any = !self.pending.borrow().is_empty() && self.drain();
+    fn progress(&self, _core: &CtxCore, _now: &Now<'_>) -> bool {
+        let any = !self.pending.borrow().is_empty() && self.drain();
         self.wake_consumers();
-        let n = self.done.borrow().len();
-        for _ in 0..n {
-            let Some((id, status)) = self.done.borrow_mut().pop_front() else { break };
-            self.pool.with_payload(id, |p| p.target = None);
-            self.pool.complete(id, status);
-            any = true;
-        }
         any
     }
 
     fn request_notification(&self, _core: &CtxCore) -> bool {
         self.wake_consumers();
-        if !self.done.borrow().is_empty() {
-            return true;
-        }
         let Some(id) = self.pending.borrow().front().copied() else { return false };
         let target = self.pool.with_payload(id, |p| p.target.clone()).flatten();
         match target {
@@ -368,6 +361,7 @@ impl CtxOps for ProducerOps {
     }
 
     fn clear_notification(&self, _core: &CtxCore) {
+        // The watched duplicate shares the eventfd's counter: draining either silences both.
         self.conn.fast().bell.drain();
         for rc in self.conn.fast().remote.lock().values() {
             rc.rings.lock().0.disarm_data();

@@ -1,12 +1,14 @@
-//! The wire format of the handshake and of control packets, without I/O: encode to bytes,
-//! decode from bytes, and refuse anything malformed.
+//! The wire format of the handshake and of control packets: encode to bytes, decode from
+//! bytes, and refuse anything malformed.
 //!
 //! Every packet starts with the 8-byte magic `DOCACC\0\x01` and a little-endian `u16`
 //! protocol version, so a peer of another version is recognised and refused cleanly.
 //!
 //! ```text
 //! Hello (client → server, with the client's two doorbell fds: messages, room):
-//!   magic[8] version:u16 kind:u8 0:u8 max_msg_size:u32 recv_queue_size:u32 name_len:u16 name
+//!   magic[8] version:u16 kind:u8 0:u8 max_msg_size:u32 recv_queue_size:u32
+//!   function: domain:u16 bus:u8 device:u8 function:u8 0:u8   (the client's host function)
+//!   name_len:u16 name
 //! Reply (server → client; on acceptance with the segment memfd and the server's two doorbells):
 //!   magic[8] version:u16 status:i32 conn_id:u64 server_recv_queue:u32 max_msg_size:u32
 //!   segment_len:u64 c2s_offset:u64 s2c_offset:u64
@@ -18,12 +20,12 @@
 //!   ConsumerGone
 //! ```
 
-use doca_core::{bail, Error, Result};
+use doca_core::{Error, PciAddr, Result};
 
 /// Packet magic.
 pub const MAGIC: [u8; 8] = *b"DOCACC\0\x01";
 /// This implementation's protocol version.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 
 /// Who is connecting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +37,18 @@ pub enum PeerKind {
     Endpoint = 2,
 }
 
+impl PeerKind {
+    /// Bytes each ring slot carries beyond the application's message: the legacy endpoint
+    /// stamps every message with its send time (so a service reads many clients in sending
+    /// order); the 2024 API carries the message alone.
+    pub fn msg_overhead(self) -> usize {
+        match self {
+            PeerKind::Client => 0,
+            PeerKind::Endpoint => 8,
+        }
+    }
+}
+
 /// The client's opening packet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hello {
@@ -44,6 +58,8 @@ pub struct Hello {
     pub max_msg_size: u32,
     /// How many messages the client's receive queue holds (sizes the server→client ring).
     pub recv_queue_size: u32,
+    /// The host function the client runs on (the server serves one function only).
+    pub function: PciAddr,
     /// The service name the client asks for.
     pub name: String,
 }
@@ -190,13 +206,15 @@ pub fn version_of(b: &[u8]) -> Result<u16> {
 impl Hello {
     /// Encodes the packet.
     pub fn encode(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(22 + self.name.len());
+        let mut v = Vec::with_capacity(28 + self.name.len());
         v.extend_from_slice(&MAGIC);
         v.extend_from_slice(&VERSION.to_le_bytes());
         v.push(self.kind as u8);
         v.push(0);
         v.extend_from_slice(&self.max_msg_size.to_le_bytes());
         v.extend_from_slice(&self.recv_queue_size.to_le_bytes());
+        v.extend_from_slice(&self.function.domain().to_le_bytes());
+        v.extend_from_slice(&[self.function.bus(), self.function.device(), self.function.function(), 0]);
         v.extend_from_slice(&(self.name.len() as u16).to_le_bytes());
         v.extend_from_slice(self.name.as_bytes());
         v
@@ -212,17 +230,24 @@ impl Hello {
         let kind = match r.u8()? {
             1 => PeerKind::Client,
             2 => PeerKind::Endpoint,
-            k => bail!(Error::InvalidValue, "handshake with unknown peer kind {k}"),
+            _ => return Err(Error::InvalidValue),
         };
         r.u8()?;
         let max_msg_size = r.u32()?;
         let recv_queue_size = r.u32()?;
+        let domain = r.u16()?;
+        let (bus, device, func) = (r.u8()?, r.u8()?, r.u8()?);
+        r.u8()?;
+        if device > 0x1f || func > 7 {
+            return Err(Error::InvalidValue);
+        }
+        let function = PciAddr::new(domain, bus, device, func)?;
         let n = r.u16()? as usize;
         let name = std::str::from_utf8(r.take(n)?).map_err(|_| Error::InvalidValue)?.to_string();
         if r.at != b.len() || name.is_empty() || name.contains('\0') {
             return Err(Error::InvalidValue);
         }
-        Ok(Hello { kind, max_msg_size, recv_queue_size, name })
+        Ok(Hello { kind, max_msg_size, recv_queue_size, function, name })
     }
 }
 
@@ -285,7 +310,14 @@ mod tests {
 
     #[test]
     fn packets_round_trip_and_garbage_is_refused() {
-        let h = Hello { kind: PeerKind::Client, max_msg_size: 4080, recv_queue_size: 10, name: "svc".into() };
+        let function = PciAddr::parse("b1:00.0").unwrap();
+        let h = Hello {
+            kind: PeerKind::Client,
+            max_msg_size: 4080,
+            recv_queue_size: 10,
+            function,
+            name: "svc".into(),
+        };
         let b = h.encode();
         assert_eq!(Hello::decode(&b), Ok(h));
         for n in 0..b.len() {

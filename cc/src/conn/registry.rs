@@ -1,0 +1,200 @@
+//! The fast-path registry of one side of a connection, shared by every thread that uses the
+//! connection: the consumers of this side (waiting for the peer's acknowledgement), the
+//! peer's consumers as this side maps them (for its producers), the producer and consumer
+//! counts, and the copy counters.
+//!
+//! Registration protocol, on the connection's socket (packets of [`Ctrl`]):
+//!
+//! ```text
+//! consumer side                               producer side (the connection's owner reads)
+//!   NewConsumer{id, memory, slots} + fds ──▶  map the consumer's rings and memory
+//!                                       ◀──  ConsumerAck{id} + this side's fast-path doorbell
+//!   (consumer Running)                        new-consumer event
+//!   ConsumerGone{id}                    ──▶  unmap; sends waiting for it fail; expired event
+//! ```
+//!
+//! The peer side's producers share each remote consumer's ring ends behind a mutex, so
+//! sends from any thread stay in order.
+
+use std::collections::HashMap;
+use std::fmt::Display;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use doca_core::notify::Doorbell;
+use doca_core::{fail, Error, Result};
+use doca_mmap::RemoteMem;
+use parking_lot::Mutex;
+
+use super::FastPathStats;
+use crate::proto::records::{segment_len, DONE_LEN, POST_LEN};
+use crate::proto::Ctrl;
+use crate::transport::ring::{Area, End, Ring};
+use crate::transport::send;
+
+/// A consumer of this side, as the connection's owner sees it.
+pub(crate) struct LocalConsumer {
+    pub(crate) acked: AtomicBool,
+    /// The peer side's fast-path doorbell (from its acknowledgement): rung after posting when
+    /// the peer's producers sleep.
+    pub(crate) peer_bell: OnceLock<Doorbell>,
+}
+
+/// A consumer of the peer, mapped here for this side's producers.
+pub(crate) struct RemoteConsumer {
+    pub(crate) id: u32,
+    pub(crate) one_copy: bool,
+    pub(crate) mem: RemoteMem,
+    /// (post ring, consumer end; completion ring, producer end).
+    pub(crate) rings: Mutex<(Ring, Ring)>,
+    pub(crate) bell: Doorbell,
+    pub(crate) alive: AtomicBool,
+}
+
+impl RemoteConsumer {
+    /// Maps what a `NewConsumer` packet brought.
+    fn open(
+        id: u32,
+        one_copy: bool,
+        mem_offset: u64,
+        mem_len: u64,
+        slots: u32,
+        fds: Vec<OwnedFd>,
+    ) -> Result<RemoteConsumer> {
+        let [seg, mem, bell]: [OwnedFd; 3] = fds.try_into().map_err(|_| Error::InvalidValue)?;
+        let (len, comp_at) = segment_len(slots);
+        let area = Area::open(seg, len)?;
+        let post = Ring::attach(&area, 0, slots, POST_LEN, End::Consumer)?;
+        let comp = Ring::attach(&area, comp_at, slots, DONE_LEN, End::Producer)?;
+        let mem = RemoteMem::open(mem, mem_offset as usize, mem_len as usize)?;
+        Ok(RemoteConsumer {
+            id,
+            one_copy,
+            mem,
+            rings: Mutex::new((post, comp)),
+            bell: Doorbell::from_fd(bell),
+            alive: AtomicBool::new(true),
+        })
+    }
+}
+
+/// Copy counters (see [`FastPathStats`]).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) one_copy: AtomicU64,
+    pub(crate) staged: AtomicU64,
+    pub(crate) staged_copies: AtomicU64,
+    pub(crate) bytes: AtomicU64,
+}
+
+/// One side's fast-path state of a connection.
+pub(crate) struct Registry {
+    side: u32,
+    next_id: AtomicU32,
+    /// A duplicate of the connection's socket, for control packets from any thread.
+    sock: Option<OwnedFd>,
+    /// Rung by the peer's consumers when they post while this side's producers sleep.
+    pub(crate) bell: Doorbell,
+    pub(crate) local: Mutex<HashMap<u32, Arc<LocalConsumer>>>,
+    pub(crate) remote: Mutex<HashMap<u32, Arc<RemoteConsumer>>>,
+    /// Producers and consumers of this side that exist (created, not yet dropped).
+    pub(crate) producers: AtomicU32,
+    pub(crate) consumers: AtomicU32,
+    pub(crate) counters: Counters,
+}
+
+impl Registry {
+    /// The registry of a connection whose socket (duplicated) is `sock` (none for a
+    /// connection that never came up).
+    pub(crate) fn new(is_server: bool, sock: Option<OwnedFd>) -> Result<Registry> {
+        Ok(Registry {
+            side: if is_server { 1 } else { 2 },
+            next_id: AtomicU32::new(0),
+            sock,
+            bell: Doorbell::new()?,
+            local: Mutex::new(HashMap::new()),
+            remote: Mutex::new(HashMap::new()),
+            producers: AtomicU32::new(0),
+            consumers: AtomicU32::new(0),
+            counters: Counters::default(),
+        })
+    }
+
+    /// Counts one more producer or consumer in `count`; `NO_MEMORY` once it holds `max`
+    /// (`caps::MAX_PRODUCERS`, `caps::MAX_CONSUMERS`). The context's drop gives it back.
+    pub(crate) fn claim(count: &AtomicU32, max: u32, what: &str) -> Result<()> {
+        match count.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1)) {
+            Ok(_) => Ok(()),
+            Err(_) => {
+                Err(fail!(Error::NoMemory, "cc {what}: the connection already has its maximum of {max}"))
+            }
+        }
+    }
+
+    /// An id for a new consumer or producer of this side: unique on the connection (the
+    /// server's are odd, the client's even), never 0.
+    pub(crate) fn new_id(&self) -> u32 {
+        self.next_id.fetch_add(1, Ordering::Relaxed) * 2 + self.side
+    }
+
+    /// Sends a control packet to the peer (atomic per packet, from any thread).
+    pub(crate) fn send(&self, ctrl: &Ctrl, fds: &[BorrowedFd<'_>]) -> Result<()> {
+        let sock = self.sock.as_ref().ok_or(Error::NotConnected)?;
+        send(sock.as_fd(), &ctrl.encode(), fds)
+    }
+
+    /// Handles a control packet from the peer (read by the connection's owner); returns the
+    /// consumer event it causes: (new, remote consumer id).
+    pub(crate) fn on_packet(&self, ctrl: Ctrl, fds: Vec<OwnedFd>, who: &dyn Display) -> Option<(bool, u32)> {
+        match ctrl {
+            Ctrl::NewConsumer { id, one_copy, mem_offset, mem_len, slots } => {
+                match RemoteConsumer::open(id, one_copy, mem_offset, mem_len, slots, fds) {
+                    Ok(rc) => {
+                        self.remote.lock().insert(id, Arc::new(rc));
+                        if let Err(e) = self.send(&Ctrl::ConsumerAck { id }, &[self.bell.as_fd()]) {
+                            tracing::warn!(target: "doca_sdk", "{who}: cannot acknowledge consumer {id}: {e}");
+                        }
+                        Some((true, id))
+                    }
+                    Err(e) => {
+                        tracing::error!(target: "doca_sdk", "{who}: cannot map the peer's consumer {id}: {e}");
+                        None
+                    }
+                }
+            }
+            Ctrl::ConsumerAck { id } => {
+                if let Some(lc) = self.local.lock().get(&id) {
+                    if let Some(fd) = fds.into_iter().next() {
+                        let _ = lc.peer_bell.set(Doorbell::from_fd(fd));
+                    }
+                    lc.acked.store(true, Ordering::Release);
+                }
+                None
+            }
+            Ctrl::ConsumerGone { id } => {
+                let rc = self.remote.lock().remove(&id)?;
+                rc.alive.store(false, Ordering::Release);
+                Some((false, id))
+            }
+        }
+    }
+
+    /// The connection ended: every remote consumer is gone.
+    pub(crate) fn shut(&self) {
+        for rc in self.remote.lock().drain() {
+            rc.1.alive.store(false, Ordering::Release);
+        }
+    }
+
+    /// The counters.
+    pub(crate) fn stats(&self) -> FastPathStats {
+        let c = &self.counters;
+        FastPathStats {
+            one_copy_sends: c.one_copy.load(Ordering::Relaxed),
+            staged_sends: c.staged.load(Ordering::Relaxed),
+            staged_copies: c.staged_copies.load(Ordering::Relaxed),
+            bytes: c.bytes.load(Ordering::Relaxed),
+        }
+    }
+}

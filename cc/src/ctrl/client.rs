@@ -1,0 +1,173 @@
+//! The client's own part of a [`crate::Client`]: connecting to its server.
+//!
+//! Start is asynchronous: the client stays Starting — retrying quietly, with a back-off of
+//! [`FIRST_RETRY`] doubling to [`crate::proto::handshake::MAX_RETRY`], while the server is not there yet — until the
+//! handshake completes (Running) or the server refuses it (Idle, logged with the reason). A
+//! client has exactly one connection; when the server goes away (stops, disconnects the
+//! client, dies) the client leaves Running.
+
+use std::cell::RefCell;
+use std::os::fd::OwnedFd;
+use std::time::Instant;
+
+use doca_core::notify::Watched;
+use doca_core::{CtxCore, Error};
+
+use super::side::{NewLink, Side};
+use crate::proto::handshake::{next_backoff, FIRST_RETRY, REPLY_DEADLINE};
+use crate::proto::state::ConnState;
+use crate::proto::{Hello, PeerKind};
+use crate::transport::dial::{Dialed, Dialing};
+use crate::transport::token;
+
+enum Phase {
+    Idle,
+    /// The next attempt is due at `next_try`; a failed one waits `backoff`.
+    Waiting {
+        next_try: Instant,
+        backoff: std::time::Duration,
+    },
+    Dialing {
+        dialing: Dialing<Watched<OwnedFd>>,
+        state: ConnState,
+    },
+    Up,
+}
+
+/// The client-specific state.
+pub(crate) struct ClientState {
+    phase: RefCell<Phase>,
+}
+
+impl ClientState {
+    pub(crate) fn new() -> ClientState {
+        ClientState { phase: RefCell::new(Phase::Idle) }
+    }
+
+    /// The first attempt is due at once.
+    pub(crate) fn start(&self, now: Instant) {
+        *self.phase.borrow_mut() = Phase::Waiting { next_try: now, backoff: FIRST_RETRY };
+    }
+
+    /// Drops an attempt in progress.
+    pub(crate) fn stop(&self) {
+        *self.phase.borrow_mut() = Phase::Idle;
+    }
+
+    fn retry(&self, now: Instant, backoff: std::time::Duration) {
+        *self.phase.borrow_mut() = Phase::Waiting { next_try: now + backoff, backoff: next_backoff(backoff) };
+    }
+
+    /// The control poll's client part: the next connection attempt when it is due, the
+    /// server's answer when it came.
+    pub(crate) fn poll(&self, side: &Side, core: &CtxCore, now: Instant) -> bool {
+        let phase = std::mem::replace(&mut *self.phase.borrow_mut(), Phase::Idle);
+        match phase {
+            Phase::Waiting { next_try, backoff } if now >= next_try => self.dial(side, core, now, backoff),
+            Phase::Dialing { dialing, state } => self.answer(side, core, now, dialing, state),
+            other => {
+                *self.phase.borrow_mut() = other;
+                false
+            }
+        }
+    }
+
+    fn dial(&self, side: &Side, core: &CtxCore, now: Instant, backoff: std::time::Duration) -> bool {
+        let hello = Hello {
+            kind: PeerKind::Client,
+            max_msg_size: side.max_msg_size.get(),
+            recv_queue_size: side.recv_queue_size.get(),
+            function: side.dev.as_devinfo().pci_addr(),
+            name: side.name.clone(),
+        };
+        let pci = hello.function;
+        let started = side
+            .with_bells(|bells| Dialing::start("cc", pci, hello, bells, now))
+            .and_then(|r| r)
+            .and_then(|d| match d {
+                Some(d) => Ok(Some(d.watched(&side.ctrl()?, token::PENDING)?)),
+                None => Ok(None),
+            });
+        match started {
+            Ok(Some(dialing)) => {
+                *self.phase.borrow_mut() =
+                    Phase::Dialing { dialing, state: ConnState::Handshaking { since: now } };
+                false
+            }
+            Ok(None) | Err(Error::Again) | Err(Error::ConnectionReset) => {
+                self.retry(now, backoff);
+                false
+            }
+            Err(e) => {
+                core.abort_start(e, "cannot reach the server's rendezvous socket");
+                true
+            }
+        }
+    }
+
+    fn answer(
+        &self,
+        side: &Side,
+        core: &CtxCore,
+        now: Instant,
+        dialing: Dialing<Watched<OwnedFd>>,
+        mut state: ConnState,
+    ) -> bool {
+        let outcome = match dialing.poll(side, now, REPLY_DEADLINE) {
+            Ok(outcome) => outcome,
+            Err(dialing) => {
+                *self.phase.borrow_mut() = Phase::Dialing { dialing, state };
+                return false;
+            }
+        };
+        match outcome {
+            Dialed::Failed(e) => {
+                state.set(ConnState::Down(e), side);
+                tracing::debug!(target: "doca_sdk", "{side}: handshake failed ({e}); retrying");
+                self.retry(now, FIRST_RETRY);
+                false
+            }
+            Dialed::Refused(e) => {
+                state.set(ConnState::Down(e), side);
+                let why = match e {
+                    Error::InvalidValue => {
+                        "the server refused the connection (max message size or queue size mismatch)"
+                    }
+                    Error::Full => "the server refused the connection: it has its maximum number of clients",
+                    Error::UnsupportedVersion => "the server speaks another protocol version",
+                    _ => "the server refused the connection",
+                };
+                core.abort_start(e, why);
+                true
+            }
+            Dialed::Up(up) => {
+                let (sock, channel, reply) = *up;
+                state.set(ConnState::Up, side);
+                let pid = crate::transport::peer_pid(std::os::fd::AsFd::as_fd(&*sock)).unwrap_or(0);
+                let new = NewLink { id: reply.conn_id, pid, sock, channel, state };
+                match side.add_link(new) {
+                    Ok(_) => {
+                        *self.phase.borrow_mut() = Phase::Up;
+                        core.set_running();
+                    }
+                    Err(e) => core.abort_start(e, "cannot register the connection"),
+                }
+                true
+            }
+        }
+    }
+
+    /// The connection ended: the client leaves Running.
+    pub(crate) fn link_down(&self, core: &CtxCore) {
+        core.fail(Error::ConnectionReset, "the server closed the connection");
+    }
+
+    /// When the next attempt is due, or the answer is late.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        match &*self.phase.borrow() {
+            Phase::Waiting { next_try, .. } => Some(*next_try),
+            Phase::Dialing { dialing, .. } => Some(dialing.since() + REPLY_DEADLINE),
+            _ => None,
+        }
+    }
+}

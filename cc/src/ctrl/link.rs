@@ -1,0 +1,230 @@
+//! One connection as its owner (server or client) sees it: the socket, the rings and the
+//! peer's doorbells ([`Channel`]), the sends waiting for room, and the connection's state
+//! ([`ConnState`], changed only through [`Link::set_state`]).
+//!
+//! Busy path: a send is written into the peer's receive ring at submit (or, when the ring is
+//! full, as soon as it has room, in FIFO order); receiving reads the ring head in progress.
+//! Neither makes a syscall unless the other side sleeps (then one doorbell write). An
+//! orderly hang-up is a flag in the rings, seen by the peer with a load.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::fmt::Display;
+use std::os::fd::{AsFd, OwnedFd};
+
+use doca_core::notify::Watched;
+use doca_core::{Error, Result, TaskId, TaskPool};
+
+use super::send::SendPayload;
+use crate::conn::{Connection, Counter};
+use crate::proto::layout::KIND_MSG;
+use crate::proto::state::ConnState;
+use crate::transport::channel::Channel;
+use crate::transport::{recv, Recv};
+
+/// Messages delivered per connection per progress call, at most.
+pub(crate) const RX_BATCH: usize = 64;
+
+/// An established connection as its owner sees it.
+pub(crate) struct Link {
+    pub(crate) conn: Connection,
+    /// The socket, registered in the owner's control set: readable for control packets and
+    /// for the peer's end of file.
+    pub(crate) sock: Watched<OwnedFd>,
+    channel: Channel,
+    pending: RefCell<VecDeque<TaskId>>,
+    state: Cell<ConnState>,
+    /// The socket reached end of file: the peer is gone.
+    eof: Cell<bool>,
+}
+
+impl Link {
+    /// A link in `state` (`Up`), with room for `max_pending` sends waiting (the send pool's
+    /// size: the queue never grows on the data path).
+    pub(crate) fn new(
+        conn: Connection,
+        sock: Watched<OwnedFd>,
+        channel: Channel,
+        state: ConnState,
+        max_pending: usize,
+    ) -> Link {
+        Link {
+            conn,
+            sock,
+            channel,
+            pending: RefCell::new(VecDeque::with_capacity(max_pending)),
+            state: Cell::new(state),
+            eof: Cell::new(false),
+        }
+    }
+
+    /// The connection's state.
+    pub(crate) fn state(&self) -> ConnState {
+        self.state.get()
+    }
+
+    /// Moves the state along the table of [`crate::proto::state`] (traced by `who`); a
+    /// closing or down connection reads as disconnected on every thread at once.
+    pub(crate) fn set_state(&self, next: ConnState, who: &dyn Display) -> bool {
+        let mut s = self.state.get();
+        let changed = s.set(next, who);
+        self.state.set(s);
+        if changed && s.failure().is_some() {
+            self.conn.mark_down();
+        }
+        changed
+    }
+
+    /// Whether the connection must be wound up: this side is closing it, the peer hung up
+    /// (a flag in the rings: no syscall), or its socket reached end of file.
+    pub(crate) fn is_ending(&self) -> bool {
+        !self.state().is_up() || self.eof.get() || self.channel.peer_hung_up()
+    }
+
+    /// Hangs up: the peer sees it on its next look at the rings; the socket is shut so a
+    /// peer asleep in epoll wakes too.
+    pub(crate) fn hang_up(&self) {
+        self.channel.hang_up();
+        let _ = rustix::net::shutdown(&*self.sock, rustix::net::Shutdown::Both);
+    }
+
+    /// Rings the peer's doorbells when it waits for what this side did since the last check.
+    pub(crate) fn wake_peer(&self) {
+        self.channel.wake_peer();
+    }
+
+    /// Writes task `id`'s message into the peer's ring: `Ok(false)` when the ring is full.
+    fn write(&self, pool: &TaskPool<SendPayload>, id: TaskId) -> Result<bool> {
+        let written = pool.with_payload(id, |p| {
+            let msg = p.msg();
+            self.channel
+                .send(KIND_MSG, msg.len(), |dst| dst.copy_from_slice(msg))
+                .map(|ok| ok.then_some(msg.len()))
+        });
+        match written {
+            Some(Ok(Some(len))) => {
+                self.conn.count(Counter::SentMessages, len);
+                Ok(true)
+            }
+            Some(Ok(None)) => Ok(false),
+            Some(Err(e)) => Err(e),
+            None => Err(Error::BadState),
+        }
+    }
+
+    /// A submitted send: written now when the ring has room and nothing waits before it,
+    /// else queued. Returns the status to finish it with now, or `None` when queued. A send
+    /// completes successfully only once its bytes are in a ring the peer will read: a
+    /// connection that is ending fails it with `CONNECTION_RESET`.
+    pub(crate) fn submit(&self, pool: &TaskPool<SendPayload>, id: TaskId) -> Option<Result<()>> {
+        if let Some(e) = self.state().failure() {
+            return Some(Err(e));
+        }
+        if self.is_ending() {
+            return Some(Err(Error::ConnectionReset));
+        }
+        if self.pending.borrow().is_empty() {
+            match self.write(pool, id) {
+                Ok(true) => return Some(Ok(())),
+                Ok(false) => {}
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        self.pending.borrow_mut().push_back(id);
+        None
+    }
+
+    /// Writes queued sends while the ring has room; `done` gets each one's status.
+    pub(crate) fn push_pending(
+        &self,
+        pool: &TaskPool<SendPayload>,
+        mut done: impl FnMut(TaskId, Result<()>),
+    ) {
+        loop {
+            let Some(id) = self.pending.borrow().front().copied() else { break };
+            let status = match self.write(pool, id) {
+                Ok(true) => Ok(()),
+                Ok(false) => break,
+                Err(e) => Err(e),
+            };
+            self.pending.borrow_mut().pop_front();
+            done(id, status);
+        }
+    }
+
+    /// Whether sends wait for room.
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.pending.borrow().is_empty()
+    }
+
+    /// Fails every send still waiting with `status`.
+    pub(crate) fn fail_pending(&self, status: Error, mut done: impl FnMut(TaskId, Result<()>)) {
+        loop {
+            let Some(id) = self.pending.borrow_mut().pop_front() else { break };
+            done(id, Err(status));
+        }
+    }
+
+    /// Delivers up to `max` received messages to `deliver`. A corrupt slot header moves the
+    /// connection to Closing (logged once). Returns how many messages were read.
+    pub(crate) fn poll_rx(
+        &self,
+        max: usize,
+        who: &dyn Display,
+        mut deliver: impl FnMut(&[u8], &Connection),
+    ) -> usize {
+        let mut n = 0;
+        while n < max && self.state().is_up() {
+            let Some(slot) = self.channel.recv() else { break };
+            let Some(bytes) = slot.bytes() else {
+                tracing::error!(target: "doca_sdk", "{who}: corrupt message header from connection #{}: closing it", self.conn.id());
+                self.set_state(ConnState::Closing(Error::ConnectionReset), who);
+                break;
+            };
+            if slot.kind() == KIND_MSG {
+                self.conn.count(Counter::RecvMessages, bytes.len());
+                deliver(bytes, &self.conn);
+            }
+            slot.consume();
+            n += 1;
+        }
+        n
+    }
+
+    /// The ring's capacity: what can still be read from an ending connection at most.
+    pub(crate) fn rx_capacity(&self) -> usize {
+        self.channel.rx_capacity() as usize
+    }
+
+    /// Reads the control packets waiting on the socket, handing each to `on`; notes the end
+    /// of file when the peer is gone.
+    pub(crate) fn read_ctrl(&self, mut on: impl FnMut(&[u8], Vec<OwnedFd>)) {
+        let mut buf = [0u8; 128];
+        loop {
+            match recv(self.sock.as_fd(), &mut buf) {
+                Ok(Recv::Empty) => return,
+                Ok(Recv::Closed) | Err(_) => {
+                    self.eof.set(true);
+                    return;
+                }
+                Ok(Recv::Packet { len, fds, .. }) => on(&buf[..len], fds),
+            }
+        }
+    }
+
+    /// Before sleeping: arm for data (and for room when sends wait); true when work is
+    /// already there.
+    pub(crate) fn arm(&self) -> bool {
+        self.wake_peer();
+        let mut ready = self.channel.arm_for_data();
+        if self.has_pending() {
+            ready |= self.channel.arm_for_room();
+        }
+        ready || self.is_ending()
+    }
+
+    /// After waking.
+    pub(crate) fn disarm(&self) {
+        self.channel.disarm();
+    }
+}

@@ -1,0 +1,450 @@
+//! What a server and a client share: settings, the send task pool, the receive and consumer
+//! callbacks, the table of established connections ([`Link`]s), the control set of
+//! sockets, and the busy path over the links. The role-specific parts (listening,
+//! connecting) are [`super::server`] and [`super::client`]; the public face is
+//! [`super::api`].
+//!
+//! Busy path (every progress): each link delivers what its receive ring holds, writes the
+//! sends waiting for room, and wakes a sleeping peer — no syscall. Control path (when the
+//! [`Cadence`] says so, or after a wake-up): one `epoll_wait(0)` on the control set, then
+//! the role's sockets, the links' control packets, and the winding up of links that ended.
+
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::rc::{Rc, Weak};
+use std::time::Instant;
+
+use doca_core::notify::{Doorbell, EpollSet, Timer, Watched};
+use doca_core::{bail, fail, CbSlot, CtxCore, Data, Dev, Error, Result, TaskId, TaskOwner, TaskPool};
+use slab::Slab;
+use smallvec::SmallVec;
+
+use super::link::{Link, RX_BATCH};
+use super::send::{SendPayload, SendTask};
+use crate::caps;
+use crate::conn::{Connection, Owner, ThreadBound};
+use crate::proto::state::ConnState;
+use crate::proto::Ctrl;
+use crate::transport::cadence::Cadence;
+use crate::transport::channel::Channel;
+use crate::transport::token;
+
+/// Default receive queue size when none is set.
+pub const DEFAULT_RECV_QUEUE_SIZE: u32 = 64;
+
+/// `doca_cc_event_msg_recv_cb_t`: the message (valid only during the call) and the
+/// connection it came on.
+pub type MsgRecvCb = dyn FnMut(&[u8], &Connection);
+/// `doca_cc_event_consumer_cb_t`: the connection and the remote consumer's id.
+pub type ConsumerCb = dyn FnMut(&Connection, u32);
+
+/// A remote consumer appeared (`new`) or expired on a connection.
+pub(crate) struct ConsumerEvent {
+    pub(crate) new: bool,
+    pub(crate) conn: Connection,
+    pub(crate) id: u32,
+}
+
+/// The descriptors a started side keeps: its doorbell, its control set and its timer, each
+/// registered in the progress engine's notification set.
+struct Resources {
+    bell: Watched<Doorbell>,
+    ctrl: EpollSet,
+    _ctrl_watch: Watched<EpollSet>,
+    timer: Watched<Timer>,
+}
+
+/// A connection that completed its handshake, ready to become a [`Link`].
+pub(crate) struct NewLink {
+    pub(crate) id: u64,
+    pub(crate) pid: i32,
+    pub(crate) sock: Watched<OwnedFd>,
+    pub(crate) channel: Channel,
+    pub(crate) state: ConnState,
+}
+
+/// The shared part of a server or client.
+pub(crate) struct Side {
+    /// `"cc_server"` or `"cc_client"`.
+    pub(crate) kind: &'static str,
+    pub(crate) dev: Dev,
+    pub(crate) name: String,
+    pub(crate) max_msg_size: Cell<u32>,
+    pub(crate) recv_queue_size: Cell<u32>,
+    pub(crate) pool: TaskPool<SendPayload>,
+    pub(crate) msg_cb: CbSlot<MsgRecvCb>,
+    pub(crate) new_consumer_cb: CbSlot<ConsumerCb>,
+    pub(crate) expired_consumer_cb: CbSlot<ConsumerCb>,
+    links: RefCell<Slab<Rc<Link>>>,
+    /// The links, copied on change: the busy path walks it without borrowing the table.
+    active: RefCell<Rc<[Rc<Link>]>>,
+    res: RefCell<Option<Resources>>,
+    pub(crate) cadence: Cadence,
+    /// The context this side belongs to (what its connections report as their owner).
+    owner: Weak<dyn Any>,
+    is_server: bool,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {:?}", self.kind, self.name)
+    }
+}
+
+impl Side {
+    /// A side named `name` on `dev`, with the capability defaults. `owner` is the context
+    /// being built; `pool_owner` the same, as the owner of the send pool.
+    pub(crate) fn new(
+        is_server: bool,
+        dev: &Dev,
+        name: &str,
+        owner: Weak<dyn Any>,
+        pool_owner: Weak<dyn TaskOwner<SendPayload>>,
+        (max_msg_size, recv_queue_size): (u32, u32),
+    ) -> Side {
+        Side {
+            kind: if is_server { "cc_server" } else { "cc_client" },
+            dev: dev.clone(),
+            name: name.to_string(),
+            max_msg_size: Cell::new(max_msg_size),
+            recv_queue_size: Cell::new(recv_queue_size),
+            pool: TaskPool::new(pool_owner),
+            msg_cb: CbSlot::empty(),
+            new_consumer_cb: CbSlot::empty(),
+            expired_consumer_cb: CbSlot::empty(),
+            links: RefCell::new(Slab::new()),
+            active: RefCell::new(Rc::from(Vec::new())),
+            res: RefCell::new(None),
+            cadence: Cadence::new(),
+            owner,
+            is_server,
+        }
+    }
+
+    /// The default (max message size, receive queue size) on `dev`.
+    pub(crate) fn default_limits(dev: &Dev) -> Result<(u32, u32)> {
+        let info = dev.as_devinfo();
+        Ok((caps::max_msg_size(info)?, DEFAULT_RECV_QUEUE_SIZE.min(caps::max_recv_queue_size(info)?)))
+    }
+
+    /// Stores `size` in `cell` if it is in `1..=cap`, else `INVALID_VALUE`. Idle only.
+    pub(crate) fn set_bounded(
+        &self,
+        core: &CtxCore,
+        cell: &Cell<u32>,
+        what: &str,
+        size: u32,
+        cap: u32,
+    ) -> Result<()> {
+        core.require_idle(what)?;
+        if size == 0 || size > cap {
+            bail!(Error::InvalidValue, "{self}: {what} {size} outside 1..={cap} (exceeded capability)");
+        }
+        cell.set(size);
+        Ok(())
+    }
+
+    /// The send task configuration (`*_task_send_set_conf`).
+    pub(crate) fn set_send_conf(
+        &self,
+        core: &CtxCore,
+        completion: impl FnMut(SendTask, Data, Data) + 'static,
+        error: impl FnMut(SendTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        let cap = caps::max_send_tasks(self.dev.as_devinfo())?;
+        if num_tasks > cap {
+            bail!(Error::InvalidValue, "{self}: {num_tasks} send tasks exceed the capability {cap}");
+        }
+        let (mut c, mut e) = (completion, error);
+        self.pool.set_conf(
+            core,
+            Box::new(move |t, td, cd| c(SendTask(t), td, cd)),
+            Box::new(move |t, td, cd| e(SendTask(t), td, cd)),
+            num_tasks,
+        )
+    }
+
+    /// At start: task slots with message buffers; the doorbell, the control set and the
+    /// timer, registered with the progress engine (once: they live until destroy).
+    pub(crate) fn prepare(&self, core: &CtxCore) -> Result<()> {
+        let max = self.max_msg_size.get() as usize;
+        self.pool.prepare(|| SendPayload::with_capacity(max));
+        if self.res.borrow().is_none() {
+            let ctrl = EpollSet::new()?;
+            let res = Resources {
+                bell: core.watch(Doorbell::new()?)?,
+                _ctrl_watch: core.watch(ctrl.clone())?,
+                ctrl,
+                timer: core.watch(Timer::new()?)?,
+            };
+            *self.res.borrow_mut() = Some(res);
+        }
+        self.cadence.soon();
+        Ok(())
+    }
+
+    /// The shared part of destroy: `IN_USE` unless Idle; else closes the descriptors.
+    pub(crate) fn release(&self, core: &CtxCore) -> Result<()> {
+        if core.state() != doca_core::CtxState::Idle {
+            bail!(Error::InUse, "{self} destroy: stop it first (state {:?})", core.state());
+        }
+        self.res.borrow_mut().take();
+        Ok(())
+    }
+
+    /// The control set (`BAD_STATE` before the first start).
+    pub(crate) fn ctrl(&self) -> Result<EpollSet> {
+        match self.res.borrow().as_ref() {
+            Some(r) => Ok(r.ctrl.clone()),
+            None => Err(fail!(Error::BadState, "{self}: not started")),
+        }
+    }
+
+    /// Runs `f` with this side's doorbell, given to peers for both "messages" and "room".
+    pub(crate) fn with_bells<R>(&self, f: impl FnOnce([BorrowedFd<'_>; 2]) -> R) -> Result<R> {
+        match self.res.borrow().as_ref() {
+            Some(r) => Ok(f([r.bell.as_fd(), r.bell.as_fd()])),
+            None => Err(fail!(Error::BadState, "{self}: not started")),
+        }
+    }
+
+    /// `*_task_send_alloc_init`: copies `msg` into a free task. Longer than the max message
+    /// size → `INVALID_VALUE`; a connection of another context → `INVALID_VALUE`; a
+    /// connection of this one that is gone → `NOT_CONNECTED`; pool empty → `NO_MEMORY`.
+    pub(crate) fn alloc_send(&self, conn: &Connection, msg: &[u8]) -> Result<SendTask> {
+        let max = self.max_msg_size.get() as usize;
+        if msg.len() > max {
+            bail!(Error::InvalidValue, "Msg size larger than maximal msg size ({} > {max})", msg.len());
+        }
+        if self.link_of(conn.key(), std::sync::Arc::as_ptr(&conn.inner).cast()).is_none() {
+            if conn.side() == self.side_id() {
+                bail!(Error::NotConnected, "{self}: connection #{} is closed", conn.id());
+            }
+            bail!(Error::InvalidValue, "{self}: the connection belongs to another server or client");
+        }
+        let task = self.pool.alloc(|p| {
+            p.buf[..msg.len()].copy_from_slice(msg);
+            p.len = msg.len();
+            if p.conn.as_ref() != Some(conn) {
+                p.conn = Some(conn.clone());
+            }
+            Ok(())
+        })?;
+        Ok(SendTask(task))
+    }
+
+    /// This side's identity, as its connections record it.
+    fn side_id(&self) -> usize {
+        self.owner.as_ptr().cast::<()>() as usize
+    }
+
+    /// The live link at `key` if it is connection `conn` (an address).
+    fn link_of(&self, key: usize, conn: *const ()) -> Option<Rc<Link>> {
+        let links = self.links.borrow();
+        let link = links.get(key)?;
+        (std::sync::Arc::as_ptr(&link.conn.inner).cast::<()>() == conn).then(|| link.clone())
+    }
+
+    /// Task submission: written now if the ring has room and nothing waits before it, else
+    /// queued; a connection that is gone fails it (`CONNECTION_RESET`, delivered on the next
+    /// progress).
+    pub(crate) fn submit(&self, id: TaskId) -> Result<()> {
+        let target = self.pool.with_payload(id, |p| p.target()).flatten();
+        let Some((key, conn)) = target else {
+            bail!(Error::InvalidValue, "{self}: a send task without its connection");
+        };
+        let status = match self.link_of(key, conn) {
+            Some(link) => link.submit(&self.pool, id),
+            None => Some(Err(Error::ConnectionReset)),
+        };
+        if let Some(status) = status {
+            self.pool.finish(id, status);
+        }
+        Ok(())
+    }
+
+    /// The busy path: received messages, queued sends, wake-ups. Asks for a control poll
+    /// when a link is ending.
+    pub(crate) fn progress_links(&self) -> bool {
+        let active = self.active.borrow().clone();
+        let mut any = false;
+        for link in active.iter() {
+            any |= self.deliver(link, RX_BATCH) > 0;
+            if link.has_pending() {
+                link.push_pending(&self.pool, |id, status| {
+                    any = true;
+                    self.pool.finish(id, status);
+                });
+            }
+            link.wake_peer();
+            if link.is_ending() {
+                self.cadence.soon();
+            }
+        }
+        any
+    }
+
+    /// Delivers up to `max` messages of `link` to the msg-recv callback.
+    fn deliver(&self, link: &Link, max: usize) -> usize {
+        link.poll_rx(max, self, |bytes, conn| {
+            if self.msg_cb.call(|cb| cb(bytes, conn)).is_none() {
+                tracing::debug!(target: "doca_sdk", "{self}: message dropped: no msg-recv callback registered");
+            }
+        })
+    }
+
+    /// The tokens of the control sockets that are readable (one `epoll_wait(0)`).
+    pub(crate) fn ctrl_ready(&self) -> SmallVec<[u64; 32]> {
+        match self.res.borrow().as_ref() {
+            Some(r) => r.ctrl.ready(),
+            None => SmallVec::new(),
+        }
+    }
+
+    /// Reads the control packets of link `key` (fast-path bookkeeping) into `events`.
+    pub(crate) fn read_link_ctrl(&self, key: usize, events: &mut Vec<ConsumerEvent>) {
+        let Some(link) = self.links.borrow().get(key).cloned() else { return };
+        link.read_ctrl(|bytes, fds| match Ctrl::decode(bytes) {
+            Ok(ctrl) => {
+                if let Some((new, id)) = link.conn.fast().on_packet(ctrl, fds, self) {
+                    events.push(ConsumerEvent { new, conn: link.conn.clone(), id });
+                }
+            }
+            Err(_) => tracing::warn!(
+                target: "doca_sdk",
+                "{self}: malformed control packet ({} bytes) on connection #{}",
+                bytes.len(),
+                link.conn.id()
+            ),
+        });
+    }
+
+    /// Adds an established connection to the table.
+    pub(crate) fn add_link(&self, new: NewLink) -> Result<Connection> {
+        let mut links = self.links.borrow_mut();
+        let entry = links.vacant_entry();
+        let key = entry.key();
+        new.sock.set_token(token::link(key))?;
+        let dup = new.sock.try_clone().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
+        let owner = Owner { ctx: ThreadBound::new(self.owner.clone()), key, side: self.side_id() };
+        let conn = Connection::new(new.id, self.is_server, owner, new.pid, self.dev.clone(), Some(dup))?;
+        let max_pending = self.pool.capacity() as usize;
+        entry.insert(Rc::new(Link::new(conn.clone(), new.sock, new.channel, new.state, max_pending)));
+        drop(links);
+        self.rebuild_active();
+        Ok(conn)
+    }
+
+    /// A connection that never came up (a refused handshake the server reports): owned by
+    /// this side for the duration of the callback only ([`Connection::release_owner`]).
+    pub(crate) fn failed_connection(&self, id: u64, pid: i32) -> Result<Connection> {
+        let owner =
+            Owner { ctx: ThreadBound::new(self.owner.clone()), key: usize::MAX, side: self.side_id() };
+        Connection::new(id, self.is_server, owner, pid, self.dev.clone(), None)
+    }
+
+    fn rebuild_active(&self) {
+        let active: Rc<[Rc<Link>]> = self.links.borrow().iter().map(|(_, l)| l.clone()).collect();
+        *self.active.borrow_mut() = active;
+    }
+
+    /// Winds up every link that ended (this side closing it, the peer gone): delivers what
+    /// the peer already sent, fails the sends still waiting with `CONNECTION_RESET`, hangs
+    /// up, and removes it. Returns their connections, still owned: the caller reports them,
+    /// then releases them.
+    pub(crate) fn wind_up(&self) -> Vec<Connection> {
+        let ending: Vec<usize> =
+            self.links.borrow().iter().filter(|(_, l)| l.is_ending()).map(|(k, _)| k).collect();
+        ending.into_iter().filter_map(|key| self.remove_link(key, Error::ConnectionReset)).collect()
+    }
+
+    /// Closes every link (this side stops).
+    pub(crate) fn close_all(&self) -> Vec<Connection> {
+        let keys: Vec<usize> = self.links.borrow().iter().map(|(k, _)| k).collect();
+        keys.into_iter()
+            .filter_map(|key| {
+                if let Some(link) = self.links.borrow().get(key) {
+                    link.set_state(ConnState::Closing(Error::ConnectionReset), self);
+                }
+                self.remove_link(key, Error::ConnectionReset)
+            })
+            .collect()
+    }
+
+    fn remove_link(&self, key: usize, code: Error) -> Option<Connection> {
+        let link = self.links.borrow().get(key).cloned()?;
+        // What the peer sent before it left is still delivered (the ring holds that much).
+        self.deliver(&link, link.rx_capacity());
+        link.fail_pending(code, |id, status| {
+            self.pool.finish(id, status);
+        });
+        link.hang_up();
+        link.set_state(ConnState::Down(code), self);
+        self.links.borrow_mut().try_remove(key);
+        self.rebuild_active();
+        tracing::debug!(target: "doca_sdk", "{self}: connection #{} closed", link.conn.id());
+        Some(link.conn.clone())
+    }
+
+    /// Marks connection `conn` closing (`NOT_FOUND` when it is not a live connection of this
+    /// side); it is wound up on the next progress.
+    pub(crate) fn disconnect(&self, conn: &Connection) -> Result<()> {
+        let Some(link) = self.link_of(conn.key(), std::sync::Arc::as_ptr(&conn.inner).cast()) else {
+            bail!(Error::NotFound, "{self} disconnect: not a live connection of this side");
+        };
+        link.set_state(ConnState::Closing(Error::ConnectionReset), self);
+        self.cadence.soon();
+        Ok(())
+    }
+
+    /// The established connections.
+    pub(crate) fn connections(&self) -> Vec<Connection> {
+        self.links.borrow().iter().map(|(_, l)| l.conn.clone()).collect()
+    }
+
+    /// Established connections.
+    pub(crate) fn num_links(&self) -> usize {
+        self.links.borrow().len()
+    }
+
+    /// Runs the new- and expired-consumer callbacks.
+    pub(crate) fn deliver_consumer_events(&self, events: Vec<ConsumerEvent>) -> bool {
+        let any = !events.is_empty();
+        for ev in events {
+            let slot = if ev.new { &self.new_consumer_cb } else { &self.expired_consumer_cb };
+            slot.call(|cb| cb(&ev.conn, ev.id));
+        }
+        any
+    }
+
+    /// Before the application sleeps: arms every link, and the timer for `deadline` (the
+    /// role's next deadline). True when work is already waiting.
+    pub(crate) fn arm(&self, core: &CtxCore, deadline: Option<Instant>) -> bool {
+        let mut ready = false;
+        for link in self.active.borrow().iter() {
+            ready |= link.arm();
+        }
+        if let (Some(deadline), Some(res)) = (deadline, self.res.borrow().as_ref()) {
+            let now = core.now();
+            ready |= deadline <= now;
+            res.timer.arm_at(deadline, now);
+        }
+        ready
+    }
+
+    /// After waking: disarm, silence the doorbell and the timer, look at the control
+    /// sockets on the next progress.
+    pub(crate) fn disarm(&self) {
+        for link in self.active.borrow().iter() {
+            link.disarm();
+        }
+        if let Some(res) = self.res.borrow().as_ref() {
+            res.bell.drain();
+            res.timer.drain();
+        }
+        self.cadence.soon();
+    }
+}

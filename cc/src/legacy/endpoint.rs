@@ -1,0 +1,621 @@
+//! `struct doca_comm_channel_ep_t`: an endpoint, service or client, making progress inside
+//! its calls.
+//!
+//! A service runs the same [`Acceptor`] as a 2024 server; a client the same [`Dialing`] as
+//! a 2024 client; both move messages through a [`crate::transport::channel::Channel`] per
+//! peer. The endpoint's control set (the service event channel) holds the listener, the
+//! handshake sockets and the peers' sockets: a busy caller looks at it at most once per
+//! [`crate::transport::cadence::CTRL_PERIOD`], a caller that just woke up at once.
+
+use std::os::fd::{AsFd, BorrowedFd};
+use std::time::Instant;
+
+use doca_core::notify::{Doorbell, EpollSet};
+use doca_core::{bail, fail, Dev, DevRep, DeviceKind, Error, Now, Result};
+use parking_lot::{Mutex, MutexGuard};
+use rustix::event::{poll, PollFd, PollFlags};
+
+use super::peer::PeerAddr;
+use super::{
+    effective, get_service_max_num_connections, InitAttr, MsgFlags, RecvError, INIT_FLAG_NONBLOCK,
+    MAX_MSG_SIZE, MAX_QUEUE_SIZE, MAX_SERVICE_NAME_LEN, MIN_MSG_SIZE, MIN_QUEUE_SIZE, STAMP, WAIT_SLICE,
+};
+use crate::proto::handshake::Limits;
+use crate::proto::layout::KIND_EP_MSG;
+use crate::proto::{Hello, PeerKind};
+use crate::transport::accept::{Acceptor, Incoming};
+use crate::transport::cadence::Cadence;
+use crate::transport::dial::Dialing;
+use crate::transport::token;
+
+enum Role {
+    Unset,
+    Service,
+    Client,
+}
+
+struct State {
+    dev: Option<Dev>,
+    rep: Option<DevRep>,
+    msg_size: u16,
+    send_q: u16,
+    recv_q: u16,
+    role: Role,
+    name: String,
+    acceptor: Option<Acceptor>,
+    cadence: Cadence,
+    peers: Vec<PeerAddr>,
+    /// Ids of a client's peers (a service's come from its acceptor).
+    next_id: u64,
+}
+
+/// `struct doca_comm_channel_ep_t`: an endpoint. `Send + Sync`.
+///
+/// ```
+/// use doca_cc::legacy::{Endpoint, MsgFlags};
+/// use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
+///
+/// # let name = format!("doc-ep-{}", std::process::id());
+/// let dpu = open_device_with_pci("03:00.0", None)?;
+/// let service = Endpoint::create()?;
+/// service.set_device(&dpu)?;
+/// service.set_device_rep(&open_device_rep_with_pci(&dpu, RepFilter::NET, "b1:00.0")?)?;
+/// service.listen(&name)?;
+///
+/// let client = Endpoint::create()?;
+/// client.set_device(&open_device_with_pci("b1:00.0", None)?)?;
+/// let peer = client.connect(&name)?;
+/// let mut buf = [0u8; 4080];
+/// for _ in 0..1_000_000 {
+///     let _ = service.update_service_state_info();
+///     if peer.update_info() != Err(Error::ConnectionInProgress) {
+///         break;
+///     }
+/// }
+/// client.sendto(b"hello", MsgFlags::NONE, &peer)?;
+/// let (len, _from) = loop {
+///     match service.recvfrom(&mut buf, MsgFlags::NONE) {
+///         Err(e) if e.error == Error::Again => continue,
+///         r => break r.map_err(Error::from)?,
+///     }
+/// };
+/// assert_eq!(&buf[..len], b"hello");
+/// # Ok::<(), doca_core::Error>(())
+/// ```
+pub struct Endpoint {
+    st: Mutex<State>,
+    rx_bell: Doorbell,
+    tx_bell: Doorbell,
+    /// The control set: listener, handshakes, peers' sockets (the service event channel).
+    ctrl: EpollSet,
+    blocking: bool,
+    cookie: u32,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.st.lock();
+        write!(f, "Endpoint({:?}, {} peers)", st.name, st.peers.len())
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let role = match self.role {
+            Role::Service => "service",
+            Role::Client => "client",
+            Role::Unset => "endpoint",
+        };
+        write!(f, "comm channel {role} {:?}", self.name)
+    }
+}
+
+fn now_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+impl Endpoint {
+    /// `doca_comm_channel_ep_create` (2.x): non-blocking calls; configure with the setters.
+    pub fn create() -> Result<Endpoint> {
+        Endpoint::build(false, 0)
+    }
+
+    /// `doca_comm_channel_ep_create(attr, ...)` (1.x): queues and message size from the
+    /// attributes (raised to the minimum; above the maximum → `INVALID_VALUE`); calls block
+    /// unless `flags` has [`INIT_FLAG_NONBLOCK`].
+    pub fn create_with_attr(attr: &InitAttr) -> Result<Endpoint> {
+        if attr.flags & !INIT_FLAG_NONBLOCK != 0 {
+            bail!(Error::InvalidValue, "comm channel: unknown init flags {:#x}", attr.flags);
+        }
+        let ep = Endpoint::build(attr.flags & INIT_FLAG_NONBLOCK == 0, attr.cookie)?;
+        {
+            let mut st = ep.st.lock();
+            st.msg_size = effective(attr.msgsize, MIN_MSG_SIZE, MAX_MSG_SIZE, "message size")?;
+            let q = effective(attr.maxmsgs, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE, "queue size")?;
+            st.send_q = q;
+            st.recv_q = q;
+        }
+        Ok(ep)
+    }
+
+    fn build(blocking: bool, cookie: u32) -> Result<Endpoint> {
+        Ok(Endpoint {
+            st: Mutex::new(State {
+                dev: None,
+                rep: None,
+                msg_size: MAX_MSG_SIZE,
+                send_q: MIN_QUEUE_SIZE,
+                recv_q: MIN_QUEUE_SIZE,
+                role: Role::Unset,
+                name: String::new(),
+                acceptor: None,
+                cadence: Cadence::new(),
+                peers: Vec::new(),
+                next_id: 1,
+            }),
+            rx_bell: Doorbell::new()?,
+            tx_bell: Doorbell::new()?,
+            ctrl: EpollSet::new()?,
+            blocking,
+            cookie,
+        })
+    }
+
+    /// The 1.x attribute cookie (0 for a 2.x endpoint).
+    pub fn cookie(&self) -> u32 {
+        self.cookie
+    }
+
+    fn configurable(&self) -> Result<MutexGuard<'_, State>> {
+        let st = self.st.lock();
+        if !matches!(st.role, Role::Unset) {
+            bail!(Error::BadState, "comm channel endpoint: properties are set before listen or connect");
+        }
+        Ok(st)
+    }
+
+    /// `doca_comm_channel_ep_set_device`.
+    pub fn set_device(&self, dev: &Dev) -> Result<()> {
+        self.configurable()?.dev = Some(dev.clone());
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_device`.
+    pub fn device(&self) -> Option<Dev> {
+        self.st.lock().dev.clone()
+    }
+
+    /// `doca_comm_channel_ep_set_device_rep`.
+    pub fn set_device_rep(&self, rep: &DevRep) -> Result<()> {
+        self.configurable()?.rep = Some(rep.clone());
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_device_rep`.
+    pub fn device_rep(&self) -> Option<DevRep> {
+        self.st.lock().rep.clone()
+    }
+
+    /// `doca_comm_channel_ep_set_max_msg_size`: raised to 256; above 4080 → `INVALID_VALUE`.
+    pub fn set_max_msg_size(&self, size: u16) -> Result<()> {
+        let v = effective(size as u32, MIN_MSG_SIZE, MAX_MSG_SIZE, "message size")?;
+        self.configurable()?.msg_size = v;
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_max_msg_size`: the size in effect.
+    pub fn max_msg_size(&self) -> u16 {
+        self.st.lock().msg_size
+    }
+
+    /// `doca_comm_channel_ep_set_send_queue_size`: raised to 16; above 8191 → `INVALID_VALUE`.
+    pub fn set_send_queue_size(&self, size: u16) -> Result<()> {
+        let v = effective(size as u32, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE, "send queue size")?;
+        self.configurable()?.send_q = v;
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_send_queue_size`.
+    pub fn send_queue_size(&self) -> u16 {
+        self.st.lock().send_q
+    }
+
+    /// `doca_comm_channel_ep_set_recv_queue_size`: raised to 16; above 8191 → `INVALID_VALUE`.
+    pub fn set_recv_queue_size(&self, size: u16) -> Result<()> {
+        let v = effective(size as u32, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE, "receive queue size")?;
+        self.configurable()?.recv_q = v;
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_recv_queue_size`.
+    pub fn recv_queue_size(&self) -> u16 {
+        self.st.lock().recv_q
+    }
+
+    fn check_name(name: &str) -> Result<()> {
+        if name.is_empty() || name.len() >= MAX_SERVICE_NAME_LEN as usize || name.contains('\0') {
+            bail!(
+                Error::InvalidValue,
+                "comm channel service name must be 1..{} bytes without NUL, got {}",
+                MAX_SERVICE_NAME_LEN - 1,
+                name.len()
+            );
+        }
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_listen`: serve `name` (DPU side). Needs a device and a
+    /// representor (`BAD_STATE`); a host device → `NOT_PERMITTED`; listening or connected
+    /// already → `NOT_PERMITTED`; the name taken → `IN_USE`.
+    pub fn listen(&self, name: &str) -> Result<()> {
+        Endpoint::check_name(name)?;
+        let mut st = self.st.lock();
+        if !matches!(st.role, Role::Unset) {
+            bail!(Error::NotPermitted, "comm channel endpoint already listens or is connected");
+        }
+        let (Some(dev), Some(rep)) = (st.dev.clone(), st.rep.clone()) else {
+            bail!(Error::BadState, "comm channel listen: set the device and the device representor first");
+        };
+        if dev.as_devinfo().kind() != DeviceKind::Dpu {
+            bail!(
+                Error::NotPermitted,
+                "comm channel listen: services run on the DPU device, not a host function"
+            );
+        }
+        let limits = Limits {
+            kind: PeerKind::Endpoint,
+            name: name.to_string(),
+            function: rep.as_devinfo().pci_addr(),
+            max_msg_size: st.msg_size as u32,
+            max_msg_cap: MAX_MSG_SIZE as u32,
+            recv_queue_size: st.recv_q as u32,
+            max_recv_queue: MAX_QUEUE_SIZE as u32,
+            max_connections: get_service_max_num_connections(dev.as_devinfo())?,
+        };
+        st.acceptor = Some(Acceptor::listen(&self.ctrl, "ep", limits)?);
+        st.role = Role::Service;
+        st.name = name.to_string();
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_connect`: connect to service `name` (host side) and return its
+    /// address; the handshake completes asynchronously (see [`PeerAddr::update_info`]). No
+    /// service listening → `NOT_CONNECTED`; its backlog full → `AGAIN`; connected already →
+    /// `NOT_PERMITTED`; a DPU device → `NOT_PERMITTED`; no device → `BAD_STATE`.
+    pub fn connect(&self, name: &str) -> Result<PeerAddr> {
+        Endpoint::check_name(name)?;
+        let mut st = self.st.lock();
+        if matches!(st.role, Role::Service) {
+            bail!(Error::NotPermitted, "comm channel connect on a listening endpoint");
+        }
+        if st.peers.iter().any(PeerAddr::is_live) {
+            bail!(Error::NotPermitted, "comm channel endpoint is already connected");
+        }
+        let Some(dev) = st.dev.clone() else {
+            bail!(Error::BadState, "comm channel connect: set the device first");
+        };
+        if dev.as_devinfo().kind() != DeviceKind::Host {
+            bail!(Error::NotPermitted, "comm channel connect: clients run on a host function");
+        }
+        let pci = dev.as_devinfo().pci_addr();
+        let hello = Hello {
+            kind: PeerKind::Endpoint,
+            max_msg_size: st.msg_size as u32,
+            recv_queue_size: st.recv_q as u32,
+            function: pci,
+            name: name.to_string(),
+        };
+        let bells = [self.rx_bell.as_fd(), self.tx_bell.as_fd()];
+        let Some(dialing) = Dialing::start("ep", pci, hello, bells, Instant::now())? else {
+            bail!(Error::NotConnected, "comm channel connect: no service {name:?} listens for {dev:?}");
+        };
+        let id = st.next_id;
+        st.next_id += 1;
+        let peer = PeerAddr::dialing(id, dialing.watched(&self.ctrl, token::pending(id as usize))?);
+        st.peers.retain(PeerAddr::is_live);
+        st.peers.push(peer.clone());
+        st.role = Role::Client;
+        st.name = name.to_string();
+        Ok(peer)
+    }
+
+    /// Looks at the control set (a busy caller at most once per control period, one that
+    /// just woke up or asks for the service state at once): accepts clients, answers
+    /// handshakes, notices peers whose socket closed.
+    fn poll(&self, st: &mut State, now: &Now<'_>, force: bool) {
+        if force {
+            st.cadence.soon();
+        }
+        if !st.cadence.turn(now) {
+            return;
+        }
+        let mut acceptor_ready = false;
+        for t in self.ctrl.ready() {
+            match token::kind(t) {
+                token::LINK => {
+                    if let Some(p) = st.peers.iter().find(|p| p.id() == token::key(t) as u64) {
+                        p.check_socket();
+                    }
+                }
+                token::LISTENER | token::PENDING => acceptor_ready = true,
+                _ => {}
+            }
+        }
+        let live = st.peers.iter().filter(|p| p.is_up()).count();
+        let mut incoming = Vec::new();
+        let who = st.to_string();
+        if let Some(acceptor) = st.acceptor.as_mut() {
+            let now = now.get();
+            if acceptor_ready || acceptor.next_deadline().is_some_and(|d| d <= now) {
+                let bells = [self.rx_bell.as_fd(), self.tx_bell.as_fd()];
+                acceptor.poll(&who, &self.ctrl, now, live, bells, &mut incoming);
+            }
+        }
+        for inc in incoming {
+            let Incoming::Up(up) = inc else { continue };
+            let up = *up;
+            if let Err(e) = up.sock.set_token(token::link(up.id as usize)) {
+                tracing::error!(target: "doca_sdk", "{who}: connection from pid {} failed: {e}", up.pid);
+                continue;
+            }
+            st.peers.push(PeerAddr::accepted(up.id, up.state, up.sock, up.channel));
+        }
+    }
+
+    /// `doca_comm_channel_ep_sendto`: `msg` (at most the message size, else
+    /// `INVALID_VALUE`) to `peer`. A full send queue → `AGAIN` (or, blocking, a sleep until
+    /// there is room); a peer that left → `CONNECTION_RESET`; a handshake still running →
+    /// `NOT_CONNECTED`.
+    pub fn sendto(&self, msg: &[u8], flags: MsgFlags, peer: &PeerAddr) -> Result<()> {
+        let (msg_size, send_q) = {
+            let st = self.st.lock();
+            if matches!(st.role, Role::Unset) {
+                bail!(Error::NotConnected, "comm channel sendto before listen or connect");
+            }
+            (st.msg_size as usize, st.send_q as u64)
+        };
+        if msg.len() > msg_size {
+            bail!(
+                Error::InvalidValue,
+                "comm channel sendto: {} bytes exceed the message size {msg_size}",
+                msg.len()
+            );
+        }
+        let blocking = self.blocking && !flags.contains(MsgFlags::DONTWAIT);
+        loop {
+            match peer.advance(true) {
+                Ok(()) => {}
+                Err(Error::ConnectionInProgress) if blocking => {
+                    self.sleep(&[]);
+                    continue;
+                }
+                Err(Error::ConnectionInProgress) => return Err(Error::NotConnected),
+                Err(e) => return Err(e),
+            }
+            let sent = peer.with_channel(|c| {
+                if c.in_flight() >= send_q {
+                    return Ok(false);
+                }
+                let stamp = now_ns().to_le_bytes();
+                let written = c.send(KIND_EP_MSG, STAMP + msg.len(), |b| {
+                    b[..STAMP].copy_from_slice(&stamp);
+                    b[STAMP..].copy_from_slice(msg);
+                })?;
+                // No progress call follows: check for a sleeping peer now.
+                c.wake_peer();
+                Ok::<bool, Error>(written)
+            });
+            match sent {
+                None => return Err(Error::ConnectionReset),
+                Some(Err(e)) => return Err(e),
+                Some(Ok(true)) => {
+                    peer.count(true, msg.len());
+                    return Ok(());
+                }
+                Some(Ok(false)) if !blocking => return Err(Error::Again),
+                Some(Ok(false)) => {
+                    if peer.with_channel(|c| c.arm_for_room()) == Some(false) {
+                        self.sleep(&[&self.tx_bell]);
+                    }
+                    self.tx_bell.drain();
+                }
+            }
+        }
+    }
+
+    /// `doca_comm_channel_ep_recvfrom`: the oldest message from any peer, copied into `buf`,
+    /// with its length and sender. Nothing → `AGAIN` (or, blocking, a sleep); a message
+    /// larger than `buf` → `TOO_BIG` with the length it needs (the message stays queued);
+    /// a client whose service left → `CONNECTION_RESET`. On a service it also accepts new
+    /// clients: the first message from a client reveals its address.
+    pub fn recvfrom(&self, buf: &mut [u8], flags: MsgFlags) -> Result<(usize, PeerAddr), RecvError> {
+        let blocking = self.blocking && !flags.contains(MsgFlags::DONTWAIT);
+        let mut woke = false;
+        loop {
+            let mut st = self.st.lock();
+            if matches!(st.role, Role::Unset) {
+                return Err(
+                    fail!(Error::NotConnected, "comm channel recvfrom before listen or connect").into()
+                );
+            }
+            self.poll(&mut st, &Now::system(), std::mem::take(&mut woke));
+            let is_client = matches!(st.role, Role::Client);
+            // The message that was sent first, across peers.
+            let mut best: Option<(u64, PeerAddr)> = None;
+            let mut reset = false;
+            for p in &st.peers {
+                if is_client {
+                    match p.advance(false) {
+                        Ok(()) => {}
+                        Err(Error::ConnectionReset) => reset = true,
+                        // A refused or broken handshake never delivers: say so, even to a
+                        // blocking caller.
+                        Err(Error::ConnectionAborted) => return Err(Error::ConnectionAborted.into()),
+                        Err(_) => continue,
+                    }
+                }
+                let stamp = p.with_channel(|c| {
+                    let slot = c.recv()?;
+                    let b = slot.bytes().filter(|b| b.len() >= STAMP)?;
+                    Some(u64::from_le_bytes(b[..STAMP].try_into().expect("8 bytes")))
+                });
+                if let Some(Some(stamp)) = stamp {
+                    if best.as_ref().is_none_or(|(s, _)| stamp < *s) {
+                        best = Some((stamp, p.clone()));
+                    }
+                }
+            }
+            if let Some((_, peer)) = best {
+                let got = peer.with_channel(|c| {
+                    let slot = c.recv().expect("seen above");
+                    let msg = &slot.bytes().expect("checked above")[STAMP..];
+                    if msg.len() > buf.len() {
+                        return Err(RecvError { error: Error::TooBig, needed: Some(msg.len()) });
+                    }
+                    let n = msg.len();
+                    buf[..n].copy_from_slice(msg);
+                    slot.consume();
+                    c.wake_peer();
+                    Ok(n)
+                });
+                let Some(got) = got else { continue };
+                let n = got?;
+                peer.count(false, n);
+                peer.set_accepted();
+                return Ok((n, peer));
+            }
+            if reset && is_client {
+                return Err(RecvError::from(Error::ConnectionReset));
+            }
+            // Peers of a service that left, with nothing more to read: forget them.
+            if !is_client {
+                st.peers.retain(|p| {
+                    let gone = p.drained_and_gone();
+                    if gone {
+                        p.hang_up();
+                    }
+                    !gone
+                });
+            }
+            if !blocking {
+                return Err(RecvError::from(Error::Again));
+            }
+            let mut ready = false;
+            for p in &st.peers {
+                ready |= p.with_channel(|c| c.arm_for_data()).unwrap_or(false);
+            }
+            drop(st);
+            if !ready {
+                self.sleep(&[&self.rx_bell]);
+            }
+            woke = true;
+            self.rx_bell.drain();
+            for p in &self.st.lock().peers {
+                p.with_channel(|c| c.disarm());
+            }
+        }
+    }
+
+    /// Sleeps (bounded) until a doorbell or the control set is readable.
+    fn sleep(&self, bells: &[&Doorbell]) {
+        let mut fds: Vec<PollFd<'_>> = bells.iter().map(|b| PollFd::new(*b, PollFlags::IN)).collect();
+        fds.push(PollFd::new(&self.ctrl, PollFlags::IN));
+        let t = rustix::time::Timespec { tv_sec: 0, tv_nsec: WAIT_SLICE.as_nanos() as i64 };
+        let _ = poll(&mut fds, Some(&t));
+    }
+
+    /// `doca_comm_channel_ep_disconnect`: closes this side; the peer learns it on its next
+    /// send or receive (`CONNECTION_RESET`). Not a peer of this endpoint → `NOT_FOUND`.
+    pub fn disconnect(&self, peer: &PeerAddr) -> Result<()> {
+        let mut st = self.st.lock();
+        let Some(i) = st.peers.iter().position(|p| p == peer) else {
+            bail!(Error::NotFound, "comm channel disconnect: not a peer of this endpoint");
+        };
+        st.peers.remove(i).hang_up();
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_destroy`: disconnects every peer (nothing queued is kept).
+    pub fn destroy(self) -> Result<()> {
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_event_channel`: (send, receive) handles for epoll/poll,
+    /// after listen or connect (`BAD_STATE` before). Arm them with
+    /// [`Endpoint::event_handle_arm_send`] / [`Endpoint::event_handle_arm_recv`].
+    pub fn get_event_channel(&self) -> Result<(BorrowedFd<'_>, BorrowedFd<'_>)> {
+        if matches!(self.st.lock().role, Role::Unset) {
+            bail!(Error::BadState, "comm channel event channel before listen or connect");
+        }
+        Ok((self.tx_bell.as_fd(), self.rx_bell.as_fd()))
+    }
+
+    /// `doca_comm_channel_ep_event_handle_arm_send`: the send handle becomes readable when a
+    /// send can proceed (at once if it can now).
+    pub fn event_handle_arm_send(&self) -> Result<()> {
+        self.tx_bell.drain();
+        let st = self.st.lock();
+        let room = st.peers.iter().any(|p| p.with_channel(|c| c.arm_for_room()).unwrap_or(false));
+        if room {
+            self.tx_bell.ring();
+        }
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_event_handle_arm_recv`: the receive handle becomes readable
+    /// when a message arrives (at once if one waits).
+    pub fn event_handle_arm_recv(&self) -> Result<()> {
+        self.rx_bell.drain();
+        let mut st = self.st.lock();
+        self.poll(&mut st, &Now::system(), true);
+        let data = st.peers.iter().any(|p| p.with_channel(|c| c.arm_for_data()).unwrap_or(false));
+        if data {
+            self.rx_bell.ring();
+        }
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_service_event_channel`: readable when a client connects or
+    /// leaves, after listen (`BAD_STATE` before); call
+    /// [`Endpoint::update_service_state_info`] to act on it.
+    pub fn get_service_event_channel(&self) -> Result<BorrowedFd<'_>> {
+        if !matches!(self.st.lock().role, Role::Service) {
+            bail!(Error::BadState, "comm channel service event channel before listen");
+        }
+        Ok(self.ctrl.as_fd())
+    }
+
+    /// `doca_comm_channel_ep_update_service_state_info`: accepts waiting clients and notices
+    /// the ones that left. Not a listening service → `CONNECTION_RESET`.
+    pub fn update_service_state_info(&self) -> Result<()> {
+        let mut st = self.st.lock();
+        if !matches!(st.role, Role::Service) || st.acceptor.is_none() {
+            return Err(Error::ConnectionReset);
+        }
+        self.poll(&mut st, &Now::system(), true);
+        Ok(())
+    }
+
+    /// `doca_comm_channel_ep_get_peer_addr_list`: the peers whose first message was received
+    /// (a client: its service).
+    pub fn peer_addr_list(&self) -> Vec<PeerAddr> {
+        self.st.lock().peers.iter().filter(|p| p.is_accepted()).cloned().collect()
+    }
+
+    /// `doca_comm_channel_ep_get_pending_connections`: clients connected whose first
+    /// message was not received yet.
+    pub fn pending_connections(&self) -> u32 {
+        let st = self.st.lock();
+        let handshakes = st.acceptor.as_ref().map_or(0, Acceptor::num_pending);
+        (handshakes + st.peers.iter().filter(|p| !p.is_accepted()).count()) as u32
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        for p in self.st.get_mut().peers.drain(..) {
+            p.hang_up();
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! `struct doca_comm_channel_addr_t`: one peer of an endpoint, with its connection's state
+//! ([`ConnState`]) and, once up, its [`Channel`].
+//!
+//! A client's peer is `Handshaking` until [`PeerAddr::update_info`] (or any call on it) reads
+//! the service's answer. An up peer is wound down (`Down(CONNECTION_RESET)`) once the other
+//! side hung up or died and its last messages were read.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use doca_core::notify::Watched;
+use doca_core::{Error, Result};
+use parking_lot::Mutex;
+
+use crate::proto::handshake::LEGACY_REPLY_DEADLINE;
+use crate::proto::state::ConnState;
+use crate::transport::channel::Channel;
+use crate::transport::dial::{Dialed, Dialing};
+use crate::transport::{recv, Recv};
+
+/// Who the state changes are traced as.
+const WHO: &str = "comm channel";
+
+/// What a peer's connection holds in each phase.
+enum Wire {
+    /// The handshake runs (client side).
+    Dialing(Dialing<Watched<OwnedFd>>),
+    /// Up: the socket (in the endpoint's control set) and the rings.
+    Up { sock: Watched<OwnedFd>, channel: Channel },
+    /// Down: nothing left.
+    Gone,
+}
+
+struct Link {
+    state: ConnState,
+    wire: Wire,
+    /// The socket reached end of file: the peer died or left.
+    eof: bool,
+}
+
+struct Peer {
+    id: u64,
+    user_data: AtomicU64,
+    link: Mutex<Link>,
+    counters: [AtomicU64; 4],
+    snapshot: Mutex<[u64; 5]>,
+    accepted: AtomicBool,
+}
+
+/// `struct doca_comm_channel_addr_t`: one peer of an endpoint. Cloning gives another handle
+/// to the same peer.
+#[derive(Clone)]
+pub struct PeerAddr(Arc<Peer>);
+
+impl PartialEq for PeerAddr {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+impl Eq for PeerAddr {}
+
+impl std::fmt::Debug for PeerAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PeerAddr(#{})", self.0.id)
+    }
+}
+
+impl PeerAddr {
+    fn new(id: u64, state: ConnState, wire: Wire, accepted: bool) -> PeerAddr {
+        PeerAddr(Arc::new(Peer {
+            id,
+            user_data: AtomicU64::new(0),
+            link: Mutex::new(Link { state, wire, eof: false }),
+            counters: Default::default(),
+            snapshot: Mutex::new([0; 5]),
+            accepted: AtomicBool::new(accepted),
+        }))
+    }
+
+    /// A client of a service, up (its first message not read yet).
+    pub(crate) fn accepted(id: u64, state: ConnState, sock: Watched<OwnedFd>, channel: Channel) -> PeerAddr {
+        PeerAddr::new(id, state, Wire::Up { sock, channel }, false)
+    }
+
+    /// A client's service, while the handshake runs.
+    pub(crate) fn dialing(id: u64, dialing: Dialing<Watched<OwnedFd>>) -> PeerAddr {
+        let state = ConnState::Handshaking { since: dialing.since() };
+        PeerAddr::new(id, state, Wire::Dialing(dialing), true)
+    }
+
+    pub(crate) fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    /// `doca_comm_channel_peer_addr_set_user_data`.
+    pub fn set_user_data(&self, data: u64) {
+        self.0.user_data.store(data, Ordering::Relaxed);
+    }
+
+    /// `doca_comm_channel_peer_addr_get_user_data` (0 until set).
+    pub fn user_data(&self) -> u64 {
+        self.0.user_data.load(Ordering::Relaxed)
+    }
+
+    /// `doca_comm_channel_peer_addr_update_info`: finishes a pending handshake if the answer
+    /// is there and takes a statistics snapshot. `CONNECTION_INPROGRESS` while the handshake
+    /// runs, `CONNECTION_ABORTED` when it failed, `CONNECTION_RESET` once the peer is gone.
+    pub fn update_info(&self) -> Result<()> {
+        let status = self.advance(false);
+        let mut snap = self.0.snapshot.lock();
+        for (s, c) in snap.iter_mut().zip(&self.0.counters) {
+            *s = c.load(Ordering::Relaxed);
+        }
+        snap[4] = self.with_channel(|c| c.in_flight()).unwrap_or(0);
+        status
+    }
+
+    /// `doca_comm_channel_peer_addr_get_send_messages` (at the last `update_info`).
+    pub fn send_messages(&self) -> u64 {
+        self.0.snapshot.lock()[0]
+    }
+
+    /// `doca_comm_channel_peer_addr_get_send_bytes`.
+    pub fn send_bytes(&self) -> u64 {
+        self.0.snapshot.lock()[1]
+    }
+
+    /// `doca_comm_channel_peer_addr_get_recv_messages`.
+    pub fn recv_messages(&self) -> u64 {
+        self.0.snapshot.lock()[2]
+    }
+
+    /// `doca_comm_channel_peer_addr_get_recv_bytes`.
+    pub fn recv_bytes(&self) -> u64 {
+        self.0.snapshot.lock()[3]
+    }
+
+    /// `doca_comm_channel_peer_addr_get_send_in_flight_messages`: sent, not yet received.
+    pub fn send_in_flight_messages(&self) -> u64 {
+        self.0.snapshot.lock()[4]
+    }
+
+    pub(crate) fn count(&self, sent: bool, bytes: usize) {
+        let (m, b) = if sent { (0, 1) } else { (2, 3) };
+        self.0.counters[m].fetch_add(1, Ordering::Relaxed);
+        self.0.counters[b].fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Whether the first message of this peer was received (a service reveals a client only
+    /// then).
+    pub(crate) fn is_accepted(&self) -> bool {
+        self.0.accepted.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_accepted(&self) {
+        self.0.accepted.store(true, Ordering::Relaxed);
+    }
+
+    /// Runs `f` on the rings while the peer is up.
+    pub(crate) fn with_channel<R>(&self, f: impl FnOnce(&Channel) -> R) -> Option<R> {
+        match &self.0.link.lock().wire {
+            Wire::Up { channel, .. } => Some(f(channel)),
+            _ => None,
+        }
+    }
+
+    /// Whether the handshake runs or the connection is up.
+    pub(crate) fn is_live(&self) -> bool {
+        matches!(self.0.link.lock().state, ConnState::Handshaking { .. } | ConnState::Up)
+    }
+
+    /// Whether the connection is up.
+    pub(crate) fn is_up(&self) -> bool {
+        self.0.link.lock().state.is_up()
+    }
+
+    /// Moves the handshake on and reports the link's status. A peer that left still has
+    /// its last messages read (`for_send` false) before the link reports the reset.
+    pub(crate) fn advance(&self, for_send: bool) -> Result<()> {
+        let mut link = self.0.link.lock();
+        let link = &mut *link;
+        if let Wire::Dialing(_) = link.wire {
+            let Wire::Dialing(dialing) = std::mem::replace(&mut link.wire, Wire::Gone) else {
+                unreachable!("matched above")
+            };
+            match dialing.poll(&WHO, Instant::now(), LEGACY_REPLY_DEADLINE) {
+                Err(dialing) => {
+                    link.wire = Wire::Dialing(dialing);
+                    return Err(Error::ConnectionInProgress);
+                }
+                Ok(Dialed::Up(up)) => {
+                    let (sock, channel, _) = *up;
+                    link.state.set(ConnState::Up, &WHO);
+                    link.wire = Wire::Up { sock, channel };
+                }
+                Ok(Dialed::Refused(e)) => {
+                    tracing::error!(target: "doca_sdk", "comm channel: the service refused the connection: {e}");
+                    link.state.set(ConnState::Down(Error::ConnectionAborted), &WHO);
+                }
+                Ok(Dialed::Failed(e)) => {
+                    tracing::error!(target: "doca_sdk", "comm channel: handshake failed: {e}");
+                    link.state.set(ConnState::Down(Error::ConnectionAborted), &WHO);
+                }
+            }
+        }
+        match (&link.wire, link.state) {
+            (Wire::Up { channel, .. }, ConnState::Up) => {
+                let gone = link.eof || channel.peer_hung_up();
+                if gone && (for_send || !channel.has_data()) {
+                    link.state.set(ConnState::Down(Error::ConnectionReset), &WHO);
+                    link.wire = Wire::Gone;
+                    return Err(Error::ConnectionReset);
+                }
+                Ok(())
+            }
+            (_, ConnState::Handshaking { .. }) => Err(Error::ConnectionInProgress),
+            (_, state) => Err(state.failure().unwrap_or(Error::ConnectionReset)),
+        }
+    }
+
+    /// The endpoint's control set says the socket is readable: for an up peer that means
+    /// the other side closed it (a dead process included).
+    pub(crate) fn check_socket(&self) {
+        let mut link = self.0.link.lock();
+        if let Wire::Up { sock, .. } = &link.wire {
+            let mut b = [0u8; 16];
+            if matches!(recv(sock.as_fd(), &mut b), Ok(Recv::Closed) | Err(_)) {
+                link.eof = true;
+            }
+        }
+    }
+
+    /// Whether the peer left and everything it sent was read (a service forgets it then).
+    pub(crate) fn drained_and_gone(&self) -> bool {
+        let link = self.0.link.lock();
+        match &link.wire {
+            Wire::Up { channel, .. } => (link.eof || channel.peer_hung_up()) && !channel.has_data(),
+            _ => !matches!(link.state, ConnState::Handshaking { .. }),
+        }
+    }
+
+    /// Hangs up this side (`ep_disconnect`, destroy): the other side learns it on its next
+    /// call; this side's calls on the peer answer `CONNECTION_RESET`.
+    pub(crate) fn hang_up(&self) {
+        let mut link = self.0.link.lock();
+        if let Wire::Up { sock, channel } = &link.wire {
+            channel.hang_up();
+            let _ = rustix::net::shutdown(&**sock, rustix::net::Shutdown::Both);
+        }
+        // Up → Closing → Down (a handshake in progress goes straight to Down).
+        link.state.set(ConnState::Closing(Error::ConnectionReset), &WHO);
+        link.state.set(ConnState::Down(Error::ConnectionReset), &WHO);
+        link.wire = Wire::Gone;
+    }
+}

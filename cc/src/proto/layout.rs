@@ -1,0 +1,52 @@
+//! The layout of a message ring in shared memory, and the kinds of message its slots carry:
+//! sizes both sides compute from the handshake's numbers (so a peer that lies about them is
+//! caught), without I/O. `transport::ring` maps and uses the rings.
+//!
+//! A ring occupies [`RING_CTRL`] bytes of control lines, then `nslots` slots of
+//! [`slot_size`] bytes: `len: u32`, `kind: u32`, payload.
+
+/// A cache line.
+pub const LINE: usize = 64;
+/// Bytes before a ring's slots.
+pub const RING_CTRL: usize = 4 * LINE;
+/// Bytes of a slot header (`len`, `kind`).
+pub const SLOT_HEADER: usize = 8;
+
+/// The slot size for messages of up to `max_payload` bytes (a multiple of a cache line).
+pub fn slot_size(max_payload: usize) -> usize {
+    (SLOT_HEADER + max_payload).div_ceil(LINE) * LINE
+}
+
+/// Bytes a ring of `nslots` messages of up to `max_payload` bytes occupies.
+pub fn ring_bytes(nslots: u32, max_payload: usize) -> usize {
+    RING_CTRL + nslots as usize * slot_size(max_payload)
+}
+
+/// [`ring_bytes`] for sizes a peer chose: `None` when the result does not fit in `usize`.
+pub fn ring_bytes_checked(nslots: u32, max_payload: usize) -> Option<usize> {
+    let slot = SLOT_HEADER.checked_add(max_payload)?.div_ceil(LINE).checked_mul(LINE)?;
+    (nslots as usize).checked_mul(slot)?.checked_add(RING_CTRL)
+}
+
+/// Slot kind: a 2024 control-path message.
+pub const KIND_MSG: u32 = 1;
+/// Slot kind: a consumer's posted receive buffer ([`super::records::Post`]).
+pub const KIND_POST: u32 = 2;
+/// Slot kind: a filled buffer ([`super::records::Done`]).
+pub const KIND_DONE: u32 = 3;
+/// Slot kind: a legacy endpoint message (its send stamp, then the message).
+pub const KIND_EP_MSG: u32 = 4;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_whole_lines_and_overflow_is_caught() {
+        assert_eq!(slot_size(0), LINE);
+        assert_eq!(slot_size(LINE - SLOT_HEADER + 1), 2 * LINE);
+        assert_eq!(ring_bytes(4, 100), RING_CTRL + 4 * 2 * LINE);
+        assert_eq!(ring_bytes_checked(4, 100), Some(ring_bytes(4, 100)));
+        assert_eq!(ring_bytes_checked(u32::MAX, usize::MAX - 4), None);
+    }
+}

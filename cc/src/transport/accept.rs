@@ -1,0 +1,210 @@
+//! The server half of connection setup, shared by the 2024 server and the legacy service:
+//! a listening socket and the handshakes in progress on the sockets it accepted.
+//!
+//! Every accepted socket is checked (same user), registered in the side's control set under
+//! a pending token, and given [`HELLO_DEADLINE`] to send its Hello; at most
+//! [`MAX_HANDSHAKES`] wait at once (more are closed at once), and running out of
+//! descriptors backs the listener off for [`ACCEPT_BACKOFF`] instead of spinning. Each
+//! handshake goes through [`serve`] and ends as an [`Incoming`] for the owner.
+
+use std::fmt::Display;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use doca_core::notify::{EpollSet, Watched};
+use doca_core::{Error, PciAddr, Result};
+use slab::Slab;
+
+use super::channel::Channel;
+use super::setup::{serve, Served};
+use super::{peer_pid, token, Listener};
+use crate::proto::handshake::{Accepted, Limits, HELLO_DEADLINE, MAX_HANDSHAKES};
+use crate::proto::state::ConnState;
+
+/// How long the listener rests after the process ran out of file descriptors.
+pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// A connection the acceptor set up, or failed to.
+pub enum Incoming {
+    /// Up on this side.
+    Up(Box<NewConn>),
+    /// A client whose settings were refused (a DOCA server reports it as an unsuccessful
+    /// connection). Garbage and foreign handshakes are only logged.
+    Failed {
+        /// The id the connection would have had.
+        id: u64,
+        /// The client's process.
+        pid: i32,
+        /// Why.
+        code: Error,
+    },
+}
+
+/// A connection that completed its handshake.
+pub struct NewConn {
+    /// Its id (unique for this server).
+    pub id: u64,
+    /// The client's process.
+    pub pid: i32,
+    /// Its socket, still registered in the control set (under its pending token: re-token
+    /// it for its new owner).
+    pub sock: Watched<OwnedFd>,
+    /// Its rings.
+    pub channel: Channel,
+    /// What was agreed.
+    pub accepted: Accepted,
+    /// Its state: `Up`.
+    pub state: ConnState,
+}
+
+struct Pending {
+    sock: Watched<OwnedFd>,
+    pid: i32,
+    id: u64,
+    state: ConnState,
+}
+
+/// A listening socket and the handshakes in progress on what it accepted.
+pub struct Acceptor {
+    listener: Watched<Listener>,
+    pending: Slab<Pending>,
+    limits: Limits,
+    next_id: u64,
+    /// Out of descriptors: the listener is not looked at before this time.
+    resting_until: Option<Instant>,
+}
+
+impl Acceptor {
+    /// Binds service `limits.name` in namespace `ns` for the host function `limits.function`
+    /// stands for, and registers the listener in `set` (`IN_USE` while another server holds
+    /// the name).
+    pub fn listen(set: &EpollSet, ns: &str, limits: Limits) -> Result<Acceptor> {
+        let listener = Listener::bind_service(ns, limits.function, &limits.name)?;
+        Ok(Acceptor {
+            listener: set.watch(listener, token::LISTENER)?,
+            pending: Slab::new(),
+            limits,
+            next_id: 1,
+            resting_until: None,
+        })
+    }
+
+    /// The socket path (for logs and tools).
+    pub fn path(&self) -> PathBuf {
+        self.listener.path()
+    }
+
+    /// The host function served.
+    pub fn function(&self) -> PciAddr {
+        self.limits.function
+    }
+
+    /// Handshakes in progress.
+    pub fn num_pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// When something must happen without any socket becoming readable: the first
+    /// handshake deadline, or the end of a rest.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let hs = self.pending.iter().filter_map(|(_, p)| match p.state {
+            ConnState::Handshaking { since } => Some(since + HELLO_DEADLINE),
+            _ => None,
+        });
+        hs.chain(self.resting_until).min()
+    }
+
+    /// Accepts what waits on the listener, reads every Hello that arrived, and drops
+    /// handshakes past their deadline. `live` connections exist already; `bells` are this
+    /// side's doorbells (messages; room) for new clients. Results go to `out`.
+    pub fn poll(
+        &mut self,
+        who: &dyn Display,
+        set: &EpollSet,
+        now: Instant,
+        live: usize,
+        bells: [BorrowedFd<'_>; 2],
+        out: &mut Vec<Incoming>,
+    ) {
+        self.accept_all(who, set, now);
+        let mut live = live;
+        let keys: Vec<usize> = self.pending.iter().map(|(k, _)| k).collect();
+        for key in keys {
+            let p = &self.pending[key];
+            match serve(who, p.sock.as_fd(), p.pid, &self.limits, live, p.id, bells) {
+                Served::Waiting => {
+                    if p.state.handshake_expired(now, HELLO_DEADLINE) {
+                        let mut p = self.pending.remove(key);
+                        tracing::warn!(target: "doca_sdk", "{who}: dropped pid {}: no handshake within {HELLO_DEADLINE:?}", p.pid);
+                        p.state.set(ConnState::Down(Error::ConnectionAborted), who);
+                    }
+                }
+                Served::Gone => {
+                    let mut p = self.pending.remove(key);
+                    p.state.set(ConnState::Down(Error::ConnectionAborted), who);
+                }
+                Served::Refused(r) => {
+                    let mut p = self.pending.remove(key);
+                    p.state.set(ConnState::Down(r.code), who);
+                    if r.report {
+                        out.push(Incoming::Failed { id: p.id, pid: p.pid, code: r.code });
+                    }
+                }
+                Served::Up(up) => {
+                    let mut p = self.pending.remove(key);
+                    let (channel, accepted) = *up;
+                    p.state.set(ConnState::Up, who);
+                    live += 1;
+                    tracing::debug!(target: "doca_sdk", "{who}: connection #{} from pid {}", p.id, p.pid);
+                    out.push(Incoming::Up(Box::new(NewConn {
+                        id: p.id,
+                        pid: p.pid,
+                        sock: p.sock,
+                        channel,
+                        accepted,
+                        state: p.state,
+                    })));
+                }
+            }
+        }
+    }
+
+    fn accept_all(&mut self, who: &dyn Display, set: &EpollSet, now: Instant) {
+        if self.resting_until.is_some_and(|t| now < t) {
+            return;
+        }
+        self.resting_until = None;
+        loop {
+            let sock = match self.listener.accept() {
+                Ok(Some(s)) => s,
+                Ok(None) => return,
+                Err(Error::Full) => {
+                    tracing::error!(target: "doca_sdk", "{who}: out of file descriptors: not accepting for {ACCEPT_BACKOFF:?}");
+                    self.resting_until = Some(now + ACCEPT_BACKOFF);
+                    return;
+                }
+                Err(e) => {
+                    tracing::error!(target: "doca_sdk", "{who}: accept failed: {e}");
+                    return;
+                }
+            };
+            let Ok(pid) = peer_pid(sock.as_fd()) else { continue };
+            if self.pending.len() >= MAX_HANDSHAKES {
+                tracing::warn!(target: "doca_sdk", "{who}: dropped pid {pid}: {MAX_HANDSHAKES} handshakes already in progress");
+                continue;
+            }
+            let entry = self.pending.vacant_entry();
+            let sock = match set.watch(sock, token::pending(entry.key())) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::error!(target: "doca_sdk", "{who}: cannot watch a new socket: {e}");
+                    continue;
+                }
+            };
+            let id = self.next_id;
+            self.next_id += 1;
+            entry.insert(Pending { sock, pid, id, state: ConnState::Handshaking { since: now } });
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! When a busy side looks at its control sockets (new clients, handshakes, fast-path
+//! registrations, a peer's end of file).
+//!
+//! Looking costs a syscall (`epoll_wait` with a zero timeout), so a side that is polled in a
+//! busy loop looks at most once every [`CTRL_PERIOD`], reading the clock only every
+//! [`CTRL_EVERY`] calls; after a wake-up, or when it knows something is waiting
+//! ([`Cadence::soon`]), it looks on the next call. Pure logic over the time it is given:
+//! tested with fixed instants.
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use doca_core::Now;
+
+/// Calls between two looks at the clock while busy.
+pub const CTRL_EVERY: u32 = 64;
+/// Shortest time between two looks at the control sockets while busy.
+pub const CTRL_PERIOD: Duration = Duration::from_micros(500);
+
+/// The control-poll rate limit of one side.
+#[derive(Debug)]
+pub struct Cadence {
+    tick: Cell<u32>,
+    due: Cell<bool>,
+    last: Cell<Option<Instant>>,
+}
+
+impl Default for Cadence {
+    fn default() -> Self {
+        Cadence::new()
+    }
+}
+
+impl Cadence {
+    /// A cadence whose first call looks.
+    pub fn new() -> Cadence {
+        Cadence { tick: Cell::new(0), due: Cell::new(true), last: Cell::new(None) }
+    }
+
+    /// Whether this call should look at the control sockets.
+    #[inline]
+    pub fn turn(&self, now: &Now<'_>) -> bool {
+        let t = self.tick.get().wrapping_add(1);
+        self.tick.set(t);
+        if self.due.replace(false) {
+            self.last.set(Some(now.get()));
+            return true;
+        }
+        if t % CTRL_EVERY != 0 {
+            return false;
+        }
+        let now = now.get();
+        match self.last.get() {
+            Some(last) if now.saturating_duration_since(last) < CTRL_PERIOD => false,
+            _ => {
+                self.last.set(Some(now));
+                true
+            }
+        }
+    }
+
+    /// Makes the next call look (something is known to wait, or the side just woke up).
+    pub fn soon(&self) {
+        self.due.set(true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn looks(c: &Cadence, calls: u32, at: Instant) -> u32 {
+        (0..calls).filter(|_| c.turn(&Now::at(at))).count() as u32
+    }
+
+    #[test]
+    fn a_busy_side_looks_once_per_period_and_at_once_when_told() {
+        let t0 = Instant::now();
+        let c = Cadence::new();
+        assert_eq!(looks(&c, 1, t0), 1, "the first call looks");
+        assert_eq!(looks(&c, 10 * CTRL_EVERY, t0), 0, "no time passed: no look");
+        let later = t0 + CTRL_PERIOD;
+        assert_eq!(looks(&c, CTRL_EVERY, later), 1, "one look once the period passed");
+        assert_eq!(looks(&c, 10 * CTRL_EVERY, later), 0);
+        c.soon();
+        assert_eq!(looks(&c, 1, later), 1, "told: the next call looks");
+        let much_later = later + 100 * CTRL_PERIOD;
+        assert_eq!(looks(&c, CTRL_EVERY, much_later), 1, "the clock is read once every CTRL_EVERY calls");
+    }
+}

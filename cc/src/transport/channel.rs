@@ -1,0 +1,96 @@
+//! The data half of an established connection, as one side holds it: the ring it writes,
+//! the ring it reads, and the peer's two doorbells. The 2024 API and the legacy endpoint
+//! both move their messages through it; the connection's socket (whose end of file tells
+//! that the peer died) stays with the owner.
+//!
+//! Busy path: [`Channel::send`] writes a slot and publishes it, [`Channel::recv`] looks at
+//! the ring head; neither makes a syscall. [`Channel::wake_peer`], called once after a
+//! batch, rings the peer's doorbell only when the peer armed itself before sleeping.
+
+use doca_core::notify::Doorbell;
+use doca_core::Result;
+
+use super::ring::{Ring, Slot};
+
+/// The rings and the peer's doorbells of one connection.
+pub struct Channel {
+    tx: Ring,
+    rx: Ring,
+    /// Rung when the peer sleeps waiting for messages.
+    peer_bell: Doorbell,
+    /// Rung when the peer sleeps waiting for room in the ring it writes.
+    peer_room_bell: Doorbell,
+}
+
+impl Channel {
+    /// A channel writing `tx`, reading `rx`, waking the peer through its doorbells
+    /// (messages; room).
+    pub fn new(tx: Ring, rx: Ring, peer_bell: Doorbell, peer_room_bell: Doorbell) -> Channel {
+        Channel { tx, rx, peer_bell, peer_room_bell }
+    }
+
+    /// Publishes one message of `len` bytes that `fill` writes: false (nothing written)
+    /// when the peer's ring is full; `INVALID_VALUE` when `len` exceeds a slot.
+    pub fn send(&self, kind: u32, len: usize, fill: impl FnOnce(&mut [u8])) -> Result<bool> {
+        self.tx.push_with(kind, len, fill)
+    }
+
+    /// The next received message, if any ([`Slot::consume`] releases it).
+    pub fn recv(&self) -> Option<Slot<'_>> {
+        self.rx.peek()
+    }
+
+    /// Whether a received message waits (no fence).
+    pub fn has_data(&self) -> bool {
+        self.rx.has_data()
+    }
+
+    /// Messages sent and not yet read by the peer.
+    pub fn in_flight(&self) -> u64 {
+        self.tx.in_flight()
+    }
+
+    /// How many messages the receive ring holds at most.
+    pub fn rx_capacity(&self) -> u64 {
+        self.rx.capacity()
+    }
+
+    /// Rings the peer's doorbells when it sleeps waiting for what this side did since the
+    /// last check (messages published, slots freed): one fence per batch, not per message.
+    pub fn wake_peer(&self) {
+        if self.tx.peer_needs_wakeup() {
+            self.peer_bell.ring();
+        }
+        if self.rx.peer_needs_wakeup() {
+            self.peer_room_bell.ring();
+        }
+    }
+
+    /// Before sleeping until a message arrives: true when one arrived meanwhile (or the
+    /// peer hung up), so do not sleep.
+    pub fn arm_for_data(&self) -> bool {
+        self.rx.arm_for_data() || self.peer_hung_up()
+    }
+
+    /// Before sleeping until the peer's ring has room: true when it has room now.
+    pub fn arm_for_room(&self) -> bool {
+        self.tx.arm_for_room() || self.peer_hung_up()
+    }
+
+    /// After waking.
+    pub fn disarm(&self) {
+        self.rx.disarm_data();
+        self.tx.disarm_room();
+    }
+
+    /// Hangs up: the peer sees it on its next look at the rings (a load, no syscall).
+    pub fn hang_up(&self) {
+        self.tx.close();
+        self.rx.close();
+    }
+
+    /// Whether the peer hung up.
+    pub fn peer_hung_up(&self) -> bool {
+        self.rx.is_closed() || self.tx.is_closed()
+    }
+}

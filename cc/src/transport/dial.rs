@@ -1,0 +1,89 @@
+//! The client half of connection setup, shared by the 2024 client and the legacy client: a
+//! connected socket whose Hello is sent, waiting for the server's answer. The owner keeps
+//! the connection's [`crate::proto::state::ConnState`] (`Handshaking` meanwhile) and moves
+//! it on with what [`Dialing::poll`] reports.
+
+use std::fmt::Display;
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use doca_core::notify::{EpollSet, Watched};
+use doca_core::{Error, PciAddr, Result};
+
+use super::channel::Channel;
+use super::connect_service;
+use super::setup::{answer, send_hello, Answer};
+use crate::proto::{Hello, Reply};
+
+/// How a handshake in flight ended.
+pub enum Dialed<S> {
+    /// The server did not answer in time, closed the socket, or sent garbage: this attempt
+    /// is over (a 2024 client tries again; a legacy client reports `CONNECTION_ABORTED`).
+    Failed(Error),
+    /// The server refused with this code.
+    Refused(Error),
+    /// Up: the socket, the rings, the server's answer.
+    Up(Box<(S, Channel, Reply)>),
+}
+
+/// A client's handshake in flight on socket `S` (an `OwnedFd`, or one watched in a control
+/// set).
+pub struct Dialing<S> {
+    sock: S,
+    hello: Hello,
+    since: Instant,
+}
+
+impl Dialing<OwnedFd> {
+    /// Connects to service `hello.name` of namespace `ns` as host function `pci` and sends
+    /// `hello` with this side's doorbells `bells` (messages; room). `Ok(None)` when no server
+    /// listens; `AGAIN` when its backlog is full; `NOT_PERMITTED` when another user's
+    /// process answers.
+    pub fn start(
+        ns: &str,
+        pci: PciAddr,
+        hello: Hello,
+        bells: [std::os::fd::BorrowedFd<'_>; 2],
+        now: Instant,
+    ) -> Result<Option<Dialing<OwnedFd>>> {
+        let Some(sock) = connect_service(ns, pci, &hello.name)? else { return Ok(None) };
+        send_hello(sock.as_fd(), &hello, bells)?;
+        Ok(Some(Dialing { sock, hello, since: now }))
+    }
+
+    /// The same handshake with its socket registered in `set` under `token`.
+    pub fn watched(self, set: &EpollSet, token: u64) -> Result<Dialing<Watched<OwnedFd>>> {
+        Ok(Dialing { sock: set.watch(self.sock, token)?, hello: self.hello, since: self.since })
+    }
+}
+
+impl<S: AsFd> Dialing<S> {
+    /// The socket (readable when the answer came, or the server left).
+    pub fn sock(&self) -> &S {
+        &self.sock
+    }
+
+    /// When the handshake started.
+    pub fn since(&self) -> Instant {
+        self.since
+    }
+
+    /// Reads the answer if it came; the handshake fails once `deadline` passed since it
+    /// started. Gives the handshake back while it waits.
+    pub fn poll(self, who: &dyn Display, now: Instant, deadline: Duration) -> Result<Dialed<S>, Self> {
+        match answer(who, self.sock.as_fd(), &self.hello) {
+            Answer::Waiting if now.saturating_duration_since(self.since) >= deadline => {
+                tracing::debug!(target: "doca_sdk", "{who}: no answer within {deadline:?}");
+                Ok(Dialed::Failed(Error::TimeOut))
+            }
+            Answer::Waiting => Err(self),
+            Answer::Lost => Ok(Dialed::Failed(Error::ConnectionAborted)),
+            Answer::Broken(e) => Ok(Dialed::Failed(e)),
+            Answer::Refused(e) => Ok(Dialed::Refused(e)),
+            Answer::Up(up) => {
+                let (channel, reply) = *up;
+                Ok(Dialed::Up(Box::new((self.sock, channel, reply))))
+            }
+        }
+    }
+}

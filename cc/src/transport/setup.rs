@@ -1,0 +1,249 @@
+//! Connection setup: the I/O around [`crate::proto::handshake`], one path for the four kinds
+//! of ends (2024 server and client, legacy service and client). [`super::accept::Acceptor`]
+//! runs the server half for a listening socket, [`super::dial::Dialing`] the client half.
+//!
+//! A server reads the client's Hello with [`serve`]: the handshake decides, then the shared
+//! segment is created, its two rings laid out, and the reply sent with the segment and the
+//! server's doorbells. A client sends its Hello with [`send_hello`] and reads the answer with
+//! [`answer`]. Both end with a [`Channel`]; the caller keeps the socket, whose end of file
+//! tells that the peer is gone.
+
+use std::fmt::Display;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use doca_core::notify::Doorbell;
+use doca_core::{Error, Result};
+
+use super::channel::Channel;
+use super::ring::{Area, End, Ring};
+use super::{recv, send, Recv};
+use crate::proto::handshake::{self, Accepted, Limits, Refusal, SegmentLayout};
+use crate::proto::{Hello, Reply};
+
+/// Largest handshake packet read (a Hello with a name of the longest allowed length fits).
+const PACKET: usize = 512;
+
+/// What reading a client's handshake gave.
+pub enum Served {
+    /// Nothing yet: look again when the socket is readable.
+    Waiting,
+    /// The client left before its handshake (logged at debug level).
+    Gone,
+    /// Refused (one line logged; the answer, if any, sent).
+    Refused(Refusal),
+    /// Accepted: the connection is up on this side.
+    Up(Box<(Channel, Accepted)>),
+}
+
+/// Server side: reads the Hello waiting on `sock` (from process `pid`), decides with
+/// `limits` while `live` connections exist, and on acceptance creates connection `id`,
+/// giving the client this side's doorbells `bells` (messages; room).
+pub fn serve(
+    who: &dyn Display,
+    sock: BorrowedFd<'_>,
+    pid: i32,
+    limits: &Limits,
+    live: usize,
+    id: u64,
+    bells: [BorrowedFd<'_>; 2],
+) -> Served {
+    let mut buf = [0u8; PACKET];
+    let (len, truncated, fds) = match recv(sock, &mut buf) {
+        Ok(Recv::Empty) => return Served::Waiting,
+        Ok(Recv::Closed) | Err(_) => {
+            tracing::debug!(target: "doca_sdk", "{who}: pid {pid} left before its handshake");
+            return Served::Gone;
+        }
+        Ok(Recv::Packet { len, truncated, fds }) => (len, truncated, fds),
+    };
+    let refused = |r: Refusal| {
+        if r.report {
+            tracing::error!(target: "doca_sdk", "{who}: refused pid {pid}: {}", r.why);
+        } else {
+            tracing::warn!(target: "doca_sdk", "{who}: dropped pid {pid}: {}", r.why);
+        }
+        if r.answer {
+            let _ = send(sock, &Reply::refuse(r.code).encode(), &[]);
+        }
+        Served::Refused(r)
+    };
+    let accepted = match handshake::accept(&buf[..len], truncated, fds.len(), limits, live) {
+        Ok(a) => a,
+        Err(r) => return refused(r),
+    };
+    let (peer_bell, peer_room_bell) = match peer_bells(fds) {
+        Ok(bells) => bells,
+        Err(e) => {
+            return refused(Refusal { code: e, answer: false, report: false, why: format!("doorbells: {e}") })
+        }
+    };
+    let fail = |code: Error, why: String| refused(Refusal { code, answer: true, report: true, why });
+    let (rx, tx, area) = match map_new(&accepted.layout) {
+        Ok(parts) => parts,
+        Err(e) => return fail(e, format!("cannot create the connection's shared memory: {e}")),
+    };
+    let reply = accepted.layout.reply(id, accepted.max_msg_size);
+    if let Err(e) = send(sock, &reply.encode(), &[area.as_fd(), bells[0], bells[1]]) {
+        return fail(e, format!("cannot answer the handshake: {e}"));
+    }
+    Served::Up(Box::new((Channel::new(tx, rx, peer_bell, peer_room_bell), accepted)))
+}
+
+/// Creates a segment with `layout` and attaches the server's ends: (client → server ring to
+/// read, server → client ring to write, the segment).
+fn map_new(layout: &SegmentLayout) -> Result<(Ring, Ring, std::sync::Arc<Area>)> {
+    let area = Area::create("doca-cc-conn", layout.len)?;
+    let (c2s, s2c) = (layout.c2s, layout.s2c);
+    Ring::init(&area, c2s.offset, c2s.nslots, c2s.payload)?;
+    Ring::init(&area, s2c.offset, s2c.nslots, s2c.payload)?;
+    let rx = Ring::attach(&area, c2s.offset, c2s.nslots, c2s.payload, End::Consumer)?;
+    let tx = Ring::attach(&area, s2c.offset, s2c.nslots, s2c.payload, End::Producer)?;
+    Ok((rx, tx, area))
+}
+
+/// Client side: sends `hello` on a connected socket with this side's doorbells (messages;
+/// room).
+pub fn send_hello(sock: BorrowedFd<'_>, hello: &Hello, bells: [BorrowedFd<'_>; 2]) -> Result<()> {
+    send(sock, &hello.encode(), &bells)
+}
+
+/// What reading the server's answer gave.
+pub enum Answer {
+    /// Nothing yet.
+    Waiting,
+    /// The server closed the socket without answering.
+    Lost,
+    /// The server said no with this code (or speaks another protocol version:
+    /// `UNSUPPORTED_VERSION`).
+    Refused(Error),
+    /// The answer was malformed or its memory could not be mapped (logged).
+    Broken(Error),
+    /// Accepted: the connection is up.
+    Up(Box<(Channel, Reply)>),
+}
+
+/// Client side: reads the answer to `hello` waiting on `sock`.
+pub fn answer(who: &dyn Display, sock: BorrowedFd<'_>, hello: &Hello) -> Answer {
+    let mut buf = [0u8; PACKET];
+    let (len, truncated, fds) = match recv(sock, &mut buf) {
+        Ok(Recv::Empty) => return Answer::Waiting,
+        Ok(Recv::Closed) | Err(_) => return Answer::Lost,
+        Ok(Recv::Packet { len, truncated, fds }) => (len, truncated, fds),
+    };
+    let (reply, layout) = match handshake::check_reply(&buf[..len], truncated, fds.len(), hello) {
+        Ok(r) => r,
+        Err(e @ Error::InvalidValue) if !is_refusal(&buf[..len]) => {
+            tracing::warn!(target: "doca_sdk", "{who}: malformed answer to the handshake ({len} bytes, {} fds)", fds.len());
+            return Answer::Broken(e);
+        }
+        Err(e) => return Answer::Refused(e),
+    };
+    let mut fds = fds.into_iter();
+    let seg = fds.next().expect("check_reply counted three descriptors");
+    match map_received(seg, &layout).and_then(|rings| Ok((rings, peer_bells(fds.collect())?))) {
+        Ok(((tx, rx), (peer_bell, peer_room_bell))) => {
+            Answer::Up(Box::new((Channel::new(tx, rx, peer_bell, peer_room_bell), reply)))
+        }
+        Err(e) => {
+            tracing::error!(target: "doca_sdk", "{who}: cannot map the server's rings: {e}");
+            Answer::Broken(e)
+        }
+    }
+}
+
+/// The peer's two doorbells (messages; room).
+fn peer_bells(fds: Vec<OwnedFd>) -> Result<(Doorbell, Doorbell)> {
+    let [bell, room]: [OwnedFd; 2] = fds.try_into().map_err(|_| Error::InvalidValue)?;
+    Ok((Doorbell::from_fd(bell), Doorbell::from_fd(room)))
+}
+
+/// Whether `packet` is a well-formed refusal (an `INVALID_VALUE` the server chose, not a
+/// malformed answer).
+fn is_refusal(packet: &[u8]) -> bool {
+    Reply::decode(packet).is_ok_and(|r| r.status != 0)
+}
+
+/// Maps the segment a server sent and attaches the client's ends: (client → server ring to
+/// write, server → client ring to read).
+fn map_received(seg: OwnedFd, layout: &SegmentLayout) -> Result<(Ring, Ring)> {
+    let area = Area::open(seg, layout.len)?;
+    let (c2s, s2c) = (layout.c2s, layout.s2c);
+    let tx = Ring::attach(&area, c2s.offset, c2s.nslots, c2s.payload, End::Producer)?;
+    let rx = Ring::attach(&area, s2c.offset, s2c.nslots, s2c.payload, End::Consumer)?;
+    Ok((tx, rx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::PeerKind;
+    use crate::transport::socketpair;
+    use doca_core::PciAddr;
+
+    fn limits() -> Limits {
+        Limits {
+            kind: PeerKind::Client,
+            name: "svc".into(),
+            function: PciAddr::parse("b1:00.0").unwrap(),
+            max_msg_size: 128,
+            max_msg_cap: 128,
+            recv_queue_size: 4,
+            max_recv_queue: 64,
+            max_connections: 8,
+        }
+    }
+
+    fn hello() -> Hello {
+        Hello {
+            kind: PeerKind::Client,
+            max_msg_size: 128,
+            recv_queue_size: 2,
+            function: PciAddr::parse("b1:00.0").unwrap(),
+            name: "svc".into(),
+        }
+    }
+
+    /// Both halves of the handshake over a socketpair, without the fabric directory.
+    #[test]
+    fn a_handshake_over_a_socketpair_gives_two_ends_of_one_channel() {
+        let (client_sock, server_sock) = socketpair().unwrap();
+        let (cb, sb) = (Doorbell::new().unwrap(), Doorbell::new().unwrap());
+        let h = hello();
+        assert!(matches!(answer(&"client", client_sock.as_fd(), &h), Answer::Waiting));
+        send_hello(client_sock.as_fd(), &h, [cb.as_fd(), cb.as_fd()]).unwrap();
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 42, [sb.as_fd(), sb.as_fd()]);
+        let Served::Up(up) = served else { panic!("refused") };
+        let (server, accepted) = *up;
+        assert_eq!(accepted.layout.s2c.nslots, 2);
+        let Answer::Up(up) = answer(&"client", client_sock.as_fd(), &h) else { panic!("no answer") };
+        let (client, reply) = *up;
+        assert_eq!(reply.conn_id, 42);
+
+        assert!(client.send(1, 5, |b| b.copy_from_slice(b"hello")).unwrap());
+        let slot = server.recv().expect("the message crossed");
+        assert_eq!(slot.bytes(), Some(&b"hello"[..]));
+        slot.consume();
+        for i in 0..2u8 {
+            assert!(server.send(1, 1, |b| b[0] = i).unwrap());
+        }
+        assert!(!server.send(1, 1, |_| {}).unwrap(), "the client's queue of 2 is full");
+        assert!(client.arm_for_data(), "messages wait: do not sleep");
+        server.wake_peer();
+        assert!(cb.drain(), "the armed client's doorbell was rung");
+        client.hang_up();
+        assert!(server.peer_hung_up());
+    }
+
+    #[test]
+    fn a_refused_client_reads_the_code_and_a_vanished_server_is_lost() {
+        let (client_sock, server_sock) = socketpair().unwrap();
+        let bell = Doorbell::new().unwrap();
+        let h = Hello { max_msg_size: 64, ..hello() };
+        send_hello(client_sock.as_fd(), &h, [bell.as_fd(), bell.as_fd()]).unwrap();
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [bell.as_fd(), bell.as_fd()]);
+        assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, report: true, .. })));
+        assert!(matches!(answer(&"client", client_sock.as_fd(), &h), Answer::Refused(Error::InvalidValue)));
+        drop(server_sock);
+        assert!(matches!(answer(&"client", client_sock.as_fd(), &h), Answer::Lost));
+    }
+}
