@@ -147,6 +147,8 @@ pub struct CtxCore {
     /// Tasks finished by the library and not yet delivered, across its pools.
     finished: Cell<usize>,
     pools: RefCell<SmallVec<[Rc<dyn Deliver>; 2]>>,
+    /// The engine's application is (about to be) asleep: finishing a task must wake it.
+    armed: Cell<bool>,
     pe: RefCell<Weak<PeInner>>,
     this: Weak<CtxCell<dyn CtxOps>>,
 }
@@ -176,6 +178,7 @@ impl<L: CtxOps> CtxCell<L> {
                     inflight: Cell::new(0),
                     finished: Cell::new(0),
                     pools: RefCell::new(SmallVec::new()),
+                    armed: Cell::new(false),
                     pe: RefCell::new(Weak::new()),
                     this,
                 },
@@ -343,6 +346,7 @@ impl Ctx {
 
     pub(crate) fn request_notification(&self) -> bool {
         let core = self.core();
+        core.armed.set(true);
         let pending = self.has_pending_transitions()
             || core.finished.get() > 0
             || (core.state() == CtxState::Stopping && core.drained(&self.0.ops));
@@ -351,6 +355,7 @@ impl Ctx {
     }
 
     pub(crate) fn clear_notification(&self) {
+        self.core().armed.set(false);
         self.0.ops.clear_notification(self.core());
     }
 
@@ -501,24 +506,33 @@ impl CtxCore {
     }
 
     /// A task was finished: deliver it on the next progress (and wake a sleeper).
+    #[inline]
     pub(crate) fn add_finished(&self) {
         self.finished.set(self.finished.get() + 1);
+        if self.armed.get() {
+            self.wake_engine();
+        }
+    }
+
+    #[cold]
+    fn wake_engine(&self) {
         if let Some(pe) = self.pe.borrow().upgrade() {
             pe.work_pending();
         }
     }
 
-    /// A finished task was delivered.
-    pub(crate) fn task_delivered(&self) {
-        self.finished.set(self.finished.get().saturating_sub(1));
+    /// `n` finished tasks are being delivered.
+    pub(crate) fn tasks_delivered(&self, n: usize) {
+        self.finished.set(self.finished.get().saturating_sub(n));
     }
 
-    /// Delivers what every pool finished so far.
-    #[cold]
+    /// Delivers what every pool finished so far (no borrow held across the callbacks).
     fn deliver_finished(&self) {
-        let pools: SmallVec<[Rc<dyn Deliver>; 2]> = self.pools.borrow().clone();
-        for pool in pools {
+        let mut i = 0;
+        loop {
+            let Some(pool) = self.pools.borrow().get(i).cloned() else { break };
             pool.deliver();
+            i += 1;
         }
     }
 

@@ -18,7 +18,6 @@
 //! never another task.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
@@ -129,7 +128,9 @@ pub struct TaskPool<P: 'static> {
     owner: Weak<dyn TaskOwner<P>>,
     slots: RefCell<Slots<P>>,
     /// Tasks the library finished, in order, with their status (sized at start).
-    finished: RefCell<VecDeque<(TaskId, Result<()>)>>,
+    finished: RefCell<Vec<(TaskId, Result<()>)>>,
+    /// Starts so far (each start rebuilds the slots and empties the queue).
+    runs: Cell<u32>,
     capacity: Cell<u32>,
     configured: Cell<bool>,
     completion: CbSlot<TaskCb<P>>,
@@ -142,7 +143,7 @@ struct PoolOf<P: 'static>(Weak<dyn TaskOwner<P>>);
 impl<P: 'static> Deliver for PoolOf<P> {
     fn deliver(&self) -> usize {
         match self.0.upgrade() {
-            Some(owner) => owner.pool().deliver_finished(),
+            Some(owner) => owner.pool().deliver_finished(&owner),
             None => 0,
         }
     }
@@ -154,7 +155,8 @@ impl<P: 'static> TaskPool<P> {
         TaskPool {
             owner,
             slots: RefCell::new(Slots { slots: Vec::new(), free: Vec::new(), next_gen: 0 }),
-            finished: RefCell::new(VecDeque::new()),
+            finished: RefCell::new(Vec::new()),
+            runs: Cell::new(0),
             capacity: Cell::new(0),
             configured: Cell::new(false),
             completion: CbSlot::empty(),
@@ -215,6 +217,7 @@ impl<P: 'static> TaskPool<P> {
         let mut finished = self.finished.borrow_mut();
         finished.clear();
         finished.reserve(want);
+        self.runs.set(self.runs.get().wrapping_add(1));
     }
 
     /// Takes a free task, resets its user data and status, and lets `init` fill its payload
@@ -265,7 +268,7 @@ impl<P: 'static> TaskPool<P> {
             }
         }
         // Never grows: at most `capacity` tasks are out of the pool.
-        self.finished.borrow_mut().push_back((id, status));
+        self.finished.borrow_mut().push((id, status));
         owner.core().add_finished();
         true
     }
@@ -276,20 +279,26 @@ impl<P: 'static> TaskPool<P> {
     }
 
     /// Delivers the tasks finished so far (those their callbacks finish wait for the next
-    /// call); returns how many.
-    fn deliver_finished(&self) -> usize {
+    /// call); returns how many. `owner` is this pool's context.
+    fn deliver_finished(&self, owner: &Rc<dyn TaskOwner<P>>) -> usize {
         let n = self.finished.borrow().len();
-        for _ in 0..n {
-            let Some((id, status)) = self.finished.borrow_mut().pop_front() else { break };
-            self.deliver(id, status);
+        let run = self.runs.get();
+        let core = owner.core();
+        core.tasks_delivered(n);
+        for i in 0..n {
+            // Short borrows: the callbacks may finish more tasks (appended after `n`).
+            let Some(&(id, status)) = self.finished.borrow().get(i) else { break };
+            self.deliver(owner, core, id, status);
+        }
+        // A callback that restarted the context (possible only after the last task of the
+        // batch) began a new run whose queue starts empty: nothing of this batch is left.
+        if self.runs.get() == run {
+            self.finished.borrow_mut().drain(..n);
         }
         n
     }
 
-    fn deliver(&self, id: TaskId, status: Result<()>) {
-        let Some(owner) = self.owner.upgrade() else { return };
-        let core = owner.core();
-        core.task_delivered();
+    fn deliver(&self, owner: &Rc<dyn TaskOwner<P>>, core: &CtxCore, id: TaskId, status: Result<()>) {
         let user_data = {
             let mut s = self.slots.borrow_mut();
             match s.slots.get_mut(id.idx as usize) {

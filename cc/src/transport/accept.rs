@@ -208,3 +208,51 @@ impl Acceptor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsFd;
+
+    use doca_core::notify::Doorbell;
+
+    use super::*;
+    use crate::proto::PeerKind;
+    use crate::transport::{connect_service, recv, Recv};
+
+    fn limits(name: &str) -> Limits {
+        Limits {
+            kind: PeerKind::Client,
+            name: name.into(),
+            function: PciAddr::parse("3b:00.1").unwrap(),
+            max_msg_size: 64,
+            max_msg_cap: 64,
+            recv_queue_size: 2,
+            max_recv_queue: 16,
+            max_connections: 4,
+        }
+    }
+
+    /// Time is handed in: the deadline is checked at fixed instants, without sleeping.
+    #[test]
+    fn a_socket_that_says_nothing_is_dropped_exactly_at_the_hello_deadline() {
+        let name = format!("accept-deadline-{}", std::process::id());
+        let set = EpollSet::new().unwrap();
+        let l = limits(&name);
+        let mut acceptor = Acceptor::listen(&set, "test", l.clone()).unwrap();
+        let silent = connect_service("test", l.function, &name).unwrap().expect("listening");
+        let bell = Doorbell::new().unwrap();
+        let bells = [bell.as_fd(), bell.as_fd()];
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        acceptor.poll(&"test", &set, t0, 0, bells, &mut out);
+        assert_eq!(acceptor.num_pending(), 1);
+        assert_eq!(acceptor.next_deadline(), Some(t0 + HELLO_DEADLINE));
+        acceptor.poll(&"test", &set, t0 + HELLO_DEADLINE - Duration::from_millis(1), 0, bells, &mut out);
+        assert_eq!(acceptor.num_pending(), 1, "still within its deadline");
+        acceptor.poll(&"test", &set, t0 + HELLO_DEADLINE, 0, bells, &mut out);
+        assert_eq!(acceptor.num_pending(), 0, "dropped at the deadline");
+        assert!(out.is_empty(), "a silent socket is not reported as a failed connection");
+        let mut buf = [0u8; 16];
+        assert!(matches!(recv(silent.as_fd(), &mut buf), Ok(Recv::Closed)), "its socket was closed");
+    }
+}

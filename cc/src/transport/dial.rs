@@ -47,8 +47,19 @@ impl Dialing<OwnedFd> {
         now: Instant,
     ) -> Result<Option<Dialing<OwnedFd>>> {
         let Some(sock) = connect_service(ns, pci, &hello.name)? else { return Ok(None) };
+        Ok(Some(Dialing::on(sock, hello, bells, now)?))
+    }
+
+    /// Sends `hello` on a socket already connected to a server (the seam for tests: one end
+    /// of a [`super::socketpair`]).
+    pub fn on(
+        sock: OwnedFd,
+        hello: Hello,
+        bells: [std::os::fd::BorrowedFd<'_>; 2],
+        now: Instant,
+    ) -> Result<Dialing<OwnedFd>> {
         send_hello(sock.as_fd(), &hello, bells)?;
-        Ok(Some(Dialing { sock, hello, since: now }))
+        Ok(Dialing { sock, hello, since: now })
     }
 
     /// The same handshake with its socket registered in `set` under `token`.
@@ -85,5 +96,55 @@ impl<S: AsFd> Dialing<S> {
                 Ok(Dialed::Up(Box::new((self.sock, channel, reply))))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsFd;
+
+    use doca_core::notify::Doorbell;
+
+    use super::*;
+    use crate::proto::PeerKind;
+    use crate::transport::socketpair;
+
+    fn hello() -> Hello {
+        Hello {
+            kind: PeerKind::Client,
+            max_msg_size: 64,
+            recv_queue_size: 2,
+            function: PciAddr::parse("b1:00.0").unwrap(),
+            name: "svc".into(),
+        }
+    }
+
+    #[test]
+    fn a_silent_server_fails_the_handshake_exactly_at_its_deadline() {
+        let (ours, _server) = socketpair().unwrap();
+        let bell = Doorbell::new().unwrap();
+        let t0 = Instant::now();
+        let deadline = Duration::from_secs(5);
+        let mut d = Dialing::on(ours, hello(), [bell.as_fd(), bell.as_fd()], t0).unwrap();
+        for late in [Duration::ZERO, Duration::from_millis(4999)] {
+            d = match d.poll(&"test", t0 + late, deadline) {
+                Err(still) => still,
+                Ok(_) => panic!("gave up {late:?} after starting"),
+            };
+        }
+        assert!(matches!(d.poll(&"test", t0 + deadline, deadline), Ok(Dialed::Failed(Error::TimeOut))));
+    }
+
+    #[test]
+    fn a_server_that_hangs_up_fails_the_attempt() {
+        let (ours, server) = socketpair().unwrap();
+        let bell = Doorbell::new().unwrap();
+        let now = Instant::now();
+        let d = Dialing::on(ours, hello(), [bell.as_fd(), bell.as_fd()], now).unwrap();
+        drop(server);
+        assert!(matches!(
+            d.poll(&"test", now, Duration::from_secs(5)),
+            Ok(Dialed::Failed(Error::ConnectionAborted))
+        ));
     }
 }
