@@ -84,6 +84,23 @@ struct InvInner {
 }
 
 /// `struct doca_buf_inventory`: a fixed set of buffer descriptors. `Send + Sync`.
+///
+/// ```
+/// use doca_buf::Inventory;
+/// use doca_mmap::Mmap;
+///
+/// let map = Mmap::create()?;
+/// map.set_memrange(vec![0u8; 4096])?;
+/// map.start()?;
+/// let inv = Inventory::create(4)?;
+/// inv.start()?;
+/// let buf = inv.buf_get_by_addr(&map, 0, 64)?; // 64 bytes of room at offset 0, no data yet
+/// buf.append(b"hello")?;
+/// assert_eq!(buf.data_bytes()?.to_vec(), b"hello");
+/// assert_eq!(inv.num_free_elements(), 3);
+/// buf.dec_refcount()?; // back to the inventory
+/// # Ok::<(), doca_core::Error>(())
+/// ```
 pub struct Inventory {
     inner: Arc<InvInner>,
 }
@@ -269,6 +286,22 @@ impl Inventory {
 
 /// `struct doca_buf`: a handle to one buffer descriptor of an inventory (see the crate docs
 /// for reference counts and stale handles). `Send + Sync`.
+///
+/// ```
+/// # use doca_buf::Inventory;
+/// # use doca_mmap::Mmap;
+/// # let map = Mmap::create()?;
+/// # map.set_memrange(vec![7u8; 4096])?;
+/// # map.start()?;
+/// # let inv = Inventory::create(2)?;
+/// # inv.start()?;
+/// let buf = inv.buf_get_by_data(&map, 100, 10)?; // 10 bytes of data at offset 100
+/// assert_eq!(buf.data_len()?, 10);
+/// buf.set_data(100, 4)?;
+/// assert_eq!(buf.data_bytes()?.to_vec(), [7, 7, 7, 7]);
+/// buf.dec_refcount()?;
+/// # Ok::<(), doca_core::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Buf {
     inv: Arc<InvInner>,

@@ -202,6 +202,24 @@ impl<L: ?Sized> CtxCell<L> {
 
 /// `struct doca_ctx`: the generic face of any library context (what `doca_*_as_ctx`
 /// returns). Cloning gives another handle to the same context.
+///
+/// ```
+/// use doca_core::loopback::Loopback;
+/// use doca_core::{CtxState, Error, Pe, Started};
+///
+/// let pe = Pe::create()?;
+/// let lb = Loopback::create(Started::Starting); // starts asynchronously, like a cc client
+/// let ctx = lb.as_ctx();
+/// pe.connect_ctx(&ctx)?;
+/// ctx.set_state_changed_cb(|_user_data, _ctx, prev, next| println!("{prev:?} -> {next:?}"))?;
+/// assert_eq!(ctx.start(), Err(Error::InProgress));
+/// assert_eq!(ctx.state(), CtxState::Starting); // current at once; the callback comes in progress
+/// pe.progress();
+/// assert_eq!(ctx.state(), CtxState::Running);
+/// ctx.stop()?; // nothing in flight: Idle at once
+/// assert_eq!(ctx.state(), CtxState::Idle);
+/// # Ok::<(), doca_core::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Ctx(pub(crate) Rc<CtxCell<dyn CtxOps>>);
 

@@ -59,6 +59,24 @@ impl PeInner {
 }
 
 /// `struct doca_pe`.
+///
+/// ```
+/// use doca_core::loopback::{EchoTask, Loopback};
+/// use doca_core::{Pe, Started};
+/// use std::time::Duration;
+///
+/// let pe = Pe::create()?;
+/// let lb = Loopback::create(Started::Running); // any library context plugs in the same way
+/// pe.connect_ctx(&lb.as_ctx())?;
+/// lb.set_conf(|task: EchoTask, _, _| println!("task {} done", task.value()), |_, _, _| {}, 4)?;
+/// lb.as_ctx().start()?;
+/// lb.alloc_task(7)?.submit().map_err(|refused| refused.error)?;
+/// // Busy: progress until nothing happens. Asleep: wait on the notification handle.
+/// while pe.progress() {}
+/// assert_eq!(pe.num_inflight_tasks(), 0);
+/// pe.wait(Some(Duration::from_millis(1)))?;
+/// # Ok::<(), doca_core::Error>(())
+/// ```
 pub struct Pe {
     inner: Rc<PeInner>,
 }

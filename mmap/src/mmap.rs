@@ -116,6 +116,22 @@ pub(crate) struct MmapInner {
 }
 
 /// `struct doca_mmap`. `Send + Sync`; buffers keep what they need of it alive.
+///
+/// ```
+/// use doca_core::open_device_with_pci;
+/// use doca_mmap::{AccessFlags, Mmap, SharedMem};
+///
+/// let host = open_device_with_pci("b1:00.0", None)?;
+/// let map = Mmap::create()?;
+/// map.set_memrange(SharedMem::alloc(1 << 16)?)?; // exportable memory
+/// map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE)?;
+/// map.add_dev(&host)?;
+/// map.start()?;
+/// let descriptor: Vec<u8> = map.export_pci(&host)?; // give these bytes to the other side
+/// assert!(!descriptor.is_empty() && map.is_exported());
+/// map.stop()?; // revokes the export
+/// # Ok::<(), doca_core::Error>(())
+/// ```
 pub struct Mmap {
     inner: Arc<MmapInner>,
 }

@@ -97,7 +97,7 @@ pub(crate) struct ConnInner {
 /// # client.event_msg_recv_register(|_, _| {})?;
 /// # client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4)?;
 /// # let _ = client.as_ctx().start();
-/// # while client.as_ctx().state() != CtxState::Running { pe.progress(); }
+/// # for _ in 0..1_000_000 { if client.as_ctx().state() == CtxState::Running { break } pe.progress(); }
 /// let conn: Connection = client.get_connection()?;
 /// conn.set_user_data(doca_core::Data::from_u64(7));
 /// assert!(conn.client().is_ok() && conn.server().is_err());

@@ -92,6 +92,60 @@ pub(crate) struct ConsumerOps {
 }
 
 /// `struct doca_cc_consumer`.
+///
+/// ```
+/// # use doca_buf::Inventory;
+/// # use doca_cc::{Client, Consumer, PostRecvTask, Producer, ProducerSendTask, Server};
+/// # use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
+/// # use doca_mmap::{AccessFlags, Mmap, SharedMem};
+/// # use std::{cell::Cell, rc::Rc};
+/// # let name = format!("doc-fast-{}", std::process::id());
+/// # let dpu = open_device_with_pci("03:00.0", None)?;
+/// # let rep = open_device_rep_with_pci(&dpu, RepFilter::NET, "b1:00.0")?;
+/// # let pe = Pe::create()?;
+/// # let server = Server::create(&dpu, &rep, &name)?;
+/// # pe.connect_ctx(&server.as_ctx())?;
+/// # server.as_ctx().start()?;
+/// # let client = Client::create(&open_device_with_pci("b1:00.0", None)?, &name)?;
+/// # pe.connect_ctx(&client.as_ctx())?;
+/// # let _ = client.as_ctx().start();
+/// # let run = |done: &dyn Fn() -> bool| for _ in 0..1_000_000 { if done() { break } pe.progress(); };
+/// # run(&|| client.as_ctx().state() == CtxState::Running);
+/// # let server_conn = server.connections().pop().unwrap();
+/// # let client_conn = client.get_connection()?;
+/// // Receiving side (here the server's end): buffers in shared memory get the one-copy path.
+/// let map = Mmap::create()?;
+/// map.set_memrange(SharedMem::alloc(1 << 16)?)?;
+/// map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE)?;
+/// map.start()?;
+/// let consumer = Consumer::create(&server_conn, &map)?;
+/// pe.connect_ctx(&consumer.as_ctx())?;
+/// let got = Rc::new(Cell::new(0));
+/// let g = got.clone();
+/// consumer.task_post_recv_set_conf(
+///     move |task: PostRecvTask, _, _| g.set(task.buf().data_len().unwrap()),
+///     |_, _, _| {},
+///     8,
+/// )?;
+/// assert_eq!(consumer.as_ctx().start(), Err(Error::InProgress)); // Running once the peer knows it
+/// run(&|| consumer.as_ctx().state() == CtxState::Running);
+/// let inv = Inventory::create(8)?;
+/// inv.start()?;
+/// consumer.task_post_recv_alloc_init(&inv.buf_get_by_addr(&map, 0, 4096)?)?.submit().map_err(|r| r.error)?;
+/// // Sending side (the client's end): a producer sends to the consumer's id.
+/// let producer = Producer::create(&client_conn)?;
+/// pe.connect_ctx(&producer.as_ctx())?;
+/// producer.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 8)?;
+/// producer.as_ctx().start()?;
+/// let src = Mmap::create()?;
+/// src.set_memrange(&b"hello fast path"[..])?;
+/// src.start()?;
+/// let msg = inv.buf_get_by_data(&src, 0, 15)?;
+/// producer.task_send_alloc_init(&msg, consumer.id())?.submit().map_err(|r| r.error)?;
+/// run(&|| got.get() == 15);
+/// assert_eq!(got.get(), 15);
+/// # Ok::<(), doca_core::Error>(())
+/// ```
 pub struct Consumer {
     ctx: Rc<CtxCell<ConsumerOps>>,
 }

@@ -68,6 +68,44 @@ pub(crate) struct ProducerOps {
 }
 
 /// `struct doca_cc_producer`.
+///
+/// ```
+/// # use doca_buf::Inventory;
+/// # use doca_cc::{Client, Consumer, PostRecvTask, Producer, ProducerSendTask, Server};
+/// # use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
+/// # use doca_mmap::{AccessFlags, Mmap, SharedMem};
+/// # use std::{cell::Cell, rc::Rc};
+/// # let name = format!("doc-fast-{}", std::process::id());
+/// # let dpu = open_device_with_pci("03:00.0", None)?;
+/// # let rep = open_device_rep_with_pci(&dpu, RepFilter::NET, "b1:00.0")?;
+/// # let pe = Pe::create()?;
+/// # let server = Server::create(&dpu, &rep, &name)?;
+/// # pe.connect_ctx(&server.as_ctx())?;
+/// # server.as_ctx().start()?;
+/// # let client = Client::create(&open_device_with_pci("b1:00.0", None)?, &name)?;
+/// # pe.connect_ctx(&client.as_ctx())?;
+/// # let _ = client.as_ctx().start();
+/// # let run = |done: &dyn Fn() -> bool| for _ in 0..1_000_000 { if done() { break } pe.progress(); };
+/// # run(&|| client.as_ctx().state() == CtxState::Running);
+/// # let server_conn = server.connections().pop().unwrap();
+/// # let client_conn = client.get_connection()?;
+/// let producer = Producer::create(&client_conn)?;
+/// pe.connect_ctx(&producer.as_ctx())?;
+/// producer.task_send_set_conf(|_task: ProducerSendTask, _, _| {}, |_, _, _| {}, 16)?;
+/// producer.as_ctx().start()?; // synchronous
+/// # let src = Mmap::create()?;
+/// # src.set_memrange(&b"data"[..])?;
+/// # src.start()?;
+/// # let inv = Inventory::create(1)?;
+/// # inv.start()?;
+/// let buf = inv.buf_get_by_data(&src, 0, 4)?;
+/// // Sends go to a consumer the peer announced (the new-consumer event gives its id).
+/// assert_eq!(producer.task_send_alloc_init(&buf, 12345).unwrap_err(), Error::InvalidValue);
+/// # let _ = (server_conn, PostRecvTask::status, Consumer::id, SharedMem::alloc, AccessFlags::empty);
+/// # Ok::<(), doca_core::Error>(())
+/// ```
+///
+/// The example of [`crate::Consumer`] runs a whole transfer.
 pub struct Producer {
     ctx: Rc<CtxCell<ProducerOps>>,
 }
