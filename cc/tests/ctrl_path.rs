@@ -252,3 +252,29 @@ fn a_larger_max_msg_size_after_a_restart_takes_effect() {
         });
     }
 }
+
+#[test]
+fn a_connection_finds_its_owner_only_on_the_owners_thread() {
+    let name = unique("owner");
+    let (spe, srv) = server(&name);
+    srv.as_ctx().start().unwrap();
+    let (cpe, cli) = client(&name);
+    let _ = cli.as_ctx().start();
+    until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Running);
+    let conn = srv.connections().pop().unwrap();
+    assert_eq!(conn.server().unwrap().name(), name);
+    let elsewhere = std::thread::spawn({
+        let conn = conn.clone();
+        move || (conn.server().err(), conn.is_connected(), conn.id())
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        elsewhere,
+        (Some(Error::NotPermitted), true, conn.id()),
+        "a clear error off the owner's thread"
+    );
+    srv.disconnect(&conn).unwrap();
+    until(&[&spe, &cpe], || srv.num_connections() == 0);
+    assert_eq!(conn.server().err(), Some(Error::NotFound), "the server let the connection go");
+}

@@ -293,3 +293,76 @@ fn producers_and_consumers_per_connection_are_capped() {
     assert_eq!(Consumer::create(&cconn, &map).unwrap_err(), Error::NoMemory, "one consumer too many");
     drop(consumers);
 }
+
+#[test]
+fn a_restarted_consumer_still_wakes_its_sleeping_engine() {
+    let p = pair();
+    let sconn: Connection = p.server.connections().pop().unwrap();
+    let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
+    let inv = Inventory::create(4).unwrap();
+    inv.start().unwrap();
+    let cons_pe = Pe::create().unwrap();
+    let consumer = Consumer::create(&sconn, &map).unwrap();
+    cons_pe.connect_ctx(&consumer.as_ctx()).unwrap();
+    let got = Rc::new(RefCell::new(0usize));
+    let g = got.clone();
+    consumer
+        .task_post_recv_set_conf(
+            move |t: PostRecvTask, _, _| {
+                *g.borrow_mut() += 1;
+                t.buf().dec_refcount().unwrap();
+            },
+            |t: PostRecvTask, _, _| {
+                t.buf().dec_refcount().unwrap();
+            },
+            2,
+        )
+        .unwrap();
+    // Start and stop it again and again: each run has a new doorbell (its old registration
+    // goes with the old one) and the kernel reuses descriptor numbers meanwhile — an epoll
+    // set keyed by numbers missed some of the new doorbells (eight restarts showed it).
+    for _ in 0..8 {
+        let _ = consumer.as_ctx().start();
+        until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
+        let _ = consumer.as_ctx().stop();
+        until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Idle);
+    }
+    let _ = consumer.as_ctx().start();
+    until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
+    let buf = inv.buf_get_by_addr(&map, 0, 64).unwrap();
+    consumer.task_post_recv_alloc_init(&buf).unwrap().submit().unwrap();
+
+    let cconn = p.client.get_connection().unwrap();
+    // Nine announcements and eight expiries reached the client.
+    until(&[&p.spe, &p.cpe], || consumer_known(&p, 17));
+    let prod_pe = Pe::create().unwrap();
+    let producer = Producer::create(&cconn).unwrap();
+    prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
+    producer.task_send_set_conf(|_, _, _| {}, |t, _, _| panic!("send failed: {:?}", t.status()), 2).unwrap();
+    producer.as_ctx().start().unwrap();
+    let src = Mmap::create().unwrap();
+    src.set_memrange("wake up".as_bytes()).unwrap();
+    src.start().unwrap();
+    let msg = inv.buf_get_by_data(&src, 0, 7).unwrap();
+
+    // The consumer's application goes to sleep; the producer sends meanwhile.
+    while cons_pe.progress() {}
+    cons_pe.request_notification().unwrap();
+    producer.task_send_alloc_init(&msg, consumer.id()).unwrap().submit().unwrap();
+    until(&[&prod_pe], || prod_pe.num_inflight_tasks() == 0);
+    let mut events = [rustix::event::epoll::Event {
+        flags: rustix::event::epoll::EventFlags::empty(),
+        data: rustix::event::epoll::EventData::new_u64(0),
+    }; 4];
+    let ten_s = rustix::time::Timespec { tv_sec: 10, tv_nsec: 0 };
+    let woke =
+        rustix::event::epoll::wait(cons_pe.notification_handle(), &mut events[..], Some(&ten_s)).unwrap();
+    assert_eq!(woke, 1, "the sleeping consumer engine was woken");
+    cons_pe.clear_notification().unwrap();
+    until(&[&cons_pe], || *got.borrow() == 1);
+}
+
+/// Whether the client side has seen (at least) `n` consumer events.
+fn consumer_known(p: &Pair, n: usize) -> bool {
+    p.remote_consumers.borrow().len() >= n
+}
