@@ -214,6 +214,18 @@ macro_rules! fail {
     }};
 }
 
+/// [`fail!`] for input a peer sent (a handshake, a descriptor, a ring index): the reason
+/// goes to the debug log only, because a hostile peer can send bad input in a loop. The
+/// caller that knows the context logs one rate-limited line.
+#[macro_export]
+macro_rules! peer_fail {
+    ($err:expr, $($arg:tt)+) => {{
+        let err: $crate::Error = $err;
+        ::tracing::debug!(target: "doca_sdk", "{}: {}", err.name(), format_args!($($arg)+));
+        err
+    }};
+}
+
 /// `return Err(fail!(..))` in one word.
 #[macro_export]
 macro_rules! bail {

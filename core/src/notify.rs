@@ -30,9 +30,15 @@ pub(crate) fn os_error(what: &str, e: Errno) -> Error {
 
 /// An eventfd: ringing makes it readable until drained. `Send + Sync`; it can be passed to
 /// another process (it is just a file descriptor).
+///
+/// A doorbell received from a peer ([`Doorbell::from_peer`]) is checked to be an eventfd and
+/// made non-blocking, so ringing it can never block this side: a full counter means it is
+/// already ringing. The file status flags are shared with the peer's copy, so before each
+/// ring the flag is checked again and restored if the peer cleared it.
 #[derive(Debug)]
 pub struct Doorbell {
     fd: OwnedFd,
+    from_peer: bool,
 }
 
 impl Doorbell {
@@ -40,16 +46,35 @@ impl Doorbell {
     pub fn new() -> Result<Self> {
         let fd =
             eventfd(0, EventfdFlags::NONBLOCK | EventfdFlags::CLOEXEC).map_err(|e| os_error("eventfd", e))?;
-        Ok(Doorbell { fd })
+        Ok(Doorbell { fd, from_peer: false })
     }
 
-    /// Wraps an eventfd.
+    /// Wraps an eventfd this process created (see [`Doorbell::from_peer`] for one received
+    /// from elsewhere).
     pub fn from_fd(fd: OwnedFd) -> Self {
-        Doorbell { fd }
+        Doorbell { fd, from_peer: false }
     }
 
-    /// Makes the doorbell readable (one `write`).
+    /// Wraps a doorbell received from another process: it must be an eventfd
+    /// (`INVALID_VALUE` for a pipe, a socket, a file…), and it is switched to non-blocking.
+    pub fn from_peer(fd: OwnedFd) -> Result<Self> {
+        if !is_eventfd(&fd) {
+            return Err(crate::peer_fail!(
+                Error::InvalidValue,
+                "the peer's doorbell (fd {}) is not an eventfd",
+                fd.as_raw_fd()
+            ));
+        }
+        make_nonblocking(&fd)?;
+        Ok(Doorbell { fd, from_peer: true })
+    }
+
+    /// Makes the doorbell readable (one `write`; for a peer's doorbell, a flag check first).
     pub fn ring(&self) {
+        if self.from_peer {
+            // Shared file status flags: the peer may have made it blocking again.
+            let _ = make_nonblocking(&self.fd);
+        }
         // A full counter (EAGAIN) means the doorbell is already ringing: nothing is lost.
         let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
     }
@@ -59,6 +84,24 @@ impl Doorbell {
         let mut buf = [0u8; 8];
         matches!(rustix::io::read(&self.fd, &mut buf), Ok(8))
     }
+}
+
+/// Whether `fd` is an eventfd (its `/proc/self/fdinfo` entry shows an eventfd counter).
+fn is_eventfd(fd: &OwnedFd) -> bool {
+    match std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())) {
+        Ok(info) => info.lines().any(|l| l.starts_with("eventfd-count:")),
+        Err(_) => false,
+    }
+}
+
+/// Sets `O_NONBLOCK` on `fd` unless it is set already (one `fcntl` when it is).
+fn make_nonblocking(fd: &OwnedFd) -> Result<()> {
+    use rustix::fs::OFlags;
+    let flags = rustix::fs::fcntl_getfl(fd).map_err(|e| os_error("fcntl(F_GETFL)", e))?;
+    if !flags.contains(OFlags::NONBLOCK) {
+        rustix::fs::fcntl_setfl(fd, flags | OFlags::NONBLOCK).map_err(|e| os_error("fcntl(F_SETFL)", e))?;
+    }
+    Ok(())
 }
 
 impl AsFd for Doorbell {
@@ -271,6 +314,31 @@ mod tests {
         let second = set.watch(second, 2).unwrap();
         second.ring();
         assert_eq!(set.ready().as_slice(), [2], "number reused: {reused}");
+    }
+
+    #[test]
+    fn a_peers_doorbell_must_be_an_eventfd_and_never_blocks_the_ringer() {
+        let (r, w) = rustix::pipe::pipe().unwrap();
+        assert_eq!(Doorbell::from_peer(w).unwrap_err(), Error::InvalidValue, "a pipe");
+        drop(r);
+        let (a, _b) = rustix::net::socketpair(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::STREAM,
+            rustix::net::SocketFlags::CLOEXEC,
+            None,
+        )
+        .unwrap();
+        assert_eq!(Doorbell::from_peer(a).unwrap_err(), Error::InvalidValue, "a socket");
+        // A blocking eventfd whose counter is full: writing 1 would block forever.
+        let blocking = eventfd(0, EventfdFlags::CLOEXEC).unwrap();
+        rustix::io::write(&blocking, &(u64::MAX - 1).to_ne_bytes()).unwrap();
+        let peer_copy = blocking.try_clone().unwrap();
+        let bell = Doorbell::from_peer(blocking).unwrap();
+        bell.ring();
+        // The peer clears O_NONBLOCK on its copy (the flag is shared): still no blocking.
+        rustix::fs::fcntl_setfl(&peer_copy, rustix::fs::OFlags::empty()).unwrap();
+        bell.ring();
+        assert!(bell.drain(), "it was ringing all along");
     }
 
     #[test]

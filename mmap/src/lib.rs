@@ -21,6 +21,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod memfd;
 mod memory;
 mod mmap;
 mod shm;

@@ -7,7 +7,7 @@ use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use doca_core::{fail, Error, Result};
+use doca_core::{fail, peer_fail, Error, Result};
 
 use crate::shm::{Region, Segment};
 
@@ -80,7 +80,7 @@ impl RemoteMem {
     pub fn open(fd: std::os::fd::OwnedFd, offset: usize, len: usize) -> Result<RemoteMem> {
         let seg = Segment::open(fd)?;
         if offset.checked_add(len).is_none_or(|end| end > seg.data_len()) || len == 0 {
-            return Err(fail!(
+            return Err(peer_fail!(
                 Error::InvalidValue,
                 "remote range {offset}+{len} outside the {} shared bytes",
                 seg.data_len()

@@ -15,7 +15,8 @@
 //! or destroyed (or its process exits) the export is revoked: importing it again gives
 //! `NOT_FOUND`, and a map already imported answers every later access (new buffers, reads
 //! and writes through buffers) with `NOT_FOUND`. Its pages stay mapped until it is destroyed,
-//! so nothing segfaults.
+//! and every shared segment is a memfd sealed against resizing (checked on import), so the
+//! exporter cannot truncate the pages under the importer either: no access can fault.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -465,7 +466,7 @@ impl Mmap {
     /// configured.
     pub fn create_from_export(user_data: Option<Data>, desc: &[u8], dev: &Dev) -> Result<Mmap> {
         let d = Desc::parse(desc)?;
-        let seg = Arc::new(Segment::open_remote(d.pid, d.fd)?);
+        let seg = Arc::new(Segment::open_remote(d.pid, d.fd, d.slot, d.token)?);
         let Some(s) = seg.header().slots.get(d.slot) else {
             bail!(Error::InvalidValue, "mmap export descriptor names slot {} of {MAX_EXPORTS}", d.slot);
         };
@@ -771,5 +772,46 @@ impl Desc {
             len: u64_at(52),
             from,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsRawFd;
+
+    use super::*;
+    use crate::shm::{Header, Slot};
+
+    /// A descriptor naming memory that could be truncated under the importer (an unsealed
+    /// memfd dressed up as an export, token and all) is refused before it is mapped.
+    #[test]
+    fn an_export_whose_memory_is_not_sealed_is_not_imported() {
+        let dev = doca_core::open_device_with_pci("b1:00.0", None).unwrap();
+        let real = Mmap::create().unwrap();
+        real.set_memrange(crate::SharedMem::alloc(4096).unwrap()).unwrap();
+        real.set_permissions(AccessFlags::PCI_READ_WRITE).unwrap();
+        real.add_dev(&dev).unwrap();
+        real.start().unwrap();
+        let mut desc = real.export_pci(&dev).unwrap();
+        let d = Desc::parse(&desc).unwrap();
+
+        let page = crate::shm::page_size();
+        let fake = rustix::fs::memfd_create("fake-export", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
+        rustix::fs::ftruncate(&fake, 2 * page as u64).unwrap();
+        let header = [u64::from_le_bytes(*b"DOCAEMU1"), page as u64];
+        for (i, v) in header.iter().enumerate() {
+            rustix::io::pwrite(&fake, &v.to_ne_bytes(), (i * 8) as u64).unwrap();
+        }
+        let at = std::mem::offset_of!(Header, slots) + d.slot * std::mem::size_of::<Slot>();
+        let mut slot = Vec::new();
+        slot.extend_from_slice(&crate::shm::SLOT_LIVE.to_ne_bytes());
+        slot.extend_from_slice(&d.perms.bits().to_ne_bytes());
+        slot.extend_from_slice(&d.offset.to_ne_bytes());
+        slot.extend_from_slice(&d.len.to_ne_bytes());
+        slot.extend_from_slice(&d.token[0].to_ne_bytes());
+        slot.extend_from_slice(&d.token[1].to_ne_bytes());
+        rustix::io::pwrite(&fake, &slot, at as u64).unwrap();
+        desc[20..24].copy_from_slice(&fake.as_raw_fd().to_le_bytes());
+        assert_eq!(Mmap::create_from_export(None, &desc, &dev).unwrap_err(), Error::NotFound);
     }
 }

@@ -20,9 +20,11 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use doca_core::{fail, Error, Result};
+use doca_core::{fail, peer_fail, Error, Result};
+
+use crate::memfd::{check_sealed, create_sealed};
 use parking_lot::Mutex;
-use rustix::fs::{MemfdFlags, Mode, OFlags};
+use rustix::fs::{Mode, OFlags};
 use rustix::mm::{MapFlags, ProtFlags};
 use smallvec::SmallVec;
 
@@ -79,57 +81,57 @@ unsafe impl Send for Segment {}
 unsafe impl Sync for Segment {}
 
 impl Segment {
-    /// A new segment with `data_len` usable bytes (zeroed), page-aligned data.
+    /// A new segment with `data_len` usable bytes (zeroed), page-aligned data, sealed
+    /// against resizing. A size the system cannot give → `NO_MEMORY`.
     pub(crate) fn create(data_len: usize) -> Result<Segment> {
         if data_len == 0 {
             return Err(fail!(Error::InvalidValue, "shared memory of 0 bytes"));
         }
         let page = page_size();
-        let data_pages = round_up(data_len, page)
-            .ok_or_else(|| fail!(Error::InvalidValue, "shared memory of {data_len} bytes overflows"))?;
-        let map_len = data_pages
-            .checked_add(page)
-            .ok_or_else(|| fail!(Error::InvalidValue, "shared memory of {data_len} bytes overflows"))?;
-        let fd = rustix::fs::memfd_create("doca-emu-shm", MemfdFlags::CLOEXEC)
-            .map_err(|e| os("memfd_create", e))?;
-        rustix::fs::ftruncate(&fd, map_len as u64).map_err(|e| match e {
-            rustix::io::Errno::FBIG | rustix::io::Errno::NOSPC | rustix::io::Errno::NOMEM => {
-                fail!(Error::NoMemory, "shared memory of {data_len} bytes: {e}")
-            }
-            e => os("ftruncate", e),
-        })?;
+        let map_len = round_up(data_len, page)
+            .and_then(|d| d.checked_add(page))
+            .filter(|&l| l <= isize::MAX as usize)
+            .ok_or_else(|| {
+                fail!(Error::NoMemory, "shared memory of {data_len} bytes is more than can exist")
+            })?;
+        let fd = create_sealed("doca-emu-shm", map_len)?;
         let seg = Segment::map(fd, map_len, data_len)?;
         seg.header().data_len.store(data_len as u64, Ordering::Relaxed);
         seg.header().magic.store(MAGIC, Ordering::Release);
         Ok(seg)
     }
 
-    /// Maps a segment received from elsewhere, after checking its size and magic.
+    /// Maps a segment received from elsewhere, after checking its seals, size and magic
+    /// (`NOT_FOUND` when it is not one of ours: it cannot shrink under the mapping).
     pub(crate) fn open(fd: OwnedFd) -> Result<Segment> {
-        let st = rustix::fs::fstat(&fd).map_err(|e| os("fstat", e))?;
+        let map_len = check_sealed(&fd, None).map_err(|e| {
+            peer_fail!(Error::NotFound, "not a doca-emu shared memory segment ({})", e.name())
+        })?;
         let page = page_size();
-        let map_len = usize::try_from(st.st_size).unwrap_or(0);
         if map_len < page * 2 || map_len % page != 0 {
-            return Err(fail!(Error::NotFound, "not a doca-emu shared memory segment (size {map_len})"));
+            return Err(peer_fail!(Error::NotFound, "not a doca-emu shared memory segment (size {map_len})"));
         }
         let seg = Segment::map(fd, map_len, 0)?;
         if seg.header().magic.load(Ordering::Acquire) != MAGIC {
-            return Err(fail!(Error::NotFound, "not a doca-emu shared memory segment (bad magic)"));
+            return Err(peer_fail!(Error::NotFound, "not a doca-emu shared memory segment (bad magic)"));
         }
         let data_len = seg.header().data_len.load(Ordering::Relaxed) as usize;
         if data_len == 0 || data_len > map_len - page {
-            return Err(fail!(Error::NotFound, "corrupt doca-emu shared memory segment header"));
+            return Err(peer_fail!(Error::NotFound, "corrupt doca-emu shared memory segment header"));
         }
         let mut seg = seg;
         seg.data_len = data_len;
         Ok(seg)
     }
 
-    /// Opens the segment another process holds as its fd `fd` (through `/proc`).
-    pub(crate) fn open_remote(pid: u32, fd: i32) -> Result<Segment> {
+    /// Opens the segment another process holds as its fd `fd` (through `/proc`), where slot
+    /// `slot` must be a live export with `token`. The file is first opened read-only and its
+    /// header read (never mapped) until the token matches; only then is it opened for
+    /// writing — and must still be the same file. Anything else → `NOT_FOUND`.
+    pub(crate) fn open_remote(pid: u32, fd: i32, slot: usize, token: [u64; 2]) -> Result<Segment> {
         let path = format!("/proc/{pid}/fd/{fd}");
-        let file =
-            rustix::fs::open(&path, OFlags::RDWR | OFlags::CLOEXEC, Mode::empty()).map_err(|e| match e {
+        let open = |flags: OFlags| {
+            rustix::fs::open(&path, flags | OFlags::CLOEXEC, Mode::empty()).map_err(|e| match e {
                 rustix::io::Errno::NOENT | rustix::io::Errno::SRCH => {
                     fail!(Error::NotFound, "exporting process {pid} or its memory is gone ({path}: {e})")
                 }
@@ -137,8 +139,23 @@ impl Segment {
                     fail!(Error::NotPermitted, "cannot open {path}: {e} (is /proc restricted?)")
                 }
                 e => os(&path, e),
-            })?;
-        Segment::open(file)
+            })
+        };
+        let peek = open(OFlags::RDONLY)?;
+        check_sealed(&peek, None)
+            .map_err(|e| fail!(Error::NotFound, "{path} is not a doca-emu export ({})", e.name()))?;
+        if slot >= MAX_EXPORTS || !header_names(&peek, slot, token)? {
+            return Err(fail!(
+                Error::NotFound,
+                "{path}: no live export with this token (revoked, stale or forged)"
+            ));
+        }
+        let file = open(OFlags::RDWR)?;
+        let (a, b) = (rustix::fs::fstat(&peek), rustix::fs::fstat(&file));
+        match (a, b) {
+            (Ok(a), Ok(b)) if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) => Segment::open(file),
+            _ => Err(fail!(Error::NotFound, "{path} changed while it was being opened")),
+        }
     }
 
     fn map(fd: OwnedFd, map_len: usize, data_len: usize) -> Result<Segment> {
@@ -196,6 +213,23 @@ impl AsFd for Segment {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.fd.as_fd()
     }
+}
+
+/// Whether the header of segment file `file` (read with `pread`, not mapped) has our magic
+/// and a live export in `slot` carrying `token`.
+fn header_names(file: &OwnedFd, slot: usize, token: [u64; 2]) -> Result<bool> {
+    let at = std::mem::offset_of!(Header, slots) + slot * std::mem::size_of::<Slot>();
+    let mut magic = [0u8; 8];
+    let mut rec = [0u8; std::mem::size_of::<Slot>()];
+    let read =
+        |buf: &mut [u8], off: usize| rustix::io::pread(file, buf, off as u64).map_err(|e| os("pread", e));
+    if read(&mut magic, 0)? != 8 || u64::from_ne_bytes(magic) != MAGIC || read(&mut rec, at)? != rec.len() {
+        return Ok(false);
+    }
+    let u32_at = |i: usize| u32::from_ne_bytes(rec[i..i + 4].try_into().expect("4 bytes"));
+    let u64_at = |i: usize| u64::from_ne_bytes(rec[i..i + 8].try_into().expect("8 bytes"));
+    let (state, tok) = (std::mem::offset_of!(Slot, state), std::mem::offset_of!(Slot, token));
+    Ok(u32_at(state) == SLOT_LIVE && [u64_at(tok), u64_at(tok + 8)] == token)
 }
 
 /// The region `offset..offset+len` of a segment's data area. The caller keeps `seg` alive as

@@ -151,8 +151,12 @@ impl Connection {
                 counters: Default::default(),
                 snapshot: Mutex::new([0; 4]),
                 peer_pid,
+                fast: Registry::new(
+                    is_server,
+                    sock,
+                    crate::caps::get(dev.as_devinfo(), &crate::caps::MAX_CONSUMERS)?,
+                )?,
                 dev,
-                fast: Registry::new(is_server, sock)?,
             }),
         })
     }

@@ -17,7 +17,6 @@
 //! sends from any thread stay in order.
 
 use std::collections::HashMap;
-use std::fmt::Display;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -73,7 +72,7 @@ impl RemoteConsumer {
             one_copy,
             mem,
             rings: Mutex::new((post, comp)),
-            bell: Doorbell::from_fd(bell),
+            bell: Doorbell::from_peer(bell)?,
             alive: AtomicBool::new(true),
         })
     }
@@ -86,6 +85,17 @@ pub(crate) struct Counters {
     pub(crate) staged: AtomicU64,
     pub(crate) staged_copies: AtomicU64,
     pub(crate) bytes: AtomicU64,
+}
+
+/// What a control packet from the peer amounts to.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum PeerEvent {
+    /// The peer started consumer `id` (the new-consumer event).
+    NewConsumer(u32),
+    /// The peer's consumer `id` is gone (the expired-consumer event).
+    ExpiredConsumer(u32),
+    /// The peer broke the protocol (why): the connection must close.
+    Violation(String),
 }
 
 /// One side's fast-path state of a connection.
@@ -102,12 +112,14 @@ pub(crate) struct Registry {
     pub(crate) producers: AtomicU32,
     pub(crate) consumers: AtomicU32,
     pub(crate) counters: Counters,
+    /// How many consumers the peer may have registered at once (its own cap per connection).
+    max_remote: usize,
 }
 
 impl Registry {
     /// The registry of a connection whose socket (duplicated) is `sock` (none for a
-    /// connection that never came up).
-    pub(crate) fn new(is_server: bool, sock: Option<OwnedFd>) -> Result<Registry> {
+    /// connection that never came up), whose peer may register `max_remote` consumers.
+    pub(crate) fn new(is_server: bool, sock: Option<OwnedFd>, max_remote: u32) -> Result<Registry> {
         Ok(Registry {
             side: if is_server { 1 } else { 2 },
             next_id: AtomicU32::new(0),
@@ -118,6 +130,7 @@ impl Registry {
             producers: AtomicU32::new(0),
             consumers: AtomicU32::new(0),
             counters: Counters::default(),
+            max_remote: max_remote as usize,
         })
     }
 
@@ -144,38 +157,50 @@ impl Registry {
         send(sock.as_fd(), &ctrl.encode(), fds)
     }
 
-    /// Handles a control packet from the peer (read by the connection's owner); returns the
-    /// consumer event it causes: (new, remote consumer id).
-    pub(crate) fn on_packet(&self, ctrl: Ctrl, fds: Vec<OwnedFd>, who: &dyn Display) -> Option<(bool, u32)> {
+    /// Handles a control packet from the peer (read by the connection's owner). A peer that
+    /// registers more consumers than the cap, or hands over rings, memory or doorbells this
+    /// side cannot use, breaks the protocol: a correct peer never does.
+    pub(crate) fn on_packet(&self, ctrl: Ctrl, fds: Vec<OwnedFd>) -> Option<PeerEvent> {
         match ctrl {
             Ctrl::NewConsumer { id, one_copy, mem_offset, mem_len, slots } => {
-                match RemoteConsumer::open(id, one_copy, mem_offset, mem_len, slots, fds) {
-                    Ok(rc) => {
-                        self.remote.lock().insert(id, Arc::new(rc));
-                        if let Err(e) = self.send(&Ctrl::ConsumerAck { id }, &[self.bell.as_fd()]) {
-                            tracing::warn!(target: "doca_sdk", "{who}: cannot acknowledge consumer {id}: {e}");
-                        }
-                        Some((true, id))
-                    }
-                    Err(e) => {
-                        tracing::error!(target: "doca_sdk", "{who}: cannot map the peer's consumer {id}: {e}");
-                        None
+                {
+                    let remote = self.remote.lock();
+                    if remote.len() >= self.max_remote && !remote.contains_key(&id) {
+                        let why = format!("more than {} consumers registered", self.max_remote);
+                        return Some(PeerEvent::Violation(why));
                     }
                 }
+                let rc = match RemoteConsumer::open(id, one_copy, mem_offset, mem_len, slots, fds) {
+                    Ok(rc) => rc,
+                    Err(e) => {
+                        return Some(PeerEvent::Violation(format!("unusable consumer {id} ({})", e.name())));
+                    }
+                };
+                self.remote.lock().insert(id, Arc::new(rc));
+                if let Err(e) = self.send(&Ctrl::ConsumerAck { id }, &[self.bell.as_fd()]) {
+                    tracing::debug!(target: "doca_sdk", "cannot acknowledge consumer {id}: {e}");
+                }
+                Some(PeerEvent::NewConsumer(id))
             }
             Ctrl::ConsumerAck { id } => {
-                if let Some(lc) = self.local.lock().get(&id) {
-                    if let Some(fd) = fds.into_iter().next() {
-                        let _ = lc.peer_bell.set(Doorbell::from_fd(fd));
+                let bell = fds.into_iter().next().map(Doorbell::from_peer);
+                let local = self.local.lock();
+                let lc = local.get(&id)?;
+                match bell {
+                    Some(Ok(bell)) => {
+                        let _ = lc.peer_bell.set(bell);
+                        lc.acked.store(true, Ordering::Release);
+                        None
                     }
-                    lc.acked.store(true, Ordering::Release);
+                    _ => Some(PeerEvent::Violation(format!(
+                        "acknowledgement of consumer {id} without a usable doorbell"
+                    ))),
                 }
-                None
             }
             Ctrl::ConsumerGone { id } => {
                 let rc = self.remote.lock().remove(&id)?;
                 rc.alive.store(false, Ordering::Release);
-                Some((false, id))
+                Some(PeerEvent::ExpiredConsumer(id))
             }
         }
     }

@@ -18,6 +18,7 @@ use crate::proto::handshake::{next_backoff, FIRST_RETRY, REPLY_DEADLINE};
 use crate::proto::state::ConnState;
 use crate::proto::{Hello, PeerKind};
 use crate::transport::dial::{Dialed, Dialing};
+use crate::transport::throttle::{held_back, Throttle};
 use crate::transport::token;
 
 enum Phase {
@@ -37,11 +38,14 @@ enum Phase {
 /// The client-specific state.
 pub(crate) struct ClientState {
     phase: RefCell<Phase>,
+    /// Failed attempts are logged at most once a second (a server answering garbage would
+    /// otherwise cause one line per retry).
+    throttle: RefCell<Throttle>,
 }
 
 impl ClientState {
     pub(crate) fn new() -> ClientState {
-        ClientState { phase: RefCell::new(Phase::Idle) }
+        ClientState { phase: RefCell::new(Phase::Idle), throttle: RefCell::new(Throttle::new()) }
     }
 
     /// The first attempt is due at once.
@@ -113,7 +117,7 @@ impl ClientState {
         dialing: Dialing<Watched<OwnedFd>>,
         mut state: ConnState,
     ) -> bool {
-        let outcome = match dialing.poll(side, now, REPLY_DEADLINE) {
+        let outcome = match dialing.poll(now, REPLY_DEADLINE) {
             Ok(outcome) => outcome,
             Err(dialing) => {
                 *self.phase.borrow_mut() = Phase::Dialing { dialing, state };
@@ -121,9 +125,11 @@ impl ClientState {
             }
         };
         match outcome {
-            Dialed::Failed(e) => {
+            Dialed::Failed(e, why) => {
                 state.set(ConnState::Down(e), side);
-                tracing::debug!(target: "doca_sdk", "{side}: handshake failed ({e}); retrying");
+                if let Some(held) = self.throttle.borrow_mut().admit(e.code() as u32, now) {
+                    tracing::warn!(target: "doca_sdk", "{side}: handshake failed: {why}; retrying{}", held_back(held));
+                }
                 self.retry(now, FIRST_RETRY);
                 false
             }

@@ -36,6 +36,8 @@ pub(crate) struct Link {
     state: Cell<ConnState>,
     /// The socket reached end of file: the peer is gone.
     eof: Cell<bool>,
+    /// How the peer broke the protocol, when it did (logged when the link is wound up).
+    violation: RefCell<Option<String>>,
 }
 
 impl Link {
@@ -55,6 +57,7 @@ impl Link {
             pending: RefCell::new(VecDeque::with_capacity(max_pending)),
             state: Cell::new(state),
             eof: Cell::new(false),
+            violation: RefCell::new(None),
         }
     }
 
@@ -73,6 +76,22 @@ impl Link {
             self.conn.mark_down();
         }
         changed
+    }
+
+    /// The peer broke the protocol: the connection closes (`why` is logged when it is wound
+    /// up, rate-limited).
+    pub(crate) fn violated(&self, why: String, who: &dyn Display) {
+        self.violation.borrow_mut().get_or_insert(why);
+        self.set_state(ConnState::Closing(Error::ConnectionReset), who);
+    }
+
+    /// How the peer broke the protocol, if it did (a broken ring included).
+    pub(crate) fn violation(&self) -> Option<String> {
+        match self.violation.borrow().clone() {
+            Some(why) => Some(why),
+            None if self.channel.rings_broken() => Some("a shared ring index out of bounds".into()),
+            None => None,
+        }
     }
 
     /// Whether the connection must be wound up: this side is closing it, the peer hung up
@@ -165,8 +184,8 @@ impl Link {
         }
     }
 
-    /// Delivers up to `max` received messages to `deliver`. A corrupt slot header moves the
-    /// connection to Closing (logged once). Returns how many messages were read.
+    /// Delivers up to `max` received messages to `deliver`. A corrupt slot header is a
+    /// violation: the connection closes. Returns how many messages were read.
     pub(crate) fn poll_rx(
         &self,
         max: usize,
@@ -177,8 +196,7 @@ impl Link {
         while n < max && self.state().is_up() {
             let Some(slot) = self.channel.recv() else { break };
             let Some(bytes) = slot.bytes() else {
-                tracing::error!(target: "doca_sdk", "{who}: corrupt message header from connection #{}: closing it", self.conn.id());
-                self.set_state(ConnState::Closing(Error::ConnectionReset), who);
+                self.violated("a corrupt message header".into(), who);
                 break;
             };
             if slot.kind() == KIND_MSG {
@@ -196,20 +214,27 @@ impl Link {
         self.channel.rx_capacity() as usize
     }
 
-    /// Reads the control packets waiting on the socket, handing each to `on`; notes the end
-    /// of file when the peer is gone.
-    pub(crate) fn read_ctrl(&self, mut on: impl FnMut(&[u8], Vec<OwnedFd>)) {
+    /// Reads up to `max` control packets waiting on the socket, handing each to `on` (which
+    /// says whether to go on); notes the end of file when the peer is gone. True when more
+    /// may wait.
+    pub(crate) fn read_ctrl(&self, max: usize, mut on: impl FnMut(&[u8], Vec<OwnedFd>) -> bool) -> bool {
         let mut buf = [0u8; 128];
-        loop {
+        for _ in 0..max {
             match recv(self.sock.as_fd(), &mut buf) {
-                Ok(Recv::Empty) => return,
+                Ok(Recv::Empty) => return false,
                 Ok(Recv::Closed) | Err(_) => {
                     self.eof.set(true);
-                    return;
+                    return false;
                 }
-                Ok(Recv::Packet { len, fds, .. }) => on(&buf[..len], fds),
+                Ok(Recv::Packet { len, truncated, fds }) => {
+                    let packet = if truncated { &[][..] } else { &buf[..len] };
+                    if !on(packet, fds) {
+                        return false;
+                    }
+                }
             }
         }
+        true
     }
 
     /// Before sleeping: arm for data (and for room when sends wait); true when work is

@@ -24,12 +24,17 @@ use smallvec::SmallVec;
 use super::link::{Link, RX_BATCH};
 use super::send::{SendPayload, SendTask};
 use crate::caps;
+use crate::conn::registry::PeerEvent;
 use crate::conn::{Connection, Owner, ThreadBound};
 use crate::proto::state::ConnState;
 use crate::proto::Ctrl;
 use crate::transport::cadence::Cadence;
 use crate::transport::channel::Channel;
+use crate::transport::throttle::{held_back, Throttle};
 use crate::transport::token;
+
+/// Control packets read per connection per control poll, at most.
+pub(crate) const CTRL_BATCH: usize = 64;
 
 /// Default receive queue size when none is set.
 pub const DEFAULT_RECV_QUEUE_SIZE: u32 = 64;
@@ -82,6 +87,8 @@ pub(crate) struct Side {
     active: RefCell<Rc<[Rc<Link>]>>,
     res: RefCell<Option<Resources>>,
     pub(crate) cadence: Cadence,
+    /// Peer-caused log lines, at most one a second.
+    throttle: RefCell<Throttle>,
     /// The context this side belongs to (what its connections report as their owner).
     owner: Weak<dyn Any>,
     is_server: bool,
@@ -118,6 +125,7 @@ impl Side {
             active: RefCell::new(Rc::from(Vec::new())),
             res: RefCell::new(None),
             cadence: Cadence::new(),
+            throttle: RefCell::new(Throttle::new()),
             owner,
             is_server,
         }
@@ -304,22 +312,39 @@ impl Side {
         }
     }
 
-    /// Reads the control packets of link `key` (fast-path bookkeeping) into `events`.
+    /// Reads the control packets of link `key` (fast-path bookkeeping) into `events`, at
+    /// most [`CTRL_BATCH`] per call (a peer cannot keep this side reading). A packet that
+    /// breaks the protocol closes the connection.
     pub(crate) fn read_link_ctrl(&self, key: usize, events: &mut Vec<ConsumerEvent>) {
         let Some(link) = self.links.borrow().get(key).cloned() else { return };
-        link.read_ctrl(|bytes, fds| match Ctrl::decode(bytes) {
-            Ok(ctrl) => {
-                if let Some((new, id)) = link.conn.fast().on_packet(ctrl, fds, self) {
-                    events.push(ConsumerEvent { new, conn: link.conn.clone(), id });
+        let more = link.read_ctrl(CTRL_BATCH, |bytes, fds| {
+            let event = match Ctrl::decode(bytes) {
+                Ok(ctrl) => link.conn.fast().on_packet(ctrl, fds),
+                Err(e) => Some(PeerEvent::Violation(format!(
+                    "malformed control packet ({} bytes, {})",
+                    bytes.len(),
+                    e.name()
+                ))),
+            };
+            match event {
+                None => true,
+                Some(PeerEvent::NewConsumer(id)) => {
+                    events.push(ConsumerEvent { new: true, conn: link.conn.clone(), id });
+                    true
+                }
+                Some(PeerEvent::ExpiredConsumer(id)) => {
+                    events.push(ConsumerEvent { new: false, conn: link.conn.clone(), id });
+                    true
+                }
+                Some(PeerEvent::Violation(why)) => {
+                    link.violated(why, self);
+                    false
                 }
             }
-            Err(_) => tracing::warn!(
-                target: "doca_sdk",
-                "{self}: malformed control packet ({} bytes) on connection #{}",
-                bytes.len(),
-                link.conn.id()
-            ),
         });
+        if more || link.is_ending() {
+            self.cadence.soon();
+        }
     }
 
     /// Adds an established connection to the table.
@@ -385,7 +410,20 @@ impl Side {
         link.set_state(ConnState::Down(code), self);
         self.links.borrow_mut().try_remove(key);
         self.rebuild_active();
-        tracing::debug!(target: "doca_sdk", "{self}: connection #{} closed", link.conn.id());
+        match link.violation() {
+            Some(why) => {
+                if let Some(held) = self.throttle.borrow_mut().admit(0, Instant::now()) {
+                    tracing::error!(
+                        target: "doca_sdk",
+                        "{self}: connection #{} (pid {}) closed: the peer broke the protocol: {why}{}",
+                        link.conn.id(),
+                        link.conn.peer_pid(),
+                        held_back(held)
+                    );
+                }
+            }
+            None => tracing::debug!(target: "doca_sdk", "{self}: connection #{} closed", link.conn.id()),
+        }
         Some(link.conn.clone())
     }
 

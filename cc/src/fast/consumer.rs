@@ -443,6 +443,10 @@ impl CtxOps for ConsumerOps {
             core.fail(Error::ConnectionReset, "the connection went down");
         }
         let any = self.deliver(core);
+        let broken = self.chan.borrow().as_ref().is_some_and(|c| c.done.is_corrupt() || c.post.is_corrupt());
+        if broken && core.state() == CtxState::Running {
+            core.fail(Error::ConnectionReset, "the peer broke the consumer's rings");
+        }
         self.wake_producers();
         any
     }

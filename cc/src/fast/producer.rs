@@ -267,10 +267,18 @@ impl ProducerOps {
         };
         let mut rings = target.rings.lock();
         let (post_ring, done_ring) = &mut *rings;
-        let Some(slot) = post_ring.peek() else { return Step::Wait };
+        let Some(slot) = post_ring.peek() else {
+            if post_ring.is_corrupt() || done_ring.is_corrupt() {
+                // The consumer's side broke its rings: it is gone for this side.
+                target.alive.store(false, Ordering::Release);
+                return Step::Done(Err(Error::ConnectionAborted));
+            }
+            return Step::Wait;
+        };
         let Some(post) = slot.bytes().and_then(Post::read) else {
-            slot.consume();
-            return Step::Done(Err(Error::Unexpected));
+            tracing::error!(target: "doca_sdk", "cc producer {}: malformed buffer post from consumer {}: consumer dropped", self.id, target.id);
+            target.alive.store(false, Ordering::Release);
+            return Step::Done(Err(Error::ConnectionAborted));
         };
         if data.len() as u64 > post.room {
             // Nothing written, and the posted buffer stays for the next send.

@@ -185,7 +185,7 @@ impl PeerAddr {
             let Wire::Dialing(dialing) = std::mem::replace(&mut link.wire, Wire::Gone) else {
                 unreachable!("matched above")
             };
-            match dialing.poll(&WHO, Instant::now(), LEGACY_REPLY_DEADLINE) {
+            match dialing.poll(Instant::now(), LEGACY_REPLY_DEADLINE) {
                 Err(dialing) => {
                     link.wire = Wire::Dialing(dialing);
                     return Err(Error::ConnectionInProgress);
@@ -199,8 +199,8 @@ impl PeerAddr {
                     tracing::error!(target: "doca_sdk", "comm channel: the service refused the connection: {e}");
                     link.state.set(ConnState::Down(Error::ConnectionAborted), &WHO);
                 }
-                Ok(Dialed::Failed(e)) => {
-                    tracing::error!(target: "doca_sdk", "comm channel: handshake failed: {e}");
+                Ok(Dialed::Failed(_, why)) => {
+                    tracing::error!(target: "doca_sdk", "comm channel: handshake failed: {why}");
                     link.state.set(ConnState::Down(Error::ConnectionAborted), &WHO);
                 }
             }

@@ -18,6 +18,7 @@ use slab::Slab;
 
 use super::channel::Channel;
 use super::setup::{serve, Served};
+use super::throttle::{held_back, Throttle};
 use super::{peer_pid, token, Listener};
 use crate::proto::handshake::{Accepted, Limits, HELLO_DEADLINE, MAX_HANDSHAKES};
 use crate::proto::state::ConnState;
@@ -73,7 +74,15 @@ pub struct Acceptor {
     next_id: u64,
     /// Out of descriptors: the listener is not looked at before this time.
     resting_until: Option<Instant>,
+    /// What peers cause is logged at most once a second per kind.
+    throttle: Throttle,
 }
+
+/// Kinds of log line the acceptor throttles (beside refusal codes).
+const LOG_HANDSHAKES: u32 = 100;
+const LOG_DESCRIPTORS: u32 = 101;
+const LOG_DEADLINE: u32 = 102;
+const LOG_CREDENTIALS: u32 = 103;
 
 impl Acceptor {
     /// Binds service `limits.name` in namespace `ns` for the host function `limits.function`
@@ -87,6 +96,7 @@ impl Acceptor {
             limits,
             next_id: 1,
             resting_until: None,
+            throttle: Throttle::new(),
         })
     }
 
@@ -136,7 +146,9 @@ impl Acceptor {
                 Served::Waiting => {
                     if p.state.handshake_expired(now, HELLO_DEADLINE) {
                         let mut p = self.pending.remove(key);
-                        tracing::warn!(target: "doca_sdk", "{who}: dropped pid {}: no handshake within {HELLO_DEADLINE:?}", p.pid);
+                        if let Some(held) = self.throttle.admit(LOG_DEADLINE, now) {
+                            tracing::warn!(target: "doca_sdk", "{who}: dropped pid {}: no handshake within {HELLO_DEADLINE:?}{}", p.pid, held_back(held));
+                        }
                         p.state.set(ConnState::Down(Error::ConnectionAborted), who);
                     }
                 }
@@ -146,6 +158,14 @@ impl Acceptor {
                 }
                 Served::Refused(r) => {
                     let mut p = self.pending.remove(key);
+                    if let Some(held) = self.throttle.admit(r.code.code() as u32 * 2 + r.report as u32, now) {
+                        let (verb, more) = (if r.report { "refused" } else { "dropped" }, held_back(held));
+                        if r.report {
+                            tracing::error!(target: "doca_sdk", "{who}: {verb} pid {}: {}{more}", p.pid, r.why);
+                        } else {
+                            tracing::warn!(target: "doca_sdk", "{who}: {verb} pid {}: {}{more}", p.pid, r.why);
+                        }
+                    }
                     p.state.set(ConnState::Down(r.code), who);
                     if r.report {
                         out.push(Incoming::Failed { id: p.id, pid: p.pid, code: r.code });
@@ -180,7 +200,9 @@ impl Acceptor {
                 Ok(Some(s)) => s,
                 Ok(None) => return,
                 Err(Error::Full) => {
-                    tracing::error!(target: "doca_sdk", "{who}: out of file descriptors: not accepting for {ACCEPT_BACKOFF:?}");
+                    if let Some(held) = self.throttle.admit(LOG_DESCRIPTORS, now) {
+                        tracing::error!(target: "doca_sdk", "{who}: out of file descriptors: not accepting for {ACCEPT_BACKOFF:?}{}", held_back(held));
+                    }
                     self.resting_until = Some(now + ACCEPT_BACKOFF);
                     return;
                 }
@@ -189,9 +211,19 @@ impl Acceptor {
                     return;
                 }
             };
-            let Ok(pid) = peer_pid(sock.as_fd()) else { continue };
+            let pid = match peer_pid(sock.as_fd()) {
+                Ok(pid) => pid,
+                Err(e) => {
+                    if let Some(held) = self.throttle.admit(LOG_CREDENTIALS, now) {
+                        tracing::warn!(target: "doca_sdk", "{who}: dropped a connection: {} (not this user's process?){}", e.name(), held_back(held));
+                    }
+                    continue;
+                }
+            };
             if self.pending.len() >= MAX_HANDSHAKES {
-                tracing::warn!(target: "doca_sdk", "{who}: dropped pid {pid}: {MAX_HANDSHAKES} handshakes already in progress");
+                if let Some(held) = self.throttle.admit(LOG_HANDSHAKES, now) {
+                    tracing::warn!(target: "doca_sdk", "{who}: dropped pid {pid}: {MAX_HANDSHAKES} handshakes already in progress{}", held_back(held));
+                }
                 continue;
             }
             let entry = self.pending.vacant_entry();

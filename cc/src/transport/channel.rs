@@ -89,8 +89,14 @@ impl Channel {
         self.rx.close();
     }
 
-    /// Whether the peer hung up.
+    /// Whether the peer broke a ring (an index out of bounds).
+    pub fn rings_broken(&self) -> bool {
+        self.rx.is_corrupt() || self.tx.is_corrupt()
+    }
+
+    /// Whether the peer hung up — or broke a ring (an index out of bounds), which ends the
+    /// connection the same way.
     pub fn peer_hung_up(&self) -> bool {
-        self.rx.is_closed() || self.tx.is_closed()
+        self.rx.is_closed() || self.tx.is_closed() || self.rx.is_corrupt() || self.tx.is_corrupt()
     }
 }

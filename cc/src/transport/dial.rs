@@ -3,7 +3,6 @@
 //! the connection's [`crate::proto::state::ConnState`] (`Handshaking` meanwhile) and moves
 //! it on with what [`Dialing::poll`] reports.
 
-use std::fmt::Display;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
@@ -19,7 +18,8 @@ use crate::proto::{Hello, Reply};
 pub enum Dialed<S> {
     /// The server did not answer in time, closed the socket, or sent garbage: this attempt
     /// is over (a 2024 client tries again; a legacy client reports `CONNECTION_ABORTED`).
-    Failed(Error),
+    /// The code and why.
+    Failed(Error, String),
     /// The server refused with this code.
     Refused(Error),
     /// Up: the socket, the rings, the server's answer.
@@ -81,15 +81,16 @@ impl<S: AsFd> Dialing<S> {
 
     /// Reads the answer if it came; the handshake fails once `deadline` passed since it
     /// started. Gives the handshake back while it waits.
-    pub fn poll(self, who: &dyn Display, now: Instant, deadline: Duration) -> Result<Dialed<S>, Self> {
-        match answer(who, self.sock.as_fd(), &self.hello) {
+    pub fn poll(self, now: Instant, deadline: Duration) -> Result<Dialed<S>, Self> {
+        match answer(self.sock.as_fd(), &self.hello) {
             Answer::Waiting if now.saturating_duration_since(self.since) >= deadline => {
-                tracing::debug!(target: "doca_sdk", "{who}: no answer within {deadline:?}");
-                Ok(Dialed::Failed(Error::TimeOut))
+                Ok(Dialed::Failed(Error::TimeOut, format!("no answer within {deadline:?}")))
             }
             Answer::Waiting => Err(self),
-            Answer::Lost => Ok(Dialed::Failed(Error::ConnectionAborted)),
-            Answer::Broken(e) => Ok(Dialed::Failed(e)),
+            Answer::Lost => {
+                Ok(Dialed::Failed(Error::ConnectionAborted, "the server closed the socket".into()))
+            }
+            Answer::Broken(e, why) => Ok(Dialed::Failed(e, why)),
             Answer::Refused(e) => Ok(Dialed::Refused(e)),
             Answer::Up(up) => {
                 let (channel, reply) = *up;
@@ -127,12 +128,12 @@ mod tests {
         let deadline = Duration::from_secs(5);
         let mut d = Dialing::on(ours, hello(), [bell.as_fd(), bell.as_fd()], t0).unwrap();
         for late in [Duration::ZERO, Duration::from_millis(4999)] {
-            d = match d.poll(&"test", t0 + late, deadline) {
+            d = match d.poll(t0 + late, deadline) {
                 Err(still) => still,
                 Ok(_) => panic!("gave up {late:?} after starting"),
             };
         }
-        assert!(matches!(d.poll(&"test", t0 + deadline, deadline), Ok(Dialed::Failed(Error::TimeOut))));
+        assert!(matches!(d.poll(t0 + deadline, deadline), Ok(Dialed::Failed(Error::TimeOut, _))));
     }
 
     #[test]
@@ -143,8 +144,8 @@ mod tests {
         let d = Dialing::on(ours, hello(), [bell.as_fd(), bell.as_fd()], now).unwrap();
         drop(server);
         assert!(matches!(
-            d.poll(&"test", now, Duration::from_secs(5)),
-            Ok(Dialed::Failed(Error::ConnectionAborted))
+            d.poll(now, Duration::from_secs(5)),
+            Ok(Dialed::Failed(Error::ConnectionAborted, _))
         ));
     }
 }

@@ -19,6 +19,7 @@
 //! | [`accept`]   | a listening socket and its handshakes in progress (server side)       |
 //! | [`dial`]     | a handshake in flight (client side)                                   |
 //! | [`cadence`]  | when a busy side looks at its control sockets                         |
+//! | [`throttle`] | peer-caused log lines, at most one per kind and second                |
 //!
 //! [`socketpair`] is the seam for tests: both halves of a handshake in one process, without
 //! the fabric directory.
@@ -29,6 +30,7 @@ pub mod channel;
 pub mod dial;
 pub mod ring;
 pub mod setup;
+pub mod throttle;
 
 /// Tokens of a side's control set (an epoll set of sockets): what kind of socket became
 /// readable, and which.
@@ -67,7 +69,7 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use doca_core::{bail, fail, Error, PciAddr, Result};
+use doca_core::{bail, fail, peer_fail, Error, PciAddr, Result};
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 use rustix::net::{
@@ -332,13 +334,16 @@ pub fn connect(path: &Path) -> Result<Option<OwnedFd>> {
 }
 
 /// The pid of the process at the other end of `sock`, which must run as this user
-/// (`NOT_PERMITTED`, logged, otherwise). Both ends check: a server its clients, a client its
-/// server.
+/// (`NOT_PERMITTED` otherwise; the reason at debug level, the caller logs). Both ends check:
+/// a server its clients, a client its server.
 pub fn peer_pid(sock: BorrowedFd<'_>) -> Result<i32> {
     let (uid, pid) = peer_uid(sock)?;
     let me = rustix::process::getuid().as_raw();
     if uid != me {
-        bail!(Error::NotPermitted, "the peer (pid {pid}) runs as uid {uid}, not this user ({me}): dropped");
+        return Err(peer_fail!(
+            Error::NotPermitted,
+            "the peer (pid {pid}) runs as uid {uid}, not this user ({me})"
+        ));
     }
     Ok(pid)
 }

@@ -22,6 +22,14 @@
 //! the flag ([`Ring::peer_needs_wakeup`]). Either the sleeper sees the new state or the other
 //! side sees the flag and rings the doorbell.
 //!
+//! Trust: the peer's index (`head` for a producer, `tail` for a consumer) is read from
+//! memory the peer can write at will, so every refresh checks it: a producer accepts a
+//! `head` only in `next - nslots ..= next`, a consumer a `tail` only in
+//! `next ..= next + nslots` (wrapping arithmetic, nothing can underflow). Anything else
+//! marks the ring corrupt ([`Ring::is_corrupt`], logged once): no slot is read or written
+//! past that point, and the owner closes the connection. Slot headers are checked too
+//! ([`Slot::bytes`]).
+//!
 //! The fence costs a cross-core round trip (the store to `tail` or `head` must reach the
 //! other core first), so it is not paid per message: the owner calls
 //! [`Ring::peer_needs_wakeup`] once after a batch (at the end of a progress call, and before
@@ -36,8 +44,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use doca_core::{fail, Error, Result};
-use rustix::fs::MemfdFlags;
+use doca_core::{fail, peer_fail, Error, Result};
 use rustix::mm::{MapFlags, ProtFlags};
 
 use crate::proto::layout::{slot_size, LINE, RING_CTRL, SLOT_HEADER};
@@ -70,20 +77,16 @@ unsafe impl Send for Area {}
 unsafe impl Sync for Area {}
 
 impl Area {
-    /// A new zeroed segment of `len` bytes.
+    /// A new zeroed segment of `len` bytes, sealed against resizing (so a peer can never
+    /// truncate it under this side's mapping).
     pub fn create(name: &str, len: usize) -> Result<Arc<Area>> {
-        let fd = rustix::fs::memfd_create(name, MemfdFlags::CLOEXEC)
-            .map_err(|e| fail!(Error::OperatingSystem, "memfd_create: {e}"))?;
-        rustix::fs::ftruncate(&fd, len as u64).map_err(|e| fail!(Error::NoMemory, "ftruncate {len}: {e}"))?;
-        Area::map(fd, len)
+        Area::map(doca_mmap::memfd::create_sealed(name, len)?, len)
     }
 
-    /// Maps a segment received from the peer; its size must be exactly `len`.
+    /// Maps a segment received from the peer: it must be a memfd sealed against resizing, of
+    /// exactly `len` bytes (`INVALID_VALUE` otherwise, logged).
     pub fn open(fd: OwnedFd, len: usize) -> Result<Arc<Area>> {
-        let st = rustix::fs::fstat(&fd).map_err(|e| fail!(Error::OperatingSystem, "fstat: {e}"))?;
-        if st.st_size as u64 != len as u64 {
-            return Err(fail!(Error::InvalidValue, "peer segment is {} bytes, expected {len}", st.st_size));
-        }
+        doca_mmap::memfd::check_sealed(&fd, Some(len))?;
         Area::map(fd, len)
     }
 
@@ -156,6 +159,8 @@ pub struct Ring {
     seen: Cell<u64>,
     /// Published (producer) or freed (consumer) since the last wake-up check.
     unchecked: Cell<bool>,
+    /// The peer's index was found out of bounds: the ring is no longer used.
+    corrupt: Cell<bool>,
 }
 
 // SAFETY: a `Ring` end is owned by one thread at a time; the shared fields are atomics and
@@ -190,12 +195,18 @@ impl Ring {
         let c = unsafe { ctrl.as_ref() };
         if c.nslots.load(Ordering::Relaxed) != nslots || c.slot_size.load(Ordering::Relaxed) as usize != size
         {
-            return Err(fail!(
+            return Err(peer_fail!(
                 Error::InvalidValue,
                 "ring geometry in the shared segment does not match the handshake"
             ));
         }
         let (head, tail) = (c.head.load(Ordering::Acquire), c.tail.load(Ordering::Acquire));
+        if tail.wrapping_sub(head) > nslots as u64 {
+            return Err(peer_fail!(
+                Error::InvalidValue,
+                "ring indices in the shared segment are inconsistent"
+            ));
+        }
         // SAFETY: `offset + RING_CTRL` is inside the area (checked with the slots).
         let slots = unsafe { NonNull::new_unchecked(area.base.as_ptr().add(offset + RING_CTRL)) };
         let (next, seen) = match end {
@@ -212,13 +223,58 @@ impl Ring {
             next: Cell::new(next),
             seen: Cell::new(seen),
             unchecked: Cell::new(false),
+            corrupt: Cell::new(false),
         })
+    }
+
+    /// Producer: reads the consumer's `head`; false (the ring marked corrupt) unless it lies
+    /// in `next - nslots ..= next`.
+    fn refresh_head(&self) -> bool {
+        // Acquire pairs with the consumer's Release store of `head`: the slot is free.
+        let head = self.c().head.load(Ordering::Acquire);
+        if self.corrupt.get() || self.next.get().wrapping_sub(head) > self.nslots {
+            self.mark_corrupt("head", head);
+            return false;
+        }
+        self.seen.set(head);
+        true
+    }
+
+    /// Consumer: reads the producer's `tail`; false (the ring marked corrupt) unless it lies
+    /// in `next ..= next + nslots`.
+    fn refresh_tail(&self) -> bool {
+        // Acquire pairs with the producer's Release store of `tail`.
+        let tail = self.c().tail.load(Ordering::Acquire);
+        if self.corrupt.get() || tail.wrapping_sub(self.next.get()) > self.nslots {
+            self.mark_corrupt("tail", tail);
+            return false;
+        }
+        self.seen.set(tail);
+        true
+    }
+
+    #[cold]
+    fn mark_corrupt(&self, which: &str, value: u64) {
+        if !self.corrupt.replace(true) {
+            // The owner logs the connection it closes (rate-limited); details here.
+            tracing::debug!(
+                target: "doca_sdk",
+                "shared ring: the peer's {which} index {value} is out of bounds (own index {}, {} slots): ring refused",
+                self.next.get(),
+                self.nslots
+            );
+        }
+    }
+
+    /// Whether the peer broke the ring (an index out of bounds): the connection must close.
+    pub fn is_corrupt(&self) -> bool {
+        self.corrupt.get()
     }
 
     fn check_bounds(area: &Area, offset: usize, nslots: u32, size: usize) -> Result<()> {
         let need = (nslots as usize).checked_mul(size).and_then(|s| s.checked_add(offset + RING_CTRL));
         if nslots == 0 || offset % LINE != 0 || need.is_none_or(|n| n > area.len) {
-            return Err(fail!(
+            return Err(peer_fail!(
                 Error::InvalidValue,
                 "ring of {nslots} slots at {offset} does not fit the segment"
             ));
@@ -252,24 +308,23 @@ impl Ring {
         self.nslots
     }
 
-    /// Producer: messages published and not yet consumed.
+    /// Producer: messages published and not yet consumed (all slots when the ring is
+    /// corrupt: nothing more is written).
     pub fn in_flight(&self) -> u64 {
-        // Acquire pairs with the consumer's Release store of `head`.
-        let head = self.c().head.load(Ordering::Acquire);
-        self.seen.set(head);
-        self.next.get() - head
+        if !self.refresh_head() {
+            return self.nslots;
+        }
+        self.next.get().wrapping_sub(self.seen.get())
     }
 
     /// Producer: whether a slot is free (refreshes the consumer's position when needed).
     pub fn has_room(&self) -> bool {
         debug_assert_eq!(self.end, End::Producer);
         let next = self.next.get();
-        if next - self.seen.get() < self.nslots {
+        if next.wrapping_sub(self.seen.get()) < self.nslots && !self.corrupt.get() {
             return true;
         }
-        // Acquire pairs with the consumer's Release store of `head`: the slot is free.
-        self.seen.set(self.c().head.load(Ordering::Acquire));
-        next - self.seen.get() < self.nslots
+        self.refresh_head() && next.wrapping_sub(self.seen.get()) < self.nslots
     }
 
     /// Producer: publishes one message of `len` bytes that `fill` writes. False (and
@@ -295,9 +350,9 @@ impl Ring {
             slot.add(4).cast::<u32>().write_unaligned(kind);
             fill(std::slice::from_raw_parts_mut(slot.add(SLOT_HEADER), len));
         }
-        self.next.set(next + 1);
+        self.next.set(next.wrapping_add(1));
         // Release publishes the slot bytes to the consumer's Acquire load of `tail`.
-        self.c().tail.store(next + 1, Ordering::Release);
+        self.c().tail.store(next.wrapping_add(1), Ordering::Release);
         self.unchecked.set(true);
         Ok(true)
     }
@@ -337,12 +392,11 @@ impl Ring {
     pub fn peek(&self) -> Option<Slot<'_>> {
         debug_assert_eq!(self.end, End::Consumer);
         let next = self.next.get();
-        if next == self.seen.get() {
-            // Acquire pairs with the producer's Release store of `tail`.
-            self.seen.set(self.c().tail.load(Ordering::Acquire));
-            if next == self.seen.get() {
-                return None;
-            }
+        if self.corrupt.get() {
+            return None;
+        }
+        if next == self.seen.get() && (!self.refresh_tail() || next == self.seen.get()) {
+            return None;
         }
         let slot = self.slot(next);
         let (len_at, kind_at) = (slot.cast::<u32>(), slot.wrapping_add(4).cast::<u32>());
@@ -370,7 +424,7 @@ impl Ring {
     }
 
     fn release(&self) {
-        let next = self.next.get() + 1;
+        let next = self.next.get().wrapping_add(1);
         self.next.set(next);
         // Release: we are done reading the slot before the producer may reuse it.
         self.c().head.store(next, Ordering::Release);
@@ -429,6 +483,54 @@ impl Slot<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ring_pair(nslots: u32) -> (Ring, Ring) {
+        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(nslots, 16)).unwrap();
+        Ring::init(&area, 0, nslots, 16).unwrap();
+        let tx = Ring::attach(&area, 0, nslots, 16, End::Producer).unwrap();
+        let rx = Ring::attach(&area, 0, nslots, 16, End::Consumer).unwrap();
+        (tx, rx)
+    }
+
+    #[test]
+    fn a_tail_ahead_by_more_than_the_ring_or_behind_the_reader_is_refused() {
+        for bogus in [|next: u64| next + 5, |next: u64| next.wrapping_sub(1), |_| u64::MAX] {
+            let (tx, rx) = ring_pair(4);
+            assert!(tx.push_with(1, 1, |b| b[0] = 7).unwrap());
+            let s = rx.peek().unwrap();
+            s.consume();
+            // The peer (the producer side) writes a tail the reader cannot accept.
+            rx.c().tail.store(bogus(rx.next.get()), Ordering::Release);
+            assert!(rx.peek().is_none(), "no slot is read past a bogus tail");
+            assert!(rx.is_corrupt());
+            assert!(rx.peek().is_none(), "and none afterwards");
+        }
+    }
+
+    #[test]
+    fn a_head_ahead_of_the_writer_or_behind_by_more_than_the_ring_is_refused() {
+        for bogus in [|next: u64| next + 1, |next: u64| next.wrapping_sub(5), |_| u64::MAX / 2] {
+            let (tx, _rx) = ring_pair(4);
+            for _ in 0..4 {
+                assert!(tx.push_with(1, 1, |_| {}).unwrap());
+            }
+            // The peer (the consumer side) writes a head the writer cannot accept.
+            tx.c().head.store(bogus(tx.next.get()), Ordering::Release);
+            assert!(!tx.has_room(), "no slot is overwritten on a bogus head");
+            assert!(tx.is_corrupt());
+            assert_eq!(tx.in_flight(), 4, "a corrupt ring reads as full");
+            assert!(!tx.push_with(1, 1, |_| {}).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_segment_with_inconsistent_indices_is_not_attached() {
+        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(4, 16)).unwrap();
+        Ring::init(&area, 0, 4, 16).unwrap();
+        let probe = Ring::attach(&area, 0, 4, 16, End::Consumer).unwrap();
+        probe.c().tail.store(9, Ordering::Release);
+        assert_eq!(Ring::attach(&area, 0, 4, 16, End::Consumer).err(), Some(Error::InvalidValue));
+    }
 
     #[test]
     fn messages_cross_in_order_and_the_ring_fills() {

@@ -29,7 +29,7 @@ pub enum Served {
     Waiting,
     /// The client left before its handshake (logged at debug level).
     Gone,
-    /// Refused (one line logged; the answer, if any, sent).
+    /// Refused (the answer, if any, sent; the caller logs `why`).
     Refused(Refusal),
     /// Accepted: the connection is up on this side.
     Up(Box<(Channel, Accepted)>),
@@ -57,11 +57,6 @@ pub fn serve(
         Ok(Recv::Packet { len, truncated, fds }) => (len, truncated, fds),
     };
     let refused = |r: Refusal| {
-        if r.report {
-            tracing::error!(target: "doca_sdk", "{who}: refused pid {pid}: {}", r.why);
-        } else {
-            tracing::warn!(target: "doca_sdk", "{who}: dropped pid {pid}: {}", r.why);
-        }
         if r.answer {
             let _ = send(sock, &Reply::refuse(r.code).encode(), &[]);
         }
@@ -116,14 +111,14 @@ pub enum Answer {
     /// The server said no with this code (or speaks another protocol version:
     /// `UNSUPPORTED_VERSION`).
     Refused(Error),
-    /// The answer was malformed or its memory could not be mapped (logged).
-    Broken(Error),
+    /// The answer was malformed or its memory or doorbells were refused: the code, and why.
+    Broken(Error, String),
     /// Accepted: the connection is up.
     Up(Box<(Channel, Reply)>),
 }
 
 /// Client side: reads the answer to `hello` waiting on `sock`.
-pub fn answer(who: &dyn Display, sock: BorrowedFd<'_>, hello: &Hello) -> Answer {
+pub fn answer(sock: BorrowedFd<'_>, hello: &Hello) -> Answer {
     let mut buf = [0u8; PACKET];
     let (len, truncated, fds) = match recv(sock, &mut buf) {
         Ok(Recv::Empty) => return Answer::Waiting,
@@ -133,8 +128,10 @@ pub fn answer(who: &dyn Display, sock: BorrowedFd<'_>, hello: &Hello) -> Answer 
     let (reply, layout) = match handshake::check_reply(&buf[..len], truncated, fds.len(), hello) {
         Ok(r) => r,
         Err(e @ Error::InvalidValue) if !is_refusal(&buf[..len]) => {
-            tracing::warn!(target: "doca_sdk", "{who}: malformed answer to the handshake ({len} bytes, {} fds)", fds.len());
-            return Answer::Broken(e);
+            return Answer::Broken(
+                e,
+                format!("malformed answer to the handshake ({len} bytes, {} fds)", fds.len()),
+            );
         }
         Err(e) => return Answer::Refused(e),
     };
@@ -144,17 +141,15 @@ pub fn answer(who: &dyn Display, sock: BorrowedFd<'_>, hello: &Hello) -> Answer 
         Ok(((tx, rx), (peer_bell, peer_room_bell))) => {
             Answer::Up(Box::new((Channel::new(tx, rx, peer_bell, peer_room_bell), reply)))
         }
-        Err(e) => {
-            tracing::error!(target: "doca_sdk", "{who}: cannot map the server's rings: {e}");
-            Answer::Broken(e)
-        }
+        Err(e) => Answer::Broken(e, format!("the server's rings or doorbells are unusable ({})", e.name())),
     }
 }
 
-/// The peer's two doorbells (messages; room).
+/// The peer's two doorbells (messages; room): eventfds, made non-blocking
+/// (`INVALID_VALUE` for anything else).
 fn peer_bells(fds: Vec<OwnedFd>) -> Result<(Doorbell, Doorbell)> {
     let [bell, room]: [OwnedFd; 2] = fds.try_into().map_err(|_| Error::InvalidValue)?;
-    Ok((Doorbell::from_fd(bell), Doorbell::from_fd(room)))
+    Ok((Doorbell::from_peer(bell)?, Doorbell::from_peer(room)?))
 }
 
 /// Whether `packet` is a well-formed refusal (an `INVALID_VALUE` the server chose, not a
@@ -209,13 +204,13 @@ mod tests {
         let (client_sock, server_sock) = socketpair().unwrap();
         let (cb, sb) = (Doorbell::new().unwrap(), Doorbell::new().unwrap());
         let h = hello();
-        assert!(matches!(answer(&"client", client_sock.as_fd(), &h), Answer::Waiting));
+        assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Waiting));
         send_hello(client_sock.as_fd(), &h, [cb.as_fd(), cb.as_fd()]).unwrap();
         let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 42, [sb.as_fd(), sb.as_fd()]);
         let Served::Up(up) = served else { panic!("refused") };
         let (server, accepted) = *up;
         assert_eq!(accepted.layout.s2c.nslots, 2);
-        let Answer::Up(up) = answer(&"client", client_sock.as_fd(), &h) else { panic!("no answer") };
+        let Answer::Up(up) = answer(client_sock.as_fd(), &h) else { panic!("no answer") };
         let (client, reply) = *up;
         assert_eq!(reply.conn_id, 42);
 
@@ -234,6 +229,41 @@ mod tests {
         assert!(server.peer_hung_up());
     }
 
+    /// A hostile server answers with a segment it could truncate later (turning the client's
+    /// next access into SIGBUS): the client refuses it before mapping anything.
+    #[test]
+    fn a_segment_that_is_not_sealed_against_resizing_is_refused() {
+        let (client_sock, server_sock) = socketpair().unwrap();
+        let bell = Doorbell::new().unwrap();
+        let h = hello();
+        send_hello(client_sock.as_fd(), &h, [bell.as_fd(), bell.as_fd()]).unwrap();
+        let accepted = handshake::accept(&h.encode(), false, 2, &limits(), 0).unwrap();
+        let unsealed = rustix::fs::memfd_create("hostile", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
+        rustix::fs::ftruncate(&unsealed, accepted.layout.len as u64).unwrap();
+        let reply = accepted.layout.reply(1, accepted.max_msg_size).encode();
+        send(server_sock.as_fd(), &reply, &[unsealed.as_fd(), bell.as_fd(), bell.as_fd()]).unwrap();
+        assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Broken(Error::InvalidValue, _)));
+    }
+
+    /// Doorbells that could block the side ringing them (a pipe, a socket) are refused at
+    /// the handshake, on both sides.
+    #[test]
+    fn doorbells_that_are_not_eventfds_are_refused() {
+        let (client_sock, server_sock) = socketpair().unwrap();
+        let (_r, pipe) = rustix::pipe::pipe().unwrap();
+        let h = hello();
+        send_hello(client_sock.as_fd(), &h, [pipe.as_fd(), pipe.as_fd()]).unwrap();
+        let bell = Doorbell::new().unwrap();
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [bell.as_fd(), bell.as_fd()]);
+        assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, answer: false, .. })));
+
+        let (client_sock, server_sock) = socketpair().unwrap();
+        send_hello(client_sock.as_fd(), &h, [bell.as_fd(), bell.as_fd()]).unwrap();
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [pipe.as_fd(), bell.as_fd()]);
+        assert!(matches!(served, Served::Up(_)), "this test's server hands over a pipe");
+        assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Broken(Error::InvalidValue, _)));
+    }
+
     #[test]
     fn a_refused_client_reads_the_code_and_a_vanished_server_is_lost() {
         let (client_sock, server_sock) = socketpair().unwrap();
@@ -242,8 +272,8 @@ mod tests {
         send_hello(client_sock.as_fd(), &h, [bell.as_fd(), bell.as_fd()]).unwrap();
         let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [bell.as_fd(), bell.as_fd()]);
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, report: true, .. })));
-        assert!(matches!(answer(&"client", client_sock.as_fd(), &h), Answer::Refused(Error::InvalidValue)));
+        assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Refused(Error::InvalidValue)));
         drop(server_sock);
-        assert!(matches!(answer(&"client", client_sock.as_fd(), &h), Answer::Lost));
+        assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Lost));
     }
 }
