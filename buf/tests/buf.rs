@@ -88,8 +88,8 @@ fn ranges_outside_the_map_or_the_buffer_are_refused() {
 
 #[test]
 fn bytes_through_the_buffer() {
-    let mut mem = SharedMem::alloc(4096).unwrap();
-    mem[..5].copy_from_slice(b"hello");
+    let mem = SharedMem::alloc(4096).unwrap();
+    mem.write(0, b"hello").unwrap();
     let map = Mmap::create().unwrap();
     map.set_memrange(mem).unwrap();
     map.start().unwrap();

@@ -278,3 +278,53 @@ fn a_connection_finds_its_owner_only_on_the_owners_thread() {
     until(&[&spe, &cpe], || srv.num_connections() == 0);
     assert_eq!(conn.server().err(), Some(Error::NotFound), "the server let the connection go");
 }
+
+#[test]
+fn sends_after_the_peer_stopped_fail_instead_of_vanishing() {
+    let name = unique("after-stop");
+    let (spe, srv) = server(&name);
+    srv.event_msg_recv_register(|_, _| {}).unwrap();
+    srv.as_ctx().start().unwrap();
+    let (cpe, cli) = client(&name);
+    let outcomes: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+    let (ok, err) = (outcomes.clone(), outcomes.clone());
+    cli.task_send_set_conf(
+        move |t, _, _| ok.borrow_mut().push(t.status()),
+        move |t, _, _| err.borrow_mut().push(t.status()),
+        8,
+    )
+    .unwrap();
+    let _ = cli.as_ctx().start();
+    until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Running);
+    let conn = cli.get_connection().unwrap();
+    // The server stops; the client has not run a single progress since.
+    srv.as_ctx().stop().unwrap();
+    for i in 0..4u8 {
+        cli.task_send_alloc_init(&conn, &[i]).unwrap().submit().unwrap();
+    }
+    until(&[&cpe], || outcomes.borrow().len() == 4);
+    assert_eq!(
+        *outcomes.borrow(),
+        [Err(Error::ConnectionReset); 4],
+        "no send completes into a ring nobody reads"
+    );
+    until(&[&cpe], || cli.as_ctx().state() == CtxState::Idle);
+    assert_eq!(cli.task_send_alloc_init(&conn, b"late").unwrap_err(), Error::BadState, "a stopped client");
+    assert_eq!(srv.task_send_alloc_init(&conn, b"late").unwrap_err(), Error::BadState, "a stopped server");
+}
+
+#[test]
+fn a_stopped_server_leaves_neither_its_socket_nor_its_lock_file() {
+    let name = unique("tidy");
+    let (spe, srv) = server(&name);
+    srv.as_ctx().start().unwrap();
+    let pci = open_device_with_pci("b1:00.0", None).unwrap().as_devinfo().pci_addr();
+    let sock = doca_cc::transport::service_path("cc", pci, &name).unwrap();
+    let mut lock = sock.clone().into_os_string();
+    lock.push(".lock");
+    assert!(sock.exists() && std::path::Path::new(&lock).exists());
+    srv.as_ctx().stop().unwrap();
+    spe.progress();
+    assert!(!sock.exists(), "socket file removed");
+    assert!(!std::path::Path::new(&lock).exists(), "lock file removed");
+}

@@ -218,3 +218,26 @@ fn a_refused_handshake_is_reported_by_every_call_even_a_blocking_recvfrom() {
     let mut buf = [0u8; 256];
     assert_eq!(ep.recvfrom(&mut buf, MsgFlags::NONE).map_err(|e| e.error), Err(Error::ConnectionAborted));
 }
+
+#[test]
+fn connect_to_a_service_whose_backlog_is_full_is_again() {
+    use doca_cc::transport;
+    let name = unique("backlog");
+    let host = open_device_with_pci("3b:00.0", None).unwrap();
+    // A listener that never accepts: its backlog fills up.
+    let path = transport::service_path("ep", host.as_devinfo().pci_addr(), &name).unwrap();
+    let _listener = transport::Listener::bind(&path).unwrap();
+    let mut held = Vec::new();
+    let full = loop {
+        match transport::connect(&path) {
+            Ok(Some(s)) => held.push(s),
+            Ok(None) => panic!("the listener is there"),
+            Err(e) => break e,
+        }
+        assert!(held.len() < 10_000, "the backlog never filled");
+    };
+    assert_eq!(full, Error::Again);
+    let ep = Endpoint::create().unwrap();
+    ep.set_device(&host).unwrap();
+    assert_eq!(ep.connect(&name).unwrap_err(), Error::Again, "not NOT_CONNECTED: the service is there");
+}

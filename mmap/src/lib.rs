@@ -14,10 +14,16 @@
 //! static, memory from C — works for local use.
 //!
 //! **Access to the bytes.** Buffers reach the bytes through [`MapRef`] and [`MapAccess`]: bounds-checked
-//! copies, or guards ([`Bytes`], [`BytesMut`]) that the map tracks so that, within a process,
-//! a range borrowed for writing is never borrowed twice (`IN_USE` instead). Memory shared
-//! with another process can still change under a guard: as on the hardware, a buffer must
-//! not be touched while a task or the peer owns it.
+//! copies, or guards ([`Bytes`], [`BytesMut`]) that are tracked so that, within a process,
+//! a range borrowed for writing is never borrowed twice (`IN_USE` instead). Shared memory
+//! has one tracker per memory in the process, whichever handle reaches it — the
+//! [`SharedMem`] itself, a map of it, an import of its export, a [`RemoteMem`] of it — so
+//! two mappings of the same pages never give safe code two `&mut` over the same bytes.
+//! Memory shared with another process can still change under a guard: as on the hardware, a
+//! buffer must not be touched while a task or the peer owns it.
+//!
+//! **Shared memory files** ([`memfd`]) are sealed against resizing when created and checked
+//! for the seals when received, so no process can truncate pages another one maps.
 
 #![deny(unsafe_code)]
 

@@ -3,28 +3,67 @@
 #![allow(unsafe_code)]
 
 use std::fmt;
-use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
 use doca_core::{fail, peer_fail, Error, Result};
 
-use crate::shm::{Region, Segment};
+use crate::shm::{Bytes, BytesMut, Region, Segment, Tracker};
 
 /// Page-aligned memory backed by a memfd, so that another process can map the very same
 /// pages: the memory to give a map that will be exported, and the memory of consumers that
 /// want the one-copy fast path.
 ///
-/// While you own it, it is yours alone: it derefs to a byte slice. Give it to a map with
-/// [`crate::Mmap::set_memrange`]; the map's free callback hands it back.
+/// Fill it with [`SharedMem::write`] or the guards of [`SharedMem::bytes_mut`], then give
+/// it to a map with [`crate::Mmap::set_memrange`]; the map's free callback hands it back.
+/// Access is checked like a map's: within this process, bytes borrowed for writing are never
+/// borrowed twice (`IN_USE`), through this handle or any other mapping of the same memory
+/// (an import of it, a peer's view of it in the same process).
+///
+/// ```
+/// use doca_mmap::SharedMem;
+/// let mem = SharedMem::alloc(4096)?;
+/// mem.write(0, b"hello")?;
+/// let mut out = [0u8; 5];
+/// mem.read(0, &mut out)?;
+/// assert_eq!(&out, b"hello");
+/// let mut guard = mem.bytes_mut(100, 4)?;
+/// guard.copy_from_slice(b"abcd");
+/// assert_eq!(mem.read(100, &mut [0u8; 4]).unwrap_err(), doca_core::Error::InUse);
+/// # Ok::<(), doca_core::Error>(())
+/// ```
 pub struct SharedMem {
     seg: Arc<Segment>,
+    region: Region,
+    tracker: Tracker,
 }
 
 impl SharedMem {
     /// `len` zeroed bytes (`len > 0`), page-aligned. `NO_MEMORY` when the system refuses.
     pub fn alloc(len: usize) -> Result<SharedMem> {
-        Ok(SharedMem { seg: Arc::new(Segment::create(len)?) })
+        let seg = Arc::new(Segment::create(len)?);
+        let (region, tracker) = (seg.data_region(true), seg.tracker(0));
+        Ok(SharedMem { seg, region, tracker })
+    }
+
+    /// Copies `src` in at `offset` (`INVALID_VALUE` out of bounds, `IN_USE` while borrowed).
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.tracker.write(&self.region, offset, src)
+    }
+
+    /// Copies `dst.len()` bytes out from `offset`.
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.tracker.read(&self.region, offset, dst)
+    }
+
+    /// Borrows `offset..offset+len` for reading (`IN_USE` while borrowed for writing).
+    pub fn bytes(&self, offset: usize, len: usize) -> Result<Bytes<'_>> {
+        self.tracker.bytes(&self.region, offset, len)
+    }
+
+    /// Borrows `offset..offset+len` for writing (`IN_USE` while borrowed at all).
+    pub fn bytes_mut(&self, offset: usize, len: usize) -> Result<BytesMut<'_>> {
+        self.tracker.bytes_mut(&self.region, offset, len)
     }
 
     /// The number of usable bytes (as asked for).
@@ -61,10 +100,13 @@ pub struct SharedRegion {
 }
 
 /// Shared memory received from another process, mapped here: bounds-checked copies in and
-/// out. The pages stay mapped while this value lives, whatever the other side does.
+/// out. The pages stay mapped while this value lives, whatever the other side does (they
+/// cannot shrink: the memfd is sealed). When the memory is mapped elsewhere in this process
+/// too (the peer runs in the same process), copies go through the same borrow tracker.
 pub struct RemoteMem {
     seg: Segment,
     region: Region,
+    tracker: Tracker,
 }
 
 impl fmt::Debug for RemoteMem {
@@ -89,7 +131,8 @@ impl RemoteMem {
         let start = seg.data_ptr().as_ptr().wrapping_add(offset);
         // SAFETY: in bounds of the data area (checked), mapped while `seg` (owned by self) lives.
         let region = unsafe { Region::new(NonNull::new_unchecked(start), len, true) };
-        Ok(RemoteMem { seg, region })
+        let tracker = seg.tracker(offset);
+        Ok(RemoteMem { seg, region, tracker })
     }
 
     /// Length of the range.
@@ -102,33 +145,17 @@ impl RemoteMem {
         self.region.is_empty()
     }
 
-    /// Copies `src` to `offset` of the range (`INVALID_VALUE` out of bounds). The peer owns
-    /// these bytes too: the caller follows the protocol that says whose turn it is.
+    /// Copies `src` to `offset` of the range (`INVALID_VALUE` out of bounds; `IN_USE` while
+    /// this process borrows those bytes through another mapping). The peer owns these bytes
+    /// too: the caller follows the protocol that says whose turn it is.
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
         let _ = &self.seg;
-        self.region.copy_in(offset, src)
+        self.tracker.write(&self.region, offset, src)
     }
 
     /// Copies `dst.len()` bytes from `offset` of the range.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.region.copy_out(offset, dst)
-    }
-}
-
-impl Deref for SharedMem {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        // The data area is mapped for the life of the segment; this `SharedMem` is its only
-        // owner (never cloned, not exported while the user owns it): no one else writes it.
-        // SAFETY: see above.
-        unsafe { std::slice::from_raw_parts(self.seg.data_ptr().as_ptr(), self.seg.data_len()) }
-    }
-}
-
-impl DerefMut for SharedMem {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `deref`, and `&mut self` makes the borrow exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.seg.data_ptr().as_ptr(), self.seg.data_len()) }
+        self.tracker.read(&self.region, offset, dst)
     }
 }
 
@@ -205,6 +232,15 @@ impl Memory {
     /// Whether another process can map it (only shared memory).
     pub fn is_shareable(&self) -> bool {
         matches!(self, Memory::Shared(_))
+    }
+
+    /// Where borrows of the bytes are tracked: the memory's own tracker for shared memory
+    /// (shared with its other mappings in this process), a new one otherwise.
+    pub(crate) fn tracker(&self) -> Tracker {
+        match self {
+            Memory::Shared(s) => s.tracker.clone(),
+            _ => Tracker::default(),
+        }
     }
 
     /// Where the bytes are. The `Vec`'s heap buffer never moves: the map never grows it.

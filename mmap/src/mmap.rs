@@ -29,7 +29,7 @@ use smallvec::SmallVec;
 
 use crate::memory::Memory;
 use crate::shm::{
-    Borrows, Bytes, BytesMut, Region, Segment, MAX_EXPORTS, SLOT_FREE, SLOT_LIVE, SLOT_REVOKED,
+    Bytes, BytesMut, Region, Segment, Tracker, MAX_EXPORTS, SLOT_FREE, SLOT_LIVE, SLOT_REVOKED,
 };
 
 bitflags! {
@@ -113,7 +113,8 @@ pub(crate) struct MmapInner {
     num_bufs: AtomicU32,
     user_data: AtomicU64,
     import: Option<Import>,
-    borrows: Borrows,
+    /// Where borrows of the bytes are tracked (set with the region).
+    tracker: OnceLock<Tracker>,
 }
 
 /// `struct doca_mmap`. `Send + Sync`; buffers keep what they need of it alive.
@@ -167,7 +168,7 @@ impl Mmap {
                 num_bufs: AtomicU32::new(0),
                 user_data: AtomicU64::new(0),
                 import,
-                borrows: Borrows::default(),
+                tracker: OnceLock::new(),
             }),
         }
     }
@@ -192,6 +193,7 @@ impl Mmap {
             bail!(Error::NotPermitted, "mmap set_memrange: the memory range is already set");
         }
         let region = memory.region()?;
+        let _ = self.inner.tracker.set(memory.tracker());
         cfg.memory = Some(memory);
         let _ = self.inner.region.set(region);
         Ok(())
@@ -487,6 +489,7 @@ impl Mmap {
             d.perms.contains(AccessFlags::PCI_READ_WRITE) || d.perms.contains(AccessFlags::RDMA_WRITE);
         let region = crate::shm::segment_region(&seg, offset, len, writable);
         let map = Mmap::with(Some(import), d.perms, vec![dev.clone()]);
+        let _ = map.inner.tracker.set(seg.tracker(offset));
         let _ = map.inner.region.set(region);
         map.inner.started.store(true, Ordering::Release);
         map.set_user_data(user_data.unwrap_or_default());
@@ -652,6 +655,10 @@ impl MapAccess {
         self.inner.region.get().expect("a referenced map has a region")
     }
 
+    fn tracker(&self) -> &Tracker {
+        self.inner.tracker.get().expect("a referenced map has a tracker")
+    }
+
     /// The map's length in bytes.
     pub fn map_len(&self) -> usize {
         self.region().len()
@@ -705,29 +712,27 @@ impl MapAccess {
     /// `NOT_PERMITTED`; bytes borrowed in this process: `IN_USE`).
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
         self.inner.check_live()?;
-        self.inner.borrows.bytes_mut(self.region(), offset, src.len())?.copy_from_slice(src);
-        Ok(())
+        self.tracker().write(self.region(), offset, src)
     }
 
     /// Copies bytes at `offset` into `dst`.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         self.inner.check_live()?;
-        dst.copy_from_slice(&self.inner.borrows.bytes(self.region(), offset, dst.len())?);
-        Ok(())
+        self.tracker().read(self.region(), offset, dst)
     }
 
     /// Borrows `offset..offset+len` for reading: `IN_USE` while any part of it is
     /// borrowed for writing in this process.
     pub fn bytes(&self, offset: usize, len: usize) -> Result<Bytes<'_>> {
         self.inner.check_live()?;
-        self.inner.borrows.bytes(self.region(), offset, len)
+        self.tracker().bytes(self.region(), offset, len)
     }
 
     /// Borrows `offset..offset+len` for writing: `IN_USE` while any part of it is
     /// borrowed in this process; `NOT_PERMITTED` on read-only memory.
     pub fn bytes_mut(&self, offset: usize, len: usize) -> Result<BytesMut<'_>> {
         self.inner.check_live()?;
-        self.inner.borrows.bytes_mut(self.region(), offset, len)
+        self.tracker().bytes_mut(self.region(), offset, len)
     }
 }
 
@@ -813,5 +818,12 @@ mod tests {
         rustix::io::pwrite(&fake, &slot, at as u64).unwrap();
         desc[20..24].copy_from_slice(&fake.as_raw_fd().to_le_bytes());
         assert_eq!(Mmap::create_from_export(None, &desc, &dev).unwrap_err(), Error::NotFound);
+
+        // Descriptors naming a file that is no export at all, or no file.
+        let (pipe, _w) = rustix::pipe::pipe().unwrap();
+        for fd in [pipe.as_raw_fd(), 100_000] {
+            desc[20..24].copy_from_slice(&fd.to_le_bytes());
+            assert_eq!(Mmap::create_from_export(None, &desc, &dev).unwrap_err(), Error::NotFound, "fd {fd}");
+        }
     }
 }

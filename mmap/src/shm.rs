@@ -18,7 +18,7 @@ use std::ops::{Deref, DerefMut};
 use std::os::fd::{AsFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use doca_core::{fail, peer_fail, Error, Result};
 
@@ -71,6 +71,9 @@ pub(crate) struct Segment {
     base: NonNull<u8>,
     map_len: usize,
     data_len: usize,
+    /// The borrows of this memory in this process, shared with every other mapping of the
+    /// same memfd here (offsets in the data area).
+    borrows: Arc<Borrows>,
 }
 
 // SAFETY: the mapping is plain shared memory with no thread affinity; concurrent access to
@@ -176,7 +179,15 @@ impl Segment {
         })?;
         let base =
             NonNull::new(ptr.cast::<u8>()).ok_or_else(|| fail!(Error::OperatingSystem, "mmap gave null"))?;
-        Ok(Segment { fd, base, map_len, data_len })
+        let borrows = match tracker_of(&fd) {
+            Ok(b) => b,
+            Err(e) => {
+                // SAFETY: the mapping just made, not shared with anything yet.
+                let _ = unsafe { rustix::mm::munmap(ptr, map_len) };
+                return Err(e);
+            }
+        };
+        Ok(Segment { fd, base, map_len, data_len, borrows })
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -199,6 +210,41 @@ impl Segment {
     pub(crate) fn fd(&self) -> &OwnedFd {
         &self.fd
     }
+
+    /// The tracker of bytes `base..` of the data area (shared by every mapping of this
+    /// memory in the process).
+    pub(crate) fn tracker(&self, base: usize) -> Tracker {
+        Tracker { borrows: self.borrows.clone(), base }
+    }
+
+    /// The whole data area.
+    pub(crate) fn data_region(&self, writable: bool) -> Region {
+        // SAFETY: the data area is mapped (read-write) while the segment lives; callers keep
+        // the segment alive as long as they use the region.
+        unsafe { Region::new(self.data_ptr(), self.data_len, writable) }
+    }
+}
+
+/// The borrow trackers of the shared memory this process maps, one per memfd (by device and
+/// inode): two mappings of one memory — an export imported in its own process, a consumer's
+/// memory mapped by a producer of the same process — borrow through one tracker, so safe
+/// code never holds two `&mut` to the same bytes.
+static TRACKERS: Mutex<Vec<(FileId, Weak<Borrows>)>> = Mutex::new(Vec::new());
+
+/// A file's identity: (device, inode).
+type FileId = (u64, u64);
+
+fn tracker_of(fd: &OwnedFd) -> Result<Arc<Borrows>> {
+    let st = rustix::fs::fstat(fd).map_err(|e| os("fstat", e))?;
+    let key = (st.st_dev as u64, st.st_ino as u64);
+    let mut all = TRACKERS.lock();
+    all.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(b) = all.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
+        return Ok(b);
+    }
+    let b = Arc::new(Borrows::default());
+    all.push((key, Arc::downgrade(&b)));
+    Ok(b)
 }
 
 impl Drop for Segment {
@@ -283,26 +329,6 @@ impl Region {
         self.writable
     }
 
-    /// Copies `src` in at `offset` (no borrow tracking: for memory a protocol hands over).
-    pub(crate) fn copy_in(&self, offset: usize, src: &[u8]) -> Result<()> {
-        self.check(offset, src.len())?;
-        if !self.writable {
-            return Err(fail!(Error::NotPermitted, "the memory is read-only"));
-        }
-        // SAFETY: in bounds (checked) of memory valid for writes; `src` is a Rust slice and
-        // cannot overlap memory reached only through this region.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.as_ptr().add(offset), src.len()) };
-        Ok(())
-    }
-
-    /// Copies out `dst.len()` bytes from `offset`.
-    pub(crate) fn copy_out(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.check(offset, dst.len())?;
-        // SAFETY: in bounds of memory valid for reads; `dst` is exclusively borrowed.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(offset), dst.as_mut_ptr(), dst.len()) };
-        Ok(())
-    }
-
     fn check(&self, offset: usize, len: usize) -> Result<()> {
         match offset.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),
@@ -342,16 +368,34 @@ impl Borrows {
             b.swap_remove(i);
         }
     }
+}
 
+/// Where a region's borrows are tracked: a tracker, and the region's offset in what it
+/// tracks (a shared segment's data area; 0 for memory of one map).
+#[derive(Clone)]
+pub(crate) struct Tracker {
+    borrows: Arc<Borrows>,
+    base: usize,
+}
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Tracker { borrows: Arc::new(Borrows::default()), base: 0 }
+    }
+}
+
+impl Tracker {
     /// Borrows `offset..offset+len` of `region` for reading.
     pub(crate) fn bytes<'a>(&'a self, region: &'a Region, offset: usize, len: usize) -> Result<Bytes<'a>> {
         region.check(offset, len)?;
-        self.acquire(offset, len, false)?;
+        let at = self.base + offset;
+        self.borrows.acquire(at, len, false)?;
         // In bounds (checked) of memory valid for reads while `region`'s owner lives (it
-        // outlives 'a); the shared borrow above keeps this process's writers away.
+        // outlives 'a); the shared borrow above keeps this process's writers away, through
+        // any mapping of the same memory.
         // SAFETY: see above.
         let slice = unsafe { std::slice::from_raw_parts(region.ptr.as_ptr().add(offset), len) };
-        Ok(Bytes { slice, borrows: self, offset })
+        Ok(Bytes { slice, borrows: &self.borrows, offset: at })
     }
 
     /// Borrows `offset..offset+len` of `region` for writing.
@@ -365,11 +409,25 @@ impl Borrows {
         if !region.writable {
             return Err(fail!(Error::NotPermitted, "the map's memory is read-only"));
         }
-        self.acquire(offset, len, true)?;
+        let at = self.base + offset;
+        self.borrows.acquire(at, len, true)?;
         // SAFETY: in bounds of memory valid for writes; the exclusive borrow registered above
-        // keeps every other reader and writer of this process away until the guard drops.
+        // keeps every other reader and writer of this process away (through any mapping of
+        // the same memory) until the guard drops.
         let slice = unsafe { std::slice::from_raw_parts_mut(region.ptr.as_ptr().add(offset), len) };
-        Ok(BytesMut { slice, borrows: self, offset })
+        Ok(BytesMut { slice, borrows: &self.borrows, offset: at })
+    }
+
+    /// Copies `src` in at `offset` of `region`, under an exclusive borrow for the copy.
+    pub(crate) fn write(&self, region: &Region, offset: usize, src: &[u8]) -> Result<()> {
+        self.bytes_mut(region, offset, src.len())?.copy_from_slice(src);
+        Ok(())
+    }
+
+    /// Copies `dst.len()` bytes out from `offset` of `region`, under a shared borrow.
+    pub(crate) fn read(&self, region: &Region, offset: usize, dst: &mut [u8]) -> Result<()> {
+        dst.copy_from_slice(&self.bytes(region, offset, dst.len())?);
+        Ok(())
     }
 }
 

@@ -177,12 +177,12 @@ fn export_rules() {
 #[test]
 fn import_in_the_same_process_shares_the_pages_and_revocation_is_an_error() {
     let (d, h) = (dpu(), host());
-    let mut mem = SharedMem::alloc(10_000).unwrap();
+    let mem = SharedMem::alloc(10_000).unwrap();
     assert_eq!(mem.len(), 10_000);
-    assert_eq!(mem.as_ptr() as usize % 4096, 0, "page-aligned");
-    mem[..3].copy_from_slice(b"abc");
+    mem.write(0, b"abc").unwrap();
     let map = Mmap::create().unwrap();
     map.set_memrange(mem).unwrap();
+    assert_eq!(map.memrange().unwrap().0 % 4096, 0, "page-aligned");
     map.set_permissions(AccessFlags::PCI_READ_WRITE | AccessFlags::LOCAL_READ_WRITE).unwrap();
     map.add_dev(&h).unwrap();
     map.start().unwrap();
@@ -248,4 +248,53 @@ fn import_in_the_same_process_shares_the_pages_and_revocation_is_an_error() {
     assert_eq!(&out, b"abc");
     map.destroy().unwrap();
     assert_eq!(r.read(0, &mut out), Err(Error::NotFound));
+}
+
+#[test]
+fn shared_memory_of_an_impossible_size_is_no_memory() {
+    use doca_mmap::SharedMem;
+    assert_eq!(SharedMem::alloc(usize::MAX).unwrap_err(), Error::NoMemory);
+    assert_eq!(SharedMem::alloc(isize::MAX as usize).unwrap_err(), Error::NoMemory);
+    assert_eq!(SharedMem::alloc(0).unwrap_err(), Error::InvalidValue, "nothing to allocate");
+}
+
+/// Two mappings of one memory in one process (an export imported by its own process) borrow
+/// through one tracker: safe code never holds two `&mut` over the same bytes.
+#[test]
+fn an_export_imported_in_its_own_process_does_not_alias() {
+    let (d, h) = (dpu(), host());
+    let map = Mmap::create().unwrap();
+    map.set_memrange(doca_mmap::SharedMem::alloc(8192).unwrap()).unwrap();
+    map.set_permissions(AccessFlags::PCI_READ_WRITE | AccessFlags::LOCAL_READ_WRITE).unwrap();
+    map.add_dev(&h).unwrap();
+    map.start().unwrap();
+    let imported = Mmap::create_from_export(None, &map.export_pci(&h).unwrap(), &d).unwrap();
+    let (here, there) = (map.access().unwrap(), imported.access().unwrap());
+    let mut w = here.bytes_mut(100, 10).unwrap();
+    assert_eq!(there.bytes_mut(105, 10).err(), Some(Error::InUse), "the import sees the exporter's borrow");
+    assert_eq!(there.bytes(109, 1).err(), Some(Error::InUse));
+    assert_eq!(there.write(100, b"x").err(), Some(Error::InUse));
+    assert!(there.bytes_mut(110, 10).is_ok(), "bytes next to it are free");
+    w[0] = 7;
+    drop(w);
+    let mut b = [0u8; 1];
+    there.read(100, &mut b).unwrap();
+    assert_eq!(b, [7], "the same pages");
+}
+
+/// Shared memory and a mapping of it received back as a peer's (`RemoteMem`) in the same
+/// process: one tracker as well.
+#[test]
+fn shared_memory_and_its_own_remote_view_do_not_alias() {
+    let mem = doca_mmap::SharedMem::alloc(4096).unwrap();
+    let region = mem.share().unwrap();
+    let remote = doca_mmap::RemoteMem::open(region.fd, region.offset, region.len).unwrap();
+    let guard = mem.bytes_mut(0, 64).unwrap();
+    assert_eq!(remote.write(10, b"peer"), Err(Error::InUse), "no write under a live &mut");
+    let mut out = [0u8; 4];
+    assert_eq!(remote.read(60, &mut out), Err(Error::InUse), "no read under a live &mut");
+    drop(guard);
+    remote.write(10, b"peer").unwrap();
+    mem.read(10, &mut out).unwrap();
+    assert_eq!(&out, b"peer");
 }

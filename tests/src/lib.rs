@@ -232,3 +232,80 @@ pub mod bulk {
         (got == sum).then_some((tag, seq))
     }
 }
+
+/// A 2024 comm-channel server in the test process that records what happens: the side the
+/// cross-process tests attack or serve.
+pub mod harness {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use std::time::{Duration, Instant};
+
+    use doca_cc::{Connection, Server};
+    use doca_core::{open_device_rep_with_pci, open_device_with_pci, Pe, RepFilter};
+
+    /// Messages received: (connection id, bytes).
+    pub type Inbox = Rc<RefCell<Vec<(u64, Vec<u8>)>>>;
+
+    /// A server for the host function b1:00.0 with its engine and what it saw.
+    pub struct Harness {
+        /// Its engine.
+        pub pe: Pe,
+        /// The server.
+        pub server: Rc<Server>,
+        /// Connection events: (connection id, successful).
+        pub connected: Rc<RefCell<Vec<(u64, bool)>>>,
+        /// Disconnection events: connection ids.
+        pub disconnected: Rc<RefCell<Vec<u64>>>,
+        /// Messages received (unless it echoes them).
+        pub received: Inbox,
+        /// New-consumer events: (connection id, consumer id).
+        pub consumers: Rc<RefCell<Vec<(u64, u32)>>>,
+    }
+
+    /// A running server named `name`; with `echo` it sends every message back.
+    pub fn harness(name: &str, echo: bool) -> Harness {
+        let dev = open_device_with_pci("03:00.0", None).unwrap();
+        let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
+        let pe = Pe::create().unwrap();
+        let server = Rc::new(Server::create(&dev, &rep, name).unwrap());
+        pe.connect_ctx(&server.as_ctx()).unwrap();
+        let connected: Rc<RefCell<Vec<(u64, bool)>>> = Rc::default();
+        let disconnected: Rc<RefCell<Vec<u64>>> = Rc::default();
+        let received: Inbox = Rc::default();
+        let consumers: Rc<RefCell<Vec<(u64, u32)>>> = Rc::default();
+        let (c, d, r, k) = (connected.clone(), disconnected.clone(), received.clone(), consumers.clone());
+        server
+            .event_connection_register(
+                move |conn, ok| c.borrow_mut().push((conn.id(), ok)),
+                move |conn, _| d.borrow_mut().push(conn.id()),
+            )
+            .unwrap();
+        server
+            .event_msg_recv_register(move |msg, conn: &Connection| {
+                if echo {
+                    let s = conn.server().unwrap();
+                    s.task_send_alloc_init(conn, msg).unwrap().submit().unwrap();
+                } else {
+                    r.borrow_mut().push((conn.id(), msg.to_vec()));
+                }
+            })
+            .unwrap();
+        server
+            .event_consumer_register(move |conn, id| k.borrow_mut().push((conn.id(), id)), |_, _| {})
+            .unwrap();
+        server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4096).unwrap();
+        server.as_ctx().start().unwrap();
+        Harness { pe, server, connected, disconnected, received, consumers }
+    }
+
+    /// Progresses `pe` until `done`, failing the test after a minute.
+    pub fn until(pe: &Pe, what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !done() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            if !pe.progress() {
+                std::thread::sleep(Duration::from_micros(20));
+            }
+        }
+    }
+}

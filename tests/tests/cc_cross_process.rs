@@ -7,68 +7,15 @@ use std::os::fd::AsFd;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use doca_cc::{proto, transport, Client, Connection, Server};
-use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
+use doca_cc::{proto, transport, Client};
+use doca_core::{open_device_with_pci, CtxState, Error, Pe};
+use doca_tests::harness::{harness, until};
 use doca_tests::{checked, Peer};
 
 const PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
 
 fn unique(tag: &str) -> String {
     format!("xp-{tag}-{}", std::process::id())
-}
-
-/// Progresses `pe` until `done`, failing the test after a minute.
-fn until(pe: &Pe, what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        if !pe.progress() {
-            std::thread::sleep(Duration::from_micros(20));
-        }
-    }
-}
-
-/// Messages the harness received: (connection id, bytes).
-type Inbox = Rc<RefCell<Vec<(u64, Vec<u8>)>>>;
-
-/// A server in this process that records what happens.
-struct Harness {
-    pe: Pe,
-    server: Rc<Server>,
-    connected: Rc<RefCell<Vec<(u64, bool)>>>,
-    disconnected: Rc<RefCell<Vec<u64>>>,
-    received: Inbox,
-}
-
-fn harness(name: &str, echo: bool) -> Harness {
-    let dev = open_device_with_pci("03:00.0", None).unwrap();
-    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
-    let pe = Pe::create().unwrap();
-    let server = Rc::new(Server::create(&dev, &rep, name).unwrap());
-    pe.connect_ctx(&server.as_ctx()).unwrap();
-    let connected: Rc<RefCell<Vec<(u64, bool)>>> = Rc::default();
-    let disconnected: Rc<RefCell<Vec<u64>>> = Rc::default();
-    let received: Inbox = Rc::default();
-    let (c, d, r) = (connected.clone(), disconnected.clone(), received.clone());
-    server
-        .event_connection_register(
-            move |conn, ok| c.borrow_mut().push((conn.id(), ok)),
-            move |conn, _| d.borrow_mut().push(conn.id()),
-        )
-        .unwrap();
-    server
-        .event_msg_recv_register(move |msg, conn: &Connection| {
-            if echo {
-                let s = conn.server().unwrap();
-                s.task_send_alloc_init(conn, msg).unwrap().submit().unwrap();
-            } else {
-                r.borrow_mut().push((conn.id(), msg.to_vec()));
-            }
-        })
-        .unwrap();
-    server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4096).unwrap();
-    server.as_ctx().start().unwrap();
-    Harness { pe, server, connected, disconnected, received }
 }
 
 /// The rendezvous socket of the server `name` for the host function b1:00.0.

@@ -202,8 +202,11 @@ impl<R> Cc<R> {
     }
 
     /// `doca_cc_server_task_send_alloc_init` / `doca_cc_client_task_send_alloc_init`: a task
-    /// sending `msg` (copied) on `peer`.
+    /// sending `msg` (copied) on `peer`. Not running → `BAD_STATE`; longer than the max
+    /// message size or a connection of another context → `INVALID_VALUE`; a connection of
+    /// this one that closed → `NOT_CONNECTED`; pool empty → `NO_MEMORY`.
     pub fn task_send_alloc_init(&self, peer: &Connection, msg: &[u8]) -> Result<SendTask> {
+        self.core().require_running("task_send_alloc_init")?;
         self.side().alloc_send(peer, msg)
     }
 

@@ -364,9 +364,11 @@ fn memcpy_gbps(size: usize, reps: usize) -> f64 {
 
 /// memcpy between two buffers of the shared allocator (memfd pages, as the fast path copies).
 fn memcpy_shared_gbps(size: usize, reps: usize) -> f64 {
-    let mut src = doca_mmap::SharedMem::alloc(size).expect("shared memory");
+    let src_mem = doca_mmap::SharedMem::alloc(size).expect("shared memory");
+    let dst_mem = doca_mmap::SharedMem::alloc(size).expect("shared memory");
+    let mut src = src_mem.bytes_mut(0, size).expect("a fresh allocation");
     src.fill(1);
-    let mut dst = doca_mmap::SharedMem::alloc(size).expect("shared memory");
+    let mut dst = dst_mem.bytes_mut(0, size).expect("a fresh allocation");
     let iters = ((256usize << 20) / size).clamp(4, 100_000) as u64;
     let t_per = measure(reps, iters, |k| {
         for _ in 0..k {

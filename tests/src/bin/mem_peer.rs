@@ -48,8 +48,8 @@ fn main() {
             })(),
             (Some("export"), Some(len), Some(text)) => (|| {
                 let len: usize = len.parse().map_err(|_| Error::InvalidValue)?;
-                let mut mem = SharedMem::alloc(len)?;
-                mem[..text.len()].copy_from_slice(text.as_bytes());
+                let mem = SharedMem::alloc(len)?;
+                mem.write(0, text.as_bytes())?;
                 let map = Mmap::create()?;
                 map.set_memrange(mem)?;
                 map.set_permissions(AccessFlags::PCI_READ_WRITE)?;

@@ -1,0 +1,224 @@
+//! A hostile local peer, as a real process: it speaks the comm-channel protocol by hand and
+//! breaks it on purpose. Every mode prints what it observed on stdout, one line.
+//!
+//! ```text
+//! hostile ring-tail <name>        handshake as a client of b1:00.0, then write an impossible
+//!                                 `tail` into the ring the server reads: "closed" once the
+//!                                 server hangs up
+//! hostile consumers <name> <n>    handshake, then register n (valid) consumers:
+//!                                 "closed after <k> acks" once the server hangs up
+//! hostile silent <name> <n>       open n sockets that never say anything: "dropped <k>" (how
+//!                                 many the server closed at once); then waits for stdin EOF
+//! hostile bells <name>            a Hello whose doorbells are a pipe: "dropped" or "answered"
+//! hostile function <name> <pci>   a Hello claiming to run on another host function, sent to
+//!                                 b1:00.0's socket: "refused <code>" or "accepted"
+//! hostile listen-as <uid> <path>  (as root) become uid, listen at <path>, accept one client,
+//!                                 hold it until stdin EOF; prints "listening"
+//! ```
+
+use std::io::BufRead;
+use std::os::fd::{AsFd, OwnedFd};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use doca_cc::proto::records::segment_len;
+use doca_cc::proto::{Ctrl, Hello, PeerKind, Reply};
+use doca_cc::transport::ring::{Area, Ring};
+use doca_cc::transport::{self, Recv};
+use doca_core::notify::Doorbell;
+use doca_core::{Error, PciAddr};
+use doca_mmap::SharedMem;
+
+const HOST: &str = "b1:00.0";
+
+fn hello(name: &str, function: PciAddr) -> Hello {
+    Hello { kind: PeerKind::Client, max_msg_size: 4080, recv_queue_size: 16, function, name: name.into() }
+}
+
+fn connect(name: &str) -> OwnedFd {
+    let path = transport::service_path("cc", PciAddr::parse(HOST).unwrap(), name).unwrap();
+    transport::connect(&path).unwrap().expect("the server listens")
+}
+
+/// Waits (at most a minute) for a packet or the end of file on `sock`.
+fn next(sock: &OwnedFd) -> Recv {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut buf = [0u8; 512];
+    loop {
+        match transport::recv(sock.as_fd(), &mut buf) {
+            Ok(Recv::Empty) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+            Ok(Recv::Packet { len, truncated, fds }) => {
+                let reply = Reply::decode(&buf[..len]);
+                if let Ok(r) = reply {
+                    LAST.with(|l| l.set(Some(r.status)));
+                }
+                return Recv::Packet { len, truncated, fds };
+            }
+            Ok(r) => return r,
+            Err(_) => return Recv::Closed,
+        }
+    }
+}
+
+thread_local! {
+    static LAST: std::cell::Cell<Option<i32>> = const { std::cell::Cell::new(None) };
+}
+
+/// A complete, correct handshake: (socket, segment, reply, this side's doorbell).
+fn handshake(name: &str) -> (OwnedFd, OwnedFd, Reply, Doorbell) {
+    let sock = connect(name);
+    let bell = Doorbell::new().unwrap();
+    let h = hello(name, PciAddr::parse(HOST).unwrap());
+    transport::send(sock.as_fd(), &h.encode(), &[bell.as_fd(), bell.as_fd()]).unwrap();
+    let mut buf = [0u8; 512];
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match transport::recv(sock.as_fd(), &mut buf).unwrap() {
+            Recv::Packet { len, fds, .. } => {
+                let reply = Reply::decode(&buf[..len]).unwrap();
+                assert_eq!(reply.status, 0, "the server accepted");
+                let seg = fds.into_iter().next().unwrap();
+                return (sock, seg, reply, bell);
+            }
+            Recv::Closed => panic!("the server dropped a correct handshake"),
+            Recv::Empty => {
+                assert!(Instant::now() < deadline);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+}
+
+/// Reads until the server hangs up; returns how many packets came first.
+fn until_closed(sock: &OwnedFd) -> usize {
+    let mut n = 0;
+    loop {
+        match next(sock) {
+            Recv::Closed => return n,
+            Recv::Packet { .. } => n += 1,
+            Recv::Empty => return usize::MAX,
+        }
+    }
+}
+
+fn ring_tail(name: &str) -> String {
+    let (sock, seg, reply, _bell) = handshake(name);
+    // The client → server ring's `tail` sits one cache line into the ring.
+    let tail_at = reply.c2s_offset + 64;
+    rustix::io::pwrite(&seg, &(1u64 << 40).to_ne_bytes(), tail_at).unwrap();
+    match until_closed(&sock) {
+        usize::MAX => "still open".into(),
+        _ => "closed".into(),
+    }
+}
+
+fn consumers(name: &str, n: u32) -> String {
+    let (sock, _seg, _reply, bell) = handshake(name);
+    let mut keep = Vec::new();
+    for i in 0..n {
+        let slots = 4;
+        let (len, done_at) = segment_len(slots);
+        let area = Area::create("hostile-consumer", len).unwrap();
+        Ring::init(&area, 0, slots, doca_cc::proto::records::POST_LEN).unwrap();
+        Ring::init(&area, done_at, slots, doca_cc::proto::records::DONE_LEN).unwrap();
+        let mem = SharedMem::alloc(4096).unwrap();
+        let region = mem.share().unwrap();
+        let ctrl = Ctrl::NewConsumer {
+            id: 2 * i + 2,
+            one_copy: true,
+            mem_offset: region.offset as u64,
+            mem_len: region.len as u64,
+            slots,
+        };
+        if transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.as_fd()])
+            .is_err()
+        {
+            break;
+        }
+        keep.push((area, mem, region));
+    }
+    let acks = until_closed(&sock);
+    format!("closed after {acks} acks")
+}
+
+fn silent(name: &str, n: usize) -> String {
+    let socks: Vec<OwnedFd> = (0..n).map(|_| connect(name)).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut dropped = 0;
+    for s in &socks {
+        let mut buf = [0u8; 8];
+        if matches!(transport::recv(s.as_fd(), &mut buf), Ok(Recv::Closed)) {
+            dropped += 1;
+        }
+    }
+    println!("dropped {dropped}");
+    for _ in std::io::stdin().lock().lines() {}
+    drop(socks);
+    String::new()
+}
+
+fn bells(name: &str) -> String {
+    let sock = connect(name);
+    let (_r, w) = rustix::pipe::pipe().unwrap();
+    let h = hello(name, PciAddr::parse(HOST).unwrap());
+    transport::send(sock.as_fd(), &h.encode(), &[w.as_fd(), w.as_fd()]).unwrap();
+    match next(&sock) {
+        Recv::Closed => "dropped".into(),
+        _ => "answered".into(),
+    }
+}
+
+fn function(name: &str, pci: &str) -> String {
+    let sock = connect(name);
+    let bell = Doorbell::new().unwrap();
+    let h = hello(name, PciAddr::parse(pci).unwrap());
+    transport::send(sock.as_fd(), &h.encode(), &[bell.as_fd(), bell.as_fd()]).unwrap();
+    match next(&sock) {
+        Recv::Packet { .. } => match LAST.with(|l| l.get()) {
+            Some(0) => "accepted".into(),
+            Some(code) => format!("refused {}", Error::name_of(code)),
+            None => "garbage".into(),
+        },
+        _ => "dropped".into(),
+    }
+}
+
+fn listen_as(uid: u32, path: &str) -> String {
+    let uid = rustix::process::Uid::from_raw(uid);
+    rustix::thread::set_thread_res_uid(uid, uid, uid).expect("setresuid (run as root)");
+    let listener = transport::Listener::bind(std::path::Path::new(path)).expect("bind");
+    println!("listening");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let _client = loop {
+        if let Ok(Some(s)) = listener.accept() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            return "nobody came".into();
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    for _ in std::io::stdin().lock().lines() {}
+    String::new()
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or_default();
+    let out = match arg(0) {
+        "ring-tail" => ring_tail(arg(1)),
+        "consumers" => consumers(arg(1), arg(2).parse().unwrap()),
+        "silent" => silent(arg(1), arg(2).parse().unwrap()),
+        "bells" => bells(arg(1)),
+        "function" => function(arg(1), arg(2)),
+        "listen-as" => listen_as(arg(1).parse().unwrap(), arg(2)),
+        other => {
+            eprintln!("hostile: unknown mode {other:?}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if !out.is_empty() {
+        println!("{out}");
+    }
+    ExitCode::SUCCESS
+}

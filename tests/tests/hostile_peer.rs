@@ -1,0 +1,118 @@
+//! A connected peer that breaks the protocol on purpose, as a real process (`hostile`): the
+//! server under attack drops that one connection, logs it, and keeps serving everyone else.
+
+use std::time::Duration;
+
+use doca_cc::transport;
+use doca_core::Error;
+use doca_tests::harness::{harness, until, Harness};
+use doca_tests::Peer;
+
+const HOSTILE: &str = env!("CARGO_BIN_EXE_hostile");
+const CC_PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
+
+fn unique(tag: &str) -> String {
+    format!("hostile-{tag}-{}", std::process::id())
+}
+
+/// Waits for the hostile peer's verdict while serving.
+fn verdict(h: &Harness, peer: &Peer) -> String {
+    let mut line = None;
+    until(&h.pe, "the hostile peer's verdict", || {
+        line = line.take().or_else(|| peer.try_line());
+        line.is_some()
+    });
+    line.unwrap()
+}
+
+/// A real client is still served: it gets its echoes and leaves cleanly.
+fn still_serving(h: &Harness, name: &str) {
+    let mut client = Peer::spawn(CC_PEER, &["client", name, "echo", "5", "11"]);
+    let mut exited = false;
+    until(&h.pe, "a real client after the attack", || {
+        exited = exited || client.exited();
+        exited
+    });
+    assert!(client.finish(), "the server still serves real clients");
+}
+
+#[test]
+fn a_ring_index_out_of_bounds_closes_that_connection_only() {
+    let name = unique("tail");
+    let h = harness(&name, false);
+    let hostile = Peer::spawn(HOSTILE, &["ring-tail", &name]);
+    assert_eq!(verdict(&h, &hostile), "closed", "the server hung up on the hostile peer");
+    until(&h.pe, "the disconnection event", || h.disconnected.borrow().len() == 1);
+    assert!(h.received.borrow().is_empty(), "no garbage was delivered");
+    let h2 = harness(&unique("tail-after"), true);
+    still_serving(&h2, &unique("tail-after"));
+    drop(h);
+}
+
+#[test]
+fn registering_more_consumers_than_the_cap_closes_the_connection() {
+    let name = unique("consumers");
+    let h = harness(&name, true);
+    let cap = doca_cc::caps::MAX_CONSUMERS.default;
+    let hostile = Peer::spawn(HOSTILE, &["consumers", &name, &(cap + 1).to_string()]);
+    let line = verdict(&h, &hostile);
+    assert_eq!(line, format!("closed after {cap} acks"), "every consumer up to the cap was registered");
+    assert_eq!(h.consumers.borrow().len() as u64, cap, "one new-consumer event each, none beyond the cap");
+    until(&h.pe, "the disconnection event", || h.disconnected.borrow().len() == 1);
+    still_serving(&h, &name);
+}
+
+#[test]
+fn silent_sockets_beyond_the_handshake_cap_are_closed_at_once() {
+    let name = unique("silent");
+    let h = harness(&name, true);
+    let cap = doca_cc::proto::handshake::MAX_HANDSHAKES;
+    let mut hostile = Peer::spawn(HOSTILE, &["silent", &name, &(cap + 40).to_string()]);
+    let line = verdict(&h, &hostile);
+    assert_eq!(line, "dropped 40", "beyond {cap} handshakes in progress, new sockets are closed");
+    hostile.send("bye");
+    assert!(hostile.finish());
+    still_serving(&h, &name);
+}
+
+#[test]
+fn doorbells_that_are_not_eventfds_are_refused_at_the_handshake() {
+    let name = unique("bells");
+    let h = harness(&name, true);
+    let hostile = Peer::spawn(HOSTILE, &["bells", &name]);
+    assert_eq!(verdict(&h, &hostile), "dropped");
+    assert!(h.connected.borrow().is_empty(), "no connection came of it");
+    still_serving(&h, &name);
+}
+
+#[test]
+fn a_client_claiming_another_host_function_is_refused() {
+    let name = unique("function");
+    let h = harness(&name, true);
+    let hostile = Peer::spawn(HOSTILE, &["function", &name, "b1:00.1"]);
+    assert_eq!(verdict(&h, &hostile), "refused DOCA_ERROR_NOT_PERMITTED");
+    assert!(h.connected.borrow().is_empty());
+    still_serving(&h, &name);
+}
+
+/// A client checks who answers: a process of another user is refused. (Needs root to run a
+/// process as another user; elsewhere it says so and checks nothing.)
+#[test]
+fn a_server_process_of_another_user_is_refused() {
+    if rustix::process::getuid().as_raw() != 0 {
+        eprintln!("skipped: running a peer as another user needs root");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("doca-foreign-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let path = dir.join("foreign.sock");
+    let foreign = Peer::spawn(HOSTILE, &["listen-as", "65534", path.to_str().unwrap()]);
+    assert_eq!(foreign.line(), "listening");
+    let sock = transport::connect(&path).unwrap().expect("the foreign process listens");
+    assert_eq!(transport::peer_pid(std::os::fd::AsFd::as_fd(&sock)), Err(Error::NotPermitted));
+    drop(sock);
+    drop(foreign);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::thread::sleep(Duration::from_millis(1));
+}
