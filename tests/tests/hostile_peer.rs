@@ -116,3 +116,76 @@ fn a_server_process_of_another_user_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
     std::thread::sleep(Duration::from_millis(1));
 }
+
+/// Reads a peer's log file.
+fn log_of(path: &std::path::Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// Connects `n` sockets to server `name` and sends garbage on each (a Hello it cannot parse).
+fn garbage_handshakes(name: &str, n: usize) {
+    let pci = doca_core::PciAddr::parse("b1:00.0").unwrap();
+    let path = transport::service_path("cc", pci, name).unwrap();
+    let bell = doca_core::notify::Doorbell::new().unwrap();
+    use std::os::fd::AsFd;
+    let mut sent = 0;
+    while sent < n {
+        match transport::connect(&path) {
+            Ok(Some(sock)) => {
+                transport::send(sock.as_fd(), b"not a handshake", &[bell.as_fd(), bell.as_fd()]).unwrap();
+                sent += 1;
+            }
+            // The backlog is full for a moment: the server accepts as fast as it can.
+            Err(Error::Again) => std::thread::sleep(Duration::from_micros(200)),
+            other => panic!("connect: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_flood_of_garbage_costs_one_log_line_a_second_not_one_per_packet() {
+    let name = unique("flood");
+    let log = std::env::temp_dir().join(format!("hostile-{name}.log"));
+    let server = Peer::spawn_logged(CC_PEER, &["server", &name], &log);
+    assert_eq!(server.line(), "running");
+    garbage_handshakes(&name, 300);
+    // Served still: a real client gets its echoes.
+    let mut client = Peer::spawn(CC_PEER, &["client", &name, "echo", "3", "5"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !client.exited() {
+        assert!(std::time::Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(client.finish());
+    assert!(server.finish());
+    let text = log_of(&log);
+    let lines = text.lines().filter(|l| l.contains("malformed handshake")).count();
+    assert!((1..=10).contains(&lines), "{lines} log lines for 300 garbage handshakes:\n{text}");
+    let _ = std::fs::remove_file(&log);
+}
+
+#[test]
+fn a_server_out_of_file_descriptors_rests_and_serves_again() {
+    let name = unique("nofile");
+    let log = std::env::temp_dir().join(format!("hostile-{name}.log"));
+    let server = Peer::spawn_logged(CC_PEER, &["server", &name, "--nofile", "48"], &log);
+    assert_eq!(server.line(), "running");
+    let mut hostile = Peer::spawn(HOSTILE, &["silent", &name, "60"]);
+    let dropped = hostile.line();
+    assert!(dropped.starts_with("dropped"), "{dropped}");
+    hostile.send("bye");
+    assert!(hostile.finish());
+    // Once the hostile peer's sockets are gone, descriptors are free again.
+    let mut client = Peer::spawn(CC_PEER, &["client", &name, "echo", "3", "7"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !client.exited() {
+        assert!(std::time::Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(client.finish(), "served after running out of descriptors");
+    assert!(server.finish());
+    let text = log_of(&log);
+    let lines = text.lines().filter(|l| l.contains("out of file descriptors")).count();
+    assert!((1..=10).contains(&lines), "{lines} lines about running out of descriptors:\n{text}");
+    let _ = std::fs::remove_file(&log);
+}

@@ -11,7 +11,8 @@
 //!                                        stdin: send <text>, stop
 //! ```
 //! Options after the mode: `--max-msg <n>` sets the max message size on either side;
-//! `--freeze` makes the server stop progressing once a client is connected.
+//! `--freeze` makes the server stop progressing once a client is connected; `--nofile <n>`
+//! limits the process to n file descriptors.
 
 use std::cell::{Cell, RefCell};
 use std::io::BufRead;
@@ -214,6 +215,10 @@ fn main() -> ExitCode {
         .init();
     let args: Vec<String> = std::env::args().collect();
     let max_msg = option(&args, "--max-msg");
+    if let Some(n) = option(&args, "--nofile") {
+        let limit = rustix::process::Rlimit { current: Some(n as u64), maximum: Some(n as u64) };
+        rustix::process::setrlimit(rustix::process::Resource::Nofile, limit).expect("setrlimit");
+    }
     let word = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
     match (word(1), word(2), word(3)) {
         ("server", name, _) if !name.is_empty() => {
