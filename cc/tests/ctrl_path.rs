@@ -6,7 +6,7 @@ use common::{unique, until};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use doca_cc::{Client, Connection, Counter, Server};
+use doca_cc::{Client, Connection, Counter, SendTask, Server};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
 
 fn server(name: &str) -> (Pe, Server) {
@@ -327,4 +327,49 @@ fn a_stopped_server_leaves_neither_its_socket_nor_its_lock_file() {
     spe.progress();
     assert!(!sock.exists(), "socket file removed");
     assert!(!std::path::Path::new(&lock).exists(), "lock file removed");
+}
+
+/// The high-rate pattern: one send task per side, resubmitted from its own completion
+/// callback (doca_pe.h allows it), 100 000 times each way.
+#[test]
+fn one_task_per_side_recycled_from_its_completion_callback_carries_100k_messages() {
+    use std::cell::Cell;
+    const N: u64 = 100_000;
+    let name = unique("recycle");
+    let (spe, srv) = server(&name);
+    let (cpe, cli) = client(&name);
+    let counter = |c: &Rc<Cell<u64>>| {
+        let c = c.clone();
+        move |msg: &[u8], _: &Connection| {
+            assert_eq!(msg, b"again");
+            c.set(c.get() + 1);
+        }
+    };
+    let (got_by_server, got_by_client) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(0)));
+    srv.event_msg_recv_register(counter(&got_by_server)).unwrap();
+    cli.event_msg_recv_register(counter(&got_by_client)).unwrap();
+    srv.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
+    // Each side's only task goes out again from its completion callback, until N.
+    let recycler = |sent: &Rc<Cell<u64>>| {
+        let sent = sent.clone();
+        move |task: SendTask, _: doca_core::Data, _: doca_core::Data| {
+            sent.set(sent.get() + 1);
+            if sent.get() < N {
+                task.submit().map_err(|r| r.error).unwrap();
+            }
+        }
+    };
+    let (srv_sent, cli_sent) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(0)));
+    srv.task_send_set_conf(recycler(&srv_sent), |t, _, _| panic!("{:?}", t.status()), 1).unwrap();
+    cli.task_send_set_conf(recycler(&cli_sent), |t, _, _| panic!("{:?}", t.status()), 1).unwrap();
+    srv.as_ctx().start().unwrap();
+    let _ = cli.as_ctx().start();
+    until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Running);
+    let sconn = srv.connections().pop().unwrap();
+    cli.task_send_alloc_init(&cli.get_connection().unwrap(), b"again").unwrap().submit().unwrap();
+    srv.task_send_alloc_init(&sconn, b"again").unwrap().submit().unwrap();
+    assert_eq!(srv.task_send_alloc_init(&sconn, b"x").unwrap_err(), Error::NoMemory, "one task only");
+    until(&[&spe, &cpe], || got_by_server.get() == N && got_by_client.get() == N);
+    assert_eq!((srv_sent.get(), cli_sent.get()), (N, N));
+    assert_eq!(cli.as_ctx().num_allocated_tasks() + srv.as_ctx().num_allocated_tasks(), 0);
 }

@@ -152,3 +152,19 @@ fn a_disconnected_client_makes_the_service_send_fail_with_connection_reset() {
     assert_eq!(peer.update_info(), Err(Error::ConnectionReset));
     assert!(client.finish());
 }
+
+/// NVIDIA's secure_channel waits only in epoll on the receive event channel; a client that
+/// connects must wake it, or the connection never completes.
+#[test]
+fn a_service_asleep_on_its_receive_channel_accepts_and_serves_clients() {
+    let name = unique("asleep");
+    let mut service = Peer::spawn(EP_PEER, &["serve-asleep", &name, "2"]);
+    assert_eq!(service.line(), "listening");
+    for text in ["first", "second"] {
+        let client = Peer::spawn(EP_PEER, &["client", &name, text]);
+        assert_eq!(client.line(), format!("reply ack {text}"));
+        assert!(client.finish());
+    }
+    assert_eq!(service.line(), "served 2");
+    assert!(service.finish());
+}

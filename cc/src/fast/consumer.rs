@@ -475,7 +475,16 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
     }
 
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        let buf = self.pool.with_payload(task, |p| p.buf.clone()).flatten().ok_or(Error::InvalidValue)?;
+        // A reused task starts afresh: who filled it last time no longer holds.
+        let buf = self
+            .pool
+            .with_payload(task, |p| {
+                p.producer_id = 0;
+                p.imm_len = 0;
+                p.buf.clone()
+            })
+            .flatten()
+            .ok_or(Error::InvalidValue)?;
         let (_, end, room) = buf.list_and_room()?;
         let post = Post { token: task.to_bits(), offset: end as u64, room: room as u64 };
         let chan = self.chan.borrow();

@@ -2,7 +2,9 @@
 //! the next buffer the chosen remote consumer posted.
 //!
 //! Start is synchronous. A send waits (in flight) until the consumer has posted a buffer;
-//! sends of one producer reach one consumer in order. A buffer longer than the posted
+//! sends of one producer reach one consumer in order, and a consumer that has not posted
+//! does not hold up sends to another. A completed task can be submitted again, from its
+//! completion callback too, as it is or after `set_buf` / `set_consumer_id`. A buffer longer than the posted
 //! buffer's free room completes with `DOCA_ERROR_INVALID_VALUE` and nothing is written; a
 //! consumer that goes away fails the sends still waiting for it with
 //! `DOCA_ERROR_CONNECTION_ABORTED`.
@@ -60,11 +62,18 @@ pub(crate) struct ProducerOps {
     /// (max buffer size, max immediate data), read from the capabilities at creation.
     limits: (usize, usize),
     pool: TaskPool<ProducerSendPayload>,
-    pending: RefCell<VecDeque<TaskId>>,
+    /// Sends waiting for a posted buffer, one queue per consumer (order is per consumer).
+    queues: RefCell<Vec<Queue>>,
     /// The connection's fast-path doorbell (a duplicate), in the engine's notification set.
     bell: RefCell<Option<Watched<OwnedFd>>>,
     /// Consumers written to since the last wake-up check (checked once per progress).
     to_wake: RefCell<Vec<Arc<RemoteConsumer>>>,
+}
+
+/// The sends waiting for one consumer, oldest first.
+struct Queue {
+    consumer: u32,
+    tasks: VecDeque<TaskId>,
 }
 
 /// `struct doca_cc_producer`.
@@ -143,7 +152,7 @@ impl Producer {
                 id,
                 limits,
                 pool: TaskPool::new(owner),
-                pending: RefCell::new(VecDeque::new()),
+                queues: RefCell::new(Vec::new()),
                 bell: RefCell::new(None),
                 to_wake: RefCell::new(Vec::new()),
             }
@@ -209,27 +218,12 @@ impl Producer {
         consumer_id: u32,
     ) -> Result<ProducerSendTask> {
         let ops = self.ctx.ops();
-        let (chained, _, _) = buf.list_and_room()?;
-        if chained {
-            bail!(Error::InvalidValue, "cc producer: buffer is chained (lists are not supported)");
-        }
-        let len = buf.data_len()?;
-        if len == 0 {
-            bail!(Error::InvalidValue, "cc producer: data length 0");
-        }
-        let (max, imm_max) = ops.limits;
-        if len > max {
-            bail!(Error::InvalidValue, "cc producer: {len} bytes exceed the maximum buffer size {max}");
-        }
+        ops.check_buf(buf)?;
+        let imm_max = ops.limits.1;
         if imm.len() > imm_max {
             bail!(Error::InvalidValue, "cc producer: {} bytes of immediate data exceed {imm_max}", imm.len());
         }
-        let Some(target) = ops.conn.fast().remote.lock().get(&consumer_id).cloned() else {
-            bail!(
-                Error::InvalidValue,
-                "cc producer: consumer id {consumer_id} is not a consumer of the peer"
-            );
-        };
+        let target = ops.consumer(consumer_id)?;
         let task = ops.pool.alloc(|p| {
             p.buf = Some(buf.clone());
             p.consumer_id = consumer_id;
@@ -242,6 +236,22 @@ impl Producer {
     }
 }
 
+impl ProducerSendTask {
+    /// `doca_cc_producer_task_send_set_buf` (2.5: `doca_cc_producer_send_task_set_buf`): a
+    /// new buffer for a task that is not submitted; checked when it is submitted (a chained,
+    /// empty or too large buffer refuses the submission with `INVALID_VALUE`).
+    pub fn set_buf(&self, buf: &Buf) {
+        self.0.with_payload(|p| p.buf = Some(buf.clone()));
+    }
+
+    /// `doca_cc_producer_task_send_set_consumer_id` (2.5: `…_send_task_set_consumer_id`):
+    /// another consumer for a task that is not submitted; an id the peer never announced (or
+    /// that expired) refuses the submission with `INVALID_VALUE`.
+    pub fn set_consumer_id(&self, consumer_id: u32) {
+        self.0.with_payload(|p| p.consumer_id = consumer_id);
+    }
+}
+
 enum Step {
     /// Written (or failed for good): the task is done with this status.
     Done(Result<()>),
@@ -250,6 +260,33 @@ enum Step {
 }
 
 impl ProducerOps {
+    /// A buffer this producer can send: not chained, not empty, within the maximum size
+    /// (`INVALID_VALUE` otherwise).
+    fn check_buf(&self, buf: &Buf) -> Result<()> {
+        let (chained, _, _) = buf.list_and_room()?;
+        if chained {
+            bail!(Error::InvalidValue, "cc producer: buffer is chained (lists are not supported)");
+        }
+        let len = buf.data_len()?;
+        if len == 0 {
+            bail!(Error::InvalidValue, "cc producer: data length 0");
+        }
+        let max = self.limits.0;
+        if len > max {
+            bail!(Error::InvalidValue, "cc producer: {len} bytes exceed the maximum buffer size {max}");
+        }
+        Ok(())
+    }
+
+    /// The peer's consumer `id` (`INVALID_VALUE` when the peer never announced it or it
+    /// expired).
+    fn consumer(&self, id: u32) -> Result<Arc<RemoteConsumer>> {
+        match self.conn.fast().remote.lock().get(&id) {
+            Some(t) => Ok(t.clone()),
+            None => bail!(Error::InvalidValue, "cc producer: consumer id {id} is not a consumer of the peer"),
+        }
+    }
+
     /// Tries the oldest waiting send.
     fn step(&self, id: TaskId) -> Step {
         let Some((buf, target, imm_len, imm)) =
@@ -337,21 +374,28 @@ impl ProducerOps {
         }
     }
 
-    /// Sends what can be sent, in order; true when something completed.
+    /// Sends what can be sent, in order for each consumer; true when something completed.
     fn drain(&self) -> bool {
         let mut any = false;
-        loop {
-            let Some(id) = self.pending.borrow().front().copied() else { break };
-            match self.step(id) {
-                Step::Wait => break,
-                Step::Done(status) => {
-                    self.pending.borrow_mut().pop_front();
-                    self.pool.finish(id, status);
-                    any = true;
+        let mut queues = self.queues.borrow_mut();
+        for q in queues.iter_mut() {
+            while let Some(&id) = q.tasks.front() {
+                match self.step(id) {
+                    Step::Wait => break,
+                    Step::Done(status) => {
+                        q.tasks.pop_front();
+                        self.pool.finish(id, status);
+                        any = true;
+                    }
                 }
             }
         }
         any
+    }
+
+    /// Whether sends wait.
+    fn has_pending(&self) -> bool {
+        self.queues.borrow().iter().any(|q| !q.tasks.is_empty())
     }
 }
 
@@ -372,7 +416,7 @@ impl CtxOps for ProducerOps {
         }
         let n = self.pool.capacity() as usize;
         self.pool.prepare(ProducerSendPayload::default);
-        self.pending.borrow_mut().reserve(n);
+        self.queues.borrow_mut().clear();
         self.to_wake.borrow_mut().reserve(n);
         if self.bell.borrow().is_none() {
             let dup = self.conn.fast().bell.as_fd().try_clone_to_owned();
@@ -384,26 +428,30 @@ impl CtxOps for ProducerOps {
 
     fn stop(&self, _core: &CtxCore) {
         // Sends still waiting for a buffer fail: a stopped producer sends nothing more.
-        loop {
-            let Some(id) = self.pending.borrow_mut().pop_front() else { break };
-            self.pool.finish(id, Err(Error::Shutdown));
+        for q in self.queues.borrow_mut().iter_mut() {
+            for id in q.tasks.drain(..) {
+                self.pool.finish(id, Err(Error::Shutdown));
+            }
         }
     }
 
     fn progress(&self, _core: &CtxCore, _now: &Now<'_>) -> bool {
-        let any = !self.pending.borrow().is_empty() && self.drain();
+        let any = self.has_pending() && self.drain();
         self.wake_consumers();
         any
     }
 
     fn request_notification(&self, _core: &CtxCore) -> bool {
         self.wake_consumers();
-        let Some(id) = self.pending.borrow().front().copied() else { return false };
-        let target = self.pool.with_payload(id, |p| p.target.clone()).flatten();
-        match target {
-            Some(t) => t.rings.lock().0.arm_for_data() || !t.alive.load(Ordering::Acquire),
-            None => true,
+        let mut ready = false;
+        for q in self.queues.borrow().iter() {
+            let Some(&id) = q.tasks.front() else { continue };
+            ready |= match self.pool.with_payload(id, |p| p.target.clone()).flatten() {
+                Some(t) => t.rings.lock().0.arm_for_data() || !t.alive.load(Ordering::Acquire),
+                None => true,
+            };
         }
+        ready
     }
 
     fn clear_notification(&self, _core: &CtxCore) {
@@ -420,11 +468,34 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
         &self.pool
     }
 
+    /// Checks the buffer and finds the consumer (a reused task may have a new one of each),
+    /// then queues the send behind the others for the same consumer.
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        let was_empty = self.pending.borrow().is_empty();
-        self.pending.borrow_mut().push_back(task);
-        if was_empty {
-            // Nothing before it: try now, so the consumer sees the data at once.
+        let (buf, consumer_id, target) = self
+            .pool
+            .with_payload(task, |p| (p.buf.clone(), p.consumer_id, p.target.clone()))
+            .ok_or(Error::BadState)?;
+        let buf = buf.ok_or(Error::InvalidValue)?;
+        self.check_buf(&buf)?;
+        if target.as_ref().is_none_or(|t| t.id != consumer_id) {
+            let target = self.consumer(consumer_id)?;
+            self.pool.with_payload(task, |p| p.target = Some(target));
+        }
+        let first = {
+            let mut queues = self.queues.borrow_mut();
+            let at = match queues.iter().position(|q| q.consumer == consumer_id) {
+                Some(at) => at,
+                None => {
+                    let cap = self.pool.capacity() as usize;
+                    queues.push(Queue { consumer: consumer_id, tasks: VecDeque::with_capacity(cap) });
+                    queues.len() - 1
+                }
+            };
+            queues[at].tasks.push_back(task);
+            queues[at].tasks.len() == 1
+        };
+        if first {
+            // Nothing before it for this consumer: try now, so the consumer sees it at once.
             self.drain();
         }
         Ok(())

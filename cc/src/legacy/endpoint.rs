@@ -7,10 +7,10 @@
 //! handshake sockets and the peers' sockets: a busy caller looks at it at most once per
 //! [`crate::transport::cadence::CTRL_PERIOD`], a caller that just woke up at once.
 
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::Instant;
 
-use doca_core::notify::{Doorbell, EpollSet};
+use doca_core::notify::{Doorbell, EpollSet, Watched};
 use doca_core::{bail, fail, Dev, DevRep, DeviceKind, Error, Now, Result};
 use parking_lot::{Mutex, MutexGuard};
 use rustix::event::{poll, PollFd, PollFlags};
@@ -88,6 +88,11 @@ pub struct Endpoint {
     tx_bell: Doorbell,
     /// The control set: listener, handshakes, peers' sockets (the service event channel).
     ctrl: EpollSet,
+    /// The receive event channel: readable when a message arrives (the doorbell) or when the
+    /// control set has news (a client connecting, a handshake to answer, a peer leaving), so
+    /// an endpoint that only ever sleeps on it still accepts and answers clients.
+    rx_channel: EpollSet,
+    _rx_watches: (Watched<OwnedFd>, Watched<EpollSet>),
     blocking: bool,
     cookie: u32,
 }
@@ -140,6 +145,12 @@ impl Endpoint {
     }
 
     fn build(blocking: bool, cookie: u32) -> Result<Endpoint> {
+        let rx_bell = Doorbell::new()?;
+        let ctrl = EpollSet::new()?;
+        let rx_channel = EpollSet::new()?;
+        let dup =
+            rx_bell.as_fd().try_clone_to_owned().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
+        let watches = (rx_channel.watch(dup, 0)?, rx_channel.watch(ctrl.clone(), 1)?);
         Ok(Endpoint {
             st: Mutex::new(State {
                 dev: None,
@@ -154,9 +165,11 @@ impl Endpoint {
                 peers: Vec::new(),
                 next_id: 1,
             }),
-            rx_bell: Doorbell::new()?,
+            rx_bell,
             tx_bell: Doorbell::new()?,
-            ctrl: EpollSet::new()?,
+            ctrl,
+            rx_channel,
+            _rx_watches: watches,
             blocking,
             cookie,
         })
@@ -543,12 +556,14 @@ impl Endpoint {
 
     /// `doca_comm_channel_ep_get_event_channel`: (send, receive) handles for epoll/poll,
     /// after listen or connect (`BAD_STATE` before). Arm them with
-    /// [`Endpoint::event_handle_arm_send`] / [`Endpoint::event_handle_arm_recv`].
+    /// [`Endpoint::event_handle_arm_send`] / [`Endpoint::event_handle_arm_recv`]. The receive
+    /// handle also becomes readable when a client connects or a handshake can be answered:
+    /// a service that only sleeps on it accepts its clients in the `recvfrom` that follows.
     pub fn get_event_channel(&self) -> Result<(BorrowedFd<'_>, BorrowedFd<'_>)> {
         if matches!(self.st.lock().role, Role::Unset) {
             bail!(Error::BadState, "comm channel event channel before listen or connect");
         }
-        Ok((self.tx_bell.as_fd(), self.rx_bell.as_fd()))
+        Ok((self.tx_bell.as_fd(), self.rx_channel.as_fd()))
     }
 
     /// `doca_comm_channel_ep_event_handle_arm_send`: the send handle becomes readable when a

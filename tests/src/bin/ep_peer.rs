@@ -4,6 +4,9 @@
 //! ep_peer serve <name>                 service on 03:00.0 for 3b:00.0; prints "listening";
 //!                                      stdin: send-later <ms> <text> | read-later <ms> | exit
 //!                                      (read-later prints "read <n>")
+//! ep_peer serve-asleep <name> <n>      a service that only ever sleeps in epoll on its receive
+//!                                      event channel (as NVIDIA's secure_channel does); answers
+//!                                      n messages with "ack <text>", prints "served <n>"
 //! ep_peer client <name> <text> [--blocking]
 //!                                      connects, sends <text>, prints "reply <text>";
 //!                                      stdin: disconnect (prints "disconnected") | EOF
@@ -73,6 +76,45 @@ fn serve(name: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+fn serve_asleep(name: &str, n: usize) -> ExitCode {
+    use rustix::event::epoll;
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
+    let ep = Endpoint::create().unwrap();
+    ep.set_device(&dev).unwrap();
+    ep.set_device_rep(&rep).unwrap();
+    ep.listen(name).unwrap();
+    let (_send, recv) = ep.get_event_channel().unwrap();
+    let app = epoll::create(epoll::CreateFlags::CLOEXEC).unwrap();
+    epoll::add(&app, recv, epoll::EventData::new_u64(1), epoll::EventFlags::IN).unwrap();
+    println!("listening");
+    let mut events =
+        [epoll::Event { flags: epoll::EventFlags::empty(), data: epoll::EventData::new_u64(0) }; 4];
+    let mut buf = vec![0u8; 4080];
+    let mut served = 0;
+    let mut wakeups = 0u64;
+    while served < n {
+        match ep.recvfrom(&mut buf, MsgFlags::NONE) {
+            Ok((len, peer)) => {
+                let reply = format!("ack {}", String::from_utf8_lossy(&buf[..len]));
+                ep.sendto(reply.as_bytes(), MsgFlags::NONE, &peer).unwrap();
+                served += 1;
+            }
+            Err(e) if e.error == Error::Again => {
+                ep.event_handle_arm_recv().unwrap();
+                // No timeout: only the channel may wake this service.
+                epoll::wait(&app, &mut events[..], None).unwrap();
+                wakeups += 1;
+                assert!(wakeups < 100_000, "woken in a loop: the channel stays readable");
+            }
+            Err(e) => panic!("recvfrom: {e}"),
+        }
+    }
+    println!("served {served}");
+    for _ in std::io::stdin().lock().lines() {}
+    ExitCode::SUCCESS
+}
+
 fn client(name: &str, text: &str, blocking: bool) -> ExitCode {
     let ep = if blocking {
         Endpoint::create_with_attr(&InitAttr { cookie: 1, flags: 0, maxmsgs: 16, msgsize: 4080 }).unwrap()
@@ -124,6 +166,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [_, "serve", name] => serve(name),
+        [_, "serve-asleep", name, n] => serve_asleep(name, n.parse().unwrap()),
         [_, "client", name, text] => client(name, text, false),
         [_, "client", name, text, "--blocking"] => client(name, text, true),
         _ => {
