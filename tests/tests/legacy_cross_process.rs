@@ -158,7 +158,7 @@ fn a_disconnected_client_makes_the_service_send_fail_with_connection_reset() {
 #[test]
 fn a_service_asleep_on_its_receive_channel_accepts_and_serves_clients() {
     let name = unique("asleep");
-    let mut service = Peer::spawn(EP_PEER, &["serve-asleep", &name, "2"]);
+    let service = Peer::spawn(EP_PEER, &["serve-asleep", &name, "2"]);
     assert_eq!(service.line(), "listening");
     for text in ["first", "second"] {
         let client = Peer::spawn(EP_PEER, &["client", &name, text]);
