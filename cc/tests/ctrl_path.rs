@@ -9,20 +9,28 @@ use std::rc::Rc;
 use doca_cc::{Client, Connection, Counter, SendTask, Server};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
 
+/// A server with the mandatory configuration (doing nothing); tests register their own
+/// callbacks over it.
 fn server(name: &str) -> (Pe, Server) {
     let dev = open_device_with_pci("03:00.0", None).unwrap();
     let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
     let pe = Pe::create().unwrap();
     let s = Server::create(&dev, &rep, name).unwrap();
     pe.connect_ctx(&s.as_ctx()).unwrap();
+    s.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 64).unwrap();
+    s.event_msg_recv_register(|_, _| {}).unwrap();
+    s.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
     (pe, s)
 }
 
+/// A client with the mandatory configuration (doing nothing).
 fn client(name: &str) -> (Pe, Client) {
     let dev = open_device_with_pci("b1:00.0", None).unwrap();
     let pe = Pe::create().unwrap();
     let c = Client::create(&dev, name).unwrap();
     pe.connect_ctx(&c.as_ctx()).unwrap();
+    c.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 64).unwrap();
+    c.event_msg_recv_register(|_, _| {}).unwrap();
     (pe, c)
 }
 
@@ -372,4 +380,30 @@ fn one_task_per_side_recycled_from_its_completion_callback_carries_100k_messages
     until(&[&spe, &cpe], || got_by_server.get() == N && got_by_client.get() == N);
     assert_eq!((srv_sent.get(), cli_sent.get()), (N, N));
     assert_eq!(cli.as_ctx().num_allocated_tasks() + srv.as_ctx().num_allocated_tasks(), 0);
+}
+
+#[test]
+fn the_mandatory_configuration_is_checked_at_start() {
+    let name = unique("mandatory");
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
+    let pe = Pe::create().unwrap();
+    let srv = Server::create(&dev, &rep, &name).unwrap();
+    pe.connect_ctx(&srv.as_ctx()).unwrap();
+    assert_eq!(srv.as_ctx().start(), Err(Error::InvalidValue), "nothing configured");
+    srv.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    assert_eq!(srv.as_ctx().start(), Err(Error::InvalidValue), "no receive callback");
+    srv.event_msg_recv_register(|_, _| {}).unwrap();
+    assert_eq!(srv.as_ctx().start(), Err(Error::InvalidValue), "no connection callbacks (server only)");
+    assert_eq!(srv.as_ctx().state(), CtxState::Idle);
+    srv.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
+    assert_eq!(srv.as_ctx().start(), Ok(()));
+
+    let host = open_device_with_pci("b1:00.0", None).unwrap();
+    let cli = Client::create(&host, &name).unwrap();
+    pe.connect_ctx(&cli.as_ctx()).unwrap();
+    cli.event_msg_recv_register(|_, _| {}).unwrap();
+    assert_eq!(cli.as_ctx().start(), Err(Error::InvalidValue), "no send task");
+    cli.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    assert_eq!(cli.as_ctx().start(), Err(Error::InProgress));
 }

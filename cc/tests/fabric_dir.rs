@@ -12,6 +12,9 @@ fn start_server(name: &str) -> Result<(), Error> {
     let pe = Pe::create().unwrap();
     let server = Server::create(&dev, &rep, name).unwrap();
     pe.connect_ctx(&server.as_ctx()).unwrap();
+    server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 1).unwrap();
+    server.event_msg_recv_register(|_, _| {}).unwrap();
+    server.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
     let started = server.as_ctx().start();
     if started.is_ok() {
         server.as_ctx().stop().unwrap();

@@ -28,11 +28,16 @@ fn pair() -> Pair {
     let spe = Pe::create().unwrap();
     let server = Server::create(&dev, &rep, &name).unwrap();
     spe.connect_ctx(&server.as_ctx()).unwrap();
+    server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 16).unwrap();
+    server.event_msg_recv_register(|_, _| {}).unwrap();
+    server.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
     server.as_ctx().start().unwrap();
     let host = open_device_with_pci("b1:00.0", None).unwrap();
     let cpe = Pe::create().unwrap();
     let client = Client::create(&host, &name).unwrap();
     cpe.connect_ctx(&client.as_ctx()).unwrap();
+    client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 16).unwrap();
+    client.event_msg_recv_register(|_, _| {}).unwrap();
     let remote_consumers: Rc<RefCell<Vec<(bool, u32)>>> = Rc::default();
     let (a, b) = (remote_consumers.clone(), remote_consumers.clone());
     client

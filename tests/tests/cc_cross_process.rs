@@ -127,6 +127,7 @@ fn client_here(name: &str) -> (Pe, Client) {
     let pe = Pe::create().unwrap();
     let c = Client::create(&dev, name).unwrap();
     pe.connect_ctx(&c.as_ctx()).unwrap();
+    c.event_msg_recv_register(|_, _| {}).unwrap();
     (pe, c)
 }
 

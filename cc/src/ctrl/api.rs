@@ -391,7 +391,30 @@ impl CtxOps for SideOps {
         self.side.kind
     }
 
+    /// The mandatory configuration (DOCA Comm Channel guide) is checked first:
+    /// `INVALID_VALUE`, naming what is missing.
     fn start(&self, core: &CtxCore) -> Result<Started> {
+        let side = &self.side;
+        let mut missing: Vec<&str> = Vec::new();
+        let role = if matches!(self.role, RoleState::Server(_)) { "server" } else { "client" };
+        if !side.pool.is_configured() {
+            missing.push("the send task (task_send_set_conf)");
+        }
+        if !side.msg_cb.is_set() {
+            missing.push("the message receive event (event_msg_recv_register)");
+        }
+        if let RoleState::Server(s) = &self.role {
+            if !s.connect_cb.is_set() || !s.disconnect_cb.is_set() {
+                missing.push("the connection events (event_connection_register)");
+            }
+        }
+        if !missing.is_empty() {
+            bail!(
+                Error::InvalidValue,
+                "{side}: start: {} must be configured first (doca_cc_{role}_*)",
+                missing.join(", ")
+            );
+        }
         self.side.prepare(core)?;
         match &self.role {
             RoleState::Server(s) => {

@@ -105,9 +105,14 @@ pub(crate) struct ConsumerOps {
 /// # let pe = Pe::create()?;
 /// # let server = Server::create(&dpu, &rep, &name)?;
 /// # pe.connect_ctx(&server.as_ctx())?;
+/// # server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 1)?;
+/// # server.event_msg_recv_register(|_, _| {})?;
+/// # server.event_connection_register(|_, _| {}, |_, _| {})?;
 /// # server.as_ctx().start()?;
 /// # let client = Client::create(&open_device_with_pci("b1:00.0", None)?, &name)?;
 /// # pe.connect_ctx(&client.as_ctx())?;
+/// # client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 1)?;
+/// # client.event_msg_recv_register(|_, _| {})?;
 /// # let _ = client.as_ctx().start();
 /// # let run = |done: &dyn Fn() -> bool| for _ in 0..1_000_000 { if done() { break } pe.progress(); };
 /// # run(&|| client.as_ctx().state() == CtxState::Running);
@@ -371,6 +376,9 @@ impl CtxOps for ConsumerOps {
     }
 
     fn start(&self, core: &CtxCore) -> Result<Started> {
+        if !self.pool.is_configured() {
+            bail!(Error::InvalidValue, "cc consumer {}: start: the post-receive task (task_post_recv_set_conf) must be configured first", self.id);
+        }
         if !self.conn.is_connected() {
             bail!(Error::NotConnected, "cc consumer {}: the connection is down", self.id);
         }
