@@ -14,7 +14,7 @@
 //! | Idle     | `stop`                                                   | Idle     | `Err(BAD_STATE)` |
 //! | Starting | `progress`: the library finished starting                | Running  | —                |
 //! | Starting | `progress`: the library failed to start                  | Idle     | —                |
-//! | Starting | `stop` (no task can exist yet)                           | Idle     | `Ok(())`         |
+//! | Starting | `stop` (doca_ctx.h: Starting → Stopping → Idle)          | Stopping | `Err(IN_PROGRESS)` |
 //! | Running  | `stop` when every task is freed and nothing is in flight | Idle     | `Ok(())`         |
 //! | Running  | `stop` with tasks allocated or in flight                 | Stopping | `Err(IN_PROGRESS)` |
 //! | Running  | `progress`: the library hit a fatal error (peer gone, …) | Stopping | —                |
@@ -24,7 +24,10 @@
 //! | Starting, Running, Stopping | `start`                               | same     | `Err(BAD_STATE)` |
 //!
 //! Configuration (task pools, event registration, library setters) is accepted only in Idle
-//! (`BAD_STATE` otherwise); tasks are allocated and submitted only in Running (`BAD_STATE`).
+//! (`BAD_STATE` otherwise); tasks are allocated and submitted only in Running (`BAD_STATE`:
+//! doca_ctx.h says a Stopping context cannot allocate or submit tasks — the Comm Channel
+//! guide's table lists both for Stopping; the header is followed). The state-changed
+//! callback and the user data can be set in any state (the header sets no rule).
 //!
 //! # For library authors
 //! A library context is a value implementing [`CtxOps`], wrapped by [`CtxCell::new`]. Core
@@ -278,7 +281,14 @@ impl Ctx {
         match core.state() {
             CtxState::Idle => bail!(Error::BadState, "{}: stop while idle", core.kind),
             CtxState::Stopping => Err(Error::InProgress),
-            CtxState::Starting | CtxState::Running => {
+            CtxState::Starting => {
+                // doca_ctx.h: a starting context stops through Stopping; no task exists yet,
+                // so the next progress reaches Idle.
+                self.0.ops.stop(core);
+                core.transition(CtxState::Stopping);
+                Err(Error::InProgress)
+            }
+            CtxState::Running => {
                 self.0.ops.stop(core);
                 if core.drained(&self.0.ops) {
                     core.transition(CtxState::Idle);
@@ -306,12 +316,12 @@ impl Ctx {
         self.core().user_data()
     }
 
-    /// `doca_ctx_set_state_changed_cb`. Idle only (`BAD_STATE`).
+    /// `doca_ctx_set_state_changed_cb`, in any state (a callback set while a change is
+    /// pending gets that change).
     pub fn set_state_changed_cb(
         &self,
         cb: impl FnMut(Data, &Ctx, CtxState, CtxState) + 'static,
     ) -> Result<()> {
-        self.core().require_idle("set_state_changed_cb")?;
         self.core().state_cb.set(Box::new(cb));
         Ok(())
     }

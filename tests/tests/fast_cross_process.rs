@@ -42,6 +42,9 @@ fn serve(name: &str) -> Side {
     server
         .event_consumer_register(move |_, id| c.borrow_mut().push(id), move |_, id| e.borrow_mut().push(id))
         .unwrap();
+    server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 16).unwrap();
+    server.event_msg_recv_register(|_, _| {}).unwrap();
+    server.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
     server.as_ctx().start().unwrap();
     Side { pe, server, consumers, expired }
 }

@@ -47,7 +47,8 @@ fn main() -> ExitCode {
     let client = Client::create(&dev, name).unwrap();
     pe.connect_ctx(&client.as_ctx()).unwrap();
     client.event_msg_recv_register(|_, _| {}).unwrap();
-    let _ = client.as_ctx().start();
+    client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 16).unwrap();
+    assert_eq!(client.as_ctx().start(), Err(Error::InProgress));
     while client.as_ctx().state() != CtxState::Running {
         if !pe.progress() {
             std::thread::sleep(Duration::from_micros(50));
