@@ -153,13 +153,18 @@ fn run_transfer(memory: Memory) -> (FastPathStats, FastPathStats) {
     let after = cconn.fast_path_stats();
     assert!(after.one_copy_sends + after.staged_sends > before.one_copy_sends + before.staged_sends);
 
-    // Destroying the consumer: the peer hears it is gone.
+    // Stopping the consumer flushes its posted buffer; the peer stops using it, but it is
+    // not expired: only destroying it is.
     consumer.as_ctx().stop().unwrap_err();
     until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Idle);
-    until(&[&p.spe, &p.cpe], || p.remote_consumers.borrow().len() == 2);
-    assert_eq!(p.remote_consumers.borrow()[1], (false, consumer.id()));
     assert_eq!(*flushed.borrow(), [Err(Error::Shutdown)], "the buffer still posted is flushed at stop");
+    until(&[&p.spe, &p.cpe], || producer.task_send_alloc_init(&hello, consumer.id()).is_err());
     assert_eq!(producer.task_send_alloc_init(&hello, consumer.id()).unwrap_err(), Error::InvalidValue);
+    assert_eq!(p.remote_consumers.borrow().len(), 1, "a stopped consumer does not expire");
+    let id = consumer.id();
+    consumer.destroy().unwrap();
+    until(&[&p.spe, &p.cpe], || p.remote_consumers.borrow().len() == 2);
+    assert_eq!(p.remote_consumers.borrow()[1], (false, id), "destroying it does");
     (cconn.fast_path_stats(), sconn.fast_path_stats())
 }
 
@@ -217,9 +222,11 @@ fn consumer_and_buffer_refusals() {
     assert_eq!(consumer.task_post_recv_alloc_init(&a).unwrap_err(), Error::InvalidValue, "chained");
     assert_ne!(consumer.id(), 0);
 
-    // Once the connection is gone, no new consumer.
-    p.client.as_ctx().stop().unwrap();
-    until(&[&p.spe, &p.cpe, &cpe], || !conn.is_connected());
+    // Once the connection is gone, no new consumer. The client stops: the consumer it knew
+    // expires with the connection (reported on the progress after the stop).
+    assert_eq!(p.client.as_ctx().stop(), Err(Error::InProgress));
+    until(&[&p.spe, &p.cpe, &cpe], || !conn.is_connected() && p.client.as_ctx().state() == CtxState::Idle);
+    assert_eq!(*p.remote_consumers.borrow(), [(true, consumer.id()), (false, consumer.id())]);
     assert_eq!(Consumer::create(&conn, &map).unwrap_err(), Error::BadState);
     until(&[&p.spe, &p.cpe, &cpe], || consumer.as_ctx().state() == CtxState::Idle);
 }
@@ -338,8 +345,9 @@ fn a_restarted_consumer_still_wakes_its_sleeping_engine() {
     consumer.task_post_recv_alloc_init(&buf).unwrap().submit().unwrap();
 
     let cconn = p.client.get_connection().unwrap();
-    // Nine announcements and eight expiries reached the client.
-    until(&[&p.spe, &p.cpe], || consumer_known(&p, 17));
+    // Nine runs of one consumer: one new-consumer event, no expiry (it was never destroyed).
+    until(&[&p.spe, &p.cpe], || consumer_known(&p, 1));
+    assert_eq!(*p.remote_consumers.borrow(), [(true, consumer.id())]);
     let prod_pe = Pe::create().unwrap();
     let producer = Producer::create(&cconn).unwrap();
     prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
@@ -491,4 +499,46 @@ fn a_consumer_that_posts_nothing_does_not_block_sends_to_another() {
     let t = producer.task_send_alloc_init(&to_busy, busy.id()).unwrap();
     t.set_consumer_id(4242);
     assert_eq!(t.submit().unwrap_err().error, Error::InvalidValue, "an unknown consumer refuses the submit");
+}
+
+/// A consumer registration reaches the peer through a signal in the shared rings: the peer
+/// reads it on its next progress, not at its next timed look at its sockets. The server's
+/// engine here runs on a clock that stands still once connected, so no timed look happens.
+#[test]
+fn a_consumer_registration_is_read_at_once_not_at_the_next_timed_poll() {
+    use doca_core::clock::ManualClock;
+    let name = unique("signal");
+    let clock = Rc::new(ManualClock::new());
+    let spe = Pe::create_with_clock(clock.clone()).unwrap();
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
+    let server = Server::create(&dev, &rep, &name).unwrap();
+    spe.connect_ctx(&server.as_ctx()).unwrap();
+    server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    server.event_msg_recv_register(|_, _| {}).unwrap();
+    server.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
+    let seen: Rc<RefCell<Vec<u32>>> = Rc::default();
+    let s = seen.clone();
+    server.event_consumer_register(move |_, id| s.borrow_mut().push(id), |_, _| {}).unwrap();
+    server.as_ctx().start().unwrap();
+    let cpe = Pe::create().unwrap();
+    let client = Client::create(&open_device_with_pci("b1:00.0", None).unwrap(), &name).unwrap();
+    cpe.connect_ctx(&client.as_ctx()).unwrap();
+    client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    client.event_msg_recv_register(|_, _| {}).unwrap();
+    let _ = client.as_ctx().start();
+    // Connecting needs the server to look at its listener: let its time pass meanwhile.
+    until(&[&spe, &cpe], || {
+        clock.advance(doca_cc::CTRL_PERIOD);
+        client.as_ctx().state() == CtxState::Running && server.num_connections() == 1
+    });
+    // From here the server's clock stands still.
+    let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
+    let cons_pe = Pe::create().unwrap();
+    let consumer = Consumer::create(&client.get_connection().unwrap(), &map).unwrap();
+    cons_pe.connect_ctx(&consumer.as_ctx()).unwrap();
+    consumer.task_post_recv_set_conf(|_, _, _| {}, |_, _, _| {}, 2).unwrap();
+    assert_eq!(consumer.as_ctx().start(), Err(Error::InProgress));
+    until(&[&spe, &cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
+    assert_eq!(*seen.borrow(), [consumer.id()]);
 }

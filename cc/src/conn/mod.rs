@@ -23,6 +23,8 @@ pub(crate) mod registry;
 pub(crate) use owner::ThreadBound;
 pub(crate) use registry::Registry;
 
+use crate::transport::ring::Signal;
+
 /// `enum doca_cc_counter`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
@@ -132,14 +134,14 @@ impl fmt::Debug for Connection {
 
 impl Connection {
     /// A connection that is up, owned by `owner`. `sock` is a duplicate of its socket for
-    /// fast-path control packets from any thread.
+    /// fast-path control packets from any thread, with the signal that announces them.
     pub(crate) fn new(
         id: u64,
         is_server: bool,
         owner: Owner,
         peer_pid: i32,
         dev: Dev,
-        sock: Option<OwnedFd>,
+        sock: Option<(OwnedFd, Signal)>,
     ) -> Result<Connection> {
         Ok(Connection {
             inner: Arc::new(ConnInner {

@@ -16,7 +16,7 @@
 //! The peer side's producers share each remote consumer's ring ends behind a mutex, so
 //! sends from any thread stay in order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -29,7 +29,7 @@ use parking_lot::Mutex;
 use super::FastPathStats;
 use crate::proto::records::{segment_len, DONE_LEN, POST_LEN};
 use crate::proto::Ctrl;
-use crate::transport::ring::{Area, End, Ring};
+use crate::transport::ring::{Area, End, Ring, Signal};
 use crate::transport::send;
 
 /// A consumer of this side, as the connection's owner sees it.
@@ -104,10 +104,15 @@ pub(crate) struct Registry {
     next_id: AtomicU32,
     /// A duplicate of the connection's socket, for control packets from any thread.
     sock: Option<OwnedFd>,
+    /// Tells the peer a packet waits (so its busy side reads it at once).
+    signal: Option<Signal>,
     /// Rung by the peer's consumers when they post while this side's producers sleep.
     pub(crate) bell: Doorbell,
     pub(crate) local: Mutex<HashMap<u32, Arc<LocalConsumer>>>,
     pub(crate) remote: Mutex<HashMap<u32, Arc<RemoteConsumer>>>,
+    /// The peer's consumers announced and not destroyed (a stopped one keeps its place):
+    /// what the new- and expired-consumer events have told the application.
+    announced: Mutex<HashSet<u32>>,
     /// Producers and consumers of this side that exist (created, not yet dropped).
     pub(crate) producers: AtomicU32,
     pub(crate) consumers: AtomicU32,
@@ -119,14 +124,20 @@ pub(crate) struct Registry {
 impl Registry {
     /// The registry of a connection whose socket (duplicated) is `sock` (none for a
     /// connection that never came up), whose peer may register `max_remote` consumers.
-    pub(crate) fn new(is_server: bool, sock: Option<OwnedFd>, max_remote: u32) -> Result<Registry> {
+    pub(crate) fn new(is_server: bool, sock: Option<(OwnedFd, Signal)>, max_remote: u32) -> Result<Registry> {
+        let (sock, signal) = match sock {
+            Some((s, g)) => (Some(s), Some(g)),
+            None => (None, None),
+        };
         Ok(Registry {
             side: if is_server { 1 } else { 2 },
             next_id: AtomicU32::new(0),
             sock,
+            signal,
             bell: Doorbell::new()?,
             local: Mutex::new(HashMap::new()),
             remote: Mutex::new(HashMap::new()),
+            announced: Mutex::new(HashSet::new()),
             producers: AtomicU32::new(0),
             consumers: AtomicU32::new(0),
             counters: Counters::default(),
@@ -151,10 +162,15 @@ impl Registry {
         self.next_id.fetch_add(1, Ordering::Relaxed) * 2 + self.side
     }
 
-    /// Sends a control packet to the peer (atomic per packet, from any thread).
+    /// Sends a control packet to the peer (atomic per packet, from any thread) and signals
+    /// it in the shared segment, so a busy peer reads it on its next progress.
     pub(crate) fn send(&self, ctrl: &Ctrl, fds: &[BorrowedFd<'_>]) -> Result<()> {
         let sock = self.sock.as_ref().ok_or(Error::NotConnected)?;
-        send(sock.as_fd(), &ctrl.encode(), fds)
+        send(sock.as_fd(), &ctrl.encode(), fds)?;
+        if let Some(signal) = &self.signal {
+            signal.bump();
+        }
+        Ok(())
     }
 
     /// Handles a control packet from the peer (read by the connection's owner). A peer that
@@ -163,12 +179,10 @@ impl Registry {
     pub(crate) fn on_packet(&self, ctrl: Ctrl, fds: Vec<OwnedFd>) -> Option<PeerEvent> {
         match ctrl {
             Ctrl::NewConsumer { id, one_copy, mem_offset, mem_len, slots } => {
-                {
-                    let remote = self.remote.lock();
-                    if remote.len() >= self.max_remote && !remote.contains_key(&id) {
-                        let why = format!("more than {} consumers registered", self.max_remote);
-                        return Some(PeerEvent::Violation(why));
-                    }
+                let known = self.announced.lock().contains(&id);
+                if !known && self.announced.lock().len() >= self.max_remote {
+                    let why = format!("more than {} consumers registered", self.max_remote);
+                    return Some(PeerEvent::Violation(why));
                 }
                 let rc = match RemoteConsumer::open(id, one_copy, mem_offset, mem_len, slots, fds) {
                     Ok(rc) => rc,
@@ -176,11 +190,14 @@ impl Registry {
                         return Some(PeerEvent::Violation(format!("unusable consumer {id} ({})", e.name())));
                     }
                 };
-                self.remote.lock().insert(id, Arc::new(rc));
+                if let Some(old) = self.remote.lock().insert(id, Arc::new(rc)) {
+                    old.alive.store(false, Ordering::Release);
+                }
                 if let Err(e) = self.send(&Ctrl::ConsumerAck { id }, &[self.bell.as_fd()]) {
                     tracing::debug!(target: "doca_sdk", "cannot acknowledge consumer {id}: {e}");
                 }
-                Some(PeerEvent::NewConsumer(id))
+                // A consumer that starts again after a stop is the same consumer: no new event.
+                (!known && self.announced.lock().insert(id)).then_some(PeerEvent::NewConsumer(id))
             }
             Ctrl::ConsumerAck { id } => {
                 let bell = fds.into_iter().next().map(Doorbell::from_peer);
@@ -197,10 +214,17 @@ impl Registry {
                     ))),
                 }
             }
+            Ctrl::ConsumerPaused { id } => {
+                if let Some(rc) = self.remote.lock().remove(&id) {
+                    rc.alive.store(false, Ordering::Release);
+                }
+                None
+            }
             Ctrl::ConsumerGone { id } => {
-                let rc = self.remote.lock().remove(&id)?;
-                rc.alive.store(false, Ordering::Release);
-                Some(PeerEvent::ExpiredConsumer(id))
+                if let Some(rc) = self.remote.lock().remove(&id) {
+                    rc.alive.store(false, Ordering::Release);
+                }
+                self.announced.lock().remove(&id).then_some(PeerEvent::ExpiredConsumer(id))
             }
         }
     }
@@ -210,6 +234,19 @@ impl Registry {
         for rc in self.remote.lock().drain() {
             rc.1.alive.store(false, Ordering::Release);
         }
+    }
+
+    /// Whether the peer has consumers announced on this connection.
+    pub(crate) fn has_announced(&self) -> bool {
+        !self.announced.lock().is_empty()
+    }
+
+    /// The peer's consumers still announced, forgotten now (the connection ended: each gets
+    /// its expired-consumer event).
+    pub(crate) fn expire_all(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self.announced.lock().drain().collect();
+        ids.sort_unstable();
+        ids
     }
 
     /// The counters.

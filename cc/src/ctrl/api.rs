@@ -5,6 +5,7 @@
 //! method of `Cc<R>` (written once, for both); the rest are methods of `Cc<ServerRole>` or
 //! `Cc<ClientRole>` only, so calling a server's function on a client does not compile.
 
+use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::rc::{Rc, Weak};
 
@@ -103,6 +104,9 @@ pub(crate) enum RoleState {
 pub(crate) struct SideOps {
     pub(crate) side: Side,
     pub(crate) role: RoleState,
+    /// Connections closed by `stop`, reported (disconnection, expired consumers) on the
+    /// next progress: callbacks never run inside stop. The context stays Stopping until then.
+    stopped: RefCell<Vec<Connection>>,
 }
 
 /// A comm-channel context: a [`Server`] or a [`Client`]. The methods without a role are the
@@ -126,7 +130,11 @@ fn create_ops(dev: &Dev, name: &str, role: RoleState) -> Result<Rc<CtxCell<SideO
     Ok(CtxCell::new(|weak: &Weak<CtxCell<SideOps>>| {
         let pool_owner: Weak<dyn TaskOwner<SendPayload>> = weak.clone();
         let owner: Weak<dyn std::any::Any> = weak.clone();
-        SideOps { side: Side::new(is_server, dev, name, owner, pool_owner, limits), role }
+        SideOps {
+            side: Side::new(is_server, dev, name, owner, pool_owner, limits),
+            role,
+            stopped: RefCell::new(Vec::new()),
+        }
     }))
 }
 
@@ -367,15 +375,21 @@ impl SideOps {
             RoleState::Server(s) => core.state() == CtxState::Running && s.poll(side, now.get(), role_ready),
             RoleState::Client(c) => c.poll(side, core, now.get()),
         };
+        any |= side.deliver_consumer_events(events);
         for conn in side.wind_up() {
             any = true;
-            match &self.role {
-                RoleState::Server(s) => s.link_down(&conn),
-                RoleState::Client(c) => c.link_down(core),
-            }
-            conn.release_owner();
+            self.report(core, conn);
         }
-        any | side.deliver_consumer_events(events)
+        any
+    }
+
+    /// Reports a closed connection: expired consumers, then the server's disconnection
+    /// callback (a client leaves Running).
+    fn report(&self, core: &CtxCore, conn: Connection) {
+        self.side.report_closed(conn, |conn| match &self.role {
+            RoleState::Server(s) => s.link_down(conn),
+            RoleState::Client(c) => c.link_down(core),
+        });
     }
 
     fn next_deadline(&self) -> Option<std::time::Instant> {
@@ -433,12 +447,30 @@ impl CtxOps for SideOps {
             RoleState::Server(s) => s.stop(),
             RoleState::Client(c) => c.stop(),
         }
+        let server = matches!(self.role, RoleState::Server(_));
         for conn in self.side.close_all() {
-            conn.release_owner();
+            // A server reports every connection (its disconnection callback); a client only
+            // one whose peer had consumers (their expired events).
+            if server || conn.fast().has_announced() {
+                self.stopped.borrow_mut().push(conn);
+            } else {
+                conn.release_owner();
+            }
         }
     }
 
+    fn is_busy(&self, _core: &CtxCore) -> bool {
+        !self.stopped.borrow().is_empty()
+    }
+
     fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool {
+        if !self.stopped.borrow().is_empty() {
+            let stopped = std::mem::take(&mut *self.stopped.borrow_mut());
+            for conn in stopped {
+                self.report(core, conn);
+            }
+            return true;
+        }
         let mut any = self.side.progress_links();
         if self.side.cadence.turn(now) {
             any |= self.poll_ctrl(core, now);
@@ -447,7 +479,7 @@ impl CtxOps for SideOps {
     }
 
     fn request_notification(&self, core: &CtxCore) -> bool {
-        self.side.arm(core, self.next_deadline())
+        !self.stopped.borrow().is_empty() | self.side.arm(core, self.next_deadline())
     }
 
     fn clear_notification(&self, _core: &CtxCore) {

@@ -38,6 +38,8 @@ pub(crate) struct Link {
     eof: Cell<bool>,
     /// How the peer broke the protocol, when it did (logged when the link is wound up).
     violation: RefCell<Option<String>>,
+    /// The peer's control-packet signals seen so far.
+    signals: Cell<u32>,
 }
 
 impl Link {
@@ -58,6 +60,7 @@ impl Link {
             state: Cell::new(state),
             eof: Cell::new(false),
             violation: RefCell::new(None),
+            signals: Cell::new(0),
         }
     }
 
@@ -92,6 +95,13 @@ impl Link {
             None if self.channel.rings_broken() => Some("a shared ring index out of bounds".into()),
             None => None,
         }
+    }
+
+    /// Whether the peer signalled a control packet since the last look (one load of a
+    /// shared line the peer rarely writes).
+    pub(crate) fn signalled(&self) -> bool {
+        let now = self.channel.signals();
+        now != self.signals.replace(now)
     }
 
     /// Whether the connection must be wound up: this side is closing it, the peer hung up

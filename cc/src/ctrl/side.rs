@@ -288,7 +288,7 @@ impl Side {
                 });
             }
             link.wake_peer();
-            if link.is_ending() {
+            if link.is_ending() || link.signalled() {
                 self.cadence.soon();
             }
         }
@@ -355,7 +355,9 @@ impl Side {
         new.sock.set_token(token::link(key))?;
         let dup = new.sock.try_clone().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
         let owner = Owner { ctx: ThreadBound::new(self.owner.clone()), key, side: self.side_id() };
-        let conn = Connection::new(new.id, self.is_server, owner, new.pid, self.dev.clone(), Some(dup))?;
+        let signal = new.channel.signal();
+        let conn =
+            Connection::new(new.id, self.is_server, owner, new.pid, self.dev.clone(), Some((dup, signal)))?;
         let max_pending = self.pool.capacity() as usize;
         entry.insert(Rc::new(Link::new(conn.clone(), new.sock, new.channel, new.state, max_pending)));
         drop(links);
@@ -378,8 +380,8 @@ impl Side {
 
     /// Winds up every link that ended (this side closing it, the peer gone): delivers what
     /// the peer already sent, fails the sends still waiting with `CONNECTION_RESET`, hangs
-    /// up, and removes it. Returns their connections, still owned: the caller reports them,
-    /// then releases them.
+    /// up, and removes it. Returns their connections, still owned: the caller reports them
+    /// ([`Side::report_closed`]).
     pub(crate) fn wind_up(&self) -> Vec<Connection> {
         let ending: Vec<usize> =
             self.links.borrow().iter().filter(|(_, l)| l.is_ending()).map(|(k, _)| k).collect();
@@ -446,6 +448,18 @@ impl Side {
     /// Established connections.
     pub(crate) fn num_links(&self) -> usize {
         self.links.borrow().len()
+    }
+
+    /// Reports a connection that closed: an expired-consumer event for each consumer the peer
+    /// still had on it, then `down` (the role's disconnection report); the connection is
+    /// then let go.
+    pub(crate) fn report_closed(&self, conn: Connection, down: impl FnOnce(&Connection)) {
+        let expired = conn.fast().expire_all();
+        let events =
+            expired.into_iter().map(|id| ConsumerEvent { new: false, conn: conn.clone(), id }).collect();
+        self.deliver_consumer_events(events);
+        down(&conn);
+        conn.release_owner();
     }
 
     /// Runs the new- and expired-consumer callbacks.

@@ -5,8 +5,9 @@
 //! the peer registered it (the peer's server or client then gets the new-consumer event).
 //! A post-receive task completes only when a producer wrote into its buffer: the bytes are
 //! appended after the buffer's data, its data length grows, and the producer's id (and any
-//! immediate data) can be read from the task. Stopping or destroying the consumer gives the
-//! peer the expired-consumer event; posted buffers complete with `DOCA_ERROR_SHUTDOWN`.
+//! immediate data) can be read from the task. Stopping the consumer completes its posted
+//! buffers with `DOCA_ERROR_SHUTDOWN` (it may start again, under the same id, without a second
+//! new-consumer event); destroying it gives the peer the expired-consumer event.
 //!
 //! Memory from `doca_mmap::SharedMem` is written by the producer directly (one copy). Any
 //! other memory works through a shared shadow of the map that the consumer copies from when
@@ -88,7 +89,10 @@ pub(crate) struct ConsumerOps {
     bell: RefCell<Option<Watched<Doorbell>>>,
     /// The token of each posted task, by pool slot.
     posted: RefCell<Vec<Option<u64>>>,
+    /// Its rings are announced to the peer (from start to stop).
     announced: Cell<bool>,
+    /// The peer was ever told of it: destroying it expires it there.
+    ever_announced: Cell<bool>,
 }
 
 /// `struct doca_cc_consumer`.
@@ -198,6 +202,7 @@ impl Consumer {
                 bell: RefCell::new(None),
                 posted: RefCell::new(Vec::new()),
                 announced: Cell::new(false),
+                ever_announced: Cell::new(false),
             }
         });
         Ok(Consumer { ctx })
@@ -365,7 +370,11 @@ impl ConsumerOps {
 }
 
 impl Drop for ConsumerOps {
+    /// Destroyed (or dropped): the peer's expired-consumer event.
     fn drop(&mut self) {
+        if self.ever_announced.get() {
+            let _ = self.conn.fast().send(&Ctrl::ConsumerGone { id: self.id }, &[]);
+        }
         self.conn.fast().consumers.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -421,13 +430,16 @@ impl CtxOps for ConsumerOps {
         *self.shared.borrow_mut() = Some(shared);
         *self.chan.borrow_mut() = Some(Channel { post, done, _area: area, shadow });
         self.announced.set(true);
+        self.ever_announced.set(true);
         Ok(Started::Starting)
     }
 
+    /// The peer stops using this consumer's rings (they go with this run); the consumer
+    /// stays known there: only destroying it expires it.
     fn stop(&self, _core: &CtxCore) {
         if self.announced.replace(false) {
             self.conn.fast().local.lock().remove(&self.id);
-            let _ = self.conn.fast().send(&Ctrl::ConsumerGone { id: self.id }, &[]);
+            let _ = self.conn.fast().send(&Ctrl::ConsumerPaused { id: self.id }, &[]);
         }
     }
 

@@ -17,7 +17,7 @@
 //!   NewConsumer … one_copy:u8 0:u8[3] mem_offset:u64 mem_len:u64 slots:u32
 //!       (with the consumer's ring segment, its memory memfd and its doorbell)
 //!   ConsumerAck (with the acknowledging side's fast-path doorbell)
-//!   ConsumerGone
+//!   ConsumerGone (destroyed), ConsumerPaused (stopped; may start again under the same id)
 //! ```
 
 use doca_core::{Error, PciAddr, Result};
@@ -25,7 +25,7 @@ use doca_core::{Error, PciAddr, Result};
 /// Packet magic.
 pub const MAGIC: [u8; 8] = *b"DOCACC\0\x01";
 /// This implementation's protocol version.
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 
 /// Who is connecting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,8 +104,14 @@ pub enum Ctrl {
         /// The consumer.
         id: u32,
     },
-    /// The sender's consumer stopped or was destroyed.
+    /// The sender's consumer was destroyed (the expired-consumer event).
     ConsumerGone {
+        /// The consumer.
+        id: u32,
+    },
+    /// The sender's consumer stopped: its rings and buffers are no longer used; it may start
+    /// again (announcing new rings under the same id) or be destroyed.
+    ConsumerPaused {
         /// The consumer.
         id: u32,
     },
@@ -121,6 +127,7 @@ impl Ctrl {
             Ctrl::NewConsumer { id, .. } => (1u8, *id),
             Ctrl::ConsumerAck { id } => (2, *id),
             Ctrl::ConsumerGone { id } => (3, *id),
+            Ctrl::ConsumerPaused { id } => (4, *id),
         };
         v.push(op);
         v.push(0);
@@ -153,6 +160,7 @@ impl Ctrl {
             }
             2 => Ctrl::ConsumerAck { id },
             3 => Ctrl::ConsumerGone { id },
+            4 => Ctrl::ConsumerPaused { id },
             _ => return Err(Error::InvalidValue),
         };
         if r.at != b.len() {

@@ -40,6 +40,16 @@ impl Channel {
         self.rx.peek()
     }
 
+    /// A handle to signal the peer that a control packet waits on the socket.
+    pub fn signal(&self) -> super::ring::Signal {
+        self.tx.signal()
+    }
+
+    /// How many control packets the peer has signalled so far.
+    pub fn signals(&self) -> u32 {
+        self.rx.signals()
+    }
+
     /// Whether a received message waits (no fence).
     pub fn has_data(&self) -> bool {
         self.rx.has_data()

@@ -11,6 +11,7 @@
 //! | 1 | `tail: u64`, messages published | producer |
 //! | 2 | `rx_armed: u32` (consumer asleep, wants data), `tx_armed: u32` (producer asleep, wants room) | each its own |
 //! | 3 | `nslots: u32`, `slot_size: u32` (creator, before sharing); `closed: u32` | either end, when it hangs up |
+//! | 3 | `signal: u32`: bumped after a control packet was sent on the connection's socket | the producer end's side (any thread) |
 //! | 4… | `nslots` slots of `slot_size` bytes: `len: u32`, `kind: u32`, payload | producer |
 //!
 //! Orderings: the producer writes a slot, then stores `tail` with `Release`; the consumer
@@ -61,6 +62,7 @@ struct Ctrl {
     nslots: AtomicU32,
     slot_size: AtomicU32,
     closed: AtomicU32,
+    signal: AtomicU32,
 }
 
 /// A shared memory segment (memfd), mapped read-write, unmapped on drop.
@@ -443,9 +445,45 @@ impl Ring {
         self.c().closed.load(Ordering::Acquire) != 0
     }
 
+    /// Producer end: a handle that tells the reader "a control packet waits on the socket"
+    /// (any thread may use it; it keeps the segment mapped).
+    pub fn signal(&self) -> Signal {
+        debug_assert_eq!(self.end, End::Producer);
+        Signal { area: self.area.clone(), ctrl: self.ctrl }
+    }
+
+    /// Consumer end: the signal count the producer end's side has bumped so far.
+    pub fn signals(&self) -> u32 {
+        // Acquire pairs with the Release of `Signal::bump`: the packet was sent before.
+        self.c().signal.load(Ordering::Acquire)
+    }
+
     /// The segment this ring lives in.
     pub fn area(&self) -> &Arc<Area> {
         &self.area
+    }
+}
+
+/// Tells the other side of a connection that a control packet waits on the socket: it looks
+/// at its socket on its next progress instead of at its next control poll.
+pub struct Signal {
+    area: Arc<Area>,
+    ctrl: NonNull<Ctrl>,
+}
+
+// SAFETY: `Signal` only touches one atomic in the mapped segment it keeps alive.
+unsafe impl Send for Signal {}
+// SAFETY: as above; atomics are shared-safe.
+unsafe impl Sync for Signal {}
+
+impl Signal {
+    /// Bumps the count (after the packet was sent).
+    pub fn bump(&self) {
+        let _ = &self.area;
+        // SAFETY: `ctrl` points into `area` (kept alive by `self`), checked at attach.
+        let c = unsafe { self.ctrl.as_ref() };
+        // Release pairs with the reader's Acquire load in `Ring::signals`.
+        c.signal.fetch_add(1, Ordering::Release);
     }
 }
 
