@@ -48,12 +48,18 @@ fn properties_are_raised_to_their_minimum_and_checked_against_their_maximum() {
     ep.set_send_queue_size(3).unwrap();
     ep.set_recv_queue_size(5).unwrap();
     assert_eq!((ep.send_queue_size(), ep.recv_queue_size()), (16, 16));
+    ep.set_send_queue_size(100).unwrap();
+    assert_eq!(ep.send_queue_size(), 128, "rounded up to a power of two");
     assert_eq!(ep.set_max_msg_size(4081), Err(Error::InvalidValue));
     assert_eq!(ep.set_send_queue_size(8192), Err(Error::InvalidValue));
     assert_eq!(ep.set_recv_queue_size(8192), Err(Error::InvalidValue));
     ep.set_max_msg_size(4080).unwrap();
-    ep.set_recv_queue_size(8191).unwrap();
-    assert_eq!((ep.max_msg_size(), ep.recv_queue_size()), (4080, 8191));
+    ep.set_recv_queue_size(8190).unwrap();
+    assert_eq!(
+        (ep.max_msg_size(), ep.recv_queue_size()),
+        (4080, 8192),
+        "8190 gives 8192, as in secure_channel"
+    );
     assert_eq!(legacy::get_max_service_name_len(), 120);
     let dev = open_device_with_pci("03:00.0", None).unwrap();
     assert_eq!(legacy::get_max_message_size(dev.as_devinfo()), Ok(4080));
@@ -86,7 +92,7 @@ fn listen_and_connect_rules() {
     let on_host = Endpoint::create().unwrap();
     on_host.set_device(&host).unwrap();
     on_host.set_device_rep(&rep).unwrap();
-    assert_eq!(on_host.listen(&name), Err(Error::NotPermitted), "a host device cannot serve");
+    assert_eq!(on_host.listen(&name), Err(Error::NotSupported), "a host device cannot serve");
     ep.set_device_rep(&rep).unwrap();
     assert_eq!(ep.listen(&"s".repeat(120)), Err(Error::InvalidValue), "name too long");
     assert_eq!(ep.get_event_channel().unwrap_err(), Error::BadState, "before listen");
@@ -108,7 +114,16 @@ fn listen_and_connect_rules() {
     );
     let nobody = Endpoint::create().unwrap();
     nobody.set_device(&host).unwrap();
-    assert_eq!(nobody.connect(&unique("absent")).unwrap_err(), Error::NotConnected, "no such service");
+    assert_eq!(nobody.connect(&unique("absent")).unwrap_err(), Error::ConnectionAborted, "no such service");
+    let on_dpu = Endpoint::create().unwrap();
+    on_dpu.set_device(&dpu).unwrap();
+    assert_eq!(on_dpu.connect(&name).unwrap_err(), Error::NotSupported, "a DPU device cannot connect");
+    // Service-only calls on a client.
+    assert_eq!(cep.update_service_state_info(), Err(Error::NotSupported));
+    assert_eq!(cep.get_service_event_channel().unwrap_err(), Error::NotSupported);
+    assert_eq!(cep.peer_addr_list().unwrap_err(), Error::NotSupported);
+    assert_eq!(cep.pending_connections().unwrap_err(), Error::NotSupported);
+    assert_eq!(nobody.update_service_state_info(), Err(Error::BadState), "before listen");
 }
 
 fn service_attempt(name: &str) -> Result<(), Error> {
@@ -141,14 +156,17 @@ fn messages_statistics_queues_and_one_sided_disconnection() {
     }
     peer.update_info().unwrap();
     assert_eq!((peer.send_messages(), peer.send_bytes(), peer.send_in_flight_messages()), (3, 300, 3));
-    assert_eq!(svc.pending_connections(), 1, "connected, first message not read yet");
+    svc.update_service_state_info().unwrap();
+    assert_eq!(svc.pending_connections(), Ok(1), "connected, first message not read yet");
     let mut small = [0u8; 10];
     let too_big = svc.recvfrom(&mut small, MsgFlags::NONE).unwrap_err();
     assert_eq!((too_big.error, too_big.needed), (Error::TooBig, Some(100)), "never truncated");
     let (n, from) = svc.recvfrom(&mut buf, MsgFlags::NONE).unwrap();
     assert_eq!((n, buf[0]), (100, 0));
-    assert_eq!(svc.peer_addr_list(), vec![from.clone()], "the first message reveals the client");
-    assert_eq!(svc.pending_connections(), 0);
+    assert_eq!(svc.pending_connections(), Ok(1), "a snapshot: until the next update");
+    svc.update_service_state_info().unwrap();
+    assert_eq!(svc.peer_addr_list(), Ok(vec![from.clone()]), "the first message completed the connection");
+    assert_eq!(svc.pending_connections(), Ok(0));
     for i in 1..3u8 {
         assert_eq!(svc.recvfrom(&mut buf, MsgFlags::NONE).unwrap().0, 100);
         assert_eq!(buf[0], i, "in order");
@@ -189,6 +207,11 @@ fn messages_statistics_queues_and_one_sided_disconnection() {
     .unwrap();
     assert_eq!(&buf[..n], b"back");
     assert_ne!(who, from);
+    // The departed client's handle is still the service's to disconnect (the guide asks
+    // applications to disconnect peers in error state); another endpoint's peer is not.
+    assert_eq!(svc.disconnect(&from), Ok(()));
+    assert_eq!(svc.disconnect(&from), Ok(()), "twice is harmless");
+    assert_eq!(cep.disconnect(&who), Err(Error::NotConnected), "the service's peer, not the client's");
     svc.destroy().unwrap();
 }
 

@@ -52,11 +52,12 @@ fn sixteen_clients_on_one_service_are_each_answered() {
         assert!(text.starts_with("client-"), "{text}");
         svc.sendto(format!("ack {text}").as_bytes(), MsgFlags::NONE, &peer).unwrap();
     }
-    assert_eq!(svc.peer_addr_list().len(), 16);
+    svc.update_service_state_info().unwrap();
+    assert_eq!(svc.peer_addr_list().unwrap().len(), 16);
     for (i, c) in clients.iter_mut().enumerate() {
         assert_eq!(c.line(), format!("reply ack client-{i}"));
     }
-    for p in svc.peer_addr_list() {
+    for p in svc.peer_addr_list().unwrap() {
         p.update_info().unwrap();
         assert_eq!((p.recv_messages(), p.send_messages()), (1, 1), "statistics match what was sent");
     }

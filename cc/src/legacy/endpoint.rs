@@ -8,6 +8,7 @@
 //! [`crate::transport::cadence::CTRL_PERIOD`], a caller that just woke up at once.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
 use std::time::Instant;
 
 use doca_core::notify::{Doorbell, EpollSet, Watched};
@@ -17,8 +18,9 @@ use rustix::event::{poll, PollFd, PollFlags};
 
 use super::peer::PeerAddr;
 use super::{
-    effective, get_service_max_num_connections, InitAttr, MsgFlags, RecvError, INIT_FLAG_NONBLOCK,
-    MAX_MSG_SIZE, MAX_QUEUE_SIZE, MAX_SERVICE_NAME_LEN, MIN_MSG_SIZE, MIN_QUEUE_SIZE, STAMP, WAIT_SLICE,
+    effective, effective_queue, get_service_max_num_connections, InitAttr, MsgFlags, RecvError,
+    INIT_FLAG_NONBLOCK, MAX_MSG_SIZE, MAX_QUEUE_SIZE, MAX_SERVICE_NAME_LEN, MIN_MSG_SIZE, MIN_QUEUE_SIZE,
+    STAMP, WAIT_SLICE,
 };
 use crate::proto::handshake::Limits;
 use crate::proto::layout::KIND_EP_MSG;
@@ -45,6 +47,9 @@ struct State {
     acceptor: Option<Acceptor>,
     cadence: Cadence,
     peers: Vec<PeerAddr>,
+    /// The service state at the last `update_service_state_info`: connected peers (whose
+    /// connection the service completed with a `recvfrom`) and pending connections.
+    snapshot: (Vec<PeerAddr>, u32),
     /// Ids of a client's peers (a service's come from its acceptor).
     next_id: u64,
 }
@@ -95,6 +100,8 @@ pub struct Endpoint {
     _rx_watches: (Watched<OwnedFd>, Watched<EpollSet>),
     blocking: bool,
     cookie: u32,
+    /// This endpoint's identity, which its peers keep.
+    id: Arc<()>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -137,7 +144,7 @@ impl Endpoint {
         {
             let mut st = ep.st.lock();
             st.msg_size = effective(attr.msgsize, MIN_MSG_SIZE, MAX_MSG_SIZE, "message size")?;
-            let q = effective(attr.maxmsgs, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE, "queue size")?;
+            let q = effective_queue(attr.maxmsgs, "queue size")?;
             st.send_q = q;
             st.recv_q = q;
         }
@@ -163,6 +170,7 @@ impl Endpoint {
                 acceptor: None,
                 cadence: Cadence::new(),
                 peers: Vec::new(),
+                snapshot: (Vec::new(), 0),
                 next_id: 1,
             }),
             rx_bell,
@@ -172,6 +180,7 @@ impl Endpoint {
             _rx_watches: watches,
             blocking,
             cookie,
+            id: Arc::new(()),
         })
     }
 
@@ -222,9 +231,10 @@ impl Endpoint {
         self.st.lock().msg_size
     }
 
-    /// `doca_comm_channel_ep_set_send_queue_size`: raised to 16; above 8191 → `INVALID_VALUE`.
+    /// `doca_comm_channel_ep_set_send_queue_size`: raised to 16 and rounded up to a power of
+    /// two; above 8191 → `INVALID_VALUE`.
     pub fn set_send_queue_size(&self, size: u16) -> Result<()> {
-        let v = effective(size as u32, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE, "send queue size")?;
+        let v = effective_queue(size as u32, "send queue size")?;
         self.configurable()?.send_q = v;
         Ok(())
     }
@@ -234,9 +244,10 @@ impl Endpoint {
         self.st.lock().send_q
     }
 
-    /// `doca_comm_channel_ep_set_recv_queue_size`: raised to 16; above 8191 → `INVALID_VALUE`.
+    /// `doca_comm_channel_ep_set_recv_queue_size`: raised to 16 and rounded up to a power of
+    /// two; above 8191 → `INVALID_VALUE`.
     pub fn set_recv_queue_size(&self, size: u16) -> Result<()> {
-        let v = effective(size as u32, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE, "receive queue size")?;
+        let v = effective_queue(size as u32, "receive queue size")?;
         self.configurable()?.recv_q = v;
         Ok(())
     }
@@ -259,7 +270,7 @@ impl Endpoint {
     }
 
     /// `doca_comm_channel_ep_listen`: serve `name` (DPU side). Needs a device and a
-    /// representor (`BAD_STATE`); a host device → `NOT_PERMITTED`; listening or connected
+    /// representor (`BAD_STATE`); a host device → `NOT_SUPPORTED`; listening or connected
     /// already → `NOT_PERMITTED`; the name taken → `IN_USE`.
     pub fn listen(&self, name: &str) -> Result<()> {
         Endpoint::check_name(name)?;
@@ -272,7 +283,7 @@ impl Endpoint {
         };
         if dev.as_devinfo().kind() != DeviceKind::Dpu {
             bail!(
-                Error::NotPermitted,
+                Error::NotSupported,
                 "comm channel listen: services run on the DPU device, not a host function"
             );
         }
@@ -283,7 +294,7 @@ impl Endpoint {
             max_msg_size: st.msg_size as u32,
             max_msg_cap: MAX_MSG_SIZE as u32,
             recv_queue_size: st.recv_q as u32,
-            max_recv_queue: MAX_QUEUE_SIZE as u32,
+            max_recv_queue: MAX_QUEUE_SIZE.next_power_of_two() as u32,
             max_connections: get_service_max_num_connections(dev.as_devinfo())?,
         };
         st.acceptor = Some(Acceptor::listen(&self.ctrl, "ep", limits)?);
@@ -294,8 +305,8 @@ impl Endpoint {
 
     /// `doca_comm_channel_ep_connect`: connect to service `name` (host side) and return its
     /// address; the handshake completes asynchronously (see [`PeerAddr::update_info`]). No
-    /// service listening → `NOT_CONNECTED`; its backlog full → `AGAIN`; connected already →
-    /// `NOT_PERMITTED`; a DPU device → `NOT_PERMITTED`; no device → `BAD_STATE`.
+    /// service listening → `CONNECTION_ABORTED`; its backlog full → `AGAIN`; connected
+    /// already → `NOT_PERMITTED`; a DPU device → `NOT_SUPPORTED`; no device → `BAD_STATE`.
     pub fn connect(&self, name: &str) -> Result<PeerAddr> {
         Endpoint::check_name(name)?;
         let mut st = self.st.lock();
@@ -309,7 +320,7 @@ impl Endpoint {
             bail!(Error::BadState, "comm channel connect: set the device first");
         };
         if dev.as_devinfo().kind() != DeviceKind::Host {
-            bail!(Error::NotPermitted, "comm channel connect: clients run on a host function");
+            bail!(Error::NotSupported, "comm channel connect: clients run on a host function");
         }
         let pci = dev.as_devinfo().pci_addr();
         let hello = Hello {
@@ -321,11 +332,11 @@ impl Endpoint {
         };
         let bells = [self.rx_bell.as_fd(), self.tx_bell.as_fd()];
         let Some(dialing) = Dialing::start("ep", pci, hello, bells, Instant::now())? else {
-            bail!(Error::NotConnected, "comm channel connect: no service {name:?} listens for {dev:?}");
+            bail!(Error::ConnectionAborted, "comm channel connect: no service {name:?} listens for {dev:?}");
         };
         let id = st.next_id;
         st.next_id += 1;
-        let peer = PeerAddr::dialing(id, dialing.watched(&self.ctrl, token::pending(id as usize))?);
+        let peer = PeerAddr::dialing(&self.id, id, dialing.watched(&self.ctrl, token::pending(id as usize))?);
         st.peers.retain(PeerAddr::is_live);
         st.peers.push(peer.clone());
         st.role = Role::Client;
@@ -372,7 +383,7 @@ impl Endpoint {
                 tracing::error!(target: "doca_sdk", "{who}: connection from pid {} failed: {e}", up.pid);
                 continue;
             }
-            st.peers.push(PeerAddr::accepted(up.id, up.state, up.sock, up.channel));
+            st.peers.push(PeerAddr::accepted(&self.id, up.id, up.state, up.sock, up.channel));
         }
     }
 
@@ -539,13 +550,17 @@ impl Endpoint {
     }
 
     /// `doca_comm_channel_ep_disconnect`: closes this side; the peer learns it on its next
-    /// send or receive (`CONNECTION_RESET`). Not a peer of this endpoint → `NOT_FOUND`.
+    /// send or receive (`CONNECTION_RESET`). A peer that already left (in error state) is
+    /// disconnected all the same, as the guide asks applications to do. A peer of another
+    /// endpoint → `NOT_CONNECTED`.
     pub fn disconnect(&self, peer: &PeerAddr) -> Result<()> {
+        if !peer.belongs_to(&self.id) {
+            bail!(Error::NotConnected, "comm channel disconnect: not a peer of this endpoint");
+        }
         let mut st = self.st.lock();
-        let Some(i) = st.peers.iter().position(|p| p == peer) else {
-            bail!(Error::NotFound, "comm channel disconnect: not a peer of this endpoint");
-        };
-        st.peers.remove(i).hang_up();
+        st.peers.retain(|p| p != peer);
+        st.snapshot.0.retain(|p| p != peer);
+        peer.hang_up();
         Ok(())
     }
 
@@ -591,39 +606,49 @@ impl Endpoint {
         Ok(())
     }
 
-    /// `doca_comm_channel_ep_get_service_event_channel`: readable when a client connects or
-    /// leaves, after listen (`BAD_STATE` before); call
-    /// [`Endpoint::update_service_state_info`] to act on it.
-    pub fn get_service_event_channel(&self) -> Result<BorrowedFd<'_>> {
-        if !matches!(self.st.lock().role, Role::Service) {
-            bail!(Error::BadState, "comm channel service event channel before listen");
+    /// Service-only calls: a client → `NOT_SUPPORTED`, before listen → `BAD_STATE`.
+    fn service_only<'a>(&'a self, what: &str) -> Result<MutexGuard<'a, State>> {
+        let st = self.st.lock();
+        match st.role {
+            Role::Service => Ok(st),
+            Role::Client => bail!(Error::NotSupported, "comm channel {what}: a service call, on a client"),
+            Role::Unset => bail!(Error::BadState, "comm channel {what} before listen"),
         }
+    }
+
+    /// `doca_comm_channel_ep_get_service_event_channel`: readable when a client connects or
+    /// leaves; call [`Endpoint::update_service_state_info`] to act on it. Service only.
+    pub fn get_service_event_channel(&self) -> Result<BorrowedFd<'_>> {
+        drop(self.service_only("get_service_event_channel")?);
         Ok(self.ctrl.as_fd())
     }
 
-    /// `doca_comm_channel_ep_update_service_state_info`: accepts waiting clients and notices
-    /// the ones that left. Not a listening service → `CONNECTION_RESET`.
+    /// `doca_comm_channel_ep_update_service_state_info`: accepts waiting clients, notices
+    /// the ones that left, and takes the snapshot that [`Endpoint::peer_addr_list`] and
+    /// [`Endpoint::pending_connections`] report. Service only.
     pub fn update_service_state_info(&self) -> Result<()> {
-        let mut st = self.st.lock();
-        if !matches!(st.role, Role::Service) || st.acceptor.is_none() {
-            return Err(Error::ConnectionReset);
-        }
+        let mut st = self.service_only("update_service_state_info")?;
         self.poll(&mut st, &Now::system(), true);
+        let live: Vec<PeerAddr> = st.peers.iter().filter(|p| p.is_live()).cloned().collect();
+        let connected: Vec<PeerAddr> = live.iter().filter(|p| p.is_accepted()).cloned().collect();
+        let handshakes = st.acceptor.as_ref().map_or(0, Acceptor::num_pending);
+        let pending = (handshakes + live.len() - connected.len()) as u32;
+        st.snapshot = (connected, pending);
         Ok(())
     }
 
-    /// `doca_comm_channel_ep_get_peer_addr_list`: the peers whose first message was received
-    /// (a client: its service).
-    pub fn peer_addr_list(&self) -> Vec<PeerAddr> {
-        self.st.lock().peers.iter().filter(|p| p.is_accepted()).cloned().collect()
+    /// `doca_comm_channel_ep_get_peer_addr_list`: the connected peers at the last
+    /// [`Endpoint::update_service_state_info`] (the service completes a client's connection
+    /// with the `recvfrom` that returns its first message). Service only.
+    pub fn peer_addr_list(&self) -> Result<Vec<PeerAddr>> {
+        Ok(self.service_only("get_peer_addr_list")?.snapshot.0.clone())
     }
 
-    /// `doca_comm_channel_ep_get_pending_connections`: clients connected whose first
-    /// message was not received yet.
-    pub fn pending_connections(&self) -> u32 {
-        let st = self.st.lock();
-        let handshakes = st.acceptor.as_ref().map_or(0, Acceptor::num_pending);
-        (handshakes + st.peers.iter().filter(|p| !p.is_accepted()).count()) as u32
+    /// `doca_comm_channel_ep_get_pending_connections`: connections clients initiated that
+    /// the service had not completed yet, at the last
+    /// [`Endpoint::update_service_state_info`]. Service only.
+    pub fn pending_connections(&self) -> Result<u32> {
+        Ok(self.service_only("get_pending_connections")?.snapshot.1)
     }
 }
 

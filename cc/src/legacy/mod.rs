@@ -15,8 +15,9 @@
 //! [`MsgFlags::DONTWAIT`]).
 //!
 //! Limits: message size 256..=4080 and queue sizes 16..=8191 (smaller values are raised to
-//! the minimum, larger ones are `INVALID_VALUE`; getters return what is in effect); service
-//! names 1..=119 bytes (120 with the NUL).
+//! the minimum, queue sizes then rounded up to a power of two, larger values are
+//! `INVALID_VALUE`; getters return what is in effect); service names 1..=119 bytes (120
+//! with the NUL).
 //!
 //! Disconnection is one-sided: the other side learns it only through `CONNECTION_RESET` on
 //! its next send or receive on that peer. A client may connect again afterwards.
@@ -151,4 +152,11 @@ fn effective(value: u32, min: u16, max: u16, what: &str) -> Result<u16> {
         bail!(Error::InvalidValue, "comm channel {what} {value} above the maximum {max}");
     }
     Ok((value as u16).max(min))
+}
+
+/// A queue size in effect: raised to the minimum, then rounded up to a power of two (as the
+/// header says of its getters: 8190 gives 8192); above [`MAX_QUEUE_SIZE`] → `INVALID_VALUE`.
+fn effective_queue(value: u32, what: &str) -> Result<u16> {
+    let v = effective(value, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE, what)?;
+    Ok(v.next_power_of_two())
 }

@@ -7,7 +7,7 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use doca_core::notify::Watched;
@@ -41,6 +41,8 @@ struct Link {
 }
 
 struct Peer {
+    /// The endpoint it belongs to (its identity).
+    owner: Weak<()>,
     id: u64,
     user_data: AtomicU64,
     link: Mutex<Link>,
@@ -68,8 +70,9 @@ impl std::fmt::Debug for PeerAddr {
 }
 
 impl PeerAddr {
-    fn new(id: u64, state: ConnState, wire: Wire, accepted: bool) -> PeerAddr {
+    fn new(owner: &Arc<()>, id: u64, state: ConnState, wire: Wire, accepted: bool) -> PeerAddr {
         PeerAddr(Arc::new(Peer {
+            owner: Arc::downgrade(owner),
             id,
             user_data: AtomicU64::new(0),
             link: Mutex::new(Link { state, wire, eof: false }),
@@ -80,14 +83,26 @@ impl PeerAddr {
     }
 
     /// A client of a service, up (its first message not read yet).
-    pub(crate) fn accepted(id: u64, state: ConnState, sock: Watched<OwnedFd>, channel: Channel) -> PeerAddr {
-        PeerAddr::new(id, state, Wire::Up { sock, channel }, false)
+    pub(crate) fn accepted(
+        owner: &Arc<()>,
+        id: u64,
+        state: ConnState,
+        sock: Watched<OwnedFd>,
+        channel: Channel,
+    ) -> PeerAddr {
+        PeerAddr::new(owner, id, state, Wire::Up { sock, channel }, false)
     }
 
     /// A client's service, while the handshake runs.
-    pub(crate) fn dialing(id: u64, dialing: Dialing<Watched<OwnedFd>>) -> PeerAddr {
+    pub(crate) fn dialing(owner: &Arc<()>, id: u64, dialing: Dialing<Watched<OwnedFd>>) -> PeerAddr {
         let state = ConnState::Handshaking { since: dialing.since() };
-        PeerAddr::new(id, state, Wire::Dialing(dialing), true)
+        PeerAddr::new(owner, id, state, Wire::Dialing(dialing), true)
+    }
+
+    /// Whether this peer belongs to the endpoint `owner` identifies (now or in the past: a
+    /// peer that left is still the endpoint's to disconnect).
+    pub(crate) fn belongs_to(&self, owner: &Arc<()>) -> bool {
+        std::ptr::eq(self.0.owner.as_ptr(), Arc::as_ptr(owner))
     }
 
     pub(crate) fn id(&self) -> u64 {

@@ -50,8 +50,13 @@ fn serve(name: &str) -> ExitCode {
                 match (w.next(), w.next(), w.next()) {
                     (Some("send-later"), Some(ms), Some(text)) => {
                         std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
-                        let peer =
-                            ep.peer_addr_list().into_iter().next().or(first.clone()).expect("a client");
+                        let peer = ep
+                            .peer_addr_list()
+                            .unwrap()
+                            .into_iter()
+                            .next()
+                            .or(first.clone())
+                            .expect("a client");
                         ep.sendto(text.as_bytes(), MsgFlags::NONE, &peer).unwrap();
                     }
                     (Some("read-later"), Some(ms), None) => {
