@@ -27,10 +27,14 @@ fn main() -> Result<(), Error> {
     // ANCHOR: buffers
     let inv = Inventory::create(8)?;
     inv.start()?;
-    // Positions are offsets from the start of the map (C: address − memrange start).
-    let out = inv.buf_get_by_addr(&remote, 4096, 64)?; // empty data at offset 4096
+    // Positions are addresses, as in C. An imported map counts in the exporter's addresses,
+    // so an address the host sends across names the same byte on both sides.
+    let (host_addr, _) = map.memrange()?;
+    assert_eq!(remote.memrange()?.0, host_addr);
+    let out = inv.buf_get_by_addr(&remote, host_addr + 4096, 64)?; // empty data there
     out.append(b"written through the imported map")?;
-    let seen = inv.buf_get_by_data(&map, 4096, out.data_len()?)?;
+    // The offset twins (`buf_get_at`, `buf_get_data_at`, ...) count from the map's start.
+    let seen = inv.buf_get_data_at(&map, 4096, out.data_len()?)?;
     println!("exporter reads: {}", String::from_utf8_lossy(&seen.data_bytes()?));
     out.dec_refcount()?; // DOCA reference counts: at 0 the buffer returns to the inventory
     seen.dec_refcount()?;
@@ -38,7 +42,7 @@ fn main() -> Result<(), Error> {
 
     // ANCHOR: revoke
     map.stop()?; // revokes the export
-    match inv.buf_get_by_addr(&remote, 0, 8) {
+    match inv.buf_get_at(&remote, 0, 8) {
         Err(Error::NotFound) => println!("importer: the export was revoked"),
         other => println!("unexpected: {other:?}"),
     }

@@ -6,9 +6,15 @@
 //! | `struct doca_buf`                      | [`Buf`]                       |
 //! | `doca_buf_inventory_buf_get_by_args` and its two inline helpers | [`Inventory::buf_get_by_args`], [`Inventory::buf_get_by_addr`], [`Inventory::buf_get_by_data`] |
 //!
-//! **Positions.** Where C passes addresses inside the map's memory range, Rust passes
-//! offsets from the start of that range (C address − memrange start). The layout rule is
-//! DOCA's: `head ≤ data ≤ data + data_len ≤ head + len`, all inside the map.
+//! **Positions.** Functions named after C take and give addresses, as C does: addresses
+//! inside the map's memory range (`doca_mmap_get_memrange`), which for a map created from
+//! an export are the *exporter's* addresses — a C peer sends its own buffer addresses and
+//! `buf_get_by_addr(imported_map, peer_addr, len)` finds them, as in DOCA's dma_copy.
+//! Every one has an offset twin whose name says so ([`Inventory::buf_get_at`],
+//! [`Inventory::buf_get_data_at`], [`Inventory::buf_get_by_offsets`], [`Buf::head_offset`],
+//! [`Buf::data_offset`], [`Buf::set_data_offset`]): offsets from the start of the map. An
+//! address parameter never means an offset. The layout rule is DOCA's:
+//! `head ≤ data ≤ data + data_len ≤ head + len`, all inside the map.
 //!
 //! **Handles and reference counts.** A [`Buf`] is a handle, like the C pointer: cloning it
 //! copies the handle, not the buffer. The buffer's reference count is DOCA's, explicit:
@@ -94,7 +100,8 @@ struct InvInner {
 /// map.start()?;
 /// let inv = Inventory::create(4)?;
 /// inv.start()?;
-/// let buf = inv.buf_get_by_addr(&map, 0, 64)?; // 64 bytes of room at offset 0, no data yet
+/// let (start, _) = map.memrange()?; // addresses, as in C
+/// let buf = inv.buf_get_by_addr(&map, start, 64)?; // 64 bytes of room, no data yet
 /// buf.append(b"hello")?;
 /// assert_eq!(buf.data_bytes()?.to_vec(), b"hello");
 /// assert_eq!(inv.num_free_elements(), 3);
@@ -184,7 +191,8 @@ impl Inventory {
         self.inner.state.lock().free.len() as u32
     }
 
-    /// `doca_buf_inventory_set_user_data`.
+    /// `doca_buf_inventory_set_user_data`, in any state. (The 2.5 header lists `BAD_STATE`
+    /// for an un-started inventory, but applications set it before `start`; we accept it.)
     pub fn set_user_data(&self, data: Data) {
         self.inner.state.lock().user_data = data;
     }
@@ -194,11 +202,43 @@ impl Inventory {
         self.inner.state.lock().user_data
     }
 
-    /// `doca_buf_inventory_buf_get_by_args`: a buffer over `head..head+len` of `mmap` with
-    /// data `data..data+data_len`. The data range must lie in the head range and the head
-    /// range in the map (`INVALID_VALUE`); inventory or map not started → `BAD_STATE`;
-    /// no free element → `NO_MEMORY`.
+    /// `doca_buf_inventory_buf_get_by_args`: a buffer over the addresses `addr..addr+len`
+    /// of `mmap` with data `data..data+data_len` (addresses as the map's memrange counts
+    /// them). The data must lie in the buffer and the buffer in the map (`INVALID_VALUE`);
+    /// inventory or map not started → `BAD_STATE`; no free element → `NO_MEMORY`.
     pub fn buf_get_by_args(
+        &self,
+        mmap: &Mmap,
+        addr: usize,
+        len: usize,
+        data: usize,
+        data_len: usize,
+    ) -> Result<Buf> {
+        let (head, data) = Inventory::offsets(mmap, addr, len, data, data_len)?;
+        self.buf_get_by_offsets(mmap, head, len, data, data_len)
+    }
+
+    /// `doca_buf_inventory_buf_get_by_addr`: the addresses `addr..addr+len`, empty data at
+    /// `addr`.
+    pub fn buf_get_by_addr(&self, mmap: &Mmap, addr: usize, len: usize) -> Result<Buf> {
+        self.buf_get_by_args(mmap, addr, len, addr, 0)
+    }
+
+    /// `doca_buf_inventory_buf_get_by_data`: head and data both the addresses
+    /// `data..data+data_len`.
+    pub fn buf_get_by_data(&self, mmap: &Mmap, data: usize, data_len: usize) -> Result<Buf> {
+        self.buf_get_by_args(mmap, data, data_len, data, data_len)
+    }
+
+    /// The offsets in `mmap` of the head and data addresses given (`INVALID_VALUE` outside).
+    fn offsets(mmap: &Mmap, addr: usize, len: usize, data: usize, data_len: usize) -> Result<(usize, usize)> {
+        let access = mmap.access()?;
+        Ok((access.offset_of(addr, len)?, access.offset_of(data, data_len)?))
+    }
+
+    /// [`Inventory::buf_get_by_args`] with offsets from the start of the map: a buffer over
+    /// `head..head+len` with data `data..data+data_len`.
+    pub fn buf_get_by_offsets(
         &self,
         mmap: &Mmap,
         head: usize,
@@ -227,14 +267,16 @@ impl Inventory {
         Ok(Buf { inv: self.inner.clone(), idx, gen, map: access })
     }
 
-    /// `doca_buf_inventory_buf_get_by_addr`: head `addr..addr+len`, empty data at `addr`.
-    pub fn buf_get_by_addr(&self, mmap: &Mmap, addr: usize, len: usize) -> Result<Buf> {
-        self.buf_get_by_args(mmap, addr, len, addr, 0)
+    /// [`Inventory::buf_get_by_addr`] with an offset: `offset..offset+len` of the map,
+    /// empty data at `offset`.
+    pub fn buf_get_at(&self, mmap: &Mmap, offset: usize, len: usize) -> Result<Buf> {
+        self.buf_get_by_offsets(mmap, offset, len, offset, 0)
     }
 
-    /// `doca_buf_inventory_buf_get_by_data`: head and data both `data..data+data_len`.
-    pub fn buf_get_by_data(&self, mmap: &Mmap, data: usize, data_len: usize) -> Result<Buf> {
-        self.buf_get_by_args(mmap, data, data_len, data, data_len)
+    /// [`Inventory::buf_get_by_data`] with an offset: head and data both
+    /// `offset..offset+data_len` of the map.
+    pub fn buf_get_data_at(&self, mmap: &Mmap, offset: usize, data_len: usize) -> Result<Buf> {
+        self.buf_get_by_offsets(mmap, offset, data_len, offset, data_len)
     }
 
     /// `doca_buf_inventory_buf_dup`: a new buffer (a new list for a list head) with the
@@ -295,9 +337,11 @@ impl Inventory {
 /// # map.start()?;
 /// # let inv = Inventory::create(2)?;
 /// # inv.start()?;
-/// let buf = inv.buf_get_by_data(&map, 100, 10)?; // 10 bytes of data at offset 100
+/// let buf = inv.buf_get_data_at(&map, 100, 10)?; // 10 bytes of data at offset 100
 /// assert_eq!(buf.data_len()?, 10);
-/// buf.set_data(100, 4)?;
+/// assert_eq!(buf.data()? - buf.head()?, 0);
+/// buf.set_data(buf.data()? + 2, 4)?; // addresses, as doca_buf_set_data
+/// assert_eq!(buf.data_offset()?, 102);
 /// assert_eq!(buf.data_bytes()?.to_vec(), [7, 7, 7, 7]);
 /// buf.dec_refcount()?;
 /// # Ok::<(), doca_core::Error>(())
@@ -343,13 +387,20 @@ impl Buf {
         Ok(f(&mut s.elems[self.idx as usize]))
     }
 
-    /// `(head, len, data, data_len)` in one call (one lock instead of four).
+    /// `(head, len, data, data_len)` as offsets in the map, in one call (one lock instead of
+    /// four).
     pub fn layout(&self) -> Result<(usize, usize, usize, usize)> {
         self.with(|e| (e.head, e.len, e.data, e.data_len))
     }
 
-    /// `doca_buf_get_head`: offset of the buffer's first byte in its map.
+    /// `doca_buf_get_head`: the address of the buffer's first byte (for a map from export,
+    /// in the exporter's address space).
     pub fn head(&self) -> Result<usize> {
+        Ok(self.map.map_addr() + self.head_offset()?)
+    }
+
+    /// [`Buf::head`] as an offset in the map.
+    pub fn head_offset(&self) -> Result<usize> {
         self.with(|e| e.head)
     }
 
@@ -363,24 +414,19 @@ impl Buf {
         self.with(|e| e.len == 0)
     }
 
-    /// `doca_buf_get_data`: offset of the data in the map.
+    /// `doca_buf_get_data`: the address of the data.
     pub fn data(&self) -> Result<usize> {
+        Ok(self.map.map_addr() + self.data_offset()?)
+    }
+
+    /// [`Buf::data`] as an offset in the map.
+    pub fn data_offset(&self) -> Result<usize> {
         self.with(|e| e.data)
     }
 
     /// `doca_buf_get_data_len`.
     pub fn data_len(&self) -> Result<usize> {
         self.with(|e| e.data_len)
-    }
-
-    /// The absolute address of the head (what C's `doca_buf_get_head` returns).
-    pub fn head_addr(&self) -> Result<usize> {
-        Ok(self.map.map_addr() + self.head()?)
-    }
-
-    /// The absolute address of the data (what C's `doca_buf_get_data` returns).
-    pub fn data_addr(&self) -> Result<usize> {
-        Ok(self.map.map_addr() + self.data()?)
     }
 
     /// Free room after the data: `head + len − (data + data_len)`.
@@ -393,9 +439,17 @@ impl Buf {
         &self.map
     }
 
-    /// `doca_buf_set_data`: the data range must lie inside `head..head+len`
-    /// (`INVALID_VALUE`).
+    /// `doca_buf_set_data`: the data at the addresses `data..data+data_len`, which must lie
+    /// inside the buffer (`INVALID_VALUE`).
     pub fn set_data(&self, data: usize, data_len: usize) -> Result<()> {
+        let offset = data.checked_sub(self.map.map_addr()).ok_or_else(|| {
+            doca_core::fail!(Error::InvalidValue, "buf set_data: address {data:#x} is before the map")
+        })?;
+        self.set_data_offset(offset, data_len)
+    }
+
+    /// [`Buf::set_data`] with an offset in the map.
+    pub fn set_data_offset(&self, data: usize, data_len: usize) -> Result<()> {
         let mut s = self.lock_checked()?;
         let e = &mut s.elems[self.idx as usize];
         match data.checked_add(data_len) {
@@ -465,7 +519,7 @@ impl Buf {
         Ok(e.refcount - 1)
     }
 
-    /// `doca_buf_dec_refcount`: returns the count after. At 0 the buffer (with its list)
+    /// `doca_buf_dec_refcount`: returns the count before, as the header says. At 0 the buffer (with its list)
     /// returns to its inventory. Not a list head → `NOT_PERMITTED`; a handle whose buffer
     /// already returned → `BAD_STATE`.
     pub fn dec_refcount(&self) -> Result<u16> {
@@ -474,9 +528,9 @@ impl Buf {
         if !e.is_head {
             bail!(Error::NotPermitted, "buf dec_refcount on an element that is not a list head");
         }
+        let before = e.refcount;
         e.refcount -= 1;
-        let left = e.refcount;
-        if left == 0 {
+        if before == 1 {
             let mut cur = Some(self.idx);
             while let Some(i) = cur {
                 let e = &mut s.elems[i as usize];
@@ -489,7 +543,7 @@ impl Buf {
                 s.free.push(i);
             }
         }
-        Ok(left)
+        Ok(before)
     }
 
     /// `doca_buf_get_next_in_list`: `None` at the end.

@@ -97,10 +97,10 @@ fn run_transfer(memory: Memory) -> (FastPathStats, FastPathStats) {
     assert_eq!(*p.remote_consumers.borrow(), [(true, consumer.id())]);
 
     // Post two buffers; the first already holds data ("> ") to append after.
-    let b1 = inv.buf_get_by_addr(&map, 0, 64).unwrap();
+    let b1 = inv.buf_get_at(&map, 0, 64).unwrap();
     b1.append(b"> ").unwrap();
     consumer.task_post_recv_alloc_init(&b1).unwrap().submit().unwrap();
-    let b2 = inv.buf_get_by_addr(&map, 4096, 8).unwrap();
+    let b2 = inv.buf_get_at(&map, 4096, 8).unwrap();
     consumer.task_post_recv_alloc_init(&b2).unwrap().submit().unwrap();
 
     // The producer on the client side, with its own engine.
@@ -123,14 +123,14 @@ fn run_transfer(memory: Memory) -> (FastPathStats, FastPathStats) {
     src_map.start().unwrap();
     let src_inv = Inventory::create(4).unwrap();
     src_inv.start().unwrap();
-    let hello = src_inv.buf_get_by_data(&src_map, 0, 15).unwrap();
-    let long = src_inv.buf_get_by_data(&src_map, 15, 14).unwrap();
+    let hello = src_inv.buf_get_data_at(&src_map, 0, 15).unwrap();
+    let long = src_inv.buf_get_data_at(&src_map, 15, 14).unwrap();
     assert_eq!(
         producer.task_send_alloc_init(&hello, 999).unwrap_err(),
         Error::InvalidValue,
         "unknown consumer"
     );
-    let empty = src_inv.buf_get_by_addr(&src_map, 0, 4).unwrap();
+    let empty = src_inv.buf_get_at(&src_map, 0, 4).unwrap();
     assert_eq!(
         producer.task_send_alloc_init(&empty, consumer.id()).unwrap_err(),
         Error::InvalidValue,
@@ -209,15 +209,15 @@ fn consumer_and_buffer_refusals() {
     until(&[&p.spe, &p.cpe, &cpe], || consumer.as_ctx().state() == CtxState::Running);
     let inv = Inventory::create(8).unwrap();
     inv.start().unwrap();
-    let outside = inv.buf_get_by_addr(&other, 0, 64).unwrap();
+    let outside = inv.buf_get_at(&other, 0, 64).unwrap();
     assert_eq!(
         consumer.task_post_recv_alloc_init(&outside).unwrap_err(),
         Error::InvalidValue,
         "not in the map"
     );
-    let full = inv.buf_get_by_data(&map, 0, 16).unwrap();
+    let full = inv.buf_get_data_at(&map, 0, 16).unwrap();
     assert_eq!(consumer.task_post_recv_alloc_init(&full).unwrap_err(), Error::InvalidValue, "no free space");
-    let (a, b) = (inv.buf_get_by_addr(&map, 100, 16).unwrap(), inv.buf_get_by_addr(&map, 200, 16).unwrap());
+    let (a, b) = (inv.buf_get_at(&map, 100, 16).unwrap(), inv.buf_get_at(&map, 200, 16).unwrap());
     a.chain_list(&b).unwrap();
     assert_eq!(consumer.task_post_recv_alloc_init(&a).unwrap_err(), Error::InvalidValue, "chained");
     assert_ne!(consumer.id(), 0);
@@ -260,7 +260,7 @@ fn two_producers_share_one_connection_and_one_engine() {
     until(&[&p.spe, &p.cpe], || consumer.as_ctx().state() == CtxState::Running);
     until(&[&p.spe, &p.cpe], || !p.remote_consumers.borrow().is_empty());
     for at in [0, 2048] {
-        let buf = inv.buf_get_by_addr(&map, at, 2048).unwrap();
+        let buf = inv.buf_get_at(&map, at, 2048).unwrap();
         consumer.task_post_recv_alloc_init(&buf).unwrap().submit().unwrap();
     }
 
@@ -279,7 +279,7 @@ fn two_producers_share_one_connection_and_one_engine() {
     let src_inv = Inventory::create(2).unwrap();
     src_inv.start().unwrap();
     for (producer, at) in producers.iter().zip([0, 3]) {
-        let buf = src_inv.buf_get_by_data(&src, at, 3).unwrap();
+        let buf = src_inv.buf_get_data_at(&src, at, 3).unwrap();
         producer.task_send_alloc_init(&buf, consumer.id()).unwrap().submit().unwrap();
     }
     until(&[&p.spe, &p.cpe], || got.borrow().len() == 2);
@@ -341,7 +341,7 @@ fn a_restarted_consumer_still_wakes_its_sleeping_engine() {
     }
     let _ = consumer.as_ctx().start();
     until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
-    let buf = inv.buf_get_by_addr(&map, 0, 64).unwrap();
+    let buf = inv.buf_get_at(&map, 0, 64).unwrap();
     consumer.task_post_recv_alloc_init(&buf).unwrap().submit().unwrap();
 
     let cconn = p.client.get_connection().unwrap();
@@ -356,7 +356,7 @@ fn a_restarted_consumer_still_wakes_its_sleeping_engine() {
     let src = Mmap::create().unwrap();
     src.set_memrange("wake up".as_bytes()).unwrap();
     src.start().unwrap();
-    let msg = inv.buf_get_by_data(&src, 0, 7).unwrap();
+    let msg = inv.buf_get_data_at(&src, 0, 7).unwrap();
 
     // The consumer's application goes to sleep; the producer sends meanwhile.
     while cons_pe.progress() {}
@@ -425,7 +425,7 @@ fn one_task_per_side_recycled_from_its_completion_callback_carries_100k_fast_pat
             task.submit().map_err(|e| e.error).unwrap();
         }
     });
-    consumer.task_post_recv_alloc_init(&inv.buf_get_by_addr(&map, 0, 64).unwrap()).unwrap().submit().unwrap();
+    consumer.task_post_recv_alloc_init(&inv.buf_get_at(&map, 0, 64).unwrap()).unwrap().submit().unwrap();
 
     let prod_pe = Pe::create().unwrap();
     let producer = Producer::create(&p.client.get_connection().unwrap()).unwrap();
@@ -448,7 +448,7 @@ fn one_task_per_side_recycled_from_its_completion_callback_carries_100k_fast_pat
     let src = Mmap::create().unwrap();
     src.set_memrange("fast".as_bytes()).unwrap();
     src.start().unwrap();
-    let msg = inv.buf_get_by_data(&src, 0, 4).unwrap();
+    let msg = inv.buf_get_data_at(&src, 0, 4).unwrap();
     producer.task_send_alloc_init(&msg, consumer.id()).unwrap().submit().unwrap();
     until(&[&cons_pe, &prod_pe], || received.get() == N && sent.get() == N);
 }
@@ -466,7 +466,7 @@ fn a_consumer_that_posts_nothing_does_not_block_sends_to_another() {
     let (idle_pe, idle) = running_consumer(&p, &map, 2, |_| panic!("the idle consumer never posted"));
     let (busy_pe, busy) =
         running_consumer(&p, &map, 2, move |t| g.borrow_mut().push(t.buf().data_to_vec().unwrap()));
-    busy.task_post_recv_alloc_init(&inv.buf_get_by_addr(&map, 4096, 64).unwrap()).unwrap().submit().unwrap();
+    busy.task_post_recv_alloc_init(&inv.buf_get_at(&map, 4096, 64).unwrap()).unwrap().submit().unwrap();
 
     let prod_pe = Pe::create().unwrap();
     let producer = Producer::create(&p.client.get_connection().unwrap()).unwrap();
@@ -484,8 +484,8 @@ fn a_consumer_that_posts_nothing_does_not_block_sends_to_another() {
     let src = Mmap::create().unwrap();
     src.set_memrange("to idleto busy".as_bytes()).unwrap();
     src.start().unwrap();
-    let to_idle = inv.buf_get_by_data(&src, 0, 7).unwrap();
-    let to_busy = inv.buf_get_by_data(&src, 7, 7).unwrap();
+    let to_idle = inv.buf_get_data_at(&src, 0, 7).unwrap();
+    let to_busy = inv.buf_get_data_at(&src, 7, 7).unwrap();
     producer.task_send_alloc_init(&to_idle, idle.id()).unwrap().submit().unwrap();
     // Reused setters: the same kind of task, aimed elsewhere.
     let t = producer.task_send_alloc_init(&to_idle, idle.id()).unwrap();

@@ -75,8 +75,8 @@ impl AccessFlags {
 pub const DEFAULT_MAX_NUM_DEVICES: u32 = 8;
 
 const DESC_MAGIC: &[u8; 8] = b"DOCAMMEX";
-const DESC_VERSION: u16 = 1;
-const DESC_LEN: usize = 68;
+const DESC_VERSION: u16 = 2;
+const DESC_LEN: usize = 76;
 
 struct Import {
     seg: Arc<Segment>,
@@ -115,6 +115,16 @@ pub(crate) struct MmapInner {
     import: Option<Import>,
     /// Where borrows of the bytes are tracked (set with the region).
     tracker: OnceLock<Tracker>,
+    /// The address of the first byte as the map's owner sees it (C's memrange start): the
+    /// local mapping's for a map of this process, the exporter's for a map from export.
+    base: OnceLock<usize>,
+}
+
+impl MmapInner {
+    /// The memrange start (0 before a memory range is set).
+    fn base(&self) -> usize {
+        self.base.get().copied().unwrap_or(0)
+    }
 }
 
 /// `struct doca_mmap`. `Send + Sync`; buffers keep what they need of it alive.
@@ -169,6 +179,7 @@ impl Mmap {
                 user_data: AtomicU64::new(0),
                 import,
                 tracker: OnceLock::new(),
+                base: OnceLock::new(),
             }),
         }
     }
@@ -194,15 +205,17 @@ impl Mmap {
         }
         let region = memory.region()?;
         let _ = self.inner.tracker.set(memory.tracker());
+        let _ = self.inner.base.set(region.addr());
         cfg.memory = Some(memory);
         let _ = self.inner.region.set(region);
         Ok(())
     }
 
-    /// `doca_mmap_get_memrange`: (address, length). `BAD_STATE` if never set.
+    /// `doca_mmap_get_memrange`: (address, length). For a map from export, the address is
+    /// the exporter's (what its buffer addresses are relative to). `BAD_STATE` if never set.
     pub fn memrange(&self) -> Result<(usize, usize)> {
         match self.inner.region.get() {
-            Some(r) => Ok((r.addr(), r.len())),
+            Some(r) => Ok((self.inner.base(), r.len())),
             None => Err(fail!(Error::BadState, "mmap get_memrange: no memory range set")),
         }
     }
@@ -304,9 +317,15 @@ impl Mmap {
         Ok(())
     }
 
-    /// `doca_mmap_set_user_data`.
-    pub fn set_user_data(&self, data: Data) {
+    /// `doca_mmap_set_user_data`: before start (`BAD_STATE` after, as the header says);
+    /// a map from export takes its user data at creation (`NOT_PERMITTED` here).
+    pub fn set_user_data(&self, data: Data) -> Result<()> {
+        let _cfg = self.configurable("set_user_data")?;
+        if self.is_started() {
+            bail!(Error::BadState, "mmap set_user_data after start");
+        }
         self.inner.user_data.store(data.as_u64(), Ordering::Relaxed);
+        Ok(())
     }
 
     /// `doca_mmap_get_user_data`.
@@ -395,7 +414,7 @@ impl Mmap {
     fn export(&self, dev: &Dev, needed: AccessFlags, kind: &str) -> Result<Vec<u8>> {
         let mut cfg = self.configurable("export")?;
         if !self.is_started() {
-            bail!(Error::BadState, "mmap export: start the map first");
+            bail!(Error::NotPermitted, "mmap export: start the map first");
         }
         if !cfg.perms.intersects(needed) {
             bail!(
@@ -457,6 +476,9 @@ impl Mmap {
         d.extend_from_slice(&(region.len() as u64).to_le_bytes());
         d.extend_from_slice(&pci.domain().to_le_bytes());
         d.extend_from_slice(&[pci.bus(), pci.device(), pci.function(), 0, 0, 0]);
+        // Where the range starts in the exporter's address space: the importer accepts
+        // the exporter's addresses (C code sends its own buffer addresses across).
+        d.extend_from_slice(&(self.inner.base() as u64).to_le_bytes());
         debug_assert_eq!(d.len(), DESC_LEN);
         tracing::debug!(target: "doca_sdk", "mmap exported {} bytes as slot {slot} for {dev:?}", region.len());
         Ok(d)
@@ -490,9 +512,10 @@ impl Mmap {
         let region = crate::shm::segment_region(&seg, offset, len, writable);
         let map = Mmap::with(Some(import), d.perms, vec![dev.clone()]);
         let _ = map.inner.tracker.set(seg.tracker(offset));
+        let _ = map.inner.base.set(d.addr as usize);
         let _ = map.inner.region.set(region);
         map.inner.started.store(true, Ordering::Release);
-        map.set_user_data(user_data.unwrap_or_default());
+        map.inner.user_data.store(user_data.unwrap_or_default().as_u64(), Ordering::Relaxed);
         tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes exported by {} (pid {})", d.from, d.pid);
         Ok(map)
     }
@@ -664,9 +687,24 @@ impl MapAccess {
         self.region().len()
     }
 
-    /// The address of the map's first byte (C's memrange start).
+    /// The address of the map's first byte (C's memrange start): for a map from export, the
+    /// exporter's address.
     pub fn map_addr(&self) -> usize {
-        self.region().addr()
+        self.inner.base()
+    }
+
+    /// The offset in the map of `addr..addr+len` (addresses as [`MapAccess::map_addr`]
+    /// counts them); outside the map → `INVALID_VALUE`.
+    pub fn offset_of(&self, addr: usize, len: usize) -> Result<usize> {
+        let base = self.map_addr();
+        match addr.checked_sub(base) {
+            Some(off) if off.checked_add(len).is_some_and(|end| end <= self.map_len()) => Ok(off),
+            _ => Err(fail!(
+                Error::InvalidValue,
+                "address range {addr:#x}+{len} is outside the map ({base:#x}+{})",
+                self.map_len()
+            )),
+        }
     }
 
     /// Whether the memory may be written.
@@ -745,6 +783,8 @@ struct Desc {
     offset: u64,
     len: u64,
     from: PciAddr,
+    /// The exporter's address of the range's first byte.
+    addr: u64,
 }
 
 impl Desc {
@@ -776,6 +816,7 @@ impl Desc {
             offset: u64_at(44),
             len: u64_at(52),
             from,
+            addr: u64_at(68),
         })
     }
 }

@@ -63,9 +63,11 @@ fn memrange_permissions_and_devices() {
     assert_eq!(map.rm_dev(&h), Err(Error::NotFound));
     assert_eq!(map.devs(), vec![d.clone()]);
 
-    map.set_user_data(Data::from_u64(5));
+    map.set_user_data(Data::from_u64(5)).unwrap();
     assert_eq!(map.user_data().as_u64(), 5);
     map.start().unwrap();
+    assert_eq!(map.set_user_data(Data::from_u64(6)), Err(Error::BadState), "user data after start");
+    assert_eq!(map.user_data().as_u64(), 5);
     assert_eq!(map.start(), Err(Error::BadState));
     assert_eq!(map.set_memrange(vec![1u8]), Err(Error::BadState), "memrange after start");
     assert_eq!(map.set_permissions(AccessFlags::LOCAL_READ_WRITE), Err(Error::BadState));
@@ -160,7 +162,7 @@ fn export_rules() {
     map.set_memrange(vec![0u8; 4096]).unwrap();
     map.set_permissions(AccessFlags::PCI_READ_WRITE).unwrap();
     map.add_dev(&d).unwrap();
-    assert_eq!(map.export_pci(&d), Err(Error::BadState), "not started");
+    assert_eq!(map.export_pci(&d), Err(Error::NotPermitted), "not started");
     map.start().unwrap();
     assert_eq!(map.export_pci(&host()), Err(Error::NotFound), "device not added");
     assert_eq!(map.export_pci(&d), Err(Error::NotSupported), "not shared memory");
@@ -193,7 +195,7 @@ fn import_in_the_same_process_shares_the_pages_and_revocation_is_an_error() {
     assert!(imported.is_from_export() && imported.is_started());
     assert_eq!(imported.user_data().as_u64(), 9);
     assert_eq!(imported.exported_by(), Some(h.as_devinfo().pci_addr()));
-    assert_eq!(imported.memrange().unwrap().1, 10_000);
+    assert_eq!(imported.memrange().unwrap(), map.memrange().unwrap(), "the exporter's addresses");
     assert_eq!(imported.permissions(), AccessFlags::PCI_READ_WRITE | AccessFlags::LOCAL_READ_WRITE);
     for refused in [
         imported.set_memrange(vec![1u8]),
@@ -205,6 +207,7 @@ fn import_in_the_same_process_shares_the_pages_and_revocation_is_an_error() {
         imported.start(),
         imported.stop(),
         imported.export_pci(&d).map(|_| ()),
+        imported.set_user_data(Data::from_u64(1)),
     ] {
         assert_eq!(refused, Err(Error::NotPermitted));
     }

@@ -320,7 +320,7 @@ impl FpSide {
         producer.task_send_set_conf(
             move |t: ProducerSendTask, _, _| {
                 let buf = t.buf();
-                f.borrow_mut().push(buf.head().unwrap_or(0) / size);
+                f.borrow_mut().push(buf.head_offset().unwrap_or(0) / size);
                 let _ = buf.dec_refcount();
                 s.set(s.get() + 1);
             },
@@ -370,7 +370,7 @@ impl FpSide {
             return Err(Error::TimeOut);
         }
         for i in 0..slots {
-            let buf = dst_inv.buf_get_by_addr(&dst_map, i * size, size)?;
+            let buf = dst_inv.buf_get_at(&dst_map, i * size, size)?;
             consumer.task_post_recv_alloc_init(&buf)?.submit().map_err(|r| r.error)?;
         }
         Ok(FpSide {
@@ -392,7 +392,7 @@ impl FpSide {
     pub fn send(&self, to: u32, len: usize) -> bool {
         let Some(slot) = self.free_src.borrow_mut().pop() else { return false };
         let sent = (|| {
-            let buf: Buf = self.src_inv.buf_get_by_data(&self.src_map, slot * self.size, len)?;
+            let buf: Buf = self.src_inv.buf_get_data_at(&self.src_map, slot * self.size, len)?;
             match self.producer.task_send_alloc_init(&buf, to) {
                 Ok(t) => t.submit().map_err(|r| r.error),
                 Err(e) => {

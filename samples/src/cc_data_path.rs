@@ -109,7 +109,7 @@ fn send_msg(conn_pe: &Pe, st: &Shared, dev: &Dev, text: &'static [u8]) -> Result
         CtxState::Running => {
             let Some(producer) = weak.upgrade() else { return };
             let sent = inv_cb
-                .buf_get_by_data(&map_for_cb, 0, text.len())
+                .buf_get_data_at(&map_for_cb, 0, text.len())
                 .and_then(|buf| producer.task_send_alloc_init(&buf, consumer_id))
                 .and_then(|task| {
                     let mut task = task;
@@ -179,7 +179,7 @@ fn recv_msg(conn_pe: &Pe, st: &Shared, dev: &Dev) -> Result<(), Error> {
         CtxState::Running => {
             let Some(consumer) = weak.upgrade() else { return };
             let posted = inv_cb
-                .buf_get_by_addr(&map_cb, 0, RECV_MEM_SIZE)
+                .buf_get_at(&map_cb, 0, RECV_MEM_SIZE)
                 .and_then(|buf| consumer.task_post_recv_alloc_init(&buf))
                 .and_then(|task| task.submit().map_err(|r| r.error));
             if let Err(e) = posted {

@@ -88,7 +88,7 @@ impl Sender {
                        size: usize| {
             move |t: ProducerSendTask, _, _| {
                 let buf = t.buf();
-                free.borrow_mut().push_back(buf.head().unwrap() / size);
+                free.borrow_mut().push_back(buf.head_offset().unwrap() / size);
                 buf.dec_refcount().unwrap();
                 results.borrow_mut().push(t.status());
             }
@@ -119,9 +119,9 @@ impl Sender {
             assert!(Instant::now() < end, "sends did not complete in time");
             while seq < count {
                 let Some(slot) = self.free.borrow_mut().pop_front() else { break };
-                let buf: Buf = self.inv.buf_get_by_addr(&self.map, slot * self.size, len).unwrap();
+                let buf: Buf = self.inv.buf_get_at(&self.map, slot * self.size, len).unwrap();
                 bulk::fill(&mut buf.map().bytes_mut(slot * self.size, len).unwrap(), tag, seq);
-                buf.set_data(slot * self.size, len).unwrap();
+                buf.set_data_offset(slot * self.size, len).unwrap();
                 self.producer.task_send_alloc_init(&buf, consumer).unwrap().submit().unwrap();
                 seq += 1;
             }
@@ -242,9 +242,9 @@ fn a_consumer_destroyed_while_producers_send_fails_their_sends_and_expires() {
     loop {
         assert!(Instant::now() < end, "the producer never noticed");
         if let Some(slot) = sender.free.borrow_mut().pop_front() {
-            let buf = sender.inv.buf_get_by_addr(&sender.map, slot * 4096, 256).unwrap();
+            let buf = sender.inv.buf_get_at(&sender.map, slot * 4096, 256).unwrap();
             bulk::fill(&mut buf.map().bytes_mut(slot * 4096, 256).unwrap(), 0, seq);
-            buf.set_data(slot * 4096, 256).unwrap();
+            buf.set_data_offset(slot * 4096, 256).unwrap();
             match sender.producer.task_send_alloc_init(&buf, ids[0]) {
                 Ok(t) => {
                     t.submit().unwrap();

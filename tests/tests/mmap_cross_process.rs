@@ -25,15 +25,26 @@ fn a_host_export_is_shared_with_a_dpu_process() {
 
     // B writes, A sees it.
     assert_eq!(peer.ask("write 4096 pattern written by the DPU process"), "ok");
-    let seen = inv.buf_get_by_data(&map, 4096, 34).unwrap();
+    let seen = inv.buf_get_data_at(&map, 4096, 34).unwrap();
     assert_eq!(seen.data_to_vec().unwrap(), b"pattern written by the DPU process");
     seen.dec_refcount().unwrap();
 
     // A writes, B sees it.
-    let out = inv.buf_get_by_addr(&map, 700_000, 64).unwrap();
+    let out = inv.buf_get_at(&map, 700_000, 64).unwrap();
     out.append(b"pattern written by the host process").unwrap();
     out.dec_refcount().unwrap();
     assert_eq!(peer.ask("read 700000 35"), "data pattern written by the host process");
+
+    // The importer counts in the exporter's addresses: the host sends its own buffer address
+    // (as C applications do) and the DPU process finds the bytes there. Outside the range is
+    // refused.
+    let (base, len) = map.memrange().unwrap();
+    let at = inv.buf_get_by_data(&map, base + 700_000, 35).unwrap();
+    let addr = at.data().unwrap();
+    at.dec_refcount().unwrap();
+    assert_eq!(peer.ask(&format!("read_addr {addr} 35")), "data pattern written by the host process");
+    assert_eq!(peer.ask(&format!("read_addr {} 8", base + len - 4)), "err DOCA_ERROR_INVALID_VALUE");
+    assert_eq!(peer.ask(&format!("read_addr {} 8", base - 8)), "err DOCA_ERROR_INVALID_VALUE");
 
     // Forged and truncated descriptors are refused, never mapped.
     let mut forged = desc.clone();
@@ -68,14 +79,14 @@ fn a_dead_exporter_leaves_a_stale_descriptor() {
     let map = Mmap::create_from_export(None, &desc, &dpu).unwrap();
     let inv = Inventory::create(1).unwrap();
     inv.start().unwrap();
-    let buf = inv.buf_get_by_data(&map, 0, 17).unwrap();
+    let buf = inv.buf_get_data_at(&map, 0, 17).unwrap();
     assert_eq!(buf.data_to_vec().unwrap(), b"exported by the p");
     buf.dec_refcount().unwrap();
 
     peer.kill();
     assert_eq!(Mmap::create_from_export(None, &desc, &dpu).unwrap_err(), Error::NotFound);
     // The map imported before the exporter died stays mapped: no crash.
-    let buf = inv.buf_get_by_data(&map, 0, 8).unwrap();
+    let buf = inv.buf_get_data_at(&map, 0, 8).unwrap();
     assert_eq!(buf.data_len(), Ok(8));
     buf.dec_refcount().unwrap();
 }

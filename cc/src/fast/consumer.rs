@@ -140,7 +140,7 @@ pub(crate) struct ConsumerOps {
 /// run(&|| consumer.as_ctx().state() == CtxState::Running);
 /// let inv = Inventory::create(8)?;
 /// inv.start()?;
-/// consumer.task_post_recv_alloc_init(&inv.buf_get_by_addr(&map, 0, 4096)?)?.submit().map_err(|r| r.error)?;
+/// consumer.task_post_recv_alloc_init(&inv.buf_get_at(&map, 0, 4096)?)?.submit().map_err(|r| r.error)?;
 /// // Sending side (the client's end): a producer sends to the consumer's id.
 /// let producer = Producer::create(&client_conn)?;
 /// pe.connect_ctx(&producer.as_ctx())?;
@@ -149,7 +149,7 @@ pub(crate) struct ConsumerOps {
 /// let src = Mmap::create()?;
 /// src.set_memrange(&b"hello fast path"[..])?;
 /// src.start()?;
-/// let msg = inv.buf_get_by_data(&src, 0, 15)?;
+/// let msg = inv.buf_get_data_at(&src, 0, 15)?;
 /// producer.task_send_alloc_init(&msg, consumer.id())?.submit().map_err(|r| r.error)?;
 /// run(&|| got.get() == 15);
 /// assert_eq!(got.get(), 15);

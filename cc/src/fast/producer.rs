@@ -112,7 +112,7 @@ struct Queue {
 /// # src.start()?;
 /// # let inv = Inventory::create(1)?;
 /// # inv.start()?;
-/// let buf = inv.buf_get_by_data(&src, 0, 4)?;
+/// let buf = inv.buf_get_data_at(&src, 0, 4)?;
 /// // Sends go to a consumer the peer announced (the new-consumer event gives its id).
 /// assert_eq!(producer.task_send_alloc_init(&buf, 12345).unwrap_err(), Error::InvalidValue);
 /// # let _ = (server_conn, PostRecvTask::status, Consumer::id, SharedMem::alloc, AccessFlags::empty);

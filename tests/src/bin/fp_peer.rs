@@ -130,7 +130,7 @@ fn main() -> ExitCode {
     }
     for s in &streams {
         for i in 0..slots {
-            let buf = s.inv.buf_get_by_addr(&s.map, i * size, size).unwrap();
+            let buf = s.inv.buf_get_at(&s.map, i * size, size).unwrap();
             s.consumer.task_post_recv_alloc_init(&buf).unwrap().submit().unwrap();
         }
     }

@@ -4,6 +4,8 @@
 //!
 //! - `import <hex>`: `create_from_export` on the DPU device
 //! - `write <offset> <text>` / `read <offset> <len>`: through a buffer on the imported map
+//! - `read_addr <address> <len>`: the same, at an address as the exporter counts it (C's
+//!   pattern: the exporter sends its own buffer address)
 //! - `export <len> <text>`: shared memory holding `text`, exported from host function b1:00.0
 
 use std::io::BufRead;
@@ -32,7 +34,7 @@ fn main() {
             (Some("write"), Some(off), Some(text)) => (|| {
                 let map = imported.as_ref().ok_or(Error::BadState)?;
                 let off: usize = off.parse().map_err(|_| Error::InvalidValue)?;
-                let buf = inv.buf_get_by_addr(map, off, text.len())?;
+                let buf = inv.buf_get_at(map, off, text.len())?;
                 let r = buf.append(text.as_bytes());
                 buf.dec_refcount()?;
                 r.map(|()| "ok".to_string())
@@ -41,7 +43,16 @@ fn main() {
                 let map = imported.as_ref().ok_or(Error::BadState)?;
                 let off: usize = off.parse().map_err(|_| Error::InvalidValue)?;
                 let len: usize = len.parse().map_err(|_| Error::InvalidValue)?;
-                let buf = inv.buf_get_by_data(map, off, len)?;
+                let buf = inv.buf_get_data_at(map, off, len)?;
+                let r = buf.data_to_vec();
+                buf.dec_refcount()?;
+                Ok(format!("data {}", String::from_utf8_lossy(&r?)))
+            })(),
+            (Some("read_addr"), Some(addr), Some(len)) => (|| {
+                let map = imported.as_ref().ok_or(Error::BadState)?;
+                let addr: usize = addr.parse().map_err(|_| Error::InvalidValue)?;
+                let len: usize = len.parse().map_err(|_| Error::InvalidValue)?;
+                let buf = inv.buf_get_by_data(map, addr, len)?;
                 let r = buf.data_to_vec();
                 buf.dec_refcount()?;
                 Ok(format!("data {}", String::from_utf8_lossy(&r?)))
