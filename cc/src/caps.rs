@@ -38,8 +38,14 @@ pub const MAX_PRODUCERS: CapSpec =
 pub const MAX_IMM_DATA_LEN: CapSpec =
     CapSpec { name: "cc.max_imm_data_len", default: 32, descr: "immediate data per fast-path send, bytes" };
 
+/// `doca_cc_consumer_cap_is_supported` and `doca_cc_producer_cap_is_supported` (2.5:
+/// `doca_cc_cap_is_consumer_supported`, `_producer_`): `cap cc.fast_path 0` emulates a
+/// device without the fast path.
+pub const FAST_PATH: CapSpec =
+    CapSpec { name: "cc.fast_path", default: 1, descr: "consumers and producers supported (1) or not (0)" };
+
 /// Every capability this library reads.
-pub const ALL: [CapSpec; 10] = [
+pub const ALL: [CapSpec; 11] = [
     MAX_NAME_LEN,
     MAX_MSG_SIZE,
     MAX_RECV_QUEUE_SIZE,
@@ -50,6 +56,7 @@ pub const ALL: [CapSpec; 10] = [
     MAX_CONSUMERS,
     MAX_PRODUCERS,
     MAX_IMM_DATA_LEN,
+    FAST_PATH,
 ];
 
 /// The value of `spec` for `dev` (after checking the topology's `cc.*` names).
@@ -95,6 +102,27 @@ pub fn client_is_supported(dev: &DevInfo) -> Result<()> {
         DeviceKind::Host => Ok(()),
         DeviceKind::Dpu => Err(Error::NotSupported),
     }
+}
+
+/// `doca_cc_consumer_cap_is_supported`: on either side, unless the topology says `cap
+/// cc.fast_path 0` (`NOT_SUPPORTED`; `Consumer::create` refuses the same way).
+pub fn consumer_is_supported(dev: &DevInfo) -> Result<()> {
+    fast_path_supported(dev, "consumers")
+}
+
+/// `doca_cc_producer_cap_is_supported`: as [`consumer_is_supported`].
+pub fn producer_is_supported(dev: &DevInfo) -> Result<()> {
+    fast_path_supported(dev, "producers")
+}
+
+fn fast_path_supported(dev: &DevInfo, what: &str) -> Result<()> {
+    if get(dev, &FAST_PATH)? == 0 {
+        bail!(
+            Error::NotSupported,
+            "{dev:?} has no fast path: {what} are not supported (topology: cap cc.fast_path 0)"
+        );
+    }
+    Ok(())
 }
 
 /// Checks a server name against `doca_cc_cap_get_max_name_len`: 1 byte up to the maximum

@@ -9,7 +9,7 @@
 //! closing never fails with `IN_USE` as it can in C; [`Dev::close`] just lets the handle go.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bitflags::bitflags;
 
@@ -44,14 +44,49 @@ impl RepFilter {
     }
 }
 
-/// `doca_devinfo_create_list`: every device of the process-wide topology. `NOT_FOUND` when
-/// there is none; `INVALID_VALUE` when the topology file is malformed (the log names the line).
+/// The environment variable that says which end of the link a process runs on: `host` or
+/// `dpu` (see [`process_side`]).
+pub const SIDE_ENV: &str = "DOCA_EMU_SIDE";
+
+/// The side of the first device this process opened.
+static OPENED_SIDE: OnceLock<DeviceKind> = OnceLock::new();
+
+/// Which end of the emulated link this process runs on, as [`devinfo_create_list`] sees it:
+/// [`SIDE_ENV`] when set (`host` or `dpu`; anything else is `INVALID_VALUE`); otherwise the
+/// side of the first device the process opened (by PCI address, say); otherwise the host.
+/// On the hardware a host process cannot see the DPU's device, nor the DPU the host's.
+pub fn process_side() -> Result<DeviceKind> {
+    if let Some(v) = std::env::var_os(SIDE_ENV) {
+        return match v.to_str().map(str::trim) {
+            Some(s) if s.eq_ignore_ascii_case("host") => Ok(DeviceKind::Host),
+            Some(s) if s.eq_ignore_ascii_case("dpu") => Ok(DeviceKind::Dpu),
+            _ => Err(fail!(Error::InvalidValue, "{SIDE_ENV}={v:?}: expected host or dpu")),
+        };
+    }
+    Ok(OPENED_SIDE.get().copied().unwrap_or(DeviceKind::Host))
+}
+
+/// `doca_devinfo_create_list`: the devices of the process-wide topology on this process's
+/// side of the link ([`process_side`]): the host functions in a host process, the DPU's
+/// device in a DPU process. `NOT_FOUND` when there is none; `INVALID_VALUE` when the
+/// topology file or [`SIDE_ENV`] is malformed (the log says where). The whole topology is
+/// [`Topology::devinfo_list`].
 pub fn devinfo_create_list() -> Result<Vec<DevInfo>> {
-    Topology::global()?.devinfo_list()
+    let side = process_side()?;
+    let topo = Topology::global()?;
+    let list: Vec<DevInfo> = topo.devinfo_list()?.into_iter().filter(|d| d.kind() == side).collect();
+    if list.is_empty() {
+        bail!(
+            Error::NotFound,
+            "topology {} has no {side:?} device (this process is on the {side:?} side; {SIDE_ENV} sets it)",
+            topo.source()
+        );
+    }
+    Ok(list)
 }
 
 impl Topology {
-    /// `doca_devinfo_create_list` on this topology.
+    /// Every device of this topology, both sides of the link.
     pub fn devinfo_list(self: &Arc<Self>) -> Result<Vec<DevInfo>> {
         if self.devices().is_empty() {
             bail!(Error::NotFound, "topology {} has no devices", self.source());
@@ -120,19 +155,36 @@ impl DevInfo {
         &self.spec().ibdev
     }
 
-    /// `doca_devinfo_rep_cap_is_filter_all_supported`: true on a DPU device.
-    pub fn rep_cap_is_filter_all_supported(&self) -> bool {
-        self.kind() == DeviceKind::Dpu
+    /// `doca_devinfo_rep_cap_is_filter_all_supported`: true on a DPU device; a host function
+    /// exposes no representors → `NOT_SUPPORTED` (how applications tell the sides apart).
+    pub fn rep_cap_is_filter_all_supported(&self) -> Result<bool> {
+        self.rep_cap("all")
     }
 
-    /// `doca_devinfo_rep_cap_is_filter_net_supported`: true on a DPU device.
-    pub fn rep_cap_is_filter_net_supported(&self) -> bool {
-        self.kind() == DeviceKind::Dpu
+    /// `doca_devinfo_rep_cap_is_filter_net_supported`: as
+    /// [`DevInfo::rep_cap_is_filter_all_supported`].
+    pub fn rep_cap_is_filter_net_supported(&self) -> Result<bool> {
+        self.rep_cap("net")
     }
 
-    /// `doca_devinfo_rep_cap_is_filter_emulated_supported`: true on a DPU device.
-    pub fn rep_cap_is_filter_emulated_supported(&self) -> bool {
-        self.kind() == DeviceKind::Dpu
+    /// `doca_devinfo_rep_cap_is_filter_emulated_supported`: as
+    /// [`DevInfo::rep_cap_is_filter_all_supported`].
+    pub fn rep_cap_is_filter_emulated_supported(&self) -> Result<bool> {
+        self.rep_cap("emulated")
+    }
+
+    fn rep_cap(&self, filter: &str) -> Result<bool> {
+        match self.kind() {
+            DeviceKind::Dpu => Ok(true),
+            DeviceKind::Host => {
+                tracing::debug!(
+                    target: "doca_sdk",
+                    "rep filter {filter} capability: {} is a host function, it exposes no representors",
+                    self.pci_addr()
+                );
+                Err(Error::NotSupported)
+            }
+        }
     }
 
     /// `doca_devinfo_cap_is_hotplug_manager_supported`: true on a DPU device that has a
@@ -147,7 +199,10 @@ impl DevInfo {
     }
 
     /// `doca_dev_open`. Opening an already open device gives a handle equal to the first.
+    /// The first device a process opens sets its side when [`SIDE_ENV`] does not
+    /// ([`process_side`]).
     pub fn open(&self) -> Result<Dev> {
+        let _ = OPENED_SIDE.get_or_init(|| self.kind());
         tracing::debug!(target: "doca_sdk", "opened device {} ({:?})", self.pci_addr(), self.kind());
         Ok(Dev { inner: Arc::new(DevInner { info: self.clone() }) })
     }
@@ -317,10 +372,11 @@ impl DevRep {
 pub type DevCheck = dyn Fn(&DevInfo) -> Result<()>;
 
 /// The samples' `open_doca_device_with_pci`: the first device whose address is `pci` and that
-/// `check` accepts (when given). `NOT_FOUND` ("Matching device not found") otherwise.
+/// `check` accepts (when given). `NOT_FOUND` ("Matching device not found") otherwise. The
+/// address names the device, whatever side the process is on: any device of the topology.
 pub fn open_device_with_pci(pci: &str, check: Option<&DevCheck>) -> Result<Dev> {
     PciAddr::parse(pci)?;
-    for info in devinfo_create_list()? {
+    for info in Topology::global()?.devinfo_list()? {
         if !info.is_equal_pci_addr(pci)? {
             continue;
         }
@@ -334,6 +390,24 @@ pub fn open_device_with_pci(pci: &str, check: Option<&DevCheck>) -> Result<Dev> 
         }
     }
     Err(fail!(Error::NotFound, "Matching device not found (PCI address {pci})"))
+}
+
+/// The samples' `open_doca_device_with_capabilities`: the first device of
+/// [`devinfo_create_list`] (this process's side) that `check` accepts. `NOT_FOUND`
+/// ("Matching device not found") when none does.
+pub fn open_device_with_capabilities(check: &DevCheck) -> Result<Dev> {
+    for info in devinfo_create_list()? {
+        if check(&info).is_ok() {
+            if let Ok(dev) = info.open() {
+                return Ok(dev);
+            }
+        }
+    }
+    Err(fail!(
+        Error::NotFound,
+        "Matching device not found (no {:?}-side device has the capability)",
+        process_side()?
+    ))
 }
 
 /// The samples' `open_doca_device_rep_with_pci`: the first representor of `dev` that `filter`
@@ -391,7 +465,8 @@ mod tests {
         assert_eq!(info.is_equal_pci_addr("3:0.0"), Err(Error::InvalidValue));
         assert!(info.cap_is_hotplug_manager_supported());
         assert!(!list[1].cap_is_hotplug_manager_supported());
-        assert!(list[0].rep_cap_is_filter_net_supported() && !list[1].rep_cap_is_filter_net_supported());
+        assert_eq!(list[0].rep_cap_is_filter_net_supported(), Ok(true));
+        assert_eq!(list[1].rep_cap_is_filter_all_supported(), Err(Error::NotSupported), "a host function");
     }
 
     #[test]

@@ -40,11 +40,11 @@ pub use clock::{Clock, Now};
 pub use ctx::{Ctx, CtxCell, CtxCore, CtxOps, CtxState, Started};
 pub use data::Data;
 pub use dev::{
-    devinfo_create_list, open_device_rep_with_pci, open_device_with_pci, Dev, DevCheck, DevInfo, DevInfoRep,
-    DevRep, RepFilter,
+    devinfo_create_list, open_device_rep_with_pci, open_device_with_capabilities, open_device_with_pci,
+    process_side, Dev, DevCheck, DevInfo, DevInfoRep, DevRep, RepFilter, SIDE_ENV,
 };
 pub use error::{Error, Refused, Result, UnrecognizedCode, UNRECOGNIZED};
 pub use pci::PciAddr;
 pub use pe::Pe;
-pub use task::{Task, TaskCb, TaskId, TaskLib, TaskOwner, TaskPool};
+pub use task::{Submit, Task, TaskCb, TaskId, TaskLib, TaskOwner, TaskPool};
 pub use topology::{CapSpec, DeviceKind, PciFuncType, RepKind, Topology, TOPOLOGY_ENV};

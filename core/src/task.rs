@@ -367,6 +367,20 @@ impl<P: 'static> fmt::Debug for Task<P> {
     }
 }
 
+/// What every task type has: `doca_task_submit`. Lets generic helpers (such as a retry on
+/// `AGAIN`) take any library's task. Implemented by [`Task`] and by every
+/// [`task_handle!`](crate::task_handle) type.
+pub trait Submit: Sized {
+    /// `doca_task_submit`; on refusal the task comes back.
+    fn submit(self) -> Result<(), Refused<Self>>;
+}
+
+impl<P: 'static> Submit for Task<P> {
+    fn submit(self) -> Result<(), Refused<Self>> {
+        Task::submit(self)
+    }
+}
+
 impl<P: 'static> Task<P> {
     /// `doca_task_submit`: passes the task to its library. The context must be Running
     /// (`BAD_STATE`); on any refusal the task comes back in [`Refused`] (e.g. `AGAIN` when a
@@ -461,6 +475,12 @@ macro_rules! task_handle {
         impl ::std::fmt::Debug for $name {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 write!(f, "{}({:?})", stringify!($name), self.0)
+            }
+        }
+
+        impl $crate::task::Submit for $name {
+            fn submit(self) -> ::std::result::Result<(), $crate::Refused<$name>> {
+                $name::submit(self)
             }
         }
 

@@ -33,5 +33,8 @@ mod mmap;
 mod shm;
 
 pub use memory::{Memory, RawMem, RemoteMem, SharedMem, SharedRegion};
-pub use mmap::{AccessFlags, MapAccess, MapRef, Mmap, DEFAULT_MAX_NUM_DEVICES};
+pub use mmap::{
+    AccessFlags, MapAccess, MapRef, Mmap, CAPS, CAP_CREATE_FROM_EXPORT_PCI, CAP_EXPORT_PCI,
+    DEFAULT_MAX_NUM_DEVICES,
+};
 pub use shm::{Bytes, BytesMut, Region};

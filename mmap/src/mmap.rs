@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use bitflags::bitflags;
-use doca_core::{bail, fail, Data, Dev, Error, PciAddr, Refused, Result};
+use doca_core::{bail, fail, CapSpec, Data, Dev, DevInfo, Error, PciAddr, Refused, Result};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 
@@ -73,6 +73,27 @@ impl AccessFlags {
 
 /// Default number of devices a map can be registered with.
 pub const DEFAULT_MAX_NUM_DEVICES: u32 = 8;
+
+/// `doca_mmap_cap_is_export_pci_supported`, as a topology line `cap mmap.export_pci 0|1`.
+pub const CAP_EXPORT_PCI: CapSpec =
+    CapSpec { name: "mmap.export_pci", default: 1, descr: "maps can be exported over PCIe (1) or not (0)" };
+/// `doca_mmap_cap_is_create_from_export_pci_supported`, as `cap mmap.create_from_export_pci 0|1`.
+pub const CAP_CREATE_FROM_EXPORT_PCI: CapSpec = CapSpec {
+    name: "mmap.create_from_export_pci",
+    default: 1,
+    descr: "maps can be created from a PCIe export (1) or not (0)",
+};
+/// Every capability this library reads.
+pub const CAPS: [CapSpec; 2] = [CAP_EXPORT_PCI, CAP_CREATE_FROM_EXPORT_PCI];
+
+/// Whether `dev` has the 0-or-1 capability `spec` (after checking the topology's `mmap.*`
+/// names: a misspelt one is `INVALID_VALUE` naming its line).
+fn cap_flag(dev: &DevInfo, spec: &CapSpec) -> Result<bool> {
+    if let Err(e) = dev.topology().check_caps("mmap", &CAPS) {
+        bail!(e.code(), "{e}");
+    }
+    Ok(dev.cap(spec) != 0)
+}
 
 const DESC_MAGIC: &[u8; 8] = b"DOCAMMEX";
 const DESC_VERSION: u16 = 2;
@@ -400,6 +421,21 @@ impl Mmap {
         self.is_from_export() || self.inner.cfg.lock().memory.as_ref().is_some_and(Memory::is_shareable)
     }
 
+    /// `doca_mmap_cap_is_export_pci_supported`: whether maps can be exported to the other
+    /// side of the link through `devinfo` (every device, unless the topology says `cap
+    /// mmap.export_pci 0`; then [`Mmap::export_pci`] is `NOT_SUPPORTED`). Export also needs
+    /// memory from [`crate::SharedMem`].
+    pub fn cap_is_export_pci_supported(devinfo: &DevInfo) -> Result<bool> {
+        cap_flag(devinfo, &CAP_EXPORT_PCI)
+    }
+
+    /// `doca_mmap_cap_is_create_from_export_pci_supported`: whether `devinfo` can import an
+    /// export (every device, unless the topology says `cap mmap.create_from_export_pci 0`;
+    /// then [`Mmap::create_from_export`] is `NOT_SUPPORTED`).
+    pub fn cap_is_create_from_export_pci_supported(devinfo: &DevInfo) -> Result<bool> {
+        cap_flag(devinfo, &CAP_CREATE_FROM_EXPORT_PCI)
+    }
+
     /// `doca_mmap_export_pci`: needs a PCI permission (`NOT_PERMITTED`), `dev` added
     /// (`NOT_FOUND`), a started map (`BAD_STATE`) and shared memory (`NOT_SUPPORTED`).
     pub fn export_pci(&self, dev: &Dev) -> Result<Vec<u8>> {
@@ -425,6 +461,12 @@ impl Mmap {
         }
         if !cfg.devs.contains(dev) {
             bail!(Error::NotFound, "mmap export: {dev:?} was not added to the map");
+        }
+        if kind == "PCI" && !cap_flag(dev.as_devinfo(), &CAP_EXPORT_PCI)? {
+            bail!(
+                Error::NotSupported,
+                "mmap export_pci: {dev:?} cannot export (topology: cap mmap.export_pci 0)"
+            );
         }
         let Some(Memory::Shared(shared)) = &cfg.memory else {
             bail!(
@@ -490,6 +532,12 @@ impl Mmap {
     /// configured.
     pub fn create_from_export(user_data: Option<Data>, desc: &[u8], dev: &Dev) -> Result<Mmap> {
         let d = Desc::parse(desc)?;
+        if !cap_flag(dev.as_devinfo(), &CAP_CREATE_FROM_EXPORT_PCI)? {
+            bail!(
+                Error::NotSupported,
+                "mmap create_from_export: {dev:?} cannot import (topology: cap mmap.create_from_export_pci 0)"
+            );
+        }
         let seg = Arc::new(Segment::open_remote(d.pid, d.fd, d.slot, d.token)?);
         let Some(s) = seg.header().slots.get(d.slot) else {
             bail!(Error::InvalidValue, "mmap export descriptor names slot {} of {MAX_EXPORTS}", d.slot);

@@ -2,7 +2,7 @@
 
 use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 
-use crate::log::LogLevel;
+use doca_common::log::LogLevel;
 
 /// Longest PCI address argument DOCA accepts ("dddd:bb:dd.f").
 pub const MAX_PCI_ADDR_LEN: usize = 12;
@@ -85,7 +85,7 @@ pub fn init(prog: &'static str, pci: &str, rep: &str, text: &str) -> CcConfig {
             std::process::exit(1);
         }
     };
-    crate::log::init(args.log_level, args.sdk_log_level);
+    doca_common::log::init(args.log_level, args.sdk_log_level);
     match args.config(pci, rep, text) {
         Ok(cfg) => cfg,
         Err(msg) => {

@@ -9,7 +9,7 @@ use doca_cc::{Client, Connection, SendTask, Server};
 use doca_core::{CtxState, Data, Error, Pe};
 use tracing::{error, info};
 
-use crate::common::{open_device, open_device_and_rep};
+use doca_common::{open_device, open_device_and_rep};
 
 /// `CC_MAX_MSG_SIZE`.
 pub const CC_MAX_MSG_SIZE: u32 = 4080;

@@ -4,6 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::time::Duration;
 
 use doca_buf::Inventory;
 use doca_cc::{Client, Connection, Consumer, PostRecvTask, Producer, ProducerSendTask, SendTask, Server};
@@ -12,7 +13,7 @@ use doca_mmap::{AccessFlags, Memory, Mmap, SharedMem};
 use tracing::{error, info};
 
 use crate::cc_ctrl_path::{CC_MAX_MSG_SIZE, CC_REC_QUEUE_SIZE, SLEEP};
-use crate::common::{open_device, open_device_and_rep};
+use doca_common::{open_device, open_device_and_rep, submit_retrying};
 
 /// The server name both sides use.
 pub const SERVER_NAME: &str = "cc_data_path_sample_server";
@@ -111,16 +112,8 @@ fn send_msg(conn_pe: &Pe, st: &Shared, dev: &Dev, text: &'static [u8]) -> Result
             let sent = inv_cb
                 .buf_get_data_at(&map_for_cb, 0, text.len())
                 .and_then(|buf| producer.task_send_alloc_init(&buf, consumer_id))
-                .and_then(|task| {
-                    let mut task = task;
-                    loop {
-                        match task.submit() {
-                            Ok(()) => return Ok(()),
-                            Err(r) if r.error == Error::Again => task = r.into_inner(),
-                            Err(r) => return Err(r.error),
-                        }
-                    }
-                });
+                // The sample's `while (result == DOCA_ERROR_AGAIN)` submit loop.
+                .and_then(|task| submit_retrying(task, Duration::MAX).map_err(|r| r.error));
             if let Err(e) = sent {
                 error!("Failed to send through the producer: {e}");
                 r0.set(Err(e));

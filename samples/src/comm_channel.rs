@@ -8,7 +8,7 @@ use doca_cc::legacy::{Endpoint, MsgFlags};
 use doca_core::Error;
 use tracing::{error, info, warn};
 
-use crate::common::{open_device, open_device_and_rep};
+use doca_common::{open_device, open_device_and_rep, retry_while};
 
 /// The service name both sides use.
 pub const SERVICE_NAME: &str = "cc_sample_server";
@@ -29,15 +29,9 @@ fn shown(msg: &[u8]) -> String {
     String::from_utf8_lossy(&msg[..end]).into_owned()
 }
 
-/// Calls `op` again, after a short pause, while it answers `busy`: the samples'
-/// `while (result == DOCA_ERROR_AGAIN)` loops.
-fn retry<T>(busy: Error, mut op: impl FnMut() -> Result<T, Error>) -> Result<T, Error> {
-    loop {
-        match op() {
-            Err(e) if e == busy => std::thread::sleep(Duration::from_micros(1)),
-            done => return done,
-        }
-    }
+/// The samples' `while (result == busy)` loops: as long as it takes, as in C.
+fn retry<T>(busy: Error, op: impl FnMut() -> Result<T, Error>) -> Result<T, Error> {
+    retry_while(busy, Duration::MAX, op)
 }
 
 /// The server side (`comm_channel_server_sample.c`).

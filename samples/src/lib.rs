@@ -10,7 +10,8 @@
 //!   DOCA's `doca_caps --list-devs`.
 //! - `doca_bench`: measures the emulator against baselines taken in the same run.
 //!
-//! The library part holds what the samples share, as DOCA's `samples/common.c` does.
+//! The library part holds the samples themselves; what every DOCA program shares
+//! (`samples/common.c`, `doca_log`) is the `doca-common` crate.
 
 #![deny(unsafe_code)]
 
@@ -19,5 +20,3 @@ pub mod bench;
 pub mod cc_ctrl_path;
 pub mod cc_data_path;
 pub mod comm_channel;
-pub mod common;
-pub mod log;

@@ -309,3 +309,54 @@ pub mod harness {
         }
     }
 }
+
+/// Parts of a test that need a process of their own: process-wide state such as the side of
+/// the link ([`doca_core::SIDE_ENV`], the first device opened) or the topology file.
+pub mod fresh {
+    use std::process::Command;
+
+    /// Set in the child to the name of the test it runs.
+    pub const CHILD_ENV: &str = "DOCA_TESTS_FRESH_CHILD";
+
+    /// Whether this process was started to run `test`.
+    pub fn is_child(test: &str) -> bool {
+        std::env::var(CHILD_ENV).is_ok_and(|v| v == test)
+    }
+
+    /// Runs `test` (its path in this test binary) alone in a new process of this binary,
+    /// with `env` set (`None` removes a variable), and fails unless it ran and passed.
+    pub fn run(test: &str, env: &[(&str, Option<&str>)]) {
+        let exe = std::env::current_exe().expect("the test binary");
+        let mut cmd = Command::new(exe);
+        cmd.args([test, "--exact", "--nocapture", "--test-threads=1"]).env(CHILD_ENV, test);
+        for (k, v) in env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        let out = cmd.output().expect("start the test binary again");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{test} in a fresh process with {env:?}:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Runs the rest of the calling test in a fresh process of the test binary, with the given
+/// environment (`&[(name, Some(value) or None)]`), via [`fresh::run`].
+#[macro_export]
+macro_rules! in_fresh_process {
+    ($env:expr) => {{
+        fn here() {}
+        let full = ::std::any::type_name_of_val(&here);
+        let path = full.strip_suffix("::here").expect("a function path");
+        let name = path.split_once("::").map_or(path, |(_, rest)| rest);
+        if !$crate::fresh::is_child(name) {
+            $crate::fresh::run(name, $env);
+            return;
+        }
+    }};
+}

@@ -175,8 +175,10 @@ impl Consumer {
     /// `doca_cc_consumer_create`: a consumer on an established connection, receiving into
     /// `mmap`. A connection that is down → `BAD_STATE`; a map without `PCI_READ_WRITE` →
     /// `NOT_PERMITTED`; a map not started → `BAD_STATE`; more consumers than the
-    /// capability → `NO_MEMORY`.
+    /// capability → `NO_MEMORY`; a device without the fast path (`caps::consumer_is_supported`)
+    /// → `NOT_SUPPORTED`.
     pub fn create(conn: &Connection, mmap: &Mmap) -> Result<Consumer> {
+        caps::consumer_is_supported(conn.dev().as_devinfo())?;
         if !conn.is_connected() {
             bail!(Error::BadState, "cc consumer: the connection is not established");
         }

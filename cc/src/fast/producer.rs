@@ -138,8 +138,10 @@ impl std::fmt::Debug for Producer {
 
 impl Producer {
     /// `doca_cc_producer_create`: a producer on an established connection (`BAD_STATE`
-    /// otherwise); beyond `caps::MAX_PRODUCERS` producers on this side → `NO_MEMORY`.
+    /// otherwise); beyond `caps::MAX_PRODUCERS` producers on this side → `NO_MEMORY`; a device without the fast path
+    /// (`caps::producer_is_supported`) → `NOT_SUPPORTED`.
     pub fn create(conn: &Connection) -> Result<Producer> {
+        caps::producer_is_supported(conn.dev().as_devinfo())?;
         if !conn.is_connected() {
             bail!(Error::BadState, "cc producer: the connection is not established");
         }

@@ -4,10 +4,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use doca_core::{
-    devinfo_create_list, DevInfo, DeviceKind, PciFuncType, RepFilter, RepKind, Topology, TOPOLOGY_ENV,
-};
-use doca_samples::log::{self, LogLevel};
+use doca_common::log::{self, LogLevel};
+use doca_core::{DevInfo, DeviceKind, PciFuncType, RepFilter, RepKind, Topology, TOPOLOGY_ENV};
+use doca_mmap::Mmap;
 
 /// List the emulated DOCA devices, representors and capabilities.
 #[derive(Parser, Debug)]
@@ -38,6 +37,14 @@ fn yes_no(b: bool) -> &'static str {
     }
 }
 
+/// A capability query's answer as `doca_caps` prints it: yes, no, or the error's name.
+fn answer(r: Result<bool, doca_core::Error>) -> String {
+    match r {
+        Ok(b) => yes_no(b).to_string(),
+        Err(e) => format!("no ({})", e.name()),
+    }
+}
+
 fn print_dev(info: &DevInfo, with_reps: bool) {
     println!("PCI: {}", info.pci_addr_str());
     let kind = match info.kind() {
@@ -48,10 +55,12 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
         ("side", kind.to_string()),
         ("ibdev_name", info.ibdev_name().to_string()),
         ("iface_name", info.iface_name().to_string()),
-        ("rep_filter_all", yes_no(info.rep_cap_is_filter_all_supported()).to_string()),
-        ("rep_filter_net", yes_no(info.rep_cap_is_filter_net_supported()).to_string()),
-        ("rep_filter_emulated", yes_no(info.rep_cap_is_filter_emulated_supported()).to_string()),
+        ("rep_filter_all", answer(info.rep_cap_is_filter_all_supported())),
+        ("rep_filter_net", answer(info.rep_cap_is_filter_net_supported())),
+        ("rep_filter_emulated", answer(info.rep_cap_is_filter_emulated_supported())),
         ("hotplug_manager", yes_no(info.cap_is_hotplug_manager_supported()).to_string()),
+        ("mmap export_pci", answer(Mmap::cap_is_export_pci_supported(info))),
+        ("mmap create_from_export_pci", answer(Mmap::cap_is_create_from_export_pci_supported(info))),
     ];
     for (k, v) in rows {
         println!("        {k:<32}{v}");
@@ -59,11 +68,18 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
     let side = |ok: bool| if ok { "supported" } else { "not supported" };
     println!("        {:<32}{}", "cc server", side(doca_cc::caps::server_is_supported(info).is_ok()));
     println!("        {:<32}{}", "cc client", side(doca_cc::caps::client_is_supported(info).is_ok()));
+    println!("        {:<32}{}", "cc consumer", side(doca_cc::caps::consumer_is_supported(info).is_ok()));
+    println!("        {:<32}{}", "cc producer", side(doca_cc::caps::producer_is_supported(info).is_ok()));
     for spec in doca_cc::caps::ALL {
         match doca_cc::caps::get(info, &spec) {
             Ok(v) => println!("        {:<32}{v:<12} {}", spec.name, spec.descr),
             Err(e) => println!("        {:<32}{e}", spec.name),
         }
+    }
+    let spec = doca_cc::legacy::MAX_CONNECTIONS;
+    match doca_cc::legacy::get_service_max_num_connections(info) {
+        Ok(v) => println!("        {:<32}{v:<12} {}", spec.name, spec.descr),
+        Err(e) => println!("        {:<32}{e}", spec.name),
     }
     if !with_reps || info.kind() != DeviceKind::Dpu {
         return;
@@ -104,7 +120,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let devs = match devinfo_create_list() {
+    // The whole emulated machine, both sides of the link (a program's own
+    // `devinfo_create_list` sees only its side).
+    let devs = match topo.devinfo_list() {
         Ok(d) => d,
         Err(e) => {
             tracing::error!("Failed to list devices: {e}");

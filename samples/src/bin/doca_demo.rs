@@ -10,7 +10,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::mpsc;
 use std::thread;
 
-use doca_samples::log::{self, LogLevel};
+use doca_common::log::{self, LogLevel};
 use doca_samples::{cc_ctrl_path, cc_data_path};
 
 fn role(name: &str) -> ExitCode {

@@ -1,6 +1,25 @@
-//! DOCA-style logging for the samples: DOCA's numeric levels on the command line
-//! (`-l/--log-level` for the program, `--sdk-log-level` for the libraries) and DOCA's line
-//! format, `[HH:MM:SS:usec][pid][DOCA][LVL][file:line][module] message` (time in UTC).
+//! `doca_log` for Rust programs: DOCA's numeric levels and its line format,
+//! `[HH:MM:SS:usec][pid][DOCA][LVL][file:line][module] message` (time in UTC), on standard
+//! error.
+//!
+//! | DOCA                                          | here                                  |
+//! |-----------------------------------------------|---------------------------------------|
+//! | `enum doca_log_level`, `DOCA_LOG_LEVEL_*`     | [`LogLevel`] (`"50".parse()` as `-l 50`) |
+//! | `DOCA_LOG_REGISTER(NAME)`                     | nothing: the Rust module path names the source |
+//! | `DOCA_LOG_CRIT/ERR/WARN/INFO/DBG/TRC`         | `tracing::error!` (CRIT too), `warn!`, `info!`, `debug!`, `trace!` |
+//! | `doca_log_backend_create_standard` + `doca_log_level_set_global_lower_limit` | [`init`]`(app, …)` |
+//! | `doca_log_level_set_global_sdk_limit`, the samples' `--sdk-log-level` | [`init`]`(…, sdk)` |
+//!
+//! The libraries of this project log under the `tracing` target `doca_sdk` (the SDK
+//! level); everything else is the program's (the application level). DOCA programs default
+//! to INFO for themselves and WARNING for the SDK: [`LogLevel::APP_DEFAULT`],
+//! [`LogLevel::SDK_DEFAULT`].
+//!
+//! ```
+//! use doca_common::log::{self, LogLevel};
+//! log::init(LogLevel::APP_DEFAULT, LogLevel::SDK_DEFAULT);
+//! tracing::info!("shown as [..][pid][DOCA][INF][file.rs:line][module] ...");
+//! ```
 
 use std::fmt;
 use std::str::FromStr;
@@ -34,6 +53,11 @@ pub enum LogLevel {
 }
 
 impl LogLevel {
+    /// The programs' own default level (DOCA's samples: INFO).
+    pub const APP_DEFAULT: LogLevel = LogLevel::Info;
+    /// The libraries' default level (DOCA's samples: WARNING).
+    pub const SDK_DEFAULT: LogLevel = LogLevel::Warning;
+
     /// The `tracing` filter that shows this level and everything more severe.
     pub fn filter(self) -> LevelFilter {
         match self {
@@ -74,7 +98,7 @@ impl fmt::Display for LogLevel {
 }
 
 /// Installs the logger: the program's own lines at `app`, the libraries' (target `doca_sdk`) at
-/// `sdk`. The samples default to INFO and WARNING, as DOCA's do.
+/// `sdk`. A second call keeps the first logger (as in tests, where many call it).
 pub fn init(app: LogLevel, sdk: LogLevel) {
     let filter = Targets::new().with_target("doca_sdk", sdk.filter()).with_default(app.filter());
     let layer = tracing_subscriber::fmt::layer()

@@ -1,0 +1,9 @@
+//! The conformance suite: for each in-scope function of each DOCA header, its documented
+//! result in each relevant state and on each documented error, as the DOCA 2.5/2.6 headers
+//! state them (or, where they are silent, as the porting table says we chose). One module per
+//! header; each test is named after the C function it checks.
+//!
+//! Process-wide facts (the side of the link a process is on, the topology file) run in a
+//! fresh process of this binary ([`doca_tests::in_fresh_process`]).
+
+mod doca_dev;
