@@ -122,8 +122,9 @@ impl Pe {
         Ok(())
     }
 
-    /// `doca_pe_connect_ctx`: the context must be Idle (`BAD_STATE`) and not connected yet
-    /// (`NOT_PERMITTED`). The link lasts until the context is destroyed.
+    /// `doca_pe_connect_ctx`: the context must not be connected yet (`NOT_PERMITTED`; a
+    /// context that is not Idle was started, so it is connected) and must be Idle
+    /// (`BAD_STATE`). The link lasts until the context is destroyed.
     pub fn connect_ctx(&self, ctx: &Ctx) -> Result<()> {
         ctx.attach(&self.inner)?;
         let mut ctxs = self.inner.ctxs.borrow_mut();
