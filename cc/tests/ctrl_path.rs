@@ -96,44 +96,6 @@ fn ping_pong_with_events_and_counters() {
 }
 
 #[test]
-fn limits_and_names() {
-    let dev = open_device_with_pci("03:00.0", None).unwrap();
-    let host = open_device_with_pci("b1:00.0", None).unwrap();
-    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
-    assert_eq!(Server::create(&host, &rep, "x").unwrap_err(), Error::NotSupported, "server on a host");
-    assert_eq!(Client::create(&dev, "x").unwrap_err(), Error::NotSupported, "client on the DPU");
-    assert_eq!(Client::create(&host, "").unwrap_err(), Error::InvalidValue);
-    assert_eq!(Client::create(&host, &"n".repeat(120)).unwrap_err(), Error::InvalidValue);
-    assert!(Client::create(&host, &"n".repeat(119)).is_ok());
-    assert_eq!(Client::create(&host, "a\0b").unwrap_err(), Error::InvalidValue);
-
-    let name = unique("limits");
-    let (spe, srv) = server(&name);
-    assert_eq!(srv.set_max_msg_size(4081), Err(Error::InvalidValue));
-    assert_eq!(srv.set_recv_queue_size(0), Err(Error::InvalidValue));
-    assert_eq!(srv.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 1 << 20), Err(Error::InvalidValue));
-    srv.set_max_msg_size(100).unwrap();
-    srv.as_ctx().start().unwrap();
-    assert_eq!(srv.set_max_msg_size(50), Err(Error::BadState));
-    let refused = srv.destroy().unwrap_err();
-    assert_eq!(refused.error, Error::InUse, "destroy while running");
-    let srv = refused.into_inner();
-    assert_eq!(srv.as_ctx().state(), CtxState::Running, "a refused destroy leaves the server running");
-    let (spe2, dup) = server(&name);
-    assert_eq!(dup.as_ctx().start(), Err(Error::InUse), "same name, same representor");
-    drop((spe2, dup));
-
-    // A client whose max message size differs is refused: it leaves Starting for Idle.
-    let (cpe, cli) = client(&name);
-    cli.set_max_msg_size(200).unwrap();
-    assert_eq!(cli.as_ctx().start(), Err(Error::InProgress));
-    let refused = cli.destroy().unwrap_err();
-    assert_eq!(refused.error, Error::InUse, "destroy while starting");
-    let cli = refused.into_inner();
-    until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Idle);
-}
-
-#[test]
 fn a_full_receive_queue_holds_sends_in_flight_in_order() {
     let name = unique("full");
     let (spe, srv) = server(&name);
@@ -392,30 +354,4 @@ fn one_task_per_side_recycled_from_its_completion_callback_carries_100k_messages
     until(&[&spe, &cpe], || got_by_server.get() == N && got_by_client.get() == N);
     assert_eq!((srv_sent.get(), cli_sent.get()), (N, N));
     assert_eq!(cli.as_ctx().num_allocated_tasks() + srv.as_ctx().num_allocated_tasks(), 0);
-}
-
-#[test]
-fn the_mandatory_configuration_is_checked_at_start() {
-    let name = unique("mandatory");
-    let dev = open_device_with_pci("03:00.0", None).unwrap();
-    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
-    let pe = Pe::create().unwrap();
-    let srv = Server::create(&dev, &rep, &name).unwrap();
-    pe.connect_ctx(&srv.as_ctx()).unwrap();
-    assert_eq!(srv.as_ctx().start(), Err(Error::InvalidValue), "nothing configured");
-    srv.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
-    assert_eq!(srv.as_ctx().start(), Err(Error::InvalidValue), "no receive callback");
-    srv.event_msg_recv_register(|_, _| {}).unwrap();
-    assert_eq!(srv.as_ctx().start(), Err(Error::InvalidValue), "no connection callbacks (server only)");
-    assert_eq!(srv.as_ctx().state(), CtxState::Idle);
-    srv.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
-    assert_eq!(srv.as_ctx().start(), Ok(()));
-
-    let host = open_device_with_pci("b1:00.0", None).unwrap();
-    let cli = Client::create(&host, &name).unwrap();
-    pe.connect_ctx(&cli.as_ctx()).unwrap();
-    cli.event_msg_recv_register(|_, _| {}).unwrap();
-    assert_eq!(cli.as_ctx().start(), Err(Error::InvalidValue), "no send task");
-    cli.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
-    assert_eq!(cli.as_ctx().start(), Err(Error::InProgress));
 }

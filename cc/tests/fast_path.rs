@@ -182,55 +182,6 @@ fn plain_memory_consumer_works_through_the_shadow() {
     assert_eq!(consumer_side.staged_copies, 1);
 }
 
-#[test]
-fn consumer_and_buffer_refusals() {
-    let p = pair();
-    let conn = p.server.connections().pop().unwrap();
-    let no_pci = Mmap::create().unwrap();
-    no_pci.set_memrange(vec![0u8; 4096]).unwrap();
-    no_pci.start().unwrap();
-    assert_eq!(
-        Consumer::create(&conn, &no_pci).unwrap_err(),
-        Error::NotPermitted,
-        "map without PCI_READ_WRITE"
-    );
-    let not_started = Mmap::create().unwrap();
-    not_started.set_memrange(vec![0u8; 4096]).unwrap();
-    not_started.set_permissions(AccessFlags::PCI_READ_WRITE).unwrap();
-    assert_eq!(Consumer::create(&conn, &not_started).unwrap_err(), Error::BadState);
-
-    let map = consumer_map(Memory::from(SharedMem::alloc(8192).unwrap()));
-    let other = consumer_map(Memory::from(vec![0u8; 64]));
-    let consumer = Consumer::create(&conn, &map).unwrap();
-    let cpe = Pe::create().unwrap();
-    cpe.connect_ctx(&consumer.as_ctx()).unwrap();
-    consumer.task_post_recv_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
-    assert_eq!(consumer.as_ctx().start(), Err(Error::InProgress));
-    until(&[&p.spe, &p.cpe, &cpe], || consumer.as_ctx().state() == CtxState::Running);
-    let inv = Inventory::create(8).unwrap();
-    inv.start().unwrap();
-    let outside = inv.buf_get_at(&other, 0, 64).unwrap();
-    assert_eq!(
-        consumer.task_post_recv_alloc_init(&outside).unwrap_err(),
-        Error::InvalidValue,
-        "not in the map"
-    );
-    let full = inv.buf_get_data_at(&map, 0, 16).unwrap();
-    assert_eq!(consumer.task_post_recv_alloc_init(&full).unwrap_err(), Error::InvalidValue, "no free space");
-    let (a, b) = (inv.buf_get_at(&map, 100, 16).unwrap(), inv.buf_get_at(&map, 200, 16).unwrap());
-    a.chain_list(&b).unwrap();
-    assert_eq!(consumer.task_post_recv_alloc_init(&a).unwrap_err(), Error::InvalidValue, "chained");
-    assert_ne!(consumer.id(), 0);
-
-    // Once the connection is gone, no new consumer. The client stops: the consumer it knew
-    // expires with the connection (reported on the progress after the stop).
-    assert_eq!(p.client.as_ctx().stop(), Err(Error::InProgress));
-    until(&[&p.spe, &p.cpe, &cpe], || !conn.is_connected() && p.client.as_ctx().state() == CtxState::Idle);
-    assert_eq!(*p.remote_consumers.borrow(), [(true, consumer.id()), (false, consumer.id())]);
-    assert_eq!(Consumer::create(&conn, &map).unwrap_err(), Error::BadState);
-    until(&[&p.spe, &p.cpe, &cpe], || consumer.as_ctx().state() == CtxState::Idle);
-}
-
 /// Bytes received and the producer that sent them.
 type Message = (Vec<u8>, u32);
 
@@ -286,24 +237,6 @@ fn two_producers_share_one_connection_and_one_engine() {
     let mut got = got.borrow().clone();
     got.sort();
     assert_eq!(got, [(b"one".to_vec(), producers[0].id()), (b"two".to_vec(), producers[1].id())]);
-}
-
-#[test]
-fn producers_and_consumers_per_connection_are_capped() {
-    let p = pair();
-    let cconn = p.client.get_connection().unwrap();
-    let info = cconn.dev().as_devinfo().clone();
-    let max = doca_cc::caps::get(&info, &doca_cc::caps::MAX_PRODUCERS).unwrap() as usize;
-    let mut producers: Vec<Producer> = (0..max).map(|_| Producer::create(&cconn).unwrap()).collect();
-    assert_eq!(Producer::create(&cconn).unwrap_err(), Error::NoMemory, "one producer too many");
-    producers.pop().unwrap().destroy().unwrap();
-    producers.push(Producer::create(&cconn).expect("a destroyed producer frees its place"));
-
-    let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
-    let max = doca_cc::caps::get(&info, &doca_cc::caps::MAX_CONSUMERS).unwrap() as usize;
-    let consumers: Vec<Consumer> = (0..max).map(|_| Consumer::create(&cconn, &map).unwrap()).collect();
-    assert_eq!(Consumer::create(&cconn, &map).unwrap_err(), Error::NoMemory, "one consumer too many");
-    drop(consumers);
 }
 
 #[test]

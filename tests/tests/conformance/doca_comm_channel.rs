@@ -1,12 +1,17 @@
-//! The legacy endpoint API in one process: limits, error codes, statistics, disconnection.
-
-mod common;
-use common::unique;
+//! `doca_comm_channel.h` (the legacy endpoint API), in one process: limits, the header's
+//! error table, statistics, the service state snapshots, disconnection.
 
 use std::time::{Duration, Instant};
 
 use doca_cc::legacy::{self, Endpoint, InitAttr, MsgFlags, PeerAddr, INIT_FLAG_NONBLOCK};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
+
+/// A service name no other test (or parallel run) uses.
+fn unique(name: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("conf-ep-{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
 
 fn service(name: &str) -> Endpoint {
     let dev = open_device_with_pci("03:00.0", None).unwrap();
@@ -41,7 +46,7 @@ fn retry<T, E: Copy + Into<Error>>(mut f: impl FnMut() -> Result<T, E>) -> Resul
 }
 
 #[test]
-fn properties_are_raised_to_their_minimum_and_checked_against_their_maximum() {
+fn doca_comm_channel_ep_set_max_msg_size_and_queue_sizes_and_the_caps() {
     let ep = Endpoint::create().unwrap();
     ep.set_max_msg_size(100).unwrap();
     assert_eq!(ep.max_msg_size(), 256, "raised to the minimum");
@@ -80,7 +85,7 @@ fn properties_are_raised_to_their_minimum_and_checked_against_their_maximum() {
 }
 
 #[test]
-fn listen_and_connect_rules() {
+fn doca_comm_channel_ep_listen_connect_and_the_service_only_calls() {
     let name = unique("rules");
     let ep = Endpoint::create().unwrap();
     assert_eq!(ep.listen(&name), Err(Error::BadState), "no device");
@@ -136,7 +141,7 @@ fn service_attempt(name: &str) -> Result<(), Error> {
 }
 
 #[test]
-fn messages_statistics_queues_and_one_sided_disconnection() {
+fn doca_comm_channel_ep_sendto_recvfrom_peer_addr_statistics_snapshots_and_disconnect() {
     let name = unique("stats");
     let svc = service(&name);
     let (cep, peer) = client(&name);
@@ -216,7 +221,7 @@ fn messages_statistics_queues_and_one_sided_disconnection() {
 }
 
 #[test]
-fn a_refused_handshake_is_reported_by_every_call_even_a_blocking_recvfrom() {
+fn doca_comm_channel_peer_addr_update_info_reports_a_refused_handshake_and_so_does_every_call() {
     use doca_cc::{proto::Reply, transport};
     let name = unique("refused");
     let host = open_device_with_pci("3b:00.0", None).unwrap();
@@ -243,7 +248,7 @@ fn a_refused_handshake_is_reported_by_every_call_even_a_blocking_recvfrom() {
 }
 
 #[test]
-fn connect_to_a_service_whose_backlog_is_full_is_again() {
+fn doca_comm_channel_ep_connect_to_a_service_whose_backlog_is_full_is_again() {
     use doca_cc::transport;
     let name = unique("backlog");
     let host = open_device_with_pci("3b:00.0", None).unwrap();
