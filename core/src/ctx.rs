@@ -92,6 +92,9 @@ pub enum Started {
     Starting,
 }
 
+/// Passes a context with nothing to do stays on its engine's list before leaving it.
+const LINGER_PASSES: u8 = 16;
+
 /// What a library context implements to plug into core. Every method runs on the thread of
 /// the context's progress engine; none may call user callbacks except `progress`.
 pub trait CtxOps: 'static {
@@ -110,6 +113,15 @@ pub trait CtxOps: 'static {
     /// delivers events. Returns whether anything happened. `now` is the time of this
     /// progress pass (read on first use). Not called while the context is Idle.
     fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool;
+
+    /// Whether progress must keep polling this context (Starting or Running) although core
+    /// has nothing to deliver for it: it watches rings, sockets or timers. Return false when
+    /// a poll would find nothing until the application calls in again; the engine then
+    /// skips the context until a task is submitted to it, it finishes a task, its state
+    /// changes, or it calls [`CtxCore::activate`]. Default: always poll.
+    fn needs_poll(&self, _core: &CtxCore) -> bool {
+        true
+    }
 
     /// Whether the library still has work of its own that must finish before Idle (beyond
     /// tasks, which core counts). Default: nothing.
@@ -152,6 +164,10 @@ pub struct CtxCore {
     pools: RefCell<SmallVec<[Rc<dyn Deliver>; 2]>>,
     /// The engine's application is (about to be) asleep: finishing a task must wake it.
     armed: Cell<bool>,
+    /// In the engine's list of contexts to visit.
+    active: Cell<bool>,
+    /// Consecutive passes with nothing to do while on that list.
+    quiet_passes: Cell<u8>,
     pe: RefCell<Weak<PeInner>>,
     this: Weak<CtxCell<dyn CtxOps>>,
 }
@@ -182,6 +198,8 @@ impl<L: CtxOps> CtxCell<L> {
                     finished: Cell::new(0),
                     pools: RefCell::new(SmallVec::new()),
                     armed: Cell::new(false),
+                    active: Cell::new(false),
+                    quiet_passes: Cell::new(0),
                     pe: RefCell::new(Weak::new()),
                     this,
                 },
@@ -246,7 +264,7 @@ impl<L: CtxOps> From<Rc<CtxCell<L>>> for Ctx {
 }
 
 impl Ctx {
-    fn core(&self) -> &CtxCore {
+    pub(crate) fn core(&self) -> &CtxCore {
         &self.0.core
     }
 
@@ -368,6 +386,24 @@ impl Ctx {
         any
     }
 
+    /// Whether the engine must visit this context again: something to deliver, a stop to
+    /// finish, or a library that polls.
+    #[inline]
+    pub(crate) fn keeps_active(&self) -> bool {
+        let core = self.core();
+        let busy = core.has_transitions.get()
+            || core.finished.get() > 0
+            || match core.state() {
+                CtxState::Idle => false,
+                CtxState::Stopping => true,
+                CtxState::Starting | CtxState::Running => self.0.ops.needs_poll(core),
+            };
+        if busy {
+            core.quiet_passes.set(0);
+        }
+        busy
+    }
+
     pub(crate) fn has_pending_transitions(&self) -> bool {
         self.core().has_transitions.get()
     }
@@ -445,16 +481,17 @@ impl CtxCore {
     }
 
     /// `Ok` in Running, else `BAD_STATE` naming `what` (for task allocation and submission).
+    #[inline]
     pub fn require_running(&self, what: &str) -> Result<()> {
         if self.state() != CtxState::Running {
-            bail!(
-                Error::BadState,
-                "{}: {what} needs a running context (state {:?})",
-                self.kind,
-                self.state()
-            );
+            return Err(self.not_running(what));
         }
         Ok(())
+    }
+
+    #[cold]
+    fn not_running(&self, what: &str) -> Error {
+        fail!(Error::BadState, "{}: {what} needs a running context (state {:?})", self.kind, self.state())
     }
 
     /// Starting → Running, for a library whose asynchronous start completed.
@@ -513,6 +550,7 @@ impl CtxCore {
         if let Some(pe) = pe.upgrade() {
             pe.remove(&self.ctx());
         }
+        self.active.set(false);
         Ok(())
     }
 
@@ -537,9 +575,42 @@ impl CtxCore {
     #[inline]
     pub(crate) fn add_finished(&self) {
         self.finished.set(self.finished.get() + 1);
+        self.activate();
         if self.armed.get() {
             self.wake_engine();
         }
+    }
+
+    /// Puts the context on its engine's list of contexts to visit, for a library that
+    /// answered false to [`CtxOps::needs_poll`] and now has something to poll (core does it
+    /// itself on submit, finish and state changes).
+    #[inline]
+    pub fn activate(&self) {
+        if !self.active.get() {
+            self.activate_slow();
+        }
+    }
+
+    #[cold]
+    fn activate_slow(&self) {
+        if let Some(pe) = self.pe.borrow().upgrade() {
+            self.active.set(true);
+            pe.active.borrow_mut().push(self.ctx());
+        }
+    }
+
+    /// A pass found nothing to do: whether to stay on the list anyway (for
+    /// [`LINGER_PASSES`] passes).
+    #[inline]
+    pub(crate) fn linger(&self) -> bool {
+        let n = self.quiet_passes.get();
+        self.quiet_passes.set(n.saturating_add(1));
+        n < LINGER_PASSES
+    }
+
+    pub(crate) fn deactivate(&self) {
+        self.active.set(false);
+        self.quiet_passes.set(0);
     }
 
     #[cold]
@@ -569,6 +640,7 @@ impl CtxCore {
         tracing::debug!(target: "doca_sdk", "{}: {:?} -> {:?}", self.kind, prev, next);
         self.transitions.borrow_mut().push((prev, next));
         self.has_transitions.set(true);
+        self.activate();
         if let Some(pe) = self.pe.borrow().upgrade() {
             pe.work_pending();
         }

@@ -173,6 +173,12 @@ impl CtxOps for LoopbackOps {
         // Flushing happens in progress: callbacks never run inside stop.
     }
 
+    /// Only while tasks are pending (or the start is to be completed): an idle loopback
+    /// context costs its engine nothing.
+    fn needs_poll(&self, core: &CtxCore) -> bool {
+        self.pending.get() > 0 || core.state() == crate::CtxState::Starting
+    }
+
     #[inline]
     fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool {
         use crate::CtxState;

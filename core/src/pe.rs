@@ -21,6 +21,12 @@ pub(crate) struct PeInner {
     /// Connected contexts, copied on write: progress walks a snapshot without cloning or
     /// borrowing per context, and callbacks may connect or destroy contexts meanwhile.
     ctxs: RefCell<Rc<[Ctx]>>,
+    /// The contexts progress visits: those with something for core to deliver, or that
+    /// their library polls ([`crate::CtxOps::needs_poll`]). A context with nothing to do
+    /// costs an empty progress nothing.
+    pub(crate) active: RefCell<Vec<Ctx>>,
+    /// The previous pass's list, kept for its capacity (no allocation per pass).
+    spare: RefCell<Vec<Ctx>>,
     in_progress: Cell<bool>,
     armed: Cell<bool>,
     pub(crate) epoll: EpollSet,
@@ -42,6 +48,10 @@ impl PeInner {
     pub(crate) fn remove(&self, ctx: &Ctx) {
         let mut ctxs = self.ctxs.borrow_mut();
         *ctxs = ctxs.iter().filter(|c| *c != ctx).cloned().collect();
+        drop(ctxs);
+        // A destroyed context is not kept alive by the visiting list (its library's drop
+        // may have something to tell the peer).
+        self.active.borrow_mut().retain(|c| c != ctx);
     }
 
     /// Something core itself will deliver (a state change, a finished task) is pending:
@@ -102,6 +112,8 @@ impl Pe {
         Ok(Pe {
             inner: Rc::new(PeInner {
                 ctxs: RefCell::new(Rc::from(Vec::new())),
+                active: RefCell::new(Vec::new()),
+                spare: RefCell::new(Vec::new()),
                 in_progress: Cell::new(false),
                 armed: Cell::new(false),
                 epoll,
@@ -129,12 +141,16 @@ impl Pe {
         ctx.attach(&self.inner)?;
         let mut ctxs = self.inner.ctxs.borrow_mut();
         *ctxs = ctxs.iter().chain(std::iter::once(ctx)).cloned().collect();
+        self.inner.active.borrow_mut().reserve(ctxs.len());
+        self.inner.spare.borrow_mut().reserve(ctxs.len());
         Ok(())
     }
 
-    /// `doca_pe_progress`: one pass over every connected context — pending state-changed
-    /// callbacks, completions, events. True when anything was delivered. Calling it from
-    /// inside one of its own callbacks is refused (logged, returns false).
+    /// `doca_pe_progress`: one pass over the connected contexts that have something to do —
+    /// pending state-changed callbacks, completions, events. True when anything was
+    /// delivered. Calling it from inside one of its own callbacks is refused (logged,
+    /// returns false). A context that becomes active during the pass (a callback submitted
+    /// to it) is visited on the next pass.
     pub fn progress(&self) -> bool {
         let inner = &*self.inner;
         if inner.in_progress.replace(true) {
@@ -143,7 +159,23 @@ impl Pe {
         }
         let now = Now::new(&*inner.clock);
         let mut any = false;
-        inner.each_ctx(|ctx| any |= ctx.progress(&now));
+        // Visit this pass's list while new activations go to the other one (no borrow is
+        // held across a context's progress).
+        let mut cur = {
+            let spare = std::mem::take(&mut *inner.spare.borrow_mut());
+            std::mem::replace(&mut *inner.active.borrow_mut(), spare)
+        };
+        for ctx in cur.drain(..) {
+            any |= ctx.progress(&now);
+            // A context that just went quiet stays a few passes (a task cycle per pass then
+            // never pays for leaving and rejoining the list).
+            if ctx.keeps_active() || ctx.core().linger() {
+                inner.active.borrow_mut().push(ctx);
+            } else {
+                ctx.core().deactivate();
+            }
+        }
+        *inner.spare.borrow_mut() = cur;
         inner.in_progress.set(false);
         any
     }

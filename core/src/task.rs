@@ -102,6 +102,8 @@ pub trait TaskOwner<P: 'static>: 'static {
     fn core(&self) -> &CtxCore;
     /// The pool.
     fn pool(&self) -> &TaskPool<P>;
+    /// Both at once (one dynamic call on the hot paths).
+    fn parts(&self) -> (&CtxCore, &TaskPool<P>);
     /// See [`TaskLib::submit`].
     fn submit(&self, task: TaskId) -> Result<()>;
     /// See [`TaskLib::check`].
@@ -114,6 +116,10 @@ impl<P: 'static, L: TaskLib<P>> TaskOwner<P> for CtxCell<L> {
     }
     fn pool(&self) -> &TaskPool<P> {
         TaskLib::pool(self.ops())
+    }
+    #[inline]
+    fn parts(&self) -> (&CtxCore, &TaskPool<P>) {
+        (CtxCell::core(self), TaskLib::pool(self.ops()))
     }
     fn submit(&self, task: TaskId) -> Result<()> {
         TaskLib::submit(self.ops(), CtxCell::core(self), task)
@@ -386,17 +392,20 @@ impl<P: 'static> Task<P> {
     /// (`BAD_STATE`); on any refusal the task comes back in [`Refused`] (e.g. `AGAIN` when a
     /// queue is full: submit it again later).
     pub fn submit(self) -> Result<(), Refused<Self>> {
-        let core = self.owner.core();
+        let (core, pool) = self.owner.parts();
         if let Err(e) = core.require_running("task submit") {
             return Err(Refused::new(e, self));
         }
-        self.set_state(SlotState::Submitted);
+        pool.with_slot(self.id, |s| s.state = SlotState::Submitted);
         core.add_inflight(1);
         match self.owner.submit(self.id) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                core.activate();
+                Ok(())
+            }
             Err(e) => {
-                self.set_state(SlotState::Owned);
-                self.owner.core().add_inflight(-1);
+                pool.with_slot(self.id, |s| s.state = SlotState::Owned);
+                core.add_inflight(-1);
                 Err(Refused::new(e, self))
             }
         }
@@ -444,15 +453,12 @@ impl<P: 'static> Task<P> {
     pub fn with_payload<R>(&self, f: impl FnOnce(&mut P) -> R) -> R {
         self.owner.pool().with_slot(self.id, |s| f(&mut s.payload))
     }
-
-    fn set_state(&self, state: SlotState) {
-        self.owner.pool().with_slot(self.id, |s| s.state = state);
-    }
 }
 
 impl<P: 'static> Drop for Task<P> {
     fn drop(&mut self) {
-        self.owner.pool().release(self.id, self.owner.core());
+        let (core, pool) = self.owner.parts();
+        pool.release(self.id, core);
     }
 }
 

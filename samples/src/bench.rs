@@ -47,92 +47,246 @@ pub fn pin(cpu: usize) {
     }
 }
 
-/// Raw shared memory: one cache line each way, both sides spinning. The baseline of every
-/// busy-polling latency.
+/// Raw shared memory between the two processes, with no library in between: the floor of
+/// every busy-polling row. Its own memfd mapping (not a DOCA map), so nothing of ours is
+/// measured.
 pub mod raw {
     #![allow(unsafe_code)]
 
+    use std::os::fd::{AsRawFd, OwnedFd};
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Instant;
 
-    use doca_mmap::Mmap;
+    use rustix::mm::{MapFlags, ProtFlags};
 
-    /// Two cache lines of a started map: `ping` at offset 0, `pong` at 64.
-    pub struct Lines<'a> {
-        ping: &'a AtomicU64,
-        pong: &'a AtomicU64,
+    /// Where the pong half starts: 8 KiB after the ping half, so the two directions never
+    /// share a cache line nor an adjacent-line prefetch pair, whatever the payload (≤ 4 KiB).
+    const PONG: usize = 8192;
+    /// Bytes of the ping-pong mapping.
+    pub const PINGPONG_LEN: usize = 2 * PONG;
+    /// Slots of the streaming ring (64 bytes each: 56 payload bytes and a sequence number).
+    pub const STREAM_SLOTS: usize = 1024;
+    /// Bytes of the streaming mapping: the slots, then the consumer's head on its own page.
+    pub const STREAM_LEN: usize = STREAM_SLOTS * 64 + 4096;
+
+    /// A shared mapping of a memfd.
+    pub struct Shm {
+        ptr: *mut u8,
+        len: usize,
+        fd: OwnedFd,
     }
 
-    impl<'a> Lines<'a> {
-        /// The lines at the start of `map` (at least 128 bytes, page-aligned memory).
-        pub fn of(map: &'a Mmap) -> Lines<'a> {
-            let (addr, len) = map.memrange().expect("a started map");
-            assert!(len >= 128 && addr % 64 == 0);
-            // The map's memory is mapped, aligned and at least 128 bytes while `map` lives
-            // ('a); both lines are only accessed as atomics, here and in the peer process.
-            // SAFETY: see above.
-            unsafe { Lines { ping: &*(addr as *const AtomicU64), pong: &*((addr + 64) as *const AtomicU64) } }
+    impl Shm {
+        /// Fresh zeroed shared memory of `len` bytes.
+        pub fn create(len: usize) -> rustix::io::Result<Shm> {
+            let fd = rustix::fs::memfd_create("doca-bench-raw", rustix::fs::MemfdFlags::CLOEXEC)?;
+            rustix::fs::ftruncate(&fd, len as u64)?;
+            Shm::map(fd, len)
         }
 
-        fn wait(line: &AtomicU64, value: u64, deadline: Instant) -> bool {
-            let mut spins = 0u32;
-            // Acquire pairs with the other side's Release store of the same line.
-            while line.load(Ordering::Acquire) != value {
-                std::hint::spin_loop();
-                spins = spins.wrapping_add(1);
-                if spins % 65536 == 0 && Instant::now() > deadline {
-                    return false;
-                }
+        /// The memory of `create` in process `pid` (its fd number `fd`).
+        pub fn open(pid: u32, fd: i32, len: usize) -> rustix::io::Result<Shm> {
+            let path = format!("/proc/{pid}/fd/{fd}");
+            let fd = rustix::fs::open(
+                path.as_str(),
+                rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            )?;
+            Shm::map(fd, len)
+        }
+
+        fn map(fd: OwnedFd, len: usize) -> rustix::io::Result<Shm> {
+            // A fresh shared mapping of the whole file; unmapped in Drop only.
+            // SAFETY: no existing memory is affected (null hint, no MAP_FIXED).
+            let ptr = unsafe {
+                rustix::mm::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    ProtFlags::READ | ProtFlags::WRITE,
+                    MapFlags::SHARED,
+                    &fd,
+                    0,
+                )?
+            };
+            Ok(Shm { ptr: ptr.cast(), len, fd })
+        }
+
+        /// The fd number, for the peer's [`Shm::open`].
+        pub fn fd(&self) -> i32 {
+            self.fd.as_raw_fd()
+        }
+
+        fn word(&self, at: usize) -> &AtomicU64 {
+            assert!(at % 8 == 0 && at + 8 <= self.len);
+            // In bounds and aligned (checked above; the mapping is page-aligned); the word is
+            // only ever accessed atomically, here and in the peer.
+            // SAFETY: see above.
+            unsafe { &*(self.ptr.add(at) as *const AtomicU64) }
+        }
+
+        /// Copies `src` to `at` (plain bytes, published by a later Release store).
+        fn put(&self, at: usize, src: &[u8]) {
+            assert!(at + src.len() <= self.len);
+            // In bounds (checked); the peer reads these bytes only after the Acquire load that
+            // pairs with our Release store of the sequence number.
+            // SAFETY: see above.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), src.len()) }
+        }
+
+        /// Copies `dst.len()` bytes from `at`.
+        fn get(&self, at: usize, dst: &mut [u8]) {
+            assert!(at + dst.len() <= self.len);
+            // In bounds (checked); written by the peer before its Release store we acquired.
+            // SAFETY: see above.
+            unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(at), dst.as_mut_ptr(), dst.len()) }
+        }
+    }
+
+    impl Drop for Shm {
+        fn drop(&mut self) {
+            // The mapping made in `map`, unmapped once.
+            // SAFETY: nothing borrows it any more (borrows are tied to &self).
+            unsafe {
+                let _ = rustix::mm::munmap(self.ptr.cast(), self.len);
             }
+        }
+    }
+
+    fn wait(line: &AtomicU64, value: u64, deadline: Instant) -> bool {
+        let mut spins = 0u32;
+        // Acquire pairs with the other side's Release store of the same word.
+        while line.load(Ordering::Acquire) != value {
+            std::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+            if spins % 65536 == 0 && Instant::now() > deadline {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// One message of `size` bytes each way per round trip: the payload is copied in, then
+    /// the sequence number (in the message's last 8 bytes' line) is published; the receiver
+    /// waits for it and copies the payload out, as any message transport must.
+    pub struct PingPong<'a> {
+        shm: &'a Shm,
+        size: usize,
+    }
+
+    impl<'a> PingPong<'a> {
+        /// Over `shm` (at least [`PINGPONG_LEN`] bytes) with `size`-byte messages (8..=4096).
+        pub fn new(shm: &'a Shm, size: usize) -> PingPong<'a> {
+            assert!((8..=4096).contains(&size) && shm.len >= PINGPONG_LEN);
+            PingPong { shm, size }
+        }
+
+        fn send(&self, half: usize, seq: u64, payload: &[u8]) {
+            self.shm.put(half, &payload[..self.size - 8]);
+            self.shm.word(half + self.size - 8).store(seq, Ordering::Release);
+        }
+
+        fn recv(&self, half: usize, seq: u64, out: &mut [u8], deadline: Instant) -> bool {
+            if !wait(self.shm.word(half + self.size - 8), seq, deadline) {
+                return false;
+            }
+            self.shm.get(half, &mut out[..self.size - 8]);
             true
         }
 
-        /// Initiator: `n` round trips; their times in nanoseconds.
+        /// Initiator: `n` round trips after `n / 10` warm-up ones (timed as the library's rows
+        /// are: one `Instant` per round trip); their times in nanoseconds.
         pub fn ping(&self, n: u64, deadline: Instant) -> Vec<f64> {
+            let payload = vec![7u8; self.size];
+            let mut back = vec![0u8; self.size];
             let mut out = Vec::with_capacity(n as usize);
-            for i in 1..=n {
+            for i in 1..=n + n / 10 {
+                if i == n / 10 + 1 {
+                    out.clear();
+                }
                 let t = Instant::now();
-                self.ping.store(i, Ordering::Release);
-                if !Lines::wait(self.pong, i, deadline) {
+                self.send(0, i, &payload);
+                if !self.recv(PONG, i, &mut back, deadline) {
                     break;
                 }
                 out.push(super::ns(t));
             }
+            std::hint::black_box(&back);
             out
         }
 
-        /// Responder: answers `n` pings.
+        /// Responder: answers `n + n / 10` pings with the same bytes.
         pub fn pong(&self, n: u64, deadline: Instant) {
-            for i in 1..=n {
-                if !Lines::wait(self.ping, i, deadline) {
+            let mut msg = vec![0u8; self.size];
+            for i in 1..=n + n / 10 {
+                if !self.recv(0, i, &mut msg, deadline) {
                     return;
                 }
-                self.pong.store(i, Ordering::Release);
+                self.send(PONG, i, &msg);
             }
         }
     }
-}
 
-/// A memory map over fresh shared memory, exported for the peer.
-pub fn shared_map(len: usize) -> Result<(Mmap, Vec<u8>), Error> {
-    let host = open_device_with_pci("b1:00.0", None)?;
-    let map = Mmap::create()?;
-    map.set_memrange(SharedMem::alloc(len)?)?;
-    map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE)?;
-    map.add_dev(&host)?;
-    map.start()?;
-    let desc = map.export_pci(&host)?;
-    Ok((map, desc))
-}
+    /// A single-producer single-consumer ring of 64-byte slots (56 payload bytes and a
+    /// sequence number each); the consumer publishes its head every quarter ring, the producer
+    /// reads it only when the ring looks full: the floor of a pipelined message rate.
+    pub struct Stream<'a> {
+        shm: &'a Shm,
+    }
 
-/// Hex of bytes (descriptors on a command line).
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+    impl<'a> Stream<'a> {
+        /// Over `shm` (at least [`STREAM_LEN`] bytes).
+        pub fn new(shm: &'a Shm) -> Stream<'a> {
+            assert!(shm.len >= STREAM_LEN);
+            Stream { shm }
+        }
 
-/// Bytes of hex.
-pub fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).filter_map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok()).collect()
+        fn head(&self) -> &AtomicU64 {
+            self.shm.word(STREAM_SLOTS * 64)
+        }
+
+        /// Producer: `n` messages; false on time-out.
+        pub fn produce(&self, n: u64, deadline: Instant) -> bool {
+            let payload = [3u8; 56];
+            let mut head = 0u64;
+            for seq in 1..=n {
+                while seq - head > STREAM_SLOTS as u64 {
+                    head = self.head().load(Ordering::Acquire);
+                    if seq - head > STREAM_SLOTS as u64 {
+                        std::hint::spin_loop();
+                        if Instant::now() > deadline {
+                            return false;
+                        }
+                    }
+                }
+                let at = ((seq - 1) as usize % STREAM_SLOTS) * 64;
+                self.shm.put(at, &payload);
+                self.shm.word(at + 56).store(seq, Ordering::Release);
+            }
+            true
+        }
+
+        /// Producer: waits until the consumer has read all `n` messages; false on time-out.
+        pub fn wait_consumed(&self, n: u64, deadline: Instant) -> bool {
+            wait(self.head(), n, deadline)
+        }
+
+        /// Consumer: `n` messages, copied out; false on time-out.
+        pub fn consume(&self, n: u64, deadline: Instant) -> bool {
+            let mut msg = [0u8; 56];
+            for seq in 1..=n {
+                let at = ((seq - 1) as usize % STREAM_SLOTS) * 64;
+                if !wait(self.shm.word(at + 56), seq, deadline) {
+                    return false;
+                }
+                self.shm.get(at, &mut msg);
+                if seq % (STREAM_SLOTS as u64 / 4) == 0 || seq == n {
+                    self.head().store(seq, Ordering::Release);
+                }
+            }
+            std::hint::black_box(&msg);
+            true
+        }
+    }
 }
 
 /// Progresses `pes` until `done` or the deadline; false on time-out. Busy, or asleep on the
@@ -421,11 +575,19 @@ impl FpSide {
 /// Kept for the peer role: unused fields would otherwise be dropped early.
 pub fn keep<T>(_: &T) {}
 
-/// The raw baseline's memory, for the peer: map the exported lines and answer `n` pings.
-pub fn raw_pong(desc: &[u8], n: u64) -> Result<(), Error> {
-    let dpu = open_device_with_pci("03:00.0", None)?;
-    let map = Mmap::create_from_export(None, desc, &dpu)?;
-    raw::Lines::of(&map).pong(n, Instant::now() + GIVE_UP);
+/// The raw baselines' peer: map the parent's memory (`pid`, `fd`) and answer `n` pings of
+/// `size` bytes, or consume `n` streamed messages (`size` 0).
+pub fn raw_peer(pid: u32, fd: i32, size: usize, n: u64) -> Result<(), Error> {
+    let deadline = Instant::now() + GIVE_UP;
+    if size == 0 {
+        let shm = raw::Shm::open(pid, fd, raw::STREAM_LEN).map_err(|_| Error::OperatingSystem)?;
+        println!("ready");
+        raw::Stream::new(&shm).consume(n, deadline);
+    } else {
+        let shm = raw::Shm::open(pid, fd, raw::PINGPONG_LEN).map_err(|_| Error::OperatingSystem)?;
+        println!("ready");
+        raw::PingPong::new(&shm, size).pong(n, deadline);
+    }
     Ok(())
 }
 

@@ -27,6 +27,10 @@ struct Args {
     /// Short run for CI: fewer iterations and smaller sizes (figures are rough).
     #[arg(long)]
     smoke: bool,
+    /// Only these sections (engine, control, fast, or a part: fast-latency, fast-bandwidth);
+    /// the baselines always run.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// Also write the results as JSON to this file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -134,8 +138,10 @@ fn peer(role: &[String]) -> ExitCode {
     let arg = |i: usize| role.get(i).map(String::as_str).unwrap_or("");
     match arg(0) {
         "raw" => {
-            println!("ready");
-            let _ = bench::raw_pong(&bench::unhex(arg(1)), arg(2).parse().unwrap_or(0));
+            let num = |i: usize| arg(i).parse::<u64>().unwrap_or(0);
+            if bench::raw_peer(num(1) as u32, num(2) as i32, num(3) as usize, num(4)).is_err() {
+                return ExitCode::FAILURE;
+            }
         }
         "sock" => {
             let Ok(Some(sock)) = doca_cc::transport::connect(std::path::Path::new(arg(1))) else {
@@ -293,20 +299,65 @@ fn engine(cfg: &Cfg, rows: &mut Vec<Row>) {
     });
 }
 
-/// Baselines: raw ring, seqpacket and eventfd one-way latencies (p50, p99), memcpy GB/s.
+/// Baselines: raw ring one-way latencies per message size, the raw streaming rate,
+/// seqpacket and eventfd one-way latencies (p50, p99).
 struct Base {
-    ring: (f64, f64),
+    /// (message size, (p50, p99)) of the raw ping-pong.
+    ring: Vec<(usize, (f64, f64))>,
+    /// Messages per second through the raw streaming ring.
+    stream: f64,
     sock: (f64, f64),
     eventfd: (f64, f64),
 }
 
-fn baselines(cfg: &Cfg) -> Base {
-    let (map, desc) = bench::shared_map(4096).expect("shared memory");
-    let mut p = PeerProc::spawn(&["raw", &bench::hex(&desc), &cfg.lat_n.to_string()]);
+impl Base {
+    /// The raw ring's one-way p50 for messages of `size` bytes (the nearest size measured).
+    fn ring(&self, size: usize) -> (String, f64) {
+        let (s, (p50, _)) =
+            *self.ring.iter().min_by_key(|(s, _)| s.abs_diff(size)).expect("the raw ring was measured");
+        (format!("raw shm ring {s} B"), p50)
+    }
+}
+
+/// The raw ping-pong of `size`-byte messages, one-way (p50, p99).
+fn raw_ring(cfg: &Cfg, size: usize) -> (f64, f64) {
+    let shm = bench::raw::Shm::create(bench::raw::PINGPONG_LEN).expect("shared memory");
+    let pid = std::process::id().to_string();
+    let (fd, n) = (shm.fd().to_string(), cfg.lat_n.to_string());
+    let mut p = PeerProc::spawn(&["raw", &pid, &fd, &size.to_string(), &n]);
     assert_eq!(p.line(), "ready");
-    let rtts = bench::raw::Lines::of(&map).ping(cfg.lat_n, Instant::now() + bench::GIVE_UP);
+    let rtts = bench::raw::PingPong::new(&shm, size).ping(cfg.lat_n, Instant::now() + bench::GIVE_UP);
     p.finish();
-    let ring = half(percentiles(rtts));
+    half(percentiles(rtts))
+}
+
+/// The raw streaming ring's rate (messages per second; median of repetitions).
+fn raw_stream(cfg: &Cfg) -> f64 {
+    let mut rates = Vec::new();
+    for _ in 0..cfg.reps.min(5) {
+        let shm = bench::raw::Shm::create(bench::raw::STREAM_LEN).expect("shared memory");
+        let pid = std::process::id().to_string();
+        let (fd, n) = (shm.fd().to_string(), cfg.rate_n.to_string());
+        let mut p = PeerProc::spawn(&["raw", &pid, &fd, "0", &n]);
+        assert_eq!(p.line(), "ready");
+        let stream = bench::raw::Stream::new(&shm);
+        let deadline = Instant::now() + bench::GIVE_UP;
+        let t = Instant::now();
+        if stream.produce(cfg.rate_n, deadline) && stream.wait_consumed(cfg.rate_n, deadline) {
+            rates.push(cfg.rate_n as f64 / (ns(t) / 1e9));
+        }
+        p.finish();
+    }
+    if rates.is_empty() {
+        f64::NAN
+    } else {
+        median(rates)
+    }
+}
+
+fn baselines(cfg: &Cfg) -> Base {
+    let ring = [64usize, 1024, 4080].into_iter().map(|size| (size, raw_ring(cfg, size))).collect();
+    let stream = raw_stream(cfg);
 
     let dir = std::env::temp_dir().join(format!("doca-bench-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
@@ -342,7 +393,7 @@ fn baselines(cfg: &Cfg) -> Base {
     let eventfd = half(percentiles(rtts));
     p.finish();
     let _ = std::fs::remove_dir_all(&dir);
-    Base { ring, sock: sockl, eventfd }
+    Base { ring, stream, sock: sockl, eventfd }
 }
 
 fn half((a, b): (f64, f64)) -> (f64, f64) {
@@ -404,7 +455,7 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
             }
             let (p50, p99) = half(percentiles(rtts));
             let (bname, b) =
-                if sleep { ("eventfd ping-pong", base.eventfd.0) } else { ("raw shm ring", base.ring.0) };
+                if sleep { ("eventfd ping-pong".to_string(), base.eventfd.0) } else { base.ring(size) };
             let how = if sleep { "asleep on notification handle" } else { "busy progress" };
             rows.push(Row {
                 section: "control path",
@@ -412,7 +463,7 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
                 unit: "ns",
                 value: p50,
                 p99: Some(p99),
-                baseline: bname.into(),
+                baseline: bname,
                 base: b,
                 lower_is_better: true,
             });
@@ -450,8 +501,8 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
         unit: "Mmsg/s",
         value: rate / 1e6,
         p99: None,
-        baseline: "raw shm ring (1/one-way)".into(),
-        base: 1e3 / base.ring.0,
+        baseline: "raw SPSC stream, 64 B slots".into(),
+        base: base.stream / 1e6,
         lower_is_better: false,
     });
     // Scale: 1, 8, 64 clients on one server, the same total number of messages.
@@ -502,10 +553,10 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
     });
 }
 
-fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
+fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwidth: bool) {
     let pid = std::process::id();
     // Latency: echo through the peer's producer back into our consumer.
-    for size in [64usize, 4096] {
+    for size in [64usize, 4096].into_iter().filter(|_| latency) {
         let name = format!("bench-fp-lat-{size}-{pid}");
         let mut p = PeerProc::spawn(&["fp", &name, &size.to_string(), "8", "echo"]);
         assert_eq!(p.line(), "ready");
@@ -528,20 +579,21 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
         }
         let (p50, p99) = half(percentiles(rtts));
         p.finish();
+        let (baseline, b) = base.ring(size);
         rows.push(Row {
             section: "fast path",
             name: format!("one-way {size} B producer→consumer"),
             unit: "ns",
             value: p50,
             p99: Some(p99),
-            baseline: "raw shm ring".into(),
-            base: base.ring.0,
+            baseline,
+            base: b,
             lower_is_better: true,
         });
         bench::keep(&fp.maps());
     }
     // Bandwidth: pipelined sends; a send completes once its bytes are in the consumer's buffer.
-    for size in [64usize << 10, 1 << 20, cfg.big] {
+    for size in [64usize << 10, 1 << 20, cfg.big].into_iter().filter(|_| bandwidth) {
         let slots = 4;
         let name = format!("bench-fp-bw-{size}-{pid}");
         let mut p = PeerProc::spawn(&["fp", &name, &size.to_string(), &slots.to_string(), "sink"]);
@@ -602,14 +654,20 @@ fn main() -> ExitCode {
         Cfg { reps: 7, iters: 2_000_000, lat_n: 100_000, rate_n: 1_000_000, big: 64 << 20 }
     };
     let mut rows = Vec::new();
-    engine(&cfg, &mut rows);
+    let wanted =
+        |s: &str| args.only.is_empty() || args.only.iter().any(|o| o == s || o.starts_with(&format!("{s}-")));
+    if wanted("engine") {
+        engine(&cfg, &mut rows);
+    }
     let base = baselines(&cfg);
-    for (name, v) in
-        [("raw shm ring", base.ring), ("SEQPACKET ping-pong", base.sock), ("eventfd ping-pong", base.eventfd)]
-    {
+    let rings = base.ring.iter().map(|(size, v)| (format!("raw shm ring one-way {size} B"), *v));
+    let kernel = [("SEQPACKET ping-pong", base.sock), ("eventfd ping-pong", base.eventfd)]
+        .into_iter()
+        .map(|(name, v)| (format!("{name} one-way"), v));
+    for (name, v) in rings.chain(kernel) {
         rows.push(Row {
             section: "baseline",
-            name: format!("{name} one-way"),
+            name,
             unit: "ns",
             value: v.0,
             p99: Some(v.1),
@@ -618,8 +676,23 @@ fn main() -> ExitCode {
             lower_is_better: true,
         });
     }
-    control_path(&cfg, &base, &mut rows);
-    fast_path(&cfg, &base, &mut rows);
+    rows.push(Row {
+        section: "baseline",
+        name: "raw SPSC stream rate, 64 B slots".into(),
+        unit: "Mmsg/s",
+        value: base.stream / 1e6,
+        p99: None,
+        baseline: "-".into(),
+        base: base.stream / 1e6,
+        lower_is_better: false,
+    });
+    if wanted("control") {
+        control_path(&cfg, &base, &mut rows);
+    }
+    if wanted("fast") {
+        let part = |p: &str| args.only.iter().all(|o| !o.starts_with("fast-") || o == p);
+        fast_path(&cfg, &base, &mut rows, part("fast-latency"), part("fast-bandwidth"));
+    }
 
     println!(
         "{:<14} {:<48} {:>10} {:>10} {:<7} {:<26} {:>10} {:>7}",
