@@ -326,6 +326,28 @@ impl Inventory {
     }
 }
 
+/// A buffer's position in its map (offsets), as [`Buf::shape`] reads it in one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Offset of the buffer's first byte.
+    pub head: usize,
+    /// The buffer's length.
+    pub len: usize,
+    /// Offset of the data.
+    pub data: usize,
+    /// The data's length.
+    pub data_len: usize,
+    /// Whether it is part of a list of two or more buffers.
+    pub in_list: bool,
+}
+
+impl Shape {
+    /// Free room after the data.
+    pub fn room(&self) -> usize {
+        self.head + self.len - self.data - self.data_len
+    }
+}
+
 /// `struct doca_buf`: a handle to one buffer descriptor of an inventory (see the crate docs
 /// for reference counts and stale handles). `Send + Sync`.
 ///
@@ -490,6 +512,18 @@ impl Buf {
         }
         e.data_len += n;
         Ok(end)
+    }
+
+    /// Everything about the buffer's position in one call (one lock): what a library checks
+    /// before using a buffer.
+    pub fn shape(&self) -> Result<Shape> {
+        self.with(|e| Shape {
+            head: e.head,
+            len: e.len,
+            data: e.data,
+            data_len: e.data_len,
+            in_list: !e.is_head || e.next.is_some(),
+        })
     }
 
     /// `(in a list of two or more, end of the data, free room after it)` in one call.

@@ -157,6 +157,11 @@ impl RemoteMem {
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         self.tracker.read(&self.region, offset, dst)
     }
+
+    /// Where copies into it are checked, and its bytes.
+    pub(crate) fn parts(&self) -> (&Tracker, &Region) {
+        (&self.tracker, &self.region)
+    }
 }
 
 impl fmt::Debug for SharedMem {

@@ -801,6 +801,21 @@ impl MapAccess {
         self.tracker().write(self.region(), offset, src)
     }
 
+    /// Copies `len` bytes at `offset` of this map into `dst` at `dst_offset`, with no
+    /// intermediate buffer: both ranges are checked (bounds: `INVALID_VALUE`; a revoked
+    /// import: `NOT_FOUND`; bytes borrowed in this process in a conflicting way: `IN_USE`).
+    pub fn copy_to(
+        &self,
+        offset: usize,
+        len: usize,
+        dst: &crate::RemoteMem,
+        dst_offset: usize,
+    ) -> Result<()> {
+        self.inner.check_live()?;
+        let (to, region) = dst.parts();
+        self.tracker().copy_to(self.region(), offset, to, region, dst_offset, len)
+    }
+
     /// Copies bytes at `offset` into `dst`.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         self.inner.check_live()?;

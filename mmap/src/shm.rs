@@ -342,19 +342,29 @@ impl Region {
 #[derive(Default)]
 pub(crate) struct Borrows(Mutex<SmallVec<[(usize, usize, bool); 4]>>);
 
+/// The borrows of one tracker, locked.
+type Held<'a> = parking_lot::MutexGuard<'a, SmallVec<[(usize, usize, bool); 4]>>;
+
 impl Borrows {
-    fn acquire(&self, offset: usize, len: usize, exclusive: bool) -> Result<()> {
+    /// `IN_USE` when `offset..offset+len` conflicts with a borrow in `b` (any borrow when
+    /// `exclusive`, a write borrow otherwise).
+    fn check(b: &Held<'_>, offset: usize, len: usize, exclusive: bool) -> Result<()> {
         let end = offset + len;
-        let mut b = self.0.lock();
-        if let Some(&(s, e, x)) = b.iter().find(|&&(s, e, x)| s < end && offset < e && (x || exclusive)) {
-            return Err(fail!(
+        match b.iter().find(|&&(s, e, x)| s < end && offset < e && (x || exclusive)) {
+            None => Ok(()),
+            Some(&(s, e, x)) => Err(fail!(
                 Error::InUse,
                 "bytes {offset}..{end} are already borrowed{} ({s}..{e})",
                 if x { " for writing" } else { "" }
-            ));
+            )),
         }
+    }
+
+    fn acquire(&self, offset: usize, len: usize, exclusive: bool) -> Result<()> {
+        let mut b = self.0.lock();
+        Borrows::check(&b, offset, len, exclusive)?;
         if len > 0 {
-            b.push((offset, end, exclusive));
+            b.push((offset, offset + len, exclusive));
         }
         Ok(())
     }
@@ -418,15 +428,84 @@ impl Tracker {
         Ok(BytesMut { slice, borrows: &self.borrows, offset: at })
     }
 
-    /// Copies `src` in at `offset` of `region`, under an exclusive borrow for the copy.
+    /// Copies `src` in at `offset` of `region`: checked against this process's borrows and
+    /// done under the tracker's lock (one lock for the copy, no borrow registered).
     pub(crate) fn write(&self, region: &Region, offset: usize, src: &[u8]) -> Result<()> {
-        self.bytes_mut(region, offset, src.len())?.copy_from_slice(src);
+        region.check(offset, src.len())?;
+        if !region.writable {
+            return Err(fail!(Error::NotPermitted, "the map's memory is read-only"));
+        }
+        let held = self.borrows.0.lock();
+        Borrows::check(&held, self.base + offset, src.len(), true)?;
+        // SAFETY: in bounds (checked) of memory valid for writes while `region`'s owner
+        // lives; no borrow of these bytes exists in this process (checked) and none can be
+        // taken while we hold the lock.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), region.ptr.as_ptr().add(offset), src.len()) };
+        drop(held);
         Ok(())
     }
 
-    /// Copies `dst.len()` bytes out from `offset` of `region`, under a shared borrow.
+    /// Copies `dst.len()` bytes out from `offset` of `region`, under the tracker's lock.
     pub(crate) fn read(&self, region: &Region, offset: usize, dst: &mut [u8]) -> Result<()> {
-        dst.copy_from_slice(&self.bytes(region, offset, dst.len())?);
+        region.check(offset, dst.len())?;
+        let held = self.borrows.0.lock();
+        Borrows::check(&held, self.base + offset, dst.len(), false)?;
+        // SAFETY: in bounds (checked) of memory valid for reads; no write borrow of these
+        // bytes exists in this process (checked) and none can be taken while we hold the lock.
+        unsafe {
+            std::ptr::copy_nonoverlapping(region.ptr.as_ptr().add(offset), dst.as_mut_ptr(), dst.len())
+        };
+        drop(held);
+        Ok(())
+    }
+
+    /// Copies `len` bytes from `src_off` of `src` (tracked by `self`) to `dst_off` of `dst`
+    /// (tracked by `to`), each range checked against this process's borrows, under both
+    /// trackers' locks (taken in address order; once when they are the same tracker).
+    pub(crate) fn copy_to(
+        &self,
+        src: &Region,
+        src_off: usize,
+        to: &Tracker,
+        dst: &Region,
+        dst_off: usize,
+        len: usize,
+    ) -> Result<()> {
+        src.check(src_off, len)?;
+        dst.check(dst_off, len)?;
+        if !dst.writable {
+            return Err(fail!(Error::NotPermitted, "the destination memory is read-only"));
+        }
+        let (a, b) = (self.base + src_off, to.base + dst_off);
+        let same = Arc::ptr_eq(&self.borrows, &to.borrows);
+        if same && a < b + len && b < a + len {
+            return Err(fail!(Error::InvalidValue, "copy ranges {a}+{len} and {b}+{len} overlap"));
+        }
+        let first_is_src = Arc::as_ptr(&self.borrows) <= Arc::as_ptr(&to.borrows);
+        let first = if first_is_src { &self.borrows } else { &to.borrows };
+        let held1 = first.0.lock();
+        let held2 = if same {
+            None
+        } else {
+            Some(if first_is_src { to.borrows.0.lock() } else { self.borrows.0.lock() })
+        };
+        let (src_held, dst_held) = match (&held2, first_is_src) {
+            (None, _) => (&held1, &held1),
+            (Some(h2), true) => (&held1, h2),
+            (Some(h2), false) => (h2, &held1),
+        };
+        Borrows::check(src_held, a, len, false)?;
+        Borrows::check(dst_held, b, len, true)?;
+        // SAFETY: both ranges in bounds (checked) of mapped memory that lives while the
+        // regions' owners do; the destination is writable (checked); neither range is borrowed
+        // in a conflicting way in this process (checked) and no borrow can be taken while we
+        // hold the locks; the ranges do not overlap within one memory (checked; two different
+        // memories never alias).
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.ptr.as_ptr().add(src_off), dst.ptr.as_ptr().add(dst_off), len)
+        };
+        drop(held2);
+        drop(held1);
         Ok(())
     }
 }

@@ -354,20 +354,23 @@ impl ConsumerOps {
     /// A filled buffer: copy from the shadow if any, grow the data, record who sent it.
     fn land(&self, chan: &Channel, id: TaskId, rec: &Done) -> Result<()> {
         Error::check(rec.status)?;
-        let buf = self.pool.with_payload(id, |p| p.buf.clone()).flatten().ok_or(Error::BadState)?;
         let len = rec.len as usize;
-        let at = buf.append_len(len)?;
-        if let Some(shadow) = &chan.shadow {
-            let src = shadow.bytes(at, len)?;
-            self.map.write(at, &src)?;
-            self.conn.fast().counters.staged_copies.fetch_add(1, Ordering::Relaxed);
-        }
-        self.pool.with_payload(id, |p| {
-            p.producer_id = rec.producer;
-            p.imm_len = rec.imm_len as usize;
-            p.imm = rec.imm;
-        });
-        Ok(())
+        // Only the payload's own fields are touched: no clone of the buffer handle.
+        self.pool
+            .with_payload(id, |p| -> Result<()> {
+                let buf = p.buf.as_ref().ok_or(Error::BadState)?;
+                let at = buf.append_len(len)?;
+                if let Some(shadow) = &chan.shadow {
+                    let src = shadow.bytes(at, len)?;
+                    self.map.write(at, &src)?;
+                    self.conn.fast().counters.staged_copies.fetch_add(1, Ordering::Relaxed);
+                }
+                p.producer_id = rec.producer;
+                p.imm_len = rec.imm_len as usize;
+                p.imm = rec.imm;
+                Ok(())
+            })
+            .ok_or(Error::BadState)?
     }
 }
 
@@ -498,16 +501,15 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
 
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
         // A reused task starts afresh: who filled it last time no longer holds.
-        let buf = self
+        let (_, end, room) = self
             .pool
             .with_payload(task, |p| {
                 p.producer_id = 0;
                 p.imm_len = 0;
-                p.buf.clone()
+                p.buf.as_ref().map(Buf::list_and_room)
             })
             .flatten()
-            .ok_or(Error::InvalidValue)?;
-        let (_, end, room) = buf.list_and_room()?;
+            .ok_or(Error::InvalidValue)??;
         let post = Post { token: task.to_bits(), offset: end as u64, room: room as u64 };
         let chan = self.chan.borrow();
         let chan = chan.as_ref().ok_or(Error::BadState)?;

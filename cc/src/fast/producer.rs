@@ -68,6 +68,9 @@ pub(crate) struct ProducerOps {
     bell: RefCell<Option<Watched<OwnedFd>>>,
     /// Consumers written to since the last wake-up check (checked once per progress).
     to_wake: RefCell<Vec<Arc<RemoteConsumer>>>,
+    /// The consumer found last (a send usually goes where the previous one went): found
+    /// again without the connection's lock while it is alive.
+    last: RefCell<Option<Arc<RemoteConsumer>>>,
 }
 
 /// The sends waiting for one consumer, oldest first.
@@ -162,6 +165,7 @@ impl Producer {
                 queues: RefCell::new(Vec::new()),
                 bell: RefCell::new(None),
                 to_wake: RefCell::new(Vec::new()),
+                last: RefCell::new(None),
             }
         });
         Ok(Producer { ctx })
@@ -270,11 +274,11 @@ impl ProducerOps {
     /// A buffer this producer can send: not chained, not empty, within the maximum size
     /// (`INVALID_VALUE` otherwise).
     fn check_buf(&self, buf: &Buf) -> Result<()> {
-        let (chained, _, _) = buf.list_and_room()?;
-        if chained {
+        let shape = buf.shape()?;
+        if shape.in_list {
             bail!(Error::InvalidValue, "cc producer: buffer is chained (lists are not supported)");
         }
-        let len = buf.data_len()?;
+        let len = shape.data_len;
         if len == 0 {
             bail!(Error::InvalidValue, "cc producer: data length 0");
         }
@@ -288,27 +292,36 @@ impl ProducerOps {
     /// The peer's consumer `id` (`INVALID_VALUE` when the peer never announced it or it
     /// expired).
     fn consumer(&self, id: u32) -> Result<Arc<RemoteConsumer>> {
+        if let Some(t) = self.last.borrow().as_ref() {
+            // An expired or restarted consumer is marked dead when the registry drops it.
+            if t.id == id && t.alive.load(Ordering::Acquire) {
+                return Ok(t.clone());
+            }
+        }
         match self.conn.fast().remote.lock().get(&id) {
-            Some(t) => Ok(t.clone()),
+            Some(t) => {
+                *self.last.borrow_mut() = Some(t.clone());
+                Ok(t.clone())
+            }
             None => bail!(Error::InvalidValue, "cc producer: consumer id {id} is not a consumer of the peer"),
         }
     }
 
     /// Tries the oldest waiting send.
     fn step(&self, id: TaskId) -> Step {
-        let Some((buf, target, imm_len, imm)) =
-            self.pool.with_payload(id, |p| (p.buf.clone(), p.target.clone(), p.imm_len, p.imm))
-        else {
-            return Step::Done(Err(Error::BadState));
-        };
-        let (Some(buf), Some(target)) = (buf, target) else { return Step::Done(Err(Error::InvalidValue)) };
+        // The payload is only read here (nothing in the send touches the pool): no clones.
+        let step = self.pool.with_payload(id, |p| match (&p.buf, &p.target) {
+            (Some(buf), Some(target)) => self.send_to(buf, target, &p.imm[..p.imm_len]),
+            _ => Step::Done(Err(Error::InvalidValue)),
+        });
+        step.unwrap_or(Step::Done(Err(Error::BadState)))
+    }
+
+    /// Writes `buf`'s data into the next buffer `target` posted, with its completion record.
+    fn send_to(&self, buf: &Buf, target: &Arc<RemoteConsumer>, imm: &[u8]) -> Step {
         if !target.alive.load(Ordering::Acquire) {
             return Step::Done(Err(Error::ConnectionAborted));
         }
-        let data = match buf.data_bytes() {
-            Ok(d) => d,
-            Err(e) => return Step::Done(Err(e)),
-        };
         let mut rings = target.rings.lock();
         let (post_ring, done_ring) = &mut *rings;
         let Some(slot) = post_ring.peek() else {
@@ -324,43 +337,48 @@ impl ProducerOps {
             target.alive.store(false, Ordering::Release);
             return Step::Done(Err(Error::ConnectionAborted));
         };
-        if data.len() as u64 > post.room {
+        let (data, len) = match buf.layout() {
+            Ok((_, _, data, len)) => (data, len),
+            Err(e) => return Step::Done(Err(e)),
+        };
+        if len as u64 > post.room {
             // Nothing written, and the posted buffer stays for the next send.
             return Step::Done(Err(doca_core::fail!(
                 Error::InvalidValue,
                 "cc producer {}: {} bytes do not fit the {} free bytes of consumer {}'s buffer",
                 self.id,
-                data.len(),
+                len,
                 post.room,
                 target.id
             )));
         }
-        if let Err(e) = target.mem.write(post.offset as usize, &data) {
+        if let Err(e) = buf.map().copy_to(data, len, &target.mem, post.offset as usize) {
             return Step::Done(Err(e));
         }
         slot.consume();
-        let rec = Done {
+        let mut rec = Done {
             token: post.token,
-            len: data.len() as u64,
+            len: len as u64,
             producer: self.id,
             status: 0,
-            imm_len: imm_len as u32,
-            imm,
+            imm_len: imm.len() as u32,
+            imm: [0; IMM_MAX],
         };
+        rec.imm[..imm.len()].copy_from_slice(imm);
         match done_ring.push_with(KIND_DONE, DONE_LEN, |b| rec.write(b)) {
             Ok(true) => {}
             _ => return Step::Done(Err(Error::Unexpected)),
         }
         drop(rings);
         let mut to_wake = self.to_wake.borrow_mut();
-        if !to_wake.last().is_some_and(|t| Arc::ptr_eq(t, &target)) {
+        if !to_wake.last().is_some_and(|t| Arc::ptr_eq(t, target)) {
             to_wake.push(target.clone());
         }
         drop(to_wake);
         let counters = &self.conn.fast().counters;
         let counter = if target.one_copy { &counters.one_copy } else { &counters.staged };
         counter.fetch_add(1, Ordering::Relaxed);
-        counters.bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+        counters.bytes.fetch_add(len as u64, Ordering::Relaxed);
         Step::Done(Ok(()))
     }
 
@@ -485,16 +503,16 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
     /// Checks the buffer and finds the consumer (a reused task may have a new one of each),
     /// then queues the send behind the others for the same consumer.
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        let (buf, consumer_id, target) = self
+        let consumer_id = self
             .pool
-            .with_payload(task, |p| (p.buf.clone(), p.consumer_id, p.target.clone()))
-            .ok_or(Error::BadState)?;
-        let buf = buf.ok_or(Error::InvalidValue)?;
-        self.check_buf(&buf)?;
-        if target.as_ref().is_none_or(|t| t.id != consumer_id) {
-            let target = self.consumer(consumer_id)?;
-            self.pool.with_payload(task, |p| p.target = Some(target));
-        }
+            .with_payload(task, |p| -> Result<u32> {
+                self.check_buf(p.buf.as_ref().ok_or(Error::InvalidValue)?)?;
+                if p.target.as_ref().is_none_or(|t| t.id != p.consumer_id) {
+                    p.target = Some(self.consumer(p.consumer_id)?);
+                }
+                Ok(p.consumer_id)
+            })
+            .ok_or(Error::BadState)??;
         let first = {
             let mut queues = self.queues.borrow_mut();
             let at = match queues.iter().position(|q| q.consumer == consumer_id) {
