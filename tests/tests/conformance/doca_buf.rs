@@ -1,21 +1,8 @@
 //! `doca_buf.h`: reference counts (the count *before*), head/data/length, set_data, lists.
 
-use doca_buf::Inventory;
 use doca_core::Error;
-use doca_mmap::Mmap;
 
-fn started_map(len: usize) -> Mmap {
-    let map = Mmap::create().unwrap();
-    map.set_memrange(vec![0u8; len]).unwrap();
-    map.start().unwrap();
-    map
-}
-
-fn started_inventory(n: u32) -> Inventory {
-    let inv = Inventory::create(n).unwrap();
-    inv.start().unwrap();
-    inv
-}
+use crate::support::{started_inventory, started_map};
 
 #[test]
 fn doca_buf_inc_refcount_dec_refcount_get_refcount_return_the_count_before() {

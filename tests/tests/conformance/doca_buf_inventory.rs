@@ -5,18 +5,7 @@ use doca_buf::Inventory;
 use doca_core::{Data, Error};
 use doca_mmap::Mmap;
 
-fn started_map(len: usize) -> Mmap {
-    let map = Mmap::create().unwrap();
-    map.set_memrange(vec![0u8; len]).unwrap();
-    map.start().unwrap();
-    map
-}
-
-fn started_inventory(n: u32) -> Inventory {
-    let inv = Inventory::create(n).unwrap();
-    inv.start().unwrap();
-    inv
-}
+use crate::support::{started_inventory, started_map};
 
 #[test]
 fn doca_buf_inventory_create_start_stop_destroy() {

@@ -3,19 +3,13 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
 
 use doca_cc::{caps, Client, Counter, Server};
+
+use crate::support::{unique, until};
 use doca_core::{
     open_device_rep_with_pci, open_device_with_pci, CtxState, Dev, DevRep, Error, Pe, RepFilter, Topology,
 };
-
-/// A server name no other test (or parallel run) uses.
-fn unique(name: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("conf-{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
-}
 
 fn dpu() -> (Dev, DevRep) {
     let dev = open_device_with_pci("03:00.0", None).unwrap();
@@ -25,17 +19,6 @@ fn dpu() -> (Dev, DevRep) {
 
 fn host() -> Dev {
     open_device_with_pci("b1:00.0", None).unwrap()
-}
-
-/// Progresses `pe` until `done`, failing after 20 s.
-fn until(pe: &Pe, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "condition not reached in time");
-        if !pe.progress() {
-            std::thread::sleep(Duration::from_micros(20));
-        }
-    }
 }
 
 /// What a server saw: messages, connections, disconnections.

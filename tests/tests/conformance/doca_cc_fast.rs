@@ -3,28 +3,13 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
 
 use doca_buf::Inventory;
 use doca_cc::{caps, Client, Connection, Consumer, PostRecvTask, Producer, ProducerSendTask, Server};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter, Topology};
 use doca_mmap::{AccessFlags, Mmap, SharedMem};
 
-fn unique(name: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("conf-fast-{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
-}
-
-fn until(pe: &Pe, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "condition not reached in time");
-        if !pe.progress() {
-            std::thread::sleep(Duration::from_micros(20));
-        }
-    }
-}
+use crate::support::{unique, until};
 
 /// A server and a client connected on one engine, and the consumer events each side saw
 /// (new: true, expired: false).

@@ -6,12 +6,7 @@ use std::time::{Duration, Instant};
 use doca_cc::legacy::{self, Endpoint, InitAttr, MsgFlags, PeerAddr, INIT_FLAG_NONBLOCK};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
 
-/// A service name no other test (or parallel run) uses.
-fn unique(name: &str) -> String {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!("conf-ep-{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
-}
+use crate::support::unique;
 
 fn service(name: &str) -> Endpoint {
     let dev = open_device_with_pci("03:00.0", None).unwrap();

@@ -17,3 +17,4 @@ mod doca_dev;
 mod doca_error;
 mod doca_mmap;
 mod doca_pe;
+mod support;
