@@ -53,28 +53,40 @@ static OPENED_SIDE: OnceLock<DeviceKind> = OnceLock::new();
 
 /// Which end of the emulated link this process runs on, as [`devinfo_create_list`] sees it:
 /// [`SIDE_ENV`] when set (`host` or `dpu`; anything else is `INVALID_VALUE`); otherwise the
-/// side of the first device the process opened (by PCI address, say); otherwise the host.
-/// On the hardware a host process cannot see the DPU's device, nor the DPU the host's.
-pub fn process_side() -> Result<DeviceKind> {
+/// side of the first device the process opened (by PCI address, say); otherwise not known
+/// yet (`None`). On the hardware a host process cannot see the DPU's device, nor the DPU the
+/// host's.
+pub fn process_side() -> Result<Option<DeviceKind>> {
     if let Some(v) = std::env::var_os(SIDE_ENV) {
         return match v.to_str().map(str::trim) {
-            Some(s) if s.eq_ignore_ascii_case("host") => Ok(DeviceKind::Host),
-            Some(s) if s.eq_ignore_ascii_case("dpu") => Ok(DeviceKind::Dpu),
+            Some(s) if s.eq_ignore_ascii_case("host") => Ok(Some(DeviceKind::Host)),
+            Some(s) if s.eq_ignore_ascii_case("dpu") => Ok(Some(DeviceKind::Dpu)),
             _ => Err(fail!(Error::InvalidValue, "{SIDE_ENV}={v:?}: expected host or dpu")),
         };
     }
-    Ok(OPENED_SIDE.get().copied().unwrap_or(DeviceKind::Host))
+    Ok(OPENED_SIDE.get().copied())
 }
 
 /// `doca_devinfo_create_list`: the devices of the process-wide topology on this process's
 /// side of the link ([`process_side`]): the host functions in a host process, the DPU's
-/// device in a DPU process. `NOT_FOUND` when there is none; `INVALID_VALUE` when the
-/// topology file or [`SIDE_ENV`] is malformed (the log says where). The whole topology is
-/// [`Topology::devinfo_list`].
+/// device in a DPU process. While the side is not known yet, every device, host functions
+/// first — so a port that takes the first device passing a capability check opens a host
+/// function unless the check asks for the DPU (a server, representors). `NOT_FOUND` when
+/// there is none; `INVALID_VALUE` when the topology file or [`SIDE_ENV`] is malformed (the
+/// log says where). The whole topology in file order is [`Topology::devinfo_list`].
 pub fn devinfo_create_list() -> Result<Vec<DevInfo>> {
     let side = process_side()?;
     let topo = Topology::global()?;
-    let list: Vec<DevInfo> = topo.devinfo_list()?.into_iter().filter(|d| d.kind() == side).collect();
+    let all = topo.devinfo_list()?;
+    let list: Vec<DevInfo> = match side {
+        Some(side) => all.into_iter().filter(|d| d.kind() == side).collect(),
+        None => {
+            let (mut host, dpu): (Vec<DevInfo>, Vec<DevInfo>) =
+                all.into_iter().partition(|d| d.kind() == DeviceKind::Host);
+            host.extend(dpu);
+            host
+        }
+    };
     if list.is_empty() {
         bail!(
             Error::NotFound,

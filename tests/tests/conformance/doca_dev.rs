@@ -16,7 +16,7 @@ fn pcis(list: &[doca_core::DevInfo]) -> Vec<String> {
 #[test]
 fn doca_devinfo_create_list_in_a_host_process_lists_the_host_functions() {
     in_fresh_process!(&[(SIDE_ENV, Some("host"))]);
-    assert_eq!(process_side(), Ok(DeviceKind::Host));
+    assert_eq!(process_side(), Ok(Some(DeviceKind::Host)));
     let list = devinfo_create_list().unwrap();
     assert_eq!(pcis(&list), ["0000:b1:00.0", "0000:b1:00.1", "0000:3b:00.0"]);
     assert!(list.iter().all(|d| d.kind() == DeviceKind::Host));
@@ -35,12 +35,36 @@ fn doca_devinfo_create_list_in_a_dpu_process_lists_the_dpu_device() {
 #[test]
 fn doca_devinfo_create_list_follows_the_first_device_opened() {
     in_fresh_process!(&[(SIDE_ENV, None)]);
-    assert_eq!(process_side(), Ok(DeviceKind::Host), "nothing set, nothing opened: the host");
+    assert_eq!(process_side(), Ok(None), "nothing set, nothing opened: not known yet");
+    assert_eq!(
+        pcis(&devinfo_create_list().unwrap()),
+        ["0000:b1:00.0", "0000:b1:00.1", "0000:3b:00.0", "0000:03:00.0"],
+        "every device, host functions first"
+    );
     open_device_with_pci("03:00.0", None).unwrap();
-    assert_eq!(process_side(), Ok(DeviceKind::Dpu));
+    assert_eq!(process_side(), Ok(Some(DeviceKind::Dpu)));
     assert_eq!(pcis(&devinfo_create_list().unwrap()), ["0000:03:00.0"]);
     open_device_with_pci("b1:00.0", None).unwrap();
-    assert_eq!(process_side(), Ok(DeviceKind::Dpu), "only the first device counts");
+    assert_eq!(process_side(), Ok(Some(DeviceKind::Dpu)), "only the first device counts");
+}
+
+#[test]
+fn open_doca_device_with_capabilities_with_no_side_known_takes_a_host_function_unless_the_check_wants_the_dpu(
+) {
+    in_fresh_process!(&[(SIDE_ENV, None)]);
+    let server = |d: &doca_core::DevInfo| doca_cc::caps::server_is_supported(d);
+    let client = |d: &doca_core::DevInfo| doca_cc::caps::client_is_supported(d);
+    assert_eq!(open_device_with_capabilities(&client).unwrap().as_devinfo().pci_addr_str(), "0000:b1:00.0");
+    // Opening a host function made this a host process: the DPU's device is out of sight now.
+    assert_eq!(open_device_with_capabilities(&server).unwrap_err(), Error::NotFound);
+}
+
+#[test]
+fn open_doca_device_with_capabilities_as_a_dpu_port_with_no_configuration_finds_the_dpu_device() {
+    in_fresh_process!(&[(SIDE_ENV, None)]);
+    let server = |d: &doca_core::DevInfo| doca_cc::caps::server_is_supported(d);
+    assert_eq!(open_device_with_capabilities(&server).unwrap().as_devinfo().pci_addr_str(), "0000:03:00.0");
+    assert_eq!(process_side(), Ok(Some(DeviceKind::Dpu)));
 }
 
 #[test]
