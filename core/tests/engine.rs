@@ -412,6 +412,10 @@ mod scripted {
         pub start: Cell<Result<Started>>,
         pub next: Cell<Next>,
         pub busy: Cell<bool>,
+        /// What `needs_poll` answers.
+        pub polls: Cell<bool>,
+        /// Polls so far.
+        pub polled: Cell<u32>,
     }
 
     impl CtxOps for Lib {
@@ -423,6 +427,7 @@ mod scripted {
         }
         fn stop(&self, _core: &CtxCore) {}
         fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
+            self.polled.set(self.polled.get() + 1);
             match self.next.replace(Next::Nothing) {
                 Next::Nothing => false,
                 Next::Connected => {
@@ -442,6 +447,9 @@ mod scripted {
         fn is_busy(&self, _core: &CtxCore) -> bool {
             self.busy.get()
         }
+        fn needs_poll(&self, _core: &CtxCore) -> bool {
+            self.polls.get()
+        }
     }
 
     pub fn create() -> (Rc<CtxCell<Lib>>, Ctx) {
@@ -449,6 +457,8 @@ mod scripted {
             start: Cell::new(Ok(Started::Running)),
             next: Cell::new(Next::Nothing),
             busy: Cell::new(false),
+            polls: Cell::new(true),
+            polled: Cell::new(0),
         });
         let ctx = Ctx::from(cell.clone());
         (cell, ctx)
@@ -562,4 +572,41 @@ fn a_task_resubmitted_from_its_completion_callback_completes_on_the_next_progres
     }
     assert!(!pe.progress());
     assert_eq!(lb.as_ctx().num_allocated_tasks(), 0, "the last round dropped the task");
+}
+
+/// A library that says it has nothing to poll leaves the engine's list after a few quiet
+/// passes (an idle context costs nothing), and `CtxCore::activate` brings it back.
+#[test]
+fn a_context_with_nothing_to_poll_is_skipped_until_it_is_activated() {
+    use scripted::Next;
+    let pe = Pe::create().unwrap();
+    let (lib, ctx) = scripted::create();
+    pe.connect_ctx(&ctx).unwrap();
+    lib.ops().polls.set(false);
+    ctx.start().unwrap();
+    for _ in 0..100 {
+        pe.progress();
+    }
+    let polled = lib.ops().polled.get();
+    assert!(polled < 100, "visited on every pass ({polled}) although it has nothing to poll");
+    for _ in 0..100 {
+        pe.progress();
+    }
+    assert_eq!(lib.ops().polled.get(), polled, "off the list: not polled any more");
+    // Something arrived for it (a library would learn it from a watched fd or a peer).
+    lib.ops().next.set(Next::Fatal);
+    lib.core().activate();
+    pe.progress();
+    assert_eq!(lib.ops().polled.get(), polled + 1, "polled again once activated");
+    assert_eq!(ctx.state(), CtxState::Idle, "the fatal error it found stopped it (nothing in flight)");
+
+    // A library that polls is visited on every pass.
+    let (busy, bctx) = scripted::create();
+    pe.connect_ctx(&bctx).unwrap();
+    bctx.start().unwrap();
+    let before = busy.ops().polled.get();
+    for _ in 0..100 {
+        pe.progress();
+    }
+    assert_eq!(busy.ops().polled.get() - before, 100);
 }
