@@ -167,9 +167,10 @@ impl Pe {
         };
         for ctx in cur.drain(..) {
             any |= ctx.progress(&now);
-            // A context that just went quiet stays a few passes (a task cycle per pass then
-            // never pays for leaving and rejoining the list).
-            if ctx.keeps_active() || ctx.core().linger() {
+            // A running context that just went quiet stays a few passes (a task cycle per
+            // pass then never pays for leaving and rejoining the list); an Idle one (stopped,
+            // or destroyed meanwhile) leaves at once, so nothing keeps it alive.
+            if ctx.keeps_active() || (ctx.state() != crate::CtxState::Idle && ctx.core().linger()) {
                 inner.active.borrow_mut().push(ctx);
             } else {
                 ctx.core().deactivate();

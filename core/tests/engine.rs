@@ -610,3 +610,30 @@ fn a_context_with_nothing_to_poll_is_skipped_until_it_is_activated() {
     }
     assert_eq!(busy.ops().polled.get() - before, 100);
 }
+
+/// A context destroyed from its own state-changed callback is not kept alive by the engine:
+/// its library part is dropped at once (a consumer tells its peer it expired then).
+#[test]
+fn a_context_destroyed_in_its_own_callback_is_released_at_once() {
+    let pe = Pe::create().unwrap();
+    let (lib, ctx) = scripted::create();
+    pe.connect_ctx(&ctx).unwrap();
+    let weak = Rc::downgrade(&lib);
+    let holder: Rc<RefCell<Option<Rc<doca_core::CtxCell<scripted::Lib>>>>> = Rc::new(RefCell::new(Some(lib)));
+    let h = holder.clone();
+    ctx.set_state_changed_cb(move |_, _: &Ctx, _, next| {
+        if next == CtxState::Idle {
+            if let Some(lib) = h.borrow_mut().take() {
+                lib.core().destroy().unwrap();
+            }
+        }
+    })
+    .unwrap();
+    ctx.start().unwrap();
+    pe.progress();
+    ctx.stop().unwrap();
+    drop(ctx);
+    pe.progress();
+    assert!(holder.borrow().is_none(), "the callback destroyed it");
+    assert!(weak.upgrade().is_none(), "nothing holds the destroyed context");
+}
