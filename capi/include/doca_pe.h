@@ -1,0 +1,33 @@
+/* doca-emu: the progress engine. An engine and its contexts stay on the thread that created
+ * the engine. */
+#ifndef DOCA_EMU_PE_H_
+#define DOCA_EMU_PE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "doca_compat.h"
+#include "doca_error.h"
+#include "doca_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct doca_pe;
+
+DOCA_STABLE doca_error_t doca_pe_create(struct doca_pe **pe);
+/* DOCA_ERROR_IN_USE while contexts are connected. */
+DOCA_STABLE doca_error_t doca_pe_destroy(struct doca_pe *pe);
+/* 1 when anything happened (a completion, an event, a state change), else 0. */
+DOCA_STABLE uint8_t doca_pe_progress(struct doca_pe *pe);
+DOCA_STABLE doca_error_t doca_pe_get_num_inflight_tasks(const struct doca_pe *pe, size_t *num_inflight_tasks);
+DOCA_STABLE doca_error_t doca_pe_get_notification_handle(const struct doca_pe *pe, doca_notification_handle_t *handle);
+DOCA_STABLE doca_error_t doca_pe_request_notification(struct doca_pe *pe);
+DOCA_STABLE doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_notification_handle_t handle);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,32 @@
+/* doca-emu: common types. */
+#ifndef DOCA_EMU_TYPES_H_
+#define DOCA_EMU_TYPES_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* User data: a pointer or a 64-bit value. */
+union doca_data {
+	void *ptr;
+	uint64_t u64;
+};
+
+/* An fd usable with epoll or poll; -1 is no handle. */
+typedef int doca_event_handle_t;
+typedef doca_event_handle_t doca_notification_handle_t;
+#define doca_event_invalid_handle (-1)
+
+enum doca_pci_func_type {
+	DOCA_PCI_FUNC_TYPE_PF = 0,
+	DOCA_PCI_FUNC_TYPE_VF = 1,
+	DOCA_PCI_FUNC_TYPE_SF = 2,
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,407 @@
+//! `doca_dev.h`: device and representor lists, opening, PCI addresses, names, capabilities.
+
+use std::ffi::{c_char, c_int, CStr};
+
+use doca_core::{devinfo_create_list, Dev, DevInfo, DevInfoRep, DevRep, RepFilter};
+
+use crate::handles::Handles;
+use crate::{code, guarded, invalid, DocaError, DOCA_SUCCESS};
+
+/// `struct doca_devinfo`.
+pub struct DocaDevinfo(DevInfo);
+/// `struct doca_dev`: the device and the devinfo handle `doca_dev_as_devinfo` gives.
+pub struct DocaDev {
+    pub(crate) dev: Dev,
+    info: *mut DocaDevinfo,
+}
+/// `struct doca_devinfo_rep`.
+pub struct DocaDevinfoRep(DevInfoRep);
+/// `struct doca_dev_rep`.
+pub struct DocaDevRep {
+    /// Kept open while the handle lives.
+    _open: DevRep,
+    info: *mut DocaDevinfoRep,
+}
+
+pub(crate) static DEVINFOS: Handles = Handles::new();
+pub(crate) static DEVS: Handles = Handles::new();
+static REP_INFOS: Handles = Handles::new();
+pub(crate) static REPS: Handles = Handles::new();
+/// Lists handed out: (array address, length).
+static LISTS: parking_lot::Mutex<Vec<(usize, usize)>> = parking_lot::Mutex::new(Vec::new());
+
+/// Hands `items` out as a C array of handles (freed by [`free_list`]).
+fn hand_out<T>(items: Vec<*mut T>) -> *mut *mut T {
+    let len = items.len();
+    let p = Box::into_raw(items.into_boxed_slice()) as *mut *mut T;
+    LISTS.lock().push((p as usize, len));
+    p
+}
+
+/// Takes an array of [`hand_out`] back: its elements.
+fn free_list<T>(list: *mut *mut T) -> Option<Vec<*mut T>> {
+    let mut lists = LISTS.lock();
+    let at = lists.iter().position(|&(a, _)| a == list as usize)?;
+    let (_, len) = lists.swap_remove(at);
+    // SAFETY: the array came from hand_out (into_boxed_slice of `len` elements of the same
+    // type: lists of each kind only reach the matching destroy function) and is freed once.
+    let items = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(list, len)) };
+    Some(items.into_vec())
+}
+
+/// Writes `text` and its NUL into `out` of `size` bytes (`INVALID_VALUE` when it does not fit).
+fn put_str(text: &str, out: *mut c_char, size: usize) -> DocaError {
+    if out.is_null() || text.len() + 1 > size {
+        return invalid();
+    }
+    // SAFETY: `out` has room for `size` >= len + 1 bytes (the caller's buffer contract).
+    unsafe {
+        std::ptr::copy_nonoverlapping(text.as_ptr(), out as *mut u8, text.len());
+        *out.add(text.len()) = 0;
+    }
+    DOCA_SUCCESS
+}
+
+/// A C string argument; `None` for NULL or non-UTF-8.
+fn arg_str<'a>(s: *const c_char) -> Option<&'a str> {
+    if s.is_null() {
+        return None;
+    }
+    // SAFETY: a non-NULL string argument is NUL-terminated and lives for the call.
+    unsafe { CStr::from_ptr(s) }.to_str().ok()
+}
+
+fn devinfo<'a>(p: *const DocaDevinfo) -> Option<&'a DevInfo> {
+    // SAFETY: DEVINFOS only holds DocaDevinfo handles.
+    unsafe { DEVINFOS.get(p) }.map(|d| &d.0)
+}
+
+pub(crate) fn dev<'a>(p: *const DocaDev) -> Option<&'a DocaDev> {
+    // SAFETY: DEVS only holds DocaDev handles.
+    unsafe { DEVS.get(p) }
+}
+
+fn rep_info<'a>(p: *const DocaDevinfoRep) -> Option<&'a DevInfoRep> {
+    // SAFETY: REP_INFOS only holds DocaDevinfoRep handles.
+    unsafe { REP_INFOS.get(p) }.map(|d| &d.0)
+}
+
+pub(crate) fn rep<'a>(p: *const DocaDevRep) -> Option<&'a DocaDevRep> {
+    // SAFETY: REPS only holds DocaDevRep handles.
+    unsafe { REPS.get(p) }
+}
+
+/// Writes `value` through an out-parameter (`INVALID_VALUE` for NULL).
+fn out<T>(p: *mut T, value: T) -> DocaError {
+    if p.is_null() {
+        return invalid();
+    }
+    // SAFETY: a non-NULL out-parameter points to writable memory for a T.
+    unsafe { p.write(value) };
+    DOCA_SUCCESS
+}
+
+/// `doca_devinfo_create_list`: the devices of this process's side of the link.
+///
+/// # Safety
+/// `dev_list` and `nb_devs` are NULL or valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_create_list(
+    dev_list: *mut *mut *mut DocaDevinfo,
+    nb_devs: *mut u32,
+) -> DocaError {
+    guarded(|| {
+        if dev_list.is_null() || nb_devs.is_null() {
+            return invalid();
+        }
+        let list = match devinfo_create_list() {
+            Ok(l) => l,
+            Err(e) => return e.code(),
+        };
+        let n = list.len() as u32;
+        let items: Vec<*mut DocaDevinfo> = list.into_iter().map(|d| DEVINFOS.add(DocaDevinfo(d))).collect();
+        out(dev_list, hand_out(items));
+        out(nb_devs, n)
+    })
+}
+
+/// `doca_devinfo_destroy_list`: the list's devinfos become invalid (opened devices stay).
+///
+/// # Safety
+/// `dev_list` is NULL or a list from `doca_devinfo_create_list`.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_destroy_list(dev_list: *mut *mut DocaDevinfo) -> DocaError {
+    guarded(|| {
+        let Some(items) = free_list(dev_list) else { return invalid() };
+        for p in items {
+            // SAFETY: each element was added to DEVINFOS as a DocaDevinfo.
+            drop(unsafe { DEVINFOS.remove(p) });
+        }
+        DOCA_SUCCESS
+    })
+}
+
+/// `doca_devinfo_get_pci_addr_str`: `dddd:bb:dd.f` into a buffer of
+/// `DOCA_DEVINFO_PCI_ADDR_SIZE` (13) bytes.
+///
+/// # Safety
+/// `pci_addr_str` is NULL or has room for 13 bytes.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_get_pci_addr_str(
+    devinfo: *const DocaDevinfo,
+    pci_addr_str: *mut c_char,
+) -> DocaError {
+    guarded(|| match devinfo_of(devinfo) {
+        Some(d) => put_str(&d.pci_addr_str(), pci_addr_str, doca_core::pci::PCI_ADDR_SIZE),
+        None => invalid(),
+    })
+}
+
+/// A devinfo handle from a list or from `doca_dev_as_devinfo`.
+fn devinfo_of<'a>(p: *const DocaDevinfo) -> Option<&'a DevInfo> {
+    devinfo(p)
+}
+
+/// `doca_devinfo_is_equal_pci_addr`: both spellings; a malformed address is `INVALID_VALUE`.
+///
+/// # Safety
+/// `pci_addr_str` is NULL or a C string; `is_equal` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_is_equal_pci_addr(
+    devinfo: *const DocaDevinfo,
+    pci_addr_str: *const c_char,
+    is_equal: *mut u8,
+) -> DocaError {
+    guarded(|| {
+        let (Some(d), Some(pci)) = (devinfo_of(devinfo), arg_str(pci_addr_str)) else { return invalid() };
+        match d.is_equal_pci_addr(pci) {
+            Ok(eq) => out(is_equal, eq as u8),
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_devinfo_get_iface_name`.
+///
+/// # Safety
+/// `iface_name` is NULL or has room for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_get_iface_name(
+    devinfo: *const DocaDevinfo,
+    iface_name: *mut c_char,
+    size: u32,
+) -> DocaError {
+    guarded(|| match devinfo_of(devinfo) {
+        Some(d) => put_str(d.iface_name(), iface_name, size as usize),
+        None => invalid(),
+    })
+}
+
+/// `doca_devinfo_get_ibdev_name`.
+///
+/// # Safety
+/// `ibdev_name` is NULL or has room for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_get_ibdev_name(
+    devinfo: *const DocaDevinfo,
+    ibdev_name: *mut c_char,
+    size: u32,
+) -> DocaError {
+    guarded(|| match devinfo_of(devinfo) {
+        Some(d) => put_str(d.ibdev_name(), ibdev_name, size as usize),
+        None => invalid(),
+    })
+}
+
+/// `doca_devinfo_rep_cap_is_filter_all_supported`: 1 on the DPU device; a host function is
+/// `NOT_SUPPORTED`.
+///
+/// # Safety
+/// `filter_all_supported` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_all_supported(
+    devinfo: *const DocaDevinfo,
+    filter_all_supported: *mut u8,
+) -> DocaError {
+    guarded(|| match devinfo_of(devinfo).map(DevInfo::rep_cap_is_filter_all_supported) {
+        Some(Ok(b)) => out(filter_all_supported, b as u8),
+        Some(Err(e)) => e.code(),
+        None => invalid(),
+    })
+}
+
+/// `doca_dev_open`.
+///
+/// # Safety
+/// `dev` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_dev_open(devinfo: *mut DocaDevinfo, dev: *mut *mut DocaDev) -> DocaError {
+    guarded(|| {
+        let Some(info) = devinfo_of(devinfo) else { return invalid() };
+        if dev.is_null() {
+            return invalid();
+        }
+        let opened = info.open();
+        let rc = code(&opened);
+        match opened {
+            Ok(d) => {
+                let info = DEVINFOS.add(DocaDevinfo(d.as_devinfo().clone()));
+                out(dev, DEVS.add(DocaDev { dev: d, info }))
+            }
+            Err(_) => rc,
+        }
+    })
+}
+
+/// `doca_dev_close`.
+///
+/// # Safety
+/// `dev` is NULL or a handle from `doca_dev_open`, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn doca_dev_close(dev: *mut DocaDev) -> DocaError {
+    guarded(|| {
+        // SAFETY: DEVS only holds DocaDev handles.
+        let Some(d) = (unsafe { DEVS.remove(dev) }) else { return invalid() };
+        // SAFETY: the devinfo was added with the device and goes with it.
+        drop(unsafe { DEVINFOS.remove(d.info) });
+        DOCA_SUCCESS
+    })
+}
+
+/// `doca_dev_as_devinfo`: the device's devinfo (valid while the device is open); NULL for a
+/// bad handle.
+#[no_mangle]
+pub extern "C" fn doca_dev_as_devinfo(dev: *const DocaDev) -> *mut DocaDevinfo {
+    self::dev(dev).map_or(std::ptr::null_mut(), |d| d.info)
+}
+
+/// `doca_devinfo_rep_create_list`: the representors of a DPU device that `filter`
+/// (`DOCA_DEVINFO_REP_FILTER_*`) admits; a host function is `NOT_SUPPORTED`.
+///
+/// # Safety
+/// `dev_list_rep` and `nb_devs_rep` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_rep_create_list(
+    dev: *mut DocaDev,
+    filter: c_int,
+    dev_list_rep: *mut *mut *mut DocaDevinfoRep,
+    nb_devs_rep: *mut u32,
+) -> DocaError {
+    guarded(|| {
+        let Some(d) = self::dev(dev) else { return invalid() };
+        let Some(filter) = RepFilter::from_bits(filter as u32) else { return invalid() };
+        if dev_list_rep.is_null() || nb_devs_rep.is_null() {
+            return invalid();
+        }
+        match d.dev.rep_list(filter) {
+            Ok(list) => {
+                let n = list.len() as u32;
+                let items: Vec<*mut DocaDevinfoRep> =
+                    list.into_iter().map(|r| REP_INFOS.add(DocaDevinfoRep(r))).collect();
+                out(dev_list_rep, hand_out(items));
+                out(nb_devs_rep, n)
+            }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_devinfo_rep_destroy_list`.
+///
+/// # Safety
+/// `dev_list_rep` is NULL or a list from `doca_devinfo_rep_create_list`.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_rep_destroy_list(dev_list_rep: *mut *mut DocaDevinfoRep) -> DocaError {
+    guarded(|| {
+        let Some(items) = free_list(dev_list_rep) else { return invalid() };
+        for p in items {
+            // SAFETY: each element was added to REP_INFOS as a DocaDevinfoRep.
+            drop(unsafe { REP_INFOS.remove(p) });
+        }
+        DOCA_SUCCESS
+    })
+}
+
+/// `doca_devinfo_rep_get_pci_addr_str`.
+///
+/// # Safety
+/// `pci_addr_str` is NULL or has room for 13 bytes.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_rep_get_pci_addr_str(
+    devinfo_rep: *const DocaDevinfoRep,
+    pci_addr_str: *mut c_char,
+) -> DocaError {
+    guarded(|| match rep_info(devinfo_rep) {
+        Some(r) => put_str(&r.pci_addr_str(), pci_addr_str, doca_core::pci::PCI_ADDR_SIZE),
+        None => invalid(),
+    })
+}
+
+/// `doca_devinfo_rep_is_equal_pci_addr`.
+///
+/// # Safety
+/// `pci_addr_str` is NULL or a C string; `is_equal` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_rep_is_equal_pci_addr(
+    devinfo_rep: *const DocaDevinfoRep,
+    pci_addr_str: *const c_char,
+    is_equal: *mut u8,
+) -> DocaError {
+    guarded(|| {
+        let (Some(r), Some(pci)) = (rep_info(devinfo_rep), arg_str(pci_addr_str)) else { return invalid() };
+        match r.is_equal_pci_addr(pci) {
+            Ok(eq) => out(is_equal, eq as u8),
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_dev_rep_open`.
+///
+/// # Safety
+/// `dev_rep` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_dev_rep_open(
+    devinfo_rep: *mut DocaDevinfoRep,
+    dev_rep: *mut *mut DocaDevRep,
+) -> DocaError {
+    guarded(|| {
+        let Some(r) = rep_info(devinfo_rep) else { return invalid() };
+        if dev_rep.is_null() {
+            return invalid();
+        }
+        match r.open() {
+            Ok(rep) => {
+                let info = REP_INFOS.add(DocaDevinfoRep(rep.as_devinfo().clone()));
+                out(dev_rep, REPS.add(DocaDevRep { _open: rep, info }))
+            }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_dev_rep_close`.
+///
+/// # Safety
+/// `dev_rep` is NULL or a handle from `doca_dev_rep_open`, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn doca_dev_rep_close(dev_rep: *mut DocaDevRep) -> DocaError {
+    guarded(|| {
+        // SAFETY: REPS only holds DocaDevRep handles.
+        match unsafe { REPS.remove(dev_rep) } {
+            Some(r) => {
+                // SAFETY: the devinfo was added with the representor and goes with it.
+                drop(unsafe { REP_INFOS.remove(r.info) });
+                DOCA_SUCCESS
+            }
+            None => invalid(),
+        }
+    })
+}
+
+/// `doca_dev_rep_as_devinfo`: the representor's devinfo (valid while it is open); NULL for a
+/// bad handle.
+#[no_mangle]
+pub extern "C" fn doca_dev_rep_as_devinfo(dev_rep: *mut DocaDevRep) -> *mut DocaDevinfoRep {
+    rep(dev_rep).map_or(std::ptr::null_mut(), |r| r.info)
+}

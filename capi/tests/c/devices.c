@@ -1,0 +1,148 @@
+/* A C program in the shape of DOCA's samples: opening the DPU device and a representor by PCI
+ * address through doca_dev.h, a progress engine through doca_pe.h, and the error paths
+ * (NULL handles, closed handles, wrong side, short buffers). Exits 0 when every check holds. */
+#include <stdio.h>
+#include <string.h>
+
+#include <doca_dev.h>
+#include <doca_error.h>
+#include <doca_pe.h>
+
+static int failures;
+
+#define CHECK(cond)                                                          \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			failures++;                                          \
+		}                                                            \
+	} while (0)
+
+#define CHECK_CODE(expr, want)                                               \
+	do {                                                                 \
+		doca_error_t got_ = (expr);                                  \
+		if (got_ != (want)) {                                        \
+			fprintf(stderr, "%s:%d: %s gave %s, expected %s\n", __FILE__, __LINE__, #expr, \
+				doca_error_get_name(got_), doca_error_get_name(want)); \
+			failures++;                                          \
+		}                                                            \
+	} while (0)
+
+/* The samples' open_doca_device_with_pci, as C applications write it. */
+static doca_error_t open_with_pci(const char *pci, struct doca_dev **dev)
+{
+	struct doca_devinfo **list;
+	uint32_t n, i;
+	uint8_t equal;
+	doca_error_t res = doca_devinfo_create_list(&list, &n);
+
+	if (res != DOCA_SUCCESS)
+		return res;
+	for (i = 0; i < n; i++) {
+		if (doca_devinfo_is_equal_pci_addr(list[i], pci, &equal) == DOCA_SUCCESS && equal &&
+		    doca_dev_open(list[i], dev) == DOCA_SUCCESS) {
+			doca_devinfo_destroy_list(list);
+			return DOCA_SUCCESS;
+		}
+	}
+	doca_devinfo_destroy_list(list);
+	return DOCA_ERROR_NOT_FOUND;
+}
+
+/* The host side: host functions only; no representors, and the DPU's device out of sight. */
+static void host_side(void)
+{
+	struct doca_dev *host = NULL, *dpu = NULL;
+	struct doca_devinfo_rep **reps;
+	uint32_t nreps;
+	uint8_t flag;
+
+	CHECK_CODE(open_with_pci("b1:00.0", &host), DOCA_SUCCESS);
+	CHECK_CODE(doca_devinfo_rep_cap_is_filter_all_supported(doca_dev_as_devinfo(host), &flag),
+		   DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_CODE(doca_devinfo_rep_create_list(host, DOCA_DEVINFO_REP_FILTER_ALL, &reps, &nreps),
+		   DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_CODE(open_with_pci("03:00.0", &dpu), DOCA_ERROR_NOT_FOUND);
+	CHECK_CODE(doca_dev_close(host), DOCA_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+	struct doca_dev *dpu = NULL, *host = NULL;
+	struct doca_devinfo_rep **reps;
+	struct doca_dev_rep *rep = NULL;
+	struct doca_pe *pe = NULL;
+	char pci[DOCA_DEVINFO_PCI_ADDR_SIZE], name[DOCA_DEVINFO_IFACE_NAME_SIZE], tiny[2];
+	uint32_t nreps, i;
+	uint8_t flag, equal;
+	size_t inflight;
+	int fd;
+
+	if (argc > 1 && strcmp(argv[1], "host") == 0) {
+		host_side();
+		goto done;
+	}
+
+	/* doca_error.h */
+	CHECK(strcmp(doca_error_get_name(DOCA_ERROR_AGAIN), "DOCA_ERROR_AGAIN") == 0);
+	CHECK(strcmp(doca_error_get_name(DOCA_SUCCESS), "DOCA_SUCCESS") == 0);
+	CHECK(strlen(doca_error_get_descr(DOCA_ERROR_NOT_FOUND)) > 0);
+	CHECK(strcmp(doca_error_get_name((doca_error_t)999), "Unrecognized error code") == 0);
+
+	/* doca_dev.h: the DPU device, its name, its representors */
+	CHECK_CODE(open_with_pci("03:00.0", &dpu), DOCA_SUCCESS);
+	CHECK_CODE(doca_devinfo_get_pci_addr_str(doca_dev_as_devinfo(dpu), pci), DOCA_SUCCESS);
+	CHECK(strcmp(pci, "0000:03:00.0") == 0);
+	CHECK_CODE(doca_devinfo_get_iface_name(doca_dev_as_devinfo(dpu), name, sizeof(name)), DOCA_SUCCESS);
+	CHECK(strcmp(name, "p0") == 0);
+	CHECK_CODE(doca_devinfo_get_ibdev_name(doca_dev_as_devinfo(dpu), tiny, sizeof(tiny)), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_devinfo_rep_cap_is_filter_all_supported(doca_dev_as_devinfo(dpu), &flag), DOCA_SUCCESS);
+	CHECK(flag == 1);
+	CHECK_CODE(doca_devinfo_rep_create_list(dpu, DOCA_DEVINFO_REP_FILTER_NET, &reps, &nreps), DOCA_SUCCESS);
+	CHECK(nreps == 3);
+	for (i = 0; i < nreps; i++) {
+		CHECK_CODE(doca_devinfo_rep_is_equal_pci_addr(reps[i], "b1:00.0", &equal), DOCA_SUCCESS);
+		if (equal)
+			CHECK_CODE(doca_dev_rep_open(reps[i], &rep), DOCA_SUCCESS);
+	}
+	CHECK(rep != NULL);
+	CHECK_CODE(doca_devinfo_rep_get_pci_addr_str(doca_dev_rep_as_devinfo(rep), pci), DOCA_SUCCESS);
+	CHECK(strcmp(pci, "0000:b1:00.0") == 0);
+	CHECK_CODE(doca_devinfo_rep_destroy_list(reps), DOCA_SUCCESS);
+	CHECK_CODE(doca_devinfo_rep_destroy_list(reps), DOCA_ERROR_INVALID_VALUE); /* twice */
+	CHECK_CODE(doca_dev_rep_close(rep), DOCA_SUCCESS);
+
+	/* the DPU side sees only the DPU's device */
+	CHECK_CODE(open_with_pci("b1:00.0", &host), DOCA_ERROR_NOT_FOUND);
+	CHECK_CODE(open_with_pci("aa:00.0", &host), DOCA_ERROR_NOT_FOUND);
+
+	/* NULL and closed handles */
+	CHECK_CODE(doca_devinfo_create_list(NULL, &nreps), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_devinfo_get_pci_addr_str(NULL, pci), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_devinfo_is_equal_pci_addr(doca_dev_as_devinfo(dpu), "not-an-address", &equal),
+		   DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_dev_close(dpu), DOCA_SUCCESS);
+	CHECK_CODE(doca_dev_close(dpu), DOCA_ERROR_INVALID_VALUE);
+	CHECK(doca_dev_as_devinfo(dpu) == NULL);
+
+	/* doca_pe.h */
+	CHECK_CODE(doca_pe_create(&pe), DOCA_SUCCESS);
+	CHECK(doca_pe_progress(pe) == 0);
+	CHECK_CODE(doca_pe_get_num_inflight_tasks(pe, &inflight), DOCA_SUCCESS);
+	CHECK(inflight == 0);
+	CHECK_CODE(doca_pe_get_notification_handle(pe, &fd), DOCA_SUCCESS);
+	CHECK(fd >= 0);
+	CHECK_CODE(doca_pe_request_notification(pe), DOCA_SUCCESS);
+	CHECK_CODE(doca_pe_clear_notification(pe, 0), DOCA_SUCCESS);
+	CHECK_CODE(doca_pe_destroy(pe), DOCA_SUCCESS);
+	CHECK_CODE(doca_pe_destroy(pe), DOCA_ERROR_INVALID_VALUE);
+	CHECK(doca_pe_progress(NULL) == 0);
+
+done:
+	if (failures) {
+		fprintf(stderr, "%d check(s) failed\n", failures);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
