@@ -15,6 +15,8 @@ extern "C" {
 #endif
 
 struct doca_pe;
+struct doca_ctx;
+struct doca_task;
 
 DOCA_STABLE doca_error_t doca_pe_create(struct doca_pe **pe);
 /* DOCA_ERROR_IN_USE while contexts are connected. */
@@ -25,6 +27,15 @@ DOCA_STABLE doca_error_t doca_pe_get_num_inflight_tasks(const struct doca_pe *pe
 DOCA_STABLE doca_error_t doca_pe_get_notification_handle(const struct doca_pe *pe, doca_notification_handle_t *handle);
 DOCA_STABLE doca_error_t doca_pe_request_notification(struct doca_pe *pe);
 DOCA_STABLE doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_notification_handle_t handle);
+/* NOT_PERMITTED for a context already connected. */
+DOCA_STABLE doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
+
+/* On success the library owns the task until its completion or error callback. */
+DOCA_STABLE doca_error_t doca_task_submit(struct doca_task *task);
+DOCA_STABLE void doca_task_free(struct doca_task *task);
+DOCA_STABLE doca_error_t doca_task_get_status(const struct doca_task *task);
+DOCA_STABLE void doca_task_set_user_data(struct doca_task *task, union doca_data user_data);
+DOCA_STABLE union doca_data doca_task_get_user_data(const struct doca_task *task);
 
 #ifdef __cplusplus
 }

@@ -18,8 +18,7 @@ pub struct DocaDev {
 pub struct DocaDevinfoRep(DevInfoRep);
 /// `struct doca_dev_rep`.
 pub struct DocaDevRep {
-    /// Kept open while the handle lives.
-    _open: DevRep,
+    pub(crate) rep: DevRep,
     info: *mut DocaDevinfoRep,
 }
 
@@ -373,7 +372,7 @@ pub unsafe extern "C" fn doca_dev_rep_open(
         match r.open() {
             Ok(rep) => {
                 let info = REP_INFOS.add(DocaDevinfoRep(rep.as_devinfo().clone()));
-                out(dev_rep, REPS.add(DocaDevRep { _open: rep, info }))
+                out(dev_rep, REPS.add(DocaDevRep { rep, info }))
             }
             Err(e) => e.code(),
         }

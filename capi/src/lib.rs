@@ -1,8 +1,9 @@
 //! A C ABI over the Rust crates: DOCA's function names, C types and error codes, so that C
 //! code written against DOCA's headers builds against `capi/include/` and links this library.
 //!
-//! Covered so far: `doca_error.h`, `doca_types.h`, `doca_dev.h`, `doca_pe.h` (see the book's
-//! chapter "Running DOCA C code on the emulator" for what is and is not there yet).
+//! Covered so far: `doca_error.h`, `doca_types.h`, `doca_dev.h`, `doca_pe.h`, `doca_ctx.h` and
+//! the control path of `doca_cc.h` (see the book's chapter "Running DOCA C code on the
+//! emulator" for what is and is not there yet).
 //!
 //! Rules every exported function keeps:
 //! - handles are opaque pointers handed out by this library; a NULL or unknown (freed) handle
@@ -15,11 +16,15 @@
 
 #![allow(unsafe_code)]
 
+mod cc;
+mod ctx;
 mod dev;
 mod error;
 mod handles;
 mod pe;
 
+pub use cc::*;
+pub use ctx::*;
 pub use dev::*;
 pub use error::*;
 pub use pe::*;

@@ -1,0 +1,80 @@
+/* doca-emu: Comm Channel (2024 API, DOCA 2.6 names), the control path. */
+#ifndef DOCA_EMU_CC_H_
+#define DOCA_EMU_CC_H_
+
+#include <stdint.h>
+
+#include "doca_compat.h"
+#include "doca_ctx.h"
+#include "doca_dev.h"
+#include "doca_error.h"
+#include "doca_pe.h"
+#include "doca_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct doca_cc_server;
+struct doca_cc_client;
+struct doca_cc_connection;
+struct doca_cc_task_send;
+struct doca_cc_event_msg_recv;
+struct doca_cc_event_connection_status_changed;
+
+typedef void (*doca_cc_task_send_completion_cb_t)(struct doca_cc_task_send *task, union doca_data task_user_data,
+						   union doca_data ctx_user_data);
+/* recv_buffer is valid during the call only. */
+typedef void (*doca_cc_event_msg_recv_cb_t)(struct doca_cc_event_msg_recv *event, uint8_t *recv_buffer,
+					     uint32_t msg_len, struct doca_cc_connection *cc_connection);
+typedef void (*doca_cc_event_connection_status_changed_cb_t)(struct doca_cc_event_connection_status_changed *event,
+							      struct doca_cc_connection *cc_connection,
+							      uint8_t change_successful);
+
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_create(struct doca_dev *dev, struct doca_dev_rep *repr, const char *name,
+						     struct doca_cc_server **cc_server);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_destroy(struct doca_cc_server *cc_server);
+DOCA_EXPERIMENTAL struct doca_ctx *doca_cc_server_as_ctx(struct doca_cc_server *cc_server);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_task_send_set_conf(struct doca_cc_server *cc_server,
+								 doca_cc_task_send_completion_cb_t task_completion_cb,
+								 doca_cc_task_send_completion_cb_t task_error_cb,
+								 uint32_t num_send_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_event_msg_recv_register(struct doca_cc_server *cc_server,
+								      doca_cc_event_msg_recv_cb_t recv_event_cb);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_event_connection_register(
+	struct doca_cc_server *cc_server, doca_cc_event_connection_status_changed_cb_t connect_event_cb,
+	doca_cc_event_connection_status_changed_cb_t disconnect_event_cb);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_task_send_alloc_init(struct doca_cc_server *cc_server,
+								   struct doca_cc_connection *peer, const void *msg,
+								   uint32_t len, struct doca_cc_task_send **task);
+
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_create(struct doca_dev *dev, const char *name,
+						     struct doca_cc_client **cc_client);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_destroy(struct doca_cc_client *cc_client);
+DOCA_EXPERIMENTAL struct doca_ctx *doca_cc_client_as_ctx(struct doca_cc_client *cc_client);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_task_send_set_conf(struct doca_cc_client *cc_client,
+								 doca_cc_task_send_completion_cb_t task_completion_cb,
+								 doca_cc_task_send_completion_cb_t task_error_cb,
+								 uint32_t num_send_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_event_msg_recv_register(struct doca_cc_client *cc_client,
+								      doca_cc_event_msg_recv_cb_t recv_event_cb);
+/* Once Running (BAD_STATE before). */
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_get_connection(const struct doca_cc_client *cc_client,
+							     struct doca_cc_connection **connection);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_task_send_alloc_init(struct doca_cc_client *cc_client,
+								   struct doca_cc_connection *peer, const void *msg,
+								   uint32_t len, struct doca_cc_task_send **task);
+
+DOCA_EXPERIMENTAL struct doca_task *doca_cc_task_send_as_task(struct doca_cc_task_send *task);
+
+DOCA_EXPERIMENTAL doca_error_t doca_cc_connection_set_user_data(struct doca_cc_connection *connection,
+								union doca_data user_data);
+DOCA_EXPERIMENTAL union doca_data doca_cc_connection_get_user_data(const struct doca_cc_connection *connection);
+DOCA_EXPERIMENTAL struct doca_cc_server *doca_cc_server_get_server_ctx(const struct doca_cc_connection *connection);
+DOCA_EXPERIMENTAL struct doca_cc_client *doca_cc_client_get_client_ctx(const struct doca_cc_connection *connection);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,548 @@
+//! `doca_cc.h`, the control path: servers, clients, connections, send tasks and events, and
+//! the generic task calls (`doca_task_*`) for their tasks.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void, CStr};
+use std::rc::Rc;
+
+use doca_cc::{Client, Connection, SendTask, Server};
+use doca_core::{Ctx, Data, Error};
+
+use crate::ctx::{out, DocaCtx, DocaData, CTXS};
+use crate::dev::{dev, rep, DocaDev, DocaDevRep};
+use crate::handles::Handles;
+use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
+
+/// `struct doca_cc_server` and `struct doca_cc_client`: one side, its context handle, and the
+/// handles it gave out for its connections and tasks.
+pub struct DocaCcSide {
+    role: Role,
+    ctx: *mut DocaCtx,
+    shared: Rc<Shared>,
+}
+
+enum Role {
+    Server(Server),
+    Client(Client),
+}
+
+/// What the side's callbacks need: the C handles of its connections and tasks.
+#[derive(Default)]
+struct Shared {
+    conns: RefCell<HashMap<u64, *mut DocaCcConnection>>,
+    tasks: RefCell<HashMap<u64, *mut DocaTask>>,
+    /// The received message, copied for the C callback (it may write its buffer).
+    scratch: RefCell<Vec<u8>>,
+    side: std::cell::Cell<*mut DocaCcSide>,
+}
+
+impl Shared {
+    /// The C handle of `conn` (made at first sight).
+    fn conn(&self, conn: &Connection) -> *mut DocaCcConnection {
+        *self
+            .conns
+            .borrow_mut()
+            .entry(conn.id())
+            .or_insert_with(|| CONNS.add(DocaCcConnection { conn: conn.clone(), side: self.side.get() }))
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        for (_, p) in self.conns.borrow_mut().drain() {
+            // SAFETY: CONNS only holds DocaCcConnection handles; each is freed once, here.
+            drop(unsafe { CONNS.remove(p) });
+        }
+        for (_, p) in self.tasks.borrow_mut().drain() {
+            // SAFETY: TASKS only holds DocaTask handles; each is freed once, here.
+            drop(unsafe { TASKS.remove(p) });
+        }
+    }
+}
+
+/// `struct doca_cc_connection`.
+pub struct DocaCcConnection {
+    conn: Connection,
+    side: *mut DocaCcSide,
+}
+
+/// `struct doca_cc_task_send`, also `struct doca_task` for it: the task while the
+/// application holds it (`None` while it is submitted).
+pub struct DocaTask {
+    task: RefCell<Option<SendTask>>,
+    id: u64,
+    shared: std::rc::Weak<Shared>,
+}
+
+static SIDES: Handles = Handles::new();
+static CONNS: Handles = Handles::new();
+static TASKS: Handles = Handles::new();
+
+fn side<'a>(p: *const DocaCcSide) -> Option<&'a DocaCcSide> {
+    // SAFETY: SIDES only holds DocaCcSide handles.
+    unsafe { SIDES.get(p) }
+}
+
+fn conn<'a>(p: *const DocaCcConnection) -> Option<&'a DocaCcConnection> {
+    // SAFETY: CONNS only holds DocaCcConnection handles.
+    unsafe { CONNS.get(p) }
+}
+
+fn task<'a>(p: *const DocaTask) -> Option<&'a DocaTask> {
+    // SAFETY: TASKS only holds DocaTask handles.
+    unsafe { TASKS.get(p) }
+}
+
+/// `doca_cc_task_send_completion_cb_t`.
+pub type TaskSendCb = Option<unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData)>;
+/// `doca_cc_event_msg_recv_cb_t`.
+pub type MsgRecvCb = Option<unsafe extern "C" fn(*mut c_void, *mut u8, u32, *mut DocaCcConnection)>;
+/// `doca_cc_event_connection_status_changed_cb_t`.
+pub type ConnectionCb = Option<unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u8)>;
+
+fn name_arg<'a>(name: *const c_char) -> Option<&'a str> {
+    if name.is_null() {
+        return None;
+    }
+    // SAFETY: a non-NULL name is a NUL-terminated C string that lives for the call.
+    unsafe { CStr::from_ptr(name) }.to_str().ok()
+}
+
+fn hand_out_side(role: Role, ctx: Ctx) -> *mut DocaCcSide {
+    let shared = Rc::new(Shared::default());
+    let ctx = CTXS.add(DocaCtx(ctx));
+    let p = SIDES.add(DocaCcSide { role, ctx, shared: shared.clone() });
+    shared.side.set(p);
+    p
+}
+
+/// `doca_cc_server_create`: on the DPU device `dev` for the host function `repr` stands for.
+///
+/// # Safety
+/// `name` is NULL or a C string; `server` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_server_create(
+    dev: *mut DocaDev,
+    repr: *mut DocaDevRep,
+    name: *const c_char,
+    server: *mut *mut DocaCcSide,
+) -> DocaError {
+    guarded(|| {
+        let (Some(d), Some(r), Some(name)) = (self::dev(dev), rep(repr), name_arg(name)) else {
+            return invalid();
+        };
+        if server.is_null() {
+            return invalid();
+        }
+        match Server::create(&d.dev, &r.rep, name) {
+            Ok(s) => {
+                let ctx = s.as_ctx();
+                out(server, hand_out_side(Role::Server(s), ctx))
+            }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_cc_client_create`: on host function `dev`, for the server `name`.
+///
+/// # Safety
+/// `name` is NULL or a C string; `client` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_client_create(
+    dev: *mut DocaDev,
+    name: *const c_char,
+    client: *mut *mut DocaCcSide,
+) -> DocaError {
+    guarded(|| {
+        let (Some(d), Some(name)) = (self::dev(dev), name_arg(name)) else { return invalid() };
+        if client.is_null() {
+            return invalid();
+        }
+        match Client::create(&d.dev, name) {
+            Ok(c) => {
+                let ctx = c.as_ctx();
+                out(client, hand_out_side(Role::Client(c), ctx))
+            }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+fn destroy_side(p: *mut DocaCcSide, server: bool) -> DocaError {
+    let Some(s) = side(p) else { return invalid() };
+    if matches!(s.role, Role::Server(_)) != server {
+        return invalid();
+    }
+    if s.ctx_ref().state() != doca_core::CtxState::Idle {
+        return Error::InUse.code();
+    }
+    // SAFETY: SIDES only holds DocaCcSide handles; the handle is freed once, here.
+    let Some(side) = (unsafe { SIDES.remove(p) }) else { return invalid() };
+    let DocaCcSide { role, ctx, shared } = *side;
+    // SAFETY: the context handle was made with the side and goes with it.
+    drop(unsafe { CTXS.remove(ctx) });
+    let r = match role {
+        Role::Server(s) => s.destroy().map_err(|r| r.error),
+        Role::Client(c) => c.destroy().map_err(|r| r.error),
+    };
+    drop(shared);
+    doca_core::Error::code_of(&r)
+}
+
+impl DocaCcSide {
+    fn ctx_ref(&self) -> Ctx {
+        match &self.role {
+            Role::Server(s) => s.as_ctx(),
+            Role::Client(c) => c.as_ctx(),
+        }
+    }
+}
+
+/// `doca_cc_server_destroy`: Idle only (`IN_USE`).
+#[no_mangle]
+pub extern "C" fn doca_cc_server_destroy(server: *mut DocaCcSide) -> DocaError {
+    guarded(|| destroy_side(server, true))
+}
+
+/// `doca_cc_client_destroy`: Idle only (`IN_USE`).
+#[no_mangle]
+pub extern "C" fn doca_cc_client_destroy(client: *mut DocaCcSide) -> DocaError {
+    guarded(|| destroy_side(client, false))
+}
+
+/// `doca_cc_server_as_ctx`.
+#[no_mangle]
+pub extern "C" fn doca_cc_server_as_ctx(server: *mut DocaCcSide) -> *mut DocaCtx {
+    side(server).map_or(std::ptr::null_mut(), |s| s.ctx)
+}
+
+/// `doca_cc_client_as_ctx`.
+#[no_mangle]
+pub extern "C" fn doca_cc_client_as_ctx(client: *mut DocaCcSide) -> *mut DocaCtx {
+    side(client).map_or(std::ptr::null_mut(), |s| s.ctx)
+}
+
+macro_rules! both {
+    ($s:expr, $x:ident => $e:expr) => {
+        match &$s.role {
+            Role::Server($x) => $e,
+            Role::Client($x) => $e,
+        }
+    };
+}
+
+fn set_conf(p: *mut DocaCcSide, completion: TaskSendCb, error: TaskSendCb, num: u32) -> DocaError {
+    let (Some(s), Some(completion), Some(error)) = (side(p), completion, error) else { return invalid() };
+    let (w1, w2) = (Rc::downgrade(&s.shared), Rc::downgrade(&s.shared));
+    let deliver = |cb: unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData), w: std::rc::Weak<Shared>| {
+        move |t: SendTask, task_data: Data, ctx_data: Data| {
+            let Some(shared) = w.upgrade() else { return };
+            let id = t.as_task().id().to_bits();
+            let Some(&h) = shared.tasks.borrow().get(&id) else { return };
+            if let Some(handle) = task(h) {
+                *handle.task.borrow_mut() = Some(t);
+                // SAFETY: the application's completion callback, given the task's own handle
+                // (valid until doca_task_free) and the user data.
+                unsafe { cb(h, DocaData::from_data(task_data), DocaData::from_data(ctx_data)) };
+            }
+        }
+    };
+    let r = both!(s, x => x.task_send_set_conf(deliver(completion, w1), deliver(error, w2), num));
+    doca_core::Error::code_of(&r)
+}
+
+/// `doca_cc_server_task_send_set_conf`.
+#[no_mangle]
+pub extern "C" fn doca_cc_server_task_send_set_conf(
+    server: *mut DocaCcSide,
+    completion: TaskSendCb,
+    error: TaskSendCb,
+    num_send_tasks: u32,
+) -> DocaError {
+    guarded(|| set_conf(server, completion, error, num_send_tasks))
+}
+
+/// `doca_cc_client_task_send_set_conf`.
+#[no_mangle]
+pub extern "C" fn doca_cc_client_task_send_set_conf(
+    client: *mut DocaCcSide,
+    completion: TaskSendCb,
+    error: TaskSendCb,
+    num_send_tasks: u32,
+) -> DocaError {
+    guarded(|| set_conf(client, completion, error, num_send_tasks))
+}
+
+fn msg_recv(p: *mut DocaCcSide, cb: MsgRecvCb) -> DocaError {
+    let (Some(s), Some(cb)) = (side(p), cb) else { return invalid() };
+    let w = Rc::downgrade(&s.shared);
+    let r = both!(s, x => x.event_msg_recv_register({
+        let w = w.clone();
+        move |msg: &[u8], c: &Connection| {
+            let Some(shared) = w.upgrade() else { return };
+            let handle = shared.conn(c);
+            let mut scratch = shared.scratch.borrow_mut();
+            scratch.clear();
+            scratch.extend_from_slice(msg);
+            let (buf, len) = (scratch.as_mut_ptr(), scratch.len() as u32);
+            drop(scratch);
+            // SAFETY: the application's receive callback; the copy it gets lives until the
+            // next message (it is only read during the call, as DOCA documents).
+            unsafe { cb(std::ptr::null_mut(), buf, len, handle) };
+        }
+    }));
+    doca_core::Error::code_of(&r)
+}
+
+/// `doca_cc_server_event_msg_recv_register`.
+#[no_mangle]
+pub extern "C" fn doca_cc_server_event_msg_recv_register(
+    server: *mut DocaCcSide,
+    cb: MsgRecvCb,
+) -> DocaError {
+    guarded(|| msg_recv(server, cb))
+}
+
+/// `doca_cc_client_event_msg_recv_register`.
+#[no_mangle]
+pub extern "C" fn doca_cc_client_event_msg_recv_register(
+    client: *mut DocaCcSide,
+    cb: MsgRecvCb,
+) -> DocaError {
+    guarded(|| msg_recv(client, cb))
+}
+
+/// `doca_cc_server_event_connection_register`.
+#[no_mangle]
+pub extern "C" fn doca_cc_server_event_connection_register(
+    server: *mut DocaCcSide,
+    connect: ConnectionCb,
+    disconnect: ConnectionCb,
+) -> DocaError {
+    guarded(|| {
+        let (Some(s), Some(connect), Some(disconnect)) = (side(server), connect, disconnect) else {
+            return invalid();
+        };
+        let Role::Server(srv) = &s.role else { return invalid() };
+        let event = |cb: unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u8),
+                     w: std::rc::Weak<Shared>| {
+            move |c: &Connection, ok: bool| {
+                let Some(shared) = w.upgrade() else { return };
+                let handle = shared.conn(c);
+                // SAFETY: the application's connection callback, given the connection's handle
+                // (valid while its server lives).
+                unsafe { cb(std::ptr::null_mut(), handle, ok as u8) };
+            }
+        };
+        let r = srv.event_connection_register(
+            event(connect, Rc::downgrade(&s.shared)),
+            event(disconnect, Rc::downgrade(&s.shared)),
+        );
+        doca_core::Error::code_of(&r)
+    })
+}
+
+/// `doca_cc_client_get_connection`: once Running (`BAD_STATE` before).
+///
+/// # Safety
+/// `connection` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_client_get_connection(
+    client: *const DocaCcSide,
+    connection: *mut *mut DocaCcConnection,
+) -> DocaError {
+    guarded(|| {
+        let Some(s) = side(client) else { return invalid() };
+        let Role::Client(c) = &s.role else { return invalid() };
+        match c.get_connection() {
+            Ok(conn) => out(connection, s.shared.conn(&conn)),
+            Err(e) => e.code(),
+        }
+    })
+}
+
+fn alloc(
+    p: *mut DocaCcSide,
+    peer: *mut DocaCcConnection,
+    msg: *const c_void,
+    len: u32,
+    task_out: *mut *mut DocaTask,
+) -> DocaError {
+    let (Some(s), Some(c)) = (side(p), conn(peer)) else { return invalid() };
+    if task_out.is_null() || (msg.is_null() && len > 0) {
+        return invalid();
+    }
+    let bytes: &[u8] = if len == 0 {
+        &[]
+    } else {
+        // SAFETY: `msg` points to `len` readable bytes for the call (the caller's contract).
+        unsafe { std::slice::from_raw_parts(msg as *const u8, len as usize) }
+    };
+    match both!(s, x => x.task_send_alloc_init(&c.conn, bytes)) {
+        Ok(t) => {
+            let id = t.as_task().id().to_bits();
+            let mut tasks = s.shared.tasks.borrow_mut();
+            let h = match tasks.get(&id) {
+                Some(&h) => h,
+                None => {
+                    let h = TASKS.add(DocaTask {
+                        task: RefCell::new(None),
+                        id,
+                        shared: Rc::downgrade(&s.shared),
+                    });
+                    tasks.insert(id, h);
+                    h
+                }
+            };
+            match task(h) {
+                Some(handle) => *handle.task.borrow_mut() = Some(t),
+                None => return Error::Unexpected.code(),
+            }
+            out(task_out, h)
+        }
+        Err(e) => e.code(),
+    }
+}
+
+/// `doca_cc_server_task_send_alloc_init`: a task sending `len` bytes of `msg` (copied) on
+/// `peer`.
+#[no_mangle]
+pub extern "C" fn doca_cc_server_task_send_alloc_init(
+    server: *mut DocaCcSide,
+    peer: *mut DocaCcConnection,
+    msg: *const c_void,
+    len: u32,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded(|| alloc(server, peer, msg, len, task))
+}
+
+/// `doca_cc_client_task_send_alloc_init`.
+#[no_mangle]
+pub extern "C" fn doca_cc_client_task_send_alloc_init(
+    client: *mut DocaCcSide,
+    peer: *mut DocaCcConnection,
+    msg: *const c_void,
+    len: u32,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded(|| alloc(client, peer, msg, len, task))
+}
+
+/// `doca_cc_task_send_as_task`: the same handle, as a generic task.
+#[no_mangle]
+pub extern "C" fn doca_cc_task_send_as_task(task: *mut DocaTask) -> *mut DocaTask {
+    task
+}
+
+/// `doca_task_submit`: on success the library owns the task until its callback.
+#[no_mangle]
+pub extern "C" fn doca_task_submit(task: *mut DocaTask) -> DocaError {
+    guarded(|| {
+        let Some(h) = self::task(task) else { return invalid() };
+        let Some(t) = h.task.borrow_mut().take() else { return Error::BadState.code() };
+        match t.submit() {
+            Ok(()) => DOCA_SUCCESS,
+            Err(refused) => {
+                *h.task.borrow_mut() = Some(refused.value);
+                refused.error.code()
+            }
+        }
+    })
+}
+
+/// `doca_task_free`: back to its pool; the handle is invalid afterwards.
+///
+/// # Safety
+/// `task` is NULL or a task handle of this library, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn doca_task_free(task: *mut DocaTask) {
+    guarded(|| {
+        let Some(h) = self::task(task) else { return invalid() };
+        if h.task.borrow().is_none() {
+            return Error::BadState.code(); // submitted: the library owns it
+        }
+        if let Some(shared) = h.shared.upgrade() {
+            shared.tasks.borrow_mut().remove(&h.id);
+        }
+        // SAFETY: TASKS only holds DocaTask handles; freed once, here.
+        drop(unsafe { TASKS.remove(task) });
+        DOCA_SUCCESS
+    });
+}
+
+/// `doca_task_get_status`.
+#[no_mangle]
+pub extern "C" fn doca_task_get_status(task: *const DocaTask) -> DocaError {
+    guarded(|| match self::task(task).and_then(|h| h.task.borrow().as_ref().map(|t| t.status())) {
+        Some(status) => doca_core::Error::code_of(&status),
+        None => invalid(),
+    })
+}
+
+/// `doca_task_set_user_data`.
+#[no_mangle]
+pub extern "C" fn doca_task_set_user_data(task: *mut DocaTask, user_data: DocaData) {
+    guarded(|| {
+        if let Some(h) = self::task(task) {
+            if let Some(t) = h.task.borrow().as_ref() {
+                t.set_user_data(user_data.to_data());
+            }
+        }
+        DOCA_SUCCESS
+    });
+}
+
+/// `doca_task_get_user_data`.
+#[no_mangle]
+pub extern "C" fn doca_task_get_user_data(task: *const DocaTask) -> DocaData {
+    let mut data = DocaData { u64: 0 };
+    guarded(|| {
+        if let Some(d) = self::task(task).and_then(|h| h.task.borrow().as_ref().map(|t| t.user_data())) {
+            data = DocaData::from_data(d);
+        }
+        DOCA_SUCCESS
+    });
+    data
+}
+
+/// `doca_cc_connection_set_user_data`.
+#[no_mangle]
+pub extern "C" fn doca_cc_connection_set_user_data(
+    connection: *mut DocaCcConnection,
+    user_data: DocaData,
+) -> DocaError {
+    guarded(|| match conn(connection) {
+        Some(c) => {
+            c.conn.set_user_data(user_data.to_data());
+            DOCA_SUCCESS
+        }
+        None => invalid(),
+    })
+}
+
+/// `doca_cc_connection_get_user_data`.
+#[no_mangle]
+pub extern "C" fn doca_cc_connection_get_user_data(connection: *const DocaCcConnection) -> DocaData {
+    conn(connection).map_or(DocaData { u64: 0 }, |c| DocaData::from_data(c.conn.user_data()))
+}
+
+/// `doca_cc_server_get_server_ctx`: the server of a server-side connection (NULL otherwise).
+#[no_mangle]
+pub extern "C" fn doca_cc_server_get_server_ctx(connection: *const DocaCcConnection) -> *mut DocaCcSide {
+    match conn(connection).filter(|c| c.conn.is_server_side()) {
+        Some(c) => c.side,
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// `doca_cc_client_get_client_ctx`: the client of a client-side connection (NULL otherwise).
+#[no_mangle]
+pub extern "C" fn doca_cc_client_get_client_ctx(connection: *const DocaCcConnection) -> *mut DocaCcSide {
+    match conn(connection).filter(|c| !c.conn.is_server_side()) {
+        Some(c) => c.side,
+        None => std::ptr::null_mut(),
+    }
+}

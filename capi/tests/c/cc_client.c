@@ -1,0 +1,135 @@
+/* A client in the shape of DOCA's cc_ctrl_path client sample: on host function b1:00.0, for
+ * the server argv[1]; sends argv[2] numbered messages one at a time, checks each echo, then
+ * stops and prints "ok <n>". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <doca_cc.h>
+#include <doca_ctx.h>
+#include <doca_dev.h>
+#include <doca_error.h>
+#include <doca_pe.h>
+
+static struct doca_cc_client *client;
+static struct doca_cc_connection *conn;
+static int echoed, failed, running;
+static char last[64];
+
+static void send_done(struct doca_cc_task_send *task, union doca_data td, union doca_data cd)
+{
+	(void)cd;
+	if (td.u64 != 42)
+		failed = 1;
+	doca_task_free(doca_cc_task_send_as_task(task));
+}
+
+static void send_failed(struct doca_cc_task_send *task, union doca_data td, union doca_data cd)
+{
+	(void)td;
+	(void)cd;
+	fprintf(stderr, "send failed: %s\n", doca_error_get_name(doca_task_get_status(doca_cc_task_send_as_task(task))));
+	doca_task_free(doca_cc_task_send_as_task(task));
+	failed = 1;
+}
+
+static void on_msg(struct doca_cc_event_msg_recv *event, uint8_t *buf, uint32_t len, struct doca_cc_connection *c)
+{
+	(void)event;
+	if (c != conn || len != strlen(last) || memcmp(buf, last, len) != 0 || doca_cc_client_get_client_ctx(c) != client) {
+		fprintf(stderr, "bad echo\n");
+		failed = 1;
+	}
+	echoed++;
+}
+
+static void on_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_ctx_states prev, enum doca_ctx_states next)
+{
+	(void)ud;
+	(void)ctx;
+	(void)prev;
+	if (next == DOCA_CTX_STATE_RUNNING)
+		running = 1;
+}
+
+static doca_error_t send_one(int i)
+{
+	struct doca_cc_task_send *task;
+	union doca_data d = {.u64 = 42};
+	doca_error_t res;
+
+	snprintf(last, sizeof(last), "message %d from C", i);
+	res = doca_cc_client_task_send_alloc_init(client, conn, last, (uint32_t)strlen(last), &task);
+	if (res != DOCA_SUCCESS)
+		return res;
+	doca_task_set_user_data(doca_cc_task_send_as_task(task), d);
+	return doca_task_submit(doca_cc_task_send_as_task(task));
+}
+
+int main(int argc, char **argv)
+{
+	struct doca_devinfo **list;
+	struct doca_dev *dev = NULL;
+	struct doca_pe *pe;
+	enum doca_ctx_states state;
+	uint32_t n, i;
+	uint8_t eq;
+	int count, sent = 0;
+	time_t end = time(NULL) + 60;
+	doca_error_t res;
+
+	if (argc < 3)
+		return 2;
+	count = atoi(argv[2]);
+	if (doca_devinfo_create_list(&list, &n) != DOCA_SUCCESS)
+		return 1;
+	for (i = 0; i < n && dev == NULL; i++)
+		if (doca_devinfo_is_equal_pci_addr(list[i], "b1:00.0", &eq) == DOCA_SUCCESS && eq)
+			doca_dev_open(list[i], &dev);
+	doca_devinfo_destroy_list(list);
+	if (dev == NULL || doca_pe_create(&pe) != DOCA_SUCCESS || doca_cc_client_create(dev, argv[1], &client) != DOCA_SUCCESS ||
+	    doca_pe_connect_ctx(pe, doca_cc_client_as_ctx(client)) != DOCA_SUCCESS ||
+	    doca_ctx_set_state_changed_cb(doca_cc_client_as_ctx(client), on_state) != DOCA_SUCCESS ||
+	    doca_cc_client_task_send_set_conf(client, send_done, send_failed, 16) != DOCA_SUCCESS ||
+	    doca_cc_client_event_msg_recv_register(client, on_msg) != DOCA_SUCCESS) {
+		fprintf(stderr, "client setup failed\n");
+		return 1;
+	}
+	res = doca_ctx_start(doca_cc_client_as_ctx(client));
+	if (res != DOCA_ERROR_IN_PROGRESS) {
+		fprintf(stderr, "start: %s (a client starts asynchronously)\n", doca_error_get_name(res));
+		return 1;
+	}
+	while (!running && time(NULL) < end)
+		if (doca_pe_progress(pe) == 0)
+			nanosleep(&(struct timespec){.tv_nsec = 10000}, NULL);
+	if (doca_cc_client_get_connection(client, &conn) != DOCA_SUCCESS)
+		return 1;
+	while (echoed < count && !failed && time(NULL) < end) {
+		if (sent == echoed) {
+			res = send_one(sent);
+			if (res != DOCA_SUCCESS) {
+				fprintf(stderr, "send: %s\n", doca_error_get_name(res));
+				return 1;
+			}
+			sent++;
+		}
+		if (doca_pe_progress(pe) == 0)
+			nanosleep(&(struct timespec){.tv_nsec = 10000}, NULL);
+	}
+	res = doca_ctx_stop(doca_cc_client_as_ctx(client));
+	do {
+		doca_pe_progress(pe);
+		doca_ctx_get_state(doca_cc_client_as_ctx(client), &state);
+	} while (state != DOCA_CTX_STATE_IDLE && time(NULL) < end + 5);
+	if (doca_cc_client_destroy(client) != DOCA_SUCCESS || doca_pe_destroy(pe) != DOCA_SUCCESS)
+		failed = 1;
+	doca_dev_close(dev);
+	if (failed || echoed != count) {
+		fprintf(stderr, "client: failed=%d echoed=%d of %d\n", failed, echoed, count);
+		return 1;
+	}
+	printf("ok %d\n", count);
+	return 0;
+}

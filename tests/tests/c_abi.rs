@@ -1,0 +1,173 @@
+//! The C ABI (`capi/`): C programs of our own, in the shape of DOCA's samples, built with the
+//! system C compiler against `capi/include` and `libdoca_capi.so`, run against each other
+//! and against the Rust side (`cc_peer`) — the mixed pairs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const CC_PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
+
+/// Where cargo put `libdoca_capi.so` (a dependency of this crate: in the `deps` folder
+/// beside this test binary).
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary");
+    let deps = exe.parent().expect("target/<profile>/deps/<test>");
+    [deps.to_path_buf(), deps.parent().expect("target/<profile>").to_path_buf()]
+        .into_iter()
+        .find(|d| d.join("libdoca_capi.so").exists())
+        .unwrap_or_else(|| panic!("libdoca_capi.so is not beside {}", exe.display()))
+}
+
+/// Compiles `capi/tests/c/<name>.c` into a program beside the library, once per run (tests
+/// run in parallel); its path.
+fn build(name: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = built.iter().find(|(n, _)| n == name) {
+        return p.clone();
+    }
+    let p = compile(name);
+    built.push((name.to_string(), p.clone()));
+    p
+}
+
+fn compile(name: &str) -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").join("capi");
+    let lib = lib_dir();
+    let out = lib.join(format!("c-{name}-{}", std::process::id()));
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = Command::new(&cc)
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-o"])
+        .arg(&out)
+        .arg(here.join("tests/c").join(format!("{name}.c")))
+        .arg(format!("-I{}", here.join("include").display()))
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-ldoca_capi")
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler {cc:?} (install one: .ci/run does): {e}"));
+    assert!(status.success(), "{name}.c does not build against capi/include");
+    out
+}
+
+/// Runs `prog` with `args` and the process side `side` (None: not set); fails unless it
+/// printed "ok".
+fn run(prog: &Path, args: &[&str], side: Option<&str>) {
+    let mut cmd = Command::new(prog);
+    cmd.args(args);
+    match side {
+        Some(s) => cmd.env("DOCA_EMU_SIDE", s),
+        None => cmd.env_remove("DOCA_EMU_SIDE"),
+    };
+    let out = cmd.output().expect("run the C program");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "{} {args:?} failed:\n{}{}",
+        prog.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_c_program_opens_devices_and_representors_and_meets_every_error_path() {
+    let prog = build("devices");
+    run(&prog, &[], None); // the DPU side: opening the DPU device by address settles it
+    run(&prog, &["host"], Some("host"));
+}
+
+/// The C echo server and the C client, each in its own process.
+#[test]
+fn a_c_client_and_a_c_server_talk_across_two_processes() {
+    let (server, client) = (build("cc_server"), build("cc_client"));
+    let name = format!("capi-c-c-{}", std::process::id());
+    let mut srv = Command::new(&server)
+        .arg(&name)
+        .env_remove("DOCA_EMU_SIDE")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the C server");
+    let out = Command::new(&client)
+        .args([&name, "200"])
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the C client");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok 200",
+        "the C client failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let served = srv.wait_with_output_or_kill();
+    assert!(served.contains("served 200"), "the C server said: {served}");
+}
+
+trait WaitOrKill {
+    fn wait_with_output_or_kill(&mut self) -> String;
+}
+
+impl WaitOrKill for std::process::Child {
+    /// Waits up to a minute for the process, then kills it; its stdout.
+    fn wait_with_output_or_kill(&mut self) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.try_wait() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = self.kill();
+        let _ = self.wait();
+        let mut out = String::new();
+        if let Some(mut s) = self.stdout.take() {
+            let _ = std::io::Read::read_to_string(&mut s, &mut out);
+        }
+        out
+    }
+}
+
+/// A mixed pair: the C echo server against the Rust client (`cc_peer client … echo`).
+#[test]
+fn the_c_server_serves_the_rust_client() {
+    let server = build("cc_server");
+    let name = format!("capi-c-rust-{}", std::process::id());
+    let mut srv = Command::new(&server)
+        .arg(&name)
+        .env_remove("DOCA_EMU_SIDE")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the C server");
+    let out = Command::new(CC_PEER)
+        .args(["client", &name, "echo", "300", "7"])
+        .output()
+        .expect("run the Rust client");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ok 300"),
+        "the Rust client failed against the C server:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let served = srv.wait_with_output_or_kill();
+    assert!(served.contains("served 300"), "the C server said: {served}");
+}
+
+/// A mixed pair: the Rust echo server (`cc_peer server`) against the C client.
+#[test]
+fn the_rust_server_serves_the_c_client() {
+    let client = build("cc_client");
+    let name = format!("capi-rust-c-{}", std::process::id());
+    let srv = doca_tests::Peer::spawn(CC_PEER, &["server", &name]);
+    assert_eq!(srv.line(), "running");
+    let out = Command::new(&client)
+        .args([&name, "300"])
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the C client");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok 300",
+        "the C client failed against the Rust server:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(srv.finish());
+}
