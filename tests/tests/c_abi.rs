@@ -171,3 +171,41 @@ fn the_rust_server_serves_the_c_client() {
     );
     assert!(srv.finish());
 }
+
+/// The documented install: library, headers and pkg-config files into a prefix; a C program
+/// then builds with `pkg-config --cflags --libs doca` alone, and runs.
+#[test]
+fn the_install_gives_a_prefix_that_pkg_config_finds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf();
+    let prefix = std::env::temp_dir().join(format!("doca-emu-prefix-{}", std::process::id()));
+    let status = Command::new("bash")
+        .arg(root.join("capi/install.sh"))
+        .arg("--lib")
+        .arg(lib_dir())
+        .arg(&prefix)
+        .status()
+        .expect("run capi/install.sh");
+    assert!(status.success(), "capi/install.sh failed");
+    for f in ["lib/libdoca_capi.so", "lib/libdoca_cc.so", "include/doca_cc.h", "lib/pkgconfig/doca.pc"] {
+        assert!(prefix.join(f).exists(), "{f} was not installed");
+    }
+    let flags = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "doca"])
+        .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
+        .output()
+        .expect("run pkg-config (.ci/run installs it)");
+    assert!(flags.status.success(), "pkg-config does not find doca");
+    let flags = String::from_utf8_lossy(&flags.stdout).to_string();
+    let prog = prefix.join("devices");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let status = Command::new(&cc)
+        .args(["-std=c11", "-D_GNU_SOURCE", "-o"])
+        .arg(&prog)
+        .arg(root.join("capi/tests/c/devices.c"))
+        .args(flags.split_whitespace())
+        .status()
+        .expect("run the C compiler");
+    assert!(status.success(), "devices.c does not build with the pkg-config flags: {flags}");
+    run(&prog, &[], None);
+    let _ = std::fs::remove_dir_all(&prefix);
+}
