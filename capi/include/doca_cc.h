@@ -65,6 +65,34 @@ DOCA_EXPERIMENTAL doca_error_t doca_cc_client_task_send_alloc_init(struct doca_c
 								   struct doca_cc_connection *peer, const void *msg,
 								   uint32_t len, struct doca_cc_task_send **task);
 
+/* Sizes: Idle only; 0 or above the capability is DOCA_ERROR_INVALID_VALUE. Server and client
+ * must use the same max message size. */
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_set_max_msg_size(struct doca_cc_server *cc_server, uint32_t size);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_get_max_msg_size(const struct doca_cc_server *cc_server, uint32_t *size);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_set_recv_queue_size(struct doca_cc_server *cc_server, uint32_t size);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_get_recv_queue_size(const struct doca_cc_server *cc_server,
+								  uint32_t *size);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_set_max_msg_size(struct doca_cc_client *cc_client, uint32_t size);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_get_max_msg_size(const struct doca_cc_client *cc_client, uint32_t *size);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_set_recv_queue_size(struct doca_cc_client *cc_client, uint32_t size);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_get_recv_queue_size(const struct doca_cc_client *cc_client,
+								  uint32_t *size);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_get_device(const struct doca_cc_server *cc_server, struct doca_dev **dev);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_get_device_repr(const struct doca_cc_server *cc_server,
+							      struct doca_dev_rep **repr);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_get_device(const struct doca_cc_client *cc_client, struct doca_dev **dev);
+
+/* Capabilities of a device. */
+DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_get_max_msg_size(const struct doca_devinfo *devinfo, uint32_t *max_msg_size);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_get_max_recv_queue_size(const struct doca_devinfo *devinfo,
+								   uint32_t *max_recv_queue_size);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_get_max_name_len(const struct doca_devinfo *devinfo, uint32_t *max_name_len);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_get_max_clients(const struct doca_devinfo *devinfo, uint32_t *max_clients);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_get_max_send_tasks(const struct doca_devinfo *devinfo,
+							      uint32_t *max_send_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_server_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_client_is_supported(const struct doca_devinfo *devinfo);
+
 DOCA_EXPERIMENTAL struct doca_task *doca_cc_task_send_as_task(struct doca_cc_task_send *task);
 
 DOCA_EXPERIMENTAL doca_error_t doca_cc_connection_set_user_data(struct doca_cc_connection *connection,

@@ -20,6 +20,9 @@ pub struct DocaCcSide {
     role: Role,
     ctx: *mut DocaCtx,
     shared: Rc<Shared>,
+    /// The device and representor handles it was created with (`*_get_device*`).
+    dev: *mut DocaDev,
+    rep: *mut DocaDevRep,
 }
 
 enum Role {
@@ -109,10 +112,10 @@ fn name_arg<'a>(name: *const c_char) -> Option<&'a str> {
     unsafe { CStr::from_ptr(name) }.to_str().ok()
 }
 
-fn hand_out_side(role: Role, ctx: Ctx) -> *mut DocaCcSide {
+fn hand_out_side(role: Role, ctx: Ctx, dev: *mut DocaDev, rep: *mut DocaDevRep) -> *mut DocaCcSide {
     let shared = Rc::new(Shared::default());
     let ctx = CTXS.add(DocaCtx(ctx));
-    let p = SIDES.add(DocaCcSide { role, ctx, shared: shared.clone() });
+    let p = SIDES.add(DocaCcSide { role, ctx, shared: shared.clone(), dev, rep });
     shared.side.set(p);
     p
 }
@@ -138,7 +141,7 @@ pub unsafe extern "C" fn doca_cc_server_create(
         match Server::create(&d.dev, &r.rep, name) {
             Ok(s) => {
                 let ctx = s.as_ctx();
-                out(server, hand_out_side(Role::Server(s), ctx))
+                out(server, hand_out_side(Role::Server(s), ctx, dev, repr))
             }
             Err(e) => e.code(),
         }
@@ -163,7 +166,7 @@ pub unsafe extern "C" fn doca_cc_client_create(
         match Client::create(&d.dev, name) {
             Ok(c) => {
                 let ctx = c.as_ctx();
-                out(client, hand_out_side(Role::Client(c), ctx))
+                out(client, hand_out_side(Role::Client(c), ctx, dev, std::ptr::null_mut()))
             }
             Err(e) => e.code(),
         }
@@ -180,7 +183,7 @@ fn destroy_side(p: *mut DocaCcSide, server: bool) -> DocaError {
     }
     // SAFETY: SIDES only holds DocaCcSide handles; the handle is freed once, here.
     let Some(side) = (unsafe { SIDES.remove(p) }) else { return invalid() };
-    let DocaCcSide { role, ctx, shared } = *side;
+    let DocaCcSide { role, ctx, shared, .. } = *side;
     // SAFETY: the context handle was made with the side and goes with it.
     drop(unsafe { CTXS.remove(ctx) });
     let r = match role {
@@ -545,4 +548,230 @@ pub extern "C" fn doca_cc_client_get_client_ctx(connection: *const DocaCcConnect
         Some(c) => c.side,
         None => std::ptr::null_mut(),
     }
+}
+
+fn set_size(p: *mut DocaCcSide, size: u32, queue: bool) -> DocaError {
+    let Some(s) = side(p) else { return invalid() };
+    let r = if queue {
+        both!(s, x => x.set_recv_queue_size(size))
+    } else {
+        both!(s, x => x.set_max_msg_size(size))
+    };
+    doca_core::Error::code_of(&r)
+}
+
+fn get_size(p: *const DocaCcSide, out_size: *mut u32, queue: bool) -> DocaError {
+    let Some(s) = side(p) else { return invalid() };
+    let v = if queue { both!(s, x => x.recv_queue_size()) } else { both!(s, x => x.max_msg_size()) };
+    out(out_size, v)
+}
+
+/// `doca_cc_server_set_max_msg_size`: Idle only; 0 or above the capability → `INVALID_VALUE`.
+#[no_mangle]
+pub extern "C" fn doca_cc_server_set_max_msg_size(server: *mut DocaCcSide, size: u32) -> DocaError {
+    guarded(|| set_size(server, size, false))
+}
+
+/// `doca_cc_server_get_max_msg_size`.
+///
+/// # Safety
+/// `size` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_server_get_max_msg_size(
+    server: *const DocaCcSide,
+    size: *mut u32,
+) -> DocaError {
+    guarded(|| get_size(server, size, false))
+}
+
+/// `doca_cc_server_set_recv_queue_size`.
+#[no_mangle]
+pub extern "C" fn doca_cc_server_set_recv_queue_size(server: *mut DocaCcSide, size: u32) -> DocaError {
+    guarded(|| set_size(server, size, true))
+}
+
+/// `doca_cc_server_get_recv_queue_size`.
+///
+/// # Safety
+/// `size` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_server_get_recv_queue_size(
+    server: *const DocaCcSide,
+    size: *mut u32,
+) -> DocaError {
+    guarded(|| get_size(server, size, true))
+}
+
+/// `doca_cc_client_set_max_msg_size`.
+#[no_mangle]
+pub extern "C" fn doca_cc_client_set_max_msg_size(client: *mut DocaCcSide, size: u32) -> DocaError {
+    guarded(|| set_size(client, size, false))
+}
+
+/// `doca_cc_client_get_max_msg_size`.
+///
+/// # Safety
+/// `size` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_client_get_max_msg_size(
+    client: *const DocaCcSide,
+    size: *mut u32,
+) -> DocaError {
+    guarded(|| get_size(client, size, false))
+}
+
+/// `doca_cc_client_set_recv_queue_size`.
+#[no_mangle]
+pub extern "C" fn doca_cc_client_set_recv_queue_size(client: *mut DocaCcSide, size: u32) -> DocaError {
+    guarded(|| set_size(client, size, true))
+}
+
+/// `doca_cc_client_get_recv_queue_size`.
+///
+/// # Safety
+/// `size` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_client_get_recv_queue_size(
+    client: *const DocaCcSide,
+    size: *mut u32,
+) -> DocaError {
+    guarded(|| get_size(client, size, true))
+}
+
+/// `doca_cc_server_get_device`: the device handle the server was created with.
+///
+/// # Safety
+/// `dev` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_server_get_device(
+    server: *const DocaCcSide,
+    dev: *mut *mut DocaDev,
+) -> DocaError {
+    guarded(|| match side(server) {
+        Some(s) => out(dev, s.dev),
+        None => invalid(),
+    })
+}
+
+/// `doca_cc_server_get_device_repr`: the representor handle the server was created with.
+///
+/// # Safety
+/// `repr` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_server_get_device_repr(
+    server: *const DocaCcSide,
+    repr: *mut *mut DocaDevRep,
+) -> DocaError {
+    guarded(|| match side(server) {
+        Some(s) if !s.rep.is_null() => out(repr, s.rep),
+        _ => invalid(),
+    })
+}
+
+/// `doca_cc_client_get_device`.
+///
+/// # Safety
+/// `dev` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_client_get_device(
+    client: *const DocaCcSide,
+    dev: *mut *mut DocaDev,
+) -> DocaError {
+    guarded(|| match side(client) {
+        Some(s) => out(dev, s.dev),
+        None => invalid(),
+    })
+}
+
+/// Writes a capability of the device behind `devinfo`.
+fn cap(
+    devinfo: *const crate::dev::DocaDevinfo,
+    value: *mut u32,
+    get: fn(&doca_core::DevInfo) -> doca_core::Result<u32>,
+) -> DocaError {
+    match crate::dev::devinfo_ref(devinfo) {
+        Some(d) => match get(d) {
+            Ok(v) => out(value, v),
+            Err(e) => e.code(),
+        },
+        None => invalid(),
+    }
+}
+
+/// `doca_cc_cap_get_max_msg_size`.
+///
+/// # Safety
+/// `max_msg_size` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_cap_get_max_msg_size(
+    devinfo: *const crate::dev::DocaDevinfo,
+    max_msg_size: *mut u32,
+) -> DocaError {
+    guarded(|| cap(devinfo, max_msg_size, doca_cc::caps::max_msg_size))
+}
+
+/// `doca_cc_cap_get_max_recv_queue_size`.
+///
+/// # Safety
+/// `max_recv_queue_size` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_cap_get_max_recv_queue_size(
+    devinfo: *const crate::dev::DocaDevinfo,
+    max_recv_queue_size: *mut u32,
+) -> DocaError {
+    guarded(|| cap(devinfo, max_recv_queue_size, doca_cc::caps::max_recv_queue_size))
+}
+
+/// `doca_cc_cap_get_max_name_len`.
+///
+/// # Safety
+/// `max_name_len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_cap_get_max_name_len(
+    devinfo: *const crate::dev::DocaDevinfo,
+    max_name_len: *mut u32,
+) -> DocaError {
+    guarded(|| cap(devinfo, max_name_len, doca_cc::caps::max_name_len))
+}
+
+/// `doca_cc_cap_get_max_clients`.
+///
+/// # Safety
+/// `max_clients` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_cap_get_max_clients(
+    devinfo: *const crate::dev::DocaDevinfo,
+    max_clients: *mut u32,
+) -> DocaError {
+    guarded(|| cap(devinfo, max_clients, doca_cc::caps::max_clients))
+}
+
+/// `doca_cc_cap_get_max_send_tasks`.
+///
+/// # Safety
+/// `max_send_tasks` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_cap_get_max_send_tasks(
+    devinfo: *const crate::dev::DocaDevinfo,
+    max_send_tasks: *mut u32,
+) -> DocaError {
+    guarded(|| cap(devinfo, max_send_tasks, doca_cc::caps::max_send_tasks))
+}
+
+/// `doca_cc_cap_server_is_supported`: the DPU device; a host function is `NOT_SUPPORTED`.
+#[no_mangle]
+pub extern "C" fn doca_cc_cap_server_is_supported(devinfo: *const crate::dev::DocaDevinfo) -> DocaError {
+    guarded(|| match crate::dev::devinfo_ref(devinfo) {
+        Some(d) => doca_core::Error::code_of(&doca_cc::caps::server_is_supported(d)),
+        None => invalid(),
+    })
+}
+
+/// `doca_cc_cap_client_is_supported`: a host function; the DPU device is `NOT_SUPPORTED`.
+#[no_mangle]
+pub extern "C" fn doca_cc_cap_client_is_supported(devinfo: *const crate::dev::DocaDevinfo) -> DocaError {
+    guarded(|| match crate::dev::devinfo_ref(devinfo) {
+        Some(d) => doca_core::Error::code_of(&doca_cc::caps::client_is_supported(d)),
+        None => invalid(),
+    })
 }

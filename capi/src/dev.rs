@@ -161,6 +161,11 @@ fn devinfo_of<'a>(p: *const DocaDevinfo) -> Option<&'a DevInfo> {
     devinfo(p)
 }
 
+/// A devinfo handle, for the capability queries of other headers.
+pub(crate) fn devinfo_ref<'a>(p: *const DocaDevinfo) -> Option<&'a DevInfo> {
+    devinfo(p)
+}
+
 /// `doca_devinfo_is_equal_pci_addr`: both spellings; a malformed address is `INVALID_VALUE`.
 ///
 /// # Safety

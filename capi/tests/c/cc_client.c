@@ -96,6 +96,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "client setup failed\n");
 		return 1;
 	}
+	if (doca_cc_client_set_max_msg_size(client, 4080) != DOCA_SUCCESS ||
+	    doca_cc_cap_client_is_supported(doca_dev_as_devinfo(dev)) != DOCA_SUCCESS ||
+	    doca_cc_cap_server_is_supported(doca_dev_as_devinfo(dev)) != DOCA_ERROR_NOT_SUPPORTED) {
+		fprintf(stderr, "client sizes failed\n");
+		return 1;
+	}
 	res = doca_ctx_start(doca_cc_client_as_ctx(client));
 	if (res != DOCA_ERROR_IN_PROGRESS) {
 		fprintf(stderr, "start: %s (a client starts asynchronously)\n", doca_error_get_name(res));

@@ -123,6 +123,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "server setup failed\n");
 		return 1;
 	}
+	{
+		/* As the samples do: the capability, then the sizes. */
+		uint32_t max, got;
+		struct doca_dev *d;
+
+		if (doca_cc_cap_get_max_msg_size(doca_dev_as_devinfo(dev), &max) != DOCA_SUCCESS || max < 4080 ||
+		    doca_cc_cap_server_is_supported(doca_dev_as_devinfo(dev)) != DOCA_SUCCESS ||
+		    doca_cc_server_set_max_msg_size(server, 4080) != DOCA_SUCCESS ||
+		    doca_cc_server_set_recv_queue_size(server, 64) != DOCA_SUCCESS ||
+		    doca_cc_server_get_max_msg_size(server, &got) != DOCA_SUCCESS || got != 4080 ||
+		    doca_cc_server_set_max_msg_size(server, max + 1) != DOCA_ERROR_INVALID_VALUE ||
+		    doca_cc_server_get_device(server, &d) != DOCA_SUCCESS || d != dev) {
+			fprintf(stderr, "server sizes failed\n");
+			return 1;
+		}
+	}
 	res = doca_ctx_start(doca_cc_server_as_ctx(server));
 	if (res != DOCA_SUCCESS) {
 		fprintf(stderr, "start: %s\n", doca_error_get_name(res));
