@@ -50,6 +50,35 @@ fn compile(name: &str) -> PathBuf {
     out
 }
 
+/// Fails unless `out` is a success whose output contains `want` (`who` names it).
+fn expect_output(out: &std::process::Output, want: &str, who: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains(want),
+        "{who} failed (wanted {want:?}):\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Starts the C echo server on `name`.
+fn start_c_server(name: &str) -> std::process::Child {
+    Command::new(build("cc_server"))
+        .arg(name)
+        .env_remove("DOCA_EMU_SIDE")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the C server")
+}
+
+/// Runs the C client against `name` for `n` messages.
+fn run_c_client(name: &str, n: u32) -> std::process::Output {
+    Command::new(build("cc_client"))
+        .args([name, &n.to_string()])
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the C client")
+}
+
 /// Runs `prog` with `args` and the process side `side` (None: not set); fails unless it
 /// printed "ok".
 fn run(prog: &Path, args: &[&str], side: Option<&str>) {
@@ -79,25 +108,9 @@ fn a_c_program_opens_devices_and_representors_and_meets_every_error_path() {
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {
-    let (server, client) = (build("cc_server"), build("cc_client"));
     let name = format!("capi-c-c-{}", std::process::id());
-    let mut srv = Command::new(&server)
-        .arg(&name)
-        .env_remove("DOCA_EMU_SIDE")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("start the C server");
-    let out = Command::new(&client)
-        .args([&name, "200"])
-        .env_remove("DOCA_EMU_SIDE")
-        .output()
-        .expect("run the C client");
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok 200",
-        "the C client failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut srv = start_c_server(&name);
+    expect_output(&run_c_client(&name, 200), "ok 200", "the C client");
     let served = srv.wait_with_output_or_kill();
     assert!(served.contains("served 200"), "the C server said: {served}");
 }
@@ -129,24 +142,13 @@ impl WaitOrKill for std::process::Child {
 /// A mixed pair: the C echo server against the Rust client (`cc_peer client … echo`).
 #[test]
 fn the_c_server_serves_the_rust_client() {
-    let server = build("cc_server");
     let name = format!("capi-c-rust-{}", std::process::id());
-    let mut srv = Command::new(&server)
-        .arg(&name)
-        .env_remove("DOCA_EMU_SIDE")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("start the C server");
+    let mut srv = start_c_server(&name);
     let out = Command::new(CC_PEER)
         .args(["client", &name, "echo", "300", "7"])
         .output()
         .expect("run the Rust client");
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("ok 300"),
-        "the Rust client failed against the C server:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_output(&out, "ok 300", "the Rust client against the C server");
     let served = srv.wait_with_output_or_kill();
     assert!(served.contains("served 300"), "the C server said: {served}");
 }
@@ -154,21 +156,10 @@ fn the_c_server_serves_the_rust_client() {
 /// A mixed pair: the Rust echo server (`cc_peer server`) against the C client.
 #[test]
 fn the_rust_server_serves_the_c_client() {
-    let client = build("cc_client");
     let name = format!("capi-rust-c-{}", std::process::id());
     let srv = doca_tests::Peer::spawn(CC_PEER, &["server", &name]);
     assert_eq!(srv.line(), "running");
-    let out = Command::new(&client)
-        .args([&name, "300"])
-        .env_remove("DOCA_EMU_SIDE")
-        .output()
-        .expect("run the C client");
-    assert!(
-        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok 300",
-        "the C client failed against the Rust server:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    expect_output(&run_c_client(&name, 300), "ok 300", "the C client against the Rust server");
     assert!(srv.finish());
 }
 
