@@ -1,8 +1,9 @@
 //! A C ABI over the Rust crates: DOCA's function names, C types and error codes, so that C
 //! code written against DOCA's headers builds against `capi/include/` and links this library.
 //!
-//! Covered so far: `doca_error.h`, `doca_types.h`, `doca_dev.h`, `doca_pe.h`, `doca_ctx.h` and
-//! the control path of `doca_cc.h` (see the book's chapter "Running DOCA C code on the
+//! Covered so far: `doca_error.h`, `doca_types.h`, `doca_dev.h`, `doca_pe.h`, `doca_ctx.h`,
+//! the control path of `doca_cc.h`, and the core of `doca_mmap.h`, `doca_buf_inventory.h` and
+//! `doca_buf.h` (see the book's chapter "Running DOCA C code on the
 //! emulator" for what is and is not there yet).
 //!
 //! Rules every exported function keeps:
@@ -16,17 +17,21 @@
 
 #![allow(unsafe_code)]
 
+mod buf;
 mod cc;
 mod ctx;
 mod dev;
 mod error;
 mod handles;
+mod mmap;
 mod pe;
 
+pub use buf::*;
 pub use cc::*;
 pub use ctx::*;
 pub use dev::*;
 pub use error::*;
+pub use mmap::*;
 pub use pe::*;
 
 /// `doca_error_t`: a DOCA error code (`DOCA_SUCCESS` is 0).

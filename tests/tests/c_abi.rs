@@ -105,6 +105,13 @@ fn a_c_program_opens_devices_and_representors_and_meets_every_error_path() {
     run(&prog, &["host"], Some("host"));
 }
 
+/// The application's own memory in a map, buffers by address, bytes through DOCA's pointers,
+/// reference counts and the error paths, from C.
+#[test]
+fn a_c_program_maps_its_own_memory_and_uses_buffers_by_address() {
+    run(&build("memory"), &[], None);
+}
+
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {

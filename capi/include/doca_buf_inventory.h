@@ -1,0 +1,39 @@
+/* doca-emu: buffer inventories. */
+#ifndef DOCA_EMU_BUF_INVENTORY_H_
+#define DOCA_EMU_BUF_INVENTORY_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "doca_buf.h"
+#include "doca_compat.h"
+#include "doca_error.h"
+#include "doca_mmap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct doca_buf_inventory;
+
+DOCA_STABLE doca_error_t doca_buf_inventory_create(uint32_t num_elements, struct doca_buf_inventory **inventory);
+/* IN_USE while buffers are out. */
+DOCA_STABLE doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory);
+DOCA_STABLE doca_error_t doca_buf_inventory_start(struct doca_buf_inventory *inventory);
+DOCA_STABLE doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory);
+DOCA_STABLE doca_error_t doca_buf_inventory_get_num_free_elements(const struct doca_buf_inventory *inventory,
+								   uint32_t *num_free_elements);
+/* Addresses of the map's memory range: head <= data <= data + data_len <= head + len. */
+DOCA_STABLE doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inventory, struct doca_mmap *mmap,
+							     void *addr, size_t len, void *data, size_t data_len,
+							     struct doca_buf **buf);
+DOCA_STABLE doca_error_t doca_buf_inventory_buf_get_by_addr(struct doca_buf_inventory *inventory, struct doca_mmap *mmap,
+							     void *addr, size_t len, struct doca_buf **buf);
+DOCA_STABLE doca_error_t doca_buf_inventory_buf_get_by_data(struct doca_buf_inventory *inventory, struct doca_mmap *mmap,
+							     void *data, size_t data_len, struct doca_buf **buf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
