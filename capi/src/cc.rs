@@ -246,8 +246,9 @@ fn set_conf(p: *mut DocaCcSide, completion: TaskSendCb, error: TaskSendCb, num: 
             let Some(&h) = shared.tasks.borrow().get(&id) else { return };
             if let Some(handle) = task(h) {
                 *handle.task.borrow_mut() = Some(t);
-                // SAFETY: the application's completion callback, given the task's own handle
+                // the application's completion callback, given the task's own handle
                 // (valid until doca_task_free) and the user data.
+                // SAFETY: see above.
                 unsafe { cb(h, DocaData::from_data(task_data), DocaData::from_data(ctx_data)) };
             }
         }
@@ -291,8 +292,9 @@ fn msg_recv(p: *mut DocaCcSide, cb: MsgRecvCb) -> DocaError {
             scratch.extend_from_slice(msg);
             let (buf, len) = (scratch.as_mut_ptr(), scratch.len() as u32);
             drop(scratch);
-            // SAFETY: the application's receive callback; the copy it gets lives until the
+            // the application's receive callback; the copy it gets lives until the
             // next message (it is only read during the call, as DOCA documents).
+            // SAFETY: see above.
             unsafe { cb(std::ptr::null_mut(), buf, len, handle) };
         }
     }));
@@ -334,8 +336,9 @@ pub extern "C" fn doca_cc_server_event_connection_register(
             move |c: &Connection, ok: bool| {
                 let Some(shared) = w.upgrade() else { return };
                 let handle = shared.conn(c);
-                // SAFETY: the application's connection callback, given the connection's handle
+                // the application's connection callback, given the connection's handle
                 // (valid while its server lives).
+                // SAFETY: see above.
                 unsafe { cb(std::ptr::null_mut(), handle, ok as u8) };
             }
         };

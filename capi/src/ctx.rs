@@ -74,8 +74,9 @@ pub(crate) fn out<T>(p: *mut T, value: T) -> DocaError {
     if p.is_null() {
         return invalid();
     }
-    // SAFETY: a non-NULL out-parameter points to writable memory for a T (the caller's
+    // a non-NULL out-parameter points to writable memory for a T (the caller's
     // contract).
+    // SAFETY: see above.
     unsafe { p.write(value) };
     DOCA_SUCCESS
 }
@@ -140,8 +141,9 @@ pub extern "C" fn doca_ctx_set_state_changed_cb(ctx: *mut DocaCtx, cb: DocaCtxSt
         let handle = ctx;
         doca_core::Error::code_of(&c.0.set_state_changed_cb(
             move |data, _, prev: CtxState, next: CtxState| {
-                // SAFETY: a C callback the application registered for this context; it gets the
+                // a C callback the application registered for this context; it gets the
                 // context's own handle, valid while the context lives (callbacks run only then).
+                // SAFETY: see above.
                 unsafe { cb(DocaData::from_data(data), handle, prev as u32, next as u32) }
             },
         ))

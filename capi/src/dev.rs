@@ -42,8 +42,9 @@ fn free_list<T>(list: *mut *mut T) -> Option<Vec<*mut T>> {
     let mut lists = LISTS.lock();
     let at = lists.iter().position(|&(a, _)| a == list as usize)?;
     let (_, len) = lists.swap_remove(at);
-    // SAFETY: the array came from hand_out (into_boxed_slice of `len` elements of the same
+    // the array came from hand_out (into_boxed_slice of `len` elements of the same
     // type: lists of each kind only reach the matching destroy function) and is freed once.
+    // SAFETY: see above.
     let items = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(list, len)) };
     Some(items.into_vec())
 }

@@ -32,8 +32,9 @@ impl Handles {
     /// value must not be removed while the reference is used (the C caller's contract: no
     /// use of a handle concurrently with its destruction).
     pub(crate) unsafe fn get<'a, T>(&self, p: *const T) -> Option<&'a T> {
-        // SAFETY: a live address came from Box::into_raw of a T (caller's contract) and is
+        // a live address came from Box::into_raw of a T (caller's contract) and is
         // still allocated (it leaves the set before it is freed).
+        // SAFETY: see above.
         self.live(p).then(|| unsafe { &*p })
     }
 
@@ -43,8 +44,9 @@ impl Handles {
     /// As [`Handles::get`].
     pub(crate) unsafe fn remove<T>(&self, p: *mut T) -> Option<Box<T>> {
         let removed = self.0.lock().as_mut().is_some_and(|s| s.remove(&(p as usize)));
-        // SAFETY: the address came from Box::into_raw of a T and was live until now; it is
+        // the address came from Box::into_raw of a T and was live until now; it is
         // freed once, here (it left the set above, under the lock).
+        // SAFETY: see above.
         removed.then(|| unsafe { Box::from_raw(p) })
     }
 }

@@ -73,8 +73,9 @@ pub unsafe extern "C" fn doca_mmap_set_memrange(
         let (Some(m), Some(ptr)) = (self::mmap(mmap), NonNull::new(addr as *mut u8)) else {
             return invalid();
         };
-        // SAFETY: the caller's contract: the memory is valid for reads and writes while the
+        // the caller's contract: the memory is valid for reads and writes while the
         // map lives and is reached only through the map's buffers meanwhile.
+        // SAFETY: see above.
         let memory = unsafe { Memory::from_raw(ptr, len, true) };
         doca_core::Error::code_of(&m.set_memrange(memory))
     })

@@ -421,9 +421,10 @@ impl Tracker {
         }
         let at = self.base + offset;
         self.borrows.acquire(at, len, true)?;
-        // SAFETY: in bounds of memory valid for writes; the exclusive borrow registered above
+        // in bounds of memory valid for writes; the exclusive borrow registered above
         // keeps every other reader and writer of this process away (through any mapping of
         // the same memory) until the guard drops.
+        // SAFETY: see above.
         let slice = unsafe { std::slice::from_raw_parts_mut(region.ptr.as_ptr().add(offset), len) };
         Ok(BytesMut { slice, borrows: &self.borrows, offset: at })
     }
@@ -437,9 +438,10 @@ impl Tracker {
         }
         let held = self.borrows.0.lock();
         Borrows::check(&held, self.base + offset, src.len(), true)?;
-        // SAFETY: in bounds (checked) of memory valid for writes while `region`'s owner
+        // in bounds (checked) of memory valid for writes while `region`'s owner
         // lives; no borrow of these bytes exists in this process (checked) and none can be
         // taken while we hold the lock.
+        // SAFETY: see above.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), region.ptr.as_ptr().add(offset), src.len()) };
         drop(held);
         Ok(())
@@ -496,11 +498,12 @@ impl Tracker {
         };
         Borrows::check(src_held, a, len, false)?;
         Borrows::check(dst_held, b, len, true)?;
-        // SAFETY: both ranges in bounds (checked) of mapped memory that lives while the
+        // both ranges in bounds (checked) of mapped memory that lives while the
         // regions' owners do; the destination is writable (checked); neither range is borrowed
         // in a conflicting way in this process (checked) and no borrow can be taken while we
         // hold the locks; the ranges do not overlap within one memory (checked; two different
         // memories never alias).
+        // SAFETY: see above.
         unsafe {
             std::ptr::copy_nonoverlapping(src.ptr.as_ptr().add(src_off), dst.ptr.as_ptr().add(dst_off), len)
         };

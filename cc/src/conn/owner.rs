@@ -42,9 +42,10 @@ impl<T: Clone> ThreadBound<T> {
         if !self.on_owner_thread() {
             return Err(Error::NotPermitted);
         }
-        // SAFETY: on the owner thread, the only thread that ever touches the value; no
+        // on the owner thread, the only thread that ever touches the value; no
         // reference to it outlives this call (clearing cannot run during the clone, which
         // calls no user code).
+        // SAFETY: see above.
         let value = unsafe { &*self.value.get() };
         value.clone().ok_or(Error::NotFound)
     }
