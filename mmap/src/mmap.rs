@@ -870,6 +870,12 @@ impl Desc {
         }
         let perms = AccessFlags::from_mask(u32_at(12))?;
         let from = PciAddr::new(u16_at(60), d[62], d[63], d[64])?;
+        // The exporter's addresses of the range must be addresses here too: a buffer's
+        // address (base + offset) can then never overflow.
+        let (addr, len) = (u64_at(68), u64_at(52));
+        if addr.checked_add(len).is_none_or(|end| usize::try_from(end).is_err()) {
+            bail!(Error::InvalidValue, "mmap export descriptor range {addr:#x}+{len} is not an address range");
+        }
         Ok(Desc {
             perms,
             pid: u32_at(16),

@@ -261,6 +261,13 @@ fn doca_mmap_create_from_export_refuses_malformed_forged_and_stale_descriptors()
     let mut forged = desc.clone();
     forged[30] ^= 0x55; // inside the token
     assert_eq!(Mmap::create_from_export(None, &forged, &d).unwrap_err(), Error::NotFound, "forged");
+    let mut wrapping = desc.clone();
+    wrapping[68..76].copy_from_slice(&u64::MAX.to_le_bytes()); // exporter's base address
+    assert_eq!(
+        Mmap::create_from_export(None, &wrapping, &d).unwrap_err(),
+        Error::InvalidValue,
+        "a base address whose range wraps around"
+    );
 }
 
 #[test]
