@@ -692,7 +692,7 @@ fn cap(
     value: *mut u32,
     get: fn(&doca_core::DevInfo) -> doca_core::Result<u32>,
 ) -> DocaError {
-    match crate::dev::devinfo_ref(devinfo) {
+    match crate::dev::devinfo(devinfo) {
         Some(d) => match get(d) {
             Ok(v) => out(value, v),
             Err(e) => e.code(),
@@ -764,7 +764,7 @@ pub unsafe extern "C" fn doca_cc_cap_get_max_send_tasks(
 /// `doca_cc_cap_server_is_supported`: the DPU device; a host function is `NOT_SUPPORTED`.
 #[no_mangle]
 pub extern "C" fn doca_cc_cap_server_is_supported(devinfo: *const crate::dev::DocaDevinfo) -> DocaError {
-    guarded(|| match crate::dev::devinfo_ref(devinfo) {
+    guarded(|| match crate::dev::devinfo(devinfo) {
         Some(d) => doca_core::Error::code_of(&doca_cc::caps::server_is_supported(d)),
         None => invalid(),
     })
@@ -773,7 +773,7 @@ pub extern "C" fn doca_cc_cap_server_is_supported(devinfo: *const crate::dev::Do
 /// `doca_cc_cap_client_is_supported`: a host function; the DPU device is `NOT_SUPPORTED`.
 #[no_mangle]
 pub extern "C" fn doca_cc_cap_client_is_supported(devinfo: *const crate::dev::DocaDevinfo) -> DocaError {
-    guarded(|| match crate::dev::devinfo_ref(devinfo) {
+    guarded(|| match crate::dev::devinfo(devinfo) {
         Some(d) => doca_core::Error::code_of(&doca_cc::caps::client_is_supported(d)),
         None => invalid(),
     })

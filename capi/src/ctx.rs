@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use doca_core::{Ctx, CtxState, Data};
 
 use crate::handles::Handles;
-use crate::pe::pe_of;
+use crate::pe::pe;
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// `union doca_data`.
@@ -45,7 +45,7 @@ pub type DocaCtxStateChangedCb = Option<unsafe extern "C" fn(DocaData, *mut Doca
 /// `doca_pe_connect_ctx`.
 #[no_mangle]
 pub extern "C" fn doca_pe_connect_ctx(pe: *mut crate::pe::DocaPe, ctx: *mut DocaCtx) -> DocaError {
-    guarded(|| match (pe_of(pe), self::ctx(ctx)) {
+    guarded(|| match (self::pe(pe), self::ctx(ctx)) {
         (Some(engine), Some(c)) => doca_core::Error::code_of(&engine.connect_ctx(&c.0)),
         _ => invalid(),
     })

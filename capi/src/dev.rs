@@ -71,7 +71,8 @@ fn arg_str<'a>(s: *const c_char) -> Option<&'a str> {
     unsafe { CStr::from_ptr(s) }.to_str().ok()
 }
 
-fn devinfo<'a>(p: *const DocaDevinfo) -> Option<&'a DevInfo> {
+/// A devinfo handle (from a list or from `doca_dev_as_devinfo`).
+pub(crate) fn devinfo<'a>(p: *const DocaDevinfo) -> Option<&'a DevInfo> {
     // SAFETY: DEVINFOS only holds DocaDevinfo handles.
     unsafe { DEVINFOS.get(p) }.map(|d| &d.0)
 }
@@ -151,20 +152,10 @@ pub unsafe extern "C" fn doca_devinfo_get_pci_addr_str(
     devinfo: *const DocaDevinfo,
     pci_addr_str: *mut c_char,
 ) -> DocaError {
-    guarded(|| match devinfo_of(devinfo) {
+    guarded(|| match self::devinfo(devinfo) {
         Some(d) => put_str(&d.pci_addr_str(), pci_addr_str, doca_core::pci::PCI_ADDR_SIZE),
         None => invalid(),
     })
-}
-
-/// A devinfo handle from a list or from `doca_dev_as_devinfo`.
-fn devinfo_of<'a>(p: *const DocaDevinfo) -> Option<&'a DevInfo> {
-    devinfo(p)
-}
-
-/// A devinfo handle, for the capability queries of other headers.
-pub(crate) fn devinfo_ref<'a>(p: *const DocaDevinfo) -> Option<&'a DevInfo> {
-    devinfo(p)
 }
 
 /// `doca_devinfo_is_equal_pci_addr`: both spellings; a malformed address is `INVALID_VALUE`.
@@ -178,7 +169,7 @@ pub unsafe extern "C" fn doca_devinfo_is_equal_pci_addr(
     is_equal: *mut u8,
 ) -> DocaError {
     guarded(|| {
-        let (Some(d), Some(pci)) = (devinfo_of(devinfo), arg_str(pci_addr_str)) else { return invalid() };
+        let (Some(d), Some(pci)) = (self::devinfo(devinfo), arg_str(pci_addr_str)) else { return invalid() };
         match d.is_equal_pci_addr(pci) {
             Ok(eq) => out(is_equal, eq as u8),
             Err(e) => e.code(),
@@ -196,7 +187,7 @@ pub unsafe extern "C" fn doca_devinfo_get_iface_name(
     iface_name: *mut c_char,
     size: u32,
 ) -> DocaError {
-    guarded(|| match devinfo_of(devinfo) {
+    guarded(|| match self::devinfo(devinfo) {
         Some(d) => put_str(d.iface_name(), iface_name, size as usize),
         None => invalid(),
     })
@@ -212,7 +203,7 @@ pub unsafe extern "C" fn doca_devinfo_get_ibdev_name(
     ibdev_name: *mut c_char,
     size: u32,
 ) -> DocaError {
-    guarded(|| match devinfo_of(devinfo) {
+    guarded(|| match self::devinfo(devinfo) {
         Some(d) => put_str(d.ibdev_name(), ibdev_name, size as usize),
         None => invalid(),
     })
@@ -228,7 +219,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_all_supported(
     devinfo: *const DocaDevinfo,
     filter_all_supported: *mut u8,
 ) -> DocaError {
-    guarded(|| match devinfo_of(devinfo).map(DevInfo::rep_cap_is_filter_all_supported) {
+    guarded(|| match self::devinfo(devinfo).map(DevInfo::rep_cap_is_filter_all_supported) {
         Some(Ok(b)) => out(filter_all_supported, b as u8),
         Some(Err(e)) => e.code(),
         None => invalid(),
@@ -242,7 +233,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_all_supported(
 #[no_mangle]
 pub unsafe extern "C" fn doca_dev_open(devinfo: *mut DocaDevinfo, dev: *mut *mut DocaDev) -> DocaError {
     guarded(|| {
-        let Some(info) = devinfo_of(devinfo) else { return invalid() };
+        let Some(info) = self::devinfo(devinfo) else { return invalid() };
         if dev.is_null() {
             return invalid();
         }

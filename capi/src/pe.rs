@@ -14,11 +14,7 @@ pub struct DocaPe(pub(crate) Pe);
 
 static PES: Handles = Handles::new();
 
-pub(crate) fn pe_of<'a>(p: *const DocaPe) -> Option<&'a Pe> {
-    pe(p)
-}
-
-fn pe<'a>(p: *const DocaPe) -> Option<&'a Pe> {
+pub(crate) fn pe<'a>(p: *const DocaPe) -> Option<&'a Pe> {
     // SAFETY: PES only holds DocaPe handles.
     unsafe { PES.get(p) }.map(|p| &p.0)
 }

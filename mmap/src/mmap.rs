@@ -874,7 +874,10 @@ impl Desc {
         // address (base + offset) can then never overflow.
         let (addr, len) = (u64_at(68), u64_at(52));
         if addr.checked_add(len).is_none_or(|end| usize::try_from(end).is_err()) {
-            bail!(Error::InvalidValue, "mmap export descriptor range {addr:#x}+{len} is not an address range");
+            bail!(
+                Error::InvalidValue,
+                "mmap export descriptor range {addr:#x}+{len} is not an address range"
+            );
         }
         Ok(Desc {
             perms,

@@ -4,29 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include <doca_dev.h>
 #include <doca_error.h>
 #include <doca_pe.h>
 
-static int failures;
-
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
-
-#define CHECK_CODE(expr, want)                                               \
-	do {                                                                 \
-		doca_error_t got_ = (expr);                                  \
-		if (got_ != (want)) {                                        \
-			fprintf(stderr, "%s:%d: %s gave %s, expected %s\n", __FILE__, __LINE__, #expr, \
-				doca_error_get_name(got_), doca_error_get_name(want)); \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
 
 /* The samples' open_doca_device_with_pci, as C applications write it. */
 static doca_error_t open_with_pci(const char *pci, struct doca_dev **dev)
@@ -139,10 +121,5 @@ int main(int argc, char **argv)
 	CHECK(doca_pe_progress(NULL) == 0);
 
 done:
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	return checks_result();
 }

@@ -5,29 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include <doca_buf.h>
 #include <doca_buf_inventory.h>
 #include <doca_mmap.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                          \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                          \
-		}                                                                            \
-	} while (0)
-
-#define CHECK_CODE(expr, want)                                                                    \
-	do {                                                                                      \
-		doca_error_t got_ = (expr);                                                       \
-		if (got_ != (want)) {                                                             \
-			fprintf(stderr, "%s:%d: %s gave %s, expected %s\n", __FILE__, __LINE__, #expr, \
-				doca_error_get_name(got_), doca_error_get_name(want));                   \
-			failures++;                                                               \
-		}                                                                                 \
-	} while (0)
 
 int main(void)
 {
@@ -101,10 +83,5 @@ int main(void)
 	CHECK_CODE(doca_mmap_destroy(map), DOCA_ERROR_INVALID_VALUE);
 	free(mem);
 
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	return checks_result();
 }
