@@ -31,62 +31,114 @@
 #![forbid(unsafe_code)]
 
 use std::fmt;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use doca_core::{bail, Data, Error, Refused, Result};
 use doca_mmap::{Bytes, BytesMut, MapAccess, MapRef, Mmap};
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::Mutex;
 
+/// Bits of [`Elem::meta`]: the generation (high 32 bits), whether the element is out of
+/// the inventory, whether it heads its list, and its reference count (low 16 bits).
+const IN_USE: u64 = 1 << 16;
+const HEAD: u64 = 1 << 17;
+const RC_MASK: u64 = 0xffff;
+const NO_NEXT: u32 = u32::MAX;
+
+fn gen_of(meta: u64) -> u32 {
+    (meta >> 32) as u32
+}
+
+/// One buffer descriptor. Its fields are atomics so that a buffer is read and changed
+/// without a lock (a lock round trip per call was most of a fast-path message's cost).
+/// Changes to one buffer from two threads at once are not ordered, as in C (`doca_buf` is
+/// not thread-safe); they can never reach memory outside the buffer's map: every byte
+/// access is checked against the map again.
 struct Elem {
-    gen: u32,
-    in_use: bool,
-    map: Option<MapRef>,
-    head: usize,
-    len: usize,
-    data: usize,
-    data_len: usize,
-    refcount: u16,
-    next: Option<u32>,
-    is_head: bool,
+    meta: AtomicU64,
+    head: AtomicUsize,
+    len: AtomicUsize,
+    data: AtomicUsize,
+    data_len: AtomicUsize,
+    /// The next element of the list, or [`NO_NEXT`]. Changed under the inventory's lock.
+    next: AtomicU32,
+    /// The map it points into while in use (read by the cold paths: dup, list walks).
+    map: Mutex<Option<MapRef>>,
 }
 
-struct State {
-    started: bool,
-    user_data: Data,
-    elems: Vec<Elem>,
-    free: Vec<u32>,
-}
+impl Elem {
+    fn free() -> Elem {
+        Elem {
+            meta: AtomicU64::new(HEAD),
+            head: AtomicUsize::new(0),
+            len: AtomicUsize::new(0),
+            data: AtomicUsize::new(0),
+            data_len: AtomicUsize::new(0),
+            next: AtomicU32::new(NO_NEXT),
+            map: Mutex::new(None),
+        }
+    }
 
-impl State {
-    /// Gives free element `idx` a buffer over `map`: refcount 1, alone in its list (or
-    /// `head` false: a list element). Returns its generation and the map's byte access.
-    fn occupy(
-        &mut self,
-        idx: u32,
-        map: MapRef,
-        (head, len, data, data_len): (usize, usize, usize, usize),
-        is_head: bool,
-    ) -> (u32, MapAccess) {
-        let access = map.access();
-        let e = &mut self.elems[idx as usize];
-        *e = Elem {
-            gen: e.gen,
-            in_use: true,
-            map: Some(map),
-            head,
-            len,
-            data,
-            data_len,
-            refcount: 1,
-            next: None,
-            is_head,
-        };
-        (e.gen, access)
+    fn next(&self) -> Option<u32> {
+        Some(self.next.load(Ordering::Relaxed)).filter(|&n| n != NO_NEXT)
+    }
+
+    fn is_head(&self) -> bool {
+        self.meta.load(Ordering::Relaxed) & HEAD != 0
+    }
+
+    fn shape(&self) -> Shape {
+        Shape {
+            head: self.head.load(Ordering::Relaxed),
+            len: self.len.load(Ordering::Relaxed),
+            data: self.data.load(Ordering::Relaxed),
+            data_len: self.data_len.load(Ordering::Relaxed),
+            in_list: !self.is_head() || self.next().is_some(),
+        }
     }
 }
 
+/// What the inventory's lock guards: its state and the free elements.
+struct State {
+    started: bool,
+    user_data: Data,
+    free: Vec<u32>,
+}
+
 struct InvInner {
+    elems: Box<[Elem]>,
     state: Mutex<State>,
+}
+
+impl InvInner {
+    /// Gives free element `idx` a buffer over `map`: refcount 1, alone in its list (or
+    /// `head` false: a list element). Returns its generation and the map's byte access.
+    /// Called under the inventory's lock.
+    fn occupy(&self, idx: u32, map: MapRef, s: Shape, is_head: bool) -> (u32, MapAccess) {
+        let access = map.access();
+        let e = &self.elems[idx as usize];
+        e.head.store(s.head, Ordering::Relaxed);
+        e.len.store(s.len, Ordering::Relaxed);
+        e.data.store(s.data, Ordering::Relaxed);
+        e.data_len.store(s.data_len, Ordering::Relaxed);
+        e.next.store(NO_NEXT, Ordering::Relaxed);
+        *e.map.lock() = Some(map);
+        let gen = gen_of(e.meta.load(Ordering::Relaxed));
+        let flags = if is_head { IN_USE | HEAD | 1 } else { IN_USE };
+        e.meta.store(((gen as u64) << 32) | flags, Ordering::Release);
+        (gen, access)
+    }
+
+    /// Returns element `idx` to the free elements (under the inventory's lock): a new
+    /// generation makes every handle to it stale.
+    fn release(&self, s: &mut State, idx: u32) {
+        let e = &self.elems[idx as usize];
+        let gen = gen_of(e.meta.load(Ordering::Relaxed)).wrapping_add(1);
+        e.meta.store(((gen as u64) << 32) | HEAD, Ordering::Release);
+        e.next.store(NO_NEXT, Ordering::Relaxed);
+        e.map.lock().take();
+        s.free.push(idx);
+    }
 }
 
 /// `struct doca_buf_inventory`: a fixed set of buffer descriptors. `Send + Sync`.
@@ -130,22 +182,12 @@ impl Inventory {
         if elems.try_reserve_exact(n).is_err() || free.try_reserve_exact(n).is_err() {
             bail!(Error::NoMemory, "buf inventory of {num_elements} elements: not enough memory");
         }
-        elems.extend((0..n).map(|_| Elem {
-            gen: 0,
-            in_use: false,
-            map: None,
-            head: 0,
-            len: 0,
-            data: 0,
-            data_len: 0,
-            refcount: 0,
-            next: None,
-            is_head: true,
-        }));
+        elems.extend((0..n).map(|_| Elem::free()));
         free.extend((0..num_elements).rev());
         Ok(Inventory {
             inner: Arc::new(InvInner {
-                state: Mutex::new(State { started: false, user_data: Data::NONE, elems, free }),
+                elems: elems.into_boxed_slice(),
+                state: Mutex::new(State { started: false, user_data: Data::NONE, free }),
             }),
         })
     }
@@ -183,7 +225,7 @@ impl Inventory {
 
     /// `doca_buf_inventory_get_num_elements`.
     pub fn num_elements(&self) -> u32 {
-        self.inner.state.lock().elems.len() as u32
+        self.inner.elems.len() as u32
     }
 
     /// `doca_buf_inventory_get_num_free_elements`.
@@ -263,7 +305,8 @@ impl Inventory {
         let Some(idx) = s.free.pop() else {
             return Err(Error::NoMemory);
         };
-        let (gen, access) = s.occupy(idx, map, (head, len, data, data_len), true);
+        let shape = Shape { head, len, data, data_len, in_list: false };
+        let (gen, access) = self.inner.occupy(idx, map, shape, true);
         Ok(Buf { inv: self.inner.clone(), idx, gen, map: access })
     }
 
@@ -283,27 +326,21 @@ impl Inventory {
     /// same ranges as `src`, from this inventory. Stopped → `BAD_STATE`; `src` not a list
     /// head → `NOT_PERMITTED`; not enough free elements → `NO_MEMORY`.
     pub fn buf_dup(&self, src: &Buf) -> Result<Buf> {
-        let chain: Vec<(MapRef, usize, usize, usize, usize)> = {
-            let s = src.lock_checked()?;
-            let e = &s.elems[src.idx as usize];
-            if !e.is_head {
+        let mut chain: Vec<(MapRef, Shape)> = Vec::new();
+        {
+            // The source's list cannot change meanwhile: lists change under its lock.
+            let _s = src.inv.state.lock();
+            if !src.elem()?.is_head() {
                 bail!(Error::NotPermitted, "buf dup: the source is not a list head");
             }
-            let mut out = Vec::new();
             let mut cur = Some(src.idx);
             while let Some(i) = cur {
-                let e = &s.elems[i as usize];
-                out.push((
-                    e.map.clone().expect("in-use element has a map"),
-                    e.head,
-                    e.len,
-                    e.data,
-                    e.data_len,
-                ));
-                cur = e.next;
+                let e = &src.inv.elems[i as usize];
+                let map = e.map.lock().clone().ok_or(Error::BadState)?;
+                chain.push((map, e.shape()));
+                cur = e.next();
             }
-            out
-        };
+        }
         let mut s = self.inner.state.lock();
         if !s.started {
             bail!(Error::BadState, "buf inventory not started");
@@ -313,11 +350,11 @@ impl Inventory {
         }
         let mut prev: Option<u32> = None;
         let mut first = None;
-        for (map, head, len, data, data_len) in chain {
+        for (map, shape) in chain {
             let idx = s.free.pop().expect("counted above");
-            let (gen, access) = s.occupy(idx, map, (head, len, data, data_len), prev.is_none());
+            let (gen, access) = self.inner.occupy(idx, map, shape, prev.is_none());
             match prev {
-                Some(p) => s.elems[p as usize].next = Some(idx),
+                Some(p) => self.inner.elems[p as usize].next.store(idx, Ordering::Relaxed),
                 None => first = Some(Buf { inv: self.inner.clone(), idx, gen, map: access }),
             }
             prev = Some(idx);
@@ -344,7 +381,13 @@ pub struct Shape {
 impl Shape {
     /// Free room after the data.
     pub fn room(&self) -> usize {
-        self.head + self.len - self.data - self.data_len
+        // Saturating: a shape read while another thread changes the buffer may not add up.
+        (self.head.saturating_add(self.len)).saturating_sub(self.data.saturating_add(self.data_len))
+    }
+
+    /// Where the data ends.
+    pub fn data_end(&self) -> usize {
+        self.data.saturating_add(self.data_len)
     }
 }
 
@@ -395,24 +438,20 @@ impl fmt::Debug for Buf {
 }
 
 impl Buf {
-    fn lock_checked(&self) -> Result<MutexGuard<'_, State>> {
-        let s = self.inv.state.lock();
-        let e = &s.elems[self.idx as usize];
-        if !e.in_use || e.gen != self.gen {
+    /// The buffer's element, if this handle is not stale.
+    fn elem(&self) -> Result<&Elem> {
+        let e = &self.inv.elems[self.idx as usize];
+        let meta = e.meta.load(Ordering::Acquire);
+        if meta & IN_USE == 0 || gen_of(meta) != self.gen {
             bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
         }
-        Ok(s)
+        Ok(e)
     }
 
-    fn with<R>(&self, f: impl FnOnce(&mut Elem) -> R) -> Result<R> {
-        let mut s = self.lock_checked()?;
-        Ok(f(&mut s.elems[self.idx as usize]))
-    }
-
-    /// `(head, len, data, data_len)` as offsets in the map, in one call (one lock instead of
-    /// four).
+    /// `(head, len, data, data_len)` as offsets in the map, in one call.
     pub fn layout(&self) -> Result<(usize, usize, usize, usize)> {
-        self.with(|e| (e.head, e.len, e.data, e.data_len))
+        let s = self.elem()?.shape();
+        Ok((s.head, s.len, s.data, s.data_len))
     }
 
     /// `doca_buf_get_head`: the address of the buffer's first byte (for a map from export,
@@ -423,17 +462,17 @@ impl Buf {
 
     /// [`Buf::head`] as an offset in the map.
     pub fn head_offset(&self) -> Result<usize> {
-        self.with(|e| e.head)
+        Ok(self.elem()?.head.load(Ordering::Relaxed))
     }
 
     /// `doca_buf_get_len`.
     pub fn len(&self) -> Result<usize> {
-        self.with(|e| e.len)
+        Ok(self.elem()?.len.load(Ordering::Relaxed))
     }
 
     /// Whether the buffer spans no byte at all.
     pub fn is_empty(&self) -> Result<bool> {
-        self.with(|e| e.len == 0)
+        Ok(self.len()? == 0)
     }
 
     /// `doca_buf_get_data`: the address of the data.
@@ -443,17 +482,17 @@ impl Buf {
 
     /// [`Buf::data`] as an offset in the map.
     pub fn data_offset(&self) -> Result<usize> {
-        self.with(|e| e.data)
+        Ok(self.elem()?.data.load(Ordering::Relaxed))
     }
 
     /// `doca_buf_get_data_len`.
     pub fn data_len(&self) -> Result<usize> {
-        self.with(|e| e.data_len)
+        Ok(self.elem()?.data_len.load(Ordering::Relaxed))
     }
 
     /// Free room after the data: `head + len − (data + data_len)`.
     pub fn tail_room(&self) -> Result<usize> {
-        self.with(|e| e.head + e.len - e.data - e.data_len)
+        Ok(self.elem()?.shape().room())
     }
 
     /// The map the buffer points into.
@@ -472,26 +511,22 @@ impl Buf {
 
     /// [`Buf::set_data`] with an offset in the map.
     pub fn set_data_offset(&self, data: usize, data_len: usize) -> Result<()> {
-        let mut s = self.lock_checked()?;
-        let e = &mut s.elems[self.idx as usize];
+        let e = self.elem()?;
+        let (head, len) = (e.head.load(Ordering::Relaxed), e.len.load(Ordering::Relaxed));
         match data.checked_add(data_len) {
-            Some(end) if data >= e.head && end <= e.head + e.len => {
-                e.data = data;
-                e.data_len = data_len;
+            Some(end) if data >= head && end <= head + len => {
+                e.data.store(data, Ordering::Relaxed);
+                e.data_len.store(data_len, Ordering::Relaxed);
                 Ok(())
             }
-            _ => bail!(
-                Error::InvalidValue,
-                "buf set_data {data}+{data_len} outside the buffer {}+{}",
-                e.head,
-                e.len
-            ),
+            _ => bail!(Error::InvalidValue, "buf set_data {data}+{data_len} outside the buffer {head}+{len}"),
         }
     }
 
     /// `doca_buf_reset_data_len`: data length 0, data position unchanged.
     pub fn reset_data_len(&self) -> Result<()> {
-        self.with(|e| e.data_len = 0)
+        self.elem()?.data_len.store(0, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Grows the data by `n` bytes after what it holds (what a receive does once it wrote
@@ -501,130 +536,148 @@ impl Buf {
     }
 
     /// Grows the data by `n` bytes like [`Buf::increase_data_len`] and returns where the
-    /// new bytes start (one lock: for receive paths).
+    /// new bytes start (for receive paths).
     pub fn append_len(&self, n: usize) -> Result<usize> {
-        let mut s = self.lock_checked()?;
-        let e = &mut s.elems[self.idx as usize];
-        let end = e.data + e.data_len;
-        let room = e.head + e.len - end;
+        let e = self.elem()?;
+        let shape = e.shape();
+        let room = shape.room();
         if n > room {
             bail!(Error::InvalidValue, "buffer has {room} free bytes after its data, {n} needed");
         }
-        e.data_len += n;
-        Ok(end)
+        e.data_len.store(shape.data_len + n, Ordering::Relaxed);
+        Ok(shape.data_end())
     }
 
-    /// Everything about the buffer's position in one call (one lock): what a library checks
-    /// before using a buffer.
+    /// Everything about the buffer's position in one call: what a library checks before
+    /// using a buffer.
     pub fn shape(&self) -> Result<Shape> {
-        self.with(|e| Shape {
-            head: e.head,
-            len: e.len,
-            data: e.data,
-            data_len: e.data_len,
-            in_list: !e.is_head || e.next.is_some(),
-        })
+        Ok(self.elem()?.shape())
     }
 
     /// `(in a list of two or more, end of the data, free room after it)` in one call.
     pub fn list_and_room(&self) -> Result<(bool, usize, usize)> {
-        self.with(|e| {
-            (!e.is_head || e.next.is_some(), e.data + e.data_len, e.head + e.len - e.data - e.data_len)
-        })
+        let s = self.shape()?;
+        Ok((s.in_list, s.data_end(), s.room()))
     }
 
     /// `doca_buf_get_refcount`.
     pub fn refcount(&self) -> Result<u16> {
-        self.with(|e| e.refcount)
+        Ok((self.elem()?.meta.load(Ordering::Relaxed) & RC_MASK) as u16)
     }
 
     /// `doca_buf_inc_refcount`: returns the count before. Not a list head → `NOT_PERMITTED`;
     /// at `u16::MAX` → `TOO_BIG`.
     pub fn inc_refcount(&self) -> Result<u16> {
-        let mut s = self.lock_checked()?;
-        let e = &mut s.elems[self.idx as usize];
-        if !e.is_head {
-            bail!(Error::NotPermitted, "buf inc_refcount on an element that is not a list head");
+        let e = self.elem()?;
+        let mut meta = e.meta.load(Ordering::Relaxed);
+        loop {
+            if meta & IN_USE == 0 || gen_of(meta) != self.gen {
+                bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
+            }
+            if meta & HEAD == 0 {
+                bail!(Error::NotPermitted, "buf inc_refcount on an element that is not a list head");
+            }
+            if meta & RC_MASK == RC_MASK {
+                bail!(Error::TooBig, "buf refcount at its maximum");
+            }
+            match e.meta.compare_exchange_weak(meta, meta + 1, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return Ok((meta & RC_MASK) as u16),
+                Err(now) => meta = now,
+            }
         }
-        if e.refcount == u16::MAX {
-            bail!(Error::TooBig, "buf refcount at its maximum");
-        }
-        e.refcount += 1;
-        Ok(e.refcount - 1)
     }
 
     /// `doca_buf_dec_refcount`: returns the count before, as the header says. At 0 the buffer (with its list)
     /// returns to its inventory. Not a list head → `NOT_PERMITTED`; a handle whose buffer
     /// already returned → `BAD_STATE`.
     pub fn dec_refcount(&self) -> Result<u16> {
-        let mut s = self.lock_checked()?;
-        let e = &mut s.elems[self.idx as usize];
-        if !e.is_head {
-            bail!(Error::NotPermitted, "buf dec_refcount on an element that is not a list head");
-        }
-        let before = e.refcount;
-        e.refcount -= 1;
-        if before == 1 {
-            let mut cur = Some(self.idx);
-            while let Some(i) = cur {
-                let e = &mut s.elems[i as usize];
-                cur = e.next.take();
-                e.in_use = false;
-                e.map = None;
-                e.is_head = true;
-                e.refcount = 0;
-                e.gen = e.gen.wrapping_add(1);
-                s.free.push(i);
+        let e = self.elem()?;
+        let mut meta = e.meta.load(Ordering::Relaxed);
+        loop {
+            if meta & IN_USE == 0 || gen_of(meta) != self.gen {
+                bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
             }
+            if meta & HEAD == 0 {
+                bail!(Error::NotPermitted, "buf dec_refcount on an element that is not a list head");
+            }
+            let before = (meta & RC_MASK) as u16;
+            if before == 1 {
+                break;
+            }
+            match e.meta.compare_exchange_weak(meta, meta - 1, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return Ok(before),
+                Err(now) => meta = now,
+            }
+        }
+        // The last reference: the list goes back under the inventory's lock (lists change
+        // only under it); the count is checked again there.
+        let mut s = self.inv.state.lock();
+        let meta = e.meta.load(Ordering::Acquire);
+        if meta & IN_USE == 0 || gen_of(meta) != self.gen || meta & HEAD == 0 {
+            bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
+        }
+        let before = (meta & RC_MASK) as u16;
+        if before > 1 {
+            e.meta.fetch_sub(1, Ordering::AcqRel);
+            return Ok(before);
+        }
+        let mut cur = Some(self.idx);
+        while let Some(i) = cur {
+            cur = self.inv.elems[i as usize].next();
+            self.inv.release(&mut s, i);
         }
         Ok(before)
     }
 
     /// `doca_buf_get_next_in_list`: `None` at the end.
     pub fn next_in_list(&self) -> Result<Option<Buf>> {
-        let s = self.lock_checked()?;
-        Ok(s.elems[self.idx as usize].next.map(|i| self.sibling(&s, i)))
+        let _s = self.inv.state.lock();
+        Ok(self.elem()?.next().map(|i| self.sibling(i)))
     }
 
     /// `doca_buf_get_last_in_list`.
     pub fn last_in_list(&self) -> Result<Buf> {
-        let s = self.lock_checked()?;
+        let _s = self.inv.state.lock();
+        self.elem()?;
         let mut i = self.idx;
-        while let Some(n) = s.elems[i as usize].next {
+        while let Some(n) = self.inv.elems[i as usize].next() {
             i = n;
         }
-        Ok(self.sibling(&s, i))
+        Ok(if i == self.idx { self.clone() } else { self.sibling(i) })
     }
 
-    fn sibling(&self, s: &State, idx: u32) -> Buf {
-        let e = &s.elems[idx as usize];
-        Buf { inv: self.inv.clone(), idx, gen: e.gen, map: e.map.as_ref().expect("in use").access() }
+    /// A handle to element `idx` of this buffer's list (under the inventory's lock).
+    fn sibling(&self, idx: u32) -> Buf {
+        let e = &self.inv.elems[idx as usize];
+        let gen = gen_of(e.meta.load(Ordering::Acquire));
+        let map = e.map.lock().as_ref().map(MapRef::access).unwrap_or_else(|| self.map.clone());
+        Buf { inv: self.inv.clone(), idx, gen, map }
     }
 
     /// `doca_buf_is_first_in_list`.
     pub fn is_first_in_list(&self) -> Result<bool> {
-        self.with(|e| e.is_head)
+        Ok(self.elem()?.is_head())
     }
 
     /// `doca_buf_is_last_in_list`.
     pub fn is_last_in_list(&self) -> Result<bool> {
-        self.with(|e| e.next.is_none())
+        Ok(self.elem()?.next().is_none())
     }
 
     /// `doca_buf_is_in_list`: part of a list of two or more.
     pub fn is_in_list(&self) -> Result<bool> {
-        self.with(|e| !e.is_head || e.next.is_some())
+        Ok(self.shape()?.in_list)
     }
 
     /// `doca_buf_get_list_len`: list heads only (`NOT_PERMITTED`).
     pub fn list_len(&self) -> Result<u32> {
-        let s = self.lock_checked()?;
-        if !s.elems[self.idx as usize].is_head {
+        let _s = self.inv.state.lock();
+        if !self.elem()?.is_head() {
             bail!(Error::NotPermitted, "buf get_list_len on an element that is not a list head");
         }
         let mut n = 1;
         let mut i = self.idx;
-        while let Some(next) = s.elems[i as usize].next {
+        while let Some(next) = self.inv.elems[i as usize].next() {
             n += 1;
             i = next;
         }
@@ -638,32 +691,33 @@ impl Buf {
         if !Arc::ptr_eq(&self.inv, &list2.inv) {
             bail!(Error::NotSupported, "buf chain_list across inventories");
         }
-        let mut s = self.lock_checked()?;
-        {
-            let e2 = &s.elems[list2.idx as usize];
-            if !e2.in_use || e2.gen != list2.gen {
-                bail!(Error::BadState, "stale buffer handle given to chain_list");
-            }
-        }
+        let _s = self.inv.state.lock();
+        let e1 = self.elem()?;
+        let e2 = list2
+            .elem()
+            .map_err(|_| doca_core::fail!(Error::BadState, "stale buffer handle given to chain_list"))?;
         if self.idx == list2.idx {
             bail!(Error::InvalidValue, "buf chain_list of a list with itself");
         }
-        let (h1, h2, rc2) = {
-            let (a, b) = (&s.elems[self.idx as usize], &s.elems[list2.idx as usize]);
-            (a.is_head, b.is_head, b.refcount)
-        };
-        if !h1 || !h2 {
+        if !e1.is_head() || !e2.is_head() {
             bail!(Error::NotPermitted, "buf chain_list needs two list heads");
         }
-        if rc2 != 1 {
-            bail!(Error::NotPermitted, "buf chain_list: the second list's refcount is {rc2}, not 1");
-        }
         let mut last = self.idx;
-        while let Some(n) = s.elems[last as usize].next {
+        while let Some(n) = self.inv.elems[last as usize].next() {
             last = n;
         }
-        s.elems[last as usize].next = Some(list2.idx);
-        s.elems[list2.idx as usize].is_head = false;
+        // list2's count may move on another thread: it stops being a head only at 1.
+        let meta2 = e2.meta.load(Ordering::Acquire);
+        let rc2 = meta2 & RC_MASK;
+        if rc2 != 1
+            || e2
+                .meta
+                .compare_exchange(meta2, meta2 & !(HEAD | RC_MASK), Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+        {
+            bail!(Error::NotPermitted, "buf chain_list: the second list's refcount is {rc2}, not 1");
+        }
+        self.inv.elems[last as usize].next.store(list2.idx, Ordering::Relaxed);
         Ok(())
     }
 
@@ -674,22 +728,21 @@ impl Buf {
         if !Arc::ptr_eq(&self.inv, &list2.inv) {
             bail!(Error::NotSupported, "buf unchain_list across inventories");
         }
-        let mut s = self.lock_checked()?;
-        if !s.elems[self.idx as usize].is_head {
+        let _s = self.inv.state.lock();
+        if !self.elem()?.is_head() {
             bail!(Error::NotPermitted, "buf unchain_list: the first argument is not a list head");
         }
         let mut prev = self.idx;
         loop {
-            match s.elems[prev as usize].next {
-                Some(n) if n == list2.idx && s.elems[n as usize].gen == list2.gen => break,
+            match self.inv.elems[prev as usize].next() {
+                Some(n) if n == list2.idx && list2.elem().is_ok() => break,
                 Some(n) => prev = n,
                 None => bail!(Error::InvalidValue, "buf unchain_list: the buffer is not in this list"),
             }
         }
-        s.elems[prev as usize].next = None;
-        let e = &mut s.elems[list2.idx as usize];
-        e.is_head = true;
-        e.refcount = 1;
+        self.inv.elems[prev as usize].next.store(NO_NEXT, Ordering::Relaxed);
+        let e = &self.inv.elems[list2.idx as usize];
+        e.meta.store(((list2.gen as u64) << 32) | IN_USE | HEAD | 1, Ordering::Release);
         Ok(())
     }
 
@@ -715,7 +768,9 @@ impl Buf {
     pub fn append(&self, src: &[u8]) -> Result<()> {
         let at = self.append_len(src.len())?;
         self.map.write(at, src).inspect_err(|_| {
-            let _ = self.with(|e| e.data_len -= src.len());
+            if let Ok(e) = self.elem() {
+                e.data_len.store(at.saturating_sub(e.data.load(Ordering::Relaxed)), Ordering::Relaxed);
+            }
         })
     }
 }

@@ -39,3 +39,34 @@ fn bytes_through_the_buffer() {
     drop(guard);
     assert_eq!(&*alias.data_bytes().unwrap(), b"abcde");
 }
+
+/// Buffers are `Send + Sync` without a lock per call: threads sharing one inventory and
+/// one buffer keep every count exact, and a buffer freed on one thread is stale on all.
+#[test]
+fn threads_share_an_inventory_without_losing_counts() {
+    let map = Mmap::create().unwrap();
+    map.set_memrange(vec![0u8; 64 * 1024]).unwrap();
+    map.start().unwrap();
+    let inv = started_inventory(64);
+    let shared = inv.buf_get_at(&map, 0, 64).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4usize {
+            let (inv, map, shared) = (&inv, &map, shared.clone());
+            s.spawn(move || {
+                for i in 0..20_000usize {
+                    assert!(shared.inc_refcount().unwrap() >= 1);
+                    let own = inv.buf_get_at(map, 1024 * (1 + t), 512).unwrap();
+                    own.append(&[t as u8; 8]).unwrap();
+                    assert_eq!(own.data_len(), Ok(8));
+                    assert_eq!(own.dec_refcount(), Ok(1));
+                    assert_eq!(own.data_len(), Err(Error::BadState), "stale after the last reference");
+                    assert!(shared.dec_refcount().unwrap() >= 2, "iteration {i}");
+                }
+            });
+        }
+    });
+    assert_eq!(shared.refcount(), Ok(1));
+    assert_eq!(inv.num_free_elements(), 63);
+    assert_eq!(shared.dec_refcount(), Ok(1));
+    assert_eq!(inv.num_free_elements(), 64);
+}

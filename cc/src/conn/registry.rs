@@ -45,8 +45,9 @@ pub(crate) struct RemoteConsumer {
     pub(crate) id: u32,
     pub(crate) one_copy: bool,
     pub(crate) mem: RemoteMem,
-    /// (post ring, consumer end; completion ring, producer end).
-    pub(crate) rings: Mutex<(Ring, Ring)>,
+    /// Its ring ends and what was sent to it, behind one lock (producers of one connection
+    /// may run on different threads).
+    pub(crate) lanes: Mutex<Lanes>,
     pub(crate) bell: Doorbell,
     pub(crate) alive: AtomicBool,
 }
@@ -71,14 +72,26 @@ impl RemoteConsumer {
             id,
             one_copy,
             mem,
-            rings: Mutex::new((post, comp)),
+            lanes: Mutex::new(Lanes { post, done: comp, sends: 0, bytes: 0 }),
             bell: Doorbell::from_peer(bell)?,
             alive: AtomicBool::new(true),
         })
     }
 }
 
-/// Copy counters (see [`FastPathStats`]).
+/// A remote consumer's ring ends, and the sends written into its buffers (counted under the
+/// lock that every send takes anyway: no atomic per message).
+pub(crate) struct Lanes {
+    /// The posted-buffer ring, consumer end.
+    pub(crate) post: Ring,
+    /// The completion ring, producer end.
+    pub(crate) done: Ring,
+    pub(crate) sends: u64,
+    pub(crate) bytes: u64,
+}
+
+/// Copy counters (see [`FastPathStats`]); the sends of remote consumers that went away are
+/// folded in here.
 #[derive(Default)]
 pub(crate) struct Counters {
     pub(crate) one_copy: AtomicU64,
@@ -110,6 +123,9 @@ pub(crate) struct Registry {
     pub(crate) bell: Doorbell,
     pub(crate) local: Mutex<HashMap<u32, Arc<LocalConsumer>>>,
     pub(crate) remote: Mutex<HashMap<u32, Arc<RemoteConsumer>>>,
+    /// Remote consumers gone while a producer may still hold them: their sends are folded
+    /// into `counters` once nobody does.
+    retired: Mutex<Vec<Arc<RemoteConsumer>>>,
     /// The peer's consumers announced and not destroyed (a stopped one keeps its place):
     /// what the new- and expired-consumer events have told the application.
     announced: Mutex<HashSet<u32>>,
@@ -137,6 +153,7 @@ impl Registry {
             bell: Doorbell::new()?,
             local: Mutex::new(HashMap::new()),
             remote: Mutex::new(HashMap::new()),
+            retired: Mutex::new(Vec::new()),
             announced: Mutex::new(HashSet::new()),
             producers: AtomicU32::new(0),
             consumers: AtomicU32::new(0),
@@ -190,8 +207,9 @@ impl Registry {
                         return Some(PeerEvent::Violation(format!("unusable consumer {id} ({})", e.name())));
                     }
                 };
-                if let Some(old) = self.remote.lock().insert(id, Arc::new(rc)) {
-                    old.alive.store(false, Ordering::Release);
+                let old = self.remote.lock().insert(id, Arc::new(rc));
+                if let Some(old) = old {
+                    self.retire(old);
                 }
                 if let Err(e) = self.send(&Ctrl::ConsumerAck { id }, &[self.bell.as_fd()]) {
                     tracing::debug!(target: "doca_sdk", "cannot acknowledge consumer {id}: {e}");
@@ -215,14 +233,16 @@ impl Registry {
                 }
             }
             Ctrl::ConsumerPaused { id } => {
-                if let Some(rc) = self.remote.lock().remove(&id) {
-                    rc.alive.store(false, Ordering::Release);
+                let rc = self.remote.lock().remove(&id);
+                if let Some(rc) = rc {
+                    self.retire(rc);
                 }
                 None
             }
             Ctrl::ConsumerGone { id } => {
-                if let Some(rc) = self.remote.lock().remove(&id) {
-                    rc.alive.store(false, Ordering::Release);
+                let rc = self.remote.lock().remove(&id);
+                if let Some(rc) = rc {
+                    self.retire(rc);
                 }
                 self.announced.lock().remove(&id).then_some(PeerEvent::ExpiredConsumer(id))
             }
@@ -231,9 +251,34 @@ impl Registry {
 
     /// The connection ended: every remote consumer is gone.
     pub(crate) fn shut(&self) {
-        for rc in self.remote.lock().drain() {
-            rc.1.alive.store(false, Ordering::Release);
+        let gone: Vec<_> = self.remote.lock().drain().map(|(_, rc)| rc).collect();
+        for rc in gone {
+            self.retire(rc);
         }
+    }
+
+    /// A remote consumer went away: producers see it dead; its sends stay counted.
+    fn retire(&self, rc: Arc<RemoteConsumer>) {
+        rc.alive.store(false, Ordering::Release);
+        let mut retired = self.retired.lock();
+        retired.push(rc);
+        self.fold(&mut retired);
+    }
+
+    /// Folds the sends of retired consumers that no producer holds any more into `counters`
+    /// (under the `retired` lock, so that a reader of the counters counts each send once).
+    fn fold(&self, retired: &mut Vec<Arc<RemoteConsumer>>) {
+        retired.retain(|rc| {
+            if Arc::strong_count(rc) > 1 {
+                return true;
+            }
+            let lanes = rc.lanes.lock();
+            let c = &self.counters;
+            let sends = if rc.one_copy { &c.one_copy } else { &c.staged };
+            sends.fetch_add(lanes.sends, Ordering::Relaxed);
+            c.bytes.fetch_add(lanes.bytes, Ordering::Relaxed);
+            false
+        });
     }
 
     /// Whether the peer has consumers announced on this connection.
@@ -251,12 +296,21 @@ impl Registry {
 
     /// The counters.
     pub(crate) fn stats(&self) -> FastPathStats {
+        let mut retired = self.retired.lock();
+        self.fold(&mut retired);
         let c = &self.counters;
-        FastPathStats {
+        let mut stats = FastPathStats {
             one_copy_sends: c.one_copy.load(Ordering::Relaxed),
             staged_sends: c.staged.load(Ordering::Relaxed),
             staged_copies: c.staged_copies.load(Ordering::Relaxed),
             bytes: c.bytes.load(Ordering::Relaxed),
+        };
+        let live: Vec<Arc<RemoteConsumer>> = self.remote.lock().values().cloned().collect();
+        for rc in live.iter().chain(retired.iter()) {
+            let lanes = rc.lanes.lock();
+            *if rc.one_copy { &mut stats.one_copy_sends } else { &mut stats.staged_sends } += lanes.sends;
+            stats.bytes += lanes.bytes;
         }
+        stats
     }
 }

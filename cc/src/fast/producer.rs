@@ -66,8 +66,6 @@ pub(crate) struct ProducerOps {
     queues: RefCell<Vec<Queue>>,
     /// The connection's fast-path doorbell (a duplicate), in the engine's notification set.
     bell: RefCell<Option<Watched<OwnedFd>>>,
-    /// Consumers written to since the last wake-up check (checked once per progress).
-    to_wake: RefCell<Vec<Arc<RemoteConsumer>>>,
     /// The consumer found last (a send usually goes where the previous one went): found
     /// again without the connection's lock while it is alive.
     last: RefCell<Option<Arc<RemoteConsumer>>>,
@@ -164,7 +162,6 @@ impl Producer {
                 pool: TaskPool::new(owner),
                 queues: RefCell::new(Vec::new()),
                 bell: RefCell::new(None),
-                to_wake: RefCell::new(Vec::new()),
                 last: RefCell::new(None),
             }
         });
@@ -307,25 +304,27 @@ impl ProducerOps {
         }
     }
 
-    /// Tries the oldest waiting send.
-    fn step(&self, id: TaskId) -> Step {
+    /// Tries the oldest waiting send; `last` when no other send waits behind it for the
+    /// same consumer (the consumer is then woken if it sleeps).
+    fn step(&self, id: TaskId, last: bool) -> Step {
         // The payload is only read here (nothing in the send touches the pool): no clones.
         let step = self.pool.with_payload(id, |p| match (&p.buf, &p.target) {
-            (Some(buf), Some(target)) => self.send_to(buf, target, &p.imm[..p.imm_len]),
+            (Some(buf), Some(target)) => self.send_to(buf, target, &p.imm[..p.imm_len], last),
             _ => Step::Done(Err(Error::InvalidValue)),
         });
         step.unwrap_or(Step::Done(Err(Error::BadState)))
     }
 
-    /// Writes `buf`'s data into the next buffer `target` posted, with its completion record.
-    fn send_to(&self, buf: &Buf, target: &Arc<RemoteConsumer>, imm: &[u8]) -> Step {
+    /// Writes `buf`'s data into the next buffer `target` posted, with its completion record;
+    /// with the `last` send of a batch, wakes the consumer if it sleeps (one fence per batch).
+    fn send_to(&self, buf: &Buf, target: &Arc<RemoteConsumer>, imm: &[u8], last: bool) -> Step {
         if !target.alive.load(Ordering::Acquire) {
             return Step::Done(Err(Error::ConnectionAborted));
         }
-        let mut rings = target.rings.lock();
-        let (post_ring, done_ring) = &mut *rings;
-        let Some(slot) = post_ring.peek() else {
-            if post_ring.is_corrupt() || done_ring.is_corrupt() {
+        let mut lanes = target.lanes.lock();
+        let lanes = &mut *lanes;
+        let Some(slot) = lanes.post.peek() else {
+            if lanes.post.is_corrupt() || lanes.done.is_corrupt() {
                 // The consumer's side broke its rings: it is gone for this side.
                 target.alive.store(false, Ordering::Release);
                 return Step::Done(Err(Error::ConnectionAborted));
@@ -365,38 +364,16 @@ impl ProducerOps {
             imm: [0; IMM_MAX],
         };
         rec.imm[..imm.len()].copy_from_slice(imm);
-        match done_ring.push_with(KIND_DONE, DONE_LEN, |b| rec.write(b)) {
+        match lanes.done.push_with(KIND_DONE, DONE_LEN, |b| rec.write(b)) {
             Ok(true) => {}
             _ => return Step::Done(Err(Error::Unexpected)),
         }
-        drop(rings);
-        let mut to_wake = self.to_wake.borrow_mut();
-        if !to_wake.last().is_some_and(|t| Arc::ptr_eq(t, target)) {
-            to_wake.push(target.clone());
+        lanes.sends += 1;
+        lanes.bytes += len as u64;
+        if last && lanes.done.peer_needs_wakeup() {
+            target.bell.ring();
         }
-        drop(to_wake);
-        let counters = &self.conn.fast().counters;
-        let counter = if target.one_copy { &counters.one_copy } else { &counters.staged };
-        counter.fetch_add(1, Ordering::Relaxed);
-        counters.bytes.fetch_add(len as u64, Ordering::Relaxed);
         Step::Done(Ok(()))
-    }
-
-    /// Wakes the consumers written to since the last check if they sleep (one fence per
-    /// consumer per batch, not per send).
-    fn wake_consumers(&self) {
-        let mut to_wake = self.to_wake.borrow_mut();
-        if to_wake.is_empty() {
-            return;
-        }
-        to_wake.sort_unstable_by_key(|t| Arc::as_ptr(t) as usize);
-        to_wake.dedup_by(|a, b| Arc::ptr_eq(a, b));
-        for t in to_wake.drain(..) {
-            let rings = t.rings.lock();
-            if rings.1.peer_needs_wakeup() {
-                t.bell.ring();
-            }
-        }
     }
 
     /// Sends what can be sent, in order for each consumer; true when something completed.
@@ -405,7 +382,7 @@ impl ProducerOps {
         let mut queues = self.queues.borrow_mut();
         for q in queues.iter_mut() {
             while let Some(&id) = q.tasks.front() {
-                match self.step(id) {
+                match self.step(id, q.tasks.len() == 1) {
                     Step::Wait => break,
                     Step::Done(status) => {
                         q.tasks.pop_front();
@@ -446,10 +423,8 @@ impl CtxOps for ProducerOps {
         if !self.conn.is_connected() {
             bail!(Error::NotConnected, "cc producer {}: the connection is down", self.id);
         }
-        let n = self.pool.capacity() as usize;
         self.pool.prepare(ProducerSendPayload::default);
         self.queues.borrow_mut().clear();
-        self.to_wake.borrow_mut().reserve(n);
         if self.bell.borrow().is_none() {
             let dup = self.conn.fast().bell.as_fd().try_clone_to_owned();
             let dup = dup.map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
@@ -468,18 +443,15 @@ impl CtxOps for ProducerOps {
     }
 
     fn progress(&self, _core: &CtxCore, _now: &Now<'_>) -> bool {
-        let any = self.has_pending() && self.drain();
-        self.wake_consumers();
-        any
+        self.has_pending() && self.drain()
     }
 
     fn request_notification(&self, _core: &CtxCore) -> bool {
-        self.wake_consumers();
         let mut ready = false;
         for q in self.queues.borrow().iter() {
             let Some(&id) = q.tasks.front() else { continue };
             ready |= match self.pool.with_payload(id, |p| p.target.clone()).flatten() {
-                Some(t) => t.rings.lock().0.arm_for_data() || !t.alive.load(Ordering::Acquire),
+                Some(t) => t.lanes.lock().post.arm_for_data() || !t.alive.load(Ordering::Acquire),
                 None => true,
             };
         }
@@ -490,7 +462,7 @@ impl CtxOps for ProducerOps {
         // The watched duplicate shares the eventfd's counter: draining either silences both.
         self.conn.fast().bell.drain();
         for rc in self.conn.fast().remote.lock().values() {
-            rc.rings.lock().0.disarm_data();
+            rc.lanes.lock().post.disarm_data();
         }
     }
 }
