@@ -23,6 +23,12 @@
 //! returned element is stale: every call on it is `BAD_STATE`, it never reaches another
 //! buffer.
 //!
+//! **Threads.** Inventories and buffers are `Send + Sync`, and a buffer is read and changed
+//! without a lock (only getting a buffer, returning one and changing lists take the
+//! inventory's lock). As in C, `doca_buf` is not thread-safe: two threads changing one
+//! buffer at once get no order between their changes (reference counts excepted, which
+//! stay exact) — but never an access outside the buffer's map.
+//!
 //! **Bytes.** [`Buf::data_bytes`] and [`Buf::data_bytes_mut`] borrow the data segment
 //! through guards that the map tracks (many readers or one writer per byte in this
 //! process, `IN_USE` otherwise). Memory shared with another process can still change under a
