@@ -19,6 +19,7 @@ DOCA_STABLE doca_error_t doca_buf_get_len(const struct doca_buf *buf, size_t *le
 DOCA_STABLE doca_error_t doca_buf_get_data(const struct doca_buf *buf, void **data);
 DOCA_STABLE doca_error_t doca_buf_get_data_len(const struct doca_buf *buf, size_t *data_len);
 DOCA_STABLE doca_error_t doca_buf_set_data(struct doca_buf *buf, void *data, size_t data_len);
+DOCA_STABLE doca_error_t doca_buf_reset_data_len(struct doca_buf *buf);
 DOCA_STABLE doca_error_t doca_buf_get_refcount(const struct doca_buf *buf, uint16_t *refcount);
 /* Both give the count before the change; at 0 the buffer returns to its inventory. */
 DOCA_STABLE doca_error_t doca_buf_inc_refcount(struct doca_buf *buf, uint16_t *refcount);

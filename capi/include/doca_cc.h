@@ -21,6 +21,7 @@ struct doca_cc_connection;
 struct doca_cc_task_send;
 struct doca_cc_event_msg_recv;
 struct doca_cc_event_connection_status_changed;
+struct doca_cc_event_consumer;
 
 typedef void (*doca_cc_task_send_completion_cb_t)(struct doca_cc_task_send *task, union doca_data task_user_data,
 						   union doca_data ctx_user_data);
@@ -30,6 +31,10 @@ typedef void (*doca_cc_event_msg_recv_cb_t)(struct doca_cc_event_msg_recv *event
 typedef void (*doca_cc_event_connection_status_changed_cb_t)(struct doca_cc_event_connection_status_changed *event,
 							      struct doca_cc_connection *cc_connection,
 							      uint8_t change_successful);
+
+/* id: the peer's consumer that started (new) or was destroyed (expired). */
+typedef void (*doca_cc_event_consumer_cb_t)(struct doca_cc_event_consumer *event, struct doca_cc_connection *cc_connection,
+					    uint32_t id);
 
 DOCA_EXPERIMENTAL doca_error_t doca_cc_server_create(struct doca_dev *dev, struct doca_dev_rep *repr, const char *name,
 						     struct doca_cc_server **cc_server);
@@ -92,6 +97,14 @@ DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_get_max_send_tasks(const struct doca_
 							      uint32_t *max_send_tasks);
 DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_server_is_supported(const struct doca_devinfo *devinfo);
 DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_client_is_supported(const struct doca_devinfo *devinfo);
+
+/* Idle only. */
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_event_consumer_register(struct doca_cc_server *cc_server,
+								       doca_cc_event_consumer_cb_t new_consumer_event_cb,
+								       doca_cc_event_consumer_cb_t expired_consumer_event_cb);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_event_consumer_register(struct doca_cc_client *cc_client,
+								       doca_cc_event_consumer_cb_t new_consumer_event_cb,
+								       doca_cc_event_consumer_cb_t expired_consumer_event_cb);
 
 DOCA_EXPERIMENTAL struct doca_task *doca_cc_task_send_as_task(struct doca_cc_task_send *task);
 

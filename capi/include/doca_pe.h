@@ -32,6 +32,7 @@ DOCA_STABLE doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx
 
 /* On success the library owns the task until its completion or error callback. */
 DOCA_STABLE doca_error_t doca_task_submit(struct doca_task *task);
+DOCA_STABLE doca_error_t doca_task_try_submit(struct doca_task *task);
 DOCA_STABLE void doca_task_free(struct doca_task *task);
 DOCA_STABLE doca_error_t doca_task_get_status(const struct doca_task *task);
 DOCA_STABLE void doca_task_set_user_data(struct doca_task *task, union doca_data user_data);

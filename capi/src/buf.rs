@@ -22,7 +22,7 @@ fn inventory<'a>(p: *const DocaBufInventory) -> Option<&'a Inventory> {
     unsafe { INVENTORIES.get(p) }.map(|i| &i.0)
 }
 
-fn buf<'a>(p: *const DocaBuf) -> Option<&'a Buf> {
+pub(crate) fn buf<'a>(p: *const DocaBuf) -> Option<&'a Buf> {
     // SAFETY: BUFS only holds DocaBuf handles.
     unsafe { BUFS.get(p) }.map(|b| &b.0)
 }
@@ -223,6 +223,15 @@ pub unsafe extern "C" fn doca_buf_get_data_len(b: *const DocaBuf, data_len: *mut
 pub extern "C" fn doca_buf_set_data(b: *mut DocaBuf, data: *mut c_void, data_len: usize) -> DocaError {
     guarded(|| match buf(b) {
         Some(x) => doca_core::Error::code_of(&x.set_data(data as usize, data_len)),
+        None => invalid(),
+    })
+}
+
+/// `doca_buf_reset_data_len`: data length 0, data position unchanged.
+#[no_mangle]
+pub extern "C" fn doca_buf_reset_data_len(b: *mut DocaBuf) -> DocaError {
+    guarded(|| match buf(b) {
+        Some(x) => doca_core::Error::code_of(&x.reset_data_len()),
         None => invalid(),
     })
 }

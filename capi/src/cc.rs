@@ -1,5 +1,5 @@
-//! `doca_cc.h`, the control path: servers, clients, connections, send tasks and events, and
-//! the generic task calls (`doca_task_*`) for their tasks.
+//! `doca_cc.h`: servers, clients, connections, send tasks and the receive, connection and
+//! consumer events.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -12,6 +12,7 @@ use doca_core::{Ctx, Data, Error};
 use crate::ctx::{out, DocaCtx, DocaData, CTXS};
 use crate::dev::{dev, rep, DocaDev, DocaDevRep};
 use crate::handles::Handles;
+use crate::task::{complete, AnyTask, DocaTask, TaskTable};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// `struct doca_cc_server` and `struct doca_cc_client`: one side, its context handle, and the
@@ -34,7 +35,7 @@ enum Role {
 #[derive(Default)]
 struct Shared {
     conns: RefCell<HashMap<u64, *mut DocaCcConnection>>,
-    tasks: RefCell<HashMap<u64, *mut DocaTask>>,
+    tasks: Rc<TaskTable>,
     /// The received message, copied for the C callback (it may write its buffer).
     scratch: RefCell<Vec<u8>>,
     side: std::cell::Cell<*mut DocaCcSide>,
@@ -57,44 +58,26 @@ impl Drop for Shared {
             // SAFETY: CONNS only holds DocaCcConnection handles; each is freed once, here.
             drop(unsafe { CONNS.remove(p) });
         }
-        for (_, p) in self.tasks.borrow_mut().drain() {
-            // SAFETY: TASKS only holds DocaTask handles; each is freed once, here.
-            drop(unsafe { TASKS.remove(p) });
-        }
     }
 }
 
 /// `struct doca_cc_connection`.
 pub struct DocaCcConnection {
-    conn: Connection,
+    pub(crate) conn: Connection,
     side: *mut DocaCcSide,
-}
-
-/// `struct doca_cc_task_send`, also `struct doca_task` for it: the task while the
-/// application holds it (`None` while it is submitted).
-pub struct DocaTask {
-    task: RefCell<Option<SendTask>>,
-    id: u64,
-    shared: std::rc::Weak<Shared>,
 }
 
 static SIDES: Handles = Handles::new();
 static CONNS: Handles = Handles::new();
-static TASKS: Handles = Handles::new();
 
 fn side<'a>(p: *const DocaCcSide) -> Option<&'a DocaCcSide> {
     // SAFETY: SIDES only holds DocaCcSide handles.
     unsafe { SIDES.get(p) }
 }
 
-fn conn<'a>(p: *const DocaCcConnection) -> Option<&'a DocaCcConnection> {
+pub(crate) fn conn<'a>(p: *const DocaCcConnection) -> Option<&'a DocaCcConnection> {
     // SAFETY: CONNS only holds DocaCcConnection handles.
     unsafe { CONNS.get(p) }
-}
-
-fn task<'a>(p: *const DocaTask) -> Option<&'a DocaTask> {
-    // SAFETY: TASKS only holds DocaTask handles.
-    unsafe { TASKS.get(p) }
 }
 
 /// `doca_cc_task_send_completion_cb_t`.
@@ -238,19 +221,11 @@ macro_rules! both {
 
 fn set_conf(p: *mut DocaCcSide, completion: TaskSendCb, error: TaskSendCb, num: u32) -> DocaError {
     let (Some(s), Some(completion), Some(error)) = (side(p), completion, error) else { return invalid() };
-    let (w1, w2) = (Rc::downgrade(&s.shared), Rc::downgrade(&s.shared));
-    let deliver = |cb: unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData), w: std::rc::Weak<Shared>| {
+    let (w1, w2) = (Rc::downgrade(&s.shared.tasks), Rc::downgrade(&s.shared.tasks));
+    let deliver = |cb: unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData),
+                   w: std::rc::Weak<TaskTable>| {
         move |t: SendTask, task_data: Data, ctx_data: Data| {
-            let Some(shared) = w.upgrade() else { return };
-            let id = t.as_task().id().to_bits();
-            let Some(&h) = shared.tasks.borrow().get(&id) else { return };
-            if let Some(handle) = task(h) {
-                *handle.task.borrow_mut() = Some(t);
-                // the application's completion callback, given the task's own handle
-                // (valid until doca_task_free) and the user data.
-                // SAFETY: see above.
-                unsafe { cb(h, DocaData::from_data(task_data), DocaData::from_data(ctx_data)) };
-            }
+            complete(&w, cb, AnyTask::Send(t), task_data, ctx_data)
         }
     };
     let r = both!(s, x => x.task_send_set_conf(deliver(completion, w1), deliver(error, w2), num));
@@ -350,6 +325,47 @@ pub extern "C" fn doca_cc_server_event_connection_register(
     })
 }
 
+/// `doca_cc_event_consumer_cb_t`: a consumer of the peer started (or was destroyed).
+pub type ConsumerCb = Option<unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u32)>;
+
+fn consumer_events(p: *mut DocaCcSide, new: ConsumerCb, expired: ConsumerCb) -> DocaError {
+    let (Some(s), Some(new), Some(expired)) = (side(p), new, expired) else { return invalid() };
+    let event = |cb: unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u32),
+                 w: std::rc::Weak<Shared>| {
+        move |c: &Connection, id: u32| {
+            let Some(shared) = w.upgrade() else { return };
+            let handle = shared.conn(c);
+            // the application's consumer callback, given the connection's handle (valid
+            // while its side lives) and the remote consumer's id.
+            // SAFETY: see above.
+            unsafe { cb(std::ptr::null_mut(), handle, id) };
+        }
+    };
+    let (w1, w2) = (Rc::downgrade(&s.shared), Rc::downgrade(&s.shared));
+    let r = both!(s, x => x.event_consumer_register(event(new, w1), event(expired, w2)));
+    doca_core::Error::code_of(&r)
+}
+
+/// `doca_cc_server_event_consumer_register`: Idle only.
+#[no_mangle]
+pub extern "C" fn doca_cc_server_event_consumer_register(
+    server: *mut DocaCcSide,
+    new_consumer_event_cb: ConsumerCb,
+    expired_consumer_event_cb: ConsumerCb,
+) -> DocaError {
+    guarded(|| consumer_events(server, new_consumer_event_cb, expired_consumer_event_cb))
+}
+
+/// `doca_cc_client_event_consumer_register`: Idle only.
+#[no_mangle]
+pub extern "C" fn doca_cc_client_event_consumer_register(
+    client: *mut DocaCcSide,
+    new_consumer_event_cb: ConsumerCb,
+    expired_consumer_event_cb: ConsumerCb,
+) -> DocaError {
+    guarded(|| consumer_events(client, new_consumer_event_cb, expired_consumer_event_cb))
+}
+
 /// `doca_cc_client_get_connection`: once Running (`BAD_STATE` before).
 ///
 /// # Safety
@@ -387,27 +403,7 @@ fn alloc(
         unsafe { std::slice::from_raw_parts(msg as *const u8, len as usize) }
     };
     match both!(s, x => x.task_send_alloc_init(&c.conn, bytes)) {
-        Ok(t) => {
-            let id = t.as_task().id().to_bits();
-            let mut tasks = s.shared.tasks.borrow_mut();
-            let h = match tasks.get(&id) {
-                Some(&h) => h,
-                None => {
-                    let h = TASKS.add(DocaTask {
-                        task: RefCell::new(None),
-                        id,
-                        shared: Rc::downgrade(&s.shared),
-                    });
-                    tasks.insert(id, h);
-                    h
-                }
-            };
-            match task(h) {
-                Some(handle) => *handle.task.borrow_mut() = Some(t),
-                None => return Error::Unexpected.code(),
-            }
-            out(task_out, h)
-        }
+        Ok(t) => out(task_out, s.shared.tasks.hand_out(AnyTask::Send(t), std::ptr::null_mut())),
         Err(e) => e.code(),
     }
 }
@@ -441,77 +437,6 @@ pub extern "C" fn doca_cc_client_task_send_alloc_init(
 #[no_mangle]
 pub extern "C" fn doca_cc_task_send_as_task(task: *mut DocaTask) -> *mut DocaTask {
     task
-}
-
-/// `doca_task_submit`: on success the library owns the task until its callback.
-#[no_mangle]
-pub extern "C" fn doca_task_submit(task: *mut DocaTask) -> DocaError {
-    guarded(|| {
-        let Some(h) = self::task(task) else { return invalid() };
-        let Some(t) = h.task.borrow_mut().take() else { return Error::BadState.code() };
-        match t.submit() {
-            Ok(()) => DOCA_SUCCESS,
-            Err(refused) => {
-                *h.task.borrow_mut() = Some(refused.value);
-                refused.error.code()
-            }
-        }
-    })
-}
-
-/// `doca_task_free`: back to its pool; the handle is invalid afterwards.
-///
-/// # Safety
-/// `task` is NULL or a task handle of this library, not used afterwards.
-#[no_mangle]
-pub unsafe extern "C" fn doca_task_free(task: *mut DocaTask) {
-    guarded(|| {
-        let Some(h) = self::task(task) else { return invalid() };
-        if h.task.borrow().is_none() {
-            return Error::BadState.code(); // submitted: the library owns it
-        }
-        if let Some(shared) = h.shared.upgrade() {
-            shared.tasks.borrow_mut().remove(&h.id);
-        }
-        // SAFETY: TASKS only holds DocaTask handles; freed once, here.
-        drop(unsafe { TASKS.remove(task) });
-        DOCA_SUCCESS
-    });
-}
-
-/// `doca_task_get_status`.
-#[no_mangle]
-pub extern "C" fn doca_task_get_status(task: *const DocaTask) -> DocaError {
-    guarded(|| match self::task(task).and_then(|h| h.task.borrow().as_ref().map(|t| t.status())) {
-        Some(status) => doca_core::Error::code_of(&status),
-        None => invalid(),
-    })
-}
-
-/// `doca_task_set_user_data`.
-#[no_mangle]
-pub extern "C" fn doca_task_set_user_data(task: *mut DocaTask, user_data: DocaData) {
-    guarded(|| {
-        if let Some(h) = self::task(task) {
-            if let Some(t) = h.task.borrow().as_ref() {
-                t.set_user_data(user_data.to_data());
-            }
-        }
-        DOCA_SUCCESS
-    });
-}
-
-/// `doca_task_get_user_data`.
-#[no_mangle]
-pub extern "C" fn doca_task_get_user_data(task: *const DocaTask) -> DocaData {
-    let mut data = DocaData { u64: 0 };
-    guarded(|| {
-        if let Some(d) = self::task(task).and_then(|h| h.task.borrow().as_ref().map(|t| t.user_data())) {
-            data = DocaData::from_data(d);
-        }
-        DOCA_SUCCESS
-    });
-    data
 }
 
 /// `doca_cc_connection_set_user_data`.
@@ -687,7 +612,7 @@ pub unsafe extern "C" fn doca_cc_client_get_device(
 }
 
 /// Writes a capability of the device behind `devinfo`.
-fn cap(
+pub(crate) fn cap(
     devinfo: *const crate::dev::DocaDevinfo,
     value: *mut u32,
     get: fn(&doca_core::DevInfo) -> doca_core::Result<u32>,

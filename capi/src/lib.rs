@@ -22,17 +22,21 @@ mod cc;
 mod ctx;
 mod dev;
 mod error;
+mod fast;
 mod handles;
 mod mmap;
 mod pe;
+mod task;
 
 pub use buf::*;
 pub use cc::*;
 pub use ctx::*;
 pub use dev::*;
 pub use error::*;
+pub use fast::*;
 pub use mmap::*;
 pub use pe::*;
+pub use task::*;
 
 /// `doca_error_t`: a DOCA error code (`DOCA_SUCCESS` is 0).
 pub type DocaError = i32;

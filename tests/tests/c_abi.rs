@@ -122,6 +122,30 @@ fn a_c_client_and_a_c_server_talk_across_two_processes() {
     assert!(served.contains("served 200"), "the C server said: {served}");
 }
 
+/// The fast path from C (`doca_cc_consumer.h`, `doca_cc_producer.h`, the consumer events):
+/// each side's consumer over malloc'd memory and producer; the client's messages reach the
+/// server's consumer and come back through the server's producer, tasks re-posted from their
+/// callbacks.
+#[test]
+fn a_c_fast_path_pair_moves_buffers_both_ways() {
+    let name = format!("capi-fast-{}", std::process::id());
+    let prog = build("fast_path");
+    let mut srv = Command::new(&prog)
+        .args(["server", &name, "300"])
+        .env_remove("DOCA_EMU_SIDE")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the C fast-path server");
+    let out = Command::new(&prog)
+        .args(["client", &name, "300"])
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the C fast-path client");
+    expect_output(&out, "ok 300", "the C fast-path client");
+    let served = srv.wait_with_output_or_kill();
+    assert!(served.contains("ok 300"), "the C fast-path server said: {served}");
+}
+
 trait WaitOrKill {
     fn wait_with_output_or_kill(&mut self) -> String;
 }

@@ -12,6 +12,8 @@
 #include <doca_error.h>
 #include <doca_pe.h>
 
+#include "open.h"
+
 static struct doca_cc_client *client;
 static struct doca_cc_connection *conn;
 static int echoed, failed, running;
@@ -69,12 +71,9 @@ static doca_error_t send_one(int i)
 
 int main(int argc, char **argv)
 {
-	struct doca_devinfo **list;
 	struct doca_dev *dev = NULL;
 	struct doca_pe *pe;
 	enum doca_ctx_states state;
-	uint32_t n, i;
-	uint8_t eq;
 	int count, sent = 0;
 	time_t end = time(NULL) + 60;
 	doca_error_t res;
@@ -82,13 +81,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	count = atoi(argv[2]);
-	if (doca_devinfo_create_list(&list, &n) != DOCA_SUCCESS)
-		return 1;
-	for (i = 0; i < n && dev == NULL; i++)
-		if (doca_devinfo_is_equal_pci_addr(list[i], "b1:00.0", &eq) == DOCA_SUCCESS && eq)
-			doca_dev_open(list[i], &dev);
-	doca_devinfo_destroy_list(list);
-	if (dev == NULL || doca_pe_create(&pe) != DOCA_SUCCESS || doca_cc_client_create(dev, argv[1], &client) != DOCA_SUCCESS ||
+	if (open_dev("b1:00.0", &dev) != DOCA_SUCCESS || doca_pe_create(&pe) != DOCA_SUCCESS || doca_cc_client_create(dev, argv[1], &client) != DOCA_SUCCESS ||
 	    doca_pe_connect_ctx(pe, doca_cc_client_as_ctx(client)) != DOCA_SUCCESS ||
 	    doca_ctx_set_state_changed_cb(doca_cc_client_as_ctx(client), on_state) != DOCA_SUCCESS ||
 	    doca_cc_client_task_send_set_conf(client, send_done, send_failed, 16) != DOCA_SUCCESS ||

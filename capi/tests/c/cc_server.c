@@ -11,35 +11,9 @@
 #include <doca_error.h>
 #include <doca_pe.h>
 
+#include "open.h"
+
 static int served, gone, failed;
-
-static doca_error_t open_dpu(struct doca_dev **dev, struct doca_dev_rep **rep)
-{
-	struct doca_devinfo **list;
-	struct doca_devinfo_rep **reps;
-	uint32_t n, i;
-	uint8_t eq;
-	doca_error_t res = doca_devinfo_create_list(&list, &n);
-
-	if (res != DOCA_SUCCESS)
-		return res;
-	res = DOCA_ERROR_NOT_FOUND;
-	for (i = 0; i < n && res != DOCA_SUCCESS; i++)
-		if (doca_devinfo_is_equal_pci_addr(list[i], "03:00.0", &eq) == DOCA_SUCCESS && eq)
-			res = doca_dev_open(list[i], dev);
-	doca_devinfo_destroy_list(list);
-	if (res != DOCA_SUCCESS)
-		return res;
-	res = doca_devinfo_rep_create_list(*dev, DOCA_DEVINFO_REP_FILTER_NET, &reps, &n);
-	if (res != DOCA_SUCCESS)
-		return res;
-	res = DOCA_ERROR_NOT_FOUND;
-	for (i = 0; i < n && res != DOCA_SUCCESS; i++)
-		if (doca_devinfo_rep_is_equal_pci_addr(reps[i], "b1:00.0", &eq) == DOCA_SUCCESS && eq)
-			res = doca_dev_rep_open(reps[i], rep);
-	doca_devinfo_rep_destroy_list(reps);
-	return res;
-}
 
 static void send_done(struct doca_cc_task_send *task, union doca_data td, union doca_data cd)
 {

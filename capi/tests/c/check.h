@@ -27,7 +27,7 @@ static int failures;
 	} while (0)
 
 /* The program's exit: 0 and "ok" when every check held. */
-static int checks_result(void)
+static inline int checks_result(void)
 {
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);

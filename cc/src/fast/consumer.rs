@@ -273,23 +273,35 @@ impl Consumer {
     /// `doca_cc_consumer_task_post_recv_set_buf`: a new buffer for a task not submitted.
     pub fn task_post_recv_set_buf(&self, task: &PostRecvTask, buf: &Buf) -> Result<()> {
         check_buf(&self.ctx.ops().map, buf)?;
-        task.0.with_payload(|p| p.buf = Some(buf.clone()));
+        task.set_buf(buf);
         Ok(())
     }
 }
 
-fn check_buf(map: &MapAccess, buf: &Buf) -> Result<()> {
+impl PostRecvTask {
+    /// `doca_cc_consumer_task_post_recv_set_buf` as C calls it, without the consumer: a new
+    /// buffer for a task that is not submitted, checked when it is submitted (a buffer
+    /// outside the consumer's map, chained, or without room refuses the submission with
+    /// `INVALID_VALUE`).
+    pub fn set_buf(&self, buf: &Buf) {
+        self.0.with_payload(|p| p.buf = Some(buf.clone()));
+    }
+}
+
+/// A buffer the consumer can post: in its map, not chained, with room after its data
+/// (`INVALID_VALUE` otherwise). Returns (end of the data, free room).
+fn check_buf(map: &MapAccess, buf: &Buf) -> Result<(usize, usize)> {
     if buf.map() != map {
         bail!(Error::InvalidValue, "cc consumer: the buffer is not in the consumer's map");
     }
-    let (chained, _, room) = buf.list_and_room()?;
+    let (chained, end, room) = buf.list_and_room()?;
     if chained {
         bail!(Error::InvalidValue, "cc consumer: buffer is chained (lists are not supported)");
     }
     if room == 0 {
         bail!(Error::InvalidValue, "cc consumer: the buffer has no free space after its data");
     }
-    Ok(())
+    Ok((end, room))
 }
 
 impl ConsumerOps {
@@ -501,12 +513,12 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
 
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
         // A reused task starts afresh: who filled it last time no longer holds.
-        let (_, end, room) = self
+        let (end, room) = self
             .pool
             .with_payload(task, |p| {
                 p.producer_id = 0;
                 p.imm_len = 0;
-                p.buf.as_ref().map(Buf::list_and_room)
+                p.buf.as_ref().map(|b| check_buf(&self.map, b))
             })
             .flatten()
             .ok_or(Error::InvalidValue)??;

@@ -1,0 +1,418 @@
+//! `doca_cc_consumer.h` and `doca_cc_producer.h`: the fast path. A consumer posts buffers of
+//! its map; the peer's producers write into them.
+
+use std::rc::Rc;
+
+use doca_cc::{caps, Consumer, PostRecvTask, Producer, ProducerSendTask};
+use doca_core::{CtxState, Data, DevInfo, Error};
+
+use crate::buf::{buf, DocaBuf};
+use crate::cc::{cap, conn, DocaCcConnection};
+use crate::ctx::{out, DocaCtx, DocaData, CTXS};
+use crate::dev::DocaDevinfo;
+use crate::handles::Handles;
+use crate::mmap::{mmap, DocaMmap};
+use crate::task::{complete, task, AnyTask, DocaTask, TaskTable};
+use crate::{guarded, invalid, DocaError};
+
+/// `struct doca_cc_consumer`.
+pub struct DocaCcConsumer {
+    consumer: Consumer,
+    ctx: *mut DocaCtx,
+    tasks: Rc<TaskTable>,
+}
+
+/// `struct doca_cc_producer`.
+pub struct DocaCcProducer {
+    producer: Producer,
+    ctx: *mut DocaCtx,
+    tasks: Rc<TaskTable>,
+}
+
+static CONSUMERS: Handles = Handles::new();
+static PRODUCERS: Handles = Handles::new();
+
+fn consumer<'a>(p: *const DocaCcConsumer) -> Option<&'a DocaCcConsumer> {
+    // SAFETY: CONSUMERS only holds DocaCcConsumer handles.
+    unsafe { CONSUMERS.get(p) }
+}
+
+fn producer<'a>(p: *const DocaCcProducer) -> Option<&'a DocaCcProducer> {
+    // SAFETY: PRODUCERS only holds DocaCcProducer handles.
+    unsafe { PRODUCERS.get(p) }
+}
+
+/// A task completion callback of the fast path (the task handle, task and context data).
+pub type FastTaskCb = Option<unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData)>;
+
+/// The task behind `p` if it is a post-receive task.
+fn post_recv<R>(p: *const DocaTask, f: impl FnOnce(&PostRecvTask) -> R) -> Option<R> {
+    task(p)?.with(|t| match t {
+        AnyTask::PostRecv(t) => Some(f(t)),
+        _ => None,
+    })?
+}
+
+/// The task behind `p` if it is a producer send task.
+fn producer_send<R>(p: *const DocaTask, f: impl FnOnce(&ProducerSendTask) -> R) -> Option<R> {
+    task(p)?.with(|t| match t {
+        AnyTask::ProducerSend(t) => Some(f(t)),
+        _ => None,
+    })?
+}
+
+/// `doca_cc_consumer_create`: a consumer on an established connection, posting buffers of
+/// `buf_mmap` (which needs `DOCA_ACCESS_FLAG_PCI_READ_WRITE`).
+///
+/// # Safety
+/// `consumer` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_consumer_create(
+    cc_connection: *mut DocaCcConnection,
+    buf_mmap: *mut DocaMmap,
+    consumer: *mut *mut DocaCcConsumer,
+) -> DocaError {
+    guarded(|| {
+        let (Some(c), Some(m)) = (conn(cc_connection), mmap(buf_mmap)) else { return invalid() };
+        if consumer.is_null() {
+            return invalid();
+        }
+        match Consumer::create(&c.conn, m) {
+            Ok(k) => {
+                let ctx = CTXS.add(DocaCtx(k.as_ctx()));
+                out(consumer, CONSUMERS.add(DocaCcConsumer { consumer: k, ctx, tasks: Rc::default() }))
+            }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_cc_consumer_destroy`: Idle only (`BAD_STATE`, the consumer stays).
+///
+/// # Safety
+/// `consumer` is NULL or a handle of this library, not used after a successful destroy.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_consumer_destroy(consumer: *mut DocaCcConsumer) -> DocaError {
+    guarded(|| {
+        let Some(k) = self::consumer(consumer) else { return invalid() };
+        if k.consumer.as_ctx().state() != CtxState::Idle {
+            return Error::BadState.code();
+        }
+        // SAFETY: CONSUMERS only holds DocaCcConsumer handles; freed once, here.
+        let Some(k) = (unsafe { CONSUMERS.remove(consumer) }) else { return invalid() };
+        let DocaCcConsumer { consumer, ctx, tasks } = *k;
+        // SAFETY: the context handle was made with the consumer and goes with it.
+        drop(unsafe { CTXS.remove(ctx) });
+        drop(tasks);
+        doca_core::Error::code_of(&consumer.destroy().map_err(|r| r.error))
+    })
+}
+
+/// `doca_cc_consumer_as_ctx`.
+#[no_mangle]
+pub extern "C" fn doca_cc_consumer_as_ctx(consumer: *mut DocaCcConsumer) -> *mut DocaCtx {
+    self::consumer(consumer).map_or(std::ptr::null_mut(), |k| k.ctx)
+}
+
+/// `doca_cc_consumer_get_id`.
+///
+/// # Safety
+/// `id` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_consumer_get_id(consumer: *const DocaCcConsumer, id: *mut u32) -> DocaError {
+    guarded(|| match self::consumer(consumer) {
+        Some(k) => out(id, k.consumer.id()),
+        None => invalid(),
+    })
+}
+
+/// `doca_cc_consumer_task_post_recv_set_conf`: Idle only.
+#[no_mangle]
+pub extern "C" fn doca_cc_consumer_task_post_recv_set_conf(
+    consumer: *mut DocaCcConsumer,
+    task_completion_cb: FastTaskCb,
+    task_error_cb: FastTaskCb,
+    num_post_recv_tasks: u32,
+) -> DocaError {
+    guarded(|| {
+        let (Some(k), Some(done), Some(failed)) =
+            (self::consumer(consumer), task_completion_cb, task_error_cb)
+        else {
+            return invalid();
+        };
+        let (w1, w2) = (Rc::downgrade(&k.tasks), Rc::downgrade(&k.tasks));
+        let r = k.consumer.task_post_recv_set_conf(
+            move |t: PostRecvTask, td: Data, cd: Data| complete(&w1, done, AnyTask::PostRecv(t), td, cd),
+            move |t: PostRecvTask, td: Data, cd: Data| complete(&w2, failed, AnyTask::PostRecv(t), td, cd),
+            num_post_recv_tasks,
+        );
+        doca_core::Error::code_of(&r)
+    })
+}
+
+/// `doca_cc_consumer_task_post_recv_alloc_init`: a task posting `buf` (in the consumer's
+/// map, with free room after its data).
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_consumer_task_post_recv_alloc_init(
+    consumer: *mut DocaCcConsumer,
+    buf: *mut DocaBuf,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded(|| {
+        let (Some(k), Some(b)) = (self::consumer(consumer), self::buf(buf)) else { return invalid() };
+        if task.is_null() {
+            return invalid();
+        }
+        match k.consumer.task_post_recv_alloc_init(b) {
+            Ok(t) => out(task, k.tasks.hand_out(AnyTask::PostRecv(t), buf)),
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_cc_consumer_task_post_recv_get_buf`: the buffer handle the task carries (NULL for
+/// an invalid task).
+#[no_mangle]
+pub extern "C" fn doca_cc_consumer_task_post_recv_get_buf(task: *const DocaTask) -> *mut DocaBuf {
+    match post_recv(task, |_| ()) {
+        Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.buf.get()),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// `doca_cc_consumer_task_post_recv_set_buf`: another buffer for a task that is not
+/// submitted, checked when it is submitted.
+#[no_mangle]
+pub extern "C" fn doca_cc_consumer_task_post_recv_set_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    guarded(|| {
+        let Some(b) = self::buf(buf) else { return invalid() };
+        let Some(h) = self::task(task) else { return invalid() };
+        let set = h.with(|t| match t {
+            AnyTask::PostRecv(t) => {
+                t.set_buf(b);
+                true
+            }
+            _ => false,
+        });
+        if set == Some(true) {
+            h.buf.set(buf);
+        }
+        crate::DOCA_SUCCESS
+    });
+}
+
+/// `doca_cc_consumer_task_post_recv_get_producer_id`: the producer that filled the buffer
+/// (0 before a completion).
+#[no_mangle]
+pub extern "C" fn doca_cc_consumer_task_post_recv_get_producer_id(task: *const DocaTask) -> u32 {
+    post_recv(task, PostRecvTask::producer_id).unwrap_or(0)
+}
+
+/// `doca_cc_consumer_task_post_recv_as_task`: the same handle.
+#[no_mangle]
+pub extern "C" fn doca_cc_consumer_task_post_recv_as_task(task: *mut DocaTask) -> *mut DocaTask {
+    task
+}
+
+/// `doca_cc_producer_create`: a producer on an established connection.
+///
+/// # Safety
+/// `producer` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_producer_create(
+    cc_connection: *mut DocaCcConnection,
+    producer: *mut *mut DocaCcProducer,
+) -> DocaError {
+    guarded(|| {
+        let Some(c) = conn(cc_connection) else { return invalid() };
+        if producer.is_null() {
+            return invalid();
+        }
+        match Producer::create(&c.conn) {
+            Ok(p) => {
+                let ctx = CTXS.add(DocaCtx(p.as_ctx()));
+                out(producer, PRODUCERS.add(DocaCcProducer { producer: p, ctx, tasks: Rc::default() }))
+            }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_cc_producer_destroy`: Idle only (`BAD_STATE`, the producer stays).
+///
+/// # Safety
+/// `producer` is NULL or a handle of this library, not used after a successful destroy.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_producer_destroy(producer: *mut DocaCcProducer) -> DocaError {
+    guarded(|| {
+        let Some(p) = self::producer(producer) else { return invalid() };
+        if p.producer.as_ctx().state() != CtxState::Idle {
+            return Error::BadState.code();
+        }
+        // SAFETY: PRODUCERS only holds DocaCcProducer handles; freed once, here.
+        let Some(p) = (unsafe { PRODUCERS.remove(producer) }) else { return invalid() };
+        let DocaCcProducer { producer, ctx, tasks } = *p;
+        // SAFETY: the context handle was made with the producer and goes with it.
+        drop(unsafe { CTXS.remove(ctx) });
+        drop(tasks);
+        doca_core::Error::code_of(&producer.destroy().map_err(|r| r.error))
+    })
+}
+
+/// `doca_cc_producer_as_ctx`.
+#[no_mangle]
+pub extern "C" fn doca_cc_producer_as_ctx(producer: *mut DocaCcProducer) -> *mut DocaCtx {
+    self::producer(producer).map_or(std::ptr::null_mut(), |p| p.ctx)
+}
+
+/// `doca_cc_producer_get_id`.
+///
+/// # Safety
+/// `id` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_producer_get_id(producer: *const DocaCcProducer, id: *mut u32) -> DocaError {
+    guarded(|| match self::producer(producer) {
+        Some(p) => out(id, p.producer.id()),
+        None => invalid(),
+    })
+}
+
+/// `doca_cc_producer_task_send_set_conf`: Idle only.
+#[no_mangle]
+pub extern "C" fn doca_cc_producer_task_send_set_conf(
+    producer: *mut DocaCcProducer,
+    task_completion_cb: FastTaskCb,
+    task_error_cb: FastTaskCb,
+    num_send_tasks: u32,
+) -> DocaError {
+    guarded(|| {
+        let (Some(p), Some(done), Some(failed)) =
+            (self::producer(producer), task_completion_cb, task_error_cb)
+        else {
+            return invalid();
+        };
+        let (w1, w2) = (Rc::downgrade(&p.tasks), Rc::downgrade(&p.tasks));
+        let r = p.producer.task_send_set_conf(
+            move |t: ProducerSendTask, td: Data, cd: Data| {
+                complete(&w1, done, AnyTask::ProducerSend(t), td, cd)
+            },
+            move |t: ProducerSendTask, td: Data, cd: Data| {
+                complete(&w2, failed, AnyTask::ProducerSend(t), td, cd)
+            },
+            num_send_tasks,
+        );
+        doca_core::Error::code_of(&r)
+    })
+}
+
+/// `doca_cc_producer_task_send_alloc_init`: a task copying `buf`'s data into the next buffer
+/// the peer's consumer `consumer_id` posted.
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_producer_task_send_alloc_init(
+    producer: *mut DocaCcProducer,
+    buf: *mut DocaBuf,
+    consumer_id: u32,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded(|| {
+        let (Some(p), Some(b)) = (self::producer(producer), self::buf(buf)) else { return invalid() };
+        if task.is_null() {
+            return invalid();
+        }
+        match p.producer.task_send_alloc_init(b, consumer_id) {
+            Ok(t) => out(task, p.tasks.hand_out(AnyTask::ProducerSend(t), buf)),
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_cc_producer_task_send_get_buf`.
+#[no_mangle]
+pub extern "C" fn doca_cc_producer_task_send_get_buf(task: *const DocaTask) -> *mut DocaBuf {
+    match producer_send(task, |_| ()) {
+        Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.buf.get()),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// `doca_cc_producer_task_send_set_buf`: checked when the task is submitted.
+#[no_mangle]
+pub extern "C" fn doca_cc_producer_task_send_set_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    let Some(b) = self::buf(buf) else { return };
+    if producer_send(task, |t| t.set_buf(b)).is_some() {
+        if let Some(h) = self::task(task) {
+            h.buf.set(buf);
+        }
+    }
+}
+
+/// `doca_cc_producer_task_send_get_consumer_id`.
+#[no_mangle]
+pub extern "C" fn doca_cc_producer_task_send_get_consumer_id(task: *const DocaTask) -> u32 {
+    producer_send(task, ProducerSendTask::consumer_id).unwrap_or(0)
+}
+
+/// `doca_cc_producer_task_send_set_consumer_id`: checked when the task is submitted.
+#[no_mangle]
+pub extern "C" fn doca_cc_producer_task_send_set_consumer_id(task: *mut DocaTask, consumer_id: u32) {
+    producer_send(task, |t| t.set_consumer_id(consumer_id));
+}
+
+/// `doca_cc_producer_task_send_as_task`: the same handle.
+#[no_mangle]
+pub extern "C" fn doca_cc_producer_task_send_as_task(task: *mut DocaTask) -> *mut DocaTask {
+    task
+}
+
+fn supported(devinfo: *const DocaDevinfo, check: fn(&DevInfo) -> doca_core::Result<()>) -> DocaError {
+    guarded(|| match crate::dev::devinfo(devinfo) {
+        Some(d) => doca_core::Error::code_of(&check(d)),
+        None => invalid(),
+    })
+}
+
+/// `doca_cc_consumer_cap_is_supported`.
+#[no_mangle]
+pub extern "C" fn doca_cc_consumer_cap_is_supported(devinfo: *const DocaDevinfo) -> DocaError {
+    supported(devinfo, caps::consumer_is_supported)
+}
+
+/// `doca_cc_producer_cap_is_supported`.
+#[no_mangle]
+pub extern "C" fn doca_cc_producer_cap_is_supported(devinfo: *const DocaDevinfo) -> DocaError {
+    supported(devinfo, caps::producer_is_supported)
+}
+
+macro_rules! fast_caps {
+    ($($(#[$doc:meta])* $name:ident => $spec:ident;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `value` is NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(devinfo: *const DocaDevinfo, value: *mut u32) -> DocaError {
+            guarded(|| cap(devinfo, value, |d| caps::get(d, &caps::$spec)))
+        }
+    )*};
+}
+
+fast_caps! {
+    /// `doca_cc_consumer_cap_get_max_num_tasks`.
+    doca_cc_consumer_cap_get_max_num_tasks => MAX_FAST_PATH_TASKS;
+    /// `doca_cc_consumer_cap_get_max_buf_size`.
+    doca_cc_consumer_cap_get_max_buf_size => MAX_BUF_SIZE;
+    /// `doca_cc_consumer_cap_get_max_consumers`: per connection.
+    doca_cc_consumer_cap_get_max_consumers => MAX_CONSUMERS;
+    /// `doca_cc_producer_cap_get_max_num_tasks`.
+    doca_cc_producer_cap_get_max_num_tasks => MAX_FAST_PATH_TASKS;
+    /// `doca_cc_producer_cap_get_max_buf_size`.
+    doca_cc_producer_cap_get_max_buf_size => MAX_BUF_SIZE;
+    /// `doca_cc_producer_cap_get_max_producers`: per connection.
+    doca_cc_producer_cap_get_max_producers => MAX_PRODUCERS;
+}

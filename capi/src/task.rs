@@ -1,0 +1,222 @@
+//! `struct doca_task` and the generic task calls of `doca_pe.h` (`doca_task_*`), for every
+//! kind of task this library hands out: control-path sends, producer sends and consumer
+//! post-receives. Each task has one C handle for its whole life (from its first allocation
+//! to `doca_task_free`), whatever kind-specific name C uses for it (`doca_*_as_task` returns
+//! the same pointer).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::{Rc, Weak};
+
+use doca_cc::{PostRecvTask, ProducerSendTask, SendTask};
+use doca_core::{Data, Error, Result};
+
+use crate::buf::DocaBuf;
+use crate::ctx::DocaData;
+use crate::handles::Handles;
+use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
+
+/// A task of any kind this library hands out.
+pub(crate) enum AnyTask {
+    Send(SendTask),
+    ProducerSend(ProducerSendTask),
+    PostRecv(PostRecvTask),
+}
+
+macro_rules! each {
+    ($t:expr, $x:ident => $e:expr) => {
+        match $t {
+            AnyTask::Send($x) => $e,
+            AnyTask::ProducerSend($x) => $e,
+            AnyTask::PostRecv($x) => $e,
+        }
+    };
+}
+
+impl AnyTask {
+    fn id(&self) -> u64 {
+        each!(self, t => t.as_task().id().to_bits())
+    }
+
+    fn submit(self) -> std::result::Result<(), (Error, AnyTask)> {
+        match self {
+            AnyTask::Send(t) => t.submit().map_err(|r| (r.error, AnyTask::Send(r.value))),
+            AnyTask::ProducerSend(t) => t.submit().map_err(|r| (r.error, AnyTask::ProducerSend(r.value))),
+            AnyTask::PostRecv(t) => t.submit().map_err(|r| (r.error, AnyTask::PostRecv(r.value))),
+        }
+    }
+
+    fn status(&self) -> Result<()> {
+        each!(self, t => t.status())
+    }
+
+    fn set_user_data(&self, data: Data) {
+        each!(self, t => t.set_user_data(data))
+    }
+
+    fn user_data(&self) -> Data {
+        each!(self, t => t.user_data())
+    }
+}
+
+/// `struct doca_task` (and `doca_cc_task_send`, `doca_cc_producer_task_send`,
+/// `doca_cc_consumer_task_post_recv`): the task while the application holds it (`None` while
+/// it is submitted), and the C buffer handle it carries (producer and consumer tasks).
+pub struct DocaTask {
+    task: RefCell<Option<AnyTask>>,
+    id: u64,
+    table: Weak<TaskTable>,
+    pub(crate) buf: Cell<*mut DocaBuf>,
+}
+
+static TASKS: Handles = Handles::new();
+
+/// The task behind a live handle.
+pub(crate) fn task<'a>(p: *const DocaTask) -> Option<&'a DocaTask> {
+    // SAFETY: TASKS only holds DocaTask handles.
+    unsafe { TASKS.get(p) }
+}
+
+impl DocaTask {
+    /// Runs `f` on the task while the application holds it (`BAD_STATE` while submitted).
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&AnyTask) -> R) -> Option<R> {
+        self.task.borrow().as_ref().map(f)
+    }
+}
+
+/// The C handles of one context's tasks, by task id; freed with the context.
+#[derive(Default)]
+pub(crate) struct TaskTable(RefCell<HashMap<u64, *mut DocaTask>>);
+
+impl TaskTable {
+    /// The handle of a task just allocated (the same one each time its pool slot comes back
+    /// after a free would be wrong: a freed handle is gone, a new one is made).
+    pub(crate) fn hand_out(self: &Rc<Self>, t: AnyTask, buf: *mut DocaBuf) -> *mut DocaTask {
+        let id = t.id();
+        let mut map = self.0.borrow_mut();
+        let h = *map.entry(id).or_insert_with(|| {
+            TASKS.add(DocaTask {
+                task: RefCell::new(None),
+                id,
+                table: Rc::downgrade(self),
+                buf: Cell::new(std::ptr::null_mut()),
+            })
+        });
+        if let Some(handle) = task(h) {
+            *handle.task.borrow_mut() = Some(t);
+            handle.buf.set(buf);
+        }
+        h
+    }
+
+    /// A task came back from its library (completed or failed): its handle holds it again.
+    /// `None` when the application freed the handle meanwhile (cannot happen for a task the
+    /// library held) or the context is gone.
+    pub(crate) fn returned(&self, t: AnyTask) -> Option<*mut DocaTask> {
+        let h = *self.0.borrow().get(&t.id())?;
+        let handle = task(h)?;
+        *handle.task.borrow_mut() = Some(t);
+        Some(h)
+    }
+}
+
+impl Drop for TaskTable {
+    fn drop(&mut self) {
+        for (_, p) in self.0.borrow_mut().drain() {
+            // SAFETY: TASKS only holds DocaTask handles; each is freed once, here.
+            drop(unsafe { TASKS.remove(p) });
+        }
+    }
+}
+
+/// Calls the C completion callback `cb` with the handle of the task `t` and the user data.
+pub(crate) fn complete(
+    table: &Weak<TaskTable>,
+    cb: unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData),
+    t: AnyTask,
+    task_data: Data,
+    ctx_data: Data,
+) {
+    let Some(table) = table.upgrade() else { return };
+    if let Some(h) = table.returned(t) {
+        // the application's completion callback, given the task's own handle (valid until
+        // doca_task_free) and the user data.
+        // SAFETY: see above.
+        unsafe { cb(h, DocaData::from_data(task_data), DocaData::from_data(ctx_data)) };
+    }
+}
+
+/// `doca_task_submit`: on success the library owns the task until its callback.
+#[no_mangle]
+pub extern "C" fn doca_task_submit(task: *mut DocaTask) -> DocaError {
+    guarded(|| {
+        let Some(h) = self::task(task) else { return invalid() };
+        let Some(t) = h.task.borrow_mut().take() else { return Error::BadState.code() };
+        match t.submit() {
+            Ok(()) => DOCA_SUCCESS,
+            Err((error, t)) => {
+                *h.task.borrow_mut() = Some(t);
+                error.code()
+            }
+        }
+    })
+}
+
+/// `doca_task_try_submit`: the same checks, then submits (they are always made here).
+#[no_mangle]
+pub extern "C" fn doca_task_try_submit(task: *mut DocaTask) -> DocaError {
+    doca_task_submit(task)
+}
+
+/// `doca_task_free`: back to its pool; the handle is invalid afterwards.
+///
+/// # Safety
+/// `task` is NULL or a task handle of this library, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn doca_task_free(task: *mut DocaTask) {
+    guarded(|| {
+        let Some(h) = self::task(task) else { return invalid() };
+        if h.task.borrow().is_none() {
+            return Error::BadState.code(); // submitted: the library owns it
+        }
+        if let Some(table) = h.table.upgrade() {
+            table.0.borrow_mut().remove(&h.id);
+        }
+        // SAFETY: TASKS only holds DocaTask handles; freed once, here.
+        drop(unsafe { TASKS.remove(task) });
+        DOCA_SUCCESS
+    });
+}
+
+/// `doca_task_get_status`.
+#[no_mangle]
+pub extern "C" fn doca_task_get_status(task: *const DocaTask) -> DocaError {
+    guarded(|| match self::task(task).and_then(|h| h.with(AnyTask::status)) {
+        Some(status) => doca_core::Error::code_of(&status),
+        None => invalid(),
+    })
+}
+
+/// `doca_task_set_user_data`.
+#[no_mangle]
+pub extern "C" fn doca_task_set_user_data(task: *mut DocaTask, user_data: DocaData) {
+    guarded(|| {
+        if let Some(h) = self::task(task) {
+            h.with(|t| t.set_user_data(user_data.to_data()));
+        }
+        DOCA_SUCCESS
+    });
+}
+
+/// `doca_task_get_user_data`.
+#[no_mangle]
+pub extern "C" fn doca_task_get_user_data(task: *const DocaTask) -> DocaData {
+    let mut data = DocaData { u64: 0 };
+    guarded(|| {
+        if let Some(d) = self::task(task).and_then(|h| h.with(AnyTask::user_data)) {
+            data = DocaData::from_data(d);
+        }
+        DOCA_SUCCESS
+    });
+    data
+}
