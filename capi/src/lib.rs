@@ -17,6 +17,7 @@
 
 #![allow(unsafe_code)]
 
+mod argp;
 mod buf;
 mod cc;
 mod ctx;
@@ -24,16 +25,19 @@ mod dev;
 mod error;
 mod fast;
 mod handles;
+mod log;
 mod mmap;
 mod pe;
 mod task;
 
+pub use argp::*;
 pub use buf::*;
 pub use cc::*;
 pub use ctx::*;
 pub use dev::*;
 pub use error::*;
 pub use fast::*;
+pub use log::*;
 pub use mmap::*;
 pub use pe::*;
 pub use task::*;

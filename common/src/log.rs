@@ -111,6 +111,27 @@ pub fn init(app: LogLevel, sdk: LogLevel) {
 
 struct DocaFormat;
 
+/// DOCA's line prefix, `[HH:MM:SS:usec][pid][DOCA][LVL][file:line][source] ` (time in UTC).
+fn prefix(lvl: &str, file: &str, line: u32, source: &str) -> String {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = now.as_secs() % 86_400;
+    format!(
+        "[{:02}:{:02}:{:02}:{:06}][{}][DOCA][{lvl}][{file}:{line}][{source}] ",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        now.subsec_micros(),
+        std::process::id(),
+    )
+}
+
+/// A whole line in DOCA's format, ending in a newline: for lines formatted elsewhere (the C
+/// ABI's `DOCA_LOG_*`). `lvl` is DOCA's three-letter level (`CRT`, `ERR`, `WRN`, `INF`,
+/// `DBG`, `TRC`).
+pub fn line(lvl: &str, file: &str, line: u32, source: &str, msg: &str) -> String {
+    format!("{}{msg}\n", prefix(lvl, file, line, source))
+}
+
 impl<S, N> FormatEvent<S, N> for DocaFormat
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
@@ -118,8 +139,6 @@ where
 {
     fn format_event(&self, ctx: &FmtContext<'_, S, N>, mut w: Writer<'_>, event: &Event<'_>) -> fmt::Result {
         let meta = event.metadata();
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        let secs = now.as_secs() % 86_400;
         let lvl = match *meta.level() {
             Level::ERROR => "ERR",
             Level::WARN => "WRN",
@@ -128,17 +147,8 @@ where
             Level::TRACE => "TRC",
         };
         let file = meta.file().map(|f| f.rsplit('/').next().unwrap_or(f)).unwrap_or("?");
-        write!(
-            w,
-            "[{:02}:{:02}:{:02}:{:06}][{}][DOCA][{lvl}][{file}:{}][{}] ",
-            secs / 3600,
-            secs / 60 % 60,
-            secs % 60,
-            now.subsec_micros(),
-            std::process::id(),
-            meta.line().unwrap_or(0),
-            meta.module_path().unwrap_or(meta.target()),
-        )?;
+        let source = meta.module_path().unwrap_or(meta.target());
+        write!(w, "{}", prefix(lvl, file, meta.line().unwrap_or(0), source))?;
         ctx.format_fields(w.by_ref(), event)?;
         writeln!(w)
     }

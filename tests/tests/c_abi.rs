@@ -146,6 +146,36 @@ fn a_c_fast_path_pair_moves_buffers_both_ways() {
     assert!(served.contains("ok 300"), "the C fast-path server said: {served}");
 }
 
+/// `doca_log.h` and `doca_argp.h` from C: parameters of each type, the mandatory one, the
+/// built-in `-l`, unknown flags, and DOCA-format lines filtered by level.
+#[test]
+fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
+    let prog = build("log_argp");
+    let run = |args: &[&str]| {
+        let out = Command::new(&prog).args(args).output().expect("run log_argp");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "log_argp {args:?}:\n{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        stdout
+    };
+    let out = run(&["-p", "03:00.0", "--count=7", "-b", "-l", "60"]);
+    assert!(out.contains("start DOCA_SUCCESS pci=03:00.0 n=7 b=1"), "{out}");
+    for (line, shown) in
+        [("crit", true), ("error 30", true), ("info", true), ("debug", true), ("trace", false)]
+    {
+        let found = out.lines().any(|l| {
+            l.contains("][DOCA][") && l.contains("[LOG_ARGP_TEST]") && l.ends_with(&format!("line at {line}"))
+        });
+        assert_eq!(found, shown, "line at {line} at level 60:\n{out}");
+    }
+    let out = run(&["--pci-addr", "b1:00.0"]);
+    assert!(out.contains("start DOCA_SUCCESS pci=b1:00.0 n=0 b=0"), "{out}");
+    assert!(!out.contains("line at debug") && out.contains("line at info"), "INFO by default:\n{out}");
+    assert!(run(&["-n", "3"]).contains("start DOCA_ERROR_INVALID_VALUE"), "the mandatory -p is missing");
+    assert!(run(&["-p", "x", "--bogus"]).contains("start DOCA_ERROR_NOT_SUPPORTED"), "an unknown flag");
+    assert!(run(&["-p", "x", "-n", "seven"]).contains("start DOCA_ERROR_INVALID_VALUE"), "not a number");
+    assert!(run(&["-p", "x", "-l", "55"]).contains("start DOCA_ERROR_INVALID_VALUE"), "not a level");
+}
+
 trait WaitOrKill {
     fn wait_with_output_or_kill(&mut self) -> String;
 }

@@ -1,0 +1,84 @@
+/* doca-emu: logging as DOCA's samples use it. DOCA_LOG_REGISTER(name) once per file, then
+ * DOCA_LOG_CRIT/ERR/WARN/INFO/DBG/TRC(format, ...). The application's lines go to standard
+ * output in DOCA's format; the libraries' lines (the SDK level) to standard error. */
+#ifndef DOCA_EMU_LOG_H_
+#define DOCA_EMU_LOG_H_
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "doca_compat.h"
+#include "doca_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum doca_log_level {
+	DOCA_LOG_LEVEL_DISABLE = 10,
+	DOCA_LOG_LEVEL_CRIT = 20,
+	DOCA_LOG_LEVEL_ERROR = 30,
+	DOCA_LOG_LEVEL_WARNING = 40,
+	DOCA_LOG_LEVEL_INFO = 50,
+	DOCA_LOG_LEVEL_DEBUG = 60,
+	DOCA_LOG_LEVEL_TRACE = 70,
+};
+
+struct doca_log_backend;
+
+DOCA_EXPERIMENTAL doca_error_t doca_log_backend_create_standard(void);
+/* The libraries' lines go to standard error whatever the file. */
+DOCA_EXPERIMENTAL doca_error_t doca_log_backend_create_with_file_sdk(FILE *fptr, struct doca_log_backend **backend);
+DOCA_EXPERIMENTAL doca_error_t doca_log_backend_set_sdk_level(struct doca_log_backend *backend, uint32_t level);
+DOCA_EXPERIMENTAL doca_error_t doca_log_level_set_global_lower_limit(uint32_t level);
+DOCA_EXPERIMENTAL uint32_t doca_log_level_get_global_lower_limit(void);
+DOCA_EXPERIMENTAL doca_error_t doca_log_level_set_global_sdk_limit(uint32_t level);
+DOCA_EXPERIMENTAL doca_error_t doca_log_register_source(const char *source_name, int *source);
+DOCA_EXPERIMENTAL doca_error_t doca_log_unregister_source(int source);
+/* The emulator's sink for one formatted line (what doca_log below calls). */
+doca_error_t doca_emu_log_write(uint32_t level, int source, const char *file, int line, const char *msg);
+
+/* Formats one line and hands it to the library (inline: C variadics stay on the C side). */
+static inline doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, const char *func,
+				    const char *format, ...) __attribute__((format(printf, 6, 7)));
+static inline doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, const char *func,
+				    const char *format, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	(void)func;
+	if (level > doca_log_level_get_global_lower_limit())
+		return DOCA_SUCCESS;
+	va_start(ap, format);
+	vsnprintf(msg, sizeof(msg), format, ap);
+	va_end(ap);
+	return doca_emu_log_write(level, source, fname, line, msg);
+}
+
+#define DOCA_LOG_REGISTER(SOURCE)                                                                    \
+	static int log_source;                                                                       \
+	__attribute__((constructor)) static void doca_emu_log_register_##SOURCE(void)                \
+	{                                                                                            \
+		doca_log_register_source(#SOURCE, &log_source);                                      \
+	}                                                                                            \
+	__attribute__((destructor)) static void doca_emu_log_unregister_##SOURCE(void)               \
+	{                                                                                            \
+		doca_log_unregister_source(log_source);                                              \
+	}
+
+#define DOCA_LOG(level, format, ...) \
+	doca_log(DOCA_LOG_LEVEL_##level, log_source, __FILE__, __LINE__, __func__, format, ##__VA_ARGS__)
+#define DOCA_LOG_CRIT(format, ...) DOCA_LOG(CRIT, format, ##__VA_ARGS__)
+#define DOCA_LOG_ERR(format, ...) DOCA_LOG(ERROR, format, ##__VA_ARGS__)
+#define DOCA_LOG_WARN(format, ...) DOCA_LOG(WARNING, format, ##__VA_ARGS__)
+#define DOCA_LOG_INFO(format, ...) DOCA_LOG(INFO, format, ##__VA_ARGS__)
+#define DOCA_LOG_DBG(format, ...) DOCA_LOG(DEBUG, format, ##__VA_ARGS__)
+#define DOCA_LOG_TRC(format, ...) DOCA_LOG(TRACE, format, ##__VA_ARGS__)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

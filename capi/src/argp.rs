@@ -1,0 +1,344 @@
+//! `doca_argp.h`: the samples' argument parser. Parameters of type string, int and boolean,
+//! short (`-p`) and long (`--pci-addr`, `--pci-addr=…`) names, mandatory parameters, and the
+//! built-in flags: `-h/--help`, `-v/--version`, `-l/--log-level`, `--sdk-log-level`. JSON
+//! configuration files are not supported (`--json` is `NOT_SUPPORTED`).
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+
+use parking_lot::Mutex;
+
+use crate::handles::Handles;
+use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
+use doca_core::Error;
+
+/// `doca_argp_param_cb_t`: the parameter's value (a C string, an `int *` or a `bool *`) and
+/// the program's configuration.
+pub type ParamCb = Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> DocaError>;
+
+/// `enum doca_argp_type`.
+const TYPE_STRING: c_int = 1;
+const TYPE_INT: c_int = 2;
+const TYPE_BOOLEAN: c_int = 3;
+
+/// `struct doca_argp_param`.
+#[derive(Default)]
+pub struct DocaArgpParam(Mutex<Fields>);
+
+#[derive(Default, Clone)]
+struct Fields {
+    short: Option<String>,
+    long: Option<String>,
+    arguments: Option<String>,
+    description: Option<String>,
+    cb: ParamCb,
+    kind: c_int,
+    mandatory: bool,
+    multiple: bool,
+}
+
+struct Argp {
+    program: String,
+    config: usize,
+    params: Vec<*mut DocaArgpParam>,
+}
+
+// SAFETY: the parameter pointers are handles owned by the parser, only touched under its lock.
+unsafe impl Send for Argp {}
+
+static ARGP: Mutex<Option<Argp>> = Mutex::new(None);
+static PARAMS: Handles = Handles::new();
+
+/// Runs `f` on the fields of a live parameter.
+fn with_param<R>(p: *mut DocaArgpParam, f: impl FnOnce(&mut Fields) -> R) -> Option<R> {
+    // SAFETY: PARAMS only holds DocaArgpParam handles.
+    unsafe { PARAMS.get(p) }.map(|r: &DocaArgpParam| f(&mut r.0.lock()))
+}
+
+/// A copy of a live parameter's fields.
+fn param(p: *mut DocaArgpParam) -> Option<Fields> {
+    with_param(p, |f| f.clone())
+}
+
+fn text(s: *const c_char) -> Option<String> {
+    // SAFETY: NULL or a C string for the call (the caller's contract).
+    (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
+}
+
+/// `doca_argp_init`: once (`BAD_STATE` before `doca_argp_destroy`).
+///
+/// # Safety
+/// `program_name` is NULL or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn doca_argp_init(
+    program_name: *const c_char,
+    program_config: *mut c_void,
+) -> DocaError {
+    guarded(|| {
+        let Some(program) = text(program_name) else { return invalid() };
+        let mut argp = ARGP.lock();
+        if argp.is_some() {
+            return Error::BadState.code();
+        }
+        *argp = Some(Argp { program, config: program_config as usize, params: Vec::new() });
+        DOCA_SUCCESS
+    })
+}
+
+/// `doca_argp_param_create`.
+///
+/// # Safety
+/// `param` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_argp_param_create(param: *mut *mut DocaArgpParam) -> DocaError {
+    guarded(|| {
+        if ARGP.lock().is_none() {
+            return Error::BadState.code();
+        }
+        crate::ctx::out(param, PARAMS.add(DocaArgpParam::default()))
+    })
+}
+
+macro_rules! setter {
+    ($(#[$doc:meta])* $name:ident, $field:ident) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `value` is NULL or a C string.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(param: *mut DocaArgpParam, value: *const c_char) {
+            with_param(param, |p| p.$field = text(value));
+        }
+    };
+}
+
+setter!(
+    /// `doca_argp_param_set_short_name`.
+    doca_argp_param_set_short_name, short
+);
+setter!(
+    /// `doca_argp_param_set_long_name`.
+    doca_argp_param_set_long_name, long
+);
+setter!(
+    /// `doca_argp_param_set_arguments`: how the usage names the value.
+    doca_argp_param_set_arguments, arguments
+);
+setter!(
+    /// `doca_argp_param_set_description`.
+    doca_argp_param_set_description, description
+);
+
+/// `doca_argp_param_set_callback`.
+#[no_mangle]
+pub extern "C" fn doca_argp_param_set_callback(param: *mut DocaArgpParam, callback: ParamCb) {
+    with_param(param, |p| p.cb = callback);
+}
+
+/// `doca_argp_param_set_type`.
+#[no_mangle]
+pub extern "C" fn doca_argp_param_set_type(param: *mut DocaArgpParam, kind: c_int) {
+    with_param(param, |p| p.kind = kind);
+}
+
+/// `doca_argp_param_set_mandatory`.
+#[no_mangle]
+pub extern "C" fn doca_argp_param_set_mandatory(param: *mut DocaArgpParam) {
+    with_param(param, |p| p.mandatory = true);
+}
+
+/// `doca_argp_param_set_multiplicity`: may appear more than once.
+#[no_mangle]
+pub extern "C" fn doca_argp_param_set_multiplicity(param: *mut DocaArgpParam) {
+    with_param(param, |p| p.multiple = true);
+}
+
+/// `doca_argp_register_param`: the parser owns the parameter from now on. A parameter
+/// without a name, a description, a callback or a type of string, int or boolean is
+/// `INITIALIZATION`.
+#[no_mangle]
+pub extern "C" fn doca_argp_register_param(input_param: *mut DocaArgpParam) -> DocaError {
+    guarded(|| {
+        let Some(p) = self::param(input_param) else { return invalid() };
+        let mut argp = ARGP.lock();
+        let Some(argp) = argp.as_mut() else { return Error::BadState.code() };
+        if argp.params.contains(&input_param) {
+            return Error::BadState.code();
+        }
+        let named = p.short.is_some() || p.long.is_some();
+        let typed = matches!(p.kind, TYPE_STRING | TYPE_INT | TYPE_BOOLEAN);
+        if !named || p.description.is_none() || p.cb.is_none() || !typed {
+            return Error::Initialization.code();
+        }
+        argp.params.push(input_param);
+        DOCA_SUCCESS
+    })
+}
+
+/// The usage text: the program's flags, then the built-in ones.
+fn usage(argp: &Argp) -> String {
+    let mut out = format!("Usage: {} [DOCA Flags] [Program Flags]\n\nDOCA Flags:\n", argp.program);
+    out += "  -h, --help                        Print a help synopsis\n";
+    out += "  -v, --version                     Print program version information\n";
+    out += "  -l, --log-level                   Set the (numeric) log level for the program <10=DISABLE, 20=CRITICAL, 30=ERROR, 40=WARNING, 50=INFO, 60=DEBUG, 70=TRACE>\n";
+    out += "  --sdk-log-level                   Set the SDK (numeric) log level for the program <10=DISABLE, 20=CRITICAL, 30=ERROR, 40=WARNING, 50=INFO, 60=DEBUG, 70=TRACE>\n\nProgram Flags:\n";
+    for &p in &argp.params {
+        let Some(p) = param(p) else { continue };
+        let names = match (&p.short, &p.long) {
+            (Some(s), Some(l)) => format!("-{s}, --{l}"),
+            (Some(s), None) => format!("-{s}"),
+            (None, Some(l)) => format!("--{l}"),
+            (None, None) => continue,
+        };
+        let names = format!("{names} {}", p.arguments.as_deref().unwrap_or(""));
+        out += &format!("  {names:<34}{}\n", p.description.as_deref().unwrap_or(""));
+    }
+    out
+}
+
+/// `doca_argp_start`: parses `argv` and calls each parameter's callback with its value
+/// (string: a C string; int: an `int *`; boolean: a `bool *` to true) and the configuration.
+/// Unknown flag → `NOT_SUPPORTED`; a missing or malformed value, or a mandatory parameter
+/// absent → `INVALID_VALUE`; a callback's error is returned as is. `-h` and `-v` print and
+/// exit the program, as DOCA's parser does.
+///
+/// # Safety
+/// `argv` holds `argc` C strings.
+#[no_mangle]
+pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) -> DocaError {
+    guarded(|| {
+        let args: Vec<String> = (1..argc.max(0) as usize)
+            // SAFETY: argv holds argc C strings (the caller's contract).
+            .filter_map(|i| text(unsafe { *argv.add(i) }))
+            .collect();
+        let (params, config, help) = {
+            let argp = ARGP.lock();
+            let Some(argp) = argp.as_ref() else { return Error::BadState.code() };
+            (argp.params.clone(), argp.config as *mut c_void, usage(argp))
+        };
+        let mut seen = vec![0u32; params.len()];
+        let mut i = 0;
+        while i < args.len() {
+            let arg = &args[i];
+            i += 1;
+            let (flag, inline) = match arg.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+                _ => (arg.clone(), None),
+            };
+            let mut value = |what: &str| -> Result<String, DocaError> {
+                if let Some(v) = &inline {
+                    return Ok(v.clone());
+                }
+                match args.get(i) {
+                    Some(v) => {
+                        i += 1;
+                        Ok(v.clone())
+                    }
+                    None => {
+                        eprintln!("{what} needs a value\n{help}");
+                        Err(invalid())
+                    }
+                }
+            };
+            match flag.as_str() {
+                "-h" | "--help" => {
+                    print!("{help}");
+                    std::process::exit(0);
+                }
+                "-v" | "--version" => {
+                    println!("DOCA SDK     Version (Compilation): {}", env!("CARGO_PKG_VERSION"));
+                    std::process::exit(0);
+                }
+                "-l" | "--log-level" | "--sdk-log-level" => {
+                    let v = match value(&flag) {
+                        Ok(v) => v,
+                        Err(e) => return e,
+                    };
+                    let n: u32 = v.trim().parse().unwrap_or(0);
+                    let r = if flag == "--sdk-log-level" {
+                        crate::log::set_sdk_level(n)
+                    } else {
+                        crate::log::set_app_level(n)
+                    };
+                    if r != DOCA_SUCCESS {
+                        eprintln!("{flag}: {v:?} is not a log level\n{help}");
+                        return r;
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let found = params.iter().position(|&p| {
+                param(p).is_some_and(|p| {
+                    p.short.as_deref().is_some_and(|s| flag == format!("-{s}"))
+                        || p.long.as_deref().is_some_and(|l| flag == format!("--{l}"))
+                })
+            });
+            let Some(at) = found else {
+                eprintln!("unknown flag {arg}\n{help}");
+                return Error::NotSupported.code();
+            };
+            let Some(p) = param(params[at]) else { return Error::Unexpected.code() };
+            seen[at] += 1;
+            if seen[at] > 1 && !p.multiple {
+                eprintln!("{flag} given twice\n{help}");
+                return invalid();
+            }
+            let Some(cb) = p.cb else { return Error::Unexpected.code() };
+            let r = match p.kind {
+                TYPE_BOOLEAN => {
+                    let mut yes = true;
+                    // SAFETY: the application's callback, given a bool and its configuration.
+                    unsafe { cb(&mut yes as *mut bool as *mut c_void, config) }
+                }
+                TYPE_INT => {
+                    let v = match value(&flag) {
+                        Ok(v) => v,
+                        Err(e) => return e,
+                    };
+                    let Ok(mut n) = v.trim().parse::<c_int>() else {
+                        eprintln!("{flag}: {v:?} is not a number\n{help}");
+                        return invalid();
+                    };
+                    // SAFETY: the application's callback, given an int and its configuration.
+                    unsafe { cb(&mut n as *mut c_int as *mut c_void, config) }
+                }
+                _ => {
+                    let v = match value(&flag) {
+                        Ok(v) => v,
+                        Err(e) => return e,
+                    };
+                    let Ok(s) = CString::new(v) else { return invalid() };
+                    // SAFETY: the application's callback, given a C string valid for the call
+                    // (it copies what it keeps, as DOCA documents) and its configuration.
+                    unsafe { cb(s.as_ptr() as *mut c_void, config) }
+                }
+            };
+            if r != DOCA_SUCCESS {
+                return r;
+            }
+        }
+        for (at, &p) in params.iter().enumerate() {
+            if let Some(p) = param(p) {
+                if p.mandatory && seen[at] == 0 {
+                    let name = p.long.as_deref().or(p.short.as_deref()).unwrap_or("?");
+                    eprintln!("missing mandatory flag {name}\n{help}");
+                    return invalid();
+                }
+            }
+        }
+        DOCA_SUCCESS
+    })
+}
+
+/// `doca_argp_destroy`: frees the parameters; `BAD_STATE` when not initialized.
+#[no_mangle]
+pub extern "C" fn doca_argp_destroy() -> DocaError {
+    guarded(|| {
+        let Some(argp) = ARGP.lock().take() else { return Error::BadState.code() };
+        for p in argp.params {
+            // SAFETY: PARAMS only holds DocaArgpParam handles; the parser owned these.
+            drop(unsafe { PARAMS.remove(p) });
+        }
+        DOCA_SUCCESS
+    })
+}

@@ -1,0 +1,185 @@
+//! `doca_log.h`: sources, levels and the standard backends. The `DOCA_LOG_*` macros of our
+//! header format the line in C (`doca_log`, a static inline function there) and hand it to
+//! [`doca_emu_log_write`]; the libraries' own lines (the SDK level) go through Rust's logger.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::io::Write;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use parking_lot::Mutex;
+
+use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
+
+/// The application's lower limit (`doca_log_level_set_global_lower_limit`; INFO by default).
+static APP_LEVEL: AtomicU32 = AtomicU32::new(50);
+/// The SDK's limit (`doca_log_backend_set_sdk_level`; WARNING by default).
+static SDK_LEVEL: AtomicU32 = AtomicU32::new(40);
+/// Registered source names, by id.
+static SOURCES: Mutex<Vec<Option<String>>> = Mutex::new(Vec::new());
+
+/// A level number (10, 20, …, 70) as the Rust level; None for any other number.
+fn level(n: u32) -> Option<doca_common::log::LogLevel> {
+    n.to_string().parse().ok()
+}
+
+/// Installs the Rust logger for the libraries' lines at the SDK level, once.
+fn install() {
+    let app = level(APP_LEVEL.load(Ordering::Relaxed)).unwrap_or(doca_common::log::LogLevel::APP_DEFAULT);
+    let sdk = level(SDK_LEVEL.load(Ordering::Relaxed)).unwrap_or(doca_common::log::LogLevel::SDK_DEFAULT);
+    doca_common::log::init(app, sdk);
+}
+
+/// Sets the application's level (also for the argument parser's `-l`).
+pub(crate) fn set_app_level(n: u32) -> DocaError {
+    if level(n).is_none() {
+        return invalid();
+    }
+    APP_LEVEL.store(n, Ordering::Relaxed);
+    DOCA_SUCCESS
+}
+
+/// Sets the SDK's level (also for the argument parser's `--sdk-log-level`).
+pub(crate) fn set_sdk_level(n: u32) -> DocaError {
+    if level(n).is_none() {
+        return invalid();
+    }
+    SDK_LEVEL.store(n, Ordering::Relaxed);
+    DOCA_SUCCESS
+}
+
+/// `doca_log_backend_create_standard`: the application's lines on standard output.
+#[no_mangle]
+pub extern "C" fn doca_log_backend_create_standard() -> DocaError {
+    guarded(|| {
+        install();
+        DOCA_SUCCESS
+    })
+}
+
+/// `struct doca_log_backend`: the one SDK backend (lines on standard error).
+pub struct DocaLogBackend {
+    _private: (),
+}
+
+static SDK_BACKEND: DocaLogBackend = DocaLogBackend { _private: () };
+
+/// `doca_log_backend_create_with_file_sdk`: the libraries' lines. They go to standard error
+/// whatever `fptr` is (the emulator's libraries log through Rust's logger).
+///
+/// # Safety
+/// `backend` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_log_backend_create_with_file_sdk(
+    fptr: *mut c_void,
+    backend: *mut *const DocaLogBackend,
+) -> DocaError {
+    guarded(|| {
+        if fptr.is_null() || backend.is_null() {
+            return invalid();
+        }
+        install();
+        // SAFETY: `backend` is writable (checked non-NULL; the caller's contract).
+        unsafe { backend.write(&SDK_BACKEND) };
+        DOCA_SUCCESS
+    })
+}
+
+/// `doca_log_backend_set_sdk_level`: 10 (disable) … 70 (trace); another number is
+/// `INVALID_VALUE`.
+#[no_mangle]
+pub extern "C" fn doca_log_backend_set_sdk_level(backend: *const DocaLogBackend, level: u32) -> DocaError {
+    guarded(|| if backend.is_null() { invalid() } else { set_sdk_level(level) })
+}
+
+/// `doca_log_level_set_global_lower_limit`: the application's level.
+#[no_mangle]
+pub extern "C" fn doca_log_level_set_global_lower_limit(level: u32) -> DocaError {
+    guarded(|| set_app_level(level))
+}
+
+/// `doca_log_level_get_global_lower_limit`.
+#[no_mangle]
+pub extern "C" fn doca_log_level_get_global_lower_limit() -> u32 {
+    APP_LEVEL.load(Ordering::Relaxed)
+}
+
+/// `doca_log_level_set_global_sdk_limit`.
+#[no_mangle]
+pub extern "C" fn doca_log_level_set_global_sdk_limit(level: u32) -> DocaError {
+    guarded(|| set_sdk_level(level))
+}
+
+/// `doca_log_register_source`: a source named `source_name` (the `DOCA_LOG_REGISTER` macro
+/// calls it before `main`).
+///
+/// # Safety
+/// `source_name` is NULL or a C string; `source` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_log_register_source(
+    source_name: *const c_char,
+    source: *mut c_int,
+) -> DocaError {
+    guarded(|| {
+        if source_name.is_null() || source.is_null() {
+            return invalid();
+        }
+        // SAFETY: a NUL-terminated C string for the call (the caller's contract).
+        let name = unsafe { CStr::from_ptr(source_name) }.to_string_lossy().into_owned();
+        let mut sources = SOURCES.lock();
+        sources.push(Some(name));
+        // SAFETY: `source` is writable (checked non-NULL; the caller's contract).
+        unsafe { source.write((sources.len() - 1) as c_int) };
+        DOCA_SUCCESS
+    })
+}
+
+/// `doca_log_unregister_source`.
+#[no_mangle]
+pub extern "C" fn doca_log_unregister_source(source: c_int) -> DocaError {
+    guarded(|| match SOURCES.lock().get_mut(source as usize) {
+        Some(s @ Some(_)) => {
+            *s = None;
+            DOCA_SUCCESS
+        }
+        _ => invalid(),
+    })
+}
+
+/// Writes one application line, already formatted by the header's `doca_log`, in DOCA's
+/// format (`[time][pid][DOCA][LVL][file:line][source] message`) on standard output, when
+/// `level` is within the application's limit.
+///
+/// # Safety
+/// `file` and `msg` are NULL or C strings.
+#[no_mangle]
+pub unsafe extern "C" fn doca_emu_log_write(
+    level: u32,
+    source: c_int,
+    file: *const c_char,
+    line: c_int,
+    msg: *const c_char,
+) -> DocaError {
+    guarded(|| {
+        if msg.is_null() || level > APP_LEVEL.load(Ordering::Relaxed) || level <= 10 {
+            return DOCA_SUCCESS;
+        }
+        let text = |p: *const c_char| {
+            // SAFETY: NULL or a C string (the caller's contract).
+            (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        };
+        let file = text(file).unwrap_or_default();
+        let file = file.rsplit('/').next().unwrap_or_default();
+        let src = SOURCES.lock().get(source as usize).cloned().flatten().unwrap_or_default();
+        let lvl = match level {
+            0..=20 => "CRT",
+            21..=30 => "ERR",
+            31..=40 => "WRN",
+            41..=50 => "INF",
+            51..=60 => "DBG",
+            _ => "TRC",
+        };
+        let line = doca_common::log::line(lvl, file, line as u32, &src, &text(msg).unwrap_or_default());
+        let _ = std::io::stdout().lock().write_all(line.as_bytes());
+        DOCA_SUCCESS
+    })
+}

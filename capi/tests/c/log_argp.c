@@ -1,0 +1,93 @@
+/* doca_log.h and doca_argp.h as DOCA's samples use them: log backends, a registered source,
+ * three parameters (string -p mandatory, int -n, boolean -b) parsed from the command line.
+ * Prints the start result, the values, and log lines at every level (the test checks which
+ * appear for the -l given). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <doca_argp.h>
+#include <doca_error.h>
+#include <doca_log.h>
+
+#include "check.h"
+
+DOCA_LOG_REGISTER(LOG_ARGP_TEST);
+
+struct config {
+	char pci[16];
+	int n;
+	bool b;
+};
+
+static doca_error_t pci_cb(void *param, void *config)
+{
+	struct config *c = config;
+	const char *s = param;
+
+	if (strlen(s) >= sizeof(c->pci))
+		return DOCA_ERROR_INVALID_VALUE;
+	strcpy(c->pci, s);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t n_cb(void *param, void *config)
+{
+	((struct config *)config)->n = *(int *)param;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t b_cb(void *param, void *config)
+{
+	((struct config *)config)->b = *(bool *)param;
+	return DOCA_SUCCESS;
+}
+
+static void add(const char *s, const char *l, const char *desc, doca_argp_param_cb_t cb, enum doca_argp_type t, int must)
+{
+	struct doca_argp_param *p;
+
+	CHECK_CODE(doca_argp_param_create(&p), DOCA_SUCCESS);
+	doca_argp_param_set_short_name(p, s);
+	doca_argp_param_set_long_name(p, l);
+	doca_argp_param_set_description(p, desc);
+	doca_argp_param_set_callback(p, cb);
+	doca_argp_param_set_type(p, t);
+	if (must)
+		doca_argp_param_set_mandatory(p);
+	CHECK_CODE(doca_argp_register_param(p), DOCA_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg = {.pci = "", .n = 0, .b = false};
+	struct doca_log_backend *sdk;
+	struct doca_argp_param *bad;
+	doca_error_t res;
+
+	CHECK_CODE(doca_log_backend_create_standard(), DOCA_SUCCESS);
+	CHECK_CODE(doca_log_backend_create_with_file_sdk(stderr, &sdk), DOCA_SUCCESS);
+	CHECK_CODE(doca_log_backend_set_sdk_level(sdk, DOCA_LOG_LEVEL_WARNING), DOCA_SUCCESS);
+	CHECK_CODE(doca_log_backend_set_sdk_level(sdk, 55), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_argp_param_create(&bad), DOCA_ERROR_BAD_STATE); /* before init */
+	CHECK_CODE(doca_argp_init("log_argp", &cfg), DOCA_SUCCESS);
+	CHECK_CODE(doca_argp_init("log_argp", &cfg), DOCA_ERROR_BAD_STATE);
+	add("p", "pci-addr", "DOCA device PCI address", pci_cb, DOCA_ARGP_TYPE_STRING, 1);
+	add("n", "count", "how many", n_cb, DOCA_ARGP_TYPE_INT, 0);
+	add("b", "flag", "a switch", b_cb, DOCA_ARGP_TYPE_BOOLEAN, 0);
+	CHECK_CODE(doca_argp_param_create(&bad), DOCA_SUCCESS);
+	doca_argp_param_set_long_name(bad, "no-description");
+	CHECK_CODE(doca_argp_register_param(bad), DOCA_ERROR_INITIALIZATION);
+	res = doca_argp_start(argc, argv);
+	printf("start %s pci=%s n=%d b=%d\n", doca_error_get_name(res), cfg.pci, cfg.n, (int)cfg.b);
+	DOCA_LOG_CRIT("line at crit");
+	DOCA_LOG_ERR("line at error %d", 30);
+	DOCA_LOG_WARN("line at warning");
+	DOCA_LOG_INFO("line at info");
+	DOCA_LOG_DBG("line at debug");
+	DOCA_LOG_TRC("line at trace");
+	fflush(stdout);
+	CHECK_CODE(doca_argp_destroy(), DOCA_SUCCESS);
+	CHECK_CODE(doca_argp_destroy(), DOCA_ERROR_BAD_STATE);
+	return checks_result();
+}
