@@ -2,8 +2,8 @@
 //! sizes both sides compute from the handshake's numbers (so a peer that lies about them is
 //! caught), without I/O. `transport::ring` maps and uses the rings.
 //!
-//! A ring occupies [`RING_CTRL`] bytes of control lines, then `nslots` slots of
-//! [`slot_size`] bytes: `len: u32`, `kind: u32`, payload.
+//! A ring occupies [`RING_CTRL`] bytes of control lines, then a record area of `nslots + 1`
+//! slots of [`slot_size`] bytes, where records (`len: u32`, `kind: u32`, payload) are packed.
 
 /// A cache line.
 pub const LINE: usize = 64;
@@ -19,13 +19,13 @@ pub fn slot_size(max_payload: usize) -> usize {
 
 /// Bytes a ring of `nslots` messages of up to `max_payload` bytes occupies.
 pub fn ring_bytes(nslots: u32, max_payload: usize) -> usize {
-    RING_CTRL + nslots as usize * slot_size(max_payload)
+    RING_CTRL + (nslots as usize + 1) * slot_size(max_payload)
 }
 
 /// [`ring_bytes`] for sizes a peer chose: `None` when the result does not fit in `usize`.
 pub fn ring_bytes_checked(nslots: u32, max_payload: usize) -> Option<usize> {
     let slot = SLOT_HEADER.checked_add(max_payload)?.div_ceil(LINE).checked_mul(LINE)?;
-    (nslots as usize).checked_mul(slot)?.checked_add(RING_CTRL)
+    (nslots as usize).checked_add(1)?.checked_mul(slot)?.checked_add(RING_CTRL)
 }
 
 /// Slot kind: a 2024 control-path message.
@@ -45,7 +45,7 @@ mod tests {
     fn sizes_are_whole_lines_and_overflow_is_caught() {
         assert_eq!(slot_size(0), LINE);
         assert_eq!(slot_size(LINE - SLOT_HEADER + 1), 2 * LINE);
-        assert_eq!(ring_bytes(4, 100), RING_CTRL + 4 * 2 * LINE);
+        assert_eq!(ring_bytes(4, 100), RING_CTRL + 5 * 2 * LINE, "one slot more than the queue: the wrap");
         assert_eq!(ring_bytes_checked(4, 100), Some(ring_bytes(4, 100)));
         assert_eq!(ring_bytes_checked(u32::MAX, usize::MAX - 4), None);
     }

@@ -12,7 +12,18 @@
 //! | 2 | `rx_armed: u32` (consumer asleep, wants data), `tx_armed: u32` (producer asleep, wants room) | each its own |
 //! | 3 | `nslots: u32`, `slot_size: u32` (creator, before sharing); `closed: u32` | either end, when it hangs up |
 //! | 3 | `signal: u32`: bumped after a control packet was sent on the connection's socket | the producer end's side (any thread) |
-//! | 4… | `nslots` slots of `slot_size` bytes: `len: u32`, `kind: u32`, payload | producer |
+//! | 4… | the record area, `(nslots + 1) × slot_size` bytes | producer |
+//!
+//! Records are packed: a message takes `len: u32`, `kind: u32` and its payload, rounded up to
+//! 8 bytes — a 64-byte message 72 bytes, not a whole slot — so small messages share cache
+//! lines and a ring touches memory in proportion to what it carries. Both ends place records
+//! by the same rule, without exchanging positions: the next record starts right after the
+//! previous one, unless fewer than `slot_size` bytes remain before the end of the area, in
+//! which case it starts at 0. `head` and `tail` still count messages (at most `nslots` in
+//! flight, the queue size); the extra slot of the area covers the bytes skipped at the wrap,
+//! so `nslots` messages of any size always fit. The producer knows where each record in
+//! flight starts; the consumer derives positions from the lengths it reads (a hostile length
+//! can only give it garbage messages, never a read outside the area).
 //!
 //! Orderings: the producer writes a slot, then stores `tail` with `Release`; the consumer
 //! loads `tail` with `Acquire` before reading the slot (that pair publishes a message). The
@@ -147,6 +158,11 @@ pub enum End {
     Consumer,
 }
 
+/// Bytes a record of `len` payload bytes takes: header and payload, rounded up to 8.
+fn record_len(len: usize) -> usize {
+    (SLOT_HEADER + len).div_ceil(8) * 8
+}
+
 /// One end of a ring. Used from one thread at a time (it is `Send`, not `Sync`).
 pub struct Ring {
     area: Arc<Area>,
@@ -163,6 +179,14 @@ pub struct Ring {
     unchecked: Cell<bool>,
     /// The peer's index was found out of bounds: the ring is no longer used.
     corrupt: Cell<bool>,
+    /// Bytes of the record area (`(nslots + 1) × slot_size`).
+    area_bytes: usize,
+    /// Producer: where the next record goes. Consumer: where the next record is.
+    pos: Cell<usize>,
+    /// Producer: bytes advanced so far, wrap skips included (`pos` is this modulo the area).
+    wbytes: Cell<u64>,
+    /// Producer: `wbytes` at the start of each record in flight, by index modulo `nslots`.
+    starts: Box<[Cell<u64>]>,
 }
 
 // SAFETY: a `Ring` end is owned by one thread at a time; the shared fields are atomics and
@@ -209,6 +233,15 @@ impl Ring {
                 "ring indices in the shared segment are inconsistent"
             ));
         }
+        // Record positions follow from every length since the first message: an end joins a
+        // ring only before its own side has moved.
+        let moved = match end {
+            End::Producer => tail != 0,
+            End::Consumer => head != 0,
+        };
+        if moved {
+            return Err(peer_fail!(Error::InvalidValue, "ring in the shared segment is already in use"));
+        }
         // SAFETY: `offset + RING_CTRL` is inside the area (checked with the slots).
         let slots = unsafe { NonNull::new_unchecked(area.base.as_ptr().add(offset + RING_CTRL)) };
         let (next, seen) = match end {
@@ -226,6 +259,13 @@ impl Ring {
             seen: Cell::new(seen),
             unchecked: Cell::new(false),
             corrupt: Cell::new(false),
+            area_bytes: (nslots as usize + 1) * size,
+            pos: Cell::new(0),
+            wbytes: Cell::new(0),
+            starts: match end {
+                End::Producer => (0..nslots).map(|_| Cell::new(0)).collect(),
+                End::Consumer => Box::default(),
+            },
         })
     }
 
@@ -274,7 +314,7 @@ impl Ring {
     }
 
     fn check_bounds(area: &Area, offset: usize, nslots: u32, size: usize) -> Result<()> {
-        let need = (nslots as usize).checked_mul(size).and_then(|s| s.checked_add(offset + RING_CTRL));
+        let need = (nslots as usize + 1).checked_mul(size).and_then(|s| s.checked_add(offset + RING_CTRL));
         if nslots == 0 || offset % LINE != 0 || need.is_none_or(|n| n > area.len) {
             return Err(peer_fail!(
                 Error::InvalidValue,
@@ -295,9 +335,25 @@ impl Ring {
         unsafe { self.ctrl.as_ref() }
     }
 
-    fn slot(&self, index: u64) -> *mut u8 {
-        // SAFETY: `index % nslots < nslots`, so the slot lies inside the bounds checked at attach.
-        unsafe { self.slots.as_ptr().add((index % self.nslots) as usize * self.slot_size) }
+    /// The record at `pos`.
+    fn record(&self, pos: usize) -> *mut u8 {
+        debug_assert!(pos + self.slot_size <= self.area_bytes);
+        // SAFETY: `pos + slot_size <= area_bytes` (the placement rule keeps it so), and the
+        // area lies inside the bounds checked at attach.
+        unsafe { self.slots.as_ptr().add(pos) }
+    }
+
+    /// Moves `pos` past a record of `len` payload bytes, by the placement rule (both ends).
+    fn advance(&self, len: usize) -> u64 {
+        let stride = record_len(len.min(self.max_payload()));
+        let mut pos = self.pos.get() + stride;
+        let mut skipped = stride as u64;
+        if pos + self.slot_size > self.area_bytes {
+            skipped += (self.area_bytes - pos) as u64;
+            pos = 0;
+        }
+        self.pos.set(pos);
+        skipped
     }
 
     /// Largest payload a slot holds.
@@ -344,7 +400,16 @@ impl Ring {
             return Ok(false);
         }
         let next = self.next.get();
-        let slot = self.slot(next);
+        // `nslots - 1` records in flight take at most `nslots - 1` slots plus one wrap skip:
+        // the new one always fits in the `nslots + 1` slots of the area.
+        debug_assert!(
+            next == self.seen.get()
+                || self.wbytes.get() + record_len(len) as u64
+                    - self.starts[(self.seen.get() % self.nslots) as usize].get()
+                    <= self.area_bytes as u64
+        );
+        self.starts[(next % self.nslots) as usize].set(self.wbytes.get());
+        let slot = self.record(self.pos.get());
         // SAFETY: this slot is ours until we publish it: the consumer has released it (head
         // seen above) and will not read it before our Release store of `tail`. `len` fits.
         unsafe {
@@ -352,6 +417,8 @@ impl Ring {
             slot.add(4).cast::<u32>().write_unaligned(kind);
             fill(std::slice::from_raw_parts_mut(slot.add(SLOT_HEADER), len));
         }
+        let moved = self.advance(len);
+        self.wbytes.set(self.wbytes.get() + moved);
         self.next.set(next.wrapping_add(1));
         // Release publishes the slot bytes to the consumer's Acquire load of `tail`.
         self.c().tail.store(next.wrapping_add(1), Ordering::Release);
@@ -400,7 +467,7 @@ impl Ring {
         if next == self.seen.get() && (!self.refresh_tail() || next == self.seen.get()) {
             return None;
         }
-        let slot = self.slot(next);
+        let slot = self.record(self.pos.get());
         let (len_at, kind_at) = (slot.cast::<u32>(), slot.wrapping_add(4).cast::<u32>());
         // SAFETY: published (tail seen above), not reused before `head` moves; plain bytes.
         let (len, kind) = unsafe { (len_at.read_unaligned(), kind_at.read_unaligned()) };
@@ -514,6 +581,7 @@ impl Slot<'_> {
 
     /// Releases the slot to the producer (check [`Ring::peer_needs_wakeup`] after a batch).
     pub fn consume(self) {
+        self.ring.advance(self.len);
         self.ring.release()
     }
 }
@@ -568,6 +636,51 @@ mod tests {
         let probe = Ring::attach(&area, 0, 4, 16, End::Consumer).unwrap();
         probe.c().tail.store(9, Ordering::Release);
         assert_eq!(Ring::attach(&area, 0, 4, 16, End::Consumer).err(), Some(Error::InvalidValue));
+    }
+
+    /// Records of mixed sizes, packed and wrapping many times, with the queue often full: every
+    /// message arrives whole and in order, `nslots` messages of the largest size always fit,
+    /// and small ones share cache lines.
+    #[test]
+    fn packed_records_of_any_size_wrap_without_overlap() {
+        let (n, max) = (4u32, 100usize);
+        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(n, max)).unwrap();
+        Ring::init(&area, 0, n, max).unwrap();
+        let tx = Ring::attach(&area, 0, n, max, End::Producer).unwrap();
+        let rx = Ring::attach(&area, 0, n, max, End::Consumer).unwrap();
+        for _ in 0..n {
+            assert!(tx.push_with(9, max, |b| b.fill(0xab)).unwrap(), "the queue holds {n} of the largest");
+        }
+        assert!(!tx.push_with(9, 0, |_| {}).unwrap(), "and no more");
+        while let Some(s) = rx.peek() {
+            assert_eq!(s.bytes().unwrap(), &[0xab; 100][..]);
+            s.consume();
+        }
+        let (mut seed, mut sent, mut got) = (7u64, 0u64, 0u64);
+        let len_of = |i: u64| (i.wrapping_mul(2654435761) % (max as u64 + 1)) as usize;
+        for _ in 0..20_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            for _ in 0..(seed >> 60) % 5 {
+                let len = len_of(sent);
+                if !tx.push_with(1, len, |b| b.fill(sent as u8)).unwrap() {
+                    break;
+                }
+                sent += 1;
+            }
+            for _ in 0..(seed >> 56) % 5 {
+                let Some(s) = rx.peek() else { break };
+                let want = vec![got as u8; len_of(got)];
+                assert_eq!(s.bytes().unwrap(), &want[..], "message {got}");
+                s.consume();
+                got += 1;
+            }
+        }
+        assert!(sent > 10_000 && got + u64::from(n) >= sent, "sent {sent}, got {got}");
+        // A 16-byte message takes 24 bytes (its header and payload), not a 64-byte slot.
+        let (tx2, _rx2) = ring_pair(8);
+        let first = tx2.pos.get();
+        assert!(tx2.push_with(1, 16, |_| {}).unwrap());
+        assert_eq!(tx2.pos.get() - first, 24);
     }
 
     #[test]
