@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::clock::Now;
 use crate::ctx::{CtxCell, CtxCore, CtxOps, Started};
 use crate::notify::{Timer, Watched};
-use crate::task::{Task, TaskId, TaskLib, TaskOwner, TaskPool};
+use crate::task::{Task, TaskId, TaskLib, TaskPayload, TaskPool};
 use crate::{bail, Ctx, Data, Error, Refused, Result};
 
 /// Status of the tasks a stop flushes: `DOCA_ERROR_SHUTDOWN`.
@@ -56,7 +56,8 @@ impl Task<Echo> {
     }
 }
 
-struct LoopbackOps {
+#[doc(hidden)] // named by the task payload (`TaskPayload::Lib`); reached through the handle types
+pub struct LoopbackOps {
     start_mode: Started,
     pool: TaskPool<Echo>,
     ready: RefCell<VecDeque<TaskId>>,
@@ -76,17 +77,14 @@ impl Loopback {
     /// Creates a context that starts synchronously ([`Started::Running`]) or asynchronously
     /// ([`Started::Starting`], Running on the first progress).
     pub fn create(start_mode: Started) -> Loopback {
-        let ctx = CtxCell::new(|weak: &Weak<CtxCell<LoopbackOps>>| {
-            let owner: Weak<dyn TaskOwner<Echo>> = weak.clone();
-            LoopbackOps {
-                start_mode,
-                pool: TaskPool::new(owner),
-                ready: RefCell::new(VecDeque::new()),
-                delayed: RefCell::new(Vec::new()),
-                timer: RefCell::new(None),
-                armed: Cell::new(false),
-                pending: Cell::new(0),
-            }
+        let ctx = CtxCell::new(|weak: &Weak<CtxCell<LoopbackOps>>| LoopbackOps {
+            start_mode,
+            pool: TaskPool::new(weak.clone()),
+            ready: RefCell::new(VecDeque::new()),
+            delayed: RefCell::new(Vec::new()),
+            timer: RefCell::new(None),
+            armed: Cell::new(false),
+            pending: Cell::new(0),
         });
         Loopback { ctx }
     }
@@ -230,6 +228,10 @@ impl CtxOps for LoopbackOps {
             timer.drain();
         }
     }
+}
+
+impl TaskPayload for Echo {
+    type Lib = LoopbackOps;
 }
 
 impl TaskLib<Echo> for LoopbackOps {

@@ -80,9 +80,16 @@ struct Slots<P> {
     next_gen: u32,
 }
 
+/// A task type's library-specific part (its payload) names the library whose contexts own
+/// such tasks: every task call then goes straight to that library, without a dynamic call.
+pub trait TaskPayload: Sized + 'static {
+    /// The library context type owning tasks of this type.
+    type Lib: TaskLib<Self>;
+}
+
 /// What a library implements for each task type it offers. Core calls these from
 /// [`Task::submit`] and [`Task::try_submit`]; neither may run user callbacks.
-pub trait TaskLib<P: 'static>: CtxOps + Sized {
+pub trait TaskLib<P: TaskPayload>: CtxOps + Sized + 'static {
     /// The pool of this task type.
     fn pool(&self) -> &TaskPool<P>;
 
@@ -96,42 +103,24 @@ pub trait TaskLib<P: 'static>: CtxOps + Sized {
     }
 }
 
-/// Object-safe view of a context owning a pool of `P` tasks.
-pub trait TaskOwner<P: 'static>: 'static {
-    /// Core's part of the owning context.
-    fn core(&self) -> &CtxCore;
-    /// The pool.
-    fn pool(&self) -> &TaskPool<P>;
-    /// Both at once (one dynamic call on the hot paths).
-    fn parts(&self) -> (&CtxCore, &TaskPool<P>);
-    /// See [`TaskLib::submit`].
-    fn submit(&self, task: TaskId) -> Result<()>;
-    /// See [`TaskLib::check`].
-    fn check(&self, task: TaskId) -> Result<()>;
+/// The context owning the tasks of payload `P`.
+type Owner<P> = CtxCell<<P as TaskPayload>::Lib>;
+
+/// Core's part and the pool of a context owning `P` tasks.
+#[inline]
+fn parts<P: TaskPayload>(owner: &Owner<P>) -> (&CtxCore, &TaskPool<P>) {
+    (owner.core(), pool_of(owner))
 }
 
-impl<P: 'static, L: TaskLib<P>> TaskOwner<P> for CtxCell<L> {
-    fn core(&self) -> &CtxCore {
-        CtxCell::core(self)
-    }
-    fn pool(&self) -> &TaskPool<P> {
-        TaskLib::pool(self.ops())
-    }
-    #[inline]
-    fn parts(&self) -> (&CtxCore, &TaskPool<P>) {
-        (CtxCell::core(self), TaskLib::pool(self.ops()))
-    }
-    fn submit(&self, task: TaskId) -> Result<()> {
-        TaskLib::submit(self.ops(), CtxCell::core(self), task)
-    }
-    fn check(&self, task: TaskId) -> Result<()> {
-        TaskLib::check(self.ops(), CtxCell::core(self), task)
-    }
+/// The pool of `P` tasks of the context owning them.
+#[inline]
+fn pool_of<P: TaskPayload>(owner: &Owner<P>) -> &TaskPool<P> {
+    TaskLib::<P>::pool(owner.ops())
 }
 
 /// A fixed pool of tasks of one type, embedded in a library context.
-pub struct TaskPool<P: 'static> {
-    owner: Weak<dyn TaskOwner<P>>,
+pub struct TaskPool<P: TaskPayload> {
+    owner: Weak<Owner<P>>,
     slots: RefCell<Slots<P>>,
     /// Tasks the library finished, in order, with their status (sized at start).
     finished: RefCell<Vec<(TaskId, Result<()>)>>,
@@ -144,20 +133,20 @@ pub struct TaskPool<P: 'static> {
 }
 
 /// A pool, reached through its owning context.
-struct PoolOf<P: 'static>(Weak<dyn TaskOwner<P>>);
+struct PoolOf<P: TaskPayload>(Weak<Owner<P>>);
 
-impl<P: 'static> Deliver for PoolOf<P> {
+impl<P: TaskPayload> Deliver for PoolOf<P> {
     fn deliver(&self) -> usize {
         match self.0.upgrade() {
-            Some(owner) => owner.pool().deliver_finished(&owner),
+            Some(owner) => pool_of::<P>(&owner).deliver_finished(&owner),
             None => 0,
         }
     }
 }
 
-impl<P: 'static> TaskPool<P> {
+impl<P: TaskPayload> TaskPool<P> {
     /// An unconfigured pool for the context `owner` (the weak handle [`CtxCell::new`] gives).
-    pub fn new(owner: Weak<dyn TaskOwner<P>>) -> Self {
+    pub fn new(owner: Weak<Owner<P>>) -> Self {
         TaskPool {
             owner,
             slots: RefCell::new(Slots { slots: Vec::new(), free: Vec::new(), next_gen: 0 }),
@@ -187,7 +176,7 @@ impl<P: 'static> TaskPool<P> {
         self.error.set(error);
         self.capacity.set(count);
         if !self.configured.replace(true) {
-            core.register_pool(Rc::new(PoolOf(self.owner.clone())));
+            core.register_pool(Rc::new(PoolOf::<P>(self.owner.clone())));
         }
         Ok(())
     }
@@ -286,7 +275,7 @@ impl<P: 'static> TaskPool<P> {
 
     /// Delivers the tasks finished so far (those their callbacks finish wait for the next
     /// call); returns how many. `owner` is this pool's context.
-    fn deliver_finished(&self, owner: &Rc<dyn TaskOwner<P>>) -> usize {
+    fn deliver_finished(&self, owner: &Rc<Owner<P>>) -> usize {
         let n = self.finished.borrow().len();
         let run = self.runs.get();
         let core = owner.core();
@@ -304,7 +293,7 @@ impl<P: 'static> TaskPool<P> {
         n
     }
 
-    fn deliver(&self, owner: &Rc<dyn TaskOwner<P>>, core: &CtxCore, id: TaskId, status: Result<()>) {
+    fn deliver(&self, owner: &Rc<Owner<P>>, core: &CtxCore, id: TaskId, status: Result<()>) {
         let user_data = {
             let mut s = self.slots.borrow_mut();
             match s.slots.get_mut(id.idx as usize) {
@@ -362,12 +351,12 @@ impl<P: 'static> TaskPool<P> {
 
 /// A task owned by the application (`struct doca_task` plus its library-specific part `P`).
 /// Dropping it frees it back to its pool (`doca_task_free`).
-pub struct Task<P: 'static> {
-    owner: Rc<dyn TaskOwner<P>>,
+pub struct Task<P: TaskPayload> {
+    owner: Rc<Owner<P>>,
     id: TaskId,
 }
 
-impl<P: 'static> fmt::Debug for Task<P> {
+impl<P: TaskPayload> fmt::Debug for Task<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Task({} #{} gen {})", self.owner.core().kind(), self.id.idx, self.id.gen)
     }
@@ -381,24 +370,24 @@ pub trait Submit: Sized {
     fn submit(self) -> Result<(), Refused<Self>>;
 }
 
-impl<P: 'static> Submit for Task<P> {
+impl<P: TaskPayload> Submit for Task<P> {
     fn submit(self) -> Result<(), Refused<Self>> {
         Task::submit(self)
     }
 }
 
-impl<P: 'static> Task<P> {
+impl<P: TaskPayload> Task<P> {
     /// `doca_task_submit`: passes the task to its library. The context must be Running
     /// (`BAD_STATE`); on any refusal the task comes back in [`Refused`] (e.g. `AGAIN` when a
     /// queue is full: submit it again later).
     pub fn submit(self) -> Result<(), Refused<Self>> {
-        let (core, pool) = self.owner.parts();
+        let (core, pool) = parts::<P>(&self.owner);
         if let Err(e) = core.require_running("task submit") {
             return Err(Refused::new(e, self));
         }
         pool.with_slot(self.id, |s| s.state = SlotState::Submitted);
         core.add_inflight(1);
-        match self.owner.submit(self.id) {
+        match TaskLib::<P>::submit(self.owner.ops(), core, self.id) {
             Ok(()) => {
                 core.activate();
                 Ok(())
@@ -414,7 +403,7 @@ impl<P: 'static> Task<P> {
     /// `doca_task_try_submit`: validates the task first (`INVALID_VALUE` when it is bad),
     /// then submits it.
     pub fn try_submit(self) -> Result<(), Refused<Self>> {
-        if let Err(e) = self.owner.check(self.id) {
+        if let Err(e) = TaskLib::<P>::check(self.owner.ops(), self.owner.core(), self.id) {
             return Err(Refused::new(e, self));
         }
         self.submit()
@@ -426,17 +415,17 @@ impl<P: 'static> Task<P> {
     /// `doca_task_get_status`: `Ok` for a successful completion, else the error it
     /// completed with.
     pub fn status(&self) -> Result<()> {
-        self.owner.pool().with_slot(self.id, |s| s.status)
+        pool_of::<P>(&self.owner).with_slot(self.id, |s| s.status)
     }
 
     /// `doca_task_set_user_data`.
     pub fn set_user_data(&self, data: Data) {
-        self.owner.pool().with_slot(self.id, |s| s.user_data = data);
+        pool_of::<P>(&self.owner).with_slot(self.id, |s| s.user_data = data);
     }
 
     /// `doca_task_get_user_data`.
     pub fn user_data(&self) -> Data {
-        self.owner.pool().with_slot(self.id, |s| s.user_data)
+        pool_of::<P>(&self.owner).with_slot(self.id, |s| s.user_data)
     }
 
     /// `doca_task_get_ctx`.
@@ -451,13 +440,13 @@ impl<P: 'static> Task<P> {
 
     /// Reads or changes the library-specific part.
     pub fn with_payload<R>(&self, f: impl FnOnce(&mut P) -> R) -> R {
-        self.owner.pool().with_slot(self.id, |s| f(&mut s.payload))
+        pool_of::<P>(&self.owner).with_slot(self.id, |s| f(&mut s.payload))
     }
 }
 
-impl<P: 'static> Drop for Task<P> {
+impl<P: TaskPayload> Drop for Task<P> {
     fn drop(&mut self) {
-        let (core, pool) = self.owner.parts();
+        let (core, pool) = parts::<P>(&self.owner);
         pool.release(self.id, core);
     }
 }

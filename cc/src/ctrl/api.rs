@@ -11,7 +11,7 @@ use std::rc::{Rc, Weak};
 
 use doca_core::{
     bail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, DevRep, Error, Now, Refused, Result, Started,
-    TaskId, TaskLib, TaskOwner, TaskPool,
+    TaskId, TaskLib, TaskPayload, TaskPool,
 };
 
 use super::client::ClientState;
@@ -101,7 +101,8 @@ pub(crate) enum RoleState {
 }
 
 /// The library part of a server or client context.
-pub(crate) struct SideOps {
+#[doc(hidden)] // named by the task payload (`TaskPayload::Lib`); reached through the handle types
+pub struct SideOps {
     pub(crate) side: Side,
     pub(crate) role: RoleState,
     /// Connections closed by `stop`, reported (disconnection, expired consumers) on the
@@ -128,10 +129,9 @@ fn create_ops(dev: &Dev, name: &str, role: RoleState) -> Result<Rc<CtxCell<SideO
     let limits = Side::default_limits(dev)?;
     let is_server = matches!(role, RoleState::Server(_));
     Ok(CtxCell::new(|weak: &Weak<CtxCell<SideOps>>| {
-        let pool_owner: Weak<dyn TaskOwner<SendPayload>> = weak.clone();
         let owner: Weak<dyn std::any::Any> = weak.clone();
         SideOps {
-            side: Side::new(is_server, dev, name, owner, pool_owner, limits),
+            side: Side::new(is_server, dev, name, owner, TaskPool::new(weak.clone()), limits),
             role,
             stopped: RefCell::new(Vec::new()),
         }
@@ -485,6 +485,10 @@ impl CtxOps for SideOps {
     fn clear_notification(&self, _core: &CtxCore) {
         self.side.disarm();
     }
+}
+
+impl TaskPayload for SendPayload {
+    type Lib = SideOps;
 }
 
 impl TaskLib<SendPayload> for SideOps {

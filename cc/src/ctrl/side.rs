@@ -17,7 +17,7 @@ use std::rc::{Rc, Weak};
 use std::time::Instant;
 
 use doca_core::notify::{Doorbell, EpollSet, Timer, Watched};
-use doca_core::{bail, fail, CbSlot, CtxCore, Data, Dev, Error, Result, TaskId, TaskOwner, TaskPool};
+use doca_core::{bail, fail, CbSlot, CtxCore, Data, Dev, Error, Result, TaskId, TaskPool};
 use slab::Slab;
 use smallvec::SmallVec;
 
@@ -102,13 +102,13 @@ impl fmt::Display for Side {
 
 impl Side {
     /// A side named `name` on `dev`, with the capability defaults. `owner` is the context
-    /// being built; `pool_owner` the same, as the owner of the send pool.
+    /// being built; `pool` its send pool (made for that context).
     pub(crate) fn new(
         is_server: bool,
         dev: &Dev,
         name: &str,
         owner: Weak<dyn Any>,
-        pool_owner: Weak<dyn TaskOwner<SendPayload>>,
+        pool: TaskPool<SendPayload>,
         (max_msg_size, recv_queue_size): (u32, u32),
     ) -> Side {
         Side {
@@ -117,7 +117,7 @@ impl Side {
             name: name.to_string(),
             max_msg_size: Cell::new(max_msg_size),
             recv_queue_size: Cell::new(recv_queue_size),
-            pool: TaskPool::new(pool_owner),
+            pool,
             msg_cb: CbSlot::empty(),
             new_consumer_cb: CbSlot::empty(),
             expired_consumer_cb: CbSlot::empty(),

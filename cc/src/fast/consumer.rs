@@ -23,7 +23,7 @@ use doca_buf::Buf;
 use doca_core::notify::{Doorbell, Watched};
 use doca_core::{
     bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Now, Refused, Result, Started, TaskId,
-    TaskLib, TaskOwner, TaskPool,
+    TaskLib, TaskPayload, TaskPool,
 };
 use doca_mmap::{AccessFlags, MapAccess, Mmap, SharedMem};
 
@@ -77,7 +77,8 @@ struct Channel {
     shadow: Option<MapAccess>,
 }
 
-pub(crate) struct ConsumerOps {
+#[doc(hidden)] // named by the task payload (`TaskPayload::Lib`); reached through the handle types
+pub struct ConsumerOps {
     conn: Connection,
     id: u32,
     map: MapAccess,
@@ -192,20 +193,17 @@ impl Consumer {
         let max = caps::get(conn.dev().as_devinfo(), &caps::MAX_CONSUMERS)?;
         Registry::claim(&conn.fast().consumers, max, "consumers")?;
         let id = conn.fast().new_id();
-        let ctx = CtxCell::new(|weak: &Weak<CtxCell<ConsumerOps>>| {
-            let owner: Weak<dyn TaskOwner<PostRecvPayload>> = weak.clone();
-            ConsumerOps {
-                conn: conn.clone(),
-                id,
-                map,
-                pool: TaskPool::new(owner),
-                chan: RefCell::new(None),
-                shared: RefCell::new(None),
-                bell: RefCell::new(None),
-                posted: RefCell::new(Vec::new()),
-                announced: Cell::new(false),
-                ever_announced: Cell::new(false),
-            }
+        let ctx = CtxCell::new(|weak: &Weak<CtxCell<ConsumerOps>>| ConsumerOps {
+            conn: conn.clone(),
+            id,
+            map,
+            pool: TaskPool::new(weak.clone()),
+            chan: RefCell::new(None),
+            shared: RefCell::new(None),
+            bell: RefCell::new(None),
+            posted: RefCell::new(Vec::new()),
+            announced: Cell::new(false),
+            ever_announced: Cell::new(false),
         });
         Ok(Consumer { ctx })
     }
@@ -504,6 +502,10 @@ impl CtxOps for ConsumerOps {
             b.drain();
         }
     }
+}
+
+impl TaskPayload for PostRecvPayload {
+    type Lib = ConsumerOps;
 }
 
 impl TaskLib<PostRecvPayload> for ConsumerOps {

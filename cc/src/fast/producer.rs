@@ -20,7 +20,7 @@ use doca_buf::Buf;
 use doca_core::notify::Watched;
 use doca_core::{
     bail, fail, Ctx, CtxCell, CtxCore, CtxOps, Data, Error, Now, Refused, Result, Started, TaskId, TaskLib,
-    TaskOwner, TaskPool,
+    TaskPayload, TaskPool,
 };
 
 use crate::caps;
@@ -56,7 +56,8 @@ impl ProducerSendTask {
     }
 }
 
-pub(crate) struct ProducerOps {
+#[doc(hidden)] // named by the task payload (`TaskPayload::Lib`); reached through the handle types
+pub struct ProducerOps {
     conn: Connection,
     id: u32,
     /// (max buffer size, max immediate data), read from the capabilities at creation.
@@ -153,17 +154,14 @@ impl Producer {
         );
         Registry::claim(&conn.fast().producers, caps::get(info, &caps::MAX_PRODUCERS)?, "producers")?;
         let id = conn.fast().new_id();
-        let ctx = CtxCell::new(|weak: &Weak<CtxCell<ProducerOps>>| {
-            let owner: Weak<dyn TaskOwner<ProducerSendPayload>> = weak.clone();
-            ProducerOps {
-                conn: conn.clone(),
-                id,
-                limits,
-                pool: TaskPool::new(owner),
-                queues: RefCell::new(Vec::new()),
-                bell: RefCell::new(None),
-                last: RefCell::new(None),
-            }
+        let ctx = CtxCell::new(|weak: &Weak<CtxCell<ProducerOps>>| ProducerOps {
+            conn: conn.clone(),
+            id,
+            limits,
+            pool: TaskPool::new(weak.clone()),
+            queues: RefCell::new(Vec::new()),
+            bell: RefCell::new(None),
+            last: RefCell::new(None),
         });
         Ok(Producer { ctx })
     }
@@ -465,6 +463,10 @@ impl CtxOps for ProducerOps {
             rc.lanes.lock().post.disarm_data();
         }
     }
+}
+
+impl TaskPayload for ProducerSendPayload {
+    type Lib = ProducerOps;
 }
 
 impl TaskLib<ProducerSendPayload> for ProducerOps {
