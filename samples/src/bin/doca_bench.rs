@@ -430,9 +430,9 @@ fn memcpy_shared_gbps(size: usize, reps: usize) -> f64 {
     size as f64 / t_per
 }
 
-fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
+fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, scale): (bool, bool, bool)) {
     let pid = std::process::id();
-    for (mode, sleep) in [("busy", false), ("sleep", true)] {
+    for (mode, sleep) in [("busy", false), ("sleep", true)].into_iter().filter(|_| latency) {
         let name = format!("bench-{mode}-{pid}");
         let mut p = PeerProc::spawn(&["cc-echo", &name, mode]);
         assert_eq!(p.line(), "ready");
@@ -470,44 +470,47 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
         }
         p.finish();
     }
-    // Pipelined one-way rate.
-    let name = format!("bench-rate-{pid}");
-    let mut p = PeerProc::spawn(&["cc-sink", &name, "busy", &cfg.rate_n.to_string()]);
-    assert_eq!(p.line(), "ready");
-    let c = CcSide::client(&name, 1024).expect("client");
-    let msg = [3u8; 64];
-    let mut rates = Vec::new();
-    for _ in 0..cfg.reps.min(5) {
-        let before = c.received.get();
-        let t = Instant::now();
-        let mut sent = 0;
-        while sent < cfg.rate_n {
-            if c.send(&msg) {
-                sent += 1;
-            } else {
-                c.pe.progress();
+    if rate {
+        // Pipelined one-way rate.
+        let name = format!("bench-rate-{pid}");
+        let mut p = PeerProc::spawn(&["cc-sink", &name, "busy", &cfg.rate_n.to_string()]);
+        assert_eq!(p.line(), "ready");
+        let c = CcSide::client(&name, 1024).expect("client");
+        let msg = [3u8; 64];
+        let mut rates = Vec::new();
+        for _ in 0..cfg.reps.min(5) {
+            let before = c.received.get();
+            let t = Instant::now();
+            let mut sent = 0;
+            while sent < cfg.rate_n {
+                if c.send(&msg) {
+                    sent += 1;
+                } else {
+                    c.pe.progress();
+                }
             }
+            if !run_until(&[&c.pe], false, || c.received.get() > before) {
+                break;
+            }
+            rates.push(cfg.rate_n as f64 / (ns(t) / 1e9));
         }
-        if !run_until(&[&c.pe], false, || c.received.get() > before) {
-            break;
-        }
-        rates.push(cfg.rate_n as f64 / (ns(t) / 1e9));
+        p.finish();
+        let rate = median(rates);
+        rows.push(Row {
+            section: "control path",
+            name: "pipelined one-way rate, 64 B".into(),
+            unit: "Mmsg/s",
+            value: rate / 1e6,
+            p99: None,
+            baseline: "raw SPSC stream, 64 B slots".into(),
+            base: base.stream / 1e6,
+            lower_is_better: false,
+        });
     }
-    p.finish();
-    let rate = median(rates);
-    rows.push(Row {
-        section: "control path",
-        name: "pipelined one-way rate, 64 B".into(),
-        unit: "Mmsg/s",
-        value: rate / 1e6,
-        p99: None,
-        baseline: "raw SPSC stream, 64 B slots".into(),
-        base: base.stream / 1e6,
-        lower_is_better: false,
-    });
     // Scale: 1, 8, 64 clients on one server, the same total number of messages.
     let mut one = 0.0;
-    for clients in [1usize, 8, 64] {
+    let msg = [3u8; 64];
+    for clients in [1usize, 8, 64].into_iter().filter(|_| scale) {
         let per_client = (cfg.rate_n / clients as u64).max(1000);
         let name = format!("bench-scale-{clients}-{pid}");
         let mut p = PeerProc::spawn(&["cc-sink", &name, "busy", &per_client.to_string()]);
@@ -687,7 +690,9 @@ fn main() -> ExitCode {
         lower_is_better: false,
     });
     if wanted("control") {
-        control_path(&cfg, &base, &mut rows);
+        let part = |p: &str| args.only.iter().all(|o| !o.starts_with("control-") || o == p);
+        let parts = (part("control-latency"), part("control-rate"), part("control-scale"));
+        control_path(&cfg, &base, &mut rows, parts);
     }
     if wanted("fast") {
         let part = |p: &str| args.only.iter().all(|o| !o.starts_with("fast-") || o == p);
