@@ -20,3 +20,5 @@ pub mod bench;
 pub mod cc_ctrl_path;
 pub mod cc_data_path;
 pub mod comm_channel;
+#[cfg(feature = "iceoryx2")]
+pub mod iox;

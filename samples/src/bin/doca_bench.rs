@@ -173,6 +173,13 @@ fn peer(role: &[String]) -> ExitCode {
             println!("ready");
             side.serve(arg(2) == "sleep", done);
         }
+        #[cfg(feature = "iceoryx2")]
+        "iox" => {
+            if let Err(e) = doca_samples::iox::pong(arg(1), arg(2).parse().unwrap_or(64)) {
+                eprintln!("iceoryx2 peer: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
         "fp" => {
             let side = CcSide::server(arg(1), false, 0, 64).unwrap();
             println!("ready");
@@ -543,17 +550,51 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
             lower_is_better: false,
         });
     }
-    let per_conn = 2 * doca_cc::proto::layout::ring_bytes(doca_cc::DEFAULT_RECV_QUEUE_SIZE, 4080);
-    rows.push(Row {
-        section: "scale",
-        name: "shared memory per connection (default queues)".into(),
-        unit: "KiB",
-        value: per_conn as f64 / 1024.0,
-        p99: None,
-        baseline: "-".into(),
-        base: per_conn as f64 / 1024.0,
-        lower_is_better: true,
-    });
+    if scale {
+        // Mapped, not touched: records are packed, so a ring touches what it carries.
+        let per_conn = 2 * doca_cc::proto::layout::ring_bytes(doca_cc::DEFAULT_RECV_QUEUE_SIZE, 4080);
+        rows.push(Row {
+            section: "scale",
+            name: "shared memory mapped per connection (default)".into(),
+            unit: "KiB",
+            value: per_conn as f64 / 1024.0,
+            p99: None,
+            baseline: "-".into(),
+            base: per_conn as f64 / 1024.0,
+            lower_is_better: true,
+        });
+    }
+}
+
+/// iceoryx2 publish-subscribe one-way latency (copied payloads), beside the same raw ring
+/// floor as the library's rows.
+#[cfg(feature = "iceoryx2")]
+fn iceoryx2_rows(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
+    let pid = std::process::id();
+    for size in [64usize, 4096] {
+        let name = format!("doca-bench-iox-{size}-{pid}");
+        let mut p = PeerProc::spawn(&["iox", &name, &size.to_string()]);
+        assert_eq!(p.line(), "ready");
+        match doca_samples::iox::ping(&name, size, cfg.lat_n + cfg.lat_n / 10) {
+            Ok(mut rtts) => {
+                rtts.drain(..rtts.len().min(cfg.lat_n as usize / 10)); // the first tenth warms up
+                let (p50, p99) = half(percentiles(rtts));
+                let (baseline, b) = base.ring(size);
+                rows.push(Row {
+                    section: "iceoryx2",
+                    name: format!("one-way {size} B publish-subscribe, copied"),
+                    unit: "ns",
+                    value: p50,
+                    p99: Some(p99),
+                    baseline,
+                    base: b,
+                    lower_is_better: true,
+                });
+            }
+            Err(e) => eprintln!("iceoryx2 {size} B: {e}"),
+        }
+        p.finish();
+    }
 }
 
 fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwidth: bool) {
@@ -697,6 +738,10 @@ fn main() -> ExitCode {
     if wanted("fast") {
         let part = |p: &str| args.only.iter().all(|o| !o.starts_with("fast-") || o == p);
         fast_path(&cfg, &base, &mut rows, part("fast-latency"), part("fast-bandwidth"));
+    }
+    #[cfg(feature = "iceoryx2")]
+    if wanted("iceoryx2") {
+        iceoryx2_rows(&cfg, &base, &mut rows);
     }
 
     println!(
