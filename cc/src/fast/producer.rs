@@ -229,11 +229,15 @@ impl Producer {
         if imm.len() > imm_max {
             bail!(Error::InvalidValue, "cc producer: {} bytes of immediate data exceed {imm_max}", imm.len());
         }
-        let target = ops.consumer(consumer_id)?;
         let task = ops.pool.alloc(|p| {
-            p.buf = Some(buf.clone());
+            // The slot's consumer, if it is the one asked for and alive, needs no lookup.
+            if !p.target.as_ref().is_some_and(|t| t.id == consumer_id && t.alive.load(Ordering::Acquire)) {
+                p.target = Some(ops.consumer(consumer_id)?);
+            }
+            if p.buf.as_ref() != Some(buf) {
+                p.buf = Some(buf.clone());
+            }
             p.consumer_id = consumer_id;
-            p.target = Some(target);
             p.imm_len = imm.len();
             p.imm[..imm.len()].copy_from_slice(imm);
             Ok(())
