@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const CC_PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
+const EP_PEER: &str = env!("CARGO_BIN_EXE_ep_peer");
 
 /// Where cargo put `libdoca_capi.so` (a dependency of this crate: in the `deps` folder
 /// beside this test binary).
@@ -174,6 +175,62 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
     assert!(run(&["-p", "x", "--bogus"]).contains("start DOCA_ERROR_NOT_SUPPORTED"), "an unknown flag");
     assert!(run(&["-p", "x", "-n", "seven"]).contains("start DOCA_ERROR_INVALID_VALUE"), "not a number");
     assert!(run(&["-p", "x", "-l", "55"]).contains("start DOCA_ERROR_INVALID_VALUE"), "not a level");
+}
+
+/// Starts the C legacy service with `args` and waits for its "listening" line; the child and
+/// the rest of its output.
+fn start_c_service(args: &[&str]) -> (std::process::Child, std::io::BufReader<std::process::ChildStdout>) {
+    let mut srv = Command::new(build("legacy"))
+        .arg("service")
+        .args(args)
+        .env_remove("DOCA_EMU_SIDE")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the C service");
+    let mut out = std::io::BufReader::new(srv.stdout.take().expect("piped"));
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).expect("the C service's first line");
+    assert_eq!(line.trim(), "listening", "a client can connect once the service listens");
+    (srv, out)
+}
+
+/// Waits for the C service to end; what it printed after "listening".
+fn c_service_output(
+    mut srv: std::process::Child,
+    mut out: std::io::BufReader<std::process::ChildStdout>,
+) -> String {
+    srv.wait_with_output_or_kill();
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut out, &mut rest);
+    rest
+}
+
+/// `doca_comm_channel.h` from C: a service and a client in the shape of DOCA's comm_channel
+/// samples, each asleep in epoll on its receive event channel between messages.
+#[test]
+fn a_c_legacy_service_and_client_talk_across_two_processes() {
+    let name = format!("capi-legacy-{}", std::process::id());
+    let (srv, out) = start_c_service(&[&name, "200"]);
+    let client = Command::new(build("legacy"))
+        .args(["client", &name, "200"])
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the C client");
+    expect_output(&client, "ok 200", "the C legacy client");
+    let served = c_service_output(srv, out);
+    assert!(served.contains("ok 200"), "the C service said: {served}");
+}
+
+/// A mixed legacy pair: the C service against the Rust client (`ep_peer client`).
+#[test]
+fn the_c_legacy_service_answers_the_rust_client() {
+    let name = format!("capi-legacy-rust-{}", std::process::id());
+    let (srv, out) = start_c_service(&[&name, "1", "3b:00.0"]);
+    let client = doca_tests::Peer::spawn(EP_PEER, &["client", &name, "legacy message 0"]);
+    assert_eq!(client.line(), "reply legacy message 0");
+    assert!(client.finish(), "the Rust client ends cleanly");
+    let served = c_service_output(srv, out);
+    assert!(served.contains("ok 1"), "the C service said: {served}");
 }
 
 trait WaitOrKill {

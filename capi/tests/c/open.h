@@ -25,8 +25,8 @@ static inline doca_error_t open_dev(const char *pci, struct doca_dev **dev)
 	return res;
 }
 
-/* The DPU device 03:00.0 and its representor of the host function b1:00.0. */
-static inline doca_error_t open_dpu(struct doca_dev **dev, struct doca_dev_rep **rep)
+/* The DPU device 03:00.0 and its representor of the host function `host`. */
+static inline doca_error_t open_dpu_for(const char *host, struct doca_dev **dev, struct doca_dev_rep **rep)
 {
 	struct doca_devinfo_rep **reps;
 	uint32_t n, i;
@@ -40,10 +40,16 @@ static inline doca_error_t open_dpu(struct doca_dev **dev, struct doca_dev_rep *
 		return res;
 	res = DOCA_ERROR_NOT_FOUND;
 	for (i = 0; i < n && res != DOCA_SUCCESS; i++)
-		if (doca_devinfo_rep_is_equal_pci_addr(reps[i], "b1:00.0", &eq) == DOCA_SUCCESS && eq)
+		if (doca_devinfo_rep_is_equal_pci_addr(reps[i], host, &eq) == DOCA_SUCCESS && eq)
 			res = doca_dev_rep_open(reps[i], rep);
 	doca_devinfo_rep_destroy_list(reps);
 	return res;
+}
+
+/* The DPU device 03:00.0 and its representor of the host function b1:00.0. */
+static inline doca_error_t open_dpu(struct doca_dev **dev, struct doca_dev_rep **rep)
+{
+	return open_dpu_for("b1:00.0", dev, rep);
 }
 
 #endif

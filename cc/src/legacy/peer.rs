@@ -105,7 +105,9 @@ impl PeerAddr {
         std::ptr::eq(self.0.owner.as_ptr(), Arc::as_ptr(owner))
     }
 
-    pub(crate) fn id(&self) -> u64 {
+    /// A number naming this peer within its endpoint, for the peer's whole life (tables
+    /// keyed by peer use it).
+    pub fn id(&self) -> u64 {
         self.0.id
     }
 
