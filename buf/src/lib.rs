@@ -501,6 +501,12 @@ impl Buf {
         Ok(self.elem()?.shape().room())
     }
 
+    /// The descriptor's index in its inventory (`0..num_elements`): what tables keyed by
+    /// buffer use (a handle to a returned buffer keeps its index but is stale).
+    pub fn index(&self) -> u32 {
+        self.idx
+    }
+
     /// The map the buffer points into.
     pub fn map(&self) -> &MapAccess {
         &self.map

@@ -8,6 +8,7 @@
 #include "doca_buf.h"
 #include "doca_compat.h"
 #include "doca_error.h"
+#include "doca_types.h"
 #include "doca_mmap.h"
 
 #ifdef __cplusplus
@@ -31,6 +32,15 @@ DOCA_STABLE doca_error_t doca_buf_inventory_buf_get_by_addr(struct doca_buf_inve
 							     void *addr, size_t len, struct doca_buf **buf);
 DOCA_STABLE doca_error_t doca_buf_inventory_buf_get_by_data(struct doca_buf_inventory *inventory, struct doca_mmap *mmap,
 							     void *data, size_t data_len, struct doca_buf **buf);
+
+/* A copy of the list headed by src (same ranges), from this inventory. */
+DOCA_STABLE doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, const struct doca_buf *src,
+						    struct doca_buf **dst);
+DOCA_STABLE doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory *inventory,
+							     uint32_t *num_elements);
+DOCA_STABLE doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *inventory, union doca_data user_data);
+DOCA_STABLE doca_error_t doca_buf_inventory_get_user_data(const struct doca_buf_inventory *inventory,
+							  union doca_data *user_data);
 
 #ifdef __cplusplus
 }

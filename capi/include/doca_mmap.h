@@ -8,6 +8,7 @@
 #include "doca_compat.h"
 #include "doca_dev.h"
 #include "doca_error.h"
+#include "doca_types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +39,33 @@ DOCA_STABLE doca_error_t doca_mmap_rm_dev(struct doca_mmap *mmap, struct doca_de
 DOCA_STABLE doca_error_t doca_mmap_start(struct doca_mmap *mmap);
 DOCA_STABLE doca_error_t doca_mmap_stop(struct doca_mmap *mmap);
 DOCA_STABLE doca_error_t doca_mmap_get_num_bufs(const struct doca_mmap *mmap, uint32_t *num_bufs);
+
+/* Called with the memory range when a started map is destroyed. Before start. */
+typedef void(doca_mmap_memrange_free_cb_t)(void *addr, size_t len, void *opaque);
+DOCA_STABLE doca_error_t doca_mmap_set_free_cb(struct doca_mmap *mmap, doca_mmap_memrange_free_cb_t *free_cb,
+					       void *opaque);
+DOCA_STABLE doca_error_t doca_mmap_set_user_data(struct doca_mmap *mmap, union doca_data user_data);
+DOCA_STABLE doca_error_t doca_mmap_get_user_data(const struct doca_mmap *mmap, union doca_data *user_data);
+DOCA_STABLE doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, uint32_t max_num_devices);
+DOCA_STABLE doca_error_t doca_mmap_get_max_num_devices(const struct doca_mmap *mmap, uint32_t *max_num_devices);
+DOCA_STABLE doca_error_t doca_mmap_get_exported(const struct doca_mmap *mmap, uint8_t *exported);
+DOCA_STABLE doca_error_t doca_mmap_get_from_export(const struct doca_mmap *mmap, uint8_t *from_export);
+
+/* Export: the map must be started, dev added, a PCI (or RDMA) permission set, and its memory
+ * shareable with another process (memory registered by address is DOCA_ERROR_NOT_SUPPORTED on
+ * the emulator). The descriptor belongs to the map. */
+DOCA_STABLE doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev *dev,
+					      const void **export_desc, size_t *export_desc_len);
+DOCA_STABLE doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev *dev,
+					       const void **export_desc, size_t *export_desc_len);
+/* A started map over the exporter's memory; its addresses are the exporter's. */
+DOCA_STABLE doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, const void *export_desc,
+						      size_t export_desc_len, struct doca_dev *dev,
+						      struct doca_mmap **mmap);
+DOCA_STABLE doca_error_t doca_mmap_cap_is_export_pci_supported(const struct doca_devinfo *devinfo,
+							       uint8_t *export_pci_supported);
+DOCA_STABLE doca_error_t doca_mmap_cap_is_create_from_export_pci_supported(const struct doca_devinfo *devinfo,
+									   uint8_t *create_from_export_pci_supported);
 
 #ifdef __cplusplus
 }

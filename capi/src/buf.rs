@@ -2,24 +2,86 @@
 
 use std::ffi::c_void;
 
+use std::collections::HashMap;
+
 use doca_buf::{Buf, Inventory};
+use parking_lot::Mutex;
 
 use crate::ctx::out;
 use crate::handles::Handles;
 use crate::mmap::{mmap, DocaMmap};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
-/// `struct doca_buf_inventory`.
-pub struct DocaBufInventory(Inventory);
-/// `struct doca_buf`: one handle per buffer, freed when its reference count reaches 0.
-pub struct DocaBuf(Buf);
+/// `struct doca_buf_inventory`, and the C handle of each of its buffers that is out, by
+/// descriptor index (list walks give back the handles the application holds).
+pub struct DocaBufInventory(Inventory, Mutex<HashMap<u32, *mut DocaBuf>>);
+/// `struct doca_buf`: one handle per buffer, freed when the buffer returns to its inventory
+/// (its reference count, or its list head's, reaching 0).
+pub struct DocaBuf(Buf, *const DocaBufInventory);
 
 static INVENTORIES: Handles = Handles::new();
 static BUFS: Handles = Handles::new();
 
 fn inventory<'a>(p: *const DocaBufInventory) -> Option<&'a Inventory> {
+    inventory_handle(p).map(|i| &i.0)
+}
+
+fn inventory_handle<'a>(p: *const DocaBufInventory) -> Option<&'a DocaBufInventory> {
     // SAFETY: INVENTORIES only holds DocaBufInventory handles.
-    unsafe { INVENTORIES.get(p) }.map(|i| &i.0)
+    unsafe { INVENTORIES.get(p) }
+}
+
+impl DocaBufInventory {
+    /// The handle of buffer `b` of this inventory (made when first seen).
+    fn handle(&self, this: *const DocaBufInventory, b: Buf) -> *mut DocaBuf {
+        let mut handles = self.1.lock();
+        if let Some(&p) = handles.get(&b.index()) {
+            if buf(p) == Some(&b) {
+                return p;
+            }
+            // A handle left from an earlier buffer of this descriptor: it is stale.
+            // SAFETY: BUFS only holds DocaBuf handles; it leaves the table once, here.
+            drop(unsafe { BUFS.remove(p) });
+        }
+        let p = BUFS.add(DocaBuf(b.clone(), this));
+        handles.insert(b.index(), p);
+        p
+    }
+
+    /// Frees the handles of the buffers at `indexes` (they went back to the inventory).
+    fn forget(&self, indexes: &[u32]) {
+        let mut handles = self.1.lock();
+        for i in indexes {
+            if let Some(p) = handles.remove(i) {
+                // SAFETY: BUFS only holds DocaBuf handles; each leaves the table once, here.
+                drop(unsafe { BUFS.remove(p) });
+            }
+        }
+    }
+}
+
+fn buf_handle<'a>(p: *const DocaBuf) -> Option<&'a DocaBuf> {
+    // SAFETY: BUFS only holds DocaBuf handles.
+    unsafe { BUFS.get(p) }
+}
+
+/// The handle of `b`, a buffer of the same inventory as the handle `of`.
+fn sibling_handle(of: &DocaBuf, b: Buf) -> *mut DocaBuf {
+    match inventory_handle(of.1) {
+        Some(inv) => inv.handle(of.1, b),
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// The descriptor indexes of the list headed by `b`.
+fn list_indexes(b: &Buf) -> Vec<u32> {
+    let mut out = vec![b.index()];
+    let mut cur = b.next_in_list().ok().flatten();
+    while let Some(n) = cur {
+        out.push(n.index());
+        cur = n.next_in_list().ok().flatten();
+    }
+    out
 }
 
 pub(crate) fn buf<'a>(p: *const DocaBuf) -> Option<&'a Buf> {
@@ -37,7 +99,7 @@ pub unsafe extern "C" fn doca_buf_inventory_create(
     inventory: *mut *mut DocaBufInventory,
 ) -> DocaError {
     guarded(|| match Inventory::create(num_elements) {
-        Ok(i) => out(inventory, INVENTORIES.add(DocaBufInventory(i))),
+        Ok(i) => out(inventory, INVENTORIES.add(DocaBufInventory(i, Mutex::default()))),
         Err(e) => e.code(),
     })
 }
@@ -108,12 +170,12 @@ fn get(
     args: (usize, usize, usize, usize),
     buf_out: *mut *mut DocaBuf,
 ) -> DocaError {
-    let (Some(i), Some(m)) = (self::inventory(inventory), mmap(map)) else { return invalid() };
+    let (Some(i), Some(m)) = (inventory_handle(inventory), mmap(map)) else { return invalid() };
     if buf_out.is_null() {
         return invalid();
     }
-    match i.buf_get_by_args(m, args.0, args.1, args.2, args.3) {
-        Ok(b) => out(buf_out, BUFS.add(DocaBuf(b))),
+    match i.0.buf_get_by_args(m, args.0, args.1, args.2, args.3) {
+        Ok(b) => out(buf_out, i.handle(inventory, b)),
         Err(e) => e.code(),
     }
 }
@@ -274,17 +336,193 @@ pub unsafe extern "C" fn doca_buf_inc_refcount(b: *mut DocaBuf, refcount: *mut u
 /// `refcount` is NULL or writable; `b` is not used after its count reached 0.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_dec_refcount(b: *mut DocaBuf, refcount: *mut u16) -> DocaError {
-    guarded(|| match buf(b).map(Buf::dec_refcount) {
-        Some(Ok(r)) => {
-            if r == 1 {
-                // SAFETY: BUFS only holds DocaBuf handles; the buffer went back: freed once.
-                drop(unsafe { BUFS.remove(b) });
+    guarded(|| {
+        let Some(h) = buf_handle(b) else { return invalid() };
+        let list = list_indexes(&h.0);
+        match h.0.dec_refcount() {
+            Ok(r) => {
+                if r == 1 {
+                    // The whole list went back: its handles go (this one included).
+                    let inv = h.1;
+                    if let Some(i) = inventory_handle(inv) {
+                        i.forget(&list);
+                    }
+                }
+                if !refcount.is_null() {
+                    out(refcount, r);
+                }
+                DOCA_SUCCESS
             }
-            if !refcount.is_null() {
-                out(refcount, r);
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_buf_inventory_buf_dup`: a copy of the list headed by `src` (same ranges), from this
+/// inventory.
+///
+/// # Safety
+/// `dst` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_buf_inventory_buf_dup(
+    inventory: *mut DocaBufInventory,
+    src: *const DocaBuf,
+    dst: *mut *mut DocaBuf,
+) -> DocaError {
+    guarded(|| {
+        let (Some(i), Some(s)) = (inventory_handle(inventory), buf(src)) else { return invalid() };
+        if dst.is_null() {
+            return invalid();
+        }
+        match i.0.buf_dup(s) {
+            Ok(head) => {
+                let mut cur = head.next_in_list().ok().flatten();
+                while let Some(n) = cur {
+                    cur = n.next_in_list().ok().flatten();
+                    i.handle(inventory, n);
+                }
+                out(dst, i.handle(inventory, head))
             }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_buf_inventory_get_num_elements`.
+///
+/// # Safety
+/// `num_elements` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_buf_inventory_get_num_elements(
+    inventory: *const DocaBufInventory,
+    num_elements: *mut u32,
+) -> DocaError {
+    guarded(|| match self::inventory(inventory) {
+        Some(i) => out(num_elements, i.num_elements()),
+        None => invalid(),
+    })
+}
+
+/// `doca_buf_inventory_set_user_data`.
+#[no_mangle]
+pub extern "C" fn doca_buf_inventory_set_user_data(
+    inventory: *mut DocaBufInventory,
+    user_data: crate::ctx::DocaData,
+) -> DocaError {
+    guarded(|| match self::inventory(inventory) {
+        Some(i) => {
+            i.set_user_data(user_data.to_data());
             DOCA_SUCCESS
         }
+        None => invalid(),
+    })
+}
+
+/// `doca_buf_inventory_get_user_data`.
+///
+/// # Safety
+/// `user_data` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_buf_inventory_get_user_data(
+    inventory: *const DocaBufInventory,
+    user_data: *mut crate::ctx::DocaData,
+) -> DocaError {
+    guarded(|| match self::inventory(inventory) {
+        Some(i) => out(user_data, crate::ctx::DocaData::from_data(i.user_data())),
+        None => invalid(),
+    })
+}
+
+/// `doca_buf_chain_list(list1, list2)`: appends the list headed by `list2` (refcount 1).
+#[no_mangle]
+pub extern "C" fn doca_buf_chain_list(list1: *mut DocaBuf, list2: *mut DocaBuf) -> DocaError {
+    guarded(|| match (buf(list1), buf(list2)) {
+        (Some(a), Some(b)) => doca_core::Error::code_of(&a.chain_list(b)),
+        _ => invalid(),
+    })
+}
+
+/// `doca_buf_unchain_list(list1, list2)`: splits the list before `list2`.
+#[no_mangle]
+pub extern "C" fn doca_buf_unchain_list(list1: *mut DocaBuf, list2: *mut DocaBuf) -> DocaError {
+    guarded(|| match (buf(list1), buf(list2)) {
+        (Some(a), Some(b)) => doca_core::Error::code_of(&a.unchain_list(b)),
+        _ => invalid(),
+    })
+}
+
+/// `doca_buf_get_next_in_list`: NULL at the end of the list.
+///
+/// # Safety
+/// `next_buf` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_buf_get_next_in_list(
+    b: *mut DocaBuf,
+    next_buf: *mut *mut DocaBuf,
+) -> DocaError {
+    guarded(|| {
+        let Some(h) = buf_handle(b) else { return invalid() };
+        match h.0.next_in_list() {
+            Ok(Some(n)) => out(next_buf, sibling_handle(h, n)),
+            Ok(None) => out(next_buf, std::ptr::null_mut()),
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_buf_get_last_in_list`.
+///
+/// # Safety
+/// `last_buf` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_buf_get_last_in_list(
+    b: *mut DocaBuf,
+    last_buf: *mut *mut DocaBuf,
+) -> DocaError {
+    guarded(|| {
+        let Some(h) = buf_handle(b) else { return invalid() };
+        match h.0.last_in_list() {
+            Ok(l) if l == h.0 => out(last_buf, b),
+            Ok(l) => out(last_buf, sibling_handle(h, l)),
+            Err(e) => e.code(),
+        }
+    })
+}
+
+macro_rules! list_flags {
+    ($($(#[$doc:meta])* $name:ident => $method:ident;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `value` is NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(b: *const DocaBuf, value: *mut u8) -> DocaError {
+            guarded(|| match buf(b).map(Buf::$method) {
+                Some(Ok(v)) => out(value, v as u8),
+                Some(Err(e)) => e.code(),
+                None => invalid(),
+            })
+        }
+    )*};
+}
+
+list_flags! {
+    /// `doca_buf_is_first_in_list`.
+    doca_buf_is_first_in_list => is_first_in_list;
+    /// `doca_buf_is_last_in_list`.
+    doca_buf_is_last_in_list => is_last_in_list;
+    /// `doca_buf_is_in_list`: part of a list of two or more.
+    doca_buf_is_in_list => is_in_list;
+}
+
+/// `doca_buf_get_list_len`: list heads only.
+///
+/// # Safety
+/// `num_elements` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_buf_get_list_len(b: *const DocaBuf, num_elements: *mut u32) -> DocaError {
+    guarded(|| match buf(b).map(Buf::list_len) {
+        Some(Ok(n)) => out(num_elements, n),
         Some(Err(e)) => e.code(),
         None => invalid(),
     })

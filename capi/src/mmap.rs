@@ -5,13 +5,13 @@ use std::ptr::NonNull;
 
 use doca_mmap::{AccessFlags, Memory, Mmap};
 
-use crate::ctx::out;
-use crate::dev::{dev, DocaDev};
+use crate::ctx::{out, DocaData};
+use crate::dev::{dev, devinfo, DocaDev, DocaDevinfo};
 use crate::handles::Handles;
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
-/// `struct doca_mmap`.
-pub struct DocaMmap(pub(crate) Mmap);
+/// `struct doca_mmap`, and the export descriptors it gave out (valid while it lives).
+pub struct DocaMmap(pub(crate) Mmap, parking_lot::Mutex<Vec<Box<[u8]>>>);
 
 static MMAPS: Handles = Handles::new();
 
@@ -27,7 +27,7 @@ pub(crate) fn mmap<'a>(p: *const DocaMmap) -> Option<&'a Mmap> {
 #[no_mangle]
 pub unsafe extern "C" fn doca_mmap_create(mmap: *mut *mut DocaMmap) -> DocaError {
     guarded(|| match Mmap::create() {
-        Ok(m) => out(mmap, MMAPS.add(DocaMmap(m))),
+        Ok(m) => out(mmap, MMAPS.add(DocaMmap(m, Default::default()))),
         Err(e) => e.code(),
     })
 }
@@ -164,4 +164,234 @@ pub unsafe extern "C" fn doca_mmap_get_num_bufs(mmap: *const DocaMmap, num_bufs:
         Some(m) => out(num_bufs, m.num_bufs()),
         None => invalid(),
     })
+}
+
+/// `doca_mmap_memrange_free_cb_t`: the memory range and the opaque pointer given with it.
+pub type MemrangeFreeCb = Option<unsafe extern "C" fn(*mut c_void, usize, *mut c_void)>;
+
+/// A C free callback and its opaque pointer, called once from the thread that destroys the map.
+struct FreeCb(unsafe extern "C" fn(*mut c_void, usize, *mut c_void), *mut c_void);
+
+// SAFETY: the application gave the callback and its pointer for the map's destruction, which
+// may happen on any thread (C makes no thread promise for either beyond that).
+unsafe impl Send for FreeCb {}
+
+/// `doca_mmap_set_free_cb`: `free_cb(addr, len, opaque)` when the started map is destroyed.
+/// Before start (`BAD_STATE`).
+#[no_mangle]
+pub extern "C" fn doca_mmap_set_free_cb(
+    mmap: *mut DocaMmap,
+    free_cb: MemrangeFreeCb,
+    opaque: *mut c_void,
+) -> DocaError {
+    guarded(|| {
+        let (Some(m), Some(cb)) = (self::mmap(mmap), free_cb) else { return invalid() };
+        let cb = FreeCb(cb, opaque);
+        let r = m.set_free_cb(move |memory: Memory| {
+            let cb = cb;
+            if let Memory::Raw(raw) = memory {
+                let (addr, len) = raw.parts();
+                // the application's free callback, with the range it registered.
+                // SAFETY: see above.
+                unsafe { (cb.0)(addr.cast(), len, cb.1) };
+            }
+        });
+        doca_core::Error::code_of(&r)
+    })
+}
+
+/// `doca_mmap_set_user_data`: before start.
+#[no_mangle]
+pub extern "C" fn doca_mmap_set_user_data(mmap: *mut DocaMmap, user_data: DocaData) -> DocaError {
+    guarded(|| match self::mmap(mmap) {
+        Some(m) => doca_core::Error::code_of(&m.set_user_data(user_data.to_data())),
+        None => invalid(),
+    })
+}
+
+/// `doca_mmap_get_user_data`.
+///
+/// # Safety
+/// `user_data` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_mmap_get_user_data(
+    mmap: *const DocaMmap,
+    user_data: *mut DocaData,
+) -> DocaError {
+    guarded(|| match self::mmap(mmap) {
+        Some(m) => out(user_data, DocaData::from_data(m.user_data())),
+        None => invalid(),
+    })
+}
+
+/// `doca_mmap_set_max_num_devices`.
+#[no_mangle]
+pub extern "C" fn doca_mmap_set_max_num_devices(mmap: *mut DocaMmap, max_num_devices: u32) -> DocaError {
+    guarded(|| match self::mmap(mmap) {
+        Some(m) => doca_core::Error::code_of(&m.set_max_num_devices(max_num_devices)),
+        None => invalid(),
+    })
+}
+
+/// `doca_mmap_get_max_num_devices`.
+///
+/// # Safety
+/// `max_num_devices` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_mmap_get_max_num_devices(
+    mmap: *const DocaMmap,
+    max_num_devices: *mut u32,
+) -> DocaError {
+    guarded(|| match self::mmap(mmap) {
+        Some(m) => out(max_num_devices, m.max_num_devices()),
+        None => invalid(),
+    })
+}
+
+/// `doca_mmap_get_exported`.
+///
+/// # Safety
+/// `exported` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_mmap_get_exported(mmap: *const DocaMmap, exported: *mut u8) -> DocaError {
+    guarded(|| match self::mmap(mmap) {
+        Some(m) => out(exported, m.is_exported() as u8),
+        None => invalid(),
+    })
+}
+
+/// `doca_mmap_get_from_export`.
+///
+/// # Safety
+/// `from_export` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_mmap_get_from_export(mmap: *const DocaMmap, from_export: *mut u8) -> DocaError {
+    guarded(|| match self::mmap(mmap) {
+        Some(m) => out(from_export, m.is_from_export() as u8),
+        None => invalid(),
+    })
+}
+
+fn export(
+    mmap: *mut DocaMmap,
+    dev: *const DocaDev,
+    desc: *mut *const c_void,
+    desc_len: *mut usize,
+    how: fn(&Mmap, &doca_core::Dev) -> doca_core::Result<Vec<u8>>,
+) -> DocaError {
+    // SAFETY: MMAPS only holds DocaMmap handles.
+    let (Some(m), Some(d)) = ((unsafe { MMAPS.get(mmap) }), self::dev(dev)) else { return invalid() };
+    if desc.is_null() || desc_len.is_null() {
+        return invalid();
+    }
+    match how(&m.0, &d.dev) {
+        Ok(bytes) => {
+            let bytes = bytes.into_boxed_slice();
+            // SAFETY: both writable (checked non-NULL; the caller's contract); the descriptor
+            // stays allocated while the map handle lives.
+            unsafe {
+                desc.write(bytes.as_ptr().cast());
+                desc_len.write(bytes.len());
+            }
+            m.1.lock().push(bytes);
+            DOCA_SUCCESS
+        }
+        Err(e) => e.code(),
+    }
+}
+
+/// `doca_mmap_export_pci`: a descriptor the other side of the link imports with
+/// `doca_mmap_create_from_export` (owned by the map). The map's memory must be shareable
+/// with another process: memory registered by address (malloc) is `NOT_SUPPORTED`.
+///
+/// # Safety
+/// `export_desc` and `export_desc_len` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_mmap_export_pci(
+    mmap: *mut DocaMmap,
+    dev: *const DocaDev,
+    export_desc: *mut *const c_void,
+    export_desc_len: *mut usize,
+) -> DocaError {
+    guarded(|| export(mmap, dev, export_desc, export_desc_len, Mmap::export_pci))
+}
+
+/// `doca_mmap_export_rdma`: as `doca_mmap_export_pci`, with an RDMA permission.
+///
+/// # Safety
+/// `export_desc` and `export_desc_len` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_mmap_export_rdma(
+    mmap: *mut DocaMmap,
+    dev: *const DocaDev,
+    export_desc: *mut *const c_void,
+    export_desc_len: *mut usize,
+) -> DocaError {
+    guarded(|| export(mmap, dev, export_desc, export_desc_len, Mmap::export_rdma))
+}
+
+/// `doca_mmap_create_from_export`: a map over the exporter's memory, started, its addresses
+/// the exporter's.
+///
+/// # Safety
+/// `user_data` is NULL or readable; `export_desc` points to `export_desc_len` readable bytes;
+/// `mmap` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_mmap_create_from_export(
+    user_data: *const DocaData,
+    export_desc: *const c_void,
+    export_desc_len: usize,
+    dev: *mut DocaDev,
+    mmap: *mut *mut DocaMmap,
+) -> DocaError {
+    guarded(|| {
+        let Some(d) = self::dev(dev) else { return invalid() };
+        if export_desc.is_null() || mmap.is_null() {
+            return invalid();
+        }
+        // SAFETY: readable for the call (the caller's contract; checked non-NULL).
+        let desc = unsafe { std::slice::from_raw_parts(export_desc.cast::<u8>(), export_desc_len) };
+        // SAFETY: NULL or readable (the caller's contract).
+        let data = (!user_data.is_null()).then(|| unsafe { user_data.read() }.to_data());
+        match Mmap::create_from_export(data, desc, &d.dev) {
+            Ok(m) => out(mmap, MMAPS.add(DocaMmap(m, Default::default()))),
+            Err(e) => e.code(),
+        }
+    })
+}
+
+fn cap_flag(
+    devinfo_p: *const DocaDevinfo,
+    value: *mut u8,
+    get: fn(&doca_core::DevInfo) -> doca_core::Result<bool>,
+) -> DocaError {
+    guarded(|| match devinfo(devinfo_p).map(get) {
+        Some(Ok(v)) => out(value, v as u8),
+        Some(Err(e)) => e.code(),
+        None => invalid(),
+    })
+}
+
+/// `doca_mmap_cap_is_export_pci_supported`.
+///
+/// # Safety
+/// `export_pci_supported` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_mmap_cap_is_export_pci_supported(
+    devinfo: *const DocaDevinfo,
+    export_pci_supported: *mut u8,
+) -> DocaError {
+    cap_flag(devinfo, export_pci_supported, Mmap::cap_is_export_pci_supported)
+}
+
+/// `doca_mmap_cap_is_create_from_export_pci_supported`.
+///
+/// # Safety
+/// `create_from_export_pci_supported` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_mmap_cap_is_create_from_export_pci_supported(
+    devinfo: *const DocaDevinfo,
+    create_from_export_pci_supported: *mut u8,
+) -> DocaError {
+    cap_flag(devinfo, create_from_export_pci_supported, Mmap::cap_is_create_from_export_pci_supported)
 }

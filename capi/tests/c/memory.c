@@ -10,13 +10,26 @@
 #include <doca_buf_inventory.h>
 #include <doca_mmap.h>
 
+static void *freed_addr, *freed_opaque;
+static size_t freed_len;
+
+/* The map's free callback: the range it was given, and the pointer given with it. */
+static void on_free(void *addr, size_t len, void *opaque)
+{
+	freed_addr = addr;
+	freed_len = len;
+	freed_opaque = opaque;
+	free(addr);
+}
 
 int main(void)
 {
 	char *mem = malloc(4096);
 	struct doca_mmap *map;
 	struct doca_buf_inventory *inv;
-	struct doca_buf *out, *in, *stale;
+	struct doca_buf *out, *in, *stale, *a, *b, *nb;
+	union doca_data ud = {.u64 = 5}, got_ud;
+	uint8_t flag;
 	void *addr, *p;
 	size_t len;
 	uint16_t rc;
@@ -31,7 +44,18 @@ int main(void)
 	CHECK_CODE(doca_mmap_set_permissions(map, DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE),
 		   DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_mmap_set_permissions(map, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), DOCA_SUCCESS);
+	CHECK_CODE(doca_mmap_set_free_cb(map, on_free, &freed_len), DOCA_SUCCESS);
+	CHECK_CODE(doca_mmap_set_user_data(map, ud), DOCA_SUCCESS);
 	CHECK_CODE(doca_mmap_start(map), DOCA_SUCCESS);
+	CHECK_CODE(doca_mmap_set_free_cb(map, on_free, NULL), DOCA_ERROR_BAD_STATE);
+	CHECK_CODE(doca_mmap_set_user_data(map, ud), DOCA_ERROR_BAD_STATE);
+	CHECK_CODE(doca_mmap_get_user_data(map, &got_ud), DOCA_SUCCESS);
+	CHECK(got_ud.u64 == 5);
+	CHECK_CODE(doca_mmap_get_exported(map, &flag), DOCA_SUCCESS);
+	CHECK(flag == 0);
+	CHECK_CODE(doca_mmap_get_from_export(map, &flag), DOCA_SUCCESS);
+	CHECK(flag == 0);
+	CHECK_CODE(doca_mmap_export_pci(map, NULL, (const void **)&p, &len), DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_mmap_get_memrange(map, &addr, &len), DOCA_SUCCESS);
 	CHECK(addr == mem && len == 4096);
 
@@ -62,6 +86,47 @@ int main(void)
 	CHECK_CODE(doca_mmap_get_num_bufs(map, &n), DOCA_SUCCESS);
 	CHECK(n == 2);
 
+	/* Lists: the handles a walk gives are the ones the application holds. */
+	CHECK_CODE(doca_buf_inventory_buf_get_by_addr(inv, map, mem + 200, 16, &a), DOCA_SUCCESS);
+	CHECK_CODE(doca_buf_inventory_buf_get_by_addr(inv, map, mem + 300, 16, &b), DOCA_SUCCESS);
+	CHECK_CODE(doca_buf_chain_list(a, b), DOCA_SUCCESS);
+	CHECK_CODE(doca_buf_chain_list(a, a), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_buf_get_list_len(a, &n), DOCA_SUCCESS);
+	CHECK(n == 2);
+	CHECK_CODE(doca_buf_get_list_len(b, &n), DOCA_ERROR_NOT_PERMITTED);
+	CHECK_CODE(doca_buf_is_in_list(b, &flag), DOCA_SUCCESS);
+	CHECK(flag == 1);
+	CHECK_CODE(doca_buf_is_first_in_list(b, &flag), DOCA_SUCCESS);
+	CHECK(flag == 0);
+	CHECK_CODE(doca_buf_is_last_in_list(b, &flag), DOCA_SUCCESS);
+	CHECK(flag == 1);
+	CHECK_CODE(doca_buf_get_next_in_list(a, &nb), DOCA_SUCCESS);
+	CHECK(nb == b);
+	CHECK_CODE(doca_buf_get_next_in_list(b, &nb), DOCA_SUCCESS);
+	CHECK(nb == NULL);
+	CHECK_CODE(doca_buf_get_last_in_list(a, &nb), DOCA_SUCCESS);
+	CHECK(nb == b);
+	CHECK_CODE(doca_buf_dec_refcount(b, NULL), DOCA_ERROR_NOT_PERMITTED);
+	CHECK_CODE(doca_buf_inventory_buf_dup(inv, a, &nb), DOCA_ERROR_NO_MEMORY); /* no two free elements */
+	CHECK_CODE(doca_buf_unchain_list(a, b), DOCA_SUCCESS);
+	CHECK_CODE(doca_buf_is_in_list(a, &flag), DOCA_SUCCESS);
+	CHECK(flag == 0);
+	CHECK_CODE(doca_buf_chain_list(a, b), DOCA_SUCCESS);
+	CHECK_CODE(doca_buf_dec_refcount(a, &rc), DOCA_SUCCESS); /* the whole list goes back */
+	CHECK(rc == 1);
+	CHECK_CODE(doca_buf_get_data(b, &p), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_buf_inventory_get_num_free_elements(inv, &n), DOCA_SUCCESS);
+	CHECK(n == 2);
+	CHECK_CODE(doca_buf_inventory_buf_dup(inv, out, &nb), DOCA_SUCCESS);
+	CHECK_CODE(doca_buf_get_head(nb, &p), DOCA_SUCCESS);
+	CHECK(p == mem + 100);
+	CHECK_CODE(doca_buf_dec_refcount(nb, NULL), DOCA_SUCCESS);
+	CHECK_CODE(doca_buf_inventory_get_num_elements(inv, &n), DOCA_SUCCESS);
+	CHECK(n == 4);
+	CHECK_CODE(doca_buf_inventory_set_user_data(inv, ud), DOCA_SUCCESS);
+	CHECK_CODE(doca_buf_inventory_get_user_data(inv, &got_ud), DOCA_SUCCESS);
+	CHECK(got_ud.u64 == 5);
+
 	/* Reference counts: the count before. */
 	CHECK_CODE(doca_buf_inc_refcount(in, &rc), DOCA_SUCCESS);
 	CHECK(rc == 1);
@@ -80,8 +145,8 @@ int main(void)
 	CHECK_CODE(doca_buf_inventory_destroy(inv), DOCA_SUCCESS);
 	CHECK_CODE(doca_mmap_stop(map), DOCA_SUCCESS);
 	CHECK_CODE(doca_mmap_destroy(map), DOCA_SUCCESS);
+	CHECK(freed_addr == mem && freed_len == 4096 && freed_opaque == &freed_len); /* freed mem */
 	CHECK_CODE(doca_mmap_destroy(map), DOCA_ERROR_INVALID_VALUE);
-	free(mem);
 
 	return checks_result();
 }
