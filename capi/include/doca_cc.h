@@ -2,6 +2,7 @@
 #ifndef DOCA_EMU_CC_H_
 #define DOCA_EMU_CC_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "doca_compat.h"
@@ -113,6 +114,38 @@ DOCA_EXPERIMENTAL doca_error_t doca_cc_connection_set_user_data(struct doca_cc_c
 DOCA_EXPERIMENTAL union doca_data doca_cc_connection_get_user_data(const struct doca_cc_connection *connection);
 DOCA_EXPERIMENTAL struct doca_cc_server *doca_cc_server_get_server_ctx(const struct doca_cc_connection *connection);
 DOCA_EXPERIMENTAL struct doca_cc_client *doca_cc_client_get_client_ctx(const struct doca_cc_connection *connection);
+
+/* DOCA 2.5 names, where they differ from 2.6 (same implementation). Task counts are base-2
+ * logarithms there. A 2.5 receive callback may take a size_t length: the library passes it as
+ * a 64-bit value. The 2.5 size getters that write a size_t are not provided (2.6 types). */
+struct doca_cc_send_task;
+typedef void (*doca_cc_send_task_comp_handler)(struct doca_cc_send_task *task, union doca_data task_user_data,
+					       union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_send_task_set_conf(struct doca_cc_server *cc_server,
+								 doca_cc_send_task_comp_handler task_completion_cb,
+								 doca_cc_send_task_comp_handler task_error_cb,
+								 uint8_t log_num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_send_task_set_conf(struct doca_cc_client *cc_client,
+								 doca_cc_send_task_comp_handler task_completion_cb,
+								 doca_cc_send_task_comp_handler task_error_cb,
+								 uint8_t log_num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_server_send_task_alloc_init(struct doca_cc_server *cc_server,
+								   struct doca_cc_connection *peer, const void *msg,
+								   size_t len, struct doca_cc_send_task **task);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_client_send_task_alloc_init(struct doca_cc_client *cc_client,
+								   struct doca_cc_connection *peer, const void *msg,
+								   size_t len, struct doca_cc_send_task **task);
+DOCA_EXPERIMENTAL struct doca_task *doca_cc_send_task_as_task(struct doca_cc_send_task *task);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_is_consumer_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_is_producer_supported(const struct doca_devinfo *devinfo);
+
+/* Registration accepts a 2.5 receive callback (size_t length) as well as a 2.6 one. */
+#ifndef DOCA_EMU_STRICT_CALLBACKS
+#define doca_cc_server_event_msg_recv_register(server, cb) \
+	doca_cc_server_event_msg_recv_register((server), (doca_cc_event_msg_recv_cb_t)(void (*)(void))(cb))
+#define doca_cc_client_event_msg_recv_register(client, cb) \
+	doca_cc_client_event_msg_recv_register((client), (doca_cc_event_msg_recv_cb_t)(void (*)(void))(cb))
+#endif
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #ifndef DOCA_EMU_CC_CONSUMER_H_
 #define DOCA_EMU_CC_CONSUMER_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "doca_buf.h"
@@ -56,6 +57,26 @@ DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_cap_get_max_buf_size(const struc
 								     uint32_t *max_buf_size);
 DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_cap_get_max_consumers(const struct doca_devinfo *devinfo,
 								      uint32_t *max_consumers);
+
+/* DOCA 2.5 names (task counts as base-2 logarithms). */
+struct doca_cc_consumer_post_recv_task;
+typedef void (*doca_cc_consumer_post_recv_task_comp_handler)(struct doca_cc_consumer_post_recv_task *task,
+							     union doca_data task_user_data,
+							     union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_cap_get_max_log_num_tasks(const struct doca_devinfo *devinfo,
+									  size_t *max_log_num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_post_recv_task_set_conf(
+	struct doca_cc_consumer *consumer, doca_cc_consumer_post_recv_task_comp_handler task_completion_cb,
+	doca_cc_consumer_post_recv_task_comp_handler task_error_cb, size_t log_num_post_recv_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_post_recv_task_alloc_init(struct doca_cc_consumer *consumer,
+									  struct doca_buf *buf,
+									  struct doca_cc_consumer_post_recv_task **task);
+DOCA_EXPERIMENTAL struct doca_buf *doca_cc_consumer_post_recv_task_get_buf(
+	const struct doca_cc_consumer_post_recv_task *task);
+DOCA_EXPERIMENTAL void doca_cc_consumer_post_recv_task_set_buf(struct doca_cc_consumer_post_recv_task *task,
+							       struct doca_buf *buf);
+DOCA_EXPERIMENTAL struct doca_task *doca_cc_consumer_post_recv_task_as_task(
+	struct doca_cc_consumer_post_recv_task *task);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #ifndef DOCA_EMU_CC_PRODUCER_H_
 #define DOCA_EMU_CC_PRODUCER_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "doca_buf.h"
@@ -53,6 +54,26 @@ DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_cap_get_max_buf_size(const struc
 								     uint32_t *max_buf_size);
 DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_cap_get_max_producers(const struct doca_devinfo *devinfo,
 								      uint32_t *max_producers);
+
+/* DOCA 2.5 names (task counts as base-2 logarithms, int consumer ids). */
+struct doca_cc_producer_send_task;
+typedef void (*doca_cc_producer_send_task_comp_handler)(struct doca_cc_producer_send_task *task,
+							union doca_data task_user_data, union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_cap_get_max_log_num_tasks(const struct doca_devinfo *devinfo,
+									  size_t *max_log_num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_send_task_set_conf(struct doca_cc_producer *producer,
+								   doca_cc_producer_send_task_comp_handler task_completion_cb,
+								   doca_cc_producer_send_task_comp_handler task_error_cb,
+								   size_t log_num_send_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_send_task_alloc_init(struct doca_cc_producer *producer,
+								     struct doca_buf *buf, int consumer_id,
+								     struct doca_cc_producer_send_task **task);
+DOCA_EXPERIMENTAL struct doca_buf *doca_cc_producer_send_task_get_buf(const struct doca_cc_producer_send_task *task);
+DOCA_EXPERIMENTAL void doca_cc_producer_send_task_set_buf(struct doca_cc_producer_send_task *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL int doca_cc_producer_send_task_get_consumer_id(const struct doca_cc_producer_send_task *task);
+DOCA_EXPERIMENTAL void doca_cc_producer_send_task_set_consumer_id(struct doca_cc_producer_send_task *task,
+								  const int consumer_id);
+DOCA_EXPERIMENTAL struct doca_task *doca_cc_producer_send_task_as_task(struct doca_cc_producer_send_task *task);
 
 #ifdef __cplusplus
 }

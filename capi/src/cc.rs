@@ -82,8 +82,9 @@ pub(crate) fn conn<'a>(p: *const DocaCcConnection) -> Option<&'a DocaCcConnectio
 
 /// `doca_cc_task_send_completion_cb_t`.
 pub type TaskSendCb = Option<unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData)>;
-/// `doca_cc_event_msg_recv_cb_t`.
-pub type MsgRecvCb = Option<unsafe extern "C" fn(*mut c_void, *mut u8, u32, *mut DocaCcConnection)>;
+/// `doca_cc_event_msg_recv_cb_t`. The length is passed as a 64-bit value: a 2.6 callback
+/// (`uint32_t msg_len`) reads its low half, a 2.5 one (`size_t msg_len`) all of it.
+pub type MsgRecvCb = Option<unsafe extern "C" fn(*mut c_void, *mut u8, u64, *mut DocaCcConnection)>;
 /// `doca_cc_event_connection_status_changed_cb_t`.
 pub type ConnectionCb = Option<unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u8)>;
 
@@ -219,7 +220,7 @@ macro_rules! both {
     };
 }
 
-fn set_conf(p: *mut DocaCcSide, completion: TaskSendCb, error: TaskSendCb, num: u32) -> DocaError {
+pub(crate) fn set_conf(p: *mut DocaCcSide, completion: TaskSendCb, error: TaskSendCb, num: u32) -> DocaError {
     let (Some(s), Some(completion), Some(error)) = (side(p), completion, error) else { return invalid() };
     let (w1, w2) = (Rc::downgrade(&s.shared.tasks), Rc::downgrade(&s.shared.tasks));
     let deliver = |cb: unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData),
@@ -265,7 +266,7 @@ fn msg_recv(p: *mut DocaCcSide, cb: MsgRecvCb) -> DocaError {
             let mut scratch = shared.scratch.borrow_mut();
             scratch.clear();
             scratch.extend_from_slice(msg);
-            let (buf, len) = (scratch.as_mut_ptr(), scratch.len() as u32);
+            let (buf, len) = (scratch.as_mut_ptr(), scratch.len() as u64);
             drop(scratch);
             // the application's receive callback; the copy it gets lives until the
             // next message (it is only read during the call, as DOCA documents).
@@ -385,7 +386,7 @@ pub unsafe extern "C" fn doca_cc_client_get_connection(
     })
 }
 
-fn alloc(
+pub(crate) fn alloc(
     p: *mut DocaCcSide,
     peer: *mut DocaCcConnection,
     msg: *const c_void,

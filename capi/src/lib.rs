@@ -20,6 +20,7 @@
 mod argp;
 mod buf;
 mod cc;
+mod compat25;
 mod ctx;
 mod dev;
 mod error;
@@ -34,6 +35,7 @@ mod task;
 pub use argp::*;
 pub use buf::*;
 pub use cc::*;
+pub use compat25::*;
 pub use ctx::*;
 pub use dev::*;
 pub use error::*;

@@ -177,6 +177,22 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
     assert!(run(&["-p", "x", "-l", "55"]).contains("start DOCA_ERROR_INVALID_VALUE"), "not a level");
 }
 
+/// The DOCA 2.5 names from C: a client written against them (log2 task counts, `size_t`
+/// lengths, a `size_t` receive callback) talks to the C server written with the 2.6 names.
+#[test]
+fn a_client_written_with_the_2_5_names_talks_to_a_2_6_server() {
+    let name = format!("capi-25-{}", std::process::id());
+    let mut srv = start_c_server(&name);
+    let out = Command::new(build("client25"))
+        .args([&name, "100"])
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the 2.5 client");
+    expect_output(&out, "ok 100", "the 2.5 client");
+    let served = srv.wait_with_output_or_kill();
+    assert!(served.contains("served 100"), "the C server said: {served}");
+}
+
 /// Starts the C legacy service with `args` and waits for its "listening" line; the child and
 /// the rest of its output.
 fn start_c_service(args: &[&str]) -> (std::process::Child, std::io::BufReader<std::process::ChildStdout>) {
