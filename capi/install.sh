@@ -24,11 +24,11 @@ prefix="$(cd "$prefix" && pwd)"
 cp "$lib_dir/libdoca_capi.so" "$prefix/lib/"
 [ -f "$lib_dir/libdoca_capi.a" ] && cp "$lib_dir/libdoca_capi.a" "$prefix/lib/"
 # DOCA's library names, for build files that link them by name (the APIs provided so far).
-for name in doca_common doca_cc doca_argp doca_comm_channel; do
+for name in doca_common doca_cc doca_argp doca_comm_channel doca_comch; do
     ln -sf libdoca_capi.so "$prefix/lib/lib$name.so"
 done
 cp "$here"/include/*.h "$prefix/include/"
-for pc in doca doca-common doca-cc doca-argp doca-comm-channel; do
+for pc in doca doca-common doca-cc doca-argp doca-comm-channel doca-comch; do
     cat > "$prefix/lib/pkgconfig/$pc.pc" <<PC
 prefix=$prefix
 libdir=\${prefix}/lib

@@ -704,3 +704,17 @@ pub extern "C" fn doca_cc_cap_client_is_supported(devinfo: *const crate::dev::Do
         None => invalid(),
     })
 }
+
+/// `doca_comch_server_disconnect` (DOCA 2.7+): closes `connection`; the disconnection
+/// callback follows on a later progress. Not this server's → `NOT_FOUND`.
+#[no_mangle]
+pub extern "C" fn doca_comch_server_disconnect(
+    server: *mut DocaCcSide,
+    connection: *mut DocaCcConnection,
+) -> DocaError {
+    guarded(|| {
+        let (Some(s), Some(c)) = (side(server), conn(connection)) else { return invalid() };
+        let Role::Server(srv) = &s.role else { return invalid() };
+        doca_core::Error::code_of(&srv.disconnect(&c.conn))
+    })
+}

@@ -416,3 +416,59 @@ fast_caps! {
     /// `doca_cc_producer_cap_get_max_producers`: per connection.
     doca_cc_producer_cap_get_max_producers => MAX_PRODUCERS;
 }
+
+/// `doca_comch_producer_task_send_alloc_init` (DOCA 2.7+): with up to
+/// `doca_comch_consumer_cap_get_max_imm_data_len` bytes of immediate data (NULL and 0: none).
+///
+/// # Safety
+/// `imm_data` points to `imm_data_len` readable bytes (or is NULL with 0); `task` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_comch_producer_task_send_alloc_init(
+    producer: *mut DocaCcProducer,
+    buf: *mut DocaBuf,
+    imm_data: *const u8,
+    imm_data_len: u32,
+    consumer_id: u32,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded(|| {
+        let (Some(p), Some(b)) = (self::producer(producer), self::buf(buf)) else { return invalid() };
+        if task.is_null() || (imm_data.is_null() && imm_data_len > 0) {
+            return invalid();
+        }
+        let imm: &[u8] = if imm_data_len == 0 {
+            &[]
+        } else {
+            // SAFETY: readable for the call (the caller's contract; checked non-NULL).
+            unsafe { std::slice::from_raw_parts(imm_data, imm_data_len as usize) }
+        };
+        match p.producer.task_send_alloc_init_imm(b, imm, consumer_id) {
+            Ok(t) => out(task, p.tasks.hand_out(AnyTask::ProducerSend(t), buf)),
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_comch_consumer_task_post_recv_get_imm_data` (DOCA 2.7+): the immediate data the
+/// producer sent (valid until the task is submitted again or freed); NULL for an invalid task.
+#[no_mangle]
+pub extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data(task: *const DocaTask) -> *const u8 {
+    let Some(imm) = post_recv(task, PostRecvTask::imm_data) else { return std::ptr::null() };
+    let Some(h) = self::task(task) else { return std::ptr::null() };
+    let mut bytes = [0u8; doca_cc::proto::records::IMM_MAX];
+    bytes[..imm.len()].copy_from_slice(&imm);
+    h.imm.set(bytes);
+    h.imm.as_ptr().cast()
+}
+
+/// `doca_comch_consumer_task_post_recv_get_imm_data_len` (DOCA 2.7+).
+#[no_mangle]
+pub extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data_len(task: *const DocaTask) -> u32 {
+    post_recv(task, |t| t.imm_data().len() as u32).unwrap_or(0)
+}
+
+fast_caps! {
+    /// `doca_comch_consumer_cap_get_max_imm_data_len` (DOCA 2.7+).
+    doca_comch_consumer_cap_get_max_imm_data_len => MAX_IMM_DATA_LEN;
+}

@@ -67,6 +67,8 @@ pub struct DocaTask {
     id: u64,
     table: Weak<TaskTable>,
     pub(crate) buf: Cell<*mut DocaBuf>,
+    /// A post-receive task's immediate data, copied where C can point at it.
+    pub(crate) imm: Cell<[u8; doca_cc::proto::records::IMM_MAX]>,
 }
 
 static TASKS: Handles = Handles::new();
@@ -100,6 +102,7 @@ impl TaskTable {
                 id,
                 table: Rc::downgrade(self),
                 buf: Cell::new(std::ptr::null_mut()),
+                imm: Cell::new([0; doca_cc::proto::records::IMM_MAX]),
             })
         });
         if let Some(handle) = task(h) {

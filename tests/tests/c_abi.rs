@@ -33,15 +33,26 @@ fn build(name: &str) -> PathBuf {
 }
 
 fn compile(name: &str) -> PathBuf {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").join("capi");
+    compile_source(name, &capi_dir().join("tests/c").join(format!("{name}.c")))
+}
+
+/// The `capi/` folder.
+fn capi_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").join("capi")
+}
+
+/// Compiles the C program `source` into a program named after `name` beside the library.
+fn compile_source(name: &str, source: &Path) -> PathBuf {
+    let here = capi_dir();
     let lib = lib_dir();
     let out = lib.join(format!("c-{name}-{}", std::process::id()));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let status = Command::new(&cc)
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-o"])
         .arg(&out)
-        .arg(here.join("tests/c").join(format!("{name}.c")))
+        .arg(source)
         .arg(format!("-I{}", here.join("include").display()))
+        .arg(format!("-I{}", here.join("tests/c").display()))
         .arg(format!("-L{}", lib.display()))
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .arg("-ldoca_capi")
@@ -191,6 +202,47 @@ fn a_client_written_with_the_2_5_names_talks_to_a_2_6_server() {
     expect_output(&out, "ok 100", "the 2.5 client");
     let served = srv.wait_with_output_or_kill();
     assert!(served.contains("served 100"), "the C server said: {served}");
+}
+
+/// The DOCA 2.7+ names: the fast-path program rewritten with `doca_comch_*` names and headers
+/// (as DOCA renamed them; the producer's send takes immediate data) runs as the client
+/// against the program with the 2.6 names as the server.
+#[test]
+fn a_client_written_with_the_comch_names_talks_to_a_2_6_server() {
+    let source = std::fs::read_to_string(capi_dir().join("tests/c/fast_path.c")).expect("fast_path.c");
+    let mut comch = source
+        .replace("#include <doca_cc.h>", "#include <doca_comch.h>")
+        .replace("#include <doca_cc_consumer.h>", "#include <doca_comch_consumer.h>")
+        .replace("#include <doca_cc_producer.h>", "#include <doca_comch_producer.h>")
+        .replace("doca_cc_", "doca_comch_");
+    // The comch producer's send: (producer, buf, imm_data, imm_data_len, consumer_id, task).
+    let call = "doca_comch_producer_task_send_alloc_init(producer, ";
+    let mut at = 0;
+    while let Some(i) = comch[at..].find(call) {
+        let args = at + i + call.len();
+        let second = args + comch[args..].find(", ").expect("a second argument") + 2;
+        comch.insert_str(second, "NULL, 0, ");
+        at = second;
+    }
+    assert!(!comch.contains("doca_cc_"), "every name is a comch name");
+    let path = lib_dir().join(format!("comch_fast_path-{}.c", std::process::id()));
+    std::fs::write(&path, comch).expect("write the comch program");
+    let client = compile_source("comch_fast_path", &path);
+    let name = format!("capi-comch-{}", std::process::id());
+    let mut srv = Command::new(build("fast_path"))
+        .args(["server", &name, "100"])
+        .env_remove("DOCA_EMU_SIDE")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the 2.6-named server");
+    let out = Command::new(&client)
+        .args(["client", &name, "100"])
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the comch client");
+    expect_output(&out, "ok 100", "the comch-named client");
+    let served = srv.wait_with_output_or_kill();
+    assert!(served.contains("ok 100"), "the 2.6-named server said: {served}");
 }
 
 /// Starts the C legacy service with `args` and waits for its "listening" line; the child and
