@@ -354,15 +354,7 @@ fn the_rust_server_serves_the_c_client() {
 #[test]
 fn the_install_gives_a_prefix_that_pkg_config_finds() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf();
-    let prefix = std::env::temp_dir().join(format!("doca-emu-prefix-{}", std::process::id()));
-    let status = Command::new("bash")
-        .arg(root.join("capi/install.sh"))
-        .arg("--lib")
-        .arg(lib_dir())
-        .arg(&prefix)
-        .status()
-        .expect("run capi/install.sh");
-    assert!(status.success(), "capi/install.sh failed");
+    let prefix = install("pkg-config");
     for f in ["lib/libdoca_capi.so", "lib/libdoca_cc.so", "include/doca_cc.h", "lib/pkgconfig/doca.pc"] {
         assert!(prefix.join(f).exists(), "{f} was not installed");
     }
@@ -384,5 +376,59 @@ fn the_install_gives_a_prefix_that_pkg_config_finds() {
         .expect("run the C compiler");
     assert!(status.success(), "devices.c does not build with the pkg-config flags: {flags}");
     run(&prog, &[], None);
+    let _ = std::fs::remove_dir_all(&prefix);
+}
+
+/// Installs the library, headers and pkg-config files into a fresh temporary prefix.
+fn install(what: &str) -> PathBuf {
+    let prefix = std::env::temp_dir().join(format!("doca-emu-prefix-{what}-{}", std::process::id()));
+    let status = Command::new("bash")
+        .arg(capi_dir().join("install.sh"))
+        .arg("--lib")
+        .arg(lib_dir())
+        .arg(&prefix)
+        .status()
+        .expect("run capi/install.sh");
+    assert!(status.success(), "capi/install.sh failed");
+    prefix
+}
+
+/// The documented meson flow: `PKG_CONFIG_PATH=<prefix>/lib/pkgconfig meson setup` of a
+/// sample-shaped directory (`dependency('doca')`, `'doca-argp'`, `'doca-comch'`) builds its C
+/// programs unchanged, and they run. Needs meson and ninja: `.ci/run` installs them and sets
+/// `DOCA_EMU_REQUIRE_MESON`, which makes their absence a failure; elsewhere the test says it
+/// did not run.
+#[test]
+fn a_sample_shaped_meson_project_builds_against_the_install() {
+    let have = |tool: &str| Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !have("meson") || !have("ninja") {
+        assert!(
+            std::env::var_os("DOCA_EMU_REQUIRE_MESON").is_none(),
+            "meson and ninja are required here (DOCA_EMU_REQUIRE_MESON is set)"
+        );
+        eprintln!("meson or ninja not installed: the meson build was NOT checked");
+        return;
+    }
+    let prefix = install("meson");
+    let build = prefix.join("build");
+    let pc = prefix.join("lib/pkgconfig");
+    let setup = Command::new("meson")
+        .arg("setup")
+        .arg(&build)
+        .arg(capi_dir().join("tests/meson"))
+        .env("PKG_CONFIG_PATH", &pc)
+        .output()
+        .expect("run meson setup");
+    assert!(setup.status.success(), "meson setup failed:\n{}", String::from_utf8_lossy(&setup.stdout));
+    let compile =
+        Command::new("meson").arg("compile").arg("-C").arg(&build).output().expect("run meson compile");
+    assert!(compile.status.success(), "meson compile failed:\n{}", String::from_utf8_lossy(&compile.stdout));
+    let out = Command::new(build.join("doca_log_argp"))
+        .args(["--pci-addr", "03:00.0", "-n", "2"])
+        .output()
+        .expect("run the meson-built program");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("start DOCA_SUCCESS pci=03:00.0 n=2"), "{stdout}");
+    assert!(build.join("doca_cc_client").exists(), "the cc client was built too");
     let _ = std::fs::remove_dir_all(&prefix);
 }
