@@ -33,6 +33,13 @@ typedef void (*doca_cc_event_connection_status_changed_cb_t)(struct doca_cc_even
 							      struct doca_cc_connection *cc_connection,
 							      uint8_t change_successful);
 
+enum doca_cc_counter {
+	DOCA_CC_COUNTER_SENT_MESSAGES = 1,
+	DOCA_CC_COUNTER_SENT_BYTES = 2,
+	DOCA_CC_COUNTER_RECV_MESSAGES = 3,
+	DOCA_CC_COUNTER_RECV_BYTES = 4,
+};
+
 /* id: the peer's consumer that started (new) or was destroyed (expired). */
 typedef void (*doca_cc_event_consumer_cb_t)(struct doca_cc_event_consumer *event, struct doca_cc_connection *cc_connection,
 					    uint32_t id);
@@ -112,6 +119,11 @@ DOCA_EXPERIMENTAL struct doca_task *doca_cc_task_send_as_task(struct doca_cc_tas
 DOCA_EXPERIMENTAL doca_error_t doca_cc_connection_set_user_data(struct doca_cc_connection *connection,
 								union doca_data user_data);
 DOCA_EXPERIMENTAL union doca_data doca_cc_connection_get_user_data(const struct doca_cc_connection *connection);
+/* Snapshots the counters (DOCA_ERROR_CONNECTION_ABORTED once disconnected, after the snapshot). */
+DOCA_EXPERIMENTAL doca_error_t doca_cc_connection_update_info(struct doca_cc_connection *connection);
+/* The value at the last update_info. */
+DOCA_EXPERIMENTAL doca_error_t doca_cc_connection_get_counter(const struct doca_cc_connection *connection,
+							      enum doca_cc_counter counter, uint64_t *value);
 DOCA_EXPERIMENTAL struct doca_cc_server *doca_cc_server_get_server_ctx(const struct doca_cc_connection *connection);
 DOCA_EXPERIMENTAL struct doca_cc_client *doca_cc_client_get_client_ctx(const struct doca_cc_connection *connection);
 

@@ -60,6 +60,19 @@ DOCA_STABLE doca_error_t doca_dev_rep_open(struct doca_devinfo_rep *devinfo_rep,
 DOCA_STABLE doca_error_t doca_dev_rep_close(struct doca_dev_rep *dev_rep);
 DOCA_STABLE struct doca_devinfo_rep *doca_dev_rep_as_devinfo(struct doca_dev_rep *dev_rep);
 
+DOCA_STABLE doca_error_t doca_devinfo_cap_is_hotplug_manager_supported(const struct doca_devinfo *devinfo,
+								     uint8_t *is_hotplug_manager);
+DOCA_STABLE doca_error_t doca_devinfo_rep_cap_is_filter_net_supported(const struct doca_devinfo *devinfo,
+								      uint8_t *filter_net_supported);
+DOCA_STABLE doca_error_t doca_devinfo_rep_cap_is_filter_emulated_supported(const struct doca_devinfo *devinfo,
+									   uint8_t *filter_emulated_supported);
+DOCA_STABLE doca_error_t doca_devinfo_rep_get_vuid(const struct doca_devinfo_rep *devinfo_rep, char *rep_vuid,
+						   uint32_t size);
+DOCA_STABLE doca_error_t doca_devinfo_rep_get_pci_func_type(const struct doca_devinfo_rep *devinfo_rep,
+							    enum doca_pci_func_type *pci_func_type);
+DOCA_STABLE doca_error_t doca_devinfo_rep_get_is_hotplug(const struct doca_devinfo_rep *devinfo_rep,
+							 uint8_t *is_hotplug);
+
 #ifdef __cplusplus
 }
 #endif

@@ -37,6 +37,7 @@ DOCA_STABLE void doca_task_free(struct doca_task *task);
 DOCA_STABLE doca_error_t doca_task_get_status(const struct doca_task *task);
 DOCA_STABLE void doca_task_set_user_data(struct doca_task *task, union doca_data user_data);
 DOCA_STABLE union doca_data doca_task_get_user_data(const struct doca_task *task);
+DOCA_STABLE struct doca_ctx *doca_task_get_ctx(const struct doca_task *task);
 
 #ifdef __cplusplus
 }

@@ -99,6 +99,7 @@ fn name_arg<'a>(name: *const c_char) -> Option<&'a str> {
 fn hand_out_side(role: Role, ctx: Ctx, dev: *mut DocaDev, rep: *mut DocaDevRep) -> *mut DocaCcSide {
     let shared = Rc::new(Shared::default());
     let ctx = CTXS.add(DocaCtx(ctx));
+    shared.tasks.1.set(ctx);
     let p = SIDES.add(DocaCcSide { role, ctx, shared: shared.clone(), dev, rep });
     shared.side.set(p);
     p
@@ -716,5 +717,39 @@ pub extern "C" fn doca_comch_server_disconnect(
         let (Some(s), Some(c)) = (side(server), conn(connection)) else { return invalid() };
         let Role::Server(srv) = &s.role else { return invalid() };
         doca_core::Error::code_of(&srv.disconnect(&c.conn))
+    })
+}
+
+/// `doca_cc_connection_update_info`: snapshots the counters; a disconnected connection
+/// still snapshots, then answers `CONNECTION_ABORTED`.
+#[no_mangle]
+pub extern "C" fn doca_cc_connection_update_info(connection: *mut DocaCcConnection) -> DocaError {
+    guarded(|| match conn(connection) {
+        Some(c) => doca_core::Error::code_of(&c.conn.update_info()),
+        None => invalid(),
+    })
+}
+
+/// `doca_cc_connection_get_counter`: the value at the last update (`enum doca_cc_counter`:
+/// 1 sent messages, 2 sent bytes, 3 received messages, 4 received bytes).
+///
+/// # Safety
+/// `value` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_cc_connection_get_counter(
+    connection: *const DocaCcConnection,
+    counter: u32,
+    value: *mut u64,
+) -> DocaError {
+    guarded(|| {
+        let Some(c) = conn(connection) else { return invalid() };
+        let counter = match counter {
+            1 => doca_cc::Counter::SentMessages,
+            2 => doca_cc::Counter::SentBytes,
+            3 => doca_cc::Counter::RecvMessages,
+            4 => doca_cc::Counter::RecvBytes,
+            _ => return invalid(),
+        };
+        out(value, c.conn.counter(counter))
     })
 }

@@ -401,3 +401,103 @@ pub unsafe extern "C" fn doca_dev_rep_close(dev_rep: *mut DocaDevRep) -> DocaErr
 pub extern "C" fn doca_dev_rep_as_devinfo(dev_rep: *mut DocaDevRep) -> *mut DocaDevinfoRep {
     rep(dev_rep).map_or(std::ptr::null_mut(), |r| r.info)
 }
+
+/// `doca_devinfo_cap_is_hotplug_manager_supported`: 1 on a DPU device with a hot-pluggable
+/// representor.
+///
+/// # Safety
+/// `is_hotplug_manager` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_cap_is_hotplug_manager_supported(
+    devinfo: *const DocaDevinfo,
+    is_hotplug_manager: *mut u8,
+) -> DocaError {
+    guarded(|| match self::devinfo(devinfo) {
+        Some(d) => out(is_hotplug_manager, d.cap_is_hotplug_manager_supported() as u8),
+        None => invalid(),
+    })
+}
+
+/// A representor filter capability of a device.
+fn rep_filter_cap(
+    devinfo: *const DocaDevinfo,
+    value: *mut u8,
+    get: fn(&DevInfo) -> doca_core::Result<bool>,
+) -> DocaError {
+    guarded(|| match self::devinfo(devinfo).map(get) {
+        Some(Ok(b)) => out(value, b as u8),
+        Some(Err(e)) => e.code(),
+        None => invalid(),
+    })
+}
+
+/// `doca_devinfo_rep_cap_is_filter_net_supported`: 1 on the DPU device; a host function is
+/// `NOT_SUPPORTED`.
+///
+/// # Safety
+/// `filter_net_supported` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_net_supported(
+    devinfo: *const DocaDevinfo,
+    filter_net_supported: *mut u8,
+) -> DocaError {
+    rep_filter_cap(devinfo, filter_net_supported, DevInfo::rep_cap_is_filter_net_supported)
+}
+
+/// `doca_devinfo_rep_cap_is_filter_emulated_supported`: as the net filter.
+///
+/// # Safety
+/// `filter_emulated_supported` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_emulated_supported(
+    devinfo: *const DocaDevinfo,
+    filter_emulated_supported: *mut u8,
+) -> DocaError {
+    rep_filter_cap(devinfo, filter_emulated_supported, DevInfo::rep_cap_is_filter_emulated_supported)
+}
+
+/// `doca_devinfo_rep_get_vuid`: into `rep_vuid` (`size` bytes, the NUL included).
+///
+/// # Safety
+/// `rep_vuid` is NULL or has room for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_rep_get_vuid(
+    devinfo_rep: *const DocaDevinfoRep,
+    rep_vuid: *mut c_char,
+    size: u32,
+) -> DocaError {
+    guarded(|| match rep_info(devinfo_rep) {
+        Some(r) => put_str(r.vuid(), rep_vuid, size as usize),
+        None => invalid(),
+    })
+}
+
+/// `doca_devinfo_rep_get_pci_func_type`.
+///
+/// # Safety
+/// `pci_func_type` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_rep_get_pci_func_type(
+    devinfo_rep: *const DocaDevinfoRep,
+    pci_func_type: *mut u32,
+) -> DocaError {
+    guarded(|| match rep_info(devinfo_rep) {
+        Some(r) => out(pci_func_type, r.pci_func_type() as u32),
+        None => invalid(),
+    })
+}
+
+/// `doca_devinfo_rep_get_is_hotplug`.
+///
+/// # Safety
+/// `is_hotplug` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_rep_get_is_hotplug(
+    devinfo_rep: *const DocaDevinfoRep,
+    is_hotplug: *mut u8,
+) -> DocaError {
+    guarded(|| match rep_info(devinfo_rep) {
+        Some(r) => out(is_hotplug, r.is_hotplug() as u8),
+        None => invalid(),
+    })
+}

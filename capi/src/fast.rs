@@ -80,7 +80,9 @@ pub unsafe extern "C" fn doca_cc_consumer_create(
         match Consumer::create(&c.conn, m) {
             Ok(k) => {
                 let ctx = CTXS.add(DocaCtx(k.as_ctx()));
-                out(consumer, CONSUMERS.add(DocaCcConsumer { consumer: k, ctx, tasks: Rc::default() }))
+                let tasks = Rc::new(TaskTable::default());
+                tasks.1.set(ctx);
+                out(consumer, CONSUMERS.add(DocaCcConsumer { consumer: k, ctx, tasks }))
             }
             Err(e) => e.code(),
         }
@@ -234,7 +236,9 @@ pub unsafe extern "C" fn doca_cc_producer_create(
         match Producer::create(&c.conn) {
             Ok(p) => {
                 let ctx = CTXS.add(DocaCtx(p.as_ctx()));
-                out(producer, PRODUCERS.add(DocaCcProducer { producer: p, ctx, tasks: Rc::default() }))
+                let tasks = Rc::new(TaskTable::default());
+                tasks.1.set(ctx);
+                out(producer, PRODUCERS.add(DocaCcProducer { producer: p, ctx, tasks }))
             }
             Err(e) => e.code(),
         }

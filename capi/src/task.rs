@@ -86,9 +86,10 @@ impl DocaTask {
     }
 }
 
-/// The C handles of one context's tasks, by task id; freed with the context.
+/// The C handles of one context's tasks, by task id (freed with the context), and the
+/// context's own handle.
 #[derive(Default)]
-pub(crate) struct TaskTable(RefCell<HashMap<u64, *mut DocaTask>>);
+pub(crate) struct TaskTable(RefCell<HashMap<u64, *mut DocaTask>>, pub(crate) Cell<*mut crate::ctx::DocaCtx>);
 
 impl TaskTable {
     /// The handle of a task just allocated (the same one each time its pool slot comes back
@@ -222,4 +223,13 @@ pub extern "C" fn doca_task_get_user_data(task: *const DocaTask) -> DocaData {
         DOCA_SUCCESS
     });
     data
+}
+
+/// `doca_task_get_ctx`: the context the task belongs to (NULL for an invalid task).
+#[no_mangle]
+pub extern "C" fn doca_task_get_ctx(task: *const DocaTask) -> *mut crate::ctx::DocaCtx {
+    match self::task(task).and_then(|h| h.table.upgrade()) {
+        Some(table) => table.1.get(),
+        None => std::ptr::null_mut(),
+    }
 }

@@ -117,6 +117,18 @@ int main(int argc, char **argv)
 		if (doca_pe_progress(pe) == 0)
 			nanosleep(&(struct timespec){.tv_nsec = 10000}, NULL);
 	}
+	{
+		/* The counters: every message and its echo. */
+		uint64_t v = 0;
+
+		if (doca_cc_connection_update_info(conn) != DOCA_SUCCESS ||
+		    doca_cc_connection_get_counter(conn, DOCA_CC_COUNTER_SENT_MESSAGES, &v) != DOCA_SUCCESS ||
+		    v != (uint64_t)count || doca_cc_connection_get_counter(conn, DOCA_CC_COUNTER_RECV_MESSAGES, &v) != DOCA_SUCCESS ||
+		    v != (uint64_t)count || doca_cc_connection_get_counter(conn, 9, &v) != DOCA_ERROR_INVALID_VALUE) {
+			fprintf(stderr, "client: counters wrong\n");
+			failed = 1;
+		}
+	}
 	res = doca_ctx_stop(doca_cc_client_as_ctx(client));
 	do {
 		doca_pe_progress(pe);

@@ -82,7 +82,19 @@ int main(int argc, char **argv)
 	CHECK(flag == 1);
 	CHECK_CODE(doca_devinfo_rep_create_list(dpu, DOCA_DEVINFO_REP_FILTER_NET, &reps, &nreps), DOCA_SUCCESS);
 	CHECK(nreps == 3);
+	CHECK_CODE(doca_devinfo_rep_cap_is_filter_net_supported(doca_dev_as_devinfo(dpu), &flag), DOCA_SUCCESS);
+	CHECK(flag == 1);
+	CHECK_CODE(doca_devinfo_rep_cap_is_filter_emulated_supported(doca_dev_as_devinfo(dpu), &flag), DOCA_SUCCESS);
+	CHECK_CODE(doca_devinfo_cap_is_hotplug_manager_supported(doca_dev_as_devinfo(dpu), &flag), DOCA_SUCCESS);
 	for (i = 0; i < nreps; i++) {
+		char vuid[DOCA_DEVINFO_REP_VUID_SIZE];
+		enum doca_pci_func_type type;
+
+		CHECK_CODE(doca_devinfo_rep_get_vuid(reps[i], vuid, sizeof(vuid)), DOCA_SUCCESS);
+		CHECK_CODE(doca_devinfo_rep_get_vuid(reps[i], vuid, 0), DOCA_ERROR_INVALID_VALUE);
+		CHECK_CODE(doca_devinfo_rep_get_pci_func_type(reps[i], &type), DOCA_SUCCESS);
+		CHECK(type == DOCA_PCI_FUNC_TYPE_PF);
+		CHECK_CODE(doca_devinfo_rep_get_is_hotplug(reps[i], &flag), DOCA_SUCCESS);
 		CHECK_CODE(doca_devinfo_rep_is_equal_pci_addr(reps[i], "b1:00.0", &equal), DOCA_SUCCESS);
 		if (equal)
 			CHECK_CODE(doca_dev_rep_open(reps[i], &rep), DOCA_SUCCESS);

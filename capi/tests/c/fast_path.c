@@ -317,7 +317,9 @@ int main(int argc, char **argv)
 		res = doca_buf_inventory_buf_get_by_addr(inv, dst_map, dst_mem + i * SLOT_LEN, SLOT_LEN, &buf);
 		if (res == DOCA_SUCCESS)
 			res = doca_cc_consumer_task_post_recv_alloc_init(consumer, buf, &task);
-		if (res == DOCA_SUCCESS && doca_cc_consumer_task_post_recv_get_buf(task) != buf)
+		if (res == DOCA_SUCCESS && (doca_cc_consumer_task_post_recv_get_buf(task) != buf ||
+					    doca_task_get_ctx(doca_cc_consumer_task_post_recv_as_task(task)) !=
+						    doca_cc_consumer_as_ctx(consumer)))
 			res = DOCA_ERROR_UNEXPECTED;
 		if (res == DOCA_SUCCESS)
 			res = doca_task_submit(doca_cc_consumer_task_post_recv_as_task(task));
