@@ -46,7 +46,7 @@ struct Argp {
 unsafe impl Send for Argp {}
 
 static ARGP: Mutex<Option<Argp>> = Mutex::new(None);
-static PARAMS: Handles = Handles::new();
+static PARAMS: Handles = Handles::new(1);
 
 /// Runs `f` on the fields of a live parameter.
 fn with_param<R>(p: *mut DocaArgpParam, f: impl FnOnce(&mut Fields) -> R) -> Option<R> {

@@ -19,8 +19,8 @@ pub struct DocaBufInventory(Inventory, Mutex<HashMap<u32, *mut DocaBuf>>);
 /// (its reference count, or its list head's, reaching 0).
 pub struct DocaBuf(Buf, *const DocaBufInventory);
 
-static INVENTORIES: Handles = Handles::new();
-static BUFS: Handles = Handles::new();
+static INVENTORIES: Handles = Handles::new(2);
+static BUFS: Handles = Handles::new(3);
 
 fn inventory<'a>(p: *const DocaBufInventory) -> Option<&'a Inventory> {
     inventory_handle(p).map(|i| &i.0)

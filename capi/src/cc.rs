@@ -67,8 +67,8 @@ pub struct DocaCcConnection {
     side: *mut DocaCcSide,
 }
 
-static SIDES: Handles = Handles::new();
-static CONNS: Handles = Handles::new();
+static SIDES: Handles = Handles::new(4);
+static CONNS: Handles = Handles::new(5);
 
 fn side<'a>(p: *const DocaCcSide) -> Option<&'a DocaCcSide> {
     // SAFETY: SIDES only holds DocaCcSide handles.

@@ -32,7 +32,7 @@ impl DocaData {
 /// `struct doca_ctx`: the generic face of a library context (what `*_as_ctx` gives).
 pub struct DocaCtx(pub(crate) Ctx);
 
-pub(crate) static CTXS: Handles = Handles::new();
+pub(crate) static CTXS: Handles = Handles::new(6);
 
 pub(crate) fn ctx<'a>(p: *const DocaCtx) -> Option<&'a DocaCtx> {
     // SAFETY: CTXS only holds DocaCtx handles.

@@ -22,10 +22,10 @@ pub struct DocaDevRep {
     info: *mut DocaDevinfoRep,
 }
 
-pub(crate) static DEVINFOS: Handles = Handles::new();
-pub(crate) static DEVS: Handles = Handles::new();
-static REP_INFOS: Handles = Handles::new();
-pub(crate) static REPS: Handles = Handles::new();
+pub(crate) static DEVINFOS: Handles = Handles::new(7);
+pub(crate) static DEVS: Handles = Handles::new(8);
+static REP_INFOS: Handles = Handles::new(9);
+pub(crate) static REPS: Handles = Handles::new(10);
 /// Lists handed out: (array address, length).
 static LISTS: parking_lot::Mutex<Vec<(usize, usize)>> = parking_lot::Mutex::new(Vec::new());
 

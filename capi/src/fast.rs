@@ -29,8 +29,8 @@ pub struct DocaCcProducer {
     tasks: Rc<TaskTable>,
 }
 
-static CONSUMERS: Handles = Handles::new();
-static PRODUCERS: Handles = Handles::new();
+static CONSUMERS: Handles = Handles::new(11);
+static PRODUCERS: Handles = Handles::new(12);
 
 fn consumer<'a>(p: *const DocaCcConsumer) -> Option<&'a DocaCcConsumer> {
     // SAFETY: CONSUMERS only holds DocaCcConsumer handles.

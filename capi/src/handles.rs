@@ -1,28 +1,76 @@
-//! Opaque handles: boxed Rust values whose addresses C holds. Each kind keeps the set of
-//! addresses it handed out, so a NULL or freed handle is refused instead of dereferenced.
+//! Opaque handles. C never looks inside a `struct doca_x *`: what this library hands out is a
+//! token, not an address — a slot number, the slot's generation and the kind of object — so
+//! a NULL, forged, freed or wrong-kind handle is refused (`DOCA_ERROR_INVALID_VALUE`), and a
+//! handle whose slot was reused for a new object is still recognised as stale.
+//!
+//! Token layout (64 bits): kind (8) · generation (24) · slot + 1 (28) · 4 zero bits (so a
+//! token looks like an aligned pointer and is never NULL).
 
-use std::collections::HashSet;
+use parking_lot::RwLock;
 
-use parking_lot::Mutex;
+/// The live objects of one kind.
+pub(crate) struct Handles {
+    kind: u8,
+    slots: RwLock<Slots>,
+}
 
-/// The live handles of one kind.
-pub(crate) struct Handles(Mutex<Option<HashSet<usize>>>);
+struct Slots {
+    /// (generation, the object's address) per slot; `None` when free.
+    entries: Vec<(u32, Option<usize>)>,
+    free: Vec<u32>,
+}
+
+const GEN_BITS: u32 = 24;
+const SLOT_BITS: u32 = 28;
+const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
+const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
 
 impl Handles {
-    pub(crate) const fn new() -> Handles {
-        Handles(Mutex::new(None))
+    /// The handles of the kind numbered `kind` (each kind its own number).
+    pub(crate) const fn new(kind: u8) -> Handles {
+        Handles { kind, slots: RwLock::new(Slots { entries: Vec::new(), free: Vec::new() }) }
+    }
+
+    fn token(&self, slot: u32, gen: u32) -> usize {
+        let t = (self.kind as u64) << (GEN_BITS + SLOT_BITS + 4)
+            | (gen as u64 & GEN_MASK) << (SLOT_BITS + 4)
+            | ((slot as u64 + 1) & SLOT_MASK) << 4;
+        t as usize
+    }
+
+    /// (slot, generation) of a token of this kind.
+    fn decode(&self, p: usize) -> Option<(usize, u32)> {
+        let t = p as u64;
+        if t & 0xf != 0 || (t >> (GEN_BITS + SLOT_BITS + 4)) as u8 != self.kind {
+            return None;
+        }
+        let slot = ((t >> 4) & SLOT_MASK).checked_sub(1)?;
+        Some((slot as usize, ((t >> (SLOT_BITS + 4)) & GEN_MASK) as u32))
     }
 
     /// Hands `value` out as a handle.
     pub(crate) fn add<T>(&self, value: T) -> *mut T {
-        let p = Box::into_raw(Box::new(value));
-        self.0.lock().get_or_insert_with(HashSet::new).insert(p as usize);
-        p
+        let addr = Box::into_raw(Box::new(value)) as usize;
+        let mut s = self.slots.write();
+        let slot = match s.free.pop() {
+            Some(slot) => slot,
+            None => {
+                s.entries.push((0, None));
+                (s.entries.len() - 1) as u32
+            }
+        };
+        let e = &mut s.entries[slot as usize];
+        e.1 = Some(addr);
+        self.token(slot, e.0) as *mut T
     }
 
-    /// Whether `p` is a live handle of this kind.
-    pub(crate) fn live<T>(&self, p: *const T) -> bool {
-        !p.is_null() && self.0.lock().as_ref().is_some_and(|s| s.contains(&(p as usize)))
+    /// The address behind a live token.
+    fn addr(&self, p: usize) -> Option<usize> {
+        let (slot, gen) = self.decode(p)?;
+        match self.slots.read().entries.get(slot) {
+            Some(&(g, Some(addr))) if g & GEN_MASK as u32 == gen => Some(addr),
+            _ => None,
+        }
     }
 
     /// The value behind a live handle.
@@ -32,21 +80,60 @@ impl Handles {
     /// value must not be removed while the reference is used (the C caller's contract: no
     /// use of a handle concurrently with its destruction).
     pub(crate) unsafe fn get<'a, T>(&self, p: *const T) -> Option<&'a T> {
-        // a live address came from Box::into_raw of a T (caller's contract) and is
-        // still allocated (it leaves the set before it is freed).
+        // a live token's address came from Box::into_raw of a T (the caller's contract)
+        // and is still allocated (the token stops being live before it is freed).
         // SAFETY: see above.
-        self.live(p).then(|| unsafe { &*p })
+        self.addr(p as usize).map(|a| unsafe { &*(a as *const T) })
     }
 
-    /// Takes a live handle back (it is no longer live).
+    /// Takes a live handle back (it is no longer live; its slot's next handle has a new
+    /// generation).
     ///
     /// # Safety
     /// As [`Handles::get`].
     pub(crate) unsafe fn remove<T>(&self, p: *mut T) -> Option<Box<T>> {
-        let removed = self.0.lock().as_mut().is_some_and(|s| s.remove(&(p as usize)));
-        // the address came from Box::into_raw of a T and was live until now; it is
-        // freed once, here (it left the set above, under the lock).
+        let (slot, gen) = self.decode(p as usize)?;
+        let addr = {
+            let mut s = self.slots.write();
+            let e = s.entries.get_mut(slot)?;
+            if e.0 & GEN_MASK as u32 != gen || e.1.is_none() {
+                return None;
+            }
+            e.0 = e.0.wrapping_add(1);
+            let addr = e.1.take()?;
+            s.free.push(slot as u32);
+            addr
+        };
+        // the address came from Box::into_raw of a T and was live until now; it is freed
+        // once, here (its token stopped being live above, under the lock).
         // SAFETY: see above.
-        removed.then(|| unsafe { Box::from_raw(p) })
+        Some(unsafe { Box::from_raw(addr as *mut T) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_forged_and_wrong_kind_tokens_are_refused() {
+        let a = Handles::new(1);
+        let b = Handles::new(2);
+        let h = a.add(7u32);
+        // SAFETY: only u32 values are added to `a`.
+        unsafe {
+            assert_eq!(a.get(h).copied(), Some(7));
+            assert!(b.get(h as *const u32).is_none(), "another kind's table refuses it");
+            assert!(a.get(std::ptr::null::<u32>()).is_none());
+            assert!(a.get((h as usize + 16) as *const u32).is_none(), "a forged slot");
+            assert_eq!(a.remove(h).map(|b| *b), Some(7));
+            assert!(a.get(h).is_none(), "freed");
+            let again = a.add(8u32);
+            assert_ne!(again, h, "the slot is reused under a new generation");
+            assert!(a.get(h).is_none(), "the old handle stays stale");
+            assert!(a.remove(h).is_none());
+            assert_eq!(a.get(again).copied(), Some(8));
+            drop(a.remove(again));
+        }
     }
 }

@@ -28,8 +28,8 @@ pub struct DocaCommChannelEp {
 /// `struct doca_comm_channel_addr_t`.
 pub struct DocaCommChannelAddr(PeerAddr);
 
-static EPS: Handles = Handles::new();
-static ADDRS: Handles = Handles::new();
+static EPS: Handles = Handles::new(13);
+static ADDRS: Handles = Handles::new(14);
 
 fn ep<'a>(p: *const DocaCommChannelEp) -> Option<&'a DocaCommChannelEp> {
     // SAFETY: EPS only holds DocaCommChannelEp handles.

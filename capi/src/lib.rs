@@ -1,15 +1,16 @@
 //! A C ABI over the Rust crates: DOCA's function names, C types and error codes, so that C
 //! code written against DOCA's headers builds against `capi/include/` and links this library.
 //!
-//! Covered so far: `doca_error.h`, `doca_types.h`, `doca_dev.h`, `doca_pe.h`, `doca_ctx.h`,
-//! the control path of `doca_cc.h`, and the core of `doca_mmap.h`, `doca_buf_inventory.h` and
-//! `doca_buf.h` (see the book's chapter "Running DOCA C code on the
-//! emulator" for what is and is not there yet).
+//! Covered: `doca_error.h`, `doca_types.h`, `doca_dev.h`, `doca_pe.h`, `doca_ctx.h`,
+//! `doca_mmap.h`, `doca_buf_inventory.h`, `doca_buf.h`, `doca_cc.h`, `doca_cc_consumer.h`,
+//! `doca_cc_producer.h` (with their 2.5 names, and the 2.7+ `doca_comch*.h` names in the
+//! headers), `doca_comm_channel.h`, `doca_log.h` and `doca_argp.h` (see the book's chapter
+//! "Running DOCA C code on the emulator" for the details and what is not there).
 //!
 //! Rules every exported function keeps:
-//! - handles are opaque pointers handed out by this library; a NULL or unknown (freed) handle
-//!   is `DOCA_ERROR_INVALID_VALUE`, never a crash (a freed address that the allocator has
-//!   reused for a new object of the same type cannot be told apart);
+//! - handles are opaque tokens handed out by this library (a slot, its generation and the
+//!   kind of object, never an address); a NULL, forged, destroyed or wrong-kind handle is
+//!   `DOCA_ERROR_INVALID_VALUE`, never a crash, even after its slot was reused;
 //! - a panic never crosses the boundary: it is caught and returned as
 //!   `DOCA_ERROR_UNEXPECTED`;
 //! - the thread rules of the Rust API hold: a progress engine and its contexts stay on the

@@ -13,7 +13,7 @@ use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 /// `struct doca_mmap`, and the export descriptors it gave out (valid while it lives).
 pub struct DocaMmap(pub(crate) Mmap, parking_lot::Mutex<Vec<Box<[u8]>>>);
 
-static MMAPS: Handles = Handles::new();
+static MMAPS: Handles = Handles::new(15);
 
 pub(crate) fn mmap<'a>(p: *const DocaMmap) -> Option<&'a Mmap> {
     // SAFETY: MMAPS only holds DocaMmap handles.

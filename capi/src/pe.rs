@@ -12,7 +12,7 @@ use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 /// `struct doca_pe`.
 pub struct DocaPe(pub(crate) Pe);
 
-static PES: Handles = Handles::new();
+static PES: Handles = Handles::new(16);
 
 pub(crate) fn pe<'a>(p: *const DocaPe) -> Option<&'a Pe> {
     // SAFETY: PES only holds DocaPe handles.

@@ -71,7 +71,7 @@ pub struct DocaTask {
     pub(crate) imm: Cell<[u8; doca_cc::proto::records::IMM_MAX]>,
 }
 
-static TASKS: Handles = Handles::new();
+static TASKS: Handles = Handles::new(17);
 
 /// The task behind a live handle.
 pub(crate) fn task<'a>(p: *const DocaTask) -> Option<&'a DocaTask> {
