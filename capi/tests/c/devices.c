@@ -118,6 +118,17 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_dev_close(dpu), DOCA_SUCCESS);
 	CHECK_CODE(doca_dev_close(dpu), DOCA_ERROR_INVALID_VALUE);
 	CHECK(doca_dev_as_devinfo(dpu) == NULL);
+	{
+		/* A new device may take the closed one's slot: the old handle stays stale. */
+		struct doca_dev *again = NULL;
+
+		CHECK_CODE(open_with_pci("03:00.0", &again), DOCA_SUCCESS);
+		CHECK(again != dpu && doca_dev_as_devinfo(again) != NULL);
+		CHECK(doca_dev_as_devinfo(dpu) == NULL);
+		CHECK_CODE(doca_dev_close(dpu), DOCA_ERROR_INVALID_VALUE);
+		CHECK_CODE(doca_pe_destroy((struct doca_pe *)again), DOCA_ERROR_INVALID_VALUE); /* another kind */
+		CHECK_CODE(doca_dev_close(again), DOCA_SUCCESS);
+	}
 
 	/* doca_pe.h */
 	CHECK_CODE(doca_pe_create(&pe), DOCA_SUCCESS);
