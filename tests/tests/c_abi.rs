@@ -54,6 +54,9 @@ fn compile_source(name: &str, source: &Path) -> PathBuf {
         .arg(format!("-I{}", here.join("include").display()))
         .arg(format!("-I{}", here.join("tests/c").display()))
         .arg(format!("-L{}", lib.display()))
+        // DT_RPATH (not RUNPATH): this library, even when LD_LIBRARY_PATH (which cargo sets
+        // for tests) names a folder with an older build of it.
+        .arg("-Wl,--disable-new-dtags")
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .arg("-ldoca_capi")
         .status()

@@ -8,7 +8,7 @@
 //! | cache line | field | written by |
 //! |---|---|---|
 //! | 0 | `head: u64`, messages consumed | consumer |
-//! | 1 | `tail: u64`, messages published | producer |
+//! | 1 | `tail: u64`, messages published; `wrap_at: u64`, the first message after a soft wrap | producer |
 //! | 2 | `rx_armed: u32` (consumer asleep, wants data), `tx_armed: u32` (producer asleep, wants room) | each its own |
 //! | 3 | `nslots: u32`, `slot_size: u32` (creator, before sharing); `closed: u32` | either end, when it hangs up |
 //! | 3 | `signal: u32`: bumped after a control packet was sent on the connection's socket | the producer end's side (any thread) |
@@ -23,7 +23,10 @@
 //! flight, the queue size); the extra slot of the area covers the bytes skipped at the wrap,
 //! so `nslots` messages of any size always fit. The producer knows where each record in
 //! flight starts; the consumer derives positions from the lengths it reads (a hostile length
-//! can only give it garbage messages, never a read outside the area).
+//! can only give it garbage messages, never a read outside the area). A producer past 16 KiB
+//! that finds the ring empty goes back to 0 (a soft wrap) and says so in `wrap_at`, beside
+//! `tail`: a ring drained as fast as it is filled (a ping-pong, a request and its answer)
+//! stays in its first pages.
 //!
 //! Orderings: the producer writes a slot, then stores `tail` with `Release`; the consumer
 //! loads `tail` with `Acquire` before reading the slot (that pair publishes a message). The
@@ -61,12 +64,19 @@ use rustix::mm::{MapFlags, ProtFlags};
 
 use crate::proto::layout::{slot_size, LINE, RING_CTRL, SLOT_HEADER};
 
+/// Past this position, a producer that finds the ring empty starts again at 0 (once per lap):
+/// a ring that is drained as fast as it is filled keeps to its first few pages, hot in cache
+/// and never faulting a new page in.
+const SOFT_WRAP: usize = 16 << 10;
+
 #[repr(C)]
 struct Ctrl {
     head: AtomicU64,
     _pad0: [u8; LINE - 8],
     tail: AtomicU64,
-    _pad1: [u8; LINE - 8],
+    /// The index of the first message after the producer went back to 0 (soft wrap).
+    wrap_at: AtomicU64,
+    _pad1: [u8; LINE - 16],
     rx_armed: AtomicU32,
     tx_armed: AtomicU32,
     _pad2: [u8; LINE - 8],
@@ -187,6 +197,8 @@ pub struct Ring {
     wbytes: Cell<u64>,
     /// Producer: `wbytes` at the start of each record in flight, by index modulo `nslots`.
     starts: Box<[Cell<u64>]>,
+    /// Producer: whether this lap already looked for an empty ring past [`SOFT_WRAP`].
+    soft_tried: Cell<bool>,
 }
 
 // SAFETY: a `Ring` end is owned by one thread at a time; the shared fields are atomics and
@@ -202,6 +214,7 @@ impl Ring {
         let ctrl = unsafe { ctrl.as_ref() };
         ctrl.nslots.store(nslots, Ordering::Relaxed);
         ctrl.slot_size.store(slot_size(max_payload) as u32, Ordering::Relaxed);
+        ctrl.wrap_at.store(u64::MAX, Ordering::Relaxed);
         Ok(())
     }
 
@@ -266,6 +279,7 @@ impl Ring {
                 End::Producer => (0..nslots).map(|_| Cell::new(0)).collect(),
                 End::Consumer => Box::default(),
             },
+            soft_tried: Cell::new(false),
         })
     }
 
@@ -351,9 +365,27 @@ impl Ring {
         if pos + self.slot_size > self.area_bytes {
             skipped += (self.area_bytes - pos) as u64;
             pos = 0;
+            self.soft_tried.set(false);
         }
         self.pos.set(pos);
         skipped
+    }
+
+    /// Producer, before placing a record: past [`SOFT_WRAP`] (once per lap), if the consumer
+    /// has read everything, go back to 0; the record says so through `wrap_at` (published
+    /// with it by the `tail` store).
+    fn maybe_soft_wrap(&self) {
+        let pos = self.pos.get();
+        if pos < SOFT_WRAP || self.soft_tried.replace(true) {
+            return;
+        }
+        if !self.refresh_head() || self.next.get() != self.seen.get() {
+            return;
+        }
+        self.c().wrap_at.store(self.next.get(), Ordering::Relaxed);
+        self.wbytes.set(self.wbytes.get() + (self.area_bytes - pos) as u64);
+        self.pos.set(0);
+        self.soft_tried.set(false); // a new lap
     }
 
     /// Largest payload a slot holds.
@@ -399,6 +431,7 @@ impl Ring {
         if !self.has_room() {
             return Ok(false);
         }
+        self.maybe_soft_wrap();
         let next = self.next.get();
         // `nslots - 1` records in flight take at most `nslots - 1` slots plus one wrap skip:
         // the new one always fits in the `nslots + 1` slots of the area.
@@ -466,6 +499,10 @@ impl Ring {
         }
         if next == self.seen.get() && (!self.refresh_tail() || next == self.seen.get()) {
             return None;
+        }
+        // Ordered by the Acquire load of `tail` that showed this message.
+        if self.c().wrap_at.load(Ordering::Relaxed) == next {
+            self.pos.set(0);
         }
         let slot = self.record(self.pos.get());
         let (len_at, kind_at) = (slot.cast::<u32>(), slot.wrapping_add(4).cast::<u32>());
@@ -683,6 +720,27 @@ mod tests {
         assert_eq!(tx2.pos.get() - first, 24);
     }
 
+    /// A ring drained as fast as it is filled goes back to its start past 16 KiB: it keeps
+    /// to its first pages, and every message still arrives whole.
+    #[test]
+    fn a_drained_ring_goes_back_to_its_start() {
+        let (n, max) = (1024u32, 4080usize);
+        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(n, max)).unwrap();
+        Ring::init(&area, 0, n, max).unwrap();
+        let tx = Ring::attach(&area, 0, n, max, End::Producer).unwrap();
+        let rx = Ring::attach(&area, 0, n, max, End::Consumer).unwrap();
+        let mut furthest = 0;
+        for i in 0..10_000u32 {
+            assert!(tx.push_with(1, 64, |b| b.fill(i as u8)).unwrap());
+            furthest = furthest.max(tx.pos.get());
+            let s = rx.peek().unwrap();
+            assert_eq!(s.bytes().unwrap(), &[i as u8; 64][..], "message {i}");
+            s.consume();
+        }
+        assert!(furthest <= SOFT_WRAP + 72, "the ring kept to its first {furthest} bytes");
+        assert!(!rx.is_corrupt() && !tx.is_corrupt());
+    }
+
     #[test]
     fn messages_cross_in_order_and_the_ring_fills() {
         let area = Area::create("ring-test", crate::proto::layout::ring_bytes(4, 100)).unwrap();
@@ -708,5 +766,42 @@ mod tests {
         assert!(!tx.peer_needs_wakeup(), "nothing new since the last check");
         rx.disarm_data();
         assert_eq!(rx.peek().unwrap().bytes().unwrap().len(), 0);
+    }
+}
+
+#[cfg(test)]
+mod stress {
+    use super::*;
+
+    #[test]
+    fn bursts_and_partial_drains_with_soft_wraps() {
+        let (n, max) = (64u32, 4080usize);
+        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(n, max)).unwrap();
+        Ring::init(&area, 0, n, max).unwrap();
+        let tx = Ring::attach(&area, 0, n, max, End::Producer).unwrap();
+        let rx = Ring::attach(&area, 0, n, max, End::Consumer).unwrap();
+        let (mut seed, mut sent, mut got) = (11u64, 0u64, 0u64);
+        let len_of = |i: u64| (i.wrapping_mul(2654435761) % (max as u64 + 1)) as usize;
+        for round in 0..20_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            for _ in 0..(seed >> 58) % 40 {
+                let len = len_of(sent);
+                if !tx.push_with(1, len, |b| b.fill(sent as u8)).unwrap() {
+                    break;
+                }
+                sent += 1;
+            }
+            let drain_all = (seed >> 40) % 3 == 0;
+            for _ in 0..if drain_all { u64::MAX } else { (seed >> 50) % 40 } {
+                let Some(s) = rx.peek() else { break };
+                assert_eq!(s.kind(), 1, "round {round}, message {got}: not a message");
+                let want = vec![got as u8; len_of(got)];
+                assert_eq!(s.bytes().unwrap(), &want[..], "round {round}, message {got}");
+                s.consume();
+                got += 1;
+            }
+        }
+        assert!(got > 100_000, "got {got}");
+        assert!(!rx.is_corrupt() && !tx.is_corrupt());
     }
 }
