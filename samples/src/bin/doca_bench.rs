@@ -686,6 +686,11 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
     }
 }
 
+/// Whether part `p` of a section runs: every part unless some `<prefix>…` part is named.
+fn part_wanted(only: &[String], prefix: &str, p: &str) -> bool {
+    !only.iter().any(|o| o.starts_with(prefix)) || only.iter().any(|o| o == p)
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     if !args.role.is_empty() {
@@ -731,12 +736,12 @@ fn main() -> ExitCode {
         lower_is_better: false,
     });
     if wanted("control") {
-        let part = |p: &str| args.only.iter().all(|o| !o.starts_with("control-") || o == p);
+        let part = |p: &str| part_wanted(&args.only, "control-", p);
         let parts = (part("control-latency"), part("control-rate"), part("control-scale"));
         control_path(&cfg, &base, &mut rows, parts);
     }
     if wanted("fast") {
-        let part = |p: &str| args.only.iter().all(|o| !o.starts_with("fast-") || o == p);
+        let part = |p: &str| part_wanted(&args.only, "fast-", p);
         fast_path(&cfg, &base, &mut rows, part("fast-latency"), part("fast-bandwidth"));
     }
     #[cfg(feature = "iceoryx2")]
