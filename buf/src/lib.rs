@@ -572,6 +572,18 @@ impl Buf {
         Ok((s.in_list, s.data_end(), s.room()))
     }
 
+    /// `BAD_STATE` unless `meta` is this handle's buffer, `NOT_PERMITTED` unless it heads
+    /// its list (what reference counts need).
+    fn check_head(&self, meta: u64, op: &str) -> Result<()> {
+        if meta & IN_USE == 0 || gen_of(meta) != self.gen {
+            bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
+        }
+        if meta & HEAD == 0 {
+            bail!(Error::NotPermitted, "buf {op} on an element that is not a list head");
+        }
+        Ok(())
+    }
+
     /// `doca_buf_get_refcount`.
     pub fn refcount(&self) -> Result<u16> {
         Ok((self.elem()?.meta.load(Ordering::Relaxed) & RC_MASK) as u16)
@@ -583,12 +595,7 @@ impl Buf {
         let e = self.elem()?;
         let mut meta = e.meta.load(Ordering::Relaxed);
         loop {
-            if meta & IN_USE == 0 || gen_of(meta) != self.gen {
-                bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
-            }
-            if meta & HEAD == 0 {
-                bail!(Error::NotPermitted, "buf inc_refcount on an element that is not a list head");
-            }
+            self.check_head(meta, "inc_refcount")?;
             if meta & RC_MASK == RC_MASK {
                 bail!(Error::TooBig, "buf refcount at its maximum");
             }
@@ -606,12 +613,7 @@ impl Buf {
         let e = self.elem()?;
         let mut meta = e.meta.load(Ordering::Relaxed);
         loop {
-            if meta & IN_USE == 0 || gen_of(meta) != self.gen {
-                bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
-            }
-            if meta & HEAD == 0 {
-                bail!(Error::NotPermitted, "buf dec_refcount on an element that is not a list head");
-            }
+            self.check_head(meta, "dec_refcount")?;
             let before = (meta & RC_MASK) as u16;
             if before == 1 {
                 break;
@@ -625,9 +627,7 @@ impl Buf {
         // only under it); the count is checked again there.
         let mut s = self.inv.state.lock();
         let meta = e.meta.load(Ordering::Acquire);
-        if meta & IN_USE == 0 || gen_of(meta) != self.gen || meta & HEAD == 0 {
-            bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
-        }
+        self.check_head(meta, "dec_refcount")?;
         let before = (meta & RC_MASK) as u16;
         if before > 1 {
             e.meta.fetch_sub(1, Ordering::AcqRel);

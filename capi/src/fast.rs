@@ -15,18 +15,68 @@ use crate::mmap::{mmap, DocaMmap};
 use crate::task::{complete, task, AnyTask, DocaTask, TaskTable};
 use crate::{guarded, invalid, DocaError};
 
-/// `struct doca_cc_consumer`.
-pub struct DocaCcConsumer {
-    consumer: Consumer,
+/// A consumer or a producer, its context's handle and its tasks' handles.
+pub struct FastCtx<T> {
+    obj: T,
     ctx: *mut DocaCtx,
     tasks: Rc<TaskTable>,
 }
 
+/// `struct doca_cc_consumer`.
+pub type DocaCcConsumer = FastCtx<Consumer>;
 /// `struct doca_cc_producer`.
-pub struct DocaCcProducer {
-    producer: Producer,
-    ctx: *mut DocaCtx,
-    tasks: Rc<TaskTable>,
+pub type DocaCcProducer = FastCtx<Producer>;
+
+/// What the shared create and destroy need of a consumer or a producer.
+trait FastObj: Sized {
+    fn ctx(&self) -> doca_core::Ctx;
+    fn destroy(self) -> doca_core::Result<()>;
+}
+
+impl FastObj for Consumer {
+    fn ctx(&self) -> doca_core::Ctx {
+        self.as_ctx()
+    }
+    fn destroy(self) -> doca_core::Result<()> {
+        Consumer::destroy(self).map_err(|r| r.error)
+    }
+}
+
+impl FastObj for Producer {
+    fn ctx(&self) -> doca_core::Ctx {
+        self.as_ctx()
+    }
+    fn destroy(self) -> doca_core::Result<()> {
+        Producer::destroy(self).map_err(|r| r.error)
+    }
+}
+
+/// Hands `obj` out in `table`, with its context's handle.
+fn hand_out<T: FastObj>(table: &Handles, obj: T) -> *mut FastCtx<T> {
+    let ctx = CTXS.add(DocaCtx(obj.ctx()));
+    let tasks = Rc::new(TaskTable::default());
+    tasks.1.set(ctx);
+    table.add(FastCtx { obj, ctx, tasks })
+}
+
+/// `*_destroy`: Idle only (`BAD_STATE`, the object stays); its context's and tasks' handles
+/// go with it.
+///
+/// # Safety
+/// `table` only holds `FastCtx<T>` handles; `p` is not used after a successful destroy.
+unsafe fn destroy<T: FastObj>(table: &Handles, p: *mut FastCtx<T>) -> DocaError {
+    // SAFETY: the caller's contract.
+    let Some(f) = (unsafe { table.get(p) }) else { return invalid() };
+    if f.obj.ctx().state() != CtxState::Idle {
+        return Error::BadState.code();
+    }
+    // SAFETY: the caller's contract; freed once, here.
+    let Some(f) = (unsafe { table.remove(p) }) else { return invalid() };
+    let FastCtx { obj, ctx, tasks } = *f;
+    // SAFETY: the context handle was made with the object and goes with it.
+    drop(unsafe { CTXS.remove(ctx) });
+    drop(tasks);
+    doca_core::Error::code_of(&obj.destroy())
 }
 
 static CONSUMERS: Handles = Handles::new(11);
@@ -78,12 +128,7 @@ pub unsafe extern "C" fn doca_cc_consumer_create(
             return invalid();
         }
         match Consumer::create(&c.conn, m) {
-            Ok(k) => {
-                let ctx = CTXS.add(DocaCtx(k.as_ctx()));
-                let tasks = Rc::new(TaskTable::default());
-                tasks.1.set(ctx);
-                out(consumer, CONSUMERS.add(DocaCcConsumer { consumer: k, ctx, tasks }))
-            }
+            Ok(k) => out(consumer, hand_out(&CONSUMERS, k)),
             Err(e) => e.code(),
         }
     })
@@ -95,19 +140,8 @@ pub unsafe extern "C" fn doca_cc_consumer_create(
 /// `consumer` is NULL or a handle of this library, not used after a successful destroy.
 #[no_mangle]
 pub unsafe extern "C" fn doca_cc_consumer_destroy(consumer: *mut DocaCcConsumer) -> DocaError {
-    guarded(|| {
-        let Some(k) = self::consumer(consumer) else { return invalid() };
-        if k.consumer.as_ctx().state() != CtxState::Idle {
-            return Error::BadState.code();
-        }
-        // SAFETY: CONSUMERS only holds DocaCcConsumer handles; freed once, here.
-        let Some(k) = (unsafe { CONSUMERS.remove(consumer) }) else { return invalid() };
-        let DocaCcConsumer { consumer, ctx, tasks } = *k;
-        // SAFETY: the context handle was made with the consumer and goes with it.
-        drop(unsafe { CTXS.remove(ctx) });
-        drop(tasks);
-        doca_core::Error::code_of(&consumer.destroy().map_err(|r| r.error))
-    })
+    // SAFETY: CONSUMERS only holds DocaCcConsumer handles; the caller's contract.
+    guarded(|| unsafe { destroy(&CONSUMERS, consumer) })
 }
 
 /// `doca_cc_consumer_as_ctx`.
@@ -123,7 +157,7 @@ pub extern "C" fn doca_cc_consumer_as_ctx(consumer: *mut DocaCcConsumer) -> *mut
 #[no_mangle]
 pub unsafe extern "C" fn doca_cc_consumer_get_id(consumer: *const DocaCcConsumer, id: *mut u32) -> DocaError {
     guarded(|| match self::consumer(consumer) {
-        Some(k) => out(id, k.consumer.id()),
+        Some(k) => out(id, k.obj.id()),
         None => invalid(),
     })
 }
@@ -143,7 +177,7 @@ pub extern "C" fn doca_cc_consumer_task_post_recv_set_conf(
             return invalid();
         };
         let (w1, w2) = (Rc::downgrade(&k.tasks), Rc::downgrade(&k.tasks));
-        let r = k.consumer.task_post_recv_set_conf(
+        let r = k.obj.task_post_recv_set_conf(
             move |t: PostRecvTask, td: Data, cd: Data| complete(&w1, done, AnyTask::PostRecv(t), td, cd),
             move |t: PostRecvTask, td: Data, cd: Data| complete(&w2, failed, AnyTask::PostRecv(t), td, cd),
             num_post_recv_tasks,
@@ -168,7 +202,7 @@ pub unsafe extern "C" fn doca_cc_consumer_task_post_recv_alloc_init(
         if task.is_null() {
             return invalid();
         }
-        match k.consumer.task_post_recv_alloc_init(b) {
+        match k.obj.task_post_recv_alloc_init(b) {
             Ok(t) => out(task, k.tasks.hand_out(AnyTask::PostRecv(t), buf)),
             Err(e) => e.code(),
         }
@@ -234,12 +268,7 @@ pub unsafe extern "C" fn doca_cc_producer_create(
             return invalid();
         }
         match Producer::create(&c.conn) {
-            Ok(p) => {
-                let ctx = CTXS.add(DocaCtx(p.as_ctx()));
-                let tasks = Rc::new(TaskTable::default());
-                tasks.1.set(ctx);
-                out(producer, PRODUCERS.add(DocaCcProducer { producer: p, ctx, tasks }))
-            }
+            Ok(p) => out(producer, hand_out(&PRODUCERS, p)),
             Err(e) => e.code(),
         }
     })
@@ -251,19 +280,8 @@ pub unsafe extern "C" fn doca_cc_producer_create(
 /// `producer` is NULL or a handle of this library, not used after a successful destroy.
 #[no_mangle]
 pub unsafe extern "C" fn doca_cc_producer_destroy(producer: *mut DocaCcProducer) -> DocaError {
-    guarded(|| {
-        let Some(p) = self::producer(producer) else { return invalid() };
-        if p.producer.as_ctx().state() != CtxState::Idle {
-            return Error::BadState.code();
-        }
-        // SAFETY: PRODUCERS only holds DocaCcProducer handles; freed once, here.
-        let Some(p) = (unsafe { PRODUCERS.remove(producer) }) else { return invalid() };
-        let DocaCcProducer { producer, ctx, tasks } = *p;
-        // SAFETY: the context handle was made with the producer and goes with it.
-        drop(unsafe { CTXS.remove(ctx) });
-        drop(tasks);
-        doca_core::Error::code_of(&producer.destroy().map_err(|r| r.error))
-    })
+    // SAFETY: PRODUCERS only holds DocaCcProducer handles; the caller's contract.
+    guarded(|| unsafe { destroy(&PRODUCERS, producer) })
 }
 
 /// `doca_cc_producer_as_ctx`.
@@ -279,7 +297,7 @@ pub extern "C" fn doca_cc_producer_as_ctx(producer: *mut DocaCcProducer) -> *mut
 #[no_mangle]
 pub unsafe extern "C" fn doca_cc_producer_get_id(producer: *const DocaCcProducer, id: *mut u32) -> DocaError {
     guarded(|| match self::producer(producer) {
-        Some(p) => out(id, p.producer.id()),
+        Some(p) => out(id, p.obj.id()),
         None => invalid(),
     })
 }
@@ -299,7 +317,7 @@ pub extern "C" fn doca_cc_producer_task_send_set_conf(
             return invalid();
         };
         let (w1, w2) = (Rc::downgrade(&p.tasks), Rc::downgrade(&p.tasks));
-        let r = p.producer.task_send_set_conf(
+        let r = p.obj.task_send_set_conf(
             move |t: ProducerSendTask, td: Data, cd: Data| {
                 complete(&w1, done, AnyTask::ProducerSend(t), td, cd)
             },
@@ -329,7 +347,7 @@ pub unsafe extern "C" fn doca_cc_producer_task_send_alloc_init(
         if task.is_null() {
             return invalid();
         }
-        match p.producer.task_send_alloc_init(b, consumer_id) {
+        match p.obj.task_send_alloc_init(b, consumer_id) {
             Ok(t) => out(task, p.tasks.hand_out(AnyTask::ProducerSend(t), buf)),
             Err(e) => e.code(),
         }
@@ -447,7 +465,7 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_alloc_init(
             // SAFETY: readable for the call (the caller's contract; checked non-NULL).
             unsafe { std::slice::from_raw_parts(imm_data, imm_data_len as usize) }
         };
-        match p.producer.task_send_alloc_init_imm(b, imm, consumer_id) {
+        match p.obj.task_send_alloc_init_imm(b, imm, consumer_id) {
             Ok(t) => out(task, p.tasks.hand_out(AnyTask::ProducerSend(t), buf)),
             Err(e) => e.code(),
         }

@@ -9,27 +9,7 @@
 #include <doca_error.h>
 #include <doca_pe.h>
 
-
-/* The samples' open_doca_device_with_pci, as C applications write it. */
-static doca_error_t open_with_pci(const char *pci, struct doca_dev **dev)
-{
-	struct doca_devinfo **list;
-	uint32_t n, i;
-	uint8_t equal;
-	doca_error_t res = doca_devinfo_create_list(&list, &n);
-
-	if (res != DOCA_SUCCESS)
-		return res;
-	for (i = 0; i < n; i++) {
-		if (doca_devinfo_is_equal_pci_addr(list[i], pci, &equal) == DOCA_SUCCESS && equal &&
-		    doca_dev_open(list[i], dev) == DOCA_SUCCESS) {
-			doca_devinfo_destroy_list(list);
-			return DOCA_SUCCESS;
-		}
-	}
-	doca_devinfo_destroy_list(list);
-	return DOCA_ERROR_NOT_FOUND;
-}
+#include "open.h"
 
 /* The host side: host functions only; no representors, and the DPU's device out of sight. */
 static void host_side(void)
@@ -39,12 +19,12 @@ static void host_side(void)
 	uint32_t nreps;
 	uint8_t flag;
 
-	CHECK_CODE(open_with_pci("b1:00.0", &host), DOCA_SUCCESS);
+	CHECK_CODE(open_dev("b1:00.0", &host), DOCA_SUCCESS);
 	CHECK_CODE(doca_devinfo_rep_cap_is_filter_all_supported(doca_dev_as_devinfo(host), &flag),
 		   DOCA_ERROR_NOT_SUPPORTED);
 	CHECK_CODE(doca_devinfo_rep_create_list(host, DOCA_DEVINFO_REP_FILTER_ALL, &reps, &nreps),
 		   DOCA_ERROR_NOT_SUPPORTED);
-	CHECK_CODE(open_with_pci("03:00.0", &dpu), DOCA_ERROR_NOT_FOUND);
+	CHECK_CODE(open_dev("03:00.0", &dpu), DOCA_ERROR_NOT_FOUND);
 	CHECK_CODE(doca_dev_close(host), DOCA_SUCCESS);
 }
 
@@ -72,7 +52,7 @@ int main(int argc, char **argv)
 	CHECK(strcmp(doca_error_get_name((doca_error_t)999), "Unrecognized error code") == 0);
 
 	/* doca_dev.h: the DPU device, its name, its representors */
-	CHECK_CODE(open_with_pci("03:00.0", &dpu), DOCA_SUCCESS);
+	CHECK_CODE(open_dev("03:00.0", &dpu), DOCA_SUCCESS);
 	CHECK_CODE(doca_devinfo_get_pci_addr_str(doca_dev_as_devinfo(dpu), pci), DOCA_SUCCESS);
 	CHECK(strcmp(pci, "0000:03:00.0") == 0);
 	CHECK_CODE(doca_devinfo_get_iface_name(doca_dev_as_devinfo(dpu), name, sizeof(name)), DOCA_SUCCESS);
@@ -107,8 +87,8 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_dev_rep_close(rep), DOCA_SUCCESS);
 
 	/* the DPU side sees only the DPU's device */
-	CHECK_CODE(open_with_pci("b1:00.0", &host), DOCA_ERROR_NOT_FOUND);
-	CHECK_CODE(open_with_pci("aa:00.0", &host), DOCA_ERROR_NOT_FOUND);
+	CHECK_CODE(open_dev("b1:00.0", &host), DOCA_ERROR_NOT_FOUND);
+	CHECK_CODE(open_dev("aa:00.0", &host), DOCA_ERROR_NOT_FOUND);
 
 	/* NULL and closed handles */
 	CHECK_CODE(doca_devinfo_create_list(NULL, &nreps), DOCA_ERROR_INVALID_VALUE);
@@ -122,7 +102,7 @@ int main(int argc, char **argv)
 		/* A new device may take the closed one's slot: the old handle stays stale. */
 		struct doca_dev *again = NULL;
 
-		CHECK_CODE(open_with_pci("03:00.0", &again), DOCA_SUCCESS);
+		CHECK_CODE(open_dev("03:00.0", &again), DOCA_SUCCESS);
 		CHECK(again != dpu && doca_dev_as_devinfo(again) != NULL);
 		CHECK(doca_dev_as_devinfo(dpu) == NULL);
 		CHECK_CODE(doca_dev_close(dpu), DOCA_ERROR_INVALID_VALUE);

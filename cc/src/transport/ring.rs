@@ -628,10 +628,15 @@ mod tests {
     use super::*;
 
     fn ring_pair(nslots: u32) -> (Ring, Ring) {
-        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(nslots, 16)).unwrap();
-        Ring::init(&area, 0, nslots, 16).unwrap();
-        let tx = Ring::attach(&area, 0, nslots, 16, End::Producer).unwrap();
-        let rx = Ring::attach(&area, 0, nslots, 16, End::Consumer).unwrap();
+        sized_pair(nslots, 16)
+    }
+
+    /// A fresh ring of `nslots` slots for `max` payload bytes: (producer end, consumer end).
+    fn sized_pair(nslots: u32, max: usize) -> (Ring, Ring) {
+        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(nslots, max)).unwrap();
+        Ring::init(&area, 0, nslots, max).unwrap();
+        let tx = Ring::attach(&area, 0, nslots, max, End::Producer).unwrap();
+        let rx = Ring::attach(&area, 0, nslots, max, End::Consumer).unwrap();
         (tx, rx)
     }
 
@@ -681,10 +686,7 @@ mod tests {
     #[test]
     fn packed_records_of_any_size_wrap_without_overlap() {
         let (n, max) = (4u32, 100usize);
-        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(n, max)).unwrap();
-        Ring::init(&area, 0, n, max).unwrap();
-        let tx = Ring::attach(&area, 0, n, max, End::Producer).unwrap();
-        let rx = Ring::attach(&area, 0, n, max, End::Consumer).unwrap();
+        let (tx, rx) = sized_pair(n, max);
         for _ in 0..n {
             assert!(tx.push_with(9, max, |b| b.fill(0xab)).unwrap(), "the queue holds {n} of the largest");
         }
@@ -725,10 +727,7 @@ mod tests {
     #[test]
     fn a_drained_ring_goes_back_to_its_start() {
         let (n, max) = (1024u32, 4080usize);
-        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(n, max)).unwrap();
-        Ring::init(&area, 0, n, max).unwrap();
-        let tx = Ring::attach(&area, 0, n, max, End::Producer).unwrap();
-        let rx = Ring::attach(&area, 0, n, max, End::Consumer).unwrap();
+        let (tx, rx) = sized_pair(n, max);
         let mut furthest = 0;
         for i in 0..10_000u32 {
             assert!(tx.push_with(1, 64, |b| b.fill(i as u8)).unwrap());
@@ -767,19 +766,11 @@ mod tests {
         rx.disarm_data();
         assert_eq!(rx.peek().unwrap().bytes().unwrap().len(), 0);
     }
-}
-
-#[cfg(test)]
-mod stress {
-    use super::*;
 
     #[test]
     fn bursts_and_partial_drains_with_soft_wraps() {
         let (n, max) = (64u32, 4080usize);
-        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(n, max)).unwrap();
-        Ring::init(&area, 0, n, max).unwrap();
-        let tx = Ring::attach(&area, 0, n, max, End::Producer).unwrap();
-        let rx = Ring::attach(&area, 0, n, max, End::Consumer).unwrap();
+        let (tx, rx) = sized_pair(n, max);
         let (mut seed, mut sent, mut got) = (11u64, 0u64, 0u64);
         let len_of = |i: u64| (i.wrapping_mul(2654435761) % (max as u64 + 1)) as usize;
         for round in 0..20_000 {
