@@ -143,22 +143,28 @@ fn a_c_client_and_a_c_server_talk_across_two_processes() {
 /// callbacks.
 #[test]
 fn a_c_fast_path_pair_moves_buffers_both_ways() {
-    let name = format!("capi-fast-{}", std::process::id());
     let prog = build("fast_path");
-    let mut srv = Command::new(&prog)
-        .args(["server", &name, "300"])
+    fast_pair(&prog, &prog, &format!("capi-fast-{}", std::process::id()), 300);
+}
+
+/// Runs the fast-path program `server` as the server and `client` as the client on `name`
+/// for `n` messages; both must say "ok n".
+fn fast_pair(server: &Path, client: &Path, name: &str, n: u32) {
+    let n = n.to_string();
+    let mut srv = Command::new(server)
+        .args(["server", name, &n])
         .env_remove("DOCA_EMU_SIDE")
         .stdout(std::process::Stdio::piped())
         .spawn()
-        .expect("start the C fast-path server");
-    let out = Command::new(&prog)
-        .args(["client", &name, "300"])
+        .expect("start the fast-path server");
+    let out = Command::new(client)
+        .args(["client", name, &n])
         .env_remove("DOCA_EMU_SIDE")
         .output()
-        .expect("run the C fast-path client");
-    expect_output(&out, "ok 300", "the C fast-path client");
+        .expect("run the fast-path client");
+    expect_output(&out, &format!("ok {n}"), "the fast-path client");
     let served = srv.wait_with_output_or_kill();
-    assert!(served.contains("ok 300"), "the C fast-path server said: {served}");
+    assert!(served.contains(&format!("ok {n}")), "the fast-path server said: {served}");
 }
 
 /// `doca_log.h` and `doca_argp.h` from C: parameters of each type, the mandatory one, the
@@ -231,21 +237,7 @@ fn a_client_written_with_the_comch_names_talks_to_a_2_6_server() {
     let path = lib_dir().join(format!("comch_fast_path-{}.c", std::process::id()));
     std::fs::write(&path, comch).expect("write the comch program");
     let client = compile_source("comch_fast_path", &path);
-    let name = format!("capi-comch-{}", std::process::id());
-    let mut srv = Command::new(build("fast_path"))
-        .args(["server", &name, "100"])
-        .env_remove("DOCA_EMU_SIDE")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("start the 2.6-named server");
-    let out = Command::new(&client)
-        .args(["client", &name, "100"])
-        .env_remove("DOCA_EMU_SIDE")
-        .output()
-        .expect("run the comch client");
-    expect_output(&out, "ok 100", "the comch-named client");
-    let served = srv.wait_with_output_or_kill();
-    assert!(served.contains("ok 100"), "the 2.6-named server said: {served}");
+    fast_pair(&build("fast_path"), &client, &format!("capi-comch-{}", std::process::id()), 100);
 }
 
 /// Starts the C legacy service with `args` and waits for its "listening" line; the child and

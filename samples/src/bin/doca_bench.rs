@@ -460,20 +460,10 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
                 }
                 rtts.push(ns(t));
             }
-            let (p50, p99) = half(percentiles(rtts));
-            let (bname, b) =
+            let baseline =
                 if sleep { ("eventfd ping-pong".to_string(), base.eventfd.0) } else { base.ring(size) };
             let how = if sleep { "asleep on notification handle" } else { "busy progress" };
-            rows.push(Row {
-                section: "control path",
-                name: format!("one-way {size} B, {how}"),
-                unit: "ns",
-                value: p50,
-                p99: Some(p99),
-                baseline: bname,
-                base: b,
-                lower_is_better: true,
-            });
+            rows.push(latency_row("control path", format!("one-way {size} B, {how}"), rtts, baseline));
         }
         p.finish();
     }
@@ -578,23 +568,19 @@ fn iceoryx2_rows(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
         match doca_samples::iox::ping(&name, size, cfg.lat_n + cfg.lat_n / 10) {
             Ok(mut rtts) => {
                 rtts.drain(..rtts.len().min(cfg.lat_n as usize / 10)); // the first tenth warms up
-                let (p50, p99) = half(percentiles(rtts));
-                let (baseline, b) = base.ring(size);
-                rows.push(Row {
-                    section: "iceoryx2",
-                    name: format!("one-way {size} B publish-subscribe, copied"),
-                    unit: "ns",
-                    value: p50,
-                    p99: Some(p99),
-                    baseline,
-                    base: b,
-                    lower_is_better: true,
-                });
+                let name = format!("one-way {size} B publish-subscribe, copied");
+                rows.push(latency_row("iceoryx2", name, rtts, base.ring(size)));
             }
             Err(e) => eprintln!("iceoryx2 {size} B: {e}"),
         }
         p.finish();
     }
+}
+
+/// A one-way latency row (half the round trips' p50 and p99) beside the raw ring's row.
+fn latency_row(section: &'static str, name: String, rtts: Vec<f64>, (baseline, base): (String, f64)) -> Row {
+    let (p50, p99) = half(percentiles(rtts));
+    Row { section, name, unit: "ns", value: p50, p99: Some(p99), baseline, base, lower_is_better: true }
 }
 
 fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwidth: bool) {
@@ -621,19 +607,13 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
             }
             rtts.push(ns(t));
         }
-        let (p50, p99) = half(percentiles(rtts));
         p.finish();
-        let (baseline, b) = base.ring(size);
-        rows.push(Row {
-            section: "fast path",
-            name: format!("one-way {size} B producer→consumer"),
-            unit: "ns",
-            value: p50,
-            p99: Some(p99),
-            baseline,
-            base: b,
-            lower_is_better: true,
-        });
+        rows.push(latency_row(
+            "fast path",
+            format!("one-way {size} B producer→consumer"),
+            rtts,
+            base.ring(size),
+        ));
         bench::keep(&fp.maps());
     }
     // Bandwidth: pipelined sends; a send completes once its bytes are in the consumer's buffer.
