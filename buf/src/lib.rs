@@ -68,8 +68,6 @@ struct Elem {
     data_len: AtomicUsize,
     /// The next element of the list, or [`NO_NEXT`]. Changed under the inventory's lock.
     next: AtomicU32,
-    /// The map it points into while in use (read by the cold paths: dup, list walks).
-    map: Mutex<Option<MapRef>>,
 }
 
 impl Elem {
@@ -81,7 +79,6 @@ impl Elem {
             data: AtomicUsize::new(0),
             data_len: AtomicUsize::new(0),
             next: AtomicU32::new(NO_NEXT),
-            map: Mutex::new(None),
         }
     }
 
@@ -104,11 +101,13 @@ impl Elem {
     }
 }
 
-/// What the inventory's lock guards: its state and the free elements.
+/// What the inventory's lock guards: its state, the free elements, and the map each element
+/// in use points into (what keeps the map alive and counted while the buffer is out).
 struct State {
     started: bool,
     user_data: Data,
     free: Vec<u32>,
+    maps: Vec<Option<MapRef>>,
 }
 
 struct InvInner {
@@ -120,7 +119,7 @@ impl InvInner {
     /// Gives free element `idx` a buffer over `map`: refcount 1, alone in its list (or
     /// `head` false: a list element). Returns its generation and the map's byte access.
     /// Called under the inventory's lock.
-    fn occupy(&self, idx: u32, map: MapRef, s: Shape, is_head: bool) -> (u32, MapAccess) {
+    fn occupy(&self, st: &mut State, idx: u32, map: MapRef, s: Shape, is_head: bool) -> (u32, MapAccess) {
         let access = map.access();
         let e = &self.elems[idx as usize];
         e.head.store(s.head, Ordering::Relaxed);
@@ -128,7 +127,7 @@ impl InvInner {
         e.data.store(s.data, Ordering::Relaxed);
         e.data_len.store(s.data_len, Ordering::Relaxed);
         e.next.store(NO_NEXT, Ordering::Relaxed);
-        *e.map.lock() = Some(map);
+        st.maps[idx as usize] = Some(map);
         let gen = gen_of(e.meta.load(Ordering::Relaxed));
         let flags = if is_head { IN_USE | HEAD | 1 } else { IN_USE };
         e.meta.store(((gen as u64) << 32) | flags, Ordering::Release);
@@ -142,7 +141,7 @@ impl InvInner {
         let gen = gen_of(e.meta.load(Ordering::Relaxed)).wrapping_add(1);
         e.meta.store(((gen as u64) << 32) | HEAD, Ordering::Release);
         e.next.store(NO_NEXT, Ordering::Relaxed);
-        e.map.lock().take();
+        s.maps[idx as usize] = None;
         s.free.push(idx);
     }
 }
@@ -189,11 +188,16 @@ impl Inventory {
             bail!(Error::NoMemory, "buf inventory of {num_elements} elements: not enough memory");
         }
         elems.extend((0..n).map(|_| Elem::free()));
+        let mut maps = Vec::new();
+        if maps.try_reserve_exact(n).is_err() {
+            bail!(Error::NoMemory, "buf inventory of {num_elements} elements: not enough memory");
+        }
+        maps.resize_with(n, || None);
         free.extend((0..num_elements).rev());
         Ok(Inventory {
             inner: Arc::new(InvInner {
                 elems: elems.into_boxed_slice(),
-                state: Mutex::new(State { started: false, user_data: Data::NONE, free }),
+                state: Mutex::new(State { started: false, user_data: Data::NONE, free, maps }),
             }),
         })
     }
@@ -312,7 +316,7 @@ impl Inventory {
             return Err(Error::NoMemory);
         };
         let shape = Shape { head, len, data, data_len, in_list: false };
-        let (gen, access) = self.inner.occupy(idx, map, shape, true);
+        let (gen, access) = self.inner.occupy(&mut s, idx, map, shape, true);
         Ok(Buf { inv: self.inner.clone(), idx, gen, map: access })
     }
 
@@ -335,14 +339,14 @@ impl Inventory {
         let mut chain: Vec<(MapRef, Shape)> = Vec::new();
         {
             // The source's list cannot change meanwhile: lists change under its lock.
-            let _s = src.inv.state.lock();
+            let src_state = src.inv.state.lock();
             if !src.elem()?.is_head() {
                 bail!(Error::NotPermitted, "buf dup: the source is not a list head");
             }
             let mut cur = Some(src.idx);
             while let Some(i) = cur {
                 let e = &src.inv.elems[i as usize];
-                let map = e.map.lock().clone().ok_or(Error::BadState)?;
+                let map = src_state.maps[i as usize].clone().ok_or(Error::BadState)?;
                 chain.push((map, e.shape()));
                 cur = e.next();
             }
@@ -358,7 +362,7 @@ impl Inventory {
         let mut first = None;
         for (map, shape) in chain {
             let idx = s.free.pop().expect("counted above");
-            let (gen, access) = self.inner.occupy(idx, map, shape, prev.is_none());
+            let (gen, access) = self.inner.occupy(&mut s, idx, map, shape, prev.is_none());
             match prev {
                 Some(p) => self.inner.elems[p as usize].next.store(idx, Ordering::Relaxed),
                 None => first = Some(Buf { inv: self.inner.clone(), idx, gen, map: access }),
@@ -643,26 +647,26 @@ impl Buf {
 
     /// `doca_buf_get_next_in_list`: `None` at the end.
     pub fn next_in_list(&self) -> Result<Option<Buf>> {
-        let _s = self.inv.state.lock();
-        Ok(self.elem()?.next().map(|i| self.sibling(i)))
+        let s = self.inv.state.lock();
+        Ok(self.elem()?.next().map(|i| self.sibling(&s, i)))
     }
 
     /// `doca_buf_get_last_in_list`.
     pub fn last_in_list(&self) -> Result<Buf> {
-        let _s = self.inv.state.lock();
+        let s = self.inv.state.lock();
         self.elem()?;
         let mut i = self.idx;
         while let Some(n) = self.inv.elems[i as usize].next() {
             i = n;
         }
-        Ok(if i == self.idx { self.clone() } else { self.sibling(i) })
+        Ok(if i == self.idx { self.clone() } else { self.sibling(&s, i) })
     }
 
     /// A handle to element `idx` of this buffer's list (under the inventory's lock).
-    fn sibling(&self, idx: u32) -> Buf {
+    fn sibling(&self, s: &State, idx: u32) -> Buf {
         let e = &self.inv.elems[idx as usize];
         let gen = gen_of(e.meta.load(Ordering::Acquire));
-        let map = e.map.lock().as_ref().map(MapRef::access).unwrap_or_else(|| self.map.clone());
+        let map = s.maps[idx as usize].as_ref().map(MapRef::access).unwrap_or_else(|| self.map.clone());
         Buf { inv: self.inv.clone(), idx, gen, map }
     }
 
