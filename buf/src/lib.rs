@@ -21,7 +21,8 @@
 //! it starts at 1, [`Buf::inc_refcount`] and [`Buf::dec_refcount`] move it, and at 0 the
 //! element (with its whole list, for a list head) returns to the inventory. A handle to a
 //! returned element is stale: every call on it is `BAD_STATE`, it never reaches another
-//! buffer.
+//! buffer (unless, misusing a handle on one thread while another thread returns it and gets
+//! the same descriptor again, a change lands on the new buffer: still inside its map).
 //!
 //! **Threads.** Inventories and buffers are `Send + Sync`, and a buffer is read and changed
 //! without a lock (only getting a buffer, returning one and changing lists take the
@@ -585,6 +586,9 @@ impl Buf {
         if meta & HEAD == 0 {
             bail!(Error::NotPermitted, "buf {op} on an element that is not a list head");
         }
+        if meta & RC_MASK == 0 {
+            bail!(Error::BadState, "buf {op}: the buffer is going back to its inventory");
+        }
         Ok(())
     }
 
@@ -630,13 +634,18 @@ impl Buf {
         // The last reference: the list goes back under the inventory's lock (lists change
         // only under it); the count is checked again there.
         let mut s = self.inv.state.lock();
-        let meta = e.meta.load(Ordering::Acquire);
-        self.check_head(meta, "dec_refcount")?;
-        let before = (meta & RC_MASK) as u16;
-        if before > 1 {
-            e.meta.fetch_sub(1, Ordering::AcqRel);
-            return Ok(before);
+        let mut meta = e.meta.load(Ordering::Acquire);
+        loop {
+            self.check_head(meta, "dec_refcount")?;
+            // Counts still move on other threads (without the lock): every change is a CAS;
+            // taking the count to 0 claims the release.
+            match e.meta.compare_exchange(meta, meta - 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) if meta & RC_MASK > 1 => return Ok((meta & RC_MASK) as u16),
+                Ok(_) => break,
+                Err(now) => meta = now,
+            }
         }
+        let before = 1;
         let mut cur = Some(self.idx);
         while let Some(i) = cur {
             cur = self.inv.elems[i as usize].next();

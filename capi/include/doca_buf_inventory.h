@@ -17,7 +17,7 @@ extern "C" {
 
 struct doca_buf_inventory;
 
-DOCA_STABLE doca_error_t doca_buf_inventory_create(uint32_t num_elements, struct doca_buf_inventory **inventory);
+DOCA_STABLE doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inventory **inventory);
 /* IN_USE while buffers are out. */
 DOCA_STABLE doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory);
 DOCA_STABLE doca_error_t doca_buf_inventory_start(struct doca_buf_inventory *inventory);

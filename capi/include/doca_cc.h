@@ -151,12 +151,18 @@ DOCA_EXPERIMENTAL struct doca_task *doca_cc_send_task_as_task(struct doca_cc_sen
 DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_is_consumer_supported(const struct doca_devinfo *devinfo);
 DOCA_EXPERIMENTAL doca_error_t doca_cc_cap_is_producer_supported(const struct doca_devinfo *devinfo);
 
-/* Registration accepts a 2.5 receive callback (size_t length) as well as a 2.6 one. */
+/* Registration accepts a 2.5 receive callback (size_t length) as well as a 2.6 one. These
+ * macros cast the callback: define DOCA_EMU_STRICT_CALLBACKS for the compiler's type check. */
 #ifndef DOCA_EMU_STRICT_CALLBACKS
 #define doca_cc_server_event_msg_recv_register(server, cb) \
 	doca_cc_server_event_msg_recv_register((server), (doca_cc_event_msg_recv_cb_t)(void (*)(void))(cb))
 #define doca_cc_client_event_msg_recv_register(client, cb) \
 	doca_cc_client_event_msg_recv_register((client), (doca_cc_event_msg_recv_cb_t)(void (*)(void))(cb))
+/* And a 2.5 connection callback (bool change_successful) as well as a 2.6 one (uint8_t). */
+#define doca_cc_server_event_connection_register(server, connect_cb, disconnect_cb)                   \
+	doca_cc_server_event_connection_register(                                                      \
+		(server), (doca_cc_event_connection_status_changed_cb_t)(void (*)(void))(connect_cb), \
+		(doca_cc_event_connection_status_changed_cb_t)(void (*)(void))(disconnect_cb))
 #endif
 
 #ifdef __cplusplus

@@ -1,10 +1,14 @@
-/* doca-emu: Comm Channel under the DOCA 2.7+ names (doca_comch_*): the doca_cc_* functions
- * and types under their new names (the same implementation), plus what changed. */
+/* doca-emu: Comm Channel under the DOCA 2.7+ names (doca_comch_*): the doca_cc_* functions,
+ * types and constants under their new names (the same implementation), plus what changed. */
 #ifndef DOCA_EMU_COMCH_H_
 #define DOCA_EMU_COMCH_H_
 
 #include "doca_cc.h"
 
+#define DOCA_COMCH_COUNTER_RECV_BYTES DOCA_CC_COUNTER_RECV_BYTES
+#define DOCA_COMCH_COUNTER_RECV_MESSAGES DOCA_CC_COUNTER_RECV_MESSAGES
+#define DOCA_COMCH_COUNTER_SENT_BYTES DOCA_CC_COUNTER_SENT_BYTES
+#define DOCA_COMCH_COUNTER_SENT_MESSAGES DOCA_CC_COUNTER_SENT_MESSAGES
 #define doca_comch_cap_client_is_supported doca_cc_cap_client_is_supported
 #define doca_comch_cap_get_max_clients doca_cc_cap_get_max_clients
 #define doca_comch_cap_get_max_msg_size doca_cc_cap_get_max_msg_size
@@ -28,8 +32,11 @@
 #define doca_comch_client_task_send_alloc_init doca_cc_client_task_send_alloc_init
 #define doca_comch_client_task_send_set_conf doca_cc_client_task_send_set_conf
 #define doca_comch_connection doca_cc_connection
+#define doca_comch_connection_get_counter doca_cc_connection_get_counter
 #define doca_comch_connection_get_user_data doca_cc_connection_get_user_data
 #define doca_comch_connection_set_user_data doca_cc_connection_set_user_data
+#define doca_comch_connection_update_info doca_cc_connection_update_info
+#define doca_comch_counter doca_cc_counter
 #define doca_comch_event_connection_status_changed doca_cc_event_connection_status_changed
 #define doca_comch_event_connection_status_changed_cb_t doca_cc_event_connection_status_changed_cb_t
 #define doca_comch_event_consumer doca_cc_event_consumer
@@ -64,6 +71,7 @@ extern "C" {
 /* Closes the connection; the disconnection callback follows on a later progress. */
 DOCA_EXPERIMENTAL doca_error_t doca_comch_server_disconnect(struct doca_comch_server *server,
 							   struct doca_comch_connection *connection);
+
 
 #ifdef __cplusplus
 }

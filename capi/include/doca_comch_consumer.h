@@ -1,5 +1,5 @@
-/* doca-emu: the fast path's consumer under the DOCA 2.7+ names (doca_comch_*): the doca_cc_* functions
- * and types under their new names (the same implementation), plus what changed. */
+/* doca-emu: the fast path's consumer under the DOCA 2.7+ names (doca_comch_*): the doca_cc_* functions,
+ * types and constants under their new names (the same implementation), plus what changed. */
 #ifndef DOCA_EMU_COMCH_CONSUMER_H_
 #define DOCA_EMU_COMCH_CONSUMER_H_
 
@@ -35,6 +35,7 @@ DOCA_EXPERIMENTAL uint32_t doca_comch_consumer_task_post_recv_get_imm_data_len(
 	const struct doca_comch_consumer_task_post_recv *task);
 DOCA_EXPERIMENTAL doca_error_t doca_comch_consumer_cap_get_max_imm_data_len(const struct doca_devinfo *devinfo,
 									    uint32_t *max_imm_data_len);
+
 
 #ifdef __cplusplus
 }

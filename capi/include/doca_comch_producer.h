@@ -1,5 +1,5 @@
-/* doca-emu: the fast path's producer under the DOCA 2.7+ names (doca_comch_*): the doca_cc_* functions
- * and types under their new names (the same implementation), plus what changed. */
+/* doca-emu: the fast path's producer under the DOCA 2.7+ names (doca_comch_*): the doca_cc_* functions,
+ * types and constants under their new names (the same implementation), plus what changed. */
 #ifndef DOCA_EMU_COMCH_PRODUCER_H_
 #define DOCA_EMU_COMCH_PRODUCER_H_
 
@@ -33,6 +33,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_comch_producer_task_send_alloc_init(struct d
 									const struct doca_buf *buf, uint8_t *imm_data,
 									uint32_t imm_data_len, uint32_t consumer_id,
 									struct doca_comch_producer_task_send **task);
+
 
 #ifdef __cplusplus
 }

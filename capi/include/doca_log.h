@@ -57,15 +57,16 @@ static inline doca_error_t doca_log(uint32_t level, int source, const char *fnam
 	return doca_emu_log_write(level, source, fname, line, msg);
 }
 
-#define DOCA_LOG_REGISTER(SOURCE)                                                                    \
-	static int log_source;                                                                       \
-	__attribute__((constructor)) static void doca_emu_log_register_##SOURCE(void)                \
-	{                                                                                            \
-		doca_log_register_source(#SOURCE, &log_source);                                      \
-	}                                                                                            \
-	__attribute__((destructor)) static void doca_emu_log_unregister_##SOURCE(void)               \
-	{                                                                                            \
-		doca_log_unregister_source(log_source);                                              \
+/* One per file; SOURCE may be any token sequence (samples write NAME::MAIN). */
+#define DOCA_LOG_REGISTER(SOURCE)                                                          \
+	static int log_source;                                                             \
+	__attribute__((constructor)) static void doca_emu_log_register_source(void)        \
+	{                                                                                  \
+		doca_log_register_source(#SOURCE, &log_source);                            \
+	}                                                                                  \
+	__attribute__((destructor)) static void doca_emu_log_unregister_source(void)       \
+	{                                                                                  \
+		doca_log_unregister_source(log_source);                                    \
 	}
 
 #define DOCA_LOG(level, format, ...) \

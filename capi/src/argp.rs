@@ -222,6 +222,15 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
             i += 1;
             let (flag, inline) = match arg.split_once('=') {
                 Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+                // getopt's attached short value: -p03:00.0 (or -p=03:00.0)
+                _ if !arg.starts_with("--")
+                    && arg.starts_with('-')
+                    && arg.len() > 2
+                    && arg.is_char_boundary(2) =>
+                {
+                    let v = &arg[2..];
+                    (arg[..2].to_string(), Some(v.strip_prefix('=').unwrap_or(v).to_string()))
+                }
                 _ => (arg.clone(), None),
             };
             let mut value = |what: &str| -> Result<String, DocaError> {
@@ -286,6 +295,10 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
             let Some(cb) = p.cb else { return Error::Unexpected.code() };
             let r = match p.kind {
                 TYPE_BOOLEAN => {
+                    if inline.is_some() {
+                        eprintln!("{flag} takes no value\n{help}");
+                        return invalid();
+                    }
                     let mut yes = true;
                     // SAFETY: the application's callback, given a bool and its configuration.
                     unsafe { cb(&mut yes as *mut bool as *mut c_void, config) }

@@ -95,9 +95,12 @@ pub(crate) fn buf<'a>(p: *const DocaBuf) -> Option<&'a Buf> {
 /// `inventory` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_inventory_create(
-    num_elements: u32,
+    num_elements: usize,
     inventory: *mut *mut DocaBufInventory,
 ) -> DocaError {
+    let Ok(num_elements) = u32::try_from(num_elements) else {
+        return doca_core::Error::NoMemory.code(); // more descriptors than an inventory holds
+    };
     guarded(|| match Inventory::create(num_elements) {
         Ok(i) => out(inventory, INVENTORIES.add(DocaBufInventory(i, Mutex::default()))),
         Err(e) => e.code(),

@@ -459,25 +459,27 @@ pub extern "C" fn doca_cc_connection_set_user_data(
 /// `doca_cc_connection_get_user_data`.
 #[no_mangle]
 pub extern "C" fn doca_cc_connection_get_user_data(connection: *const DocaCcConnection) -> DocaData {
-    conn(connection).map_or(DocaData { u64: 0 }, |c| DocaData::from_data(c.conn.user_data()))
+    crate::shielded(DocaData { u64: 0 }, || {
+        conn(connection).map_or(DocaData { u64: 0 }, |c| DocaData::from_data(c.conn.user_data()))
+    })
 }
 
 /// `doca_cc_server_get_server_ctx`: the server of a server-side connection (NULL otherwise).
 #[no_mangle]
 pub extern "C" fn doca_cc_server_get_server_ctx(connection: *const DocaCcConnection) -> *mut DocaCcSide {
-    match conn(connection).filter(|c| c.conn.is_server_side()) {
+    crate::shielded(std::ptr::null_mut(), || match conn(connection).filter(|c| c.conn.is_server_side()) {
         Some(c) => c.side,
         None => std::ptr::null_mut(),
-    }
+    })
 }
 
 /// `doca_cc_client_get_client_ctx`: the client of a client-side connection (NULL otherwise).
 #[no_mangle]
 pub extern "C" fn doca_cc_client_get_client_ctx(connection: *const DocaCcConnection) -> *mut DocaCcSide {
-    match conn(connection).filter(|c| !c.conn.is_server_side()) {
+    crate::shielded(std::ptr::null_mut(), || match conn(connection).filter(|c| !c.conn.is_server_side()) {
         Some(c) => c.side,
         None => std::ptr::null_mut(),
-    }
+    })
 }
 
 fn set_size(p: *mut DocaCcSide, size: u32, queue: bool) -> DocaError {

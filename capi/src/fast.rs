@@ -213,10 +213,10 @@ pub unsafe extern "C" fn doca_cc_consumer_task_post_recv_alloc_init(
 /// an invalid task).
 #[no_mangle]
 pub extern "C" fn doca_cc_consumer_task_post_recv_get_buf(task: *const DocaTask) -> *mut DocaBuf {
-    match post_recv(task, |_| ()) {
+    crate::shielded(std::ptr::null_mut(), || match post_recv(task, |_| ()) {
         Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.buf.get()),
         None => std::ptr::null_mut(),
-    }
+    })
 }
 
 /// `doca_cc_consumer_task_post_recv_set_buf`: another buffer for a task that is not
@@ -244,7 +244,7 @@ pub extern "C" fn doca_cc_consumer_task_post_recv_set_buf(task: *mut DocaTask, b
 /// (0 before a completion).
 #[no_mangle]
 pub extern "C" fn doca_cc_consumer_task_post_recv_get_producer_id(task: *const DocaTask) -> u32 {
-    post_recv(task, PostRecvTask::producer_id).unwrap_or(0)
+    crate::shielded(0, || post_recv(task, PostRecvTask::producer_id).unwrap_or(0))
 }
 
 /// `doca_cc_consumer_task_post_recv_as_task`: the same handle.
@@ -357,33 +357,37 @@ pub unsafe extern "C" fn doca_cc_producer_task_send_alloc_init(
 /// `doca_cc_producer_task_send_get_buf`.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_task_send_get_buf(task: *const DocaTask) -> *mut DocaBuf {
-    match producer_send(task, |_| ()) {
+    crate::shielded(std::ptr::null_mut(), || match producer_send(task, |_| ()) {
         Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.buf.get()),
         None => std::ptr::null_mut(),
-    }
+    })
 }
 
 /// `doca_cc_producer_task_send_set_buf`: checked when the task is submitted.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_task_send_set_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    let Some(b) = self::buf(buf) else { return };
-    if producer_send(task, |t| t.set_buf(b)).is_some() {
-        if let Some(h) = self::task(task) {
-            h.buf.set(buf);
+    crate::shielded((), || {
+        let Some(b) = self::buf(buf) else { return };
+        if producer_send(task, |t| t.set_buf(b)).is_some() {
+            if let Some(h) = self::task(task) {
+                h.buf.set(buf);
+            }
         }
-    }
+    })
 }
 
 /// `doca_cc_producer_task_send_get_consumer_id`.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_task_send_get_consumer_id(task: *const DocaTask) -> u32 {
-    producer_send(task, ProducerSendTask::consumer_id).unwrap_or(0)
+    crate::shielded(0, || producer_send(task, ProducerSendTask::consumer_id).unwrap_or(0))
 }
 
 /// `doca_cc_producer_task_send_set_consumer_id`: checked when the task is submitted.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_task_send_set_consumer_id(task: *mut DocaTask, consumer_id: u32) {
-    producer_send(task, |t| t.set_consumer_id(consumer_id));
+    crate::shielded((), || {
+        producer_send(task, |t| t.set_consumer_id(consumer_id));
+    })
 }
 
 /// `doca_cc_producer_task_send_as_task`: the same handle.
@@ -476,18 +480,20 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_alloc_init(
 /// producer sent (valid until the task is submitted again or freed); NULL for an invalid task.
 #[no_mangle]
 pub extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data(task: *const DocaTask) -> *const u8 {
-    let Some(imm) = post_recv(task, PostRecvTask::imm_data) else { return std::ptr::null() };
-    let Some(h) = self::task(task) else { return std::ptr::null() };
-    let mut bytes = [0u8; doca_cc::proto::records::IMM_MAX];
-    bytes[..imm.len()].copy_from_slice(&imm);
-    h.imm.set(bytes);
-    h.imm.as_ptr().cast()
+    crate::shielded(std::ptr::null(), || {
+        let Some(imm) = post_recv(task, PostRecvTask::imm_data) else { return std::ptr::null() };
+        let Some(h) = self::task(task) else { return std::ptr::null() };
+        let mut bytes = [0u8; doca_cc::proto::records::IMM_MAX];
+        bytes[..imm.len()].copy_from_slice(&imm);
+        h.imm.set(bytes);
+        h.imm.as_ptr().cast()
+    })
 }
 
 /// `doca_comch_consumer_task_post_recv_get_imm_data_len` (DOCA 2.7+).
 #[no_mangle]
 pub extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data_len(task: *const DocaTask) -> u32 {
-    post_recv(task, |t| t.imm_data().len() as u32).unwrap_or(0)
+    crate::shielded(0, || post_recv(task, |t| t.imm_data().len() as u32).unwrap_or(0))
 }
 
 fast_caps! {

@@ -3,8 +3,9 @@
 //! a NULL, forged, freed or wrong-kind handle is refused (`DOCA_ERROR_INVALID_VALUE`), and a
 //! handle whose slot was reused for a new object is still recognised as stale.
 //!
-//! Token layout (64 bits): kind (8) · generation (24) · slot + 1 (28) · 4 zero bits (so a
-//! token looks like an aligned pointer and is never NULL).
+//! Token layout (64 bits): kind (6) · generation (32) · slot + 1 (22) · 4 zero bits (so a
+//! token looks like an aligned pointer and is never NULL). A slot reused four billion times
+//! could match an old handle again; nothing short of that can.
 
 use parking_lot::RwLock;
 
@@ -20,14 +21,16 @@ struct Slots {
     free: Vec<u32>,
 }
 
-const GEN_BITS: u32 = 24;
-const SLOT_BITS: u32 = 28;
+const GEN_BITS: u32 = 32;
+const SLOT_BITS: u32 = 22;
+const KIND_BITS: u32 = 6;
 const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
 
 impl Handles {
     /// The handles of the kind numbered `kind` (each kind its own number).
     pub(crate) const fn new(kind: u8) -> Handles {
+        assert!((kind as u32) < (1 << KIND_BITS), "handle kinds fit in the token");
         Handles { kind, slots: RwLock::new(Slots { entries: Vec::new(), free: Vec::new() }) }
     }
 
@@ -41,24 +44,26 @@ impl Handles {
     /// (slot, generation) of a token of this kind.
     fn decode(&self, p: usize) -> Option<(usize, u32)> {
         let t = p as u64;
-        if t & 0xf != 0 || (t >> (GEN_BITS + SLOT_BITS + 4)) as u8 != self.kind {
+        if t & 0xf != 0 || t >> (GEN_BITS + SLOT_BITS + 4) != self.kind as u64 {
             return None;
         }
         let slot = ((t >> 4) & SLOT_MASK).checked_sub(1)?;
         Some((slot as usize, ((t >> (SLOT_BITS + 4)) & GEN_MASK) as u32))
     }
 
-    /// Hands `value` out as a handle.
+    /// Hands `value` out as a handle. At most 2^22 − 1 objects of a kind live at once (more
+    /// is a panic, which the C boundary turns into `DOCA_ERROR_UNEXPECTED`).
     pub(crate) fn add<T>(&self, value: T) -> *mut T {
-        let addr = Box::into_raw(Box::new(value)) as usize;
         let mut s = self.slots.write();
         let slot = match s.free.pop() {
             Some(slot) => slot,
             None => {
+                assert!((s.entries.len() as u64) < SLOT_MASK, "too many live handles of one kind");
                 s.entries.push((0, None));
                 (s.entries.len() - 1) as u32
             }
         };
+        let addr = Box::into_raw(Box::new(value)) as usize;
         let e = &mut s.entries[slot as usize];
         e.1 = Some(addr);
         self.token(slot, e.0) as *mut T
@@ -68,7 +73,7 @@ impl Handles {
     fn addr(&self, p: usize) -> Option<usize> {
         let (slot, gen) = self.decode(p)?;
         match self.slots.read().entries.get(slot) {
-            Some(&(g, Some(addr))) if g & GEN_MASK as u32 == gen => Some(addr),
+            Some(&(g, Some(addr))) if g == gen => Some(addr),
             _ => None,
         }
     }
@@ -96,7 +101,7 @@ impl Handles {
         let addr = {
             let mut s = self.slots.write();
             let e = s.entries.get_mut(slot)?;
-            if e.0 & GEN_MASK as u32 != gen || e.1.is_none() {
+            if e.0 != gen || e.1.is_none() {
                 return None;
             }
             e.0 = e.0.wrapping_add(1);

@@ -69,6 +69,18 @@ fn guarded(f: impl FnOnce() -> DocaError) -> DocaError {
     }
 }
 
+/// Runs `f`, turning a panic into `fallback` (for the calls whose result is not an error
+/// code: getters returning a pointer or a number).
+fn shielded<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(_) => {
+            tracing_unexpected();
+            fallback
+        }
+    }
+}
+
 #[cold]
 fn tracing_unexpected() {
     eprintln!("doca capi: internal panic caught at the C boundary: DOCA_ERROR_UNEXPECTED");

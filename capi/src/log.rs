@@ -2,18 +2,21 @@
 //! header format the line in C (`doca_log`, a static inline function there) and hand it to
 //! [`doca_emu_log_write`]; the libraries' own lines (the SDK level) go through Rust's logger.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
-use std::io::Write;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+
+extern "C" {
+    /// The C library's standard output stream (`FILE *`).
+    static mut stdout: *mut c_void;
+    fn fputs(s: *const c_char, stream: *mut c_void) -> c_int;
+}
 
 use parking_lot::Mutex;
 
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
-/// The application's lower limit (`doca_log_level_set_global_lower_limit`; INFO by default).
-static APP_LEVEL: AtomicU32 = AtomicU32::new(50);
-/// The SDK's limit (`doca_log_backend_set_sdk_level`; WARNING by default).
-static SDK_LEVEL: AtomicU32 = AtomicU32::new(40);
+/// The application's lower limit (`doca_log_level_set_global_lower_limit`; INFO by default)
+/// and the SDK's (`doca_log_backend_set_sdk_level`; WARNING by default), read at every line.
+static LEVELS: doca_common::log::Levels = doca_common::log::Levels::new();
 /// Registered source names, by id.
 static SOURCES: Mutex<Vec<Option<String>>> = Mutex::new(Vec::new());
 
@@ -22,29 +25,31 @@ fn level(n: u32) -> Option<doca_common::log::LogLevel> {
     n.to_string().parse().ok()
 }
 
-/// Installs the Rust logger for the libraries' lines at the SDK level, once.
+/// Installs the Rust logger for the libraries' lines (levels read at every line), once.
 fn install() {
-    let app = level(APP_LEVEL.load(Ordering::Relaxed)).unwrap_or(doca_common::log::LogLevel::APP_DEFAULT);
-    let sdk = level(SDK_LEVEL.load(Ordering::Relaxed)).unwrap_or(doca_common::log::LogLevel::SDK_DEFAULT);
-    doca_common::log::init(app, sdk);
+    doca_common::log::init_dynamic(&LEVELS);
 }
 
 /// Sets the application's level (also for the argument parser's `-l`).
 pub(crate) fn set_app_level(n: u32) -> DocaError {
-    if level(n).is_none() {
-        return invalid();
+    match level(n) {
+        Some(l) => {
+            LEVELS.set_app(l);
+            DOCA_SUCCESS
+        }
+        None => invalid(),
     }
-    APP_LEVEL.store(n, Ordering::Relaxed);
-    DOCA_SUCCESS
 }
 
 /// Sets the SDK's level (also for the argument parser's `--sdk-log-level`).
 pub(crate) fn set_sdk_level(n: u32) -> DocaError {
-    if level(n).is_none() {
-        return invalid();
+    match level(n) {
+        Some(l) => {
+            LEVELS.set_sdk(l);
+            DOCA_SUCCESS
+        }
+        None => invalid(),
     }
-    SDK_LEVEL.store(n, Ordering::Relaxed);
-    DOCA_SUCCESS
 }
 
 /// `doca_log_backend_create_standard`: the application's lines on standard output.
@@ -100,7 +105,7 @@ pub extern "C" fn doca_log_level_set_global_lower_limit(level: u32) -> DocaError
 /// `doca_log_level_get_global_lower_limit`.
 #[no_mangle]
 pub extern "C" fn doca_log_level_get_global_lower_limit() -> u32 {
-    APP_LEVEL.load(Ordering::Relaxed)
+    LEVELS.app() as u32
 }
 
 /// `doca_log_level_set_global_sdk_limit`.
@@ -146,7 +151,8 @@ pub extern "C" fn doca_log_unregister_source(source: c_int) -> DocaError {
 }
 
 /// Writes one application line, already formatted by the header's `doca_log`, in DOCA's
-/// format (`[time][pid][DOCA][LVL][file:line][source] message`) on standard output, when
+/// format (`[time][pid][DOCA][LVL][file:line][source] message`) on the C library's standard
+/// output stream (in order with the program's printf output), when
 /// `level` is within the application's limit.
 ///
 /// # Safety
@@ -160,7 +166,7 @@ pub unsafe extern "C" fn doca_emu_log_write(
     msg: *const c_char,
 ) -> DocaError {
     guarded(|| {
-        if msg.is_null() || level > APP_LEVEL.load(Ordering::Relaxed) || level <= 10 {
+        if msg.is_null() || level > LEVELS.app() as u32 || level <= 10 {
             return DOCA_SUCCESS;
         }
         let text = |p: *const c_char| {
@@ -179,7 +185,13 @@ pub unsafe extern "C" fn doca_emu_log_write(
             _ => "TRC",
         };
         let line = doca_common::log::line(lvl, file, line as u32, &src, &text(msg).unwrap_or_default());
-        let _ = std::io::stdout().lock().write_all(line.as_bytes());
+        if let Ok(line) = CString::new(line) {
+            // the C library's stdout stream, so that log lines keep their place among the
+            // program's own printf output.
+            // SAFETY: `stdout` is the C library's stream (valid for the process's life) and
+            // `line` a C string for the call.
+            unsafe { fputs(line.as_ptr(), std::ptr::addr_of!(stdout).read()) };
+        }
         DOCA_SUCCESS
     })
 }

@@ -73,6 +73,9 @@ pub unsafe extern "C" fn doca_mmap_set_memrange(
         let (Some(m), Some(ptr)) = (self::mmap(mmap), NonNull::new(addr as *mut u8)) else {
             return invalid();
         };
+        if (addr as usize).checked_add(len).is_none() {
+            return invalid(); // the range would wrap around the address space
+        }
         // the caller's contract: the memory is valid for reads and writes while the
         // map lives and is reached only through the map's buffers meanwhile.
         // SAFETY: see above.

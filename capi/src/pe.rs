@@ -40,7 +40,8 @@ pub unsafe extern "C" fn doca_pe_create(pe: *mut *mut DocaPe) -> DocaError {
     })
 }
 
-/// `doca_pe_destroy`: `IN_USE` (the engine stays) while contexts are connected.
+/// `doca_pe_destroy`: `IN_USE` (the engine stays) while contexts are connected, or when
+/// called from one of the engine's own callbacks (its progress pass still runs).
 ///
 /// # Safety
 /// `pe` is NULL or a handle from `doca_pe_create`; not used afterwards when this succeeds.
@@ -48,7 +49,7 @@ pub unsafe extern "C" fn doca_pe_create(pe: *mut *mut DocaPe) -> DocaError {
 pub unsafe extern "C" fn doca_pe_destroy(pe: *mut DocaPe) -> DocaError {
     guarded(|| {
         let Some(engine) = self::pe(pe) else { return invalid() };
-        if engine.num_ctxs() > 0 {
+        if engine.num_ctxs() > 0 || engine.is_in_progress() {
             return doca_core::Error::InUse.code();
         }
         // SAFETY: PES only holds DocaPe handles.

@@ -228,8 +228,8 @@ pub extern "C" fn doca_task_get_user_data(task: *const DocaTask) -> DocaData {
 /// `doca_task_get_ctx`: the context the task belongs to (NULL for an invalid task).
 #[no_mangle]
 pub extern "C" fn doca_task_get_ctx(task: *const DocaTask) -> *mut crate::ctx::DocaCtx {
-    match self::task(task).and_then(|h| h.table.upgrade()) {
+    crate::shielded(std::ptr::null_mut(), || match self::task(task).and_then(|h| h.table.upgrade()) {
         Some(table) => table.1.get(),
         None => std::ptr::null_mut(),
-    }
+    })
 }

@@ -475,3 +475,73 @@ fn a_consumer_registration_is_read_at_once_not_at_the_next_timed_poll() {
     until(&[&spe, &cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
     assert_eq!(*seen.borrow(), [consumer.id()]);
 }
+
+/// Whether `pe`'s notification handle becomes readable within `ms` milliseconds.
+fn readable(pe: &Pe, ms: i64) -> bool {
+    let h = pe.notification_handle();
+    let mut fds = [rustix::event::PollFd::new(&h, rustix::event::PollFlags::IN)];
+    let ts = rustix::time::Timespec { tv_sec: ms / 1000, tv_nsec: ms % 1000 * 1_000_000 };
+    rustix::event::poll(&mut fds, Some(&ts)).unwrap() > 0
+}
+
+/// Two sends wait for a buffer; the consumer posts one and goes to sleep on its engine's
+/// notification handle. The first send goes out (the second keeps waiting): the sleeping
+/// consumer is woken for it.
+#[test]
+fn a_send_followed_by_a_waiting_one_wakes_the_sleeping_consumer() {
+    let p = pair();
+    let sconn: Connection = p.server.connections().pop().unwrap();
+    let map = consumer_map(Memory::from(SharedMem::alloc(1 << 16).unwrap()));
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    let cons_pe = Pe::create().unwrap();
+    let consumer = Consumer::create(&sconn, &map).unwrap();
+    cons_pe.connect_ctx(&consumer.as_ctx()).unwrap();
+    let got = Rc::new(RefCell::new(0));
+    let g = got.clone();
+    consumer
+        .task_post_recv_set_conf(
+            move |t: PostRecvTask, _, _| {
+                *g.borrow_mut() += 1;
+                t.buf().dec_refcount().unwrap();
+            },
+            |t: PostRecvTask, _, _| {
+                t.buf().dec_refcount().unwrap();
+            },
+            4,
+        )
+        .unwrap();
+    let _ = consumer.as_ctx().start();
+    until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
+    until(&[&p.spe, &p.cpe], || !p.remote_consumers.borrow().is_empty());
+    let producer = Producer::create(&p.client.get_connection().unwrap()).unwrap();
+    let prod_pe = Pe::create().unwrap();
+    prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
+    producer.task_send_set_conf(|_: ProducerSendTask, _, _| {}, |_, _, _| {}, 4).unwrap();
+    producer.as_ctx().start().unwrap();
+    let src = Mmap::create().unwrap();
+    src.set_memrange(vec![1u8; 4096]).unwrap();
+    src.start().unwrap();
+    let src_inv = Inventory::create(4).unwrap();
+    src_inv.start().unwrap();
+    let data = src_inv.buf_get_data_at(&src, 0, 16).unwrap();
+    for _ in 0..2 {
+        producer.task_send_alloc_init(&data, consumer.id()).unwrap().submit().unwrap();
+    }
+    for _ in 0..10 {
+        prod_pe.progress();
+    }
+    let b = inv.buf_get_at(&map, 0, 64).unwrap();
+    consumer.task_post_recv_alloc_init(&b).unwrap().submit().unwrap();
+    for _ in 0..10 {
+        cons_pe.progress();
+    }
+    cons_pe.request_notification().unwrap();
+    assert!(!readable(&cons_pe, 0), "nothing arrived yet");
+    for _ in 0..50 {
+        prod_pe.progress();
+    }
+    assert!(readable(&cons_pe, 2000), "the sleeping consumer is woken for the first send");
+    cons_pe.clear_notification().unwrap();
+    until(&[&cons_pe], || *got.borrow() == 1);
+}

@@ -23,6 +23,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tracing::{Event, Level, Subscriber};
@@ -106,6 +107,67 @@ pub fn init(app: LogLevel, sdk: LogLevel) {
         .event_format(DocaFormat)
         .with_writer(std::io::stderr);
     // A second init (e.g. in tests) keeps the first logger.
+    let _ = tracing_subscriber::registry().with(layer.with_filter(filter)).try_init();
+}
+
+/// Levels that may change while the program runs (C programs set the SDK level after they
+/// created their backends): [`init_dynamic`] reads them at every line.
+pub struct Levels {
+    app: AtomicI32,
+    sdk: AtomicI32,
+}
+
+impl Levels {
+    /// The defaults: the program at INFO, the libraries at WARNING.
+    pub const fn new() -> Levels {
+        Levels {
+            app: AtomicI32::new(LogLevel::APP_DEFAULT as i32),
+            sdk: AtomicI32::new(LogLevel::SDK_DEFAULT as i32),
+        }
+    }
+
+    /// The program's level.
+    pub fn app(&self) -> LogLevel {
+        level_of(self.app.load(Ordering::Relaxed))
+    }
+
+    /// The libraries' level.
+    pub fn sdk(&self) -> LogLevel {
+        level_of(self.sdk.load(Ordering::Relaxed))
+    }
+
+    /// Sets the program's level.
+    pub fn set_app(&self, level: LogLevel) {
+        self.app.store(level as i32, Ordering::Relaxed);
+    }
+
+    /// Sets the libraries' level.
+    pub fn set_sdk(&self, level: LogLevel) {
+        self.sdk.store(level as i32, Ordering::Relaxed);
+    }
+}
+
+impl Default for Levels {
+    fn default() -> Self {
+        Levels::new()
+    }
+}
+
+fn level_of(n: i32) -> LogLevel {
+    n.to_string().parse().unwrap_or(LogLevel::APP_DEFAULT)
+}
+
+/// Installs the logger like [`init`], with the levels read from `levels` at every line. A
+/// second call (of either) keeps the first logger.
+pub fn init_dynamic(levels: &'static Levels) {
+    let filter = tracing_subscriber::filter::filter_fn(move |meta| {
+        let level = if meta.target() == "doca_sdk" { levels.sdk() } else { levels.app() };
+        level.filter() >= *meta.level()
+    });
+    let layer = tracing_subscriber::fmt::layer()
+        .with_ansi(false)
+        .event_format(DocaFormat)
+        .with_writer(std::io::stderr);
     let _ = tracing_subscriber::registry().with(layer.with_filter(filter)).try_init();
 }
 

@@ -186,6 +186,11 @@ impl Pe {
         self.inner.ctxs.borrow().iter().map(Ctx::num_inflight_tasks).sum()
     }
 
+    /// Whether a `progress` pass of this engine is running (its callbacks are being called).
+    pub fn is_in_progress(&self) -> bool {
+        self.inner.in_progress.get()
+    }
+
     /// Number of connected contexts.
     pub fn num_ctxs(&self) -> usize {
         self.inner.ctxs.borrow().len()

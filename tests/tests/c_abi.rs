@@ -178,19 +178,34 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
         assert!(out.status.success(), "log_argp {args:?}:\n{stdout}{}", String::from_utf8_lossy(&out.stderr));
         stdout
     };
+    let sdk = Command::new(&prog).args(["-p", "x"]).output().expect("run log_argp");
+    let err = String::from_utf8_lossy(&sdk.stderr);
+    let (before, after) = err.split_once("sdk level now ERROR").expect("the marker line");
+    assert!(!before.contains("][DOCA][ERR]"), "the SDK level DISABLE holds at once:\n{err}");
+    assert_eq!(after.matches("][DOCA][ERR]").count(), 1, "and ERROR once set:\n{err}");
     let out = run(&["-p", "03:00.0", "--count=7", "-b", "-l", "60"]);
     assert!(out.contains("start DOCA_SUCCESS pci=03:00.0 n=7 b=1"), "{out}");
     for (line, shown) in
         [("crit", true), ("error 30", true), ("info", true), ("debug", true), ("trace", false)]
     {
         let found = out.lines().any(|l| {
-            l.contains("][DOCA][") && l.contains("[LOG_ARGP_TEST]") && l.ends_with(&format!("line at {line}"))
+            l.contains("][DOCA][")
+                && l.contains("[LOG_ARGP_TEST::MAIN]")
+                && l.ends_with(&format!("line at {line}"))
         });
         assert_eq!(found, shown, "line at {line} at level 60:\n{out}");
     }
     let out = run(&["--pci-addr", "b1:00.0"]);
     assert!(out.contains("start DOCA_SUCCESS pci=b1:00.0 n=0 b=0"), "{out}");
     assert!(!out.contains("line at debug") && out.contains("line at info"), "INFO by default:\n{out}");
+    assert!(
+        run(&["-p03:00.0", "-n=4"]).contains("start DOCA_SUCCESS pci=03:00.0 n=4 b=0"),
+        "attached values"
+    );
+    assert!(
+        run(&["-p", "x", "--flag=yes"]).contains("start DOCA_ERROR_INVALID_VALUE"),
+        "a switch takes no value"
+    );
     assert!(run(&["-n", "3"]).contains("start DOCA_ERROR_INVALID_VALUE"), "the mandatory -p is missing");
     assert!(run(&["-p", "x", "--bogus"]).contains("start DOCA_ERROR_NOT_SUPPORTED"), "an unknown flag");
     assert!(run(&["-p", "x", "-n", "seven"]).contains("start DOCA_ERROR_INVALID_VALUE"), "not a number");
@@ -238,6 +253,24 @@ fn a_client_written_with_the_comch_names_talks_to_a_2_6_server() {
     std::fs::write(&path, comch).expect("write the comch program");
     let client = compile_source("comch_fast_path", &path);
     fast_pair(&build("fast_path"), &client, &format!("capi-comch-{}", std::process::id()), 100);
+    // The control-path client too (connection counters included), against the C server.
+    let source = std::fs::read_to_string(capi_dir().join("tests/c/cc_client.c")).expect("cc_client.c");
+    let comch = source
+        .replace("#include <doca_cc.h>", "#include <doca_comch.h>")
+        .replace("doca_cc_", "doca_comch_")
+        .replace("DOCA_CC_", "DOCA_COMCH_");
+    let path = lib_dir().join(format!("comch_cc_client-{}.c", std::process::id()));
+    std::fs::write(&path, comch).expect("write the comch client");
+    let name = format!("capi-comch-ctrl-{}", std::process::id());
+    let mut srv = start_c_server(&name);
+    let out = Command::new(compile_source("comch_cc_client", &path))
+        .args([&name, "50"])
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the comch client");
+    expect_output(&out, "ok 50", "the comch-named control-path client");
+    let served = srv.wait_with_output_or_kill();
+    assert!(served.contains("served 50"), "the C server said: {served}");
 }
 
 /// Starts the C legacy service with `args` and waits for its "listening" line; the child and

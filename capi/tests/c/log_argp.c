@@ -9,10 +9,11 @@
 #include <doca_argp.h>
 #include <doca_error.h>
 #include <doca_log.h>
+#include <doca_mmap.h>
 
 #include "check.h"
 
-DOCA_LOG_REGISTER(LOG_ARGP_TEST);
+DOCA_LOG_REGISTER(LOG_ARGP_TEST::MAIN);
 
 struct config {
 	char pci[16];
@@ -87,6 +88,18 @@ int main(int argc, char **argv)
 	DOCA_LOG_DBG("line at debug");
 	DOCA_LOG_TRC("line at trace");
 	fflush(stdout);
+	{
+		/* The SDK level holds from the moment it is set: nothing at DISABLE, the error at ERROR. */
+		struct doca_mmap *m;
+
+		CHECK_CODE(doca_mmap_create(&m), DOCA_SUCCESS);
+		CHECK_CODE(doca_log_backend_set_sdk_level(sdk, DOCA_LOG_LEVEL_DISABLE), DOCA_SUCCESS);
+		CHECK_CODE(doca_mmap_set_memrange(m, NULL, 64), DOCA_ERROR_INVALID_VALUE);
+		fprintf(stderr, "sdk level now ERROR\n");
+		CHECK_CODE(doca_log_backend_set_sdk_level(sdk, DOCA_LOG_LEVEL_ERROR), DOCA_SUCCESS);
+		CHECK_CODE(doca_mmap_start(m), DOCA_ERROR_BAD_STATE); /* no memory range */
+		CHECK_CODE(doca_mmap_destroy(m), DOCA_SUCCESS);
+	}
 	CHECK_CODE(doca_argp_destroy(), DOCA_SUCCESS);
 	CHECK_CODE(doca_argp_destroy(), DOCA_ERROR_BAD_STATE);
 	return checks_result();

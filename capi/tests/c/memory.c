@@ -39,6 +39,13 @@ int main(void)
 	CHECK_CODE(doca_mmap_create(&map), DOCA_SUCCESS);
 	CHECK_CODE(doca_mmap_set_memrange(map, NULL, 4096), DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_mmap_get_memrange(map, &addr, &len), DOCA_ERROR_BAD_STATE);
+	{
+		struct doca_mmap *wrap;
+
+		CHECK_CODE(doca_mmap_create(&wrap), DOCA_SUCCESS);
+		CHECK_CODE(doca_mmap_set_memrange(wrap, (void *)(UINTPTR_MAX - 15), 64), DOCA_ERROR_INVALID_VALUE);
+		CHECK_CODE(doca_mmap_destroy(wrap), DOCA_SUCCESS);
+	}
 	CHECK_CODE(doca_mmap_set_memrange(map, mem, 4096), DOCA_SUCCESS);
 	CHECK_CODE(doca_mmap_set_memrange(map, mem, 4096), DOCA_ERROR_NOT_PERMITTED);
 	CHECK_CODE(doca_mmap_set_permissions(map, DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE),

@@ -207,9 +207,14 @@ impl Registry {
                         return Some(PeerEvent::Violation(format!("unusable consumer {id} ({})", e.name())));
                     }
                 };
-                let old = self.remote.lock().insert(id, Arc::new(rc));
-                if let Some(old) = old {
-                    self.retire(old);
+                {
+                    // Under the `retired` lock, as every move out of `remote`: a reader of the
+                    // counters finds the old consumer in one of the two.
+                    let mut retired = self.retired.lock();
+                    let old = self.remote.lock().insert(id, Arc::new(rc));
+                    if let Some(old) = old {
+                        self.retire(&mut retired, old);
+                    }
                 }
                 if let Err(e) = self.send(&Ctrl::ConsumerAck { id }, &[self.bell.as_fd()]) {
                     tracing::debug!(target: "doca_sdk", "cannot acknowledge consumer {id}: {e}");
@@ -233,17 +238,11 @@ impl Registry {
                 }
             }
             Ctrl::ConsumerPaused { id } => {
-                let rc = self.remote.lock().remove(&id);
-                if let Some(rc) = rc {
-                    self.retire(rc);
-                }
+                self.retire_id(id);
                 None
             }
             Ctrl::ConsumerGone { id } => {
-                let rc = self.remote.lock().remove(&id);
-                if let Some(rc) = rc {
-                    self.retire(rc);
-                }
+                self.retire_id(id);
                 self.announced.lock().remove(&id).then_some(PeerEvent::ExpiredConsumer(id))
             }
         }
@@ -251,18 +250,28 @@ impl Registry {
 
     /// The connection ended: every remote consumer is gone.
     pub(crate) fn shut(&self) {
+        let mut retired = self.retired.lock();
         let gone: Vec<_> = self.remote.lock().drain().map(|(_, rc)| rc).collect();
         for rc in gone {
-            self.retire(rc);
+            self.retire(&mut retired, rc);
         }
     }
 
-    /// A remote consumer went away: producers see it dead; its sends stay counted.
-    fn retire(&self, rc: Arc<RemoteConsumer>) {
-        rc.alive.store(false, Ordering::Release);
+    /// The peer's consumer `id` went away (stopped or destroyed).
+    fn retire_id(&self, id: u32) {
         let mut retired = self.retired.lock();
+        let rc = self.remote.lock().remove(&id);
+        if let Some(rc) = rc {
+            self.retire(&mut retired, rc);
+        }
+    }
+
+    /// A remote consumer went away: producers see it dead; its sends stay counted (moved to
+    /// `retired`, whose lock the caller took before taking it out of `remote`).
+    fn retire(&self, retired: &mut Vec<Arc<RemoteConsumer>>, rc: Arc<RemoteConsumer>) {
+        rc.alive.store(false, Ordering::Release);
         retired.push(rc);
-        self.fold(&mut retired);
+        self.fold(retired);
     }
 
     /// Folds the sends of retired consumers that no producer holds any more into `counters`

@@ -307,14 +307,26 @@ impl ProducerOps {
     }
 
     /// Tries the oldest waiting send; `last` when no other send waits behind it for the
-    /// same consumer (the consumer is then woken if it sleeps).
-    fn step(&self, id: TaskId, last: bool) -> Step {
+    /// same consumer (the consumer is then woken if it sleeps). A send written without that
+    /// check gives back its consumer, to be checked when the batch stops.
+    fn step(&self, id: TaskId, last: bool) -> (Step, Option<Arc<RemoteConsumer>>) {
         // The payload is only read here (nothing in the send touches the pool): no clones.
         let step = self.pool.with_payload(id, |p| match (&p.buf, &p.target) {
-            (Some(buf), Some(target)) => self.send_to(buf, target, &p.imm[..p.imm_len], last),
-            _ => Step::Done(Err(Error::InvalidValue)),
+            (Some(buf), Some(target)) => {
+                let step = self.send_to(buf, target, &p.imm[..p.imm_len], last);
+                let unchecked = (!last && matches!(step, Step::Done(Ok(())))).then(|| target.clone());
+                (step, unchecked)
+            }
+            _ => (Step::Done(Err(Error::InvalidValue)), None),
         });
-        step.unwrap_or(Step::Done(Err(Error::BadState)))
+        step.unwrap_or((Step::Done(Err(Error::BadState)), None))
+    }
+
+    /// Wakes `target` if it sleeps waiting for a completion.
+    fn wake(target: &RemoteConsumer) {
+        if target.lanes.lock().done.peer_needs_wakeup() {
+            target.bell.ring();
+        }
     }
 
     /// Writes `buf`'s data into the next buffer `target` posted, with its completion record;
@@ -383,15 +395,29 @@ impl ProducerOps {
         let mut any = false;
         let mut queues = self.queues.borrow_mut();
         for q in queues.iter_mut() {
+            // A consumer written to without the wake-up check (a batch that stopped before its
+            // last send went out): checked once the batch stops, whatever stopped it.
+            let mut unchecked = None;
             while let Some(&id) = q.tasks.front() {
-                match self.step(id, q.tasks.len() == 1) {
+                let last = q.tasks.len() == 1;
+                let (step, pending) = self.step(id, last);
+                if pending.is_some() {
+                    unchecked = pending;
+                }
+                match step {
                     Step::Wait => break,
                     Step::Done(status) => {
+                        if last && status.is_ok() {
+                            unchecked = None; // checked with this send
+                        }
                         q.tasks.pop_front();
                         self.pool.finish(id, status);
                         any = true;
                     }
                 }
+            }
+            if let Some(target) = unchecked {
+                Self::wake(&target);
             }
         }
         any

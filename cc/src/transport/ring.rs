@@ -39,8 +39,9 @@
 //!
 //! Trust: the peer's index (`head` for a producer, `tail` for a consumer) is read from
 //! memory the peer can write at will, so every refresh checks it: a producer accepts a
-//! `head` only in `next - nslots ..= next`, a consumer a `tail` only in
-//! `next ..= next + nslots` (wrapping arithmetic, nothing can underflow). Anything else
+//! `head` only between the last one it saw and `next`, a consumer a `tail` only between the
+//! last one it saw and `next + nslots` (indices never move back; wrapping arithmetic,
+//! nothing can underflow). Anything else
 //! marks the ring corrupt ([`Ring::is_corrupt`], logged once): no slot is read or written
 //! past that point, and the owner closes the connection. Slot headers are checked too
 //! ([`Slot::bytes`]).
@@ -284,11 +285,13 @@ impl Ring {
     }
 
     /// Producer: reads the consumer's `head`; false (the ring marked corrupt) unless it lies
-    /// in `next - nslots ..= next`.
+    /// between the last `head` seen and `next` (it never moves back, nor past what was
+    /// published).
     fn refresh_head(&self) -> bool {
         // Acquire pairs with the consumer's Release store of `head`: the slot is free.
         let head = self.c().head.load(Ordering::Acquire);
-        if self.corrupt.get() || self.next.get().wrapping_sub(head) > self.nslots {
+        let (next, seen) = (self.next.get(), self.seen.get());
+        if self.corrupt.get() || head.wrapping_sub(seen) > next.wrapping_sub(seen) {
             self.mark_corrupt("head", head);
             return false;
         }
@@ -297,11 +300,13 @@ impl Ring {
     }
 
     /// Consumer: reads the producer's `tail`; false (the ring marked corrupt) unless it lies
-    /// in `next ..= next + nslots`.
+    /// in `seen ..= next + nslots` (it never moves back, nor more than a ring ahead).
     fn refresh_tail(&self) -> bool {
         // Acquire pairs with the producer's Release store of `tail`.
         let tail = self.c().tail.load(Ordering::Acquire);
-        if self.corrupt.get() || tail.wrapping_sub(self.next.get()) > self.nslots {
+        let (next, seen) = (self.next.get(), self.seen.get());
+        let ahead = tail.wrapping_sub(next);
+        if self.corrupt.get() || ahead > self.nslots || ahead < seen.wrapping_sub(next) {
             self.mark_corrupt("tail", tail);
             return false;
         }
@@ -432,6 +437,9 @@ impl Ring {
             return Ok(false);
         }
         self.maybe_soft_wrap();
+        if self.corrupt.get() {
+            return Ok(false); // the soft wrap's look at `head` found the ring broken
+        }
         let next = self.next.get();
         // `nslots - 1` records in flight take at most `nslots - 1` slots plus one wrap skip:
         // the new one always fits in the `nslots + 1` slots of the area.
@@ -669,6 +677,33 @@ mod tests {
             assert_eq!(tx.in_flight(), 4, "a corrupt ring reads as full");
             assert!(!tx.push_with(1, 1, |_| {}).unwrap());
         }
+    }
+
+    #[test]
+    fn indices_that_move_back_are_refused() {
+        // A head moving back (below one already seen) would let the writer reuse slots the
+        // reader still holds by its own account: refused.
+        let (tx, rx) = ring_pair(4);
+        for _ in 0..3 {
+            assert!(tx.push_with(1, 1, |_| {}).unwrap());
+        }
+        rx.peek().unwrap().consume();
+        rx.peek().unwrap().consume();
+        assert!(tx.refresh_head(), "head 2 of 3");
+        tx.c().head.store(1, Ordering::Release);
+        assert!(!tx.has_room() || !tx.refresh_head());
+        assert!(tx.is_corrupt(), "a head that moved back marks the ring corrupt");
+        // A tail moving back on the reader's side.
+        let (tx, rx) = ring_pair(4);
+        for _ in 0..3 {
+            assert!(tx.push_with(1, 1, |_| {}).unwrap());
+        }
+        rx.peek().unwrap().consume(); // sees tail 3
+        rx.c().tail.store(2, Ordering::Release);
+        rx.peek().unwrap().consume();
+        rx.peek().unwrap().consume();
+        assert!(rx.peek().is_none());
+        assert!(rx.is_corrupt(), "a tail that moved back marks the ring corrupt");
     }
 
     #[test]
