@@ -9,10 +9,12 @@ use crate::{code, guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// `struct doca_devinfo`.
 pub struct DocaDevinfo(DevInfo);
-/// `struct doca_dev`: the device and the devinfo handle `doca_dev_as_devinfo` gives.
+/// `struct doca_dev`: the device, the devinfo handle `doca_dev_as_devinfo` gives, and how
+/// many times it was opened (opening an open device gives the same handle).
 pub struct DocaDev {
     pub(crate) dev: Dev,
     info: *mut DocaDevinfo,
+    opens: std::sync::atomic::AtomicU32,
 }
 /// `struct doca_devinfo_rep`.
 pub struct DocaDevinfoRep(DevInfoRep);
@@ -26,6 +28,8 @@ pub(crate) static DEVINFOS: Handles = Handles::new(7);
 pub(crate) static DEVS: Handles = Handles::new(8);
 static REP_INFOS: Handles = Handles::new(9);
 pub(crate) static REPS: Handles = Handles::new(10);
+/// The open devices' handles (at most one per device).
+static OPEN: parking_lot::Mutex<Vec<usize>> = parking_lot::Mutex::new(Vec::new());
 /// Lists handed out: (array address, length).
 static LISTS: parking_lot::Mutex<Vec<(usize, usize)>> = parking_lot::Mutex::new(Vec::new());
 
@@ -226,7 +230,8 @@ pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_all_supported(
     })
 }
 
-/// `doca_dev_open`.
+/// `doca_dev_open`: opening a device that is open gives the same handle (closed as many
+/// times as it was opened).
 ///
 /// # Safety
 /// `dev` is NULL or writable.
@@ -237,26 +242,50 @@ pub unsafe extern "C" fn doca_dev_open(devinfo: *mut DocaDevinfo, dev: *mut *mut
         if dev.is_null() {
             return invalid();
         }
+        let mut open = OPEN.lock();
+        let same = open
+            .iter()
+            .map(|&p| p as *mut DocaDev)
+            .find(|&p| self::dev(p).is_some_and(|d| d.dev.as_devinfo() == info));
+        if let Some(p) = same {
+            if let Some(d) = self::dev(p) {
+                d.opens.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            return out(dev, p);
+        }
         let opened = info.open();
         let rc = code(&opened);
         match opened {
             Ok(d) => {
                 let info = DEVINFOS.add(DocaDevinfo(d.as_devinfo().clone()));
-                out(dev, DEVS.add(DocaDev { dev: d, info }))
+                let p = DEVS.add(DocaDev { dev: d, info, opens: std::sync::atomic::AtomicU32::new(1) });
+                open.push(p as usize);
+                out(dev, p)
             }
             Err(_) => rc,
         }
     })
 }
 
-/// `doca_dev_close`.
+/// `doca_dev_close`: `IN_USE` (the device stays open) while something created on it or
+/// given it (a map, a server, a client, an endpoint) still holds it.
 ///
 /// # Safety
-/// `dev` is NULL or a handle from `doca_dev_open`, not used afterwards.
+/// `dev` is NULL or a handle from `doca_dev_open`, not used after its last close.
 #[no_mangle]
 pub unsafe extern "C" fn doca_dev_close(dev: *mut DocaDev) -> DocaError {
     guarded(|| {
-        // SAFETY: DEVS only holds DocaDev handles.
+        let mut open = OPEN.lock();
+        let Some(d) = self::dev(dev) else { return invalid() };
+        if d.opens.load(std::sync::atomic::Ordering::Relaxed) > 1 {
+            d.opens.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            return DOCA_SUCCESS;
+        }
+        if d.dev.handle_count() > 1 {
+            return doca_core::Error::InUse.code();
+        }
+        open.retain(|&p| p != dev as usize);
+        // SAFETY: DEVS only holds DocaDev handles; the last close frees it, once.
         let Some(d) = (unsafe { DEVS.remove(dev) }) else { return invalid() };
         // SAFETY: the devinfo was added with the device and goes with it.
         drop(unsafe { DEVINFOS.remove(d.info) });

@@ -231,6 +231,14 @@ pub struct Dev {
     inner: Arc<DevInner>,
 }
 
+impl Dev {
+    /// How many handles to this open device exist (the device is in use by whatever holds
+    /// the others: a map it was added to, a server or client created on it, ...).
+    pub fn handle_count(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+}
+
 impl PartialEq for Dev {
     fn eq(&self, other: &Self) -> bool {
         self.inner.info == other.inner.info

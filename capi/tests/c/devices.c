@@ -7,6 +7,7 @@
 #include "check.h"
 #include <doca_dev.h>
 #include <doca_error.h>
+#include <doca_mmap.h>
 #include <doca_pe.h>
 
 #include "open.h"
@@ -107,6 +108,20 @@ int main(int argc, char **argv)
 		CHECK(doca_dev_as_devinfo(dpu) == NULL);
 		CHECK_CODE(doca_dev_close(dpu), DOCA_ERROR_INVALID_VALUE);
 		CHECK_CODE(doca_pe_destroy((struct doca_pe *)again), DOCA_ERROR_INVALID_VALUE); /* another kind */
+		{
+			/* Opening an open device gives the same handle; a device in use is not closed. */
+			struct doca_dev *same = NULL;
+			struct doca_mmap *map;
+
+			CHECK_CODE(open_dev("03:00.0", &same), DOCA_SUCCESS);
+			CHECK(same == again);
+			CHECK_CODE(doca_dev_close(same), DOCA_SUCCESS);
+			CHECK(doca_dev_as_devinfo(again) != NULL); /* opened twice, closed once */
+			CHECK_CODE(doca_mmap_create(&map), DOCA_SUCCESS);
+			CHECK_CODE(doca_mmap_add_dev(map, again), DOCA_SUCCESS);
+			CHECK_CODE(doca_dev_close(again), DOCA_ERROR_IN_USE);
+			CHECK_CODE(doca_mmap_destroy(map), DOCA_SUCCESS);
+		}
 		CHECK_CODE(doca_dev_close(again), DOCA_SUCCESS);
 	}
 
