@@ -59,6 +59,29 @@ fn consumer_map(memory: Memory) -> Mmap {
     map
 }
 
+/// A consumer on `conn` over `map` with `tasks` post-receive tasks, on its own engine; it
+/// counts the buffers filled (and gives each back).
+fn counting_consumer(conn: &Connection, map: &Mmap, tasks: u32) -> (Consumer, Pe, Rc<RefCell<usize>>) {
+    let pe = Pe::create().unwrap();
+    let consumer = Consumer::create(conn, map).unwrap();
+    pe.connect_ctx(&consumer.as_ctx()).unwrap();
+    let got = Rc::new(RefCell::new(0usize));
+    let g = got.clone();
+    consumer
+        .task_post_recv_set_conf(
+            move |t: PostRecvTask, _, _| {
+                *g.borrow_mut() += 1;
+                t.buf().dec_refcount().unwrap();
+            },
+            |t: PostRecvTask, _, _| {
+                t.buf().dec_refcount().unwrap();
+            },
+            tasks,
+        )
+        .unwrap();
+    (consumer, pe, got)
+}
+
 type Received = Rc<RefCell<Vec<(Vec<u8>, u32, Vec<u8>)>>>;
 
 /// Runs a transfer; returns the fast-path counters of the producer's and of the consumer's
@@ -246,23 +269,7 @@ fn a_restarted_consumer_still_wakes_its_sleeping_engine() {
     let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
     let inv = Inventory::create(4).unwrap();
     inv.start().unwrap();
-    let cons_pe = Pe::create().unwrap();
-    let consumer = Consumer::create(&sconn, &map).unwrap();
-    cons_pe.connect_ctx(&consumer.as_ctx()).unwrap();
-    let got = Rc::new(RefCell::new(0usize));
-    let g = got.clone();
-    consumer
-        .task_post_recv_set_conf(
-            move |t: PostRecvTask, _, _| {
-                *g.borrow_mut() += 1;
-                t.buf().dec_refcount().unwrap();
-            },
-            |t: PostRecvTask, _, _| {
-                t.buf().dec_refcount().unwrap();
-            },
-            2,
-        )
-        .unwrap();
+    let (consumer, cons_pe, got) = counting_consumer(&sconn, &map, 2);
     // Start and stop it again and again: each run has a new doorbell (its old registration
     // goes with the old one) and the kernel reuses descriptor numbers meanwhile — an epoll
     // set keyed by numbers missed some of the new doorbells (eight restarts showed it).
@@ -494,23 +501,7 @@ fn a_send_followed_by_a_waiting_one_wakes_the_sleeping_consumer() {
     let map = consumer_map(Memory::from(SharedMem::alloc(1 << 16).unwrap()));
     let inv = Inventory::create(8).unwrap();
     inv.start().unwrap();
-    let cons_pe = Pe::create().unwrap();
-    let consumer = Consumer::create(&sconn, &map).unwrap();
-    cons_pe.connect_ctx(&consumer.as_ctx()).unwrap();
-    let got = Rc::new(RefCell::new(0));
-    let g = got.clone();
-    consumer
-        .task_post_recv_set_conf(
-            move |t: PostRecvTask, _, _| {
-                *g.borrow_mut() += 1;
-                t.buf().dec_refcount().unwrap();
-            },
-            |t: PostRecvTask, _, _| {
-                t.buf().dec_refcount().unwrap();
-            },
-            4,
-        )
-        .unwrap();
+    let (consumer, cons_pe, got) = counting_consumer(&sconn, &map, 4);
     let _ = consumer.as_ctx().start();
     until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
     until(&[&p.spe, &p.cpe], || !p.remote_consumers.borrow().is_empty());

@@ -635,6 +635,41 @@ impl Slot<'_> {
 mod tests {
     use super::*;
 
+    /// 20 000 rounds of a pseudo-random burst of sends (up to `bursts.0`) and of reads (up
+    /// to `bursts.1`, or, with `drain_all`, now and then everything), message `i` being
+    /// `len_of(i)` bytes of `i`: checks every message read, returns (sent, read).
+    fn churn(
+        tx: &Ring,
+        rx: &Ring,
+        max: usize,
+        mut seed: u64,
+        bursts: (u64, u64),
+        drain_all: bool,
+    ) -> (u64, u64) {
+        let (mut sent, mut got) = (0u64, 0u64);
+        let len_of = |i: u64| (i.wrapping_mul(2654435761) % (max as u64 + 1)) as usize;
+        for round in 0..20_000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            for _ in 0..(seed >> 58) % bursts.0 {
+                let len = len_of(sent);
+                if !tx.push_with(1, len, |b| b.fill(sent as u8)).unwrap() {
+                    break;
+                }
+                sent += 1;
+            }
+            let reads = if drain_all && (seed >> 40) % 3 == 0 { u64::MAX } else { (seed >> 50) % bursts.1 };
+            for _ in 0..reads {
+                let Some(s) = rx.peek() else { break };
+                assert_eq!(s.kind(), 1, "round {round}, message {got}: not a message");
+                let want = vec![got as u8; len_of(got)];
+                assert_eq!(s.bytes().unwrap(), &want[..], "round {round}, message {got}");
+                s.consume();
+                got += 1;
+            }
+        }
+        (sent, got)
+    }
+
     fn ring_pair(nslots: u32) -> (Ring, Ring) {
         sized_pair(nslots, 16)
     }
@@ -730,25 +765,7 @@ mod tests {
             assert_eq!(s.bytes().unwrap(), &[0xab; 100][..]);
             s.consume();
         }
-        let (mut seed, mut sent, mut got) = (7u64, 0u64, 0u64);
-        let len_of = |i: u64| (i.wrapping_mul(2654435761) % (max as u64 + 1)) as usize;
-        for _ in 0..20_000 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            for _ in 0..(seed >> 60) % 5 {
-                let len = len_of(sent);
-                if !tx.push_with(1, len, |b| b.fill(sent as u8)).unwrap() {
-                    break;
-                }
-                sent += 1;
-            }
-            for _ in 0..(seed >> 56) % 5 {
-                let Some(s) = rx.peek() else { break };
-                let want = vec![got as u8; len_of(got)];
-                assert_eq!(s.bytes().unwrap(), &want[..], "message {got}");
-                s.consume();
-                got += 1;
-            }
-        }
+        let (sent, got) = churn(&tx, &rx, max, 7, (5, 5), false);
         assert!(sent > 10_000 && got + u64::from(n) >= sent, "sent {sent}, got {got}");
         // A 16-byte message takes 24 bytes (its header and payload), not a 64-byte slot.
         let (tx2, _rx2) = ring_pair(8);
@@ -806,27 +823,7 @@ mod tests {
     fn bursts_and_partial_drains_with_soft_wraps() {
         let (n, max) = (64u32, 4080usize);
         let (tx, rx) = sized_pair(n, max);
-        let (mut seed, mut sent, mut got) = (11u64, 0u64, 0u64);
-        let len_of = |i: u64| (i.wrapping_mul(2654435761) % (max as u64 + 1)) as usize;
-        for round in 0..20_000 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            for _ in 0..(seed >> 58) % 40 {
-                let len = len_of(sent);
-                if !tx.push_with(1, len, |b| b.fill(sent as u8)).unwrap() {
-                    break;
-                }
-                sent += 1;
-            }
-            let drain_all = (seed >> 40) % 3 == 0;
-            for _ in 0..if drain_all { u64::MAX } else { (seed >> 50) % 40 } {
-                let Some(s) = rx.peek() else { break };
-                assert_eq!(s.kind(), 1, "round {round}, message {got}: not a message");
-                let want = vec![got as u8; len_of(got)];
-                assert_eq!(s.bytes().unwrap(), &want[..], "round {round}, message {got}");
-                s.consume();
-                got += 1;
-            }
-        }
+        let (_, got) = churn(&tx, &rx, max, 11, (40, 40), true);
         assert!(got > 100_000, "got {got}");
         assert!(!rx.is_corrupt() && !tx.is_corrupt());
     }
