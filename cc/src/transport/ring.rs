@@ -21,8 +21,9 @@
 //! previous one, unless fewer than `slot_size` bytes remain before the end of the area, in
 //! which case it starts at 0. `head` and `tail` still count messages (at most `nslots` in
 //! flight, the queue size); the extra slot of the area covers the bytes skipped at the wrap,
-//! so `nslots` messages of any size always fit. The producer knows where each record in
-//! flight starts; the consumer derives positions from the lengths it reads (a hostile length
+//! so `nslots` messages of any size always fit (`nslots − 1` records in flight take at most
+//! `nslots − 1` slots plus one wrap skip; a soft wrap happens only on an empty ring). The
+//! consumer derives positions from the lengths it reads (a hostile length
 //! can only give it garbage messages, never a read outside the area). A producer past 16 KiB
 //! that finds the ring empty goes back to 0 (a soft wrap) and says so in `wrap_at`, beside
 //! `tail`: a ring drained as fast as it is filled (a ping-pong, a request and its answer)
@@ -194,10 +195,6 @@ pub struct Ring {
     area_bytes: usize,
     /// Producer: where the next record goes. Consumer: where the next record is.
     pos: Cell<usize>,
-    /// Producer: bytes advanced so far, wrap skips included (`pos` is this modulo the area).
-    wbytes: Cell<u64>,
-    /// Producer: `wbytes` at the start of each record in flight, by index modulo `nslots`.
-    starts: Box<[Cell<u64>]>,
     /// Producer: whether this lap already looked for an empty ring past [`SOFT_WRAP`].
     soft_tried: Cell<bool>,
 }
@@ -275,11 +272,6 @@ impl Ring {
             corrupt: Cell::new(false),
             area_bytes: (nslots as usize + 1) * size,
             pos: Cell::new(0),
-            wbytes: Cell::new(0),
-            starts: match end {
-                End::Producer => (0..nslots).map(|_| Cell::new(0)).collect(),
-                End::Consumer => Box::default(),
-            },
             soft_tried: Cell::new(false),
         })
     }
@@ -363,17 +355,13 @@ impl Ring {
     }
 
     /// Moves `pos` past a record of `len` payload bytes, by the placement rule (both ends).
-    fn advance(&self, len: usize) -> u64 {
-        let stride = record_len(len.min(self.max_payload()));
-        let mut pos = self.pos.get() + stride;
-        let mut skipped = stride as u64;
+    fn advance(&self, len: usize) {
+        let mut pos = self.pos.get() + record_len(len.min(self.max_payload()));
         if pos + self.slot_size > self.area_bytes {
-            skipped += (self.area_bytes - pos) as u64;
             pos = 0;
             self.soft_tried.set(false);
         }
         self.pos.set(pos);
-        skipped
     }
 
     /// Producer, before placing a record: past [`SOFT_WRAP`] (once per lap), if the consumer
@@ -388,7 +376,6 @@ impl Ring {
             return;
         }
         self.c().wrap_at.store(self.next.get(), Ordering::Relaxed);
-        self.wbytes.set(self.wbytes.get() + (self.area_bytes - pos) as u64);
         self.pos.set(0);
         self.soft_tried.set(false); // a new lap
     }
@@ -441,15 +428,6 @@ impl Ring {
             return Ok(false); // the soft wrap's look at `head` found the ring broken
         }
         let next = self.next.get();
-        // `nslots - 1` records in flight take at most `nslots - 1` slots plus one wrap skip:
-        // the new one always fits in the `nslots + 1` slots of the area.
-        debug_assert!(
-            next == self.seen.get()
-                || self.wbytes.get() + record_len(len) as u64
-                    - self.starts[(self.seen.get() % self.nslots) as usize].get()
-                    <= self.area_bytes as u64
-        );
-        self.starts[(next % self.nslots) as usize].set(self.wbytes.get());
         let slot = self.record(self.pos.get());
         // SAFETY: this slot is ours until we publish it: the consumer has released it (head
         // seen above) and will not read it before our Release store of `tail`. `len` fits.
@@ -458,8 +436,7 @@ impl Ring {
             slot.add(4).cast::<u32>().write_unaligned(kind);
             fill(std::slice::from_raw_parts_mut(slot.add(SLOT_HEADER), len));
         }
-        let moved = self.advance(len);
-        self.wbytes.set(self.wbytes.get() + moved);
+        self.advance(len);
         self.next.set(next.wrapping_add(1));
         // Release publishes the slot bytes to the consumer's Acquire load of `tail`.
         self.c().tail.store(next.wrapping_add(1), Ordering::Release);
