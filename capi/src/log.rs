@@ -22,7 +22,7 @@ static SOURCES: Mutex<Vec<Option<String>>> = Mutex::new(Vec::new());
 
 /// A level number (10, 20, …, 70) as the Rust level; None for any other number.
 fn level(n: u32) -> Option<doca_common::log::LogLevel> {
-    n.to_string().parse().ok()
+    doca_common::log::LogLevel::from_number(i32::try_from(n).ok()?)
 }
 
 /// Installs the Rust logger for the libraries' lines (levels read at every line), once.

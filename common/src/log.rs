@@ -72,10 +72,10 @@ impl LogLevel {
     }
 }
 
-impl FromStr for LogLevel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let levels = [
+impl LogLevel {
+    /// The level numbered `n` (10, 20, … 70), if any.
+    pub fn from_number(n: i32) -> Option<LogLevel> {
+        [
             LogLevel::Disable,
             LogLevel::Crit,
             LogLevel::Error,
@@ -83,11 +83,17 @@ impl FromStr for LogLevel {
             LogLevel::Info,
             LogLevel::Debug,
             LogLevel::Trace,
-        ];
+        ]
+        .into_iter()
+        .find(|l| *l as i32 == n)
+    }
+}
+
+impl FromStr for LogLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
         let n: i32 = s.trim().parse().map_err(|_| format!("log level {s:?} is not a number (10..70)"))?;
-        levels
-            .into_iter()
-            .find(|l| *l as i32 == n)
+        LogLevel::from_number(n)
             .ok_or_else(|| format!("log level {n} is not one of 10, 20, 30, 40, 50, 60, 70"))
     }
 }
@@ -154,7 +160,7 @@ impl Default for Levels {
 }
 
 fn level_of(n: i32) -> LogLevel {
-    n.to_string().parse().unwrap_or(LogLevel::APP_DEFAULT)
+    LogLevel::from_number(n).unwrap_or(LogLevel::APP_DEFAULT)
 }
 
 /// Installs the logger like [`init`], with the levels read from `levels` at every line. A
