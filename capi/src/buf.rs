@@ -341,14 +341,20 @@ pub unsafe extern "C" fn doca_buf_inc_refcount(b: *mut DocaBuf, refcount: *mut u
 pub unsafe extern "C" fn doca_buf_dec_refcount(b: *mut DocaBuf, refcount: *mut u16) -> DocaError {
     guarded(|| {
         let Some(h) = buf_handle(b) else { return invalid() };
-        let list = list_indexes(&h.0);
+        // The handles of a list that is about to go back (read before: returning it unlinks
+        // it). A lone buffer, the usual case, needs no list (nor an allocation).
+        let list = if h.0.refcount() == Ok(1) && h.0.is_in_list() == Ok(true) {
+            list_indexes(&h.0)
+        } else {
+            Vec::new()
+        };
+        let index = h.0.index();
         match h.0.dec_refcount() {
             Ok(r) => {
                 if r == 1 {
                     // The whole list went back: its handles go (this one included).
-                    let inv = h.1;
-                    if let Some(i) = inventory_handle(inv) {
-                        i.forget(&list);
+                    if let Some(i) = inventory_handle(h.1) {
+                        i.forget(if list.is_empty() { std::slice::from_ref(&index) } else { &list });
                     }
                 }
                 if !refcount.is_null() {
