@@ -307,19 +307,17 @@ impl ProducerOps {
     }
 
     /// Tries the oldest waiting send; `last` when no other send waits behind it for the
-    /// same consumer (the consumer is then woken if it sleeps). A send written without that
-    /// check gives back its consumer, to be checked when the batch stops.
-    fn step(&self, id: TaskId, last: bool) -> (Step, Option<Arc<RemoteConsumer>>) {
+    /// same consumer (the consumer is then woken if it sleeps). True besides when the send
+    /// went out without that check (to be made when the batch stops).
+    fn step(&self, id: TaskId, last: bool) -> (Step, bool) {
         // The payload is only read here (nothing in the send touches the pool): no clones.
         let step = self.pool.with_payload(id, |p| match (&p.buf, &p.target) {
-            (Some(buf), Some(target)) => {
-                let step = self.send_to(buf, target, &p.imm[..p.imm_len], last);
-                let unchecked = (!last && matches!(step, Step::Done(Ok(())))).then(|| target.clone());
-                (step, unchecked)
-            }
-            _ => (Step::Done(Err(Error::InvalidValue)), None),
+            (Some(buf), Some(target)) => self.send_to(buf, target, &p.imm[..p.imm_len], last),
+            _ => Step::Done(Err(Error::InvalidValue)),
         });
-        step.unwrap_or((Step::Done(Err(Error::BadState)), None))
+        let step = step.unwrap_or(Step::Done(Err(Error::BadState)));
+        let unchecked = !last && matches!(step, Step::Done(Ok(())));
+        (step, unchecked)
     }
 
     /// Wakes `target` if it sleeps waiting for a completion.
@@ -400,9 +398,10 @@ impl ProducerOps {
             let mut unchecked = None;
             while let Some(&id) = q.tasks.front() {
                 let last = q.tasks.len() == 1;
-                let (step, pending) = self.step(id, last);
-                if pending.is_some() {
-                    unchecked = pending;
+                let (step, sent_unchecked) = self.step(id, last);
+                if sent_unchecked && unchecked.is_none() {
+                    // One handle on the consumer per batch, not per send.
+                    unchecked = self.pool.with_payload(id, |p| p.target.clone()).flatten();
                 }
                 match step {
                     Step::Wait => break,
