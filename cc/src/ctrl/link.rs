@@ -122,6 +122,16 @@ impl Link {
         self.channel.wake_peer();
     }
 
+    /// Whether [`Link::wake_peer`] has something to check.
+    pub(crate) fn wakeup_check_due(&self) -> bool {
+        self.channel.wakeup_check_due()
+    }
+
+    /// [`Link::wake_peer`] after the caller's own `SeqCst` fence.
+    pub(crate) fn wake_peer_fenced(&self) {
+        self.channel.wake_peer_fenced();
+    }
+
     /// Writes task `id`'s message into the peer's ring: `Ok(false)` when the ring is full.
     fn write(&self, pool: &TaskPool<SendPayload>, id: TaskId) -> Result<bool> {
         let written = pool.with_payload(id, |p| {

@@ -278,7 +278,7 @@ impl Side {
     /// when a link is ending.
     pub(crate) fn progress_links(&self) -> bool {
         let active = self.active.borrow().clone();
-        let mut any = false;
+        let (mut any, mut check) = (false, false);
         for link in active.iter() {
             any |= self.deliver(link, RX_BATCH) > 0;
             if link.has_pending() {
@@ -287,9 +287,17 @@ impl Side {
                     self.pool.finish(id, status);
                 });
             }
-            link.wake_peer();
+            check |= link.wakeup_check_due();
             if link.is_ending() || link.signalled() {
                 self.cadence.soon();
+            }
+        }
+        if check {
+            // One fence for every link of the pass (Dekker with the peers' arming), then
+            // each link's flags: a server with many connections pays it once, not per link.
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            for link in active.iter() {
+                link.wake_peer_fenced();
             }
         }
         any

@@ -68,10 +68,24 @@ impl Channel {
     /// Rings the peer's doorbells when it sleeps waiting for what this side did since the
     /// last check (messages published, slots freed): one fence per batch, not per message.
     pub fn wake_peer(&self) {
-        if self.tx.peer_needs_wakeup() {
+        if self.wakeup_check_due() {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            self.wake_peer_fenced();
+        }
+    }
+
+    /// Whether [`Channel::wake_peer`] has something to check.
+    pub fn wakeup_check_due(&self) -> bool {
+        self.tx.wakeup_check_due() || self.rx.wakeup_check_due()
+    }
+
+    /// [`Channel::wake_peer`] after the caller's own `SeqCst` fence (one fence for all the
+    /// channels of a pass).
+    pub fn wake_peer_fenced(&self) {
+        if self.tx.peer_needs_wakeup_fenced() {
             self.peer_bell.ring();
         }
-        if self.rx.peer_needs_wakeup() {
+        if self.rx.peer_needs_wakeup_fenced() {
             self.peer_room_bell.ring();
         }
     }

@@ -25,9 +25,10 @@
 //! `nslots − 1` slots plus one wrap skip; a soft wrap happens only on an empty ring). The
 //! consumer derives positions from the lengths it reads (a hostile length
 //! can only give it garbage messages, never a read outside the area). A producer past 16 KiB
-//! that finds the ring empty goes back to 0 (a soft wrap) and says so in `wrap_at`, beside
-//! `tail`: a ring drained as fast as it is filled (a ping-pong, a request and its answer)
-//! stays in its first pages.
+//! that finds the ring empty (it looks at the first record of each batch) goes back to 0 (a
+//! soft wrap) and says so in `wrap_at`, beside `tail`: a ring drained as fast as it is filled
+//! (a ping-pong, a request and its answer, a server's many connections) stays in its first
+//! pages.
 //!
 //! Orderings: the producer writes a slot, then stores `tail` with `Release`; the consumer
 //! loads `tail` with `Acquire` before reading the slot (that pair publishes a message). The
@@ -66,9 +67,10 @@ use rustix::mm::{MapFlags, ProtFlags};
 
 use crate::proto::layout::{slot_size, LINE, RING_CTRL, SLOT_HEADER};
 
-/// Past this position, a producer that finds the ring empty starts again at 0 (once per lap):
-/// a ring that is drained as fast as it is filled keeps to its first few pages, hot in cache
-/// and never faulting a new page in.
+/// Past this position, a producer that finds the ring empty starts again at 0 (it looks once
+/// per batch: at its first record after each wake-up check): a ring that is drained as fast
+/// as it is filled keeps to its first few pages, hot in cache and never faulting a new page
+/// in — also when many connections each carry a little per pass.
 const SOFT_WRAP: usize = 16 << 10;
 
 #[repr(C)]
@@ -364,7 +366,7 @@ impl Ring {
         self.pos.set(pos);
     }
 
-    /// Producer, before placing a record: past [`SOFT_WRAP`] (once per lap), if the consumer
+    /// Producer, before placing a record: past [`SOFT_WRAP`] (once per batch), if the consumer
     /// has read everything, go back to 0; the record says so through `wrap_at` (published
     /// with it by the `tail` store).
     fn maybe_soft_wrap(&self) {
@@ -448,12 +450,28 @@ impl Ring {
     /// sleeps waiting for it and needs its doorbell rung (clears its flag when so). Free when
     /// nothing happened since the last check; one `SeqCst` fence otherwise.
     pub fn peer_needs_wakeup(&self) -> bool {
-        if !self.unchecked.replace(false) {
+        if !self.unchecked.get() {
             return false;
         }
         // SeqCst fence: our `tail` (or `head`) stores are ordered before this flag load
         // (Dekker, paired with the fence in `arm_for_data` / `arm_for_room`).
         fence(Ordering::SeqCst);
+        self.peer_needs_wakeup_fenced()
+    }
+
+    /// Whether a wake-up check is due (something was published or freed since the last).
+    pub fn wakeup_check_due(&self) -> bool {
+        self.unchecked.get()
+    }
+
+    /// [`Ring::peer_needs_wakeup`] for a caller that issued the `SeqCst` fence itself, after
+    /// this ring's last store: an owner of many rings pays one fence for all of them.
+    pub fn peer_needs_wakeup_fenced(&self) -> bool {
+        if !self.unchecked.replace(false) {
+            return false;
+        }
+        // A new batch may find the ring drained: look again past the soft-wrap point.
+        self.soft_tried.set(false);
         let flag = match self.end {
             End::Producer => &self.c().rx_armed,
             End::Consumer => &self.c().tx_armed,
@@ -766,6 +784,40 @@ mod tests {
             s.consume();
         }
         assert!(furthest <= SOFT_WRAP + 72, "the ring kept to its first {furthest} bytes");
+        assert!(!rx.is_corrupt() && !tx.is_corrupt());
+    }
+
+    /// A ring found busy at the soft-wrap point is looked at again after the next batch (not
+    /// only on the next lap): many connections each carrying a little per pass still keep to
+    /// their first pages.
+    #[test]
+    fn a_ring_busy_at_the_soft_wrap_point_wraps_after_a_later_batch() {
+        let (tx, rx) = sized_pair(1024, 4080);
+        let mut i = 0u8;
+        let mut send = |tx: &Ring| {
+            i = i.wrapping_add(1);
+            assert!(tx.push_with(1, 64, |b| b.fill(i)).unwrap());
+            i
+        };
+        let take = |want: u8| {
+            let s = rx.peek().unwrap();
+            assert_eq!(s.bytes().unwrap(), &[want; 64][..]);
+            s.consume();
+        };
+        while tx.pos.get() + record_len(64) < SOFT_WRAP {
+            let m = send(&tx);
+            take(m);
+        }
+        let a = send(&tx); // the last record before the point; not read yet
+        let _ = tx.peer_needs_wakeup(); // the batch ends
+        let b = send(&tx); // the batch's first look: the ring is not empty, no wrap
+        assert!(tx.pos.get() > SOFT_WRAP);
+        take(a);
+        take(b);
+        let _ = tx.peer_needs_wakeup();
+        let c = send(&tx); // the next batch looks again: drained, back to the start
+        assert_eq!(tx.pos.get(), record_len(64), "the record went to the start of the area");
+        take(c);
         assert!(!rx.is_corrupt() && !tx.is_corrupt());
     }
 
