@@ -449,6 +449,17 @@ impl CcSide {
     }
 }
 
+/// How a fast-path side uses its tasks and buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FpUse {
+    /// As the DOCA sample does: a buffer and a send task per message, freed in the completion
+    /// callback; a received buffer is posted again with a new task.
+    PerMessage,
+    /// Tasks recycled from their callbacks (DOCA's high-rate pattern): a completed send task
+    /// keeps its buffer and is submitted again; a receive task is submitted again as it is.
+    Recycled,
+}
+
 /// One side of the fast-path measurements: a producer and a consumer with their engines, on
 /// the connection of a server or client.
 pub struct FpSide {
@@ -465,25 +476,39 @@ pub struct FpSide {
     /// Producer sends completed.
     pub sent: Rc<Cell<u64>>,
     free_src: Rc<RefCell<Vec<usize>>>,
+    /// Completed send tasks kept for reuse ([`FpUse::Recycled`]), each with its buffer.
+    kept: Rc<RefCell<Vec<ProducerSendTask>>>,
+    how: FpUse,
     size: usize,
 }
 
 impl FpSide {
     /// A producer and a consumer on `conn`, each with `slots` buffers of `size` bytes
-    /// (consumer memory from the shared allocator: the one-copy path).
-    pub fn new(conn: &Connection, size: usize, slots: usize, owner_pe: &Pe) -> Result<FpSide, Error> {
+    /// (consumer memory from the shared allocator: the one-copy path), using tasks `how`.
+    pub fn new(
+        conn: &Connection,
+        size: usize,
+        slots: usize,
+        owner_pe: &Pe,
+        how: FpUse,
+    ) -> Result<FpSide, Error> {
         let pe = Pe::create()?;
         let producer = Producer::create(conn)?;
         pe.connect_ctx(&producer.as_ctx())?;
         let sent = Rc::new(Cell::new(0u64));
         let free_src: Rc<RefCell<Vec<usize>>> = Rc::new(RefCell::new((0..slots).rev().collect()));
-        let (s, f) = (sent.clone(), free_src.clone());
+        let kept: Rc<RefCell<Vec<ProducerSendTask>>> = Rc::new(RefCell::new(Vec::with_capacity(slots)));
+        let (s, f, k) = (sent.clone(), free_src.clone(), kept.clone());
         producer.task_send_set_conf(
             move |t: ProducerSendTask, _, _| {
+                s.set(s.get() + 1);
+                if how == FpUse::Recycled {
+                    k.borrow_mut().push(t);
+                    return;
+                }
                 let buf = t.buf();
                 f.borrow_mut().push(buf.head_offset().unwrap_or(0) / size);
                 let _ = buf.dec_refcount();
-                s.set(s.get() + 1);
             },
             |t: ProducerSendTask, _, _| {
                 let _ = t.buf().dec_refcount();
@@ -512,8 +537,12 @@ impl FpSide {
                 let (n, b) = fl.get();
                 fl.set((n + 1, b + buf.data_len().unwrap_or(0) as u64));
                 let _ = buf.reset_data_len();
-                drop(t);
                 // Post the buffer again at once.
+                if how == FpUse::Recycled {
+                    let _ = t.submit();
+                    return;
+                }
+                drop(t);
                 if let Some(c) = w.upgrade() {
                     if let Ok(t) = c.task_post_recv_alloc_init(&buf) {
                         let _ = t.submit();
@@ -545,12 +574,32 @@ impl FpSide {
             filled,
             sent,
             free_src,
+            kept,
+            how,
             size,
         })
     }
 
-    /// Sends `len` bytes to consumer `to` from a free source buffer; false when none is free.
+    /// Sends `len` bytes to consumer `to`: false when every source buffer is in flight.
     pub fn send(&self, to: u32, len: usize) -> bool {
+        if self.how == FpUse::Recycled {
+            let kept = self.kept.borrow_mut().pop();
+            if let Some(t) = kept {
+                // The task's own buffer, its data resized; the same consumer or another.
+                let buf = t.buf();
+                let resized = buf.head_offset().and_then(|head| buf.set_data_offset(head, len));
+                t.set_consumer_id(to);
+                return match resized {
+                    Ok(()) => t.submit().map_err(|r| self.kept.borrow_mut().push(r.value)).is_ok(),
+                    Err(_) => {
+                        self.kept.borrow_mut().push(t);
+                        false
+                    }
+                };
+            }
+        }
+        // A new buffer and task (always as the sample does; the first use of each slot when
+        // recycling).
         let Some(slot) = self.free_src.borrow_mut().pop() else { return false };
         let sent = (|| {
             let buf: Buf = self.src_inv.buf_get_data_at(&self.src_map, slot * self.size, len)?;

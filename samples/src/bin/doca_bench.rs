@@ -18,7 +18,7 @@ use clap::Parser;
 use doca_core::loopback::{EchoTask, Loopback};
 use doca_core::notify::Doorbell;
 use doca_core::{Pe, Started};
-use doca_samples::bench::{self, ns, percentiles, pin, run_until, CcSide, FpSide};
+use doca_samples::bench::{self, ns, percentiles, pin, run_until, CcSide, FpSide, FpUse};
 
 /// Measure the emulator against same-run baselines.
 #[derive(Parser, Debug)]
@@ -187,7 +187,8 @@ fn peer(role: &[String]) -> ExitCode {
             let size: usize = arg(2).parse().unwrap();
             let slots: usize = arg(3).parse().unwrap();
             let echo = arg(4) == "echo";
-            let fp = FpSide::new(&conn, size, slots, &side.pe).unwrap();
+            let how = if arg(5) == "recycled" { FpUse::Recycled } else { FpUse::PerMessage };
+            let fp = FpSide::new(&conn, size, slots, &side.pe, how).unwrap();
             if !run_until(&[&side.pe, &fp.pe], false, || !side.remote.borrow().is_empty()) {
                 return ExitCode::FAILURE;
             }
@@ -589,14 +590,21 @@ fn latency_row(section: &'static str, name: String, rtts: Vec<f64>, (baseline, b
 
 fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwidth: bool) {
     let pid = std::process::id();
-    // Latency: echo through the peer's producer back into our consumer.
-    for size in [64usize, 4096].into_iter().filter(|_| latency) {
-        let name = format!("bench-fp-lat-{size}-{pid}");
-        let mut p = PeerProc::spawn(&["fp", &name, &size.to_string(), "8", "echo"]);
+    // Latency: echo through the peer's producer back into our consumer; both sides use their
+    // tasks alike (recycled, or a task and a buffer per message as the sample does).
+    let uses = [
+        (FpUse::Recycled, "recycled", "tasks reused"),
+        (FpUse::PerMessage, "per-message", "task per msg"),
+    ];
+    for ((how, arg, label), size) in
+        uses.into_iter().flat_map(|u| [(u, 64usize), (u, 4096)]).filter(|_| latency)
+    {
+        let name = format!("bench-fp-lat-{size}-{arg}-{pid}");
+        let mut p = PeerProc::spawn(&["fp", &name, &size.to_string(), "8", "echo", arg]);
         assert_eq!(p.line(), "ready");
         let c = CcSide::client(&name, 64).expect("client");
         let conn = c.conn.borrow().clone().expect("connection");
-        let fp = FpSide::new(&conn, size, 8, &c.pe).expect("fast path");
+        let fp = FpSide::new(&conn, size, 8, &c.pe, how).expect("fast path");
         assert!(run_until(&[&c.pe, &fp.pe], false, || !c.remote.borrow().is_empty()), "peer consumer");
         let to = c.remote.borrow()[0];
         let mut rtts = Vec::new();
@@ -614,7 +622,7 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
         p.finish();
         rows.push(latency_row(
             "fast path",
-            format!("one-way {size} B producer→consumer"),
+            format!("one-way {size} B producer→consumer, {label}"),
             rtts,
             base.ring(size),
         ));
@@ -624,11 +632,12 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
     for size in [64usize << 10, 1 << 20, cfg.big].into_iter().filter(|_| bandwidth) {
         let slots = 4;
         let name = format!("bench-fp-bw-{size}-{pid}");
-        let mut p = PeerProc::spawn(&["fp", &name, &size.to_string(), &slots.to_string(), "sink"]);
+        let mut p =
+            PeerProc::spawn(&["fp", &name, &size.to_string(), &slots.to_string(), "sink", "per-message"]);
         assert_eq!(p.line(), "ready");
         let c = CcSide::client(&name, 64).expect("client");
         let conn = c.conn.borrow().clone().expect("connection");
-        let fp = FpSide::new(&conn, size, slots, &c.pe).expect("fast path");
+        let fp = FpSide::new(&conn, size, slots, &c.pe, FpUse::PerMessage).expect("fast path");
         assert!(run_until(&[&c.pe, &fp.pe], false, || !c.remote.borrow().is_empty()), "peer consumer");
         let to = c.remote.borrow()[0];
         let total = ((1usize << 30) / size).clamp(8, 4096) as u64 / if cfg.reps < 5 { 8 } else { 1 };
