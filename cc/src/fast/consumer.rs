@@ -31,7 +31,7 @@ use super::ImmData;
 use crate::caps;
 use crate::conn::registry::LocalConsumer;
 use crate::conn::{Connection, Registry};
-use crate::proto::layout::KIND_POST;
+use crate::proto::layout::{KIND_DONE, KIND_POST};
 use crate::proto::records::{segment_len, Done, Post, DONE_LEN, IMM_MAX, POST_LEN};
 use crate::proto::Ctrl;
 use crate::transport::ring::{Area, End, Ring};
@@ -416,8 +416,8 @@ impl CtxOps for ConsumerOps {
         let area = Area::create("doca-cc-consumer", len)?;
         Ring::init(&area, 0, slots, POST_LEN)?;
         Ring::init(&area, done_at, slots, DONE_LEN)?;
-        let post = Ring::attach(&area, 0, slots, POST_LEN, End::Producer)?;
-        let done = Ring::attach(&area, done_at, slots, DONE_LEN, End::Consumer)?;
+        let post = Ring::attach_sequenced(&area, 0, slots, POST_LEN, End::Producer, KIND_POST)?;
+        let done = Ring::attach_sequenced(&area, done_at, slots, DONE_LEN, End::Consumer, KIND_DONE)?;
         let (region, shadow, one_copy) = match self.map.share()? {
             Some(r) => (r, None, true),
             None => {

@@ -149,7 +149,8 @@ impl Producer {
         }
         let info = conn.dev().as_devinfo();
         let limits = (
-            caps::get(info, &caps::MAX_BUF_SIZE)? as usize,
+            // A completion record carries the length in 32 bits (DOCA's cap is a uint32_t too).
+            (caps::get(info, &caps::MAX_BUF_SIZE)? as usize).min(u32::MAX as usize),
             (caps::get(info, &caps::MAX_IMM_DATA_LEN)? as usize).min(IMM_MAX),
         );
         Registry::claim(&conn.fast().producers, caps::get(info, &caps::MAX_PRODUCERS)?, "producers")?;
@@ -369,7 +370,7 @@ impl ProducerOps {
         slot.consume();
         let mut rec = Done {
             token: post.token,
-            len: len as u64,
+            len: len as u32, // at most the maximum buffer size, itself at most u32::MAX
             producer: self.id,
             status: 0,
             imm_len: imm.len() as u32,

@@ -10,8 +10,9 @@ pub const POST_LEN: usize = 24;
 /// Largest immediate data a send carries (the `cc.max_imm_data_len` default and ceiling).
 pub const IMM_MAX: usize = 32;
 
-/// Completion record: token, len, producer, status, imm_len, imm.
-pub const DONE_LEN: usize = 8 + 8 + 4 + 4 + 4 + IMM_MAX;
+/// Completion record: token, len, producer, status, imm_len, imm — with its ring header, one
+/// cache line.
+pub const DONE_LEN: usize = 8 + 4 + 4 + 4 + 4 + IMM_MAX;
 
 /// Bytes of a consumer's segment with `slots` posts in flight at most, and where its
 /// completion ring starts.
@@ -51,8 +52,8 @@ impl Post {
 pub struct Done {
     /// The token of the post it fills.
     pub token: u64,
-    /// Bytes written.
-    pub len: u64,
+    /// Bytes written (a fast-path buffer is at most `u32::MAX` bytes).
+    pub len: u32,
     /// The producer's id.
     pub producer: u32,
     /// A DOCA code (0: success).
@@ -67,11 +68,11 @@ impl Done {
     /// Encodes the record into a slot.
     pub fn write(&self, b: &mut [u8]) {
         b[..8].copy_from_slice(&self.token.to_le_bytes());
-        b[8..16].copy_from_slice(&self.len.to_le_bytes());
-        b[16..20].copy_from_slice(&self.producer.to_le_bytes());
-        b[20..24].copy_from_slice(&self.status.to_le_bytes());
-        b[24..28].copy_from_slice(&self.imm_len.to_le_bytes());
-        b[28..28 + IMM_MAX].copy_from_slice(&self.imm);
+        b[8..12].copy_from_slice(&self.len.to_le_bytes());
+        b[12..16].copy_from_slice(&self.producer.to_le_bytes());
+        b[16..20].copy_from_slice(&self.status.to_le_bytes());
+        b[20..24].copy_from_slice(&self.imm_len.to_le_bytes());
+        b[24..24 + IMM_MAX].copy_from_slice(&self.imm);
     }
 
     /// Decodes a record (`None` when malformed).
@@ -81,17 +82,17 @@ impl Done {
         }
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
-        let imm_len = u32_at(24);
+        let imm_len = u32_at(20);
         if imm_len as usize > IMM_MAX {
             return None;
         }
         Some(Done {
             token: u64_at(0),
-            len: u64_at(8),
-            producer: u32_at(16),
-            status: u32_at(20) as i32,
+            len: u32_at(8),
+            producer: u32_at(12),
+            status: u32_at(16) as i32,
             imm_len,
-            imm: b[28..28 + IMM_MAX].try_into().expect("IMM_MAX bytes"),
+            imm: b[24..24 + IMM_MAX].try_into().expect("IMM_MAX bytes"),
         })
     }
 }
@@ -112,8 +113,14 @@ mod tests {
         let d = Done { token: 9, len: 5, producer: 7, status: 0, imm_len: 3, imm: [1; IMM_MAX] };
         d.write(&mut b);
         assert_eq!(Done::read(&b).map(|d| (d.token, d.len, d.producer, d.imm_len)), Some((9, 5, 7, 3)));
-        b[24] = IMM_MAX as u8 + 1;
+        b[20] = IMM_MAX as u8 + 1;
         assert!(Done::read(&b).is_none(), "more immediate data than a record holds");
         assert!(Done::read(&b[..DONE_LEN - 1]).is_none());
+    }
+
+    #[test]
+    fn a_completion_with_its_header_is_one_cache_line() {
+        use super::super::layout::{LINE, SLOT_HEADER};
+        assert_eq!(DONE_LEN + SLOT_HEADER, LINE);
     }
 }
