@@ -95,3 +95,39 @@ fn shared_memory_and_its_own_remote_view_do_not_alias() {
     mem.read(10, &mut out).unwrap();
     assert_eq!(&out, b"peer");
 }
+
+/// Copies into shared memory honour this process's guards however they are made: refused
+/// (`IN_USE`) while a guard holds the bytes, through once it is gone — whether the source is
+/// private or shared memory (shared memory with no guard is copied without a lock).
+#[test]
+fn copies_into_shared_memory_respect_guards() {
+    let dst = Mmap::create().unwrap();
+    dst.set_memrange(doca_mmap::SharedMem::alloc(4096).unwrap()).unwrap();
+    dst.start().unwrap();
+    let here = dst.access().unwrap();
+    let r = here.share().unwrap().expect("shared memory");
+    let remote = doca_mmap::RemoteMem::open(r.fd, r.offset, r.len).unwrap();
+    for shared_src in [false, true] {
+        let src = Mmap::create().unwrap();
+        if shared_src {
+            src.set_memrange(doca_mmap::SharedMem::alloc(4096).unwrap()).unwrap();
+        } else {
+            src.set_memrange(vec![0u8; 4096]).unwrap();
+        }
+        src.start().unwrap();
+        let s = src.access().unwrap();
+        s.write(0, b"fast").unwrap();
+        {
+            let guard = here.bytes(10, 2).unwrap();
+            assert_eq!(s.copy_to(0, 4, &remote, 8), Err(Error::InUse), "a reader holds byte 10");
+            assert_eq!(&*guard, &[0, 0], "nothing was written under the guard");
+        }
+        {
+            let _guard = s.bytes_mut(2, 1).unwrap();
+            assert_eq!(s.copy_to(0, 4, &remote, 8), Err(Error::InUse), "the source is being written");
+        }
+        s.copy_to(0, 4, &remote, 8).unwrap();
+        assert_eq!(&*here.bytes(8, 4).unwrap(), b"fast");
+        here.write(8, b"\0\0\0\0").unwrap();
+    }
+}
