@@ -387,13 +387,14 @@ impl CcSide {
         Ok(CcSide { pe, conn: cn, received, remote, server: Some(server), client: None })
     }
 
-    /// A client of `name`, Running when this returns.
-    pub fn client(name: &str, queue: u32) -> Result<CcSide, Error> {
+    /// A client of `name` with a receive queue of `queue` messages and `tasks` send tasks,
+    /// Running when this returns.
+    pub fn client(name: &str, queue: u32, tasks: u32) -> Result<CcSide, Error> {
         let dev = open_device_with_pci("b1:00.0", None)?;
         let pe = Pe::create()?;
         let client = Client::create(&dev, name)?;
         pe.connect_ctx(&client.as_ctx())?;
-        client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 1024)?;
+        client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, tasks)?;
         client.set_recv_queue_size(queue)?;
         let received = Rc::new(Cell::new(0u64));
         let r = received.clone();
