@@ -39,11 +39,12 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use doca_core::{bail, Data, Error, Refused, Result};
 use doca_mmap::{Bytes, BytesMut, MapAccess, MapRef, Mmap};
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 
 /// Bits of [`Elem::meta`]: the generation (high 32 bits), whether the element is out of
 /// the inventory, whether it heads its list, and its reference count (low 16 bits).
@@ -102,14 +103,42 @@ impl Elem {
     }
 }
 
-/// What the inventory's lock guards: its state, the free elements, and the map each element
-/// in use points into (what keeps the map alive and counted while the buffer is out).
+/// What the inventory's lock guards: its state, the free elements, the map each element
+/// in use points into (what keeps the map alive and counted while the buffer is out), and
+/// the shared part of the handles of buffers on each map.
 struct State {
     started: bool,
     user_data: Data,
     free: Vec<u32>,
     maps: Vec<Option<MapRef>>,
+    handles: Vec<HandleEntry>,
+    /// The [`Inventory`] handle lives: only then are handles kept (see [`HandleEntry`]).
+    open: bool,
 }
+
+/// What every handle to a buffer of one inventory on one map shares — the inventory and the
+/// map's bytes — so that cloning or dropping a [`Buf`] moves one reference count, not two.
+struct Handle {
+    inv: Arc<InvInner>,
+    map: MapAccess,
+}
+
+/// The inventory's [`Handle`] for one map. It is held (`strong`) while some element is out on
+/// that map and the [`Inventory`] handle lives, so that a buffer after buffer on one map makes
+/// none; otherwise only `weak` is kept, which keeps no map alive (a map's memory goes, and its
+/// free callback runs, when the map and the buffers' handles do, not when the inventory does).
+/// The held handle refers back to the inventory: dropping the [`Inventory`] handle lets go of
+/// every held one, so nothing is kept in a cycle.
+struct HandleEntry {
+    map: usize,
+    weak: Weak<Handle>,
+    strong: Option<Arc<Handle>>,
+    out: u32,
+}
+
+/// What a release lets go of, dropped once the inventory's lock is released (dropping the
+/// last handle of a map runs its free callback, which may call back into the inventory).
+type Released = SmallVec<[(Option<MapRef>, Option<Arc<Handle>>); 1]>;
 
 struct InvInner {
     elems: Box<[Elem]>,
@@ -118,11 +147,11 @@ struct InvInner {
 
 impl InvInner {
     /// Gives free element `idx` a buffer over `map`: refcount 1, alone in its list (or
-    /// `head` false: a list element). Returns its generation and the map's byte access.
-    /// Called under the inventory's lock.
-    fn occupy(&self, st: &mut State, idx: u32, map: MapRef, s: Shape, is_head: bool) -> (u32, MapAccess) {
-        let access = map.access();
-        let e = &self.elems[idx as usize];
+    /// `head` false: a list element), and returns a handle to it. Called under the
+    /// inventory's lock.
+    fn occupy(inv: &Arc<InvInner>, st: &mut State, idx: u32, map: MapRef, s: Shape, is_head: bool) -> Buf {
+        let h = InvInner::handle(inv, st, &map, 1);
+        let e = &inv.elems[idx as usize];
         e.head.store(s.head, Ordering::Relaxed);
         e.len.store(s.len, Ordering::Relaxed);
         e.data.store(s.data, Ordering::Relaxed);
@@ -132,17 +161,59 @@ impl InvInner {
         let gen = gen_of(e.meta.load(Ordering::Relaxed));
         let flags = if is_head { IN_USE | HEAD | 1 } else { IN_USE };
         e.meta.store(((gen as u64) << 32) | flags, Ordering::Release);
-        (gen, access)
+        Buf { h, idx, gen }
+    }
+
+    /// The shared handle part for buffers on `map` (one allocation per map, not per buffer),
+    /// counting `out` more elements out on it. Under the inventory's lock.
+    fn handle(inv: &Arc<InvInner>, st: &mut State, map: &MapAccess, out: u32) -> Arc<Handle> {
+        let id = map.id();
+        let open = st.open;
+        let new = || Arc::new(Handle { inv: inv.clone(), map: map.clone() });
+        if let Some(e) = st.handles.iter_mut().find(|e| e.map == id) {
+            // A live handle of the entry is this very map's (a map cannot go while one
+            // holds it); with none left, the number may be a new map's: a new handle then.
+            let h = match e.strong.clone().or_else(|| e.weak.upgrade()) {
+                Some(h) => h,
+                None => {
+                    let h = new();
+                    e.weak = Arc::downgrade(&h);
+                    h
+                }
+            };
+            e.out += out;
+            if open && e.out > 0 && e.strong.is_none() {
+                e.strong = Some(h.clone());
+            }
+            return h;
+        }
+        let h = new();
+        // Entries with nothing out and no handle left go (their maps may be gone).
+        st.handles.retain(|e| e.out > 0 || e.weak.strong_count() > 0);
+        let strong = (open && out > 0).then(|| h.clone());
+        st.handles.push(HandleEntry { map: id, weak: Arc::downgrade(&h), strong, out });
+        h
     }
 
     /// Returns element `idx` to the free elements (under the inventory's lock): a new
-    /// generation makes every handle to it stale.
-    fn release(&self, s: &mut State, idx: u32) {
+    /// generation makes every handle to it stale. What it lets go of goes to `dead`.
+    fn release(&self, s: &mut State, idx: u32, dead: &mut Released) {
         let e = &self.elems[idx as usize];
         let gen = gen_of(e.meta.load(Ordering::Relaxed)).wrapping_add(1);
         e.meta.store(((gen as u64) << 32) | HEAD, Ordering::Release);
         e.next.store(NO_NEXT, Ordering::Relaxed);
-        s.maps[idx as usize] = None;
+        let map = s.maps[idx as usize].take();
+        let mut handle = None;
+        if let Some(m) = &map {
+            let id = m.id();
+            if let Some(entry) = s.handles.iter_mut().find(|e| e.map == id) {
+                entry.out = entry.out.saturating_sub(1);
+                if entry.out == 0 {
+                    handle = entry.strong.take();
+                }
+            }
+        }
+        dead.push((map, handle));
         s.free.push(idx);
     }
 }
@@ -198,7 +269,14 @@ impl Inventory {
         Ok(Inventory {
             inner: Arc::new(InvInner {
                 elems: elems.into_boxed_slice(),
-                state: Mutex::new(State { started: false, user_data: Data::NONE, free, maps }),
+                state: Mutex::new(State {
+                    started: false,
+                    user_data: Data::NONE,
+                    free,
+                    maps,
+                    handles: Vec::new(),
+                    open: true,
+                }),
             }),
         })
     }
@@ -317,8 +395,7 @@ impl Inventory {
             return Err(Error::NoMemory);
         };
         let shape = Shape { head, len, data, data_len, in_list: false };
-        let (gen, access) = self.inner.occupy(&mut s, idx, map, shape, true);
-        Ok(Buf { inv: self.inner.clone(), idx, gen, map: access })
+        Ok(InvInner::occupy(&self.inner, &mut s, idx, map, shape, true))
     }
 
     /// [`Inventory::buf_get_by_addr`] with an offset: `offset..offset+len` of the map,
@@ -340,13 +417,13 @@ impl Inventory {
         let mut chain: Vec<(MapRef, Shape)> = Vec::new();
         {
             // The source's list cannot change meanwhile: lists change under its lock.
-            let src_state = src.inv.state.lock();
+            let src_state = src.h.inv.state.lock();
             if !src.elem()?.is_head() {
                 bail!(Error::NotPermitted, "buf dup: the source is not a list head");
             }
             let mut cur = Some(src.idx);
             while let Some(i) = cur {
-                let e = &src.inv.elems[i as usize];
+                let e = &src.h.inv.elems[i as usize];
                 let map = src_state.maps[i as usize].clone().ok_or(Error::BadState)?;
                 chain.push((map, e.shape()));
                 cur = e.next();
@@ -363,14 +440,27 @@ impl Inventory {
         let mut first = None;
         for (map, shape) in chain {
             let idx = s.free.pop().expect("counted above");
-            let (gen, access) = self.inner.occupy(&mut s, idx, map, shape, prev.is_none());
+            let buf = InvInner::occupy(&self.inner, &mut s, idx, map, shape, prev.is_none());
             match prev {
                 Some(p) => self.inner.elems[p as usize].next.store(idx, Ordering::Relaxed),
-                None => first = Some(Buf { inv: self.inner.clone(), idx, gen, map: access }),
+                None => first = Some(buf),
             }
             prev = Some(idx);
         }
         Ok(first.expect("a list has a head"))
+    }
+}
+
+impl Drop for Inventory {
+    /// Lets go of the handles the inventory holds (they refer back to it); buffers still out
+    /// keep working through their own handles.
+    fn drop(&mut self) {
+        let held: Vec<Arc<Handle>> = {
+            let mut s = self.inner.state.lock();
+            s.open = false;
+            s.handles.iter_mut().filter_map(|e| e.strong.take()).collect()
+        };
+        drop(held); // outside the lock: a map's last handle runs its free callback
     }
 }
 
@@ -424,15 +514,14 @@ impl Shape {
 /// ```
 #[derive(Clone)]
 pub struct Buf {
-    inv: Arc<InvInner>,
+    h: Arc<Handle>,
     idx: u32,
     gen: u32,
-    map: MapAccess,
 }
 
 impl PartialEq for Buf {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.inv, &other.inv) && self.idx == other.idx && self.gen == other.gen
+        Arc::ptr_eq(&self.h.inv, &other.h.inv) && self.idx == other.idx && self.gen == other.gen
     }
 }
 impl Eq for Buf {}
@@ -451,7 +540,7 @@ impl fmt::Debug for Buf {
 impl Buf {
     /// The buffer's element, if this handle is not stale.
     fn elem(&self) -> Result<&Elem> {
-        let e = &self.inv.elems[self.idx as usize];
+        let e = &self.h.inv.elems[self.idx as usize];
         let meta = e.meta.load(Ordering::Acquire);
         if meta & IN_USE == 0 || gen_of(meta) != self.gen {
             bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
@@ -468,7 +557,7 @@ impl Buf {
     /// `doca_buf_get_head`: the address of the buffer's first byte (for a map from export,
     /// in the exporter's address space).
     pub fn head(&self) -> Result<usize> {
-        Ok(self.map.map_addr() + self.head_offset()?)
+        Ok(self.h.map.map_addr() + self.head_offset()?)
     }
 
     /// [`Buf::head`] as an offset in the map.
@@ -488,7 +577,7 @@ impl Buf {
 
     /// `doca_buf_get_data`: the address of the data.
     pub fn data(&self) -> Result<usize> {
-        Ok(self.map.map_addr() + self.data_offset()?)
+        Ok(self.h.map.map_addr() + self.data_offset()?)
     }
 
     /// [`Buf::data`] as an offset in the map.
@@ -514,13 +603,13 @@ impl Buf {
 
     /// The map the buffer points into.
     pub fn map(&self) -> &MapAccess {
-        &self.map
+        &self.h.map
     }
 
     /// `doca_buf_set_data`: the data at the addresses `data..data+data_len`, which must lie
     /// inside the buffer (`INVALID_VALUE`).
     pub fn set_data(&self, data: usize, data_len: usize) -> Result<()> {
-        let offset = data.checked_sub(self.map.map_addr()).ok_or_else(|| {
+        let offset = data.checked_sub(self.h.map.map_addr()).ok_or_else(|| {
             doca_core::fail!(Error::InvalidValue, "buf set_data: address {data:#x} is before the map")
         })?;
         self.set_data_offset(offset, data_len)
@@ -633,7 +722,7 @@ impl Buf {
         }
         // The last reference: the list goes back under the inventory's lock (lists change
         // only under it); the count is checked again there.
-        let mut s = self.inv.state.lock();
+        let mut s = self.h.inv.state.lock();
         let mut meta = e.meta.load(Ordering::Acquire);
         loop {
             self.check_head(meta, "dec_refcount")?;
@@ -645,38 +734,46 @@ impl Buf {
                 Err(now) => meta = now,
             }
         }
-        let before = 1;
+        let mut dead = Released::new();
         let mut cur = Some(self.idx);
         while let Some(i) = cur {
-            cur = self.inv.elems[i as usize].next();
-            self.inv.release(&mut s, i);
+            cur = self.h.inv.elems[i as usize].next();
+            self.h.inv.release(&mut s, i, &mut dead);
         }
-        Ok(before)
+        drop(s);
+        drop(dead);
+        Ok(1)
     }
 
     /// `doca_buf_get_next_in_list`: `None` at the end.
     pub fn next_in_list(&self) -> Result<Option<Buf>> {
-        let s = self.inv.state.lock();
-        Ok(self.elem()?.next().map(|i| self.sibling(&s, i)))
+        let mut s = self.h.inv.state.lock();
+        Ok(self.elem()?.next().map(|i| self.sibling(&mut s, i)))
     }
 
     /// `doca_buf_get_last_in_list`.
     pub fn last_in_list(&self) -> Result<Buf> {
-        let s = self.inv.state.lock();
+        let mut s = self.h.inv.state.lock();
         self.elem()?;
         let mut i = self.idx;
-        while let Some(n) = self.inv.elems[i as usize].next() {
+        while let Some(n) = self.h.inv.elems[i as usize].next() {
             i = n;
         }
-        Ok(if i == self.idx { self.clone() } else { self.sibling(&s, i) })
+        Ok(if i == self.idx { self.clone() } else { self.sibling(&mut s, i) })
     }
 
     /// A handle to element `idx` of this buffer's list (under the inventory's lock).
-    fn sibling(&self, s: &State, idx: u32) -> Buf {
-        let e = &self.inv.elems[idx as usize];
+    fn sibling(&self, s: &mut State, idx: u32) -> Buf {
+        let e = &self.h.inv.elems[idx as usize];
         let gen = gen_of(e.meta.load(Ordering::Acquire));
-        let map = s.maps[idx as usize].as_ref().map(MapRef::access).unwrap_or_else(|| self.map.clone());
-        Buf { inv: self.inv.clone(), idx, gen, map }
+        let h = match s.maps[idx as usize].as_ref().map(|m| m.id()) {
+            Some(id) if id != self.h.map.id() => {
+                let map = s.maps[idx as usize].as_ref().map(MapRef::access).expect("just seen");
+                InvInner::handle(&self.h.inv, s, &map, 0)
+            }
+            _ => self.h.clone(),
+        };
+        Buf { h, idx, gen }
     }
 
     /// `doca_buf_is_first_in_list`.
@@ -696,13 +793,13 @@ impl Buf {
 
     /// `doca_buf_get_list_len`: list heads only (`NOT_PERMITTED`).
     pub fn list_len(&self) -> Result<u32> {
-        let _s = self.inv.state.lock();
+        let _s = self.h.inv.state.lock();
         if !self.elem()?.is_head() {
             bail!(Error::NotPermitted, "buf get_list_len on an element that is not a list head");
         }
         let mut n = 1;
         let mut i = self.idx;
-        while let Some(next) = self.inv.elems[i as usize].next() {
+        while let Some(next) = self.h.inv.elems[i as usize].next() {
             n += 1;
             i = next;
         }
@@ -713,10 +810,10 @@ impl Buf {
     /// list. Both must be list heads and `list2`'s refcount 1 (`NOT_PERMITTED`), from the
     /// same inventory (`NOT_SUPPORTED`), and distinct (`INVALID_VALUE`).
     pub fn chain_list(&self, list2: &Buf) -> Result<()> {
-        if !Arc::ptr_eq(&self.inv, &list2.inv) {
+        if !Arc::ptr_eq(&self.h.inv, &list2.h.inv) {
             bail!(Error::NotSupported, "buf chain_list across inventories");
         }
-        let _s = self.inv.state.lock();
+        let _s = self.h.inv.state.lock();
         let e1 = self.elem()?;
         let e2 = list2
             .elem()
@@ -728,7 +825,7 @@ impl Buf {
             bail!(Error::NotPermitted, "buf chain_list needs two list heads");
         }
         let mut last = self.idx;
-        while let Some(n) = self.inv.elems[last as usize].next() {
+        while let Some(n) = self.h.inv.elems[last as usize].next() {
             last = n;
         }
         // list2's count may move on another thread: it stops being a head only at 1.
@@ -742,7 +839,7 @@ impl Buf {
         {
             bail!(Error::NotPermitted, "buf chain_list: the second list's refcount is {rc2}, not 1");
         }
-        self.inv.elems[last as usize].next.store(list2.idx, Ordering::Relaxed);
+        self.h.inv.elems[last as usize].next.store(list2.idx, Ordering::Relaxed);
         Ok(())
     }
 
@@ -750,23 +847,23 @@ impl Buf {
     /// the head of its own list (refcount 1). `list2` not in this list after its head →
     /// `INVALID_VALUE`; from another inventory → `NOT_SUPPORTED`.
     pub fn unchain_list(&self, list2: &Buf) -> Result<()> {
-        if !Arc::ptr_eq(&self.inv, &list2.inv) {
+        if !Arc::ptr_eq(&self.h.inv, &list2.h.inv) {
             bail!(Error::NotSupported, "buf unchain_list across inventories");
         }
-        let _s = self.inv.state.lock();
+        let _s = self.h.inv.state.lock();
         if !self.elem()?.is_head() {
             bail!(Error::NotPermitted, "buf unchain_list: the first argument is not a list head");
         }
         let mut prev = self.idx;
         loop {
-            match self.inv.elems[prev as usize].next() {
+            match self.h.inv.elems[prev as usize].next() {
                 Some(n) if n == list2.idx && list2.elem().is_ok() => break,
                 Some(n) => prev = n,
                 None => bail!(Error::InvalidValue, "buf unchain_list: the buffer is not in this list"),
             }
         }
-        self.inv.elems[prev as usize].next.store(NO_NEXT, Ordering::Relaxed);
-        let e = &self.inv.elems[list2.idx as usize];
+        self.h.inv.elems[prev as usize].next.store(NO_NEXT, Ordering::Relaxed);
+        let e = &self.h.inv.elems[list2.idx as usize];
         e.meta.store(((list2.gen as u64) << 32) | IN_USE | HEAD | 1, Ordering::Release);
         Ok(())
     }
@@ -774,13 +871,13 @@ impl Buf {
     /// Borrows the data segment for reading (see the crate docs).
     pub fn data_bytes(&self) -> Result<Bytes<'_>> {
         let (_, _, data, data_len) = self.layout()?;
-        self.map.bytes(data, data_len)
+        self.h.map.bytes(data, data_len)
     }
 
     /// Borrows the data segment for writing (see the crate docs).
     pub fn data_bytes_mut(&self) -> Result<BytesMut<'_>> {
         let (_, _, data, data_len) = self.layout()?;
-        self.map.bytes_mut(data, data_len)
+        self.h.map.bytes_mut(data, data_len)
     }
 
     /// Copies the data segment into a new vector (convenience; allocates).
@@ -792,7 +889,7 @@ impl Buf {
     /// fills a buffer, and how a receive lands). Not enough room → `INVALID_VALUE`.
     pub fn append(&self, src: &[u8]) -> Result<()> {
         let at = self.append_len(src.len())?;
-        self.map.write(at, src).inspect_err(|_| {
+        self.h.map.write(at, src).inspect_err(|_| {
             if let Ok(e) = self.elem() {
                 e.data_len.store(at.saturating_sub(e.data.load(Ordering::Relaxed)), Ordering::Relaxed);
             }

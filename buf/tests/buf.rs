@@ -70,3 +70,54 @@ fn threads_share_an_inventory_without_losing_counts() {
     assert_eq!(shared.dec_refcount(), Ok(1));
     assert_eq!(inv.num_free_elements(), 64);
 }
+
+/// A map with its free callback, and a flag the callback sets.
+fn map_with_free_flag() -> (Mmap, std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let freed = std::sync::Arc::new(AtomicBool::new(false));
+    let f = freed.clone();
+    let map = Mmap::create().unwrap();
+    map.set_memrange(vec![0u8; 4096]).unwrap();
+    map.set_free_cb(move |_| f.store(true, Ordering::SeqCst)).unwrap();
+    map.start().unwrap();
+    (map, freed)
+}
+
+/// Buffers' handles share their inventory's part, yet an inventory keeps no map alive: a
+/// map's memory goes (its free callback runs) when the map and the handles of its buffers
+/// go, while the inventory lives on; and an inventory dropped with buffers out keeps nothing
+/// in a cycle (the map goes with the last handle, buffer returned or not).
+#[test]
+fn handles_keep_maps_only_as_long_as_buffers_need_them() {
+    use std::sync::atomic::Ordering;
+    let inv = started_inventory(4);
+    let (map, freed) = map_with_free_flag();
+    for _ in 0..3 {
+        let a = inv.buf_get_at(&map, 0, 64).unwrap();
+        let b = inv.buf_get_at(&map, 64, 64).unwrap();
+        assert_eq!(a.clone(), a, "a clone is the same buffer");
+        assert_ne!(a, b);
+        a.dec_refcount().unwrap();
+        assert_eq!(a.data_len(), Err(Error::BadState), "stale once returned");
+        assert_eq!(b.data_len(), Ok(0), "its neighbour is not");
+        b.dec_refcount().unwrap();
+    }
+    let stale = inv.buf_get_at(&map, 0, 64).unwrap();
+    stale.dec_refcount().unwrap();
+    map.destroy().unwrap();
+    assert!(!freed.load(Ordering::SeqCst), "a handle (stale) still reaches the memory");
+    drop(stale);
+    assert!(freed.load(Ordering::SeqCst), "the map went with its last handle, the inventory lives on");
+
+    // The inventory goes first, a buffer still out.
+    let (map, freed) = map_with_free_flag();
+    let out = inv.buf_get_at(&map, 0, 64).unwrap();
+    drop(inv);
+    drop(map);
+    assert_eq!(out.data_len(), Ok(0), "a buffer outlives its inventory's handle");
+    let kept = out.clone();
+    drop(out); // never returned: the inventory's state goes with the last handle
+    assert!(!freed.load(Ordering::SeqCst), "a clone still holds the buffer");
+    drop(kept);
+    assert!(freed.load(Ordering::SeqCst), "nothing kept the inventory and its map in a cycle");
+}

@@ -735,6 +735,13 @@ impl MapAccess {
         self.region().len()
     }
 
+    /// The map's identity, for tables keyed by map: the same for every handle of one map,
+    /// different from every other map alive at the same time (a number, so a table keyed
+    /// by it keeps no map alive; a map created after this one went may get the same number).
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
     /// The address of the map's first byte (C's memrange start): for a map from export, the
     /// exporter's address.
     pub fn map_addr(&self) -> usize {
