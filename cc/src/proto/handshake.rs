@@ -23,8 +23,12 @@ use super::wire::{Hello, PeerKind, Reply};
 
 /// How long an accepted socket may take to send its [`Hello`] before the server drops it.
 pub const HELLO_DEADLINE: Duration = Duration::from_secs(5);
-/// How long a 2024 client waits for the server's [`Reply`] before it starts over.
-pub const REPLY_DEADLINE: Duration = Duration::from_secs(5);
+/// How long a 2024 client waits for the server's [`Reply`] before it starts over. Long: a
+/// server that is alive but slow (a loaded machine, many clients at once) answers the socket
+/// it has, and starting over would only add a second handshake — and, were the first answer
+/// to land after the client gave up, show the server a connection that ends at once. A
+/// server that goes away closes the socket, which the client sees at once.
+pub const REPLY_DEADLINE: Duration = Duration::from_secs(30);
 /// How long a legacy client's connection may stay `CONNECTION_INPROGRESS` before it is
 /// reported `CONNECTION_ABORTED`.
 pub const LEGACY_REPLY_DEADLINE: Duration = Duration::from_secs(10);
