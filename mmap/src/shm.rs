@@ -17,7 +17,7 @@
 use std::ops::{Deref, DerefMut};
 use std::os::fd::{AsFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use doca_core::{fail, peer_fail, Error, Result};
@@ -242,7 +242,7 @@ fn tracker_of(fd: &OwnedFd) -> Result<Arc<Borrows>> {
     if let Some(b) = all.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
         return Ok(b);
     }
-    let b = Arc::new(Borrows::shared());
+    let b = Arc::new(Borrows::default());
     all.push((key, Arc::downgrade(&b)));
     Ok(b)
 }
@@ -340,22 +340,7 @@ impl Region {
 /// The ranges of one map's memory borrowed in this process: many readers or one writer per
 /// byte, checked at run time (`IN_USE` on conflict, never a panic).
 #[derive(Default)]
-pub(crate) struct Borrows {
-    held: Mutex<SmallVec<[(usize, usize, bool); 4]>>,
-    /// How many borrows `held` lists (stored under its lock).
-    count: AtomicUsize,
-    /// The memory is shared with other processes (a memfd), which may write it under any
-    /// borrow of this process: a copy that finds no borrow registered here goes ahead without
-    /// the lock (see [`Tracker::unlocked`]).
-    shared: bool,
-}
-
-impl Borrows {
-    /// The tracker of memory that other processes map too.
-    pub(crate) fn shared() -> Borrows {
-        Borrows { shared: true, ..Borrows::default() }
-    }
-}
+pub(crate) struct Borrows(Mutex<SmallVec<[(usize, usize, bool); 4]>>);
 
 /// The borrows of one tracker, locked.
 type Held<'a> = parking_lot::MutexGuard<'a, SmallVec<[(usize, usize, bool); 4]>>;
@@ -376,11 +361,10 @@ impl Borrows {
     }
 
     fn acquire(&self, offset: usize, len: usize, exclusive: bool) -> Result<()> {
-        let mut b = self.held.lock();
+        let mut b = self.0.lock();
         Borrows::check(&b, offset, len, exclusive)?;
         if len > 0 {
             b.push((offset, offset + len, exclusive));
-            self.count.store(b.len(), Ordering::Release);
         }
         Ok(())
     }
@@ -389,10 +373,9 @@ impl Borrows {
         if len == 0 {
             return;
         }
-        let mut b = self.held.lock();
+        let mut b = self.0.lock();
         if let Some(i) = b.iter().position(|&t| t == (offset, offset + len, exclusive)) {
             b.swap_remove(i);
-            self.count.store(b.len(), Ordering::Release);
         }
     }
 }
@@ -412,18 +395,6 @@ impl Default for Tracker {
 }
 
 impl Tracker {
-    /// Whether a copy may skip this tracker's lock: shared memory (which other processes may
-    /// write under any guard anyway, as the crate documents) with no borrow registered in
-    /// this process. A guard taken while such a copy runs sees its bytes change, exactly as it
-    /// would see a peer's write; private memory always takes the lock (there, the tracker is
-    /// what keeps guards exclusive). Busy paths pay no lock for it: a fast-path send's copy
-    /// would otherwise take two.
-    #[inline]
-    fn unlocked(&self) -> bool {
-        // Acquire pairs with the Release store of the count under the lock.
-        self.borrows.shared && self.borrows.count.load(Ordering::Acquire) == 0
-    }
-
     /// Borrows `offset..offset+len` of `region` for reading.
     pub(crate) fn bytes<'a>(&'a self, region: &'a Region, offset: usize, len: usize) -> Result<Bytes<'a>> {
         region.check(offset, len)?;
@@ -465,15 +436,7 @@ impl Tracker {
         if !region.writable {
             return Err(fail!(Error::NotPermitted, "the map's memory is read-only"));
         }
-        if self.unlocked() {
-            // SAFETY: in bounds (checked) of writable memory valid while `region`'s owner
-            // lives; shared memory with no borrow in this process (see `unlocked`).
-            unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr(), region.ptr.as_ptr().add(offset), src.len())
-            };
-            return Ok(());
-        }
-        let held = self.borrows.held.lock();
+        let held = self.borrows.0.lock();
         Borrows::check(&held, self.base + offset, src.len(), true)?;
         // in bounds (checked) of memory valid for writes while `region`'s owner
         // lives; no borrow of these bytes exists in this process (checked) and none can be
@@ -487,15 +450,7 @@ impl Tracker {
     /// Copies `dst.len()` bytes out from `offset` of `region`, under the tracker's lock.
     pub(crate) fn read(&self, region: &Region, offset: usize, dst: &mut [u8]) -> Result<()> {
         region.check(offset, dst.len())?;
-        if self.unlocked() {
-            // SAFETY: in bounds (checked) of memory valid for reads; shared memory with no
-            // borrow in this process (see `unlocked`).
-            unsafe {
-                std::ptr::copy_nonoverlapping(region.ptr.as_ptr().add(offset), dst.as_mut_ptr(), dst.len())
-            };
-            return Ok(());
-        }
-        let held = self.borrows.held.lock();
+        let held = self.borrows.0.lock();
         Borrows::check(&held, self.base + offset, dst.len(), false)?;
         // SAFETY: in bounds (checked) of memory valid for reads; no write borrow of these
         // bytes exists in this process (checked) and none can be taken while we hold the lock.
@@ -528,27 +483,13 @@ impl Tracker {
         if same && a < b + len && b < a + len {
             return Err(fail!(Error::InvalidValue, "copy ranges {a}+{len} and {b}+{len} overlap"));
         }
-        if self.unlocked() && to.unlocked() {
-            // SAFETY: both ranges in bounds (checked) of mapped memory that lives while the
-            // regions' owners do; the destination is writable (checked); the ranges do not
-            // overlap within one memory (checked); both are shared memory with no borrow in
-            // this process (see `unlocked`).
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    src.ptr.as_ptr().add(src_off),
-                    dst.ptr.as_ptr().add(dst_off),
-                    len,
-                )
-            };
-            return Ok(());
-        }
         let first_is_src = Arc::as_ptr(&self.borrows) <= Arc::as_ptr(&to.borrows);
         let first = if first_is_src { &self.borrows } else { &to.borrows };
-        let held1 = first.held.lock();
+        let held1 = first.0.lock();
         let held2 = if same {
             None
         } else {
-            Some(if first_is_src { to.borrows.held.lock() } else { self.borrows.held.lock() })
+            Some(if first_is_src { to.borrows.0.lock() } else { self.borrows.0.lock() })
         };
         let (src_held, dst_held) = match (&held2, first_is_src) {
             (None, _) => (&held1, &held1),

@@ -131,3 +131,32 @@ fn copies_into_shared_memory_respect_guards() {
         here.write(8, b"\0\0\0\0").unwrap();
     }
 }
+
+/// A write guard is exclusive within the process, for shared memory too: another thread's
+/// copies into the same bytes wait for it or are refused (`IN_USE`), never land under it.
+#[test]
+fn a_write_guard_on_shared_memory_sees_no_other_threads_write() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const N: usize = 64 << 10;
+    let map = Mmap::create().unwrap();
+    map.set_memrange(doca_mmap::SharedMem::alloc(N).unwrap()).unwrap();
+    map.start().unwrap();
+    let acc = map.access().unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let (other, halt) = (acc.clone(), stop.clone());
+    let writer = std::thread::spawn(move || {
+        let src = vec![0xaau8; N];
+        while !halt.load(Ordering::Relaxed) {
+            let _ = other.write(0, &src);
+        }
+    });
+    for round in 0..2000 {
+        if let Ok(mut g) = acc.bytes_mut(0, N) {
+            g.fill(0x55);
+            std::hint::black_box(&mut *g);
+            assert!(g.iter().all(|&b| b == 0x55), "round {round}: another thread wrote under the guard");
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+}
