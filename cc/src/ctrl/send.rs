@@ -2,24 +2,51 @@
 
 use crate::conn::Connection;
 
+/// Messages up to this many bytes are kept in the task slot itself, beside its other fields:
+/// many sends in flight then touch one array, not one heap block (and page) each.
+const INLINE: usize = 64;
+
 /// The library part of a send task: the connection and the message. It keeps both after
 /// completion, so a completed task can be submitted again as it is.
-#[derive(Default)]
 pub struct SendPayload {
     pub(crate) conn: Option<Connection>,
-    pub(crate) len: usize,
-    pub(crate) buf: Box<[u8]>,
+    len: usize,
+    inline: [u8; INLINE],
+    buf: Box<[u8]>,
+}
+
+impl Default for SendPayload {
+    fn default() -> Self {
+        SendPayload { conn: None, len: 0, inline: [0; INLINE], buf: Box::default() }
+    }
 }
 
 impl SendPayload {
-    /// A slot's payload: a buffer of `max_msg_size` bytes, allocated once per start.
+    /// A slot's payload: room for `max_msg_size` bytes, allocated once per start.
     pub(crate) fn with_capacity(max_msg_size: usize) -> SendPayload {
-        SendPayload { conn: None, len: 0, buf: vec![0u8; max_msg_size].into_boxed_slice() }
+        let heap = if max_msg_size > INLINE { max_msg_size } else { 0 };
+        SendPayload { buf: vec![0u8; heap].into_boxed_slice(), ..SendPayload::default() }
+    }
+
+    /// Takes `msg` as the message (it fits: the caller checked the maximum size).
+    pub(crate) fn set_msg(&mut self, msg: &[u8]) {
+        let room = if msg.len() <= INLINE { &mut self.inline[..] } else { &mut self.buf[..] };
+        room[..msg.len()].copy_from_slice(msg);
+        self.len = msg.len();
     }
 
     /// The message.
     pub(crate) fn msg(&self) -> &[u8] {
-        &self.buf[..self.len]
+        if self.len <= INLINE {
+            &self.inline[..self.len]
+        } else {
+            &self.buf[..self.len]
+        }
+    }
+
+    /// The message's length.
+    pub(crate) fn len(&self) -> usize {
+        self.len
     }
 
     /// Where the connection sits in its owner's table, and which connection it is.
@@ -42,6 +69,6 @@ impl SendTask {
 
     /// The message length.
     pub fn msg_len(&self) -> usize {
-        self.0.with_payload(|p| p.len)
+        self.0.with_payload(|p| p.len())
     }
 }

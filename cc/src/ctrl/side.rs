@@ -234,8 +234,7 @@ impl Side {
             bail!(Error::InvalidValue, "{self}: the connection belongs to another server or client");
         }
         let task = self.pool.alloc(|p| {
-            p.buf[..msg.len()].copy_from_slice(msg);
-            p.len = msg.len();
+            p.set_msg(msg);
             if p.conn.as_ref() != Some(conn) {
                 p.conn = Some(conn.clone());
             }

@@ -442,9 +442,6 @@ fn memcpy_shared_gbps(size: usize, reps: usize) -> f64 {
     size as f64 / t_per
 }
 
-/// Send tasks of each client in the scale rows.
-const SCALE_TASKS: u32 = 256;
-
 fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, scale): (bool, bool, bool)) {
     let pid = std::process::id();
     for (mode, sleep) in [("busy", false), ("sleep", true)].into_iter().filter(|_| latency) {
@@ -513,19 +510,16 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
         });
     }
     // Scale: 1, 8, 64 clients on one server, the same total number of messages, each client
-    // with up to SCALE_TASKS sends in flight. (With 1024 each, 64 clients hold 64 Ki messages
-    // in flight — task slots, their payloads and ring records, some 12 MiB — and the caches,
-    // not the library, set the rate: see the book's performance chapter.)
+    // with up to 1024 sends in flight (64 Ki in flight with 64 clients).
     let mut one = 0.0;
     let msg = [3u8; 64];
-    let runs = [(1usize, SCALE_TASKS), (8, SCALE_TASKS), (64, SCALE_TASKS), (64, 1024)];
-    for (clients, tasks) in runs.into_iter().filter(|_| scale) {
+    for clients in [1usize, 8, 64].into_iter().filter(|_| scale) {
         let per_client = (cfg.rate_n / clients as u64).max(1000);
-        let name = format!("bench-scale-{clients}-{tasks}-{pid}");
+        let name = format!("bench-scale-{clients}-{pid}");
         let mut p = PeerProc::spawn(&["cc-sink", &name, "busy", &per_client.to_string()]);
         assert_eq!(p.line(), "ready");
         let sides: Vec<CcSide> =
-            (0..clients).map(|_| CcSide::client(&name, 256, tasks).expect("client")).collect();
+            (0..clients).map(|_| CcSide::client(&name, 256, 1024).expect("client")).collect();
         let t = Instant::now();
         let mut sent = vec![0u64; clients];
         let deadline = Instant::now() + bench::GIVE_UP;
@@ -544,7 +538,7 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
         }
         rows.push(Row {
             section: "scale",
-            name: format!("aggregate rate, {clients} client(s), {tasks} tasks each"),
+            name: format!("aggregate rate, {clients} client(s)"),
             unit: "Mmsg/s",
             value: rate / 1e6,
             p99: None,
