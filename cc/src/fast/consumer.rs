@@ -94,6 +94,8 @@ pub struct ConsumerOps {
     announced: Cell<bool>,
     /// The peer was ever told of it: destroying it expires it there.
     ever_announced: Cell<bool>,
+    /// The peer wrote a malformed completion record: the rings are not used any more.
+    malformed: Cell<bool>,
 }
 
 /// `struct doca_cc_consumer`.
@@ -204,6 +206,7 @@ impl Consumer {
             posted: RefCell::new(Vec::new()),
             announced: Cell::new(false),
             ever_announced: Cell::new(false),
+            malformed: Cell::new(false),
         });
         Ok(Consumer { ctx })
     }
@@ -332,18 +335,21 @@ impl ConsumerOps {
         }
     }
 
-    /// Finishes the posted tasks whose buffers were filled; in Stopping, every posted task
-    /// (`SHUTDOWN`).
+    /// Finishes the posted tasks whose buffers were filled — at most a ring's worth per call,
+    /// whatever the peer writes; in Stopping, every posted task (`SHUTDOWN`). A malformed
+    /// completion record breaks the consumer's rings (the peer is broken or hostile).
     fn deliver(&self, core: &CtxCore) -> bool {
         let mut any = false;
         let stopping = core.state() == CtxState::Stopping;
-        if let Some(chan) = self.chan.borrow().as_ref() {
-            while let Some(slot) = chan.done.peek() {
+        if let Some(chan) = self.chan.borrow().as_ref().filter(|_| !self.malformed.get()) {
+            for _ in 0..chan.done.capacity() {
+                let Some(slot) = chan.done.peek() else { break };
                 let rec = slot.bytes().and_then(Done::read);
                 slot.consume();
                 let Some(rec) = rec else {
-                    tracing::error!(target: "doca_sdk", "cc consumer {}: corrupt completion record", self.id);
-                    continue;
+                    tracing::error!(target: "doca_sdk", "cc consumer {}: malformed completion record from the peer", self.id);
+                    self.malformed.set(true);
+                    break;
                 };
                 if !self.unpost(rec.token) {
                     continue;
@@ -410,6 +416,7 @@ impl CtxOps for ConsumerOps {
             bail!(Error::NotConnected, "cc consumer {}: the connection is down", self.id);
         }
         let slots = self.pool.capacity().max(1);
+        self.malformed.set(false); // new rings
         self.pool.prepare(PostRecvPayload::default);
         *self.posted.borrow_mut() = vec![None; slots as usize];
         let (len, done_at) = segment_len(slots);
@@ -481,7 +488,8 @@ impl CtxOps for ConsumerOps {
             core.fail(Error::ConnectionReset, "the connection went down");
         }
         let any = self.deliver(core);
-        let broken = self.chan.borrow().as_ref().is_some_and(|c| c.done.is_corrupt() || c.post.is_corrupt());
+        let broken = self.malformed.get()
+            || self.chan.borrow().as_ref().is_some_and(|c| c.done.is_corrupt() || c.post.is_corrupt());
         if broken && core.state() == CtxState::Running {
             core.fail(Error::ConnectionReset, "the peer broke the consumer's rings");
         }
@@ -537,5 +545,82 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
             *t = Some(post.token);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use doca_buf::Inventory;
+    use doca_core::{open_device_rep_with_pci, open_device_with_pci, Pe, RepFilter};
+
+    use super::*;
+    use crate::{Client, Server};
+
+    fn run(pe: &Pe, what: &str, done: impl Fn() -> bool) {
+        for _ in 0..2_000_000 {
+            if done() {
+                return;
+            }
+            pe.progress();
+        }
+        panic!("timed out waiting for {what}");
+    }
+
+    /// The peer (here, a hostile producer side writing the completion ring itself) publishes
+    /// a record that does not decode: the consumer stops with `CONNECTION_RESET` instead of
+    /// logging record after record, and its posted buffer comes back (`SHUTDOWN`).
+    #[test]
+    fn a_malformed_completion_from_the_peer_stops_the_consumer() {
+        let name = format!("malformed-done-{}", std::process::id());
+        let dpu = open_device_with_pci("03:00.0", None).unwrap();
+        let rep = open_device_rep_with_pci(&dpu, RepFilter::NET, "b1:00.0").unwrap();
+        let pe = Pe::create().unwrap();
+        let server = Server::create(&dpu, &rep, &name).unwrap();
+        pe.connect_ctx(&server.as_ctx()).unwrap();
+        server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 1).unwrap();
+        server.event_msg_recv_register(|_, _| {}).unwrap();
+        server.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
+        server.as_ctx().start().unwrap();
+        let client = Client::create(&open_device_with_pci("b1:00.0", None).unwrap(), &name).unwrap();
+        pe.connect_ctx(&client.as_ctx()).unwrap();
+        client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 1).unwrap();
+        client.event_msg_recv_register(|_, _| {}).unwrap();
+        let _ = client.as_ctx().start();
+        run(&pe, "the client", || client.as_ctx().state() == CtxState::Running);
+        let server_conn = server.connections().pop().unwrap();
+        let client_conn = client.get_connection().unwrap();
+
+        let map = Mmap::create().unwrap();
+        map.set_memrange(SharedMem::alloc(4096).unwrap()).unwrap();
+        map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE).unwrap();
+        map.start().unwrap();
+        let consumer = Consumer::create(&server_conn, &map).unwrap();
+        pe.connect_ctx(&consumer.as_ctx()).unwrap();
+        let failed: Rc<RefCell<Vec<Result<()>>>> = Rc::default();
+        let f = failed.clone();
+        consumer
+            .task_post_recv_set_conf(
+                |_, _, _| panic!("nothing was sent"),
+                move |t: PostRecvTask, _, _| f.borrow_mut().push(t.0.status()),
+                2,
+            )
+            .unwrap();
+        let _ = consumer.as_ctx().start();
+        run(&pe, "the consumer", || consumer.as_ctx().state() == CtxState::Running);
+        let inv = Inventory::create(1).unwrap();
+        inv.start().unwrap();
+        consumer
+            .task_post_recv_alloc_init(&inv.buf_get_at(&map, 0, 4096).unwrap())
+            .unwrap()
+            .submit()
+            .unwrap();
+
+        let remote = client_conn.fast().remote.lock().get(&consumer.id()).cloned().expect("registered");
+        // More immediate data than a record holds: the record does not decode.
+        assert!(remote.lanes.lock().done.push_with(KIND_DONE, DONE_LEN, |b| b.fill(0xff)).unwrap());
+        run(&pe, "the consumer to stop", || consumer.as_ctx().state() == CtxState::Idle);
+        assert_eq!(*failed.borrow(), vec![Err(Error::Shutdown)]);
     }
 }

@@ -353,6 +353,14 @@ impl ProducerOps {
             Ok((_, _, data, len)) => (data, len),
             Err(e) => return Step::Done(Err(e)),
         };
+        // Checked at submit; the data may have grown since (a completion carries 32 bits).
+        let Ok(len32) = u32::try_from(len) else {
+            return Step::Done(Err(doca_core::fail!(
+                Error::InvalidValue,
+                "cc producer {}: {len} bytes exceed the largest fast-path buffer",
+                self.id
+            )));
+        };
         if len as u64 > post.room {
             // Nothing written, and the posted buffer stays for the next send.
             return Step::Done(Err(doca_core::fail!(
@@ -370,7 +378,7 @@ impl ProducerOps {
         slot.consume();
         let mut rec = Done {
             token: post.token,
-            len: len as u32, // at most the maximum buffer size, itself at most u32::MAX
+            len: len32,
             producer: self.id,
             status: 0,
             imm_len: imm.len() as u32,
