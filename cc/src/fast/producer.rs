@@ -513,7 +513,8 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
     }
 
     /// Checks the buffer and finds the consumer (a reused task may have a new one of each),
-    /// then queues the send behind the others for the same consumer.
+    /// then sends at once when no send waits before it for that consumer, or queues it
+    /// behind them.
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
         let consumer_id = self
             .pool
@@ -525,23 +526,24 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
                 Ok(p.consumer_id)
             })
             .ok_or(Error::BadState)??;
-        let first = {
-            let mut queues = self.queues.borrow_mut();
-            let at = match queues.iter().position(|q| q.consumer == consumer_id) {
-                Some(at) => at,
-                None => {
-                    let cap = self.pool.capacity() as usize;
-                    queues.push(Queue { consumer: consumer_id, tasks: VecDeque::with_capacity(cap) });
-                    queues.len() - 1
-                }
-            };
-            queues[at].tasks.push_back(task);
-            queues[at].tasks.len() == 1
-        };
-        if first {
-            // Nothing before it for this consumer: try now, so the consumer sees it at once.
-            self.drain();
+        let idle = self.queues.borrow().iter().all(|q| q.consumer != consumer_id || q.tasks.is_empty());
+        if idle {
+            // Nothing before it for this consumer: send now, so the consumer sees it at once.
+            if let (Step::Done(status), _) = self.step(task, true) {
+                self.pool.finish(task, status);
+                return Ok(());
+            }
         }
+        let mut queues = self.queues.borrow_mut();
+        let at = match queues.iter().position(|q| q.consumer == consumer_id) {
+            Some(at) => at,
+            None => {
+                let cap = self.pool.capacity() as usize;
+                queues.push(Queue { consumer: consumer_id, tasks: VecDeque::with_capacity(cap) });
+                queues.len() - 1
+            }
+        };
+        queues[at].tasks.push_back(task);
         Ok(())
     }
 }
