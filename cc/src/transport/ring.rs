@@ -311,11 +311,16 @@ impl Ring {
         Ok(ring)
     }
 
-    /// The sequence word of the record at `slot` (sequenced rings).
-    fn seq_word(slot: *mut u8) -> &'static AtomicU32 {
-        // SAFETY: `slot` is a record position (8-byte aligned: the area starts on a line and
-        // records are multiples of 8) inside the mapped area, which `self.area` keeps alive
-        // for as long as the ring (the caller's borrow of the ring bounds the use).
+    /// The sequence word of the record at `slot` (sequenced rings), borrowed from the ring
+    /// (whose area keeps the memory mapped).
+    fn seq_word(&self, slot: *mut u8) -> &AtomicU32 {
+        debug_assert!(
+            slot >= self.slots.as_ptr() && (slot as usize) < self.slots.as_ptr() as usize + self.area_bytes
+        );
+        // SAFETY: `slot` is a record position of this ring (the placement rule keeps it inside
+        // the area checked at attach, which `self.area` keeps mapped while `self` lives), 8-byte
+        // aligned (the area starts on a line and records are multiples of 8); the word is only
+        // ever accessed atomically, by both ends.
         unsafe { &*slot.add(4).cast::<AtomicU32>() }
     }
 
@@ -323,7 +328,7 @@ impl Ring {
     fn seq_ready(&self) -> bool {
         let want = (self.next.get() as u32).wrapping_add(1);
         // Acquire pairs with the producer's Release store of the number: the record is whole.
-        Self::seq_word(self.record(self.pos.get())).load(Ordering::Acquire) == want
+        self.seq_word(self.record(self.pos.get())).load(Ordering::Acquire) == want
     }
 
     /// Producer: reads the consumer's `head`; false (the ring marked corrupt) unless it lies
@@ -502,7 +507,7 @@ impl Ring {
         }
         if self.sequenced.is_some() {
             // Release publishes the record to the consumer's Acquire load of the number.
-            Self::seq_word(slot).store((next as u32).wrapping_add(1), Ordering::Release);
+            self.seq_word(slot).store((next as u32).wrapping_add(1), Ordering::Release);
         }
         self.advance(len);
         self.next.set(next.wrapping_add(1));
@@ -948,10 +953,10 @@ mod tests {
         let first = rx.record(0);
         // The producer side writes a header and payload but no (or a wrong) number.
         for bogus in [0u32, 2, u32::MAX] {
-            Ring::seq_word(first).store(bogus, Ordering::Release);
+            rx.seq_word(first).store(bogus, Ordering::Release);
             assert!(rx.peek().is_none() && !rx.has_data(), "number {bogus}");
         }
-        Ring::seq_word(first).store(0, Ordering::Release);
+        rx.seq_word(first).store(0, Ordering::Release);
         assert!(tx.push_with(9, 24, |b| b.fill(5)).unwrap());
         assert!(rx.has_data());
         assert!(rx.arm_for_data(), "a sleeper arming now sees the record");
