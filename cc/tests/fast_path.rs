@@ -536,3 +536,53 @@ fn a_send_followed_by_a_waiting_one_wakes_the_sleeping_consumer() {
     cons_pe.clear_notification().unwrap();
     until(&[&cons_pe], || *got.borrow() == 1);
 }
+
+/// A send task kept from before its consumer restarted (same id, new rings) reaches the
+/// restarted consumer when submitted again.
+#[test]
+fn a_task_kept_across_its_consumers_restart_reaches_the_restarted_consumer() {
+    use std::cell::Cell;
+    let p = pair();
+    let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
+    let inv = Rc::new(Inventory::create(4).unwrap());
+    inv.start().unwrap();
+    let got = Rc::new(Cell::new(0u32));
+    let g = got.clone();
+    let (cons_pe, consumer) = running_consumer(&p, &map, 2, move |task| {
+        g.set(g.get() + 1);
+        task.buf().dec_refcount().unwrap();
+    });
+    let post = |consumer: &Consumer| {
+        let buf = inv.buf_get_at(&map, 0, 64).unwrap();
+        consumer.task_post_recv_alloc_init(&buf).unwrap().submit().unwrap();
+    };
+    post(&consumer);
+    let prod_pe = Pe::create().unwrap();
+    let producer = Producer::create(&p.client.get_connection().unwrap()).unwrap();
+    prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
+    let kept: Rc<RefCell<Vec<ProducerSendTask>>> = Rc::default();
+    let k = kept.clone();
+    producer
+        .task_send_set_conf(
+            move |task: ProducerSendTask, _, _| k.borrow_mut().push(task),
+            |t, _, _| panic!("send failed: {:?}", t.status()),
+            1,
+        )
+        .unwrap();
+    producer.as_ctx().start().unwrap();
+    let src = Mmap::create().unwrap();
+    src.set_memrange("fast".as_bytes()).unwrap();
+    src.start().unwrap();
+    let msg = inv.buf_get_data_at(&src, 0, 4).unwrap();
+    producer.task_send_alloc_init(&msg, consumer.id()).unwrap().submit().unwrap();
+    until(&[&p.spe, &p.cpe, &cons_pe, &prod_pe], || got.get() == 1 && kept.borrow().len() == 1);
+
+    consumer.as_ctx().stop().unwrap();
+    until(&[&p.spe, &p.cpe, &cons_pe, &prod_pe], || consumer.as_ctx().state() == CtxState::Idle);
+    let _ = consumer.as_ctx().start();
+    until(&[&p.spe, &p.cpe, &cons_pe, &prod_pe], || consumer.as_ctx().state() == CtxState::Running);
+    post(&consumer);
+    let task = kept.borrow_mut().pop().unwrap();
+    task.submit().map_err(|r| r.error).unwrap();
+    until(&[&p.spe, &p.cpe, &cons_pe, &prod_pe], || got.get() == 2 && kept.borrow().len() == 1);
+}

@@ -393,6 +393,18 @@ impl ConsumerOps {
     }
 }
 
+impl ConsumerOps {
+    /// The peer stops using this consumer's rings (they go with this run; its sends to the
+    /// consumer fail from now on); the consumer stays known there: only destroying it
+    /// expires it. Once per run.
+    fn withdraw(&self) {
+        if self.announced.replace(false) {
+            self.conn.fast().local.lock().remove(&self.id);
+            let _ = self.conn.fast().send(&Ctrl::ConsumerPaused { id: self.id }, &[]);
+        }
+    }
+}
+
 impl Drop for ConsumerOps {
     /// Destroyed (or dropped): the peer's expired-consumer event.
     fn drop(&mut self) {
@@ -459,13 +471,9 @@ impl CtxOps for ConsumerOps {
         Ok(Started::Starting)
     }
 
-    /// The peer stops using this consumer's rings (they go with this run); the consumer
-    /// stays known there: only destroying it expires it.
+    /// See [`ConsumerOps::withdraw`].
     fn stop(&self, _core: &CtxCore) {
-        if self.announced.replace(false) {
-            self.conn.fast().local.lock().remove(&self.id);
-            let _ = self.conn.fast().send(&Ctrl::ConsumerPaused { id: self.id }, &[]);
-        }
+        self.withdraw();
     }
 
     fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
@@ -476,6 +484,7 @@ impl CtxOps for ConsumerOps {
                 return true;
             }
             if !self.conn.is_connected() {
+                self.withdraw();
                 core.abort_start(
                     Error::NotConnected,
                     "the connection went down before the peer registered the consumer",
@@ -485,12 +494,15 @@ impl CtxOps for ConsumerOps {
             return false;
         }
         if !self.conn.is_connected() && core.state() == CtxState::Running {
+            self.withdraw();
             core.fail(Error::ConnectionReset, "the connection went down");
         }
         let any = self.deliver(core);
         let broken = self.malformed.get()
             || self.chan.borrow().as_ref().is_some_and(|c| c.done.is_corrupt() || c.post.is_corrupt());
         if broken && core.state() == CtxState::Running {
+            // The peer's producers must not fill buffers the application gets back now.
+            self.withdraw();
             core.fail(Error::ConnectionReset, "the peer broke the consumer's rings");
         }
         self.wake_producers();
@@ -622,5 +634,35 @@ mod tests {
         assert!(remote.lanes.lock().done.push_with(KIND_DONE, DONE_LEN, |b| b.fill(0xff)).unwrap());
         run(&pe, "the consumer to stop", || consumer.as_ctx().state() == CtxState::Idle);
         assert_eq!(*failed.borrow(), vec![Err(Error::Shutdown)]);
+
+        // Withdrawn from the peer: a well-behaved producer there cannot fill the buffer the
+        // application got back (the post is still in the ring); its send fails.
+        let producer = crate::Producer::create(&client_conn).unwrap();
+        pe.connect_ctx(&producer.as_ctx()).unwrap();
+        let sent: Rc<RefCell<Vec<Result<()>>>> = Rc::default();
+        let (ok, err) = (sent.clone(), sent.clone());
+        producer
+            .task_send_set_conf(
+                move |t: crate::ProducerSendTask, _, _| ok.borrow_mut().push(t.0.status()),
+                move |t: crate::ProducerSendTask, _, _| err.borrow_mut().push(t.0.status()),
+                1,
+            )
+            .unwrap();
+        producer.as_ctx().start().unwrap();
+        let src = Mmap::create().unwrap();
+        src.set_memrange(&b"late"[..]).unwrap();
+        src.start().unwrap();
+        let inv2 = Inventory::create(1).unwrap();
+        inv2.start().unwrap();
+        let msg = inv2.buf_get_data_at(&src, 0, 4).unwrap();
+        run(&pe, "the peer to hear of it", || !remote.alive.load(Ordering::Acquire));
+        match producer.task_send_alloc_init(&msg, consumer.id()) {
+            Ok(task) => {
+                task.submit().map_err(|r| r.error).unwrap();
+                run(&pe, "the send", || !sent.borrow().is_empty());
+                assert_eq!(*sent.borrow(), vec![Err(Error::ConnectionAborted)]);
+            }
+            Err(e) => assert_eq!(e, Error::InvalidValue),
+        }
     }
 }

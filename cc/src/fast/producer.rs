@@ -520,7 +520,9 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
             .pool
             .with_payload(task, |p| -> Result<u32> {
                 self.check_buf(p.buf.as_ref().ok_or(Error::InvalidValue)?)?;
-                if p.target.as_ref().is_none_or(|t| t.id != p.consumer_id) {
+                // Another consumer, or this one restarted (same id, new rings) or expired.
+                if p.target.as_ref().is_none_or(|t| t.id != p.consumer_id || !t.alive.load(Ordering::Acquire))
+                {
                     p.target = Some(self.consumer(p.consumer_id)?);
                 }
                 Ok(p.consumer_id)
