@@ -367,19 +367,33 @@ fn one_task_per_side_recycled_from_its_completion_callback_carries_100k_fast_pat
     });
     consumer.task_post_recv_alloc_init(&inv.buf_get_at(&map, 0, 64).unwrap()).unwrap().submit().unwrap();
 
+    let sent = Rc::new(Cell::new(0u64));
+    let s = sent.clone();
+    let (prod_pe, _producer, _src) = one_task_producer(&p, &inv, consumer.id(), move |task| {
+        s.set(s.get() + 1);
+        if s.get() < N {
+            task.submit().map_err(|e| e.error).unwrap();
+        }
+    });
+    until(&[&cons_pe, &prod_pe], || received.get() == N && sent.get() == N);
+}
+
+/// A started producer on the client's end of `p`, on its own engine, with one send task
+/// (`done` gets it on completion; a failure panics), which it submits at once with the 4
+/// bytes "fast" (a buffer of `inv`) to consumer `to`. Returns its engine, the producer and
+/// the source map (keep them alive).
+fn one_task_producer(
+    p: &Pair,
+    inv: &Inventory,
+    to: u32,
+    mut done: impl FnMut(ProducerSendTask) + 'static,
+) -> (Pe, Producer, Mmap) {
     let prod_pe = Pe::create().unwrap();
     let producer = Producer::create(&p.client.get_connection().unwrap()).unwrap();
     prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
-    let sent = Rc::new(Cell::new(0u64));
-    let s = sent.clone();
     producer
         .task_send_set_conf(
-            move |task: ProducerSendTask, _, _| {
-                s.set(s.get() + 1);
-                if s.get() < N {
-                    task.submit().map_err(|e| e.error).unwrap();
-                }
-            },
+            move |task: ProducerSendTask, _, _| done(task),
             |t, _, _| panic!("send failed: {:?}", t.status()),
             1,
         )
@@ -389,8 +403,8 @@ fn one_task_per_side_recycled_from_its_completion_callback_carries_100k_fast_pat
     src.set_memrange("fast".as_bytes()).unwrap();
     src.start().unwrap();
     let msg = inv.buf_get_data_at(&src, 0, 4).unwrap();
-    producer.task_send_alloc_init(&msg, consumer.id()).unwrap().submit().unwrap();
-    until(&[&cons_pe, &prod_pe], || received.get() == N && sent.get() == N);
+    producer.task_send_alloc_init(&msg, to).unwrap().submit().unwrap();
+    (prod_pe, producer, src)
 }
 
 /// Order is per consumer: a consumer that posts nothing does not hold up the sends of the
@@ -557,24 +571,10 @@ fn a_task_kept_across_its_consumers_restart_reaches_the_restarted_consumer() {
         consumer.task_post_recv_alloc_init(&buf).unwrap().submit().unwrap();
     };
     post(&consumer);
-    let prod_pe = Pe::create().unwrap();
-    let producer = Producer::create(&p.client.get_connection().unwrap()).unwrap();
-    prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
     let kept: Rc<RefCell<Vec<ProducerSendTask>>> = Rc::default();
     let k = kept.clone();
-    producer
-        .task_send_set_conf(
-            move |task: ProducerSendTask, _, _| k.borrow_mut().push(task),
-            |t, _, _| panic!("send failed: {:?}", t.status()),
-            1,
-        )
-        .unwrap();
-    producer.as_ctx().start().unwrap();
-    let src = Mmap::create().unwrap();
-    src.set_memrange("fast".as_bytes()).unwrap();
-    src.start().unwrap();
-    let msg = inv.buf_get_data_at(&src, 0, 4).unwrap();
-    producer.task_send_alloc_init(&msg, consumer.id()).unwrap().submit().unwrap();
+    let (prod_pe, _producer, _src) =
+        one_task_producer(&p, &inv, consumer.id(), move |t| k.borrow_mut().push(t));
     until(&[&p.spe, &p.cpe, &cons_pe, &prod_pe], || got.get() == 1 && kept.borrow().len() == 1);
 
     consumer.as_ctx().stop().unwrap();
