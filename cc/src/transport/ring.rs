@@ -317,10 +317,11 @@ impl Ring {
         debug_assert!(
             slot >= self.slots.as_ptr() && (slot as usize) < self.slots.as_ptr() as usize + self.area_bytes
         );
-        // SAFETY: `slot` is a record position of this ring (the placement rule keeps it inside
-        // the area checked at attach, which `self.area` keeps mapped while `self` lives), 8-byte
+        // `slot` is a record position of this ring (the placement rule keeps it inside the
+        // area checked at attach, which `self.area` keeps mapped while `self` lives), 8-byte
         // aligned (the area starts on a line and records are multiples of 8); the word is only
         // ever accessed atomically, by both ends.
+        // SAFETY: see above.
         unsafe { &*slot.add(4).cast::<AtomicU32>() }
     }
 
