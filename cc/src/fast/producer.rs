@@ -231,10 +231,7 @@ impl Producer {
             bail!(Error::InvalidValue, "cc producer: {} bytes of immediate data exceed {imm_max}", imm.len());
         }
         let task = ops.pool.alloc(|p| {
-            // The slot's consumer, if it is the one asked for and alive, needs no lookup.
-            if !p.target.as_ref().is_some_and(|t| t.id == consumer_id && t.alive.load(Ordering::Acquire)) {
-                p.target = Some(ops.consumer(consumer_id)?);
-            }
+            ops.target(p, consumer_id)?;
             if p.buf.as_ref() != Some(buf) {
                 p.buf = Some(buf.clone());
             }
@@ -285,6 +282,16 @@ impl ProducerOps {
         let max = self.limits.0;
         if len > max {
             bail!(Error::InvalidValue, "cc producer: {len} bytes exceed the maximum buffer size {max}");
+        }
+        Ok(())
+    }
+
+    /// Points the task's payload at consumer `id`: the consumer it already holds when that
+    /// is the one and alive (no lookup), else the peer's current one — another consumer, or
+    /// this one restarted (same id, new rings); `INVALID_VALUE` when it expired.
+    fn target(&self, p: &mut ProducerSendPayload, id: u32) -> Result<()> {
+        if !p.target.as_ref().is_some_and(|t| t.id == id && t.alive.load(Ordering::Acquire)) {
+            p.target = Some(self.consumer(id)?);
         }
         Ok(())
     }
@@ -520,11 +527,7 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
             .pool
             .with_payload(task, |p| -> Result<u32> {
                 self.check_buf(p.buf.as_ref().ok_or(Error::InvalidValue)?)?;
-                // Another consumer, or this one restarted (same id, new rings) or expired.
-                if p.target.as_ref().is_none_or(|t| t.id != p.consumer_id || !t.alive.load(Ordering::Acquire))
-                {
-                    p.target = Some(self.consumer(p.consumer_id)?);
-                }
+                self.target(p, p.consumer_id)?;
                 Ok(p.consumer_id)
             })
             .ok_or(Error::BadState)??;
