@@ -25,8 +25,6 @@ pub(crate) struct PeInner {
     /// their library polls ([`crate::CtxOps::needs_poll`]). A context with nothing to do
     /// costs an empty progress nothing.
     pub(crate) active: RefCell<Vec<Ctx>>,
-    /// The previous pass's list, kept for its capacity (no allocation per pass).
-    spare: RefCell<Vec<Ctx>>,
     in_progress: Cell<bool>,
     armed: Cell<bool>,
     pub(crate) epoll: EpollSet,
@@ -113,7 +111,6 @@ impl Pe {
             inner: Rc::new(PeInner {
                 ctxs: RefCell::new(Rc::from(Vec::new())),
                 active: RefCell::new(Vec::new()),
-                spare: RefCell::new(Vec::new()),
                 in_progress: Cell::new(false),
                 armed: Cell::new(false),
                 epoll,
@@ -142,7 +139,6 @@ impl Pe {
         let mut ctxs = self.inner.ctxs.borrow_mut();
         *ctxs = ctxs.iter().chain(std::iter::once(ctx)).cloned().collect();
         self.inner.active.borrow_mut().reserve(ctxs.len());
-        self.inner.spare.borrow_mut().reserve(ctxs.len());
         Ok(())
     }
 
@@ -159,24 +155,29 @@ impl Pe {
         }
         let now = Now::new(&*inner.clock);
         let mut any = false;
-        // Visit this pass's list while new activations go to the other one (no borrow is
-        // held across a context's progress).
-        let mut cur = {
-            let spare = std::mem::take(&mut *inner.spare.borrow_mut());
-            std::mem::replace(&mut *inner.active.borrow_mut(), spare)
-        };
-        for ctx in cur.drain(..) {
+        // Visit the list in place, borrowing it only to take the next context: contexts
+        // activated during the pass go to its end and wait for the next pass (`end`).
+        let mut end = inner.active.borrow().len();
+        let mut i = 0;
+        while i < end {
+            let Some(ctx) = inner.active.borrow().get(i).cloned() else { break };
             any |= ctx.progress(&now);
             // A running context that just went quiet stays a few passes (a task cycle per
             // pass then never pays for leaving and rejoining the list); an Idle one (stopped,
             // or destroyed meanwhile) leaves at once, so nothing keeps it alive.
             if ctx.keeps_active() || (ctx.state() != crate::CtxState::Idle && ctx.core().linger()) {
-                inner.active.borrow_mut().push(ctx);
+                i += 1;
             } else {
                 ctx.core().deactivate();
+                let mut active = inner.active.borrow_mut();
+                // At `i`, unless a callback removed (destroyed) contexts before it meanwhile.
+                if let Some(at) = active.iter().position(|c| *c == ctx) {
+                    active.remove(at);
+                    i = i.min(at);
+                }
+                end = end.saturating_sub(1);
             }
         }
-        *inner.spare.borrow_mut() = cur;
         inner.in_progress.set(false);
         any
     }
