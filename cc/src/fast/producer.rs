@@ -489,6 +489,12 @@ impl CtxOps for ProducerOps {
         self.has_pending() && self.drain()
     }
 
+    /// Only sends waiting for a buffer need polling (a submit puts the producer back on the
+    /// engine's list): an idle producer costs its engine's passes nothing.
+    fn needs_poll(&self, _core: &CtxCore) -> bool {
+        self.has_pending()
+    }
+
     fn request_notification(&self, _core: &CtxCore) -> bool {
         let mut ready = false;
         for q in self.queues.borrow().iter() {
