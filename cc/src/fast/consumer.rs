@@ -32,7 +32,7 @@ use crate::caps;
 use crate::conn::registry::LocalConsumer;
 use crate::conn::{Connection, Registry};
 use crate::proto::layout::{KIND_DONE, KIND_POST};
-use crate::proto::records::{segment_len, Done, Post, DONE_LEN, IMM_MAX, POST_LEN};
+use crate::proto::records::{ring_slots, segment_len, Done, Post, DONE_LEN, IMM_MAX, POST_LEN};
 use crate::proto::Ctrl;
 use crate::transport::ring::{Area, End, Ring};
 
@@ -331,7 +331,7 @@ impl ConsumerOps {
                 }
             }
             // The completion ring is never full (it has a slot per post): no room to announce.
-            let _ = chan.done.peer_needs_wakeup();
+            chan.done.forget_wakeup_check();
         }
     }
 
@@ -433,10 +433,11 @@ impl CtxOps for ConsumerOps {
         *self.posted.borrow_mut() = vec![None; slots as usize];
         let (len, done_at) = segment_len(slots);
         let area = Area::create("doca-cc-consumer", len)?;
-        Ring::init(&area, 0, slots, POST_LEN)?;
-        Ring::init(&area, done_at, slots, DONE_LEN)?;
-        let post = Ring::attach_sequenced(&area, 0, slots, POST_LEN, End::Producer, KIND_POST)?;
-        let done = Ring::attach_sequenced(&area, done_at, slots, DONE_LEN, End::Consumer, KIND_DONE)?;
+        let n = ring_slots(slots);
+        Ring::init(&area, 0, n, POST_LEN)?;
+        Ring::init(&area, done_at, n, DONE_LEN)?;
+        let post = Ring::attach_sequenced(&area, 0, n, POST_LEN, End::Producer, KIND_POST)?;
+        let done = Ring::attach_sequenced(&area, done_at, n, DONE_LEN, End::Consumer, KIND_DONE)?;
         let (region, shadow, one_copy) = match self.map.share()? {
             Some(r) => (r, None, true),
             None => {
@@ -493,6 +494,10 @@ impl CtxOps for ConsumerOps {
             }
             return false;
         }
+        // Buffers posted since the last call (completion callbacks run after it returns): the
+        // peer's producers are woken now if they sleep for one. Checked first, so that the fence
+        // is not paid between a callback's repost and the reply the application sends next.
+        self.wake_producers();
         if !self.conn.is_connected() && core.state() == CtxState::Running {
             self.withdraw();
             core.fail(Error::ConnectionReset, "the connection went down");
@@ -505,7 +510,6 @@ impl CtxOps for ConsumerOps {
             self.withdraw();
             core.fail(Error::ConnectionReset, "the peer broke the consumer's rings");
         }
-        self.wake_producers();
         any
     }
 

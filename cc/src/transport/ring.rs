@@ -531,6 +531,12 @@ impl Ring {
         self.peer_needs_wakeup_fenced()
     }
 
+    /// Drops the pending wake-up check (for rings whose peer never waits on them).
+    pub fn forget_wakeup_check(&self) {
+        self.unchecked.set(false);
+        self.soft_tried.set(false);
+    }
+
     /// Whether a wake-up check is due (something was published or freed since the last).
     pub fn wakeup_check_due(&self) -> bool {
         self.unchecked.get()
