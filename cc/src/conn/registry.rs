@@ -28,7 +28,7 @@ use parking_lot::Mutex;
 
 use super::FastPathStats;
 use crate::proto::layout::{KIND_DONE, KIND_POST};
-use crate::proto::records::{segment_len, DONE_LEN, POST_LEN};
+use crate::proto::records::{ring_slots, segment_len, DONE_LEN, POST_LEN};
 use crate::proto::Ctrl;
 use crate::transport::ring::{Area, End, Ring, Signal};
 use crate::transport::send;
@@ -66,8 +66,9 @@ impl RemoteConsumer {
         let [seg, mem, bell]: [OwnedFd; 3] = fds.try_into().map_err(|_| Error::InvalidValue)?;
         let (len, comp_at) = segment_len(slots);
         let area = Area::open(seg, len)?;
-        let post = Ring::attach_sequenced(&area, 0, slots, POST_LEN, End::Consumer, KIND_POST)?;
-        let comp = Ring::attach_sequenced(&area, comp_at, slots, DONE_LEN, End::Producer, KIND_DONE)?;
+        let n = ring_slots(slots);
+        let post = Ring::attach_sequenced(&area, 0, n, POST_LEN, End::Consumer, KIND_POST)?;
+        let comp = Ring::attach_sequenced(&area, comp_at, n, DONE_LEN, End::Producer, KIND_DONE)?;
         let mem = RemoteMem::open(mem, mem_offset as usize, mem_len as usize)?;
         Ok(RemoteConsumer {
             id,

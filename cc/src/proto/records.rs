@@ -14,11 +14,19 @@ pub const IMM_MAX: usize = 32;
 /// cache line.
 pub const DONE_LEN: usize = 8 + 4 + 4 + 4 + 4 + IMM_MAX;
 
+/// Slots of each of a consumer's rings with `slots` posts in flight at most: twice as many,
+/// so that the writer of a ring that is always full (every buffer posted) does not read the
+/// reader's position — a line the other core just wrote — at every record, only once per
+/// `slots` records.
+pub fn ring_slots(slots: u32) -> u32 {
+    slots.saturating_mul(2)
+}
+
 /// Bytes of a consumer's segment with `slots` posts in flight at most, and where its
 /// completion ring starts.
 pub fn segment_len(slots: u32) -> (usize, usize) {
-    let post = ring_bytes(slots, POST_LEN);
-    (post + ring_bytes(slots, DONE_LEN), post)
+    let post = ring_bytes(ring_slots(slots), POST_LEN);
+    (post + ring_bytes(ring_slots(slots), DONE_LEN), post)
 }
 
 /// A posted buffer.

@@ -25,7 +25,7 @@ use doca_core::{Error, PciAddr, Result};
 /// Packet magic.
 pub const MAGIC: [u8; 8] = *b"DOCACC\0\x01";
 /// This implementation's protocol version.
-pub const VERSION: u16 = 5;
+pub const VERSION: u16 = 6;
 
 /// Who is connecting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

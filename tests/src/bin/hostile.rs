@@ -119,8 +119,9 @@ fn consumers(name: &str, n: u32) -> String {
         let slots = 4;
         let (len, done_at) = segment_len(slots);
         let area = Area::create("hostile-consumer", len).unwrap();
-        Ring::init(&area, 0, slots, doca_cc::proto::records::POST_LEN).unwrap();
-        Ring::init(&area, done_at, slots, doca_cc::proto::records::DONE_LEN).unwrap();
+        let n = doca_cc::proto::records::ring_slots(slots);
+        Ring::init(&area, 0, n, doca_cc::proto::records::POST_LEN).unwrap();
+        Ring::init(&area, done_at, n, doca_cc::proto::records::DONE_LEN).unwrap();
         let mem = SharedMem::alloc(4096).unwrap();
         let region = mem.share().unwrap();
         let ctrl = Ctrl::NewConsumer {
