@@ -120,7 +120,8 @@ impl RemoteMem {
     /// `offset..offset+len` of its data area reachable. Not such a memfd →
     /// `NOT_FOUND`; a range outside it → `INVALID_VALUE`.
     pub fn open(fd: std::os::fd::OwnedFd, offset: usize, len: usize) -> Result<RemoteMem> {
-        let seg = Segment::open(fd)?;
+        // Copies only: no borrow is taken through this mapping (see `Borrows::views`).
+        let seg = Segment::open(fd, false)?;
         if offset.checked_add(len).is_none_or(|end| end > seg.data_len()) || len == 0 {
             return Err(peer_fail!(
                 Error::InvalidValue,

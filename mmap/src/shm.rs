@@ -17,7 +17,7 @@
 use std::ops::{Deref, DerefMut};
 use std::os::fd::{AsFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 use doca_core::{fail, peer_fail, Error, Result};
@@ -74,6 +74,8 @@ pub(crate) struct Segment {
     /// The borrows of this memory in this process, shared with every other mapping of the
     /// same memfd here (offsets in the data area).
     borrows: Arc<Borrows>,
+    /// Counted in `borrows.views`: bytes can be borrowed through this mapping.
+    view: bool,
 }
 
 // SAFETY: the mapping is plain shared memory with no thread affinity; concurrent access to
@@ -98,15 +100,17 @@ impl Segment {
                 fail!(Error::NoMemory, "shared memory of {data_len} bytes is more than can exist")
             })?;
         let fd = create_sealed("doca-emu-shm", map_len)?;
-        let seg = Segment::map(fd, map_len, data_len)?;
+        let seg = Segment::map(fd, map_len, data_len, true)?;
         seg.header().data_len.store(data_len as u64, Ordering::Relaxed);
         seg.header().magic.store(MAGIC, Ordering::Release);
         Ok(seg)
     }
 
     /// Maps a segment received from elsewhere, after checking its seals, size and magic
-    /// (`NOT_FOUND` when it is not one of ours: it cannot shrink under the mapping).
-    pub(crate) fn open(fd: OwnedFd) -> Result<Segment> {
+    /// (`NOT_FOUND` when it is not one of ours: it cannot shrink under the mapping). `view`:
+    /// bytes will be borrowed through it (false: only copied in and out, see
+    /// [`Borrows::views`]).
+    pub(crate) fn open(fd: OwnedFd, view: bool) -> Result<Segment> {
         let map_len = check_sealed(&fd, None).map_err(|e| {
             peer_fail!(Error::NotFound, "not a doca-emu shared memory segment ({})", e.name())
         })?;
@@ -114,7 +118,7 @@ impl Segment {
         if map_len < page * 2 || map_len % page != 0 {
             return Err(peer_fail!(Error::NotFound, "not a doca-emu shared memory segment (size {map_len})"));
         }
-        let seg = Segment::map(fd, map_len, 0)?;
+        let seg = Segment::map(fd, map_len, 0, view)?;
         if seg.header().magic.load(Ordering::Acquire) != MAGIC {
             return Err(peer_fail!(Error::NotFound, "not a doca-emu shared memory segment (bad magic)"));
         }
@@ -156,12 +160,12 @@ impl Segment {
         let file = open(OFlags::RDWR)?;
         let (a, b) = (rustix::fs::fstat(&peek), rustix::fs::fstat(&file));
         match (a, b) {
-            (Ok(a), Ok(b)) if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) => Segment::open(file),
+            (Ok(a), Ok(b)) if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) => Segment::open(file, true),
             _ => Err(fail!(Error::NotFound, "{path} changed while it was being opened")),
         }
     }
 
-    fn map(fd: OwnedFd, map_len: usize, data_len: usize) -> Result<Segment> {
+    fn map(fd: OwnedFd, map_len: usize, data_len: usize, view: bool) -> Result<Segment> {
         // SAFETY: a fresh shared mapping of a file we hold; no existing memory is affected.
         let ptr = unsafe {
             rustix::mm::mmap(
@@ -187,7 +191,10 @@ impl Segment {
                 return Err(e);
             }
         };
-        Ok(Segment { fd, base, map_len, data_len, borrows })
+        if view {
+            borrows.views.fetch_add(1, Ordering::AcqRel);
+        }
+        Ok(Segment { fd, base, map_len, data_len, borrows, view })
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -249,6 +256,9 @@ fn tracker_of(fd: &OwnedFd) -> Result<Arc<Borrows>> {
 
 impl Drop for Segment {
     fn drop(&mut self) {
+        if self.view {
+            self.borrows.views.fetch_sub(1, Ordering::AcqRel);
+        }
         // SAFETY: `base..base+map_len` is the mapping made in `map` and nothing borrows it any
         // more: every borrow of its bytes is tied to `&self`.
         let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.map_len) };
@@ -340,7 +350,16 @@ impl Region {
 /// The ranges of one map's memory borrowed in this process: many readers or one writer per
 /// byte, checked at run time (`IN_USE` on conflict, never a panic).
 #[derive(Default)]
-pub(crate) struct Borrows(Mutex<SmallVec<[(usize, usize, bool); 4]>>);
+pub(crate) struct Borrows {
+    held: Mutex<SmallVec<[(usize, usize, bool); 4]>>,
+    /// Write borrows in `held` (changed under its lock): a copy that only reads these bytes
+    /// needs the lock only while some exist.
+    writers: AtomicUsize,
+    /// Mappings of this memory in this process through which bytes can be borrowed (every
+    /// mapping but a `RemoteMem`, which only copies). With none, no borrow of these bytes can
+    /// exist, and a copy into them needs no lock either.
+    views: AtomicUsize,
+}
 
 /// The borrows of one tracker, locked.
 type Held<'a> = parking_lot::MutexGuard<'a, SmallVec<[(usize, usize, bool); 4]>>;
@@ -361,10 +380,13 @@ impl Borrows {
     }
 
     fn acquire(&self, offset: usize, len: usize, exclusive: bool) -> Result<()> {
-        let mut b = self.0.lock();
+        let mut b = self.held.lock();
         Borrows::check(&b, offset, len, exclusive)?;
         if len > 0 {
             b.push((offset, offset + len, exclusive));
+            if exclusive {
+                self.writers.fetch_add(1, Ordering::AcqRel);
+            }
         }
         Ok(())
     }
@@ -373,9 +395,12 @@ impl Borrows {
         if len == 0 {
             return;
         }
-        let mut b = self.0.lock();
+        let mut b = self.held.lock();
         if let Some(i) = b.iter().position(|&t| t == (offset, offset + len, exclusive)) {
             b.swap_remove(i);
+            if exclusive {
+                self.writers.fetch_sub(1, Ordering::AcqRel);
+            }
         }
     }
 }
@@ -436,7 +461,7 @@ impl Tracker {
         if !region.writable {
             return Err(fail!(Error::NotPermitted, "the map's memory is read-only"));
         }
-        let held = self.borrows.0.lock();
+        let held = self.borrows.held.lock();
         Borrows::check(&held, self.base + offset, src.len(), true)?;
         // in bounds (checked) of memory valid for writes while `region`'s owner
         // lives; no borrow of these bytes exists in this process (checked) and none can be
@@ -450,7 +475,7 @@ impl Tracker {
     /// Copies `dst.len()` bytes out from `offset` of `region`, under the tracker's lock.
     pub(crate) fn read(&self, region: &Region, offset: usize, dst: &mut [u8]) -> Result<()> {
         region.check(offset, dst.len())?;
-        let held = self.borrows.0.lock();
+        let held = self.borrows.held.lock();
         Borrows::check(&held, self.base + offset, dst.len(), false)?;
         // SAFETY: in bounds (checked) of memory valid for reads; no write borrow of these
         // bytes exists in this process (checked) and none can be taken while we hold the lock.
@@ -483,32 +508,44 @@ impl Tracker {
         if same && a < b + len && b < a + len {
             return Err(fail!(Error::InvalidValue, "copy ranges {a}+{len} and {b}+{len} overlap"));
         }
-        let first_is_src = Arc::as_ptr(&self.borrows) <= Arc::as_ptr(&to.borrows);
-        let first = if first_is_src { &self.borrows } else { &to.borrows };
-        let held1 = first.0.lock();
-        let held2 = if same {
-            None
+        // A tracker's lock is taken only when a borrow could conflict: on the source while
+        // it has write borrows, on the destination while it has a mapping in this process
+        // through which bytes can be borrowed. The usual fast-path send — a buffer of this
+        // process into a peer's posted buffer, mapped here only as a `RemoteMem` — takes none.
+        // Reading a source with no write borrow disturbs no borrower; a write borrow taken
+        // while the copy runs is the application writing a buffer it handed to a send, which
+        // races with the DMA read on the hardware alike (the bytes sent may be torn, nothing
+        // this process holds is).
+        let lock_src = same || self.borrows.writers.load(Ordering::Acquire) != 0;
+        let lock_dst = !same && to.borrows.views.load(Ordering::Acquire) != 0;
+        fn lock(yes: bool, b: &Borrows) -> Option<Held<'_>> {
+            yes.then(|| b.held.lock())
+        }
+        // Two locks are taken in address order.
+        let (src_held, dst_held) = if Arc::as_ptr(&self.borrows) <= Arc::as_ptr(&to.borrows) {
+            let s = lock(lock_src, &self.borrows);
+            (s, lock(lock_dst, &to.borrows))
         } else {
-            Some(if first_is_src { to.borrows.0.lock() } else { self.borrows.0.lock() })
+            let d = lock(lock_dst, &to.borrows);
+            (lock(lock_src, &self.borrows), d)
         };
-        let (src_held, dst_held) = match (&held2, first_is_src) {
-            (None, _) => (&held1, &held1),
-            (Some(h2), true) => (&held1, h2),
-            (Some(h2), false) => (h2, &held1),
-        };
-        Borrows::check(src_held, a, len, false)?;
-        Borrows::check(dst_held, b, len, true)?;
-        // both ranges in bounds (checked) of mapped memory that lives while the
-        // regions' owners do; the destination is writable (checked); neither range is borrowed
-        // in a conflicting way in this process (checked) and no borrow can be taken while we
-        // hold the locks; the ranges do not overlap within one memory (checked; two different
-        // memories never alias).
+        if let Some(held) = &src_held {
+            Borrows::check(held, a, len, false)?;
+        }
+        if let Some(held) = dst_held.as_ref().or(src_held.as_ref().filter(|_| same)) {
+            Borrows::check(held, b, len, true)?;
+        }
+        // Both ranges are in bounds (checked) of mapped memory that lives while the regions'
+        // owners do; the destination is writable (checked); no borrow in this process
+        // conflicts (checked under the locks held, or none can exist: see above) and none can
+        // be taken while we hold them; the ranges do not overlap within one memory (checked;
+        // two different memories never alias).
         // SAFETY: see above.
         unsafe {
             std::ptr::copy_nonoverlapping(src.ptr.as_ptr().add(src_off), dst.ptr.as_ptr().add(dst_off), len)
         };
-        drop(held2);
-        drop(held1);
+        drop(dst_held);
+        drop(src_held);
         Ok(())
     }
 }

@@ -98,7 +98,7 @@ fn shared_memory_and_its_own_remote_view_do_not_alias() {
 
 /// Copies into shared memory honour this process's guards however they are made: refused
 /// (`IN_USE`) while a guard holds the bytes, through once it is gone — whether the source is
-/// private or shared memory (shared memory with no guard is copied without a lock).
+/// private or shared memory.
 #[test]
 fn copies_into_shared_memory_respect_guards() {
     let dst = Mmap::create().unwrap();
@@ -130,6 +130,35 @@ fn copies_into_shared_memory_respect_guards() {
         assert_eq!(&*here.bytes(8, 4).unwrap(), b"fast");
         here.write(8, b"\0\0\0\0").unwrap();
     }
+}
+
+/// Memory that only a `RemoteMem` maps in this process (a peer's buffer, as the fast path
+/// writes it) cannot be borrowed here, so copies into it need no lock — yet the source is
+/// still checked: a write guard on it refuses the copy (`IN_USE`), a read guard does not;
+/// bounds hold as ever.
+#[test]
+fn copies_into_memory_only_a_remote_view_maps_still_check_the_source() {
+    let mem = doca_mmap::SharedMem::alloc(4096).unwrap();
+    let r = mem.share().unwrap();
+    let remote = doca_mmap::RemoteMem::open(r.fd, r.offset, r.len).unwrap();
+    drop(mem); // only the RemoteMem maps it now
+    let src = Mmap::create().unwrap();
+    src.set_memrange(vec![0u8; 4096]).unwrap();
+    src.start().unwrap();
+    let s = src.access().unwrap();
+    s.write(0, b"fast").unwrap();
+    {
+        let _writing = s.bytes_mut(1, 1).unwrap();
+        assert_eq!(s.copy_to(0, 4, &remote, 8), Err(Error::InUse), "the source is being written");
+    }
+    {
+        let _reading = s.bytes(0, 4).unwrap();
+        s.copy_to(0, 4, &remote, 8).unwrap();
+    }
+    let mut out = [0u8; 4];
+    remote.read(8, &mut out).unwrap();
+    assert_eq!(&out, b"fast");
+    assert_eq!(s.copy_to(0, 4, &remote, 4093), Err(Error::InvalidValue), "past the end");
 }
 
 /// A write guard is exclusive within the process, for shared memory too: another thread's
