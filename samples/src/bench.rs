@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use doca_buf::{Buf, Inventory};
 use doca_cc::{Client, Connection, Consumer, PostRecvTask, Producer, ProducerSendTask, Server};
-use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, Pe, RepFilter};
+use doca_core::{open_device_rep_with_pci, open_device_with_pci, Data, Error, Pe, RepFilter};
 use doca_mmap::{AccessFlags, Memory, Mmap, SharedMem};
 
 /// How long any wait of the bench may last before it gives up (never spin without bound).
@@ -458,6 +458,9 @@ pub enum FpUse {
     PerMessage,
     /// Tasks recycled from their callbacks (DOCA's high-rate pattern): a completed send task
     /// keeps its buffer and is submitted again; a receive task is submitted again as it is.
+    /// The application keeps its buffers by slot and finds a task's through the task's user
+    /// data, as C applications keep their `doca_buf` pointers (`task.buf()` clones a handle:
+    /// two atomic operations per call).
     Recycled,
 }
 
@@ -479,6 +482,9 @@ pub struct FpSide {
     free_src: Rc<RefCell<Vec<usize>>>,
     /// Completed send tasks kept for reuse ([`FpUse::Recycled`]), each with its buffer.
     kept: Rc<RefCell<Vec<ProducerSendTask>>>,
+    /// The source buffer of each slot ([`FpUse::Recycled`]: a kept task's user data is its
+    /// slot, so a send reaches its buffer without `task.buf()`, which clones a handle).
+    src_bufs: RefCell<Vec<Option<Buf>>>,
     how: FpUse,
     size: usize,
 }
@@ -528,21 +534,27 @@ impl FpSide {
         dst_map.start()?;
         let dst_inv = Rc::new(Inventory::create(slots as u32)?);
         dst_inv.start()?;
+        let dst_bufs: Rc<Vec<Buf>> = Rc::new(
+            (0..slots).map(|i| dst_inv.buf_get_at(&dst_map, i * size, size)).collect::<Result<_, _>>()?,
+        );
         let consumer = Rc::new(Consumer::create(conn, &dst_map)?);
         pe.connect_ctx(&consumer.as_ctx())?;
         let filled = Rc::new(Cell::new((0u64, 0u64)));
-        let (fl, w) = (filled.clone(), Rc::downgrade(&consumer));
+        let (fl, w, bufs) = (filled.clone(), Rc::downgrade(&consumer), dst_bufs.clone());
         consumer.task_post_recv_set_conf(
-            move |t: PostRecvTask, _, _| {
-                let buf = t.buf();
+            move |t: PostRecvTask, task_data, _| {
                 let (n, b) = fl.get();
-                fl.set((n + 1, b + buf.data_len().unwrap_or(0) as u64));
-                let _ = buf.reset_data_len();
-                // Post the buffer again at once.
                 if how == FpUse::Recycled {
+                    // Post the buffer again at once, found by slot.
+                    let buf = &bufs[u64::from(task_data) as usize];
+                    fl.set((n + 1, b + buf.data_len().unwrap_or(0) as u64));
+                    let _ = buf.reset_data_len();
                     let _ = t.submit();
                     return;
                 }
+                let buf = t.buf();
+                fl.set((n + 1, b + buf.data_len().unwrap_or(0) as u64));
+                let _ = buf.reset_data_len();
                 drop(t);
                 if let Some(c) = w.upgrade() {
                     if let Ok(t) = c.task_post_recv_alloc_init(&buf) {
@@ -560,9 +572,10 @@ impl FpSide {
         if !run_until(&[owner_pe, &pe], false, || ctx.state() == doca_core::CtxState::Running) {
             return Err(Error::TimeOut);
         }
-        for i in 0..slots {
-            let buf = dst_inv.buf_get_at(&dst_map, i * size, size)?;
-            consumer.task_post_recv_alloc_init(&buf)?.submit().map_err(|r| r.error)?;
+        for (i, buf) in dst_bufs.iter().enumerate() {
+            let task = consumer.task_post_recv_alloc_init(buf)?;
+            task.set_user_data(Data::from(i));
+            task.submit().map_err(|r| r.error)?;
         }
         Ok(FpSide {
             pe,
@@ -576,6 +589,7 @@ impl FpSide {
             sent,
             free_src,
             kept,
+            src_bufs: RefCell::new(vec![None; slots]),
             how,
             size,
         })
@@ -586,9 +600,13 @@ impl FpSide {
         if self.how == FpUse::Recycled {
             let kept = self.kept.borrow_mut().pop();
             if let Some(t) = kept {
-                // The task's own buffer, its data resized; the same consumer or another.
-                let buf = t.buf();
-                let resized = buf.head_offset().and_then(|head| buf.set_data_offset(head, len));
+                // The task's own buffer (found by slot), its data resized; the same consumer
+                // or another.
+                let slot = u64::from(t.user_data()) as usize;
+                let resized = match &self.src_bufs.borrow()[slot] {
+                    Some(buf) => buf.set_data_offset(slot * self.size, len),
+                    None => Err(Error::BadState),
+                };
                 t.set_consumer_id(to);
                 return match resized {
                     Ok(()) => t.submit().map_err(|r| self.kept.borrow_mut().push(r.value)).is_ok(),
@@ -605,7 +623,13 @@ impl FpSide {
         let sent = (|| {
             let buf: Buf = self.src_inv.buf_get_data_at(&self.src_map, slot * self.size, len)?;
             match self.producer.task_send_alloc_init(&buf, to) {
-                Ok(t) => t.submit().map_err(|r| r.error),
+                Ok(t) => {
+                    if self.how == FpUse::Recycled {
+                        t.set_user_data(Data::from(slot));
+                        self.src_bufs.borrow_mut()[slot] = Some(buf);
+                    }
+                    t.submit().map_err(|r| r.error)
+                }
                 Err(e) => {
                     let _ = buf.dec_refcount();
                     Err(e)
