@@ -329,11 +329,14 @@ struct Base {
 }
 
 impl Base {
-    /// The raw ring's one-way p50 for messages of `size` bytes (the nearest size measured).
-    fn ring(&self, size: usize) -> (String, f64) {
-        let (s, (p50, _)) =
+    /// The raw ring's one-way p50 for messages of `size` bytes (the nearest size of the
+    /// baselines), measured again now, beside the row it is the baseline of (no other process
+    /// of the bench may be running): the machine's slow and fast phases last seconds, so a
+    /// baseline taken minutes earlier can be in another phase than the row.
+    fn ring_now(&self, cfg: &Cfg, size: usize) -> (String, f64) {
+        let (s, _) =
             *self.ring.iter().min_by_key(|(s, _)| s.abs_diff(size)).expect("the raw ring was measured");
-        (format!("raw shm ring {s} B"), p50)
+        (format!("raw shm ring {s} B"), raw_ring(cfg, s).0)
     }
 }
 
@@ -451,11 +454,14 @@ fn memcpy_shared_gbps(size: usize, reps: usize) -> f64 {
 fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, scale): (bool, bool, bool)) {
     let pid = std::process::id();
     for (mode, sleep) in [("busy", false), ("sleep", true)].into_iter().filter(|_| latency) {
+        let sizes: &[usize] = if sleep { &[64] } else { &[64, 1024, 4080] };
+        // Busy rows compare with the raw ring measured just before (the peer spins once up).
+        let mut adjacent: Vec<_> =
+            sizes.iter().filter(|_| !sleep).map(|&size| base.ring_now(cfg, size)).rev().collect();
         let name = format!("bench-{mode}-{pid}");
         let mut p = PeerProc::spawn(&["cc-echo", &name, mode]);
         assert_eq!(p.line(), "ready");
         let c = CcSide::client(&name, 1024, 1024).expect("client");
-        let sizes: &[usize] = if sleep { &[64] } else { &[64, 1024, 4080] };
         for &size in sizes {
             let msg = vec![5u8; size];
             let mut rtts = Vec::with_capacity(cfg.lat_n as usize);
@@ -471,8 +477,10 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
                 }
                 rtts.push(ns(t));
             }
-            let baseline =
-                if sleep { ("eventfd ping-pong".to_string(), base.eventfd.0) } else { base.ring(size) };
+            let baseline = match adjacent.pop() {
+                Some(ring) => ring,
+                None => ("eventfd ping-pong".to_string(), base.eventfd.0),
+            };
             let how = if sleep { "asleep on notification handle" } else { "busy progress" };
             rows.push(latency_row("control path", format!("one-way {size} B, {how}"), rtts, baseline));
         }
@@ -582,7 +590,9 @@ fn iceoryx2_rows(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
             Ok(mut rtts) => {
                 rtts.drain(..rtts.len().min(cfg.lat_n as usize / 10)); // the first tenth warms up
                 let name = format!("one-way {size} B publish-subscribe, copied");
-                rows.push(latency_row("iceoryx2", name, rtts, base.ring(size)));
+                p.finish();
+                rows.push(latency_row("iceoryx2", name, rtts, base.ring_now(cfg, size)));
+                continue;
             }
             Err(e) => eprintln!("iceoryx2 {size} B: {e}"),
         }
@@ -630,7 +640,7 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
             "fast path",
             format!("one-way {size} B producer→consumer, {label}"),
             rtts,
-            base.ring(size),
+            base.ring_now(cfg, size),
         ));
         bench::keep(&fp.maps());
     }
