@@ -25,11 +25,22 @@ pub(crate) struct PeInner {
     /// their library polls ([`crate::CtxOps::needs_poll`]). A context with nothing to do
     /// costs an empty progress nothing.
     pub(crate) active: RefCell<Vec<Ctx>>,
+    /// The walk of a running pass over `active`: the next index to visit and the end of the
+    /// part that was there when the pass began. Removing an entry shifts both, so a pass
+    /// whose callbacks destroy contexts neither skips nor revisits one.
+    walk: Cell<Walk>,
     in_progress: Cell<bool>,
     armed: Cell<bool>,
     pub(crate) epoll: EpollSet,
     bell: Watched<Doorbell>,
     clock: Rc<dyn Clock>,
+}
+
+/// See [`PeInner::walk`].
+#[derive(Clone, Copy, Default)]
+struct Walk {
+    next: usize,
+    end: usize,
 }
 
 impl PeInner {
@@ -49,7 +60,24 @@ impl PeInner {
         drop(ctxs);
         // A destroyed context is not kept alive by the visiting list (its library's drop
         // may have something to tell the peer).
-        self.active.borrow_mut().retain(|c| c != ctx);
+        let at = self.active.borrow().iter().position(|c| c == ctx);
+        if let Some(at) = at {
+            self.remove_active(at);
+        }
+    }
+
+    /// Takes entry `at` out of the visiting list, keeping a running pass's walk on the
+    /// same contexts.
+    fn remove_active(&self, at: usize) {
+        drop(self.active.borrow_mut().remove(at));
+        let mut walk = self.walk.get();
+        if at < walk.next {
+            walk.next -= 1;
+        }
+        if at < walk.end {
+            walk.end -= 1;
+        }
+        self.walk.set(walk);
     }
 
     /// Something core itself will deliver (a state change, a finished task) is pending:
@@ -111,6 +139,7 @@ impl Pe {
             inner: Rc::new(PeInner {
                 ctxs: RefCell::new(Rc::from(Vec::new())),
                 active: RefCell::new(Vec::new()),
+                walk: Cell::new(Walk::default()),
                 in_progress: Cell::new(false),
                 armed: Cell::new(false),
                 epoll,
@@ -156,28 +185,36 @@ impl Pe {
         let now = Now::new(&*inner.clock);
         let mut any = false;
         // Visit the list in place, borrowing it only to take the next context: contexts
-        // activated during the pass go to its end and wait for the next pass (`end`).
-        let mut end = inner.active.borrow().len();
-        let mut i = 0;
-        while i < end {
+        // activated during the pass go to its end and wait for the next pass; contexts
+        // destroyed by a callback move the walk back (`remove_active`).
+        inner.walk.set(Walk { next: 0, end: inner.active.borrow().len() });
+        loop {
+            let Walk { next: i, end } = inner.walk.get();
+            if i >= end {
+                break;
+            }
             let Some(ctx) = inner.active.borrow().get(i).cloned() else { break };
+            inner.walk.set(Walk { next: i + 1, end });
             any |= ctx.progress(&now);
             // A running context that just went quiet stays a few passes (a task cycle per
             // pass then never pays for leaving and rejoining the list); an Idle one (stopped,
             // or destroyed meanwhile) leaves at once, so nothing keeps it alive.
-            if ctx.keeps_active() || (ctx.state() != crate::CtxState::Idle && ctx.core().linger()) {
-                i += 1;
-            } else {
+            if !(ctx.keeps_active() || (ctx.state() != crate::CtxState::Idle && ctx.core().linger())) {
                 ctx.core().deactivate();
-                let mut active = inner.active.borrow_mut();
-                // At `i`, unless a callback removed (destroyed) contexts before it meanwhile.
-                if let Some(at) = active.iter().position(|c| *c == ctx) {
-                    active.remove(at);
-                    i = i.min(at);
+                // Just behind the walk, unless callbacks destroyed contexts before it (or it).
+                let behind = inner.walk.get().next.wrapping_sub(1);
+                let active = inner.active.borrow();
+                let at = match active.get(behind) {
+                    Some(c) if *c == ctx => Some(behind),
+                    _ => active.iter().position(|c| *c == ctx),
+                };
+                drop(active);
+                if let Some(at) = at {
+                    inner.remove_active(at);
                 }
-                end = end.saturating_sub(1);
             }
         }
+        inner.walk.set(Walk::default());
         inner.in_progress.set(false);
         any
     }

@@ -637,3 +637,54 @@ fn a_context_destroyed_in_its_own_callback_is_released_at_once() {
     assert!(holder.borrow().is_none(), "the callback destroyed it");
     assert!(weak.upgrade().is_none(), "nothing holds the destroyed context");
 }
+
+/// A callback that destroys a context the pass already visited does not make the pass skip
+/// the next one: every context with a finished task gets its completion in the same pass.
+#[test]
+fn destroying_an_earlier_context_from_a_callback_skips_no_context_in_the_pass() {
+    let pe = Pe::create().unwrap();
+    let first = Rc::new(RefCell::new(Some(Loopback::create(Started::Running))));
+    let (middle, last) = (Loopback::create(Started::Running), Loopback::create(Started::Running));
+    let done = Rc::new(RefCell::new(Vec::new()));
+    let f = first.clone();
+    let d = done.clone();
+    first
+        .borrow()
+        .as_ref()
+        .unwrap()
+        .set_conf(move |_, _, _| d.borrow_mut().push("first"), |_, _, _| {}, 1)
+        .unwrap();
+    let d = done.clone();
+    middle
+        .set_conf(
+            move |_, _, _| {
+                d.borrow_mut().push("middle");
+                // The first context finished its task earlier in this pass: stop and destroy it.
+                let lb = f.borrow_mut().take().unwrap();
+                lb.as_ctx().stop().unwrap();
+                assert_eq!(lb.as_ctx().state(), Idle);
+                lb.destroy().map_err(|r| r.error).unwrap();
+            },
+            |_, _, _| {},
+            1,
+        )
+        .unwrap();
+    let d = done.clone();
+    last.set_conf(move |_, _, _| d.borrow_mut().push("last"), |_, _, _| {}, 1).unwrap();
+    for lb in [first.borrow().as_ref().unwrap(), &middle, &last] {
+        pe.connect_ctx(&lb.as_ctx()).unwrap();
+        lb.as_ctx().start().unwrap();
+    }
+    // Let the start callbacks pass and the contexts leave the visiting list.
+    for _ in 0..64 {
+        pe.progress();
+    }
+    // Activated in this order: [first, middle, last].
+    first.borrow().as_ref().unwrap().alloc_task(1).unwrap().submit().unwrap();
+    middle.alloc_task(2).unwrap().submit().unwrap();
+    last.alloc_task(3).unwrap().submit().unwrap();
+    assert!(pe.progress());
+    assert_eq!(*done.borrow(), ["first", "middle", "last"], "one pass delivers all three");
+    assert!(first.borrow().is_none());
+    assert_eq!(pe.num_ctxs(), 2);
+}
