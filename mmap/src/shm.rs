@@ -192,7 +192,9 @@ impl Segment {
             }
         };
         if view {
-            borrows.views.fetch_add(1, Ordering::AcqRel);
+            // Before any borrow through this mapping waits out the unlocked copies that
+            // saw no view (`Borrows::unlocked`).
+            borrows.views.fetch_add(1, Ordering::SeqCst);
         }
         Ok(Segment { fd, base, map_len, data_len, borrows, view })
     }
@@ -349,16 +351,46 @@ impl Region {
 
 /// The ranges of one map's memory borrowed in this process: many readers or one writer per
 /// byte, checked at run time (`IN_USE` on conflict, never a panic).
-#[derive(Default)]
+///
+/// A copy between two memories (`Tracker::copy_to`) skips a tracker's lock where no borrow
+/// can conflict: reading while no write borrow exists, writing while no mapping here can
+/// borrow at all. Such a copy announces itself first (`reading`/`writing`) and then looks;
+/// a new borrow registers itself first and then waits for the announced copies to finish
+/// (`Borrows::acquire`). Both in that order, sequentially consistent: either the copy sees
+/// the borrow and takes the lock, or the borrow sees the copy and waits for it.
 pub(crate) struct Borrows {
     held: Mutex<SmallVec<[(usize, usize, bool); 4]>>,
-    /// Write borrows in `held` (changed under its lock): a copy that only reads these bytes
-    /// needs the lock only while some exist.
+    /// Write borrows in `held` (changed under its lock).
     writers: AtomicUsize,
-    /// Mappings of this memory in this process through which bytes can be borrowed (every
-    /// mapping but a `RemoteMem`, which only copies). With none, no borrow of these bytes can
-    /// exist, and a copy into them needs no lock either.
+    /// Mappings of this memory in this process through which bytes can be borrowed: every
+    /// mapping but a `RemoteMem`, which only copies (and the one map of private memory).
     views: AtomicUsize,
+    /// Copies reading these bytes without the lock, in flight.
+    reading: AtomicUsize,
+    /// Copies writing these bytes without the lock, in flight.
+    writing: AtomicUsize,
+}
+
+impl Default for Borrows {
+    /// The tracker of memory with no mapping yet (`Segment::map` counts its views).
+    fn default() -> Self {
+        Borrows {
+            held: Mutex::default(),
+            writers: AtomicUsize::new(0),
+            views: AtomicUsize::new(0),
+            reading: AtomicUsize::new(0),
+            writing: AtomicUsize::new(0),
+        }
+    }
+}
+
+/// A copy in flight without a tracker's lock (see [`Borrows`]); over on drop.
+struct Unlocked<'a>(&'a AtomicUsize);
+
+impl Drop for Unlocked<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
+    }
 }
 
 /// The borrows of one tracker, locked.
@@ -382,13 +414,41 @@ impl Borrows {
     fn acquire(&self, offset: usize, len: usize, exclusive: bool) -> Result<()> {
         let mut b = self.held.lock();
         Borrows::check(&b, offset, len, exclusive)?;
-        if len > 0 {
-            b.push((offset, offset + len, exclusive));
-            if exclusive {
-                self.writers.fetch_add(1, Ordering::AcqRel);
+        if len == 0 {
+            return Ok(());
+        }
+        b.push((offset, offset + len, exclusive));
+        if exclusive {
+            self.writers.fetch_add(1, Ordering::SeqCst);
+        }
+        drop(b);
+        // Copies that looked before this borrow was registered may still be touching the
+        // bytes: let them finish (each is one bounded memcpy; later ones see the borrow).
+        let busy = || {
+            self.writing.load(Ordering::SeqCst) != 0
+                || (exclusive && self.reading.load(Ordering::SeqCst) != 0)
+        };
+        let mut spins = 0u32;
+        while busy() {
+            if spins < 64 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
             }
         }
         Ok(())
+    }
+
+    /// Enters a copy that reads (`write` false) or writes these bytes without the lock,
+    /// when no borrow can conflict: none while no write borrow exists (reading), none while
+    /// no mapping here can borrow (writing). `None`: take the lock.
+    fn unlocked(&self, write: bool) -> Option<Unlocked<'_>> {
+        let (copies, conflicts) =
+            if write { (&self.writing, &self.views) } else { (&self.reading, &self.writers) };
+        copies.fetch_add(1, Ordering::SeqCst);
+        let pass = Unlocked(copies);
+        (conflicts.load(Ordering::SeqCst) == 0).then_some(pass)
     }
 
     fn release(&self, offset: usize, len: usize, exclusive: bool) {
@@ -399,7 +459,7 @@ impl Borrows {
         if let Some(i) = b.iter().position(|&t| t == (offset, offset + len, exclusive)) {
             b.swap_remove(i);
             if exclusive {
-                self.writers.fetch_sub(1, Ordering::AcqRel);
+                self.writers.fetch_sub(1, Ordering::Release);
             }
         }
     }
@@ -414,8 +474,11 @@ pub(crate) struct Tracker {
 }
 
 impl Default for Tracker {
+    /// The tracker of private memory: its one map can borrow the bytes.
     fn default() -> Self {
-        Tracker { borrows: Arc::new(Borrows::default()), base: 0 }
+        let borrows = Borrows::default();
+        borrows.views.store(1, Ordering::Relaxed);
+        Tracker { borrows: Arc::new(borrows), base: 0 }
     }
 }
 
@@ -487,8 +550,9 @@ impl Tracker {
     }
 
     /// Copies `len` bytes from `src_off` of `src` (tracked by `self`) to `dst_off` of `dst`
-    /// (tracked by `to`), each range checked against this process's borrows, under both
-    /// trackers' locks (taken in address order; once when they are the same tracker).
+    /// (tracked by `to`), each range checked against this process's borrows. Each tracker's
+    /// lock is taken only where a borrow could conflict (see [`Borrows`]); two are taken in
+    /// address order, one once when both memories are the same.
     pub(crate) fn copy_to(
         &self,
         src: &Region,
@@ -508,16 +572,12 @@ impl Tracker {
         if same && a < b + len && b < a + len {
             return Err(fail!(Error::InvalidValue, "copy ranges {a}+{len} and {b}+{len} overlap"));
         }
-        // A tracker's lock is taken only when a borrow could conflict: on the source while
-        // it has write borrows, on the destination while it has a mapping in this process
-        // through which bytes can be borrowed. The usual fast-path send — a buffer of this
-        // process into a peer's posted buffer, mapped here only as a `RemoteMem` — takes none.
-        // Reading a source with no write borrow disturbs no borrower; a write borrow taken
-        // while the copy runs is the application writing a buffer it handed to a send, which
-        // races with the DMA read on the hardware alike (the bytes sent may be torn, nothing
-        // this process holds is).
-        let lock_src = same || self.borrows.writers.load(Ordering::Acquire) != 0;
-        let lock_dst = !same && to.borrows.views.load(Ordering::Acquire) != 0;
+        // The usual fast-path send — a buffer of this process that nothing borrows for
+        // writing, into a peer's posted buffer mapped here only as a `RemoteMem` — takes
+        // neither lock.
+        let src_pass = (!same).then(|| self.borrows.unlocked(false)).flatten();
+        let dst_pass = (!same).then(|| to.borrows.unlocked(true)).flatten();
+        let (lock_src, lock_dst) = (src_pass.is_none(), !same && dst_pass.is_none());
         fn lock(yes: bool, b: &Borrows) -> Option<Held<'_>> {
             yes.then(|| b.held.lock())
         }
@@ -537,15 +597,15 @@ impl Tracker {
         }
         // Both ranges are in bounds (checked) of mapped memory that lives while the regions'
         // owners do; the destination is writable (checked); no borrow in this process
-        // conflicts (checked under the locks held, or none can exist: see above) and none can
-        // be taken while we hold them; the ranges do not overlap within one memory (checked;
-        // two different memories never alias).
+        // conflicts: checked under the locks held (none can be taken while we hold them), or
+        // none existed when this copy announced itself and any taken since waits for it
+        // (`Borrows`); the ranges do not overlap within one memory (checked; two different
+        // memories never alias).
         // SAFETY: see above.
         unsafe {
             std::ptr::copy_nonoverlapping(src.ptr.as_ptr().add(src_off), dst.ptr.as_ptr().add(dst_off), len)
         };
-        drop(dst_held);
-        drop(src_held);
+        drop((dst_held, src_held, dst_pass, src_pass));
         Ok(())
     }
 }
@@ -596,5 +656,60 @@ impl DerefMut for BytesMut<'_> {
 impl Drop for BytesMut<'_> {
     fn drop(&mut self) {
         self.borrows.release(self.offset, self.slice.len(), true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// Copies into memory that only a copy-only mapping (`RemoteMem`) reaches take no lock. A
+    /// mapping that can borrow, opened meanwhile (an import of the same memory), waits for
+    /// them before its first borrow: no copy ever lands under a write guard.
+    #[test]
+    fn a_view_opened_during_unlocked_copies_sees_no_copy_land_under_its_guard() {
+        const N: usize = 64 << 10;
+        let first = Segment::create(N).unwrap();
+        let remote = Segment::open(first.fd().try_clone().unwrap(), false).unwrap();
+        let fd = first.fd().try_clone().unwrap();
+        drop(first); // only the copy-only mapping now: copies into it start unlocked
+        let stop = Arc::new(AtomicBool::new(false));
+        let halt = stop.clone();
+        let viewer = std::thread::spawn(move || {
+            let (mut guarded, mut landed) = (0, 0);
+            while !halt.load(Ordering::Relaxed) {
+                let view = Segment::open(fd.try_clone().unwrap(), true).unwrap();
+                let (tracker, region) = (view.tracker(0), view.data_region(true));
+                if let Ok(g) = tracker.bytes_mut(&region, 0, N) {
+                    guarded += 1;
+                    // The copies alternate two fills: bytes that change under the guard
+                    // were written by one.
+                    let probe = |g: &[u8]| [g[0], g[N / 2], g[N - 1]];
+                    let before = probe(&g);
+                    for _ in 0..2_000 {
+                        std::hint::spin_loop();
+                    }
+                    landed += usize::from(probe(std::hint::black_box(&g)) != before);
+                };
+            }
+            (guarded, landed)
+        });
+        let mut fills = [vec![0xa5u8; N], vec![0x5au8; N]];
+        // SAFETY: `fills` outlives the regions, which are only used below while it lives.
+        let sources =
+            fills.each_mut().map(|v| unsafe { Region::new(NonNull::new(v.as_mut_ptr()).unwrap(), N, true) });
+        let src_tracker = [Tracker::default(), Tracker::default()];
+        let (to, dst) = (remote.tracker(0), remote.data_region(true));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+        let mut i = 0;
+        while std::time::Instant::now() < deadline {
+            let _ = src_tracker[i & 1].copy_to(&sources[i & 1], 0, &to, &dst, 0, N);
+            i += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        let (guarded, landed) = viewer.join().unwrap();
+        assert!(guarded > 0, "the viewer never borrowed");
+        assert_eq!(landed, 0, "{landed} of {guarded} write guards saw a copy land under them");
     }
 }

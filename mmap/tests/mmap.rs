@@ -189,3 +189,59 @@ fn a_write_guard_on_shared_memory_sees_no_other_threads_write() {
     stop.store(true, Ordering::Relaxed);
     writer.join().unwrap();
 }
+
+/// A copy out of private memory never reads bytes another thread holds borrowed for writing:
+/// every copy that succeeds carries one whole fill, never half of two.
+#[test]
+fn a_copy_never_reads_under_another_threads_write_guard() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const N: usize = 64 << 10;
+    let mem = doca_mmap::SharedMem::alloc(N).unwrap();
+    let r = mem.share().unwrap();
+    let remote = doca_mmap::RemoteMem::open(r.fd, r.offset, r.len).unwrap();
+    drop(mem); // only the RemoteMem maps it: the copy's destination takes no lock
+    let src = Mmap::create().unwrap();
+    src.set_memrange(vec![0u8; N]).unwrap();
+    src.start().unwrap();
+    let s = src.access().unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let writer_side_rounds = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (writer_side, halt, rounds) = (s.clone(), stop.clone(), writer_side_rounds.clone());
+    let writer = std::thread::spawn(move || {
+        let mut round = 0u8;
+        while !halt.load(Ordering::Relaxed) {
+            if let Ok(mut g) = writer_side.bytes_mut(0, N) {
+                rounds.fetch_add(1, Ordering::Relaxed);
+                round = round.wrapping_add(1);
+                g.fill(round);
+                std::hint::black_box(&mut *g);
+            }
+            // Leave room for copies between the guards.
+            for _ in 0..100 {
+                std::hint::spin_loop();
+            }
+        }
+    });
+    let (mut copied, mut torn) = (0, 0);
+    let byte = |at| {
+        let mut b = [0u8];
+        remote.read(at, &mut b).unwrap();
+        b[0]
+    };
+    while writer_side_rounds.load(Ordering::Relaxed) == 0 {
+        std::thread::yield_now();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+    while std::time::Instant::now() < deadline {
+        if s.copy_to(0, N, &remote, 0).is_ok() {
+            copied += 1;
+            // Fills and copies run front to back: a copy overtaken by a fill (or overtaking
+            // one) differs between its ends.
+            let first = byte(0);
+            torn += usize::from(byte(N / 2) != first || byte(N - 1) != first);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    assert_eq!(torn, 0, "{torn} of {copied} copies read bytes under a write guard");
+}
