@@ -64,7 +64,7 @@ impl RemoteConsumer {
         fds: Vec<OwnedFd>,
     ) -> Result<RemoteConsumer> {
         let [seg, mem, bell]: [OwnedFd; 3] = fds.try_into().map_err(|_| Error::InvalidValue)?;
-        let (len, comp_at) = segment_len(slots);
+        let (len, comp_at) = segment_len(slots).ok_or(Error::InvalidValue)?;
         let area = Area::open(seg, len)?;
         let n = ring_slots(slots);
         let post = Ring::attach_sequenced(&area, 0, n, POST_LEN, End::Consumer, KIND_POST)?;

@@ -431,7 +431,13 @@ impl CtxOps for ConsumerOps {
         self.malformed.set(false); // new rings
         self.pool.prepare(PostRecvPayload::default);
         *self.posted.borrow_mut() = vec![None; slots as usize];
-        let (len, done_at) = segment_len(slots);
+        let Some((len, done_at)) = segment_len(slots) else {
+            bail!(
+                Error::NoMemory,
+                "cc consumer {}: rings for {slots} buffers are more than can exist",
+                self.id
+            );
+        };
         let area = Area::create("doca-cc-consumer", len)?;
         let n = ring_slots(slots);
         Ring::init(&area, 0, n, POST_LEN)?;

@@ -3,7 +3,7 @@
 //! token T") and the **completion ring** (producer side → consumer: [`Done`], "token T got L
 //! bytes from producer P, immediate data …").
 
-use super::layout::ring_bytes;
+use super::layout::ring_bytes_checked;
 
 /// Post record: token, offset, room.
 pub const POST_LEN: usize = 24;
@@ -23,10 +23,10 @@ pub fn ring_slots(slots: u32) -> u32 {
 }
 
 /// Bytes of a consumer's segment with `slots` posts in flight at most, and where its
-/// completion ring starts.
-pub fn segment_len(slots: u32) -> (usize, usize) {
-    let post = ring_bytes(ring_slots(slots), POST_LEN);
-    (post + ring_bytes(ring_slots(slots), DONE_LEN), post)
+/// completion ring starts; `None` when that does not fit in `usize` (a peer's count).
+pub fn segment_len(slots: u32) -> Option<(usize, usize)> {
+    let post = ring_bytes_checked(ring_slots(slots), POST_LEN)?;
+    Some((post.checked_add(ring_bytes_checked(ring_slots(slots), DONE_LEN)?)?, post))
 }
 
 /// A posted buffer.

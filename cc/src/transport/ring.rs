@@ -58,9 +58,10 @@
 //!
 //! The fence costs a cross-core round trip (the store to `tail` or `head` must reach the
 //! other core first), so it is not paid per message: the owner calls
-//! [`Ring::peer_needs_wakeup`] once after a batch (at the end of a progress call, and before
-//! arming itself to sleep). A busy peer sees each message at once anyway; a sleeping peer is
-//! woken at the end of the batch.
+//! [`Ring::peer_needs_wakeup`] once per batch (a producer after the last send of a batch, a
+//! consumer for its re-posts at the start of its next progress call; both before arming
+//! themselves to sleep). A busy peer sees each message at once anyway; a sleeping peer is woken once the
+//! batch is over.
 
 #![allow(unsafe_code)]
 

@@ -330,9 +330,10 @@ struct Base {
 
 impl Base {
     /// The raw ring's one-way p50 for messages of `size` bytes (the nearest size of the
-    /// baselines), measured again now, beside the row it is the baseline of (no other process
-    /// of the bench may be running): the machine's slow and fast phases last seconds, so a
-    /// baseline taken minutes earlier can be in another phase than the row.
+    /// baselines), measured again now, close to the row it is the baseline of (no other
+    /// process of the bench may be running: the control rows take theirs just before their
+    /// peer starts, the fast-path rows just after theirs stops): the machine's slow and fast
+    /// phases last seconds, so a baseline taken minutes earlier can be in another phase.
     fn ring_now(&self, cfg: &Cfg, size: usize) -> (String, f64) {
         let (s, _) =
             *self.ring.iter().min_by_key(|(s, _)| s.abs_diff(size)).expect("the raw ring was measured");
@@ -455,7 +456,8 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
     let pid = std::process::id();
     for (mode, sleep) in [("busy", false), ("sleep", true)].into_iter().filter(|_| latency) {
         let sizes: &[usize] = if sleep { &[64] } else { &[64, 1024, 4080] };
-        // Busy rows compare with the raw ring measured just before (the peer spins once up).
+        // Busy rows compare with the raw ring measured just before the peer starts (it spins
+        // once up, and would slow the ring down).
         let mut adjacent: Vec<_> =
             sizes.iter().filter(|_| !sleep).map(|&size| base.ring_now(cfg, size)).rev().collect();
         let name = format!("bench-{mode}-{pid}");

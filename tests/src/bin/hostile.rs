@@ -117,7 +117,7 @@ fn consumers(name: &str, n: u32) -> String {
     let mut keep = Vec::new();
     for i in 0..n {
         let slots = 4;
-        let (len, done_at) = segment_len(slots);
+        let (len, done_at) = segment_len(slots).unwrap();
         let area = Area::create("hostile-consumer", len).unwrap();
         let n = doca_cc::proto::records::ring_slots(slots);
         Ring::init(&area, 0, n, doca_cc::proto::records::POST_LEN).unwrap();
