@@ -23,7 +23,7 @@ use std::sync::{Arc, Weak};
 use doca_core::{fail, peer_fail, Error, Result};
 
 use crate::memfd::{check_sealed, create_sealed};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use rustix::fs::{Mode, OFlags};
 use rustix::mm::{MapFlags, ProtFlags};
 use smallvec::SmallVec;
@@ -193,7 +193,7 @@ impl Segment {
         };
         if view {
             // Before any borrow through this mapping waits out the unlocked copies that
-            // saw no view (`Borrows::unlocked`).
+            // saw no view (`Borrows`).
             borrows.views.fetch_add(1, Ordering::SeqCst);
         }
         Ok(Segment { fd, base, map_len, data_len, borrows, view })
@@ -354,8 +354,9 @@ impl Region {
 ///
 /// A copy between two memories (`Tracker::copy_to`) skips a tracker's lock where no borrow
 /// can conflict: reading while no write borrow exists, writing while no mapping here can
-/// borrow at all. Such a copy announces itself first (`reading`/`writing`) and then looks;
-/// a new borrow registers itself first and then waits for the announced copies to finish
+/// borrow at all. Such a copy announces itself first (its thread's [`CopySlot`]) and then
+/// looks; a new borrow registers itself first (`writers`, or the `views` count of the
+/// mapping it goes through) and then waits for the copies announced meanwhile to finish
 /// (`Borrows::acquire`). Both in that order, sequentially consistent: either the copy sees
 /// the borrow and takes the lock, or the borrow sees the copy and waits for it.
 pub(crate) struct Borrows {
@@ -365,31 +366,90 @@ pub(crate) struct Borrows {
     /// Mappings of this memory in this process through which bytes can be borrowed: every
     /// mapping but a `RemoteMem`, which only copies (and the one map of private memory).
     views: AtomicUsize,
-    /// Copies reading these bytes without the lock, in flight.
-    reading: AtomicUsize,
-    /// Copies writing these bytes without the lock, in flight.
-    writing: AtomicUsize,
 }
 
 impl Default for Borrows {
     /// The tracker of memory with no mapping yet (`Segment::map` counts its views).
     fn default() -> Self {
-        Borrows {
-            held: Mutex::default(),
-            writers: AtomicUsize::new(0),
-            views: AtomicUsize::new(0),
-            reading: AtomicUsize::new(0),
-            writing: AtomicUsize::new(0),
-        }
+        Borrows { held: Mutex::default(), writers: AtomicUsize::new(0), views: AtomicUsize::new(0) }
     }
 }
 
-/// A copy in flight without a tracker's lock (see [`Borrows`]); over on drop.
-struct Unlocked<'a>(&'a AtomicUsize);
+/// A thread's announcement of the copy it is doing without a tracker's lock: odd while one
+/// is in flight. Only its thread writes it (one atomic instruction per copy, on a line no
+/// other thread writes); a borrower reads every thread's.
+#[repr(align(64))]
+struct CopySlot {
+    seq: AtomicU64,
+}
 
-impl Drop for Unlocked<'_> {
+/// The copy slots of the threads that copy (a thread's is removed when it exits).
+static COPIERS: RwLock<Vec<Arc<CopySlot>>> = RwLock::new(Vec::new());
+
+/// This thread's entry in [`COPIERS`], made at its first copy.
+struct MySlot(Arc<CopySlot>);
+
+impl MySlot {
+    fn new() -> MySlot {
+        let slot = Arc::new(CopySlot { seq: AtomicU64::new(0) });
+        COPIERS.write().push(slot.clone());
+        MySlot(slot)
+    }
+}
+
+impl Drop for MySlot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Release);
+        COPIERS.write().retain(|s| !Arc::ptr_eq(s, &self.0));
+    }
+}
+
+thread_local! {
+    static MY_SLOT: MySlot = MySlot::new();
+}
+
+/// A copy announced in its thread's slot; over on drop.
+struct Announced<'a>(&'a CopySlot, u64);
+
+impl Drop for Announced<'_> {
+    fn drop(&mut self) {
+        // Back to even: a waiting borrower sees this copy is over (and its bytes).
+        self.0.seq.store(self.1 + 1, Ordering::Release);
+    }
+}
+
+/// Runs `f` with this thread's copy announced (`None`: the thread is exiting and has no
+/// slot any more; the copy must take the locks).
+fn announced<R>(mut f: impl FnMut(Option<&Announced<'_>>) -> R) -> R {
+    let done = MY_SLOT.try_with(|me| {
+        let slot = &*me.0;
+        // Odd: announced before this thread looks at any tracker's counts (a full barrier).
+        let at = slot.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        f(Some(&Announced(slot, at)))
+    });
+    match done {
+        Ok(r) => r,
+        Err(_) => f(None),
+    }
+}
+
+/// Waits until every copy announced before now is over: each one memcpy, bounded; copies
+/// announced later see the borrow this thread registered before calling.
+fn wait_for_copies() {
+    let copiers = COPIERS.read();
+    for slot in copiers.iter() {
+        let seq = slot.seq.load(Ordering::SeqCst);
+        if seq % 2 == 0 {
+            continue;
+        }
+        let mut spins = 0u32;
+        while slot.seq.load(Ordering::Acquire) == seq {
+            if spins < 64 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
     }
 }
 
@@ -423,32 +483,9 @@ impl Borrows {
         }
         drop(b);
         // Copies that looked before this borrow was registered may still be touching the
-        // bytes: let them finish (each is one bounded memcpy; later ones see the borrow).
-        let busy = || {
-            self.writing.load(Ordering::SeqCst) != 0
-                || (exclusive && self.reading.load(Ordering::SeqCst) != 0)
-        };
-        let mut spins = 0u32;
-        while busy() {
-            if spins < 64 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
-            }
-        }
+        // bytes: let them finish.
+        wait_for_copies();
         Ok(())
-    }
-
-    /// Enters a copy that reads (`write` false) or writes these bytes without the lock,
-    /// when no borrow can conflict: none while no write borrow exists (reading), none while
-    /// no mapping here can borrow (writing). `None`: take the lock.
-    fn unlocked(&self, write: bool) -> Option<Unlocked<'_>> {
-        let (copies, conflicts) =
-            if write { (&self.writing, &self.views) } else { (&self.reading, &self.writers) };
-        copies.fetch_add(1, Ordering::SeqCst);
-        let pass = Unlocked(copies);
-        (conflicts.load(Ordering::SeqCst) == 0).then_some(pass)
     }
 
     fn release(&self, offset: usize, len: usize, exclusive: bool) {
@@ -575,38 +612,43 @@ impl Tracker {
         // The usual fast-path send — a buffer of this process that nothing borrows for
         // writing, into a peer's posted buffer mapped here only as a `RemoteMem` — takes
         // neither lock.
-        let src_pass = (!same).then(|| self.borrows.unlocked(false)).flatten();
-        let dst_pass = (!same).then(|| to.borrows.unlocked(true)).flatten();
-        let (lock_src, lock_dst) = (src_pass.is_none(), !same && dst_pass.is_none());
-        fn lock(yes: bool, b: &Borrows) -> Option<Held<'_>> {
-            yes.then(|| b.held.lock())
-        }
-        // Two locks are taken in address order.
-        let (src_held, dst_held) = if Arc::as_ptr(&self.borrows) <= Arc::as_ptr(&to.borrows) {
-            let s = lock(lock_src, &self.borrows);
-            (s, lock(lock_dst, &to.borrows))
-        } else {
-            let d = lock(lock_dst, &to.borrows);
-            (lock(lock_src, &self.borrows), d)
-        };
-        if let Some(held) = &src_held {
-            Borrows::check(held, a, len, false)?;
-        }
-        if let Some(held) = dst_held.as_ref().or(src_held.as_ref().filter(|_| same)) {
-            Borrows::check(held, b, len, true)?;
-        }
-        // Both ranges are in bounds (checked) of mapped memory that lives while the regions'
-        // owners do; the destination is writable (checked); no borrow in this process
-        // conflicts: checked under the locks held (none can be taken while we hold them), or
-        // none existed when this copy announced itself and any taken since waits for it
-        // (`Borrows`); the ranges do not overlap within one memory (checked; two different
-        // memories never alias).
-        // SAFETY: see above.
-        unsafe {
-            std::ptr::copy_nonoverlapping(src.ptr.as_ptr().add(src_off), dst.ptr.as_ptr().add(dst_off), len)
-        };
-        drop((dst_held, src_held, dst_pass, src_pass));
-        Ok(())
+        announced(|pass| {
+            let lock_src = same || pass.is_none() || self.borrows.writers.load(Ordering::SeqCst) != 0;
+            let lock_dst = !same && (pass.is_none() || to.borrows.views.load(Ordering::SeqCst) != 0);
+            fn lock(yes: bool, b: &Borrows) -> Option<Held<'_>> {
+                yes.then(|| b.held.lock())
+            }
+            // Two locks are taken in address order.
+            let (src_held, dst_held) = if Arc::as_ptr(&self.borrows) <= Arc::as_ptr(&to.borrows) {
+                let s = lock(lock_src, &self.borrows);
+                (s, lock(lock_dst, &to.borrows))
+            } else {
+                let d = lock(lock_dst, &to.borrows);
+                (lock(lock_src, &self.borrows), d)
+            };
+            if let Some(held) = &src_held {
+                Borrows::check(held, a, len, false)?;
+            }
+            if let Some(held) = dst_held.as_ref().or(src_held.as_ref().filter(|_| same)) {
+                Borrows::check(held, b, len, true)?;
+            }
+            // Both ranges are in bounds (checked) of mapped memory that lives while the
+            // regions' owners do; the destination is writable (checked); no borrow in this
+            // process conflicts: checked under the locks held (none can be taken while we
+            // hold them), or none existed when this copy was announced and any taken since
+            // waits for it (`Borrows`); the ranges do not overlap within one memory (checked;
+            // two different memories never alias).
+            // SAFETY: see above.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    src.ptr.as_ptr().add(src_off),
+                    dst.ptr.as_ptr().add(dst_off),
+                    len,
+                )
+            };
+            drop((dst_held, src_held));
+            Ok(())
+        })
     }
 }
 
