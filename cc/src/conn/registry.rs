@@ -30,6 +30,7 @@ use super::FastPathStats;
 use crate::proto::layout::{KIND_DONE, KIND_POST};
 use crate::proto::records::{ring_slots, segment_len, DONE_LEN, POST_LEN};
 use crate::proto::Ctrl;
+use crate::transport::lane_lock::LaneLock;
 use crate::transport::ring::{Area, End, Ring, Signal};
 use crate::transport::send;
 
@@ -48,7 +49,7 @@ pub(crate) struct RemoteConsumer {
     pub(crate) mem: RemoteMem,
     /// Its ring ends and what was sent to it, behind one lock (producers of one connection
     /// may run on different threads).
-    pub(crate) lanes: Mutex<Lanes>,
+    pub(crate) lanes: LaneLock<Lanes>,
     pub(crate) bell: Doorbell,
     pub(crate) alive: AtomicBool,
 }
@@ -74,7 +75,7 @@ impl RemoteConsumer {
             id,
             one_copy,
             mem,
-            lanes: Mutex::new(Lanes { post, done: comp, sends: 0, bytes: 0 }),
+            lanes: LaneLock::new(Lanes { post, done: comp, sends: 0, bytes: 0 }),
             bell: Doorbell::from_peer(bell)?,
             alive: AtomicBool::new(true),
         })

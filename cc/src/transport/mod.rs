@@ -14,6 +14,7 @@
 //! | module       | what                                                                  |
 //! |--------------|-----------------------------------------------------------------------|
 //! | [`ring`]     | shared-memory segments and the SPSC message rings in them             |
+//! | [`lane_lock`] | the lock producers take to write a remote consumer's rings           |
 //! | [`channel`]  | an established connection's rings and the peer's doorbells            |
 //! | [`setup`]    | the handshake's I/O (one path for servers, clients, services, endpoints) |
 //! | [`accept`]   | a listening socket and its handshakes in progress (server side)       |
@@ -28,6 +29,7 @@ pub mod accept;
 pub mod cadence;
 pub mod channel;
 pub mod dial;
+pub mod lane_lock;
 pub mod ring;
 pub mod setup;
 pub mod throttle;
