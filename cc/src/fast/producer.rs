@@ -383,6 +383,8 @@ impl ProducerOps {
             return Step::Done(Err(e));
         }
         slot.consume();
+        // The next send's posted buffer: its line is fetched while this one is written.
+        lanes.post.prefetch_next();
         let mut rec = Done {
             token: post.token,
             len: len32,
