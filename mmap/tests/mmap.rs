@@ -13,11 +13,25 @@ fn host() -> Dev {
     open_device_with_pci("b1:00.0", None).unwrap()
 }
 
+/// A started map of private memory of `len` zero bytes.
+fn private_map(len: usize) -> Mmap {
+    let map = Mmap::create().unwrap();
+    map.set_memrange(vec![0u8; len]).unwrap();
+    map.start().unwrap();
+    map
+}
+
+/// Shared memory of `len` bytes that only a `RemoteMem` maps in this process (as a peer's
+/// posted buffers are): copies into it need no lock.
+fn remote_only(len: usize) -> doca_mmap::RemoteMem {
+    let mem = doca_mmap::SharedMem::alloc(len).unwrap();
+    let r = mem.share().unwrap();
+    doca_mmap::RemoteMem::open(r.fd, r.offset, r.len).unwrap()
+}
+
 #[test]
 fn byte_access_is_checked_and_borrows_do_not_alias() {
-    let map = Mmap::create().unwrap();
-    map.set_memrange(vec![0u8; 64]).unwrap();
-    map.start().unwrap();
+    let map = private_map(64);
     let r = map.buf_ref(0, 64).unwrap();
     r.write(8, b"hello").unwrap();
     let mut out = [0u8; 5];
@@ -138,13 +152,8 @@ fn copies_into_shared_memory_respect_guards() {
 /// bounds hold as ever.
 #[test]
 fn copies_into_memory_only_a_remote_view_maps_still_check_the_source() {
-    let mem = doca_mmap::SharedMem::alloc(4096).unwrap();
-    let r = mem.share().unwrap();
-    let remote = doca_mmap::RemoteMem::open(r.fd, r.offset, r.len).unwrap();
-    drop(mem); // only the RemoteMem maps it now
-    let src = Mmap::create().unwrap();
-    src.set_memrange(vec![0u8; 4096]).unwrap();
-    src.start().unwrap();
+    let remote = remote_only(4096);
+    let src = private_map(4096);
     let s = src.access().unwrap();
     s.write(0, b"fast").unwrap();
     {
@@ -196,13 +205,8 @@ fn a_write_guard_on_shared_memory_sees_no_other_threads_write() {
 fn a_copy_never_reads_under_another_threads_write_guard() {
     use std::sync::atomic::{AtomicBool, Ordering};
     const N: usize = 64 << 10;
-    let mem = doca_mmap::SharedMem::alloc(N).unwrap();
-    let r = mem.share().unwrap();
-    let remote = doca_mmap::RemoteMem::open(r.fd, r.offset, r.len).unwrap();
-    drop(mem); // only the RemoteMem maps it: the copy's destination takes no lock
-    let src = Mmap::create().unwrap();
-    src.set_memrange(vec![0u8; N]).unwrap();
-    src.start().unwrap();
+    let remote = remote_only(N); // the copy's destination takes no lock
+    let src = private_map(N);
     let s = src.access().unwrap();
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     let writer_side_rounds = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
