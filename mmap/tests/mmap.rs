@@ -249,3 +249,42 @@ fn a_copy_never_reads_under_another_threads_write_guard() {
     writer.join().unwrap();
     assert_eq!(torn, 0, "{torn} of {copied} copies read bytes under a write guard");
 }
+
+/// A copy out of memory that another thread writes with `write` (a copy in under the lock,
+/// no guard) never reads half of one write: each copy carries one whole fill.
+#[test]
+fn a_copy_never_reads_under_another_threads_write() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const N: usize = 64 << 10;
+    let remote = remote_only(N);
+    let src = private_map(N);
+    let s = src.access().unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let (writer_side, halt) = (s.clone(), stop.clone());
+    let writer = std::thread::spawn(move || {
+        let fills = [vec![0x11u8; N], vec![0x22u8; N]];
+        let mut i = 0;
+        while !halt.load(Ordering::Relaxed) {
+            writer_side.write(0, &fills[i & 1]).unwrap();
+            i += 1;
+        }
+        i
+    });
+    let byte = |at| {
+        let mut b = [0u8];
+        remote.read(at, &mut b).unwrap();
+        b[0]
+    };
+    let (mut copied, mut torn) = (0, 0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+    while std::time::Instant::now() < deadline {
+        s.copy_to(0, N, &remote, 0).unwrap();
+        copied += 1;
+        let first = byte(0);
+        torn += usize::from(byte(N / 2) != first || byte(N - 1) != first);
+    }
+    stop.store(true, Ordering::Relaxed);
+    let writes = writer.join().unwrap();
+    assert!(writes > 0);
+    assert_eq!(torn, 0, "{torn} of {copied} copies read half of a write");
+}
