@@ -69,7 +69,10 @@ impl PeInner {
     /// Takes entry `at` out of the visiting list, keeping a running pass's walk on the
     /// same contexts.
     fn remove_active(&self, at: usize) {
-        drop(self.active.borrow_mut().remove(at));
+        // Dropped once the list is no longer borrowed (the last handle of a context may
+        // run its library's drop, which may reach the engine).
+        let removed = self.active.borrow_mut().remove(at);
+        drop(removed);
         let mut walk = self.walk.get();
         if at < walk.next {
             walk.next -= 1;
