@@ -193,3 +193,54 @@ fn a_server_out_of_file_descriptors_rests_and_serves_again() {
     assert!((1..=10).contains(&lines), "{lines} lines about running out of descriptors:\n{text}");
     let _ = std::fs::remove_file(&log);
 }
+
+/// A consumer of the peer posts a buffer outside the memory it shared: the send to it fails
+/// (`CONNECTION_ABORTED`: that consumer is dropped on this side) without touching memory out
+/// of bounds, and the server goes on serving.
+#[test]
+fn a_posted_buffer_outside_the_shared_memory_fails_the_send_and_drops_that_consumer() {
+    use doca_buf::Inventory;
+    use doca_cc::{Producer, ProducerSendTask};
+    use doca_mmap::Mmap;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    let name = unique("bad-post");
+    let h = harness(&name, true);
+    let hostile = Peer::spawn(HOSTILE, &["bad-post", &name]);
+    assert_eq!(verdict(&h, &hostile), "registered");
+    until(&h.pe, "the new-consumer event", || h.consumers.borrow().len() == 1);
+    let conn = h.server.connections().pop().expect("the hostile peer's connection");
+    let producer = Producer::create(&conn).unwrap();
+    h.pe.connect_ctx(&producer.as_ctx()).unwrap();
+    let done: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+    let (ok, err) = (done.clone(), done.clone());
+    producer
+        .task_send_set_conf(
+            move |t: ProducerSendTask, _, _| ok.borrow_mut().push(t.status()),
+            move |t: ProducerSendTask, _, _| err.borrow_mut().push(t.status()),
+            1,
+        )
+        .unwrap();
+    producer.as_ctx().start().unwrap();
+    let src = Mmap::create().unwrap();
+    src.set_memrange(&b"out of bounds"[..]).unwrap();
+    src.start().unwrap();
+    let inv = Inventory::create(1).unwrap();
+    inv.start().unwrap();
+    let buf = inv.buf_get_data_at(&src, 0, 13).unwrap();
+    let id = h.consumers.borrow()[0].1;
+    producer.task_send_alloc_init(&buf, id).unwrap().submit().map_err(|r| r.error).unwrap();
+    until(&h.pe, "the send's completion", || !done.borrow().is_empty());
+    assert_eq!(*done.borrow(), vec![Err(Error::ConnectionAborted)]);
+    // The consumer is gone for this side: a second send to it fails too.
+    match producer.task_send_alloc_init(&buf, id) {
+        Ok(task) => {
+            task.submit().map_err(|r| r.error).unwrap();
+            until(&h.pe, "the second send's completion", || done.borrow().len() == 2);
+            assert_eq!(done.borrow()[1], Err(Error::ConnectionAborted));
+        }
+        Err(e) => assert_eq!(e, Error::InvalidValue),
+    }
+    still_serving(&h, &name);
+}

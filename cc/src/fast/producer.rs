@@ -24,7 +24,7 @@ use doca_core::{
 };
 
 use crate::caps;
-use crate::conn::registry::RemoteConsumer;
+use crate::conn::registry::{Lanes, RemoteConsumer};
 use crate::conn::{Connection, Registry};
 use crate::proto::layout::KIND_DONE;
 use crate::proto::records::{Done, Post, DONE_LEN, IMM_MAX};
@@ -260,6 +260,19 @@ impl ProducerSendTask {
     }
 }
 
+/// Why a send failed under the consumer's lock (reported once the lock is released).
+enum Fault {
+    /// The consumer's rings are corrupt.
+    Gone,
+    /// A post that is not one (unreadable, or room outside the consumer's memory).
+    BadPost(Option<Post>),
+    /// The posted buffer has this many free bytes, too few.
+    NoRoom(u64),
+    Copy(Error),
+    /// The completion ring had no room (it has a slot for every post).
+    Ring,
+}
+
 enum Step {
     /// Written (or failed for good): the task is done with this status.
     Done(Result<()>),
@@ -337,25 +350,11 @@ impl ProducerOps {
 
     /// Writes `buf`'s data into the next buffer `target` posted, with its completion record;
     /// with the `last` send of a batch, wakes the consumer if it sleeps (one fence per batch).
+    /// The consumer's rings are locked only for the writes: a wake-up or a log line comes after.
     fn send_to(&self, buf: &Buf, target: &Arc<RemoteConsumer>, imm: &[u8], last: bool) -> Step {
         if !target.alive.load(Ordering::Acquire) {
             return Step::Done(Err(Error::ConnectionAborted));
         }
-        let mut lanes = target.lanes.lock();
-        let lanes = &mut *lanes;
-        let Some(slot) = lanes.post.peek() else {
-            if lanes.post.is_corrupt() || lanes.done.is_corrupt() {
-                // The consumer's side broke its rings: it is gone for this side.
-                target.alive.store(false, Ordering::Release);
-                return Step::Done(Err(Error::ConnectionAborted));
-            }
-            return Step::Wait;
-        };
-        let Some(post) = slot.bytes().and_then(Post::read) else {
-            tracing::error!(target: "doca_sdk", "cc producer {}: malformed buffer post from consumer {}: consumer dropped", self.id, target.id);
-            target.alive.store(false, Ordering::Release);
-            return Step::Done(Err(Error::ConnectionAborted));
-        };
         let (data, len) = match buf.layout() {
             Ok((_, _, data, len)) => (data, len),
             Err(e) => return Step::Done(Err(e)),
@@ -368,20 +367,66 @@ impl ProducerOps {
                 self.id
             )));
         };
-        if len as u64 > post.room {
+        let outcome = {
+            let mut lanes = target.lanes.lock();
+            self.write_locked(&mut lanes, buf, (data, len, len32), target, imm, last)
+        };
+        match outcome {
+            Ok(Some(wake)) => {
+                if wake {
+                    target.bell.ring();
+                }
+                Step::Done(Ok(()))
+            }
+            Ok(None) => Step::Wait,
+            Err(Fault::Gone) => {
+                // The consumer's side broke its rings: it is gone for this side.
+                target.alive.store(false, Ordering::Release);
+                Step::Done(Err(Error::ConnectionAborted))
+            }
+            Err(Fault::BadPost(post)) => {
+                tracing::error!(target: "doca_sdk", "cc producer {}: malformed buffer post from consumer {} ({post:?} in {} bytes): consumer dropped", self.id, target.id, target.mem.len());
+                target.alive.store(false, Ordering::Release);
+                Step::Done(Err(Error::ConnectionAborted))
+            }
             // Nothing written, and the posted buffer stays for the next send.
-            return Step::Done(Err(doca_core::fail!(
+            Err(Fault::NoRoom(room)) => Step::Done(Err(doca_core::fail!(
                 Error::InvalidValue,
-                "cc producer {}: {} bytes do not fit the {} free bytes of consumer {}'s buffer",
+                "cc producer {}: {len} bytes do not fit the {room} free bytes of consumer {}'s buffer",
                 self.id,
-                len,
-                post.room,
                 target.id
-            )));
+            ))),
+            Err(Fault::Copy(e)) => Step::Done(Err(e)),
+            Err(Fault::Ring) => Step::Done(Err(Error::Unexpected)),
         }
-        if let Err(e) = buf.map().copy_to(data, len, &target.mem, post.offset as usize) {
-            return Step::Done(Err(e));
+    }
+
+    /// [`ProducerOps::send_to`]'s writes, under the consumer's lock: `Some(wake the
+    /// consumer)` once sent, `None` while no buffer is posted.
+    fn write_locked(
+        &self,
+        lanes: &mut Lanes,
+        buf: &Buf,
+        (data, len, len32): (usize, usize, u32),
+        target: &RemoteConsumer,
+        imm: &[u8],
+        last: bool,
+    ) -> Result<Option<bool>, Fault> {
+        let Some(slot) = lanes.post.peek() else {
+            if lanes.post.is_corrupt() || lanes.done.is_corrupt() {
+                return Err(Fault::Gone);
+            }
+            return Ok(None);
+        };
+        // A post is the peer's word: its room must lie inside the memory it shared.
+        let post = slot.bytes().and_then(Post::read).ok_or(Fault::BadPost(None))?;
+        if post.offset.checked_add(post.room).is_none_or(|end| end > target.mem.len() as u64) {
+            return Err(Fault::BadPost(Some(post)));
         }
+        if len as u64 > post.room {
+            return Err(Fault::NoRoom(post.room));
+        }
+        buf.map().copy_to(data, len, &target.mem, post.offset as usize).map_err(Fault::Copy)?;
         slot.consume();
         // The next send's posted buffer: its line is fetched while this one is written.
         lanes.post.prefetch_next();
@@ -396,14 +441,11 @@ impl ProducerOps {
         rec.imm[..imm.len()].copy_from_slice(imm);
         match lanes.done.push_with(KIND_DONE, DONE_LEN, |b| rec.write(b)) {
             Ok(true) => {}
-            _ => return Step::Done(Err(Error::Unexpected)),
+            _ => return Err(Fault::Ring),
         }
         lanes.sends += 1;
         lanes.bytes += len as u64;
-        if last && lanes.done.peer_needs_wakeup() {
-            target.bell.ring();
-        }
-        Step::Done(Ok(()))
+        Ok(Some(last && lanes.done.peer_needs_wakeup()))
     }
 
     /// Sends what can be sent, in order for each consumer; true when something completed.

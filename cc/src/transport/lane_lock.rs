@@ -11,6 +11,7 @@
 #![allow(unsafe_code)]
 
 use std::cell::UnsafeCell;
+use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -44,13 +45,15 @@ impl<T> LaneLock<T> {
                 }
             }
         }
-        LaneGuard { lock: self }
+        LaneGuard { lock: self, _value: PhantomData }
     }
 }
 
-/// The value of a [`LaneLock`], held; released on drop.
+/// The value of a [`LaneLock`], held; released on drop. Shared between threads only when
+/// `T` is (it hands out `&T`), as a mutable reference would be.
 pub struct LaneGuard<'a, T> {
     lock: &'a LaneLock<T>,
+    _value: PhantomData<&'a mut T>,
 }
 
 impl<T> Deref for LaneGuard<'_, T> {

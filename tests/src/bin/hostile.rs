@@ -7,6 +7,9 @@
 //!                                 server hangs up
 //! hostile consumers <name> <n>    handshake, then register n (valid) consumers:
 //!                                 "closed after <k> acks" once the server hangs up
+//! hostile bad-post <name>         handshake, then register a consumer whose one posted
+//!                                 buffer lies outside the memory it shares: "registered";
+//!                                 then holds the connection until the server hangs up
 //! hostile silent <name> <n>       open n sockets that never say anything: "dropped <k>" (how
 //!                                 many the server closed at once); then waits for stdin EOF
 //! hostile bells <name>            a Hello whose doorbells are a pipe: "dropped" or "answered"
@@ -21,9 +24,10 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use doca_cc::proto::records::segment_len;
+use doca_cc::proto::layout::KIND_POST;
+use doca_cc::proto::records::{ring_slots, segment_len, Post, DONE_LEN, POST_LEN};
 use doca_cc::proto::{Ctrl, Hello, PeerKind, Reply};
-use doca_cc::transport::ring::{Area, Ring};
+use doca_cc::transport::ring::{Area, End, Ring};
 use doca_cc::transport::{self, Recv};
 use doca_core::notify::Doorbell;
 use doca_core::{Error, PciAddr};
@@ -119,9 +123,9 @@ fn consumers(name: &str, n: u32) -> String {
         let slots = 4;
         let (len, done_at) = segment_len(slots).unwrap();
         let area = Area::create("hostile-consumer", len).unwrap();
-        let n = doca_cc::proto::records::ring_slots(slots);
-        Ring::init(&area, 0, n, doca_cc::proto::records::POST_LEN).unwrap();
-        Ring::init(&area, done_at, n, doca_cc::proto::records::DONE_LEN).unwrap();
+        let n = ring_slots(slots);
+        Ring::init(&area, 0, n, POST_LEN).unwrap();
+        Ring::init(&area, done_at, n, DONE_LEN).unwrap();
         let mem = SharedMem::alloc(4096).unwrap();
         let region = mem.share().unwrap();
         let ctrl = Ctrl::NewConsumer {
@@ -140,6 +144,33 @@ fn consumers(name: &str, n: u32) -> String {
     }
     let acks = until_closed(&sock);
     format!("closed after {acks} acks")
+}
+
+fn bad_post(name: &str) -> String {
+    let (sock, _seg, _reply, bell) = handshake(name);
+    let slots = 4;
+    let (len, done_at) = segment_len(slots).unwrap();
+    let area = Area::create("hostile-consumer", len).unwrap();
+    let n = ring_slots(slots);
+    Ring::init(&area, 0, n, POST_LEN).unwrap();
+    Ring::init(&area, done_at, n, DONE_LEN).unwrap();
+    let post = Ring::attach_sequenced(&area, 0, n, POST_LEN, End::Producer, KIND_POST).unwrap();
+    // 64 bytes of room a terabyte into 4096 shared bytes.
+    let bad = Post { token: 1, offset: 1 << 40, room: 64 };
+    assert!(post.push_with(KIND_POST, POST_LEN, |b| bad.write(b)).unwrap());
+    let mem = SharedMem::alloc(4096).unwrap();
+    let region = mem.share().unwrap();
+    let ctrl = Ctrl::NewConsumer {
+        id: 2,
+        one_copy: true,
+        mem_offset: region.offset as u64,
+        mem_len: region.len as u64,
+        slots,
+    };
+    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.as_fd()]).unwrap();
+    println!("registered");
+    until_closed(&sock);
+    String::new()
 }
 
 fn silent(name: &str, n: usize) -> String {
@@ -209,6 +240,7 @@ fn main() -> ExitCode {
     let out = match arg(0) {
         "ring-tail" => ring_tail(arg(1)),
         "consumers" => consumers(arg(1), arg(2).parse().unwrap()),
+        "bad-post" => bad_post(arg(1)),
         "silent" => silent(arg(1), arg(2).parse().unwrap()),
         "bells" => bells(arg(1)),
         "function" => function(arg(1), arg(2)),
