@@ -69,10 +69,7 @@ impl PeInner {
     /// Takes entry `at` out of the visiting list, keeping a running pass's walk on the
     /// same contexts.
     fn remove_active(&self, at: usize) {
-        // Dropped once the list is no longer borrowed (the last handle of a context may
-        // run its library's drop, which may reach the engine).
         let removed = self.active.borrow_mut().remove(at);
-        drop(removed);
         let mut walk = self.walk.get();
         if at < walk.next {
             walk.next -= 1;
@@ -81,6 +78,9 @@ impl PeInner {
             walk.end -= 1;
         }
         self.walk.set(walk);
+        // Dropped once the list and the walk agree again (the last handle of a context may
+        // run its library's drop, which may reach the engine and remove another).
+        drop(removed);
     }
 
     /// Something core itself will deliver (a state change, a finished task) is pending:

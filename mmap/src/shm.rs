@@ -360,7 +360,9 @@ impl Region {
 /// ([`wait_for_copies`]). Both in that order, sequentially consistent: either the copy sees
 /// the block and takes the locks, or the other side sees the copy and waits for it. An
 /// announced copy never blocks (it takes no lock and logs nothing: a memcpy), so waiting
-/// while holding a tracker's lock cannot deadlock.
+/// while holding a tracker's lock cannot deadlock. (A process that forks while another
+/// thread is in such a copy leaves the child a slot that stays announced: as with a lock
+/// held at `fork`, only exec or async-signal-safe work is safe in that child.)
 pub(crate) struct Borrows {
     held: Mutex<SmallVec<[(usize, usize, bool); 4]>>,
     /// What keeps unlocked copies away: a count of [`NO_READS`] in the low half, of

@@ -259,17 +259,24 @@ fn a_copy_never_reads_under_another_threads_write() {
     let remote = remote_only(N);
     let src = private_map(N);
     let s = src.access().unwrap();
-    let stop = std::sync::Arc::new(AtomicBool::new(false));
-    let (writer_side, halt) = (s.clone(), stop.clone());
+    let (stop, started) =
+        (std::sync::Arc::new(AtomicBool::new(false)), std::sync::Arc::new(AtomicBool::new(false)));
+    let (writer_side, halt, up) = (s.clone(), stop.clone(), started.clone());
     let writer = std::thread::spawn(move || {
         let fills = [vec![0x11u8; N], vec![0x22u8; N]];
         let mut i = 0;
-        while !halt.load(Ordering::Relaxed) {
+        loop {
             writer_side.write(0, &fills[i & 1]).unwrap();
             i += 1;
+            up.store(true, Ordering::Relaxed);
+            if halt.load(Ordering::Relaxed) {
+                return i;
+            }
         }
-        i
     });
+    while !started.load(Ordering::Relaxed) {
+        std::thread::yield_now();
+    }
     let byte = |at| {
         let mut b = [0u8];
         remote.read(at, &mut b).unwrap();
@@ -285,6 +292,5 @@ fn a_copy_never_reads_under_another_threads_write() {
     }
     stop.store(true, Ordering::Relaxed);
     let writes = writer.join().unwrap();
-    assert!(writes > 0);
-    assert_eq!(torn, 0, "{torn} of {copied} copies read half of a write");
+    assert_eq!(torn, 0, "{torn} of {copied} copies read half of {writes} writes");
 }

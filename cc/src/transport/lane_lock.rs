@@ -5,8 +5,10 @@
 //! `lock`-prefixed instruction right after those stores waits until they reach this core's
 //! cache — a round trip to the other core per message. A general-purpose mutex unlocks with
 //! such an instruction; this lock releases with a plain store, so the stores drain while the
-//! producer goes on. It is held for one send (one copy, bounded by the largest buffer): a
-//! waiter spins briefly, then yields, and never sleeps on a futex.
+//! producer goes on. It is held for one send: one copy, bounded by the largest buffer (which
+//! may wait briefly for a tracker's lock when the consumer's memory is also mapped for
+//! borrowing in this process); doorbells are rung and a peer's faults logged after it is
+//! released. A waiter spins briefly, then yields the core; it never sleeps on a futex.
 
 #![allow(unsafe_code)]
 
