@@ -120,54 +120,52 @@ fn consumers(name: &str, n: u32) -> String {
     let (sock, _seg, _reply, bell) = handshake(name);
     let mut keep = Vec::new();
     for i in 0..n {
-        let slots = 4;
-        let (len, done_at) = segment_len(slots).unwrap();
-        let area = Area::create("hostile-consumer", len).unwrap();
-        let n = ring_slots(slots);
-        Ring::init(&area, 0, n, POST_LEN).unwrap();
-        Ring::init(&area, done_at, n, DONE_LEN).unwrap();
+        let (area, _) = consumer_rings();
         let mem = SharedMem::alloc(4096).unwrap();
-        let region = mem.share().unwrap();
-        let ctrl = Ctrl::NewConsumer {
-            id: 2 * i + 2,
-            one_copy: true,
-            mem_offset: region.offset as u64,
-            mem_len: region.len as u64,
-            slots,
-        };
-        if transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.as_fd()])
-            .is_err()
-        {
+        if !register_consumer(&sock, &bell, 2 * i + 2, &area, &mem) {
             break;
         }
-        keep.push((area, mem, region));
+        keep.push((area, mem));
     }
     let acks = until_closed(&sock);
     format!("closed after {acks} acks")
 }
 
-fn bad_post(name: &str) -> String {
-    let (sock, _seg, _reply, bell) = handshake(name);
+/// A consumer's segment with its two rings initialized (4 posts in flight), and the post
+/// ring's slot count.
+fn consumer_rings() -> (std::sync::Arc<Area>, u32) {
     let slots = 4;
     let (len, done_at) = segment_len(slots).unwrap();
     let area = Area::create("hostile-consumer", len).unwrap();
     let n = ring_slots(slots);
     Ring::init(&area, 0, n, POST_LEN).unwrap();
     Ring::init(&area, done_at, n, DONE_LEN).unwrap();
+    (area, n)
+}
+
+/// Announces consumer `id` with `area`'s rings and `mem` as its memory; false when the
+/// server hung up.
+fn register_consumer(sock: &OwnedFd, bell: &Doorbell, id: u32, area: &Area, mem: &SharedMem) -> bool {
+    let region = mem.share().unwrap();
+    let ctrl = Ctrl::NewConsumer {
+        id,
+        one_copy: true,
+        mem_offset: region.offset as u64,
+        mem_len: region.len as u64,
+        slots: 4,
+    };
+    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.as_fd()]).is_ok()
+}
+
+fn bad_post(name: &str) -> String {
+    let (sock, _seg, _reply, bell) = handshake(name);
+    let (area, n) = consumer_rings();
     let post = Ring::attach_sequenced(&area, 0, n, POST_LEN, End::Producer, KIND_POST).unwrap();
     // 64 bytes of room a terabyte into 4096 shared bytes.
     let bad = Post { token: 1, offset: 1 << 40, room: 64 };
     assert!(post.push_with(KIND_POST, POST_LEN, |b| bad.write(b)).unwrap());
     let mem = SharedMem::alloc(4096).unwrap();
-    let region = mem.share().unwrap();
-    let ctrl = Ctrl::NewConsumer {
-        id: 2,
-        one_copy: true,
-        mem_offset: region.offset as u64,
-        mem_len: region.len as u64,
-        slots,
-    };
-    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.as_fd()]).unwrap();
+    assert!(register_consumer(&sock, &bell, 2, &area, &mem), "the server hung up");
     println!("registered");
     until_closed(&sock);
     String::new()
