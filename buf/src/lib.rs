@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 use doca_core::{bail, Data, Error, Refused, Result};
-use doca_mmap::{Bytes, BytesMut, MapAccess, MapRef, Mmap};
+use doca_mmap::{BufCount, Bytes, BytesMut, MapAccess, MapPin, Mmap};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 
@@ -104,13 +104,14 @@ impl Elem {
 }
 
 /// What the inventory's lock guards: its state, the free elements, the map each element
-/// in use points into (what keeps the map alive and counted while the buffer is out), and
-/// the shared part of the handles of buffers on each map.
+/// in use points into, and per map the shared part of its buffers' handles, what keeps the
+/// map alive while buffers are out and their count.
 struct State {
     started: bool,
     user_data: Data,
     free: Vec<u32>,
-    maps: Vec<Option<MapRef>>,
+    /// The map (its id, the key of its entry in `handles`) of each element in use.
+    maps: Vec<Option<usize>>,
     handles: Vec<HandleEntry>,
     /// The [`Inventory`] handle lives: only then are handles kept (see [`HandleEntry`]).
     open: bool,
@@ -129,16 +130,47 @@ struct Handle {
 /// free callback runs, when the map and the buffers' handles do, not when the inventory does).
 /// The held handle refers back to the inventory: dropping the [`Inventory`] handle lets go of
 /// every held one, so nothing is kept in a cycle.
+///
+/// While elements are out on the map the entry also holds the map (`access`: its memory
+/// lives, and a list walk reaches any element's map) and counts them in the map's
+/// `num_bufs` (`count`, set under the lock: no atomic operation on the map per buffer). The
+/// pin keeps the map's id from going to another map while the entry exists.
 struct HandleEntry {
     map: usize,
+    _pin: MapPin,
     weak: Weak<Handle>,
     strong: Option<Arc<Handle>>,
     out: u32,
+    count: Arc<BufCount>,
+    access: Option<MapAccess>,
+}
+
+/// Where a buffer's map comes from: the application's `Mmap` (its access cloned only when
+/// an entry needs one) or an access in hand.
+enum MapSrc<'a> {
+    Map(&'a Mmap),
+    Access(&'a MapAccess),
+}
+
+impl MapSrc<'_> {
+    fn id(&self) -> usize {
+        match self {
+            MapSrc::Map(m) => m.id(),
+            MapSrc::Access(a) => a.id(),
+        }
+    }
+
+    fn access(&self) -> Result<MapAccess> {
+        match self {
+            MapSrc::Map(m) => m.access(),
+            MapSrc::Access(a) => Ok((*a).clone()),
+        }
+    }
 }
 
 /// What a release lets go of, dropped once the inventory's lock is released (dropping the
 /// last handle of a map runs its free callback, which may call back into the inventory).
-type Released = SmallVec<[(Option<MapRef>, Option<Arc<Handle>>); 1]>;
+type Released = SmallVec<[(Option<MapAccess>, Option<Arc<Handle>>); 1]>;
 
 struct InvInner {
     elems: Box<[Elem]>,
@@ -148,51 +180,80 @@ struct InvInner {
 impl InvInner {
     /// Gives free element `idx` a buffer over `map`: refcount 1, alone in its list (or
     /// `head` false: a list element), and returns a handle to it. Called under the
-    /// inventory's lock.
-    fn occupy(inv: &Arc<InvInner>, st: &mut State, idx: u32, map: MapRef, s: Shape, is_head: bool) -> Buf {
-        let h = InvInner::handle(inv, st, &map, 1);
+    /// inventory's lock; on error nothing changed.
+    fn occupy(
+        inv: &Arc<InvInner>,
+        st: &mut State,
+        idx: u32,
+        map: &MapSrc<'_>,
+        s: Shape,
+        is_head: bool,
+    ) -> Result<Buf> {
+        let h = InvInner::handle(inv, st, map, 1)?;
         let e = &inv.elems[idx as usize];
         e.head.store(s.head, Ordering::Relaxed);
         e.len.store(s.len, Ordering::Relaxed);
         e.data.store(s.data, Ordering::Relaxed);
         e.data_len.store(s.data_len, Ordering::Relaxed);
         e.next.store(NO_NEXT, Ordering::Relaxed);
-        st.maps[idx as usize] = Some(map);
+        st.maps[idx as usize] = Some(map.id());
         let gen = gen_of(e.meta.load(Ordering::Relaxed));
         let flags = if is_head { IN_USE | HEAD | 1 } else { IN_USE };
         e.meta.store(((gen as u64) << 32) | flags, Ordering::Release);
-        Buf { h, idx, gen }
+        Ok(Buf { h, idx, gen })
     }
 
     /// The shared handle part for buffers on `map` (one allocation per map, not per buffer),
-    /// counting `out` more elements out on it. Under the inventory's lock.
-    fn handle(inv: &Arc<InvInner>, st: &mut State, map: &MapAccess, out: u32) -> Arc<Handle> {
+    /// counting `out` more elements out on it. Under the inventory's lock; on error nothing
+    /// changed.
+    fn handle(inv: &Arc<InvInner>, st: &mut State, map: &MapSrc<'_>, out: u32) -> Result<Arc<Handle>> {
         let id = map.id();
-        let open = st.open;
-        let new = || Arc::new(Handle { inv: inv.clone(), map: map.clone() });
-        if let Some(e) = st.handles.iter_mut().find(|e| e.map == id) {
-            // A live handle of the entry is this very map's (a map cannot go while one
-            // holds it); with none left, the number may be a new map's: a new handle then.
-            let h = match e.strong.clone().or_else(|| e.weak.upgrade()) {
-                Some(h) => h,
-                None => {
-                    let h = new();
-                    e.weak = Arc::downgrade(&h);
-                    h
-                }
-            };
-            e.out += out;
-            if open && e.out > 0 && e.strong.is_none() {
-                e.strong = Some(h.clone());
+        let at = match st.handles.iter().position(|e| e.map == id) {
+            Some(at) => at,
+            None => {
+                let access = map.access()?;
+                // Entries with nothing out and no handle left go (their maps may be gone).
+                st.handles.retain(|e| e.out > 0 || e.weak.strong_count() > 0);
+                st.handles.push(HandleEntry {
+                    map: id,
+                    _pin: access.pin(),
+                    weak: Weak::new(),
+                    strong: None,
+                    out: 0,
+                    count: access.buf_count(),
+                    access: None,
+                });
+                st.handles.len() - 1
             }
-            return h;
+        };
+        let open = st.open;
+        let e = &mut st.handles[at];
+        let access = match &e.access {
+            Some(_) => None,
+            None if e.out + out > 0 => Some(map.access()?),
+            None => None,
+        };
+        let h = match e.strong.clone().or_else(|| e.weak.upgrade()) {
+            Some(h) => h,
+            None => {
+                let map = match e.access.as_ref().or(access.as_ref()) {
+                    Some(a) => a.clone(),
+                    None => map.access()?,
+                };
+                let h = Arc::new(Handle { inv: inv.clone(), map });
+                e.weak = Arc::downgrade(&h);
+                h
+            }
+        };
+        if access.is_some() {
+            e.access = access;
         }
-        let h = new();
-        // Entries with nothing out and no handle left go (their maps may be gone).
-        st.handles.retain(|e| e.out > 0 || e.weak.strong_count() > 0);
-        let strong = (open && out > 0).then(|| h.clone());
-        st.handles.push(HandleEntry { map: id, weak: Arc::downgrade(&h), strong, out });
-        h
+        e.out += out;
+        e.count.set(e.out);
+        if open && e.out > 0 && e.strong.is_none() {
+            e.strong = Some(h.clone());
+        }
+        Ok(h)
     }
 
     /// Returns element `idx` to the free elements (under the inventory's lock): a new
@@ -202,14 +263,14 @@ impl InvInner {
         let gen = gen_of(e.meta.load(Ordering::Relaxed)).wrapping_add(1);
         e.meta.store(((gen as u64) << 32) | HEAD, Ordering::Release);
         e.next.store(NO_NEXT, Ordering::Relaxed);
-        let map = s.maps[idx as usize].take();
-        let mut handle = None;
-        if let Some(m) = &map {
-            let id = m.id();
+        let (mut map, mut handle) = (None, None);
+        if let Some(id) = s.maps[idx as usize].take() {
             if let Some(entry) = s.handles.iter_mut().find(|e| e.map == id) {
                 entry.out = entry.out.saturating_sub(1);
+                entry.count.set(entry.out);
                 if entry.out == 0 {
                     handle = entry.strong.take();
+                    map = entry.access.take();
                 }
             }
         }
@@ -390,12 +451,13 @@ impl Inventory {
         if !s.started {
             bail!(Error::BadState, "buf inventory not started");
         }
-        let map = mmap.buf_ref(head, len)?;
+        mmap.check_buf_range(head, len)?;
         let Some(idx) = s.free.pop() else {
             return Err(Error::NoMemory);
         };
         let shape = Shape { head, len, data, data_len, in_list: false };
-        Ok(InvInner::occupy(&self.inner, &mut s, idx, map, shape, true))
+        InvInner::occupy(&self.inner, &mut s, idx, &MapSrc::Map(mmap), shape, true)
+            .inspect_err(|_| s.free.push(idx))
     }
 
     /// [`Inventory::buf_get_by_addr`] with an offset: `offset..offset+len` of the map,
@@ -414,7 +476,7 @@ impl Inventory {
     /// same ranges as `src`, from this inventory. Stopped → `BAD_STATE`; `src` not a list
     /// head → `NOT_PERMITTED`; not enough free elements → `NO_MEMORY`.
     pub fn buf_dup(&self, src: &Buf) -> Result<Buf> {
-        let mut chain: Vec<(MapRef, Shape)> = Vec::new();
+        let mut chain: Vec<(MapAccess, Shape)> = Vec::new();
         {
             // The source's list cannot change meanwhile: lists change under its lock.
             let src_state = src.h.inv.state.lock();
@@ -424,7 +486,10 @@ impl Inventory {
             let mut cur = Some(src.idx);
             while let Some(i) = cur {
                 let e = &src.h.inv.elems[i as usize];
-                let map = src_state.maps[i as usize].clone().ok_or(Error::BadState)?;
+                let map = src_state.maps[i as usize]
+                    .and_then(|id| src_state.handles.iter().find(|h| h.map == id))
+                    .and_then(|h| h.access.clone())
+                    .ok_or(Error::BadState)?;
                 chain.push((map, e.shape()));
                 cur = e.next();
             }
@@ -440,7 +505,9 @@ impl Inventory {
         let mut first = None;
         for (map, shape) in chain {
             let idx = s.free.pop().expect("counted above");
-            let buf = InvInner::occupy(&self.inner, &mut s, idx, map, shape, prev.is_none());
+            let buf =
+                InvInner::occupy(&self.inner, &mut s, idx, &MapSrc::Access(&map), shape, prev.is_none())
+                    .inspect_err(|_| s.free.push(idx))?;
             match prev {
                 Some(p) => self.inner.elems[p as usize].next.store(idx, Ordering::Relaxed),
                 None => first = Some(buf),
@@ -748,7 +815,7 @@ impl Buf {
     /// `doca_buf_get_next_in_list`: `None` at the end.
     pub fn next_in_list(&self) -> Result<Option<Buf>> {
         let mut s = self.h.inv.state.lock();
-        Ok(self.elem()?.next().map(|i| self.sibling(&mut s, i)))
+        self.elem()?.next().map(|i| self.sibling(&mut s, i)).transpose()
     }
 
     /// `doca_buf_get_last_in_list`.
@@ -759,21 +826,27 @@ impl Buf {
         while let Some(n) = self.h.inv.elems[i as usize].next() {
             i = n;
         }
-        Ok(if i == self.idx { self.clone() } else { self.sibling(&mut s, i) })
+        if i == self.idx {
+            Ok(self.clone())
+        } else {
+            self.sibling(&mut s, i)
+        }
     }
 
     /// A handle to element `idx` of this buffer's list (under the inventory's lock).
-    fn sibling(&self, s: &mut State, idx: u32) -> Buf {
+    fn sibling(&self, s: &mut State, idx: u32) -> Result<Buf> {
         let e = &self.h.inv.elems[idx as usize];
         let gen = gen_of(e.meta.load(Ordering::Acquire));
-        let h = match s.maps[idx as usize].as_ref().map(|m| m.id()) {
+        let h = match s.maps[idx as usize] {
             Some(id) if id != self.h.map.id() => {
-                let map = s.maps[idx as usize].as_ref().map(MapRef::access).expect("just seen");
-                InvInner::handle(&self.h.inv, s, &map, 0)
+                // An element out on a map: its entry holds the map meanwhile.
+                let map = s.handles.iter().find(|h| h.map == id).and_then(|h| h.access.clone());
+                let map = map.ok_or(Error::BadState)?;
+                InvInner::handle(&self.h.inv, s, &MapSrc::Access(&map), 0)?
             }
             _ => self.h.clone(),
         };
-        Buf { h, idx, gen }
+        Ok(Buf { h, idx, gen })
     }
 
     /// `doca_buf_is_first_in_list`.

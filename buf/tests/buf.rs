@@ -121,3 +121,39 @@ fn handles_keep_maps_only_as_long_as_buffers_need_them() {
     drop(kept);
     assert!(freed.load(Ordering::SeqCst), "nothing kept the inventory and its map in a cycle");
 }
+
+/// A map counts every buffer out on it, from every inventory, until it goes back (or until
+/// nothing can reach it any more); a list over two maps reaches the second map from its
+/// head even when only the head's handle is left.
+#[test]
+fn maps_count_the_buffers_of_every_inventory_and_lists_reach_both_maps() {
+    let (inv_a, inv_b) = (started_inventory(4), started_inventory(4));
+    let (m1, _) = map_with_free_flag();
+    let (m2, _) = map_with_free_flag();
+    let x = inv_a.buf_get_at(&m1, 0, 64).unwrap();
+    let y = inv_b.buf_get_at(&m1, 64, 64).unwrap();
+    let z = inv_a.buf_get_data_at(&m2, 128, 8).unwrap();
+    assert_eq!((m1.num_bufs(), m2.num_bufs()), (2, 1));
+    assert_eq!(m1.stop(), Err(Error::NotPermitted), "buffers still point into it");
+    x.chain_list(&z).unwrap();
+    drop(z); // the head's handle is all that is left of the list
+    let second = x.next_in_list().unwrap().expect("two buffers");
+    assert_eq!((second.data_offset(), second.data_len()), (Ok(128), Ok(8)));
+    assert!(m2.owns(second.map()), "the element's own map");
+    assert_eq!(x.last_in_list().unwrap(), second);
+    drop(second);
+    assert_eq!(x.dec_refcount(), Ok(1), "the list goes back");
+    assert_eq!((m1.num_bufs(), m2.num_bufs()), (1, 0));
+    assert_eq!(y.dec_refcount(), Ok(1));
+    drop(y); // (a stale handle still reaches its inventory's state)
+    assert_eq!(m1.num_bufs(), 0);
+    m1.stop().unwrap();
+
+    // An inventory dropped with a buffer out: counted as long as something reaches it.
+    let w = inv_b.buf_get_at(&m2, 0, 64).unwrap();
+    drop(inv_b);
+    assert_eq!(m2.num_bufs(), 1);
+    drop(w); // never returned, and nothing reaches it now
+    assert_eq!(m2.num_bufs(), 0);
+    m2.stop().unwrap();
+}

@@ -34,7 +34,7 @@ mod shm;
 
 pub use memory::{Memory, RawMem, RemoteMem, SharedMem, SharedRegion};
 pub use mmap::{
-    AccessFlags, MapAccess, MapRef, Mmap, CAPS, CAP_CREATE_FROM_EXPORT_PCI, CAP_EXPORT_PCI,
+    AccessFlags, BufCount, MapAccess, MapPin, MapRef, Mmap, CAPS, CAP_CREATE_FROM_EXPORT_PCI, CAP_EXPORT_PCI,
     DEFAULT_MAX_NUM_DEVICES,
 };
 pub use shm::{Bytes, BytesMut, Region};

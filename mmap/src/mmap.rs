@@ -20,7 +20,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 
 use bitflags::bitflags;
 use doca_core::{bail, fail, CapSpec, Data, Dev, DevInfo, Error, PciAddr, Refused, Result};
@@ -132,6 +132,8 @@ pub(crate) struct MmapInner {
     region: OnceLock<Region>,
     started: AtomicBool,
     num_bufs: AtomicU32,
+    /// Buffers counted by their holders ([`BufCount`]), added up when asked.
+    counts: Mutex<Vec<Weak<BufCount>>>,
     user_data: AtomicU64,
     import: Option<Import>,
     /// Where borrows of the bytes are tracked (set with the region).
@@ -197,6 +199,7 @@ impl Mmap {
                 region: OnceLock::new(),
                 started: AtomicBool::new(false),
                 num_bufs: AtomicU32::new(0),
+                counts: Mutex::new(Vec::new()),
                 user_data: AtomicU64::new(0),
                 import,
                 tracker: OnceLock::new(),
@@ -402,7 +405,13 @@ impl Mmap {
 
     /// `doca_mmap_get_num_bufs`: buffers that point into the map.
     pub fn num_bufs(&self) -> u32 {
-        self.inner.num_bufs.load(Ordering::Acquire)
+        let held = self.inner.counts.lock().iter().filter_map(Weak::upgrade).map(|c| c.get()).sum::<u32>();
+        self.inner.num_bufs.load(Ordering::Acquire).saturating_add(held)
+    }
+
+    /// The map's identity (what [`MapAccess::id`] gives for its accesses).
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
     }
 
     /// `doca_mmap_get_exported`.
@@ -578,6 +587,14 @@ impl Mmap {
     /// (`INVALID_VALUE`). Counted by [`Mmap::num_bufs`] until dropped. (For doca-buf and
     /// other libraries.)
     pub fn buf_ref(&self, offset: usize, len: usize) -> Result<MapRef> {
+        self.check_buf_range(offset, len)?;
+        self.inner.num_bufs.fetch_add(1, Ordering::AcqRel);
+        Ok(MapRef { access: MapAccess { inner: self.inner.clone() } })
+    }
+
+    /// The checks of [`Mmap::buf_ref`] without taking a reference, for a holder that counts
+    /// its buffers itself ([`MapAccess::buf_count`]).
+    pub fn check_buf_range(&self, offset: usize, len: usize) -> Result<()> {
         if !self.is_started() {
             bail!(Error::BadState, "buffer on a map that is not started");
         }
@@ -590,8 +607,7 @@ impl Mmap {
                 region.len()
             );
         }
-        self.inner.num_bufs.fetch_add(1, Ordering::AcqRel);
-        Ok(MapRef { access: MapAccess { inner: self.inner.clone() } })
+        Ok(())
     }
 
     /// Uncounted access to the bytes of a started map (`BAD_STATE` otherwise), for
@@ -659,6 +675,31 @@ impl MmapInner {
             _ => Ok(()),
         }
     }
+}
+
+/// Buffers that one holder has on a map ([`MapAccess::buf_count`]): counted in
+/// [`Mmap::num_bufs`] while it lives.
+#[derive(Debug)]
+pub struct BufCount {
+    n: AtomicU32,
+}
+
+impl BufCount {
+    /// The holder's buffers on the map now (one holder sets it, under its own lock).
+    pub fn set(&self, n: u32) {
+        self.n.store(n, Ordering::Release);
+    }
+
+    /// The count last set.
+    pub fn get(&self) -> u32 {
+        self.n.load(Ordering::Acquire)
+    }
+}
+
+/// See [`MapAccess::pin`].
+#[derive(Debug)]
+pub struct MapPin {
+    _inner: Weak<MmapInner>,
 }
 
 /// One buffer's hold on a map: keeps the memory alive and counts in
@@ -733,6 +774,23 @@ impl MapAccess {
     /// The map's length in bytes.
     pub fn map_len(&self) -> usize {
         self.region().len()
+    }
+
+    /// A counter of buffers on this map that one holder keeps (a buffer inventory, under its
+    /// own lock), added to [`Mmap::num_bufs`] while it lives: taking or returning a buffer
+    /// then costs the holder a store, not an atomic operation on the map and a reference.
+    pub fn buf_count(&self) -> Arc<BufCount> {
+        let count = Arc::new(BufCount { n: AtomicU32::new(0) });
+        let mut counts = self.inner.counts.lock();
+        counts.retain(|c| c.strong_count() > 0);
+        counts.push(Arc::downgrade(&count));
+        count
+    }
+
+    /// Keeps this map's [`MapAccess::id`] from being given to another map while the pin
+    /// lives, without keeping the map (its memory) alive.
+    pub fn pin(&self) -> MapPin {
+        MapPin { _inner: Arc::downgrade(&self.inner) }
     }
 
     /// The map's identity, for tables keyed by map: the same for every handle of one map,
