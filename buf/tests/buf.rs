@@ -157,3 +157,43 @@ fn maps_count_the_buffers_of_every_inventory_and_lists_reach_both_maps() {
     assert_eq!(m2.num_bufs(), 0);
     m2.stop().unwrap();
 }
+
+/// A buffer passed from one inventory to another (a dup, then the original returned) keeps
+/// its map counted throughout: `num_bufs` read on another thread never says 0 meanwhile, so
+/// the map cannot be stopped under it.
+#[test]
+fn a_buffer_passed_between_inventories_keeps_its_map_counted() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let map = Arc::new({
+        let m = Mmap::create().unwrap();
+        m.set_memrange(vec![0u8; 4096]).unwrap();
+        m.start().unwrap();
+        m
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let (m, halt) = (map.clone(), stop.clone());
+    let watcher = std::thread::spawn(move || {
+        let (mut reads, mut zeros) = (0u64, 0u64);
+        while !halt.load(Ordering::Relaxed) {
+            reads += 1;
+            zeros += u64::from(m.num_bufs() == 0);
+        }
+        (reads, zeros)
+    });
+    let invs = [started_inventory(2), started_inventory(2)];
+    let mut held = invs[0].buf_get_at(&map, 0, 64).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+    let mut moves = 0usize;
+    while std::time::Instant::now() < deadline {
+        let next = invs[(moves + 1) % 2].buf_dup(&held).unwrap();
+        held.dec_refcount().unwrap();
+        held = next;
+        moves += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (reads, zeros) = watcher.join().unwrap();
+    assert_eq!(zeros, 0, "{zeros} of {reads} reads said no buffer while one was out ({moves} moves)");
+    held.dec_refcount().unwrap();
+    assert_eq!(map.num_bufs(), 0);
+}

@@ -13,7 +13,8 @@
 //! gives comm-channel consumers the one-copy fast path). Any other memory — a `Vec`, a
 //! static, memory from C — works for local use.
 //!
-//! **Access to the bytes.** Buffers reach the bytes through [`MapRef`] and [`MapAccess`]: bounds-checked
+//! **Access to the bytes.** Buffers reach the bytes through a [`MapAccess`] (counted in
+//! [`Mmap::num_bufs`] by their inventory's [`BufCount`], or by a [`MapRef`]): bounds-checked
 //! copies, or guards ([`Bytes`], [`BytesMut`]) that are tracked so that, within a process,
 //! a range borrowed for writing is never borrowed twice (`IN_USE` instead). Shared memory
 //! has one tracker per memory in the process, whichever handle reaches it — the

@@ -134,6 +134,10 @@ pub(crate) struct MmapInner {
     num_bufs: AtomicU32,
     /// Buffers counted by their holders ([`BufCount`]), added up when asked.
     counts: Mutex<Vec<Weak<BufCount>>>,
+    /// Counted references (`MapRef`) plus holders with buffers out: one atomic that is
+    /// above 0 whenever a buffer points into the map, even while the sum of the holders'
+    /// counts, read one by one, could miss a buffer passed from one holder to another.
+    users: Arc<AtomicU32>,
     user_data: AtomicU64,
     import: Option<Import>,
     /// Where borrows of the bytes are tracked (set with the region).
@@ -200,6 +204,7 @@ impl Mmap {
                 started: AtomicBool::new(false),
                 num_bufs: AtomicU32::new(0),
                 counts: Mutex::new(Vec::new()),
+                users: Arc::new(AtomicU32::new(0)),
                 user_data: AtomicU64::new(0),
                 import,
                 tracker: OnceLock::new(),
@@ -405,8 +410,16 @@ impl Mmap {
 
     /// `doca_mmap_get_num_bufs`: buffers that point into the map.
     pub fn num_bufs(&self) -> u32 {
-        let held = self.inner.counts.lock().iter().filter_map(Weak::upgrade).map(|c| c.get()).sum::<u32>();
-        self.inner.num_bufs.load(Ordering::Acquire).saturating_add(held)
+        let held = self
+            .inner
+            .counts
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .fold(0u32, |n, c| n.saturating_add(c.get()));
+        let counted = self.inner.num_bufs.load(Ordering::Acquire).saturating_add(held);
+        // Never 0 while one is out (see `users`).
+        counted.max(self.inner.users.load(Ordering::SeqCst))
     }
 
     /// The map's identity (what [`MapAccess::id`] gives for its accesses).
@@ -588,6 +601,7 @@ impl Mmap {
     /// other libraries.)
     pub fn buf_ref(&self, offset: usize, len: usize) -> Result<MapRef> {
         self.check_buf_range(offset, len)?;
+        self.inner.users.fetch_add(1, Ordering::SeqCst);
         self.inner.num_bufs.fetch_add(1, Ordering::AcqRel);
         Ok(MapRef { access: MapAccess { inner: self.inner.clone() } })
     }
@@ -682,17 +696,36 @@ impl MmapInner {
 #[derive(Debug)]
 pub struct BufCount {
     n: AtomicU32,
+    users: Arc<AtomicU32>,
 }
 
 impl BufCount {
-    /// The holder's buffers on the map now (one holder sets it, under its own lock).
+    /// The holder's buffers on the map now (one holder sets it, under its own lock). Going
+    /// from none to some, or back, counts the holder as a user of the map (an atomic
+    /// operation on it); other changes are a store.
     pub fn set(&self, n: u32) {
+        let before = self.n.load(Ordering::Relaxed);
+        if before == 0 && n > 0 {
+            self.users.fetch_add(1, Ordering::SeqCst);
+        }
         self.n.store(n, Ordering::Release);
+        if before > 0 && n == 0 {
+            self.users.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
     /// The count last set.
     pub fn get(&self) -> u32 {
         self.n.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for BufCount {
+    /// A holder that goes with buffers out (leaked) stops counting them.
+    fn drop(&mut self) {
+        if *self.n.get_mut() > 0 {
+            self.users.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
@@ -717,6 +750,7 @@ impl fmt::Debug for MapRef {
 
 impl Clone for MapRef {
     fn clone(&self) -> Self {
+        self.access.inner.users.fetch_add(1, Ordering::SeqCst);
         self.access.inner.num_bufs.fetch_add(1, Ordering::AcqRel);
         MapRef { access: self.access.clone() }
     }
@@ -725,6 +759,7 @@ impl Clone for MapRef {
 impl Drop for MapRef {
     fn drop(&mut self) {
         self.access.inner.num_bufs.fetch_sub(1, Ordering::AcqRel);
+        self.access.inner.users.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -780,7 +815,7 @@ impl MapAccess {
     /// own lock), added to [`Mmap::num_bufs`] while it lives: taking or returning a buffer
     /// then costs the holder a store, not an atomic operation on the map and a reference.
     pub fn buf_count(&self) -> Arc<BufCount> {
-        let count = Arc::new(BufCount { n: AtomicU32::new(0) });
+        let count = Arc::new(BufCount { n: AtomicU32::new(0), users: self.inner.users.clone() });
         let mut counts = self.inner.counts.lock();
         counts.retain(|c| c.strong_count() > 0);
         counts.push(Arc::downgrade(&count));
