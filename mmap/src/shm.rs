@@ -631,10 +631,10 @@ impl Tracker {
         Borrows::check(&held, self.base + offset, dst.len(), false)?;
         let blocked = Blocked::raise(&self.borrows, NO_WRITES);
         wait_for_copies();
-        // SAFETY: in bounds (checked) of memory valid for reads; no write borrow of these
-        // bytes exists in this process (checked) and none can be taken while we hold the
-        // lock; no unlocked copy writes them (blocked, and the ones announced before waited
-        // for).
+        // In bounds (checked) of memory valid for reads; no write borrow of these bytes
+        // exists in this process (checked) and none can be taken while we hold the lock; no
+        // unlocked copy writes them (blocked, and the ones announced before waited for).
+        // SAFETY: see above.
         unsafe {
             std::ptr::copy_nonoverlapping(region.ptr.as_ptr().add(offset), dst.as_mut_ptr(), dst.len())
         };
