@@ -140,7 +140,7 @@ struct HandleEntry {
     _pin: MapPin,
     weak: Weak<Handle>,
     strong: Option<Arc<Handle>>,
-    out: u32,
+    /// Elements out on the map (set only under the inventory's lock).
     count: Arc<BufCount>,
     access: Option<MapAccess>,
 }
@@ -208,30 +208,34 @@ impl InvInner {
     /// changed.
     fn handle(inv: &Arc<InvInner>, st: &mut State, map: &MapSrc<'_>, out: u32) -> Result<Arc<Handle>> {
         let id = map.id();
+        // An access made for a new entry serves the rest of the call too.
+        let mut fresh = None;
         let at = match st.handles.iter().position(|e| e.map == id) {
             Some(at) => at,
             None => {
                 let access = map.access()?;
                 // Entries with nothing out and no handle left go (their maps may be gone).
-                st.handles.retain(|e| e.out > 0 || e.weak.strong_count() > 0);
+                st.handles.retain(|e| e.count.get() > 0 || e.weak.strong_count() > 0);
                 st.handles.push(HandleEntry {
                     map: id,
                     _pin: access.pin(),
                     weak: Weak::new(),
                     strong: None,
-                    out: 0,
                     count: access.buf_count(),
                     access: None,
                 });
+                fresh = Some(access);
                 st.handles.len() - 1
             }
         };
         let open = st.open;
         let e = &mut st.handles[at];
-        let access = match &e.access {
-            Some(_) => None,
-            None if e.out + out > 0 => Some(map.access()?),
-            None => None,
+        let now_out = e.count.get() + out;
+        let access = match (&e.access, fresh) {
+            (Some(_), _) => None,
+            (None, Some(a)) if now_out > 0 => Some(a),
+            (None, _) if now_out > 0 => Some(map.access()?),
+            (None, _) => None,
         };
         let h = match e.strong.clone().or_else(|| e.weak.upgrade()) {
             Some(h) => h,
@@ -248,9 +252,8 @@ impl InvInner {
         if access.is_some() {
             e.access = access;
         }
-        e.out += out;
-        e.count.set(e.out);
-        if open && e.out > 0 && e.strong.is_none() {
+        e.count.set(now_out);
+        if open && now_out > 0 && e.strong.is_none() {
             e.strong = Some(h.clone());
         }
         Ok(h)
@@ -266,9 +269,9 @@ impl InvInner {
         let (mut map, mut handle) = (None, None);
         if let Some(id) = s.maps[idx as usize].take() {
             if let Some(entry) = s.handles.iter_mut().find(|e| e.map == id) {
-                entry.out = entry.out.saturating_sub(1);
-                entry.count.set(entry.out);
-                if entry.out == 0 {
+                let out = entry.count.get().saturating_sub(1);
+                entry.count.set(out);
+                if out == 0 {
                     handle = entry.strong.take();
                     map = entry.access.take();
                 }
