@@ -586,3 +586,64 @@ fn a_task_kept_across_its_consumers_restart_reaches_the_restarted_consumer() {
     task.submit().map_err(|r| r.error).unwrap();
     until(&[&p.spe, &p.cpe, &cons_pe, &prod_pe], || got.get() == 2 && kept.borrow().len() == 1);
 }
+
+/// A buffer posted and then taken back by stopping the consumer, before its engine ran
+/// again, never reaches the peer: the application gets it back (`SHUTDOWN`) untouched, and
+/// a send waiting for it fails once the peer hears the consumer stopped.
+#[test]
+fn a_buffer_taken_back_by_stop_before_the_engine_ran_is_never_written() {
+    let p = pair();
+    let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
+    let inv = Inventory::create(4).unwrap();
+    inv.start().unwrap();
+    let sconn: Connection = p.server.connections().pop().unwrap();
+    let cons_pe = Pe::create().unwrap();
+    let consumer = Consumer::create(&sconn, &map).unwrap();
+    cons_pe.connect_ctx(&consumer.as_ctx()).unwrap();
+    let flushed: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+    let f = flushed.clone();
+    consumer
+        .task_post_recv_set_conf(
+            |t: PostRecvTask, _, _| panic!("filled: {:?}", t.buf().data_to_vec()),
+            move |t: PostRecvTask, _, _| f.borrow_mut().push(t.status()),
+            2,
+        )
+        .unwrap();
+    let _ = consumer.as_ctx().start();
+    until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
+    until(&[&p.spe, &p.cpe], || consumer_known(&p, 1));
+
+    let prod_pe = Pe::create().unwrap();
+    let producer = Producer::create(&p.client.get_connection().unwrap()).unwrap();
+    prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
+    let sent: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+    let (ok, err) = (sent.clone(), sent.clone());
+    producer
+        .task_send_set_conf(
+            move |t: ProducerSendTask, _, _| ok.borrow_mut().push(t.status()),
+            move |t: ProducerSendTask, _, _| err.borrow_mut().push(t.status()),
+            1,
+        )
+        .unwrap();
+    producer.as_ctx().start().unwrap();
+    let src = Mmap::create().unwrap();
+    src.set_memrange("fast".as_bytes()).unwrap();
+    src.start().unwrap();
+    let msg = inv.buf_get_data_at(&src, 0, 4).unwrap();
+
+    let buf = inv.buf_get_at(&map, 0, 64).unwrap();
+    consumer.task_post_recv_alloc_init(&buf).unwrap().submit().unwrap();
+    assert_eq!(consumer.as_ctx().stop(), Err(Error::InProgress), "a buffer is posted");
+    // Only the producer's engine runs: the peer has not heard of the stop yet.
+    producer.task_send_alloc_init(&msg, consumer.id()).unwrap().submit().unwrap();
+    for _ in 0..10_000 {
+        prod_pe.progress();
+    }
+    assert!(sent.borrow().is_empty(), "the send waits: no buffer reached the peer");
+    until(&[&p.spe, &p.cpe, &cons_pe, &prod_pe], || {
+        consumer.as_ctx().state() == CtxState::Idle && !sent.borrow().is_empty()
+    });
+    assert_eq!(*flushed.borrow(), [Err(Error::Shutdown)]);
+    assert_eq!(*sent.borrow(), [Err(Error::ConnectionAborted)]);
+    assert_eq!(map.access().unwrap().bytes(0, 64).unwrap().to_vec(), [0u8; 64], "untouched");
+}

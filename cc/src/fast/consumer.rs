@@ -5,9 +5,11 @@
 //! the peer registered it (the peer's server or client then gets the new-consumer event).
 //! A post-receive task completes only when a producer wrote into its buffer: the bytes are
 //! appended after the buffer's data, its data length grows, and the producer's id (and any
-//! immediate data) can be read from the task. Stopping the consumer completes its posted
-//! buffers with `DOCA_ERROR_SHUTDOWN` (it may start again, under the same id, without a second
-//! new-consumer event); destroying it gives the peer the expired-consumer event.
+//! immediate data) can be read from the task. A post goes to the peer at the engine's next
+//! progress call (or when the engine is armed to sleep), not within `submit`. Stopping the
+//! consumer completes its posted buffers with `DOCA_ERROR_SHUTDOWN` (it may start again,
+//! under the same id, without a second new-consumer event); destroying it gives the peer the
+//! expired-consumer event.
 //!
 //! Memory from `doca_mmap::SharedMem` is written by the producer directly (one copy). Any
 //! other memory works through a shared shadow of the map that the consumer copies from when
@@ -90,6 +92,11 @@ pub struct ConsumerOps {
     bell: RefCell<Option<Watched<Doorbell>>>,
     /// The token of each posted task, by pool slot.
     posted: RefCell<Vec<Option<u64>>>,
+    /// Posts submitted since the last progress call, written to the post ring at its start:
+    /// a re-post from a completion callback then does not leave a store to a line the peer
+    /// reads pending in this core while the application sends its reply (the reply's first
+    /// fence would wait for it). Never more than the pool's tasks (allocated at start).
+    staged: RefCell<Vec<Post>>,
     /// Its rings are announced to the peer (from start to stop).
     announced: Cell<bool>,
     /// The peer was ever told of it: destroying it expires it there.
@@ -204,6 +211,7 @@ impl Consumer {
             shared: RefCell::new(None),
             bell: RefCell::new(None),
             posted: RefCell::new(Vec::new()),
+            staged: RefCell::new(Vec::new()),
             announced: Cell::new(false),
             ever_announced: Cell::new(false),
             malformed: Cell::new(false),
@@ -321,6 +329,25 @@ impl ConsumerOps {
         }
     }
 
+    /// Writes the staged posts to the post ring (in submission order). One that does not fit
+    /// (the ring has a slot for twice the tasks: only a broken ring refuses) stays staged.
+    fn publish_posts(&self) {
+        let mut staged = self.staged.borrow_mut();
+        if staged.is_empty() {
+            return;
+        }
+        let chan = self.chan.borrow();
+        let Some(chan) = chan.as_ref() else { return };
+        let mut written = 0;
+        for post in staged.iter() {
+            if !matches!(chan.post.push_with(KIND_POST, POST_LEN, |b| post.write(b)), Ok(true)) {
+                break;
+            }
+            written += 1;
+        }
+        staged.drain(..written);
+    }
+
     /// Wakes the peer's producers if they sleep waiting for buffers posted since the last
     /// check (one fence per batch).
     fn wake_producers(&self) {
@@ -398,6 +425,8 @@ impl ConsumerOps {
     /// consumer fail from now on); the consumer stays known there: only destroying it
     /// expires it. Once per run.
     fn withdraw(&self) {
+        // Posts not yet written stay with the application (stopping returns their tasks).
+        self.staged.borrow_mut().clear();
         if self.announced.replace(false) {
             self.conn.fast().local.lock().remove(&self.id);
             let _ = self.conn.fast().send(&Ctrl::ConsumerPaused { id: self.id }, &[]);
@@ -431,6 +460,7 @@ impl CtxOps for ConsumerOps {
         self.malformed.set(false); // new rings
         self.pool.prepare(PostRecvPayload::default);
         *self.posted.borrow_mut() = vec![None; slots as usize];
+        *self.staged.borrow_mut() = Vec::with_capacity(slots as usize);
         let Some((len, done_at)) = segment_len(slots) else {
             bail!(
                 Error::NoMemory,
@@ -500,9 +530,11 @@ impl CtxOps for ConsumerOps {
             }
             return false;
         }
-        // Buffers posted since the last call (completion callbacks run after it returns): the
-        // peer's producers are woken now if they sleep for one. Checked first, so that the fence
-        // is not paid between a callback's repost and the reply the application sends next.
+        // Buffers posted since the last call (completion callbacks run after it returns) go to
+        // the peer now, and its producers are woken if they sleep for one: done first, so that
+        // neither the ring's stores nor the fence come between a callback's re-post and the
+        // reply the application sends next.
+        self.publish_posts();
         self.wake_producers();
         if !self.conn.is_connected() && core.state() == CtxState::Running {
             self.withdraw();
@@ -523,6 +555,7 @@ impl CtxOps for ConsumerOps {
         if core.state() == CtxState::Starting {
             return false;
         }
+        self.publish_posts();
         self.wake_producers();
         self.chan.borrow().as_ref().is_some_and(|c| c.done.arm_for_data())
     }
@@ -558,11 +591,15 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
             .flatten()
             .ok_or(Error::InvalidValue)??;
         let post = Post { token: task.to_bits(), offset: end as u64, room: room as u64 };
-        let chan = self.chan.borrow();
-        let chan = chan.as_ref().ok_or(Error::BadState)?;
-        if !chan.post.push_with(KIND_POST, POST_LEN, |b| post.write(b))? {
+        if self.chan.borrow().is_none() {
+            return Err(Error::BadState);
+        }
+        // Written to the ring at the next progress call (see `staged`); the pool bounds it.
+        let mut staged = self.staged.borrow_mut();
+        if staged.len() == staged.capacity() {
             return Err(Error::Again);
         }
+        staged.push(post);
         if let Some(t) = self.posted.borrow_mut().get_mut(task.slot()) {
             *t = Some(post.token);
         }
