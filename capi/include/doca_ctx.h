@@ -34,6 +34,8 @@ DOCA_STABLE doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca
 DOCA_STABLE doca_error_t doca_ctx_get_user_data(const struct doca_ctx *ctx, union doca_data *user_data);
 DOCA_STABLE doca_error_t doca_ctx_get_num_inflight_tasks(const struct doca_ctx *ctx, size_t *num_inflight_tasks);
 DOCA_STABLE doca_error_t doca_ctx_set_state_changed_cb(struct doca_ctx *ctx, doca_ctx_state_changed_callback_t cb);
+/* Hands over the tasks submitted without DOCA_TASK_SUBMIT_FLAG_FLUSH and kept back. */
+DOCA_EXPERIMENTAL void doca_ctx_flush_tasks(struct doca_ctx *ctx);
 
 #ifdef __cplusplus
 }

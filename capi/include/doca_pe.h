@@ -30,8 +30,18 @@ DOCA_STABLE doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_not
 /* NOT_PERMITTED for a context already connected. */
 DOCA_STABLE doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
 
+/* Flags of doca_task_submit_ex. Without FLUSH a context may keep the task back and hand it
+ * over with later ones (at a flushing submit, doca_ctx_flush_tasks, or its next progress). */
+enum doca_task_submit_flag {
+	DOCA_TASK_SUBMIT_FLAG_NONE = 0U,
+	DOCA_TASK_SUBMIT_FLAG_FLUSH = (1U << 0),
+	DOCA_TASK_SUBMIT_FLAG_OPTIMIZE_REPORTS = (1U << 1),
+};
+
 /* On success the library owns the task until its completion or error callback. */
 DOCA_STABLE doca_error_t doca_task_submit(struct doca_task *task);
+/* doca_task_submit with doca_task_submit_flag bits; unknown bits: DOCA_ERROR_INVALID_VALUE. */
+DOCA_EXPERIMENTAL doca_error_t doca_task_submit_ex(struct doca_task *task, uint32_t flags);
 DOCA_STABLE doca_error_t doca_task_try_submit(struct doca_task *task);
 DOCA_STABLE void doca_task_free(struct doca_task *task);
 DOCA_STABLE doca_error_t doca_task_get_status(const struct doca_task *task);

@@ -117,6 +117,19 @@ pub unsafe extern "C" fn doca_ctx_get_user_data(ctx: *const DocaCtx, user_data: 
     })
 }
 
+/// `doca_ctx_flush_tasks`: hands over the tasks kept back by `doca_task_submit_ex` without
+/// `DOCA_TASK_SUBMIT_FLAG_FLUSH` (nothing for NULL or a context that is not Running).
+#[no_mangle]
+pub extern "C" fn doca_ctx_flush_tasks(ctx: *mut DocaCtx) {
+    guarded(|| match self::ctx(ctx) {
+        Some(c) => {
+            c.0.flush_tasks();
+            DOCA_SUCCESS
+        }
+        None => invalid(),
+    });
+}
+
 /// `doca_ctx_get_num_inflight_tasks`.
 ///
 /// # Safety

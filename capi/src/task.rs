@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 
 use doca_cc::{PostRecvTask, ProducerSendTask, SendTask};
-use doca_core::{Data, Error, Result};
+use doca_core::{Data, Error, Result, TaskSubmitFlags};
 
 use crate::buf::DocaBuf;
 use crate::ctx::DocaData;
@@ -38,11 +38,13 @@ impl AnyTask {
         each!(self, t => t.as_task().id().to_bits())
     }
 
-    fn submit(self) -> std::result::Result<(), (Error, AnyTask)> {
+    fn submit(self, flags: TaskSubmitFlags) -> std::result::Result<(), (Error, AnyTask)> {
         match self {
-            AnyTask::Send(t) => t.submit().map_err(|r| (r.error, AnyTask::Send(r.value))),
-            AnyTask::ProducerSend(t) => t.submit().map_err(|r| (r.error, AnyTask::ProducerSend(r.value))),
-            AnyTask::PostRecv(t) => t.submit().map_err(|r| (r.error, AnyTask::PostRecv(r.value))),
+            AnyTask::Send(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::Send(r.value))),
+            AnyTask::ProducerSend(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::ProducerSend(r.value)))
+            }
+            AnyTask::PostRecv(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::PostRecv(r.value))),
         }
     }
 
@@ -153,10 +155,23 @@ pub(crate) fn complete(
 /// `doca_task_submit`: on success the library owns the task until its callback.
 #[no_mangle]
 pub extern "C" fn doca_task_submit(task: *mut DocaTask) -> DocaError {
+    doca_task_submit_ex(task, TaskSubmitFlags::FLUSH.bits())
+}
+
+/// `doca_task_submit_ex`: with `doca_task_submit_flag` bits (unknown ones:
+/// `INVALID_VALUE`); without `DOCA_TASK_SUBMIT_FLAG_FLUSH` the library may keep the task back
+/// until a flushing submit, `doca_ctx_flush_tasks` or its next progress.
+#[no_mangle]
+pub extern "C" fn doca_task_submit_ex(task: *mut DocaTask, flags: u32) -> DocaError {
     guarded(|| {
         let Some(h) = self::task(task) else { return invalid() };
+        let Some(flags) = TaskSubmitFlags::from_bits(flags) else {
+            let e =
+                doca_core::fail!(Error::InvalidValue, "doca_task_submit_ex: unknown submit flags {flags:#x}");
+            return e.code();
+        };
         let Some(t) = h.task.borrow_mut().take() else { return Error::BadState.code() };
-        match t.submit() {
+        match t.submit(flags) {
             Ok(()) => DOCA_SUCCESS,
             Err((error, t)) => {
                 *h.task.borrow_mut() = Some(t);

@@ -10,7 +10,9 @@ use doca_buf::Inventory;
 use doca_cc::{
     Client, Connection, Consumer, FastPathStats, PostRecvTask, Producer, ProducerSendTask, Server,
 };
-use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
+use doca_core::{
+    open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter, TaskSubmitFlags,
+};
 use doca_mmap::{AccessFlags, Memory, Mmap, SharedMem};
 
 struct Pair {
@@ -587,11 +589,11 @@ fn a_task_kept_across_its_consumers_restart_reaches_the_restarted_consumer() {
     until(&[&p.spe, &p.cpe, &cons_pe, &prod_pe], || got.get() == 2 && kept.borrow().len() == 1);
 }
 
-/// A buffer posted and then taken back by stopping the consumer, before its engine ran
-/// again, never reaches the peer: the application gets it back (`SHUTDOWN`) untouched, and
-/// a send waiting for it fails once the peer hears the consumer stopped.
+/// A buffer posted without `FLUSH` and then taken back by stopping the consumer, before its
+/// engine ran again, never reaches the peer: the application gets it back (`SHUTDOWN`)
+/// untouched, and a send waiting for it fails once the peer hears the consumer stopped.
 #[test]
-fn a_buffer_taken_back_by_stop_before_the_engine_ran_is_never_written() {
+fn a_kept_back_post_taken_back_by_stop_is_never_written() {
     let p = pair();
     let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
     let inv = Inventory::create(4).unwrap();
@@ -632,7 +634,7 @@ fn a_buffer_taken_back_by_stop_before_the_engine_ran_is_never_written() {
     let msg = inv.buf_get_data_at(&src, 0, 4).unwrap();
 
     let buf = inv.buf_get_at(&map, 0, 64).unwrap();
-    consumer.task_post_recv_alloc_init(&buf).unwrap().submit().unwrap();
+    consumer.task_post_recv_alloc_init(&buf).unwrap().submit_ex(TaskSubmitFlags::empty()).unwrap();
     assert_eq!(consumer.as_ctx().stop(), Err(Error::InProgress), "a buffer is posted");
     // Only the producer's engine runs: the peer has not heard of the stop yet.
     producer.task_send_alloc_init(&msg, consumer.id()).unwrap().submit().unwrap();
@@ -646,4 +648,62 @@ fn a_buffer_taken_back_by_stop_before_the_engine_ran_is_never_written() {
     assert_eq!(*flushed.borrow(), [Err(Error::Shutdown)]);
     assert_eq!(*sent.borrow(), [Err(Error::ConnectionAborted)]);
     assert_eq!(map.access().unwrap().bytes(0, 64).unwrap().to_vec(), [0u8; 64], "untouched");
+}
+
+/// `doca_task_submit_ex` without `FLUSH` keeps posts back: the peer's send waits until a
+/// flushing submit, `doca_ctx_flush_tasks` or the consumer's next progress hands them over,
+/// in the order they were submitted.
+#[test]
+fn posts_kept_back_go_at_a_flush_in_their_order() {
+    let p = pair();
+    let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    /// (where the buffer starts, what it received)
+    type Filled = Rc<RefCell<Vec<(usize, Vec<u8>)>>>;
+    let got: Filled = Rc::default();
+    let g = got.clone();
+    let (cons_pe, consumer) = running_consumer(&p, &map, 4, move |t| {
+        let buf = t.buf();
+        g.borrow_mut().push((buf.head_offset().unwrap(), buf.data_to_vec().unwrap()));
+    });
+    until(&[&p.spe, &p.cpe], || consumer_known(&p, 1));
+    let post = |at: usize, flags| {
+        let task = consumer.task_post_recv_alloc_init(&inv.buf_get_at(&map, at, 64).unwrap()).unwrap();
+        task.submit_ex(flags).unwrap();
+    };
+    post(0, TaskSubmitFlags::empty());
+    post(1024, TaskSubmitFlags::OPTIMIZE_REPORTS);
+
+    let sent = Rc::new(RefCell::new(0usize));
+    let s = sent.clone();
+    let (prod_pe, producer, _src) = one_task_producer(&p, &inv, consumer.id(), move |task| {
+        *s.borrow_mut() += 1;
+        let _ = task.submit();
+    });
+    for _ in 0..10_000 {
+        prod_pe.progress();
+    }
+    assert_eq!(*sent.borrow(), 0, "nothing posted yet: the send waits");
+    consumer.as_ctx().flush_tasks();
+    until(&[&prod_pe], || *sent.borrow() == 2);
+    until(&[&cons_pe], || got.borrow().len() == 2);
+    assert_eq!(*got.borrow(), [(0, b"fast".to_vec()), (1024, b"fast".to_vec())], "in submission order");
+
+    // Kept back, then a flushing submit: both go, the kept one first.
+    post(2048, TaskSubmitFlags::empty());
+    post(3072, TaskSubmitFlags::FLUSH);
+    until(&[&prod_pe], || *sent.borrow() == 4);
+    until(&[&cons_pe], || got.borrow().len() == 4);
+    assert_eq!(got.borrow()[2..], [(2048, b"fast".to_vec()), (3072, b"fast".to_vec())]);
+
+    // Kept back with nothing else: the consumer's next progress hands it over.
+    post(512, TaskSubmitFlags::empty());
+    for _ in 0..10_000 {
+        prod_pe.progress();
+    }
+    assert_eq!(*sent.borrow(), 4, "kept back until the consumer's engine runs");
+    until(&[&cons_pe, &prod_pe], || got.borrow().len() == 5);
+    assert_eq!(got.borrow()[4], (512, b"fast".to_vec()));
+    let _ = producer;
 }

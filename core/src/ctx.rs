@@ -138,6 +138,11 @@ pub trait CtxOps: 'static {
 
     /// The application woke up: disarm, drain what [`CtxOps::request_notification`] armed.
     fn clear_notification(&self, _core: &CtxCore) {}
+
+    /// `doca_ctx_flush_tasks`: hand over what tasks submitted without
+    /// [`TaskSubmitFlags::FLUSH`](crate::TaskSubmitFlags::FLUSH) left aggregated. Default:
+    /// nothing (a library that never aggregates).
+    fn flush_tasks(&self, _core: &CtxCore) {}
 }
 
 /// What core calls to deliver the finished tasks of one of a context's pools (each pool
@@ -342,6 +347,17 @@ impl Ctx {
     ) -> Result<()> {
         self.core().state_cb.set(Box::new(cb));
         Ok(())
+    }
+
+    /// `doca_ctx_flush_tasks`: tasks submitted with [`Task::submit_ex`](crate::Task::submit_ex)
+    /// without [`TaskSubmitFlags::FLUSH`](crate::TaskSubmitFlags::FLUSH), which the library
+    /// may have kept to hand over together, go now. Does nothing on a context that is not
+    /// Running or keeps nothing back.
+    pub fn flush_tasks(&self) {
+        let core = self.core();
+        if core.state() == CtxState::Running {
+            self.0.ops.flush_tasks(core);
+        }
     }
 
     /// `doca_ctx_get_num_inflight_tasks`: submitted and not yet completed.

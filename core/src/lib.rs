@@ -46,5 +46,5 @@ pub use dev::{
 pub use error::{Error, Refused, Result, UnrecognizedCode, UNRECOGNIZED};
 pub use pci::PciAddr;
 pub use pe::Pe;
-pub use task::{Submit, Task, TaskCb, TaskId, TaskLib, TaskPayload, TaskPool};
+pub use task::{Submit, Task, TaskCb, TaskId, TaskLib, TaskPayload, TaskPool, TaskSubmitFlags};
 pub use topology::{CapSpec, DeviceKind, PciFuncType, RepKind, Topology, TOPOLOGY_ENV};

@@ -97,9 +97,32 @@ pub trait TaskLib<P: TaskPayload>: CtxOps + Sized + 'static {
     /// An error hands the task back to the submitter.
     fn submit(&self, core: &CtxCore, task: TaskId) -> Result<()>;
 
+    /// [`TaskLib::submit`] from [`Task::submit_ex`]: without [`TaskSubmitFlags::FLUSH`] the
+    /// library may keep the task back and hand it over with later ones (at a flushing
+    /// submit, at [`CtxOps::flush_tasks`], or at its next progress at the latest).
+    /// Default: every submission is a flushing one.
+    fn submit_ex(&self, core: &CtxCore, task: TaskId, _flags: TaskSubmitFlags) -> Result<()> {
+        self.submit(core, task)
+    }
+
     /// Extra validation for [`Task::try_submit`] (`INVALID_VALUE` when the task is bad).
     fn check(&self, _core: &CtxCore, _task: TaskId) -> Result<()> {
         Ok(())
+    }
+}
+
+bitflags::bitflags! {
+    /// `enum doca_task_submit_flag`, for [`Task::submit_ex`] (`doca_task_submit_ex`). No
+    /// flag (`DOCA_TASK_SUBMIT_FLAG_NONE`, [`TaskSubmitFlags::empty`]) lets the context keep
+    /// the task back and hand it over together with later ones.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub struct TaskSubmitFlags: u32 {
+        /// `DOCA_TASK_SUBMIT_FLAG_FLUSH`: this task and every one kept back before it go at
+        /// once (what `doca_task_submit` does).
+        const FLUSH = 1 << 0;
+        /// `DOCA_TASK_SUBMIT_FLAG_OPTIMIZE_REPORTS`: the completion may be reported later,
+        /// together with others (accepted; completions are reported as they happen here).
+        const OPTIMIZE_REPORTS = 1 << 1;
     }
 }
 
@@ -381,13 +404,28 @@ impl<P: TaskPayload> Task<P> {
     /// (`BAD_STATE`); on any refusal the task comes back in [`Refused`] (e.g. `AGAIN` when a
     /// queue is full: submit it again later).
     pub fn submit(self) -> Result<(), Refused<Self>> {
+        self.submit_ex(TaskSubmitFlags::FLUSH)
+    }
+
+    /// `doca_task_submit_ex`: [`Task::submit`] with flags. Without
+    /// [`TaskSubmitFlags::FLUSH`] the library may keep the task back and hand it over with
+    /// later ones — at a flushing submit, at [`Ctx::flush_tasks`], or at its context's next
+    /// progress at the latest — so that a batch costs one hand-over (the cc consumer keeps
+    /// its posted buffers back this way).
+    pub fn submit_ex(self, flags: TaskSubmitFlags) -> Result<(), Refused<Self>> {
         let (core, pool) = parts::<P>(&self.owner);
         if let Err(e) = core.require_running("task submit") {
             return Err(Refused::new(e, self));
         }
         pool.with_slot(self.id, |s| s.state = SlotState::Submitted);
         core.add_inflight(1);
-        match TaskLib::<P>::submit(self.owner.ops(), core, self.id) {
+        let lib = self.owner.ops();
+        let submitted = if flags.contains(TaskSubmitFlags::FLUSH) {
+            TaskLib::<P>::submit(lib, core, self.id)
+        } else {
+            TaskLib::<P>::submit_ex(lib, core, self.id, flags)
+        };
+        match submitted {
             Ok(()) => {
                 core.activate();
                 Ok(())
@@ -483,6 +521,16 @@ macro_rules! task_handle {
             /// `doca_task_submit`: hands the task to its library; on refusal it comes back.
             pub fn submit(self) -> ::std::result::Result<(), $crate::Refused<$name>> {
                 self.0.submit().map_err(|r| $crate::Refused::new(r.error, $name(r.value)))
+            }
+
+            /// `doca_task_submit_ex`: submits with `doca_task_submit_flag` bits; without
+            /// `FLUSH` the library may keep the task back until a flushing submit,
+            /// `Ctx::flush_tasks` or its next progress.
+            pub fn submit_ex(
+                self,
+                flags: $crate::TaskSubmitFlags,
+            ) -> ::std::result::Result<(), $crate::Refused<$name>> {
+                self.0.submit_ex(flags).map_err(|r| $crate::Refused::new(r.error, $name(r.value)))
             }
 
             /// `doca_task_try_submit`: validates, then submits.

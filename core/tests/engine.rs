@@ -688,3 +688,21 @@ fn destroying_an_earlier_context_from_a_callback_skips_no_context_in_the_pass() 
     assert!(first.borrow().is_none());
     assert_eq!(pe.num_ctxs(), 2);
 }
+
+/// `doca_task_submit_ex`: a library that keeps nothing back takes a task submitted without
+/// `FLUSH` as a flushing one (it completes on the next progress); `doca_ctx_flush_tasks` is
+/// harmless in any state.
+#[test]
+fn submit_ex_without_flush_on_a_library_that_keeps_nothing_back_completes_as_submit() {
+    use doca_core::TaskSubmitFlags;
+    let r = rig(Started::Running, 4);
+    r.ctx.flush_tasks(); // Idle: nothing to do
+    r.ctx.start().unwrap();
+    r.lb.alloc_task(1).unwrap().submit_ex(TaskSubmitFlags::empty()).unwrap();
+    r.lb.alloc_task(2).unwrap().submit_ex(TaskSubmitFlags::OPTIMIZE_REPORTS).unwrap();
+    r.lb.alloc_task(3).unwrap().submit_ex(TaskSubmitFlags::FLUSH).unwrap();
+    r.ctx.flush_tasks();
+    assert_eq!(r.ctx.num_inflight_tasks(), 3);
+    r.pe.progress();
+    assert_eq!(*r.done.borrow(), [(1, Ok(())), (2, Ok(())), (3, Ok(()))]);
+}

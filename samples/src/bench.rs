@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use doca_buf::{Buf, Inventory};
 use doca_cc::{Client, Connection, Consumer, PostRecvTask, Producer, ProducerSendTask, Server};
-use doca_core::{open_device_rep_with_pci, open_device_with_pci, Data, Error, Pe, RepFilter};
+use doca_core::{
+    open_device_rep_with_pci, open_device_with_pci, Data, Error, Pe, RepFilter, TaskSubmitFlags,
+};
 use doca_mmap::{AccessFlags, Memory, Mmap, SharedMem};
 
 /// How long any wait of the bench may last before it gives up (never spin without bound).
@@ -457,8 +459,9 @@ pub enum FpUse {
     /// callback; a received buffer is posted again with a new task.
     PerMessage,
     /// Tasks recycled from their callbacks (DOCA's high-rate pattern): a completed send task
-    /// keeps its buffer and is submitted again; a receive task is submitted again as it is.
-    /// The application keeps its buffers by slot and finds a task's through the task's user
+    /// keeps its buffer and is submitted again; a receive task is submitted again as it is,
+    /// without `FLUSH` (`submit_ex`: posts go out together at the engine's next pass, as
+    /// DOCA's own high-rate applications batch them). The application keeps its buffers by slot and finds a task's through the task's user
     /// data, as C applications keep their `doca_buf` pointers (`task.buf()` clones a handle:
     /// two atomic operations per call).
     Recycled,
@@ -545,11 +548,12 @@ impl FpSide {
             move |t: PostRecvTask, task_data, _| {
                 let (n, b) = fl.get();
                 if how == FpUse::Recycled {
-                    // Post the buffer again at once, found by slot.
+                    // Post the buffer again, found by slot; kept back (no FLUSH) until the
+                    // engine's next pass, after the reply (DOCA's batched re-post).
                     let buf = &bufs[u64::from(task_data) as usize];
                     fl.set((n + 1, b + buf.data_len().unwrap_or(0) as u64));
                     let _ = buf.reset_data_len();
-                    let _ = t.submit();
+                    let _ = t.submit_ex(TaskSubmitFlags::empty());
                     return;
                 }
                 let buf = t.buf();

@@ -154,9 +154,11 @@ static void consumer_done(struct doca_cc_consumer_task_post_recv *task, union do
 		memcpy(pending, data, len);
 		pending_len = len;
 	}
-	/* The same task, posted again from its callback, as the samples do. */
+	/* The same task, posted again from its callback, as the samples do; the server keeps it
+	 * back (no FLUSH flag): it goes to the peer at the engine's next progress. */
 	doca_buf_reset_data_len(buf);
-	res = doca_task_submit(doca_cc_consumer_task_post_recv_as_task(task));
+	res = doca_task_submit_ex(doca_cc_consumer_task_post_recv_as_task(task),
+				  is_server ? DOCA_TASK_SUBMIT_FLAG_NONE : DOCA_TASK_SUBMIT_FLAG_FLUSH);
 	if (res != DOCA_SUCCESS)
 		fail("post again", res);
 }
@@ -321,11 +323,16 @@ int main(int argc, char **argv)
 					    doca_task_get_ctx(doca_cc_consumer_task_post_recv_as_task(task)) !=
 						    doca_cc_consumer_as_ctx(consumer)))
 			res = DOCA_ERROR_UNEXPECTED;
+		if (res == DOCA_SUCCESS && i == 0)
+			CHECK_CODE(doca_task_submit_ex(doca_cc_consumer_task_post_recv_as_task(task), 1U << 7),
+				   DOCA_ERROR_INVALID_VALUE); /* an unknown flag; the task stays ours */
+		/* Posted together: kept back, then handed over at once. */
 		if (res == DOCA_SUCCESS)
-			res = doca_task_submit(doca_cc_consumer_task_post_recv_as_task(task));
+			res = doca_task_submit_ex(doca_cc_consumer_task_post_recv_as_task(task), DOCA_TASK_SUBMIT_FLAG_NONE);
 		if (res != DOCA_SUCCESS)
 			fail("post", res);
 	}
+	doca_ctx_flush_tasks(doca_cc_consumer_as_ctx(consumer));
 	/* The error paths, as the headers give them. */
 	{
 		struct doca_cc_consumer *k;

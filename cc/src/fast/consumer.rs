@@ -5,11 +5,12 @@
 //! the peer registered it (the peer's server or client then gets the new-consumer event).
 //! A post-receive task completes only when a producer wrote into its buffer: the bytes are
 //! appended after the buffer's data, its data length grows, and the producer's id (and any
-//! immediate data) can be read from the task. A post goes to the peer at the engine's next
-//! progress call (or when the engine is armed to sleep), not within `submit`. Stopping the
-//! consumer completes its posted buffers with `DOCA_ERROR_SHUTDOWN` (it may start again,
-//! under the same id, without a second new-consumer event); destroying it gives the peer the
-//! expired-consumer event.
+//! immediate data) can be read from the task. A post submitted with `submit_ex` without
+//! `FLUSH` is kept back and goes to the peer with later ones: at a flushing submit,
+//! `doca_ctx_flush_tasks`, or the engine's next progress call (or arming) at the latest.
+//! Stopping the consumer completes its posted buffers with `DOCA_ERROR_SHUTDOWN` (it may
+//! start again, under the same id, without a second new-consumer event); destroying it gives
+//! the peer the expired-consumer event.
 //!
 //! Memory from `doca_mmap::SharedMem` is written by the producer directly (one copy). Any
 //! other memory works through a shared shadow of the map that the consumer copies from when
@@ -25,7 +26,7 @@ use doca_buf::Buf;
 use doca_core::notify::{Doorbell, Watched};
 use doca_core::{
     bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Now, Refused, Result, Started, TaskId,
-    TaskLib, TaskPayload, TaskPool,
+    TaskLib, TaskPayload, TaskPool, TaskSubmitFlags,
 };
 use doca_mmap::{AccessFlags, MapAccess, Mmap, SharedMem};
 
@@ -92,10 +93,11 @@ pub struct ConsumerOps {
     bell: RefCell<Option<Watched<Doorbell>>>,
     /// The token of each posted task, by pool slot.
     posted: RefCell<Vec<Option<u64>>>,
-    /// Posts submitted since the last progress call, written to the post ring at its start:
-    /// a re-post from a completion callback then does not leave a store to a line the peer
-    /// reads pending in this core while the application sends its reply (the reply's first
-    /// fence would wait for it). Never more than the pool's tasks (allocated at start).
+    /// Posts submitted without `DOCA_TASK_SUBMIT_FLAG_FLUSH`, kept back until a flushing
+    /// submit, `doca_ctx_flush_tasks` or the start of the next progress call: a re-post from a
+    /// completion callback then does not leave a store to a line the peer reads pending in
+    /// this core while the application sends its reply (the reply's first fence would wait
+    /// for it). Never more than the pool's tasks (allocated at start).
     staged: RefCell<Vec<Post>>,
     /// Its rings are announced to the peer (from start to stop).
     announced: Cell<bool>,
@@ -560,6 +562,10 @@ impl CtxOps for ConsumerOps {
         self.chan.borrow().as_ref().is_some_and(|c| c.done.arm_for_data())
     }
 
+    fn flush_tasks(&self, _core: &CtxCore) {
+        self.publish_posts();
+    }
+
     fn clear_notification(&self, _core: &CtxCore) {
         if let Some(c) = self.chan.borrow().as_ref() {
             c.done.disarm_data();
@@ -579,8 +585,42 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
         &self.pool
     }
 
+    /// `doca_task_submit`: the post goes to the peer now (after any kept back before it).
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        // A reused task starts afresh: who filled it last time no longer holds.
+        let post = self.post_of(task)?;
+        self.publish_posts();
+        let chan = self.chan.borrow();
+        let chan = chan.as_ref().ok_or(Error::BadState)?;
+        if !self.staged.borrow().is_empty() || !chan.post.push_with(KIND_POST, POST_LEN, |b| post.write(b))? {
+            return Err(Error::Again);
+        }
+        self.mark_posted(task, post.token);
+        Ok(())
+    }
+
+    /// `doca_task_submit_ex` without `FLUSH`: the post is kept back and goes to the peer with
+    /// the others at the next flushing submit, `doca_ctx_flush_tasks`, or the consumer's next
+    /// progress (see `staged`).
+    fn submit_ex(&self, _core: &CtxCore, task: TaskId, _flags: TaskSubmitFlags) -> Result<()> {
+        let post = self.post_of(task)?;
+        if self.chan.borrow().is_none() {
+            return Err(Error::BadState);
+        }
+        let mut staged = self.staged.borrow_mut();
+        if staged.len() == staged.capacity() {
+            return Err(Error::Again); // cannot happen: one entry per task of the pool
+        }
+        staged.push(post);
+        drop(staged);
+        self.mark_posted(task, post.token);
+        Ok(())
+    }
+}
+
+impl ConsumerOps {
+    /// The post record of a submitted task (its buffer checked again: a reused task may have
+    /// a new one); a reused task starts afresh (who filled it last time no longer holds).
+    fn post_of(&self, task: TaskId) -> Result<Post> {
         let (end, room) = self
             .pool
             .with_payload(task, |p| {
@@ -590,20 +630,13 @@ impl TaskLib<PostRecvPayload> for ConsumerOps {
             })
             .flatten()
             .ok_or(Error::InvalidValue)??;
-        let post = Post { token: task.to_bits(), offset: end as u64, room: room as u64 };
-        if self.chan.borrow().is_none() {
-            return Err(Error::BadState);
-        }
-        // Written to the ring at the next progress call (see `staged`); the pool bounds it.
-        let mut staged = self.staged.borrow_mut();
-        if staged.len() == staged.capacity() {
-            return Err(Error::Again);
-        }
-        staged.push(post);
+        Ok(Post { token: task.to_bits(), offset: end as u64, room: room as u64 })
+    }
+
+    fn mark_posted(&self, task: TaskId, token: u64) {
         if let Some(t) = self.posted.borrow_mut().get_mut(task.slot()) {
-            *t = Some(post.token);
+            *t = Some(token);
         }
-        Ok(())
     }
 }
 
