@@ -181,7 +181,10 @@ fn peer(role: &[String]) -> ExitCode {
             }
         }
         "fp" => {
-            let side = CcSide::server(arg(1), false, 0, 64).unwrap();
+            // With "control", the server also echoes control-path messages and its engine is
+            // progressed at every pass (the interleaved comparison of the two paths).
+            let control = arg(6) == "control";
+            let side = CcSide::server(arg(1), control, 0, 64).unwrap();
             println!("ready");
             let conn = side.wait_connection().unwrap();
             let size: usize = arg(2).parse().unwrap();
@@ -204,7 +207,7 @@ fn peer(role: &[String]) -> ExitCode {
             while pass % 1024 != 0 || (!done() && Instant::now() < deadline) {
                 pass = pass.wrapping_add(1);
                 let mut any = fp.pe.progress();
-                if pass % 64 == 0 {
+                if control || pass % 64 == 0 {
                     any |= side.pe.progress();
                 }
                 if echo {
@@ -646,6 +649,9 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
         ));
         bench::keep(&fp.maps());
     }
+    if latency {
+        rows.push(fast_against_control(cfg));
+    }
     // Bandwidth: pipelined sends; a send completes once its bytes are in the consumer's buffer.
     for size in [64usize << 10, 1 << 20, cfg.big].into_iter().filter(|_| bandwidth) {
         let slots = 4;
@@ -695,6 +701,52 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
         }
         bench::keep(&fp.maps());
     }
+}
+
+/// The fast path (64 B, tasks reused) against the control path (64 B) on one connection,
+/// measured in alternating blocks of round trips so that both see the same phases of a noisy
+/// machine: the ratio is the "fast path ≤ control path" goal. The peer echoes both
+/// and progresses both of its engines at every pass.
+fn fast_against_control(cfg: &Cfg) -> Row {
+    let name = format!("bench-fp-vs-cc-{}", std::process::id());
+    let mut p = PeerProc::spawn(&["fp", &name, "64", "8", "echo", "recycled", "control"]);
+    assert_eq!(p.line(), "ready");
+    let c = CcSide::client(&name, 64, 1024).expect("client");
+    let conn = c.conn.borrow().clone().expect("connection");
+    let fp = FpSide::new(&conn, 64, 8, &c.pe, FpUse::Recycled).expect("fast path");
+    assert!(run_until(&[&c.pe, &fp.pe], false, || !c.remote.borrow().is_empty()), "peer consumer");
+    let to = c.remote.borrow()[0];
+    let msg = [5u8; 64];
+    let (mut fast, mut control) = (Vec::new(), Vec::new());
+    let block = (cfg.lat_n / 20).max(100);
+    'blocks: for round in 0..22 {
+        for i in 0..2 * block {
+            let t = Instant::now();
+            let done = if i < block {
+                let before = c.received.get();
+                c.send(&msg) && run_until(&[&c.pe], false, || c.received.get() > before)
+            } else {
+                let before = fp.filled.get().0;
+                fp.send(to, 64) && run_until(&[&fp.pe], false, || fp.filled.get().0 > before)
+            };
+            if !done {
+                break 'blocks;
+            }
+            // The first two rounds warm up.
+            if round >= 2 {
+                if i < block { &mut control } else { &mut fast }.push(ns(t));
+            }
+        }
+    }
+    p.finish();
+    bench::keep(&fp.maps());
+    let (control, _) = half(percentiles(control));
+    latency_row(
+        "fast path",
+        "one-way 64 B, tasks reused, interleaved with the control path".into(),
+        fast,
+        ("control path 64 B, interleaved".into(), control),
+    )
 }
 
 /// Whether part `p` of a section runs: every part unless some `<prefix>…` part is named.
