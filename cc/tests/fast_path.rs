@@ -707,3 +707,39 @@ fn posts_kept_back_go_at_a_flush_in_their_order() {
     assert_eq!(got.borrow()[4], (512, b"fast".to_vec()));
     let _ = producer;
 }
+
+/// A post kept back (no `FLUSH`) goes to the peer when its engine is armed to sleep: an
+/// application that re-posts from its callback and then sleeps on the notification handle is
+/// woken by the next send, never stuck with its post unseen.
+#[test]
+fn a_kept_back_post_goes_out_when_the_engine_is_armed_to_sleep() {
+    let p = pair();
+    let sconn: Connection = p.server.connections().pop().unwrap();
+    let map = consumer_map(Memory::from(SharedMem::alloc(1 << 16).unwrap()));
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    let (consumer, cons_pe, got) = counting_consumer(&sconn, &map, 4);
+    let _ = consumer.as_ctx().start();
+    until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
+    until(&[&p.spe, &p.cpe], || consumer_known(&p, 1));
+    let sent = Rc::new(RefCell::new(0usize));
+    let s = sent.clone();
+    let (prod_pe, _producer, _src) =
+        one_task_producer(&p, &inv, consumer.id(), move |_| *s.borrow_mut() += 1);
+    for _ in 0..100 {
+        prod_pe.progress();
+    }
+    assert_eq!(*sent.borrow(), 0, "no buffer posted yet");
+
+    let b = inv.buf_get_at(&map, 0, 64).unwrap();
+    consumer.task_post_recv_alloc_init(&b).unwrap().submit_ex(TaskSubmitFlags::empty()).unwrap();
+    for _ in 0..100 {
+        prod_pe.progress();
+    }
+    assert_eq!(*sent.borrow(), 0, "kept back: the consumer's engine has not run");
+    cons_pe.request_notification().unwrap();
+    until(&[&prod_pe], || *sent.borrow() == 1);
+    assert!(readable(&cons_pe, 2000), "the sleeping consumer is woken for the send");
+    cons_pe.clear_notification().unwrap();
+    until(&[&cons_pe], || *got.borrow() == 1);
+}
