@@ -499,6 +499,42 @@ fn a_consumer_registration_is_read_at_once_not_at_the_next_timed_poll() {
     assert_eq!(*seen.borrow(), [consumer.id()]);
 }
 
+/// A [`counting_consumer`] with 4 tasks on the server's end of `p`, over 64 KiB of shared
+/// memory, Running and known to the client; with its map and an inventory of 8.
+fn running_counting_consumer(p: &Pair) -> (Mmap, Inventory, Consumer, Pe, Rc<RefCell<usize>>) {
+    let sconn: Connection = p.server.connections().pop().unwrap();
+    let map = consumer_map(Memory::from(SharedMem::alloc(1 << 16).unwrap()));
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    let (consumer, cons_pe, got) = counting_consumer(&sconn, &map, 4);
+    let _ = consumer.as_ctx().start();
+    until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
+    until(&[&p.spe, &p.cpe], || consumer_known(p, 1));
+    (map, inv, consumer, cons_pe, got)
+}
+
+/// Completion statuses, in order.
+type Statuses = Rc<RefCell<Vec<Result<(), Error>>>>;
+
+/// A started producer with `tasks` send tasks on the client's end of `p`, on its own engine;
+/// every completed send's status (success or error) is recorded.
+fn recording_producer(p: &Pair, tasks: u32) -> (Pe, Producer, Statuses) {
+    let prod_pe = Pe::create().unwrap();
+    let producer = Producer::create(&p.client.get_connection().unwrap()).unwrap();
+    prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
+    let sent: Statuses = Rc::default();
+    let (ok, err) = (sent.clone(), sent.clone());
+    producer
+        .task_send_set_conf(
+            move |t: ProducerSendTask, _, _| ok.borrow_mut().push(t.status()),
+            move |t: ProducerSendTask, _, _| err.borrow_mut().push(t.status()),
+            tasks,
+        )
+        .unwrap();
+    producer.as_ctx().start().unwrap();
+    (prod_pe, producer, sent)
+}
+
 /// Whether `pe`'s notification handle becomes readable within `ms` milliseconds.
 fn readable(pe: &Pe, ms: i64) -> bool {
     let h = pe.notification_handle();
@@ -513,14 +549,7 @@ fn readable(pe: &Pe, ms: i64) -> bool {
 #[test]
 fn a_send_followed_by_a_waiting_one_wakes_the_sleeping_consumer() {
     let p = pair();
-    let sconn: Connection = p.server.connections().pop().unwrap();
-    let map = consumer_map(Memory::from(SharedMem::alloc(1 << 16).unwrap()));
-    let inv = Inventory::create(8).unwrap();
-    inv.start().unwrap();
-    let (consumer, cons_pe, got) = counting_consumer(&sconn, &map, 4);
-    let _ = consumer.as_ctx().start();
-    until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
-    until(&[&p.spe, &p.cpe], || !p.remote_consumers.borrow().is_empty());
+    let (map, inv, consumer, cons_pe, got) = running_counting_consumer(&p);
     let producer = Producer::create(&p.client.get_connection().unwrap()).unwrap();
     let prod_pe = Pe::create().unwrap();
     prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
@@ -615,19 +644,7 @@ fn a_kept_back_post_taken_back_by_stop_is_never_written() {
     until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
     until(&[&p.spe, &p.cpe], || consumer_known(&p, 1));
 
-    let prod_pe = Pe::create().unwrap();
-    let producer = Producer::create(&p.client.get_connection().unwrap()).unwrap();
-    prod_pe.connect_ctx(&producer.as_ctx()).unwrap();
-    let sent: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
-    let (ok, err) = (sent.clone(), sent.clone());
-    producer
-        .task_send_set_conf(
-            move |t: ProducerSendTask, _, _| ok.borrow_mut().push(t.status()),
-            move |t: ProducerSendTask, _, _| err.borrow_mut().push(t.status()),
-            1,
-        )
-        .unwrap();
-    producer.as_ctx().start().unwrap();
+    let (prod_pe, producer, sent) = recording_producer(&p, 1);
     let src = Mmap::create().unwrap();
     src.set_memrange("fast".as_bytes()).unwrap();
     src.start().unwrap();
@@ -714,14 +731,7 @@ fn posts_kept_back_go_at_a_flush_in_their_order() {
 #[test]
 fn a_kept_back_post_goes_out_when_the_engine_is_armed_to_sleep() {
     let p = pair();
-    let sconn: Connection = p.server.connections().pop().unwrap();
-    let map = consumer_map(Memory::from(SharedMem::alloc(1 << 16).unwrap()));
-    let inv = Inventory::create(8).unwrap();
-    inv.start().unwrap();
-    let (consumer, cons_pe, got) = counting_consumer(&sconn, &map, 4);
-    let _ = consumer.as_ctx().start();
-    until(&[&p.spe, &p.cpe, &cons_pe], || consumer.as_ctx().state() == CtxState::Running);
-    until(&[&p.spe, &p.cpe], || consumer_known(&p, 1));
+    let (map, inv, consumer, cons_pe, got) = running_counting_consumer(&p);
     let sent = Rc::new(RefCell::new(0usize));
     let s = sent.clone();
     let (prod_pe, _producer, _src) =
