@@ -743,7 +743,7 @@ fn fast_against_control(cfg: &Cfg) -> Row {
     let (control, _) = half(percentiles(control));
     latency_row(
         "fast path",
-        "one-way 64 B, tasks reused, interleaved with the control path".into(),
+        "one-way 64 B, tasks reused, interleaved".into(),
         fast,
         ("control path 64 B, interleaved".into(), control),
     )
