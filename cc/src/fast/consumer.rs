@@ -95,10 +95,10 @@ pub struct ConsumerOps {
     posted: RefCell<Vec<Option<u64>>>,
     /// Posts submitted without `DOCA_TASK_SUBMIT_FLAG_FLUSH`, kept back until a flushing
     /// submit, `doca_ctx_flush_tasks`, the start of the next progress call or the engine's
-    /// arming to sleep (whichever comes first): a re-post from a
-    /// completion callback then does not leave a store to a line the peer reads pending in
-    /// this core while the application sends its reply (the reply's first fence would wait
-    /// for it). Never more than the pool's tasks (allocated at start).
+    /// arming to sleep (whichever comes first): a re-post from a completion callback then does
+    /// not leave a store to a line the peer reads pending in this core while the application
+    /// sends its reply (the reply's first fence would wait for it). Never more than the pool's
+    /// tasks (allocated at start).
     staged: RefCell<Vec<Post>>,
     /// Its rings are announced to the peer (from start to stop).
     announced: Cell<bool>,
