@@ -131,10 +131,13 @@ struct Handle {
 /// The held handle refers back to the inventory: dropping the [`Inventory`] handle lets go of
 /// every held one, so nothing is kept in a cycle.
 ///
-/// While elements are out on the map the entry also holds the map (`access`: its memory
-/// lives, and a list walk reaches any element's map) and counts them in the map's
-/// `num_bufs` (`count`, set under the lock: no atomic operation on the map per buffer). The
-/// pin keeps the map's id from going to another map while the entry exists.
+/// While elements are out on the map the entry holds the map — through the held handle, or,
+/// once the [`Inventory`] handle is gone, through `access` — so that its memory lives and a
+/// list walk reaches any element's map ([`HandleEntry::map_access`]); and it counts them in
+/// the map's `num_bufs` (`count`, set under the lock: no atomic operation on the map per
+/// buffer). Taking the map's first buffer or returning its last thus moves the held handle
+/// and the count, not a handle on the map besides. The pin keeps the map's id from going to
+/// another map while the entry exists.
 struct HandleEntry {
     map: usize,
     _pin: MapPin,
@@ -142,7 +145,16 @@ struct HandleEntry {
     strong: Option<Arc<Handle>>,
     /// Elements out on the map (set only under the inventory's lock).
     count: Arc<BufCount>,
+    /// The map while elements are out on it and no handle is held (the [`Inventory`] handle
+    /// went).
     access: Option<MapAccess>,
+}
+
+impl HandleEntry {
+    /// The map, while elements are out on it.
+    fn map_access(&self) -> Option<MapAccess> {
+        self.strong.as_ref().map(|h| h.map.clone()).or_else(|| self.access.clone())
+    }
 }
 
 /// Where a buffer's map comes from: the application's `Mmap` (its access cloned only when
@@ -231,31 +243,30 @@ impl InvInner {
         let open = st.open;
         let e = &mut st.handles[at];
         let now_out = e.count.get() + out;
-        let access = match (&e.access, fresh) {
-            (Some(_), _) => None,
-            (None, Some(a)) if now_out > 0 => Some(a),
-            (None, _) if now_out > 0 => Some(map.access()?),
-            (None, _) => None,
-        };
         let h = match e.strong.clone().or_else(|| e.weak.upgrade()) {
             Some(h) => h,
             None => {
-                let map = match e.access.as_ref().or(access.as_ref()) {
-                    Some(a) => a.clone(),
-                    None => map.access()?,
+                let map = match (&e.access, fresh) {
+                    (Some(a), _) => a.clone(),
+                    (None, Some(a)) => a,
+                    (None, None) => map.access()?,
                 };
                 let h = Arc::new(Handle { inv: inv.clone(), map });
                 e.weak = Arc::downgrade(&h);
                 h
             }
         };
-        if access.is_some() {
-            e.access = access;
+        // Elements out: the map is held, by the handle while the Inventory handle lives.
+        if now_out > 0 {
+            if open {
+                if e.strong.is_none() {
+                    e.strong = Some(h.clone());
+                }
+            } else if e.access.is_none() {
+                e.access = Some(h.map.clone());
+            }
         }
         e.count.set(now_out);
-        if open && now_out > 0 && e.strong.is_none() {
-            e.strong = Some(h.clone());
-        }
         Ok(h)
     }
 
@@ -427,8 +438,7 @@ impl Inventory {
 
     /// The offsets in `mmap` of the head and data addresses given (`INVALID_VALUE` outside).
     fn offsets(mmap: &Mmap, addr: usize, len: usize, data: usize, data_len: usize) -> Result<(usize, usize)> {
-        let access = mmap.access()?;
-        Ok((access.offset_of(addr, len)?, access.offset_of(data, data_len)?))
+        Ok((mmap.offset_of(addr, len)?, mmap.offset_of(data, data_len)?))
     }
 
     /// [`Inventory::buf_get_by_args`] with offsets from the start of the map: a buffer over
@@ -491,7 +501,7 @@ impl Inventory {
                 let e = &src.h.inv.elems[i as usize];
                 let map = src_state.maps[i as usize]
                     .and_then(|id| src_state.handles.iter().find(|h| h.map == id))
-                    .and_then(|h| h.access.clone())
+                    .and_then(HandleEntry::map_access)
                     .ok_or(Error::BadState)?;
                 chain.push((map, e.shape()));
                 cur = e.next();
@@ -528,7 +538,17 @@ impl Drop for Inventory {
         let held: Vec<Arc<Handle>> = {
             let mut s = self.inner.state.lock();
             s.open = false;
-            s.handles.iter_mut().filter_map(|e| e.strong.take()).collect()
+            let mut held = Vec::new();
+            for e in s.handles.iter_mut() {
+                if let Some(h) = e.strong.take() {
+                    // Buffers still out keep their map through the entry from now on.
+                    if e.count.get() > 0 {
+                        e.access = Some(h.map.clone());
+                    }
+                    held.push(h);
+                }
+            }
+            held
         };
         drop(held); // outside the lock: a map's last handle runs its free callback
     }
@@ -843,7 +863,7 @@ impl Buf {
         let h = match s.maps[idx as usize] {
             Some(id) if id != self.h.map.id() => {
                 // An element out on a map: its entry holds the map meanwhile.
-                let map = s.handles.iter().find(|h| h.map == id).and_then(|h| h.access.clone());
+                let map = s.handles.iter().find(|h| h.map == id).and_then(HandleEntry::map_access);
                 let map = map.ok_or(Error::BadState)?;
                 InvInner::handle(&self.h.inv, s, &MapSrc::Access(&map), 0)?
             }

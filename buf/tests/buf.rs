@@ -197,3 +197,27 @@ fn a_buffer_passed_between_inventories_keeps_its_map_counted() {
     held.dec_refcount().unwrap();
     assert_eq!(map.num_bufs(), 0);
 }
+
+/// A list over two maps whose inventory handle went still keeps and reaches its second map
+/// from the head: the inventory's entry holds a map with elements out on it once the
+/// inventory's handle no longer holds the buffers' shared part.
+#[test]
+fn a_list_over_two_maps_keeps_both_after_its_inventory_handle_goes() {
+    use std::sync::atomic::Ordering;
+    let inv = started_inventory(4);
+    let (m1, _) = map_with_free_flag();
+    let (m2, freed2) = map_with_free_flag();
+    let x = inv.buf_get_at(&m1, 0, 64).unwrap();
+    let z = inv.buf_get_data_at(&m2, 128, 8).unwrap();
+    x.chain_list(&z).unwrap();
+    drop(z);
+    drop(inv);
+    drop(m2); // only the list reaches the second map now
+    assert!(!freed2.load(Ordering::SeqCst), "an element is out on it");
+    let second = x.next_in_list().unwrap().expect("two buffers");
+    assert_eq!((second.data_offset(), second.data_len()), (Ok(128), Ok(8)));
+    drop(second);
+    assert_eq!(x.dec_refcount(), Ok(1), "the list goes back");
+    drop(x);
+    assert!(freed2.load(Ordering::SeqCst), "the map went with the list");
+}

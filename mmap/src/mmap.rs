@@ -249,6 +249,16 @@ impl Mmap {
         }
     }
 
+    /// The offset in the started map (`BAD_STATE` otherwise) of the addresses
+    /// `addr..addr+len` as [`Mmap::memrange`] gives them; outside the map → `INVALID_VALUE`.
+    /// (What `buf_get_by_addr` needs, without taking a handle on the map.)
+    pub fn offset_of(&self, addr: usize, len: usize) -> Result<usize> {
+        if !self.is_started() {
+            bail!(Error::BadState, "address in a map that is not started");
+        }
+        offset_in(&self.inner, addr, len)
+    }
+
     /// `doca_mmap_set_permissions`. Before start (`BAD_STATE`).
     pub fn set_permissions(&self, flags: AccessFlags) -> Result<()> {
         let flags = AccessFlags::from_mask(flags.bits())?;
@@ -777,6 +787,19 @@ impl MapRef {
     }
 }
 
+/// The offset of `addr..addr+len` in a map that has its memory (`INVALID_VALUE` outside).
+fn offset_in(inner: &MmapInner, addr: usize, len: usize) -> Result<usize> {
+    let base = inner.base();
+    let map_len = inner.region.get().map_or(0, |r| r.len());
+    match addr.checked_sub(base) {
+        Some(off) if off.checked_add(len).is_some_and(|end| end <= map_len) => Ok(off),
+        _ => Err(fail!(
+            Error::InvalidValue,
+            "address range {addr:#x}+{len} is outside the map ({base:#x}+{map_len})"
+        )),
+    }
+}
+
 /// Checked access to a map's bytes; keeps the memory mapped. Positions are offsets from
 /// the start of the map's memory range.
 #[derive(Clone)]
@@ -844,15 +867,7 @@ impl MapAccess {
     /// The offset in the map of `addr..addr+len` (addresses as [`MapAccess::map_addr`]
     /// counts them); outside the map → `INVALID_VALUE`.
     pub fn offset_of(&self, addr: usize, len: usize) -> Result<usize> {
-        let base = self.map_addr();
-        match addr.checked_sub(base) {
-            Some(off) if off.checked_add(len).is_some_and(|end| end <= self.map_len()) => Ok(off),
-            _ => Err(fail!(
-                Error::InvalidValue,
-                "address range {addr:#x}+{len} is outside the map ({base:#x}+{})",
-                self.map_len()
-            )),
-        }
+        offset_in(&self.inner, addr, len)
     }
 
     /// Whether the memory may be written.
