@@ -621,13 +621,7 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
         uses.into_iter().flat_map(|u| [(u, 64usize), (u, 4096)]).filter(|_| latency)
     {
         let name = format!("bench-fp-lat-{size}-{arg}-{pid}");
-        let mut p = PeerProc::spawn(&["fp", &name, &size.to_string(), "8", "echo", arg]);
-        assert_eq!(p.line(), "ready");
-        let c = CcSide::client(&name, 64, 1024).expect("client");
-        let conn = c.conn.borrow().clone().expect("connection");
-        let fp = FpSide::new(&conn, size, 8, &c.pe, how).expect("fast path");
-        assert!(run_until(&[&c.pe, &fp.pe], false, || !c.remote.borrow().is_empty()), "peer consumer");
-        let to = c.remote.borrow()[0];
+        let (p, _c, fp, to) = fp_peer(&name, (size, 8, how), &["echo", arg]);
         let mut rtts = Vec::new();
         for i in 0..cfg.lat_n + cfg.lat_n / 10 {
             if i == cfg.lat_n / 10 {
@@ -656,14 +650,7 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
     for size in [64usize << 10, 1 << 20, cfg.big].into_iter().filter(|_| bandwidth) {
         let slots = 4;
         let name = format!("bench-fp-bw-{size}-{pid}");
-        let mut p =
-            PeerProc::spawn(&["fp", &name, &size.to_string(), &slots.to_string(), "sink", "per-message"]);
-        assert_eq!(p.line(), "ready");
-        let c = CcSide::client(&name, 64, 1024).expect("client");
-        let conn = c.conn.borrow().clone().expect("connection");
-        let fp = FpSide::new(&conn, size, slots, &c.pe, FpUse::PerMessage).expect("fast path");
-        assert!(run_until(&[&c.pe, &fp.pe], false, || !c.remote.borrow().is_empty()), "peer consumer");
-        let to = c.remote.borrow()[0];
+        let (p, _c, fp, to) = fp_peer(&name, (size, slots, FpUse::PerMessage), &["sink", "per-message"]);
         let total = ((1usize << 30) / size).clamp(8, 4096) as u64 / if cfg.reps < 5 { 8 } else { 1 };
         let mut rates = Vec::new();
         for _ in 0..cfg.reps.min(5) {
@@ -703,19 +690,34 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
     }
 }
 
+/// A fast-path peer process (the "fp" role with `role` after its size and slots) and this
+/// side's client of it with a fast-path side of `slots` buffers of `size` bytes used `how`;
+/// returns them with the id of the peer's consumer.
+fn fp_peer(
+    name: &str,
+    (size, slots, how): (usize, usize, FpUse),
+    role: &[&str],
+) -> (PeerProc, CcSide, FpSide, u32) {
+    let (size_arg, slots_arg) = (size.to_string(), slots.to_string());
+    let args: Vec<&str> =
+        ["fp", name, &size_arg, &slots_arg].into_iter().chain(role.iter().copied()).collect();
+    let mut p = PeerProc::spawn(&args);
+    assert_eq!(p.line(), "ready");
+    let c = CcSide::client(name, 64, 1024).expect("client");
+    let conn = c.conn.borrow().clone().expect("connection");
+    let fp = FpSide::new(&conn, size, slots, &c.pe, how).expect("fast path");
+    assert!(run_until(&[&c.pe, &fp.pe], false, || !c.remote.borrow().is_empty()), "peer consumer");
+    let to = c.remote.borrow()[0];
+    (p, c, fp, to)
+}
+
 /// The fast path (64 B, tasks reused) against the control path (64 B) on one connection,
 /// measured in alternating blocks of round trips so that both see the same phases of a noisy
 /// machine: the ratio is the "fast path ≤ control path" goal. The peer echoes both
 /// and progresses both of its engines at every pass.
 fn fast_against_control(cfg: &Cfg) -> Row {
     let name = format!("bench-fp-vs-cc-{}", std::process::id());
-    let mut p = PeerProc::spawn(&["fp", &name, "64", "8", "echo", "recycled", "control"]);
-    assert_eq!(p.line(), "ready");
-    let c = CcSide::client(&name, 64, 1024).expect("client");
-    let conn = c.conn.borrow().clone().expect("connection");
-    let fp = FpSide::new(&conn, 64, 8, &c.pe, FpUse::Recycled).expect("fast path");
-    assert!(run_until(&[&c.pe, &fp.pe], false, || !c.remote.borrow().is_empty()), "peer consumer");
-    let to = c.remote.borrow()[0];
+    let (p, c, fp, to) = fp_peer(&name, (64, 8, FpUse::Recycled), &["echo", "recycled", "control"]);
     let msg = [5u8; 64];
     let (mut fast, mut control) = (Vec::new(), Vec::new());
     let block = (cfg.lat_n / 20).max(100);
