@@ -202,14 +202,13 @@ fn peer(role: &[String]) -> ExitCode {
             // library's (progress and the echo), not the clock's or stdin's. The connection's
             // engine has nothing to do once the fast path runs (control packets only): it is
             // progressed every 64 passes, the fast path's at every pass — as on the measuring
-            // side, which waits on its fast-path engine alone.
+            // side, which waits on its fast-path engine alone. A filled buffer is answered
+            // before the other engine's pass, as the control path's echo answers inside its
+            // receive callback: a reply never waits for a pass of the engine it does not use.
             let mut pass = 0u32;
             while pass % 1024 != 0 || (!done() && Instant::now() < deadline) {
                 pass = pass.wrapping_add(1);
                 let mut any = fp.pe.progress();
-                if control || pass % 64 == 0 {
-                    any |= side.pe.progress();
-                }
                 if echo {
                     let (n, bytes) = fp.filled.get();
                     while answered < n {
@@ -220,6 +219,9 @@ fn peer(role: &[String]) -> ExitCode {
                         answered += 1;
                         any = true;
                     }
+                }
+                if control || pass % 64 == 0 {
+                    any |= side.pe.progress();
                 }
                 if !any {
                     std::hint::spin_loop();
