@@ -1,5 +1,6 @@
-//! Kernel objects for sleeping: doorbells (eventfd), timers (timerfd), and epoll sets with
-//! the watches that register file descriptors in them.
+//! Kernel objects for sleeping: doorbells (a Unix socket pair between processes, an eventfd
+//! within one), timers (timerfd), and epoll sets with the watches that register file
+//! descriptors in them.
 //!
 //! The busy path never touches these: a side rings a doorbell only when the other side has
 //! armed itself (DESIGN §3 "Notification"), so a busy-polling pair makes no syscalls and a
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{epoll, eventfd, EventfdFlags};
 use rustix::io::Errno;
+use rustix::net::{socketpair, AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 use rustix::time::{
     timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
 };
@@ -28,83 +30,125 @@ pub(crate) fn os_error(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
 }
 
-/// An eventfd: ringing makes it readable until drained. `Send + Sync`; it can be passed to
-/// another process (it is just a file descriptor).
+/// A doorbell between processes: one end of a Unix stream socket pair, readable until
+/// drained once the other end — the end a peer gets ([`Doorbell::peer_end`]) — rings it.
+/// `Send + Sync`.
 ///
-/// A doorbell received from a peer ([`Doorbell::from_peer`]) is checked to be an eventfd and
-/// made non-blocking, so ringing it can never block this side: a full counter means it is
-/// already ringing. The file status flags are shared with the peer's copy, so before each
-/// ring the flag is checked again and restored if the peer cleared it.
+/// Why not an eventfd: an eventfd is one open file, shared whole with the peer that holds it,
+/// file status flags included. A hostile peer could fill its counter and clear `O_NONBLOCK`
+/// again between this side's check of the flag and its `write`, which then blocks for ever.
+/// A socket is rung with `send(MSG_DONTWAIT)`, non-blocking by the call itself whatever the
+/// peer does to the flags: a full socket buffer means the doorbell is already ringing.
 #[derive(Debug)]
 pub struct Doorbell {
+    /// The end that becomes readable (watched, drained); for a peer's doorbell, the end this
+    /// side rings.
     fd: OwnedFd,
-    from_peer: bool,
+    /// For a doorbell of this process, the end that rings it: what a peer is given.
+    ring_end: Option<OwnedFd>,
 }
 
 impl Doorbell {
     /// A new, silent doorbell (non-blocking, close-on-exec).
     pub fn new() -> Result<Self> {
-        let fd =
-            eventfd(0, EventfdFlags::NONBLOCK | EventfdFlags::CLOEXEC).map_err(|e| os_error("eventfd", e))?;
-        Ok(Doorbell { fd, from_peer: false })
+        let (fd, ring_end) = socketpair(
+            AddressFamily::UNIX,
+            SocketType::STREAM,
+            SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| os_error("socketpair", e))?;
+        Ok(Doorbell { fd, ring_end: Some(ring_end) })
     }
 
-    /// Wraps an eventfd this process created (see [`Doorbell::from_peer`] for one received
-    /// from elsewhere).
-    pub fn from_fd(fd: OwnedFd) -> Self {
-        Doorbell { fd, from_peer: false }
-    }
-
-    /// Wraps a doorbell received from another process: it must be an eventfd
-    /// (`INVALID_VALUE` for a pipe, a socket, a file…), and it is switched to non-blocking.
+    /// Wraps the ringing end of a peer's doorbell, received from its process: it must be a
+    /// Unix socket (`INVALID_VALUE` for an eventfd, a pipe, a file, another kind of socket…).
     pub fn from_peer(fd: OwnedFd) -> Result<Self> {
-        if !is_eventfd(&fd) {
+        if !matches!(rustix::net::sockopt::socket_domain(&fd), Ok(AddressFamily::UNIX)) {
             return Err(crate::peer_fail!(
                 Error::InvalidValue,
-                "the peer's doorbell (fd {}) is not an eventfd",
+                "the peer's doorbell (fd {}) is not a Unix socket",
                 fd.as_raw_fd()
             ));
         }
-        make_nonblocking(&fd)?;
-        Ok(Doorbell { fd, from_peer: true })
+        Ok(Doorbell { fd, ring_end: None })
     }
 
-    /// Makes the doorbell readable (one `write`; for a peer's doorbell, a flag check first).
+    /// The end to hand to the peer that rings this doorbell (for a peer's doorbell, the end
+    /// this side rings).
+    pub fn peer_end(&self) -> BorrowedFd<'_> {
+        self.ring_end.as_ref().unwrap_or(&self.fd).as_fd()
+    }
+
+    /// Makes the doorbell readable: one `send` that never blocks (a full buffer means it is
+    /// ringing already; a peer that closed its end is not there to wake).
     pub fn ring(&self) {
-        if self.from_peer {
-            // Shared file status flags: the peer may have made it blocking again.
-            let _ = make_nonblocking(&self.fd);
+        let _ = rustix::net::send(self.peer_end(), &[1], SendFlags::DONTWAIT | SendFlags::NOSIGNAL);
+    }
+
+    /// Silences the doorbell; returns whether it was ringing. One `recv` (non-blocking by
+    /// itself: nobody else holds this end), a few more only while it comes back full,
+    /// whatever the peer keeps sending (what is left keeps it readable: a spurious wake-up).
+    pub fn drain(&self) -> bool {
+        let mut buf = [0u8; 64];
+        let mut rang = false;
+        for _ in 0..4 {
+            match rustix::net::recv(&self.fd, &mut buf, RecvFlags::DONTWAIT) {
+                Ok((n, _)) if n > 0 => {
+                    rang = true;
+                    if n < buf.len() {
+                        break;
+                    }
+                }
+                _ => break,
+            }
         }
-        // A full counter (EAGAIN) means the doorbell is already ringing: nothing is lost.
+        rang
+    }
+}
+
+impl AsFd for Doorbell {
+    /// The end that becomes readable: what to watch (never what to give the peer: see
+    /// [`Doorbell::peer_end`]).
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+/// An eventfd: ringing makes it readable until drained. For wake-ups within this process
+/// (a progress engine's own doorbell), where nobody else holds the file: cheaper than a
+/// [`Doorbell`], and never given to a peer.
+#[derive(Debug)]
+pub struct EventFd {
+    fd: OwnedFd,
+}
+
+impl EventFd {
+    /// A new, silent eventfd (non-blocking, close-on-exec).
+    pub fn new() -> Result<Self> {
+        let fd =
+            eventfd(0, EventfdFlags::NONBLOCK | EventfdFlags::CLOEXEC).map_err(|e| os_error("eventfd", e))?;
+        Ok(EventFd { fd })
+    }
+
+    /// Wraps an eventfd (non-blocking) that nobody outside this program's control writes.
+    pub fn from_fd(fd: OwnedFd) -> Self {
+        EventFd { fd }
+    }
+
+    /// Makes it readable (one `write`; a full counter means it is readable already).
+    pub fn ring(&self) {
         let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
     }
 
-    /// Silences the doorbell; returns whether it was ringing (one `read`).
+    /// Silences it; returns whether it was readable (one `read`).
     pub fn drain(&self) -> bool {
         let mut buf = [0u8; 8];
         matches!(rustix::io::read(&self.fd, &mut buf), Ok(8))
     }
 }
 
-/// Whether `fd` is an eventfd (its `/proc/self/fdinfo` entry shows an eventfd counter).
-fn is_eventfd(fd: &OwnedFd) -> bool {
-    match std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())) {
-        Ok(info) => info.lines().any(|l| l.starts_with("eventfd-count:")),
-        Err(_) => false,
-    }
-}
-
-/// Sets `O_NONBLOCK` on `fd` unless it is set already (one `fcntl` when it is).
-fn make_nonblocking(fd: &OwnedFd) -> Result<()> {
-    use rustix::fs::OFlags;
-    let flags = rustix::fs::fcntl_getfl(fd).map_err(|e| os_error("fcntl(F_GETFL)", e))?;
-    if !flags.contains(OFlags::NONBLOCK) {
-        rustix::fs::fcntl_setfl(fd, flags | OFlags::NONBLOCK).map_err(|e| os_error("fcntl(F_SETFL)", e))?;
-    }
-    Ok(())
-}
-
-impl AsFd for Doorbell {
+impl AsFd for EventFd {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
@@ -317,28 +361,37 @@ mod tests {
     }
 
     #[test]
-    fn a_peers_doorbell_must_be_an_eventfd_and_never_blocks_the_ringer() {
+    fn a_peers_doorbell_must_be_a_unix_socket_and_ringing_it_never_blocks() {
         let (r, w) = rustix::pipe::pipe().unwrap();
         assert_eq!(Doorbell::from_peer(w).unwrap_err(), Error::InvalidValue, "a pipe");
         drop(r);
-        let (a, _b) = rustix::net::socketpair(
-            rustix::net::AddressFamily::UNIX,
-            rustix::net::SocketType::STREAM,
-            rustix::net::SocketFlags::CLOEXEC,
-            None,
-        )
-        .unwrap();
-        assert_eq!(Doorbell::from_peer(a).unwrap_err(), Error::InvalidValue, "a socket");
-        // A blocking eventfd whose counter is full: writing 1 would block forever.
-        let blocking = eventfd(0, EventfdFlags::CLOEXEC).unwrap();
-        rustix::io::write(&blocking, &(u64::MAX - 1).to_ne_bytes()).unwrap();
-        let peer_copy = blocking.try_clone().unwrap();
-        let bell = Doorbell::from_peer(blocking).unwrap();
-        bell.ring();
-        // The peer clears O_NONBLOCK on its copy (the flag is shared): still no blocking.
-        rustix::fs::fcntl_setfl(&peer_copy, rustix::fs::OFlags::empty()).unwrap();
-        bell.ring();
-        assert!(bell.drain(), "it was ringing all along");
+        let efd = eventfd(0, EventfdFlags::CLOEXEC).unwrap();
+        assert_eq!(Doorbell::from_peer(efd).unwrap_err(), Error::InvalidValue, "an eventfd");
+        let udp = rustix::net::socket(AddressFamily::INET, SocketType::DGRAM, None).unwrap();
+        assert_eq!(Doorbell::from_peer(udp).unwrap_err(), Error::InvalidValue, "an IP socket");
+
+        // The peer's doorbell, and the end of it that this side gets.
+        let theirs = Doorbell::new().unwrap();
+        let mine = Doorbell::from_peer(theirs.peer_end().try_clone_to_owned().unwrap()).unwrap();
+        mine.ring();
+        assert!(theirs.drain());
+        assert!(!theirs.drain(), "silent once drained");
+        // A hostile peer never drains and keeps making the end it gave us blocking (the file
+        // status flags are shared): ringing still returns, every time.
+        let shared = theirs.peer_end().try_clone_to_owned().unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let st = stop.clone();
+        let meddler = std::thread::spawn(move || {
+            while !st.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = rustix::fs::fcntl_setfl(&shared, rustix::fs::OFlags::empty());
+            }
+        });
+        for _ in 0..20_000 {
+            mine.ring();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        meddler.join().unwrap();
+        assert!(theirs.drain(), "it was ringing all along");
     }
 
     #[test]

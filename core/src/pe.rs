@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, Now, SystemClock};
-use crate::notify::{Doorbell, EpollSet, Watched};
+use crate::notify::{EpollSet, EventFd, Watched};
 use crate::{Ctx, Refused, Result};
 
 pub(crate) struct PeInner {
@@ -32,7 +32,7 @@ pub(crate) struct PeInner {
     in_progress: Cell<bool>,
     armed: Cell<bool>,
     pub(crate) epoll: EpollSet,
-    bell: Watched<Doorbell>,
+    bell: Watched<EventFd>,
     clock: Rc<dyn Clock>,
 }
 
@@ -137,7 +137,7 @@ impl Pe {
     /// sleeping).
     pub fn create_with_clock(clock: Rc<dyn Clock>) -> Result<Pe> {
         let epoll = EpollSet::new()?;
-        let bell = epoll.watch(Doorbell::new()?, 0)?;
+        let bell = epoll.watch(EventFd::new()?, 0)?;
         Ok(Pe {
             inner: Rc::new(PeInner {
                 ctxs: RefCell::new(Rc::from(Vec::new())),

@@ -676,16 +676,16 @@ pub fn raw_peer(pid: u32, fd: i32, size: usize, n: u64) -> Result<(), Error> {
     Ok(())
 }
 
-/// The peer's doorbell, passed as a file descriptor over the non-blocking socket `sock`;
+/// The peer's eventfd, passed as a file descriptor over the non-blocking socket `sock`;
 /// `None` after [`GIVE_UP`].
-pub fn recv_doorbell(sock: std::os::fd::BorrowedFd<'_>) -> Option<doca_core::notify::Doorbell> {
+pub fn recv_doorbell(sock: std::os::fd::BorrowedFd<'_>) -> Option<doca_core::notify::EventFd> {
     let deadline = Instant::now() + GIVE_UP;
     let mut buf = [0u8; 64];
     while Instant::now() < deadline {
         if let Ok(doca_cc::transport::Recv::Packet { mut fds, .. }) = doca_cc::transport::recv(sock, &mut buf)
         {
             if let Some(fd) = fds.pop() {
-                return Some(doca_core::notify::Doorbell::from_fd(fd));
+                return Some(doca_core::notify::EventFd::from_fd(fd));
             }
         }
         std::thread::sleep(Duration::from_micros(50));
@@ -693,16 +693,16 @@ pub fn recv_doorbell(sock: std::os::fd::BorrowedFd<'_>) -> Option<doca_core::not
     None
 }
 
-/// An eventfd ping-pong over two doorbells passed through a socket: this side waits on
+/// An eventfd ping-pong over two eventfds passed through a socket: this side waits on
 /// `mine` and rings `theirs`. Returns round-trip times (initiator) or answers (responder).
 pub fn eventfd_pingpong(
-    mine: &doca_core::notify::Doorbell,
-    theirs: &doca_core::notify::Doorbell,
+    mine: &doca_core::notify::EventFd,
+    theirs: &doca_core::notify::EventFd,
     n: u64,
     initiator: bool,
 ) -> Vec<f64> {
     let mut out = Vec::with_capacity(n as usize);
-    let wait = |bell: &doca_core::notify::Doorbell| {
+    let wait = |bell: &doca_core::notify::EventFd| {
         let mut fds = [rustix::event::PollFd::new(bell, rustix::event::PollFlags::IN)];
         let t = rustix::time::Timespec { tv_sec: 5, tv_nsec: 0 };
         let _ = rustix::event::poll(&mut fds, Some(&t));

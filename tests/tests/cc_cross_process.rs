@@ -188,7 +188,7 @@ fn garbage_truncated_and_foreign_handshakes_are_dropped_and_the_server_keeps_ser
     ];
     for (what, bytes, with_fd) in cases {
         let sock = transport::connect(&path).unwrap().expect("server listening");
-        let fds = if with_fd { vec![bell.as_fd(), bell.as_fd()] } else { vec![] };
+        let fds = if with_fd { vec![bell.peer_end(), bell.peer_end()] } else { vec![] };
         transport::send(sock.as_fd(), &bytes, &fds).unwrap();
         let mut buf = [0u8; 128];
         let mut closed = false;
@@ -256,7 +256,7 @@ fn a_server_process_logs_why_it_dropped_a_socket() {
     other_version[8] = 99;
     for bytes in [b"garbage".to_vec(), other_version] {
         let sock = transport::connect(&path).unwrap().expect("listening");
-        transport::send(sock.as_fd(), &bytes, &[bell.as_fd(), bell.as_fd()]).unwrap();
+        transport::send(sock.as_fd(), &bytes, &[bell.peer_end(), bell.peer_end()]).unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut buf = [0u8; 128];
         while !matches!(transport::recv(sock.as_fd(), &mut buf).unwrap(), transport::Recv::Closed) {

@@ -76,7 +76,7 @@ fn silent_sockets_beyond_the_handshake_cap_are_closed_at_once() {
 }
 
 #[test]
-fn doorbells_that_are_not_eventfds_are_refused_at_the_handshake() {
+fn doorbells_that_are_not_unix_sockets_are_refused_at_the_handshake() {
     let name = unique("bells");
     let h = harness(&name, true);
     let hostile = Peer::spawn(HOSTILE, &["bells", &name]);
@@ -132,7 +132,7 @@ fn garbage_handshakes(name: &str, n: usize) {
     while sent < n {
         match transport::connect(&path) {
             Ok(Some(sock)) => {
-                match transport::send(sock.as_fd(), b"not a handshake", &[bell.as_fd(), bell.as_fd()]) {
+                match transport::send(sock.as_fd(), b"not a handshake", &[bell.peer_end(), bell.peer_end()]) {
                     // Reset: the server already dropped this socket (a flood past its cap of
                     // pending handshakes is refused at once) — as good as read.
                     Ok(()) | Err(Error::ConnectionReset) => sent += 1,

@@ -219,7 +219,7 @@ impl Registry {
                         self.retire(&mut retired, old);
                     }
                 }
-                if let Err(e) = self.send(&Ctrl::ConsumerAck { id }, &[self.bell.as_fd()]) {
+                if let Err(e) = self.send(&Ctrl::ConsumerAck { id }, &[self.bell.peer_end()]) {
                     tracing::debug!(target: "doca_sdk", "cannot acknowledge consumer {id}: {e}");
                 }
                 // A consumer that starts again after a stop is the same consumer: no new event.

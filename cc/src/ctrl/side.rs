@@ -12,7 +12,7 @@
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::rc::{Rc, Weak};
 use std::time::Instant;
 
@@ -214,7 +214,7 @@ impl Side {
     /// Runs `f` with this side's doorbell, given to peers for both "messages" and "room".
     pub(crate) fn with_bells<R>(&self, f: impl FnOnce([BorrowedFd<'_>; 2]) -> R) -> Result<R> {
         match self.res.borrow().as_ref() {
-            Some(r) => Ok(f([r.bell.as_fd(), r.bell.as_fd()])),
+            Some(r) => Ok(f([r.bell.peer_end(), r.bell.peer_end()])),
             None => Err(fail!(Error::BadState, "{self}: not started")),
         }
     }

@@ -552,7 +552,7 @@ impl CtxOps for ProducerOps {
     }
 
     fn clear_notification(&self, _core: &CtxCore) {
-        // The watched duplicate shares the eventfd's counter: draining either silences both.
+        // The watched duplicate is the same socket: draining either silences both.
         self.conn.fast().bell.drain();
         for rc in self.conn.fast().remote.lock().values() {
             rc.lanes.lock().post.disarm_data();

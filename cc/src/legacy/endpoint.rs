@@ -330,7 +330,7 @@ impl Endpoint {
             function: pci,
             name: name.to_string(),
         };
-        let bells = [self.rx_bell.as_fd(), self.tx_bell.as_fd()];
+        let bells = [self.rx_bell.peer_end(), self.tx_bell.peer_end()];
         let Some(dialing) = Dialing::start("ep", pci, hello, bells, Instant::now())? else {
             bail!(Error::ConnectionAborted, "comm channel connect: no service {name:?} listens for {dev:?}");
         };
@@ -372,7 +372,7 @@ impl Endpoint {
         if let Some(acceptor) = st.acceptor.as_mut() {
             let now = now.get();
             if acceptor_ready || acceptor.next_deadline().is_some_and(|d| d <= now) {
-                let bells = [self.rx_bell.as_fd(), self.tx_bell.as_fd()];
+                let bells = [self.rx_bell.peer_end(), self.tx_bell.peer_end()];
                 acceptor.poll(&who, &self.ctrl, now, live, bells, &mut incoming);
             }
         }

@@ -273,7 +273,7 @@ mod tests {
         let mut acceptor = Acceptor::listen(&set, "test", l.clone()).unwrap();
         let silent = connect_service("test", l.function, &name).unwrap().expect("listening");
         let bell = Doorbell::new().unwrap();
-        let bells = [bell.as_fd(), bell.as_fd()];
+        let bells = [bell.peer_end(), bell.peer_end()];
         let t0 = Instant::now();
         let mut out = Vec::new();
         acceptor.poll(&"test", &set, t0, 0, bells, &mut out);

@@ -102,8 +102,6 @@ impl<S: AsFd> Dialing<S> {
 
 #[cfg(test)]
 mod tests {
-    use std::os::fd::AsFd;
-
     use doca_core::notify::Doorbell;
 
     use super::*;
@@ -126,7 +124,7 @@ mod tests {
         let bell = Doorbell::new().unwrap();
         let t0 = Instant::now();
         let deadline = Duration::from_secs(5);
-        let mut d = Dialing::on(ours, hello(), [bell.as_fd(), bell.as_fd()], t0).unwrap();
+        let mut d = Dialing::on(ours, hello(), [bell.peer_end(), bell.peer_end()], t0).unwrap();
         for late in [Duration::ZERO, Duration::from_millis(4999)] {
             d = match d.poll(t0 + late, deadline) {
                 Err(still) => still,
@@ -141,7 +139,7 @@ mod tests {
         let (ours, server) = socketpair().unwrap();
         let bell = Doorbell::new().unwrap();
         let now = Instant::now();
-        let d = Dialing::on(ours, hello(), [bell.as_fd(), bell.as_fd()], now).unwrap();
+        let d = Dialing::on(ours, hello(), [bell.peer_end(), bell.peer_end()], now).unwrap();
         drop(server);
         assert!(matches!(
             d.poll(now, Duration::from_secs(5)),

@@ -145,7 +145,7 @@ pub fn answer(sock: BorrowedFd<'_>, hello: &Hello) -> Answer {
     }
 }
 
-/// The peer's two doorbells (messages; room): eventfds, made non-blocking
+/// The peer's two doorbells (messages; room): Unix sockets, rung without ever blocking
 /// (`INVALID_VALUE` for anything else).
 fn peer_bells(fds: Vec<OwnedFd>) -> Result<(Doorbell, Doorbell)> {
     let [bell, room]: [OwnedFd; 2] = fds.try_into().map_err(|_| Error::InvalidValue)?;
@@ -205,8 +205,9 @@ mod tests {
         let (cb, sb) = (Doorbell::new().unwrap(), Doorbell::new().unwrap());
         let h = hello();
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Waiting));
-        send_hello(client_sock.as_fd(), &h, [cb.as_fd(), cb.as_fd()]).unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 42, [sb.as_fd(), sb.as_fd()]);
+        send_hello(client_sock.as_fd(), &h, [cb.peer_end(), cb.peer_end()]).unwrap();
+        let served =
+            serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 42, [sb.peer_end(), sb.peer_end()]);
         let Served::Up(up) = served else { panic!("refused") };
         let (server, accepted) = *up;
         assert_eq!(accepted.layout.s2c.nslots, 2);
@@ -236,30 +237,32 @@ mod tests {
         let (client_sock, server_sock) = socketpair().unwrap();
         let bell = Doorbell::new().unwrap();
         let h = hello();
-        send_hello(client_sock.as_fd(), &h, [bell.as_fd(), bell.as_fd()]).unwrap();
+        send_hello(client_sock.as_fd(), &h, [bell.peer_end(), bell.peer_end()]).unwrap();
         let accepted = handshake::accept(&h.encode(), false, 2, &limits(), 0).unwrap();
         let unsealed = rustix::fs::memfd_create("hostile", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
         rustix::fs::ftruncate(&unsealed, accepted.layout.len as u64).unwrap();
         let reply = accepted.layout.reply(1, accepted.max_msg_size).encode();
-        send(server_sock.as_fd(), &reply, &[unsealed.as_fd(), bell.as_fd(), bell.as_fd()]).unwrap();
+        send(server_sock.as_fd(), &reply, &[unsealed.as_fd(), bell.peer_end(), bell.peer_end()]).unwrap();
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Broken(Error::InvalidValue, _)));
     }
 
-    /// Doorbells that could block the side ringing them (a pipe, a socket) are refused at
-    /// the handshake, on both sides.
+    /// Doorbells that are not Unix sockets (here a pipe, which could block the side ringing
+    /// it) are refused at the handshake, on both sides.
     #[test]
-    fn doorbells_that_are_not_eventfds_are_refused() {
+    fn doorbells_that_are_not_unix_sockets_are_refused() {
         let (client_sock, server_sock) = socketpair().unwrap();
         let (_r, pipe) = rustix::pipe::pipe().unwrap();
         let h = hello();
         send_hello(client_sock.as_fd(), &h, [pipe.as_fd(), pipe.as_fd()]).unwrap();
         let bell = Doorbell::new().unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [bell.as_fd(), bell.as_fd()]);
+        let served =
+            serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [bell.peer_end(), bell.peer_end()]);
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, answer: false, .. })));
 
         let (client_sock, server_sock) = socketpair().unwrap();
-        send_hello(client_sock.as_fd(), &h, [bell.as_fd(), bell.as_fd()]).unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [pipe.as_fd(), bell.as_fd()]);
+        send_hello(client_sock.as_fd(), &h, [bell.peer_end(), bell.peer_end()]).unwrap();
+        let served =
+            serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [pipe.as_fd(), bell.peer_end()]);
         assert!(matches!(served, Served::Up(_)), "this test's server hands over a pipe");
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Broken(Error::InvalidValue, _)));
     }
@@ -269,8 +272,9 @@ mod tests {
         let (client_sock, server_sock) = socketpair().unwrap();
         let bell = Doorbell::new().unwrap();
         let h = Hello { max_msg_size: 64, ..hello() };
-        send_hello(client_sock.as_fd(), &h, [bell.as_fd(), bell.as_fd()]).unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [bell.as_fd(), bell.as_fd()]);
+        send_hello(client_sock.as_fd(), &h, [bell.peer_end(), bell.peer_end()]).unwrap();
+        let served =
+            serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [bell.peer_end(), bell.peer_end()]);
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, report: true, .. })));
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Refused(Error::InvalidValue)));
         drop(server_sock);

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use doca_core::loopback::{EchoTask, Loopback};
-use doca_core::notify::Doorbell;
+use doca_core::notify::EventFd;
 use doca_core::{Pe, Started};
 use doca_samples::bench::{self, ns, percentiles, pin, run_until, CcSide, FpSide, FpUse};
 
@@ -147,7 +147,7 @@ fn peer(role: &[String]) -> ExitCode {
             let Ok(Some(sock)) = doca_cc::transport::connect(std::path::Path::new(arg(1))) else {
                 return ExitCode::FAILURE;
             };
-            let mine = Doorbell::new().unwrap();
+            let mine = EventFd::new().unwrap();
             doca_cc::transport::send(sock.as_fd(), b"bells", &[mine.as_fd()]).unwrap();
             let Some(their_bell) = bench::recv_doorbell(sock.as_fd()) else {
                 return ExitCode::FAILURE;
@@ -399,7 +399,7 @@ fn baselines(cfg: &Cfg) -> Base {
         assert!(Instant::now() < deadline, "the peer never connected");
         std::thread::sleep(Duration::from_micros(100));
     };
-    let mine = Doorbell::new().expect("eventfd");
+    let mine = EventFd::new().expect("eventfd");
     let their_bell = bench::recv_doorbell(sock.as_fd()).expect("the peer sent no doorbell");
     let mut buf = [0u8; 64];
     doca_cc::transport::send(sock.as_fd(), b"bells", &[mine.as_fd()]).expect("send");

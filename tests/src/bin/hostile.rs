@@ -73,7 +73,7 @@ fn handshake(name: &str) -> (OwnedFd, OwnedFd, Reply, Doorbell) {
     let sock = connect(name);
     let bell = Doorbell::new().unwrap();
     let h = hello(name, PciAddr::parse(HOST).unwrap());
-    transport::send(sock.as_fd(), &h.encode(), &[bell.as_fd(), bell.as_fd()]).unwrap();
+    transport::send(sock.as_fd(), &h.encode(), &[bell.peer_end(), bell.peer_end()]).unwrap();
     let mut buf = [0u8; 512];
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -202,7 +202,7 @@ fn function(name: &str, pci: &str) -> String {
     let sock = connect(name);
     let bell = Doorbell::new().unwrap();
     let h = hello(name, PciAddr::parse(pci).unwrap());
-    transport::send(sock.as_fd(), &h.encode(), &[bell.as_fd(), bell.as_fd()]).unwrap();
+    transport::send(sock.as_fd(), &h.encode(), &[bell.peer_end(), bell.peer_end()]).unwrap();
     match next(&sock) {
         Recv::Packet { .. } => match LAST.with(|l| l.get()) {
             Some(0) => "accepted".into(),
