@@ -18,7 +18,7 @@ use rustix::event::{poll, PollFd, PollFlags};
 
 use super::peer::PeerAddr;
 use super::{
-    effective, effective_queue, get_service_max_num_connections, InitAttr, MsgFlags, RecvError,
+    effective, effective_queue, get_service_max_num_connections, stamp_of, InitAttr, MsgFlags, RecvError,
     INIT_FLAG_NONBLOCK, MAX_MSG_SIZE, MAX_QUEUE_SIZE, MAX_SERVICE_NAME_LEN, MIN_MSG_SIZE, MIN_QUEUE_SIZE,
     STAMP, WAIT_SLICE,
 };
@@ -467,6 +467,7 @@ impl Endpoint {
             let is_client = matches!(st.role, Role::Client);
             // The message that was sent first, across peers.
             let mut best: Option<(u64, PeerAddr)> = None;
+            let mut broken: Vec<PeerAddr> = Vec::new();
             let mut reset = false;
             for p in &st.peers {
                 if is_client {
@@ -479,35 +480,52 @@ impl Endpoint {
                         Err(_) => continue,
                     }
                 }
-                let stamp = p.with_channel(|c| {
-                    let slot = c.recv()?;
-                    let b = slot.bytes().filter(|b| b.len() >= STAMP)?;
-                    Some(u64::from_le_bytes(b[..STAMP].try_into().expect("8 bytes")))
-                });
-                if let Some(Some(stamp)) = stamp {
-                    if best.as_ref().is_none_or(|(s, _)| stamp < *s) {
+                // The peer may rewrite a message's header at any time: each look at it checks
+                // what it reads, and the look that takes the message checks it again.
+                let stamp = p.with_channel(|c| c.recv().map(|slot| slot.bytes().and_then(stamp_of)));
+                match stamp {
+                    Some(Some(Some(stamp))) if best.as_ref().is_none_or(|(s, _)| stamp < *s) => {
                         best = Some((stamp, p.clone()));
                     }
+                    Some(Some(None)) => broken.push(p.clone()),
+                    _ => {}
                 }
+            }
+            for p in broken.drain(..) {
+                tracing::error!(target: "doca_sdk", "comm channel: peer {} sent a malformed message: disconnected", p.id());
+                p.hang_up();
             }
             if let Some((_, peer)) = best {
                 let got = peer.with_channel(|c| {
-                    let slot = c.recv().expect("seen above");
-                    let msg = &slot.bytes().expect("checked above")[STAMP..];
+                    let slot = c.recv()?;
+                    let Some(msg) = slot.bytes().and_then(|b| b.get(STAMP..)) else {
+                        return Some(Err(None));
+                    };
                     if msg.len() > buf.len() {
-                        return Err(RecvError { error: Error::TooBig, needed: Some(msg.len()) });
+                        return Some(Err(Some(RecvError { error: Error::TooBig, needed: Some(msg.len()) })));
                     }
                     let n = msg.len();
                     buf[..n].copy_from_slice(msg);
                     slot.consume();
                     c.wake_peer();
-                    Ok(n)
+                    Some(Ok(n))
                 });
-                let Some(got) = got else { continue };
-                let n = got?;
-                peer.count(false, n);
-                peer.set_accepted();
-                return Ok((n, peer));
+                match got.flatten() {
+                    Some(Ok(n)) => {
+                        peer.count(false, n);
+                        peer.set_accepted();
+                        return Ok((n, peer));
+                    }
+                    Some(Err(Some(e))) => return Err(e),
+                    Some(Err(None)) => {
+                        // Rewritten by the peer since the look above.
+                        tracing::error!(target: "doca_sdk", "comm channel: peer {} rewrote a message as it was read: disconnected", peer.id());
+                        peer.hang_up();
+                        continue;
+                    }
+                    // Gone meanwhile: look again.
+                    None => continue,
+                }
             }
             if reset && is_client {
                 return Err(RecvError::from(Error::ConnectionReset));
@@ -657,5 +675,76 @@ impl Drop for Endpoint {
         for p in self.st.get_mut().peers.drain(..) {
             p.hang_up();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use doca_core::{open_device_rep_with_pci, open_device_with_pci, RepFilter};
+
+    use super::*;
+
+    fn retry<T, E: Copy + Into<Error>>(mut f: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+        let end = Instant::now() + Duration::from_secs(20);
+        loop {
+            match f() {
+                Err(e)
+                    if matches!(e.into(), Error::Again | Error::ConnectionInProgress)
+                        && Instant::now() < end =>
+                {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// A peer that writes a message too short to carry its send time (the peer's process
+    /// writes the ring as it likes) is disconnected with a log line: the service neither
+    /// panics nor stays stuck on that message, and the peer's later messages are not taken.
+    #[test]
+    fn a_message_too_short_for_its_stamp_disconnects_that_peer() {
+        let name = format!("short-msg-{}", std::process::id());
+        let dev = open_device_with_pci("03:00.0", None).unwrap();
+        let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
+        let svc = Endpoint::create().unwrap();
+        svc.set_device(&dev).unwrap();
+        svc.set_device_rep(&rep).unwrap();
+        svc.listen(&name).unwrap();
+        let cep = Endpoint::create().unwrap();
+        cep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
+        let peer = cep.connect(&name).unwrap();
+        let mut buf = [0u8; 64];
+        // The service completes the handshake as it polls.
+        retry(|| {
+            svc.update_service_state_info().unwrap();
+            match cep.sendto(b"hello", MsgFlags::NONE, &peer) {
+                Err(Error::NotConnected) => Err(Error::ConnectionInProgress),
+                r => r,
+            }
+        })
+        .unwrap();
+        let (n, _) = retry(|| svc.recvfrom(&mut buf, MsgFlags::NONE).map_err(|e| e.error)).unwrap();
+        assert_eq!(&buf[..n], b"hello");
+
+        // What a hostile client process can write into its ring: 3 bytes, no stamp.
+        let written = peer.with_channel(|c| c.send(KIND_EP_MSG, 3, |b| b.copy_from_slice(&[1, 2, 3])));
+        assert_eq!(written, Some(Ok(true)));
+        cep.sendto(b"after", MsgFlags::NONE, &peer).unwrap();
+        for _ in 0..3 {
+            assert_eq!(svc.recvfrom(&mut buf, MsgFlags::NONE).unwrap_err().error, Error::Again);
+        }
+        svc.update_service_state_info().unwrap();
+        assert_eq!(svc.peer_addr_list().unwrap().len(), 0, "the service forgot that client");
+        let end = Instant::now() + Duration::from_secs(20);
+        let reset = loop {
+            match cep.sendto(b"more", MsgFlags::NONE, &peer) {
+                Err(e) if e != Error::Again || Instant::now() > end => break e,
+                _ => std::thread::sleep(Duration::from_millis(1)),
+            }
+        };
+        assert_eq!(reset, Error::ConnectionReset, "the client learns it was dropped");
     }
 }

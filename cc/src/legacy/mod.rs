@@ -53,6 +53,12 @@ pub const MAX_CONNECTIONS: CapSpec =
 /// Bytes before each message in its slot: the send time, to receive from many clients in
 /// arrival order ([`crate::proto::PeerKind::msg_overhead`]).
 const STAMP: usize = 8;
+
+/// The send time at the front of a message; `None` when the peer wrote a message too short
+/// to carry one.
+fn stamp_of(b: &[u8]) -> Option<u64> {
+    b.first_chunk::<STAMP>().map(|s| u64::from_le_bytes(*s))
+}
 /// How long one blocking wait sleeps before re-checking the connection.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 
