@@ -664,9 +664,10 @@ mod tests {
     /// The peer (here, a hostile producer side writing the completion ring itself) publishes
     /// a record that does not decode: the consumer stops with `CONNECTION_RESET` instead of
     /// logging record after record, and its posted buffer comes back (`SHUTDOWN`).
-    #[test]
-    fn a_malformed_completion_from_the_peer_stops_the_consumer() {
-        let name = format!("malformed-done-{}", std::process::id());
+    /// A server and a client of it on one engine, connected: (engine, server, client, the
+    /// server's connection, the client's).
+    fn connected(tag: &str) -> (Pe, Server, Client, Connection, Connection) {
+        let name = format!("{tag}-{}", std::process::id());
         let dpu = open_device_with_pci("03:00.0", None).unwrap();
         let rep = open_device_rep_with_pci(&dpu, RepFilter::NET, "b1:00.0").unwrap();
         let pe = Pe::create().unwrap();
@@ -684,11 +685,22 @@ mod tests {
         run(&pe, "the client", || client.as_ctx().state() == CtxState::Running);
         let server_conn = server.connections().pop().unwrap();
         let client_conn = client.get_connection().unwrap();
+        (pe, server, client, server_conn, client_conn)
+    }
 
+    /// A started map of `len` bytes of shared memory that producers may write.
+    fn shared_map(len: usize) -> Mmap {
         let map = Mmap::create().unwrap();
-        map.set_memrange(SharedMem::alloc(4096).unwrap()).unwrap();
+        map.set_memrange(SharedMem::alloc(len).unwrap()).unwrap();
         map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE).unwrap();
         map.start().unwrap();
+        map
+    }
+
+    #[test]
+    fn a_malformed_completion_from_the_peer_stops_the_consumer() {
+        let (pe, _server, _client, server_conn, client_conn) = connected("malformed-done");
+        let map = shared_map(4096);
         let consumer = Consumer::create(&server_conn, &map).unwrap();
         pe.connect_ctx(&consumer.as_ctx()).unwrap();
         let failed: Rc<RefCell<Vec<Result<()>>>> = Rc::default();
@@ -745,5 +757,62 @@ mod tests {
             }
             Err(e) => assert_eq!(e, Error::InvalidValue),
         }
+    }
+    /// The completion ring of a consumer is full (a consumer side that posts more buffers
+    /// than it may and reads no completions; here filled by hand while the consumer's engine
+    /// does not run): a send fails with `CONNECTION_ABORTED` before writing anything, and
+    /// the consumer is dropped on this side — where it used to copy the data, use up the post
+    /// and fail with `UNEXPECTED`, again at every send.
+    #[test]
+    fn a_full_completion_ring_fails_the_send_unwritten_and_drops_that_consumer() {
+        let (pe, _server, _client, server_conn, client_conn) = connected("full-done");
+        let map = shared_map(4096);
+        let consumer = Consumer::create(&server_conn, &map).unwrap();
+        let cpe = Pe::create().unwrap();
+        cpe.connect_ctx(&consumer.as_ctx()).unwrap();
+        consumer.task_post_recv_set_conf(|_, _, _| {}, |_, _, _| {}, 2).unwrap();
+        let _ = consumer.as_ctx().start();
+        run(&pe, "the consumer", || {
+            cpe.progress();
+            consumer.as_ctx().state() == CtxState::Running
+        });
+        let inv = Inventory::create(2).unwrap();
+        inv.start().unwrap();
+        let posted = inv.buf_get_at(&map, 0, 4096).unwrap();
+        consumer.task_post_recv_alloc_init(&posted).unwrap().submit().unwrap();
+        let remote = client_conn.fast().remote.lock().get(&consumer.id()).cloned().expect("registered");
+        {
+            let lanes = remote.lanes.lock();
+            let mut pushed = 0;
+            while lanes.done.push_with(KIND_DONE, DONE_LEN, |b| b.fill(0)).unwrap() {
+                pushed += 1;
+            }
+            assert_eq!(pushed, 4, "twice the consumer's tasks");
+        }
+
+        let producer = crate::Producer::create(&client_conn).unwrap();
+        pe.connect_ctx(&producer.as_ctx()).unwrap();
+        let sent: Rc<RefCell<Vec<Result<()>>>> = Rc::default();
+        let (ok, err) = (sent.clone(), sent.clone());
+        producer
+            .task_send_set_conf(
+                move |t: crate::ProducerSendTask, _, _| ok.borrow_mut().push(t.0.status()),
+                move |t: crate::ProducerSendTask, _, _| err.borrow_mut().push(t.0.status()),
+                2,
+            )
+            .unwrap();
+        producer.as_ctx().start().unwrap();
+        let src = Mmap::create().unwrap();
+        src.set_memrange(&b"data"[..]).unwrap();
+        src.start().unwrap();
+        let msg = inv.buf_get_data_at(&src, 0, 4).unwrap();
+        producer.task_send_alloc_init(&msg, consumer.id()).unwrap().submit().unwrap();
+        run(&pe, "the send", || !sent.borrow().is_empty());
+        assert_eq!(*sent.borrow(), vec![Err(Error::ConnectionAborted)]);
+        assert!(!remote.alive.load(Ordering::Acquire), "dropped on the producer's side");
+        let mut head = [0u8; 4];
+        map.access().unwrap().read(0, &mut head).unwrap();
+        assert_eq!(head, [0; 4], "nothing written into the posted buffer");
+        assert!(remote.lanes.lock().post.peek().is_some(), "the post was not used up");
     }
 }

@@ -269,7 +269,9 @@ enum Fault {
     /// The posted buffer has this many free bytes, too few.
     NoRoom(u64),
     Copy(Error),
-    /// The completion ring had no room (it has a slot for every post).
+    /// The completion ring has no room, or is broken: it has a slot for every buffer the
+    /// consumer can post, twice over, so only a consumer side that posts more than it may or
+    /// never reads its completions fills it.
     Ring,
 }
 
@@ -397,7 +399,11 @@ impl ProducerOps {
                 target.id
             ))),
             Err(Fault::Copy(e)) => Step::Done(Err(e)),
-            Err(Fault::Ring) => Step::Done(Err(Error::Unexpected)),
+            Err(Fault::Ring) => {
+                tracing::error!(target: "doca_sdk", "cc producer {}: consumer {}'s completion ring is full or broken (its side posts more buffers than it may, or reads no completions): consumer dropped", self.id, target.id);
+                target.alive.store(false, Ordering::Release);
+                Step::Done(Err(Error::ConnectionAborted))
+            }
         }
     }
 
@@ -425,6 +431,10 @@ impl ProducerOps {
         }
         if len as u64 > post.room {
             return Err(Fault::NoRoom(post.room));
+        }
+        // Checked before anything is written: a send that cannot complete writes nothing.
+        if !lanes.done.has_room() {
+            return Err(Fault::Ring);
         }
         buf.map().copy_to(data, len, &target.mem, post.offset as usize).map_err(Fault::Copy)?;
         slot.consume();
