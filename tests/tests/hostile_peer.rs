@@ -63,6 +63,19 @@ fn registering_more_consumers_than_the_cap_closes_the_connection() {
 }
 
 #[test]
+fn a_consumer_with_more_buffers_than_a_consumer_can_post_closes_the_connection() {
+    let name = unique("big-consumer");
+    let h = harness(&name, true);
+    // Rings sized to match: only the count is wrong (it sizes what this side maps).
+    let slots = doca_cc::caps::MAX_FAST_PATH_TASKS.default + 1;
+    let hostile = Peer::spawn(HOSTILE, &["big-consumer", &name, &slots.to_string()]);
+    assert_eq!(verdict(&h, &hostile), "closed after 0 acks");
+    assert!(h.consumers.borrow().is_empty(), "no new-consumer event");
+    until(&h.pe, "the disconnection event", || h.disconnected.borrow().len() == 1);
+    still_serving(&h, &name);
+}
+
+#[test]
 fn silent_sockets_beyond_the_handshake_cap_are_closed_at_once() {
     let name = unique("silent");
     let h = harness(&name, true);

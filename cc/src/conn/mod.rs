@@ -156,7 +156,10 @@ impl Connection {
                 fast: Registry::new(
                     is_server,
                     sock,
-                    crate::caps::get(dev.as_devinfo(), &crate::caps::MAX_CONSUMERS)?,
+                    (
+                        crate::caps::get(dev.as_devinfo(), &crate::caps::MAX_CONSUMERS)?,
+                        crate::caps::get(dev.as_devinfo(), &crate::caps::MAX_FAST_PATH_TASKS)?,
+                    ),
                 )?,
                 dev,
             }),

@@ -138,12 +138,20 @@ pub(crate) struct Registry {
     pub(crate) counters: Counters,
     /// How many consumers the peer may have registered at once (its own cap per connection).
     max_remote: usize,
+    /// How many buffers one of the peer's consumers may have posted at once (its tasks, at
+    /// most `caps::MAX_FAST_PATH_TASKS`): what its rings are sized by.
+    max_slots: u32,
 }
 
 impl Registry {
     /// The registry of a connection whose socket (duplicated) is `sock` (none for a
-    /// connection that never came up), whose peer may register `max_remote` consumers.
-    pub(crate) fn new(is_server: bool, sock: Option<(OwnedFd, Signal)>, max_remote: u32) -> Result<Registry> {
+    /// connection that never came up), whose peer may register `max_remote` consumers of
+    /// `max_slots` buffers each at most.
+    pub(crate) fn new(
+        is_server: bool,
+        sock: Option<(OwnedFd, Signal)>,
+        (max_remote, max_slots): (u32, u32),
+    ) -> Result<Registry> {
         let (sock, signal) = match sock {
             Some((s, g)) => (Some(s), Some(g)),
             None => (None, None),
@@ -162,6 +170,7 @@ impl Registry {
             consumers: AtomicU32::new(0),
             counters: Counters::default(),
             max_remote: max_remote as usize,
+            max_slots,
         })
     }
 
@@ -202,6 +211,12 @@ impl Registry {
                 let known = self.announced.lock().contains(&id);
                 if !known && self.announced.lock().len() >= self.max_remote {
                     let why = format!("more than {} consumers registered", self.max_remote);
+                    return Some(PeerEvent::Violation(why));
+                }
+                // Its rings are mapped here, sized by its buffer count: a count beyond what
+                // a consumer can post would map as much as the peer likes.
+                if slots == 0 || slots > self.max_slots {
+                    let why = format!("consumer {id} with {slots} buffers (1..={} allowed)", self.max_slots);
                     return Some(PeerEvent::Violation(why));
                 }
                 let rc = match RemoteConsumer::open(id, one_copy, mem_offset, mem_len, slots, fds) {

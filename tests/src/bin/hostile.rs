@@ -131,10 +131,24 @@ fn consumers(name: &str, n: u32) -> String {
     format!("closed after {acks} acks")
 }
 
+/// Announces one consumer of `slots` buffers (its rings sized to match), then waits.
+fn big_consumer(name: &str, slots: u32) -> String {
+    let (sock, _seg, _reply, bell) = handshake(name);
+    let (area, _) = consumer_rings_of(slots);
+    let mem = SharedMem::alloc(4096).unwrap();
+    register_consumer_of(&sock, &bell, 2, &area, &mem, slots);
+    let acks = until_closed(&sock);
+    format!("closed after {acks} acks")
+}
+
 /// A consumer's segment with its two rings initialized (4 posts in flight), and the post
 /// ring's slot count.
 fn consumer_rings() -> (std::sync::Arc<Area>, u32) {
-    let slots = 4;
+    consumer_rings_of(4)
+}
+
+/// [`consumer_rings`] for `slots` posts in flight.
+fn consumer_rings_of(slots: u32) -> (std::sync::Arc<Area>, u32) {
     let (len, done_at) = segment_len(slots).unwrap();
     let area = Area::create("hostile-consumer", len).unwrap();
     let n = ring_slots(slots);
@@ -146,15 +160,27 @@ fn consumer_rings() -> (std::sync::Arc<Area>, u32) {
 /// Announces consumer `id` with `area`'s rings and `mem` as its memory; false when the
 /// server hung up.
 fn register_consumer(sock: &OwnedFd, bell: &Doorbell, id: u32, area: &Area, mem: &SharedMem) -> bool {
+    register_consumer_of(sock, bell, id, area, mem, 4)
+}
+
+/// [`register_consumer`] announcing `slots` buffers.
+fn register_consumer_of(
+    sock: &OwnedFd,
+    bell: &Doorbell,
+    id: u32,
+    area: &Area,
+    mem: &SharedMem,
+    slots: u32,
+) -> bool {
     let region = mem.share().unwrap();
     let ctrl = Ctrl::NewConsumer {
         id,
         one_copy: true,
         mem_offset: region.offset as u64,
         mem_len: region.len as u64,
-        slots: 4,
+        slots,
     };
-    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.as_fd()]).is_ok()
+    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.peer_end()]).is_ok()
 }
 
 fn bad_post(name: &str) -> String {
@@ -238,6 +264,7 @@ fn main() -> ExitCode {
     let out = match arg(0) {
         "ring-tail" => ring_tail(arg(1)),
         "consumers" => consumers(arg(1), arg(2).parse().unwrap()),
+        "big-consumer" => big_consumer(arg(1), arg(2).parse().unwrap()),
         "bad-post" => bad_post(arg(1)),
         "silent" => silent(arg(1), arg(2).parse().unwrap()),
         "bells" => bells(arg(1)),
