@@ -600,13 +600,21 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
             }
         }
         let mut queues = self.queues.borrow_mut();
+        // An empty queue serves the next consumer that needs one: queues never outnumber the
+        // tasks that ever waited at once, however many consumers the peer announces.
         let at = match queues.iter().position(|q| q.consumer == consumer_id) {
             Some(at) => at,
-            None => {
-                let cap = self.pool.capacity() as usize;
-                queues.push(Queue { consumer: consumer_id, tasks: VecDeque::with_capacity(cap) });
-                queues.len() - 1
-            }
+            None => match queues.iter().position(|q| q.tasks.is_empty()) {
+                Some(at) => {
+                    queues[at].consumer = consumer_id;
+                    at
+                }
+                None => {
+                    let cap = self.pool.capacity() as usize;
+                    queues.push(Queue { consumer: consumer_id, tasks: VecDeque::with_capacity(cap) });
+                    queues.len() - 1
+                }
+            },
         };
         queues[at].tasks.push_back(task);
         Ok(())
