@@ -29,8 +29,11 @@ pub fn create_sealed(name: &str, len: usize) -> Result<OwnedFd> {
     Ok(fd)
 }
 
+/// `statfs` type of tmpfs and shmem, where ordinary memfds live.
+const TMPFS_MAGIC: u64 = 0x0102_1994;
+
 /// Checks a memfd received from another process: it must be sealed against shrinking and
-/// growing, and hold `expected` bytes when given. Returns its size. Anything else (not a
+/// growing, be ordinary memory (not huge pages), and hold `expected` bytes when given. Returns its size. Anything else (not a
 /// memfd, unsealed, another size) → `INVALID_VALUE` (the reason at debug level: the caller
 /// logs).
 pub fn check_sealed(fd: impl AsFd, expected: Option<usize>) -> Result<usize> {
@@ -40,6 +43,16 @@ pub fn check_sealed(fd: impl AsFd, expected: Option<usize>) -> Result<usize> {
         return Err(peer_fail!(
             Error::InvalidValue,
             "shared memory from the peer is not sealed against resizing (seals {seals:?}): refused"
+        ));
+    }
+    // Ordinary (shmem) pages only: a hole the peer punches in them reads as zeros, where a
+    // hugetlbfs one could need a huge page the pool no longer has — a SIGBUS here.
+    let fs = rustix::fs::fstatfs(&fd).map_err(|e| peer_fail!(Error::OperatingSystem, "fstatfs: {e}"))?;
+    if fs.f_type as u64 != TMPFS_MAGIC {
+        return Err(peer_fail!(
+            Error::InvalidValue,
+            "shared memory from the peer is not ordinary memfd memory (file system {:#x}): refused",
+            fs.f_type
         ));
     }
     let st = rustix::fs::fstat(&fd).map_err(|e| peer_fail!(Error::OperatingSystem, "fstat: {e}"))?;
@@ -74,5 +87,14 @@ mod tests {
         let (pipe, _w) = rustix::pipe::pipe().unwrap();
         assert_eq!(check_sealed(&pipe, None), Err(Error::InvalidValue), "not a memfd");
         assert_eq!(create_sealed("huge", usize::MAX).unwrap_err(), Error::NoMemory);
+        // Sealed huge pages (where the kernel offers them): refused.
+        let flags = MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING | MemfdFlags::HUGETLB;
+        if let Ok(huge) = rustix::fs::memfd_create("huge-test", flags) {
+            if rustix::fs::ftruncate(&huge, 2 << 20).is_ok()
+                && rustix::fs::fcntl_add_seals(&huge, SEALS).is_ok()
+            {
+                assert_eq!(check_sealed(&huge, None), Err(Error::InvalidValue), "huge pages");
+            }
+        }
     }
 }
