@@ -688,6 +688,28 @@ mod tests {
         (pe, server, client, server_conn, client_conn)
     }
 
+    /// A started producer of `tasks` send tasks on `conn`, and the statuses its sends
+    /// complete with, in order.
+    fn recording_producer(
+        pe: &Pe,
+        conn: &Connection,
+        tasks: u32,
+    ) -> (crate::Producer, Rc<RefCell<Vec<Result<()>>>>) {
+        let producer = crate::Producer::create(conn).unwrap();
+        pe.connect_ctx(&producer.as_ctx()).unwrap();
+        let sent: Rc<RefCell<Vec<Result<()>>>> = Rc::default();
+        let (ok, err) = (sent.clone(), sent.clone());
+        producer
+            .task_send_set_conf(
+                move |t: crate::ProducerSendTask, _, _| ok.borrow_mut().push(t.0.status()),
+                move |t: crate::ProducerSendTask, _, _| err.borrow_mut().push(t.0.status()),
+                tasks,
+            )
+            .unwrap();
+        producer.as_ctx().start().unwrap();
+        (producer, sent)
+    }
+
     /// A started map of `len` bytes of shared memory that producers may write.
     fn shared_map(len: usize) -> Mmap {
         let map = Mmap::create().unwrap();
@@ -730,18 +752,7 @@ mod tests {
 
         // Withdrawn from the peer: a well-behaved producer there cannot fill the buffer the
         // application got back (the post is still in the ring); its send fails.
-        let producer = crate::Producer::create(&client_conn).unwrap();
-        pe.connect_ctx(&producer.as_ctx()).unwrap();
-        let sent: Rc<RefCell<Vec<Result<()>>>> = Rc::default();
-        let (ok, err) = (sent.clone(), sent.clone());
-        producer
-            .task_send_set_conf(
-                move |t: crate::ProducerSendTask, _, _| ok.borrow_mut().push(t.0.status()),
-                move |t: crate::ProducerSendTask, _, _| err.borrow_mut().push(t.0.status()),
-                1,
-            )
-            .unwrap();
-        producer.as_ctx().start().unwrap();
+        let (producer, sent) = recording_producer(&pe, &client_conn, 1);
         let src = Mmap::create().unwrap();
         src.set_memrange(&b"late"[..]).unwrap();
         src.start().unwrap();
@@ -790,18 +801,7 @@ mod tests {
             assert_eq!(pushed, 4, "twice the consumer's tasks");
         }
 
-        let producer = crate::Producer::create(&client_conn).unwrap();
-        pe.connect_ctx(&producer.as_ctx()).unwrap();
-        let sent: Rc<RefCell<Vec<Result<()>>>> = Rc::default();
-        let (ok, err) = (sent.clone(), sent.clone());
-        producer
-            .task_send_set_conf(
-                move |t: crate::ProducerSendTask, _, _| ok.borrow_mut().push(t.0.status()),
-                move |t: crate::ProducerSendTask, _, _| err.borrow_mut().push(t.0.status()),
-                2,
-            )
-            .unwrap();
-        producer.as_ctx().start().unwrap();
+        let (producer, sent) = recording_producer(&pe, &client_conn, 2);
         let src = Mmap::create().unwrap();
         src.set_memrange(&b"data"[..]).unwrap();
         src.start().unwrap();
