@@ -76,7 +76,15 @@ pub(crate) struct Segment {
     borrows: Arc<Borrows>,
     /// Counted in `borrows.views`: bytes can be borrowed through this mapping.
     view: bool,
+    /// Received from elsewhere: counted in [`FROM_ELSEWHERE`].
+    received: bool,
 }
+
+/// Bytes of segments received from other processes mapped at one time, at most
+/// [`FROM_ELSEWHERE_MAX`]: a peer could otherwise hand over sparse memfds until this
+/// process's address space is gone (every allocation after that would abort it).
+static FROM_ELSEWHERE: AtomicUsize = AtomicUsize::new(0);
+const FROM_ELSEWHERE_MAX: usize = 16 << 40;
 
 // SAFETY: the mapping is plain shared memory with no thread affinity; concurrent access to
 // the data bytes is governed by the callers (see the module and `Region` docs) and the
@@ -118,7 +126,24 @@ impl Segment {
         if map_len < page * 2 || map_len % page != 0 {
             return Err(peer_fail!(Error::NotFound, "not a doca-emu shared memory segment (size {map_len})"));
         }
-        let seg = Segment::map(fd, map_len, 0, view)?;
+        let reserved = FROM_ELSEWHERE.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+            used.checked_add(map_len).filter(|&n| n <= FROM_ELSEWHERE_MAX)
+        });
+        if reserved.is_err() {
+            return Err(peer_fail!(
+                Error::NoMemory,
+                "shared memory of {map_len} bytes from elsewhere: this process maps {} bytes of others' memory already (at most {FROM_ELSEWHERE_MAX})",
+                FROM_ELSEWHERE.load(Ordering::Relaxed)
+            ));
+        }
+        let mut seg = match Segment::map(fd, map_len, 0, view) {
+            Ok(seg) => seg,
+            Err(e) => {
+                FROM_ELSEWHERE.fetch_sub(map_len, Ordering::Relaxed);
+                return Err(e);
+            }
+        };
+        seg.received = true; // given back when `seg` drops, on every path from here
         if seg.header().magic.load(Ordering::Acquire) != MAGIC {
             return Err(peer_fail!(Error::NotFound, "not a doca-emu shared memory segment (bad magic)"));
         }
@@ -126,7 +151,6 @@ impl Segment {
         if data_len == 0 || data_len > map_len - page {
             return Err(peer_fail!(Error::NotFound, "corrupt doca-emu shared memory segment header"));
         }
-        let mut seg = seg;
         seg.data_len = data_len;
         Ok(seg)
     }
@@ -194,7 +218,7 @@ impl Segment {
         if view {
             borrows.add_view();
         }
-        Ok(Segment { fd, base, map_len, data_len, borrows, view })
+        Ok(Segment { fd, base, map_len, data_len, borrows, view, received: false })
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -262,6 +286,9 @@ impl Drop for Segment {
         // SAFETY: `base..base+map_len` is the mapping made in `map` and nothing borrows it any
         // more: every borrow of its bytes is tied to `&self`.
         let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.map_len) };
+        if self.received {
+            FROM_ELSEWHERE.fetch_sub(self.map_len, Ordering::Relaxed);
+        }
     }
 }
 
@@ -779,6 +806,18 @@ impl Drop for BytesMut<'_> {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
+
+    /// A peer hands over a (sparse) segment bigger than what this process may map of others'
+    /// memory: refused with `NO_MEMORY` before it is mapped; one within it is counted.
+    #[test]
+    fn memory_from_elsewhere_beyond_the_budget_is_refused_unmapped() {
+        let huge = create_sealed("budget-test", FROM_ELSEWHERE_MAX + 2 * page_size()).unwrap();
+        assert_eq!(Segment::open(huge, false).err(), Some(Error::NoMemory));
+        let mine = Segment::create(4096).unwrap();
+        let fd = mine.fd.try_clone().unwrap();
+        let theirs = Segment::open(fd, false).unwrap();
+        assert!(FROM_ELSEWHERE.load(Ordering::Relaxed) >= theirs.map_len);
+    }
 
     /// Copies into memory that only a copy-only mapping (`RemoteMem`) reaches take no lock. A
     /// mapping that can borrow, opened meanwhile (an import of the same memory), waits for
