@@ -1,5 +1,5 @@
-//! Kernel objects for sleeping: doorbells (a Unix socket pair between processes, an eventfd
-//! within one), timers (timerfd), and epoll sets with the watches that register file
+//! Kernel objects for sleeping: doorbells (Unix datagram sockets between processes, an
+//! eventfd within one), timers (timerfd), and epoll sets with the watches that register file
 //! descriptors in them.
 //!
 //! The busy path never touches these: a side rings a doorbell only when the other side has
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{epoll, eventfd, EventfdFlags};
 use rustix::io::Errno;
-use rustix::net::{socketpair, AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
+use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketFlags, SocketType};
 use rustix::time::{
     timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
 };
@@ -30,39 +30,52 @@ pub(crate) fn os_error(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
 }
 
-/// A doorbell between processes: one end of a Unix stream socket pair, readable until
-/// drained once the other end — the end a peer gets ([`Doorbell::peer_end`]) — rings it.
-/// `Send + Sync`.
+/// A doorbell between processes: a Unix datagram socket, readable until drained once a
+/// datagram reaches it. Each peer gets a socket of its own connected to it
+/// ([`Doorbell::ringer`]) and rings with `send(MSG_DONTWAIT)`. `Send + Sync`.
 ///
-/// Why not an eventfd: an eventfd is one open file, shared whole with the peer that holds it,
-/// file status flags included. A hostile peer could fill its counter and clear `O_NONBLOCK`
-/// again between this side's check of the flag and its `write`, which then blocks for ever.
-/// A socket is rung with `send(MSG_DONTWAIT)`, non-blocking by the call itself whatever the
-/// peer does to the flags: a full socket buffer means the doorbell is already ringing.
+/// Why so: an eventfd is one open file, shared whole with the peer that holds it, file status
+/// flags included — a hostile peer could fill its counter and clear `O_NONBLOCK` between this
+/// side's check and its `write` (or drain it and make this side's `read` block), hanging the
+/// thread. A stream socket pair would not do either: a peer that shuts its end down leaves
+/// this end readable for ever (the sleeper would spin), and one shared ringing end would let
+/// one peer silence the others' rings. Here a send never blocks whatever the peer does to a
+/// socket (a full queue means the doorbell is ringing already), this side's socket is its
+/// own, and what a peer does to its ringing socket touches that socket only. The address is
+/// abstract (nothing on disk): another process that finds it can only wake this side for
+/// nothing.
 #[derive(Debug)]
 pub struct Doorbell {
-    /// The end that becomes readable (watched, drained); for a peer's doorbell, the end this
-    /// side rings.
+    /// A doorbell of this process: the socket that becomes readable (watched, drained); a
+    /// peer's: the socket this side rings it with.
     fd: OwnedFd,
-    /// For a doorbell of this process, the end that rings it: what a peer is given.
-    ring_end: Option<OwnedFd>,
+    /// A doorbell of this process: its address, which ringing sockets are connected to
+    /// (boxed: a peer's doorbell, kept in every channel, has none).
+    addr: Option<Box<SocketAddrUnix>>,
 }
 
 impl Doorbell {
-    /// A new, silent doorbell (non-blocking, close-on-exec).
+    /// A new, silent doorbell (non-blocking, close-on-exec), at an abstract address of its
+    /// own.
     pub fn new() -> Result<Self> {
-        let (fd, ring_end) = socketpair(
-            AddressFamily::UNIX,
-            SocketType::STREAM,
-            SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
-            None,
-        )
-        .map_err(|e| os_error("socketpair", e))?;
-        Ok(Doorbell { fd, ring_end: Some(ring_end) })
+        let fd = dgram_socket()?;
+        for _ in 0..8 {
+            let mut id = [0u8; 8];
+            let _ = rustix::rand::getrandom(&mut id, rustix::rand::GetRandomFlags::empty());
+            let name = format!("doca-emu-bell/{}/{:016x}", std::process::id(), u64::from_ne_bytes(id));
+            let addr = SocketAddrUnix::new_abstract_name(name.as_bytes())
+                .map_err(|e| os_error("bell address", e))?;
+            match rustix::net::bind(&fd, &addr) {
+                Ok(()) => return Ok(Doorbell { fd, addr: Some(Box::new(addr)) }),
+                Err(Errno::ADDRINUSE) => continue,
+                Err(e) => return Err(os_error("bind a doorbell", e)),
+            }
+        }
+        Err(fail!(Error::OperatingSystem, "no free doorbell address after 8 tries"))
     }
 
-    /// Wraps the ringing end of a peer's doorbell, received from its process: it must be a
-    /// Unix socket (`INVALID_VALUE` for an eventfd, a pipe, a file, another kind of socket…).
+    /// Wraps a socket a peer gave to ring its doorbell with: it must be a Unix socket
+    /// (`INVALID_VALUE` for an eventfd, a pipe, a file, another kind of socket…).
     pub fn from_peer(fd: OwnedFd) -> Result<Self> {
         if !matches!(rustix::net::sockopt::socket_domain(&fd), Ok(AddressFamily::UNIX)) {
             return Err(crate::peer_fail!(
@@ -71,45 +84,60 @@ impl Doorbell {
                 fd.as_raw_fd()
             ));
         }
-        Ok(Doorbell { fd, ring_end: None })
+        Ok(Doorbell { fd, addr: None })
     }
 
-    /// The end to hand to the peer that rings this doorbell (for a peer's doorbell, the end
-    /// this side rings).
-    pub fn peer_end(&self) -> BorrowedFd<'_> {
-        self.ring_end.as_ref().unwrap_or(&self.fd).as_fd()
+    /// A socket that rings this doorbell, to hand to one peer (every peer gets its own: what
+    /// one does to it — shutting it down, closing it — silences that peer only).
+    /// `INVALID_VALUE` on a peer's doorbell.
+    pub fn ringer(&self) -> Result<OwnedFd> {
+        let Some(addr) = &self.addr else {
+            return Err(fail!(Error::InvalidValue, "a peer's doorbell has no ringer to give"));
+        };
+        let fd = dgram_socket()?;
+        rustix::net::connect(&fd, &**addr).map_err(|e| os_error("connect a doorbell ringer", e))?;
+        Ok(fd)
     }
 
-    /// Makes the doorbell readable: one `send` that never blocks (a full buffer means it is
-    /// ringing already; a peer that closed its end is not there to wake).
+    /// Makes the doorbell readable: one `send` that never blocks (a full queue means it is
+    /// ringing already; a peer that went away is not there to wake).
     pub fn ring(&self) {
-        let _ = rustix::net::send(self.peer_end(), &[1], SendFlags::DONTWAIT | SendFlags::NOSIGNAL);
+        let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
+        let _ = match &self.addr {
+            Some(addr) => rustix::net::sendto(&self.fd, &[1], flags, &**addr),
+            None => rustix::net::send(&self.fd, &[1], flags),
+        };
     }
 
-    /// Silences the doorbell; returns whether it was ringing. One `recv` (non-blocking by
-    /// itself: nobody else holds this end), a few more only while it comes back full,
-    /// whatever the peer keeps sending (what is left keeps it readable: a spurious wake-up).
+    /// Silences the doorbell; returns whether it was ringing. A few `recv` calls at most,
+    /// whatever peers keep sending (what is left keeps it readable: a spurious wake-up).
     pub fn drain(&self) -> bool {
-        let mut buf = [0u8; 64];
+        let mut buf = [0u8; 8];
         let mut rang = false;
-        for _ in 0..4 {
+        for _ in 0..8 {
             match rustix::net::recv(&self.fd, &mut buf, RecvFlags::DONTWAIT) {
-                Ok((n, _)) if n > 0 => {
-                    rang = true;
-                    if n < buf.len() {
-                        break;
-                    }
-                }
-                _ => break,
+                Ok(_) => rang = true,
+                Err(_) => break,
             }
         }
         rang
     }
 }
 
+/// A non-blocking, close-on-exec Unix datagram socket.
+fn dgram_socket() -> Result<OwnedFd> {
+    rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::DGRAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        None,
+    )
+    .map_err(|e| os_error("socket", e))
+}
+
 impl AsFd for Doorbell {
-    /// The end that becomes readable: what to watch (never what to give the peer: see
-    /// [`Doorbell::peer_end`]).
+    /// The socket that becomes readable: what to watch (a peer is given a
+    /// [`Doorbell::ringer`] instead).
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
@@ -370,15 +398,15 @@ mod tests {
         let udp = rustix::net::socket(AddressFamily::INET, SocketType::DGRAM, None).unwrap();
         assert_eq!(Doorbell::from_peer(udp).unwrap_err(), Error::InvalidValue, "an IP socket");
 
-        // The peer's doorbell, and the end of it that this side gets.
+        // The peer's doorbell, and the socket of it that this side gets.
         let theirs = Doorbell::new().unwrap();
-        let mine = Doorbell::from_peer(theirs.peer_end().try_clone_to_owned().unwrap()).unwrap();
+        let mine = Doorbell::from_peer(theirs.ringer().unwrap()).unwrap();
         mine.ring();
         assert!(theirs.drain());
         assert!(!theirs.drain(), "silent once drained");
-        // A hostile peer never drains and keeps making the end it gave us blocking (the file
+        // A hostile peer never drains and keeps making the socket it gave us blocking (file
         // status flags are shared): ringing still returns, every time.
-        let shared = theirs.peer_end().try_clone_to_owned().unwrap();
+        let shared = mine.as_fd().try_clone_to_owned().unwrap();
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let st = stop.clone();
         let meddler = std::thread::spawn(move || {
@@ -392,6 +420,25 @@ mod tests {
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         meddler.join().unwrap();
         assert!(theirs.drain(), "it was ringing all along");
+        while theirs.drain() {}
+    }
+
+    /// A peer that shuts down (or closes) the socket it was given to ring this side's
+    /// doorbell silences itself only: the doorbell does not stay readable (a sleeper would
+    /// spin), and another peer's rings still arrive.
+    #[test]
+    fn a_peer_shutting_its_ringer_down_touches_no_one_else() {
+        let set = EpollSet::new().unwrap();
+        let bell = set.watch(Doorbell::new().unwrap(), 1).unwrap();
+        let hostile = bell.ringer().unwrap();
+        let honest = Doorbell::from_peer(bell.ringer().unwrap()).unwrap();
+        rustix::net::shutdown(&hostile, rustix::net::Shutdown::Both).unwrap();
+        drop(hostile);
+        assert!(!set.wait(Some(Duration::from_millis(50))).unwrap(), "not readable for nothing");
+        honest.ring();
+        assert!(set.wait(Some(Duration::from_secs(5))).unwrap());
+        assert!(bell.drain());
+        assert!(!set.wait(Some(Duration::ZERO)).unwrap());
     }
 
     #[test]

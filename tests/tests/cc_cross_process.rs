@@ -170,6 +170,7 @@ fn garbage_truncated_and_foreign_handshakes_are_dropped_and_the_server_keeps_ser
     let h = harness(&name, true);
     let path = service_path_of(&name);
     let bell = doca_core::notify::Doorbell::new().unwrap();
+    let ring = bell.ringer().unwrap();
     let good = proto::Hello {
         kind: proto::PeerKind::Client,
         max_msg_size: 4080,
@@ -188,7 +189,7 @@ fn garbage_truncated_and_foreign_handshakes_are_dropped_and_the_server_keeps_ser
     ];
     for (what, bytes, with_fd) in cases {
         let sock = transport::connect(&path).unwrap().expect("server listening");
-        let fds = if with_fd { vec![bell.peer_end(), bell.peer_end()] } else { vec![] };
+        let fds = if with_fd { vec![ring.as_fd(), ring.as_fd()] } else { vec![] };
         transport::send(sock.as_fd(), &bytes, &fds).unwrap();
         let mut buf = [0u8; 128];
         let mut closed = false;
@@ -245,6 +246,7 @@ fn a_server_process_logs_why_it_dropped_a_socket() {
     assert_eq!(server.line(), "running");
     let path = service_path_of(&name);
     let bell = doca_core::notify::Doorbell::new().unwrap();
+    let ring = bell.ringer().unwrap();
     let mut other_version = proto::Hello {
         kind: proto::PeerKind::Client,
         max_msg_size: 4080,
@@ -256,7 +258,7 @@ fn a_server_process_logs_why_it_dropped_a_socket() {
     other_version[8] = 99;
     for bytes in [b"garbage".to_vec(), other_version] {
         let sock = transport::connect(&path).unwrap().expect("listening");
-        transport::send(sock.as_fd(), &bytes, &[bell.peer_end(), bell.peer_end()]).unwrap();
+        transport::send(sock.as_fd(), &bytes, &[ring.as_fd(), ring.as_fd()]).unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut buf = [0u8; 128];
         while !matches!(transport::recv(sock.as_fd(), &mut buf).unwrap(), transport::Recv::Closed) {

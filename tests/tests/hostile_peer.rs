@@ -140,12 +140,13 @@ fn garbage_handshakes(name: &str, n: usize) {
     let pci = doca_core::PciAddr::parse("b1:00.0").unwrap();
     let path = transport::service_path("cc", pci, name).unwrap();
     let bell = doca_core::notify::Doorbell::new().unwrap();
+    let ring = bell.ringer().unwrap();
     use std::os::fd::AsFd;
     let mut sent = 0;
     while sent < n {
         match transport::connect(&path) {
             Ok(Some(sock)) => {
-                match transport::send(sock.as_fd(), b"not a handshake", &[bell.peer_end(), bell.peer_end()]) {
+                match transport::send(sock.as_fd(), b"not a handshake", &[ring.as_fd(), ring.as_fd()]) {
                     // Reset: the server already dropped this socket (a flood past its cap of
                     // pending handshakes is refused at once) — as good as read.
                     Ok(()) | Err(Error::ConnectionReset) => sent += 1,

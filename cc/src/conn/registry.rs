@@ -234,7 +234,9 @@ impl Registry {
                         self.retire(&mut retired, old);
                     }
                 }
-                if let Err(e) = self.send(&Ctrl::ConsumerAck { id }, &[self.bell.peer_end()]) {
+                let acked =
+                    self.bell.ringer().and_then(|r| self.send(&Ctrl::ConsumerAck { id }, &[r.as_fd()]));
+                if let Err(e) = acked {
                     tracing::debug!(target: "doca_sdk", "cannot acknowledge consumer {id}: {e}");
                 }
                 // A consumer that starts again after a stop is the same consumer: no new event.

@@ -7,7 +7,7 @@
 //! client, dies) the client leaves Running.
 
 use std::cell::RefCell;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
 use doca_core::notify::Watched;
@@ -86,8 +86,8 @@ impl ClientState {
         };
         let pci = hello.function;
         let started = side
-            .with_bells(|bells| Dialing::start("cc", pci, hello, bells, now))
-            .and_then(|r| r)
+            .ringers()
+            .and_then(|[bell, room]| Dialing::start("cc", pci, hello, [bell.as_fd(), room.as_fd()], now))
             .and_then(|d| match d {
                 Some(d) => Ok(Some(d.watched(&side.ctrl()?, token::PENDING)?)),
                 None => Ok(None),

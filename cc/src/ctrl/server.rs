@@ -83,7 +83,7 @@ impl ServerState {
             }
             let Ok(ctrl) = side.ctrl() else { return false };
             let live = side.num_links();
-            let _ = side.with_bells(|bells| acceptor.poll(side, &ctrl, now, live, bells, &mut incoming));
+            acceptor.poll(side, &ctrl, now, live, &|| side.ringers(), &mut incoming);
         }
         let any = !incoming.is_empty();
         for inc in incoming {

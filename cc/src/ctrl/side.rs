@@ -12,7 +12,7 @@
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::rc::{Rc, Weak};
 use std::time::Instant;
 
@@ -211,10 +211,11 @@ impl Side {
         }
     }
 
-    /// Runs `f` with this side's doorbell, given to peers for both "messages" and "room".
-    pub(crate) fn with_bells<R>(&self, f: impl FnOnce([BorrowedFd<'_>; 2]) -> R) -> Result<R> {
+    /// Two sockets that ring this side's doorbell, for one peer's "messages" and "room" (each
+    /// peer gets its own: see `Doorbell::ringer`). `BAD_STATE` before the first start.
+    pub(crate) fn ringers(&self) -> Result<[OwnedFd; 2]> {
         match self.res.borrow().as_ref() {
-            Some(r) => Ok(f([r.bell.peer_end(), r.bell.peer_end()])),
+            Some(r) => Ok([r.bell.ringer()?, r.bell.ringer()?]),
             None => Err(fail!(Error::BadState, "{self}: not started")),
         }
     }

@@ -499,7 +499,10 @@ impl CtxOps for ConsumerOps {
             mem_len: region.len as u64,
             slots,
         };
-        if let Err(e) = self.conn.fast().send(&ctrl, &[area.as_fd(), region.fd.as_fd(), bell.peer_end()]) {
+        let announced = bell.ringer().and_then(|ringer| {
+            self.conn.fast().send(&ctrl, &[area.as_fd(), region.fd.as_fd(), ringer.as_fd()])
+        });
+        if let Err(e) = announced {
             self.conn.fast().local.lock().remove(&self.id);
             return Err(fail!(e, "cc consumer {}: cannot announce itself to the peer", self.id));
         }

@@ -330,8 +330,10 @@ impl Endpoint {
             function: pci,
             name: name.to_string(),
         };
-        let bells = [self.rx_bell.peer_end(), self.tx_bell.peer_end()];
-        let Some(dialing) = Dialing::start("ep", pci, hello, bells, Instant::now())? else {
+        // Sockets that ring this side's doorbells, for this service alone.
+        let (rx, tx) = (self.rx_bell.ringer()?, self.tx_bell.ringer()?);
+        let Some(dialing) = Dialing::start("ep", pci, hello, [rx.as_fd(), tx.as_fd()], Instant::now())?
+        else {
             bail!(Error::ConnectionAborted, "comm channel connect: no service {name:?} listens for {dev:?}");
         };
         let id = st.next_id;
@@ -372,8 +374,8 @@ impl Endpoint {
         if let Some(acceptor) = st.acceptor.as_mut() {
             let now = now.get();
             if acceptor_ready || acceptor.next_deadline().is_some_and(|d| d <= now) {
-                let bells = [self.rx_bell.peer_end(), self.tx_bell.peer_end()];
-                acceptor.poll(&who, &self.ctrl, now, live, bells, &mut incoming);
+                let ringers = || Ok([self.rx_bell.ringer()?, self.tx_bell.ringer()?]);
+                acceptor.poll(&who, &self.ctrl, now, live, &ringers, &mut incoming);
             }
         }
         for inc in incoming {

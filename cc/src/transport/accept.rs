@@ -8,7 +8,7 @@
 //! handshake goes through [`serve`] and ends as an [`Incoming`] for the owner.
 
 use std::fmt::Display;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,7 @@ use doca_core::{Error, PciAddr, Result};
 use slab::Slab;
 
 use super::channel::Channel;
-use super::setup::{serve, Served};
+use super::setup::{serve, Ringers, Served};
 use super::throttle::{held_back, Throttle};
 use super::{peer_pid, token, Listener};
 use crate::proto::handshake::{Accepted, Limits, HELLO_DEADLINE, MAX_HANDSHAKES};
@@ -126,15 +126,16 @@ impl Acceptor {
     }
 
     /// Accepts what waits on the listener, reads every Hello that arrived, and drops
-    /// handshakes past their deadline. `live` connections exist already; `bells` are this
-    /// side's doorbells (messages; room) for new clients. Results go to `out`.
+    /// handshakes past their deadline. `live` connections exist already; `ringers` makes the
+    /// sockets that ring this side's doorbells (messages; room) for each new client. Results
+    /// go to `out`.
     pub fn poll(
         &mut self,
         who: &dyn Display,
         set: &EpollSet,
         now: Instant,
         live: usize,
-        bells: [BorrowedFd<'_>; 2],
+        ringers: Ringers<'_>,
         out: &mut Vec<Incoming>,
     ) {
         self.accept_all(who, set, now);
@@ -142,7 +143,7 @@ impl Acceptor {
         let keys: Vec<usize> = self.pending.iter().map(|(k, _)| k).collect();
         for key in keys {
             let p = &self.pending[key];
-            match serve(who, p.sock.as_fd(), p.pid, &self.limits, live, p.id, bells) {
+            match serve(who, p.sock.as_fd(), p.pid, &self.limits, live, p.id, ringers) {
                 Served::Waiting => {
                     if p.state.handshake_expired(now, HELLO_DEADLINE) {
                         let mut p = self.pending.remove(key);
@@ -273,15 +274,15 @@ mod tests {
         let mut acceptor = Acceptor::listen(&set, "test", l.clone()).unwrap();
         let silent = connect_service("test", l.function, &name).unwrap().expect("listening");
         let bell = Doorbell::new().unwrap();
-        let bells = [bell.peer_end(), bell.peer_end()];
+        let bells = || Ok([bell.ringer()?, bell.ringer()?]);
         let t0 = Instant::now();
         let mut out = Vec::new();
-        acceptor.poll(&"test", &set, t0, 0, bells, &mut out);
+        acceptor.poll(&"test", &set, t0, 0, &bells, &mut out);
         assert_eq!(acceptor.num_pending(), 1);
         assert_eq!(acceptor.next_deadline(), Some(t0 + HELLO_DEADLINE));
-        acceptor.poll(&"test", &set, t0 + HELLO_DEADLINE - Duration::from_millis(1), 0, bells, &mut out);
+        acceptor.poll(&"test", &set, t0 + HELLO_DEADLINE - Duration::from_millis(1), 0, &bells, &mut out);
         assert_eq!(acceptor.num_pending(), 1, "still within its deadline");
-        acceptor.poll(&"test", &set, t0 + HELLO_DEADLINE, 0, bells, &mut out);
+        acceptor.poll(&"test", &set, t0 + HELLO_DEADLINE, 0, &bells, &mut out);
         assert_eq!(acceptor.num_pending(), 0, "dropped at the deadline");
         assert!(out.is_empty(), "a silent socket is not reported as a failed connection");
         let mut buf = [0u8; 16];

@@ -122,9 +122,10 @@ mod tests {
     fn a_silent_server_fails_the_handshake_exactly_at_its_deadline() {
         let (ours, _server) = socketpair().unwrap();
         let bell = Doorbell::new().unwrap();
+        let ring = bell.ringer().unwrap();
         let t0 = Instant::now();
         let deadline = Duration::from_secs(5);
-        let mut d = Dialing::on(ours, hello(), [bell.peer_end(), bell.peer_end()], t0).unwrap();
+        let mut d = Dialing::on(ours, hello(), [ring.as_fd(), ring.as_fd()], t0).unwrap();
         for late in [Duration::ZERO, Duration::from_millis(4999)] {
             d = match d.poll(t0 + late, deadline) {
                 Err(still) => still,
@@ -138,8 +139,9 @@ mod tests {
     fn a_server_that_hangs_up_fails_the_attempt() {
         let (ours, server) = socketpair().unwrap();
         let bell = Doorbell::new().unwrap();
+        let ring = bell.ringer().unwrap();
         let now = Instant::now();
-        let d = Dialing::on(ours, hello(), [bell.peer_end(), bell.peer_end()], now).unwrap();
+        let d = Dialing::on(ours, hello(), [ring.as_fd(), ring.as_fd()], now).unwrap();
         drop(server);
         assert!(matches!(
             d.poll(now, Duration::from_secs(5)),

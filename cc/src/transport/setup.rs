@@ -37,7 +37,8 @@ pub enum Served {
 
 /// Server side: reads the Hello waiting on `sock` (from process `pid`), decides with
 /// `limits` while `live` connections exist, and on acceptance creates connection `id`,
-/// giving the client this side's doorbells `bells` (messages; room).
+/// giving the client sockets that ring this side's doorbells (messages; room), made for it
+/// by `ringers` (each client its own: see `Doorbell::ringer`).
 pub fn serve(
     who: &dyn Display,
     sock: BorrowedFd<'_>,
@@ -45,7 +46,7 @@ pub fn serve(
     limits: &Limits,
     live: usize,
     id: u64,
-    bells: [BorrowedFd<'_>; 2],
+    ringers: Ringers<'_>,
 ) -> Served {
     let mut buf = [0u8; PACKET];
     let (len, truncated, fds) = match recv(sock, &mut buf) {
@@ -78,7 +79,18 @@ pub fn serve(
         Err(e) => return fail(e, format!("cannot create the connection's shared memory: {e}")),
     };
     let reply = accepted.layout.reply(id, accepted.max_msg_size);
-    if let Err(e) = send(sock, &reply.encode(), &[area.as_fd(), bells[0], bells[1]]) {
+    let bells = match ringers() {
+        Ok(bells) => bells,
+        Err(e) => {
+            return refused(Refusal {
+                code: e,
+                answer: false,
+                report: true,
+                why: format!("doorbell ringers: {e}"),
+            })
+        }
+    };
+    if let Err(e) = send(sock, &reply.encode(), &[area.as_fd(), bells[0].as_fd(), bells[1].as_fd()]) {
         return fail(e, format!("cannot answer the handshake: {e}"));
     }
     Served::Up(Box::new((Channel::new(tx, rx, peer_bell, peer_room_bell), accepted)))
@@ -95,6 +107,9 @@ fn map_new(layout: &SegmentLayout) -> Result<(Ring, Ring, std::sync::Arc<Area>)>
     let tx = Ring::attach(&area, s2c.offset, s2c.nslots, s2c.payload, End::Producer)?;
     Ok((rx, tx, area))
 }
+
+/// Makes, for one client, the two sockets that ring this side's doorbells (messages; room).
+pub type Ringers<'a> = &'a dyn Fn() -> Result<[OwnedFd; 2]>;
 
 /// Client side: sends `hello` on a connected socket with this side's doorbells (messages;
 /// room).
@@ -203,11 +218,12 @@ mod tests {
     fn a_handshake_over_a_socketpair_gives_two_ends_of_one_channel() {
         let (client_sock, server_sock) = socketpair().unwrap();
         let (cb, sb) = (Doorbell::new().unwrap(), Doorbell::new().unwrap());
+        let cring = cb.ringer().unwrap();
         let h = hello();
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Waiting));
-        send_hello(client_sock.as_fd(), &h, [cb.peer_end(), cb.peer_end()]).unwrap();
+        send_hello(client_sock.as_fd(), &h, [cring.as_fd(), cring.as_fd()]).unwrap();
         let served =
-            serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 42, [sb.peer_end(), sb.peer_end()]);
+            serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 42, &|| Ok([sb.ringer()?, sb.ringer()?]));
         let Served::Up(up) = served else { panic!("refused") };
         let (server, accepted) = *up;
         assert_eq!(accepted.layout.s2c.nslots, 2);
@@ -236,13 +252,14 @@ mod tests {
     fn a_segment_that_is_not_sealed_against_resizing_is_refused() {
         let (client_sock, server_sock) = socketpair().unwrap();
         let bell = Doorbell::new().unwrap();
+        let ring = bell.ringer().unwrap();
         let h = hello();
-        send_hello(client_sock.as_fd(), &h, [bell.peer_end(), bell.peer_end()]).unwrap();
+        send_hello(client_sock.as_fd(), &h, [ring.as_fd(), ring.as_fd()]).unwrap();
         let accepted = handshake::accept(&h.encode(), false, 2, &limits(), 0).unwrap();
         let unsealed = rustix::fs::memfd_create("hostile", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
         rustix::fs::ftruncate(&unsealed, accepted.layout.len as u64).unwrap();
         let reply = accepted.layout.reply(1, accepted.max_msg_size).encode();
-        send(server_sock.as_fd(), &reply, &[unsealed.as_fd(), bell.peer_end(), bell.peer_end()]).unwrap();
+        send(server_sock.as_fd(), &reply, &[unsealed.as_fd(), ring.as_fd(), ring.as_fd()]).unwrap();
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Broken(Error::InvalidValue, _)));
     }
 
@@ -255,14 +272,17 @@ mod tests {
         let h = hello();
         send_hello(client_sock.as_fd(), &h, [pipe.as_fd(), pipe.as_fd()]).unwrap();
         let bell = Doorbell::new().unwrap();
-        let served =
-            serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [bell.peer_end(), bell.peer_end()]);
+        let ring = bell.ringer().unwrap();
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, &|| {
+            Ok([bell.ringer()?, bell.ringer()?])
+        });
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, answer: false, .. })));
 
         let (client_sock, server_sock) = socketpair().unwrap();
-        send_hello(client_sock.as_fd(), &h, [bell.peer_end(), bell.peer_end()]).unwrap();
-        let served =
-            serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [pipe.as_fd(), bell.peer_end()]);
+        send_hello(client_sock.as_fd(), &h, [ring.as_fd(), ring.as_fd()]).unwrap();
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, &|| {
+            Ok([pipe.try_clone().map_err(|_| Error::OperatingSystem)?, bell.ringer()?])
+        });
         assert!(matches!(served, Served::Up(_)), "this test's server hands over a pipe");
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Broken(Error::InvalidValue, _)));
     }
@@ -271,10 +291,12 @@ mod tests {
     fn a_refused_client_reads_the_code_and_a_vanished_server_is_lost() {
         let (client_sock, server_sock) = socketpair().unwrap();
         let bell = Doorbell::new().unwrap();
+        let ring = bell.ringer().unwrap();
         let h = Hello { max_msg_size: 64, ..hello() };
-        send_hello(client_sock.as_fd(), &h, [bell.peer_end(), bell.peer_end()]).unwrap();
-        let served =
-            serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, [bell.peer_end(), bell.peer_end()]);
+        send_hello(client_sock.as_fd(), &h, [ring.as_fd(), ring.as_fd()]).unwrap();
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, &|| {
+            Ok([bell.ringer()?, bell.ringer()?])
+        });
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, report: true, .. })));
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Refused(Error::InvalidValue)));
         drop(server_sock);

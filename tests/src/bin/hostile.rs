@@ -72,8 +72,9 @@ thread_local! {
 fn handshake(name: &str) -> (OwnedFd, OwnedFd, Reply, Doorbell) {
     let sock = connect(name);
     let bell = Doorbell::new().unwrap();
+    let ring = bell.ringer().unwrap();
     let h = hello(name, PciAddr::parse(HOST).unwrap());
-    transport::send(sock.as_fd(), &h.encode(), &[bell.peer_end(), bell.peer_end()]).unwrap();
+    transport::send(sock.as_fd(), &h.encode(), &[ring.as_fd(), ring.as_fd()]).unwrap();
     let mut buf = [0u8; 512];
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -180,7 +181,8 @@ fn register_consumer_of(
         mem_len: region.len as u64,
         slots,
     };
-    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.peer_end()]).is_ok()
+    let ring = bell.ringer().unwrap();
+    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), ring.as_fd()]).is_ok()
 }
 
 fn bad_post(name: &str) -> String {
@@ -227,8 +229,9 @@ fn bells(name: &str) -> String {
 fn function(name: &str, pci: &str) -> String {
     let sock = connect(name);
     let bell = Doorbell::new().unwrap();
+    let ring = bell.ringer().unwrap();
     let h = hello(name, PciAddr::parse(pci).unwrap());
-    transport::send(sock.as_fd(), &h.encode(), &[bell.peer_end(), bell.peer_end()]).unwrap();
+    transport::send(sock.as_fd(), &h.encode(), &[ring.as_fd(), ring.as_fd()]).unwrap();
     match next(&sock) {
         Recv::Packet { .. } => match LAST.with(|l| l.get()) {
             Some(0) => "accepted".into(),
