@@ -4,7 +4,7 @@
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use doca_cc::legacy::{Endpoint, MsgFlags, PeerAddr};
+use doca_cc::legacy::{Endpoint, InitAttr, MsgFlags, PeerAddr};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
 use doca_tests::Peer;
 use rustix::event::epoll;
@@ -168,4 +168,72 @@ fn a_service_asleep_on_its_receive_channel_accepts_and_serves_clients() {
     }
     assert_eq!(service.line(), "served 2");
     assert!(service.finish());
+}
+
+/// A client of `name` on 3b:00.0 whose handshake completed; `blocking`: a 1.x endpoint
+/// whose calls block.
+fn connected_client(name: &str, blocking: bool) -> (Endpoint, PeerAddr) {
+    let ep = if blocking {
+        Endpoint::create_with_attr(&InitAttr { cookie: 0, flags: 0, maxmsgs: 16, msgsize: 4080 }).unwrap()
+    } else {
+        Endpoint::create().unwrap()
+    };
+    ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
+    let peer = ep.connect(name).unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while peer.update_info() == Err(Error::ConnectionInProgress) {
+        assert!(Instant::now() < end, "the handshake did not complete");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    peer.update_info().unwrap();
+    (ep, peer)
+}
+
+/// Kill trials: a service process killed (SIGKILL: no hang-up written anywhere) is noticed
+/// by its client through the connection's socket, on a non-blocking receive and on a send.
+#[test]
+fn a_killed_service_is_noticed_by_its_client() {
+    for trial in 0..4 {
+        let name = unique(&format!("kill-svc-{trial}"));
+        let service = Peer::spawn(EP_PEER, &["serve", &name]);
+        assert_eq!(service.line(), "listening");
+        let (ep, peer) = connected_client(&name, false);
+        ep.sendto(b"hello", MsgFlags::NONE, &peer).unwrap();
+        service.kill();
+        let mut buf = [0u8; 64];
+        let end = Instant::now() + Duration::from_secs(20);
+        let err = loop {
+            match ep.recvfrom(&mut buf, MsgFlags::NONE) {
+                Err(e) if e.error == Error::Again && Instant::now() < end => {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
+                Err(e) => break e.error,
+                Ok(_) => panic!("a message from a service that sent none"),
+            }
+        };
+        assert_eq!(err, Error::ConnectionReset, "trial {trial}: the client noticed the killed service");
+        assert_eq!(ep.sendto(b"anyone?", MsgFlags::NONE, &peer), Err(Error::ConnectionReset));
+        assert_eq!(peer.update_info(), Err(Error::ConnectionReset));
+    }
+}
+
+/// A 1.x client blocked in `recvfrom` when its service is killed wakes up with
+/// `CONNECTION_RESET` instead of sleeping for ever.
+#[test]
+fn a_blocked_client_wakes_when_its_service_is_killed() {
+    let name = unique("kill-svc-blocked");
+    let service = Peer::spawn(EP_PEER, &["serve", &name]);
+    assert_eq!(service.line(), "listening");
+    let (ep, peer) = connected_client(&name, true);
+    ep.sendto(b"hello", MsgFlags::NONE, &peer).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        let _ = tx.send(ep.recvfrom(&mut buf, MsgFlags::NONE).map(|(n, _)| n).map_err(|e| e.error));
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    service.kill();
+    let got = rx.recv_timeout(Duration::from_secs(30)).expect("the blocked client never woke up");
+    assert_eq!(got, Err(Error::ConnectionReset));
+    waiter.join().unwrap();
 }

@@ -18,7 +18,7 @@ use crate::proto::handshake::LEGACY_REPLY_DEADLINE;
 use crate::proto::state::ConnState;
 use crate::transport::channel::Channel;
 use crate::transport::dial::{Dialed, Dialing};
-use crate::transport::{recv, Recv};
+use crate::transport::{recv, token, Recv};
 
 /// Who the state changes are traced as.
 const WHO: &str = "comm channel";
@@ -209,8 +209,19 @@ impl PeerAddr {
                 }
                 Ok(Dialed::Up(up)) => {
                     let (sock, channel, _) = *up;
-                    link.state.set(ConnState::Up, &WHO);
-                    link.wire = Wire::Up { sock, channel };
+                    // From now on the socket's readability means the service left: the
+                    // endpoint's control set reports it under the connection's token, which
+                    // is what it checks for end of file (the handshake token is not).
+                    match sock.set_token(token::link(self.0.id as usize)) {
+                        Ok(()) => {
+                            link.state.set(ConnState::Up, &WHO);
+                            link.wire = Wire::Up { sock, channel };
+                        }
+                        Err(e) => {
+                            tracing::error!(target: "doca_sdk", "comm channel: cannot watch the connection: {e}");
+                            link.state.set(ConnState::Down(Error::ConnectionAborted), &WHO);
+                        }
+                    }
                 }
                 Ok(Dialed::Refused(e)) => {
                     tracing::error!(target: "doca_sdk", "comm channel: the service refused the connection: {e}");
