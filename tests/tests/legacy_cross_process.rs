@@ -10,6 +10,7 @@ use doca_tests::Peer;
 use rustix::event::epoll;
 
 const EP_PEER: &str = env!("CARGO_BIN_EXE_ep_peer");
+const HOSTILE: &str = env!("CARGO_BIN_EXE_hostile");
 
 fn unique(tag: &str) -> String {
     format!("ep-{tag}-{}", std::process::id())
@@ -236,4 +237,40 @@ fn a_blocked_client_wakes_when_its_service_is_killed() {
     let got = rx.recv_timeout(Duration::from_secs(30)).expect("the blocked client never woke up");
     assert_eq!(got, Err(Error::ConnectionReset));
     waiter.join().unwrap();
+}
+
+/// CPU time a process used so far (user + system), from `/proc/<pid>/stat`.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces): state is the first.
+    let rest: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    let ticks: u64 = rest[11].parse::<u64>().unwrap() + rest[12].parse::<u64>().unwrap();
+    let hz = rustix::param::clock_ticks_per_second();
+    Duration::from_nanos(ticks * 1_000_000_000 / hz)
+}
+
+/// A legacy client process that writes an impossible `tail` into the ring its service reads
+/// is dropped and logged; the blocking service neither spins (it sleeps again, using next
+/// to no CPU) nor stops serving honest clients.
+#[test]
+fn a_legacy_client_breaking_its_ring_is_dropped_and_the_blocking_service_sleeps() {
+    let name = unique("ring-tail");
+    let log = std::env::temp_dir().join(format!("{name}.log"));
+    let service = Peer::spawn_logged(EP_PEER, &["serve-blocking", &name], &log);
+    assert_eq!(service.line(), "listening");
+    let hostile = Peer::spawn(HOSTILE, &["ep-ring-tail", &name]);
+    assert_eq!(hostile.line(), "closed", "the service hung up on the hostile client");
+    assert!(hostile.finish());
+    // The attacker left; the service waits in recvfrom with nobody to serve.
+    let window = Duration::from_millis(1500);
+    let before = cpu_time(service.pid());
+    std::thread::sleep(window);
+    let used = cpu_time(service.pid()) - before;
+    assert!(used < window / 3, "the blocked service used {used:?} of CPU in {window:?}: it spins");
+    let client = Peer::spawn(EP_PEER, &["client", &name, "honest"]);
+    assert_eq!(client.line(), "reply ack honest");
+    assert!(client.finish());
+    assert!(service.finish());
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("ring index out of bounds"), "the service logged why: {text}");
 }

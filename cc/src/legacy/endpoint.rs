@@ -28,6 +28,7 @@ use crate::proto::{Hello, PeerKind};
 use crate::transport::accept::{Acceptor, Incoming};
 use crate::transport::cadence::Cadence;
 use crate::transport::dial::Dialing;
+use crate::transport::throttle::Throttle;
 use crate::transport::token;
 
 enum Role {
@@ -52,6 +53,8 @@ struct State {
     snapshot: (Vec<PeerAddr>, u32),
     /// Ids of a client's peers (a service's come from its acceptor).
     next_id: u64,
+    /// Lines peers cause, at most one per kind and second.
+    throttle: Throttle,
 }
 
 /// `struct doca_comm_channel_ep_t`: an endpoint. `Send + Sync`.
@@ -172,6 +175,7 @@ impl Endpoint {
                 peers: Vec::new(),
                 snapshot: (Vec::new(), 0),
                 next_id: 1,
+                throttle: Throttle::new(),
             }),
             rx_bell,
             tx_bell: Doorbell::new()?,
@@ -385,7 +389,7 @@ impl Endpoint {
                 tracing::error!(target: "doca_sdk", "{who}: connection from pid {} failed: {e}", up.pid);
                 continue;
             }
-            st.peers.push(PeerAddr::accepted(&self.id, up.id, up.state, up.sock, up.channel));
+            st.peers.push(PeerAddr::accepted(&self.id, up.id, up.pid, up.state, up.sock, up.channel));
         }
     }
 
@@ -532,11 +536,14 @@ impl Endpoint {
             if reset && is_client {
                 return Err(RecvError::from(Error::ConnectionReset));
             }
-            // Peers of a service that left, with nothing more to read: forget them.
+            // Peers of a service that left or broke their rings, with nothing more to read:
+            // forget them.
             if !is_client {
-                st.peers.retain(|p| {
+                let State { peers, throttle, .. } = &mut *st;
+                peers.retain(|p| {
                     let gone = p.drained_and_gone();
                     if gone {
+                        p.log_if_broken(throttle);
                         p.hang_up();
                     }
                     !gone

@@ -18,7 +18,11 @@ use crate::proto::handshake::LEGACY_REPLY_DEADLINE;
 use crate::proto::state::ConnState;
 use crate::transport::channel::Channel;
 use crate::transport::dial::{Dialed, Dialing};
+use crate::transport::throttle::{held_back, Throttle};
 use crate::transport::{recv, token, Recv};
+
+/// The kind of throttled log line for a broken ring.
+const LOG_BROKEN_RING: u32 = 1;
 
 /// Who the state changes are traced as.
 const WHO: &str = "comm channel";
@@ -44,6 +48,8 @@ struct Peer {
     /// The endpoint it belongs to (its identity).
     owner: Weak<()>,
     id: u64,
+    /// The other side's process, when known (a service's clients).
+    pid: Option<i32>,
     user_data: AtomicU64,
     link: Mutex<Link>,
     counters: [AtomicU64; 4],
@@ -70,10 +76,18 @@ impl std::fmt::Debug for PeerAddr {
 }
 
 impl PeerAddr {
-    fn new(owner: &Arc<()>, id: u64, state: ConnState, wire: Wire, accepted: bool) -> PeerAddr {
+    fn new(
+        owner: &Arc<()>,
+        id: u64,
+        pid: Option<i32>,
+        state: ConnState,
+        wire: Wire,
+        accepted: bool,
+    ) -> PeerAddr {
         PeerAddr(Arc::new(Peer {
             owner: Arc::downgrade(owner),
             id,
+            pid,
             user_data: AtomicU64::new(0),
             link: Mutex::new(Link { state, wire, eof: false }),
             counters: Default::default(),
@@ -86,17 +100,18 @@ impl PeerAddr {
     pub(crate) fn accepted(
         owner: &Arc<()>,
         id: u64,
+        pid: i32,
         state: ConnState,
         sock: Watched<OwnedFd>,
         channel: Channel,
     ) -> PeerAddr {
-        PeerAddr::new(owner, id, state, Wire::Up { sock, channel }, false)
+        PeerAddr::new(owner, id, Some(pid), state, Wire::Up { sock, channel }, false)
     }
 
     /// A client's service, while the handshake runs.
     pub(crate) fn dialing(owner: &Arc<()>, id: u64, dialing: Dialing<Watched<OwnedFd>>) -> PeerAddr {
         let state = ConnState::Handshaking { since: dialing.since() };
-        PeerAddr::new(owner, id, state, Wire::Dialing(dialing), true)
+        PeerAddr::new(owner, id, None, state, Wire::Dialing(dialing), true)
     }
 
     /// Whether this peer belongs to the endpoint `owner` identifies (now or in the past: a
@@ -237,6 +252,9 @@ impl PeerAddr {
             (Wire::Up { channel, .. }, ConnState::Up) => {
                 let gone = link.eof || channel.peer_hung_up();
                 if gone && (for_send || !channel.has_data()) {
+                    if channel.rings_broken() {
+                        tracing::error!(target: "doca_sdk", "comm channel: peer {} disconnected: it broke the protocol: a shared ring index out of bounds", self.0.id);
+                    }
                     link.state.set(ConnState::Down(Error::ConnectionReset), &WHO);
                     link.wire = Wire::Gone;
                     return Err(Error::ConnectionReset);
@@ -266,6 +284,18 @@ impl PeerAddr {
         match &link.wire {
             Wire::Up { channel, .. } => (link.eof || channel.peer_hung_up()) && !channel.has_data(),
             _ => !matches!(link.state, ConnState::Handshaking { .. }),
+        }
+    }
+
+    /// Logs (through `throttle`) that the peer broke a shared ring, if it did: the reason
+    /// its connection is closed.
+    pub(crate) fn log_if_broken(&self, throttle: &mut Throttle) {
+        if self.with_channel(Channel::rings_broken) != Some(true) {
+            return;
+        }
+        if let Some(held) = throttle.admit(LOG_BROKEN_RING, Instant::now()) {
+            let pid = self.0.pid.map_or(String::new(), |p| format!(" (pid {p})"));
+            tracing::error!(target: "doca_sdk", "comm channel: peer {}{pid} disconnected: it broke the protocol: a shared ring index out of bounds{}", self.0.id, held_back(held));
         }
     }
 

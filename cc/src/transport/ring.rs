@@ -628,8 +628,12 @@ impl Ring {
         self.c().rx_armed.store(0, Ordering::Relaxed);
     }
 
-    /// Consumer: whether a message waits (cheap: no fence).
+    /// Consumer: whether a message waits (cheap: no fence). A corrupt ring has nothing to
+    /// read, whatever its indices say (a waiter must not be kept awake by a broken peer).
     pub fn has_data(&self) -> bool {
+        if self.corrupt.get() {
+            return false;
+        }
         if self.sequenced.is_some() {
             return self.seq_ready();
         }

@@ -7,6 +7,8 @@
 //! ep_peer serve-asleep <name> <n>      a service that only ever sleeps in epoll on its receive
 //!                                      event channel (as NVIDIA's secure_channel does); answers
 //!                                      n messages with "ack <text>", prints "served <n>"
+//! ep_peer serve-blocking <name>        a 1.x service whose calls block: answers every message
+//!                                      with "ack <text>" until stdin closes; prints "listening"
 //! ep_peer client <name> <text> [--blocking]
 //!                                      connects, sends <text>, prints "reply <text>";
 //!                                      stdin: disconnect (prints "disconnected") | EOF
@@ -120,6 +122,35 @@ fn serve_asleep(name: &str, n: usize) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+fn serve_blocking(name: &str) -> ExitCode {
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
+    let ep =
+        Endpoint::create_with_attr(&InitAttr { cookie: 2, flags: 0, maxmsgs: 16, msgsize: 4080 }).unwrap();
+    ep.set_device(&dev).unwrap();
+    ep.set_device_rep(&rep).unwrap();
+    ep.listen(name).unwrap();
+    println!("listening");
+    let input = stdin_lines();
+    let mut buf = vec![0u8; 4080];
+    // Blocks in recvfrom; a thread watching stdin ends the process when it closes.
+    std::thread::spawn(move || {
+        while input.recv().is_ok() {}
+        std::process::exit(0);
+    });
+    loop {
+        match ep.recvfrom(&mut buf, MsgFlags::NONE) {
+            Ok((len, peer)) => {
+                let reply = format!("ack {}", String::from_utf8_lossy(&buf[..len]));
+                let _ = ep.sendto(reply.as_bytes(), MsgFlags::NONE, &peer);
+            }
+            // A client that left: keep serving the others.
+            Err(e) if e.error == Error::ConnectionReset => {}
+            Err(e) => panic!("recvfrom: {e}"),
+        }
+    }
+}
+
 fn client(name: &str, text: &str, blocking: bool) -> ExitCode {
     let ep = if blocking {
         Endpoint::create_with_attr(&InitAttr { cookie: 1, flags: 0, maxmsgs: 16, msgsize: 4080 }).unwrap()
@@ -168,9 +199,15 @@ fn client(name: &str, text: &str, blocking: bool) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .init();
     let args: Vec<String> = std::env::args().collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [_, "serve", name] => serve(name),
+        [_, "serve-blocking", name] => serve_blocking(name),
         [_, "serve-asleep", name, n] => serve_asleep(name, n.parse().unwrap()),
         [_, "client", name, text] => client(name, text, false),
         [_, "client", name, text, "--blocking"] => client(name, text, true),

@@ -5,6 +5,7 @@
 //! hostile ring-tail <name>        handshake as a client of b1:00.0, then write an impossible
 //!                                 `tail` into the ring the server reads: "closed" once the
 //!                                 server hangs up
+//! hostile ep-ring-tail <name>     the same against a legacy service of 3b:00.0
 //! hostile consumers <name> <n>    handshake, then register n (valid) consumers:
 //!                                 "closed after <k> acks" once the server hangs up
 //! hostile bad-post <name>         handshake, then register a consumer whose one posted
@@ -34,6 +35,8 @@ use doca_core::{Error, PciAddr};
 use doca_mmap::SharedMem;
 
 const HOST: &str = "b1:00.0";
+/// The host function the legacy services of the tests serve.
+const EP_HOST: &str = "3b:00.0";
 
 fn hello(name: &str, function: PciAddr) -> Hello {
     Hello { kind: PeerKind::Client, max_msg_size: 4080, recv_queue_size: 16, function, name: name.into() }
@@ -70,10 +73,13 @@ thread_local! {
 
 /// A complete, correct handshake: (socket, segment, reply, this side's doorbell).
 fn handshake(name: &str) -> (OwnedFd, OwnedFd, Reply, Doorbell) {
-    let sock = connect(name);
+    handshake_on(connect(name), hello(name, PciAddr::parse(HOST).unwrap()))
+}
+
+/// [`handshake`] with Hello `h` on a socket connected to a server.
+fn handshake_on(sock: OwnedFd, h: Hello) -> (OwnedFd, OwnedFd, Reply, Doorbell) {
     let bell = Doorbell::new().unwrap();
     let ring = bell.ringer().unwrap();
-    let h = hello(name, PciAddr::parse(HOST).unwrap());
     transport::send(sock.as_fd(), &h.encode(), &[ring.as_fd(), ring.as_fd()]).unwrap();
     let mut buf = [0u8; 512];
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -111,6 +117,26 @@ fn ring_tail(name: &str) -> String {
     // The client → server ring's `tail` sits one cache line into the ring.
     let tail_at = reply.c2s_offset + 64;
     rustix::io::pwrite(&seg, &(1u64 << 40).to_ne_bytes(), tail_at).unwrap();
+    match until_closed(&sock) {
+        usize::MAX => "still open".into(),
+        _ => "closed".into(),
+    }
+}
+
+/// [`ring_tail`] against a legacy service of 3b:00.0 (the endpoint API's namespace).
+fn ep_ring_tail(name: &str) -> String {
+    let function = PciAddr::parse(EP_HOST).unwrap();
+    let path = transport::service_path("ep", function, name).unwrap();
+    let sock = transport::connect(&path).unwrap().expect("the service listens");
+    let h = Hello {
+        kind: PeerKind::Endpoint,
+        max_msg_size: 4080,
+        recv_queue_size: 16,
+        function,
+        name: name.into(),
+    };
+    let (sock, seg, reply, _bell) = handshake_on(sock, h);
+    rustix::io::pwrite(&seg, &(1u64 << 40).to_ne_bytes(), reply.c2s_offset + 64).unwrap();
     match until_closed(&sock) {
         usize::MAX => "still open".into(),
         _ => "closed".into(),
@@ -266,6 +292,7 @@ fn main() -> ExitCode {
     let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or_default();
     let out = match arg(0) {
         "ring-tail" => ring_tail(arg(1)),
+        "ep-ring-tail" => ep_ring_tail(arg(1)),
         "consumers" => consumers(arg(1), arg(2).parse().unwrap()),
         "big-consumer" => big_consumer(arg(1), arg(2).parse().unwrap()),
         "bad-post" => bad_post(arg(1)),
