@@ -43,6 +43,18 @@ fn only_a_private_real_directory_is_used_as_the_fabric() {
     std::env::set_var(transport::FABRIC_ENV, &open);
     assert_eq!(start_server("fabric-open"), Err(Error::NotPermitted));
 
+    // A private directory under one that anybody may write and that is not sticky:
+    // another user could rename it away and put theirs in its place. Refused.
+    let shared = base.join("shared");
+    std::fs::create_dir_all(shared.join("fabric")).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(shared.join("fabric"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::env::set_var(transport::FABRIC_ENV, shared.join("fabric"));
+    assert_eq!(start_server("fabric-shared-parent"), Err(Error::NotPermitted));
+    // The same under a sticky one (as /tmp is): nobody else may rename what is ours. Used.
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    assert_eq!(start_server("fabric-sticky-parent"), Ok(()));
+
     // The real one: used, and the socket is created inside it.
     std::env::set_var(transport::FABRIC_ENV, &real);
     assert_eq!(start_server("fabric-real"), Ok(()));

@@ -120,7 +120,52 @@ impl FabricDir {
                 dir.display()
             );
         }
+        FabricDir::check_ancestors(&fd, &dir)?;
         Ok(FabricDir { fd, path: dir })
+    }
+
+    /// Every directory above the open fabric directory `fd` (the real chain, as `..`
+    /// resolves it, symlinks in `dir` followed) must belong to root or this user, and be
+    /// closed to writing by others unless it is sticky (as `/tmp` is): otherwise another
+    /// user could rename the fabric directory away and put one of theirs in its place
+    /// (`NOT_PERMITTED`, naming the directory and [`FABRIC_ENV`]).
+    fn check_ancestors(fd: &OwnedFd, dir: &Path) -> Result<()> {
+        let me = rustix::process::getuid().as_raw();
+        let mut below = rustix::fs::fstat(fd).map_err(|e| os("fstat fabric directory", e))?;
+        let mut cur =
+            rustix::fs::openat(fd, "..", OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| os("open the fabric directory's parent", e))?;
+        // Bounded: a path has at most PATH_MAX / 2 components.
+        for depth in 1..=2048 {
+            let st = rustix::fs::fstat(&cur).map_err(|e| os("fstat a parent of the fabric directory", e))?;
+            if (st.st_dev, st.st_ino) == (below.st_dev, below.st_ino) {
+                return Ok(()); // `/`: its own parent
+            }
+            let writable_by_others = st.st_mode & 0o022 != 0;
+            let sticky = st.st_mode & 0o1000 != 0;
+            if (st.st_uid != 0 && st.st_uid != me) || (writable_by_others && !sticky) {
+                let above: PathBuf = std::iter::repeat_n("..", depth).collect();
+                let shown = std::fs::canonicalize(dir.join(&above)).unwrap_or(above);
+                bail!(
+                    Error::NotPermitted,
+                    "fabric directory {}: its parent directory {} (uid {}, mode {:o}) lets another user replace it: set {FABRIC_ENV} to a directory under directories only this user or root can write",
+                    dir.display(),
+                    shown.display(),
+                    st.st_uid,
+                    st.st_mode & 0o7777
+                );
+            }
+            let up = rustix::fs::openat(
+                &cur,
+                "..",
+                OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|e| os("open a parent of the fabric directory", e))?;
+            below = st;
+            cur = up;
+        }
+        bail!(Error::NotPermitted, "fabric directory {}: too deep", dir.display())
     }
 
     /// Opens `dir` as a directory, refusing a symlink in its last component.
