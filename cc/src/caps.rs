@@ -16,6 +16,13 @@ pub const MAX_RECV_QUEUE_SIZE: CapSpec =
 /// `doca_cc_cap_get_max_clients`: connections one server accepts.
 pub const MAX_CLIENTS: CapSpec =
     CapSpec { name: "cc.max_clients", default: 512, descr: "clients per server" };
+/// Connections one client process may hold on one server (emulator-only: one process must
+/// not take every place of [`MAX_CLIENTS`]).
+pub const MAX_CLIENTS_PER_PROCESS: CapSpec = CapSpec {
+    name: "cc.max_clients_per_process",
+    default: 128,
+    descr: "clients one process may hold on one server",
+};
 /// `doca_cc_cap_get_max_send_tasks`.
 pub const MAX_SEND_TASKS: CapSpec =
     CapSpec { name: "cc.max_send_tasks", default: 16384, descr: "send tasks per server or client" };
@@ -45,11 +52,12 @@ pub const FAST_PATH: CapSpec =
     CapSpec { name: "cc.fast_path", default: 1, descr: "consumers and producers supported (1) or not (0)" };
 
 /// Every capability this library reads.
-pub const ALL: [CapSpec; 11] = [
+pub const ALL: [CapSpec; 12] = [
     MAX_NAME_LEN,
     MAX_MSG_SIZE,
     MAX_RECV_QUEUE_SIZE,
     MAX_CLIENTS,
+    MAX_CLIENTS_PER_PROCESS,
     MAX_SEND_TASKS,
     MAX_FAST_PATH_TASKS,
     MAX_BUF_SIZE,

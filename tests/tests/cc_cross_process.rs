@@ -328,3 +328,45 @@ fn a_crashed_servers_stale_socket_is_replaced() {
     assert!(peer.finish());
     assert_eq!(h.connected.borrow().len(), 1);
 }
+
+/// One process may hold at most `cc.max_clients_per_process` connections of a server (here
+/// 2, from the topology): its next client is refused with `FULL` (the server reports a failed
+/// connection), while a client of another process still connects.
+#[test]
+fn one_process_holds_at_most_its_share_of_a_servers_clients() {
+    let topo = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xp-share.topology");
+    let default = include_str!("../../core/src/default.topology");
+    std::fs::write(&topo, format!("{default}\ncap cc.max_clients_per_process 2\n")).unwrap();
+    doca_tests::in_fresh_process!(&[(doca_core::TOPOLOGY_ENV, Some(topo.to_str().unwrap()))]);
+
+    let name = unique("share");
+    let h = harness(&name, true);
+    // This process's clients (the server shares its process, as it may).
+    let mut mine = Vec::new();
+    for _ in 0..2 {
+        let (pe, cli) = client_here(&name);
+        cli.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+        let _ = cli.as_ctx().start();
+        until(&h.pe, "a client of this process", || {
+            pe.progress();
+            cli.as_ctx().state() == CtxState::Running
+        });
+        mine.push((pe, cli));
+    }
+    let (pe, third) = client_here(&name);
+    third.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    let _ = third.as_ctx().start();
+    until(&h.pe, "the third client refused", || {
+        pe.progress();
+        third.as_ctx().state() == CtxState::Idle
+    });
+    assert_eq!(
+        h.connected.borrow().iter().filter(|(_, ok)| !ok).count(),
+        1,
+        "reported as a failed connection"
+    );
+    let other = Peer::spawn(PEER, &["client", &name, "echo", "3", "5"]);
+    let mut other = Some(other);
+    until(&h.pe, "a client of another process", || other.as_mut().is_some_and(|p| p.exited()));
+    assert!(other.take().unwrap().finish(), "another process's client is served");
+}

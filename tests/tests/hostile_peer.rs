@@ -1,8 +1,9 @@
 //! A connected peer that breaks the protocol on purpose, as a real process (`hostile`): the
 //! server under attack drops that one connection, logs it, and keeps serving everyone else.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use doca_cc::proto::handshake::{HELLO_DEADLINE, MAX_HANDSHAKES, MAX_HANDSHAKES_PER_PEER};
 use doca_cc::transport;
 use doca_core::Error;
 use doca_tests::harness::{harness, until, Harness};
@@ -76,13 +77,16 @@ fn a_consumer_with_more_buffers_than_a_consumer_can_post_closes_the_connection()
 }
 
 #[test]
-fn silent_sockets_beyond_the_handshake_cap_are_closed_at_once() {
+fn silent_sockets_beyond_one_process_share_of_handshakes_are_closed_at_once() {
     let name = unique("silent");
     let h = harness(&name, true);
-    let cap = doca_cc::proto::handshake::MAX_HANDSHAKES;
+    let cap = doca_cc::proto::handshake::MAX_HANDSHAKES_PER_PEER;
     let mut hostile = Peer::spawn(HOSTILE, &["silent", &name, &(cap + 40).to_string()]);
     let line = verdict(&h, &hostile);
-    assert_eq!(line, "dropped 40", "beyond {cap} handshakes in progress, new sockets are closed");
+    assert_eq!(
+        line, "dropped 40",
+        "beyond {cap} handshakes in progress of one process, new sockets are closed"
+    );
     hostile.send("bye");
     assert!(hostile.finish());
     still_serving(&h, &name);
@@ -186,7 +190,7 @@ fn a_flood_of_garbage_costs_one_log_line_a_second_not_one_per_packet() {
 fn a_server_out_of_file_descriptors_rests_and_serves_again() {
     let name = unique("nofile");
     let log = std::env::temp_dir().join(format!("hostile-{name}.log"));
-    let server = Peer::spawn_logged(CC_PEER, &["server", &name, "--nofile", "48"], &log);
+    let server = Peer::spawn_logged(CC_PEER, &["server", &name, "--nofile", "24"], &log);
     assert_eq!(server.line(), "running");
     let mut hostile = Peer::spawn(HOSTILE, &["silent", &name, "60"]);
     let dropped = hostile.line();
@@ -257,4 +261,55 @@ fn a_posted_buffer_outside_the_shared_memory_fails_the_send_and_drops_that_consu
         Err(e) => assert_eq!(e, Error::InvalidValue),
     }
     still_serving(&h, &name);
+}
+
+/// Processes that each open more silent sockets than one process may have handshakes in
+/// progress, together holding every handshake place of the server.
+fn attackers(name: &str, legacy: bool) -> Vec<Peer> {
+    let n = (MAX_HANDSHAKES / MAX_HANDSHAKES_PER_PEER).to_string();
+    let each = (MAX_HANDSHAKES_PER_PEER + 8).to_string();
+    let mode = if legacy { "ep" } else { "cc" };
+    (0..n.parse::<usize>().unwrap()).map(|_| Peer::spawn(HOSTILE, &["silent", name, &each, mode])).collect()
+}
+
+/// Every handshake place is held by silent sockets of other processes: an honest client
+/// still connects at once (the process holding the most places gives up its oldest silent
+/// socket), not after the silent sockets' Hello deadline.
+#[test]
+fn an_honest_client_connects_while_other_processes_hold_every_handshake_place() {
+    let name = unique("fair");
+    let h = harness(&name, true);
+    let mut attackers = attackers(&name, false);
+    let mut verdicts: Vec<Option<String>> = vec![None; attackers.len()];
+    until(&h.pe, "the attackers' verdicts", || {
+        for (a, v) in attackers.iter().zip(verdicts.iter_mut()) {
+            *v = v.take().or_else(|| a.try_line());
+        }
+        verdicts.iter().all(Option::is_some)
+    });
+    let expected = format!("dropped {}", 8);
+    assert!(verdicts.iter().all(|v| v.as_deref() == Some(expected.as_str())), "{verdicts:?}");
+    let t0 = Instant::now();
+    let mut client = Peer::spawn(CC_PEER, &["client", &name, "hold"]);
+    let mut line = String::new();
+    until(&h.pe, "the honest client running", || {
+        if let Some(l) = client.try_line() {
+            line = l;
+        }
+        line == "running"
+    });
+    let waited = t0.elapsed();
+    assert!(
+        waited < HELLO_DEADLINE,
+        "the honest client waited {waited:?}: as long as the attackers' deadline"
+    );
+    client.send("stop");
+    until(&h.pe, "the honest client to leave", || client.exited());
+    assert!(client.finish());
+    for a in attackers.iter_mut() {
+        a.send("bye");
+    }
+    for a in attackers {
+        assert!(a.finish());
+    }
 }

@@ -274,3 +274,68 @@ fn a_legacy_client_breaking_its_ring_is_dropped_and_the_blocking_service_sleeps(
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("ring index out of bounds"), "the service logged why: {text}");
 }
+
+/// Every handshake place of a service is held by silent sockets of other processes: a
+/// legacy client neither fails with `CONNECTION_ABORTED` (busy services are tried again
+/// within the connect deadline) nor waits for the silent sockets' Hello deadline.
+#[test]
+fn a_legacy_client_connects_while_other_processes_hold_every_handshake_place() {
+    use doca_cc::proto::handshake::{HELLO_DEADLINE, MAX_HANDSHAKES, MAX_HANDSHAKES_PER_PEER};
+    let name = unique("fair");
+    let service = Peer::spawn(EP_PEER, &["serve", &name]);
+    assert_eq!(service.line(), "listening");
+    let each = (MAX_HANDSHAKES_PER_PEER + 8).to_string();
+    let mut attackers: Vec<Peer> = (0..MAX_HANDSHAKES / MAX_HANDSHAKES_PER_PEER)
+        .map(|_| Peer::spawn(HOSTILE, &["silent", &name, &each, "ep"]))
+        .collect();
+    for a in &attackers {
+        assert_eq!(a.line(), "dropped 8", "each attacker holds its share of the places");
+    }
+    let t0 = Instant::now();
+    let (ep, peer) = connected_client(&name, false);
+    let waited = t0.elapsed();
+    assert!(waited < HELLO_DEADLINE, "the client waited {waited:?}: as long as the attackers' deadline");
+    ep.sendto(b"hello", MsgFlags::NONE, &peer).unwrap();
+    for a in attackers.iter_mut() {
+        a.send("bye");
+    }
+    for a in attackers {
+        assert!(a.finish());
+    }
+    drop(service);
+}
+
+/// A legacy client answered busy (its own process already has as many handshakes in
+/// progress as one process may) keeps trying within its connect deadline, and connects once
+/// a place is free: `CONNECTION_INPROGRESS` meanwhile, never `CONNECTION_ABORTED`.
+#[test]
+fn a_legacy_client_answered_busy_tries_again_until_it_connects() {
+    use doca_cc::proto::handshake::MAX_HANDSHAKES_PER_PEER;
+    let name = unique("busy");
+    let service = Peer::spawn(EP_PEER, &["serve", &name]);
+    assert_eq!(service.line(), "listening");
+    // This process's own silent sockets take its whole share of handshake places.
+    let path =
+        doca_cc::transport::service_path("ep", doca_core::PciAddr::parse("3b:00.0").unwrap(), &name).unwrap();
+    let silent: Vec<_> = (0..MAX_HANDSHAKES_PER_PEER)
+        .map(|_| doca_cc::transport::connect(&path).unwrap().expect("listening"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let ep = Endpoint::create().unwrap();
+    ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
+    let peer = ep.connect(&name).unwrap();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(300) {
+        assert_eq!(peer.update_info(), Err(Error::ConnectionInProgress), "busy: still trying");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    drop(silent);
+    let end = Instant::now() + Duration::from_secs(60);
+    while peer.update_info() == Err(Error::ConnectionInProgress) {
+        assert!(Instant::now() < end);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(peer.update_info(), Ok(()), "connected once a place was free");
+    ep.sendto(b"hello", MsgFlags::NONE, &peer).unwrap();
+    drop(service);
+}

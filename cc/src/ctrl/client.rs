@@ -14,7 +14,7 @@ use doca_core::notify::Watched;
 use doca_core::{CtxCore, Error};
 
 use super::side::{NewLink, Side};
-use crate::proto::handshake::{next_backoff, FIRST_RETRY, REPLY_DEADLINE};
+use crate::proto::handshake::{next_backoff, BUSY, FIRST_RETRY, REPLY_DEADLINE};
 use crate::proto::state::ConnState;
 use crate::proto::{Hello, PeerKind};
 use crate::transport::dial::{Dialed, Dialing};
@@ -130,6 +130,13 @@ impl ClientState {
                 if let Some(held) = self.throttle.borrow_mut().admit(e.code() as u32, now) {
                     tracing::warn!(target: "doca_sdk", "{side}: handshake failed: {why}; retrying{}", held_back(held));
                 }
+                self.retry(now, FIRST_RETRY);
+                false
+            }
+            Dialed::Refused(BUSY) => {
+                // The server's handshake places are taken for now: try again soon.
+                state.set(ConnState::Down(BUSY), side);
+                tracing::debug!(target: "doca_sdk", "{side}: the server is busy; retrying");
                 self.retry(now, FIRST_RETRY);
                 false
             }

@@ -54,6 +54,7 @@ impl ServerState {
             recv_queue_size: side.recv_queue_size.get(),
             max_recv_queue: caps::max_recv_queue_size(info)?,
             max_connections: caps::max_clients(info)?,
+            max_connections_per_peer: caps::get(info, &caps::MAX_CLIENTS_PER_PROCESS)?,
         })
     }
 
@@ -83,7 +84,8 @@ impl ServerState {
             }
             let Ok(ctrl) = side.ctrl() else { return false };
             let live = side.num_links();
-            acceptor.poll(side, &ctrl, now, live, &|| side.ringers(), &mut incoming);
+            let live_of = |pid| side.num_links_of(pid);
+            acceptor.poll(side, &ctrl, now, live, &live_of, &|| side.ringers(), &mut incoming);
         }
         let any = !incoming.is_empty();
         for inc in incoming {

@@ -458,6 +458,11 @@ impl Side {
         self.links.borrow().len()
     }
 
+    /// Established connections with process `pid`.
+    pub(crate) fn num_links_of(&self, pid: i32) -> usize {
+        self.links.borrow().iter().filter(|(_, l)| l.conn.peer_pid() == pid).count()
+    }
+
     /// Reports a connection that closed: an expired-consumer event for each consumer the peer
     /// still had on it, then `down` (the role's disconnection report); the connection is
     /// then let go.

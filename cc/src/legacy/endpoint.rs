@@ -16,11 +16,11 @@ use doca_core::{bail, fail, Dev, DevRep, DeviceKind, Error, Now, Result};
 use parking_lot::{Mutex, MutexGuard};
 use rustix::event::{poll, PollFd, PollFlags};
 
-use super::peer::PeerAddr;
+use super::peer::{PeerAddr, Redial};
 use super::{
-    effective, effective_queue, get_service_max_num_connections, stamp_of, InitAttr, MsgFlags, RecvError,
-    INIT_FLAG_NONBLOCK, MAX_MSG_SIZE, MAX_QUEUE_SIZE, MAX_SERVICE_NAME_LEN, MIN_MSG_SIZE, MIN_QUEUE_SIZE,
-    STAMP, WAIT_SLICE,
+    effective, effective_queue, ep_cap, get_service_max_num_connections, stamp_of, InitAttr, MsgFlags,
+    RecvError, INIT_FLAG_NONBLOCK, MAX_CONNECTIONS_PER_PROCESS, MAX_MSG_SIZE, MAX_QUEUE_SIZE,
+    MAX_SERVICE_NAME_LEN, MIN_MSG_SIZE, MIN_QUEUE_SIZE, STAMP, WAIT_SLICE,
 };
 use crate::proto::handshake::Limits;
 use crate::proto::layout::KIND_EP_MSG;
@@ -300,6 +300,7 @@ impl Endpoint {
             recv_queue_size: st.recv_q as u32,
             max_recv_queue: MAX_QUEUE_SIZE.next_power_of_two() as u32,
             max_connections: get_service_max_num_connections(dev.as_devinfo())?,
+            max_connections_per_peer: ep_cap(dev.as_devinfo(), &MAX_CONNECTIONS_PER_PROCESS)?,
         };
         st.acceptor = Some(Acceptor::listen(&self.ctrl, "ep", limits)?);
         st.role = Role::Service;
@@ -336,13 +337,16 @@ impl Endpoint {
         };
         // Sockets that ring this side's doorbells, for this service alone.
         let (rx, tx) = (self.rx_bell.ringer()?, self.tx_bell.ringer()?);
+        let hello_again = hello.clone();
         let Some(dialing) = Dialing::start("ep", pci, hello, [rx.as_fd(), tx.as_fd()], Instant::now())?
         else {
             bail!(Error::ConnectionAborted, "comm channel connect: no service {name:?} listens for {dev:?}");
         };
         let id = st.next_id;
         st.next_id += 1;
-        let peer = PeerAddr::dialing(&self.id, id, dialing.watched(&self.ctrl, token::pending(id as usize))?);
+        let tok = token::pending(id as usize);
+        let redial = Redial::new(hello_again, [rx, tx], self.ctrl.clone(), tok, dialing.since());
+        let peer = PeerAddr::dialing(&self.id, id, dialing.watched(&self.ctrl, tok)?, redial);
         st.peers.retain(PeerAddr::is_live);
         st.peers.push(peer.clone());
         st.role = Role::Client;
@@ -379,7 +383,9 @@ impl Endpoint {
             let now = now.get();
             if acceptor_ready || acceptor.next_deadline().is_some_and(|d| d <= now) {
                 let ringers = || Ok([self.rx_bell.ringer()?, self.tx_bell.ringer()?]);
-                acceptor.poll(&who, &self.ctrl, now, live, &ringers, &mut incoming);
+                let peers = &st.peers;
+                let live_of = |pid| peers.iter().filter(|p| p.pid() == Some(pid) && p.is_up()).count();
+                acceptor.poll(&who, &self.ctrl, now, live, &live_of, &ringers, &mut incoming);
             }
         }
         for inc in incoming {

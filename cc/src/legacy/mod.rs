@@ -50,6 +50,14 @@ pub const INIT_FLAG_NONBLOCK: u32 = 0x1;
 pub const MAX_CONNECTIONS: CapSpec =
     CapSpec { name: "ep.max_connections", default: 512, descr: "legacy endpoint: clients per service" };
 
+/// Connections one client process may hold on one service (emulator-only: one process must
+/// not take every place of [`MAX_CONNECTIONS`]).
+pub const MAX_CONNECTIONS_PER_PROCESS: CapSpec = CapSpec {
+    name: "ep.max_connections_per_process",
+    default: 128,
+    descr: "legacy endpoint: clients one process may hold on one service",
+};
+
 /// Bytes before each message in its slot: the send time, to receive from many clients in
 /// arrival order ([`crate::proto::PeerKind::msg_overhead`]).
 const STAMP: usize = 8;
@@ -113,10 +121,15 @@ pub fn get_max_recv_queue_size(_dev: &DevInfo) -> Result<u32> {
 
 /// `doca_comm_channel_get_service_max_num_connections`.
 pub fn get_service_max_num_connections(dev: &DevInfo) -> Result<u32> {
-    if let Err(e) = dev.topology().check_caps("ep", &[MAX_CONNECTIONS]) {
+    ep_cap(dev, &MAX_CONNECTIONS)
+}
+
+/// The value of `spec` for `dev` (after checking the topology's `ep.*` names).
+fn ep_cap(dev: &DevInfo, spec: &CapSpec) -> Result<u32> {
+    if let Err(e) = dev.topology().check_caps("ep", &[MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PROCESS]) {
         bail!(e.code(), "{e}");
     }
-    Ok(dev.cap(&MAX_CONNECTIONS).min(u32::MAX as u64) as u32)
+    Ok(dev.cap(spec).min(u32::MAX as u64) as u32)
 }
 
 /// A receive that did not fit: the error and, for `TOO_BIG`, the length the buffer needs

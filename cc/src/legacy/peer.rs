@@ -8,14 +8,15 @@
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use doca_core::notify::Watched;
+use doca_core::notify::{EpollSet, Watched};
 use doca_core::{Error, Result};
 use parking_lot::Mutex;
 
-use crate::proto::handshake::LEGACY_REPLY_DEADLINE;
+use crate::proto::handshake::{BUSY, LEGACY_REPLY_DEADLINE};
 use crate::proto::state::ConnState;
+use crate::proto::Hello;
 use crate::transport::channel::Channel;
 use crate::transport::dial::{Dialed, Dialing};
 use crate::transport::throttle::{held_back, Throttle};
@@ -27,19 +28,65 @@ const LOG_BROKEN_RING: u32 = 1;
 /// Who the state changes are traced as.
 const WHO: &str = "comm channel";
 
+/// Pause before a client tries again after a busy service.
+const RETRY_PAUSE: Duration = Duration::from_millis(1);
+
 /// What a peer's connection holds in each phase.
 enum Wire {
     /// The handshake runs (client side).
     Dialing(Dialing<Watched<OwnedFd>>),
+    /// The service was busy: the handshake starts over at `at` (client side).
+    Retry { at: Instant },
     /// Up: the socket (in the endpoint's control set) and the rings.
     Up { sock: Watched<OwnedFd>, channel: Channel },
     /// Down: nothing left.
     Gone,
 }
 
+/// What a client needs to start its handshake over when the service answered busy (or
+/// closed the socket without answering), within [`LEGACY_REPLY_DEADLINE`] of its first try.
+pub(crate) struct Redial {
+    hello: Hello,
+    /// The sockets ringing this side's doorbells, handed to the service with each try.
+    bells: [OwnedFd; 2],
+    set: EpollSet,
+    token: u64,
+    first: Instant,
+}
+
+impl Redial {
+    /// A client's way to try again: `hello` with `bells`, its socket watched in `set` under
+    /// `token`; its first try started at `first`.
+    pub(crate) fn new(
+        hello: Hello,
+        bells: [OwnedFd; 2],
+        set: EpollSet,
+        token: u64,
+        first: Instant,
+    ) -> Redial {
+        Redial { hello, bells, set, token, first }
+    }
+
+    /// When the connection is reported `CONNECTION_ABORTED` if still not up.
+    fn deadline(&self) -> Instant {
+        self.first + LEGACY_REPLY_DEADLINE
+    }
+
+    /// A new handshake (`None`: no service listens any more).
+    fn again(&self, now: Instant) -> Result<Option<Dialing<Watched<OwnedFd>>>> {
+        let bells = [self.bells[0].as_fd(), self.bells[1].as_fd()];
+        let Some(d) = Dialing::start("ep", self.hello.function, self.hello.clone(), bells, now)? else {
+            return Ok(None);
+        };
+        Ok(Some(d.watched(&self.set, self.token)?))
+    }
+}
+
 struct Link {
     state: ConnState,
     wire: Wire,
+    /// A client's way to start over while its handshake runs.
+    redial: Option<Redial>,
     /// The socket reached end of file: the peer died or left.
     eof: bool,
 }
@@ -82,6 +129,7 @@ impl PeerAddr {
         pid: Option<i32>,
         state: ConnState,
         wire: Wire,
+        redial: Option<Redial>,
         accepted: bool,
     ) -> PeerAddr {
         PeerAddr(Arc::new(Peer {
@@ -89,7 +137,7 @@ impl PeerAddr {
             id,
             pid,
             user_data: AtomicU64::new(0),
-            link: Mutex::new(Link { state, wire, eof: false }),
+            link: Mutex::new(Link { state, wire, redial, eof: false }),
             counters: Default::default(),
             snapshot: Mutex::new([0; 5]),
             accepted: AtomicBool::new(accepted),
@@ -105,13 +153,19 @@ impl PeerAddr {
         sock: Watched<OwnedFd>,
         channel: Channel,
     ) -> PeerAddr {
-        PeerAddr::new(owner, id, Some(pid), state, Wire::Up { sock, channel }, false)
+        PeerAddr::new(owner, id, Some(pid), state, Wire::Up { sock, channel }, None, false)
     }
 
-    /// A client's service, while the handshake runs.
-    pub(crate) fn dialing(owner: &Arc<()>, id: u64, dialing: Dialing<Watched<OwnedFd>>) -> PeerAddr {
+    /// A client's service, while the handshake runs (started over with `redial` when the
+    /// service is busy).
+    pub(crate) fn dialing(
+        owner: &Arc<()>,
+        id: u64,
+        dialing: Dialing<Watched<OwnedFd>>,
+        redial: Redial,
+    ) -> PeerAddr {
         let state = ConnState::Handshaking { since: dialing.since() };
-        PeerAddr::new(owner, id, None, state, Wire::Dialing(dialing), true)
+        PeerAddr::new(owner, id, None, state, Wire::Dialing(dialing), Some(redial), true)
     }
 
     /// Whether this peer belongs to the endpoint `owner` identifies (now or in the past: a
@@ -124,6 +178,11 @@ impl PeerAddr {
     /// keyed by peer use it).
     pub fn id(&self) -> u64 {
         self.0.id
+    }
+
+    /// The other side's process, when known (a service's clients).
+    pub(crate) fn pid(&self) -> Option<i32> {
+        self.0.pid
     }
 
     /// `doca_comm_channel_peer_addr_set_user_data`.
@@ -213,13 +272,53 @@ impl PeerAddr {
     pub(crate) fn advance(&self, for_send: bool) -> Result<()> {
         let mut link = self.0.link.lock();
         let link = &mut *link;
+        let now = Instant::now();
+        if let Wire::Retry { at } = link.wire {
+            if now < at {
+                return Err(Error::ConnectionInProgress);
+            }
+            let redial = link.redial.as_ref().expect("a client that retries can redial");
+            match redial.again(now) {
+                Ok(Some(dialing)) => link.wire = Wire::Dialing(dialing),
+                Err(Error::Again) if now < redial.deadline() => {
+                    // The service's backlog is full: a little later.
+                    link.wire = Wire::Retry { at: now + RETRY_PAUSE };
+                    return Err(Error::ConnectionInProgress);
+                }
+                Ok(None) | Err(_) => {
+                    tracing::error!(target: "doca_sdk", "comm channel: the service went away while busy");
+                    link.state.set(ConnState::Down(Error::ConnectionAborted), &WHO);
+                    link.wire = Wire::Gone;
+                    link.redial = None;
+                }
+            }
+        }
         if let Wire::Dialing(_) = link.wire {
             let Wire::Dialing(dialing) = std::mem::replace(&mut link.wire, Wire::Gone) else {
                 unreachable!("matched above")
             };
-            match dialing.poll(Instant::now(), LEGACY_REPLY_DEADLINE) {
+            // One deadline for all the tries, from the first one.
+            let deadline = match &link.redial {
+                Some(r) => r.deadline().saturating_duration_since(dialing.since()),
+                None => LEGACY_REPLY_DEADLINE,
+            };
+            let retry = |link: &mut Link| match &link.redial {
+                Some(r) if now < r.deadline() => {
+                    link.wire = Wire::Retry { at: now + RETRY_PAUSE };
+                    true
+                }
+                _ => false,
+            };
+            match dialing.poll(now, deadline) {
                 Err(dialing) => {
                     link.wire = Wire::Dialing(dialing);
+                    return Err(Error::ConnectionInProgress);
+                }
+                // Busy, or the socket closed unanswered (the service's handshake places
+                // were taken): start over within the deadline.
+                Ok(Dialed::Refused(BUSY)) | Ok(Dialed::Failed(Error::ConnectionAborted, _))
+                    if retry(link) =>
+                {
                     return Err(Error::ConnectionInProgress);
                 }
                 Ok(Dialed::Up(up)) => {
@@ -231,6 +330,7 @@ impl PeerAddr {
                         Ok(()) => {
                             link.state.set(ConnState::Up, &WHO);
                             link.wire = Wire::Up { sock, channel };
+                            link.redial = None;
                         }
                         Err(e) => {
                             tracing::error!(target: "doca_sdk", "comm channel: cannot watch the connection: {e}");
@@ -311,5 +411,6 @@ impl PeerAddr {
         link.state.set(ConnState::Closing(Error::ConnectionReset), &WHO);
         link.state.set(ConnState::Down(Error::ConnectionReset), &WHO);
         link.wire = Wire::Gone;
+        link.redial = None;
     }
 }

@@ -41,6 +41,13 @@ pub const MAX_RETRY: Duration = Duration::from_millis(50);
 /// sent their [`Hello`] yet). Beyond it, new sockets are closed at once: a local process
 /// cannot pin the server's memory or descriptors by connecting and saying nothing.
 pub const MAX_HANDSHAKES: usize = 64;
+/// Handshakes in progress one peer process may have on one server at once: a process that
+/// opens silent sockets in a loop holds at most this many of the [`MAX_HANDSHAKES`] places.
+/// Beyond it, its new sockets are answered "busy" ([`BUSY`]) and closed.
+pub const MAX_HANDSHAKES_PER_PEER: usize = 16;
+/// The code of a "busy, try again" answer: the server's handshake places are taken (a
+/// client retries within its deadline).
+pub const BUSY: Error = Error::Again;
 /// Largest receive queue a peer may ask for (bounds what a [`Reply`] or [`Hello`] can make
 /// the other side map, whatever the topology says).
 pub const MAX_QUEUE: u32 = 1 << 16;
@@ -70,6 +77,18 @@ pub struct Limits {
     pub max_recv_queue: u32,
     /// Connections it holds at most.
     pub max_connections: u32,
+    /// Connections one client process may hold at most (one process must not take every
+    /// place).
+    pub max_connections_per_peer: u32,
+}
+
+/// The connections a server holds while it decides on a handshake.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Occupancy {
+    /// All of them.
+    pub total: usize,
+    /// Those of the process asking.
+    pub of_peer: usize,
 }
 
 /// One ring of a connection segment.
@@ -168,13 +187,13 @@ impl Refusal {
 
 /// The server's decision on one handshake packet: `packet` as received (`truncated` when it
 /// was longer than the buffer), with `nfds` descriptors attached, while the server holds
-/// `live` connections.
+/// `live` connections (of them, `live.of_peer` of the asking process).
 pub fn accept(
     packet: &[u8],
     truncated: bool,
     nfds: usize,
     limits: &Limits,
-    live: usize,
+    live: Occupancy,
 ) -> std::result::Result<Accepted, Refusal> {
     if truncated {
         return Err(Refusal::drop(Error::InvalidValue, "oversized handshake".into()));
@@ -216,10 +235,19 @@ pub fn accept(
             format!("client on {} but this server serves {}", hello.function, limits.function),
         ));
     }
-    if live >= limits.max_connections as usize {
+    if live.total >= limits.max_connections as usize {
         return Err(Refusal::report(
             Error::Full,
             format!("the server already has its maximum of {} clients", limits.max_connections),
+        ));
+    }
+    if live.of_peer >= limits.max_connections_per_peer as usize {
+        return Err(Refusal::report(
+            Error::Full,
+            format!(
+                "that process already holds {} of this server's clients, the most one process may",
+                live.of_peer
+            ),
         ));
     }
     let q = hello.recv_queue_size;
@@ -307,6 +335,7 @@ mod tests {
             recv_queue_size: 64,
             max_recv_queue: 8192,
             max_connections: 2,
+            max_connections_per_peer: 1,
         }
     }
 
@@ -314,7 +343,7 @@ mod tests {
         Hello { kind, max_msg_size: 4080, recv_queue_size: 16, function: pci("b1:00.0"), name: "svc".into() }
     }
 
-    fn refusal(packet: &[u8], nfds: usize, l: &Limits, live: usize) -> Refusal {
+    fn refusal(packet: &[u8], nfds: usize, l: &Limits, live: Occupancy) -> Refusal {
         accept(packet, false, nfds, l, live).unwrap_err()
     }
 
@@ -322,7 +351,7 @@ mod tests {
     fn an_accepted_hello_and_its_reply_agree_on_the_layout() {
         let l = limits(PeerKind::Client);
         let h = hello(PeerKind::Client);
-        let a = accept(&h.encode(), false, 2, &l, 0).unwrap();
+        let a = accept(&h.encode(), false, 2, &l, Occupancy::default()).unwrap();
         assert_eq!((a.layout.c2s.nslots, a.layout.s2c.nslots, a.max_msg_size), (64, 16, 4080));
         let reply = a.layout.reply(7, a.max_msg_size);
         let (r, layout) = check_reply(&reply.encode(), false, 3, &h).unwrap();
@@ -336,17 +365,17 @@ mod tests {
         for (packet, nfds) in
             [(&b"garbage"[..], 2), (&good[..good.len() - 1], 2), (&good[..], 0), (&good[..], 1)]
         {
-            let r = refusal(packet, nfds, &l, 0);
+            let r = refusal(packet, nfds, &l, Occupancy::default());
             assert!(!r.answer && !r.report, "{r:?}");
         }
-        assert!(!accept(&good, true, 2, &l, 0).unwrap_err().answer, "oversized");
+        assert!(!accept(&good, true, 2, &l, Occupancy::default()).unwrap_err().answer, "oversized");
     }
 
     #[test]
     fn another_protocol_version_is_answered_with_unsupported_version() {
         let mut packet = hello(PeerKind::Client).encode();
         packet[8] = 99;
-        let r = refusal(&packet, 2, &limits(PeerKind::Client), 0);
+        let r = refusal(&packet, 2, &limits(PeerKind::Client), Occupancy::default());
         assert_eq!((r.code, r.answer, r.report), (Error::UnsupportedVersion, true, false));
         assert!(r.why.contains("protocol version Some(99)"), "{}", r.why);
     }
@@ -360,7 +389,7 @@ mod tests {
             (Hello { function: pci("b1:00.1"), ..hello(PeerKind::Client) }, Error::NotPermitted),
         ];
         for (h, code) in cases {
-            let r = refusal(&h.encode(), 2, &l, 0);
+            let r = refusal(&h.encode(), 2, &l, Occupancy::default());
             assert_eq!((r.code, r.answer, r.report), (code, true, false));
         }
     }
@@ -369,13 +398,15 @@ mod tests {
     fn settings_a_client_can_fix_are_reported_as_failed_connections() {
         let l = limits(PeerKind::Client);
         let cases = [
-            (Hello { max_msg_size: 2000, ..hello(PeerKind::Client) }, 0, Error::InvalidValue),
-            (Hello { recv_queue_size: 0, ..hello(PeerKind::Client) }, 0, Error::InvalidValue),
-            (Hello { recv_queue_size: 8193, ..hello(PeerKind::Client) }, 0, Error::InvalidValue),
-            (hello(PeerKind::Client), 2, Error::Full),
+            (Hello { max_msg_size: 2000, ..hello(PeerKind::Client) }, (0, 0), Error::InvalidValue),
+            (Hello { recv_queue_size: 0, ..hello(PeerKind::Client) }, (0, 0), Error::InvalidValue),
+            (Hello { recv_queue_size: 8193, ..hello(PeerKind::Client) }, (0, 0), Error::InvalidValue),
+            (hello(PeerKind::Client), (2, 0), Error::Full),
+            // One process holds the one place a process may have, of two.
+            (hello(PeerKind::Client), (1, 1), Error::Full),
         ];
-        for (h, live, code) in cases {
-            let r = refusal(&h.encode(), 2, &l, live);
+        for (h, (total, of_peer), code) in cases {
+            let r = refusal(&h.encode(), 2, &l, Occupancy { total, of_peer });
             assert_eq!((r.code, r.answer, r.report), (code, true, true), "{h:?}");
         }
     }
@@ -385,19 +416,19 @@ mod tests {
         let mut l = limits(PeerKind::Endpoint);
         l.max_msg_size = 256;
         let h = Hello { max_msg_size: 1024, ..hello(PeerKind::Endpoint) };
-        let a = accept(&h.encode(), false, 2, &l, 0).unwrap();
+        let a = accept(&h.encode(), false, 2, &l, Occupancy::default()).unwrap();
         assert_eq!(a.max_msg_size, 1024);
         assert_eq!(a.layout.c2s.payload, 1024 + 8, "the send stamp rides in each slot");
         let reply = a.layout.reply(1, a.max_msg_size);
         assert!(check_reply(&reply.encode(), false, 3, &h).is_ok());
         let big = Hello { max_msg_size: 9000, ..h };
-        assert_eq!(accept(&big.encode(), false, 2, &l, 0).unwrap().max_msg_size, 4080);
+        assert_eq!(accept(&big.encode(), false, 2, &l, Occupancy::default()).unwrap().max_msg_size, 4080);
     }
 
     #[test]
     fn a_reply_that_lies_about_the_layout_is_refused_by_the_client() {
         let h = hello(PeerKind::Client);
-        let a = accept(&h.encode(), false, 2, &limits(PeerKind::Client), 0).unwrap();
+        let a = accept(&h.encode(), false, 2, &limits(PeerKind::Client), Occupancy::default()).unwrap();
         let good = a.layout.reply(1, 4080);
         let lies = [
             Reply { segment_len: good.segment_len + 4096, ..good.clone() },

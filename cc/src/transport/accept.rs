@@ -2,10 +2,21 @@
 //! a listening socket and the handshakes in progress on the sockets it accepted.
 //!
 //! Every accepted socket is checked (same user), registered in the side's control set under
-//! a pending token, and given [`HELLO_DEADLINE`] to send its Hello; at most
-//! [`MAX_HANDSHAKES`] wait at once (more are closed at once), and running out of
-//! descriptors backs the listener off for [`ACCEPT_BACKOFF`] instead of spinning. Each
-//! handshake goes through [`serve`] and ends as an [`Incoming`] for the owner.
+//! a pending token, and given [`HELLO_DEADLINE`] to send its Hello. Admission is fair
+//! between peer processes (identified by pid):
+//!
+//! | situation when a socket arrives                          | what happens                      |
+//! |----------------------------------------------------------|-----------------------------------|
+//! | its process has [`MAX_HANDSHAKES_PER_PEER`] in progress  | answered busy ([`BUSY`]), closed  |
+//! | [`MAX_HANDSHAKES`] in progress, another process holds more | that process's oldest silent socket is closed; this one waits |
+//! | [`MAX_HANDSHAKES`] in progress, none holds more          | answered busy, closed             |
+//! | otherwise                                                | waits for its Hello               |
+//!
+//! A busy answer tells a client to try again within its deadline (both client kinds do).
+//! The connections one process may hold are bounded too (`Limits::max_connections_per_peer`,
+//! decided in [`crate::proto::handshake::accept`]). Running out of descriptors backs the
+//! listener off for [`ACCEPT_BACKOFF`] instead of spinning. Each handshake goes through
+//! [`serve`] and ends as an [`Incoming`] for the owner.
 
 use std::fmt::Display;
 use std::os::fd::{AsFd, OwnedFd};
@@ -19,9 +30,12 @@ use slab::Slab;
 use super::channel::Channel;
 use super::setup::{serve, Ringers, Served};
 use super::throttle::{held_back, Throttle};
-use super::{peer_pid, token, Listener};
-use crate::proto::handshake::{Accepted, Limits, HELLO_DEADLINE, MAX_HANDSHAKES};
+use super::{peer_pid, send, token, Listener};
+use crate::proto::handshake::{
+    Accepted, Limits, Occupancy, BUSY, HELLO_DEADLINE, MAX_HANDSHAKES, MAX_HANDSHAKES_PER_PEER,
+};
 use crate::proto::state::ConnState;
+use crate::proto::Reply;
 
 /// How long the listener rests after the process ran out of file descriptors.
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
@@ -83,6 +97,8 @@ const LOG_HANDSHAKES: u32 = 100;
 const LOG_DESCRIPTORS: u32 = 101;
 const LOG_DEADLINE: u32 = 102;
 const LOG_CREDENTIALS: u32 = 103;
+const LOG_PEER_HANDSHAKES: u32 = 104;
+const LOG_EVICTED: u32 = 105;
 
 impl Acceptor {
     /// Binds service `limits.name` in namespace `ns` for the host function `limits.function`
@@ -126,24 +142,30 @@ impl Acceptor {
     }
 
     /// Accepts what waits on the listener, reads every Hello that arrived, and drops
-    /// handshakes past their deadline. `live` connections exist already; `ringers` makes the
-    /// sockets that ring this side's doorbells (messages; room) for each new client. Results
-    /// go to `out`.
+    /// handshakes past their deadline. `live` connections exist already, `live_of(pid)` of
+    /// them held by process `pid`; `ringers` makes the sockets that ring this side's
+    /// doorbells (messages; room) for each new client. Results go to `out`.
+    #[allow(clippy::too_many_arguments)]
     pub fn poll(
         &mut self,
         who: &dyn Display,
         set: &EpollSet,
         now: Instant,
         live: usize,
+        live_of: &dyn Fn(i32) -> usize,
         ringers: Ringers<'_>,
         out: &mut Vec<Incoming>,
     ) {
         self.accept_all(who, set, now);
         let mut live = live;
+        // Connections made in this pass, by process (not in `live_of` yet).
+        let mut added: smallvec::SmallVec<[(i32, usize); 4]> = smallvec::SmallVec::new();
         let keys: Vec<usize> = self.pending.iter().map(|(k, _)| k).collect();
         for key in keys {
             let p = &self.pending[key];
-            match serve(who, p.sock.as_fd(), p.pid, &self.limits, live, p.id, ringers) {
+            let here = added.iter().find(|(pid, _)| *pid == p.pid).map_or(0, |(_, n)| *n);
+            let occupancy = Occupancy { total: live, of_peer: live_of(p.pid) + here };
+            match serve(who, p.sock.as_fd(), p.pid, &self.limits, occupancy, p.id, ringers) {
                 Served::Waiting => {
                     if p.state.handshake_expired(now, HELLO_DEADLINE) {
                         let mut p = self.pending.remove(key);
@@ -177,6 +199,10 @@ impl Acceptor {
                     let (channel, accepted) = *up;
                     p.state.set(ConnState::Up, who);
                     live += 1;
+                    match added.iter_mut().find(|(pid, _)| *pid == p.pid) {
+                        Some((_, n)) => *n += 1,
+                        None => added.push((p.pid, 1)),
+                    }
                     tracing::debug!(target: "doca_sdk", "{who}: connection #{} from pid {}", p.id, p.pid);
                     out.push(Incoming::Up(Box::new(NewConn {
                         id: p.id,
@@ -221,10 +247,9 @@ impl Acceptor {
                     continue;
                 }
             };
-            if self.pending.len() >= MAX_HANDSHAKES {
-                if let Some(held) = self.throttle.admit(LOG_HANDSHAKES, now) {
-                    tracing::warn!(target: "doca_sdk", "{who}: dropped pid {pid}: {MAX_HANDSHAKES} handshakes already in progress{}", held_back(held));
-                }
+            if !self.make_room(who, pid, now) {
+                // Busy: the client tries again (a send that cannot block, on a new socket).
+                let _ = send(sock.as_fd(), &Reply::refuse(BUSY).encode(), &[]);
                 continue;
             }
             let entry = self.pending.vacant_entry();
@@ -239,6 +264,53 @@ impl Acceptor {
             self.next_id += 1;
             entry.insert(Pending { sock, pid, id, state: ConnState::Handshaking { since: now } });
         }
+    }
+}
+
+impl Acceptor {
+    /// Whether a new socket of process `pid` may wait for its Hello, closing another
+    /// process's oldest silent socket when that makes the room (see the module's table).
+    fn make_room(&mut self, who: &dyn Display, pid: i32, now: Instant) -> bool {
+        // At most MAX_HANDSHAKES entries: counting them is cheap, and only done on accept.
+        let mut counts: smallvec::SmallVec<[(i32, usize); 8]> = smallvec::SmallVec::new();
+        for (_, p) in &self.pending {
+            match counts.iter_mut().find(|(q, _)| *q == p.pid) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((p.pid, 1)),
+            }
+        }
+        let mine = counts.iter().find(|(q, _)| *q == pid).map_or(0, |(_, n)| *n);
+        if mine >= MAX_HANDSHAKES_PER_PEER {
+            if let Some(held) = self.throttle.admit(LOG_PEER_HANDSHAKES, now) {
+                tracing::warn!(target: "doca_sdk", "{who}: pid {pid} already has {MAX_HANDSHAKES_PER_PEER} handshakes in progress, the most one process may: its new socket was answered busy{}", held_back(held));
+            }
+            return false;
+        }
+        if self.pending.len() < MAX_HANDSHAKES {
+            return true;
+        }
+        // Full: the process holding the most places gives up its oldest silent one, if it
+        // holds more than the newcomer's.
+        let Some(&(greedy, most)) = counts.iter().max_by_key(|(_, n)| *n) else { return false };
+        if most <= mine + 1 {
+            if let Some(held) = self.throttle.admit(LOG_HANDSHAKES, now) {
+                tracing::warn!(target: "doca_sdk", "{who}: pid {pid} answered busy: {MAX_HANDSHAKES} handshakes already in progress{}", held_back(held));
+            }
+            return false;
+        }
+        let oldest = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.pid == greedy)
+            .min_by_key(|(_, p)| p.id)
+            .map(|(k, _)| k)
+            .expect("the process holding the most has one");
+        let mut p = self.pending.remove(oldest);
+        if let Some(held) = self.throttle.admit(LOG_EVICTED, now) {
+            tracing::warn!(target: "doca_sdk", "{who}: closed a silent socket of pid {greedy}, which held {most} of the {MAX_HANDSHAKES} handshake places, to admit pid {pid}{}", held_back(held));
+        }
+        p.state.set(ConnState::Down(Error::ConnectionAborted), who);
+        true
     }
 }
 
@@ -262,6 +334,7 @@ mod tests {
             recv_queue_size: 2,
             max_recv_queue: 16,
             max_connections: 4,
+            max_connections_per_peer: 4,
         }
     }
 
@@ -277,12 +350,20 @@ mod tests {
         let bells = || Ok([bell.ringer()?, bell.ringer()?]);
         let t0 = Instant::now();
         let mut out = Vec::new();
-        acceptor.poll(&"test", &set, t0, 0, &bells, &mut out);
+        acceptor.poll(&"test", &set, t0, 0, &|_| 0, &bells, &mut out);
         assert_eq!(acceptor.num_pending(), 1);
         assert_eq!(acceptor.next_deadline(), Some(t0 + HELLO_DEADLINE));
-        acceptor.poll(&"test", &set, t0 + HELLO_DEADLINE - Duration::from_millis(1), 0, &bells, &mut out);
+        acceptor.poll(
+            &"test",
+            &set,
+            t0 + HELLO_DEADLINE - Duration::from_millis(1),
+            0,
+            &|_| 0,
+            &bells,
+            &mut out,
+        );
         assert_eq!(acceptor.num_pending(), 1, "still within its deadline");
-        acceptor.poll(&"test", &set, t0 + HELLO_DEADLINE, 0, &bells, &mut out);
+        acceptor.poll(&"test", &set, t0 + HELLO_DEADLINE, 0, &|_| 0, &bells, &mut out);
         assert_eq!(acceptor.num_pending(), 0, "dropped at the deadline");
         assert!(out.is_empty(), "a silent socket is not reported as a failed connection");
         let mut buf = [0u8; 16];

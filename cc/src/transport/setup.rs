@@ -17,7 +17,7 @@ use doca_core::{Error, Result};
 use super::channel::Channel;
 use super::ring::{Area, End, Ring};
 use super::{recv, send, Recv};
-use crate::proto::handshake::{self, Accepted, Limits, Refusal, SegmentLayout};
+use crate::proto::handshake::{self, Accepted, Limits, Occupancy, Refusal, SegmentLayout};
 use crate::proto::{Hello, Reply};
 
 /// Largest handshake packet read (a Hello with a name of the longest allowed length fits).
@@ -36,7 +36,7 @@ pub enum Served {
 }
 
 /// Server side: reads the Hello waiting on `sock` (from process `pid`), decides with
-/// `limits` while `live` connections exist, and on acceptance creates connection `id`,
+/// `limits` while `live` connections exist (of them, `live.of_peer` of process `pid`), and on acceptance creates connection `id`,
 /// giving the client sockets that ring this side's doorbells (messages; room), made for it
 /// by `ringers` (each client its own: see `Doorbell::ringer`).
 pub fn serve(
@@ -44,7 +44,7 @@ pub fn serve(
     sock: BorrowedFd<'_>,
     pid: i32,
     limits: &Limits,
-    live: usize,
+    live: Occupancy,
     id: u64,
     ringers: Ringers<'_>,
 ) -> Served {
@@ -200,6 +200,7 @@ mod tests {
             recv_queue_size: 4,
             max_recv_queue: 64,
             max_connections: 8,
+            max_connections_per_peer: 8,
         }
     }
 
@@ -222,8 +223,9 @@ mod tests {
         let h = hello();
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Waiting));
         send_hello(client_sock.as_fd(), &h, [cring.as_fd(), cring.as_fd()]).unwrap();
-        let served =
-            serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 42, &|| Ok([sb.ringer()?, sb.ringer()?]));
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 42, &|| {
+            Ok([sb.ringer()?, sb.ringer()?])
+        });
         let Served::Up(up) = served else { panic!("refused") };
         let (server, accepted) = *up;
         assert_eq!(accepted.layout.s2c.nslots, 2);
@@ -255,7 +257,7 @@ mod tests {
         let ring = bell.ringer().unwrap();
         let h = hello();
         send_hello(client_sock.as_fd(), &h, [ring.as_fd(), ring.as_fd()]).unwrap();
-        let accepted = handshake::accept(&h.encode(), false, 2, &limits(), 0).unwrap();
+        let accepted = handshake::accept(&h.encode(), false, 2, &limits(), Occupancy::default()).unwrap();
         let unsealed = rustix::fs::memfd_create("hostile", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
         rustix::fs::ftruncate(&unsealed, accepted.layout.len as u64).unwrap();
         let reply = accepted.layout.reply(1, accepted.max_msg_size).encode();
@@ -273,14 +275,14 @@ mod tests {
         send_hello(client_sock.as_fd(), &h, [pipe.as_fd(), pipe.as_fd()]).unwrap();
         let bell = Doorbell::new().unwrap();
         let ring = bell.ringer().unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, &|| {
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &|| {
             Ok([bell.ringer()?, bell.ringer()?])
         });
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, answer: false, .. })));
 
         let (client_sock, server_sock) = socketpair().unwrap();
         send_hello(client_sock.as_fd(), &h, [ring.as_fd(), ring.as_fd()]).unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, &|| {
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &|| {
             Ok([pipe.try_clone().map_err(|_| Error::OperatingSystem)?, bell.ringer()?])
         });
         assert!(matches!(served, Served::Up(_)), "this test's server hands over a pipe");
@@ -294,7 +296,7 @@ mod tests {
         let ring = bell.ringer().unwrap();
         let h = Hello { max_msg_size: 64, ..hello() };
         send_hello(client_sock.as_fd(), &h, [ring.as_fd(), ring.as_fd()]).unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), 0, 1, &|| {
+        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &|| {
             Ok([bell.ringer()?, bell.ringer()?])
         });
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, report: true, .. })));

@@ -11,8 +11,9 @@
 //! hostile bad-post <name>         handshake, then register a consumer whose one posted
 //!                                 buffer lies outside the memory it shares: "registered";
 //!                                 then holds the connection until the server hangs up
-//! hostile silent <name> <n>       open n sockets that never say anything: "dropped <k>" (how
-//!                                 many the server closed at once); then waits for stdin EOF
+//! hostile silent <name> <n> [ep]  open n sockets (to a legacy service of 3b:00.0 with ep) that never say anything: "dropped <k>" (how
+//!                                 many the server closed at once or answered busy); then
+//!                                 waits for stdin EOF
 //! hostile bells <name>            a Hello whose doorbells are a pipe: "dropped" or "answered"
 //! hostile function <name> <pci>   a Hello claiming to run on another host function, sent to
 //!                                 b1:00.0's socket: "refused <code>" or "accepted"
@@ -225,13 +226,19 @@ fn bad_post(name: &str) -> String {
     String::new()
 }
 
-fn silent(name: &str, n: usize) -> String {
-    let socks: Vec<OwnedFd> = (0..n).map(|_| connect(name)).collect();
+fn silent(name: &str, n: usize, legacy: bool) -> String {
+    let path = match legacy {
+        true => transport::service_path("ep", PciAddr::parse(EP_HOST).unwrap(), name).unwrap(),
+        false => transport::service_path("cc", PciAddr::parse(HOST).unwrap(), name).unwrap(),
+    };
+    let socks: Vec<OwnedFd> =
+        (0..n).map(|_| transport::connect(&path).unwrap().expect("the server listens")).collect();
     std::thread::sleep(Duration::from_millis(500));
     let mut dropped = 0;
     for s in &socks {
-        let mut buf = [0u8; 8];
-        if matches!(transport::recv(s.as_fd(), &mut buf), Ok(Recv::Closed)) {
+        // Closed at once, or first answered "busy, try again".
+        let mut buf = [0u8; 64];
+        if matches!(transport::recv(s.as_fd(), &mut buf), Ok(Recv::Closed | Recv::Packet { .. })) {
             dropped += 1;
         }
     }
@@ -296,7 +303,7 @@ fn main() -> ExitCode {
         "consumers" => consumers(arg(1), arg(2).parse().unwrap()),
         "big-consumer" => big_consumer(arg(1), arg(2).parse().unwrap()),
         "bad-post" => bad_post(arg(1)),
-        "silent" => silent(arg(1), arg(2).parse().unwrap()),
+        "silent" => silent(arg(1), arg(2).parse().unwrap(), arg(3) == "ep"),
         "bells" => bells(arg(1)),
         "function" => function(arg(1), arg(2)),
         "listen-as" => listen_as(arg(1).parse().unwrap(), arg(2)),
