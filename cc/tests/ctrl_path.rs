@@ -355,3 +355,45 @@ fn one_task_per_side_recycled_from_its_completion_callback_carries_100k_messages
     assert_eq!((srv_sent.get(), cli_sent.get()), (N, N));
     assert_eq!(cli.as_ctx().num_allocated_tasks() + srv.as_ctx().num_allocated_tasks(), 0);
 }
+
+/// A server that hangs up on every client as soon as it connects: the client's RUNNING
+/// callback still finds it Running and gets its connection (as 2.9's comch client samples
+/// do in theirs), whatever the client learns in the same progress pass.
+#[test]
+fn a_running_callback_gets_its_connection_even_when_the_server_hangs_up_at_once() {
+    let name = unique("hangup-at-once");
+    let (spe, srv) = server(&name);
+    srv.event_connection_register(
+        |conn, ok| {
+            if ok {
+                conn.server().expect("on the server's thread").disconnect(conn).unwrap();
+            }
+        },
+        |_, _| {},
+    )
+    .unwrap();
+    srv.as_ctx().start().unwrap();
+    for _ in 0..5 {
+        let (cpe, cli) = client(&name);
+        let cli = Rc::new(cli);
+        type Seen = Vec<(CtxState, Result<(), Error>)>;
+        let seen: Rc<RefCell<Seen>> = Rc::default();
+        let s = seen.clone();
+        let weak = Rc::downgrade(&cli);
+        cli.as_ctx()
+            .set_state_changed_cb(move |_, ctx, _, next| {
+                let got = match (next, weak.upgrade()) {
+                    (CtxState::Running, Some(c)) => c.get_connection().map(|_| ()),
+                    _ => Ok(()),
+                };
+                s.borrow_mut().push((ctx.state(), got));
+                assert_eq!(ctx.state(), next, "the callback finds the state it announces");
+            })
+            .unwrap();
+        let _ = cli.as_ctx().start();
+        until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Idle);
+        let running: Vec<_> =
+            seen.borrow().iter().filter(|(st, _)| *st == CtxState::Running).cloned().collect();
+        assert_eq!(running, [(CtxState::Running, Ok(()))], "{:?}", seen.borrow());
+    }
+}

@@ -3,7 +3,12 @@
 //! A state change happens at once ([`Ctx::state`] is current right after [`Ctx::start`] or
 //! [`Ctx::stop`]); its state-changed callback runs on the next [`crate::Pe::progress`], for
 //! every transition, synchronous ones included. Callbacks never run inside start, stop or
-//! submit.
+//! submit. A transition the library makes inside progress (its start completed or failed,
+//! a fatal error) is delivered at once, before the library can make the next: the callback
+//! for `(prev, next)` finds the context in `next`. Transitions the application makes
+//! (start, stop, from a callback or not) are delivered in order at the next progress pass;
+//! when it makes several before that pass — start, then stop — each still gets its
+//! callback, and the earlier ones find the context already in the later state.
 //!
 //! | from     | what happens                                             | to       | the call returns |
 //! |----------|----------------------------------------------------------|----------|------------------|
@@ -162,6 +167,8 @@ pub struct CtxCore {
     transitions: RefCell<SmallVec<[(CtxState, CtxState); 4]>>,
     /// Whether `transitions` is non-empty (read on every progress without a borrow).
     has_transitions: Cell<bool>,
+    /// The library's poll runs ([`CtxOps::progress`]): what it reports is delivered at once.
+    in_poll: Cell<bool>,
     allocated: Cell<usize>,
     inflight: Cell<usize>,
     /// Tasks finished by the library and not yet delivered, across its pools.
@@ -198,6 +205,7 @@ impl<L: CtxOps> CtxCell<L> {
                     state_cb: CbSlot::empty(),
                     transitions: RefCell::new(SmallVec::new()),
                     has_transitions: Cell::new(false),
+                    in_poll: Cell::new(false),
                     allocated: Cell::new(0),
                     inflight: Cell::new(0),
                     finished: Cell::new(0),
@@ -387,7 +395,10 @@ impl Ctx {
         let core = self.core();
         let mut any = core.deliver_transitions();
         if core.state() != CtxState::Idle {
-            any |= self.0.ops.progress(core, now);
+            core.in_poll.set(true);
+            let polled = self.0.ops.progress(core, now);
+            core.in_poll.set(false);
+            any |= polled;
             if core.finished.get() > 0 {
                 core.deliver_finished();
                 any = true;
@@ -510,27 +521,45 @@ impl CtxCore {
         fail!(Error::BadState, "{}: {what} needs a running context (state {:?})", self.kind, self.state())
     }
 
-    /// Starting → Running, for a library whose asynchronous start completed.
+    /// Starting → Running, for a library whose asynchronous start completed. Called from
+    /// [`CtxOps::progress`], the state-changed callback runs before this returns (after any
+    /// still queued), so it finds the context Running: hold no borrow of the library's own
+    /// state across this call, since the callback may call back into the library.
     pub fn set_running(&self) {
         if self.state() == CtxState::Starting {
-            self.transition(CtxState::Running);
+            self.report(CtxState::Running);
         }
     }
 
     /// Starting → Idle, for a library whose asynchronous start failed (logged with `why`).
+    /// Delivered as [`CtxCore::set_running`] is.
     pub fn abort_start(&self, error: Error, why: &str) {
         if self.state() == CtxState::Starting {
             tracing::error!(target: "doca_sdk", "{}: {}: start failed: {why}", error.name(), self.kind);
-            self.transition(CtxState::Idle);
+            self.report(CtxState::Idle);
         }
     }
 
     /// Running → Stopping after a fatal error (logged with `why`); the library then completes
     /// its in-flight tasks with errors and the context reaches Idle once they are freed.
+    /// Delivered as [`CtxCore::set_running`] is.
     pub fn fail(&self, error: Error, why: &str) {
         if matches!(self.state(), CtxState::Running | CtxState::Starting) {
             tracing::error!(target: "doca_sdk", "{}: {}: fatal: {why}", error.name(), self.kind);
-            self.transition(CtxState::Stopping);
+            self.report(CtxState::Stopping);
+        }
+    }
+
+    /// A transition the library makes. Inside its poll, core delivers it at once — after any
+    /// still queued — so its callback finds the context in `next` and may do what `next`
+    /// allows (get a connection in Running, free tasks in Stopping…), before the library
+    /// goes on and perhaps makes the next one. The library must hold no borrow of its own
+    /// state across this call: the callback may call back into it. Outside a poll (a
+    /// library's `start` or `stop`), it is queued for the next progress like any transition.
+    fn report(&self, next: CtxState) {
+        self.transition(next);
+        if self.in_poll.get() {
+            self.deliver_transitions();
         }
     }
 

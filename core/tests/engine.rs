@@ -406,6 +406,8 @@ mod scripted {
         Connected,
         StartFailed,
         Fatal,
+        /// Connected and lost in the same poll.
+        ConnectedThenLost,
     }
 
     pub struct Lib {
@@ -439,6 +441,11 @@ mod scripted {
                     true
                 }
                 Next::Fatal => {
+                    core.fail(Error::ConnectionReset, "scripted peer loss");
+                    true
+                }
+                Next::ConnectedThenLost => {
+                    core.set_running();
                     core.fail(Error::ConnectionReset, "scripted peer loss");
                     true
                 }
@@ -705,4 +712,48 @@ fn submit_ex_without_flush_on_a_library_that_keeps_nothing_back_completes_as_sub
     assert_eq!(r.ctx.num_inflight_tasks(), 3);
     r.pe.progress();
     assert_eq!(*r.done.borrow(), [(1, Ok(())), (2, Ok(())), (3, Ok(()))]);
+}
+
+/// One poll of the library goes Starting → Running → Stopping (→ Idle): each callback finds
+/// the context in the state it announces, so a RUNNING callback can do what Running allows.
+#[test]
+fn each_state_callback_finds_its_context_in_the_state_it_announces() {
+    use scripted::Next;
+    let pe = Pe::create().unwrap();
+    let (lib, ctx) = scripted::create();
+    pe.connect_ctx(&ctx).unwrap();
+    let seen: Rc<RefCell<Vec<(CtxState, CtxState, CtxState)>>> = Rc::default();
+    let s = seen.clone();
+    ctx.set_state_changed_cb(move |_, c, prev, next| s.borrow_mut().push((prev, next, c.state()))).unwrap();
+    lib.ops().start.set(Ok(Started::Starting));
+    assert_eq!(ctx.start(), Err(Error::InProgress));
+    lib.ops().next.set(Next::ConnectedThenLost);
+    assert!(pe.progress());
+    assert_eq!(ctx.state(), Idle);
+    assert_eq!(
+        *seen.borrow(),
+        [
+            (Idle, Starting, Starting),
+            (Starting, Running, Running),
+            (Running, Stopping, Stopping),
+            (Stopping, Idle, Idle)
+        ]
+    );
+}
+
+/// Start then stop before any progress: both transitions get their callback, in order, at
+/// the next progress; the first finds the context already Idle (the later state).
+#[test]
+fn start_then_stop_before_any_progress_delivers_both_callbacks_in_order() {
+    let pe = Pe::create().unwrap();
+    let (_lib, ctx) = scripted::create();
+    pe.connect_ctx(&ctx).unwrap();
+    let seen: Rc<RefCell<Vec<(CtxState, CtxState, CtxState)>>> = Rc::default();
+    let s = seen.clone();
+    ctx.set_state_changed_cb(move |_, c, prev, next| s.borrow_mut().push((prev, next, c.state()))).unwrap();
+    ctx.start().unwrap();
+    ctx.stop().unwrap();
+    assert!(seen.borrow().is_empty(), "no callback inside start or stop");
+    pe.progress();
+    assert_eq!(*seen.borrow(), [(Idle, Running, Idle), (Running, Idle, Idle)]);
 }
