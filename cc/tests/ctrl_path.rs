@@ -397,3 +397,31 @@ fn a_running_callback_gets_its_connection_even_when_the_server_hangs_up_at_once(
         assert_eq!(running, [(CtxState::Running, Ok(()))], "{:?}", seen.borrow());
     }
 }
+
+/// `pe_reactive`'s pattern on a client whose start fails inside progress (the server
+/// refuses its message size): its IDLE callback destroys it, which succeeds there.
+#[test]
+fn a_client_destroyed_in_its_idle_callback_after_a_refused_start() {
+    let name = unique("destroy-in-idle");
+    let (spe, srv) = server(&name);
+    srv.as_ctx().start().unwrap();
+    let (cpe, cli) = client(&name);
+    cli.set_max_msg_size(100).unwrap();
+    let ctx = cli.as_ctx();
+    let slot = Rc::new(RefCell::new(Some(cli)));
+    let destroyed: Rc<RefCell<Option<bool>>> = Rc::default();
+    let (s, d) = (slot.clone(), destroyed.clone());
+    ctx.set_state_changed_cb(move |_, _, _, next| {
+        if next == CtxState::Idle {
+            let c = s.borrow_mut().take().expect("destroyed once");
+            *d.borrow_mut() = Some(c.destroy().is_ok());
+        }
+    })
+    .unwrap();
+    assert_eq!(ctx.start(), Err(Error::InProgress));
+    until(&[&spe, &cpe], || destroyed.borrow().is_some());
+    assert_eq!(*destroyed.borrow(), Some(true), "destroy in the IDLE callback succeeds");
+    for _ in 0..10 {
+        cpe.progress();
+    }
+}
