@@ -7,7 +7,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
 use parking_lot::Mutex;
 
-use crate::handles::Handles;
+use crate::handles::{Handles, Kind};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 use doca_core::Error;
 
@@ -46,7 +46,7 @@ struct Argp {
 unsafe impl Send for Argp {}
 
 static ARGP: Mutex<Option<Argp>> = Mutex::new(None);
-static PARAMS: Handles = Handles::new(1);
+static PARAMS: Handles = Handles::new(Kind::ArgpParam);
 
 /// Runs `f` on the fields of a live parameter.
 fn with_param<R>(p: *mut DocaArgpParam, f: impl FnOnce(&mut Fields) -> R) -> Option<R> {
@@ -57,6 +57,14 @@ fn with_param<R>(p: *mut DocaArgpParam, f: impl FnOnce(&mut Fields) -> R) -> Opt
 /// A copy of a live parameter's fields.
 fn param(p: *mut DocaArgpParam) -> Option<Fields> {
     with_param(p, |f| f.clone())
+}
+
+/// A `doca_argp_param_set_*` call (no result in C: a bad handle is only logged).
+fn setting(name: &'static str, p: *mut DocaArgpParam, f: impl FnOnce(&mut Fields)) {
+    guarded(name, || match with_param(p, f) {
+        Some(()) => DOCA_SUCCESS,
+        None => invalid(),
+    });
 }
 
 fn text(s: *const c_char) -> Option<String> {
@@ -73,7 +81,7 @@ pub unsafe extern "C" fn doca_argp_init(
     program_name: *const c_char,
     program_config: *mut c_void,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_argp_init", || {
         let Some(program) = text(program_name) else { return invalid() };
         let mut argp = ARGP.lock();
         if argp.is_some() {
@@ -90,11 +98,14 @@ pub unsafe extern "C" fn doca_argp_init(
 /// `param` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_argp_param_create(param: *mut *mut DocaArgpParam) -> DocaError {
-    guarded(|| {
+    guarded("doca_argp_param_create", || {
+        if let Err(e) = crate::check::non_null(param, "out-parameter") {
+            return e;
+        }
         if ARGP.lock().is_none() {
             return Error::BadState.code();
         }
-        crate::ctx::out(param, PARAMS.add(DocaArgpParam::default()))
+        crate::check::out(param, PARAMS.add(DocaArgpParam::default()))
     })
 }
 
@@ -106,7 +117,7 @@ macro_rules! setter {
         /// `value` is NULL or a C string.
         #[no_mangle]
         pub unsafe extern "C" fn $name(param: *mut DocaArgpParam, value: *const c_char) {
-            with_param(param, |p| p.$field = text(value));
+            setting(stringify!($name), param, |p| p.$field = text(value));
         }
     };
 }
@@ -131,25 +142,25 @@ setter!(
 /// `doca_argp_param_set_callback`.
 #[no_mangle]
 pub extern "C" fn doca_argp_param_set_callback(param: *mut DocaArgpParam, callback: ParamCb) {
-    with_param(param, |p| p.cb = callback);
+    setting("doca_argp_param_set_callback", param, |p| p.cb = callback);
 }
 
 /// `doca_argp_param_set_type`.
 #[no_mangle]
 pub extern "C" fn doca_argp_param_set_type(param: *mut DocaArgpParam, kind: c_int) {
-    with_param(param, |p| p.kind = kind);
+    setting("doca_argp_param_set_type", param, |p| p.kind = kind);
 }
 
 /// `doca_argp_param_set_mandatory`.
 #[no_mangle]
 pub extern "C" fn doca_argp_param_set_mandatory(param: *mut DocaArgpParam) {
-    with_param(param, |p| p.mandatory = true);
+    setting("doca_argp_param_set_mandatory", param, |p| p.mandatory = true);
 }
 
 /// `doca_argp_param_set_multiplicity`: may appear more than once.
 #[no_mangle]
 pub extern "C" fn doca_argp_param_set_multiplicity(param: *mut DocaArgpParam) {
-    with_param(param, |p| p.multiple = true);
+    setting("doca_argp_param_set_multiplicity", param, |p| p.multiple = true);
 }
 
 /// `doca_argp_register_param`: the parser owns the parameter from now on. A parameter
@@ -157,7 +168,7 @@ pub extern "C" fn doca_argp_param_set_multiplicity(param: *mut DocaArgpParam) {
 /// `INITIALIZATION`.
 #[no_mangle]
 pub extern "C" fn doca_argp_register_param(input_param: *mut DocaArgpParam) -> DocaError {
-    guarded(|| {
+    guarded("doca_argp_register_param", || {
         let Some(p) = self::param(input_param) else { return invalid() };
         let mut argp = ARGP.lock();
         let Some(argp) = argp.as_mut() else { return Error::BadState.code() };
@@ -201,13 +212,23 @@ fn usage(argp: &Argp) -> String {
 /// absent → `INVALID_VALUE`; a callback's error is returned as is. `-h` and `-v` print and
 /// exit the program, as DOCA's parser does.
 ///
+/// A NULL `argv` with arguments (`argc` above 1) or a negative `argc` is `INVALID_VALUE`.
+///
 /// # Safety
-/// `argv` holds `argc` C strings.
+/// `argv` is NULL or holds `argc` pointers, each NULL or a C string.
 #[no_mangle]
 pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) -> DocaError {
-    guarded(|| {
-        let args: Vec<String> = (1..argc.max(0) as usize)
-            // SAFETY: argv holds argc C strings (the caller's contract).
+    guarded("doca_argp_start", || {
+        let Ok(argc) = usize::try_from(argc) else {
+            return crate::check::refuse(|| format!("argc {argc} is negative"));
+        };
+        if argc > 1 {
+            if let Err(e) = crate::check::non_null(argv, "argv") {
+                return e;
+            }
+        }
+        let args: Vec<String> = (1..argc)
+            // SAFETY: argv holds argc pointers (the caller's contract; checked non-NULL).
             .filter_map(|i| text(unsafe { *argv.add(i) }))
             .collect();
         let (params, config, help) = {
@@ -286,7 +307,10 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
                 eprintln!("unknown flag {arg}\n{help}");
                 return Error::NotSupported.code();
             };
-            let Some(p) = param(params[at]) else { return Error::Unexpected.code() };
+            let Some(p) = param(params[at]) else {
+                // a callback destroyed the parser meanwhile
+                return crate::check::refuse(|| "the parser was destroyed by a callback".into());
+            };
             seen[at] += 1;
             if seen[at] > 1 && !p.multiple {
                 eprintln!("{flag} given twice\n{help}");
@@ -346,7 +370,7 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
 /// `doca_argp_destroy`: frees the parameters; `BAD_STATE` when not initialized.
 #[no_mangle]
 pub extern "C" fn doca_argp_destroy() -> DocaError {
-    guarded(|| {
+    guarded("doca_argp_destroy", || {
         let Some(argp) = ARGP.lock().take() else { return Error::BadState.code() };
         for p in argp.params {
             // SAFETY: PARAMS only holds DocaArgpParam handles; the parser owned these.

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use doca_buf::{Buf, Inventory};
 use parking_lot::Mutex;
 
-use crate::ctx::out;
-use crate::handles::Handles;
+use crate::check::{non_null, out};
+use crate::handles::{Handles, Kind};
 use crate::mmap::{mmap, DocaMmap};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
@@ -19,8 +19,8 @@ pub struct DocaBufInventory(Inventory, Mutex<HashMap<u32, *mut DocaBuf>>);
 /// (its reference count, or its list head's, reaching 0).
 pub struct DocaBuf(Buf, *const DocaBufInventory);
 
-static INVENTORIES: Handles = Handles::new(2);
-static BUFS: Handles = Handles::new(3);
+static INVENTORIES: Handles = Handles::new(Kind::BufInventory);
+static BUFS: Handles = Handles::new(Kind::Buf);
 
 fn inventory<'a>(p: *const DocaBufInventory) -> Option<&'a Inventory> {
     inventory_handle(p).map(|i| &i.0)
@@ -36,7 +36,8 @@ impl DocaBufInventory {
     fn handle(&self, this: *const DocaBufInventory, b: Buf) -> *mut DocaBuf {
         let mut handles = self.1.lock();
         if let Some(&p) = handles.get(&b.index()) {
-            if buf(p) == Some(&b) {
+            // SAFETY: BUFS only holds DocaBuf handles.
+            if unsafe { BUFS.peek::<DocaBuf>(p) }.map(|h| &h.0) == Some(&b) {
                 return p;
             }
             // A handle left from an earlier buffer of this descriptor: it is stale.
@@ -67,7 +68,8 @@ fn buf_handle<'a>(p: *const DocaBuf) -> Option<&'a DocaBuf> {
 
 /// The handle of `b`, a buffer of the same inventory as the handle `of`.
 fn sibling_handle(of: &DocaBuf, b: Buf) -> *mut DocaBuf {
-    match inventory_handle(of.1) {
+    // SAFETY: INVENTORIES only holds DocaBufInventory handles.
+    match unsafe { INVENTORIES.peek(of.1) } {
         Some(inv) => inv.handle(of.1, b),
         None => std::ptr::null_mut(),
     }
@@ -98,12 +100,19 @@ pub unsafe extern "C" fn doca_buf_inventory_create(
     num_elements: usize,
     inventory: *mut *mut DocaBufInventory,
 ) -> DocaError {
-    let Ok(num_elements) = u32::try_from(num_elements) else {
-        return doca_core::Error::NoMemory.code(); // more descriptors than an inventory holds
-    };
-    guarded(|| match Inventory::create(num_elements) {
-        Ok(i) => out(inventory, INVENTORIES.add(DocaBufInventory(i, Mutex::default()))),
-        Err(e) => e.code(),
+    guarded("doca_buf_inventory_create", || {
+        if let Err(e) = non_null(inventory, "out-parameter") {
+            return e;
+        }
+        let Ok(num_elements) = u32::try_from(num_elements) else {
+            // more descriptors than an inventory holds
+            let e = doca_core::fail!(doca_core::Error::NoMemory, "buf inventory of {num_elements} elements");
+            return e.code();
+        };
+        match Inventory::create(num_elements) {
+            Ok(i) => out(inventory, INVENTORIES.add(DocaBufInventory(i, Mutex::default()))),
+            Err(e) => e.code(),
+        }
     })
 }
 
@@ -113,7 +122,7 @@ pub unsafe extern "C" fn doca_buf_inventory_create(
 /// `inventory` is NULL or a handle of this library, not used after a successful destroy.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_inventory_destroy(inventory: *mut DocaBufInventory) -> DocaError {
-    guarded(|| {
+    guarded("doca_buf_inventory_destroy", || {
         let Some(i) = self::inventory(inventory) else { return invalid() };
         if i.num_free_elements() != i.num_elements() {
             return doca_core::Error::InUse.code();
@@ -137,7 +146,7 @@ pub unsafe extern "C" fn doca_buf_inventory_destroy(inventory: *mut DocaBufInven
 /// `doca_buf_inventory_start`.
 #[no_mangle]
 pub extern "C" fn doca_buf_inventory_start(inventory: *mut DocaBufInventory) -> DocaError {
-    guarded(|| match self::inventory(inventory) {
+    guarded("doca_buf_inventory_start", || match self::inventory(inventory) {
         Some(i) => doca_core::Error::code_of(&i.start()),
         None => invalid(),
     })
@@ -146,7 +155,7 @@ pub extern "C" fn doca_buf_inventory_start(inventory: *mut DocaBufInventory) -> 
 /// `doca_buf_inventory_stop`.
 #[no_mangle]
 pub extern "C" fn doca_buf_inventory_stop(inventory: *mut DocaBufInventory) -> DocaError {
-    guarded(|| match self::inventory(inventory) {
+    guarded("doca_buf_inventory_stop", || match self::inventory(inventory) {
         Some(i) => doca_core::Error::code_of(&i.stop()),
         None => invalid(),
     })
@@ -161,7 +170,7 @@ pub unsafe extern "C" fn doca_buf_inventory_get_num_free_elements(
     inventory: *const DocaBufInventory,
     num_free_elements: *mut u32,
 ) -> DocaError {
-    guarded(|| match self::inventory(inventory) {
+    guarded("doca_buf_inventory_get_num_free_elements", || match self::inventory(inventory) {
         Some(i) => out(num_free_elements, i.num_free_elements()),
         None => invalid(),
     })
@@ -174,8 +183,8 @@ fn get(
     buf_out: *mut *mut DocaBuf,
 ) -> DocaError {
     let (Some(i), Some(m)) = (inventory_handle(inventory), mmap(map)) else { return invalid() };
-    if buf_out.is_null() {
-        return invalid();
+    if let Err(e) = non_null(buf_out, "out-parameter") {
+        return e;
     }
     match i.0.buf_get_by_args(m, args.0, args.1, args.2, args.3) {
         Ok(b) => out(buf_out, i.handle(inventory, b)),
@@ -198,7 +207,9 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_get_by_args(
     data_len: usize,
     buf: *mut *mut DocaBuf,
 ) -> DocaError {
-    guarded(|| get(inventory, mmap, (addr as usize, len, data as usize, data_len), buf))
+    guarded("doca_buf_inventory_buf_get_by_args", || {
+        get(inventory, mmap, (addr as usize, len, data as usize, data_len), buf)
+    })
 }
 
 /// `doca_buf_inventory_buf_get_by_addr`: empty data at `addr`.
@@ -213,7 +224,9 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_get_by_addr(
     len: usize,
     buf: *mut *mut DocaBuf,
 ) -> DocaError {
-    guarded(|| get(inventory, mmap, (addr as usize, len, addr as usize, 0), buf))
+    guarded("doca_buf_inventory_buf_get_by_addr", || {
+        get(inventory, mmap, (addr as usize, len, addr as usize, 0), buf)
+    })
 }
 
 /// `doca_buf_inventory_buf_get_by_data`: the whole buffer is data.
@@ -228,7 +241,9 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_get_by_data(
     data_len: usize,
     buf: *mut *mut DocaBuf,
 ) -> DocaError {
-    guarded(|| get(inventory, mmap, (data as usize, data_len, data as usize, data_len), buf))
+    guarded("doca_buf_inventory_buf_get_by_data", || {
+        get(inventory, mmap, (data as usize, data_len, data as usize, data_len), buf)
+    })
 }
 
 /// `doca_buf_get_head`.
@@ -237,7 +252,7 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_get_by_data(
 /// `head` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_get_head(b: *const DocaBuf, head: *mut *mut c_void) -> DocaError {
-    guarded(|| match buf(b).map(Buf::head) {
+    guarded("doca_buf_get_head", || match buf(b).map(Buf::head) {
         Some(Ok(h)) => out(head, h as *mut c_void),
         Some(Err(e)) => e.code(),
         None => invalid(),
@@ -250,7 +265,7 @@ pub unsafe extern "C" fn doca_buf_get_head(b: *const DocaBuf, head: *mut *mut c_
 /// `len` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_get_len(b: *const DocaBuf, len: *mut usize) -> DocaError {
-    guarded(|| match buf(b).map(Buf::len) {
+    guarded("doca_buf_get_len", || match buf(b).map(Buf::len) {
         Some(Ok(l)) => out(len, l),
         Some(Err(e)) => e.code(),
         None => invalid(),
@@ -263,7 +278,7 @@ pub unsafe extern "C" fn doca_buf_get_len(b: *const DocaBuf, len: *mut usize) ->
 /// `data` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_get_data(b: *const DocaBuf, data: *mut *mut c_void) -> DocaError {
-    guarded(|| match buf(b).map(Buf::data) {
+    guarded("doca_buf_get_data", || match buf(b).map(Buf::data) {
         Some(Ok(d)) => out(data, d as *mut c_void),
         Some(Err(e)) => e.code(),
         None => invalid(),
@@ -276,7 +291,7 @@ pub unsafe extern "C" fn doca_buf_get_data(b: *const DocaBuf, data: *mut *mut c_
 /// `data_len` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_get_data_len(b: *const DocaBuf, data_len: *mut usize) -> DocaError {
-    guarded(|| match buf(b).map(Buf::data_len) {
+    guarded("doca_buf_get_data_len", || match buf(b).map(Buf::data_len) {
         Some(Ok(l)) => out(data_len, l),
         Some(Err(e)) => e.code(),
         None => invalid(),
@@ -286,7 +301,7 @@ pub unsafe extern "C" fn doca_buf_get_data_len(b: *const DocaBuf, data_len: *mut
 /// `doca_buf_set_data`: data at `data` (an address inside the buffer) of `data_len` bytes.
 #[no_mangle]
 pub extern "C" fn doca_buf_set_data(b: *mut DocaBuf, data: *mut c_void, data_len: usize) -> DocaError {
-    guarded(|| match buf(b) {
+    guarded("doca_buf_set_data", || match buf(b) {
         Some(x) => doca_core::Error::code_of(&x.set_data(data as usize, data_len)),
         None => invalid(),
     })
@@ -295,7 +310,7 @@ pub extern "C" fn doca_buf_set_data(b: *mut DocaBuf, data: *mut c_void, data_len
 /// `doca_buf_reset_data_len`: data length 0, data position unchanged.
 #[no_mangle]
 pub extern "C" fn doca_buf_reset_data_len(b: *mut DocaBuf) -> DocaError {
-    guarded(|| match buf(b) {
+    guarded("doca_buf_reset_data_len", || match buf(b) {
         Some(x) => doca_core::Error::code_of(&x.reset_data_len()),
         None => invalid(),
     })
@@ -307,7 +322,7 @@ pub extern "C" fn doca_buf_reset_data_len(b: *mut DocaBuf) -> DocaError {
 /// `refcount` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_get_refcount(b: *const DocaBuf, refcount: *mut u16) -> DocaError {
-    guarded(|| match buf(b).map(Buf::refcount) {
+    guarded("doca_buf_get_refcount", || match buf(b).map(Buf::refcount) {
         Some(Ok(r)) => out(refcount, r),
         Some(Err(e)) => e.code(),
         None => invalid(),
@@ -320,7 +335,7 @@ pub unsafe extern "C" fn doca_buf_get_refcount(b: *const DocaBuf, refcount: *mut
 /// `refcount` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_inc_refcount(b: *mut DocaBuf, refcount: *mut u16) -> DocaError {
-    guarded(|| match buf(b).map(Buf::inc_refcount) {
+    guarded("doca_buf_inc_refcount", || match buf(b).map(Buf::inc_refcount) {
         Some(Ok(r)) => {
             if !refcount.is_null() {
                 out(refcount, r);
@@ -339,7 +354,7 @@ pub unsafe extern "C" fn doca_buf_inc_refcount(b: *mut DocaBuf, refcount: *mut u
 /// `refcount` is NULL or writable; `b` is not used after its count reached 0.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_dec_refcount(b: *mut DocaBuf, refcount: *mut u16) -> DocaError {
-    guarded(|| {
+    guarded("doca_buf_dec_refcount", || {
         let Some(h) = buf_handle(b) else { return invalid() };
         // The handles of a list that is about to go back (read before: returning it unlinks
         // it). A lone buffer, the usual case, needs no list (nor an allocation).
@@ -353,7 +368,8 @@ pub unsafe extern "C" fn doca_buf_dec_refcount(b: *mut DocaBuf, refcount: *mut u
             Ok(r) => {
                 if r == 1 {
                     // The whole list went back: its handles go (this one included).
-                    if let Some(i) = inventory_handle(h.1) {
+                    // SAFETY: INVENTORIES only holds DocaBufInventory handles.
+                    if let Some(i) = unsafe { INVENTORIES.peek::<DocaBufInventory>(h.1) } {
                         i.forget(if list.is_empty() { std::slice::from_ref(&index) } else { &list });
                     }
                 }
@@ -378,10 +394,10 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_dup(
     src: *const DocaBuf,
     dst: *mut *mut DocaBuf,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_buf_inventory_buf_dup", || {
         let (Some(i), Some(s)) = (inventory_handle(inventory), buf(src)) else { return invalid() };
-        if dst.is_null() {
-            return invalid();
+        if let Err(e) = non_null(dst, "out-parameter") {
+            return e;
         }
         match i.0.buf_dup(s) {
             Ok(head) => {
@@ -406,7 +422,7 @@ pub unsafe extern "C" fn doca_buf_inventory_get_num_elements(
     inventory: *const DocaBufInventory,
     num_elements: *mut u32,
 ) -> DocaError {
-    guarded(|| match self::inventory(inventory) {
+    guarded("doca_buf_inventory_get_num_elements", || match self::inventory(inventory) {
         Some(i) => out(num_elements, i.num_elements()),
         None => invalid(),
     })
@@ -418,7 +434,7 @@ pub extern "C" fn doca_buf_inventory_set_user_data(
     inventory: *mut DocaBufInventory,
     user_data: crate::ctx::DocaData,
 ) -> DocaError {
-    guarded(|| match self::inventory(inventory) {
+    guarded("doca_buf_inventory_set_user_data", || match self::inventory(inventory) {
         Some(i) => {
             i.set_user_data(user_data.to_data());
             DOCA_SUCCESS
@@ -436,7 +452,7 @@ pub unsafe extern "C" fn doca_buf_inventory_get_user_data(
     inventory: *const DocaBufInventory,
     user_data: *mut crate::ctx::DocaData,
 ) -> DocaError {
-    guarded(|| match self::inventory(inventory) {
+    guarded("doca_buf_inventory_get_user_data", || match self::inventory(inventory) {
         Some(i) => out(user_data, crate::ctx::DocaData::from_data(i.user_data())),
         None => invalid(),
     })
@@ -445,7 +461,7 @@ pub unsafe extern "C" fn doca_buf_inventory_get_user_data(
 /// `doca_buf_chain_list(list1, list2)`: appends the list headed by `list2` (refcount 1).
 #[no_mangle]
 pub extern "C" fn doca_buf_chain_list(list1: *mut DocaBuf, list2: *mut DocaBuf) -> DocaError {
-    guarded(|| match (buf(list1), buf(list2)) {
+    guarded("doca_buf_chain_list", || match (buf(list1), buf(list2)) {
         (Some(a), Some(b)) => doca_core::Error::code_of(&a.chain_list(b)),
         _ => invalid(),
     })
@@ -454,7 +470,7 @@ pub extern "C" fn doca_buf_chain_list(list1: *mut DocaBuf, list2: *mut DocaBuf) 
 /// `doca_buf_unchain_list(list1, list2)`: splits the list before `list2`.
 #[no_mangle]
 pub extern "C" fn doca_buf_unchain_list(list1: *mut DocaBuf, list2: *mut DocaBuf) -> DocaError {
-    guarded(|| match (buf(list1), buf(list2)) {
+    guarded("doca_buf_unchain_list", || match (buf(list1), buf(list2)) {
         (Some(a), Some(b)) => doca_core::Error::code_of(&a.unchain_list(b)),
         _ => invalid(),
     })
@@ -469,7 +485,7 @@ pub unsafe extern "C" fn doca_buf_get_next_in_list(
     b: *mut DocaBuf,
     next_buf: *mut *mut DocaBuf,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_buf_get_next_in_list", || {
         let Some(h) = buf_handle(b) else { return invalid() };
         match h.0.next_in_list() {
             Ok(Some(n)) => out(next_buf, sibling_handle(h, n)),
@@ -488,7 +504,7 @@ pub unsafe extern "C" fn doca_buf_get_last_in_list(
     b: *mut DocaBuf,
     last_buf: *mut *mut DocaBuf,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_buf_get_last_in_list", || {
         let Some(h) = buf_handle(b) else { return invalid() };
         match h.0.last_in_list() {
             Ok(l) if l == h.0 => out(last_buf, b),
@@ -506,7 +522,7 @@ macro_rules! list_flags {
         /// `value` is NULL or writable.
         #[no_mangle]
         pub unsafe extern "C" fn $name(b: *const DocaBuf, value: *mut u8) -> DocaError {
-            guarded(|| match buf(b).map(Buf::$method) {
+            guarded(stringify!($name), || match buf(b).map(Buf::$method) {
                 Some(Ok(v)) => out(value, v as u8),
                 Some(Err(e)) => e.code(),
                 None => invalid(),
@@ -530,7 +546,7 @@ list_flags! {
 /// `num_elements` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_buf_get_list_len(b: *const DocaBuf, num_elements: *mut u32) -> DocaError {
-    guarded(|| match buf(b).map(Buf::list_len) {
+    guarded("doca_buf_get_list_len", || match buf(b).map(Buf::list_len) {
         Some(Ok(n)) => out(num_elements, n),
         Some(Err(e)) => e.code(),
         None => invalid(),

@@ -9,9 +9,10 @@ use std::rc::Rc;
 use doca_cc::{Client, Connection, SendTask, Server};
 use doca_core::{Ctx, Data, Error};
 
-use crate::ctx::{out, DocaCtx, DocaData, CTXS};
+use crate::check::{bytes, non_null, out, refuse};
+use crate::ctx::{DocaCtx, DocaData, CTXS};
 use crate::dev::{dev, rep, DocaDev, DocaDevRep};
-use crate::handles::Handles;
+use crate::handles::{Handles, Kind};
 use crate::task::{complete, AnyTask, DocaTask, TaskTable};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
@@ -67,12 +68,32 @@ pub struct DocaCcConnection {
     side: *mut DocaCcSide,
 }
 
-static SIDES: Handles = Handles::new(4);
-static CONNS: Handles = Handles::new(5);
+/// Servers and clients are handles of two kinds: a server call given a client (or the
+/// reverse) refuses it.
+static SERVERS: Handles = Handles::new(Kind::CcServer);
+static CLIENTS: Handles = Handles::new(Kind::CcClient);
+static CONNS: Handles = Handles::new(Kind::CcConnection);
 
-fn side<'a>(p: *const DocaCcSide) -> Option<&'a DocaCcSide> {
-    // SAFETY: SIDES only holds DocaCcSide handles.
-    unsafe { SIDES.get(p) }
+/// Which kind of side a call takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Which {
+    Server,
+    Client,
+}
+
+impl Which {
+    fn table(self) -> &'static Handles {
+        match self {
+            Which::Server => &SERVERS,
+            Which::Client => &CLIENTS,
+        }
+    }
+}
+
+/// A live server (`which` = server) or client handle.
+fn side<'a>(p: *const DocaCcSide, which: Which) -> Option<&'a DocaCcSide> {
+    // SAFETY: SERVERS and CLIENTS only hold DocaCcSide handles.
+    unsafe { which.table().get(p) }
 }
 
 pub(crate) fn conn<'a>(p: *const DocaCcConnection) -> Option<&'a DocaCcConnection> {
@@ -100,7 +121,11 @@ fn hand_out_side(role: Role, ctx: Ctx, dev: *mut DocaDev, rep: *mut DocaDevRep) 
     let shared = Rc::new(Shared::default());
     let ctx = CTXS.add(DocaCtx(ctx));
     shared.tasks.1.set(ctx);
-    let p = SIDES.add(DocaCcSide { role, ctx, shared: shared.clone(), dev, rep });
+    let table = match role {
+        Role::Server(_) => &SERVERS,
+        Role::Client(_) => &CLIENTS,
+    };
+    let p = table.add(DocaCcSide { role, ctx, shared: shared.clone(), dev, rep });
     shared.side.set(p);
     p
 }
@@ -116,12 +141,12 @@ pub unsafe extern "C" fn doca_cc_server_create(
     name: *const c_char,
     server: *mut *mut DocaCcSide,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_cc_server_create", || {
         let (Some(d), Some(r), Some(name)) = (self::dev(dev), rep(repr), name_arg(name)) else {
             return invalid();
         };
-        if server.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(server, "server") {
+            return e;
         }
         match Server::create(&d.dev, &r.rep, name) {
             Ok(s) => {
@@ -143,10 +168,10 @@ pub unsafe extern "C" fn doca_cc_client_create(
     name: *const c_char,
     client: *mut *mut DocaCcSide,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_cc_client_create", || {
         let (Some(d), Some(name)) = (self::dev(dev), name_arg(name)) else { return invalid() };
-        if client.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(client, "client") {
+            return e;
         }
         match Client::create(&d.dev, name) {
             Ok(c) => {
@@ -158,16 +183,13 @@ pub unsafe extern "C" fn doca_cc_client_create(
     })
 }
 
-fn destroy_side(p: *mut DocaCcSide, server: bool) -> DocaError {
-    let Some(s) = side(p) else { return invalid() };
-    if matches!(s.role, Role::Server(_)) != server {
-        return invalid();
-    }
+fn destroy_side(p: *mut DocaCcSide, which: Which) -> DocaError {
+    let Some(s) = side(p, which) else { return invalid() };
     if s.ctx_ref().state() != doca_core::CtxState::Idle {
         return Error::InUse.code();
     }
-    // SAFETY: SIDES only holds DocaCcSide handles; the handle is freed once, here.
-    let Some(side) = (unsafe { SIDES.remove(p) }) else { return invalid() };
+    // SAFETY: SERVERS and CLIENTS only hold DocaCcSide handles; the handle is freed once, here.
+    let Some(side) = (unsafe { which.table().remove(p) }) else { return invalid() };
     let DocaCcSide { role, ctx, shared, .. } = *side;
     // SAFETY: the context handle was made with the side and goes with it.
     drop(unsafe { CTXS.remove(ctx) });
@@ -191,25 +213,29 @@ impl DocaCcSide {
 /// `doca_cc_server_destroy`: Idle only (`IN_USE`).
 #[no_mangle]
 pub extern "C" fn doca_cc_server_destroy(server: *mut DocaCcSide) -> DocaError {
-    guarded(|| destroy_side(server, true))
+    guarded("doca_cc_server_destroy", || destroy_side(server, Which::Server))
 }
 
 /// `doca_cc_client_destroy`: Idle only (`IN_USE`).
 #[no_mangle]
 pub extern "C" fn doca_cc_client_destroy(client: *mut DocaCcSide) -> DocaError {
-    guarded(|| destroy_side(client, false))
+    guarded("doca_cc_client_destroy", || destroy_side(client, Which::Client))
 }
 
 /// `doca_cc_server_as_ctx`.
 #[no_mangle]
 pub extern "C" fn doca_cc_server_as_ctx(server: *mut DocaCcSide) -> *mut DocaCtx {
-    side(server).map_or(std::ptr::null_mut(), |s| s.ctx)
+    crate::shielded("doca_cc_server_as_ctx", std::ptr::null_mut(), || {
+        side(server, Which::Server).map_or(std::ptr::null_mut(), |s| s.ctx)
+    })
 }
 
 /// `doca_cc_client_as_ctx`.
 #[no_mangle]
 pub extern "C" fn doca_cc_client_as_ctx(client: *mut DocaCcSide) -> *mut DocaCtx {
-    side(client).map_or(std::ptr::null_mut(), |s| s.ctx)
+    crate::shielded("doca_cc_client_as_ctx", std::ptr::null_mut(), || {
+        side(client, Which::Client).map_or(std::ptr::null_mut(), |s| s.ctx)
+    })
 }
 
 macro_rules! both {
@@ -221,8 +247,17 @@ macro_rules! both {
     };
 }
 
-pub(crate) fn set_conf(p: *mut DocaCcSide, completion: TaskSendCb, error: TaskSendCb, num: u32) -> DocaError {
-    let (Some(s), Some(completion), Some(error)) = (side(p), completion, error) else { return invalid() };
+pub(crate) fn set_conf(
+    p: *mut DocaCcSide,
+    which: Which,
+    completion: TaskSendCb,
+    error: TaskSendCb,
+    num: u32,
+) -> DocaError {
+    let Some(s) = side(p, which) else { return invalid() };
+    let (Some(completion), Some(error)) = (completion, error) else {
+        return refuse(|| "NULL completion or error callback".into());
+    };
     let (w1, w2) = (Rc::downgrade(&s.shared.tasks), Rc::downgrade(&s.shared.tasks));
     let deliver = |cb: unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData),
                    w: std::rc::Weak<TaskTable>| {
@@ -242,7 +277,9 @@ pub extern "C" fn doca_cc_server_task_send_set_conf(
     error: TaskSendCb,
     num_send_tasks: u32,
 ) -> DocaError {
-    guarded(|| set_conf(server, completion, error, num_send_tasks))
+    guarded("doca_cc_server_task_send_set_conf", || {
+        set_conf(server, Which::Server, completion, error, num_send_tasks)
+    })
 }
 
 /// `doca_cc_client_task_send_set_conf`.
@@ -253,11 +290,14 @@ pub extern "C" fn doca_cc_client_task_send_set_conf(
     error: TaskSendCb,
     num_send_tasks: u32,
 ) -> DocaError {
-    guarded(|| set_conf(client, completion, error, num_send_tasks))
+    guarded("doca_cc_client_task_send_set_conf", || {
+        set_conf(client, Which::Client, completion, error, num_send_tasks)
+    })
 }
 
-fn msg_recv(p: *mut DocaCcSide, cb: MsgRecvCb) -> DocaError {
-    let (Some(s), Some(cb)) = (side(p), cb) else { return invalid() };
+fn msg_recv(p: *mut DocaCcSide, which: Which, cb: MsgRecvCb) -> DocaError {
+    let Some(s) = side(p, which) else { return invalid() };
+    let Some(cb) = cb else { return refuse(|| "NULL callback".into()) };
     let w = Rc::downgrade(&s.shared);
     let r = both!(s, x => x.event_msg_recv_register({
         let w = w.clone();
@@ -284,7 +324,7 @@ pub extern "C" fn doca_cc_server_event_msg_recv_register(
     server: *mut DocaCcSide,
     cb: MsgRecvCb,
 ) -> DocaError {
-    guarded(|| msg_recv(server, cb))
+    guarded("doca_cc_server_event_msg_recv_register", || msg_recv(server, Which::Server, cb))
 }
 
 /// `doca_cc_client_event_msg_recv_register`.
@@ -293,7 +333,7 @@ pub extern "C" fn doca_cc_client_event_msg_recv_register(
     client: *mut DocaCcSide,
     cb: MsgRecvCb,
 ) -> DocaError {
-    guarded(|| msg_recv(client, cb))
+    guarded("doca_cc_client_event_msg_recv_register", || msg_recv(client, Which::Client, cb))
 }
 
 /// `doca_cc_server_event_connection_register`.
@@ -303,9 +343,10 @@ pub extern "C" fn doca_cc_server_event_connection_register(
     connect: ConnectionCb,
     disconnect: ConnectionCb,
 ) -> DocaError {
-    guarded(|| {
-        let (Some(s), Some(connect), Some(disconnect)) = (side(server), connect, disconnect) else {
-            return invalid();
+    guarded("doca_cc_server_event_connection_register", || {
+        let Some(s) = side(server, Which::Server) else { return invalid() };
+        let (Some(connect), Some(disconnect)) = (connect, disconnect) else {
+            return refuse(|| "NULL connect or disconnect callback".into());
         };
         let Role::Server(srv) = &s.role else { return invalid() };
         let event = |cb: unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u8),
@@ -330,8 +371,11 @@ pub extern "C" fn doca_cc_server_event_connection_register(
 /// `doca_cc_event_consumer_cb_t`: a consumer of the peer started (or was destroyed).
 pub type ConsumerCb = Option<unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u32)>;
 
-fn consumer_events(p: *mut DocaCcSide, new: ConsumerCb, expired: ConsumerCb) -> DocaError {
-    let (Some(s), Some(new), Some(expired)) = (side(p), new, expired) else { return invalid() };
+fn consumer_events(p: *mut DocaCcSide, which: Which, new: ConsumerCb, expired: ConsumerCb) -> DocaError {
+    let Some(s) = side(p, which) else { return invalid() };
+    let (Some(new), Some(expired)) = (new, expired) else {
+        return refuse(|| "NULL new or expired consumer callback".into());
+    };
     let event = |cb: unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u32),
                  w: std::rc::Weak<Shared>| {
         move |c: &Connection, id: u32| {
@@ -355,7 +399,9 @@ pub extern "C" fn doca_cc_server_event_consumer_register(
     new_consumer_event_cb: ConsumerCb,
     expired_consumer_event_cb: ConsumerCb,
 ) -> DocaError {
-    guarded(|| consumer_events(server, new_consumer_event_cb, expired_consumer_event_cb))
+    guarded("doca_cc_server_event_consumer_register", || {
+        consumer_events(server, Which::Server, new_consumer_event_cb, expired_consumer_event_cb)
+    })
 }
 
 /// `doca_cc_client_event_consumer_register`: Idle only.
@@ -365,7 +411,9 @@ pub extern "C" fn doca_cc_client_event_consumer_register(
     new_consumer_event_cb: ConsumerCb,
     expired_consumer_event_cb: ConsumerCb,
 ) -> DocaError {
-    guarded(|| consumer_events(client, new_consumer_event_cb, expired_consumer_event_cb))
+    guarded("doca_cc_client_event_consumer_register", || {
+        consumer_events(client, Which::Client, new_consumer_event_cb, expired_consumer_event_cb)
+    })
 }
 
 /// `doca_cc_client_get_connection`: once Running (`BAD_STATE` before).
@@ -377,8 +425,8 @@ pub unsafe extern "C" fn doca_cc_client_get_connection(
     client: *const DocaCcSide,
     connection: *mut *mut DocaCcConnection,
 ) -> DocaError {
-    guarded(|| {
-        let Some(s) = side(client) else { return invalid() };
+    guarded("doca_cc_client_get_connection", || {
+        let Some(s) = side(client, Which::Client) else { return invalid() };
         let Role::Client(c) = &s.role else { return invalid() };
         match c.get_connection() {
             Ok(conn) => out(connection, s.shared.conn(&conn)),
@@ -389,20 +437,23 @@ pub unsafe extern "C" fn doca_cc_client_get_connection(
 
 pub(crate) fn alloc(
     p: *mut DocaCcSide,
+    which: Which,
     peer: *mut DocaCcConnection,
     msg: *const c_void,
-    len: u32,
+    len: usize,
     task_out: *mut *mut DocaTask,
 ) -> DocaError {
-    let (Some(s), Some(c)) = (side(p), conn(peer)) else { return invalid() };
-    if task_out.is_null() || (msg.is_null() && len > 0) {
-        return invalid();
+    let (Some(s), Some(c)) = (side(p, which), conn(peer)) else { return invalid() };
+    if let Err(e) = non_null(task_out, "task out-parameter") {
+        return e;
     }
-    let bytes: &[u8] = if len == 0 {
-        &[]
-    } else {
-        // SAFETY: `msg` points to `len` readable bytes for the call (the caller's contract).
-        unsafe { std::slice::from_raw_parts(msg as *const u8, len as usize) }
+    // Nothing longer than the side's message size is ever sent: a longer length is refused
+    // before a byte of `msg` is read.
+    let max = both!(s, x => x.max_msg_size()) as usize;
+    // SAFETY: `msg` points to `len` readable bytes for the call (the caller's contract).
+    let bytes = match unsafe { bytes(msg, len, max, "message") } {
+        Ok(b) => b,
+        Err(e) => return e,
     };
     match both!(s, x => x.task_send_alloc_init(&c.conn, bytes)) {
         Ok(t) => out(task_out, s.shared.tasks.hand_out(AnyTask::Send(t), std::ptr::null_mut())),
@@ -420,7 +471,9 @@ pub extern "C" fn doca_cc_server_task_send_alloc_init(
     len: u32,
     task: *mut *mut DocaTask,
 ) -> DocaError {
-    guarded(|| alloc(server, peer, msg, len, task))
+    guarded("doca_cc_server_task_send_alloc_init", || {
+        alloc(server, Which::Server, peer, msg, len as usize, task)
+    })
 }
 
 /// `doca_cc_client_task_send_alloc_init`.
@@ -432,13 +485,15 @@ pub extern "C" fn doca_cc_client_task_send_alloc_init(
     len: u32,
     task: *mut *mut DocaTask,
 ) -> DocaError {
-    guarded(|| alloc(client, peer, msg, len, task))
+    guarded("doca_cc_client_task_send_alloc_init", || {
+        alloc(client, Which::Client, peer, msg, len as usize, task)
+    })
 }
 
 /// `doca_cc_task_send_as_task`: the same handle, as a generic task.
 #[no_mangle]
 pub extern "C" fn doca_cc_task_send_as_task(task: *mut DocaTask) -> *mut DocaTask {
-    task
+    crate::task::as_task("doca_cc_task_send_as_task", task, crate::task::Of::Send)
 }
 
 /// `doca_cc_connection_set_user_data`.
@@ -447,7 +502,7 @@ pub extern "C" fn doca_cc_connection_set_user_data(
     connection: *mut DocaCcConnection,
     user_data: DocaData,
 ) -> DocaError {
-    guarded(|| match conn(connection) {
+    guarded("doca_cc_connection_set_user_data", || match conn(connection) {
         Some(c) => {
             c.conn.set_user_data(user_data.to_data());
             DOCA_SUCCESS
@@ -459,7 +514,7 @@ pub extern "C" fn doca_cc_connection_set_user_data(
 /// `doca_cc_connection_get_user_data`.
 #[no_mangle]
 pub extern "C" fn doca_cc_connection_get_user_data(connection: *const DocaCcConnection) -> DocaData {
-    crate::shielded(DocaData { u64: 0 }, || {
+    crate::shielded("doca_cc_connection_get_user_data", DocaData { u64: 0 }, || {
         conn(connection).map_or(DocaData { u64: 0 }, |c| DocaData::from_data(c.conn.user_data()))
     })
 }
@@ -467,8 +522,12 @@ pub extern "C" fn doca_cc_connection_get_user_data(connection: *const DocaCcConn
 /// `doca_cc_server_get_server_ctx`: the server of a server-side connection (NULL otherwise).
 #[no_mangle]
 pub extern "C" fn doca_cc_server_get_server_ctx(connection: *const DocaCcConnection) -> *mut DocaCcSide {
-    crate::shielded(std::ptr::null_mut(), || match conn(connection).filter(|c| c.conn.is_server_side()) {
-        Some(c) => c.side,
+    crate::shielded("doca_cc_server_get_server_ctx", std::ptr::null_mut(), || match conn(connection) {
+        Some(c) if c.conn.is_server_side() => c.side,
+        Some(_) => {
+            crate::check::note(|| "a client's connection".into());
+            std::ptr::null_mut()
+        }
         None => std::ptr::null_mut(),
     })
 }
@@ -476,14 +535,18 @@ pub extern "C" fn doca_cc_server_get_server_ctx(connection: *const DocaCcConnect
 /// `doca_cc_client_get_client_ctx`: the client of a client-side connection (NULL otherwise).
 #[no_mangle]
 pub extern "C" fn doca_cc_client_get_client_ctx(connection: *const DocaCcConnection) -> *mut DocaCcSide {
-    crate::shielded(std::ptr::null_mut(), || match conn(connection).filter(|c| !c.conn.is_server_side()) {
-        Some(c) => c.side,
+    crate::shielded("doca_cc_client_get_client_ctx", std::ptr::null_mut(), || match conn(connection) {
+        Some(c) if !c.conn.is_server_side() => c.side,
+        Some(_) => {
+            crate::check::note(|| "a server's connection".into());
+            std::ptr::null_mut()
+        }
         None => std::ptr::null_mut(),
     })
 }
 
-fn set_size(p: *mut DocaCcSide, size: u32, queue: bool) -> DocaError {
-    let Some(s) = side(p) else { return invalid() };
+fn set_size(p: *mut DocaCcSide, which: Which, size: u32, queue: bool) -> DocaError {
+    let Some(s) = side(p, which) else { return invalid() };
     let r = if queue {
         both!(s, x => x.set_recv_queue_size(size))
     } else {
@@ -492,8 +555,8 @@ fn set_size(p: *mut DocaCcSide, size: u32, queue: bool) -> DocaError {
     doca_core::Error::code_of(&r)
 }
 
-fn get_size(p: *const DocaCcSide, out_size: *mut u32, queue: bool) -> DocaError {
-    let Some(s) = side(p) else { return invalid() };
+fn get_size(p: *const DocaCcSide, which: Which, out_size: *mut u32, queue: bool) -> DocaError {
+    let Some(s) = side(p, which) else { return invalid() };
     let v = if queue { both!(s, x => x.recv_queue_size()) } else { both!(s, x => x.max_msg_size()) };
     out(out_size, v)
 }
@@ -501,7 +564,7 @@ fn get_size(p: *const DocaCcSide, out_size: *mut u32, queue: bool) -> DocaError 
 /// `doca_cc_server_set_max_msg_size`: Idle only; 0 or above the capability → `INVALID_VALUE`.
 #[no_mangle]
 pub extern "C" fn doca_cc_server_set_max_msg_size(server: *mut DocaCcSide, size: u32) -> DocaError {
-    guarded(|| set_size(server, size, false))
+    guarded("doca_cc_server_set_max_msg_size", || set_size(server, Which::Server, size, false))
 }
 
 /// `doca_cc_server_get_max_msg_size`.
@@ -513,13 +576,13 @@ pub unsafe extern "C" fn doca_cc_server_get_max_msg_size(
     server: *const DocaCcSide,
     size: *mut u32,
 ) -> DocaError {
-    guarded(|| get_size(server, size, false))
+    guarded("doca_cc_server_get_max_msg_size", || get_size(server, Which::Server, size, false))
 }
 
 /// `doca_cc_server_set_recv_queue_size`.
 #[no_mangle]
 pub extern "C" fn doca_cc_server_set_recv_queue_size(server: *mut DocaCcSide, size: u32) -> DocaError {
-    guarded(|| set_size(server, size, true))
+    guarded("doca_cc_server_set_recv_queue_size", || set_size(server, Which::Server, size, true))
 }
 
 /// `doca_cc_server_get_recv_queue_size`.
@@ -531,13 +594,13 @@ pub unsafe extern "C" fn doca_cc_server_get_recv_queue_size(
     server: *const DocaCcSide,
     size: *mut u32,
 ) -> DocaError {
-    guarded(|| get_size(server, size, true))
+    guarded("doca_cc_server_get_recv_queue_size", || get_size(server, Which::Server, size, true))
 }
 
 /// `doca_cc_client_set_max_msg_size`.
 #[no_mangle]
 pub extern "C" fn doca_cc_client_set_max_msg_size(client: *mut DocaCcSide, size: u32) -> DocaError {
-    guarded(|| set_size(client, size, false))
+    guarded("doca_cc_client_set_max_msg_size", || set_size(client, Which::Client, size, false))
 }
 
 /// `doca_cc_client_get_max_msg_size`.
@@ -549,13 +612,13 @@ pub unsafe extern "C" fn doca_cc_client_get_max_msg_size(
     client: *const DocaCcSide,
     size: *mut u32,
 ) -> DocaError {
-    guarded(|| get_size(client, size, false))
+    guarded("doca_cc_client_get_max_msg_size", || get_size(client, Which::Client, size, false))
 }
 
 /// `doca_cc_client_set_recv_queue_size`.
 #[no_mangle]
 pub extern "C" fn doca_cc_client_set_recv_queue_size(client: *mut DocaCcSide, size: u32) -> DocaError {
-    guarded(|| set_size(client, size, true))
+    guarded("doca_cc_client_set_recv_queue_size", || set_size(client, Which::Client, size, true))
 }
 
 /// `doca_cc_client_get_recv_queue_size`.
@@ -567,7 +630,7 @@ pub unsafe extern "C" fn doca_cc_client_get_recv_queue_size(
     client: *const DocaCcSide,
     size: *mut u32,
 ) -> DocaError {
-    guarded(|| get_size(client, size, true))
+    guarded("doca_cc_client_get_recv_queue_size", || get_size(client, Which::Client, size, true))
 }
 
 /// `doca_cc_server_get_device`: the device handle the server was created with.
@@ -579,7 +642,7 @@ pub unsafe extern "C" fn doca_cc_server_get_device(
     server: *const DocaCcSide,
     dev: *mut *mut DocaDev,
 ) -> DocaError {
-    guarded(|| match side(server) {
+    guarded("doca_cc_server_get_device", || match side(server, Which::Server) {
         Some(s) => out(dev, s.dev),
         None => invalid(),
     })
@@ -594,7 +657,7 @@ pub unsafe extern "C" fn doca_cc_server_get_device_repr(
     server: *const DocaCcSide,
     repr: *mut *mut DocaDevRep,
 ) -> DocaError {
-    guarded(|| match side(server) {
+    guarded("doca_cc_server_get_device_repr", || match side(server, Which::Server) {
         Some(s) if !s.rep.is_null() => out(repr, s.rep),
         _ => invalid(),
     })
@@ -609,7 +672,7 @@ pub unsafe extern "C" fn doca_cc_client_get_device(
     client: *const DocaCcSide,
     dev: *mut *mut DocaDev,
 ) -> DocaError {
-    guarded(|| match side(client) {
+    guarded("doca_cc_client_get_device", || match side(client, Which::Client) {
         Some(s) => out(dev, s.dev),
         None => invalid(),
     })
@@ -639,7 +702,7 @@ pub unsafe extern "C" fn doca_cc_cap_get_max_msg_size(
     devinfo: *const crate::dev::DocaDevinfo,
     max_msg_size: *mut u32,
 ) -> DocaError {
-    guarded(|| cap(devinfo, max_msg_size, doca_cc::caps::max_msg_size))
+    guarded("doca_cc_cap_get_max_msg_size", || cap(devinfo, max_msg_size, doca_cc::caps::max_msg_size))
 }
 
 /// `doca_cc_cap_get_max_recv_queue_size`.
@@ -651,7 +714,9 @@ pub unsafe extern "C" fn doca_cc_cap_get_max_recv_queue_size(
     devinfo: *const crate::dev::DocaDevinfo,
     max_recv_queue_size: *mut u32,
 ) -> DocaError {
-    guarded(|| cap(devinfo, max_recv_queue_size, doca_cc::caps::max_recv_queue_size))
+    guarded("doca_cc_cap_get_max_recv_queue_size", || {
+        cap(devinfo, max_recv_queue_size, doca_cc::caps::max_recv_queue_size)
+    })
 }
 
 /// `doca_cc_cap_get_max_name_len`.
@@ -663,7 +728,7 @@ pub unsafe extern "C" fn doca_cc_cap_get_max_name_len(
     devinfo: *const crate::dev::DocaDevinfo,
     max_name_len: *mut u32,
 ) -> DocaError {
-    guarded(|| cap(devinfo, max_name_len, doca_cc::caps::max_name_len))
+    guarded("doca_cc_cap_get_max_name_len", || cap(devinfo, max_name_len, doca_cc::caps::max_name_len))
 }
 
 /// `doca_cc_cap_get_max_clients`.
@@ -675,7 +740,7 @@ pub unsafe extern "C" fn doca_cc_cap_get_max_clients(
     devinfo: *const crate::dev::DocaDevinfo,
     max_clients: *mut u32,
 ) -> DocaError {
-    guarded(|| cap(devinfo, max_clients, doca_cc::caps::max_clients))
+    guarded("doca_cc_cap_get_max_clients", || cap(devinfo, max_clients, doca_cc::caps::max_clients))
 }
 
 /// `doca_cc_cap_get_max_send_tasks`.
@@ -687,13 +752,13 @@ pub unsafe extern "C" fn doca_cc_cap_get_max_send_tasks(
     devinfo: *const crate::dev::DocaDevinfo,
     max_send_tasks: *mut u32,
 ) -> DocaError {
-    guarded(|| cap(devinfo, max_send_tasks, doca_cc::caps::max_send_tasks))
+    guarded("doca_cc_cap_get_max_send_tasks", || cap(devinfo, max_send_tasks, doca_cc::caps::max_send_tasks))
 }
 
 /// `doca_cc_cap_server_is_supported`: the DPU device; a host function is `NOT_SUPPORTED`.
 #[no_mangle]
 pub extern "C" fn doca_cc_cap_server_is_supported(devinfo: *const crate::dev::DocaDevinfo) -> DocaError {
-    guarded(|| match crate::dev::devinfo(devinfo) {
+    guarded("doca_cc_cap_server_is_supported", || match crate::dev::devinfo(devinfo) {
         Some(d) => doca_core::Error::code_of(&doca_cc::caps::server_is_supported(d)),
         None => invalid(),
     })
@@ -702,7 +767,7 @@ pub extern "C" fn doca_cc_cap_server_is_supported(devinfo: *const crate::dev::Do
 /// `doca_cc_cap_client_is_supported`: a host function; the DPU device is `NOT_SUPPORTED`.
 #[no_mangle]
 pub extern "C" fn doca_cc_cap_client_is_supported(devinfo: *const crate::dev::DocaDevinfo) -> DocaError {
-    guarded(|| match crate::dev::devinfo(devinfo) {
+    guarded("doca_cc_cap_client_is_supported", || match crate::dev::devinfo(devinfo) {
         Some(d) => doca_core::Error::code_of(&doca_cc::caps::client_is_supported(d)),
         None => invalid(),
     })
@@ -715,8 +780,8 @@ pub extern "C" fn doca_comch_server_disconnect(
     server: *mut DocaCcSide,
     connection: *mut DocaCcConnection,
 ) -> DocaError {
-    guarded(|| {
-        let (Some(s), Some(c)) = (side(server), conn(connection)) else { return invalid() };
+    guarded("doca_comch_server_disconnect", || {
+        let (Some(s), Some(c)) = (side(server, Which::Server), conn(connection)) else { return invalid() };
         let Role::Server(srv) = &s.role else { return invalid() };
         doca_core::Error::code_of(&srv.disconnect(&c.conn))
     })
@@ -726,7 +791,7 @@ pub extern "C" fn doca_comch_server_disconnect(
 /// still snapshots, then answers `CONNECTION_ABORTED`.
 #[no_mangle]
 pub extern "C" fn doca_cc_connection_update_info(connection: *mut DocaCcConnection) -> DocaError {
-    guarded(|| match conn(connection) {
+    guarded("doca_cc_connection_update_info", || match conn(connection) {
         Some(c) => doca_core::Error::code_of(&c.conn.update_info()),
         None => invalid(),
     })
@@ -743,7 +808,7 @@ pub unsafe extern "C" fn doca_cc_connection_get_counter(
     counter: u32,
     value: *mut u64,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_cc_connection_get_counter", || {
         let Some(c) = conn(connection) else { return invalid() };
         let counter = match counter {
             1 => doca_cc::Counter::SentMessages,

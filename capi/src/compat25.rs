@@ -9,11 +9,11 @@
 use std::ffi::c_void;
 
 use crate::buf::DocaBuf;
-use crate::cc::{alloc, set_conf, DocaCcConnection, DocaCcSide, TaskSendCb};
-use crate::ctx::out;
+use crate::cc::{alloc, set_conf, DocaCcConnection, DocaCcSide, TaskSendCb, Which};
+use crate::check::out;
 use crate::dev::DocaDevinfo;
 use crate::fast::{self, DocaCcConsumer, DocaCcProducer, FastTaskCb};
-use crate::task::DocaTask;
+use crate::task::{as_task, DocaTask, Of};
 use crate::{guarded, invalid, DocaError};
 
 /// A task count given as its base-2 logarithm (`INVALID_VALUE` beyond 2^31).
@@ -29,8 +29,8 @@ pub extern "C" fn doca_cc_server_send_task_set_conf(
     error: TaskSendCb,
     log_num_tasks: u8,
 ) -> DocaError {
-    guarded(|| match from_log(log_num_tasks.into()) {
-        Some(n) => set_conf(server, completion, error, n),
+    guarded("doca_cc_server_send_task_set_conf", || match from_log(log_num_tasks.into()) {
+        Some(n) => set_conf(server, Which::Server, completion, error, n),
         None => invalid(),
     })
 }
@@ -43,8 +43,8 @@ pub extern "C" fn doca_cc_client_send_task_set_conf(
     error: TaskSendCb,
     log_num_tasks: u8,
 ) -> DocaError {
-    guarded(|| match from_log(log_num_tasks.into()) {
-        Some(n) => set_conf(client, completion, error, n),
+    guarded("doca_cc_client_send_task_set_conf", || match from_log(log_num_tasks.into()) {
+        Some(n) => set_conf(client, Which::Client, completion, error, n),
         None => invalid(),
     })
 }
@@ -58,10 +58,7 @@ pub extern "C" fn doca_cc_server_send_task_alloc_init(
     len: usize,
     task: *mut *mut DocaTask,
 ) -> DocaError {
-    guarded(|| match u32::try_from(len) {
-        Ok(len) => alloc(server, peer, msg, len, task),
-        Err(_) => invalid(),
-    })
+    guarded("doca_cc_server_send_task_alloc_init", || alloc(server, Which::Server, peer, msg, len, task))
 }
 
 /// `doca_cc_client_send_task_alloc_init` (2.5: a `size_t` length).
@@ -73,16 +70,13 @@ pub extern "C" fn doca_cc_client_send_task_alloc_init(
     len: usize,
     task: *mut *mut DocaTask,
 ) -> DocaError {
-    guarded(|| match u32::try_from(len) {
-        Ok(len) => alloc(client, peer, msg, len, task),
-        Err(_) => invalid(),
-    })
+    guarded("doca_cc_client_send_task_alloc_init", || alloc(client, Which::Client, peer, msg, len, task))
 }
 
 /// `doca_cc_send_task_as_task` (2.5).
 #[no_mangle]
 pub extern "C" fn doca_cc_send_task_as_task(task: *mut DocaTask) -> *mut DocaTask {
-    task
+    as_task("doca_cc_send_task_as_task", task, Of::Send)
 }
 
 /// `doca_cc_cap_is_consumer_supported` (2.5).
@@ -98,8 +92,8 @@ pub extern "C" fn doca_cc_cap_is_producer_supported(devinfo: *const DocaDevinfo)
 }
 
 /// The base-2 logarithm of the fast path's task capability, into `value`.
-fn write_max_log(devinfo: *const DocaDevinfo, value: *mut usize) -> DocaError {
-    guarded(|| {
+fn write_max_log(name: &'static str, devinfo: *const DocaDevinfo, value: *mut usize) -> DocaError {
+    guarded(name, || {
         let mut max = 0u32;
         // SAFETY: `max` is a local, writable.
         let r = unsafe { fast::doca_cc_consumer_cap_get_max_num_tasks(devinfo, &mut max) };
@@ -119,7 +113,7 @@ pub unsafe extern "C" fn doca_cc_consumer_cap_get_max_log_num_tasks(
     devinfo: *const DocaDevinfo,
     max_log_num_tasks: *mut usize,
 ) -> DocaError {
-    write_max_log(devinfo, max_log_num_tasks)
+    write_max_log("doca_cc_consumer_cap_get_max_log_num_tasks", devinfo, max_log_num_tasks)
 }
 
 /// `doca_cc_producer_cap_get_max_log_num_tasks` (2.5).
@@ -131,7 +125,7 @@ pub unsafe extern "C" fn doca_cc_producer_cap_get_max_log_num_tasks(
     devinfo: *const DocaDevinfo,
     max_log_num_tasks: *mut usize,
 ) -> DocaError {
-    write_max_log(devinfo, max_log_num_tasks)
+    write_max_log("doca_cc_producer_cap_get_max_log_num_tasks", devinfo, max_log_num_tasks)
 }
 
 /// `doca_cc_consumer_post_recv_task_set_conf` (2.5): `log_num_tasks` is a base-2 logarithm.
@@ -142,10 +136,10 @@ pub extern "C" fn doca_cc_consumer_post_recv_task_set_conf(
     error: FastTaskCb,
     log_num_tasks: usize,
 ) -> DocaError {
-    match from_log(log_num_tasks as u64) {
+    guarded("doca_cc_consumer_post_recv_task_set_conf", || match from_log(log_num_tasks as u64) {
         Some(n) => fast::doca_cc_consumer_task_post_recv_set_conf(consumer, completion, error, n),
         None => invalid(),
-    }
+    })
 }
 
 /// `doca_cc_consumer_post_recv_task_alloc_init` (2.5).
@@ -177,7 +171,7 @@ pub extern "C" fn doca_cc_consumer_post_recv_task_set_buf(task: *mut DocaTask, b
 /// `doca_cc_consumer_post_recv_task_as_task` (2.5).
 #[no_mangle]
 pub extern "C" fn doca_cc_consumer_post_recv_task_as_task(task: *mut DocaTask) -> *mut DocaTask {
-    task
+    as_task("doca_cc_consumer_post_recv_task_as_task", task, Of::PostRecv)
 }
 
 /// `doca_cc_producer_send_task_set_conf` (2.5): `log_num_tasks` is a base-2 logarithm.
@@ -188,10 +182,10 @@ pub extern "C" fn doca_cc_producer_send_task_set_conf(
     error: FastTaskCb,
     log_num_tasks: usize,
 ) -> DocaError {
-    match from_log(log_num_tasks as u64) {
+    guarded("doca_cc_producer_send_task_set_conf", || match from_log(log_num_tasks as u64) {
         Some(n) => fast::doca_cc_producer_task_send_set_conf(producer, completion, error, n),
         None => invalid(),
-    }
+    })
 }
 
 /// `doca_cc_producer_send_task_alloc_init` (2.5: an `int` consumer id; a negative one is
@@ -206,11 +200,11 @@ pub unsafe extern "C" fn doca_cc_producer_send_task_alloc_init(
     consumer_id: i32,
     task: *mut *mut DocaTask,
 ) -> DocaError {
-    match u32::try_from(consumer_id) {
+    guarded("doca_cc_producer_send_task_alloc_init", || match u32::try_from(consumer_id) {
         // SAFETY: the same contract.
         Ok(id) => unsafe { fast::doca_cc_producer_task_send_alloc_init(producer, buf, id, task) },
         Err(_) => invalid(),
-    }
+    })
 }
 
 /// `doca_cc_producer_send_task_get_buf` (2.5).
@@ -242,5 +236,5 @@ pub extern "C" fn doca_cc_producer_send_task_set_consumer_id(task: *mut DocaTask
 /// `doca_cc_producer_send_task_as_task` (2.5).
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_send_task_as_task(task: *mut DocaTask) -> *mut DocaTask {
-    task
+    as_task("doca_cc_producer_send_task_as_task", task, Of::ProducerSend)
 }

@@ -4,7 +4,8 @@ use std::ffi::c_void;
 
 use doca_core::{Ctx, CtxState, Data};
 
-use crate::handles::Handles;
+use crate::check::out;
+use crate::handles::{Handles, Kind};
 use crate::pe::pe;
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
@@ -32,7 +33,7 @@ impl DocaData {
 /// `struct doca_ctx`: the generic face of a library context (what `*_as_ctx` gives).
 pub struct DocaCtx(pub(crate) Ctx);
 
-pub(crate) static CTXS: Handles = Handles::new(6);
+pub(crate) static CTXS: Handles = Handles::new(Kind::Ctx);
 
 pub(crate) fn ctx<'a>(p: *const DocaCtx) -> Option<&'a DocaCtx> {
     // SAFETY: CTXS only holds DocaCtx handles.
@@ -45,7 +46,7 @@ pub type DocaCtxStateChangedCb = Option<unsafe extern "C" fn(DocaData, *mut Doca
 /// `doca_pe_connect_ctx`.
 #[no_mangle]
 pub extern "C" fn doca_pe_connect_ctx(pe: *mut crate::pe::DocaPe, ctx: *mut DocaCtx) -> DocaError {
-    guarded(|| match (self::pe(pe), self::ctx(ctx)) {
+    guarded("doca_pe_connect_ctx", || match (self::pe(pe), self::ctx(ctx)) {
         (Some(engine), Some(c)) => doca_core::Error::code_of(&engine.connect_ctx(&c.0)),
         _ => invalid(),
     })
@@ -54,7 +55,7 @@ pub extern "C" fn doca_pe_connect_ctx(pe: *mut crate::pe::DocaPe, ctx: *mut Doca
 /// `doca_ctx_start`: `DOCA_ERROR_IN_PROGRESS` for an asynchronous start.
 #[no_mangle]
 pub extern "C" fn doca_ctx_start(ctx: *mut DocaCtx) -> DocaError {
-    guarded(|| match self::ctx(ctx) {
+    guarded("doca_ctx_start", || match self::ctx(ctx) {
         Some(c) => doca_core::Error::code_of(&c.0.start()),
         None => invalid(),
     })
@@ -63,22 +64,10 @@ pub extern "C" fn doca_ctx_start(ctx: *mut DocaCtx) -> DocaError {
 /// `doca_ctx_stop`: `DOCA_ERROR_IN_PROGRESS` while tasks are out.
 #[no_mangle]
 pub extern "C" fn doca_ctx_stop(ctx: *mut DocaCtx) -> DocaError {
-    guarded(|| match self::ctx(ctx) {
+    guarded("doca_ctx_stop", || match self::ctx(ctx) {
         Some(c) => doca_core::Error::code_of(&c.0.stop()),
         None => invalid(),
     })
-}
-
-/// Writes `value` through an out-parameter (`INVALID_VALUE` for NULL).
-pub(crate) fn out<T>(p: *mut T, value: T) -> DocaError {
-    if p.is_null() {
-        return invalid();
-    }
-    // a non-NULL out-parameter points to writable memory for a T (the caller's
-    // contract).
-    // SAFETY: see above.
-    unsafe { p.write(value) };
-    DOCA_SUCCESS
 }
 
 /// `doca_ctx_get_state`.
@@ -87,7 +76,7 @@ pub(crate) fn out<T>(p: *mut T, value: T) -> DocaError {
 /// `state` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_ctx_get_state(ctx: *const DocaCtx, state: *mut u32) -> DocaError {
-    guarded(|| match self::ctx(ctx) {
+    guarded("doca_ctx_get_state", || match self::ctx(ctx) {
         Some(c) => out(state, c.0.state() as u32),
         None => invalid(),
     })
@@ -96,7 +85,7 @@ pub unsafe extern "C" fn doca_ctx_get_state(ctx: *const DocaCtx, state: *mut u32
 /// `doca_ctx_set_user_data`.
 #[no_mangle]
 pub extern "C" fn doca_ctx_set_user_data(ctx: *mut DocaCtx, user_data: DocaData) -> DocaError {
-    guarded(|| match self::ctx(ctx) {
+    guarded("doca_ctx_set_user_data", || match self::ctx(ctx) {
         Some(c) => {
             c.0.set_user_data(user_data.to_data());
             DOCA_SUCCESS
@@ -111,7 +100,7 @@ pub extern "C" fn doca_ctx_set_user_data(ctx: *mut DocaCtx, user_data: DocaData)
 /// `user_data` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_ctx_get_user_data(ctx: *const DocaCtx, user_data: *mut DocaData) -> DocaError {
-    guarded(|| match self::ctx(ctx) {
+    guarded("doca_ctx_get_user_data", || match self::ctx(ctx) {
         Some(c) => out(user_data, DocaData::from_data(c.0.user_data())),
         None => invalid(),
     })
@@ -121,7 +110,7 @@ pub unsafe extern "C" fn doca_ctx_get_user_data(ctx: *const DocaCtx, user_data: 
 /// `DOCA_TASK_SUBMIT_FLAG_FLUSH` (nothing for NULL or a context that is not Running).
 #[no_mangle]
 pub extern "C" fn doca_ctx_flush_tasks(ctx: *mut DocaCtx) {
-    guarded(|| match self::ctx(ctx) {
+    guarded("doca_ctx_flush_tasks", || match self::ctx(ctx) {
         Some(c) => {
             c.0.flush_tasks();
             DOCA_SUCCESS
@@ -139,7 +128,7 @@ pub unsafe extern "C" fn doca_ctx_get_num_inflight_tasks(
     ctx: *const DocaCtx,
     num_inflight_tasks: *mut usize,
 ) -> DocaError {
-    guarded(|| match self::ctx(ctx) {
+    guarded("doca_ctx_get_num_inflight_tasks", || match self::ctx(ctx) {
         Some(c) => out(num_inflight_tasks, c.0.num_inflight_tasks()),
         None => invalid(),
     })
@@ -149,8 +138,9 @@ pub unsafe extern "C" fn doca_ctx_get_num_inflight_tasks(
 /// the context already in the new state.
 #[no_mangle]
 pub extern "C" fn doca_ctx_set_state_changed_cb(ctx: *mut DocaCtx, cb: DocaCtxStateChangedCb) -> DocaError {
-    guarded(|| {
-        let (Some(c), Some(cb)) = (self::ctx(ctx), cb) else { return invalid() };
+    guarded("doca_ctx_set_state_changed_cb", || {
+        let Some(c) = self::ctx(ctx) else { return invalid() };
+        let Some(cb) = cb else { return crate::check::refuse(|| "NULL callback".into()) };
         let handle = ctx;
         doca_core::Error::code_of(&c.0.set_state_changed_cb(
             move |data, _, prev: CtxState, next: CtxState| {

@@ -4,7 +4,8 @@ use std::ffi::{c_char, c_int, CStr};
 
 use doca_core::{devinfo_create_list, Dev, DevInfo, DevInfoRep, DevRep, RepFilter};
 
-use crate::handles::Handles;
+use crate::check::{non_null, out};
+use crate::handles::{Handles, Kind};
 use crate::{code, guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// `struct doca_devinfo`.
@@ -24,30 +25,35 @@ pub struct DocaDevRep {
     info: *mut DocaDevinfoRep,
 }
 
-pub(crate) static DEVINFOS: Handles = Handles::new(7);
-pub(crate) static DEVS: Handles = Handles::new(8);
-static REP_INFOS: Handles = Handles::new(9);
-pub(crate) static REPS: Handles = Handles::new(10);
+pub(crate) static DEVINFOS: Handles = Handles::new(Kind::Devinfo);
+pub(crate) static DEVS: Handles = Handles::new(Kind::Dev);
+static REP_INFOS: Handles = Handles::new(Kind::DevinfoRep);
+pub(crate) static REPS: Handles = Handles::new(Kind::DevRep);
 /// The open devices' handles (at most one per device).
 static OPEN: parking_lot::Mutex<Vec<usize>> = parking_lot::Mutex::new(Vec::new());
-/// Lists handed out: (array address, length).
-static LISTS: parking_lot::Mutex<Vec<(usize, usize)>> = parking_lot::Mutex::new(Vec::new());
+/// Lists handed out: (array address, length, the kind of its elements).
+static LISTS: parking_lot::Mutex<Vec<(usize, usize, Kind)>> = parking_lot::Mutex::new(Vec::new());
 
-/// Hands `items` out as a C array of handles (freed by [`free_list`]).
-fn hand_out<T>(items: Vec<*mut T>) -> *mut *mut T {
+/// Hands `items` (handles of `kind`) out as a C array (freed by [`free_list`]).
+fn hand_out<T>(items: Vec<*mut T>, kind: Kind) -> *mut *mut T {
     let len = items.len();
     let p = Box::into_raw(items.into_boxed_slice()) as *mut *mut T;
-    LISTS.lock().push((p as usize, len));
+    LISTS.lock().push((p as usize, len, kind));
     p
 }
 
-/// Takes an array of [`hand_out`] back: its elements.
-fn free_list<T>(list: *mut *mut T) -> Option<Vec<*mut T>> {
+/// Takes an array of [`hand_out`] of handles of `kind` back: its elements (`None`, noted,
+/// for anything else: NULL, an array this library did not hand out, or a list of another
+/// kind).
+fn free_list<T>(list: *mut *mut T, kind: Kind) -> Option<Vec<*mut T>> {
     let mut lists = LISTS.lock();
-    let at = lists.iter().position(|&(a, _)| a == list as usize)?;
-    let (_, len) = lists.swap_remove(at);
-    // the array came from hand_out (into_boxed_slice of `len` elements of the same
-    // type: lists of each kind only reach the matching destroy function) and is freed once.
+    let Some(at) = lists.iter().position(|&(a, _, k)| a == list as usize && k == kind) else {
+        crate::check::note(|| format!("{list:p} is not a list of {} this library handed out", kind.name()));
+        return None;
+    };
+    let (_, len, _) = lists.swap_remove(at);
+    // the array came from hand_out (into_boxed_slice of `len` elements of the same type:
+    // its kind was checked above) and is freed once.
     // SAFETY: see above.
     let items = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(list, len)) };
     Some(items.into_vec())
@@ -55,8 +61,11 @@ fn free_list<T>(list: *mut *mut T) -> Option<Vec<*mut T>> {
 
 /// Writes `text` and its NUL into `out` of `size` bytes (`INVALID_VALUE` when it does not fit).
 fn put_str(text: &str, out: *mut c_char, size: usize) -> DocaError {
-    if out.is_null() || text.len() + 1 > size {
-        return invalid();
+    if let Err(e) = non_null(out, "output string") {
+        return e;
+    }
+    if text.len() + 1 > size {
+        return crate::check::refuse(|| format!("{} bytes do not fit in {size}", text.len() + 1));
     }
     // SAFETY: `out` has room for `size` >= len + 1 bytes (the caller's buffer contract).
     unsafe {
@@ -96,16 +105,6 @@ pub(crate) fn rep<'a>(p: *const DocaDevRep) -> Option<&'a DocaDevRep> {
     unsafe { REPS.get(p) }
 }
 
-/// Writes `value` through an out-parameter (`INVALID_VALUE` for NULL).
-fn out<T>(p: *mut T, value: T) -> DocaError {
-    if p.is_null() {
-        return invalid();
-    }
-    // SAFETY: a non-NULL out-parameter points to writable memory for a T.
-    unsafe { p.write(value) };
-    DOCA_SUCCESS
-}
-
 /// `doca_devinfo_create_list`: the devices of this process's side of the link.
 ///
 /// # Safety
@@ -115,9 +114,9 @@ pub unsafe extern "C" fn doca_devinfo_create_list(
     dev_list: *mut *mut *mut DocaDevinfo,
     nb_devs: *mut u32,
 ) -> DocaError {
-    guarded(|| {
-        if dev_list.is_null() || nb_devs.is_null() {
-            return invalid();
+    guarded("doca_devinfo_create_list", || {
+        if let Err(e) = non_null(dev_list, "dev_list").and(non_null(nb_devs, "nb_devs")) {
+            return e;
         }
         let list = match devinfo_create_list() {
             Ok(l) => l,
@@ -125,7 +124,7 @@ pub unsafe extern "C" fn doca_devinfo_create_list(
         };
         let n = list.len() as u32;
         let items: Vec<*mut DocaDevinfo> = list.into_iter().map(|d| DEVINFOS.add(DocaDevinfo(d))).collect();
-        out(dev_list, hand_out(items));
+        out(dev_list, hand_out(items, Kind::Devinfo));
         out(nb_devs, n)
     })
 }
@@ -136,8 +135,8 @@ pub unsafe extern "C" fn doca_devinfo_create_list(
 /// `dev_list` is NULL or a list from `doca_devinfo_create_list`.
 #[no_mangle]
 pub unsafe extern "C" fn doca_devinfo_destroy_list(dev_list: *mut *mut DocaDevinfo) -> DocaError {
-    guarded(|| {
-        let Some(items) = free_list(dev_list) else { return invalid() };
+    guarded("doca_devinfo_destroy_list", || {
+        let Some(items) = free_list(dev_list, Kind::Devinfo) else { return invalid() };
         for p in items {
             // SAFETY: each element was added to DEVINFOS as a DocaDevinfo.
             drop(unsafe { DEVINFOS.remove(p) });
@@ -156,7 +155,7 @@ pub unsafe extern "C" fn doca_devinfo_get_pci_addr_str(
     devinfo: *const DocaDevinfo,
     pci_addr_str: *mut c_char,
 ) -> DocaError {
-    guarded(|| match self::devinfo(devinfo) {
+    guarded("doca_devinfo_get_pci_addr_str", || match self::devinfo(devinfo) {
         Some(d) => put_str(&d.pci_addr_str(), pci_addr_str, doca_core::pci::PCI_ADDR_SIZE),
         None => invalid(),
     })
@@ -172,7 +171,7 @@ pub unsafe extern "C" fn doca_devinfo_is_equal_pci_addr(
     pci_addr_str: *const c_char,
     is_equal: *mut u8,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_devinfo_is_equal_pci_addr", || {
         let (Some(d), Some(pci)) = (self::devinfo(devinfo), arg_str(pci_addr_str)) else { return invalid() };
         match d.is_equal_pci_addr(pci) {
             Ok(eq) => out(is_equal, eq as u8),
@@ -191,7 +190,7 @@ pub unsafe extern "C" fn doca_devinfo_get_iface_name(
     iface_name: *mut c_char,
     size: u32,
 ) -> DocaError {
-    guarded(|| match self::devinfo(devinfo) {
+    guarded("doca_devinfo_get_iface_name", || match self::devinfo(devinfo) {
         Some(d) => put_str(d.iface_name(), iface_name, size as usize),
         None => invalid(),
     })
@@ -207,7 +206,7 @@ pub unsafe extern "C" fn doca_devinfo_get_ibdev_name(
     ibdev_name: *mut c_char,
     size: u32,
 ) -> DocaError {
-    guarded(|| match self::devinfo(devinfo) {
+    guarded("doca_devinfo_get_ibdev_name", || match self::devinfo(devinfo) {
         Some(d) => put_str(d.ibdev_name(), ibdev_name, size as usize),
         None => invalid(),
     })
@@ -223,10 +222,12 @@ pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_all_supported(
     devinfo: *const DocaDevinfo,
     filter_all_supported: *mut u8,
 ) -> DocaError {
-    guarded(|| match self::devinfo(devinfo).map(DevInfo::rep_cap_is_filter_all_supported) {
-        Some(Ok(b)) => out(filter_all_supported, b as u8),
-        Some(Err(e)) => e.code(),
-        None => invalid(),
+    guarded("doca_devinfo_rep_cap_is_filter_all_supported", || {
+        match self::devinfo(devinfo).map(DevInfo::rep_cap_is_filter_all_supported) {
+            Some(Ok(b)) => out(filter_all_supported, b as u8),
+            Some(Err(e)) => e.code(),
+            None => invalid(),
+        }
     })
 }
 
@@ -237,10 +238,10 @@ pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_all_supported(
 /// `dev` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_dev_open(devinfo: *mut DocaDevinfo, dev: *mut *mut DocaDev) -> DocaError {
-    guarded(|| {
+    guarded("doca_dev_open", || {
         let Some(info) = self::devinfo(devinfo) else { return invalid() };
-        if dev.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(dev, "dev") {
+            return e;
         }
         let mut open = OPEN.lock();
         let same = open
@@ -274,7 +275,7 @@ pub unsafe extern "C" fn doca_dev_open(devinfo: *mut DocaDevinfo, dev: *mut *mut
 /// `dev` is NULL or a handle from `doca_dev_open`, not used after its last close.
 #[no_mangle]
 pub unsafe extern "C" fn doca_dev_close(dev: *mut DocaDev) -> DocaError {
-    guarded(|| {
+    guarded("doca_dev_close", || {
         let mut open = OPEN.lock();
         let Some(d) = self::dev(dev) else { return invalid() };
         if d.opens.load(std::sync::atomic::Ordering::Relaxed) > 1 {
@@ -297,7 +298,9 @@ pub unsafe extern "C" fn doca_dev_close(dev: *mut DocaDev) -> DocaError {
 /// bad handle.
 #[no_mangle]
 pub extern "C" fn doca_dev_as_devinfo(dev: *const DocaDev) -> *mut DocaDevinfo {
-    self::dev(dev).map_or(std::ptr::null_mut(), |d| d.info)
+    crate::shielded("doca_dev_as_devinfo", std::ptr::null_mut(), || {
+        self::dev(dev).map_or(std::ptr::null_mut(), |d| d.info)
+    })
 }
 
 /// `doca_devinfo_rep_create_list`: the representors of a DPU device that `filter`
@@ -312,18 +315,18 @@ pub unsafe extern "C" fn doca_devinfo_rep_create_list(
     dev_list_rep: *mut *mut *mut DocaDevinfoRep,
     nb_devs_rep: *mut u32,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_devinfo_rep_create_list", || {
         let Some(d) = self::dev(dev) else { return invalid() };
         let Some(filter) = RepFilter::from_bits(filter as u32) else { return invalid() };
-        if dev_list_rep.is_null() || nb_devs_rep.is_null() {
-            return invalid();
+        if let Err(e) = non_null(dev_list_rep, "dev_list_rep").and(non_null(nb_devs_rep, "nb_devs_rep")) {
+            return e;
         }
         match d.dev.rep_list(filter) {
             Ok(list) => {
                 let n = list.len() as u32;
                 let items: Vec<*mut DocaDevinfoRep> =
                     list.into_iter().map(|r| REP_INFOS.add(DocaDevinfoRep(r))).collect();
-                out(dev_list_rep, hand_out(items));
+                out(dev_list_rep, hand_out(items, Kind::DevinfoRep));
                 out(nb_devs_rep, n)
             }
             Err(e) => e.code(),
@@ -337,8 +340,8 @@ pub unsafe extern "C" fn doca_devinfo_rep_create_list(
 /// `dev_list_rep` is NULL or a list from `doca_devinfo_rep_create_list`.
 #[no_mangle]
 pub unsafe extern "C" fn doca_devinfo_rep_destroy_list(dev_list_rep: *mut *mut DocaDevinfoRep) -> DocaError {
-    guarded(|| {
-        let Some(items) = free_list(dev_list_rep) else { return invalid() };
+    guarded("doca_devinfo_rep_destroy_list", || {
+        let Some(items) = free_list(dev_list_rep, Kind::DevinfoRep) else { return invalid() };
         for p in items {
             // SAFETY: each element was added to REP_INFOS as a DocaDevinfoRep.
             drop(unsafe { REP_INFOS.remove(p) });
@@ -356,7 +359,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_get_pci_addr_str(
     devinfo_rep: *const DocaDevinfoRep,
     pci_addr_str: *mut c_char,
 ) -> DocaError {
-    guarded(|| match rep_info(devinfo_rep) {
+    guarded("doca_devinfo_rep_get_pci_addr_str", || match rep_info(devinfo_rep) {
         Some(r) => put_str(&r.pci_addr_str(), pci_addr_str, doca_core::pci::PCI_ADDR_SIZE),
         None => invalid(),
     })
@@ -372,7 +375,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_is_equal_pci_addr(
     pci_addr_str: *const c_char,
     is_equal: *mut u8,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_devinfo_rep_is_equal_pci_addr", || {
         let (Some(r), Some(pci)) = (rep_info(devinfo_rep), arg_str(pci_addr_str)) else { return invalid() };
         match r.is_equal_pci_addr(pci) {
             Ok(eq) => out(is_equal, eq as u8),
@@ -390,10 +393,10 @@ pub unsafe extern "C" fn doca_dev_rep_open(
     devinfo_rep: *mut DocaDevinfoRep,
     dev_rep: *mut *mut DocaDevRep,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_dev_rep_open", || {
         let Some(r) = rep_info(devinfo_rep) else { return invalid() };
-        if dev_rep.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(dev_rep, "dev_rep") {
+            return e;
         }
         match r.open() {
             Ok(rep) => {
@@ -411,7 +414,7 @@ pub unsafe extern "C" fn doca_dev_rep_open(
 /// `dev_rep` is NULL or a handle from `doca_dev_rep_open`, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn doca_dev_rep_close(dev_rep: *mut DocaDevRep) -> DocaError {
-    guarded(|| {
+    guarded("doca_dev_rep_close", || {
         // SAFETY: REPS only holds DocaDevRep handles.
         match unsafe { REPS.remove(dev_rep) } {
             Some(r) => {
@@ -428,7 +431,9 @@ pub unsafe extern "C" fn doca_dev_rep_close(dev_rep: *mut DocaDevRep) -> DocaErr
 /// bad handle.
 #[no_mangle]
 pub extern "C" fn doca_dev_rep_as_devinfo(dev_rep: *mut DocaDevRep) -> *mut DocaDevinfoRep {
-    rep(dev_rep).map_or(std::ptr::null_mut(), |r| r.info)
+    crate::shielded("doca_dev_rep_as_devinfo", std::ptr::null_mut(), || {
+        rep(dev_rep).map_or(std::ptr::null_mut(), |r| r.info)
+    })
 }
 
 /// `doca_devinfo_cap_is_hotplug_manager_supported`: 1 on a DPU device with a hot-pluggable
@@ -441,7 +446,7 @@ pub unsafe extern "C" fn doca_devinfo_cap_is_hotplug_manager_supported(
     devinfo: *const DocaDevinfo,
     is_hotplug_manager: *mut u8,
 ) -> DocaError {
-    guarded(|| match self::devinfo(devinfo) {
+    guarded("doca_devinfo_cap_is_hotplug_manager_supported", || match self::devinfo(devinfo) {
         Some(d) => out(is_hotplug_manager, d.cap_is_hotplug_manager_supported() as u8),
         None => invalid(),
     })
@@ -449,11 +454,12 @@ pub unsafe extern "C" fn doca_devinfo_cap_is_hotplug_manager_supported(
 
 /// A representor filter capability of a device.
 fn rep_filter_cap(
+    name: &'static str,
     devinfo: *const DocaDevinfo,
     value: *mut u8,
     get: fn(&DevInfo) -> doca_core::Result<bool>,
 ) -> DocaError {
-    guarded(|| match self::devinfo(devinfo).map(get) {
+    guarded(name, || match self::devinfo(devinfo).map(get) {
         Some(Ok(b)) => out(value, b as u8),
         Some(Err(e)) => e.code(),
         None => invalid(),
@@ -470,7 +476,12 @@ pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_net_supported(
     devinfo: *const DocaDevinfo,
     filter_net_supported: *mut u8,
 ) -> DocaError {
-    rep_filter_cap(devinfo, filter_net_supported, DevInfo::rep_cap_is_filter_net_supported)
+    rep_filter_cap(
+        "doca_devinfo_rep_cap_is_filter_net_supported",
+        devinfo,
+        filter_net_supported,
+        DevInfo::rep_cap_is_filter_net_supported,
+    )
 }
 
 /// `doca_devinfo_rep_cap_is_filter_emulated_supported`: as the net filter.
@@ -482,7 +493,12 @@ pub unsafe extern "C" fn doca_devinfo_rep_cap_is_filter_emulated_supported(
     devinfo: *const DocaDevinfo,
     filter_emulated_supported: *mut u8,
 ) -> DocaError {
-    rep_filter_cap(devinfo, filter_emulated_supported, DevInfo::rep_cap_is_filter_emulated_supported)
+    rep_filter_cap(
+        "doca_devinfo_rep_cap_is_filter_emulated_supported",
+        devinfo,
+        filter_emulated_supported,
+        DevInfo::rep_cap_is_filter_emulated_supported,
+    )
 }
 
 /// `doca_devinfo_rep_get_vuid`: into `rep_vuid` (`size` bytes, the NUL included).
@@ -495,7 +511,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_get_vuid(
     rep_vuid: *mut c_char,
     size: u32,
 ) -> DocaError {
-    guarded(|| match rep_info(devinfo_rep) {
+    guarded("doca_devinfo_rep_get_vuid", || match rep_info(devinfo_rep) {
         Some(r) => put_str(r.vuid(), rep_vuid, size as usize),
         None => invalid(),
     })
@@ -510,7 +526,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_get_pci_func_type(
     devinfo_rep: *const DocaDevinfoRep,
     pci_func_type: *mut u32,
 ) -> DocaError {
-    guarded(|| match rep_info(devinfo_rep) {
+    guarded("doca_devinfo_rep_get_pci_func_type", || match rep_info(devinfo_rep) {
         Some(r) => out(pci_func_type, r.pci_func_type() as u32),
         None => invalid(),
     })
@@ -525,7 +541,7 @@ pub unsafe extern "C" fn doca_devinfo_rep_get_is_hotplug(
     devinfo_rep: *const DocaDevinfoRep,
     is_hotplug: *mut u8,
 ) -> DocaError {
-    guarded(|| match rep_info(devinfo_rep) {
+    guarded("doca_devinfo_rep_get_is_hotplug", || match rep_info(devinfo_rep) {
         Some(r) => out(is_hotplug, r.is_hotplug() as u8),
         None => invalid(),
     })

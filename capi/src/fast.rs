@@ -8,11 +8,12 @@ use doca_core::{CtxState, Data, DevInfo, Error};
 
 use crate::buf::{buf, DocaBuf};
 use crate::cc::{cap, conn, DocaCcConnection};
-use crate::ctx::{out, DocaCtx, DocaData, CTXS};
+use crate::check::{bytes, non_null, out};
+use crate::ctx::{DocaCtx, DocaData, CTXS};
 use crate::dev::DocaDevinfo;
-use crate::handles::Handles;
+use crate::handles::{Handles, Kind};
 use crate::mmap::{mmap, DocaMmap};
-use crate::task::{complete, task, AnyTask, DocaTask, TaskTable};
+use crate::task::{as_task, complete, task, AnyTask, DocaTask, Of, TaskTable};
 use crate::{guarded, invalid, DocaError};
 
 /// A consumer or a producer, its context's handle and its tasks' handles.
@@ -79,8 +80,8 @@ unsafe fn destroy<T: FastObj>(table: &Handles, p: *mut FastCtx<T>) -> DocaError 
     doca_core::Error::code_of(&obj.destroy())
 }
 
-static CONSUMERS: Handles = Handles::new(11);
-static PRODUCERS: Handles = Handles::new(12);
+static CONSUMERS: Handles = Handles::new(Kind::CcConsumer);
+static PRODUCERS: Handles = Handles::new(Kind::CcProducer);
 
 fn consumer<'a>(p: *const DocaCcConsumer) -> Option<&'a DocaCcConsumer> {
     // SAFETY: CONSUMERS only holds DocaCcConsumer handles.
@@ -122,10 +123,10 @@ pub unsafe extern "C" fn doca_cc_consumer_create(
     buf_mmap: *mut DocaMmap,
     consumer: *mut *mut DocaCcConsumer,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_cc_consumer_create", || {
         let (Some(c), Some(m)) = (conn(cc_connection), mmap(buf_mmap)) else { return invalid() };
-        if consumer.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(consumer, "consumer") {
+            return e;
         }
         match Consumer::create(&c.conn, m) {
             Ok(k) => out(consumer, hand_out(&CONSUMERS, k)),
@@ -141,13 +142,15 @@ pub unsafe extern "C" fn doca_cc_consumer_create(
 #[no_mangle]
 pub unsafe extern "C" fn doca_cc_consumer_destroy(consumer: *mut DocaCcConsumer) -> DocaError {
     // SAFETY: CONSUMERS only holds DocaCcConsumer handles; the caller's contract.
-    guarded(|| unsafe { destroy(&CONSUMERS, consumer) })
+    guarded("doca_cc_consumer_destroy", || unsafe { destroy(&CONSUMERS, consumer) })
 }
 
 /// `doca_cc_consumer_as_ctx`.
 #[no_mangle]
 pub extern "C" fn doca_cc_consumer_as_ctx(consumer: *mut DocaCcConsumer) -> *mut DocaCtx {
-    self::consumer(consumer).map_or(std::ptr::null_mut(), |k| k.ctx)
+    crate::shielded("doca_cc_consumer_as_ctx", std::ptr::null_mut(), || {
+        self::consumer(consumer).map_or(std::ptr::null_mut(), |k| k.ctx)
+    })
 }
 
 /// `doca_cc_consumer_get_id`.
@@ -156,7 +159,7 @@ pub extern "C" fn doca_cc_consumer_as_ctx(consumer: *mut DocaCcConsumer) -> *mut
 /// `id` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_cc_consumer_get_id(consumer: *const DocaCcConsumer, id: *mut u32) -> DocaError {
-    guarded(|| match self::consumer(consumer) {
+    guarded("doca_cc_consumer_get_id", || match self::consumer(consumer) {
         Some(k) => out(id, k.obj.id()),
         None => invalid(),
     })
@@ -170,7 +173,7 @@ pub extern "C" fn doca_cc_consumer_task_post_recv_set_conf(
     task_error_cb: FastTaskCb,
     num_post_recv_tasks: u32,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_cc_consumer_task_post_recv_set_conf", || {
         let (Some(k), Some(done), Some(failed)) =
             (self::consumer(consumer), task_completion_cb, task_error_cb)
         else {
@@ -197,10 +200,10 @@ pub unsafe extern "C" fn doca_cc_consumer_task_post_recv_alloc_init(
     buf: *mut DocaBuf,
     task: *mut *mut DocaTask,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_cc_consumer_task_post_recv_alloc_init", || {
         let (Some(k), Some(b)) = (self::consumer(consumer), self::buf(buf)) else { return invalid() };
-        if task.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(task, "task") {
+            return e;
         }
         match k.obj.task_post_recv_alloc_init(b) {
             Ok(t) => out(task, k.tasks.hand_out(AnyTask::PostRecv(t), buf)),
@@ -213,9 +216,11 @@ pub unsafe extern "C" fn doca_cc_consumer_task_post_recv_alloc_init(
 /// an invalid task).
 #[no_mangle]
 pub extern "C" fn doca_cc_consumer_task_post_recv_get_buf(task: *const DocaTask) -> *mut DocaBuf {
-    crate::shielded(std::ptr::null_mut(), || match post_recv(task, |_| ()) {
-        Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.buf.get()),
-        None => std::ptr::null_mut(),
+    crate::shielded("doca_cc_consumer_task_post_recv_get_buf", std::ptr::null_mut(), || {
+        match post_recv(task, |_| ()) {
+            Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.buf.get()),
+            None => std::ptr::null_mut(),
+        }
     })
 }
 
@@ -223,7 +228,7 @@ pub extern "C" fn doca_cc_consumer_task_post_recv_get_buf(task: *const DocaTask)
 /// submitted, checked when it is submitted.
 #[no_mangle]
 pub extern "C" fn doca_cc_consumer_task_post_recv_set_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    guarded(|| {
+    guarded("doca_cc_consumer_task_post_recv_set_buf", || {
         let Some(b) = self::buf(buf) else { return invalid() };
         let Some(h) = self::task(task) else { return invalid() };
         let set = h.with(|t| match t {
@@ -244,13 +249,15 @@ pub extern "C" fn doca_cc_consumer_task_post_recv_set_buf(task: *mut DocaTask, b
 /// (0 before a completion).
 #[no_mangle]
 pub extern "C" fn doca_cc_consumer_task_post_recv_get_producer_id(task: *const DocaTask) -> u32 {
-    crate::shielded(0, || post_recv(task, PostRecvTask::producer_id).unwrap_or(0))
+    crate::shielded("doca_cc_consumer_task_post_recv_get_producer_id", 0, || {
+        post_recv(task, PostRecvTask::producer_id).unwrap_or(0)
+    })
 }
 
 /// `doca_cc_consumer_task_post_recv_as_task`: the same handle.
 #[no_mangle]
 pub extern "C" fn doca_cc_consumer_task_post_recv_as_task(task: *mut DocaTask) -> *mut DocaTask {
-    task
+    as_task("doca_cc_consumer_task_post_recv_as_task", task, Of::PostRecv)
 }
 
 /// `doca_cc_producer_create`: a producer on an established connection.
@@ -262,10 +269,10 @@ pub unsafe extern "C" fn doca_cc_producer_create(
     cc_connection: *mut DocaCcConnection,
     producer: *mut *mut DocaCcProducer,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_cc_producer_create", || {
         let Some(c) = conn(cc_connection) else { return invalid() };
-        if producer.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(producer, "producer") {
+            return e;
         }
         match Producer::create(&c.conn) {
             Ok(p) => out(producer, hand_out(&PRODUCERS, p)),
@@ -281,13 +288,15 @@ pub unsafe extern "C" fn doca_cc_producer_create(
 #[no_mangle]
 pub unsafe extern "C" fn doca_cc_producer_destroy(producer: *mut DocaCcProducer) -> DocaError {
     // SAFETY: PRODUCERS only holds DocaCcProducer handles; the caller's contract.
-    guarded(|| unsafe { destroy(&PRODUCERS, producer) })
+    guarded("doca_cc_producer_destroy", || unsafe { destroy(&PRODUCERS, producer) })
 }
 
 /// `doca_cc_producer_as_ctx`.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_as_ctx(producer: *mut DocaCcProducer) -> *mut DocaCtx {
-    self::producer(producer).map_or(std::ptr::null_mut(), |p| p.ctx)
+    crate::shielded("doca_cc_producer_as_ctx", std::ptr::null_mut(), || {
+        self::producer(producer).map_or(std::ptr::null_mut(), |p| p.ctx)
+    })
 }
 
 /// `doca_cc_producer_get_id`.
@@ -296,7 +305,7 @@ pub extern "C" fn doca_cc_producer_as_ctx(producer: *mut DocaCcProducer) -> *mut
 /// `id` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_cc_producer_get_id(producer: *const DocaCcProducer, id: *mut u32) -> DocaError {
-    guarded(|| match self::producer(producer) {
+    guarded("doca_cc_producer_get_id", || match self::producer(producer) {
         Some(p) => out(id, p.obj.id()),
         None => invalid(),
     })
@@ -310,7 +319,7 @@ pub extern "C" fn doca_cc_producer_task_send_set_conf(
     task_error_cb: FastTaskCb,
     num_send_tasks: u32,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_cc_producer_task_send_set_conf", || {
         let (Some(p), Some(done), Some(failed)) =
             (self::producer(producer), task_completion_cb, task_error_cb)
         else {
@@ -342,10 +351,10 @@ pub unsafe extern "C" fn doca_cc_producer_task_send_alloc_init(
     consumer_id: u32,
     task: *mut *mut DocaTask,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_cc_producer_task_send_alloc_init", || {
         let (Some(p), Some(b)) = (self::producer(producer), self::buf(buf)) else { return invalid() };
-        if task.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(task, "task") {
+            return e;
         }
         match p.obj.task_send_alloc_init(b, consumer_id) {
             Ok(t) => out(task, p.tasks.hand_out(AnyTask::ProducerSend(t), buf)),
@@ -357,16 +366,18 @@ pub unsafe extern "C" fn doca_cc_producer_task_send_alloc_init(
 /// `doca_cc_producer_task_send_get_buf`.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_task_send_get_buf(task: *const DocaTask) -> *mut DocaBuf {
-    crate::shielded(std::ptr::null_mut(), || match producer_send(task, |_| ()) {
-        Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.buf.get()),
-        None => std::ptr::null_mut(),
+    crate::shielded("doca_cc_producer_task_send_get_buf", std::ptr::null_mut(), || {
+        match producer_send(task, |_| ()) {
+            Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.buf.get()),
+            None => std::ptr::null_mut(),
+        }
     })
 }
 
 /// `doca_cc_producer_task_send_set_buf`: checked when the task is submitted.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_task_send_set_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    crate::shielded((), || {
+    crate::shielded("doca_cc_producer_task_send_set_buf", (), || {
         let Some(b) = self::buf(buf) else { return };
         if producer_send(task, |t| t.set_buf(b)).is_some() {
             if let Some(h) = self::task(task) {
@@ -379,13 +390,15 @@ pub extern "C" fn doca_cc_producer_task_send_set_buf(task: *mut DocaTask, buf: *
 /// `doca_cc_producer_task_send_get_consumer_id`.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_task_send_get_consumer_id(task: *const DocaTask) -> u32 {
-    crate::shielded(0, || producer_send(task, ProducerSendTask::consumer_id).unwrap_or(0))
+    crate::shielded("doca_cc_producer_task_send_get_consumer_id", 0, || {
+        producer_send(task, ProducerSendTask::consumer_id).unwrap_or(0)
+    })
 }
 
 /// `doca_cc_producer_task_send_set_consumer_id`: checked when the task is submitted.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_task_send_set_consumer_id(task: *mut DocaTask, consumer_id: u32) {
-    crate::shielded((), || {
+    crate::shielded("doca_cc_producer_task_send_set_consumer_id", (), || {
         producer_send(task, |t| t.set_consumer_id(consumer_id));
     })
 }
@@ -393,11 +406,15 @@ pub extern "C" fn doca_cc_producer_task_send_set_consumer_id(task: *mut DocaTask
 /// `doca_cc_producer_task_send_as_task`: the same handle.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_task_send_as_task(task: *mut DocaTask) -> *mut DocaTask {
-    task
+    as_task("doca_cc_producer_task_send_as_task", task, Of::ProducerSend)
 }
 
-fn supported(devinfo: *const DocaDevinfo, check: fn(&DevInfo) -> doca_core::Result<()>) -> DocaError {
-    guarded(|| match crate::dev::devinfo(devinfo) {
+fn supported(
+    name: &'static str,
+    devinfo: *const DocaDevinfo,
+    check: fn(&DevInfo) -> doca_core::Result<()>,
+) -> DocaError {
+    guarded(name, || match crate::dev::devinfo(devinfo) {
         Some(d) => doca_core::Error::code_of(&check(d)),
         None => invalid(),
     })
@@ -406,13 +423,13 @@ fn supported(devinfo: *const DocaDevinfo, check: fn(&DevInfo) -> doca_core::Resu
 /// `doca_cc_consumer_cap_is_supported`.
 #[no_mangle]
 pub extern "C" fn doca_cc_consumer_cap_is_supported(devinfo: *const DocaDevinfo) -> DocaError {
-    supported(devinfo, caps::consumer_is_supported)
+    supported("doca_cc_consumer_cap_is_supported", devinfo, caps::consumer_is_supported)
 }
 
 /// `doca_cc_producer_cap_is_supported`.
 #[no_mangle]
 pub extern "C" fn doca_cc_producer_cap_is_supported(devinfo: *const DocaDevinfo) -> DocaError {
-    supported(devinfo, caps::producer_is_supported)
+    supported("doca_cc_producer_cap_is_supported", devinfo, caps::producer_is_supported)
 }
 
 macro_rules! fast_caps {
@@ -423,7 +440,7 @@ macro_rules! fast_caps {
         /// `value` is NULL or writable.
         #[no_mangle]
         pub unsafe extern "C" fn $name(devinfo: *const DocaDevinfo, value: *mut u32) -> DocaError {
-            guarded(|| cap(devinfo, value, |d| caps::get(d, &caps::$spec)))
+            guarded(stringify!($name), || cap(devinfo, value, |d| caps::get(d, &caps::$spec)))
         }
     )*};
 }
@@ -458,16 +475,18 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_alloc_init(
     consumer_id: u32,
     task: *mut *mut DocaTask,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_comch_producer_task_send_alloc_init", || {
         let (Some(p), Some(b)) = (self::producer(producer), self::buf(buf)) else { return invalid() };
-        if task.is_null() || (imm_data.is_null() && imm_data_len > 0) {
-            return invalid();
+        if let Err(e) = non_null(task, "out-parameter") {
+            return e;
         }
-        let imm: &[u8] = if imm_data_len == 0 {
-            &[]
-        } else {
-            // SAFETY: readable for the call (the caller's contract; checked non-NULL).
-            unsafe { std::slice::from_raw_parts(imm_data, imm_data_len as usize) }
+        // Immediate data is at most IMM_MAX bytes (the capability can only lower it): a longer
+        // length is refused before a byte is read.
+        let max = doca_cc::proto::records::IMM_MAX;
+        // SAFETY: readable for the call (the caller's contract).
+        let imm = match unsafe { bytes(imm_data.cast(), imm_data_len as usize, max, "immediate data") } {
+            Ok(imm) => imm,
+            Err(e) => return e,
         };
         match p.obj.task_send_alloc_init_imm(b, imm, consumer_id) {
             Ok(t) => out(task, p.tasks.hand_out(AnyTask::ProducerSend(t), buf)),
@@ -480,7 +499,7 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_alloc_init(
 /// producer sent (valid until the task is submitted again or freed); NULL for an invalid task.
 #[no_mangle]
 pub extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data(task: *const DocaTask) -> *const u8 {
-    crate::shielded(std::ptr::null(), || {
+    crate::shielded("doca_comch_consumer_task_post_recv_get_imm_data", std::ptr::null(), || {
         let Some(imm) = post_recv(task, PostRecvTask::imm_data) else { return std::ptr::null() };
         let Some(h) = self::task(task) else { return std::ptr::null() };
         let mut bytes = [0u8; doca_cc::proto::records::IMM_MAX];
@@ -493,7 +512,9 @@ pub extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data(task: *const D
 /// `doca_comch_consumer_task_post_recv_get_imm_data_len` (DOCA 2.7+).
 #[no_mangle]
 pub extern "C" fn doca_comch_consumer_task_post_recv_get_imm_data_len(task: *const DocaTask) -> u32 {
-    crate::shielded(0, || post_recv(task, |t| t.imm_data().len() as u32).unwrap_or(0))
+    crate::shielded("doca_comch_consumer_task_post_recv_get_imm_data_len", 0, || {
+        post_recv(task, |t| t.imm_data().len() as u32).unwrap_or(0)
+    })
 }
 
 fast_caps! {

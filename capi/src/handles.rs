@@ -6,8 +6,67 @@
 //! Token layout (64 bits): kind (6) · generation (32) · slot + 1 (22) · 4 zero bits (so a
 //! token looks like an aligned pointer and is never NULL). A slot reused four billion times
 //! could match an old handle again; nothing short of that can.
+//!
+//! Nothing behind a handle is read before its token is found live in its own kind's table:
+//! a pointer to memory of the application's (a forged handle) is never a token (its top bits
+//! are not a kind) and is refused by its value alone. A refusal notes why for the call's log
+//! line ([`crate::check`]): NULL, another kind (a client given to a server call), or not
+//! live (destroyed, or forged).
 
 use parking_lot::RwLock;
+
+/// The kinds of handle, each with its number in the token and its C name.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    ArgpParam = 1,
+    BufInventory,
+    Buf,
+    CcServer,
+    CcConnection,
+    Ctx,
+    Devinfo,
+    Dev,
+    DevinfoRep,
+    DevRep,
+    CcConsumer,
+    CcProducer,
+    CommChannelEp,
+    CommChannelAddr,
+    Mmap,
+    Pe,
+    Task,
+    CcClient,
+}
+
+/// The C type of each kind, by number.
+const NAMES: [&str; 19] = [
+    "",
+    "struct doca_argp_param",
+    "struct doca_buf_inventory",
+    "struct doca_buf",
+    "struct doca_cc_server",
+    "struct doca_cc_connection",
+    "struct doca_ctx",
+    "struct doca_devinfo",
+    "struct doca_dev",
+    "struct doca_devinfo_rep",
+    "struct doca_dev_rep",
+    "struct doca_cc_consumer",
+    "struct doca_cc_producer",
+    "struct doca_comm_channel_ep_t",
+    "struct doca_comm_channel_addr_t",
+    "struct doca_mmap",
+    "struct doca_pe",
+    "struct doca_task",
+    "struct doca_cc_client",
+];
+
+impl Kind {
+    /// Its C type (`struct doca_mmap`).
+    pub(crate) fn name(self) -> &'static str {
+        NAMES[self as usize]
+    }
+}
 
 /// The live objects of one kind.
 pub(crate) struct Handles {
@@ -28,10 +87,25 @@ const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
 
 impl Handles {
-    /// The handles of the kind numbered `kind` (each kind its own number).
-    pub(crate) const fn new(kind: u8) -> Handles {
+    /// The handles of `kind` (one table per kind).
+    pub(crate) const fn new(kind: Kind) -> Handles {
         assert!((kind as u32) < (1 << KIND_BITS), "handle kinds fit in the token");
-        Handles { kind, slots: RwLock::new(Slots { entries: Vec::new(), free: Vec::new() }) }
+        Handles { kind: kind as u8, slots: RwLock::new(Slots { entries: Vec::new(), free: Vec::new() }) }
+    }
+
+    /// Why `p` is not a live handle of this kind, for the log.
+    fn refusal(&self, p: usize) -> String {
+        let want = NAMES[self.kind as usize];
+        let kind = (p as u64 >> (GEN_BITS + SLOT_BITS + 4)) as usize;
+        if p == 0 {
+            format!("NULL {want} handle")
+        } else if p & 0xf != 0 || kind == 0 || kind >= NAMES.len() {
+            format!("{p:#x} is not a {want} handle of this library (forged)")
+        } else if kind != self.kind as usize {
+            format!("{p:#x} is a {} handle where a {want} is expected", NAMES[kind])
+        } else {
+            format!("{p:#x} is not a live {want} handle (destroyed, or forged)")
+        }
     }
 
     fn token(&self, slot: u32, gen: u32) -> usize {
@@ -78,13 +152,27 @@ impl Handles {
         }
     }
 
-    /// The value behind a live handle.
+    /// The value behind a handle C gave: `None` (and the reason noted for the call's log
+    /// line) unless it is a live handle of this kind.
     ///
     /// # Safety
     /// Handles of this kind must only ever come from [`Handles::add`] with the same `T`; the
     /// value must not be removed while the reference is used (the C caller's contract: no
     /// use of a handle concurrently with its destruction).
     pub(crate) unsafe fn get<'a, T>(&self, p: *const T) -> Option<&'a T> {
+        // SAFETY: the same contract.
+        let v = unsafe { self.peek(p) };
+        if v.is_none() {
+            crate::check::note(|| self.refusal(p as usize));
+        }
+        v
+    }
+
+    /// [`Handles::get`] for a handle the library holds itself (no log when it is gone).
+    ///
+    /// # Safety
+    /// As [`Handles::get`].
+    pub(crate) unsafe fn peek<'a, T>(&self, p: *const T) -> Option<&'a T> {
         // a live token's address came from Box::into_raw of a T (the caller's contract)
         // and is still allocated (the token stops being live before it is freed).
         // SAFETY: see above.
@@ -97,12 +185,16 @@ impl Handles {
     /// # Safety
     /// As [`Handles::get`].
     pub(crate) unsafe fn remove<T>(&self, p: *mut T) -> Option<Box<T>> {
-        let (slot, gen) = self.decode(p as usize)?;
+        let refused = || {
+            crate::check::note(|| self.refusal(p as usize));
+            None
+        };
+        let Some((slot, gen)) = self.decode(p as usize) else { return refused() };
         let addr = {
             let mut s = self.slots.write();
-            let e = s.entries.get_mut(slot)?;
+            let Some(e) = s.entries.get_mut(slot) else { return refused() };
             if e.0 != gen || e.1.is_none() {
-                return None;
+                return refused();
             }
             e.0 = e.0.wrapping_add(1);
             let addr = e.1.take()?;
@@ -122,8 +214,8 @@ mod tests {
 
     #[test]
     fn stale_forged_and_wrong_kind_tokens_are_refused() {
-        let a = Handles::new(1);
-        let b = Handles::new(2);
+        let a = Handles::new(Kind::ArgpParam);
+        let b = Handles::new(Kind::BufInventory);
         let h = a.add(7u32);
         // SAFETY: only u32 values are added to `a`.
         unsafe {

@@ -9,9 +9,9 @@ use std::os::fd::AsRawFd;
 use doca_cc::legacy::{self, Endpoint, MsgFlags, PeerAddr};
 use parking_lot::Mutex;
 
-use crate::ctx::out;
+use crate::check::{bytes, bytes_mut, out};
 use crate::dev::{dev, rep, DocaDev, DocaDevRep, DocaDevinfo};
-use crate::handles::Handles;
+use crate::handles::{Handles, Kind};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// `struct doca_comm_channel_ep_t`.
@@ -28,8 +28,11 @@ pub struct DocaCommChannelEp {
 /// `struct doca_comm_channel_addr_t`.
 pub struct DocaCommChannelAddr(PeerAddr);
 
-static EPS: Handles = Handles::new(13);
-static ADDRS: Handles = Handles::new(14);
+/// The longest message of the legacy API (its sizes are `uint16_t`).
+const MSG_MAX: usize = u16::MAX as usize;
+
+static EPS: Handles = Handles::new(Kind::CommChannelEp);
+static ADDRS: Handles = Handles::new(Kind::CommChannelAddr);
 
 fn ep<'a>(p: *const DocaCommChannelEp) -> Option<&'a DocaCommChannelEp> {
     // SAFETY: EPS only holds DocaCommChannelEp handles.
@@ -54,9 +57,9 @@ impl DocaCommChannelEp {
 /// `ep` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_comm_channel_ep_create(ep: *mut *mut DocaCommChannelEp) -> DocaError {
-    guarded(|| {
-        if ep.is_null() {
-            return invalid();
+    guarded("doca_comm_channel_ep_create", || {
+        if let Err(e) = crate::check::non_null(ep, "ep") {
+            return e;
         }
         match Endpoint::create() {
             Ok(e) => out(
@@ -79,7 +82,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_create(ep: *mut *mut DocaCommChann
 /// `ep` is NULL or a handle of this library, not used afterwards (nor its peers).
 #[no_mangle]
 pub unsafe extern "C" fn doca_comm_channel_ep_destroy(ep: *mut DocaCommChannelEp) -> DocaError {
-    guarded(|| {
+    guarded("doca_comm_channel_ep_destroy", || {
         // SAFETY: EPS only holds DocaCommChannelEp handles; freed once, here.
         let Some(e) = (unsafe { EPS.remove(ep) }) else { return invalid() };
         let DocaCommChannelEp { ep, peers, .. } = *e;
@@ -97,7 +100,7 @@ pub extern "C" fn doca_comm_channel_ep_set_device(
     ep: *mut DocaCommChannelEp,
     device: *mut DocaDev,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_comm_channel_ep_set_device", || {
         let (Some(e), Some(d)) = (self::ep(ep), dev(device)) else { return invalid() };
         let r = e.ep.set_device(&d.dev);
         if r.is_ok() {
@@ -113,7 +116,7 @@ pub extern "C" fn doca_comm_channel_ep_set_device_rep(
     ep: *mut DocaCommChannelEp,
     device_rep: *mut DocaDevRep,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_comm_channel_ep_set_device_rep", || {
         let (Some(e), Some(r)) = (self::ep(ep), rep(device_rep)) else { return invalid() };
         let res = e.ep.set_device_rep(&r.rep);
         if res.is_ok() {
@@ -132,7 +135,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_get_device(
     ep: *const DocaCommChannelEp,
     device: *mut *mut DocaDev,
 ) -> DocaError {
-    guarded(|| match self::ep(ep) {
+    guarded("doca_comm_channel_ep_get_device", || match self::ep(ep) {
         Some(e) => out(device, e.devs.lock().0),
         None => invalid(),
     })
@@ -147,7 +150,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_get_device_rep(
     ep: *const DocaCommChannelEp,
     device_rep: *mut *mut DocaDevRep,
 ) -> DocaError {
-    guarded(|| match self::ep(ep) {
+    guarded("doca_comm_channel_ep_get_device_rep", || match self::ep(ep) {
         Some(e) => out(device_rep, e.devs.lock().1),
         None => invalid(),
     })
@@ -158,7 +161,7 @@ macro_rules! sizes {
         $(#[$doc])*
         #[no_mangle]
         pub extern "C" fn $set(ep: *mut DocaCommChannelEp, value: u16) -> DocaError {
-            guarded(|| match self::ep(ep) {
+            guarded(stringify!($set), || match self::ep(ep) {
                 Some(e) => doca_core::Error::code_of(&e.ep.$rs_set(value)),
                 None => invalid(),
             })
@@ -170,7 +173,7 @@ macro_rules! sizes {
         /// `value` is NULL or writable.
         #[no_mangle]
         pub unsafe extern "C" fn $get(ep: *const DocaCommChannelEp, value: *mut u16) -> DocaError {
-            guarded(|| match self::ep(ep) {
+            guarded(stringify!($get), || match self::ep(ep) {
                 Some(e) => out(value, e.ep.$rs_get()),
                 None => invalid(),
             })
@@ -201,7 +204,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_listen(
     ep: *mut DocaCommChannelEp,
     name: *const c_char,
 ) -> DocaError {
-    guarded(|| match (self::ep(ep), name_arg(name)) {
+    guarded("doca_comm_channel_ep_listen", || match (self::ep(ep), name_arg(name)) {
         (Some(e), Some(name)) => doca_core::Error::code_of(&e.ep.listen(name)),
         _ => invalid(),
     })
@@ -218,10 +221,10 @@ pub unsafe extern "C" fn doca_comm_channel_ep_connect(
     name: *const c_char,
     peer_addr: *mut *mut DocaCommChannelAddr,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_comm_channel_ep_connect", || {
         let (Some(e), Some(name)) = (self::ep(ep), name_arg(name)) else { return invalid() };
-        if peer_addr.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(peer_addr, "peer_addr") {
+            return e;
         }
         match e.ep.connect(name) {
             Ok(peer) => out(peer_addr, e.handle(peer)),
@@ -230,7 +233,8 @@ pub unsafe extern "C" fn doca_comm_channel_ep_connect(
     })
 }
 
-/// `doca_comm_channel_ep_sendto`.
+/// `doca_comm_channel_ep_sendto`: a message longer than the endpoint's message size is
+/// `INVALID_VALUE`, refused before a byte is read.
 ///
 /// # Safety
 /// `msg` points to `len` readable bytes.
@@ -242,23 +246,22 @@ pub unsafe extern "C" fn doca_comm_channel_ep_sendto(
     flags: c_int,
     peer_addr: *mut DocaCommChannelAddr,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_comm_channel_ep_sendto", || {
         let (Some(e), Some(peer)) = (self::ep(ep), addr(peer_addr)) else { return invalid() };
-        if msg.is_null() && len > 0 {
-            return invalid();
-        }
-        let bytes: &[u8] = if len == 0 {
-            &[]
-        } else {
-            // SAFETY: `msg` points to `len` readable bytes for the call (the caller's contract).
-            unsafe { std::slice::from_raw_parts(msg.cast::<u8>(), len) }
+        let max = usize::from(e.ep.max_msg_size());
+        // SAFETY: `msg` points to `len` readable bytes for the call (the caller's contract).
+        let bytes = match unsafe { bytes(msg, len, max, "message") } {
+            Ok(b) => b,
+            Err(e) => return e,
         };
         doca_core::Error::code_of(&e.ep.sendto(bytes, MsgFlags::from_bits_truncate(flags as u32), peer))
     })
 }
 
 /// `doca_comm_channel_ep_recvfrom`: `*len` is the buffer's size on entry, the message's on
-/// return (also when the buffer is too small: `DOCA_ERROR_TOO_BIG`, the message stays).
+/// return (also when the buffer is too small: `DOCA_ERROR_TOO_BIG`, the message stays). No
+/// message is longer than 65535 bytes (the API's sizes are 16-bit): only that much of a
+/// larger buffer is ever written.
 ///
 /// # Safety
 /// `msg` points to `*len` writable bytes; `len` and `peer_addr` are NULL or writable.
@@ -270,21 +273,19 @@ pub unsafe extern "C" fn doca_comm_channel_ep_recvfrom(
     flags: c_int,
     peer_addr: *mut *mut DocaCommChannelAddr,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_comm_channel_ep_recvfrom", || {
         let Some(e) = self::ep(ep) else { return invalid() };
-        if len.is_null() || peer_addr.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(len, "len").and(crate::check::non_null(peer_addr, "peer_addr"))
+        {
+            return e;
         }
         // SAFETY: `len` is readable (checked non-NULL; the caller's contract).
-        let cap = unsafe { len.read() };
-        if msg.is_null() && cap > 0 {
-            return invalid();
-        }
-        let buf: &mut [u8] = if cap == 0 {
-            &mut []
-        } else {
-            // SAFETY: `msg` points to `cap` writable bytes for the call (the caller's contract).
-            unsafe { std::slice::from_raw_parts_mut(msg.cast::<u8>(), cap) }
+        let cap = unsafe { len.read() }.min(MSG_MAX);
+        // SAFETY: `msg` points to `*len` >= `cap` writable bytes for the call (the caller's
+        // contract).
+        let buf = match unsafe { bytes_mut(msg, cap, MSG_MAX, "message buffer") } {
+            Ok(b) => b,
+            Err(e) => return e,
         };
         match e.ep.recvfrom(buf, MsgFlags::from_bits_truncate(flags as u32)) {
             Ok((n, peer)) => {
@@ -313,7 +314,7 @@ pub extern "C" fn doca_comm_channel_ep_disconnect(
     ep: *mut DocaCommChannelEp,
     peer_addr: *mut DocaCommChannelAddr,
 ) -> DocaError {
-    guarded(|| match (self::ep(ep), addr(peer_addr)) {
+    guarded("doca_comm_channel_ep_disconnect", || match (self::ep(ep), addr(peer_addr)) {
         (Some(e), Some(p)) => doca_core::Error::code_of(&e.ep.disconnect(p)),
         _ => invalid(),
     })
@@ -330,7 +331,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_get_event_channel(
     send_channel: *mut c_int,
     recv_channel: *mut c_int,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_comm_channel_ep_get_event_channel", || {
         let Some(e) = self::ep(ep) else { return invalid() };
         match e.ep.get_event_channel() {
             Ok((tx, rx)) => {
@@ -359,7 +360,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_get_service_event_channel(
     ep: *mut DocaCommChannelEp,
     service_event_channel: *mut c_int,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_comm_channel_ep_get_service_event_channel", || {
         let Some(e) = self::ep(ep) else { return invalid() };
         match e.ep.get_service_event_channel() {
             Ok(fd) => out(service_event_channel, fd.as_raw_fd()),
@@ -371,7 +372,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_get_service_event_channel(
 /// `doca_comm_channel_ep_event_handle_arm_send`.
 #[no_mangle]
 pub extern "C" fn doca_comm_channel_ep_event_handle_arm_send(ep: *mut DocaCommChannelEp) -> DocaError {
-    guarded(|| match self::ep(ep) {
+    guarded("doca_comm_channel_ep_event_handle_arm_send", || match self::ep(ep) {
         Some(e) => doca_core::Error::code_of(&e.ep.event_handle_arm_send()),
         None => invalid(),
     })
@@ -380,7 +381,7 @@ pub extern "C" fn doca_comm_channel_ep_event_handle_arm_send(ep: *mut DocaCommCh
 /// `doca_comm_channel_ep_event_handle_arm_recv`.
 #[no_mangle]
 pub extern "C" fn doca_comm_channel_ep_event_handle_arm_recv(ep: *mut DocaCommChannelEp) -> DocaError {
-    guarded(|| match self::ep(ep) {
+    guarded("doca_comm_channel_ep_event_handle_arm_recv", || match self::ep(ep) {
         Some(e) => doca_core::Error::code_of(&e.ep.event_handle_arm_recv()),
         None => invalid(),
     })
@@ -389,7 +390,7 @@ pub extern "C" fn doca_comm_channel_ep_event_handle_arm_recv(ep: *mut DocaCommCh
 /// `doca_comm_channel_ep_update_service_state_info`: service only.
 #[no_mangle]
 pub extern "C" fn doca_comm_channel_ep_update_service_state_info(ep: *mut DocaCommChannelEp) -> DocaError {
-    guarded(|| match self::ep(ep) {
+    guarded("doca_comm_channel_ep_update_service_state_info", || match self::ep(ep) {
         Some(e) => doca_core::Error::code_of(&e.ep.update_service_state_info()),
         None => invalid(),
     })
@@ -406,10 +407,12 @@ pub unsafe extern "C" fn doca_comm_channel_ep_get_peer_addr_list(
     peer_addr_array: *mut *mut *mut DocaCommChannelAddr,
     peer_addr_array_len: *mut u32,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_comm_channel_ep_get_peer_addr_list", || {
         let Some(e) = self::ep(ep) else { return invalid() };
-        if peer_addr_array.is_null() || peer_addr_array_len.is_null() {
-            return invalid();
+        if let Err(e) = crate::check::non_null(peer_addr_array, "peer_addr_array")
+            .and(crate::check::non_null(peer_addr_array_len, "peer_addr_array_len"))
+        {
+            return e;
         }
         match e.ep.peer_addr_list() {
             Ok(peers) => {
@@ -438,10 +441,12 @@ pub unsafe extern "C" fn doca_comm_channel_ep_get_pending_connections(
     ep: *const DocaCommChannelEp,
     pending_connections: *mut u32,
 ) -> DocaError {
-    guarded(|| match self::ep(ep).map(|e| e.ep.pending_connections()) {
-        Some(Ok(n)) => out(pending_connections, n),
-        Some(Err(err)) => err.code(),
-        None => invalid(),
+    guarded("doca_comm_channel_ep_get_pending_connections", || {
+        match self::ep(ep).map(|e| e.ep.pending_connections()) {
+            Some(Ok(n)) => out(pending_connections, n),
+            Some(Err(err)) => err.code(),
+            None => invalid(),
+        }
     })
 }
 
@@ -449,7 +454,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_get_pending_connections(
 /// runs; takes the statistics snapshot.
 #[no_mangle]
 pub extern "C" fn doca_comm_channel_peer_addr_update_info(peer_addr: *mut DocaCommChannelAddr) -> DocaError {
-    guarded(|| match addr(peer_addr) {
+    guarded("doca_comm_channel_peer_addr_update_info", || match addr(peer_addr) {
         Some(p) => doca_core::Error::code_of(&p.update_info()),
         None => invalid(),
     })
@@ -461,7 +466,7 @@ pub extern "C" fn doca_comm_channel_peer_addr_set_user_data(
     peer_addr: *mut DocaCommChannelAddr,
     user_context: u64,
 ) -> DocaError {
-    guarded(|| match addr(peer_addr) {
+    guarded("doca_comm_channel_peer_addr_set_user_data", || match addr(peer_addr) {
         Some(p) => {
             p.set_user_data(user_context);
             DOCA_SUCCESS
@@ -478,7 +483,7 @@ macro_rules! peer_getters {
         /// `value` is NULL or writable.
         #[no_mangle]
         pub unsafe extern "C" fn $name(peer_addr: *const DocaCommChannelAddr, value: *mut u64) -> DocaError {
-            guarded(|| match addr(peer_addr) {
+            guarded(stringify!($name), || match addr(peer_addr) {
                 Some(p) => out(value, p.$method()),
                 None => invalid(),
             })
@@ -509,7 +514,9 @@ peer_getters! {
 pub unsafe extern "C" fn doca_comm_channel_get_max_service_name_len(
     max_service_name_len: *mut u32,
 ) -> DocaError {
-    guarded(|| out(max_service_name_len, legacy::get_max_service_name_len()))
+    guarded("doca_comm_channel_get_max_service_name_len", || {
+        out(max_service_name_len, legacy::get_max_service_name_len())
+    })
 }
 
 macro_rules! legacy_caps {
@@ -520,7 +527,7 @@ macro_rules! legacy_caps {
         /// `value` is NULL or writable.
         #[no_mangle]
         pub unsafe extern "C" fn $name(devinfo: *const DocaDevinfo, value: *mut u32) -> DocaError {
-            guarded(|| crate::cc::cap(devinfo, value, $f))
+            guarded(stringify!($name), || crate::cc::cap(devinfo, value, $f))
         }
     )*};
 }

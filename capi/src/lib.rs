@@ -8,6 +8,10 @@
 //! "Running DOCA C code on the emulator" for the details and what is not there).
 //!
 //! Rules every exported function keeps:
+//! - every argument is checked before use, in one place (the `check` module): NULL out-parameters,
+//!   pointer and length pairs (a length beyond what the call can use is refused before a
+//!   byte is read), handles; a refused call returns `DOCA_ERROR_INVALID_VALUE` and logs one
+//!   line naming the function and the reason;
 //! - handles are opaque tokens handed out by this library (a slot, its generation and the
 //!   kind of object, never an address); a NULL, forged, destroyed or wrong-kind handle is
 //!   `DOCA_ERROR_INVALID_VALUE`, never a crash, even after its slot was reused;
@@ -21,6 +25,7 @@
 mod argp;
 mod buf;
 mod cc;
+mod check;
 mod compat25;
 mod ctx;
 mod dev;
@@ -58,35 +63,44 @@ fn code<T>(r: &doca_core::Result<T>) -> DocaError {
     doca_core::Error::code_of(r)
 }
 
-/// Runs `f`, turning a panic into `DOCA_ERROR_UNEXPECTED`.
-fn guarded(f: impl FnOnce() -> DocaError) -> DocaError {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+/// Runs the C function `name`'s body `f`: its refusals logged once ([`check::Call`]), a
+/// panic turned into `DOCA_ERROR_UNEXPECTED`.
+fn guarded(name: &'static str, f: impl FnOnce() -> DocaError) -> DocaError {
+    let call = check::Call::enter(name);
+    let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(e) => e,
         Err(_) => {
-            tracing_unexpected();
+            tracing_unexpected(name);
             doca_core::Error::Unexpected.code()
         }
-    }
+    };
+    call.leave(r != DOCA_SUCCESS);
+    r
 }
 
-/// Runs `f`, turning a panic into `fallback` (for the calls whose result is not an error
-/// code: getters returning a pointer or a number).
-fn shielded<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+/// [`guarded`] for the calls whose result is not an error code (getters returning a pointer
+/// or a number): a panic gives `fallback`; a refused argument is logged.
+fn shielded<T>(name: &'static str, fallback: T, f: impl FnOnce() -> T) -> T {
+    let call = check::Call::enter(name);
+    let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(v) => v,
         Err(_) => {
-            tracing_unexpected();
+            tracing_unexpected(name);
             fallback
         }
-    }
+    };
+    call.leave(true);
+    r
 }
 
 #[cold]
-fn tracing_unexpected() {
-    eprintln!("doca capi: internal panic caught at the C boundary: DOCA_ERROR_UNEXPECTED");
+fn tracing_unexpected(name: &str) {
+    tracing::error!(target: "doca_sdk", "{name}: internal panic caught at the C boundary");
+    eprintln!("doca capi: {name}: internal panic caught at the C boundary: DOCA_ERROR_UNEXPECTED");
 }
 
-/// `DOCA_ERROR_INVALID_VALUE`.
+/// `DOCA_ERROR_INVALID_VALUE` (logged with the reason a check noted, else as an invalid
+/// argument).
 fn invalid() -> DocaError {
-    doca_core::Error::InvalidValue.code()
+    check::refuse(|| "invalid argument".into())
 }

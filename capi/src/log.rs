@@ -30,11 +30,19 @@ fn install() {
     doca_common::log::init_dynamic(&LEVELS);
 }
 
+/// The logger's filter decides once per log statement whether it is on (tracing caches the
+/// answer per call site): after a level changes, every statement is asked again, so that a
+/// line logged before (at WARNING, say) is not shown once the level is DISABLE.
+fn levels_changed() {
+    tracing::callsite::rebuild_interest_cache();
+}
+
 /// Sets the application's level (also for the argument parser's `-l`).
 pub(crate) fn set_app_level(n: u32) -> DocaError {
     match level(n) {
         Some(l) => {
             LEVELS.set_app(l);
+            levels_changed();
             DOCA_SUCCESS
         }
         None => invalid(),
@@ -46,6 +54,7 @@ pub(crate) fn set_sdk_level(n: u32) -> DocaError {
     match level(n) {
         Some(l) => {
             LEVELS.set_sdk(l);
+            levels_changed();
             DOCA_SUCCESS
         }
         None => invalid(),
@@ -55,7 +64,7 @@ pub(crate) fn set_sdk_level(n: u32) -> DocaError {
 /// `doca_log_backend_create_standard`: the application's lines on standard output.
 #[no_mangle]
 pub extern "C" fn doca_log_backend_create_standard() -> DocaError {
-    guarded(|| {
+    guarded("doca_log_backend_create_standard", || {
         install();
         DOCA_SUCCESS
     })
@@ -78,9 +87,9 @@ pub unsafe extern "C" fn doca_log_backend_create_with_file_sdk(
     fptr: *mut c_void,
     backend: *mut *const DocaLogBackend,
 ) -> DocaError {
-    guarded(|| {
-        if fptr.is_null() || backend.is_null() {
-            return invalid();
+    guarded("doca_log_backend_create_with_file_sdk", || {
+        if let Err(e) = crate::check::non_null(fptr, "fptr").and(crate::check::non_null(backend, "backend")) {
+            return e;
         }
         install();
         // SAFETY: `backend` is writable (checked non-NULL; the caller's contract).
@@ -93,13 +102,18 @@ pub unsafe extern "C" fn doca_log_backend_create_with_file_sdk(
 /// `INVALID_VALUE`.
 #[no_mangle]
 pub extern "C" fn doca_log_backend_set_sdk_level(backend: *const DocaLogBackend, level: u32) -> DocaError {
-    guarded(|| if backend.is_null() { invalid() } else { set_sdk_level(level) })
+    guarded("doca_log_backend_set_sdk_level", || {
+        if !std::ptr::eq(backend, &SDK_BACKEND) {
+            return crate::check::refuse(|| format!("{backend:p} is not the SDK backend"));
+        }
+        set_sdk_level(level)
+    })
 }
 
 /// `doca_log_level_set_global_lower_limit`: the application's level.
 #[no_mangle]
 pub extern "C" fn doca_log_level_set_global_lower_limit(level: u32) -> DocaError {
-    guarded(|| set_app_level(level))
+    guarded("doca_log_level_set_global_lower_limit", || set_app_level(level))
 }
 
 /// `doca_log_level_get_global_lower_limit`.
@@ -111,7 +125,7 @@ pub extern "C" fn doca_log_level_get_global_lower_limit() -> u32 {
 /// `doca_log_level_set_global_sdk_limit`.
 #[no_mangle]
 pub extern "C" fn doca_log_level_set_global_sdk_limit(level: u32) -> DocaError {
-    guarded(|| set_sdk_level(level))
+    guarded("doca_log_level_set_global_sdk_limit", || set_sdk_level(level))
 }
 
 /// `doca_log_register_source`: a source named `source_name` (the `DOCA_LOG_REGISTER` macro
@@ -124,9 +138,11 @@ pub unsafe extern "C" fn doca_log_register_source(
     source_name: *const c_char,
     source: *mut c_int,
 ) -> DocaError {
-    guarded(|| {
-        if source_name.is_null() || source.is_null() {
-            return invalid();
+    guarded("doca_log_register_source", || {
+        if let Err(e) =
+            crate::check::non_null(source_name, "source_name").and(crate::check::non_null(source, "source"))
+        {
+            return e;
         }
         // SAFETY: a NUL-terminated C string for the call (the caller's contract).
         let name = unsafe { CStr::from_ptr(source_name) }.to_string_lossy().into_owned();
@@ -141,7 +157,7 @@ pub unsafe extern "C" fn doca_log_register_source(
 /// `doca_log_unregister_source`.
 #[no_mangle]
 pub extern "C" fn doca_log_unregister_source(source: c_int) -> DocaError {
-    guarded(|| match SOURCES.lock().get_mut(source as usize) {
+    guarded("doca_log_unregister_source", || match SOURCES.lock().get_mut(source as usize) {
         Some(s @ Some(_)) => {
             *s = None;
             DOCA_SUCCESS
@@ -165,7 +181,7 @@ pub unsafe extern "C" fn doca_emu_log_write(
     line: c_int,
     msg: *const c_char,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_emu_log_write", || {
         if msg.is_null() || level > LEVELS.app() as u32 || level <= 10 {
             return DOCA_SUCCESS;
         }

@@ -5,15 +5,16 @@ use std::ptr::NonNull;
 
 use doca_mmap::{AccessFlags, Memory, Mmap};
 
-use crate::ctx::{out, DocaData};
+use crate::check::{bytes, non_null, out, refuse};
+use crate::ctx::DocaData;
 use crate::dev::{dev, devinfo, DocaDev, DocaDevinfo};
-use crate::handles::Handles;
+use crate::handles::{Handles, Kind};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// `struct doca_mmap`, and the export descriptors it gave out (valid while it lives).
 pub struct DocaMmap(pub(crate) Mmap, parking_lot::Mutex<Vec<Box<[u8]>>>);
 
-static MMAPS: Handles = Handles::new(15);
+static MMAPS: Handles = Handles::new(Kind::Mmap);
 
 pub(crate) fn mmap<'a>(p: *const DocaMmap) -> Option<&'a Mmap> {
     // SAFETY: MMAPS only holds DocaMmap handles.
@@ -26,9 +27,14 @@ pub(crate) fn mmap<'a>(p: *const DocaMmap) -> Option<&'a Mmap> {
 /// `mmap` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_mmap_create(mmap: *mut *mut DocaMmap) -> DocaError {
-    guarded(|| match Mmap::create() {
-        Ok(m) => out(mmap, MMAPS.add(DocaMmap(m, Default::default()))),
-        Err(e) => e.code(),
+    guarded("doca_mmap_create", || {
+        if let Err(e) = non_null(mmap, "out-parameter") {
+            return e;
+        }
+        match Mmap::create() {
+            Ok(m) => out(mmap, MMAPS.add(DocaMmap(m, Default::default()))),
+            Err(e) => e.code(),
+        }
     })
 }
 
@@ -38,7 +44,7 @@ pub unsafe extern "C" fn doca_mmap_create(mmap: *mut *mut DocaMmap) -> DocaError
 /// `mmap` is NULL or a handle of this library, not used after a successful destroy.
 #[no_mangle]
 pub unsafe extern "C" fn doca_mmap_destroy(mmap: *mut DocaMmap) -> DocaError {
-    guarded(|| {
+    guarded("doca_mmap_destroy", || {
         let Some(m) = self::mmap(mmap) else { return invalid() };
         if m.num_bufs() > 0 {
             return doca_core::Error::NotPermitted.code();
@@ -59,7 +65,8 @@ pub unsafe extern "C" fn doca_mmap_destroy(mmap: *mut DocaMmap) -> DocaError {
 }
 
 /// `doca_mmap_set_memrange`: the application's memory `addr..addr+len`, which must stay valid
-/// until the map is destroyed. Once, before start.
+/// until the map is destroyed. Once, before start. A range that wraps around the address
+/// space or is longer than `PTRDIFF_MAX` bytes is `INVALID_VALUE`.
 ///
 /// # Safety
 /// `addr..addr+len` is readable and writable memory that outlives the map.
@@ -69,12 +76,13 @@ pub unsafe extern "C" fn doca_mmap_set_memrange(
     addr: *mut c_void,
     len: usize,
 ) -> DocaError {
-    guarded(|| {
-        let (Some(m), Some(ptr)) = (self::mmap(mmap), NonNull::new(addr as *mut u8)) else {
-            return invalid();
-        };
-        if (addr as usize).checked_add(len).is_none() {
-            return invalid(); // the range would wrap around the address space
+    guarded("doca_mmap_set_memrange", || {
+        let Some(m) = self::mmap(mmap) else { return invalid() };
+        let Some(ptr) = NonNull::new(addr as *mut u8) else { return refuse(|| "NULL addr".into()) };
+        // No range of memory is longer than isize::MAX bytes (Rust's limit for one object,
+        // which every buffer over the map relies on) or wraps around the address space.
+        if len > isize::MAX as usize || (addr as usize).checked_add(len).is_none() {
+            return refuse(|| format!("the range {addr:p} + {len} bytes is not memory"));
         }
         // the caller's contract: the memory is valid for reads and writes while the
         // map lives and is reached only through the map's buffers meanwhile.
@@ -94,10 +102,10 @@ pub unsafe extern "C" fn doca_mmap_get_memrange(
     addr: *mut *mut c_void,
     len: *mut usize,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_mmap_get_memrange", || {
         let Some(m) = self::mmap(mmap) else { return invalid() };
-        if addr.is_null() || len.is_null() {
-            return invalid();
+        if let Err(e) = non_null(addr, "addr").and(non_null(len, "len")) {
+            return e;
         }
         match m.memrange() {
             Ok((a, l)) => {
@@ -112,7 +120,7 @@ pub unsafe extern "C" fn doca_mmap_get_memrange(
 /// `doca_mmap_set_permissions`: `DOCA_ACCESS_FLAG_*` values.
 #[no_mangle]
 pub extern "C" fn doca_mmap_set_permissions(mmap: *mut DocaMmap, access_mask: u32) -> DocaError {
-    guarded(|| match self::mmap(mmap) {
+    guarded("doca_mmap_set_permissions", || match self::mmap(mmap) {
         Some(m) => match AccessFlags::from_mask(access_mask) {
             Ok(_) => doca_core::Error::code_of(&m.set_permissions_mask(access_mask)),
             Err(e) => e.code(),
@@ -124,7 +132,7 @@ pub extern "C" fn doca_mmap_set_permissions(mmap: *mut DocaMmap, access_mask: u3
 /// `doca_mmap_add_dev`.
 #[no_mangle]
 pub extern "C" fn doca_mmap_add_dev(mmap: *mut DocaMmap, dev: *mut DocaDev) -> DocaError {
-    guarded(|| match (self::mmap(mmap), self::dev(dev)) {
+    guarded("doca_mmap_add_dev", || match (self::mmap(mmap), self::dev(dev)) {
         (Some(m), Some(d)) => doca_core::Error::code_of(&m.add_dev(&d.dev)),
         _ => invalid(),
     })
@@ -133,7 +141,7 @@ pub extern "C" fn doca_mmap_add_dev(mmap: *mut DocaMmap, dev: *mut DocaDev) -> D
 /// `doca_mmap_rm_dev`.
 #[no_mangle]
 pub extern "C" fn doca_mmap_rm_dev(mmap: *mut DocaMmap, dev: *mut DocaDev) -> DocaError {
-    guarded(|| match (self::mmap(mmap), self::dev(dev)) {
+    guarded("doca_mmap_rm_dev", || match (self::mmap(mmap), self::dev(dev)) {
         (Some(m), Some(d)) => doca_core::Error::code_of(&m.rm_dev(&d.dev)),
         _ => invalid(),
     })
@@ -142,7 +150,7 @@ pub extern "C" fn doca_mmap_rm_dev(mmap: *mut DocaMmap, dev: *mut DocaDev) -> Do
 /// `doca_mmap_start`.
 #[no_mangle]
 pub extern "C" fn doca_mmap_start(mmap: *mut DocaMmap) -> DocaError {
-    guarded(|| match self::mmap(mmap) {
+    guarded("doca_mmap_start", || match self::mmap(mmap) {
         Some(m) => doca_core::Error::code_of(&m.start()),
         None => invalid(),
     })
@@ -151,7 +159,7 @@ pub extern "C" fn doca_mmap_start(mmap: *mut DocaMmap) -> DocaError {
 /// `doca_mmap_stop`: `NOT_PERMITTED` while buffers point into it.
 #[no_mangle]
 pub extern "C" fn doca_mmap_stop(mmap: *mut DocaMmap) -> DocaError {
-    guarded(|| match self::mmap(mmap) {
+    guarded("doca_mmap_stop", || match self::mmap(mmap) {
         Some(m) => doca_core::Error::code_of(&m.stop()),
         None => invalid(),
     })
@@ -163,7 +171,7 @@ pub extern "C" fn doca_mmap_stop(mmap: *mut DocaMmap) -> DocaError {
 /// `num_bufs` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_mmap_get_num_bufs(mmap: *const DocaMmap, num_bufs: *mut u32) -> DocaError {
-    guarded(|| match self::mmap(mmap) {
+    guarded("doca_mmap_get_num_bufs", || match self::mmap(mmap) {
         Some(m) => out(num_bufs, m.num_bufs()),
         None => invalid(),
     })
@@ -187,8 +195,9 @@ pub extern "C" fn doca_mmap_set_free_cb(
     free_cb: MemrangeFreeCb,
     opaque: *mut c_void,
 ) -> DocaError {
-    guarded(|| {
-        let (Some(m), Some(cb)) = (self::mmap(mmap), free_cb) else { return invalid() };
+    guarded("doca_mmap_set_free_cb", || {
+        let Some(m) = self::mmap(mmap) else { return invalid() };
+        let Some(cb) = free_cb else { return refuse(|| "NULL free callback".into()) };
         let cb = FreeCb(cb, opaque);
         let r = m.set_free_cb(move |memory: Memory| {
             let cb = cb;
@@ -206,7 +215,7 @@ pub extern "C" fn doca_mmap_set_free_cb(
 /// `doca_mmap_set_user_data`: before start.
 #[no_mangle]
 pub extern "C" fn doca_mmap_set_user_data(mmap: *mut DocaMmap, user_data: DocaData) -> DocaError {
-    guarded(|| match self::mmap(mmap) {
+    guarded("doca_mmap_set_user_data", || match self::mmap(mmap) {
         Some(m) => doca_core::Error::code_of(&m.set_user_data(user_data.to_data())),
         None => invalid(),
     })
@@ -221,7 +230,7 @@ pub unsafe extern "C" fn doca_mmap_get_user_data(
     mmap: *const DocaMmap,
     user_data: *mut DocaData,
 ) -> DocaError {
-    guarded(|| match self::mmap(mmap) {
+    guarded("doca_mmap_get_user_data", || match self::mmap(mmap) {
         Some(m) => out(user_data, DocaData::from_data(m.user_data())),
         None => invalid(),
     })
@@ -230,7 +239,7 @@ pub unsafe extern "C" fn doca_mmap_get_user_data(
 /// `doca_mmap_set_max_num_devices`.
 #[no_mangle]
 pub extern "C" fn doca_mmap_set_max_num_devices(mmap: *mut DocaMmap, max_num_devices: u32) -> DocaError {
-    guarded(|| match self::mmap(mmap) {
+    guarded("doca_mmap_set_max_num_devices", || match self::mmap(mmap) {
         Some(m) => doca_core::Error::code_of(&m.set_max_num_devices(max_num_devices)),
         None => invalid(),
     })
@@ -245,7 +254,7 @@ pub unsafe extern "C" fn doca_mmap_get_max_num_devices(
     mmap: *const DocaMmap,
     max_num_devices: *mut u32,
 ) -> DocaError {
-    guarded(|| match self::mmap(mmap) {
+    guarded("doca_mmap_get_max_num_devices", || match self::mmap(mmap) {
         Some(m) => out(max_num_devices, m.max_num_devices()),
         None => invalid(),
     })
@@ -257,7 +266,7 @@ pub unsafe extern "C" fn doca_mmap_get_max_num_devices(
 /// `exported` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_mmap_get_exported(mmap: *const DocaMmap, exported: *mut u8) -> DocaError {
-    guarded(|| match self::mmap(mmap) {
+    guarded("doca_mmap_get_exported", || match self::mmap(mmap) {
         Some(m) => out(exported, m.is_exported() as u8),
         None => invalid(),
     })
@@ -269,7 +278,7 @@ pub unsafe extern "C" fn doca_mmap_get_exported(mmap: *const DocaMmap, exported:
 /// `from_export` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_mmap_get_from_export(mmap: *const DocaMmap, from_export: *mut u8) -> DocaError {
-    guarded(|| match self::mmap(mmap) {
+    guarded("doca_mmap_get_from_export", || match self::mmap(mmap) {
         Some(m) => out(from_export, m.is_from_export() as u8),
         None => invalid(),
     })
@@ -284,8 +293,8 @@ fn export(
 ) -> DocaError {
     // SAFETY: MMAPS only holds DocaMmap handles.
     let (Some(m), Some(d)) = ((unsafe { MMAPS.get(mmap) }), self::dev(dev)) else { return invalid() };
-    if desc.is_null() || desc_len.is_null() {
-        return invalid();
+    if let Err(e) = non_null(desc, "export_desc").and(non_null(desc_len, "export_desc_len")) {
+        return e;
     }
     match how(&m.0, &d.dev) {
         Ok(bytes) => {
@@ -316,7 +325,7 @@ pub unsafe extern "C" fn doca_mmap_export_pci(
     export_desc: *mut *const c_void,
     export_desc_len: *mut usize,
 ) -> DocaError {
-    guarded(|| export(mmap, dev, export_desc, export_desc_len, Mmap::export_pci))
+    guarded("doca_mmap_export_pci", || export(mmap, dev, export_desc, export_desc_len, Mmap::export_pci))
 }
 
 /// `doca_mmap_export_rdma`: as `doca_mmap_export_pci`, with an RDMA permission.
@@ -330,15 +339,16 @@ pub unsafe extern "C" fn doca_mmap_export_rdma(
     export_desc: *mut *const c_void,
     export_desc_len: *mut usize,
 ) -> DocaError {
-    guarded(|| export(mmap, dev, export_desc, export_desc_len, Mmap::export_rdma))
+    guarded("doca_mmap_export_rdma", || export(mmap, dev, export_desc, export_desc_len, Mmap::export_rdma))
 }
 
 /// `doca_mmap_create_from_export`: a map over the exporter's memory, started, its addresses
-/// the exporter's.
+/// the exporter's. A descriptor is `doca_mmap::EXPORT_DESC_LEN` bytes: any other length is
+/// `INVALID_VALUE`, refused before a byte is read.
 ///
 /// # Safety
-/// `user_data` is NULL or readable; `export_desc` points to `export_desc_len` readable bytes;
-/// `mmap` is NULL or writable.
+/// `user_data` is NULL or readable; `export_desc` points to `export_desc_len` readable bytes
+/// (read only when that is a descriptor's length); `mmap` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_mmap_create_from_export(
     user_data: *const DocaData,
@@ -347,13 +357,26 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
     dev: *mut DocaDev,
     mmap: *mut *mut DocaMmap,
 ) -> DocaError {
-    guarded(|| {
+    guarded("doca_mmap_create_from_export", || {
         let Some(d) = self::dev(dev) else { return invalid() };
-        if export_desc.is_null() || mmap.is_null() {
-            return invalid();
+        if let Err(e) = non_null(export_desc, "export_desc").and(non_null(mmap, "out-parameter")) {
+            return e;
         }
-        // SAFETY: readable for the call (the caller's contract; checked non-NULL).
-        let desc = unsafe { std::slice::from_raw_parts(export_desc.cast::<u8>(), export_desc_len) };
+        if export_desc_len != doca_mmap::EXPORT_DESC_LEN {
+            return refuse(|| {
+                format!(
+                    "an export descriptor of {export_desc_len} bytes (it has {})",
+                    doca_mmap::EXPORT_DESC_LEN
+                )
+            });
+        }
+        // SAFETY: readable for the call (the caller's contract; checked non-NULL, and the
+        // length is a descriptor's).
+        let desc =
+            match unsafe { bytes(export_desc, export_desc_len, doca_mmap::EXPORT_DESC_LEN, "export_desc") } {
+                Ok(d) => d,
+                Err(e) => return e,
+            };
         // SAFETY: NULL or readable (the caller's contract).
         let data = (!user_data.is_null()).then(|| unsafe { user_data.read() }.to_data());
         match Mmap::create_from_export(data, desc, &d.dev) {
@@ -364,11 +387,12 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
 }
 
 fn cap_flag(
+    name: &'static str,
     devinfo_p: *const DocaDevinfo,
     value: *mut u8,
     get: fn(&doca_core::DevInfo) -> doca_core::Result<bool>,
 ) -> DocaError {
-    guarded(|| match devinfo(devinfo_p).map(get) {
+    guarded(name, || match devinfo(devinfo_p).map(get) {
         Some(Ok(v)) => out(value, v as u8),
         Some(Err(e)) => e.code(),
         None => invalid(),
@@ -384,7 +408,12 @@ pub unsafe extern "C" fn doca_mmap_cap_is_export_pci_supported(
     devinfo: *const DocaDevinfo,
     export_pci_supported: *mut u8,
 ) -> DocaError {
-    cap_flag(devinfo, export_pci_supported, Mmap::cap_is_export_pci_supported)
+    cap_flag(
+        "doca_mmap_cap_is_export_pci_supported",
+        devinfo,
+        export_pci_supported,
+        Mmap::cap_is_export_pci_supported,
+    )
 }
 
 /// `doca_mmap_cap_is_create_from_export_pci_supported`.
@@ -396,5 +425,10 @@ pub unsafe extern "C" fn doca_mmap_cap_is_create_from_export_pci_supported(
     devinfo: *const DocaDevinfo,
     create_from_export_pci_supported: *mut u8,
 ) -> DocaError {
-    cap_flag(devinfo, create_from_export_pci_supported, Mmap::cap_is_create_from_export_pci_supported)
+    cap_flag(
+        "doca_mmap_cap_is_create_from_export_pci_supported",
+        devinfo,
+        create_from_export_pci_supported,
+        Mmap::cap_is_create_from_export_pci_supported,
+    )
 }

@@ -6,13 +6,14 @@ use std::os::fd::AsRawFd;
 
 use doca_core::Pe;
 
-use crate::handles::Handles;
+use crate::check::{non_null, out};
+use crate::handles::{Handles, Kind};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// `struct doca_pe`.
 pub struct DocaPe(pub(crate) Pe);
 
-static PES: Handles = Handles::new(16);
+static PES: Handles = Handles::new(Kind::Pe);
 
 pub(crate) fn pe<'a>(p: *const DocaPe) -> Option<&'a Pe> {
     // SAFETY: PES only holds DocaPe handles.
@@ -25,16 +26,12 @@ pub(crate) fn pe<'a>(p: *const DocaPe) -> Option<&'a Pe> {
 /// `pe` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_pe_create(pe: *mut *mut DocaPe) -> DocaError {
-    guarded(|| {
-        if pe.is_null() {
-            return invalid();
+    guarded("doca_pe_create", || {
+        if let Err(e) = non_null(pe, "out-parameter") {
+            return e;
         }
         match Pe::create() {
-            // SAFETY: `pe` is non-NULL and writable (the caller's contract).
-            Ok(engine) => unsafe {
-                pe.write(PES.add(DocaPe(engine)));
-                DOCA_SUCCESS
-            },
+            Ok(engine) => out(pe, PES.add(DocaPe(engine))),
             Err(e) => e.code(),
         }
     })
@@ -47,7 +44,7 @@ pub unsafe extern "C" fn doca_pe_create(pe: *mut *mut DocaPe) -> DocaError {
 /// `pe` is NULL or a handle from `doca_pe_create`; not used afterwards when this succeeds.
 #[no_mangle]
 pub unsafe extern "C" fn doca_pe_destroy(pe: *mut DocaPe) -> DocaError {
-    guarded(|| {
+    guarded("doca_pe_destroy", || {
         let Some(engine) = self::pe(pe) else { return invalid() };
         if engine.num_ctxs() > 0 || engine.is_in_progress() {
             return doca_core::Error::InUse.code();
@@ -62,10 +59,9 @@ pub unsafe extern "C" fn doca_pe_destroy(pe: *mut DocaPe) -> DocaError {
 #[no_mangle]
 pub extern "C" fn doca_pe_progress(pe: *mut DocaPe) -> u8 {
     let mut made = 0u8;
-    guarded(|| {
-        if let Some(engine) = self::pe(pe) {
-            made = engine.progress() as u8;
-        }
+    guarded("doca_pe_progress", || {
+        let Some(engine) = self::pe(pe) else { return invalid() };
+        made = engine.progress() as u8;
         DOCA_SUCCESS
     });
     made
@@ -80,13 +76,9 @@ pub unsafe extern "C" fn doca_pe_get_num_inflight_tasks(
     pe: *const DocaPe,
     num_inflight_tasks: *mut usize,
 ) -> DocaError {
-    guarded(|| match (self::pe(pe), num_inflight_tasks.is_null()) {
-        (Some(engine), false) => {
-            // SAFETY: non-NULL and writable (the caller's contract).
-            unsafe { num_inflight_tasks.write(engine.num_inflight_tasks()) };
-            DOCA_SUCCESS
-        }
-        _ => invalid(),
+    guarded("doca_pe_get_num_inflight_tasks", || match self::pe(pe) {
+        Some(engine) => out(num_inflight_tasks, engine.num_inflight_tasks()),
+        None => invalid(),
     })
 }
 
@@ -96,20 +88,16 @@ pub unsafe extern "C" fn doca_pe_get_num_inflight_tasks(
 /// `handle` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_pe_get_notification_handle(pe: *const DocaPe, handle: *mut c_int) -> DocaError {
-    guarded(|| match (self::pe(pe), handle.is_null()) {
-        (Some(engine), false) => {
-            // SAFETY: non-NULL and writable (the caller's contract).
-            unsafe { handle.write(engine.notification_handle().as_raw_fd()) };
-            DOCA_SUCCESS
-        }
-        _ => invalid(),
+    guarded("doca_pe_get_notification_handle", || match self::pe(pe) {
+        Some(engine) => out(handle, engine.notification_handle().as_raw_fd()),
+        None => invalid(),
     })
 }
 
 /// `doca_pe_request_notification`: arm before sleeping on the handle.
 #[no_mangle]
 pub extern "C" fn doca_pe_request_notification(pe: *mut DocaPe) -> DocaError {
-    guarded(|| match self::pe(pe) {
+    guarded("doca_pe_request_notification", || match self::pe(pe) {
         Some(engine) => doca_core::Error::code_of(&engine.request_notification()),
         None => invalid(),
     })
@@ -120,7 +108,7 @@ pub extern "C" fn doca_pe_request_notification(pe: *mut DocaPe) -> DocaError {
 #[no_mangle]
 pub extern "C" fn doca_pe_clear_notification(pe: *mut DocaPe, handle: c_int) -> DocaError {
     let _ = handle;
-    guarded(|| match self::pe(pe) {
+    guarded("doca_pe_clear_notification", || match self::pe(pe) {
         Some(engine) => doca_core::Error::code_of(&engine.clear_notification()),
         None => invalid(),
     })

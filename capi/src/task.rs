@@ -13,7 +13,7 @@ use doca_core::{Data, Error, Result, TaskSubmitFlags};
 
 use crate::buf::DocaBuf;
 use crate::ctx::DocaData;
-use crate::handles::Handles;
+use crate::handles::{Handles, Kind};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// A task of any kind this library hands out.
@@ -73,12 +73,51 @@ pub struct DocaTask {
     pub(crate) imm: Cell<[u8; doca_cc::proto::records::IMM_MAX]>,
 }
 
-static TASKS: Handles = Handles::new(17);
+static TASKS: Handles = Handles::new(Kind::Task);
 
-/// The task behind a live handle.
+/// The task behind a handle C gave (refusals noted for the log).
 pub(crate) fn task<'a>(p: *const DocaTask) -> Option<&'a DocaTask> {
     // SAFETY: TASKS only holds DocaTask handles.
     unsafe { TASKS.get(p) }
+}
+
+/// The task behind a handle the library holds.
+fn own_task<'a>(p: *const DocaTask) -> Option<&'a DocaTask> {
+    // SAFETY: TASKS only holds DocaTask handles.
+    unsafe { TASKS.peek(p) }
+}
+
+/// The kinds of task, for the `*_as_task` casts.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Of {
+    Send,
+    ProducerSend,
+    PostRecv,
+}
+
+impl AnyTask {
+    fn of(&self) -> Of {
+        match self {
+            AnyTask::Send(_) => Of::Send,
+            AnyTask::ProducerSend(_) => Of::ProducerSend,
+            AnyTask::PostRecv(_) => Of::PostRecv,
+        }
+    }
+}
+
+/// A `doca_*_as_task` cast: the same handle when it is a live task of kind `of` (NULL,
+/// logged, otherwise; a submitted task, whose kind the library holds, passes as it is).
+pub(crate) fn as_task(name: &'static str, p: *mut DocaTask, of: Of) -> *mut DocaTask {
+    crate::shielded(name, std::ptr::null_mut(), || {
+        let Some(h) = task(p) else { return std::ptr::null_mut() };
+        match h.with(AnyTask::of) {
+            Some(k) if k != of => {
+                crate::check::note(|| format!("a {k:?} task where a {of:?} task is expected"));
+                std::ptr::null_mut()
+            }
+            _ => p,
+        }
+    })
 }
 
 impl DocaTask {
@@ -108,7 +147,7 @@ impl TaskTable {
                 imm: Cell::new([0; doca_cc::proto::records::IMM_MAX]),
             })
         });
-        if let Some(handle) = task(h) {
+        if let Some(handle) = own_task(h) {
             *handle.task.borrow_mut() = Some(t);
             handle.buf.set(buf);
         }
@@ -120,7 +159,7 @@ impl TaskTable {
     /// library held) or the context is gone.
     pub(crate) fn returned(&self, t: AnyTask) -> Option<*mut DocaTask> {
         let h = *self.0.borrow().get(&t.id())?;
-        let handle = task(h)?;
+        let handle = own_task(h)?;
         *handle.task.borrow_mut() = Some(t);
         Some(h)
     }
@@ -155,7 +194,7 @@ pub(crate) fn complete(
 /// `doca_task_submit`: on success the library owns the task until its callback.
 #[no_mangle]
 pub extern "C" fn doca_task_submit(task: *mut DocaTask) -> DocaError {
-    doca_task_submit_ex(task, TaskSubmitFlags::FLUSH.bits())
+    guarded("doca_task_submit", || submit(task, TaskSubmitFlags::FLUSH.bits()))
 }
 
 /// `doca_task_submit_ex`: with `doca_task_submit_flag` bits (unknown ones:
@@ -163,28 +202,29 @@ pub extern "C" fn doca_task_submit(task: *mut DocaTask) -> DocaError {
 /// until a flushing submit, `doca_ctx_flush_tasks` or its next progress.
 #[no_mangle]
 pub extern "C" fn doca_task_submit_ex(task: *mut DocaTask, flags: u32) -> DocaError {
-    guarded(|| {
-        let Some(h) = self::task(task) else { return invalid() };
-        let Some(flags) = TaskSubmitFlags::from_bits(flags) else {
-            let e =
-                doca_core::fail!(Error::InvalidValue, "doca_task_submit_ex: unknown submit flags {flags:#x}");
-            return e.code();
-        };
-        let Some(t) = h.task.borrow_mut().take() else { return Error::BadState.code() };
-        match t.submit(flags) {
-            Ok(()) => DOCA_SUCCESS,
-            Err((error, t)) => {
-                *h.task.borrow_mut() = Some(t);
-                error.code()
-            }
+    guarded("doca_task_submit_ex", || submit(task, flags))
+}
+
+fn submit(task: *mut DocaTask, flags: u32) -> DocaError {
+    let Some(h) = self::task(task) else { return invalid() };
+    let Some(flags) = TaskSubmitFlags::from_bits(flags) else {
+        let e = doca_core::fail!(Error::InvalidValue, "doca_task_submit_ex: unknown submit flags {flags:#x}");
+        return e.code();
+    };
+    let Some(t) = h.task.borrow_mut().take() else { return Error::BadState.code() };
+    match t.submit(flags) {
+        Ok(()) => DOCA_SUCCESS,
+        Err((error, t)) => {
+            *h.task.borrow_mut() = Some(t);
+            error.code()
         }
-    })
+    }
 }
 
 /// `doca_task_try_submit`: the same checks, then submits (they are always made here).
 #[no_mangle]
 pub extern "C" fn doca_task_try_submit(task: *mut DocaTask) -> DocaError {
-    doca_task_submit(task)
+    guarded("doca_task_try_submit", || submit(task, TaskSubmitFlags::FLUSH.bits()))
 }
 
 /// `doca_task_free`: back to its pool; the handle is invalid afterwards.
@@ -193,7 +233,7 @@ pub extern "C" fn doca_task_try_submit(task: *mut DocaTask) -> DocaError {
 /// `task` is NULL or a task handle of this library, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn doca_task_free(task: *mut DocaTask) {
-    guarded(|| {
+    guarded("doca_task_free", || {
         let Some(h) = self::task(task) else { return invalid() };
         if h.task.borrow().is_none() {
             return Error::BadState.code(); // submitted: the library owns it
@@ -210,8 +250,11 @@ pub unsafe extern "C" fn doca_task_free(task: *mut DocaTask) {
 /// `doca_task_get_status`.
 #[no_mangle]
 pub extern "C" fn doca_task_get_status(task: *const DocaTask) -> DocaError {
-    guarded(|| match self::task(task).and_then(|h| h.with(AnyTask::status)) {
-        Some(status) => doca_core::Error::code_of(&status),
+    guarded("doca_task_get_status", || match self::task(task).map(|h| h.with(AnyTask::status)) {
+        Some(Some(status)) => doca_core::Error::code_of(&status),
+        Some(None) => {
+            crate::check::refuse(|| "the task is submitted (its status comes with its callback)".into())
+        }
         None => invalid(),
     })
 }
@@ -219,10 +262,9 @@ pub extern "C" fn doca_task_get_status(task: *const DocaTask) -> DocaError {
 /// `doca_task_set_user_data`.
 #[no_mangle]
 pub extern "C" fn doca_task_set_user_data(task: *mut DocaTask, user_data: DocaData) {
-    guarded(|| {
-        if let Some(h) = self::task(task) {
-            h.with(|t| t.set_user_data(user_data.to_data()));
-        }
+    guarded("doca_task_set_user_data", || {
+        let Some(h) = self::task(task) else { return invalid() };
+        h.with(|t| t.set_user_data(user_data.to_data()));
         DOCA_SUCCESS
     });
 }
@@ -231,8 +273,9 @@ pub extern "C" fn doca_task_set_user_data(task: *mut DocaTask, user_data: DocaDa
 #[no_mangle]
 pub extern "C" fn doca_task_get_user_data(task: *const DocaTask) -> DocaData {
     let mut data = DocaData { u64: 0 };
-    guarded(|| {
-        if let Some(d) = self::task(task).and_then(|h| h.with(AnyTask::user_data)) {
+    guarded("doca_task_get_user_data", || {
+        let Some(h) = self::task(task) else { return invalid() };
+        if let Some(d) = h.with(AnyTask::user_data) {
             data = DocaData::from_data(d);
         }
         DOCA_SUCCESS
@@ -243,8 +286,10 @@ pub extern "C" fn doca_task_get_user_data(task: *const DocaTask) -> DocaData {
 /// `doca_task_get_ctx`: the context the task belongs to (NULL for an invalid task).
 #[no_mangle]
 pub extern "C" fn doca_task_get_ctx(task: *const DocaTask) -> *mut crate::ctx::DocaCtx {
-    crate::shielded(std::ptr::null_mut(), || match self::task(task).and_then(|h| h.table.upgrade()) {
-        Some(table) => table.1.get(),
-        None => std::ptr::null_mut(),
+    crate::shielded("doca_task_get_ctx", std::ptr::null_mut(), || {
+        match self::task(task).and_then(|h| h.table.upgrade()) {
+            Some(table) => table.1.get(),
+            None => std::ptr::null_mut(),
+        }
     })
 }

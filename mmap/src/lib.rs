@@ -36,6 +36,6 @@ mod shm;
 pub use memory::{Memory, RawMem, RemoteMem, SharedMem, SharedRegion};
 pub use mmap::{
     AccessFlags, BufCount, MapAccess, MapPin, MapRef, Mmap, CAPS, CAP_CREATE_FROM_EXPORT_PCI, CAP_EXPORT_PCI,
-    DEFAULT_MAX_NUM_DEVICES,
+    DEFAULT_MAX_NUM_DEVICES, EXPORT_DESC_LEN,
 };
 pub use shm::{Bytes, BytesMut, Region};

@@ -97,7 +97,10 @@ fn cap_flag(dev: &DevInfo, spec: &CapSpec) -> Result<bool> {
 
 const DESC_MAGIC: &[u8; 8] = b"DOCAMMEX";
 const DESC_VERSION: u16 = 2;
-const DESC_LEN: usize = 76;
+/// The length of every export descriptor ([`Mmap::export_pci`]); [`Mmap::create_from_export`]
+/// refuses any other length (`INVALID_VALUE`), and the C ABI reads no more than this.
+pub const EXPORT_DESC_LEN: usize = 76;
+const DESC_LEN: usize = EXPORT_DESC_LEN;
 
 struct Import {
     seg: Arc<Segment>,
@@ -468,8 +471,9 @@ impl Mmap {
         cap_flag(devinfo, &CAP_CREATE_FROM_EXPORT_PCI)
     }
 
-    /// `doca_mmap_export_pci`: needs a PCI permission (`NOT_PERMITTED`), `dev` added
-    /// (`NOT_FOUND`), a started map (`BAD_STATE`) and shared memory (`NOT_SUPPORTED`).
+    /// `doca_mmap_export_pci`: needs a started map (`NOT_PERMITTED` before start or after
+    /// stop, as DOCA's header says), a PCI permission (`NOT_PERMITTED`), `dev` added
+    /// (`NOT_FOUND`) and shared memory (`NOT_SUPPORTED`).
     pub fn export_pci(&self, dev: &Dev) -> Result<Vec<u8>> {
         self.export(dev, AccessFlags::PCI_READ_ONLY | AccessFlags::PCI_READ_WRITE, "PCI")
     }

@@ -180,8 +180,13 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
     };
     let sdk = Command::new(&prog).args(["-p", "x"]).output().expect("run log_argp");
     let err = String::from_utf8_lossy(&sdk.stderr);
-    let (before, after) = err.split_once("sdk level now ERROR").expect("the marker line");
+    let (_, disabled) = err.split_once("sdk level now DISABLE").expect("the first marker line");
+    let (before, after) = disabled.split_once("sdk level now ERROR").expect("the second marker line");
     assert!(!before.contains("][DOCA][ERR]"), "the SDK level DISABLE holds at once:\n{err}");
+    assert!(
+        err.contains("doca_log_backend_set_sdk_level: invalid argument"),
+        "a refused call logs one line naming the function (at WARNING):\n{err}"
+    );
     assert_eq!(after.matches("][DOCA][ERR]").count(), 1, "and ERROR once set:\n{err}");
     let out = run(&["-p", "03:00.0", "--count=7", "-b", "-l", "60"]);
     assert!(out.contains("start DOCA_SUCCESS pci=03:00.0 n=7 b=1"), "{out}");

@@ -94,7 +94,8 @@ int main(int argc, char **argv)
 
 		CHECK_CODE(doca_mmap_create(&m), DOCA_SUCCESS);
 		CHECK_CODE(doca_log_backend_set_sdk_level(sdk, DOCA_LOG_LEVEL_DISABLE), DOCA_SUCCESS);
-		CHECK_CODE(doca_mmap_set_memrange(m, NULL, 64), DOCA_ERROR_INVALID_VALUE);
+		fprintf(stderr, "sdk level now DISABLE\n");
+		CHECK_CODE(doca_mmap_set_memrange(m, NULL, 64), DOCA_ERROR_INVALID_VALUE); /* logged: hidden */
 		fprintf(stderr, "sdk level now ERROR\n");
 		CHECK_CODE(doca_log_backend_set_sdk_level(sdk, DOCA_LOG_LEVEL_ERROR), DOCA_SUCCESS);
 		CHECK_CODE(doca_mmap_start(m), DOCA_ERROR_BAD_STATE); /* no memory range */
