@@ -171,6 +171,9 @@ fn a_buffer_passed_between_inventories_keeps_its_map_counted() {
         m.start().unwrap();
         m
     });
+    // A buffer is out before the watcher starts reading, and until after it stopped.
+    let invs = [started_inventory(2), started_inventory(2)];
+    let mut held = invs[0].buf_get_at(&map, 0, 64).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let (m, halt) = (map.clone(), stop.clone());
     let watcher = std::thread::spawn(move || {
@@ -181,8 +184,6 @@ fn a_buffer_passed_between_inventories_keeps_its_map_counted() {
         }
         (reads, zeros)
     });
-    let invs = [started_inventory(2), started_inventory(2)];
-    let mut held = invs[0].buf_get_at(&map, 0, 64).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
     let mut moves = 0usize;
     while std::time::Instant::now() < deadline {
