@@ -139,8 +139,7 @@ fn log_of(path: &std::path::Path) -> String {
 fn garbage_handshakes(name: &str, n: usize) {
     let pci = doca_core::PciAddr::parse("b1:00.0").unwrap();
     let path = transport::service_path("cc", pci, name).unwrap();
-    let bell = doca_core::notify::Doorbell::new().unwrap();
-    let ring = bell.ringer().unwrap();
+    let (_bell, ring) = doca_core::notify::Doorbell::pair().unwrap();
     use std::os::fd::AsFd;
     let mut sent = 0;
     while sent < n {

@@ -19,6 +19,7 @@ use crate::conn::Connection;
 use crate::proto::handshake::Limits;
 use crate::proto::PeerKind;
 use crate::transport::accept::{Acceptor, Incoming};
+use crate::transport::setup::Bells;
 
 /// `doca_cc_event_connection_status_changed_cb_t`: the connection and whether the change
 /// (connect or disconnect) succeeded.
@@ -83,7 +84,7 @@ impl ServerState {
             }
             let Ok(ctrl) = side.ctrl() else { return false };
             let live = side.num_links();
-            acceptor.poll(side, &ctrl, now, live, &|| side.ringers(), &mut incoming);
+            acceptor.poll(side, &ctrl, now, live, &Bells::one, &mut incoming);
         }
         let any = !incoming.is_empty();
         for inc in incoming {
@@ -95,6 +96,7 @@ impl ServerState {
                         pid: up.pid,
                         sock: up.sock,
                         channel: up.channel,
+                        bell: up.bells.keep().0,
                         state: up.state,
                     };
                     match side.add_link(new) {

@@ -1,5 +1,6 @@
 //! `struct doca_comm_channel_addr_t`: one peer of an endpoint, with its connection's state
-//! ([`ConnState`]) and, once up, its [`Channel`].
+//! ([`ConnState`]), the endpoint's doorbells for it ([`PeerBells`]) and, once up, its
+//! [`Channel`].
 //!
 //! A client's peer is `Handshaking` until [`PeerAddr::update_info`] (or any call on it) reads
 //! the service's answer. An up peer is wound down (`Down(CONNECTION_RESET)`) once the other
@@ -10,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
-use doca_core::notify::Watched;
+use doca_core::notify::{Doorbell, Watched};
 use doca_core::{Error, Result};
 use parking_lot::Mutex;
 
@@ -23,12 +24,21 @@ use crate::transport::{recv, Recv};
 /// Who the state changes are traced as.
 const WHO: &str = "comm channel";
 
+/// The endpoint's doorbells for one peer, registered in its event channels under the peer's
+/// id: only that peer holds the other ends. They go when the connection does.
+pub(crate) struct PeerBells {
+    /// Rung when the peer sent messages (in the receive event channel).
+    pub(crate) rx: Watched<Doorbell>,
+    /// Rung when the peer made room (in the send event channel).
+    pub(crate) tx: Watched<Doorbell>,
+}
+
 /// What a peer's connection holds in each phase.
 enum Wire {
     /// The handshake runs (client side).
-    Dialing(Dialing<Watched<OwnedFd>>),
-    /// Up: the socket (in the endpoint's control set) and the rings.
-    Up { sock: Watched<OwnedFd>, channel: Channel },
+    Dialing(Dialing<Watched<OwnedFd>>, PeerBells),
+    /// Up: the socket (in the endpoint's control set), the rings and the doorbells.
+    Up { sock: Watched<OwnedFd>, channel: Channel, bells: PeerBells },
     /// Down: nothing left.
     Gone,
 }
@@ -89,14 +99,20 @@ impl PeerAddr {
         state: ConnState,
         sock: Watched<OwnedFd>,
         channel: Channel,
+        bells: PeerBells,
     ) -> PeerAddr {
-        PeerAddr::new(owner, id, state, Wire::Up { sock, channel }, false)
+        PeerAddr::new(owner, id, state, Wire::Up { sock, channel, bells }, false)
     }
 
     /// A client's service, while the handshake runs.
-    pub(crate) fn dialing(owner: &Arc<()>, id: u64, dialing: Dialing<Watched<OwnedFd>>) -> PeerAddr {
+    pub(crate) fn dialing(
+        owner: &Arc<()>,
+        id: u64,
+        dialing: Dialing<Watched<OwnedFd>>,
+        bells: PeerBells,
+    ) -> PeerAddr {
         let state = ConnState::Handshaking { since: dialing.since() };
-        PeerAddr::new(owner, id, state, Wire::Dialing(dialing), true)
+        PeerAddr::new(owner, id, state, Wire::Dialing(dialing, bells), true)
     }
 
     /// Whether this peer belongs to the endpoint `owner` identifies (now or in the past: a
@@ -198,19 +214,19 @@ impl PeerAddr {
     pub(crate) fn advance(&self, for_send: bool) -> Result<()> {
         let mut link = self.0.link.lock();
         let link = &mut *link;
-        if let Wire::Dialing(_) = link.wire {
-            let Wire::Dialing(dialing) = std::mem::replace(&mut link.wire, Wire::Gone) else {
+        if let Wire::Dialing(..) = link.wire {
+            let Wire::Dialing(dialing, bells) = std::mem::replace(&mut link.wire, Wire::Gone) else {
                 unreachable!("matched above")
             };
             match dialing.poll(Instant::now(), LEGACY_REPLY_DEADLINE) {
                 Err(dialing) => {
-                    link.wire = Wire::Dialing(dialing);
+                    link.wire = Wire::Dialing(dialing, bells);
                     return Err(Error::ConnectionInProgress);
                 }
                 Ok(Dialed::Up(up)) => {
                     let (sock, channel, _) = *up;
                     link.state.set(ConnState::Up, &WHO);
-                    link.wire = Wire::Up { sock, channel };
+                    link.wire = Wire::Up { sock, channel, bells };
                 }
                 Ok(Dialed::Refused(e)) => {
                     tracing::error!(target: "doca_sdk", "comm channel: the service refused the connection: {e}");
@@ -234,6 +250,21 @@ impl PeerAddr {
             }
             (_, ConnState::Handshaking { .. }) => Err(Error::ConnectionInProgress),
             (_, state) => Err(state.failure().unwrap_or(Error::ConnectionReset)),
+        }
+    }
+
+    /// Silences this peer's doorbell for room (`room`) or for messages, which rang (the
+    /// event channel said so).
+    pub(crate) fn drain_bell(&self, room: bool) {
+        let link = self.0.link.lock();
+        let bells = match &link.wire {
+            Wire::Dialing(_, bells) | Wire::Up { bells, .. } => bells,
+            Wire::Gone => return,
+        };
+        if room {
+            bells.tx.drain();
+        } else {
+            bells.rx.drain();
         }
     }
 
@@ -262,7 +293,7 @@ impl PeerAddr {
     /// call; this side's calls on the peer answer `CONNECTION_RESET`.
     pub(crate) fn hang_up(&self) {
         let mut link = self.0.link.lock();
-        if let Wire::Up { sock, channel } = &link.wire {
+        if let Wire::Up { sock, channel, .. } = &link.wire {
             channel.hang_up();
             let _ = rustix::net::shutdown(&**sock, rustix::net::Shutdown::Both);
         }

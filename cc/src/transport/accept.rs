@@ -17,7 +17,7 @@ use doca_core::{Error, PciAddr, Result};
 use slab::Slab;
 
 use super::channel::Channel;
-use super::setup::{serve, Ringers, Served};
+use super::setup::{serve, Bells, MakeBells, Served};
 use super::throttle::{held_back, Throttle};
 use super::{peer_pid, token, Listener};
 use crate::proto::handshake::{Accepted, Limits, HELLO_DEADLINE, MAX_HANDSHAKES};
@@ -55,6 +55,8 @@ pub struct NewConn {
     pub channel: Channel,
     /// What was agreed.
     pub accepted: Accepted,
+    /// This side's doorbells for it (the client holds the other ends).
+    pub bells: Bells,
     /// Its state: `Up`.
     pub state: ConnState,
 }
@@ -126,8 +128,8 @@ impl Acceptor {
     }
 
     /// Accepts what waits on the listener, reads every Hello that arrived, and drops
-    /// handshakes past their deadline. `live` connections exist already; `ringers` makes the
-    /// sockets that ring this side's doorbells (messages; room) for each new client. Results
+    /// handshakes past their deadline. `live` connections exist already; `bells` makes this
+    /// side's doorbells for each new connection (whose ends go to that client alone). Results
     /// go to `out`.
     pub fn poll(
         &mut self,
@@ -135,7 +137,7 @@ impl Acceptor {
         set: &EpollSet,
         now: Instant,
         live: usize,
-        ringers: Ringers<'_>,
+        bells: MakeBells<'_>,
         out: &mut Vec<Incoming>,
     ) {
         self.accept_all(who, set, now);
@@ -143,7 +145,7 @@ impl Acceptor {
         let keys: Vec<usize> = self.pending.iter().map(|(k, _)| k).collect();
         for key in keys {
             let p = &self.pending[key];
-            match serve(who, p.sock.as_fd(), p.pid, &self.limits, live, p.id, ringers) {
+            match serve(who, p.sock.as_fd(), p.pid, &self.limits, live, p.id, bells) {
                 Served::Waiting => {
                     if p.state.handshake_expired(now, HELLO_DEADLINE) {
                         let mut p = self.pending.remove(key);
@@ -174,7 +176,7 @@ impl Acceptor {
                 }
                 Served::Up(up) => {
                     let mut p = self.pending.remove(key);
-                    let (channel, accepted) = *up;
+                    let (channel, accepted, bells) = *up;
                     p.state.set(ConnState::Up, who);
                     live += 1;
                     tracing::debug!(target: "doca_sdk", "{who}: connection #{} from pid {}", p.id, p.pid);
@@ -184,6 +186,7 @@ impl Acceptor {
                         sock: p.sock,
                         channel,
                         accepted,
+                        bells,
                         state: p.state,
                     })));
                 }
@@ -246,8 +249,6 @@ impl Acceptor {
 mod tests {
     use std::os::fd::AsFd;
 
-    use doca_core::notify::Doorbell;
-
     use super::*;
     use crate::proto::PeerKind;
     use crate::transport::{connect_service, recv, Recv};
@@ -273,8 +274,7 @@ mod tests {
         let l = limits(&name);
         let mut acceptor = Acceptor::listen(&set, "test", l.clone()).unwrap();
         let silent = connect_service("test", l.function, &name).unwrap().expect("listening");
-        let bell = Doorbell::new().unwrap();
-        let bells = || Ok([bell.ringer()?, bell.ringer()?]);
+        let bells = Bells::one;
         let t0 = Instant::now();
         let mut out = Vec::new();
         acceptor.poll(&"test", &set, t0, 0, &bells, &mut out);

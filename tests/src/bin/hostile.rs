@@ -68,13 +68,15 @@ thread_local! {
     static LAST: std::cell::Cell<Option<i32>> = const { std::cell::Cell::new(None) };
 }
 
+/// This side's doorbell and the end of it handed to the server.
+type Bell = (Doorbell, OwnedFd);
+
 /// A complete, correct handshake: (socket, segment, reply, this side's doorbell).
-fn handshake(name: &str) -> (OwnedFd, OwnedFd, Reply, Doorbell) {
+fn handshake(name: &str) -> (OwnedFd, OwnedFd, Reply, Bell) {
     let sock = connect(name);
-    let bell = Doorbell::new().unwrap();
-    let ring = bell.ringer().unwrap();
+    let bell = Doorbell::pair().unwrap();
     let h = hello(name, PciAddr::parse(HOST).unwrap());
-    transport::send(sock.as_fd(), &h.encode(), &[ring.as_fd(), ring.as_fd()]).unwrap();
+    transport::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]).unwrap();
     let mut buf = [0u8; 512];
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -160,14 +162,14 @@ fn consumer_rings_of(slots: u32) -> (std::sync::Arc<Area>, u32) {
 
 /// Announces consumer `id` with `area`'s rings and `mem` as its memory; false when the
 /// server hung up.
-fn register_consumer(sock: &OwnedFd, bell: &Doorbell, id: u32, area: &Area, mem: &SharedMem) -> bool {
+fn register_consumer(sock: &OwnedFd, bell: &Bell, id: u32, area: &Area, mem: &SharedMem) -> bool {
     register_consumer_of(sock, bell, id, area, mem, 4)
 }
 
 /// [`register_consumer`] announcing `slots` buffers.
 fn register_consumer_of(
     sock: &OwnedFd,
-    bell: &Doorbell,
+    bell: &Bell,
     id: u32,
     area: &Area,
     mem: &SharedMem,
@@ -181,8 +183,7 @@ fn register_consumer_of(
         mem_len: region.len as u64,
         slots,
     };
-    let ring = bell.ringer().unwrap();
-    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), ring.as_fd()]).is_ok()
+    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.1.as_fd()]).is_ok()
 }
 
 fn bad_post(name: &str) -> String {
@@ -228,8 +229,7 @@ fn bells(name: &str) -> String {
 
 fn function(name: &str, pci: &str) -> String {
     let sock = connect(name);
-    let bell = Doorbell::new().unwrap();
-    let ring = bell.ringer().unwrap();
+    let (_bell, ring) = Doorbell::pair().unwrap();
     let h = hello(name, PciAddr::parse(pci).unwrap());
     transport::send(sock.as_fd(), &h.encode(), &[ring.as_fd(), ring.as_fd()]).unwrap();
     match next(&sock) {
