@@ -753,3 +753,56 @@ fn a_kept_back_post_goes_out_when_the_engine_is_armed_to_sleep() {
     cons_pe.clear_notification().unwrap();
     until(&[&cons_pe], || *got.borrow() == 1);
 }
+
+/// The abstract names (`@…` in `/proc/net/unix`, which every user can read) of this
+/// process's Unix sockets.
+fn abstract_names_of_this_process() -> Vec<String> {
+    let inodes: std::collections::HashSet<String> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter_map(|l| Some(l.to_str()?.strip_prefix("socket:[")?.strip_suffix(']')?.to_string()))
+        .collect();
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap();
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (inode, path) = (f.get(6)?, f.get(7)?);
+            (path.starts_with('@') && inodes.contains(*inode)).then(|| path.to_string())
+        })
+        .collect()
+}
+
+/// No doorbell has a name that another process — of any user — could find in
+/// `/proc/net/unix` and flood: not a connection's, not a consumer's, not the acknowledging
+/// side's, not a legacy endpoint's. (They were abstract sockets `@doca-emu-bell/…`.)
+#[test]
+fn no_doorbell_has_a_name_another_process_could_find() {
+    let p = pair();
+    let (_map, _inv, _consumer, _cons_pe, _got) = running_counting_consumer(&p);
+    let (_prod_pe, _producer, _sent) = recording_producer(&p, 1);
+
+    use doca_cc::legacy::{Endpoint, MsgFlags};
+    let name = unique("ep-names");
+    let dpu = open_device_with_pci("03:00.0", None).unwrap();
+    let service = Endpoint::create().unwrap();
+    service.set_device(&dpu).unwrap();
+    service.set_device_rep(&open_device_rep_with_pci(&dpu, RepFilter::NET, "b1:00.0").unwrap()).unwrap();
+    service.listen(&name).unwrap();
+    let client = Endpoint::create().unwrap();
+    client.set_device(&open_device_with_pci("b1:00.0", None).unwrap()).unwrap();
+    let peer = client.connect(&name).unwrap();
+    let mut connected = false;
+    until(&[], || {
+        let _ = service.update_service_state_info();
+        connected = connected || peer.update_info() != Err(Error::ConnectionInProgress);
+        connected
+    });
+    client.sendto(b"hello", MsgFlags::NONE, &peer).unwrap();
+    let mut buf = [0u8; 64];
+    until(&[], || service.recvfrom(&mut buf, MsgFlags::NONE).is_ok());
+
+    let names = abstract_names_of_this_process();
+    assert!(names.is_empty(), "sockets of this process anyone can find by name: {names:?}");
+}

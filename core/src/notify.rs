@@ -1,4 +1,4 @@
-//! Kernel objects for sleeping: doorbells (Unix datagram sockets between processes, an
+//! Kernel objects for sleeping: doorbells (Unix datagram socket pairs between processes, an
 //! eventfd within one), timers (timerfd), and epoll sets with the watches that register file
 //! descriptors in them.
 //!
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{epoll, eventfd, EventfdFlags};
 use rustix::io::Errno;
-use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketFlags, SocketType};
+use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 use rustix::time::{
     timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
 };
@@ -30,52 +30,49 @@ pub(crate) fn os_error(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
 }
 
-/// A doorbell between processes: a Unix datagram socket, readable until drained once a
-/// datagram reaches it. Each peer gets a socket of its own connected to it
-/// ([`Doorbell::ringer`]) and rings with `send(MSG_DONTWAIT)`. `Send + Sync`.
+/// A doorbell between processes: one end of a Unix datagram socket pair with no address,
+/// readable until drained once a datagram reaches it. [`Doorbell::pair`] makes one and the
+/// single socket that rings it, which this side hands to one peer (over the authenticated
+/// handshake socket, with `SCM_RIGHTS`); the peer wraps what it received with
+/// [`Doorbell::from_peer`] and rings with `send(MSG_DONTWAIT)`. `Send + Sync`.
 ///
 /// Why so: an eventfd is one open file, shared whole with the peer that holds it, file status
 /// flags included — a hostile peer could fill its counter and clear `O_NONBLOCK` between this
 /// side's check and its `write` (or drain it and make this side's `read` block), hanging the
 /// thread. A stream socket pair would not do either: a peer that shuts its end down leaves
-/// this end readable for ever (the sleeper would spin), and one shared ringing end would let
-/// one peer silence the others' rings. Here a send never blocks whatever the peer does to a
-/// socket (a full queue means the doorbell is ringing already), this side's socket is its
-/// own, and what a peer does to its ringing socket touches that socket only. The address is
-/// abstract (nothing on disk): another process that finds it can only wake this side for
-/// nothing.
+/// this end readable for ever (the sleeper would spin). A socket bound to a name (even an
+/// abstract one) can be found in `/proc/net/unix` and flooded by any process of any user,
+/// filling its receive queue: honest rings then fail with `EAGAIN` and the sleeper spins.
+/// Here nobody but the one peer holding the other end can reach this socket (it has no
+/// address to send to or connect to); a send never blocks whatever the peer does to its end;
+/// a datagram peer that shuts its end down or closes it leaves this end silent; and what one
+/// peer does to its pair touches that pair only: a peer flooding its own end wakes this side
+/// for its own connection, never fills another connection's doorbell.
 #[derive(Debug)]
 pub struct Doorbell {
-    /// A doorbell of this process: the socket that becomes readable (watched, drained); a
-    /// peer's: the socket this side rings it with.
+    /// This side's end (watched, drained), or the end a peer handed over (rung).
     fd: OwnedFd,
-    /// A doorbell of this process: its address, which ringing sockets are connected to
-    /// (boxed: a peer's doorbell, kept in every channel, has none).
-    addr: Option<Box<SocketAddrUnix>>,
 }
 
 impl Doorbell {
-    /// A new, silent doorbell (non-blocking, close-on-exec), at an abstract address of its
-    /// own.
-    pub fn new() -> Result<Self> {
-        let fd = dgram_socket()?;
-        for _ in 0..8 {
-            let mut id = [0u8; 8];
-            let _ = rustix::rand::getrandom(&mut id, rustix::rand::GetRandomFlags::empty());
-            let name = format!("doca-emu-bell/{}/{:016x}", std::process::id(), u64::from_ne_bytes(id));
-            let addr = SocketAddrUnix::new_abstract_name(name.as_bytes())
-                .map_err(|e| os_error("bell address", e))?;
-            match rustix::net::bind(&fd, &addr) {
-                Ok(()) => return Ok(Doorbell { fd, addr: Some(Box::new(addr)) }),
-                Err(Errno::ADDRINUSE) => continue,
-                Err(e) => return Err(os_error("bind a doorbell", e)),
-            }
-        }
-        Err(fail!(Error::OperatingSystem, "no free doorbell address after 8 tries"))
+    /// A new, silent doorbell (non-blocking, close-on-exec, no address), and the socket that
+    /// rings it: hand that to exactly one peer (and close this process's copy once handed
+    /// over). What the peer does to it — shutting it down, closing it, flooding it — touches
+    /// this pair only.
+    pub fn pair() -> Result<(Doorbell, OwnedFd)> {
+        let (ours, theirs) = rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::DGRAM,
+            SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| os_error("socketpair", e))?;
+        Ok((Doorbell { fd: ours }, theirs))
     }
 
-    /// Wraps a socket a peer gave to ring its doorbell with: it must be a Unix socket
-    /// (`INVALID_VALUE` for an eventfd, a pipe, a file, another kind of socket…).
+    /// Wraps a socket a peer gave to ring its doorbell with: it must be a Unix datagram
+    /// socket (`INVALID_VALUE` for an eventfd, a pipe, a file, a stream or seqpacket socket,
+    /// another family…: what could block the side ringing it, or stay readable for ever).
     pub fn from_peer(fd: OwnedFd) -> Result<Self> {
         if !matches!(rustix::net::sockopt::socket_domain(&fd), Ok(AddressFamily::UNIX)) {
             return Err(crate::peer_fail!(
@@ -84,60 +81,43 @@ impl Doorbell {
                 fd.as_raw_fd()
             ));
         }
-        Ok(Doorbell { fd, addr: None })
+        if !matches!(rustix::net::sockopt::socket_type(&fd), Ok(SocketType::DGRAM)) {
+            return Err(crate::peer_fail!(
+                Error::InvalidValue,
+                "the peer's doorbell (fd {}) is not a datagram socket",
+                fd.as_raw_fd()
+            ));
+        }
+        Ok(Doorbell { fd })
     }
 
-    /// A socket that rings this doorbell, to hand to one peer (every peer gets its own: what
-    /// one does to it — shutting it down, closing it — silences that peer only).
-    /// `INVALID_VALUE` on a peer's doorbell.
-    pub fn ringer(&self) -> Result<OwnedFd> {
-        let Some(addr) = &self.addr else {
-            return Err(fail!(Error::InvalidValue, "a peer's doorbell has no ringer to give"));
-        };
-        let fd = dgram_socket()?;
-        rustix::net::connect(&fd, &**addr).map_err(|e| os_error("connect a doorbell ringer", e))?;
-        Ok(fd)
-    }
-
-    /// Makes the doorbell readable: one `send` that never blocks (a full queue means it is
-    /// ringing already; a peer that went away is not there to wake).
+    /// Makes the other end of the pair readable: one `send` that never blocks (a full queue
+    /// means it is ringing already; a peer that went away is not there to wake). Rung on a
+    /// peer's doorbell ([`Doorbell::from_peer`]).
     pub fn ring(&self) {
-        let flags = SendFlags::DONTWAIT | SendFlags::NOSIGNAL;
-        let _ = match &self.addr {
-            Some(addr) => rustix::net::sendto(&self.fd, &[1], flags, &**addr),
-            None => rustix::net::send(&self.fd, &[1], flags),
-        };
+        let _ = rustix::net::send(&self.fd, &[1], SendFlags::DONTWAIT | SendFlags::NOSIGNAL);
     }
 
     /// Silences the doorbell; returns whether it was ringing. A few `recv` calls at most,
-    /// whatever peers keep sending (what is left keeps it readable: a spurious wake-up).
+    /// whatever the peer keeps sending (what is left keeps it readable: a spurious wake-up,
+    /// for this pair's connection only). A pending socket error (a peer reconnecting its
+    /// end elsewhere can leave one) is read and so cleared too.
     pub fn drain(&self) -> bool {
         let mut buf = [0u8; 8];
         let mut rang = false;
         for _ in 0..8 {
             match rustix::net::recv(&self.fd, &mut buf, RecvFlags::DONTWAIT) {
                 Ok(_) => rang = true,
-                Err(_) => break,
+                Err(Errno::AGAIN) => break,
+                Err(_) => continue,
             }
         }
         rang
     }
 }
 
-/// A non-blocking, close-on-exec Unix datagram socket.
-fn dgram_socket() -> Result<OwnedFd> {
-    rustix::net::socket_with(
-        AddressFamily::UNIX,
-        SocketType::DGRAM,
-        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
-        None,
-    )
-    .map_err(|e| os_error("socket", e))
-}
-
 impl AsFd for Doorbell {
-    /// The socket that becomes readable: what to watch (a peer is given a
-    /// [`Doorbell::ringer`] instead).
+    /// The socket that becomes readable: what to watch (the peer holds the other end).
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
@@ -347,16 +327,22 @@ impl<T: AsFd> Drop for Watched<T> {
 mod tests {
     use super::*;
 
+    /// A doorbell and a peer's handle on it (as the handshake hands it over).
+    fn bell_and_ringer() -> (Doorbell, Doorbell) {
+        let (bell, theirs) = Doorbell::pair().unwrap();
+        (bell, Doorbell::from_peer(theirs).unwrap())
+    }
+
     #[test]
     fn a_rung_doorbell_wakes_the_set_until_drained_and_a_dropped_watch_is_gone() {
         let set = EpollSet::new().unwrap();
-        let bell = Doorbell::new().unwrap();
+        let (bell, ringer) = bell_and_ringer();
         let w1 = set.watch(bell.as_fd().try_clone_to_owned().unwrap(), 1).unwrap();
         let w2 = set.watch(bell.as_fd().try_clone_to_owned().unwrap(), 2).unwrap(); // a second watcher
         assert_eq!(set.watch(w1.as_fd(), 3).unwrap_err(), Error::InUse, "same descriptor twice");
         assert!(!set.wait(Some(Duration::ZERO)).unwrap());
-        bell.ring();
-        bell.ring();
+        ringer.ring();
+        ringer.ring();
         assert!(set.wait(Some(Duration::from_secs(5))).unwrap());
         let mut tokens = set.ready().into_vec();
         tokens.sort();
@@ -365,7 +351,7 @@ mod tests {
         assert!(!bell.drain());
         assert!(!set.wait(Some(Duration::ZERO)).unwrap());
         drop(w1);
-        bell.ring();
+        ringer.ring();
         assert_eq!(set.ready().as_slice(), [2], "still watched by the other watcher");
         w2.set_token(7).unwrap();
         assert_eq!(set.ready().as_slice(), [7]);
@@ -377,19 +363,19 @@ mod tests {
     #[test]
     fn a_reused_descriptor_number_is_watched_afresh() {
         let set = EpollSet::new().unwrap();
-        let first = set.watch(Doorbell::new().unwrap(), 1).unwrap();
+        let first = set.watch(Doorbell::pair().unwrap().0, 1).unwrap();
         let raw = first.as_fd().as_raw_fd();
         drop(first);
         // Usually the kernel hands out the same number again (other threads may take it).
-        let second = Doorbell::new().unwrap();
+        let (second, ringer) = bell_and_ringer();
         let reused = second.as_fd().as_raw_fd() == raw;
-        let second = set.watch(second, 2).unwrap();
-        second.ring();
+        let _second = set.watch(second, 2).unwrap();
+        ringer.ring();
         assert_eq!(set.ready().as_slice(), [2], "number reused: {reused}");
     }
 
     #[test]
-    fn a_peers_doorbell_must_be_a_unix_socket_and_ringing_it_never_blocks() {
+    fn a_peers_doorbell_must_be_a_unix_datagram_socket_and_ringing_it_never_blocks() {
         let (r, w) = rustix::pipe::pipe().unwrap();
         assert_eq!(Doorbell::from_peer(w).unwrap_err(), Error::InvalidValue, "a pipe");
         drop(r);
@@ -397,10 +383,15 @@ mod tests {
         assert_eq!(Doorbell::from_peer(efd).unwrap_err(), Error::InvalidValue, "an eventfd");
         let udp = rustix::net::socket(AddressFamily::INET, SocketType::DGRAM, None).unwrap();
         assert_eq!(Doorbell::from_peer(udp).unwrap_err(), Error::InvalidValue, "an IP socket");
+        for kind in [SocketType::STREAM, SocketType::SEQPACKET] {
+            // A stream end stays readable for ever once its peer shuts down: refused.
+            let (a, _b) =
+                rustix::net::socketpair(AddressFamily::UNIX, kind, SocketFlags::empty(), None).unwrap();
+            assert_eq!(Doorbell::from_peer(a).unwrap_err(), Error::InvalidValue, "a {kind:?} Unix socket");
+        }
 
         // The peer's doorbell, and the socket of it that this side gets.
-        let theirs = Doorbell::new().unwrap();
-        let mine = Doorbell::from_peer(theirs.ringer().unwrap()).unwrap();
+        let (theirs, mine) = bell_and_ringer();
         mine.ring();
         assert!(theirs.drain());
         assert!(!theirs.drain(), "silent once drained");
@@ -423,22 +414,83 @@ mod tests {
         while theirs.drain() {}
     }
 
-    /// A peer that shuts down (or closes) the socket it was given to ring this side's
-    /// doorbell silences itself only: the doorbell does not stay readable (a sleeper would
-    /// spin), and another peer's rings still arrive.
+    /// A peer that shuts down, closes or disconnects the end it was given silences its own
+    /// doorbell only: this side's end does not stay readable (a sleeper would spin), and
+    /// another peer's doorbell still rings. (With a stream pair, this side's end would read
+    /// end of file for ever after the shutdown.)
     #[test]
-    fn a_peer_shutting_its_ringer_down_touches_no_one_else() {
+    fn a_peer_shutting_its_end_down_leaves_this_end_silent_and_touches_no_one_else() {
         let set = EpollSet::new().unwrap();
-        let bell = set.watch(Doorbell::new().unwrap(), 1).unwrap();
-        let hostile = bell.ringer().unwrap();
-        let honest = Doorbell::from_peer(bell.ringer().unwrap()).unwrap();
+        let (bell, hostile) = Doorbell::pair().unwrap();
+        let bell = set.watch(bell, 1).unwrap();
+        let (other, honest) = Doorbell::pair().unwrap();
+        let other = set.watch(other, 2).unwrap();
+        let honest = Doorbell::from_peer(honest).unwrap();
+
+        // Rings, then shuts its end down both ways, then closes it: the datagram already
+        // queued is read once, then nothing.
+        rustix::net::send(&hostile, &[1], SendFlags::DONTWAIT).unwrap();
         rustix::net::shutdown(&hostile, rustix::net::Shutdown::Both).unwrap();
+        assert_eq!(set.ready().as_slice(), [1]);
+        assert!(bell.drain());
+        assert!(!set.wait(Some(Duration::from_millis(50))).unwrap(), "not readable after the shutdown");
         drop(hostile);
-        assert!(!set.wait(Some(Duration::from_millis(50))).unwrap(), "not readable for nothing");
+        assert!(!set.wait(Some(Duration::from_millis(50))).unwrap(), "not readable after the close");
+        assert!(!bell.drain());
+        drop(bell);
+
+        // Another dissolves its end's association while a datagram waits on its side: the
+        // kernel reports a reset on this end once (reading it clears it), then nothing.
+        let (bell, hostile) = Doorbell::pair().unwrap();
+        let bell = set.watch(bell, 3).unwrap();
+        bell.ring();
+        rustix::net::connect_unspec(&hostile).unwrap();
+        assert_eq!(set.ready().as_slice(), [3], "the reset is reported");
+        assert!(!bell.drain(), "an error, not a ring");
+        assert!(!set.wait(Some(Duration::from_millis(50))).unwrap(), "not readable after the reset");
+        drop(hostile);
+        assert!(!set.wait(Some(Duration::from_millis(50))).unwrap(), "not readable after the close");
+
         honest.ring();
         assert!(set.wait(Some(Duration::from_secs(5))).unwrap());
-        assert!(bell.drain());
+        assert_eq!(set.ready().as_slice(), [2], "the other pair rang, not these");
+        assert!(other.drain());
         assert!(!set.wait(Some(Duration::ZERO)).unwrap());
+    }
+
+    /// A peer flooding its end fills this pair's queue only (its own sends then fail): the
+    /// honest peer of another pair still rings, and draining stays bounded.
+    #[test]
+    fn a_flooded_pair_does_not_stop_another_pair_ringing() {
+        let (flooded, flooder) = bell_and_ringer();
+        let (bell, honest) = bell_and_ringer();
+        let mut sent = 0u64;
+        while rustix::net::send(&flooder.fd, &[1], SendFlags::DONTWAIT).is_ok() {
+            sent += 1;
+            assert!(sent < 10_000_000, "a datagram pair's queue is bounded");
+        }
+        honest.ring();
+        assert!(bell.drain(), "the honest ring arrived");
+        assert!(flooded.drain(), "the flooded pair rings (its own connection's spurious wake-up)");
+    }
+
+    /// No doorbell has an address: nothing to find in `/proc/net/unix`, nothing another
+    /// process could send a datagram to or connect to.
+    #[test]
+    fn a_doorbell_has_no_address_anyone_could_reach() {
+        let (bell, theirs) = Doorbell::pair().unwrap();
+        for fd in [bell.as_fd(), theirs.as_fd()] {
+            // Only the address family: an unnamed socket (unix(7)).
+            let addr = rustix::net::getsockname(fd).unwrap();
+            assert_eq!(addr.addr_len() as usize, std::mem::size_of::<u16>(), "no name: {addr:?}");
+            let st = rustix::fs::fstat(fd).unwrap();
+            let table = std::fs::read_to_string("/proc/net/unix").unwrap();
+            let line = table
+                .lines()
+                .find(|l| l.split_whitespace().nth(6) == Some(&st.st_ino.to_string()))
+                .expect("every Unix socket is listed");
+            assert_eq!(line.split_whitespace().nth(7), None, "listed without a path: {line}");
+        }
     }
 
     #[test]

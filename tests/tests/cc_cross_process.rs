@@ -169,8 +169,7 @@ fn garbage_truncated_and_foreign_handshakes_are_dropped_and_the_server_keeps_ser
     let name = unique("garbage");
     let h = harness(&name, true);
     let path = service_path_of(&name);
-    let bell = doca_core::notify::Doorbell::new().unwrap();
-    let ring = bell.ringer().unwrap();
+    let (_bell, ring) = doca_core::notify::Doorbell::pair().unwrap();
     let good = proto::Hello {
         kind: proto::PeerKind::Client,
         max_msg_size: 4080,
@@ -245,8 +244,7 @@ fn a_server_process_logs_why_it_dropped_a_socket() {
     let server = Peer::spawn_logged(PEER, &["server", &name], &log);
     assert_eq!(server.line(), "running");
     let path = service_path_of(&name);
-    let bell = doca_core::notify::Doorbell::new().unwrap();
-    let ring = bell.ringer().unwrap();
+    let (_bell, ring) = doca_core::notify::Doorbell::pair().unwrap();
     let mut other_version = proto::Hello {
         kind: proto::PeerKind::Client,
         max_msg_size: 4080,

@@ -112,6 +112,35 @@ fn a_client_claiming_another_host_function_is_refused() {
     still_serving(&h, &name);
 }
 
+/// A stranger — a process of another user (when run as root; else of this user) that reads
+/// `/proc/net/unix`, and even knows which sockets are the server's and the client's — finds
+/// no doorbell to send to: they have no address. (They were abstract names: a flood from
+/// uid 65534 filled their queues, honest rings failed with `EAGAIN`, and an idle server
+/// spun.) The connection keeps working.
+#[test]
+fn a_stranger_finds_no_doorbell_to_flood() {
+    let name = unique("stranger");
+    let h = harness(&name, true);
+    let mut client = Peer::spawn(CC_PEER, &["client", &name, "hold"]);
+    until(&h.pe, "the client's connection", || h.connected.borrow().len() == 1);
+    let uid = match rustix::process::getuid().as_raw() {
+        0 => 65534,
+        me => me,
+    };
+    let pids = format!("{},{}", std::process::id(), client.pid());
+    let stranger = Peer::spawn(HOSTILE, &["find-bells", &pids, &uid.to_string()]);
+    assert_eq!(verdict(&h, &stranger), "found 0, flooded 0");
+    client.send("send after the stranger");
+    let mut line = None;
+    until(&h.pe, "the echo", || {
+        line = line.take().or_else(|| client.try_line().filter(|l| l.starts_with("recv")));
+        line.is_some()
+    });
+    assert_eq!(line.unwrap(), "recv after the stranger");
+    client.send("stop");
+    assert!(client.finish());
+}
+
 /// A client checks who answers: a process of another user is refused. (Needs root to run a
 /// process as another user; elsewhere it says so and checks nothing.)
 #[test]
@@ -143,8 +172,7 @@ fn log_of(path: &std::path::Path) -> String {
 fn garbage_handshakes(name: &str, n: usize) {
     let pci = doca_core::PciAddr::parse("b1:00.0").unwrap();
     let path = transport::service_path("cc", pci, name).unwrap();
-    let bell = doca_core::notify::Doorbell::new().unwrap();
-    let ring = bell.ringer().unwrap();
+    let (_bell, ring) = doca_core::notify::Doorbell::pair().unwrap();
     use std::os::fd::AsFd;
     let mut sent = 0;
     while sent < n {

@@ -8,7 +8,7 @@
 //! ```text
 //! consumer side                               producer side (the connection's owner reads)
 //!   NewConsumer{id, memory, slots} + fds ──▶  map the consumer's rings and memory
-//!                                       ◀──  ConsumerAck{id} + this side's fast-path doorbell
+//!                                       ◀──  ConsumerAck{id} + the peer's end of this side's fast-path doorbell
 //!   (consumer Running)                        new-consumer event
 //!   ConsumerGone{id}                    ──▶  unmap; sends waiting for it fail; expired event
 //! ```
@@ -122,8 +122,13 @@ pub(crate) struct Registry {
     sock: Option<OwnedFd>,
     /// Tells the peer a packet waits (so its busy side reads it at once).
     signal: Option<Signal>,
-    /// Rung by the peer's consumers when they post while this side's producers sleep.
+    /// Rung by the peer's consumers when they post while this side's producers sleep: this
+    /// side's end of a socket pair made for this connection alone.
     pub(crate) bell: Doorbell,
+    /// The other end, handed to the peer with each consumer acknowledgement (the same
+    /// socket each time: the peer's consumers all live in the one process at the other end
+    /// of this connection; nobody else can reach it).
+    bell_theirs: OwnedFd,
     pub(crate) local: Mutex<HashMap<u32, Arc<LocalConsumer>>>,
     pub(crate) remote: Mutex<HashMap<u32, Arc<RemoteConsumer>>>,
     /// Remote consumers gone while a producer may still hold them: their sends are folded
@@ -156,12 +161,14 @@ impl Registry {
             Some((s, g)) => (Some(s), Some(g)),
             None => (None, None),
         };
+        let (bell, bell_theirs) = Doorbell::pair()?;
         Ok(Registry {
             side: if is_server { 1 } else { 2 },
             next_id: AtomicU32::new(0),
             sock,
             signal,
-            bell: Doorbell::new()?,
+            bell,
+            bell_theirs,
             local: Mutex::new(HashMap::new()),
             remote: Mutex::new(HashMap::new()),
             retired: Mutex::new(Vec::new()),
@@ -234,8 +241,7 @@ impl Registry {
                         self.retire(&mut retired, old);
                     }
                 }
-                let acked =
-                    self.bell.ringer().and_then(|r| self.send(&Ctrl::ConsumerAck { id }, &[r.as_fd()]));
+                let acked = self.send(&Ctrl::ConsumerAck { id }, &[self.bell_theirs.as_fd()]);
                 if let Err(e) = acked {
                     tracing::debug!(target: "doca_sdk", "cannot acknowledge consumer {id}: {e}");
                 }

@@ -365,10 +365,10 @@ impl SideOps {
         let mut role_ready = false;
         let mut events = Vec::new();
         for t in side.ctrl_ready() {
-            if token::kind(t) == token::LINK {
-                side.read_link_ctrl(token::key(t), &mut events);
-            } else {
-                role_ready = true;
+            match token::kind(t) {
+                token::LINK => side.read_link_ctrl(token::key(t), &mut events),
+                token::BELL => side.drain_link_bell(token::key(t)),
+                _ => role_ready = true,
             }
         }
         let mut any = match &self.role {

@@ -7,10 +7,10 @@
 //! client, dies) the client leaves Running.
 
 use std::cell::RefCell;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::time::Instant;
 
-use doca_core::notify::Watched;
+use doca_core::notify::{Doorbell, Watched};
 use doca_core::{CtxCore, Error};
 
 use super::side::{NewLink, Side};
@@ -18,6 +18,7 @@ use crate::proto::handshake::{next_backoff, BUSY, FIRST_RETRY, REPLY_DEADLINE};
 use crate::proto::state::ConnState;
 use crate::proto::{Hello, PeerKind};
 use crate::transport::dial::{Dialed, Dialing};
+use crate::transport::setup::Bells;
 use crate::transport::throttle::{held_back, Throttle};
 use crate::transport::token;
 
@@ -31,6 +32,8 @@ enum Phase {
     Dialing {
         dialing: Dialing<Watched<OwnedFd>>,
         state: ConnState,
+        /// This side's doorbell for the connection (the server got the other end).
+        bell: Doorbell,
     },
     Up,
 }
@@ -68,7 +71,7 @@ impl ClientState {
         let phase = std::mem::replace(&mut *self.phase.borrow_mut(), Phase::Idle);
         match phase {
             Phase::Waiting { next_try, backoff } if now >= next_try => self.dial(side, core, now, backoff),
-            Phase::Dialing { dialing, state } => self.answer(side, core, now, dialing, state),
+            Phase::Dialing { dialing, state, bell } => self.answer(side, core, now, dialing, (state, bell)),
             other => {
                 *self.phase.borrow_mut() = other;
                 false
@@ -85,17 +88,17 @@ impl ClientState {
             name: side.name.clone(),
         };
         let pci = hello.function;
-        let started = side
-            .ringers()
-            .and_then(|[bell, room]| Dialing::start("cc", pci, hello, [bell.as_fd(), room.as_fd()], now))
-            .and_then(|d| match d {
-                Some(d) => Ok(Some(d.watched(&side.ctrl()?, token::PENDING)?)),
-                None => Ok(None),
-            });
+        let started = Bells::one().and_then(|bells| {
+            let dialing = match Dialing::start("cc", pci, hello, bells.theirs(), now)? {
+                Some(d) => Some(d.watched(&side.ctrl()?, token::PENDING)?),
+                None => None,
+            };
+            Ok(dialing.map(|d| (d, bells.keep().0)))
+        });
         match started {
-            Ok(Some(dialing)) => {
+            Ok(Some((dialing, bell))) => {
                 *self.phase.borrow_mut() =
-                    Phase::Dialing { dialing, state: ConnState::Handshaking { since: now } };
+                    Phase::Dialing { dialing, state: ConnState::Handshaking { since: now }, bell };
                 false
             }
             Ok(None) | Err(Error::Again) | Err(Error::ConnectionReset) => {
@@ -115,12 +118,12 @@ impl ClientState {
         core: &CtxCore,
         now: Instant,
         dialing: Dialing<Watched<OwnedFd>>,
-        mut state: ConnState,
+        (mut state, bell): (ConnState, Doorbell),
     ) -> bool {
         let outcome = match dialing.poll(now, REPLY_DEADLINE) {
             Ok(outcome) => outcome,
             Err(dialing) => {
-                *self.phase.borrow_mut() = Phase::Dialing { dialing, state };
+                *self.phase.borrow_mut() = Phase::Dialing { dialing, state, bell };
                 return false;
             }
         };
@@ -157,7 +160,7 @@ impl ClientState {
                 let (sock, channel, reply) = *up;
                 state.set(ConnState::Up, side);
                 let pid = crate::transport::peer_pid(std::os::fd::AsFd::as_fd(&*sock)).unwrap_or(0);
-                let new = NewLink { id: reply.conn_id, pid, sock, channel, state };
+                let new = NewLink { id: reply.conn_id, pid, sock, channel, bell, state };
                 match side.add_link(new) {
                     Ok(_) => {
                         *self.phase.borrow_mut() = Phase::Up;

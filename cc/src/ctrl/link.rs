@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::fmt::Display;
 use std::os::fd::{AsFd, OwnedFd};
 
-use doca_core::notify::Watched;
+use doca_core::notify::{Doorbell, Watched};
 use doca_core::{Error, Result, TaskId, TaskPool};
 
 use super::send::SendPayload;
@@ -31,6 +31,9 @@ pub(crate) struct Link {
     /// The socket, registered in the owner's control set: readable for control packets and
     /// for the peer's end of file.
     pub(crate) sock: Watched<OwnedFd>,
+    /// This side's doorbell for this connection, in the owner's control set: only the peer
+    /// holds the other end.
+    pub(crate) bell: Watched<Doorbell>,
     channel: Channel,
     pending: RefCell<VecDeque<TaskId>>,
     state: Cell<ConnState>,
@@ -48,6 +51,7 @@ impl Link {
     pub(crate) fn new(
         conn: Connection,
         sock: Watched<OwnedFd>,
+        bell: Watched<Doorbell>,
         channel: Channel,
         state: ConnState,
         max_pending: usize,
@@ -55,6 +59,7 @@ impl Link {
         Link {
             conn,
             sock,
+            bell,
             channel,
             pending: RefCell::new(VecDeque::with_capacity(max_pending)),
             state: Cell::new(state),

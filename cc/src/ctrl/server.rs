@@ -19,6 +19,7 @@ use crate::conn::Connection;
 use crate::proto::handshake::Limits;
 use crate::proto::PeerKind;
 use crate::transport::accept::{Acceptor, Incoming};
+use crate::transport::setup::Bells;
 
 /// `doca_cc_event_connection_status_changed_cb_t`: the connection and whether the change
 /// (connect or disconnect) succeeded.
@@ -85,7 +86,7 @@ impl ServerState {
             let Ok(ctrl) = side.ctrl() else { return false };
             let live = side.num_links();
             let live_of = |pid| side.num_links_of(pid);
-            acceptor.poll(side, &ctrl, now, live, &live_of, &|| side.ringers(), &mut incoming);
+            acceptor.poll(side, &ctrl, now, live, &live_of, &Bells::one, &mut incoming);
         }
         let any = !incoming.is_empty();
         for inc in incoming {
@@ -97,6 +98,7 @@ impl ServerState {
                         pid: up.pid,
                         sock: up.sock,
                         channel: up.channel,
+                        bell: up.bells.keep().0,
                         state: up.state,
                     };
                     match side.add_link(new) {

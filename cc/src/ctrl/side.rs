@@ -7,7 +7,9 @@
 //! Busy path (every progress): each link delivers what its receive ring holds, writes the
 //! sends waiting for room, and wakes a sleeping peer — no syscall. Control path (when the
 //! [`Cadence`] says so, or after a wake-up): one `epoll_wait(0)` on the control set, then
-//! the role's sockets, the links' control packets, and the winding up of links that ended.
+//! the role's sockets, the links' control packets, the doorbells that rang (each link has
+//! its own, in the control set, drained only when it rang), and the winding up of links
+//! that ended.
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -52,10 +54,9 @@ pub(crate) struct ConsumerEvent {
     pub(crate) id: u32,
 }
 
-/// The descriptors a started side keeps: its doorbell, its control set and its timer, each
-/// registered in the progress engine's notification set.
+/// The descriptors a started side keeps: its control set (which holds the links' sockets and
+/// doorbells) and its timer, each registered in the progress engine's notification set.
 struct Resources {
-    bell: Watched<Doorbell>,
     ctrl: EpollSet,
     _ctrl_watch: Watched<EpollSet>,
     timer: Watched<Timer>,
@@ -67,6 +68,8 @@ pub(crate) struct NewLink {
     pub(crate) pid: i32,
     pub(crate) sock: Watched<OwnedFd>,
     pub(crate) channel: Channel,
+    /// This side's doorbell for it (the peer holds the other end).
+    pub(crate) bell: Doorbell,
     pub(crate) state: ConnState,
 }
 
@@ -175,19 +178,15 @@ impl Side {
         )
     }
 
-    /// At start: task slots with message buffers; the doorbell, the control set and the
-    /// timer, registered with the progress engine (once: they live until destroy).
+    /// At start: task slots with message buffers; the control set and the timer, registered
+    /// with the progress engine (once: they live until destroy).
     pub(crate) fn prepare(&self, core: &CtxCore) -> Result<()> {
         let max = self.max_msg_size.get() as usize;
         self.pool.prepare(|| SendPayload::with_capacity(max));
         if self.res.borrow().is_none() {
             let ctrl = EpollSet::new()?;
-            let res = Resources {
-                bell: core.watch(Doorbell::new()?)?,
-                _ctrl_watch: core.watch(ctrl.clone())?,
-                ctrl,
-                timer: core.watch(Timer::new()?)?,
-            };
+            let res =
+                Resources { _ctrl_watch: core.watch(ctrl.clone())?, ctrl, timer: core.watch(Timer::new()?)? };
             *self.res.borrow_mut() = Some(res);
         }
         self.cadence.soon();
@@ -207,15 +206,6 @@ impl Side {
     pub(crate) fn ctrl(&self) -> Result<EpollSet> {
         match self.res.borrow().as_ref() {
             Some(r) => Ok(r.ctrl.clone()),
-            None => Err(fail!(Error::BadState, "{self}: not started")),
-        }
-    }
-
-    /// Two sockets that ring this side's doorbell, for one peer's "messages" and "room" (each
-    /// peer gets its own: see `Doorbell::ringer`). `BAD_STATE` before the first start.
-    pub(crate) fn ringers(&self) -> Result<[OwnedFd; 2]> {
-        match self.res.borrow().as_ref() {
-            Some(r) => Ok([r.bell.ringer()?, r.bell.ringer()?]),
             None => Err(fail!(Error::BadState, "{self}: not started")),
         }
     }
@@ -320,6 +310,13 @@ impl Side {
         }
     }
 
+    /// Silences link `key`'s doorbell, which rang (the control set said so).
+    pub(crate) fn drain_link_bell(&self, key: usize) {
+        if let Some(link) = self.links.borrow().get(key) {
+            link.bell.drain();
+        }
+    }
+
     /// Reads the control packets of link `key` (fast-path bookkeeping) into `events`, at
     /// most [`CTRL_BATCH`] per call (a peer cannot keep this side reading). A packet that
     /// breaks the protocol closes the connection.
@@ -361,13 +358,14 @@ impl Side {
         let entry = links.vacant_entry();
         let key = entry.key();
         new.sock.set_token(token::link(key))?;
+        let bell = self.ctrl()?.watch(new.bell, token::bell(key))?;
         let dup = new.sock.try_clone().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
         let owner = Owner { ctx: ThreadBound::new(self.owner.clone()), key, side: self.side_id() };
         let signal = new.channel.signal();
         let conn =
             Connection::new(new.id, self.is_server, owner, new.pid, self.dev.clone(), Some((dup, signal)))?;
         let max_pending = self.pool.capacity() as usize;
-        entry.insert(Rc::new(Link::new(conn.clone(), new.sock, new.channel, new.state, max_pending)));
+        entry.insert(Rc::new(Link::new(conn.clone(), new.sock, bell, new.channel, new.state, max_pending)));
         drop(links);
         self.rebuild_active();
         Ok(conn)
@@ -500,14 +498,13 @@ impl Side {
         ready
     }
 
-    /// After waking: disarm, silence the doorbell and the timer, look at the control
-    /// sockets on the next progress.
+    /// After waking: disarm, silence the timer, look at the control set on the next progress
+    /// (it tells which links' doorbells rang: those are drained there).
     pub(crate) fn disarm(&self) {
         for link in self.active.borrow().iter() {
             link.disarm();
         }
         if let Some(res) = self.res.borrow().as_ref() {
-            res.bell.drain();
             res.timer.drain();
         }
         self.cadence.soon();

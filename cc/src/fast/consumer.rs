@@ -489,7 +489,9 @@ impl CtxOps for ConsumerOps {
                 (region, Some(shadow_map.access()?), false)
             }
         };
-        let bell = core.watch(Doorbell::new()?)?;
+        // A pair of this consumer's own: the peer gets the other end (its producers ring it).
+        let (bell, theirs) = Doorbell::pair()?;
+        let bell = core.watch(bell)?;
         let shared = Arc::new(LocalConsumer { acked: Default::default(), peer_bell: Default::default() });
         self.conn.fast().local.lock().insert(self.id, shared.clone());
         let ctrl = Ctrl::NewConsumer {
@@ -499,9 +501,8 @@ impl CtxOps for ConsumerOps {
             mem_len: region.len as u64,
             slots,
         };
-        let announced = bell.ringer().and_then(|ringer| {
-            self.conn.fast().send(&ctrl, &[area.as_fd(), region.fd.as_fd(), ringer.as_fd()])
-        });
+        let announced = self.conn.fast().send(&ctrl, &[area.as_fd(), region.fd.as_fd(), theirs.as_fd()]);
+        drop(theirs);
         if let Err(e) = announced {
             self.conn.fast().local.lock().remove(&self.id);
             return Err(fail!(e, "cc consumer {}: cannot announce itself to the peer", self.id));

@@ -6,17 +6,22 @@
 //! peer. The endpoint's control set (the service event channel) holds the listener, the
 //! handshake sockets and the peers' sockets: a busy caller looks at it at most once per
 //! [`crate::transport::cadence::CTRL_PERIOD`], a caller that just woke up at once.
+//!
+//! Each peer has two doorbells of its own (socket pairs whose other ends only that peer
+//! holds): one for messages in the receive event channel, one for room in the send event
+//! channel, each registered under the peer's id. Both event channels are epoll sets; after a
+//! sleep, only the doorbells that rang are drained.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 use std::time::Instant;
 
-use doca_core::notify::{Doorbell, EpollSet, Watched};
+use doca_core::notify::{EpollSet, EventFd, Watched};
 use doca_core::{bail, fail, Dev, DevRep, DeviceKind, Error, Now, Result};
 use parking_lot::{Mutex, MutexGuard};
 use rustix::event::{poll, PollFd, PollFlags};
 
-use super::peer::{PeerAddr, Redial};
+use super::peer::{PeerAddr, PeerBells, Redial};
 use super::{
     effective, effective_queue, ep_cap, get_service_max_num_connections, stamp_of, InitAttr, MsgFlags,
     RecvError, INIT_FLAG_NONBLOCK, MAX_CONNECTIONS_PER_PROCESS, MAX_MSG_SIZE, MAX_QUEUE_SIZE,
@@ -28,8 +33,15 @@ use crate::proto::{Hello, PeerKind};
 use crate::transport::accept::{Acceptor, Incoming};
 use crate::transport::cadence::Cadence;
 use crate::transport::dial::Dialing;
+use crate::transport::setup::Bells;
 use crate::transport::throttle::Throttle;
 use crate::transport::token;
+
+/// Token of an event channel's own eventfd (the endpoint makes its channel readable itself
+/// when arming finds work waiting); a peer's doorbell is registered under the peer's id.
+const OWN: u64 = u64::MAX;
+/// Token of the control set in the receive event channel.
+const CTRL: u64 = u64::MAX - 1;
 
 enum Role {
     Unset,
@@ -92,15 +104,19 @@ struct State {
 /// ```
 pub struct Endpoint {
     st: Mutex<State>,
-    rx_bell: Doorbell,
-    tx_bell: Doorbell,
     /// The control set: listener, handshakes, peers' sockets (the service event channel).
     ctrl: EpollSet,
-    /// The receive event channel: readable when a message arrives (the doorbell) or when the
-    /// control set has news (a client connecting, a handshake to answer, a peer leaving), so
-    /// an endpoint that only ever sleeps on it still accepts and answers clients.
+    /// The receive event channel: readable when a message arrives (a peer's messages
+    /// doorbell), when arming found one waiting (`rx_own`), or when the control set has news
+    /// (a client connecting, a handshake to answer, a peer leaving), so an endpoint that
+    /// only ever sleeps on it still accepts and answers clients.
     rx_channel: EpollSet,
-    _rx_watches: (Watched<OwnedFd>, Watched<EpollSet>),
+    /// The send event channel: readable when a peer made room (its room doorbell) or when
+    /// arming found room (`tx_own`).
+    tx_channel: EpollSet,
+    rx_own: Watched<EventFd>,
+    tx_own: Watched<EventFd>,
+    _ctrl_watch: Watched<EpollSet>,
     blocking: bool,
     cookie: u32,
     /// This endpoint's identity, which its peers keep.
@@ -155,12 +171,11 @@ impl Endpoint {
     }
 
     fn build(blocking: bool, cookie: u32) -> Result<Endpoint> {
-        let rx_bell = Doorbell::new()?;
         let ctrl = EpollSet::new()?;
-        let rx_channel = EpollSet::new()?;
-        let dup =
-            rx_bell.as_fd().try_clone_to_owned().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
-        let watches = (rx_channel.watch(dup, 0)?, rx_channel.watch(ctrl.clone(), 1)?);
+        let (rx_channel, tx_channel) = (EpollSet::new()?, EpollSet::new()?);
+        let rx_own = rx_channel.watch(EventFd::new()?, OWN)?;
+        let tx_own = tx_channel.watch(EventFd::new()?, OWN)?;
+        let ctrl_watch = rx_channel.watch(ctrl.clone(), CTRL)?;
         Ok(Endpoint {
             st: Mutex::new(State {
                 dev: None,
@@ -177,11 +192,12 @@ impl Endpoint {
                 next_id: 1,
                 throttle: Throttle::new(),
             }),
-            rx_bell,
-            tx_bell: Doorbell::new()?,
             ctrl,
             rx_channel,
-            _rx_watches: watches,
+            tx_channel,
+            rx_own,
+            tx_own,
+            _ctrl_watch: ctrl_watch,
             blocking,
             cookie,
             id: Arc::new(()),
@@ -335,18 +351,24 @@ impl Endpoint {
             function: pci,
             name: name.to_string(),
         };
-        // Sockets that ring this side's doorbells, for this service alone.
-        let (rx, tx) = (self.rx_bell.ringer()?, self.tx_bell.ringer()?);
+        // Doorbells for this service alone (the same ends go again if it must start over).
+        let bells = Bells::two()?;
+        let theirs = bells.theirs().map(|fd| fd.try_clone_to_owned());
+        let [Ok(theirs_rx), Ok(theirs_tx)] = theirs else {
+            bail!(Error::OperatingSystem, "comm channel connect: cannot duplicate a doorbell");
+        };
         let hello_again = hello.clone();
-        let Some(dialing) = Dialing::start("ep", pci, hello, [rx.as_fd(), tx.as_fd()], Instant::now())?
-        else {
+        let Some(dialing) = Dialing::start("ep", pci, hello, bells.theirs(), Instant::now())? else {
             bail!(Error::ConnectionAborted, "comm channel connect: no service {name:?} listens for {dev:?}");
         };
         let id = st.next_id;
         st.next_id += 1;
         let tok = token::pending(id as usize);
-        let redial = Redial::new(hello_again, [rx, tx], self.ctrl.clone(), tok, dialing.since());
-        let peer = PeerAddr::dialing(&self.id, id, dialing.watched(&self.ctrl, tok)?, redial);
+        let redial =
+            Redial::new(hello_again, [theirs_rx, theirs_tx], self.ctrl.clone(), tok, dialing.since());
+        let bells = self.watch_bells(bells, id)?;
+        let dialing = dialing.watched(&self.ctrl, tok)?;
+        let peer = PeerAddr::dialing(&self.id, id, dialing, bells, redial);
         st.peers.retain(PeerAddr::is_live);
         st.peers.push(peer.clone());
         st.role = Role::Client;
@@ -382,20 +404,53 @@ impl Endpoint {
         if let Some(acceptor) = st.acceptor.as_mut() {
             let now = now.get();
             if acceptor_ready || acceptor.next_deadline().is_some_and(|d| d <= now) {
-                let ringers = || Ok([self.rx_bell.ringer()?, self.tx_bell.ringer()?]);
                 let peers = &st.peers;
                 let live_of = |pid| peers.iter().filter(|p| p.pid() == Some(pid) && p.is_up()).count();
-                acceptor.poll(&who, &self.ctrl, now, live, &live_of, &ringers, &mut incoming);
+                acceptor.poll(&who, &self.ctrl, now, live, &live_of, &Bells::two, &mut incoming);
             }
         }
         for inc in incoming {
             let Incoming::Up(up) = inc else { continue };
             let up = *up;
-            if let Err(e) = up.sock.set_token(token::link(up.id as usize)) {
-                tracing::error!(target: "doca_sdk", "{who}: connection from pid {} failed: {e}", up.pid);
-                continue;
+            let bells = up
+                .sock
+                .set_token(token::link(up.id as usize))
+                .and_then(|()| self.watch_bells(up.bells, up.id));
+            let bells = match bells {
+                Ok(bells) => bells,
+                Err(e) => {
+                    tracing::error!(target: "doca_sdk", "{who}: connection from pid {} failed: {e}", up.pid);
+                    continue;
+                }
+            };
+            st.peers.push(PeerAddr::accepted(&self.id, up.id, up.pid, up.state, up.sock, up.channel, bells));
+        }
+    }
+
+    /// Registers this side's ends of peer `id`'s doorbells in the event channels.
+    fn watch_bells(&self, bells: Bells, id: u64) -> Result<PeerBells> {
+        let (rx, tx) = bells.keep();
+        let Some(tx) = tx else { bail!(Error::Unexpected, "comm channel: a peer without a room doorbell") };
+        Ok(PeerBells { rx: self.rx_channel.watch(rx, id)?, tx: self.tx_channel.watch(tx, id)? })
+    }
+
+    /// After a sleep on an event channel (`room`: the send one): silences what rang there —
+    /// the peers' doorbells it reports and its own eventfd — and nothing else.
+    fn drain_woken(&self, st: &State, room: bool) {
+        let (channel, own) =
+            if room { (&self.tx_channel, &self.tx_own) } else { (&self.rx_channel, &self.rx_own) };
+        for t in channel.ready() {
+            match t {
+                OWN => {
+                    own.drain();
+                }
+                CTRL => {}
+                id => {
+                    if let Some(p) = st.peers.iter().find(|p| p.id() == id) {
+                        p.drain_bell(room);
+                    }
+                }
             }
-            st.peers.push(PeerAddr::accepted(&self.id, up.id, up.pid, up.state, up.sock, up.channel));
         }
     }
 
@@ -423,7 +478,7 @@ impl Endpoint {
             match peer.advance(true) {
                 Ok(()) => {}
                 Err(Error::ConnectionInProgress) if blocking => {
-                    self.sleep(&[]);
+                    self.sleep(None);
                     continue;
                 }
                 Err(Error::ConnectionInProgress) => return Err(Error::NotConnected),
@@ -452,9 +507,9 @@ impl Endpoint {
                 Some(Ok(false)) if !blocking => return Err(Error::Again),
                 Some(Ok(false)) => {
                     if peer.with_channel(|c| c.arm_for_room()) == Some(false) {
-                        self.sleep(&[&self.tx_bell]);
+                        self.sleep(Some(&self.tx_channel));
                     }
-                    self.tx_bell.drain();
+                    self.drain_woken(&self.st.lock(), true);
                 }
             }
         }
@@ -564,20 +619,23 @@ impl Endpoint {
             }
             drop(st);
             if !ready {
-                self.sleep(&[&self.rx_bell]);
+                self.sleep(Some(&self.rx_channel));
             }
             woke = true;
-            self.rx_bell.drain();
-            for p in &self.st.lock().peers {
+            let st = self.st.lock();
+            self.drain_woken(&st, false);
+            for p in &st.peers {
                 p.with_channel(|c| c.disarm());
             }
         }
     }
 
-    /// Sleeps (bounded) until a doorbell or the control set is readable.
-    fn sleep(&self, bells: &[&Doorbell]) {
-        let mut fds: Vec<PollFd<'_>> = bells.iter().map(|b| PollFd::new(*b, PollFlags::IN)).collect();
-        fds.push(PollFd::new(&self.ctrl, PollFlags::IN));
+    /// Sleeps (bounded) until an event channel (when given) or the control set is readable.
+    fn sleep(&self, channel: Option<&EpollSet>) {
+        let mut fds = [
+            PollFd::new(channel.unwrap_or(&self.ctrl), PollFlags::IN),
+            PollFd::new(&self.ctrl, PollFlags::IN),
+        ];
         let t = rustix::time::Timespec { tv_sec: 0, tv_nsec: WAIT_SLICE.as_nanos() as i64 };
         let _ = poll(&mut fds, Some(&t));
     }
@@ -611,17 +669,17 @@ impl Endpoint {
         if matches!(self.st.lock().role, Role::Unset) {
             bail!(Error::BadState, "comm channel event channel before listen or connect");
         }
-        Ok((self.tx_bell.as_fd(), self.rx_channel.as_fd()))
+        Ok((self.tx_channel.as_fd(), self.rx_channel.as_fd()))
     }
 
     /// `doca_comm_channel_ep_event_handle_arm_send`: the send handle becomes readable when a
     /// send can proceed (at once if it can now).
     pub fn event_handle_arm_send(&self) -> Result<()> {
-        self.tx_bell.drain();
         let st = self.st.lock();
+        self.drain_woken(&st, true);
         let room = st.peers.iter().any(|p| p.with_channel(|c| c.arm_for_room()).unwrap_or(false));
         if room {
-            self.tx_bell.ring();
+            self.tx_own.ring();
         }
         Ok(())
     }
@@ -629,12 +687,12 @@ impl Endpoint {
     /// `doca_comm_channel_ep_event_handle_arm_recv`: the receive handle becomes readable
     /// when a message arrives (at once if one waits).
     pub fn event_handle_arm_recv(&self) -> Result<()> {
-        self.rx_bell.drain();
         let mut st = self.st.lock();
+        self.drain_woken(&st, false);
         self.poll(&mut st, &Now::system(), true);
         let data = st.peers.iter().any(|p| p.with_channel(|c| c.arm_for_data()).unwrap_or(false));
         if data {
-            self.rx_bell.ring();
+            self.rx_own.ring();
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! `struct doca_comm_channel_addr_t`: one peer of an endpoint, with its connection's state
-//! ([`ConnState`]) and, once up, its [`Channel`].
+//! ([`ConnState`]), the endpoint's doorbells for it ([`PeerBells`]) and, once up, its
+//! [`Channel`].
 //!
 //! A client's peer is `Handshaking` until [`PeerAddr::update_info`] (or any call on it) reads
 //! the service's answer. An up peer is wound down (`Down(CONNECTION_RESET)`) once the other
@@ -10,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use doca_core::notify::{EpollSet, Watched};
+use doca_core::notify::{Doorbell, EpollSet, Watched};
 use doca_core::{Error, Result};
 use parking_lot::Mutex;
 
@@ -31,14 +32,23 @@ const WHO: &str = "comm channel";
 /// Pause before a client tries again after a busy service.
 const RETRY_PAUSE: Duration = Duration::from_millis(1);
 
+/// The endpoint's doorbells for one peer, registered in its event channels under the peer's
+/// id: only that peer holds the other ends. They go when the connection does.
+pub(crate) struct PeerBells {
+    /// Rung when the peer sent messages (in the receive event channel).
+    pub(crate) rx: Watched<Doorbell>,
+    /// Rung when the peer made room (in the send event channel).
+    pub(crate) tx: Watched<Doorbell>,
+}
+
 /// What a peer's connection holds in each phase.
 enum Wire {
     /// The handshake runs (client side).
-    Dialing(Dialing<Watched<OwnedFd>>),
+    Dialing(Dialing<Watched<OwnedFd>>, PeerBells),
     /// The service was busy: the handshake starts over at `at` (client side).
-    Retry { at: Instant },
-    /// Up: the socket (in the endpoint's control set) and the rings.
-    Up { sock: Watched<OwnedFd>, channel: Channel },
+    Retry { at: Instant, bells: PeerBells },
+    /// Up: the socket (in the endpoint's control set), the rings and the doorbells.
+    Up { sock: Watched<OwnedFd>, channel: Channel, bells: PeerBells },
     /// Down: nothing left.
     Gone,
 }
@@ -152,8 +162,9 @@ impl PeerAddr {
         state: ConnState,
         sock: Watched<OwnedFd>,
         channel: Channel,
+        bells: PeerBells,
     ) -> PeerAddr {
-        PeerAddr::new(owner, id, Some(pid), state, Wire::Up { sock, channel }, None, false)
+        PeerAddr::new(owner, id, Some(pid), state, Wire::Up { sock, channel, bells }, None, false)
     }
 
     /// A client's service, while the handshake runs (started over with `redial` when the
@@ -162,10 +173,11 @@ impl PeerAddr {
         owner: &Arc<()>,
         id: u64,
         dialing: Dialing<Watched<OwnedFd>>,
+        bells: PeerBells,
         redial: Redial,
     ) -> PeerAddr {
         let state = ConnState::Handshaking { since: dialing.since() };
-        PeerAddr::new(owner, id, None, state, Wire::Dialing(dialing), Some(redial), true)
+        PeerAddr::new(owner, id, None, state, Wire::Dialing(dialing, bells), Some(redial), true)
     }
 
     /// Whether this peer belongs to the endpoint `owner` identifies (now or in the past: a
@@ -273,28 +285,30 @@ impl PeerAddr {
         let mut link = self.0.link.lock();
         let link = &mut *link;
         let now = Instant::now();
-        if let Wire::Retry { at } = link.wire {
+        if let Wire::Retry { at, .. } = link.wire {
             if now < at {
                 return Err(Error::ConnectionInProgress);
             }
+            let Wire::Retry { bells, .. } = std::mem::replace(&mut link.wire, Wire::Gone) else {
+                unreachable!("matched above")
+            };
             let redial = link.redial.as_ref().expect("a client that retries can redial");
             match redial.again(now) {
-                Ok(Some(dialing)) => link.wire = Wire::Dialing(dialing),
+                Ok(Some(dialing)) => link.wire = Wire::Dialing(dialing, bells),
                 Err(Error::Again) if now < redial.deadline() => {
                     // The service's backlog is full: a little later.
-                    link.wire = Wire::Retry { at: now + RETRY_PAUSE };
+                    link.wire = Wire::Retry { at: now + RETRY_PAUSE, bells };
                     return Err(Error::ConnectionInProgress);
                 }
                 Ok(None) | Err(_) => {
                     tracing::error!(target: "doca_sdk", "comm channel: the service went away while busy");
                     link.state.set(ConnState::Down(Error::ConnectionAborted), &WHO);
-                    link.wire = Wire::Gone;
                     link.redial = None;
                 }
             }
         }
-        if let Wire::Dialing(_) = link.wire {
-            let Wire::Dialing(dialing) = std::mem::replace(&mut link.wire, Wire::Gone) else {
+        if let Wire::Dialing(..) = link.wire {
+            let Wire::Dialing(dialing, bells) = std::mem::replace(&mut link.wire, Wire::Gone) else {
                 unreachable!("matched above")
             };
             // One deadline for all the tries, from the first one.
@@ -302,23 +316,16 @@ impl PeerAddr {
                 Some(r) => r.deadline().saturating_duration_since(dialing.since()),
                 None => LEGACY_REPLY_DEADLINE,
             };
-            let retry = |link: &mut Link| match &link.redial {
-                Some(r) if now < r.deadline() => {
-                    link.wire = Wire::Retry { at: now + RETRY_PAUSE };
-                    true
-                }
-                _ => false,
-            };
+            let may_retry = link.redial.as_ref().is_some_and(|r| now < r.deadline());
             match dialing.poll(now, deadline) {
                 Err(dialing) => {
-                    link.wire = Wire::Dialing(dialing);
+                    link.wire = Wire::Dialing(dialing, bells);
                     return Err(Error::ConnectionInProgress);
                 }
                 // Busy, or the socket closed unanswered (the service's handshake places
                 // were taken): start over within the deadline.
-                Ok(Dialed::Refused(BUSY)) | Ok(Dialed::Failed(Error::ConnectionAborted, _))
-                    if retry(link) =>
-                {
+                Ok(Dialed::Refused(BUSY)) | Ok(Dialed::Failed(Error::ConnectionAborted, _)) if may_retry => {
+                    link.wire = Wire::Retry { at: now + RETRY_PAUSE, bells };
                     return Err(Error::ConnectionInProgress);
                 }
                 Ok(Dialed::Up(up)) => {
@@ -329,7 +336,7 @@ impl PeerAddr {
                     match sock.set_token(token::link(self.0.id as usize)) {
                         Ok(()) => {
                             link.state.set(ConnState::Up, &WHO);
-                            link.wire = Wire::Up { sock, channel };
+                            link.wire = Wire::Up { sock, channel, bells };
                             link.redial = None;
                         }
                         Err(e) => {
@@ -363,6 +370,21 @@ impl PeerAddr {
             }
             (_, ConnState::Handshaking { .. }) => Err(Error::ConnectionInProgress),
             (_, state) => Err(state.failure().unwrap_or(Error::ConnectionReset)),
+        }
+    }
+
+    /// Silences this peer's doorbell for room (`room`) or for messages, which rang (the
+    /// event channel said so).
+    pub(crate) fn drain_bell(&self, room: bool) {
+        let link = self.0.link.lock();
+        let bells = match &link.wire {
+            Wire::Dialing(_, bells) | Wire::Retry { bells, .. } | Wire::Up { bells, .. } => bells,
+            Wire::Gone => return,
+        };
+        if room {
+            bells.tx.drain();
+        } else {
+            bells.rx.drain();
         }
     }
 
@@ -403,7 +425,7 @@ impl PeerAddr {
     /// call; this side's calls on the peer answer `CONNECTION_RESET`.
     pub(crate) fn hang_up(&self) {
         let mut link = self.0.link.lock();
-        if let Wire::Up { sock, channel } = &link.wire {
+        if let Wire::Up { sock, channel, .. } = &link.wire {
             channel.hang_up();
             let _ = rustix::net::shutdown(&**sock, rustix::net::Shutdown::Both);
         }

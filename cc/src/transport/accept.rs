@@ -28,7 +28,7 @@ use doca_core::{Error, PciAddr, Result};
 use slab::Slab;
 
 use super::channel::Channel;
-use super::setup::{serve, Ringers, Served};
+use super::setup::{serve, Bells, MakeBells, Served};
 use super::throttle::{held_back, Throttle};
 use super::{peer_pid, send, token, Listener};
 use crate::proto::handshake::{
@@ -69,6 +69,8 @@ pub struct NewConn {
     pub channel: Channel,
     /// What was agreed.
     pub accepted: Accepted,
+    /// This side's doorbells for it (the client holds the other ends).
+    pub bells: Bells,
     /// Its state: `Up`.
     pub state: ConnState,
 }
@@ -143,8 +145,8 @@ impl Acceptor {
 
     /// Accepts what waits on the listener, reads every Hello that arrived, and drops
     /// handshakes past their deadline. `live` connections exist already, `live_of(pid)` of
-    /// them held by process `pid`; `ringers` makes the sockets that ring this side's
-    /// doorbells (messages; room) for each new client. Results go to `out`.
+    /// them held by process `pid`; `bells` makes this side's doorbells for each new
+    /// connection (whose ends go to that client alone). Results go to `out`.
     #[allow(clippy::too_many_arguments)]
     pub fn poll(
         &mut self,
@@ -153,7 +155,7 @@ impl Acceptor {
         now: Instant,
         live: usize,
         live_of: &dyn Fn(i32) -> usize,
-        ringers: Ringers<'_>,
+        bells: MakeBells<'_>,
         out: &mut Vec<Incoming>,
     ) {
         self.accept_all(who, set, now);
@@ -165,7 +167,7 @@ impl Acceptor {
             let p = &self.pending[key];
             let here = added.iter().find(|(pid, _)| *pid == p.pid).map_or(0, |(_, n)| *n);
             let occupancy = Occupancy { total: live, of_peer: live_of(p.pid) + here };
-            match serve(who, p.sock.as_fd(), p.pid, &self.limits, occupancy, p.id, ringers) {
+            match serve(who, p.sock.as_fd(), p.pid, &self.limits, occupancy, p.id, bells) {
                 Served::Waiting => {
                     if p.state.handshake_expired(now, HELLO_DEADLINE) {
                         let mut p = self.pending.remove(key);
@@ -196,7 +198,7 @@ impl Acceptor {
                 }
                 Served::Up(up) => {
                     let mut p = self.pending.remove(key);
-                    let (channel, accepted) = *up;
+                    let (channel, accepted, bells) = *up;
                     p.state.set(ConnState::Up, who);
                     live += 1;
                     match added.iter_mut().find(|(pid, _)| *pid == p.pid) {
@@ -210,6 +212,7 @@ impl Acceptor {
                         sock: p.sock,
                         channel,
                         accepted,
+                        bells,
                         state: p.state,
                     })));
                 }
@@ -318,8 +321,6 @@ impl Acceptor {
 mod tests {
     use std::os::fd::AsFd;
 
-    use doca_core::notify::Doorbell;
-
     use super::*;
     use crate::proto::PeerKind;
     use crate::transport::{connect_service, recv, Recv};
@@ -346,8 +347,7 @@ mod tests {
         let l = limits(&name);
         let mut acceptor = Acceptor::listen(&set, "test", l.clone()).unwrap();
         let silent = connect_service("test", l.function, &name).unwrap().expect("listening");
-        let bell = Doorbell::new().unwrap();
-        let bells = || Ok([bell.ringer()?, bell.ringer()?]);
+        let bells = Bells::one;
         let t0 = Instant::now();
         let mut out = Vec::new();
         acceptor.poll(&"test", &set, t0, 0, &|_| 0, &bells, &mut out);

@@ -36,7 +36,8 @@ pub struct Dialing<S> {
 
 impl Dialing<OwnedFd> {
     /// Connects to service `hello.name` of namespace `ns` as host function `pci` and sends
-    /// `hello` with this side's doorbells `bells` (messages; room). `Ok(None)` when no server
+    /// `hello` with the server's ends of this side's doorbells `bells` (messages; room:
+    /// [`super::setup::Bells::theirs`]). `Ok(None)` when no server
     /// listens; `AGAIN` when its backlog is full; `NOT_PERMITTED` when another user's
     /// process answers.
     pub fn start(
@@ -121,8 +122,7 @@ mod tests {
     #[test]
     fn a_silent_server_fails_the_handshake_exactly_at_its_deadline() {
         let (ours, _server) = socketpair().unwrap();
-        let bell = Doorbell::new().unwrap();
-        let ring = bell.ringer().unwrap();
+        let (_bell, ring) = Doorbell::pair().unwrap();
         let t0 = Instant::now();
         let deadline = Duration::from_secs(5);
         let mut d = Dialing::on(ours, hello(), [ring.as_fd(), ring.as_fd()], t0).unwrap();
@@ -138,8 +138,7 @@ mod tests {
     #[test]
     fn a_server_that_hangs_up_fails_the_attempt() {
         let (ours, server) = socketpair().unwrap();
-        let bell = Doorbell::new().unwrap();
-        let ring = bell.ringer().unwrap();
+        let (_bell, ring) = Doorbell::pair().unwrap();
         let now = Instant::now();
         let d = Dialing::on(ours, hello(), [ring.as_fd(), ring.as_fd()], now).unwrap();
         drop(server);

@@ -38,6 +38,8 @@ pub mod throttle;
 /// readable, and which.
 pub mod token {
     const KIND: u64 = 3 << 62;
+    /// Tokens of established connections' doorbells (this side's ends).
+    pub const BELL: u64 = 0;
     /// The listening socket.
     pub const LISTENER: u64 = 1 << 62;
     /// Tokens of accepted sockets whose handshake runs.
@@ -55,7 +57,12 @@ pub mod token {
         LINK | key as u64
     }
 
-    /// [`LISTENER`], [`PENDING`] or [`LINK`].
+    /// The token of connection `key`'s doorbell.
+    pub fn bell(key: usize) -> u64 {
+        BELL | key as u64
+    }
+
+    /// [`BELL`], [`LISTENER`], [`PENDING`] or [`LINK`].
     pub fn kind(token: u64) -> u64 {
         token & KIND
     }

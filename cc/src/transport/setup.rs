@@ -4,9 +4,10 @@
 //!
 //! A server reads the client's Hello with [`serve`]: the handshake decides, then the shared
 //! segment is created, its two rings laid out, and the reply sent with the segment and the
-//! server's doorbells. A client sends its Hello with [`send_hello`] and reads the answer with
+//! ends of the server's new doorbells for this client ([`Bells`]). A client sends its Hello
+//! with [`send_hello`] (with the ends of its own [`Bells`]) and reads the answer with
 //! [`answer`]. Both end with a [`Channel`]; the caller keeps the socket, whose end of file
-//! tells that the peer is gone.
+//! tells that the peer is gone, and its ends of the doorbells, which only that peer can ring.
 
 use std::fmt::Display;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -31,14 +32,57 @@ pub enum Served {
     Gone,
     /// Refused (the answer, if any, sent; the caller logs `why`).
     Refused(Refusal),
-    /// Accepted: the connection is up on this side.
-    Up(Box<(Channel, Accepted)>),
+    /// Accepted: the connection is up on this side; this side's doorbells for it.
+    Up(Box<(Channel, Accepted, Bells)>),
+}
+
+/// The doorbells one side makes for one connection: Unix datagram socket pairs without an
+/// address. This side keeps one end of each and watches it; the other ends go to the peer in
+/// the handshake (messages; room), so that peer alone can ring them — nobody else can find
+/// or reach them, and what the peer does to its ends touches this connection only.
+pub struct Bells {
+    /// Rung by the peer when it sent messages (and, without [`Bells::room`], when it made
+    /// room).
+    pub messages: Doorbell,
+    /// Rung by the peer when it made room in the ring this side writes, for a side that
+    /// sleeps on that apart (the legacy endpoint's send event channel).
+    pub room: Option<Doorbell>,
+    /// The peer's ends (messages; room: the same socket for [`Bells::one`]).
+    theirs: (OwnedFd, Option<OwnedFd>),
+}
+
+impl Bells {
+    /// One doorbell that the peer rings for both messages and room (a 2024 server or
+    /// client: its engine sleeps on one set).
+    pub fn one() -> Result<Bells> {
+        let (messages, theirs) = Doorbell::pair()?;
+        Ok(Bells { messages, room: None, theirs: (theirs, None) })
+    }
+
+    /// Two doorbells, for messages and for room (a legacy endpoint: two event channels).
+    pub fn two() -> Result<Bells> {
+        let (messages, theirs) = Doorbell::pair()?;
+        let (room, theirs_room) = Doorbell::pair()?;
+        Ok(Bells { messages, room: Some(room), theirs: (theirs, Some(theirs_room)) })
+    }
+
+    /// The ends to hand the peer (messages; room).
+    pub fn theirs(&self) -> [BorrowedFd<'_>; 2] {
+        let messages = self.theirs.0.as_fd();
+        [messages, self.theirs.1.as_ref().map_or(messages, |r| r.as_fd())]
+    }
+
+    /// This side's ends (messages; room), once the peer's were handed over: this process's
+    /// copies of those close.
+    pub fn keep(self) -> (Doorbell, Option<Doorbell>) {
+        (self.messages, self.room)
+    }
 }
 
 /// Server side: reads the Hello waiting on `sock` (from process `pid`), decides with
-/// `limits` while `live` connections exist (of them, `live.of_peer` of process `pid`), and on acceptance creates connection `id`,
-/// giving the client sockets that ring this side's doorbells (messages; room), made for it
-/// by `ringers` (each client its own: see `Doorbell::ringer`).
+/// `limits` while `live` connections exist (of them, `live.of_peer` of process `pid`), and
+/// on acceptance creates connection `id`, giving the client the ends of this side's new
+/// doorbells for it, made by `bells` (each connection its own pairs).
 pub fn serve(
     who: &dyn Display,
     sock: BorrowedFd<'_>,
@@ -46,7 +90,7 @@ pub fn serve(
     limits: &Limits,
     live: Occupancy,
     id: u64,
-    ringers: Ringers<'_>,
+    bells: MakeBells<'_>,
 ) -> Served {
     let mut buf = [0u8; PACKET];
     let (len, truncated, fds) = match recv(sock, &mut buf) {
@@ -79,21 +123,17 @@ pub fn serve(
         Err(e) => return fail(e, format!("cannot create the connection's shared memory: {e}")),
     };
     let reply = accepted.layout.reply(id, accepted.max_msg_size);
-    let bells = match ringers() {
+    let bells = match bells() {
         Ok(bells) => bells,
         Err(e) => {
-            return refused(Refusal {
-                code: e,
-                answer: false,
-                report: true,
-                why: format!("doorbell ringers: {e}"),
-            })
+            return refused(Refusal { code: e, answer: false, report: true, why: format!("doorbells: {e}") })
         }
     };
-    if let Err(e) = send(sock, &reply.encode(), &[area.as_fd(), bells[0].as_fd(), bells[1].as_fd()]) {
+    let [bell, room] = bells.theirs();
+    if let Err(e) = send(sock, &reply.encode(), &[area.as_fd(), bell, room]) {
         return fail(e, format!("cannot answer the handshake: {e}"));
     }
-    Served::Up(Box::new((Channel::new(tx, rx, peer_bell, peer_room_bell), accepted)))
+    Served::Up(Box::new((Channel::new(tx, rx, peer_bell, peer_room_bell), accepted, bells)))
 }
 
 /// Creates a segment with `layout` and attaches the server's ends: (client → server ring to
@@ -108,11 +148,11 @@ fn map_new(layout: &SegmentLayout) -> Result<(Ring, Ring, std::sync::Arc<Area>)>
     Ok((rx, tx, area))
 }
 
-/// Makes, for one client, the two sockets that ring this side's doorbells (messages; room).
-pub type Ringers<'a> = &'a dyn Fn() -> Result<[OwnedFd; 2]>;
+/// Makes this side's doorbells for one new connection.
+pub type MakeBells<'a> = &'a dyn Fn() -> Result<Bells>;
 
-/// Client side: sends `hello` on a connected socket with this side's doorbells (messages;
-/// room).
+/// Client side: sends `hello` on a connected socket with the peer's ends of this side's
+/// doorbells (messages; room: [`Bells::theirs`]).
 pub fn send_hello(sock: BorrowedFd<'_>, hello: &Hello, bells: [BorrowedFd<'_>; 2]) -> Result<()> {
     send(sock, &hello.encode(), &bells)
 }
@@ -160,8 +200,8 @@ pub fn answer(sock: BorrowedFd<'_>, hello: &Hello) -> Answer {
     }
 }
 
-/// The peer's two doorbells (messages; room): Unix sockets, rung without ever blocking
-/// (`INVALID_VALUE` for anything else).
+/// The peer's two doorbells (messages; room): Unix datagram sockets, rung without ever
+/// blocking (`INVALID_VALUE` for anything else).
 fn peer_bells(fds: Vec<OwnedFd>) -> Result<(Doorbell, Doorbell)> {
     let [bell, room]: [OwnedFd; 2] = fds.try_into().map_err(|_| Error::InvalidValue)?;
     Ok((Doorbell::from_peer(bell)?, Doorbell::from_peer(room)?))
@@ -218,16 +258,16 @@ mod tests {
     #[test]
     fn a_handshake_over_a_socketpair_gives_two_ends_of_one_channel() {
         let (client_sock, server_sock) = socketpair().unwrap();
-        let (cb, sb) = (Doorbell::new().unwrap(), Doorbell::new().unwrap());
-        let cring = cb.ringer().unwrap();
+        let cb = Bells::one().unwrap();
         let h = hello();
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Waiting));
-        send_hello(client_sock.as_fd(), &h, [cring.as_fd(), cring.as_fd()]).unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 42, &|| {
-            Ok([sb.ringer()?, sb.ringer()?])
-        });
+        send_hello(client_sock.as_fd(), &h, cb.theirs()).unwrap();
+        let (cb, _) = cb.keep();
+        let served =
+            serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 42, &Bells::one);
         let Served::Up(up) = served else { panic!("refused") };
-        let (server, accepted) = *up;
+        let (server, accepted, sb) = *up;
+        let (sb, _) = sb.keep();
         assert_eq!(accepted.layout.s2c.nslots, 2);
         let Answer::Up(up) = answer(client_sock.as_fd(), &h) else { panic!("no answer") };
         let (client, reply) = *up;
@@ -244,6 +284,10 @@ mod tests {
         assert!(client.arm_for_data(), "messages wait: do not sleep");
         server.wake_peer();
         assert!(cb.drain(), "the armed client's doorbell was rung");
+        assert!(!server.arm_for_data(), "nothing waits for the server: it may sleep");
+        assert!(client.send(1, 1, |b| b[0] = 9).unwrap());
+        client.wake_peer();
+        assert!(sb.drain(), "the armed server's doorbell was rung, through the end it handed over");
         client.hang_up();
         assert!(server.peer_hung_up());
     }
@@ -253,8 +297,7 @@ mod tests {
     #[test]
     fn a_segment_that_is_not_sealed_against_resizing_is_refused() {
         let (client_sock, server_sock) = socketpair().unwrap();
-        let bell = Doorbell::new().unwrap();
-        let ring = bell.ringer().unwrap();
+        let (_bell, ring) = Doorbell::pair().unwrap();
         let h = hello();
         send_hello(client_sock.as_fd(), &h, [ring.as_fd(), ring.as_fd()]).unwrap();
         let accepted = handshake::accept(&h.encode(), false, 2, &limits(), Occupancy::default()).unwrap();
@@ -273,32 +316,38 @@ mod tests {
         let (_r, pipe) = rustix::pipe::pipe().unwrap();
         let h = hello();
         send_hello(client_sock.as_fd(), &h, [pipe.as_fd(), pipe.as_fd()]).unwrap();
-        let bell = Doorbell::new().unwrap();
-        let ring = bell.ringer().unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &|| {
-            Ok([bell.ringer()?, bell.ringer()?])
-        });
+        let served =
+            serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &Bells::one);
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, answer: false, .. })));
 
+        // A stream socket: its end would read end of file for ever once the peer shut its
+        // own down.
+        let (stream, _other) = socketpair().unwrap();
         let (client_sock, server_sock) = socketpair().unwrap();
-        send_hello(client_sock.as_fd(), &h, [ring.as_fd(), ring.as_fd()]).unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &|| {
-            Ok([pipe.try_clone().map_err(|_| Error::OperatingSystem)?, bell.ringer()?])
-        });
-        assert!(matches!(served, Served::Up(_)), "this test's server hands over a pipe");
+        let bells = Bells::one().unwrap();
+        send_hello(client_sock.as_fd(), &h, [bells.theirs()[0], stream.as_fd()]).unwrap();
+        let served =
+            serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &Bells::one);
+        assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, answer: false, .. })));
+
+        // This test's server hands over a pipe.
+        let (client_sock, server_sock) = socketpair().unwrap();
+        send_hello(client_sock.as_fd(), &h, bells.theirs()).unwrap();
+        let accepted = handshake::accept(&h.encode(), false, 2, &limits(), Occupancy::default()).unwrap();
+        let (_, _, area) = map_new(&accepted.layout).unwrap();
+        let reply = accepted.layout.reply(1, accepted.max_msg_size).encode();
+        send(server_sock.as_fd(), &reply, &[area.as_fd(), pipe.as_fd(), bells.theirs()[0]]).unwrap();
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Broken(Error::InvalidValue, _)));
     }
 
     #[test]
     fn a_refused_client_reads_the_code_and_a_vanished_server_is_lost() {
         let (client_sock, server_sock) = socketpair().unwrap();
-        let bell = Doorbell::new().unwrap();
-        let ring = bell.ringer().unwrap();
+        let bells = Bells::one().unwrap();
         let h = Hello { max_msg_size: 64, ..hello() };
-        send_hello(client_sock.as_fd(), &h, [ring.as_fd(), ring.as_fd()]).unwrap();
-        let served = serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &|| {
-            Ok([bell.ringer()?, bell.ringer()?])
-        });
+        send_hello(client_sock.as_fd(), &h, bells.theirs()).unwrap();
+        let served =
+            serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &Bells::one);
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, report: true, .. })));
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Refused(Error::InvalidValue)));
         drop(server_sock);

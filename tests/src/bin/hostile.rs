@@ -19,8 +19,12 @@
 //!                                 b1:00.0's socket: "refused <code>" or "accepted"
 //! hostile listen-as <uid> <path>  (as root) become uid, listen at <path>, accept one client,
 //!                                 hold it until stdin EOF; prints "listening"
+//! hostile find-bells <pids> <uid> find the abstract socket names of processes <pids> (comma-
+//!                                 separated) in /proc/net/unix, then as <uid> flood each:
+//!                                 "found <n>, flooded <k>"
 //! ```
 
+use std::collections::HashSet;
 use std::io::BufRead;
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::ExitCode;
@@ -34,6 +38,7 @@ use doca_cc::transport::{self, Recv};
 use doca_core::notify::Doorbell;
 use doca_core::{Error, PciAddr};
 use doca_mmap::SharedMem;
+use rustix::net::{AddressFamily, SendFlags, SocketAddrUnix, SocketType};
 
 const HOST: &str = "b1:00.0";
 /// The host function the legacy services of the tests serve.
@@ -72,16 +77,18 @@ thread_local! {
     static LAST: std::cell::Cell<Option<i32>> = const { std::cell::Cell::new(None) };
 }
 
+/// This side's doorbell and the end of it handed to the server.
+type Bell = (Doorbell, OwnedFd);
+
 /// A complete, correct handshake: (socket, segment, reply, this side's doorbell).
-fn handshake(name: &str) -> (OwnedFd, OwnedFd, Reply, Doorbell) {
+fn handshake(name: &str) -> (OwnedFd, OwnedFd, Reply, Bell) {
     handshake_on(connect(name), hello(name, PciAddr::parse(HOST).unwrap()))
 }
 
 /// [`handshake`] with Hello `h` on a socket connected to a server.
-fn handshake_on(sock: OwnedFd, h: Hello) -> (OwnedFd, OwnedFd, Reply, Doorbell) {
-    let bell = Doorbell::new().unwrap();
-    let ring = bell.ringer().unwrap();
-    transport::send(sock.as_fd(), &h.encode(), &[ring.as_fd(), ring.as_fd()]).unwrap();
+fn handshake_on(sock: OwnedFd, h: Hello) -> (OwnedFd, OwnedFd, Reply, Bell) {
+    let bell = Doorbell::pair().unwrap();
+    transport::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]).unwrap();
     let mut buf = [0u8; 512];
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -187,14 +194,14 @@ fn consumer_rings_of(slots: u32) -> (std::sync::Arc<Area>, u32) {
 
 /// Announces consumer `id` with `area`'s rings and `mem` as its memory; false when the
 /// server hung up.
-fn register_consumer(sock: &OwnedFd, bell: &Doorbell, id: u32, area: &Area, mem: &SharedMem) -> bool {
+fn register_consumer(sock: &OwnedFd, bell: &Bell, id: u32, area: &Area, mem: &SharedMem) -> bool {
     register_consumer_of(sock, bell, id, area, mem, 4)
 }
 
 /// [`register_consumer`] announcing `slots` buffers.
 fn register_consumer_of(
     sock: &OwnedFd,
-    bell: &Doorbell,
+    bell: &Bell,
     id: u32,
     area: &Area,
     mem: &SharedMem,
@@ -208,8 +215,7 @@ fn register_consumer_of(
         mem_len: region.len as u64,
         slots,
     };
-    let ring = bell.ringer().unwrap();
-    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), ring.as_fd()]).is_ok()
+    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.1.as_fd()]).is_ok()
 }
 
 fn bad_post(name: &str) -> String {
@@ -261,8 +267,7 @@ fn bells(name: &str) -> String {
 
 fn function(name: &str, pci: &str) -> String {
     let sock = connect(name);
-    let bell = Doorbell::new().unwrap();
-    let ring = bell.ringer().unwrap();
+    let (_bell, ring) = Doorbell::pair().unwrap();
     let h = hello(name, PciAddr::parse(pci).unwrap());
     transport::send(sock.as_fd(), &h.encode(), &[ring.as_fd(), ring.as_fd()]).unwrap();
     match next(&sock) {
@@ -273,6 +278,46 @@ fn function(name: &str, pci: &str) -> String {
         },
         _ => "dropped".into(),
     }
+}
+
+/// The inodes of process `pid`'s sockets (read through `/proc/<pid>/fd`, as its own user).
+fn socket_inodes(pid: &str) -> HashSet<String> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return HashSet::new() };
+    dir.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter_map(|l| Some(l.to_str()?.strip_prefix("socket:[")?.strip_suffix(']')?.to_string()))
+        .collect()
+}
+
+/// Looks for the doorbells of processes `pids` as a stranger would, knowing even which
+/// sockets are theirs: every abstract name in `/proc/net/unix` (readable by every user) of
+/// one of their sockets. Then, as user `uid`, floods each name found until its queue is
+/// full. Prints "found N, flooded K" (names found; names that took a datagram).
+fn find_bells(pids: &str, uid: u32) -> String {
+    let inodes: HashSet<String> = pids.split(',').flat_map(socket_inodes).collect();
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap();
+    let names: Vec<Vec<u8>> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (inode, path) = (f.get(6)?, f.get(7)?);
+            let name = path.strip_prefix('@')?;
+            inodes.contains(*inode).then(|| name.as_bytes().to_vec())
+        })
+        .collect();
+    let uid = rustix::process::Uid::from_raw(uid);
+    rustix::thread::set_thread_res_uid(uid, uid, uid).expect("setresuid");
+    let sock = rustix::net::socket(AddressFamily::UNIX, SocketType::DGRAM, None).unwrap();
+    let mut flooded = 0;
+    for name in &names {
+        let Ok(addr) = SocketAddrUnix::new_abstract_name(name) else { continue };
+        let mut sent = 0;
+        while sent < 100_000 && rustix::net::sendto(&sock, &[1], SendFlags::DONTWAIT, &addr).is_ok() {
+            sent += 1;
+        }
+        flooded += (sent > 0) as usize;
+    }
+    format!("found {}, flooded {flooded}", names.len())
 }
 
 fn listen_as(uid: u32, path: &str) -> String {
@@ -307,6 +352,7 @@ fn main() -> ExitCode {
         "bells" => bells(arg(1)),
         "function" => function(arg(1), arg(2)),
         "listen-as" => listen_as(arg(1).parse().unwrap(), arg(2)),
+        "find-bells" => find_bells(arg(1), arg(2).parse().unwrap()),
         other => {
             eprintln!("hostile: unknown mode {other:?}");
             return ExitCode::FAILURE;
