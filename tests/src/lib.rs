@@ -23,19 +23,30 @@ pub struct Peer {
 impl Peer {
     /// Starts `program` with `args`; its stderr goes to the test's stderr.
     pub fn spawn(program: &str, args: &[&str]) -> Peer {
-        Peer::start(program, args, Stdio::inherit())
+        Peer::start(program, args, Stdio::inherit(), &[])
     }
 
     /// Starts `program` with `args`, its stderr (its log) written to `log`.
     pub fn spawn_logged(program: &str, args: &[&str], log: &std::path::Path) -> Peer {
-        let file =
-            std::fs::File::create(log).unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
-        Peer::start(program, args, Stdio::from(file))
+        Peer::spawn_logged_env(program, args, log, &[])
     }
 
-    fn start(program: &str, args: &[&str], stderr: Stdio) -> Peer {
+    /// [`Peer::spawn_logged`] with environment variables `env` set for the peer alone.
+    pub fn spawn_logged_env(
+        program: &str,
+        args: &[&str],
+        log: &std::path::Path,
+        env: &[(&str, &str)],
+    ) -> Peer {
+        let file =
+            std::fs::File::create(log).unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
+        Peer::start(program, args, Stdio::from(file), env)
+    }
+
+    fn start(program: &str, args: &[&str], stderr: Stdio, env: &[(&str, &str)]) -> Peer {
         let mut child = Command::new(program)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)

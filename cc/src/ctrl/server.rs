@@ -96,6 +96,7 @@ impl ServerState {
                         sock: up.sock,
                         channel: up.channel,
                         state: up.state,
+                        budget: Some(up.budget),
                     };
                     match side.add_link(new) {
                         Ok(conn) => (conn, true),

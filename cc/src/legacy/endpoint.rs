@@ -385,7 +385,7 @@ impl Endpoint {
                 tracing::error!(target: "doca_sdk", "{who}: connection from pid {} failed: {e}", up.pid);
                 continue;
             }
-            st.peers.push(PeerAddr::accepted(&self.id, up.id, up.state, up.sock, up.channel));
+            st.peers.push(PeerAddr::accepted(&self.id, up.id, up.state, up.sock, up.channel, up.budget));
         }
     }
 

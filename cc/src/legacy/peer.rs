@@ -16,6 +16,7 @@ use parking_lot::Mutex;
 
 use crate::proto::handshake::LEGACY_REPLY_DEADLINE;
 use crate::proto::state::ConnState;
+use crate::transport::budget::ConnBudget;
 use crate::transport::channel::Channel;
 use crate::transport::dial::{Dialed, Dialing};
 use crate::transport::{recv, Recv};
@@ -27,8 +28,9 @@ const WHO: &str = "comm channel";
 enum Wire {
     /// The handshake runs (client side).
     Dialing(Dialing<Watched<OwnedFd>>),
-    /// Up: the socket (in the endpoint's control set) and the rings.
-    Up { sock: Watched<OwnedFd>, channel: Channel },
+    /// Up: the socket (in the endpoint's control set), the rings, and (on a service) what
+    /// the connection holds of its peer process's budget.
+    Up { sock: Watched<OwnedFd>, channel: Channel, _budget: Option<Box<ConnBudget>> },
     /// Down: nothing left.
     Gone,
 }
@@ -89,8 +91,9 @@ impl PeerAddr {
         state: ConnState,
         sock: Watched<OwnedFd>,
         channel: Channel,
+        budget: ConnBudget,
     ) -> PeerAddr {
-        PeerAddr::new(owner, id, state, Wire::Up { sock, channel }, false)
+        PeerAddr::new(owner, id, state, Wire::Up { sock, channel, _budget: Some(Box::new(budget)) }, false)
     }
 
     /// A client's service, while the handshake runs.
@@ -210,7 +213,7 @@ impl PeerAddr {
                 Ok(Dialed::Up(up)) => {
                     let (sock, channel, _) = *up;
                     link.state.set(ConnState::Up, &WHO);
-                    link.wire = Wire::Up { sock, channel };
+                    link.wire = Wire::Up { sock, channel, _budget: None };
                 }
                 Ok(Dialed::Refused(e)) => {
                     tracing::error!(target: "doca_sdk", "comm channel: the service refused the connection: {e}");
@@ -262,7 +265,7 @@ impl PeerAddr {
     /// call; this side's calls on the peer answer `CONNECTION_RESET`.
     pub(crate) fn hang_up(&self) {
         let mut link = self.0.link.lock();
-        if let Wire::Up { sock, channel } = &link.wire {
+        if let Wire::Up { sock, channel, .. } = &link.wire {
             channel.hang_up();
             let _ = rustix::net::shutdown(&**sock, rustix::net::Shutdown::Both);
         }
