@@ -83,6 +83,15 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// No limit at all.
+    pub const NONE: Limits = Limits {
+        mem_per_conn: u64::MAX,
+        mem_per_process: u64::MAX,
+        fds_per_conn: u64::MAX,
+        fds_per_process: u64::MAX,
+        fds_all_peers: u64::MAX,
+    };
+
     /// The limits of `topology` (its `cap peer.*` lines, else the defaults) with this
     /// process's `RLIMIT_NOFILE` soft limit. A misspelt `peer.*` line → `INVALID_VALUE`.
     pub fn from_topology(topology: &Topology) -> doca_core::Result<Limits> {
@@ -180,6 +189,12 @@ impl PeerId {
     pub fn pid(&self) -> i32 {
         self.pid
     }
+
+    /// Whether it is this process.
+    pub fn is_this_process(&self) -> bool {
+        static ME: std::sync::OnceLock<Option<PeerId>> = std::sync::OnceLock::new();
+        *ME.get_or_init(|| PeerId::of_pid(std::process::id() as i32).ok()) == Some(*self)
+    }
 }
 
 impl fmt::Display for PeerId {
@@ -258,8 +273,11 @@ impl fmt::Debug for Hold {
 }
 
 impl Account {
-    /// A new account for a connection (or import) of `peer`, under `limits`.
+    /// A new account for a connection (or import) of `peer`, under `limits` — none when the
+    /// peer is this very process (a server and its client in one process, an import of its
+    /// own export): what it holds is counted, never refused.
     pub fn open(peer: PeerId, limits: Limits) -> Account {
+        let limits = if peer.is_this_process() { Limits::NONE } else { limits };
         let mut ledger = LEDGER.lock();
         ledger.get_or_insert_with(Ledger::default).peers.entry(peer).or_default().accounts += 1;
         Account { inner: Arc::new(AccountInner { peer, limits, held: Mutex::new((0, 0)) }) }
@@ -457,6 +475,16 @@ mod tests {
         drop(h);
         assert_eq!(a.held(), (0, 0));
         assert!(c.claim(1 << 20, 0, "x").is_ok(), "given back");
+    }
+
+    #[test]
+    fn this_process_is_not_budgeted_against_itself() {
+        let me = PeerId::of_pid(std::process::id() as i32).unwrap();
+        assert!(me.is_this_process() && !peer(4).is_this_process());
+        let a = Account::open(me, limits());
+        let h = a.claim(1 << 40, 1 << 20, "itself").unwrap();
+        assert_eq!(a.held(), (1 << 40, 1 << 20), "counted");
+        drop(h);
     }
 
     #[test]

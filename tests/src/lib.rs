@@ -273,8 +273,17 @@ pub mod harness {
         pub consumers: Rc<RefCell<Vec<(u64, u32)>>>,
     }
 
-    /// A running server named `name`; with `echo` it sends every message back.
+    /// A running server named `name`; with `echo` it sends every message back. The process
+    /// may use as many descriptors as its hard limit allows (up to 65536), as a server would:
+    /// one peer process may hold a quarter of them (`doca_mmap::budget`), and the tests open
+    /// a hundred connections from one.
     pub fn harness(name: &str, echo: bool) -> Harness {
+        let nofile = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        let want = nofile.maximum.unwrap_or(65536).min(65536);
+        if nofile.current.is_some_and(|c| c < want) {
+            let raised = rustix::process::Rlimit { current: Some(want), maximum: nofile.maximum };
+            let _ = rustix::process::setrlimit(rustix::process::Resource::Nofile, raised);
+        }
         let dev = open_device_with_pci("03:00.0", None).unwrap();
         let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
         let pe = Pe::create().unwrap();

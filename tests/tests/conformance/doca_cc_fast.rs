@@ -290,35 +290,36 @@ fn doca_cc_producer_task_send_alloc_init_get_set_buf_get_set_consumer_id_and_the
     assert_eq!(*sent.borrow(), [Ok(())]);
 }
 
-/// A consumer whose memory is more than the peer maps of this process for one connection
-/// (`cap peer.mem_per_conn`): the peer refuses it (`NO_MEMORY` on the wire) and its start fails
-/// (through the state callback: Starting → Idle); the connection stays up and a consumer
-/// within the budget then runs.
+/// A consumer whose memory is more than the server maps of its client process for one
+/// connection (`cap peer.mem_per_conn` on the server's side): the server refuses it
+/// (`NO_MEMORY` on the wire) and its start fails (Starting → Idle) while the connection stays
+/// up; a consumer within the budget then runs. (The client is another process: a process is
+/// not budgeted against itself.)
 #[test]
-fn doca_cc_consumer_start_beyond_the_peers_budget_fails_with_no_memory() {
+fn doca_cc_consumer_start_beyond_the_peers_budget_fails() {
     let topology = std::env::temp_dir().join(format!("{}.topology", unique("budget")));
     let text = format!("{}\ncap peer.mem_per_conn 1M\n", doca_core::topology::DEFAULT_TOPOLOGY);
     std::fs::write(&topology, text).unwrap();
     doca_tests::in_fresh_process!(&[(doca_core::TOPOLOGY_ENV, Some(topology.to_str().unwrap()))]);
-    let p = pair();
-    let conn = p.client.get_connection().unwrap();
-    let states: Rc<RefCell<Vec<CtxState>>> = Rc::default();
-    let start = |len: usize| {
-        let map = consumer_map(len);
-        let consumer = Consumer::create(&conn, &map).unwrap();
-        p.pe.connect_ctx(&consumer.as_ctx()).unwrap();
-        consumer.task_post_recv_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
-        let seen = states.clone();
-        consumer.as_ctx().set_state_changed_cb(move |_, _, _, next| seen.borrow_mut().push(next)).unwrap();
-        assert_eq!(consumer.as_ctx().start(), Err(Error::InProgress));
-        until(&p.pe, || consumer.as_ctx().state() != CtxState::Starting);
-        (consumer, map)
+    const FP_PEER: &str = env!("CARGO_BIN_EXE_fp_peer");
+    let name = unique("budget");
+    let h = doca_tests::harness::harness(&name, false);
+    let wait = |peer: &doca_tests::Peer| {
+        let mut line = None;
+        doca_tests::harness::until(&h.pe, "the client's consumer", || {
+            line = line.take().or_else(|| peer.try_line());
+            line.is_some()
+        });
+        line.unwrap()
     };
-    let (big, _big_map) = start(2 << 20);
-    assert_eq!(big.as_ctx().state(), CtxState::Idle, "refused by the server");
-    assert_eq!(*states.borrow(), vec![CtxState::Starting, CtxState::Idle]);
-    assert!(conn.is_connected(), "the connection stays up");
-    let (small, _small_map) = start(64 << 10);
-    assert_eq!(small.as_ctx().state(), CtxState::Running);
+    // 2 buffers of 1 MiB: 2 MiB of shared memory.
+    let big = doca_tests::Peer::spawn(FP_PEER, &[&name, "1", "1048576", "2", "shared", "1"]);
+    assert_eq!(wait(&big), "refused connected=true");
+    assert!(h.consumers.borrow().is_empty(), "no new-consumer event");
+    let small = doca_tests::Peer::spawn(FP_PEER, &[&name, "1", "4096", "4", "shared", "1"]);
+    assert!(wait(&small).starts_with("consumers "));
+    assert_eq!(h.consumers.borrow().len(), 1);
+    assert!(h.disconnected.borrow().is_empty(), "both connections stay up");
+    drop((big, small));
     let _ = std::fs::remove_file(&topology);
 }
