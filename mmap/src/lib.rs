@@ -23,11 +23,15 @@
 //! Memory shared with another process can still change under a guard: as on the hardware, a
 //! buffer must not be touched while a task or the peer owns it.
 //!
+//! **Peer budgets** ([`budget`]): what one peer process may make this process map and hold
+//! (memory, descriptors), per connection and per peer process.
+//!
 //! **Shared memory files** ([`memfd`]) are sealed against resizing when created and checked
 //! for the seals when received, so no process can truncate pages another one maps.
 
 #![deny(unsafe_code)]
 
+pub mod budget;
 pub mod memfd;
 mod memory;
 mod mmap;

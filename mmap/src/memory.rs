@@ -6,9 +6,9 @@ use std::fmt;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use doca_core::{fail, peer_fail, Error, Result};
+use doca_core::{fail, Error, Result};
 
-use crate::shm::{Bytes, BytesMut, Region, Segment, Tracker};
+use crate::shm::{Bytes, BytesMut, Region, Segment, Tracker, Window};
 
 /// Page-aligned memory backed by a memfd, so that another process can map the very same
 /// pages: the memory to give a map that will be exported, and the memory of consumers that
@@ -100,40 +100,39 @@ pub struct SharedRegion {
 }
 
 /// Shared memory received from another process, mapped here: bounds-checked copies in and
-/// out. The pages stay mapped while this value lives, whatever the other side does (they
-/// cannot shrink: the memfd is sealed). When the memory is mapped elsewhere in this process
-/// too (the peer runs in the same process), copies go through the same borrow tracker.
+/// out. Only the range asked for is mapped (page-rounded), whatever the size of the file.
+/// The pages stay mapped while this value lives, whatever the other side does (they cannot
+/// shrink: the memfd is sealed). When the memory is mapped elsewhere in this process too (the
+/// peer runs in the same process), copies go through the same borrow tracker.
 pub struct RemoteMem {
-    seg: Segment,
+    win: Window,
     region: Region,
     tracker: Tracker,
 }
 
 impl fmt::Debug for RemoteMem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RemoteMem({} bytes)", self.region.len())
+        write!(f, "RemoteMem({} bytes, {} mapped)", self.region.len(), self.win.mapped_len())
     }
 }
 
 impl RemoteMem {
-    /// Maps a memfd of the shared allocator received from the peer, keeping
-    /// `offset..offset+len` of its data area reachable. Not such a memfd →
-    /// `NOT_FOUND`; a range outside it → `INVALID_VALUE`.
+    /// Maps `offset..offset+len` of the data area of a memfd of the shared allocator
+    /// received from the peer (and nothing else of it). Not such a memfd → `NOT_FOUND`; a
+    /// range outside it → `INVALID_VALUE`. The descriptor is closed once mapped.
     pub fn open(fd: std::os::fd::OwnedFd, offset: usize, len: usize) -> Result<RemoteMem> {
         // Copies only: no borrow is taken through this mapping (see `Borrows::views`).
-        let seg = Segment::open(fd, false)?;
-        if offset.checked_add(len).is_none_or(|end| end > seg.data_len()) || len == 0 {
-            return Err(peer_fail!(
-                Error::InvalidValue,
-                "remote range {offset}+{len} outside the {} shared bytes",
-                seg.data_len()
-            ));
-        }
-        let start = seg.data_ptr().as_ptr().wrapping_add(offset);
-        // SAFETY: in bounds of the data area (checked), mapped while `seg` (owned by self) lives.
-        let region = unsafe { Region::new(NonNull::new_unchecked(start), len, true) };
-        let tracker = seg.tracker(offset);
-        Ok(RemoteMem { seg, region, tracker })
+        let win = Segment::open_window(fd, offset, len)?;
+        // SAFETY: the window maps `len` bytes from its start while `win` (owned by self) lives.
+        let region = unsafe { Region::new(win.start(), len, true) };
+        let tracker = win.tracker(offset);
+        Ok(RemoteMem { win, region, tracker })
+    }
+
+    /// The bytes [`RemoteMem::open`] maps for `offset..offset+len` (page-rounded): what a
+    /// budget charges before opening. `None` when that does not fit in `usize`.
+    pub fn mapped_len(offset: usize, len: usize) -> Option<usize> {
+        crate::shm::window_of(offset, len).map(|(_, l)| l)
     }
 
     /// Length of the range.
@@ -150,7 +149,7 @@ impl RemoteMem {
     /// this process borrows those bytes through another mapping). The peer owns these bytes
     /// too: the caller follows the protocol that says whose turn it is.
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
-        let _ = &self.seg;
+        let _ = &self.win;
         self.tracker.write(&self.region, offset, src)
     }
 

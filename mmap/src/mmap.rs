@@ -108,6 +108,8 @@ struct Import {
     token: [u64; 2],
     from: PciAddr,
     dev: Dev,
+    /// What the import holds of the exporting process's budget (see [`crate::budget`]).
+    _budget: crate::budget::Hold,
 }
 
 impl Import {
@@ -574,12 +576,25 @@ impl Mmap {
                 "mmap create_from_export: {dev:?} cannot import (topology: cap mmap.create_from_export_pci 0)"
             );
         }
+        let budget = Mmap::import_budget(&d, dev)?;
         let seg = Arc::new(Segment::open_remote(d.pid, d.fd, d.slot, d.token)?);
+        if seg.data_len() as u64 != d.len {
+            bail!(
+                Error::NotFound,
+                "mmap create_from_export: the memory is not the one exported (forged descriptor)"
+            );
+        }
         let Some(s) = seg.header().slots.get(d.slot) else {
             bail!(Error::InvalidValue, "mmap export descriptor names slot {} of {MAX_EXPORTS}", d.slot);
         };
-        let import =
-            Import { seg: seg.clone(), slot: d.slot, token: d.token, from: d.from, dev: dev.clone() };
+        let import = Import {
+            seg: seg.clone(),
+            slot: d.slot,
+            token: d.token,
+            from: d.from,
+            dev: dev.clone(),
+            _budget: budget,
+        };
         if !import.live()
             || s.offset.load(Ordering::Relaxed) != d.offset
             || s.len.load(Ordering::Relaxed) != d.len
@@ -602,6 +617,21 @@ impl Mmap {
         map.inner.user_data.store(user_data.unwrap_or_default().as_u64(), Ordering::Relaxed);
         tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes exported by {} (pid {})", d.from, d.pid);
         Ok(map)
+    }
+
+    /// Charges what importing `d` maps (its header page and data, and the descriptor kept)
+    /// to the exporting process's budget (`peer.mem_per_conn` per import,
+    /// `peer.mem_per_process` for the exporter): `NO_MEMORY` beyond, before anything is
+    /// mapped; `NOT_FOUND` when the exporter is gone.
+    fn import_budget(d: &Desc, dev: &Dev) -> Result<crate::budget::Hold> {
+        use crate::budget::{Account, Limits, PeerId};
+        let limits = Limits::from_topology(dev.as_devinfo().topology())?;
+        let exporter = PeerId::of_pid(d.pid as i32)
+            .map_err(|e| fail!(e, "mmap create_from_export: exporting process {} is gone", d.pid))?;
+        let page = crate::shm::page_size() as u64;
+        let bytes = d.len.div_ceil(page).saturating_add(1).saturating_mul(page);
+        let account = Account::open(exporter, limits);
+        account.claim(bytes, 1, "mmap import").map_err(|r| fail!(r.code, "mmap create_from_export: {r}"))
     }
 
     /// For a map from export: the exporting device's PCI address.

@@ -65,6 +65,95 @@ fn round_up(n: usize, to: usize) -> Option<usize> {
     n.checked_add(to - 1).map(|v| v / to * to)
 }
 
+/// Where a window on bytes `offset..offset+len` of a segment's data area is mapped from:
+/// (file offset, length), both page-aligned; `None` when that does not fit in `usize`.
+pub(crate) fn window_of(offset: usize, len: usize) -> Option<(usize, usize)> {
+    let page = page_size();
+    let start = offset.checked_add(page)?;
+    let map_off = start / page * page;
+    Some((map_off, round_up(start.checked_add(len)?, page)? - map_off))
+}
+
+/// Counts `bytes` more of others' memory mapped here (`NO_MEMORY` beyond
+/// [`FROM_ELSEWHERE_MAX`]); the caller gives them back when it unmaps.
+fn reserve_from_elsewhere(bytes: usize) -> Result<()> {
+    let reserved = FROM_ELSEWHERE.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+        used.checked_add(bytes).filter(|&n| n <= FROM_ELSEWHERE_MAX)
+    });
+    match reserved {
+        Ok(_) => Ok(()),
+        Err(used) => Err(peer_fail!(
+            Error::NoMemory,
+            "shared memory of {bytes} bytes from elsewhere: this process maps {used} bytes of others' memory already (at most {FROM_ELSEWHERE_MAX})"
+        )),
+    }
+}
+
+/// Checks a segment received from elsewhere without mapping it (seals, size, magic and
+/// header read with `pread`) and returns the data length its header announces: `NOT_FOUND`
+/// when it is not one of ours.
+fn received_data_len(fd: &OwnedFd) -> Result<usize> {
+    let file_len = check_sealed(fd, None)
+        .map_err(|e| peer_fail!(Error::NotFound, "not a doca-emu shared memory segment ({})", e.name()))?;
+    let page = page_size();
+    if file_len < page * 2 || file_len % page != 0 {
+        return Err(peer_fail!(Error::NotFound, "not a doca-emu shared memory segment (size {file_len})"));
+    }
+    let mut head = [0u8; 16];
+    let n = rustix::io::pread(fd, &mut head, 0).map_err(|e| os("pread", e))?;
+    let word = |i: usize| u64::from_ne_bytes(head[i..i + 8].try_into().expect("8 bytes"));
+    if n != head.len() || word(0) != MAGIC {
+        return Err(peer_fail!(Error::NotFound, "not a doca-emu shared memory segment (bad magic)"));
+    }
+    let data_len = usize::try_from(word(8)).unwrap_or(usize::MAX);
+    if data_len == 0 || data_len > file_len - page {
+        return Err(peer_fail!(Error::NotFound, "corrupt doca-emu shared memory segment header"));
+    }
+    Ok(data_len)
+}
+
+/// A mapping of part of a segment's data area received from elsewhere (see
+/// [`Segment::open_window`]), unmapped on drop. Its file descriptor is not kept.
+pub(crate) struct Window {
+    base: NonNull<u8>,
+    map_len: usize,
+    /// Where the window's first byte is, from `base`.
+    skip: usize,
+    /// The borrow tracker of the memory (set once mapped).
+    borrows: Option<Arc<Borrows>>,
+}
+
+// SAFETY: as for `Segment`: plain shared memory, reached through bounds-checked copies.
+unsafe impl Send for Window {}
+// SAFETY: as above.
+unsafe impl Sync for Window {}
+
+impl Window {
+    /// The first byte of the range asked for.
+    pub(crate) fn start(&self) -> NonNull<u8> {
+        // SAFETY: `skip` < `map_len` (the range is not empty and lies in the mapping).
+        unsafe { NonNull::new_unchecked(self.base.as_ptr().add(self.skip)) }
+    }
+
+    /// Bytes mapped (page-rounded).
+    pub(crate) fn mapped_len(&self) -> usize {
+        self.map_len
+    }
+
+    /// The tracker of bytes `base..` of the data area.
+    pub(crate) fn tracker(&self, base: usize) -> Tracker {
+        Tracker { borrows: self.borrows.clone().expect("set when mapped"), base }
+    }
+}
+
+impl Drop for Window {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `open_window`; every borrow of it is tied to `&self`.
+        let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.map_len) };
+        FROM_ELSEWHERE.fetch_sub(self.map_len, Ordering::Relaxed);
+    }
+}
+
 /// A mapping of a whole segment (header page + data), unmapped on drop.
 pub(crate) struct Segment {
     fd: OwnedFd,
@@ -115,27 +204,15 @@ impl Segment {
     }
 
     /// Maps a segment received from elsewhere, after checking its seals, size and magic
-    /// (`NOT_FOUND` when it is not one of ours: it cannot shrink under the mapping). `view`:
-    /// bytes will be borrowed through it (false: only copied in and out, see
-    /// [`Borrows::views`]).
+    /// (`NOT_FOUND` when it is not one of ours: it cannot shrink under the mapping): its
+    /// header page and the data its header announces, not the rest of the file (a peer's
+    /// sparse memfd may be far larger). `view`: bytes will be borrowed through it (false:
+    /// only copied in and out, see [`Borrows::views`]).
     pub(crate) fn open(fd: OwnedFd, view: bool) -> Result<Segment> {
-        let map_len = check_sealed(&fd, None).map_err(|e| {
-            peer_fail!(Error::NotFound, "not a doca-emu shared memory segment ({})", e.name())
-        })?;
+        let data_len = received_data_len(&fd)?;
         let page = page_size();
-        if map_len < page * 2 || map_len % page != 0 {
-            return Err(peer_fail!(Error::NotFound, "not a doca-emu shared memory segment (size {map_len})"));
-        }
-        let reserved = FROM_ELSEWHERE.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-            used.checked_add(map_len).filter(|&n| n <= FROM_ELSEWHERE_MAX)
-        });
-        if reserved.is_err() {
-            return Err(peer_fail!(
-                Error::NoMemory,
-                "shared memory of {map_len} bytes from elsewhere: this process maps {} bytes of others' memory already (at most {FROM_ELSEWHERE_MAX})",
-                FROM_ELSEWHERE.load(Ordering::Relaxed)
-            ));
-        }
+        let map_len = page + round_up(data_len, page).expect("within the file's size");
+        reserve_from_elsewhere(map_len)?;
         let mut seg = match Segment::map(fd, map_len, 0, view) {
             Ok(seg) => seg,
             Err(e) => {
@@ -144,15 +221,53 @@ impl Segment {
             }
         };
         seg.received = true; // given back when `seg` drops, on every path from here
-        if seg.header().magic.load(Ordering::Acquire) != MAGIC {
-            return Err(peer_fail!(Error::NotFound, "not a doca-emu shared memory segment (bad magic)"));
-        }
-        let data_len = seg.header().data_len.load(Ordering::Relaxed) as usize;
-        if data_len == 0 || data_len > map_len - page {
-            return Err(peer_fail!(Error::NotFound, "corrupt doca-emu shared memory segment header"));
-        }
         seg.data_len = data_len;
         Ok(seg)
+    }
+
+    /// Maps bytes `offset..offset+len` of the data area of a segment received from
+    /// elsewhere (page-rounded), and nothing else of it: copies only, no borrow is taken
+    /// through it. Not one of our segments → `NOT_FOUND`; a range outside its data (or empty)
+    /// → `INVALID_VALUE`.
+    pub(crate) fn open_window(fd: OwnedFd, offset: usize, len: usize) -> Result<Window> {
+        let data_len = received_data_len(&fd)?;
+        if len == 0 || offset.checked_add(len).is_none_or(|end| end > data_len) {
+            return Err(peer_fail!(
+                Error::InvalidValue,
+                "remote range {offset}+{len} outside the {data_len} shared bytes"
+            ));
+        }
+        let page = page_size();
+        let (map_off, map_len) = window_of(offset, len).expect("within the file's size");
+        reserve_from_elsewhere(map_len)?;
+        // SAFETY: a fresh shared mapping of a file we hold; no existing memory is affected.
+        let ptr = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::SHARED,
+                &fd,
+                map_off as u64,
+            )
+        };
+        let base = match ptr.map(|p| NonNull::new(p.cast::<u8>())) {
+            Ok(Some(base)) => base,
+            other => {
+                FROM_ELSEWHERE.fetch_sub(map_len, Ordering::Relaxed);
+                return Err(match other {
+                    Err(rustix::io::Errno::NOMEM) => {
+                        fail!(Error::NoMemory, "mmap of {map_len} bytes: not enough memory")
+                    }
+                    Err(e) => os("mmap", e),
+                    Ok(_) => fail!(Error::OperatingSystem, "mmap gave null"),
+                });
+            }
+        };
+        let mut win = Window { base, map_len, skip: page + offset - map_off, borrows: None };
+        // (`win` unmaps and gives the bytes back on every path from here.)
+        win.borrows = Some(tracker_of(&fd)?);
+        Ok(win)
     }
 
     /// Opens the segment another process holds as its fd `fd` (through `/proc`), where slot
@@ -807,16 +922,48 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
 
+    /// A sealed memfd of `file_len` bytes whose header announces `data_len` bytes of data.
+    fn forged(file_len: usize, data_len: usize) -> OwnedFd {
+        let fd = create_sealed("budget-test", file_len).unwrap();
+        rustix::io::pwrite(&fd, &MAGIC.to_ne_bytes(), 0).unwrap();
+        rustix::io::pwrite(&fd, &(data_len as u64).to_ne_bytes(), 8).unwrap();
+        fd
+    }
+
     /// A peer hands over a (sparse) segment bigger than what this process may map of others'
     /// memory: refused with `NO_MEMORY` before it is mapped; one within it is counted.
     #[test]
     fn memory_from_elsewhere_beyond_the_budget_is_refused_unmapped() {
-        let huge = create_sealed("budget-test", FROM_ELSEWHERE_MAX + 2 * page_size()).unwrap();
+        let huge = forged(FROM_ELSEWHERE_MAX + 2 * page_size(), FROM_ELSEWHERE_MAX + page_size());
         assert_eq!(Segment::open(huge, false).err(), Some(Error::NoMemory));
         let mine = Segment::create(4096).unwrap();
         let fd = mine.fd.try_clone().unwrap();
         let theirs = Segment::open(fd, false).unwrap();
         assert!(FROM_ELSEWHERE.load(Ordering::Relaxed) >= theirs.map_len);
+    }
+
+    /// Only what is announced is mapped: a segment's header page and the data its header
+    /// announces (not the rest of a sparse 1 TiB file), and for a window the page-rounded
+    /// range asked for.
+    #[test]
+    fn only_the_announced_bytes_of_a_huge_sparse_segment_are_mapped() {
+        let page = page_size();
+        let seg = Segment::open(forged(1 << 40, 4096), false).unwrap();
+        assert_eq!((seg.map_len, seg.data_len()), (2 * page, 4096));
+
+        let fd = forged(1 << 40, (1 << 40) - page);
+        let at = 1 << 39;
+        rustix::io::pwrite(&fd, b"far away", (page + at + 100) as u64).unwrap();
+        let win = Segment::open_window(fd.try_clone().unwrap(), at + 100, 8).unwrap();
+        assert_eq!(win.mapped_len(), page, "one page of a terabyte");
+        let mut got = [0u8; 8];
+        // SAFETY: the window maps these 8 bytes while it lives.
+        unsafe { std::ptr::copy_nonoverlapping(win.start().as_ptr(), got.as_mut_ptr(), 8) };
+        assert_eq!(&got, b"far away");
+        let across = Segment::open_window(fd.try_clone().unwrap(), page - 4, 8).unwrap();
+        assert_eq!(across.mapped_len(), 2 * page, "a range across a page boundary");
+        assert_eq!(window_of(page - 4, 8), Some((page, 2 * page)));
+        assert_eq!(Segment::open_window(fd, (1 << 40) - page, 1).err(), Some(Error::InvalidValue));
     }
 
     /// Copies into memory that only a copy-only mapping (`RemoteMem`) reaches take no lock. A

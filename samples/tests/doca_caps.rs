@@ -28,6 +28,7 @@ fn lists_the_default_devices_and_representors() {
     assert!(out.contains("Topology: embedded default"), "{out}");
     assert!(out.contains("cc.max_msg_size                 4080"), "{out}");
     assert!(out.contains("cc server                       supported"), "{out}");
+    assert!(out.contains("peer.mem_per_conn               4294967296"), "the peer budgets: {out}");
 
     let (ok, out, _) = doca_caps(&["-p", "b1:00.1"], None);
     assert!(ok);

@@ -23,19 +23,30 @@ pub struct Peer {
 impl Peer {
     /// Starts `program` with `args`; its stderr goes to the test's stderr.
     pub fn spawn(program: &str, args: &[&str]) -> Peer {
-        Peer::start(program, args, Stdio::inherit())
+        Peer::start(program, args, Stdio::inherit(), &[])
     }
 
     /// Starts `program` with `args`, its stderr (its log) written to `log`.
     pub fn spawn_logged(program: &str, args: &[&str], log: &std::path::Path) -> Peer {
-        let file =
-            std::fs::File::create(log).unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
-        Peer::start(program, args, Stdio::from(file))
+        Peer::spawn_logged_env(program, args, log, &[])
     }
 
-    fn start(program: &str, args: &[&str], stderr: Stdio) -> Peer {
+    /// [`Peer::spawn_logged`] with environment variables `env` set for the peer alone.
+    pub fn spawn_logged_env(
+        program: &str,
+        args: &[&str],
+        log: &std::path::Path,
+        env: &[(&str, &str)],
+    ) -> Peer {
+        let file =
+            std::fs::File::create(log).unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
+        Peer::start(program, args, Stdio::from(file), env)
+    }
+
+    fn start(program: &str, args: &[&str], stderr: Stdio, env: &[(&str, &str)]) -> Peer {
         let mut child = Command::new(program)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -262,8 +273,17 @@ pub mod harness {
         pub consumers: Rc<RefCell<Vec<(u64, u32)>>>,
     }
 
-    /// A running server named `name`; with `echo` it sends every message back.
+    /// A running server named `name`; with `echo` it sends every message back. The process
+    /// may use as many descriptors as its hard limit allows (up to 65536), as a server would:
+    /// one peer process may hold a quarter of them (`doca_mmap::budget`), and the tests open
+    /// a hundred connections from one.
     pub fn harness(name: &str, echo: bool) -> Harness {
+        let nofile = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        let want = nofile.maximum.unwrap_or(65536).min(65536);
+        if nofile.current.is_some_and(|c| c < want) {
+            let raised = rustix::process::Rlimit { current: Some(want), maximum: nofile.maximum };
+            let _ = rustix::process::setrlimit(rustix::process::Resource::Nofile, raised);
+        }
         let dev = open_device_with_pci("03:00.0", None).unwrap();
         let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
         let pe = Pe::create().unwrap();

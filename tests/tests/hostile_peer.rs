@@ -11,6 +11,40 @@ use doca_tests::Peer;
 
 const HOSTILE: &str = env!("CARGO_BIN_EXE_hostile");
 const CC_PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
+const FP_PEER: &str = env!("CARGO_BIN_EXE_fp_peer");
+
+/// What this test process logs (every test's, together), for tests that look for a line.
+static LOG: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+
+struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        LOG.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Starts capturing this process's log (warnings and errors) into [`LOG`].
+fn capture_log() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        tracing_subscriber::fmt()
+            .with_writer(|| LogWriter)
+            .with_ansi(false)
+            .with_max_level(tracing::Level::WARN)
+            .init();
+    });
+}
+
+/// The log lines captured so far that contain `needle`.
+fn log_lines_with(needle: &str) -> Vec<String> {
+    let text = String::from_utf8_lossy(&LOG.lock().unwrap()).into_owned();
+    text.lines().filter(|l| l.contains(needle)).map(str::to_string).collect()
+}
 
 fn unique(tag: &str) -> String {
     format!("hostile-{tag}-{}", std::process::id())
@@ -218,7 +252,11 @@ fn a_flood_of_garbage_costs_one_log_line_a_second_not_one_per_packet() {
 fn a_server_out_of_file_descriptors_rests_and_serves_again() {
     let name = unique("nofile");
     let log = std::env::temp_dir().join(format!("hostile-{name}.log"));
-    let server = Peer::spawn_logged(CC_PEER, &["server", &name, "--nofile", "24"], &log);
+    // The peer budgets off (one peer may take every descriptor): the server runs out.
+    let topology = std::env::temp_dir().join(format!("hostile-{name}.topology"));
+    std::fs::write(&topology, format!("{}\ncap peer.fds_per_process_pct 1000\ncap peer.fds_per_conn_pct 1000\ncap peer.fd_reserve_pct 0\n", doca_core::topology::DEFAULT_TOPOLOGY)).unwrap();
+    let env = [(doca_core::TOPOLOGY_ENV, topology.to_str().unwrap())];
+    let server = Peer::spawn_logged_env(CC_PEER, &["server", &name, "--nofile", "24"], &log, &env);
     assert_eq!(server.line(), "running");
     let mut hostile = Peer::spawn(HOSTILE, &["silent", &name, "60"]);
     let dropped = hostile.line();
@@ -238,6 +276,117 @@ fn a_server_out_of_file_descriptors_rests_and_serves_again() {
     let lines = text.lines().filter(|l| l.contains("out of file descriptors")).count();
     assert!((1..=10).contains(&lines), "{lines} lines about running out of descriptors:\n{text}");
     let _ = std::fs::remove_file(&log);
+    let _ = std::fs::remove_file(&topology);
+}
+
+/// One process opens connection after connection (each handing over its doorbells, each
+/// costing the server its socket, their doorbells, a segment…) to a server limited to 256
+/// descriptors: beyond its share (a quarter) it is refused with `FULL` and a log line naming
+/// it, and an honest client from another process is still served. (Without the budget it
+/// took every descriptor: honest clients were not even accepted.)
+#[test]
+fn one_process_cannot_take_the_descriptors_honest_clients_need() {
+    let name = unique("fds");
+    let log = std::env::temp_dir().join(format!("hostile-{name}.log"));
+    let server = Peer::spawn_logged(CC_PEER, &["server", &name, "--nofile", "256"], &log);
+    assert_eq!(server.line(), "running");
+    let mut hostile = Peer::spawn(HOSTILE, &["conns", &name, "96"]);
+    let line = hostile.line();
+    let mut client = Peer::spawn(CC_PEER, &["client", &name, "echo", "3", "9"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !client.exited() {
+        assert!(std::time::Instant::now() < deadline, "the honest client was not served");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(client.finish(), "the honest client was served while the hostile one holds its share ({line})");
+    let words: Vec<&str> = line.split(' ').collect();
+    let (accepted, refused): (usize, usize) = (words[1].parse().unwrap(), words[3].parse().unwrap());
+    assert!(accepted >= 1 && refused >= 1 && accepted + refused == 96, "{line}");
+    assert_eq!(words[4], "DOCA_ERROR_FULL", "{line}");
+    // Its share: 25 % of 256 descriptors, CONN_FDS per connection.
+    assert!(accepted as u64 <= 64 / doca_cc::transport::budget::CONN_FDS, "{line}");
+    let pid = format!("pid {}", hostile.pid());
+    hostile.send("bye");
+    assert!(hostile.finish());
+    assert!(server.finish());
+    let text = log_of(&log);
+    let lines = text.lines().filter(|l| l.contains(&pid) && l.contains("peer.fds_per_process_pct")).count();
+    assert!((1..=10).contains(&lines), "{lines} lines naming {pid} and its budget:\n{text}");
+    let _ = std::fs::remove_file(&log);
+}
+
+/// A peer announces a consumer over a sparse memfd of almost 16 TiB (the whole of what this
+/// process maps of others' memory): that consumer is refused (`NO_MEMORY`, with a line naming
+/// the peer and the budget) and its connection stays; an honest client in another process
+/// then announces a consumer, which runs and receives. (Before the budget the huge one was
+/// mapped, and the honest one was refused as a peer that "broke the protocol".)
+#[test]
+fn a_consumer_over_a_huge_sparse_memfd_is_refused_and_honest_consumers_are_still_served() {
+    use doca_buf::Inventory;
+    use doca_cc::{Producer, ProducerSendTask};
+    use doca_mmap::Mmap;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    capture_log();
+    let name = unique("huge");
+    let h = harness(&name, true);
+    // Its segment (data and header page) is then one page short of 16 TiB.
+    let bytes = (16usize << 40) - 2 * 4096;
+    let mut hostile = Peer::spawn(HOSTILE, &["huge-consumer", &name, &bytes.to_string()]);
+    let refused = verdict(&h, &hostile);
+    let honest = Peer::spawn(FP_PEER, &[&name, "1", "4096", "4", "shared", "1"]);
+    let mut line = None;
+    until(&h.pe, "the honest consumer", || {
+        line = line.take().or_else(|| honest.try_line());
+        line.is_some()
+    });
+    let line = line.unwrap();
+    assert!(line.starts_with("consumers "), "{line}");
+    let (conn_id, id) = *h.consumers.borrow().last().expect("the honest consumer's event");
+    let conn = h.server.connections().into_iter().find(|c| c.id() == conn_id).unwrap();
+    let producer = Producer::create(&conn).unwrap();
+    h.pe.connect_ctx(&producer.as_ctx()).unwrap();
+    let done: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+    let (ok, err) = (done.clone(), done.clone());
+    producer
+        .task_send_set_conf(
+            move |t: ProducerSendTask, _, _| ok.borrow_mut().push(t.status()),
+            move |t: ProducerSendTask, _, _| err.borrow_mut().push(t.status()),
+            1,
+        )
+        .unwrap();
+    producer.as_ctx().start().unwrap();
+    let mut msg = vec![0u8; 4096];
+    doca_tests::bulk::fill(&mut msg, 1, 0);
+    let src = Mmap::create().unwrap();
+    src.set_memrange(msg).unwrap();
+    src.start().unwrap();
+    let inv = Inventory::create(1).unwrap();
+    inv.start().unwrap();
+    let buf = inv.buf_get_data_at(&src, 0, 4096).unwrap();
+    producer.task_send_alloc_init(&buf, id).unwrap().submit().map_err(|r| r.error).unwrap();
+    let mut got = None;
+    until(&h.pe, "the honest consumer's receipt", || {
+        got = got.take().or_else(|| honest.try_line());
+        got.is_some()
+    });
+    assert!(got.unwrap().starts_with("ok 4096"), "the honest consumer received the message");
+    assert_eq!(*done.borrow(), vec![Ok(())]);
+    assert_eq!(refused, "refused DOCA_ERROR_NO_MEMORY");
+    assert_eq!(h.consumers.borrow().len(), 1, "no new-consumer event for the refused one");
+    assert!(h.disconnected.borrow().is_empty(), "both connections stay up");
+    let pid = format!("pid {}", hostile.pid());
+    let lines = log_lines_with(&pid);
+    assert!(
+        lines.iter().any(|l| l.contains("peer.mem_per_conn")),
+        "no line names {pid} and its budget: {lines:?}"
+    );
+    assert!(log_lines_with("broke the protocol")
+        .iter()
+        .all(|l| !l.contains(&format!("pid {}", honest.pid()))));
+    hostile.send("bye");
+    drop((buf, inv, producer, honest));
 }
 
 /// A consumer of the peer posts a buffer outside the memory it shared: the send to it fails

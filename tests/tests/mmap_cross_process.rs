@@ -90,3 +90,26 @@ fn a_dead_exporter_leaves_a_stale_descriptor() {
     assert_eq!(buf.data_len(), Ok(8));
     buf.dec_refcount().unwrap();
 }
+
+/// A process exports more memory than one import may map (`peer.mem_per_conn`, 4 GiB by
+/// default; sparse: it costs nothing until touched): the importing process refuses it with
+/// `NO_MEMORY` before mapping anything, and still imports a small export of the same process.
+#[test]
+fn an_import_beyond_the_budget_for_its_exporter_is_refused_before_it_is_mapped() {
+    let host = open_device_with_pci("b1:00.0", None).unwrap();
+    let export = |len: usize| {
+        let map = Mmap::create().unwrap();
+        map.set_memrange(SharedMem::alloc(len).unwrap()).unwrap();
+        map.set_permissions(AccessFlags::PCI_READ_WRITE | AccessFlags::LOCAL_READ_WRITE).unwrap();
+        map.add_dev(&host).unwrap();
+        map.start().unwrap();
+        let desc = map.export_pci(&host).unwrap();
+        (map, desc)
+    };
+    let (_big, big) = export(5 << 30);
+    let (_small, small) = export(1 << 20);
+    let mut peer = Peer::spawn(PEER, &[]);
+    assert_eq!(peer.ask(&format!("import {}", to_hex(&big))), "err DOCA_ERROR_NO_MEMORY");
+    assert_eq!(peer.ask(&format!("import {}", to_hex(&small))), "ok");
+    assert_eq!(peer.ask("write 0 still served"), "ok");
+}

@@ -23,6 +23,7 @@ pub(crate) mod registry;
 pub(crate) use owner::ThreadBound;
 pub(crate) use registry::Registry;
 
+use crate::transport::budget::ConnBudget;
 use crate::transport::ring::Signal;
 
 /// `enum doca_cc_counter`.
@@ -134,12 +135,13 @@ impl fmt::Debug for Connection {
 
 impl Connection {
     /// A connection that is up, owned by `owner`. `sock` is a duplicate of its socket for
-    /// fast-path control packets from any thread, with the signal that announces them.
+    /// fast-path control packets from any thread, with the signal that announces them;
+    /// `budget` what the connection holds of its peer process's budget.
     pub(crate) fn new(
         id: u64,
         is_server: bool,
         owner: Owner,
-        peer_pid: i32,
+        (peer_pid, budget): (i32, Option<ConnBudget>),
         dev: Dev,
         sock: Option<(OwnedFd, Signal)>,
     ) -> Result<Connection> {
@@ -156,6 +158,7 @@ impl Connection {
                 fast: Registry::new(
                     is_server,
                     sock,
+                    budget,
                     (
                         crate::caps::get(dev.as_devinfo(), &crate::caps::MAX_CONSUMERS)?,
                         crate::caps::get(dev.as_devinfo(), &crate::caps::MAX_FAST_PATH_TASKS)?,

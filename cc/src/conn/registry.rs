@@ -7,9 +7,12 @@
 //!
 //! ```text
 //! consumer side                               producer side (the connection's owner reads)
-//!   NewConsumer{id, memory, slots} + fds ──▶  map the consumer's rings and memory
+//!   NewConsumer{id, memory, slots} + fds ──▶  charge the peer's budget, map the consumer's
+//!                                            rings and the announced range of its memory
 //!                                       ◀──  ConsumerAck{id} + the peer's end of this side's fast-path doorbell
 //!   (consumer Running)                        new-consumer event
+//!                                       ◀──  or ConsumerRefused{id, code}: beyond the budget
+//!   (start fails with the code)               (or short of memory here): one log line
 //!   ConsumerGone{id}                    ──▶  unmap; sends waiting for it fail; expired event
 //! ```
 //!
@@ -18,11 +21,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use doca_core::notify::Doorbell;
 use doca_core::{fail, Error, Result};
+use doca_mmap::budget::Hold;
 use doca_mmap::RemoteMem;
 use parking_lot::Mutex;
 
@@ -30,6 +34,7 @@ use super::FastPathStats;
 use crate::proto::layout::{KIND_DONE, KIND_POST};
 use crate::proto::records::{ring_slots, segment_len, DONE_LEN, POST_LEN};
 use crate::proto::Ctrl;
+use crate::transport::budget::{is_shortage, ConnBudget, CONSUMER_FDS};
 use crate::transport::lane_lock::LaneLock;
 use crate::transport::ring::{Area, End, Ring, Signal};
 use crate::transport::send;
@@ -40,6 +45,8 @@ pub(crate) struct LocalConsumer {
     /// The peer side's fast-path doorbell (from its acknowledgement): rung after posting when
     /// the peer's producers sleep.
     pub(crate) peer_bell: OnceLock<Doorbell>,
+    /// The peer refused the consumer: the DOCA code (0 while it did not).
+    pub(crate) refused: AtomicI32,
 }
 
 /// A consumer of the peer, mapped here for this side's producers.
@@ -52,25 +59,74 @@ pub(crate) struct RemoteConsumer {
     pub(crate) lanes: LaneLock<Lanes>,
     pub(crate) bell: Doorbell,
     pub(crate) alive: AtomicBool,
+    /// What it holds of the peer process's budget (given back when it is unmapped).
+    _budget: Option<Hold>,
+}
+
+/// Why a consumer of the peer was not mapped.
+enum NotMapped {
+    /// The peer's fault (the connection closes).
+    Broken(Error),
+    /// Beyond the peer's budget or short of memory here: that consumer is refused, the
+    /// connection goes on.
+    Refused(Error, String),
 }
 
 impl RemoteConsumer {
-    /// Maps what a `NewConsumer` packet brought.
+    /// Charges `budget` for what a `NewConsumer` packet brought, then maps it: its rings and
+    /// the announced range of its memory.
     fn open(
-        id: u32,
-        one_copy: bool,
-        mem_offset: u64,
-        mem_len: u64,
+        (id, one_copy): (u32, bool),
+        (mem_offset, mem_len): (u64, u64),
         slots: u32,
         fds: Vec<OwnedFd>,
+        budget: Option<&ConnBudget>,
+    ) -> std::result::Result<RemoteConsumer, NotMapped> {
+        let [seg, mem, bell]: [OwnedFd; 3] =
+            fds.try_into().map_err(|_| NotMapped::Broken(Error::InvalidValue))?;
+        let (len, comp_at) = segment_len(slots).ok_or(NotMapped::Broken(Error::InvalidValue))?;
+        let (mem_offset, mem_len) = (mem_offset as usize, mem_len as usize);
+        let mapped =
+            RemoteMem::mapped_len(mem_offset, mem_len).ok_or(NotMapped::Broken(Error::InvalidValue))?;
+        let hold = match budget {
+            Some(b) => {
+                let what = format!("consumer {id}");
+                let bytes = (len as u64).saturating_add(mapped as u64);
+                Some(
+                    b.account()
+                        .claim(bytes, CONSUMER_FDS, &what)
+                        .map_err(|r| NotMapped::Refused(r.code, r.why))?,
+                )
+            }
+            None => None,
+        };
+        let broken = |e: Error| {
+            if is_shortage(e) {
+                NotMapped::Refused(e, format!("consumer {id}: cannot map it here ({})", e.name()))
+            } else {
+                NotMapped::Broken(e)
+            }
+        };
+        let rings = (slots, len, comp_at);
+        let mut rc = RemoteConsumer::map(id, one_copy, (mem_offset, mem_len), rings, [seg, mem, bell])
+            .map_err(broken)?;
+        rc._budget = hold;
+        Ok(rc)
+    }
+
+    /// Maps a consumer's rings and memory.
+    fn map(
+        id: u32,
+        one_copy: bool,
+        (mem_offset, mem_len): (usize, usize),
+        (slots, len, comp_at): (u32, usize, usize),
+        [seg, mem, bell]: [OwnedFd; 3],
     ) -> Result<RemoteConsumer> {
-        let [seg, mem, bell]: [OwnedFd; 3] = fds.try_into().map_err(|_| Error::InvalidValue)?;
-        let (len, comp_at) = segment_len(slots).ok_or(Error::InvalidValue)?;
         let area = Area::open(seg, len)?;
         let n = ring_slots(slots);
         let post = Ring::attach_sequenced(&area, 0, n, POST_LEN, End::Consumer, KIND_POST)?;
         let comp = Ring::attach_sequenced(&area, comp_at, n, DONE_LEN, End::Producer, KIND_DONE)?;
-        let mem = RemoteMem::open(mem, mem_offset as usize, mem_len as usize)?;
+        let mem = RemoteMem::open(mem, mem_offset, mem_len)?;
         Ok(RemoteConsumer {
             id,
             one_copy,
@@ -78,6 +134,7 @@ impl RemoteConsumer {
             lanes: LaneLock::new(Lanes { post, done: comp, sends: 0, bytes: 0 }),
             bell: Doorbell::from_peer(bell)?,
             alive: AtomicBool::new(true),
+            _budget: None,
         })
     }
 }
@@ -110,6 +167,9 @@ pub(crate) enum PeerEvent {
     NewConsumer(u32),
     /// The peer's consumer `id` is gone (the expired-consumer event).
     ExpiredConsumer(u32),
+    /// The peer's consumer was refused (the code, and why, naming the peer and the budget):
+    /// the peer was told, the connection goes on.
+    Refused(Error, String),
     /// The peer broke the protocol (why): the connection must close.
     Violation(String),
 }
@@ -146,6 +206,9 @@ pub(crate) struct Registry {
     /// How many buffers one of the peer's consumers may have posted at once (its tasks, at
     /// most `caps::MAX_FAST_PATH_TASKS`): what its rings are sized by.
     max_slots: u32,
+    /// What the connection holds of its peer process's budget (none for a connection that
+    /// never came up).
+    budget: Option<ConnBudget>,
 }
 
 impl Registry {
@@ -155,6 +218,7 @@ impl Registry {
     pub(crate) fn new(
         is_server: bool,
         sock: Option<(OwnedFd, Signal)>,
+        budget: Option<ConnBudget>,
         (max_remote, max_slots): (u32, u32),
     ) -> Result<Registry> {
         let (sock, signal) = match sock {
@@ -178,6 +242,7 @@ impl Registry {
             counters: Counters::default(),
             max_remote: max_remote as usize,
             max_slots,
+            budget,
         })
     }
 
@@ -226,10 +291,25 @@ impl Registry {
                     let why = format!("consumer {id} with {slots} buffers (1..={} allowed)", self.max_slots);
                     return Some(PeerEvent::Violation(why));
                 }
-                let rc = match RemoteConsumer::open(id, one_copy, mem_offset, mem_len, slots, fds) {
+                let opened = RemoteConsumer::open(
+                    (id, one_copy),
+                    (mem_offset, mem_len),
+                    slots,
+                    fds,
+                    self.budget.as_ref(),
+                );
+                let rc = match opened {
                     Ok(rc) => rc,
-                    Err(e) => {
+                    Err(NotMapped::Broken(e)) => {
                         return Some(PeerEvent::Violation(format!("unusable consumer {id} ({})", e.name())));
+                    }
+                    Err(NotMapped::Refused(code, why)) => {
+                        // An earlier run of it is gone too: it would not run with the new rings.
+                        self.retire_id(id);
+                        if let Err(e) = self.send(&Ctrl::ConsumerRefused { id, status: code.code() }, &[]) {
+                            tracing::debug!(target: "doca_sdk", "cannot refuse consumer {id}: {e}");
+                        }
+                        return Some(PeerEvent::Refused(code, why));
                     }
                 };
                 {
@@ -265,6 +345,12 @@ impl Registry {
             }
             Ctrl::ConsumerPaused { id } => {
                 self.retire_id(id);
+                None
+            }
+            Ctrl::ConsumerRefused { id, status } => {
+                if let Some(lc) = self.local.lock().get(&id) {
+                    lc.refused.store(status, Ordering::Release);
+                }
                 None
             }
             Ctrl::ConsumerGone { id } => {

@@ -17,6 +17,7 @@ use super::side::{NewLink, Side};
 use crate::proto::handshake::{next_backoff, BUSY, FIRST_RETRY, REPLY_DEADLINE};
 use crate::proto::state::ConnState;
 use crate::proto::{Hello, PeerKind};
+use crate::transport::budget::ConnBudget;
 use crate::transport::dial::{Dialed, Dialing};
 use crate::transport::setup::Bells;
 use crate::transport::throttle::{held_back, Throttle};
@@ -149,7 +150,9 @@ impl ClientState {
                     Error::InvalidValue => {
                         "the server refused the connection (max message size or queue size mismatch)"
                     }
-                    Error::Full => "the server refused the connection: it has its maximum number of clients",
+                    Error::Full => {
+                        "the server refused the connection: it has its maximum number of clients, or this process holds its share of the server's descriptors"
+                    }
                     Error::UnsupportedVersion => "the server speaks another protocol version",
                     _ => "the server refused the connection",
                 };
@@ -159,8 +162,14 @@ impl ClientState {
             Dialed::Up(up) => {
                 let (sock, channel, reply) = *up;
                 state.set(ConnState::Up, side);
-                let pid = crate::transport::peer_pid(std::os::fd::AsFd::as_fd(&*sock)).unwrap_or(0);
-                let new = NewLink { id: reply.conn_id, pid, sock, channel, bell, state };
+                let fd = std::os::fd::AsFd::as_fd(&*sock);
+                let pid = crate::transport::peer_pid(fd).unwrap_or(0);
+                // The server's consumers are charged to its process (none when it is gone
+                // already: the connection is about to go down).
+                let budget = doca_mmap::budget::Limits::global()
+                    .and_then(|limits| ConnBudget::dialed(fd, pid, limits))
+                    .ok();
+                let new = NewLink { id: reply.conn_id, pid, sock, channel, bell, state, budget };
                 match side.add_link(new) {
                     Ok(_) => {
                         *self.phase.borrow_mut() = Phase::Up;

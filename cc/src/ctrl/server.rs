@@ -100,6 +100,7 @@ impl ServerState {
                         channel: up.channel,
                         bell: up.bells.keep().0,
                         state: up.state,
+                        budget: Some(up.budget),
                     };
                     match side.add_link(new) {
                         Ok(conn) => (conn, true),

@@ -30,10 +30,15 @@ use crate::conn::registry::PeerEvent;
 use crate::conn::{Connection, Owner, ThreadBound};
 use crate::proto::state::ConnState;
 use crate::proto::Ctrl;
+use crate::transport::budget::ConnBudget;
 use crate::transport::cadence::Cadence;
 use crate::transport::channel::Channel;
 use crate::transport::throttle::{held_back, Throttle};
 use crate::transport::token;
+
+/// Kinds of throttled log line beyond the protocol violations (0): a refused consumer, by
+/// code.
+const LOG_REFUSED: u32 = 100;
 
 /// Control packets read per connection per control poll, at most.
 pub(crate) const CTRL_BATCH: usize = 64;
@@ -71,6 +76,8 @@ pub(crate) struct NewLink {
     /// This side's doorbell for it (the peer holds the other end).
     pub(crate) bell: Doorbell,
     pub(crate) state: ConnState,
+    /// What it holds of its peer process's budget.
+    pub(crate) budget: Option<ConnBudget>,
 }
 
 /// The shared part of a server or client.
@@ -341,6 +348,19 @@ impl Side {
                     events.push(ConsumerEvent { new: false, conn: link.conn.clone(), id });
                     true
                 }
+                Some(PeerEvent::Refused(code, why)) => {
+                    let kind = LOG_REFUSED + code.code() as u32;
+                    if let Some(held) = self.throttle.borrow_mut().admit(kind, Instant::now()) {
+                        tracing::warn!(
+                            target: "doca_sdk",
+                            "{self}: connection #{}: refused {}: {why}{}",
+                            link.conn.id(),
+                            code.name(),
+                            held_back(held)
+                        );
+                    }
+                    true
+                }
                 Some(PeerEvent::Violation(why)) => {
                     link.violated(why, self);
                     false
@@ -362,8 +382,8 @@ impl Side {
         let dup = new.sock.try_clone().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
         let owner = Owner { ctx: ThreadBound::new(self.owner.clone()), key, side: self.side_id() };
         let signal = new.channel.signal();
-        let conn =
-            Connection::new(new.id, self.is_server, owner, new.pid, self.dev.clone(), Some((dup, signal)))?;
+        let (peer, dev) = ((new.pid, new.budget), self.dev.clone());
+        let conn = Connection::new(new.id, self.is_server, owner, peer, dev, Some((dup, signal)))?;
         let max_pending = self.pool.capacity() as usize;
         entry.insert(Rc::new(Link::new(conn.clone(), new.sock, bell, new.channel, new.state, max_pending)));
         drop(links);
@@ -376,7 +396,7 @@ impl Side {
     pub(crate) fn failed_connection(&self, id: u64, pid: i32) -> Result<Connection> {
         let owner =
             Owner { ctx: ThreadBound::new(self.owner.clone()), key: usize::MAX, side: self.side_id() };
-        Connection::new(id, self.is_server, owner, pid, self.dev.clone(), None)
+        Connection::new(id, self.is_server, owner, (pid, None), self.dev.clone(), None)
     }
 
     fn rebuild_active(&self) {

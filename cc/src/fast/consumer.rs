@@ -3,6 +3,9 @@
 //!
 //! Start is asynchronous: `start` returns `IN_PROGRESS` and the consumer is Running once
 //! the peer registered it (the peer's server or client then gets the new-consumer event).
+//! A peer that refuses it — beyond what it maps of this process's memory or descriptors
+//! (`doca_mmap::budget`) — makes the start fail with its code (`NO_MEMORY`, `FULL`): the
+//! consumer goes back to Idle through the state callback.
 //! A post-receive task completes only when a producer wrote into its buffer: the bytes are
 //! appended after the buffer's data, its data length grows, and the producer's id (and any
 //! immediate data) can be read from the task. A post submitted with `submit_ex` without
@@ -492,7 +495,11 @@ impl CtxOps for ConsumerOps {
         // A pair of this consumer's own: the peer gets the other end (its producers ring it).
         let (bell, theirs) = Doorbell::pair()?;
         let bell = core.watch(bell)?;
-        let shared = Arc::new(LocalConsumer { acked: Default::default(), peer_bell: Default::default() });
+        let shared = Arc::new(LocalConsumer {
+            acked: Default::default(),
+            peer_bell: Default::default(),
+            refused: Default::default(),
+        });
         self.conn.fast().local.lock().insert(self.id, shared.clone());
         let ctrl = Ctrl::NewConsumer {
             id: self.id,
@@ -525,6 +532,19 @@ impl CtxOps for ConsumerOps {
             let acked = self.shared.borrow().as_ref().is_some_and(|s| s.acked.load(Ordering::Acquire));
             if acked {
                 core.set_running();
+                return true;
+            }
+            let refused = self.shared.borrow().as_ref().map_or(0, |s| s.refused.load(Ordering::Acquire));
+            if refused != 0 {
+                let code = Error::from_code(refused).unwrap_or(Error::Unknown);
+                // The peer maps nothing of it: no pause to announce, only the destroy.
+                self.staged.borrow_mut().clear();
+                self.announced.set(false);
+                self.conn.fast().local.lock().remove(&self.id);
+                core.abort_start(
+                    code,
+                    "the peer refused the consumer (its budget for this process, or its memory)",
+                );
                 return true;
             }
             if !self.conn.is_connected() {

@@ -423,7 +423,9 @@ impl Endpoint {
                     continue;
                 }
             };
-            st.peers.push(PeerAddr::accepted(&self.id, up.id, up.pid, up.state, up.sock, up.channel, bells));
+            st.peers.push(PeerAddr::accepted(
+                &self.id, up.id, up.pid, up.state, up.sock, up.channel, bells, up.budget,
+            ));
         }
     }
 

@@ -18,6 +18,7 @@ use parking_lot::Mutex;
 use crate::proto::handshake::{BUSY, LEGACY_REPLY_DEADLINE};
 use crate::proto::state::ConnState;
 use crate::proto::Hello;
+use crate::transport::budget::ConnBudget;
 use crate::transport::channel::Channel;
 use crate::transport::dial::{Dialed, Dialing};
 use crate::transport::throttle::{held_back, Throttle};
@@ -47,8 +48,9 @@ enum Wire {
     Dialing(Dialing<Watched<OwnedFd>>, PeerBells),
     /// The service was busy: the handshake starts over at `at` (client side).
     Retry { at: Instant, bells: PeerBells },
-    /// Up: the socket (in the endpoint's control set), the rings and the doorbells.
-    Up { sock: Watched<OwnedFd>, channel: Channel, bells: PeerBells },
+    /// Up: the socket (in the endpoint's control set), the rings, the doorbells and (on a
+    /// service) what the connection holds of its peer process's budget.
+    Up { sock: Watched<OwnedFd>, channel: Channel, bells: PeerBells, _budget: Option<Box<ConnBudget>> },
     /// Down: nothing left.
     Gone,
 }
@@ -163,8 +165,10 @@ impl PeerAddr {
         sock: Watched<OwnedFd>,
         channel: Channel,
         bells: PeerBells,
+        budget: ConnBudget,
     ) -> PeerAddr {
-        PeerAddr::new(owner, id, Some(pid), state, Wire::Up { sock, channel, bells }, None, false)
+        let wire = Wire::Up { sock, channel, bells, _budget: Some(Box::new(budget)) };
+        PeerAddr::new(owner, id, Some(pid), state, wire, None, false)
     }
 
     /// A client's service, while the handshake runs (started over with `redial` when the
@@ -336,7 +340,7 @@ impl PeerAddr {
                     match sock.set_token(token::link(self.0.id as usize)) {
                         Ok(()) => {
                             link.state.set(ConnState::Up, &WHO);
-                            link.wire = Wire::Up { sock, channel, bells };
+                            link.wire = Wire::Up { sock, channel, bells, _budget: None };
                             link.redial = None;
                         }
                         Err(e) => {

@@ -18,6 +18,8 @@
 //!       (with the consumer's ring segment, its memory memfd and its doorbell)
 //!   ConsumerAck (with the acknowledging side's fast-path doorbell)
 //!   ConsumerGone (destroyed), ConsumerPaused (stopped; may start again under the same id)
+//!   ConsumerRefused … status:i32 (the receiver will not map that consumer: the DOCA code,
+//!       e.g. NO_MEMORY beyond its budget for the sender's process)
 //! ```
 
 use doca_core::{Error, PciAddr, Result};
@@ -25,7 +27,7 @@ use doca_core::{Error, PciAddr, Result};
 /// Packet magic.
 pub const MAGIC: [u8; 8] = *b"DOCACC\0\x01";
 /// This implementation's protocol version.
-pub const VERSION: u16 = 6;
+pub const VERSION: u16 = 7;
 
 /// Who is connecting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +111,14 @@ pub enum Ctrl {
         /// The consumer.
         id: u32,
     },
+    /// The receiver refused the sender's consumer (it maps nothing of it): the consumer's
+    /// start fails with `status`.
+    ConsumerRefused {
+        /// The consumer.
+        id: u32,
+        /// The DOCA code of the refusal (never 0).
+        status: i32,
+    },
     /// The sender's consumer stopped: its rings and buffers are no longer used; it may start
     /// again (announcing new rings under the same id) or be destroyed.
     ConsumerPaused {
@@ -128,6 +138,7 @@ impl Ctrl {
             Ctrl::ConsumerAck { id } => (2, *id),
             Ctrl::ConsumerGone { id } => (3, *id),
             Ctrl::ConsumerPaused { id } => (4, *id),
+            Ctrl::ConsumerRefused { id, .. } => (5, *id),
         };
         v.push(op);
         v.push(0);
@@ -138,6 +149,9 @@ impl Ctrl {
             v.extend_from_slice(&mem_offset.to_le_bytes());
             v.extend_from_slice(&mem_len.to_le_bytes());
             v.extend_from_slice(&slots.to_le_bytes());
+        }
+        if let Ctrl::ConsumerRefused { status, .. } = self {
+            v.extend_from_slice(&status.to_le_bytes());
         }
         v
     }
@@ -161,6 +175,10 @@ impl Ctrl {
             2 => Ctrl::ConsumerAck { id },
             3 => Ctrl::ConsumerGone { id },
             4 => Ctrl::ConsumerPaused { id },
+            5 => match r.u32()? as i32 {
+                0 => return Err(Error::InvalidValue),
+                status => Ctrl::ConsumerRefused { id, status },
+            },
             _ => return Err(Error::InvalidValue),
         };
         if r.at != b.len() {
@@ -354,6 +372,7 @@ mod tests {
             Ctrl::NewConsumer { id: 3, one_copy: true, mem_offset: 4096, mem_len: 1 << 20, slots: 2 },
             Ctrl::ConsumerAck { id: 3 },
             Ctrl::ConsumerGone { id: 3 },
+            Ctrl::ConsumerRefused { id: 3, status: Error::NoMemory.code() },
         ] {
             assert_eq!(Ctrl::decode(&c.encode()), Ok(c.clone()));
             let b = c.encode();

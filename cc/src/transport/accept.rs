@@ -27,6 +27,7 @@ use doca_core::notify::{EpollSet, Watched};
 use doca_core::{Error, PciAddr, Result};
 use slab::Slab;
 
+use super::budget::{ConnBudget, NotAdmitted};
 use super::channel::Channel;
 use super::setup::{serve, Bells, MakeBells, Served};
 use super::throttle::{held_back, Throttle};
@@ -73,6 +74,8 @@ pub struct NewConn {
     pub bells: Bells,
     /// Its state: `Up`.
     pub state: ConnState,
+    /// What it holds of its peer process's budget.
+    pub budget: ConnBudget,
 }
 
 struct Pending {
@@ -80,6 +83,7 @@ struct Pending {
     pid: i32,
     id: u64,
     state: ConnState,
+    budget: ConnBudget,
 }
 
 /// A listening socket and the handshakes in progress on what it accepted.
@@ -92,6 +96,8 @@ pub struct Acceptor {
     resting_until: Option<Instant>,
     /// What peers cause is logged at most once a second per kind.
     throttle: Throttle,
+    /// What a peer process may make this side hold.
+    budget: doca_mmap::budget::Limits,
 }
 
 /// Kinds of log line the acceptor throttles (beside refusal codes).
@@ -101,6 +107,7 @@ const LOG_DEADLINE: u32 = 102;
 const LOG_CREDENTIALS: u32 = 103;
 const LOG_PEER_HANDSHAKES: u32 = 104;
 const LOG_EVICTED: u32 = 105;
+const LOG_BUDGET: u32 = 106;
 
 impl Acceptor {
     /// Binds service `limits.name` in namespace `ns` for the host function `limits.function`
@@ -115,6 +122,7 @@ impl Acceptor {
             next_id: 1,
             resting_until: None,
             throttle: Throttle::new(),
+            budget: doca_mmap::budget::Limits::global()?,
         })
     }
 
@@ -214,10 +222,19 @@ impl Acceptor {
                         accepted,
                         bells,
                         state: p.state,
+                        budget: p.budget,
                     })));
                 }
             }
         }
+    }
+
+    /// No descriptor left: the listener rests for [`ACCEPT_BACKOFF`].
+    fn out_of_descriptors(&mut self, who: &dyn Display, now: Instant) {
+        if let Some(held) = self.throttle.admit(LOG_DESCRIPTORS, now) {
+            tracing::error!(target: "doca_sdk", "{who}: out of file descriptors: not accepting for {ACCEPT_BACKOFF:?}{}", held_back(held));
+        }
+        self.resting_until = Some(now + ACCEPT_BACKOFF);
     }
 
     fn accept_all(&mut self, who: &dyn Display, set: &EpollSet, now: Instant) {
@@ -230,10 +247,7 @@ impl Acceptor {
                 Ok(Some(s)) => s,
                 Ok(None) => return,
                 Err(Error::Full) => {
-                    if let Some(held) = self.throttle.admit(LOG_DESCRIPTORS, now) {
-                        tracing::error!(target: "doca_sdk", "{who}: out of file descriptors: not accepting for {ACCEPT_BACKOFF:?}{}", held_back(held));
-                    }
-                    self.resting_until = Some(now + ACCEPT_BACKOFF);
+                    self.out_of_descriptors(who, now);
                     return;
                 }
                 Err(e) => {
@@ -251,10 +265,31 @@ impl Acceptor {
                 }
             };
             if !self.make_room(who, pid, now) {
-                // Busy: the client tries again (a send that cannot block, on a new socket).
+                // Busy: the client tries again. Its Hello (if there) is read first: a socket
+                // closed with unread data resets the client's end before it reads the answer.
+                // Both calls are non-blocking, on a new socket.
+                let _ = super::recv(sock.as_fd(), &mut [0u8; 512]);
                 let _ = send(sock.as_fd(), &Reply::refuse(BUSY).encode(), &[]);
                 continue;
             }
+            let budget = match ConnBudget::admit(sock.as_fd(), pid, self.budget) {
+                Ok(b) => b,
+                Err(NotAdmitted::Budget(r)) => {
+                    if let Some(held) = self.throttle.admit(LOG_BUDGET, now) {
+                        tracing::warn!(target: "doca_sdk", "{who}: refused {}: {r}{}", r.code.name(), held_back(held));
+                    }
+                    // The Hello read first: a socket closed with unread data resets the
+                    // client's end before it reads the answer.
+                    let _ = super::recv(sock.as_fd(), &mut [0u8; 512]);
+                    let _ = super::send(sock.as_fd(), &crate::proto::Reply::refuse(r.code).encode(), &[]);
+                    continue;
+                }
+                Err(NotAdmitted::NoDescriptor) => {
+                    self.out_of_descriptors(who, now);
+                    return;
+                }
+                Err(NotAdmitted::Gone) => continue,
+            };
             let entry = self.pending.vacant_entry();
             let sock = match set.watch(sock, token::pending(entry.key())) {
                 Ok(s) => s,
@@ -265,7 +300,7 @@ impl Acceptor {
             };
             let id = self.next_id;
             self.next_id += 1;
-            entry.insert(Pending { sock, pid, id, state: ConnState::Handshaking { since: now } });
+            entry.insert(Pending { sock, pid, id, state: ConnState::Handshaking { since: now }, budget });
         }
     }
 }

@@ -18,6 +18,8 @@
 //! | [`channel`]  | an established connection's rings and the peer's doorbells            |
 //! | [`setup`]    | the handshake's I/O (one path for servers, clients, services, endpoints) |
 //! | [`accept`]   | a listening socket and its handshakes in progress (server side)       |
+//! | [`budget`]   | what each connection holds of its peer process's budget               |
+//! | [`pidfd`]    | the pidfd of a socket's peer process (`SO_PEERPIDFD`)                  |
 //! | [`dial`]     | a handshake in flight (client side)                                   |
 //! | [`cadence`]  | when a busy side looks at its control sockets                         |
 //! | [`throttle`] | peer-caused log lines, at most one per kind and second                |
@@ -26,10 +28,12 @@
 //! the fabric directory.
 
 pub mod accept;
+pub mod budget;
 pub mod cadence;
 pub mod channel;
 pub mod dial;
 pub mod lane_lock;
+pub mod pidfd;
 pub mod ring;
 pub mod setup;
 pub mod throttle;

@@ -81,6 +81,13 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
         Ok(v) => println!("        {:<32}{v:<12} {}", spec.name, spec.descr),
         Err(e) => println!("        {:<32}{e}", spec.name),
     }
+    // What one peer process may make this process map and hold (doca_mmap::budget).
+    for spec in doca_mmap::budget::CAPS {
+        match info.topology().check_caps("peer", &doca_mmap::budget::CAPS) {
+            Ok(()) => println!("        {:<32}{:<12} {}", spec.name, info.topology().cap(&spec), spec.descr),
+            Err(e) => println!("        {:<32}{e}", spec.name),
+        }
+    }
     if !with_reps || info.kind() != DeviceKind::Dpu {
         return;
     }

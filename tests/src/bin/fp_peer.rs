@@ -7,7 +7,8 @@
 //! engine), prints `consumers <id>…` once they run, checks every message (`bulk` format:
 //! intact, and in order per producer tag), re-posts each buffer, and prints
 //! `ok <bytes> staged_copies=<n>` when each consumer has `per_consumer` messages; then waits
-//! for stdin to close. `--stop-after K` stops and destroys the first consumer after K
+//! for stdin to close. A consumer whose start fails (the server refused it) prints
+//! `refused connected=<bool>` and waits for stdin to close. `--stop-after K` stops and destroys the first consumer after K
 //! messages (printing `stopped <id>`) while producers may still be sending to it.
 
 use std::cell::{Cell, RefCell};
@@ -126,6 +127,12 @@ fn main() -> ExitCode {
         }
     };
     while streams.iter().any(|s| s.consumer.as_ctx().state() != CtxState::Running) {
+        if streams.iter().any(|s| s.consumer.as_ctx().state() == CtxState::Idle) {
+            // The start failed (the server refused a consumer): the connection stays.
+            println!("refused connected={}", conn.is_connected());
+            for _ in std::io::stdin().lock().lines() {}
+            return ExitCode::SUCCESS;
+        }
         progress_all(&streams);
     }
     for s in &streams {

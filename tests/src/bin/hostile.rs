@@ -22,6 +22,14 @@
 //! hostile find-bells <pids> <uid> find the abstract socket names of processes <pids> (comma-
 //!                                 separated) in /proc/net/unix, then as <uid> flood each:
 //!                                 "found <n>, flooded <k>"
+//! hostile huge-consumer <name> <bytes>
+//!                                 handshake, then announce a consumer over a sparse memfd of
+//!                                 <bytes> (all of it as its memory): "acked", "refused <code>"
+//!                                 or "closed"; then holds everything until stdin EOF
+//! hostile conns <name> <n>        n complete handshakes, one after the other, each handing
+//!                                 over its doorbells and kept: "accepted <a> refused <r>
+//!                                 <codes> lost <l>" (a lost one — no answer within 2 s —
+//!                                 ends the attempts); then holds them until stdin EOF
 //! ```
 
 use std::collections::HashSet;
@@ -61,6 +69,7 @@ fn next(sock: &OwnedFd) -> Recv {
         match transport::recv(sock.as_fd(), &mut buf) {
             Ok(Recv::Empty) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
             Ok(Recv::Packet { len, truncated, fds }) => {
+                PACKET.with(|p| p.borrow_mut().copy_from_slice(&buf));
                 let reply = Reply::decode(&buf[..len]);
                 if let Ok(r) = reply {
                     LAST.with(|l| l.set(Some(r.status)));
@@ -75,6 +84,8 @@ fn next(sock: &OwnedFd) -> Recv {
 
 thread_local! {
     static LAST: std::cell::Cell<Option<i32>> = const { std::cell::Cell::new(None) };
+    /// The last packet `next` read.
+    static PACKET: std::cell::RefCell<[u8; 512]> = const { std::cell::RefCell::new([0; 512]) };
 }
 
 /// This side's doorbell and the end of it handed to the server.
@@ -339,6 +350,89 @@ fn listen_as(uid: u32, path: &str) -> String {
     String::new()
 }
 
+/// Announces one consumer whose memory is a sparse memfd of `bytes`, all of it.
+fn huge_consumer(name: &str, bytes: usize) -> String {
+    let (sock, _seg, _reply, bell) = handshake(name);
+    let (area, _) = consumer_rings();
+    let mem = SharedMem::alloc(bytes).unwrap();
+    assert!(register_consumer(&sock, &bell, 2, &area, &mem), "the server hung up");
+    let verdict = loop {
+        match next(&sock) {
+            Recv::Packet { len, .. } => match Ctrl::decode(&last_packet(len)) {
+                Ok(Ctrl::ConsumerAck { .. }) => break "acked".to_string(),
+                Ok(Ctrl::ConsumerRefused { status, .. }) => {
+                    break format!("refused {}", Error::name_of(status))
+                }
+                _ => continue,
+            },
+            _ => break "closed".into(),
+        }
+    };
+    println!("{verdict}");
+    for _ in std::io::stdin().lock().lines() {}
+    drop((sock, area, mem));
+    String::new()
+}
+
+/// The first `len` bytes of the packet [`next`] read last.
+fn last_packet(len: usize) -> Vec<u8> {
+    PACKET.with(|p| p.borrow()[..len].to_vec())
+}
+
+/// One handshake that may be refused: the kept parts, a refusal's code, or nothing within
+/// `wait`.
+fn try_handshake(name: &str, wait: Duration) -> Result<(OwnedFd, OwnedFd, Bell), Option<i32>> {
+    let sock = connect(name);
+    let bell = Doorbell::pair().unwrap();
+    let h = hello(name, PciAddr::parse(HOST).unwrap());
+    // A server that refuses at once may have answered and closed before this send: the
+    // answer is read all the same.
+    let _ = transport::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]);
+    let mut buf = [0u8; 512];
+    let deadline = Instant::now() + wait;
+    loop {
+        match transport::recv(sock.as_fd(), &mut buf) {
+            Ok(Recv::Packet { len, fds, .. }) => {
+                return match Reply::decode(&buf[..len]) {
+                    Ok(r) if r.status == 0 => Ok((sock, fds.into_iter().next().unwrap(), bell)),
+                    Ok(r) => Err(Some(r.status)),
+                    Err(_) => Err(None),
+                };
+            }
+            Ok(Recv::Empty) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+            _ => return Err(None),
+        }
+    }
+}
+
+fn conns(name: &str, n: usize) -> String {
+    // This side keeps ~5 descriptors per connection: allow itself all it may have.
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    let raised = rustix::process::Rlimit { current: limit.maximum, maximum: limit.maximum };
+    let _ = rustix::process::setrlimit(rustix::process::Resource::Nofile, raised);
+    let (mut kept, mut refused, mut codes, mut lost) = (Vec::new(), 0, Vec::new(), 0);
+    for _ in 0..n {
+        match try_handshake(name, Duration::from_secs(2)) {
+            Ok(parts) => kept.push(parts),
+            Err(Some(code)) => {
+                refused += 1;
+                let code = Error::name_of(code).to_string();
+                if !codes.contains(&code) {
+                    codes.push(code);
+                }
+            }
+            Err(None) => {
+                lost += 1;
+                break;
+            }
+        }
+    }
+    println!("accepted {} refused {refused} {} lost {lost}", kept.len(), codes.join(","));
+    for _ in std::io::stdin().lock().lines() {}
+    drop(kept);
+    String::new()
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or_default();
@@ -353,6 +447,8 @@ fn main() -> ExitCode {
         "function" => function(arg(1), arg(2)),
         "listen-as" => listen_as(arg(1).parse().unwrap(), arg(2)),
         "find-bells" => find_bells(arg(1), arg(2).parse().unwrap()),
+        "huge-consumer" => huge_consumer(arg(1), arg(2).parse().unwrap()),
+        "conns" => conns(arg(1), arg(2).parse().unwrap()),
         other => {
             eprintln!("hostile: unknown mode {other:?}");
             return ExitCode::FAILURE;

@@ -289,3 +289,37 @@ fn doca_cc_producer_task_send_alloc_init_get_set_buf_get_set_consumer_id_and_the
     );
     assert_eq!(*sent.borrow(), [Ok(())]);
 }
+
+/// A consumer whose memory is more than the server maps of its client process for one
+/// connection (`cap peer.mem_per_conn` on the server's side): the server refuses it
+/// (`NO_MEMORY` on the wire) and its start fails (Starting → Idle) while the connection stays
+/// up; a consumer within the budget then runs. (The client is another process: a process is
+/// not budgeted against itself.)
+#[test]
+fn doca_cc_consumer_start_beyond_the_peers_budget_fails() {
+    let topology = std::env::temp_dir().join(format!("{}.topology", unique("budget")));
+    let text = format!("{}\ncap peer.mem_per_conn 1M\n", doca_core::topology::DEFAULT_TOPOLOGY);
+    std::fs::write(&topology, text).unwrap();
+    doca_tests::in_fresh_process!(&[(doca_core::TOPOLOGY_ENV, Some(topology.to_str().unwrap()))]);
+    const FP_PEER: &str = env!("CARGO_BIN_EXE_fp_peer");
+    let name = unique("budget");
+    let h = doca_tests::harness::harness(&name, false);
+    let wait = |peer: &doca_tests::Peer| {
+        let mut line = None;
+        doca_tests::harness::until(&h.pe, "the client's consumer", || {
+            line = line.take().or_else(|| peer.try_line());
+            line.is_some()
+        });
+        line.unwrap()
+    };
+    // 2 buffers of 1 MiB: 2 MiB of shared memory.
+    let big = doca_tests::Peer::spawn(FP_PEER, &[&name, "1", "1048576", "2", "shared", "1"]);
+    assert_eq!(wait(&big), "refused connected=true");
+    assert!(h.consumers.borrow().is_empty(), "no new-consumer event");
+    let small = doca_tests::Peer::spawn(FP_PEER, &[&name, "1", "4096", "4", "shared", "1"]);
+    assert!(wait(&small).starts_with("consumers "));
+    assert_eq!(h.consumers.borrow().len(), 1);
+    assert!(h.disconnected.borrow().is_empty(), "both connections stay up");
+    drop((big, small));
+    let _ = std::fs::remove_file(&topology);
+}
