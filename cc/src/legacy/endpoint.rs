@@ -21,7 +21,7 @@ use doca_core::{bail, fail, Dev, DevRep, DeviceKind, Error, Now, Result};
 use parking_lot::{Mutex, MutexGuard};
 use rustix::event::{poll, PollFd, PollFlags};
 
-use super::peer::{PeerAddr, PeerBells, Redial};
+use super::peer::{AcceptedPeer, PeerAddr, PeerBells, Redial};
 use super::{
     effective, effective_queue, ep_cap, get_service_max_num_connections, stamp_of, InitAttr, MsgFlags,
     RecvError, INIT_FLAG_NONBLOCK, MAX_CONNECTIONS_PER_PROCESS, MAX_MSG_SIZE, MAX_QUEUE_SIZE,
@@ -423,8 +423,11 @@ impl Endpoint {
                     continue;
                 }
             };
+            let (id, pid, state, sock, channel, budget) =
+                (up.id, up.pid, up.state, up.sock, up.channel, up.budget);
             st.peers.push(PeerAddr::accepted(
-                &self.id, up.id, up.pid, up.state, up.sock, up.channel, bells, up.budget,
+                &self.id,
+                AcceptedPeer { id, pid, state, sock, channel, bells, budget },
             ));
         }
     }

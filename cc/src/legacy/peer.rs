@@ -42,6 +42,18 @@ pub(crate) struct PeerBells {
     pub(crate) tx: Watched<Doorbell>,
 }
 
+/// A client a service accepted, as [`PeerAddr::accepted`] takes it.
+pub(crate) struct AcceptedPeer {
+    pub(crate) id: u64,
+    pub(crate) pid: i32,
+    pub(crate) state: ConnState,
+    /// The socket, in the endpoint's control set under the connection's token.
+    pub(crate) sock: Watched<OwnedFd>,
+    pub(crate) channel: Channel,
+    pub(crate) bells: PeerBells,
+    pub(crate) budget: ConnBudget,
+}
+
 /// What a peer's connection holds in each phase.
 enum Wire {
     /// The handshake runs (client side).
@@ -157,16 +169,8 @@ impl PeerAddr {
     }
 
     /// A client of a service, up (its first message not read yet).
-    pub(crate) fn accepted(
-        owner: &Arc<()>,
-        id: u64,
-        pid: i32,
-        state: ConnState,
-        sock: Watched<OwnedFd>,
-        channel: Channel,
-        bells: PeerBells,
-        budget: ConnBudget,
-    ) -> PeerAddr {
+    pub(crate) fn accepted(owner: &Arc<()>, up: AcceptedPeer) -> PeerAddr {
+        let AcceptedPeer { id, pid, state, sock, channel, bells, budget } = up;
         let wire = Wire::Up { sock, channel, bells, _budget: Some(Box::new(budget)) };
         PeerAddr::new(owner, id, Some(pid), state, wire, None, false)
     }
