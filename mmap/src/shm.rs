@@ -57,6 +57,28 @@ fn os(what: &str, e: rustix::io::Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
 }
 
+/// A new shared, read-write mapping of `map_len` bytes of `fd` from `offset`
+/// (`NO_MEMORY` when the address space or memory is short).
+fn map_shared(fd: &OwnedFd, map_len: usize, offset: u64) -> Result<NonNull<u8>> {
+    // SAFETY: a fresh shared mapping of a file the caller holds; no existing memory is
+    // affected.
+    let ptr = unsafe {
+        rustix::mm::mmap(
+            std::ptr::null_mut(),
+            map_len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED,
+            fd,
+            offset,
+        )
+    }
+    .map_err(|e| match e {
+        rustix::io::Errno::NOMEM => fail!(Error::NoMemory, "mmap of {map_len} bytes: not enough memory"),
+        e => os("mmap", e),
+    })?;
+    NonNull::new(ptr.cast::<u8>()).ok_or_else(|| fail!(Error::OperatingSystem, "mmap gave null"))
+}
+
 pub(crate) fn page_size() -> usize {
     rustix::param::page_size()
 }
@@ -240,30 +262,9 @@ impl Segment {
         let page = page_size();
         let (map_off, map_len) = window_of(offset, len).expect("within the file's size");
         reserve_from_elsewhere(map_len)?;
-        // SAFETY: a fresh shared mapping of a file we hold; no existing memory is affected.
-        let ptr = unsafe {
-            rustix::mm::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::SHARED,
-                &fd,
-                map_off as u64,
-            )
-        };
-        let base = match ptr.map(|p| NonNull::new(p.cast::<u8>())) {
-            Ok(Some(base)) => base,
-            other => {
-                FROM_ELSEWHERE.fetch_sub(map_len, Ordering::Relaxed);
-                return Err(match other {
-                    Err(rustix::io::Errno::NOMEM) => {
-                        fail!(Error::NoMemory, "mmap of {map_len} bytes: not enough memory")
-                    }
-                    Err(e) => os("mmap", e),
-                    Ok(_) => fail!(Error::OperatingSystem, "mmap gave null"),
-                });
-            }
-        };
+        let base = map_shared(&fd, map_len, map_off as u64).inspect_err(|_| {
+            FROM_ELSEWHERE.fetch_sub(map_len, Ordering::Relaxed);
+        })?;
         let mut win = Window { base, map_len, skip: page + offset - map_off, borrows: None };
         // (`win` unmaps and gives the bytes back on every path from here.)
         win.borrows = Some(tracker_of(&fd)?);
@@ -305,28 +306,12 @@ impl Segment {
     }
 
     fn map(fd: OwnedFd, map_len: usize, data_len: usize, view: bool) -> Result<Segment> {
-        // SAFETY: a fresh shared mapping of a file we hold; no existing memory is affected.
-        let ptr = unsafe {
-            rustix::mm::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::SHARED,
-                &fd,
-                0,
-            )
-        }
-        .map_err(|e| match e {
-            rustix::io::Errno::NOMEM => fail!(Error::NoMemory, "mmap of {map_len} bytes: not enough memory"),
-            e => os("mmap", e),
-        })?;
-        let base =
-            NonNull::new(ptr.cast::<u8>()).ok_or_else(|| fail!(Error::OperatingSystem, "mmap gave null"))?;
+        let base = map_shared(&fd, map_len, 0)?;
         let borrows = match tracker_of(&fd) {
             Ok(b) => b,
             Err(e) => {
                 // SAFETY: the mapping just made, not shared with anything yet.
-                let _ = unsafe { rustix::mm::munmap(ptr, map_len) };
+                let _ = unsafe { rustix::mm::munmap(base.as_ptr().cast(), map_len) };
                 return Err(e);
             }
         };

@@ -323,10 +323,7 @@ fn one_process_cannot_take_the_descriptors_honest_clients_need() {
 #[test]
 fn a_consumer_over_a_huge_sparse_memfd_is_refused_and_honest_consumers_are_still_served() {
     use doca_buf::Inventory;
-    use doca_cc::{Producer, ProducerSendTask};
     use doca_mmap::Mmap;
-    use std::cell::RefCell;
-    use std::rc::Rc;
 
     capture_log();
     let name = unique("huge");
@@ -345,18 +342,7 @@ fn a_consumer_over_a_huge_sparse_memfd_is_refused_and_honest_consumers_are_still
     assert!(line.starts_with("consumers "), "{line}");
     let (conn_id, id) = *h.consumers.borrow().last().expect("the honest consumer's event");
     let conn = h.server.connections().into_iter().find(|c| c.id() == conn_id).unwrap();
-    let producer = Producer::create(&conn).unwrap();
-    h.pe.connect_ctx(&producer.as_ctx()).unwrap();
-    let done: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
-    let (ok, err) = (done.clone(), done.clone());
-    producer
-        .task_send_set_conf(
-            move |t: ProducerSendTask, _, _| ok.borrow_mut().push(t.status()),
-            move |t: ProducerSendTask, _, _| err.borrow_mut().push(t.status()),
-            1,
-        )
-        .unwrap();
-    producer.as_ctx().start().unwrap();
+    let (producer, done) = recording_producer(&h, &conn);
     let mut msg = vec![0u8; 4096];
     doca_tests::bulk::fill(&mut msg, 1, 0);
     let src = Mmap::create().unwrap();
@@ -395,10 +381,7 @@ fn a_consumer_over_a_huge_sparse_memfd_is_refused_and_honest_consumers_are_still
 #[test]
 fn a_posted_buffer_outside_the_shared_memory_fails_the_send_and_drops_that_consumer() {
     use doca_buf::Inventory;
-    use doca_cc::{Producer, ProducerSendTask};
     use doca_mmap::Mmap;
-    use std::cell::RefCell;
-    use std::rc::Rc;
 
     let name = unique("bad-post");
     let h = harness(&name, true);
@@ -406,18 +389,7 @@ fn a_posted_buffer_outside_the_shared_memory_fails_the_send_and_drops_that_consu
     assert_eq!(verdict(&h, &hostile), "registered");
     until(&h.pe, "the new-consumer event", || h.consumers.borrow().len() == 1);
     let conn = h.server.connections().pop().expect("the hostile peer's connection");
-    let producer = Producer::create(&conn).unwrap();
-    h.pe.connect_ctx(&producer.as_ctx()).unwrap();
-    let done: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
-    let (ok, err) = (done.clone(), done.clone());
-    producer
-        .task_send_set_conf(
-            move |t: ProducerSendTask, _, _| ok.borrow_mut().push(t.status()),
-            move |t: ProducerSendTask, _, _| err.borrow_mut().push(t.status()),
-            1,
-        )
-        .unwrap();
-    producer.as_ctx().start().unwrap();
+    let (producer, done) = recording_producer(&h, &conn);
     let src = Mmap::create().unwrap();
     src.set_memrange(&b"out of bounds"[..]).unwrap();
     src.start().unwrap();
@@ -489,4 +461,25 @@ fn an_honest_client_connects_while_other_processes_hold_every_handshake_place() 
     for a in attackers {
         assert!(a.finish());
     }
+}
+
+/// Statuses of a producer's sends, in completion order.
+type Statuses = std::rc::Rc<std::cell::RefCell<Vec<Result<(), Error>>>>;
+
+/// A started producer on `conn` (one send task) that records its sends' statuses.
+fn recording_producer(h: &Harness, conn: &doca_cc::Connection) -> (doca_cc::Producer, Statuses) {
+    use doca_cc::{Producer, ProducerSendTask};
+    let producer = Producer::create(conn).unwrap();
+    h.pe.connect_ctx(&producer.as_ctx()).unwrap();
+    let done: Statuses = Default::default();
+    let (ok, err) = (done.clone(), done.clone());
+    producer
+        .task_send_set_conf(
+            move |t: ProducerSendTask, _, _| ok.borrow_mut().push(t.status()),
+            move |t: ProducerSendTask, _, _| err.borrow_mut().push(t.status()),
+            1,
+        )
+        .unwrap();
+    producer.as_ctx().start().unwrap();
+    (producer, done)
 }

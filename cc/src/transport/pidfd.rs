@@ -6,28 +6,25 @@
 
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
-/// `SO_PEERPIDFD` where it has the generic value.
-#[cfg(any(
+/// `SO_PEERPIDFD` on the architectures where it has the generic value (elsewhere the caller
+/// opens a pidfd from the pid).
+const SO_PEERPIDFD: Option<libc::c_int> = if cfg!(any(
     target_arch = "x86_64",
     target_arch = "x86",
     target_arch = "aarch64",
     target_arch = "arm",
     target_arch = "riscv64",
     target_arch = "loongarch64"
-))]
-const SO_PEERPIDFD: libc::c_int = 77;
+)) {
+    Some(77)
+} else {
+    None
+};
 
 /// The peer's pidfd (close-on-exec, as every pidfd), or `None` where the kernel (or this
 /// architecture's build) does not offer it or no descriptor is left.
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "x86",
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "riscv64",
-    target_arch = "loongarch64"
-))]
 pub fn peer_pidfd(sock: BorrowedFd<'_>) -> Option<OwnedFd> {
+    let option = SO_PEERPIDFD?;
     let mut fd: libc::c_int = -1;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `fd` and `len` are live locals of the sizes announced; the kernel writes at most
@@ -36,7 +33,7 @@ pub fn peer_pidfd(sock: BorrowedFd<'_>) -> Option<OwnedFd> {
         libc::getsockopt(
             sock.as_raw_fd(),
             libc::SOL_SOCKET,
-            SO_PEERPIDFD,
+            option,
             (&mut fd as *mut libc::c_int).cast(),
             &mut len,
         )
@@ -47,19 +44,6 @@ pub fn peer_pidfd(sock: BorrowedFd<'_>) -> Option<OwnedFd> {
     // SAFETY: on success the kernel installed `fd` as a new descriptor of this process, owned
     // by nobody else.
     Some(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Elsewhere: none (the caller opens a pidfd from the pid).
-#[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "x86",
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "riscv64",
-    target_arch = "loongarch64"
-)))]
-pub fn peer_pidfd(_sock: BorrowedFd<'_>) -> Option<OwnedFd> {
-    None
 }
 
 #[cfg(test)]

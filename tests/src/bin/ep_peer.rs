@@ -34,14 +34,19 @@ fn stdin_lines() -> mpsc::Receiver<String> {
     rx
 }
 
-fn serve(name: &str) -> ExitCode {
+/// `ep` listening as service `name` on 03:00.0 for 3b:00.0; prints "listening".
+fn listening(ep: Endpoint, name: &str) -> Endpoint {
     let dev = open_device_with_pci("03:00.0", None).unwrap();
     let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
-    let ep = Endpoint::create().unwrap();
     ep.set_device(&dev).unwrap();
     ep.set_device_rep(&rep).unwrap();
     ep.listen(name).unwrap();
     println!("listening");
+    ep
+}
+
+fn serve(name: &str) -> ExitCode {
+    let ep = listening(Endpoint::create().unwrap(), name);
     let input = stdin_lines();
     let mut buf = vec![0u8; 4080];
     let mut first = None;
@@ -85,16 +90,10 @@ fn serve(name: &str) -> ExitCode {
 
 fn serve_asleep(name: &str, n: usize) -> ExitCode {
     use rustix::event::epoll;
-    let dev = open_device_with_pci("03:00.0", None).unwrap();
-    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
-    let ep = Endpoint::create().unwrap();
-    ep.set_device(&dev).unwrap();
-    ep.set_device_rep(&rep).unwrap();
-    ep.listen(name).unwrap();
+    let ep = listening(Endpoint::create().unwrap(), name);
     let (_send, recv) = ep.get_event_channel().unwrap();
     let app = epoll::create(epoll::CreateFlags::CLOEXEC).unwrap();
     epoll::add(&app, recv, epoll::EventData::new_u64(1), epoll::EventFlags::IN).unwrap();
-    println!("listening");
     let mut events =
         [epoll::Event { flags: epoll::EventFlags::empty(), data: epoll::EventData::new_u64(0) }; 4];
     let mut buf = vec![0u8; 4080];
@@ -123,14 +122,8 @@ fn serve_asleep(name: &str, n: usize) -> ExitCode {
 }
 
 fn serve_blocking(name: &str) -> ExitCode {
-    let dev = open_device_with_pci("03:00.0", None).unwrap();
-    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
-    let ep =
-        Endpoint::create_with_attr(&InitAttr { cookie: 2, flags: 0, maxmsgs: 16, msgsize: 4080 }).unwrap();
-    ep.set_device(&dev).unwrap();
-    ep.set_device_rep(&rep).unwrap();
-    ep.listen(name).unwrap();
-    println!("listening");
+    let attr = InitAttr { cookie: 2, flags: 0, maxmsgs: 16, msgsize: 4080 };
+    let ep = listening(Endpoint::create_with_attr(&attr).unwrap(), name);
     let input = stdin_lines();
     let mut buf = vec![0u8; 4080];
     // Blocks in recvfrom; a thread watching stdin ends the process when it closes.
