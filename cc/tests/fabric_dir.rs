@@ -55,6 +55,17 @@ fn only_a_private_real_directory_is_used_as_the_fabric() {
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     assert_eq!(start_server("fabric-sticky-parent"), Ok(()));
 
+    // A regular file in its place: refused.
+    let file = base.join("file");
+    std::fs::write(&file, b"not a directory").unwrap();
+    std::env::set_var(transport::FABRIC_ENV, &file);
+    assert_eq!(start_server("fabric-file"), Err(Error::NotPermitted));
+
+    // One that cannot be created (even root may not create directories in /sys): refused
+    // as not permitted, not as an operating-system failure.
+    std::env::set_var(transport::FABRIC_ENV, "/sys/doca-emu-fabric-test");
+    assert_eq!(start_server("fabric-unwritable"), Err(Error::NotPermitted));
+
     // The real one: used, and the socket is created inside it.
     std::env::set_var(transport::FABRIC_ENV, &real);
     assert_eq!(start_server("fabric-real"), Ok(()));

@@ -409,7 +409,17 @@ pub fn open_device_with_pci(pci: &str, check: Option<&DevCheck>) -> Result<Dev> 
             return Ok(dev);
         }
     }
-    Err(fail!(Error::NotFound, "Matching device not found (PCI address {pci})"))
+    let here: Vec<String> = Topology::global()?
+        .devinfo_list()?
+        .iter()
+        .map(|d| format!("{} ({:?})", d.pci_addr().bdf(), d.kind()))
+        .collect();
+    Err(fail!(
+        Error::NotFound,
+        "Matching device not found (PCI address {pci}); this machine has {} (doca_caps --list-devs; {} names another topology)",
+        here.join(", "),
+        crate::TOPOLOGY_ENV
+    ))
 }
 
 /// The samples' `open_doca_device_with_capabilities`: the first device of
@@ -441,17 +451,19 @@ pub fn open_device_rep_with_pci(dev: &Dev, filter: RepFilter, pci: &str) -> Resu
             "Failed to create devinfo representor list. Representor devices are available only on DPU, do not run on Host"
         )
     })?;
-    for rep in reps {
+    for rep in &reps {
         if rep.is_equal_pci_addr(pci)? {
             if let Ok(opened) = rep.open() {
                 return Ok(opened);
             }
         }
     }
+    let here: Vec<String> = reps.iter().map(|r| r.pci_addr().bdf().to_string()).collect();
     Err(fail!(
         Error::NotFound,
-        "Matching representor not found (PCI address {pci} on {})",
-        dev.as_devinfo().pci_addr()
+        "Matching representor not found (PCI address {pci} on {}); its representors: {} (doca_caps --list-rep-devs)",
+        dev.as_devinfo().pci_addr(),
+        if here.is_empty() { "none".to_string() } else { here.join(", ") }
     ))
 }
 

@@ -172,6 +172,8 @@ pub fn run_server(pci_addr: &str, rep_pci: &str, text: &str) -> Result<(), Error
 struct ClientState {
     finish: Cell<bool>,
     result: Cell<Result<(), Error>>,
+    /// The server's reply arrived (what the client is for).
+    replied: Cell<bool>,
     text: String,
     client: RefCell<Option<std::rc::Weak<Client>>>,
 }
@@ -190,12 +192,18 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
     let st = Rc::new(ClientState {
         finish: Cell::new(false),
         result: Cell::new(Ok(())),
+        replied: Cell::new(false),
         text: text.to_string(),
         client: RefCell::new(Some(Rc::downgrade(&client))),
     });
     let s = st.clone();
-    ctx.set_state_changed_cb(move |_, ctx, _prev, next| match next {
+    ctx.set_state_changed_cb(move |_, ctx, prev, next| match next {
         CtxState::Idle => {
+            if prev == CtxState::Starting {
+                // The library logged why (the server refused, or went away).
+                error!("CC client failed to connect to the server");
+                s.result.set(Err(Error::ConnectionAborted));
+            }
             info!("CC client context has been stopped");
             s.finish.set(true);
         }
@@ -237,7 +245,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
             info!("CC client context entered into stopping state. Waiting for the context to be idle")
         }
     })?;
-    let (s1, s2) = (st.clone(), st.clone());
+    let (s1, s2, s3) = (st.clone(), st.clone(), st.clone());
     client
         .task_send_set_conf(
             move |_task: SendTask, _, _| {
@@ -251,6 +259,7 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
     client
         .event_msg_recv_register(move |msg, conn: &Connection| {
             info!("Message received: '{}'", String::from_utf8_lossy(msg));
+            s3.replied.set(true);
             if let Ok(client) = conn.client() {
                 let _ = client.as_ctx().stop();
             }
@@ -283,5 +292,9 @@ pub fn run_client(pci_addr: &str, text: &str) -> Result<(), Error> {
     let client = Rc::try_unwrap(client).map_err(|_| Error::InUse)?;
     client.destroy().map_err(|r| r.error).inspect_err(|e| error!("Failed to destroy client: {e}"))?;
     pe.destroy().map_err(|r| r.error).inspect_err(|e| error!("Failed to destroy pe: {e}"))?;
+    if st.result.get().is_ok() && !st.replied.get() {
+        error!("CC client stopped before the server's reply arrived");
+        return Err(Error::ConnectionReset);
+    }
     st.result.get()
 }

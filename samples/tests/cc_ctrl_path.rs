@@ -96,6 +96,11 @@ fn bad_input_fails_like_doca() {
     let (ok, log) = finish(run(env!("CARGO_BIN_EXE_cc_ctrl_path_client"), &["-p", "ff:00.0"], &fab));
     assert!(!ok);
     assert!(log.contains("Sample finished with errors"), "{log}");
+    // The way out: the addresses this machine has.
+    assert!(log.contains("b1:00.0 (Host)") && log.contains("03:00.0 (Dpu)"), "{log}");
+    let (ok, log) = finish(run(env!("CARGO_BIN_EXE_cc_ctrl_path_server"), &["-r", "ff:00.0"], &fab));
+    assert!(!ok);
+    assert!(log.contains("its representors: b1:00.0, b1:00.1, 3b:00.0"), "{log}");
     let (ok, log) = finish(run(env!("CARGO_BIN_EXE_cc_ctrl_path_server"), &["-p", "b1:00.0"], &fab));
     assert!(!ok, "a server on a host function");
     assert!(log.contains("available only on DPU"), "{log}");
@@ -130,4 +135,28 @@ fn the_legacy_comm_channel_pair_exchanges_with_trailing_nuls() {
     assert!(slog.contains("Received message: Message from the client"), "{slog}");
     assert!(clog.contains("Connection to server was established successfully"), "{clog}");
     assert!(clog.contains("Server response: Message from the server"), "{clog}");
+}
+
+/// A client the server refuses (here a server that takes no client) fails and says so: a
+/// non-zero exit, "Sample finished with errors", never "successfully".
+#[test]
+fn a_client_that_cannot_connect_exits_with_an_error() {
+    let fab = fabric("refused");
+    let topo = fab.join("no-clients.topology");
+    let default = include_str!("../../core/src/default.topology");
+    std::fs::write(&topo, format!("{default}\ncap cc.max_clients 0\n")).unwrap();
+    let server = Command::new(env!("CARGO_BIN_EXE_cc_ctrl_path_server"))
+        .env("DOCA_EMU_FABRIC_DIR", &fab)
+        .env("DOCA_EMU_TOPOLOGY", &topo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (ok, log) = finish(run(env!("CARGO_BIN_EXE_cc_ctrl_path_client"), &[], &fab));
+    let mut server = server;
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(!ok, "{log}");
+    assert!(log.contains("failed to connect") && log.contains("Sample finished with errors"), "{log}");
+    assert!(!log.contains("Sample finished successfully"), "{log}");
 }

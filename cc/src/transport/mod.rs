@@ -98,6 +98,17 @@ fn os(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
 }
 
+/// `NOT_PERMITTED` for a refusal by the file system (no permission, read-only), telling how to
+/// use another fabric directory; `OPERATING_SYSTEM` for anything else.
+fn denied_or_os(e: Errno, what: &str) -> Error {
+    match e {
+        Errno::ACCESS | Errno::PERM | Errno::ROFS => {
+            fail!(Error::NotPermitted, "{what}: {e}: set {FABRIC_ENV} to a directory this user may write")
+        }
+        e => os(what, e),
+    }
+}
+
 /// The fabric directory, opened once per use without following links and checked on the
 /// open descriptor: created with mode 0700 when missing; an existing one must be a directory
 /// of this user closed to others (`NOT_PERMITTED` otherwise, naming [`FABRIC_ENV`]).
@@ -120,7 +131,9 @@ impl FabricDir {
         };
         match rustix::fs::mkdir(&dir, Mode::RWXU) {
             Ok(()) | Err(Errno::EXIST) => {}
-            Err(e) => bail!(Error::OperatingSystem, "cannot create fabric directory {}: {e}", dir.display()),
+            Err(e) => {
+                return Err(denied_or_os(e, &format!("cannot create fabric directory {}", dir.display())))
+            }
         }
         let fd = FabricDir::open_dir(&dir)?;
         let st = rustix::fs::fstat(&fd).map_err(|e| os(&dir.display().to_string(), e))?;
@@ -187,12 +200,21 @@ impl FabricDir {
             Mode::empty(),
         )
         .map_err(|e| match e {
-            Errno::LOOP | Errno::NOTDIR => fail!(
-                Error::NotPermitted,
-                "{} is not a plain directory (a symlink?): set {FABRIC_ENV} to use another",
-                dir.display()
-            ),
-            e => os(&format!("open {}", dir.display()), e),
+            Errno::LOOP | Errno::NOTDIR => {
+                let what = match rustix::fs::lstat(dir) {
+                    Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_symlink() => {
+                        "is a symbolic link (refused: it could be pointed elsewhere)"
+                    }
+                    Ok(_) => "is not a directory (a file of that name is in the way)",
+                    Err(_) => "has a component that is not a directory",
+                };
+                fail!(
+                    Error::NotPermitted,
+                    "fabric directory {} {what}: set {FABRIC_ENV} to use another",
+                    dir.display()
+                )
+            }
+            e => denied_or_os(e, &format!("cannot open fabric directory {}", dir.display())),
         })
     }
 
@@ -295,7 +317,9 @@ impl Listener {
             bail!(Error::InvalidValue, "socket file name {file} is too long");
         }
         let addr = SocketAddrUnix::new(&via).map_err(|e| os("socket address", e))?;
-        rustix::net::bind(&sock, &addr).map_err(|e| os("bind", e))?;
+        rustix::net::bind(&sock, &addr).map_err(|e| {
+            denied_or_os(e, &format!("cannot create socket {}", dir.path.join(&file).display()))
+        })?;
         rustix::net::listen(&sock, 128).map_err(|e| os("listen", e))?;
         Ok(Listener { sock, dir, file, lock })
     }
@@ -312,7 +336,9 @@ impl Listener {
                 OFlags::CREATE | OFlags::RDWR | OFlags::CLOEXEC | OFlags::NOFOLLOW,
                 Mode::RUSR | Mode::WUSR,
             )
-            .map_err(|e| os("open lock file", e))?;
+            .map_err(|e| {
+                denied_or_os(e, &format!("cannot create lock file {}", dir.path.join(&lock_file).display()))
+            })?;
             match rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive) {
                 Ok(()) => {}
                 Err(Errno::WOULDBLOCK) => bail!(
