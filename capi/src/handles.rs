@@ -36,10 +36,11 @@ pub(crate) enum Kind {
     Pe,
     Task,
     CcClient,
+    Dma,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 19] = [
+const NAMES: [&str; 20] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -59,6 +60,7 @@ const NAMES: [&str; 19] = [
     "struct doca_pe",
     "struct doca_task",
     "struct doca_cc_client",
+    "struct doca_dma",
 ];
 
 impl Kind {

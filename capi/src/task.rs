@@ -21,6 +21,7 @@ pub(crate) enum AnyTask {
     Send(SendTask),
     ProducerSend(ProducerSendTask),
     PostRecv(PostRecvTask),
+    DmaMemcpy(doca_dma::MemcpyTask),
 }
 
 macro_rules! each {
@@ -29,6 +30,7 @@ macro_rules! each {
             AnyTask::Send($x) => $e,
             AnyTask::ProducerSend($x) => $e,
             AnyTask::PostRecv($x) => $e,
+            AnyTask::DmaMemcpy($x) => $e,
         }
     };
 }
@@ -38,8 +40,12 @@ impl AnyTask {
         each!(self, t => t.as_task().id().to_bits())
     }
 
-    fn submit(self, flags: TaskSubmitFlags) -> std::result::Result<(), (Error, AnyTask)> {
+    fn submit(self, flags: TaskSubmitFlags, validate: bool) -> std::result::Result<(), (Error, AnyTask)> {
         match self {
+            AnyTask::DmaMemcpy(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::DmaMemcpy(r.value)))
+            }
+            AnyTask::DmaMemcpy(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::DmaMemcpy(r.value))),
             AnyTask::Send(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::Send(r.value))),
             AnyTask::ProducerSend(t) => {
                 t.submit_ex(flags).map_err(|r| (r.error, AnyTask::ProducerSend(r.value)))
@@ -69,6 +75,8 @@ pub struct DocaTask {
     id: u64,
     table: Weak<TaskTable>,
     pub(crate) buf: Cell<*mut DocaBuf>,
+    /// A DMA memcpy task's destination handle (its source is `buf`).
+    pub(crate) dst: Cell<*mut DocaBuf>,
     /// A post-receive task's immediate data, copied where C can point at it.
     pub(crate) imm: Cell<[u8; doca_cc::proto::records::IMM_MAX]>,
 }
@@ -93,11 +101,13 @@ pub(crate) enum Of {
     Send,
     ProducerSend,
     PostRecv,
+    DmaMemcpy,
 }
 
 impl AnyTask {
     fn of(&self) -> Of {
         match self {
+            AnyTask::DmaMemcpy(_) => Of::DmaMemcpy,
             AnyTask::Send(_) => Of::Send,
             AnyTask::ProducerSend(_) => Of::ProducerSend,
             AnyTask::PostRecv(_) => Of::PostRecv,
@@ -144,6 +154,7 @@ impl TaskTable {
                 id,
                 table: Rc::downgrade(self),
                 buf: Cell::new(std::ptr::null_mut()),
+                dst: Cell::new(std::ptr::null_mut()),
                 imm: Cell::new([0; doca_cc::proto::records::IMM_MAX]),
             })
         });
@@ -194,7 +205,7 @@ pub(crate) fn complete(
 /// `doca_task_submit`: on success the library owns the task until its callback.
 #[no_mangle]
 pub extern "C" fn doca_task_submit(task: *mut DocaTask) -> DocaError {
-    guarded("doca_task_submit", || submit(task, TaskSubmitFlags::FLUSH.bits()))
+    guarded("doca_task_submit", || submit(task, TaskSubmitFlags::FLUSH.bits(), false))
 }
 
 /// `doca_task_submit_ex`: with `doca_task_submit_flag` bits (unknown ones:
@@ -202,17 +213,17 @@ pub extern "C" fn doca_task_submit(task: *mut DocaTask) -> DocaError {
 /// until a flushing submit, `doca_ctx_flush_tasks` or its next progress.
 #[no_mangle]
 pub extern "C" fn doca_task_submit_ex(task: *mut DocaTask, flags: u32) -> DocaError {
-    guarded("doca_task_submit_ex", || submit(task, flags))
+    guarded("doca_task_submit_ex", || submit(task, flags, false))
 }
 
-fn submit(task: *mut DocaTask, flags: u32) -> DocaError {
+fn submit(task: *mut DocaTask, flags: u32, validate: bool) -> DocaError {
     let Some(h) = self::task(task) else { return invalid() };
     let Some(flags) = TaskSubmitFlags::from_bits(flags) else {
         let e = doca_core::fail!(Error::InvalidValue, "doca_task_submit_ex: unknown submit flags {flags:#x}");
         return e.code();
     };
     let Some(t) = h.task.borrow_mut().take() else { return Error::BadState.code() };
-    match t.submit(flags) {
+    match t.submit(flags, validate) {
         Ok(()) => DOCA_SUCCESS,
         Err((error, t)) => {
             *h.task.borrow_mut() = Some(t);
@@ -221,10 +232,12 @@ fn submit(task: *mut DocaTask, flags: u32) -> DocaError {
     }
 }
 
-/// `doca_task_try_submit`: the same checks, then submits (they are always made here).
+/// `doca_task_try_submit`: validates the task first (`INVALID_VALUE` when it is bad: a DMA
+/// memcpy task is checked as its engine would; the other kinds are checked at submission
+/// anyway), then submits.
 #[no_mangle]
 pub extern "C" fn doca_task_try_submit(task: *mut DocaTask) -> DocaError {
-    guarded("doca_task_try_submit", || submit(task, TaskSubmitFlags::FLUSH.bits()))
+    guarded("doca_task_try_submit", || submit(task, TaskSubmitFlags::FLUSH.bits(), true))
 }
 
 /// `doca_task_free`: back to its pool; the handle is invalid afterwards.

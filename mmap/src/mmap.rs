@@ -938,6 +938,16 @@ impl MapAccess {
         self.inner.cfg.lock().perms
     }
 
+    /// Whether `dev` may reach this memory: it was added to the map (`doca_mmap_add_dev`),
+    /// or the map was created from an export with it. What a library checks before its
+    /// device touches a buffer of the map (e.g. a DMA copy).
+    pub fn has_dev(&self, dev: &Dev) -> bool {
+        match &self.inner.import {
+            Some(i) => i.dev == *dev,
+            None => self.inner.cfg.lock().devs.contains(dev),
+        }
+    }
+
     /// `Ok` unless the map is an import whose exporter revoked it (`NOT_FOUND`).
     pub fn check_live(&self) -> Result<()> {
         self.inner.check_live()

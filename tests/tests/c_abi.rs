@@ -127,6 +127,14 @@ fn a_c_program_maps_its_own_memory_and_uses_buffers_by_address() {
     run(&build("memory"), &[], None);
 }
 
+/// DMA from C, shaped like DOCA's pe_polling: memcpy tasks completed from doca_pe_progress,
+/// the destination's data length, an empty source through the error callback, try_submit's
+/// code and an empty pool.
+#[test]
+fn a_c_program_copies_with_dma_tasks_from_progress() {
+    run(&build("dma_polling"), &[], None);
+}
+
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {

@@ -51,8 +51,9 @@ enum K {
     Mmap,
     Pe,
     Task,
+    Dma,
 }
-const KINDS: usize = 18;
+const KINDS: usize = 19;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -218,6 +219,14 @@ impl Gen {
             }
         }
         self.bad_handle(k) as *mut T
+    }
+
+    /// A handle where NULL is allowed (it means none): sometimes NULL, else as [`Gen::h`].
+    fn hopt<T>(&self, k: K) -> *mut T {
+        if self.chance(20) {
+            return std::ptr::null_mut();
+        }
+        self.h(k)
     }
 
     /// A handle for a destroying call: never a live one of the world.
@@ -594,6 +603,7 @@ const ALL: [K; KINDS] = [
     K::Mmap,
     K::Pe,
     K::Task,
+    K::Dma,
 ];
 
 thread_local! {
@@ -899,6 +909,21 @@ fn table() -> Vec<Entry> {
         doca_buf_is_last_in_list => |g| r(doca_buf_is_last_in_list(g.h(K::Buf), g.out()));
         doca_buf_is_in_list => |g| r(doca_buf_is_in_list(g.h(K::Buf), g.out()));
         doca_buf_get_list_len => |g| r(doca_buf_get_list_len(g.h(K::Buf), g.out()));
+        // doca_dma.h
+        doca_dma_create => |g| r(doca_dma_create(g.h(K::Dev), g.outh(K::Dma)));
+        doca_dma_destroy => |g| r(doca_dma_destroy(g.hn(K::Dma)));
+        doca_dma_as_ctx => |g| r(doca_dma_as_ctx(g.h(K::Dma)));
+        doca_dma_cap_get_max_num_tasks => |g| r(doca_dma_cap_get_max_num_tasks(g.h(K::Dma), g.out()));
+        doca_dma_cap_task_memcpy_is_supported => |g| r(doca_dma_cap_task_memcpy_is_supported(g.h(K::Devinfo)));
+        doca_dma_cap_task_memcpy_get_max_buf_size => |g| r(doca_dma_cap_task_memcpy_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_dma_cap_task_memcpy_get_max_buf_list_len => |g| r(doca_dma_cap_task_memcpy_get_max_buf_list_len(g.h(K::Devinfo), g.out()));
+        doca_dma_task_memcpy_set_conf => |g| r(doca_dma_task_memcpy_set_conf(g.h(K::Dma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_dma_task_memcpy_alloc_init => |g| r(doca_dma_task_memcpy_alloc_init(g.h(K::Dma), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_dma_task_memcpy_as_task => |g| r(doca_dma_task_memcpy_as_task(g.h(K::Task)));
+        doca_dma_task_memcpy_set_src => |g| r(doca_dma_task_memcpy_set_src(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_dma_task_memcpy_get_src => |g| r(doca_dma_task_memcpy_get_src(g.h(K::Task)));
+        doca_dma_task_memcpy_set_dst => |g| r(doca_dma_task_memcpy_set_dst(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_dma_task_memcpy_get_dst => |g| r(doca_dma_task_memcpy_get_dst(g.h(K::Task)));
         // doca_cc.h
         doca_cc_server_create => |g| r(doca_cc_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
         doca_cc_client_create => |g| r(doca_cc_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
@@ -1185,6 +1210,32 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         stale(K::Pe, old as usize);
         add(K::Pe, spe as usize);
         add(K::Pe, cpe as usize);
+        // a DMA context destroyed at once (stale), then a live one running on the host engine
+        let mut d = std::ptr::null_mut();
+        must(doca_dma_create(host, &mut d), 0, "dma");
+        must(doca_dma_destroy(d), 0, "dma destroy");
+        stale(K::Dma, d as usize);
+        let mut dma = std::ptr::null_mut();
+        must(doca_dma_create(host, &mut dma), 0, "dma");
+        must(doca_dma_task_memcpy_set_conf(dma, Some(cb_task), Some(cb_task), 8), 0, "dma conf");
+        let dctx = doca_dma_as_ctx(dma);
+        must(doca_pe_connect_ctx(cpe, dctx), 0, "dma connect");
+        must(doca_ctx_start(dctx), 0, "dma start");
+        add(K::Dma, dma as usize);
+        add(K::Ctx, dctx as usize);
+        let mut dt = std::ptr::null_mut();
+        must(
+            doca_dma_task_memcpy_alloc_init(
+                dma,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+                DocaData { u64: 0 },
+                &mut dt,
+            ),
+            0,
+            "dma task",
+        );
+        add(K::Task, dt as usize);
         // a server and a client destroyed at once (stale), then the live ones
         let mut s = std::ptr::null_mut();
         must(doca_cc_server_create(dpu, rep, name.as_ptr(), &mut s), 0, "server");

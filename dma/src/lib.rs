@@ -1,0 +1,499 @@
+//! DOCA DMA (`doca_dma.h`): memcpy tasks between buffers of local memory maps, as a library
+//! context on core's plug-in interface.
+//!
+//! | DOCA                                          | here                                   |
+//! |-----------------------------------------------|----------------------------------------|
+//! | `struct doca_dma`, `doca_dma_create`/`_destroy`/`_as_ctx` | [`Dma`]: [`Dma::create`], [`Dma::destroy`], [`Dma::as_ctx`] |
+//! | `doca_dma_cap_*`                              | [`caps`], [`Dma::cap_get_max_num_tasks`] |
+//! | `doca_dma_task_memcpy_set_conf`, `_alloc_init` | [`Dma::task_memcpy_set_conf`], [`Dma::task_memcpy_alloc_init`] |
+//! | `struct doca_dma_task_memcpy`, `_as_task`, `_get/_set_src/_dst` | [`MemcpyTask`] |
+//!
+//! **The engine.** A submitted task joins the context's queue; the copy is the emulated DMA
+//! engine's work, done inside the progress engine's `progress` (never in submit), on the
+//! thread of the engine. Each pass copies at most [`caps::BYTES_PER_PASS`] bytes (1 MiB by
+//! default) per DMA context, front task first, so a 64 MiB copy takes 64 passes and the other
+//! contexts of the engine are polled between them; small tasks complete several per pass. A
+//! task completes (its callback runs) after its last byte is copied. While tasks wait, the
+//! context asks to be polled and a request for notification finds work waiting (the handle
+//! is readable at once): a sleeping application never sleeps on a queued copy.
+//!
+//! **Checks and codes.** `doca_task_submit` does not validate: a bad task completes through
+//! the error callback with its status, when the engine reaches it. `doca_task_try_submit`
+//! ([`MemcpyTask::try_submit`]) makes the same checks first and refuses a bad task with
+//! `INVALID_VALUE` (the log line says which check). The statuses:
+//!
+//! | the task                                                        | error callback status |
+//! |-----------------------------------------------------------------|-----------------------|
+//! | no source or no destination set                                 | `INVALID_VALUE`       |
+//! | source data of 0 bytes (DOCA's pe_task_error)                   | `INVALID_VALUE`       |
+//! | source above `dma.max_buf_size`, a list above `dma.max_buf_list_len` | `INVALID_VALUE`  |
+//! | destination room (free room after its data) below the source's length | `INVALID_VALUE` |
+//! | a buffer of a map not added to the DMA's device                 | `NOT_PERMITTED`       |
+//! | a destination whose map lacks `LOCAL_READ_WRITE`                | `NOT_PERMITTED`       |
+//! | a buffer of a map created from an export (not yet supported)    | `NOT_SUPPORTED`       |
+//! | a buffer returned to its inventory meanwhile                    | `BAD_STATE`           |
+//! | source and destination overlapping in one map                   | `IN_USE`              |
+//! | the context stopped before the task completed                   | [`FLUSH_STATUS`] (`SHUTDOWN`) |
+//!
+//! **Destination data.** DOCA's rule: the copied bytes land in the destination's free room
+//! right after its data (`data + data_len`), and its data length grows by the bytes copied —
+//! so a destination from `buf_get_by_addr` (data length 0) ends holding exactly the source's
+//! data. A destination list is filled element by element, each element's room in turn. The
+//! data lengths change when the task completes; a task failed or flushed part-way may have
+//! written some bytes of the room and changes no data length.
+
+#![forbid(unsafe_code)]
+
+pub mod caps;
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+
+use doca_buf::Buf;
+use doca_core::clock::Now;
+use doca_core::{
+    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, Error, Refused, Result, Started, Task,
+    TaskId, TaskLib, TaskPayload, TaskPool,
+};
+use doca_mmap::AccessFlags;
+
+/// Status of the tasks a stop flushes: `DOCA_ERROR_SHUTDOWN`.
+pub const FLUSH_STATUS: Error = Error::Shutdown;
+
+/// The payload of a memcpy task: its buffers and how far the engine got.
+#[derive(Default)]
+#[doc(hidden)] // reached through MemcpyTask
+pub struct Memcpy {
+    src: Option<Buf>,
+    dst: Option<Buf>,
+    /// Bytes copied so far (the engine's cursor; 0 until it reaches the task).
+    copied: usize,
+    /// The source's length, set when the engine checked the task (0 before).
+    len: usize,
+}
+
+doca_core::task_handle! {
+    /// `struct doca_dma_task_memcpy`: copies the source's data into the destination's room.
+    pub struct MemcpyTask(Memcpy);
+}
+
+impl MemcpyTask {
+    /// `doca_dma_task_memcpy_get_src`.
+    pub fn src(&self) -> Option<Buf> {
+        self.0.with_payload(|p| p.src.clone())
+    }
+
+    /// `doca_dma_task_memcpy_set_src`: checked when the task is submitted.
+    pub fn set_src(&self, src: Option<&Buf>) {
+        self.0.with_payload(|p| p.src = src.cloned());
+    }
+
+    /// `doca_dma_task_memcpy_get_dst`.
+    pub fn dst(&self) -> Option<Buf> {
+        self.0.with_payload(|p| p.dst.clone())
+    }
+
+    /// `doca_dma_task_memcpy_set_dst`: checked when the task is submitted.
+    pub fn set_dst(&self, dst: Option<&Buf>) {
+        self.0.with_payload(|p| p.dst = dst.cloned());
+    }
+}
+
+/// The limits of one run, read from the device's capabilities at start.
+#[derive(Clone, Copy)]
+struct Limits {
+    max_buf_size: u64,
+    max_list_len: u32,
+    bytes_per_pass: usize,
+}
+
+#[doc(hidden)] // named by the task payload (`TaskPayload::Lib`); reached through Dma
+pub struct DmaOps {
+    dev: Dev,
+    pool: TaskPool<Memcpy>,
+    /// Submitted tasks in order; the front one is being copied.
+    queue: RefCell<VecDeque<TaskId>>,
+    limits: Cell<Limits>,
+}
+
+/// `struct doca_dma`: a DMA context on one device.
+pub struct Dma {
+    ctx: Rc<CtxCell<DmaOps>>,
+}
+
+impl Dma {
+    /// `doca_dma_create`: a context on `dev`; `NOT_SUPPORTED` when the device has no DMA
+    /// ([`caps::task_memcpy_is_supported`]).
+    pub fn create(dev: &Dev) -> Result<Dma> {
+        caps::task_memcpy_is_supported(dev.as_devinfo())?;
+        let limits = Limits { max_buf_size: 0, max_list_len: 1, bytes_per_pass: 1 };
+        let ctx = CtxCell::new(|weak: &Weak<CtxCell<DmaOps>>| DmaOps {
+            dev: dev.clone(),
+            pool: TaskPool::new(weak.clone()),
+            queue: RefCell::new(VecDeque::new()),
+            limits: Cell::new(limits),
+        });
+        Ok(Dma { ctx })
+    }
+
+    /// `doca_dma_as_ctx`.
+    pub fn as_ctx(&self) -> Ctx {
+        Ctx::from(self.ctx.clone())
+    }
+
+    /// `doca_dma_cap_get_max_num_tasks`.
+    pub fn cap_get_max_num_tasks(&self) -> Result<u32> {
+        caps::max_num_tasks(self.ctx.ops().dev.as_devinfo())
+    }
+
+    /// `doca_dma_task_memcpy_set_conf`: callbacks and pool size (1..=`dma.max_num_tasks`,
+    /// else `INVALID_VALUE`). Idle only (`BAD_STATE`).
+    pub fn task_memcpy_set_conf(
+        &self,
+        completion: impl FnMut(MemcpyTask, Data, Data) + 'static,
+        error: impl FnMut(MemcpyTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        let max = self.cap_get_max_num_tasks()?;
+        if num_tasks > max {
+            bail!(
+                Error::InvalidValue,
+                "dma: {num_tasks} memcpy tasks exceed the maximum {max} (cap dma.max_num_tasks)"
+            );
+        }
+        let (mut done, mut failed) = (completion, error);
+        self.ctx.ops().pool.set_conf(
+            self.ctx.core(),
+            Box::new(move |t: Task<Memcpy>, td, cd| done(MemcpyTask(t), td, cd)),
+            Box::new(move |t: Task<Memcpy>, td, cd| failed(MemcpyTask(t), td, cd)),
+            num_tasks,
+        )
+    }
+
+    /// `doca_dma_task_memcpy_alloc_init`: a task copying `src`'s data into `dst`'s room.
+    /// Either may be `None` and set later ([`MemcpyTask::set_src`]); nothing is checked
+    /// before submission. Running only (`BAD_STATE`); every task out → `NO_MEMORY`.
+    pub fn task_memcpy_alloc_init(
+        &self,
+        src: Option<&Buf>,
+        dst: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<MemcpyTask> {
+        let t = self.ctx.ops().pool.alloc(|p| {
+            *p = Memcpy { src: src.cloned(), dst: dst.cloned(), copied: 0, len: 0 };
+            Ok(())
+        })?;
+        t.set_user_data(user_data);
+        Ok(MemcpyTask(t))
+    }
+
+    /// `doca_dma_destroy`: Idle only (`BAD_STATE`, and the context back).
+    pub fn destroy(self) -> Result<(), Refused<Dma>> {
+        let core = self.ctx.core();
+        if let Err(e) = core.require_idle("dma destroy") {
+            return Err(Refused::new(e, self));
+        }
+        match core.destroy() {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Refused::new(e, self)),
+        }
+    }
+}
+
+/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`).
+fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>) -> Result<()> {
+    let mut cur = Some(head.clone());
+    let mut n = 0u32;
+    while let Some(b) = cur {
+        n += 1;
+        if n > max {
+            bail!(
+                Error::InvalidValue,
+                "dma: the {what} list has more than {max} elements (cap dma.max_buf_list_len)"
+            );
+        }
+        f(&b)?;
+        cur = b.next_in_list()?;
+    }
+    Ok(())
+}
+
+impl DmaOps {
+    /// Whether `buf`'s map is one this device may reach (local, added to the device).
+    fn check_map(&self, buf: &Buf, what: &str) -> Result<()> {
+        let map = buf.map();
+        if map.is_from_export() {
+            bail!(
+                Error::NotSupported,
+                "dma: the {what} is a buffer of a map created from an export (not supported yet)"
+            );
+        }
+        if !map.has_dev(&self.dev) {
+            bail!(
+                Error::NotPermitted,
+                "dma: the {what}'s map was not added to the DMA's device (doca_mmap_add_dev)"
+            );
+        }
+        map.check_live()
+    }
+
+    /// Every check of a task; returns the source's length.
+    fn validate(&self, id: TaskId) -> Result<usize> {
+        let limits = self.limits.get();
+        let (src, dst) =
+            self.pool.with_payload(id, |p| (p.src.clone(), p.dst.clone())).ok_or(Error::BadState)?;
+        let Some(src) = src else { bail!(Error::InvalidValue, "dma: the memcpy task has no source") };
+        let Some(dst) = dst else { bail!(Error::InvalidValue, "dma: the memcpy task has no destination") };
+        let mut len = 0usize;
+        walk(&src, limits.max_list_len, "source", |b| {
+            self.check_map(b, "source")?;
+            len = len.saturating_add(b.data_len()?);
+            Ok(())
+        })?;
+        if len == 0 {
+            bail!(Error::InvalidValue, "dma: the source holds no data (data length 0)");
+        }
+        if len as u64 > limits.max_buf_size {
+            bail!(
+                Error::InvalidValue,
+                "dma: {len} bytes exceed the maximum {} (cap dma.max_buf_size)",
+                limits.max_buf_size
+            );
+        }
+        let mut room = 0usize;
+        walk(&dst, limits.max_list_len, "destination", |b| {
+            self.check_map(b, "destination")?;
+            if !b.map().permissions().contains(AccessFlags::LOCAL_READ_WRITE) {
+                bail!(
+                    Error::NotPermitted,
+                    "dma: the destination's map lacks DOCA_ACCESS_FLAG_LOCAL_READ_WRITE"
+                );
+            }
+            room = room.saturating_add(b.tail_room()?);
+            Ok(())
+        })?;
+        if room < len {
+            bail!(
+                Error::InvalidValue,
+                "dma: the destination has room for {room} bytes after its data, the source holds {len}"
+            );
+        }
+        Ok(len)
+    }
+
+    /// Copies up to `budget` bytes of task `id` from where it stopped; returns the bytes
+    /// copied.
+    fn copy_some(&self, id: TaskId, budget: usize) -> Result<usize> {
+        let (src, dst, copied, len) = self
+            .pool
+            .with_payload(id, |p| (p.src.clone(), p.dst.clone(), p.copied, p.len))
+            .ok_or(Error::BadState)?;
+        let (Some(src), Some(dst)) = (src, dst) else { return Err(Error::InvalidValue) };
+        let want = budget.min(len - copied);
+        // Cursors: the element and the offset in its data (source) or room (destination)
+        // of byte `copied`.
+        let (mut s, mut s_off) = seek(&src, copied, |b| b.data_len())?;
+        let (mut d, mut d_off) = seek(&dst, copied, |b| b.tail_room())?;
+        let mut done = 0;
+        while done < want {
+            let s_shape = s.shape()?;
+            let d_shape = d.shape()?;
+            let (s_left, d_left) = (s_shape.data_len - s_off, d_shape.room() - d_off);
+            let n = (want - done).min(s_left).min(d_left);
+            if n > 0 {
+                let from = s.map().bytes(s_shape.data + s_off, n)?;
+                let mut to = d.map().bytes_mut(d_shape.data_end() + d_off, n)?;
+                to.copy_from_slice(&from);
+                done += n;
+                s_off += n;
+                d_off += n;
+            }
+            if done == want {
+                break;
+            }
+            if s_off == s_shape.data_len {
+                s = s
+                    .next_in_list()?
+                    .ok_or_else(|| fail!(Error::InvalidValue, "dma: the source list changed"))?;
+                s_off = 0;
+            }
+            if d_off == d_shape.room() {
+                d = d
+                    .next_in_list()?
+                    .ok_or_else(|| fail!(Error::InvalidValue, "dma: the destination list changed"))?;
+                d_off = 0;
+            }
+        }
+        self.pool.with_payload(id, |p| p.copied += done);
+        Ok(done)
+    }
+
+    /// The copy of `id` is complete: the destination's data lengths grow by what landed in
+    /// each element's room.
+    fn settle(&self, id: TaskId) -> Result<()> {
+        let (dst, len) = self.pool.with_payload(id, |p| (p.dst.clone(), p.len)).ok_or(Error::BadState)?;
+        let Some(dst) = dst else { return Err(Error::InvalidValue) };
+        let mut left = len;
+        let mut cur = Some(dst);
+        while let (Some(b), true) = (cur, left > 0) {
+            let n = left.min(b.tail_room()?);
+            b.increase_data_len(n)?;
+            left -= n;
+            cur = b.next_in_list()?;
+        }
+        Ok(())
+    }
+
+    /// Advances the front task by at most `budget` bytes; returns the bytes used and whether
+    /// it finished (and was handed back).
+    fn advance_front(&self, id: TaskId, budget: usize) -> (usize, bool) {
+        let len = self.pool.with_payload(id, |p| p.len).unwrap_or(0);
+        if len == 0 {
+            match self.validate(id) {
+                Ok(n) => {
+                    self.pool.with_payload(id, |p| {
+                        p.len = n;
+                        p.copied = 0;
+                    });
+                }
+                Err(e) => {
+                    self.pool.finish(id, Err(e));
+                    return (0, true);
+                }
+            }
+        }
+        match self.copy_some(id, budget) {
+            Ok(n) => {
+                let (copied, len) = self.pool.with_payload(id, |p| (p.copied, p.len)).unwrap_or((0, 0));
+                if copied < len {
+                    return (n, false);
+                }
+                let status = self.settle(id);
+                self.pool.finish(id, status);
+                (n, true)
+            }
+            Err(e) => {
+                tracing::debug!(target: "doca_sdk", "dma: memcpy task failed: {e:?}");
+                self.pool.finish(id, Err(e));
+                (0, true)
+            }
+        }
+    }
+}
+
+/// The element of the list headed by `head` holding byte `pos` of what `size` counts in
+/// each element, and the offset in it.
+fn seek(head: &Buf, mut pos: usize, size: impl Fn(&Buf) -> Result<usize>) -> Result<(Buf, usize)> {
+    let mut b = head.clone();
+    loop {
+        let n = size(&b)?;
+        if pos < n {
+            return Ok((b, pos));
+        }
+        match b.next_in_list()? {
+            Some(next) => {
+                pos -= n;
+                b = next;
+            }
+            // `pos` is at the very end (nothing left to copy): stay on the last element.
+            None => return Ok((b, n.min(pos))),
+        }
+    }
+}
+
+impl CtxOps for DmaOps {
+    fn kind(&self) -> &'static str {
+        "dma"
+    }
+
+    fn start(&self, _core: &CtxCore) -> Result<Started> {
+        let info = self.dev.as_devinfo();
+        self.limits.set(Limits {
+            max_buf_size: caps::task_memcpy_max_buf_size(info)?,
+            max_list_len: caps::task_memcpy_max_buf_list_len(info)?,
+            bytes_per_pass: caps::bytes_per_pass(info)?,
+        });
+        self.pool.prepare(Memcpy::default);
+        let mut q = self.queue.borrow_mut();
+        q.clear();
+        q.reserve(self.pool.capacity() as usize);
+        Ok(Started::Running)
+    }
+
+    fn stop(&self, _core: &CtxCore) {
+        // Queued tasks are flushed in progress: callbacks never run inside stop.
+    }
+
+    /// Only while tasks wait: an idle DMA context costs its engine nothing.
+    fn needs_poll(&self, _core: &CtxCore) -> bool {
+        !self.queue.borrow().is_empty()
+    }
+
+    fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
+        if self.queue.borrow().is_empty() {
+            return false;
+        }
+        if core.state() != CtxState::Running {
+            // Stopping: every queued task, the one half copied too, is flushed.
+            let n = self.queue.borrow().len();
+            for _ in 0..n {
+                let Some(id) = self.queue.borrow_mut().pop_front() else { break };
+                self.pool.finish(id, Err(FLUSH_STATUS));
+            }
+            return true;
+        }
+        // Tasks the callbacks of this pass submit join the queue after the ones counted
+        // here and wait for the next pass.
+        let mut budget = self.limits.get().bytes_per_pass;
+        let n = self.queue.borrow().len();
+        for _ in 0..n {
+            let Some(id) = self.queue.borrow().front().copied() else { break };
+            let (used, finished) = self.advance_front(id, budget);
+            budget -= used.min(budget);
+            if !finished {
+                break; // the budget is spent: the front task goes on next pass
+            }
+            self.queue.borrow_mut().pop_front();
+            if budget == 0 {
+                break;
+            }
+        }
+        true
+    }
+
+    fn request_notification(&self, _core: &CtxCore) -> bool {
+        !self.queue.borrow().is_empty()
+    }
+}
+
+impl TaskPayload for Memcpy {
+    type Lib = DmaOps;
+}
+
+impl TaskLib<Memcpy> for DmaOps {
+    fn pool(&self) -> &TaskPool<Memcpy> {
+        &self.pool
+    }
+
+    /// Queued as it is: the engine checks it when it reaches it (DOCA's submit does not
+    /// validate).
+    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        self.pool.with_payload(task, |p| {
+            p.copied = 0;
+            p.len = 0;
+        });
+        self.queue.borrow_mut().push_back(task);
+        Ok(())
+    }
+
+    /// `doca_task_try_submit`: every check the engine makes; any failure is
+    /// `INVALID_VALUE` (the log line names the check and the status the error callback
+    /// would have given).
+    fn check(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        match self.validate(task) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(fail!(Error::InvalidValue, "dma: try_submit refused the task ({})", e.name())),
+        }
+    }
+}
