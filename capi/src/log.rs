@@ -199,6 +199,17 @@ pub unsafe extern "C" fn doca_log() -> DocaError {
     core::arch::naked_asm!("b {}", sym doca_emu_log_format);
 }
 
+/// Writes `text` on the C library's standard output stream: the stream the application's
+/// log lines and its own `printf` output go to, so that what the library prints there (the
+/// argument parser's usage and version) keeps its place among them when piped.
+pub(crate) fn to_c_stdout(text: &str) {
+    if let Ok(text) = CString::new(text) {
+        // SAFETY: `stdout` is the C library's stream (valid for the process's life) and
+        // `text` a C string for the call.
+        unsafe { fputs(text.as_ptr(), std::ptr::addr_of!(stdout).read()) };
+    }
+}
+
 /// Writes one application line, already formatted by [`doca_log`] (or by the inline
 /// `doca_log` of headers before it was exported), in DOCA's
 /// format (`[time][pid][DOCA][LVL][file:line][source] message`) on the C library's standard
@@ -235,13 +246,7 @@ pub unsafe extern "C" fn doca_emu_log_write(
             _ => "TRC",
         };
         let line = doca_common::log::line(lvl, file, line as u32, &src, &text(msg).unwrap_or_default());
-        if let Ok(line) = CString::new(line) {
-            // the C library's stdout stream, so that log lines keep their place among the
-            // program's own printf output.
-            // SAFETY: `stdout` is the C library's stream (valid for the process's life) and
-            // `line` a C string for the call.
-            unsafe { fputs(line.as_ptr(), std::ptr::addr_of!(stdout).read()) };
-        }
+        to_c_stdout(&line);
         DOCA_SUCCESS
     })
 }

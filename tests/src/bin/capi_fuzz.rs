@@ -474,6 +474,10 @@ impl Gen {
         self.opt_cb(cb_param as unsafe extern "C" fn(*mut c_void, *mut c_void) -> i32)
     }
 
+    fn cb_validate(&self) -> ValidationCb {
+        self.opt_cb(cb_validate as unsafe extern "C" fn(*mut c_void) -> i32)
+    }
+
     fn cb_free(&self) -> MemrangeFreeCb {
         self.opt_cb(cb_free as unsafe extern "C" fn(*mut c_void, usize, *mut c_void))
     }
@@ -654,6 +658,11 @@ unsafe extern "C" fn cb_state(_: DocaData, _: *mut DocaCtx, _: u32, _: u32) {
     from_callback();
 }
 
+unsafe extern "C" fn cb_validate(_: *mut c_void) -> i32 {
+    from_callback();
+    0
+}
+
 unsafe extern "C" fn cb_param(_: *mut c_void, _: *mut c_void) -> i32 {
     from_callback();
     0
@@ -710,7 +719,10 @@ fn table() -> Vec<Entry> {
         #[lenient] doca_error_get_name => |g| r(doca_error_get_name(g.i32()));
         #[lenient] doca_error_get_descr => |g| r(doca_error_get_descr(g.i32()));
         // doca_argp.h
-        doca_argp_init => |g| r(doca_argp_init(g.cstr(), g.garbage.as_ptr() as *mut c_void));
+        // a NULL name is allowed (named after argv[0])
+        doca_argp_init => |g| r(doca_argp_init(if g.chance(15) { std::ptr::null() } else { c"capi_fuzz".as_ptr() }, g.garbage.as_ptr() as *mut c_void));
+        doca_argp_register_version_callback => |g| r(doca_argp_register_version_callback(g.cb_param()));
+        doca_argp_register_validation_callback => |g| r(doca_argp_register_validation_callback(g.cb_validate()));
         doca_argp_param_create => |g| r(doca_argp_param_create(g.outh(K::Param)));
         doca_argp_param_set_short_name => |g| r(doca_argp_param_set_short_name(g.h(K::Param), g.cstr()));
         doca_argp_param_set_long_name => |g| r(doca_argp_param_set_long_name(g.h(K::Param), g.cstr()));
