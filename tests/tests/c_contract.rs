@@ -319,3 +319,55 @@ fn version_and_validation_callbacks_run_as_registered() {
         "the validation's code:\n{out}"
     );
 }
+
+/// A program linked against a vendor-shaped library (soname `libdoca_common.so.2`, its
+/// symbols under a version node) runs on this library through `LD_LIBRARY_PATH` once this
+/// library is reachable under that soname: the loader accepts an unversioned definition for
+/// a versioned reference (and says "no version information available" on standard error).
+#[test]
+fn a_program_linked_against_a_versioned_soname_runs_on_this_library() {
+    let dir = scratch("soname");
+    let (vendor, emu) = (dir.join("vendor"), dir.join("emu"));
+    std::fs::create_dir_all(&vendor).expect("vendor folder");
+    std::fs::create_dir_all(&emu).expect("emu folder");
+    std::fs::write(
+        dir.join("lib.c"),
+        "const char *doca_error_get_name(int e) { (void)e; return \"VENDOR\"; }\n",
+    )
+    .expect("lib.c");
+    std::fs::write(dir.join("lib.map"), "DOCA_2 { global: doca_error_get_name; local: *; };\n")
+        .expect("lib.map");
+    std::fs::write(
+        dir.join("app.c"),
+        "#include <stdio.h>\nconst char *doca_error_get_name(int e);\nint main(void) { printf(\"%s\\n\", doca_error_get_name(0)); return 0; }\n",
+    )
+    .expect("app.c");
+    let run = |args: &[&str]| {
+        let out = Command::new(cc()).current_dir(&dir).args(args).output().expect("run the C compiler");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&["-shared", "-fPIC", "-o", "vendor/libdoca_common.so.2", "-Wl,-soname,libdoca_common.so.2"]
+        .into_iter()
+        .chain(["-Wl,--version-script,lib.map", "lib.c"])
+        .collect::<Vec<_>>());
+    std::os::unix::fs::symlink("libdoca_common.so.2", vendor.join("libdoca_common.so")).expect("symlink");
+    run(&["-o", "app", "app.c", "-Lvendor", "-ldoca_common"]);
+    let app =
+        |libs: &Path| Command::new(dir.join("app")).env("LD_LIBRARY_PATH", libs).output().expect("run app");
+    let out = app(&vendor);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "VENDOR",
+        "the program runs on the vendor library"
+    );
+    std::os::unix::fs::symlink(lib_dir().join("libdoca_capi.so"), emu.join("libdoca_common.so.2"))
+        .expect("symlink");
+    let out = app(&emu);
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "DOCA_SUCCESS",
+        "the same program on this library: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
