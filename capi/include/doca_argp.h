@@ -22,7 +22,10 @@ struct doca_argp_param;
 
 /* param: a C string (copy what you keep), an int * or a bool *; config: doca_argp_init's. */
 typedef doca_error_t (*doca_argp_param_cb_t)(void *param, void *config);
+/* config: doca_argp_init's, once every flag was parsed. */
+typedef doca_error_t (*doca_argp_validation_cb_t)(void *config);
 
+/* program_name NULL: argv[0]'s name. */
 DOCA_EXPERIMENTAL doca_error_t doca_argp_init(const char *program_name, void *program_config);
 DOCA_EXPERIMENTAL doca_error_t doca_argp_param_create(struct doca_argp_param **param);
 DOCA_EXPERIMENTAL void doca_argp_param_set_short_name(struct doca_argp_param *param, const char *name);
@@ -34,6 +37,10 @@ DOCA_EXPERIMENTAL void doca_argp_param_set_type(struct doca_argp_param *param, e
 DOCA_EXPERIMENTAL void doca_argp_param_set_mandatory(struct doca_argp_param *param);
 DOCA_EXPERIMENTAL void doca_argp_param_set_multiplicity(struct doca_argp_param *param);
 DOCA_EXPERIMENTAL doca_error_t doca_argp_register_param(struct doca_argp_param *input_param);
+/* -v runs it (param NULL) instead of printing the version; the program exits when it
+ * returns DOCA_SUCCESS. */
+DOCA_EXPERIMENTAL doca_error_t doca_argp_register_version_callback(doca_argp_param_cb_t callback);
+DOCA_EXPERIMENTAL doca_error_t doca_argp_register_validation_callback(doca_argp_validation_cb_t callback);
 DOCA_EXPERIMENTAL doca_error_t doca_argp_start(int argc, char **argv);
 DOCA_EXPERIMENTAL doca_error_t doca_argp_destroy(void);
 

@@ -36,26 +36,12 @@ DOCA_EXPERIMENTAL uint32_t doca_log_level_get_global_lower_limit(void);
 DOCA_EXPERIMENTAL doca_error_t doca_log_level_set_global_sdk_limit(uint32_t level);
 DOCA_EXPERIMENTAL doca_error_t doca_log_register_source(const char *source_name, int *source);
 DOCA_EXPERIMENTAL doca_error_t doca_log_unregister_source(int source);
-/* The emulator's sink for one formatted line (what doca_log below calls). */
+/* One application line, formatted as printf does (DOCA_LOG_* call it). */
+DOCA_EXPERIMENTAL doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, const char *func,
+					const char *format, ...) __attribute__((format(printf, 6, 7)));
+/* The emulator's sink for one line already formatted (what doca_log calls; kept for objects
+ * built with this library's earlier headers, whose doca_log was inline). */
 doca_error_t doca_emu_log_write(uint32_t level, int source, const char *file, int line, const char *msg);
-
-/* Formats one line and hands it to the library (inline: C variadics stay on the C side). */
-static inline doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, const char *func,
-				    const char *format, ...) __attribute__((format(printf, 6, 7)));
-static inline doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, const char *func,
-				    const char *format, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	(void)func;
-	if (level > doca_log_level_get_global_lower_limit())
-		return DOCA_SUCCESS;
-	va_start(ap, format);
-	vsnprintf(msg, sizeof(msg), format, ap);
-	va_end(ap);
-	return doca_emu_log_write(level, source, fname, line, msg);
-}
 
 /* One per file; SOURCE may be any token sequence (samples write NAME::MAIN). */
 #define DOCA_LOG_REGISTER(SOURCE)                                                          \

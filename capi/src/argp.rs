@@ -1,7 +1,10 @@
 //! `doca_argp.h`: the samples' argument parser. Parameters of type string, int and boolean,
-//! short (`-p`) and long (`--pci-addr`, `--pci-addr=…`) names, mandatory parameters, and the
-//! built-in flags: `-h/--help`, `-v/--version`, `-l/--log-level`, `--sdk-log-level`. JSON
-//! configuration files are not supported (`--json` is `NOT_SUPPORTED`).
+//! short (`-p`) and long (`--pci-addr`, `--pci-addr=…`) names, mandatory parameters, a
+//! version callback and a validation callback, and the built-in flags: `-h/--help`,
+//! `-v/--version` (the DOCA version this emulator claims, [`doca_core::DOCA_VERSION`]),
+//! `-l/--log-level`, `--sdk-log-level`. JSON configuration files are not supported (`--json`
+//! is `NOT_SUPPORTED`). Usage and version text go to the C library's standard output stream,
+//! as the application's log lines do, so their order holds when the output is piped.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
@@ -14,6 +17,9 @@ use doca_core::Error;
 /// `doca_argp_param_cb_t`: the parameter's value (a C string, an `int *` or a `bool *`) and
 /// the program's configuration.
 pub type ParamCb = Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> DocaError>;
+
+/// `doca_argp_validation_cb_t`: the program's configuration, once every flag was parsed.
+pub type ValidationCb = Option<unsafe extern "C" fn(*mut c_void) -> DocaError>;
 
 /// `enum doca_argp_type`.
 const TYPE_STRING: c_int = 1;
@@ -37,9 +43,12 @@ struct Fields {
 }
 
 struct Argp {
-    program: String,
+    /// None: `doca_argp_init(NULL, …)`, named after `argv[0]` by `doca_argp_start`.
+    program: Option<String>,
     config: usize,
     params: Vec<*mut DocaArgpParam>,
+    version: ParamCb,
+    validation: ValidationCb,
 }
 
 // SAFETY: the parameter pointers are handles owned by the parser, only touched under its lock.
@@ -72,7 +81,8 @@ fn text(s: *const c_char) -> Option<String> {
     (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
 }
 
-/// `doca_argp_init`: once (`BAD_STATE` before `doca_argp_destroy`).
+/// `doca_argp_init`: once (`BAD_STATE` before `doca_argp_destroy`). A NULL `program_name`
+/// (DOCA 3.x samples pass one) names the program after `argv[0]` in `doca_argp_start`.
 ///
 /// # Safety
 /// `program_name` is NULL or a C string.
@@ -82,12 +92,18 @@ pub unsafe extern "C" fn doca_argp_init(
     program_config: *mut c_void,
 ) -> DocaError {
     guarded("doca_argp_init", || {
-        let Some(program) = text(program_name) else { return invalid() };
+        let program = text(program_name);
         let mut argp = ARGP.lock();
         if argp.is_some() {
             return Error::BadState.code();
         }
-        *argp = Some(Argp { program, config: program_config as usize, params: Vec::new() });
+        *argp = Some(Argp {
+            program,
+            config: program_config as usize,
+            params: Vec::new(),
+            version: None,
+            validation: None,
+        });
         DOCA_SUCCESS
     })
 }
@@ -185,9 +201,53 @@ pub extern "C" fn doca_argp_register_param(input_param: *mut DocaArgpParam) -> D
     })
 }
 
+/// `doca_argp_register_version_callback`: what `-v` runs instead of printing the version,
+/// given NULL and the program's configuration. When it returns `DOCA_SUCCESS` the program
+/// exits (status 0), as after the built-in `-v`; another code is `doca_argp_start`'s.
+/// `BAD_STATE` before `doca_argp_init`, `INVALID_VALUE` for NULL.
+#[no_mangle]
+pub extern "C" fn doca_argp_register_version_callback(callback: ParamCb) -> DocaError {
+    guarded("doca_argp_register_version_callback", || register(callback, |a, cb| a.version = cb))
+}
+
+/// `doca_argp_register_validation_callback`: run by `doca_argp_start` once every flag was
+/// parsed and the mandatory ones were found, given the program's configuration; its code is
+/// `doca_argp_start`'s. `BAD_STATE` before `doca_argp_init`, `INVALID_VALUE` for NULL.
+#[no_mangle]
+pub extern "C" fn doca_argp_register_validation_callback(callback: ValidationCb) -> DocaError {
+    guarded("doca_argp_register_validation_callback", || register(callback, |a, cb| a.validation = cb))
+}
+
+/// Keeps a callback in the parser (`set`), refusing NULL and an uninitialized parser.
+fn register<C>(callback: Option<C>, set: impl FnOnce(&mut Argp, Option<C>)) -> DocaError {
+    if callback.is_none() {
+        return crate::check::refuse(|| "NULL callback".into());
+    }
+    let mut argp = ARGP.lock();
+    let Some(argp) = argp.as_mut() else { return Error::BadState.code() };
+    set(argp, callback);
+    DOCA_SUCCESS
+}
+
+/// What the built-in `-v` prints: the DOCA version this emulator claims, as compiled against
+/// and as running.
+fn version_text() -> String {
+    let v = doca_core::DOCA_VERSION;
+    format!("DOCA SDK     Version (Compilation): {v}\nDOCA Runtime Version (Runtime):     {v}\n")
+}
+
+/// The program's name for the usage: `doca_argp_init`'s, else `argv[0]`'s last component.
+fn program_name(argp: &Argp, argv0: Option<&str>) -> String {
+    match (&argp.program, argv0) {
+        (Some(p), _) => p.clone(),
+        (None, Some(a)) => a.rsplit('/').next().unwrap_or(a).to_string(),
+        (None, None) => "doca".into(),
+    }
+}
+
 /// The usage text: the program's flags, then the built-in ones.
-fn usage(argp: &Argp) -> String {
-    let mut out = format!("Usage: {} [DOCA Flags] [Program Flags]\n\nDOCA Flags:\n", argp.program);
+fn usage(argp: &Argp, program: &str) -> String {
+    let mut out = format!("Usage: {program} [DOCA Flags] [Program Flags]\n\nDOCA Flags:\n");
     out += "  -h, --help                        Print a help synopsis\n";
     out += "  -v, --version                     Print program version information\n";
     out += "  -l, --log-level                   Set the (numeric) log level for the program <10=DISABLE, 20=CRITICAL, 30=ERROR, 40=WARNING, 50=INFO, 60=DEBUG, 70=TRACE>\n";
@@ -227,14 +287,19 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
                 return e;
             }
         }
+        let argv0 = (argc > 0 && !argv.is_null())
+            // SAFETY: argv holds argc pointers (the caller's contract; checked non-NULL).
+            .then(|| text(unsafe { *argv }))
+            .flatten();
         let args: Vec<String> = (1..argc)
             // SAFETY: argv holds argc pointers (the caller's contract; checked non-NULL).
             .filter_map(|i| text(unsafe { *argv.add(i) }))
             .collect();
-        let (params, config, help) = {
+        let (params, config, help, version, validation) = {
             let argp = ARGP.lock();
             let Some(argp) = argp.as_ref() else { return Error::BadState.code() };
-            (argp.params.clone(), argp.config as *mut c_void, usage(argp))
+            let help = usage(argp, &program_name(argp, argv0.as_deref()));
+            (argp.params.clone(), argp.config as *mut c_void, help, argp.version, argp.validation)
         };
         let mut seen = vec![0u32; params.len()];
         let mut i = 0;
@@ -271,11 +336,22 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
             };
             match flag.as_str() {
                 "-h" | "--help" => {
-                    print!("{help}");
+                    crate::log::to_c_stdout(&help);
+                    // exit(3): the C streams are flushed.
                     std::process::exit(0);
                 }
                 "-v" | "--version" => {
-                    println!("DOCA SDK     Version (Compilation): {}", env!("CARGO_PKG_VERSION"));
+                    let r = match version {
+                        // SAFETY: the application's callback, given NULL and its configuration.
+                        Some(cb) => unsafe { cb(std::ptr::null_mut(), config) },
+                        None => {
+                            crate::log::to_c_stdout(&version_text());
+                            DOCA_SUCCESS
+                        }
+                    };
+                    if r != DOCA_SUCCESS {
+                        return r;
+                    }
                     std::process::exit(0);
                 }
                 "-l" | "--log-level" | "--sdk-log-level" => {
@@ -363,7 +439,11 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
                 }
             }
         }
-        DOCA_SUCCESS
+        match validation {
+            // SAFETY: the application's callback, given its configuration.
+            Some(cb) => unsafe { cb(config) },
+            None => DOCA_SUCCESS,
+        }
     })
 }
 

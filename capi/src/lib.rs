@@ -19,6 +19,15 @@
 //!   `DOCA_ERROR_UNEXPECTED`;
 //! - the thread rules of the Rust API hold: a progress engine and its contexts stay on the
 //!   thread that created them.
+//! - which exports are `unsafe extern "C"`: exactly those that read or write memory C points
+//!   to other than a handle (out-parameters, C strings, byte ranges, arrays such as `argv`);
+//!   an export taking only handles, numbers and callbacks is a safe `extern "C" fn` (handles
+//!   are checked tokens, never dereferenced as given). An alias (`doca_comch_*`, the 2.5
+//!   names) keeps its original's safety.
+//! - the contract is checked, not trusted: `tests/tests/c_contract.rs` compares what
+//!   `capi/include` declares with what this library exports (`nm -D`) and links an object
+//!   of plain prototypes taking every function's address; `tests/tests/capi_fuzz.rs` fails
+//!   for an export without a fuzz case.
 
 #![allow(unsafe_code)]
 
@@ -26,6 +35,7 @@ mod argp;
 mod buf;
 mod cc;
 mod check;
+mod comch;
 mod compat25;
 mod ctx;
 mod dev;
@@ -42,6 +52,7 @@ mod task;
 pub use argp::*;
 pub use buf::*;
 pub use cc::*;
+pub use comch::*;
 pub use compat25::*;
 pub use ctx::*;
 pub use dev::*;

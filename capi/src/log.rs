@@ -1,6 +1,8 @@
-//! `doca_log.h`: sources, levels and the standard backends. The `DOCA_LOG_*` macros of our
-//! header format the line in C (`doca_log`, a static inline function there) and hand it to
-//! [`doca_emu_log_write`]; the libraries' own lines (the SDK level) go through Rust's logger.
+//! `doca_log.h`: sources, levels and the standard backends. The `DOCA_LOG_*` macros call
+//! [`doca_log`], a real export as in DOCA (objects built with NVIDIA's headers link to it):
+//! it jumps to its C half (`c/doca_log.c`, which alone can read C variadic arguments), which
+//! formats the line and hands it to [`doca_emu_log_write`]; the libraries' own lines (the SDK
+//! level) go through Rust's logger.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
@@ -166,7 +168,50 @@ pub extern "C" fn doca_log_unregister_source(source: c_int) -> DocaError {
     })
 }
 
-/// Writes one application line, already formatted by the header's `doca_log`, in DOCA's
+extern "C" {
+    /// The C half of [`doca_log`] (`c/doca_log.c`, hidden in this library).
+    fn doca_emu_log_format(
+        level: u32,
+        source: c_int,
+        fname: *const c_char,
+        line: c_int,
+        func: *const c_char,
+        format: *const c_char,
+        ...
+    ) -> DocaError;
+}
+
+/// `doca_log(level, source, fname, line, func, format, ...)`: one application line, formatted
+/// as `printf` does (at most 1023 bytes kept), shown when `level` is within the application's
+/// limit; a NULL `format` is `INVALID_VALUE`. C declares it variadic; Rust cannot define a
+/// C-variadic function, so this is a jump, with every register and the stack untouched, to
+/// the C function that reads the arguments (`doca_emu_log_format`): to Rust it takes none.
+///
+/// # Safety
+/// Called from C with DOCA's prototype: `fname`, `func` NULL or C strings, `format` a
+/// `printf` format matching the arguments that follow.
+#[unsafe(naked)]
+#[no_mangle]
+pub unsafe extern "C" fn doca_log() -> DocaError {
+    #[cfg(target_arch = "x86_64")]
+    core::arch::naked_asm!("jmp {}", sym doca_emu_log_format);
+    #[cfg(target_arch = "aarch64")]
+    core::arch::naked_asm!("b {}", sym doca_emu_log_format);
+}
+
+/// Writes `text` on the C library's standard output stream: the stream the application's
+/// log lines and its own `printf` output go to, so that what the library prints there (the
+/// argument parser's usage and version) keeps its place among them when piped.
+pub(crate) fn to_c_stdout(text: &str) {
+    if let Ok(text) = CString::new(text) {
+        // SAFETY: `stdout` is the C library's stream (valid for the process's life) and
+        // `text` a C string for the call.
+        unsafe { fputs(text.as_ptr(), std::ptr::addr_of!(stdout).read()) };
+    }
+}
+
+/// Writes one application line, already formatted by [`doca_log`] (or by the inline
+/// `doca_log` of headers before it was exported), in DOCA's
 /// format (`[time][pid][DOCA][LVL][file:line][source] message`) on the C library's standard
 /// output stream (in order with the program's printf output), when
 /// `level` is within the application's limit.
@@ -201,13 +246,7 @@ pub unsafe extern "C" fn doca_emu_log_write(
             _ => "TRC",
         };
         let line = doca_common::log::line(lvl, file, line as u32, &src, &text(msg).unwrap_or_default());
-        if let Ok(line) = CString::new(line) {
-            // the C library's stdout stream, so that log lines keep their place among the
-            // program's own printf output.
-            // SAFETY: `stdout` is the C library's stream (valid for the process's life) and
-            // `line` a C string for the call.
-            unsafe { fputs(line.as_ptr(), std::ptr::addr_of!(stdout).read()) };
-        }
+        to_c_stdout(&line);
         DOCA_SUCCESS
     })
 }

@@ -11,6 +11,7 @@
 //! | `doca_task`                            | [`Task`], [`TaskPool`]                 |
 //! | notification handles, doorbells        | [`notify`]                             |
 //! | time of a progress pass (testable)     | [`clock`]: [`Now`], [`Clock`]          |
+//! | the DOCA version emulated              | [`DOCA_VERSION`]                       |
 //!
 //! Library contexts (comm channel servers, clients, producers, consumers, …) plug in
 //! through [`CtxOps`] and [`TaskLib`]; core knows nothing else about them. [`loopback`] is a
@@ -34,6 +35,11 @@ pub mod pci;
 mod pe;
 pub mod task;
 pub mod topology;
+
+/// The DOCA version this emulator claims to be (its API level: what `-v` prints, what
+/// `doca_caps` reports, the `Version:` of the installed pkg-config files). One value, in one
+/// file: `core/DOCA_VERSION`, which the install script reads too.
+pub const DOCA_VERSION: &str = include_str!("../DOCA_VERSION").trim_ascii();
 
 pub use callback::CbSlot;
 pub use clock::{Clock, Now};

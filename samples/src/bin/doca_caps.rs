@@ -10,7 +10,7 @@ use doca_mmap::Mmap;
 
 /// List the emulated DOCA devices, representors and capabilities.
 #[derive(Parser, Debug)]
-#[command(name = "doca_caps", version)]
+#[command(name = "doca_caps", version = doca_core::DOCA_VERSION)]
 struct Args {
     /// List devices with their properties (the default).
     #[arg(long)]
@@ -137,6 +137,7 @@ fn main() -> ExitCode {
         }
     };
     let mut shown = 0;
+    println!("DOCA version: {} (emulated)", doca_core::DOCA_VERSION);
     println!("Topology: {}", topo.source());
     for info in &devs {
         if let Some(pci) = &args.pci_addr {

@@ -483,6 +483,10 @@ impl Gen {
         self.opt_cb(cb_param as unsafe extern "C" fn(*mut c_void, *mut c_void) -> i32)
     }
 
+    fn cb_validate(&self) -> ValidationCb {
+        self.opt_cb(cb_validate as unsafe extern "C" fn(*mut c_void) -> i32)
+    }
+
     fn cb_free(&self) -> MemrangeFreeCb {
         self.opt_cb(cb_free as unsafe extern "C" fn(*mut c_void, usize, *mut c_void))
     }
@@ -664,6 +668,11 @@ unsafe extern "C" fn cb_state(_: DocaData, _: *mut DocaCtx, _: u32, _: u32) {
     from_callback();
 }
 
+unsafe extern "C" fn cb_validate(_: *mut c_void) -> i32 {
+    from_callback();
+    0
+}
+
 unsafe extern "C" fn cb_param(_: *mut c_void, _: *mut c_void) -> i32 {
     from_callback();
     0
@@ -671,6 +680,23 @@ unsafe extern "C" fn cb_param(_: *mut c_void, _: *mut c_void) -> i32 {
 
 unsafe extern "C" fn cb_free(_: *mut c_void, _: usize, _: *mut c_void) {
     from_callback();
+}
+
+/// `doca_log` as C declares it (variadic; the Rust item of that name takes no arguments).
+mod variadic {
+    use std::ffi::c_char;
+    extern "C" {
+        #[link_name = "doca_log"]
+        pub fn doca_log(
+            level: u32,
+            source: i32,
+            fname: *const c_char,
+            line: i32,
+            func: *const c_char,
+            format: *const c_char,
+            ...
+        ) -> i32;
+    }
 }
 
 /// `f(args…)` as an [`Out`].
@@ -703,7 +729,10 @@ fn table() -> Vec<Entry> {
         #[lenient] doca_error_get_name => |g| r(doca_error_get_name(g.i32()));
         #[lenient] doca_error_get_descr => |g| r(doca_error_get_descr(g.i32()));
         // doca_argp.h
-        doca_argp_init => |g| r(doca_argp_init(g.cstr(), g.garbage.as_ptr() as *mut c_void));
+        // a NULL name is allowed (named after argv[0])
+        doca_argp_init => |g| r(doca_argp_init(if g.chance(15) { std::ptr::null() } else { c"capi_fuzz".as_ptr() }, g.garbage.as_ptr() as *mut c_void));
+        doca_argp_register_version_callback => |g| r(doca_argp_register_version_callback(g.cb_param()));
+        doca_argp_register_validation_callback => |g| r(doca_argp_register_validation_callback(g.cb_validate()));
         doca_argp_param_create => |g| r(doca_argp_param_create(g.outh(K::Param)));
         doca_argp_param_set_short_name => |g| r(doca_argp_param_set_short_name(g.h(K::Param), g.cstr()));
         doca_argp_param_set_long_name => |g| r(doca_argp_param_set_long_name(g.h(K::Param), g.cstr()));
@@ -753,6 +782,18 @@ fn table() -> Vec<Entry> {
         #[lenient] doca_log_level_set_global_sdk_limit => |g| r(doca_log_level_set_global_sdk_limit([10, 20, 30, 40, 50, 0, 99][g.below(7) as usize]));
         doca_log_register_source => |g| r(doca_log_register_source(g.cstr(), g.out()));
         #[lenient] doca_log_unregister_source => |g| r(doca_log_unregister_source(g.i32()));
+        doca_log => |g| {
+            let format = if g.chance(10) {
+                g.bad("NULL format");
+                std::ptr::null()
+            } else {
+                c"fuzz %s %d %.3f %zu".as_ptr()
+            };
+            // levels 0 and 10: formatted, never printed (the fuzzer's output stays its own)
+            let level = [0, 10][g.below(2) as usize];
+            let name = if g.chance(20) { std::ptr::null() } else { c"capi_fuzz.rs".as_ptr() }; // NULL file and function: allowed
+            r(variadic::doca_log(level, g.i32(), name, g.i32(), name, format, c"text".as_ptr(), g.i32(), 0.5f64, usize::MAX))
+        };
         #[lenient] doca_emu_log_write => |g| r(doca_emu_log_write(0, g.i32(), g.cstr(), g.i32(), g.cstr()));
         // doca_dev.h
         doca_devinfo_create_list => |g| {
@@ -1019,6 +1060,77 @@ fn table() -> Vec<Entry> {
         doca_cc_producer_cap_get_max_num_tasks => |g| r(doca_cc_producer_cap_get_max_num_tasks(g.h(K::Devinfo), g.out()));
         doca_cc_producer_cap_get_max_buf_size => |g| r(doca_cc_producer_cap_get_max_buf_size(g.h(K::Devinfo), g.out()));
         doca_cc_producer_cap_get_max_producers => |g| r(doca_cc_producer_cap_get_max_producers(g.h(K::Devinfo), g.out()));
+        // doca_comch*.h: the doca_cc_* functions under their 2.7+ names
+        doca_comch_cap_client_is_supported => |g| r(doca_comch_cap_client_is_supported(g.h(K::Devinfo)));
+        doca_comch_cap_server_is_supported => |g| r(doca_comch_cap_server_is_supported(g.h(K::Devinfo)));
+        doca_comch_client_as_ctx => |g| r(doca_comch_client_as_ctx(g.h(K::Client)));
+        doca_comch_client_destroy => |g| r(doca_comch_client_destroy(g.hn(K::Client)));
+        doca_comch_client_event_consumer_register => |g| r(doca_comch_client_event_consumer_register(g.h(K::Client), g.cb_consumer(), g.cb_consumer()));
+        doca_comch_client_event_msg_recv_register => |g| r(doca_comch_client_event_msg_recv_register(g.h(K::Client), g.cb_msg()));
+        doca_comch_client_get_client_ctx => |g| r(doca_comch_client_get_client_ctx(g.h(K::Conn)));
+        doca_comch_client_set_max_msg_size => |g| r(doca_comch_client_set_max_msg_size(g.h(K::Client), g.u32()));
+        doca_comch_client_set_recv_queue_size => |g| r(doca_comch_client_set_recv_queue_size(g.h(K::Client), g.u32()));
+        doca_comch_client_task_send_alloc_init => |g| { let (m, n) = g.msg32(); r(doca_comch_client_task_send_alloc_init(g.h(K::Client), g.h(K::Conn), m, n, g.outh(K::Task))) };
+        doca_comch_client_task_send_set_conf => |g| r(doca_comch_client_task_send_set_conf(g.h(K::Client), g.cb_task(), g.cb_task(), g.u32()));
+        #[lenient] doca_comch_connection_get_user_data => |g| r(doca_comch_connection_get_user_data(g.h(K::Conn)));
+        doca_comch_connection_set_user_data => |g| r(doca_comch_connection_set_user_data(g.h(K::Conn), g.data()));
+        doca_comch_connection_update_info => |g| r(doca_comch_connection_update_info(g.h(K::Conn)));
+        doca_comch_consumer_as_ctx => |g| r(doca_comch_consumer_as_ctx(g.h(K::Consumer)));
+        doca_comch_consumer_cap_is_supported => |g| r(doca_comch_consumer_cap_is_supported(g.h(K::Devinfo)));
+        doca_comch_consumer_task_post_recv_as_task => |g| r(doca_comch_consumer_task_post_recv_as_task(g.h(K::Task)));
+        doca_comch_consumer_task_post_recv_get_buf => |g| r(doca_comch_consumer_task_post_recv_get_buf(g.h(K::Task)));
+        #[lenient] doca_comch_consumer_task_post_recv_get_producer_id => |g| r(doca_comch_consumer_task_post_recv_get_producer_id(g.h(K::Task)));
+        doca_comch_consumer_task_post_recv_set_buf => |g| r(doca_comch_consumer_task_post_recv_set_buf(g.h(K::Task), g.h(K::Buf)));
+        doca_comch_consumer_task_post_recv_set_conf => |g| r(doca_comch_consumer_task_post_recv_set_conf(g.h(K::Consumer), g.cb_task(), g.cb_task(), g.u32()));
+        doca_comch_producer_as_ctx => |g| r(doca_comch_producer_as_ctx(g.h(K::Producer)));
+        doca_comch_producer_cap_is_supported => |g| r(doca_comch_producer_cap_is_supported(g.h(K::Devinfo)));
+        doca_comch_producer_task_send_as_task => |g| r(doca_comch_producer_task_send_as_task(g.h(K::Task)));
+        doca_comch_producer_task_send_get_buf => |g| r(doca_comch_producer_task_send_get_buf(g.h(K::Task)));
+        #[lenient] doca_comch_producer_task_send_get_consumer_id => |g| r(doca_comch_producer_task_send_get_consumer_id(g.h(K::Task)));
+        doca_comch_producer_task_send_set_buf => |g| r(doca_comch_producer_task_send_set_buf(g.h(K::Task), g.h(K::Buf)));
+        doca_comch_producer_task_send_set_conf => |g| r(doca_comch_producer_task_send_set_conf(g.h(K::Producer), g.cb_task(), g.cb_task(), g.u32()));
+        doca_comch_producer_task_send_set_consumer_id => |g| r(doca_comch_producer_task_send_set_consumer_id(g.h(K::Task), g.u32()));
+        doca_comch_server_as_ctx => |g| r(doca_comch_server_as_ctx(g.h(K::Server)));
+        doca_comch_server_destroy => |g| r(doca_comch_server_destroy(g.hn(K::Server)));
+        doca_comch_server_event_connection_register => |g| r(doca_comch_server_event_connection_register(g.h(K::Server), g.cb_conn(), g.cb_conn()));
+        doca_comch_server_event_connection_status_changed_register => |g| r(doca_comch_server_event_connection_status_changed_register(g.h(K::Server), g.cb_conn(), g.cb_conn()));
+        doca_comch_server_event_consumer_register => |g| r(doca_comch_server_event_consumer_register(g.h(K::Server), g.cb_consumer(), g.cb_consumer()));
+        doca_comch_server_event_msg_recv_register => |g| r(doca_comch_server_event_msg_recv_register(g.h(K::Server), g.cb_msg()));
+        doca_comch_server_get_server_ctx => |g| r(doca_comch_server_get_server_ctx(g.h(K::Conn)));
+        doca_comch_server_set_max_msg_size => |g| r(doca_comch_server_set_max_msg_size(g.h(K::Server), g.u32()));
+        doca_comch_server_set_recv_queue_size => |g| r(doca_comch_server_set_recv_queue_size(g.h(K::Server), g.u32()));
+        doca_comch_server_task_send_alloc_init => |g| { let (m, n) = g.msg32(); r(doca_comch_server_task_send_alloc_init(g.h(K::Server), g.h(K::Conn), m, n, g.outh(K::Task))) };
+        doca_comch_server_task_send_set_conf => |g| r(doca_comch_server_task_send_set_conf(g.h(K::Server), g.cb_task(), g.cb_task(), g.u32()));
+        doca_comch_task_send_as_task => |g| r(doca_comch_task_send_as_task(g.h(K::Task)));
+        doca_comch_consumer_cap_get_max_num_tasks => |g| r(doca_comch_consumer_cap_get_max_num_tasks(g.h(K::Devinfo), g.out()));
+        doca_comch_consumer_cap_get_max_buf_size => |g| r(doca_comch_consumer_cap_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_comch_consumer_cap_get_max_consumers => |g| r(doca_comch_consumer_cap_get_max_consumers(g.h(K::Devinfo), g.out()));
+        doca_comch_producer_cap_get_max_num_tasks => |g| r(doca_comch_producer_cap_get_max_num_tasks(g.h(K::Devinfo), g.out()));
+        doca_comch_producer_cap_get_max_buf_size => |g| r(doca_comch_producer_cap_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_comch_producer_cap_get_max_producers => |g| r(doca_comch_producer_cap_get_max_producers(g.h(K::Devinfo), g.out()));
+        doca_comch_cap_get_max_clients => |g| r(doca_comch_cap_get_max_clients(g.h(K::Devinfo), g.out()));
+        doca_comch_cap_get_max_msg_size => |g| r(doca_comch_cap_get_max_msg_size(g.h(K::Devinfo), g.out()));
+        doca_comch_cap_get_max_name_len => |g| r(doca_comch_cap_get_max_name_len(g.h(K::Devinfo), g.out()));
+        doca_comch_cap_get_max_recv_queue_size => |g| r(doca_comch_cap_get_max_recv_queue_size(g.h(K::Devinfo), g.out()));
+        doca_comch_cap_get_max_send_tasks => |g| r(doca_comch_cap_get_max_send_tasks(g.h(K::Devinfo), g.out()));
+        doca_comch_client_create => |g| r(doca_comch_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
+        doca_comch_client_get_connection => |g| r(doca_comch_client_get_connection(g.h(K::Client), g.outh(K::Conn)));
+        doca_comch_client_get_device => |g| r(doca_comch_client_get_device(g.h(K::Client), g.out()));
+        doca_comch_client_get_max_msg_size => |g| r(doca_comch_client_get_max_msg_size(g.h(K::Client), g.out()));
+        doca_comch_client_get_recv_queue_size => |g| r(doca_comch_client_get_recv_queue_size(g.h(K::Client), g.out()));
+        doca_comch_connection_get_counter => |g| r(doca_comch_connection_get_counter(g.h(K::Conn), [1, 2, 3, 4, 0, 99][g.below(6) as usize], g.out()));
+        doca_comch_consumer_create => |g| r(doca_comch_consumer_create(g.h(K::Conn), g.h(K::Mmap), g.outh(K::Consumer)));
+        doca_comch_consumer_destroy => |g| r(doca_comch_consumer_destroy(g.hn(K::Consumer)));
+        doca_comch_consumer_get_id => |g| r(doca_comch_consumer_get_id(g.h(K::Consumer), g.out()));
+        doca_comch_consumer_task_post_recv_alloc_init => |g| r(doca_comch_consumer_task_post_recv_alloc_init(g.h(K::Consumer), g.h(K::Buf), g.outh(K::Task)));
+        doca_comch_producer_create => |g| r(doca_comch_producer_create(g.h(K::Conn), g.outh(K::Producer)));
+        doca_comch_producer_destroy => |g| r(doca_comch_producer_destroy(g.hn(K::Producer)));
+        doca_comch_producer_get_id => |g| r(doca_comch_producer_get_id(g.h(K::Producer), g.out()));
+        doca_comch_server_create => |g| r(doca_comch_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
+        doca_comch_server_get_device => |g| r(doca_comch_server_get_device(g.h(K::Server), g.out()));
+        doca_comch_server_get_device_repr => |g| r(doca_comch_server_get_device_repr(g.h(K::Server), g.out()));
+        doca_comch_server_get_max_msg_size => |g| r(doca_comch_server_get_max_msg_size(g.h(K::Server), g.out()));
+        doca_comch_server_get_recv_queue_size => |g| r(doca_comch_server_get_recv_queue_size(g.h(K::Server), g.out()));
         doca_comch_producer_task_send_alloc_init => |g| { let (m, n) = g.msg32(); r(doca_comch_producer_task_send_alloc_init(g.h(K::Producer), g.h(K::Buf), m.cast(), n, g.u32(), g.outh(K::Task))) };
         #[lenient] doca_comch_consumer_task_post_recv_get_imm_data => |g| r(doca_comch_consumer_task_post_recv_get_imm_data(g.h(K::Task)));
         #[lenient] doca_comch_consumer_task_post_recv_get_imm_data_len => |g| r(doca_comch_consumer_task_post_recv_get_imm_data_len(g.h(K::Task)));
