@@ -226,7 +226,14 @@ impl Gen {
         if self.chance(20) {
             return std::ptr::null_mut();
         }
-        self.h(k)
+        let h: *mut T = self.h(k);
+        if h.is_null() {
+            // NULL is allowed here: not a bad argument.
+            if let Some(f) = self.frames.borrow_mut().last_mut() {
+                f.bad.retain(|why| *why != format!("NULL {k:?}"));
+            }
+        }
+        h
     }
 
     /// A handle for a destroying call: never a live one of the world.
