@@ -744,6 +744,11 @@ fn table() -> Vec<Entry> {
         doca_log_register_source => |g| r(doca_log_register_source(g.cstr(), g.out()));
         #[lenient] doca_log_unregister_source => |g| r(doca_log_unregister_source(g.i32()));
         #[lenient] doca_emu_log_write => |g| r(doca_emu_log_write(0, g.i32(), g.cstr(), g.i32(), g.cstr()));
+        // doca_config.h: only values that are no side (a side would bind this process to it)
+        doca_emu_set_build_side => |g| {
+            g.bad("not a side");
+            r(doca_emu_set_build_side([0, 3, -1, i32::MIN, i32::MAX][g.below(5) as usize]))
+        };
         // doca_dev.h
         doca_devinfo_create_list => |g| {
             let (list, n): (*mut *mut *mut DocaDevinfo, *mut u32) = (g.out(), g.out());
