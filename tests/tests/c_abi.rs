@@ -821,19 +821,8 @@ fn a_sample_shaped_meson_project_builds_against_the_install() {
         return;
     }
     let prefix = install("meson");
-    let build = prefix.join("build");
     let pc = pc_dir(&prefix);
-    let setup = Command::new("meson")
-        .arg("setup")
-        .arg(&build)
-        .arg(capi_dir().join("tests/meson"))
-        .env("PKG_CONFIG_PATH", &pc)
-        .output()
-        .expect("run meson setup");
-    assert!(setup.status.success(), "meson setup failed:\n{}", String::from_utf8_lossy(&setup.stdout));
-    let compile =
-        Command::new("meson").arg("compile").arg("-C").arg(&build).output().expect("run meson compile");
-    assert!(compile.status.success(), "meson compile failed:\n{}", String::from_utf8_lossy(&compile.stdout));
+    let build = meson_build(&capi_dir().join("tests/meson"), &prefix.join("build"), &pc);
     let out = Command::new(build.join("doca_log_argp"))
         .args(["--pci-addr", "03:00.0", "-n", "2"])
         .output()
@@ -841,5 +830,90 @@ fn a_sample_shaped_meson_project_builds_against_the_install() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && stdout.contains("start DOCA_SUCCESS pci=03:00.0 n=2"), "{stdout}");
     assert!(build.join("doca_cc_client").exists(), "the cc client was built too");
+    let out = run_sides(&build.join("doca_sides"), None);
+    assert!(out.contains("arch host\n") && !out.contains("dev 0000:03:00.0"), "the host's by default: {out}");
+    // The same meson.build for the DPU: only the pkg-config folder differs.
+    let dpu = meson_build(&capi_dir().join("tests/meson"), &prefix.join("build-dpu"), &pc.join("dpu"));
+    let out = run_sides(&dpu.join("doca_sides"), None);
+    assert!(
+        out.contains("arch dpu\n") && out.contains("dev 0000:03:00.0") && !out.contains("dev 0000:b1:00.0"),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&prefix);
+}
+
+/// `meson setup build source` with `PKG_CONFIG_PATH=pc`, then `meson compile`; `build`.
+fn meson_build(source: &Path, build: &Path, pc: &Path) -> PathBuf {
+    let setup = Command::new("meson")
+        .arg("setup")
+        .arg(build)
+        .arg(source)
+        .env("PKG_CONFIG_PATH", pc)
+        .output()
+        .expect("run meson setup");
+    assert!(setup.status.success(), "meson setup failed:\n{}", String::from_utf8_lossy(&setup.stdout));
+    let compile =
+        Command::new("meson").arg("compile").arg("-C").arg(build).output().expect("run meson compile");
+    assert!(compile.status.success(), "meson compile failed:\n{}", String::from_utf8_lossy(&compile.stdout));
+    build.to_path_buf()
+}
+
+/// The root-only install at DOCA's own place, `/opt/mellanox/doca`, where DOCA 2.5 and 2.9
+/// sample meson files read `applications/VERSION`: a project shaped like theirs (its
+/// version read from that file, `dependency('doca')`) configures, builds and runs. It writes
+/// outside any temporary folder, so it runs only where `DOCA_EMU_TEST_OPT_INSTALL` is set
+/// (`.ci/run` sets it), as root, with no `/opt/mellanox` there (no DOCA to touch); it
+/// removes what it installed. Elsewhere it says it did not run.
+#[test]
+fn the_install_at_opt_mellanox_doca_serves_doca_s_sample_meson_files() {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false);
+    let have = |tool: &str| Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    let mellanox = Path::new("/opt/mellanox");
+    if std::env::var_os("DOCA_EMU_TEST_OPT_INSTALL").is_none() || !root || mellanox.exists() || !have("meson")
+    {
+        eprintln!("the install at /opt/mellanox/doca was NOT checked (needs DOCA_EMU_TEST_OPT_INSTALL, root, meson and no /opt/mellanox)");
+        return;
+    }
+    let prefix = mellanox.join("doca");
+    let status = Command::new("bash")
+        .arg(capi_dir().join("install.sh"))
+        .arg("--lib")
+        .arg(lib_dir())
+        .arg(&prefix)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("run capi/install.sh");
+    let project = std::env::temp_dir().join(format!("doca-emu-opt-sample-{}", std::process::id()));
+    let result = std::panic::catch_unwind(|| {
+        assert!(status.success(), "capi/install.sh /opt/mellanox/doca failed");
+        std::fs::create_dir_all(&project).expect("a project folder");
+        std::fs::copy(capi_dir().join("tests/c/sides.c"), project.join("sides.c")).expect("copy sides.c");
+        std::fs::write(
+            project.join("meson.build"),
+            "project('opt_check', 'C',\n\tversion: run_command(find_program('cat'),\n\t\t\
+             files('/opt/mellanox/doca/applications/VERSION'), check: true).stdout().strip(),\n\t\
+             meson_version: '>= 0.61.2')\n\
+             add_project_arguments('-D DOCA_ALLOW_EXPERIMENTAL_API', language: ['c'])\n\
+             message('version ' + meson.project_version())\n\
+             executable('sides', files('sides.c'), dependencies: [dependency('doca')])\n",
+        )
+        .expect("write meson.build");
+        let pc = pc_dir(&prefix);
+        let build = meson_build(&project, &project.join("build"), &pc);
+        let out = run_sides(&build.join("sides"), None);
+        assert!(out.contains("arch host\n") && out.contains("list DOCA_SUCCESS"), "{out}");
+        let version = std::fs::read_to_string(prefix.join("applications/VERSION")).expect("VERSION");
+        let log = std::fs::read_to_string(build.join("meson-logs/meson-log.txt")).unwrap_or_default();
+        assert!(log.contains(&format!("version {}", version.trim())), "the project's version is VERSION's");
+    });
+    let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(mellanox);
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
 }
