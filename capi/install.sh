@@ -1,44 +1,133 @@
 #!/usr/bin/env bash
-# Installs the C ABI into a prefix: the library (also under DOCA's library names), the
-# headers, and pkg-config files, so that C code finds it as it finds DOCA:
+# Installs the C ABI into a prefix laid out as DOCA's install is, so that C code and DOCA's
+# own build files find it as they find DOCA:
 #
-#   capi/install.sh /opt/doca-emu
-#   PKG_CONFIG_PATH=/opt/doca-emu/lib/pkgconfig cc app.c $(pkg-config --cflags --libs doca)
+#   capi/install.sh /tmp/doca-emu            (any prefix; /opt/mellanox/doca as root)
+#   PKG_CONFIG_PATH=/tmp/doca-emu/lib/x86_64-linux-gnu/pkgconfig \
+#       cc app.c $(pkg-config --cflags --libs doca)
+#
+# What it lays out (<ma> is the multiarch name, e.g. x86_64-linux-gnu):
+#   lib/<ma>/libdoca_capi.so                    the library (and libdoca_capi.a when built)
+#   lib/<ma>/libdoca_<name>.so.2, .so           DOCA's library names, for each API the library has
+#   lib/<ma>/pkgconfig/doca.pc                  2.5/2.6: one file for all of DOCA
+#   lib/<ma>/pkgconfig/doca-<name>.pc           2.7+: one file per library (doca-common, doca-argp, ...)
+#   lib/<ma>/pkgconfig/{host,dpu,any}/*.pc      the same files for one side each (see below)
+#   lib/pkgconfig                               a link to lib/<ma>/pkgconfig
+#   include/doca_*.h                            the headers
+#   include/{host,dpu,any}/doca_build_config.h  the build configuration of each side
+#   applications/VERSION                        the DOCA version, which sample meson files read
+#   share/doca-emu/installed                    marks the prefix as ours (a reinstall is allowed)
+#
+# Sides: a program is built for the host (DOCA_ARCH_HOST) or for the DPU (DOCA_ARCH_DPU), as
+# with DOCA's two packages. The .pc files at the top are the host's (as on an x86 host with
+# DOCA); lib/<ma>/pkgconfig/dpu/ holds the DPU's, so an unchanged meson project builds the
+# DPU program with PKG_CONFIG_PATH=<prefix>/lib/<ma>/pkgconfig/dpu. Or, with any file:
+# pkg-config --define-variable=doca_emu_side=dpu. "any" builds a program for neither side
+# (DOCA_EMU_SIDE or the first device it opens decides at run time).
+#
+# A prefix that holds a real DOCA is refused, untouched: a doca_*.h header not written by
+# doca-emu, or a libdoca_common.so* that is not a link to our library.
 #
 # --lib DIR installs the libdoca_capi.so already built in DIR instead of building it (release).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+
+# The DOCA version this emulator claims (its API: the 2.6 names, with the 2.5 and 2.7+ ones).
+doca_version="2.6.0"
+
 lib_dir=""
 if [ "${1:-}" = "--lib" ]; then
     lib_dir="$2"
     shift 2
 fi
 prefix="${1:?usage: capi/install.sh [--lib DIR] PREFIX}"
+
+die() { echo "capi/install.sh: $*" >&2; exit 1; }
+
+# Refuse a real DOCA before anything is built or written.
+if [ -d "$prefix" ]; then
+    for h in "$prefix"/include/doca_*.h; do
+        [ -f "$h" ] || continue
+        head -n 1 "$h" | grep -q 'doca-emu' \
+            || die "$prefix holds a DOCA install ($h is not doca-emu's): refusing to write into it"
+    done
+    for so in "$prefix"/lib/libdoca_common.so* "$prefix"/lib/*/libdoca_common.so*; do
+        [ -e "$so" ] || [ -L "$so" ] || continue
+        target="$(readlink -f "$so")"
+        [ "$(basename "$target")" = "libdoca_capi.so" ] \
+            || die "$prefix holds a DOCA install ($so is not doca-emu's): refusing to write into it"
+    done
+fi
+
 if [ -z "$lib_dir" ]; then
     (cd "$here/.." && cargo build --release -q -p doca-capi)
     lib_dir="$here/../target/release"
 fi
-[ -f "$lib_dir/libdoca_capi.so" ] || { echo "no libdoca_capi.so in $lib_dir" >&2; exit 1; }
-mkdir -p "$prefix/lib/pkgconfig" "$prefix/include"
-prefix="$(cd "$prefix" && pwd)"
-cp "$lib_dir/libdoca_capi.so" "$prefix/lib/"
-[ -f "$lib_dir/libdoca_capi.a" ] && cp "$lib_dir/libdoca_capi.a" "$prefix/lib/"
-# DOCA's library names, for build files that link them by name (the APIs provided so far).
-for name in doca_common doca_cc doca_argp doca_comm_channel doca_comch; do
-    ln -sf libdoca_capi.so "$prefix/lib/lib$name.so"
-done
-cp "$here"/include/*.h "$prefix/include/"
-for pc in doca doca-common doca-cc doca-argp doca-comm-channel doca-comch; do
-    cat > "$prefix/lib/pkgconfig/$pc.pc" <<PC
-prefix=$prefix
-libdir=\${prefix}/lib
-includedir=\${prefix}/include
+[ -f "$lib_dir/libdoca_capi.so" ] || die "no libdoca_capi.so in $lib_dir"
 
-Name: $pc
-Description: DOCA Core and Comm Channel emulated in software (doca-emu C ABI)
-Version: 2.6.0
-Cflags: -I\${includedir} -DDOCA_ALLOW_EXPERIMENTAL_API
+cc="${CC:-cc}"
+multiarch="$("$cc" -print-multiarch 2>/dev/null || true)"
+[ -n "$multiarch" ] || multiarch="$(uname -m)-linux-gnu"
+
+mkdir -p "$prefix"
+prefix="$(cd "$prefix" && pwd)"
+libdir="$prefix/lib/$multiarch"
+pcdir="$libdir/pkgconfig"
+mkdir -p "$libdir" "$pcdir" "$prefix/include" "$prefix/applications" "$prefix/share/doca-emu"
+
+cp "$lib_dir/libdoca_capi.so" "$libdir/"
+if [ -f "$lib_dir/libdoca_capi.a" ]; then cp "$lib_dir/libdoca_capi.a" "$libdir/"; fi
+
+# DOCA's library names (soname libdoca_<name>.so.2, and the .so link a linker looks for),
+# for each API the library exports: a probe symbol of each.
+libs=""
+while read -r name pc probe; do
+    if grep -qa "$probe" "$libdir/libdoca_capi.so"; then
+        ln -sf libdoca_capi.so "$libdir/lib$name.so.2"
+        ln -sf "lib$name.so.2" "$libdir/lib$name.so"
+        libs="$libs $pc"
+    fi
+done <<'LIBS'
+doca_common doca-common doca_pe_create
+doca_argp doca-argp doca_argp_init
+doca_cc doca-cc doca_cc_server_create
+doca_comm_channel doca-comm-channel doca_comm_channel_ep_create
+doca_comch doca-comch doca_cc_server_create
+doca_dma doca-dma doca_dma_create
+LIBS
+
+cp "$here"/include/*.h "$prefix/include/"
+for side in host dpu any; do
+    mkdir -p "$prefix/include/$side"
+    cp "$here/include/$side/doca_build_config.h" "$prefix/include/$side/"
+done
+
+# One .pc file: $1 its name, $2 the side it defaults to.
+write_pc() {
+    cat <<PC
+prefix=$prefix
+libdir=\${prefix}/lib/$multiarch
+includedir=\${prefix}/include
+doca_emu_side=$2
+
+Name: $1
+Description: DOCA Core and Comm Channel emulated in software (doca-emu C ABI), built for the \${doca_emu_side} side
+Version: $doca_version
+Cflags: -I\${includedir} -I\${includedir}/\${doca_emu_side} -DDOCA_ALLOW_EXPERIMENTAL_API
 Libs: -L\${libdir} -ldoca_capi -Wl,-rpath,\${libdir}
 PC
+}
+for pc in doca $libs; do
+    write_pc "$pc" host > "$pcdir/$pc.pc"
+    for side in host dpu any; do
+        mkdir -p "$pcdir/$side"
+        write_pc "$pc" "$side" > "$pcdir/$side/$pc.pc"
+    done
 done
-echo "installed into $prefix"
+if [ ! -e "$prefix/lib/pkgconfig" ] || [ -L "$prefix/lib/pkgconfig" ]; then
+    ln -sfn "$multiarch/pkgconfig" "$prefix/lib/pkgconfig"
+fi
+
+echo "$doca_version" > "$prefix/applications/VERSION"
+echo "doca-emu C ABI, DOCA $doca_version API, $multiarch" > "$prefix/share/doca-emu/installed"
+echo "installed into $prefix (pkg-config: $pcdir, or $pcdir/dpu for the DPU side)"

@@ -2,6 +2,7 @@
 #ifndef DOCA_EMU_CC_H_
 #define DOCA_EMU_CC_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

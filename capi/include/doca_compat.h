@@ -1,7 +1,14 @@
 /* doca-emu: visibility markers of the DOCA headers. Here they mark nothing: every function
- * of this library is exported, stable or experimental alike. */
+ * of this library is exported, stable or experimental alike.
+ *
+ * As DOCA's, this header pulls in doca_config.h, and through it the build configuration of
+ * the side the program is built for (doca_build_config.h) and the standard headers DOCA's
+ * compatibility helpers bring (<string.h>, <stdint.h>, <stdlib.h>, <assert.h>): code written
+ * against DOCA relies on them. */
 #ifndef DOCA_EMU_COMPAT_H_
 #define DOCA_EMU_COMPAT_H_
+
+#include "doca_config.h"
 
 #define DOCA_STABLE
 #define DOCA_EXPERIMENTAL

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "doca_compat.h"
+#include "doca_dev.h"
 #include "doca_error.h"
 #include "doca_types.h"
 

@@ -5,8 +5,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "doca_compat.h"
+#include "doca_ctx.h"
 #include "doca_error.h"
 #include "doca_types.h"
 

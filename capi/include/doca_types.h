@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "doca_compat.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -2,7 +2,9 @@
 
 use std::ffi::{c_char, c_int, CStr};
 
-use doca_core::{devinfo_create_list, Dev, DevInfo, DevInfoRep, DevRep, RepFilter};
+use doca_core::{
+    devinfo_create_list, set_build_side, Dev, DevInfo, DevInfoRep, DevRep, DeviceKind, RepFilter,
+};
 
 use crate::check::{non_null, out};
 use crate::handles::{Handles, Kind};
@@ -103,6 +105,27 @@ fn rep_info<'a>(p: *const DocaDevinfoRep) -> Option<&'a DevInfoRep> {
 pub(crate) fn rep<'a>(p: *const DocaDevRep) -> Option<&'a DocaDevRep> {
     // SAFETY: REPS only holds DocaDevRep handles.
     unsafe { REPS.get(p) }
+}
+
+/// `DOCA_EMU_SIDE_HOST` in `doca_config.h`.
+pub const DOCA_EMU_SIDE_HOST: c_int = 1;
+/// `DOCA_EMU_SIDE_DPU` in `doca_config.h`.
+pub const DOCA_EMU_SIDE_DPU: c_int = 2;
+
+/// `doca_emu_set_build_side` (no DOCA counterpart): the side a C program was built for, told
+/// by the constructor `doca_config.h` puts in every program built with the host's or the
+/// DPU's `doca_build_config.h`. The same side again is `DOCA_SUCCESS`; the other side is
+/// `DOCA_ERROR_NOT_PERMITTED` (logged naming both); any other value `INVALID_VALUE`.
+#[no_mangle]
+pub extern "C" fn doca_emu_set_build_side(side: c_int) -> DocaError {
+    guarded("doca_emu_set_build_side", || {
+        let kind = match side {
+            DOCA_EMU_SIDE_HOST => DeviceKind::Host,
+            DOCA_EMU_SIDE_DPU => DeviceKind::Dpu,
+            _ => return invalid(),
+        };
+        code(&set_build_side(kind))
+    })
 }
 
 /// `doca_devinfo_create_list`: the devices of this process's side of the link.

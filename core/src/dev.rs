@@ -51,20 +51,88 @@ pub const SIDE_ENV: &str = "DOCA_EMU_SIDE";
 /// The side of the first device this process opened.
 static OPENED_SIDE: OnceLock<DeviceKind> = OnceLock::new();
 
-/// Which end of the emulated link this process runs on, as [`devinfo_create_list`] sees it:
-/// [`SIDE_ENV`] when set (`host` or `dpu`; anything else is `INVALID_VALUE`); otherwise the
-/// side of the first device the process opened (by PCI address, say); otherwise not known
-/// yet (`None`). On the hardware a host process cannot see the DPU's device, nor the DPU the
+/// The side this program was built for ([`set_build_side`]).
+static BUILD_SIDE: OnceLock<DeviceKind> = OnceLock::new();
+
+/// Set when parts of this program were built for different sides: it then opens no device.
+static MIXED_BUILD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The name of a side in log lines and in [`SIDE_ENV`]'s values.
+fn side_name(kind: DeviceKind) -> &'static str {
+    match kind {
+        DeviceKind::Host => "host",
+        DeviceKind::Dpu => "dpu",
+    }
+}
+
+/// Records the side this program was built for: a C program built with the host's or the
+/// DPU's `doca_build_config.h` calls this before `main` (`doca_emu_set_build_side`). From
+/// then on it is the process's side ([`process_side`]). The same side again is `Ok`; the
+/// other side (one program linked from parts built for two sides) is `NOT_PERMITTED`,
+/// logged naming both, and from then on the process lists and opens no device; a first
+/// device already opened on the other side is `NOT_PERMITTED` too.
+pub fn set_build_side(kind: DeviceKind) -> Result<()> {
+    let built = *BUILD_SIDE.get_or_init(|| kind);
+    if built != kind {
+        MIXED_BUILD.store(true, std::sync::atomic::Ordering::Relaxed);
+        bail!(
+            Error::NotPermitted,
+            "this program has parts built for the {} side and parts built for the {} side (doca_build_config.h): one program runs on one side",
+            side_name(built),
+            side_name(kind)
+        );
+    }
+    match OPENED_SIDE.get() {
+        Some(&opened) if opened != kind => bail!(
+            Error::NotPermitted,
+            "built for the {} side, but a {} device was opened first",
+            side_name(kind),
+            side_name(opened)
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// The side this program was built for, if it said ([`set_build_side`]).
+pub fn build_side() -> Option<DeviceKind> {
+    BUILD_SIDE.get().copied()
+}
+
+/// Which end of the emulated link this process runs on, as [`devinfo_create_list`] sees it.
+/// In order of precedence: the side the program was built for ([`set_build_side`]; when
+/// [`SIDE_ENV`] is also set it must agree, else `NOT_PERMITTED`, logged naming both);
+/// [`SIDE_ENV`] when set (`host` or `dpu`; anything else is `INVALID_VALUE`); the side of
+/// the first device the process opened (by PCI address, say); otherwise not known yet
+/// (`None`). On the hardware a host process cannot see the DPU's device, nor the DPU the
 /// host's.
 pub fn process_side() -> Result<Option<DeviceKind>> {
-    if let Some(v) = std::env::var_os(SIDE_ENV) {
-        return match v.to_str().map(str::trim) {
-            Some(s) if s.eq_ignore_ascii_case("host") => Ok(Some(DeviceKind::Host)),
-            Some(s) if s.eq_ignore_ascii_case("dpu") => Ok(Some(DeviceKind::Dpu)),
-            _ => Err(fail!(Error::InvalidValue, "{SIDE_ENV}={v:?}: expected host or dpu")),
-        };
+    let env = match std::env::var_os(SIDE_ENV) {
+        None => None,
+        Some(v) => match v.to_str().map(str::trim) {
+            Some(s) if s.eq_ignore_ascii_case("host") => Some(DeviceKind::Host),
+            Some(s) if s.eq_ignore_ascii_case("dpu") => Some(DeviceKind::Dpu),
+            _ => bail!(Error::InvalidValue, "{SIDE_ENV}={v:?}: expected host or dpu"),
+        },
+    };
+    if MIXED_BUILD.load(std::sync::atomic::Ordering::Relaxed) {
+        bail!(
+            Error::NotPermitted,
+            "this program has parts built for the host side and parts built for the dpu side (doca_build_config.h): it runs on neither"
+        );
     }
-    Ok(OPENED_SIDE.get().copied())
+    match (build_side(), env) {
+        (Some(built), Some(env)) if built != env => bail!(
+            Error::NotPermitted,
+            "this program was built for the {} side (doca_build_config.h defines DOCA_ARCH_{}) but {SIDE_ENV}={} says it runs on the {} side",
+            side_name(built),
+            side_name(built).to_ascii_uppercase(),
+            side_name(env),
+            side_name(env)
+        ),
+        (Some(built), _) => Ok(Some(built)),
+        (None, Some(env)) => Ok(Some(env)),
+        (None, None) => Ok(OPENED_SIDE.get().copied()),
+    }
 }
 
 /// `doca_devinfo_create_list`: the devices of the process-wide topology on this process's
@@ -212,8 +280,28 @@ impl DevInfo {
 
     /// `doca_dev_open`. Opening an already open device gives a handle equal to the first.
     /// The first device a process opens sets its side when [`SIDE_ENV`] does not
-    /// ([`process_side`]).
+    /// ([`process_side`]). A program built for one side ([`set_build_side`]) cannot open a device of the other:
+    /// `NOT_PERMITTED`, logged naming both.
     pub fn open(&self) -> Result<Dev> {
+        if MIXED_BUILD.load(std::sync::atomic::Ordering::Relaxed) {
+            bail!(
+                Error::NotPermitted,
+                "device {}: this program has parts built for the host side and parts built for the dpu side",
+                self.pci_addr()
+            );
+        }
+        if let Some(built) = build_side() {
+            if built != self.kind() {
+                bail!(
+                    Error::NotPermitted,
+                    "device {} is on the {} side, and this program was built for the {} side (doca_build_config.h defines DOCA_ARCH_{})",
+                    self.pci_addr(),
+                    side_name(self.kind()),
+                    side_name(built),
+                    side_name(built).to_ascii_uppercase()
+                );
+            }
+        }
         let _ = OPENED_SIDE.get_or_init(|| self.kind());
         tracing::debug!(target: "doca_sdk", "opened device {} ({:?})", self.pci_addr(), self.kind());
         Ok(Dev { inner: Arc::new(DevInner { info: self.clone() }) })

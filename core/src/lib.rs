@@ -46,8 +46,9 @@ pub use clock::{Clock, Now};
 pub use ctx::{Ctx, CtxCell, CtxCore, CtxOps, CtxState, Started};
 pub use data::Data;
 pub use dev::{
-    devinfo_create_list, open_device_rep_with_pci, open_device_with_capabilities, open_device_with_pci,
-    process_side, Dev, DevCheck, DevInfo, DevInfoRep, DevRep, RepFilter, SIDE_ENV,
+    build_side, devinfo_create_list, open_device_rep_with_pci, open_device_with_capabilities,
+    open_device_with_pci, process_side, set_build_side, Dev, DevCheck, DevInfo, DevInfoRep, DevRep,
+    RepFilter, SIDE_ENV,
 };
 pub use error::{Error, Refused, Result, UnrecognizedCode, UNRECOGNIZED};
 pub use pci::PciAddr;

@@ -41,18 +41,89 @@ fn capi_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").join("capi")
 }
 
-/// Compiles the C program `source` into a program named after `name` beside the library.
-fn compile_source(name: &str, source: &Path) -> PathBuf {
+/// The C compiler: `$CC`, else `cc`.
+fn cc() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".into())
+}
+
+/// Whether the C compiler accepts `flags` (an unknown `-Werror=` or `-std=` is an error).
+fn cc_knows(flags: &[&str]) -> bool {
+    Command::new(cc())
+        .args(flags)
+        .args(["-x", "c", "-c", "/dev/null", "-o", "/dev/null"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler {:?} (install one: .ci/run does): {e}", cc()))
+        .success()
+}
+
+/// The warnings gcc 14 made errors (each only where this compiler knows it): code that
+/// relies on an implicit declaration, an implicit int, an int used as a pointer, mismatched
+/// pointer types, a `return` of the wrong kind or an untyped parameter does not build.
+fn strict_flags() -> &'static [String] {
+    static FLAGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    FLAGS.get_or_init(|| {
+        [
+            "implicit-function-declaration",
+            "implicit-int",
+            "int-conversion",
+            "incompatible-pointer-types",
+            "return-mismatch",
+            "declaration-missing-parameter-type",
+        ]
+        .iter()
+        .map(|w| format!("-Werror={w}"))
+        .filter(|f| cc_knows(&[f]))
+        .collect()
+    })
+}
+
+/// The two C standards every C program of ours builds with: gnu17, and gnu23 (gcc 15's
+/// default: `bool` a keyword, `()` meaning `(void)`), or gnu2x where the compiler knows no
+/// gnu23 yet.
+fn standards() -> [&'static str; 2] {
+    static NEW: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    ["-std=gnu17", NEW.get_or_init(|| if cc_knows(&["-std=gnu23"]) { "-std=gnu23" } else { "-std=gnu2x" })]
+}
+
+/// The flags every C program of ours builds with, but the standard: warnings as errors,
+/// the strict flags, `capi/include` with the build configuration of `side` (`host`, `dpu`
+/// or `any`) and the tests' own folder.
+fn c_flags(side: &str) -> Vec<String> {
     let here = capi_dir();
+    let mut flags: Vec<String> = ["-Wall", "-Wextra", "-Werror"].map(String::from).to_vec();
+    flags.extend(strict_flags().iter().cloned());
+    flags.push(format!("-I{}", here.join("include").display()));
+    flags.push(format!("-I{}", here.join("include").join(side).display()));
+    flags.push(format!("-I{}", here.join("tests/c").display()));
+    flags
+}
+
+/// Compiles the C program `source` into a program named after `name` beside the library,
+/// built for neither side (the side is decided at run time, as the tests choose).
+fn compile_source(name: &str, source: &Path) -> PathBuf {
+    compile_for(name, source, "any")
+}
+
+/// Compiles the C program `source`, built for `side` (`host`, `dpu` or `any`), into a
+/// program named after `name` beside the library. It must build at both [`standards`] with
+/// the strict flags; the program is the gnu17 build.
+fn compile_for(name: &str, source: &Path, side: &str) -> PathBuf {
     let lib = lib_dir();
     let out = lib.join(format!("c-{name}-{}", std::process::id()));
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(&cc)
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE", "-o"])
+    let [std17, std23] = standards();
+    let check = Command::new(cc())
+        .args([std23, "-fsyntax-only"])
+        .args(c_flags(side))
+        .arg(source)
+        .status()
+        .expect("run the C compiler");
+    assert!(check.success(), "{name}.c does not build at {std23} against capi/include ({side})");
+    let status = Command::new(cc())
+        .args([std17, "-o"])
         .arg(&out)
         .arg(source)
-        .arg(format!("-I{}", here.join("include").display()))
-        .arg(format!("-I{}", here.join("tests/c").display()))
+        .args(c_flags(side))
         .arg(format!("-L{}", lib.display()))
         // DT_RPATH (not RUNPATH): this library, even when LD_LIBRARY_PATH (which cargo sets
         // for tests) names a folder with an older build of it.
@@ -60,8 +131,8 @@ fn compile_source(name: &str, source: &Path) -> PathBuf {
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .arg("-ldoca_capi")
         .status()
-        .unwrap_or_else(|e| panic!("cannot run the C compiler {cc:?} (install one: .ci/run does): {e}"));
-    assert!(status.success(), "{name}.c does not build against capi/include");
+        .expect("run the C compiler");
+    assert!(status.success(), "{name}.c does not build at {std17} against capi/include ({side})");
     out
 }
 
@@ -390,34 +461,340 @@ fn the_rust_server_serves_the_c_client() {
     assert!(srv.finish());
 }
 
-/// The documented install: library, headers and pkg-config files into a prefix; a C program
-/// then builds with `pkg-config --cflags --libs doca` alone, and runs.
+/// Each header builds on its own, at both standards with the strict flags, for each side;
+/// and what C code written against DOCA takes from DOCA's headers without including it
+/// itself is there: `<string.h>` and `<stdlib.h>` through `doca_compat.h` (every header),
+/// `<stdlib.h>` through `doca_pe.h`, `doca_dev.h` through `doca_ctx.h`, `<stdbool.h>`
+/// through `doca_cc.h` (2.5's), and the build configuration's macros.
+#[test]
+fn every_header_stands_alone_and_brings_what_doca_s_brings() {
+    let dir = lib_dir().join(format!("c-headers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder for the checks");
+    let mut checks: Vec<(String, String)> = Vec::new();
+    let mut headers: Vec<String> = std::fs::read_dir(capi_dir().join("include"))
+        .expect("capi/include")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".h"))
+        .collect();
+    headers.sort();
+    assert!(headers.len() > 15, "{headers:?}");
+    for h in &headers {
+        // strnlen, strcpy, malloc and free with no standard header of the program's own.
+        checks.push((
+            h.replace(".h", ""),
+            format!(
+                "#include <{h}>\nint use(const char *s, char *d)\n{{\n\tchar *p = malloc(8);\n\tfree(p);\n\tstrcpy(d, s);\n\treturn (int)strnlen(s, 4);\n}}\n"
+            ),
+        ));
+    }
+    checks.push((
+        "pe_stdlib".into(),
+        "#include <doca_pe.h>\nvoid *get(void)\n{\n\treturn calloc(1, 1);\n}\n".into(),
+    ));
+    checks.push((
+        "ctx_dev".into(),
+        "#include <doca_ctx.h>\nstruct cfg {\n\tchar pci[DOCA_DEVINFO_PCI_ADDR_SIZE];\n};\n\
+         doca_error_t f(struct doca_devinfo *d, struct cfg *c)\n{\n\treturn doca_devinfo_get_pci_addr_str(d, c->pci);\n}\n"
+            .into(),
+    ));
+    checks.push(("cc_bool".into(), "#include <doca_cc.h>\nbool yes(void)\n{\n\treturn true;\n}\n".into()));
+    checks.push((
+        "arch".into(),
+        "#include <doca_error.h>\n#if !defined(DOCA_ARCH_X86) && !defined(DOCA_ARCH_ARM)\n#error no CPU macro\n#endif\n\
+         #if defined(DOCA_ARCH_HOST) && defined(DOCA_ARCH_DPU)\n#error two sides\n#endif\nint x;\n"
+            .into(),
+    ));
+    for (name, text) in &checks {
+        let path = dir.join(format!("{name}.c"));
+        std::fs::write(&path, text).expect("write a check");
+        for side in ["host", "dpu", "any"] {
+            for std in standards() {
+                let out = Command::new(cc())
+                    .args([std, "-fsyntax-only"])
+                    .args(c_flags(side))
+                    .arg(&path)
+                    .output()
+                    .expect("run the C compiler");
+                assert!(
+                    out.status.success(),
+                    "{name} ({side}, {std}):\n{text}\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+    // Without a side's folder, a clear error rather than a program built for no one.
+    let out = Command::new(cc())
+        .args(["-std=gnu17", "-fsyntax-only"])
+        .arg(format!("-I{}", capi_dir().join("include").display()))
+        .arg(dir.join("doca_dev.c"))
+        .output()
+        .expect("run the C compiler");
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no doca_build_config.h"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One source, three builds: for the host it sees `DOCA_ARCH_HOST` and lists the host's
+/// functions only, for the DPU `DOCA_ARCH_DPU` and the DPU's device only, for neither the
+/// side comes from `DOCA_EMU_SIDE`. `DOCA_EMU_SIDE` naming the side it was built for is
+/// fine; naming the other is `NOT_PERMITTED` with a log line naming both.
+#[test]
+fn a_program_built_for_a_side_runs_on_that_side_only() {
+    let source = capi_dir().join("tests/c/sides.c");
+    let host = compile_for("sides-host", &source, "host");
+    let dpu = compile_for("sides-dpu", &source, "dpu");
+    let any = compile_for("sides-any", &source, "any");
+    let out = run_sides(&host, None);
+    assert!(out.contains("arch host\n") && !out.contains("no cpu macro"), "{out}");
+    assert!(
+        out.contains("dev 0000:b1:00.0")
+            && !out.contains("dev 0000:03:00.0")
+            && out.contains("list DOCA_SUCCESS"),
+        "{out}"
+    );
+    let out = run_sides(&dpu, None);
+    assert!(
+        out.contains("arch dpu\n") && out.contains("dev 0000:03:00.0") && !out.contains("dev 0000:b1:00.0"),
+        "{out}"
+    );
+    assert!(run_sides(&dpu, Some("dpu")).contains("list DOCA_SUCCESS"), "the same side in DOCA_EMU_SIDE");
+    let out = run_sides(&dpu, Some("host"));
+    assert!(out.contains("list DOCA_ERROR_NOT_PERMITTED"), "{out}");
+    assert!(
+        out.contains("built for the dpu side") && out.contains("DOCA_EMU_SIDE=host"),
+        "names both: {out}"
+    );
+    let out = run_sides(&host, Some("dpu"));
+    assert!(
+        out.contains("list DOCA_ERROR_NOT_PERMITTED") && out.contains("built for the host side"),
+        "{out}"
+    );
+    let out = run_sides(&any, Some("dpu"));
+    assert!(
+        out.contains("arch any\n") && out.contains("dev 0000:03:00.0") && !out.contains("dev 0000:b1:00.0"),
+        "{out}"
+    );
+    let out = run_sides(&any, Some("host"));
+    assert!(out.contains("dev 0000:b1:00.0") && !out.contains("dev 0000:03:00.0"), "{out}");
+}
+
+/// A program linked from parts built for the host and parts built for the DPU lists and
+/// opens nothing: `NOT_PERMITTED`, logged naming both sides.
+#[test]
+fn a_program_with_parts_built_for_both_sides_opens_nothing() {
+    let dir = lib_dir();
+    let part = dir.join(format!("c-host-part-{}.c", std::process::id()));
+    std::fs::write(
+        &part,
+        "#include <doca_types.h>\nint host_part(void);\nint host_part(void)\n{\n\treturn 1;\n}\n",
+    )
+    .expect("write the host part");
+    let obj = dir.join(format!("c-host-part-{}.o", std::process::id()));
+    let status = Command::new(cc())
+        .args(["-std=gnu17", "-c", "-o"])
+        .arg(&obj)
+        .arg(&part)
+        .args(c_flags("host"))
+        .status()
+        .expect("run the C compiler");
+    assert!(status.success(), "the host part does not build");
+    let prog = dir.join(format!("c-sides-mixed-{}", std::process::id()));
+    let status = Command::new(cc())
+        .args(["-std=gnu17", "-o"])
+        .arg(&prog)
+        .arg(capi_dir().join("tests/c/sides.c"))
+        .arg(&obj)
+        .args(c_flags("dpu"))
+        .arg(format!("-L{}", dir.display()))
+        .arg("-Wl,--disable-new-dtags")
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .arg("-ldoca_capi")
+        .status()
+        .expect("run the C compiler");
+    assert!(status.success(), "the mixed program does not build");
+    let out = run_sides(&prog, None);
+    assert!(out.contains("list DOCA_ERROR_NOT_PERMITTED"), "{out}");
+    assert!(out.contains("host side") && out.contains("dpu side"), "names both: {out}");
+}
+
+/// The fast-path program built twice, as DOCA's host and DPU programs are: the DPU build
+/// serves, the host build is the client, no `DOCA_EMU_SIDE` anywhere.
+#[test]
+fn one_source_built_for_the_dpu_and_for_the_host_talks_to_itself() {
+    let source = capi_dir().join("tests/c/fast_path.c");
+    let dpu = compile_for("fast-dpu", &source, "dpu");
+    let host = compile_for("fast-host", &source, "host");
+    fast_pair(&dpu, &host, &format!("capi-sides-{}", std::process::id()), 50);
+}
+
+/// The documented install, laid out as DOCA's: the library under DOCA's sonames in
+/// `lib/<multiarch>`, `doca.pc` and one `.pc` per library, `applications/VERSION` (the same
+/// version as the `.pc` files), a build configuration per side. A C program then builds with
+/// `pkg-config --cflags --libs doca` alone, for the host by default, for the DPU from the
+/// `dpu/` folder or with `--define-variable`, and runs as what it was built for.
 #[test]
 fn the_install_gives_a_prefix_that_pkg_config_finds() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf();
     let prefix = install("pkg-config");
-    for f in ["lib/libdoca_capi.so", "lib/libdoca_cc.so", "include/doca_cc.h", "lib/pkgconfig/doca.pc"] {
+    let pc = pc_dir(&prefix);
+    let libdir = pc.parent().expect("lib/<multiarch>").to_path_buf();
+    for f in ["doca.pc", "doca-common.pc", "doca-argp.pc", "doca-comch.pc", "doca-cc.pc", "dpu/doca.pc"] {
+        assert!(pc.join(f).exists(), "{f} was not installed in {}", pc.display());
+    }
+    for so in ["libdoca_common.so.2", "libdoca_common.so", "libdoca_argp.so.2", "libdoca_comch.so.2"] {
+        let target =
+            std::fs::canonicalize(libdir.join(so)).unwrap_or_else(|_| panic!("{so} was not installed"));
+        assert_eq!(target.file_name().and_then(|n| n.to_str()), Some("libdoca_capi.so"), "{so}");
+    }
+    for f in [
+        "include/doca_compat.h",
+        "include/doca_config.h",
+        "include/host/doca_build_config.h",
+        "include/dpu/doca_build_config.h",
+    ] {
         assert!(prefix.join(f).exists(), "{f} was not installed");
     }
-    let flags = Command::new("pkg-config")
-        .args(["--cflags", "--libs", "doca"])
-        .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig"))
+    assert!(!prefix.join("include/doca_build_config.h").exists(), "no side is the headers' own");
+    let version = std::fs::read_to_string(prefix.join("applications/VERSION")).expect("applications/VERSION");
+    assert_eq!(pkg_config(&pc, &["--modversion", "doca-common"]), version.trim(), "one version everywhere");
+    let sides = capi_dir().join("tests/c/sides.c");
+    let host = build_with_pkg_config(&prefix, "host", &sides, &pc, &[]);
+    let out = run_sides(&host, None);
+    assert!(
+        out.contains("arch host\n") && out.contains("dev 0000:b1:00.0") && !out.contains("dev 0000:03:00.0"),
+        "{out}"
+    );
+    let dpu = build_with_pkg_config(&prefix, "dpu", &sides, &pc.join("dpu"), &[]);
+    let out = run_sides(&dpu, None);
+    assert!(
+        out.contains("arch dpu\n") && out.contains("dev 0000:03:00.0") && !out.contains("dev 0000:b1:00.0"),
+        "{out}"
+    );
+    let defined =
+        build_with_pkg_config(&prefix, "defined", &sides, &pc, &["--define-variable=doca_emu_side=dpu"]);
+    assert!(run_sides(&defined, None).contains("arch dpu\n"), "--define-variable picks the DPU side");
+    let any =
+        build_with_pkg_config(&prefix, "any", &capi_dir().join("tests/c/devices.c"), &pc.join("any"), &[]);
+    run(&any, &[], None);
+    let _ = std::fs::remove_dir_all(&prefix);
+}
+
+/// The `lib/<multiarch>/pkgconfig` folder of an install (the one folder under `lib/` that
+/// holds `pkgconfig/doca.pc`).
+fn pc_dir(prefix: &Path) -> PathBuf {
+    let found: Vec<PathBuf> = std::fs::read_dir(prefix.join("lib"))
+        .expect("lib/")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path().join("pkgconfig"))
+        .filter(|p| p.join("doca.pc").exists())
+        .collect();
+    assert_eq!(found.len(), 1, "one lib/<multiarch>/pkgconfig in {}: {found:?}", prefix.display());
+    found[0].clone()
+}
+
+/// `pkg-config args…` with `PKG_CONFIG_PATH=pc`; its output.
+fn pkg_config(pc: &Path, args: &[&str]) -> String {
+    let out = Command::new("pkg-config")
+        .args(args)
+        .env("PKG_CONFIG_PATH", pc)
         .output()
         .expect("run pkg-config (.ci/run installs it)");
-    assert!(flags.status.success(), "pkg-config does not find doca");
-    let flags = String::from_utf8_lossy(&flags.stdout).to_string();
-    let prog = prefix.join("devices");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(&cc)
-        .args(["-std=c11", "-D_GNU_SOURCE", "-o"])
+    assert!(out.status.success(), "pkg-config {args:?} (PKG_CONFIG_PATH={}) failed", pc.display());
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Builds `source` with `pkg-config --cflags --libs doca` (and `extra` pkg-config options)
+/// alone, at gnu17 with the strict flags, into `<prefix>/<name>`.
+fn build_with_pkg_config(prefix: &Path, name: &str, source: &Path, pc: &Path, extra: &[&str]) -> PathBuf {
+    let mut args = extra.to_vec();
+    args.extend(["--cflags", "--libs", "doca"]);
+    let flags = pkg_config(pc, &args);
+    let prog = prefix.join(name);
+    let status = Command::new(cc())
+        .args(["-std=gnu17", "-Wall", "-Werror"])
+        .args(strict_flags())
+        .arg("-o")
         .arg(&prog)
-        .arg(root.join("capi/tests/c/devices.c"))
+        .arg(source)
         .args(flags.split_whitespace())
         .status()
         .expect("run the C compiler");
-    assert!(status.success(), "devices.c does not build with the pkg-config flags: {flags}");
-    run(&prog, &[], None);
+    assert!(status.success(), "{} does not build with the pkg-config flags: {flags}", source.display());
+    prog
+}
+
+/// Runs the `sides.c` program `prog` with `DOCA_EMU_SIDE` set to `side` (None: not set);
+/// its stdout then its stderr.
+fn run_sides(prog: &Path, side: Option<&str>) -> String {
+    let mut cmd = Command::new(prog);
+    match side {
+        Some(s) => cmd.env("DOCA_EMU_SIDE", s),
+        None => cmd.env_remove("DOCA_EMU_SIDE"),
+    };
+    let out = cmd.output().expect("run the sides program");
+    assert!(out.status.success(), "{} failed", prog.display());
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// A prefix that holds a real DOCA (a header that is not ours, or a `libdoca_common.so*`
+/// that is not our library) is refused and left as it was; our own install is installed
+/// over again.
+#[test]
+fn the_install_refuses_a_prefix_that_holds_a_real_doca() {
+    for (i, (file, text)) in [
+        ("include/doca_version.h", "/* the vendor's header */\n"),
+        ("lib/x86_64-linux-gnu/libdoca_common.so.2", "\x7fELF the vendor's library"),
+        ("lib/libdoca_common.so", "\x7fELF the vendor's library"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let prefix = std::env::temp_dir().join(format!("doca-emu-real-{i}-{}", std::process::id()));
+        let path = prefix.join(file);
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("make the fake DOCA");
+        std::fs::write(&path, text).expect("write the fake DOCA");
+        let out = Command::new("bash")
+            .arg(capi_dir().join("install.sh"))
+            .arg("--lib")
+            .arg(lib_dir())
+            .arg(&prefix)
+            .output()
+            .expect("run capi/install.sh");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("holds a DOCA install"), "{file}: {err}");
+        assert_eq!(std::fs::read_to_string(&path).expect("still there"), text, "{file} untouched");
+        let entries = walk(&prefix);
+        assert_eq!(entries, vec![path.clone()], "nothing written beside {file}");
+        let _ = std::fs::remove_dir_all(&prefix);
+    }
+    let prefix = install("again");
+    let status = Command::new("bash")
+        .arg(capi_dir().join("install.sh"))
+        .arg("--lib")
+        .arg(lib_dir())
+        .arg(&prefix)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("run capi/install.sh");
+    assert!(status.success(), "our own install is not a real DOCA");
     let _ = std::fs::remove_dir_all(&prefix);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).expect("read a folder").filter_map(|e| e.ok()) {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            files.extend(walk(&e.path()));
+        } else {
+            files.push(e.path());
+        }
+    }
+    files
 }
 
 /// Installs the library, headers and pkg-config files into a fresh temporary prefix.
@@ -428,6 +805,7 @@ fn install(what: &str) -> PathBuf {
         .arg("--lib")
         .arg(lib_dir())
         .arg(&prefix)
+        .stdout(std::process::Stdio::null())
         .status()
         .expect("run capi/install.sh");
     assert!(status.success(), "capi/install.sh failed");
@@ -451,19 +829,8 @@ fn a_sample_shaped_meson_project_builds_against_the_install() {
         return;
     }
     let prefix = install("meson");
-    let build = prefix.join("build");
-    let pc = prefix.join("lib/pkgconfig");
-    let setup = Command::new("meson")
-        .arg("setup")
-        .arg(&build)
-        .arg(capi_dir().join("tests/meson"))
-        .env("PKG_CONFIG_PATH", &pc)
-        .output()
-        .expect("run meson setup");
-    assert!(setup.status.success(), "meson setup failed:\n{}", String::from_utf8_lossy(&setup.stdout));
-    let compile =
-        Command::new("meson").arg("compile").arg("-C").arg(&build).output().expect("run meson compile");
-    assert!(compile.status.success(), "meson compile failed:\n{}", String::from_utf8_lossy(&compile.stdout));
+    let pc = pc_dir(&prefix);
+    let build = meson_build(&capi_dir().join("tests/meson"), &prefix.join("build"), &pc);
     let out = Command::new(build.join("doca_log_argp"))
         .args(["--pci-addr", "03:00.0", "-n", "2"])
         .output()
@@ -471,5 +838,90 @@ fn a_sample_shaped_meson_project_builds_against_the_install() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && stdout.contains("start DOCA_SUCCESS pci=03:00.0 n=2"), "{stdout}");
     assert!(build.join("doca_cc_client").exists(), "the cc client was built too");
+    let out = run_sides(&build.join("doca_sides"), None);
+    assert!(out.contains("arch host\n") && !out.contains("dev 0000:03:00.0"), "the host's by default: {out}");
+    // The same meson.build for the DPU: only the pkg-config folder differs.
+    let dpu = meson_build(&capi_dir().join("tests/meson"), &prefix.join("build-dpu"), &pc.join("dpu"));
+    let out = run_sides(&dpu.join("doca_sides"), None);
+    assert!(
+        out.contains("arch dpu\n") && out.contains("dev 0000:03:00.0") && !out.contains("dev 0000:b1:00.0"),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&prefix);
+}
+
+/// `meson setup build source` with `PKG_CONFIG_PATH=pc`, then `meson compile`; `build`.
+fn meson_build(source: &Path, build: &Path, pc: &Path) -> PathBuf {
+    let setup = Command::new("meson")
+        .arg("setup")
+        .arg(build)
+        .arg(source)
+        .env("PKG_CONFIG_PATH", pc)
+        .output()
+        .expect("run meson setup");
+    assert!(setup.status.success(), "meson setup failed:\n{}", String::from_utf8_lossy(&setup.stdout));
+    let compile =
+        Command::new("meson").arg("compile").arg("-C").arg(build).output().expect("run meson compile");
+    assert!(compile.status.success(), "meson compile failed:\n{}", String::from_utf8_lossy(&compile.stdout));
+    build.to_path_buf()
+}
+
+/// The root-only install at DOCA's own place, `/opt/mellanox/doca`, where DOCA 2.5 and 2.9
+/// sample meson files read `applications/VERSION`: a project shaped like theirs (its
+/// version read from that file, `dependency('doca')`) configures, builds and runs. It writes
+/// outside any temporary folder, so it runs only where `DOCA_EMU_TEST_OPT_INSTALL` is set
+/// (`.ci/run` sets it), as root, with no `/opt/mellanox` there (no DOCA to touch); it
+/// removes what it installed. Elsewhere it says it did not run.
+#[test]
+fn the_install_at_opt_mellanox_doca_serves_doca_s_sample_meson_files() {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false);
+    let have = |tool: &str| Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    let mellanox = Path::new("/opt/mellanox");
+    if std::env::var_os("DOCA_EMU_TEST_OPT_INSTALL").is_none() || !root || mellanox.exists() || !have("meson")
+    {
+        eprintln!("the install at /opt/mellanox/doca was NOT checked (needs DOCA_EMU_TEST_OPT_INSTALL, root, meson and no /opt/mellanox)");
+        return;
+    }
+    let prefix = mellanox.join("doca");
+    let status = Command::new("bash")
+        .arg(capi_dir().join("install.sh"))
+        .arg("--lib")
+        .arg(lib_dir())
+        .arg(&prefix)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("run capi/install.sh");
+    let project = std::env::temp_dir().join(format!("doca-emu-opt-sample-{}", std::process::id()));
+    let result = std::panic::catch_unwind(|| {
+        assert!(status.success(), "capi/install.sh /opt/mellanox/doca failed");
+        std::fs::create_dir_all(&project).expect("a project folder");
+        std::fs::copy(capi_dir().join("tests/c/sides.c"), project.join("sides.c")).expect("copy sides.c");
+        std::fs::write(
+            project.join("meson.build"),
+            "project('opt_check', 'C',\n\tversion: run_command(find_program('cat'),\n\t\t\
+             files('/opt/mellanox/doca/applications/VERSION'), check: true).stdout().strip(),\n\t\
+             meson_version: '>= 0.61.2')\n\
+             add_project_arguments('-D DOCA_ALLOW_EXPERIMENTAL_API', language: ['c'])\n\
+             message('version ' + meson.project_version())\n\
+             executable('sides', files('sides.c'), dependencies: [dependency('doca')])\n",
+        )
+        .expect("write meson.build");
+        let pc = pc_dir(&prefix);
+        let build = meson_build(&project, &project.join("build"), &pc);
+        let out = run_sides(&build.join("sides"), None);
+        assert!(out.contains("arch host\n") && out.contains("list DOCA_SUCCESS"), "{out}");
+        let version = std::fs::read_to_string(prefix.join("applications/VERSION")).expect("VERSION");
+        let log = std::fs::read_to_string(build.join("meson-logs/meson-log.txt")).unwrap_or_default();
+        assert!(log.contains(&format!("version {}", version.trim())), "the project's version is VERSION's");
+    });
+    let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(mellanox);
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
 }

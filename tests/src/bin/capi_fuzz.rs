@@ -802,6 +802,11 @@ fn table() -> Vec<Entry> {
             r(variadic::doca_log(level, g.i32(), name, g.i32(), name, format, c"text".as_ptr(), g.i32(), 0.5f64, usize::MAX))
         };
         #[lenient] doca_emu_log_write => |g| r(doca_emu_log_write(0, g.i32(), g.cstr(), g.i32(), g.cstr()));
+        // doca_config.h: only values that are no side (a side would bind this process to it)
+        doca_emu_set_build_side => |g| {
+            g.bad("not a side");
+            r(doca_emu_set_build_side([0, 3, -1, i32::MIN, i32::MAX][g.below(5) as usize]))
+        };
         // doca_dev.h
         doca_devinfo_create_list => |g| {
             let (list, n): (*mut *mut *mut DocaDevinfo, *mut u32) = (g.out(), g.out());

@@ -5,7 +5,8 @@ use doca_core::dev::{IBDEV_NAME_SIZE, IFACE_NAME_SIZE, VUID_SIZE};
 use doca_core::pci::{PCI_ADDR_SIZE, PCI_BDF_SIZE};
 use doca_core::{
     devinfo_create_list, open_device_rep_with_pci, open_device_with_capabilities, open_device_with_pci,
-    process_side, DeviceKind, Error, PciFuncType, RepFilter, Topology, SIDE_ENV, TOPOLOGY_ENV,
+    process_side, set_build_side, DeviceKind, Error, PciFuncType, RepFilter, Topology, SIDE_ENV,
+    TOPOLOGY_ENV,
 };
 use doca_tests::in_fresh_process;
 
@@ -30,6 +31,38 @@ fn doca_devinfo_create_list_in_a_dpu_process_lists_the_dpu_device() {
     // An explicit address still reaches a device of the other side (one process may play both).
     assert!(open_device_with_pci("b1:00.0", None).is_ok());
     assert_eq!(pcis(&devinfo_create_list().unwrap()), ["0000:03:00.0"], "the variable decides");
+}
+
+/// A program built for the DPU (`doca_build_config.h`, told before `main`): its side is the
+/// DPU's whatever it opens, a host function is out of reach even by address, and parts built
+/// for the host side turn it away from every device.
+#[test]
+fn a_program_built_for_the_dpu_opens_the_dpu_s_device_only() {
+    in_fresh_process!(&[(SIDE_ENV, None)]);
+    assert_eq!(set_build_side(DeviceKind::Dpu), Ok(()));
+    assert_eq!(process_side(), Ok(Some(DeviceKind::Dpu)));
+    assert_eq!(pcis(&devinfo_create_list().unwrap()), ["0000:03:00.0"]);
+    let all = Topology::global().unwrap().devinfo_list().unwrap();
+    let host = all.iter().find(|d| d.kind() == DeviceKind::Host).unwrap();
+    assert_eq!(host.open().unwrap_err(), Error::NotPermitted);
+    // The samples' helper goes on to the next device, then reports none found.
+    assert_eq!(open_device_with_pci("b1:00.0", None).unwrap_err(), Error::NotFound);
+    assert!(open_device_with_pci("03:00.0", None).is_ok());
+    assert_eq!(set_build_side(DeviceKind::Dpu), Ok(()), "told again: nothing changes");
+    assert_eq!(set_build_side(DeviceKind::Host), Err(Error::NotPermitted), "a part built for the host");
+    assert_eq!(process_side(), Err(Error::NotPermitted));
+    assert_eq!(devinfo_create_list().unwrap_err(), Error::NotPermitted);
+    let dpu = all.iter().find(|d| d.kind() == DeviceKind::Dpu).unwrap();
+    assert_eq!(dpu.open().unwrap_err(), Error::NotPermitted);
+}
+
+/// The side a program was built for wins; `DOCA_EMU_SIDE` naming the other is an error.
+#[test]
+fn doca_emu_side_must_agree_with_the_side_a_program_was_built_for() {
+    in_fresh_process!(&[(SIDE_ENV, Some("host"))]);
+    assert_eq!(set_build_side(DeviceKind::Dpu), Ok(()));
+    assert_eq!(process_side(), Err(Error::NotPermitted));
+    assert_eq!(devinfo_create_list().unwrap_err(), Error::NotPermitted);
 }
 
 #[test]
