@@ -32,8 +32,9 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
-# The DOCA version this emulator claims (its API: the 2.6 names, with the 2.5 and 2.7+ ones).
-doca_version="2.6.0"
+# The DOCA version this emulator claims (its API: the 2.6 names, with the 2.5 and 2.7+ ones):
+# one value, in core/DOCA_VERSION (also what `-v` and doca_caps print).
+doca_version="$(tr -d '[:space:]' < "$here/../core/DOCA_VERSION")"
 
 lib_dir=""
 if [ "${1:-}" = "--lib" ]; then

@@ -731,12 +731,22 @@ fn build_with_pkg_config(prefix: &Path, name: &str, source: &Path, pc: &Path, ex
 /// its stdout then its stderr.
 fn run_sides(prog: &Path, side: Option<&str>) -> String {
     let mut cmd = Command::new(prog);
+    // The installed library, through the program's run path: not whatever `libdoca_capi.so`
+    // cargo's library path names (a stale one from an earlier `cargo build`).
+    cmd.env_remove("LD_LIBRARY_PATH");
     match side {
         Some(s) => cmd.env("DOCA_EMU_SIDE", s),
         None => cmd.env_remove("DOCA_EMU_SIDE"),
     };
     let out = cmd.output().expect("run the sides program");
-    assert!(out.status.success(), "{} failed", prog.display());
+    assert!(
+        out.status.success(),
+        "{} failed ({}):\n{}{}",
+        prog.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 

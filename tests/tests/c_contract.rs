@@ -49,6 +49,8 @@ fn build(source: &Path, includes: &[PathBuf], out: &Path) {
     for i in includes {
         cmd.arg(format!("-I{}", i.display()));
     }
+    // The build configuration that picks no side (the side comes from the first device).
+    cmd.arg(format!("-I{}", capi_dir().join("include/any").display()));
     let res = cmd
         .arg(format!("-L{}", lib.display()))
         .arg("-Wl,--disable-new-dtags")
@@ -99,6 +101,7 @@ fn flattened(dir: &Path) -> String {
     let out = Command::new(cc())
         .args(["-E", "-P", "-DDOCA_ALLOW_EXPERIMENTAL_API", "-DDOCA_EMU_STRICT_CALLBACKS"])
         .arg(format!("-I{}", capi_dir().join("include").display()))
+        .arg(format!("-I{}", capi_dir().join("include/any").display()))
         .arg(&all)
         .output()
         .expect("run the C preprocessor");
