@@ -245,6 +245,11 @@ fn the_headers_declare_exactly_the_exports_and_an_object_of_plain_prototypes_lin
         exports.len(),
         comch
     );
+    // The C chapter of the book quotes the total: it must be this one.
+    let book = capi_dir().join("../book/src/c-abi.md");
+    let book = std::fs::read_to_string(&book).expect("book/src/c-abi.md");
+    let quoted = format!("{} functions (`nm -D libdoca_capi.so`", exports.len());
+    assert!(book.contains(&quoted), "book/src/c-abi.md must say \"{quoted}\" (the count of exports)");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
