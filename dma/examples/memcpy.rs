@@ -16,8 +16,9 @@ fn main() -> Result<(), Error> {
     let pe = Pe::create()?;
     let dma = Dma::create(&dev)?;
     pe.connect_ctx(&dma.as_ctx())?;
-    // What the callbacks saw: (status, the destination's data length).
-    let done: Rc<RefCell<Option<(Result<(), Error>, usize)>>> = Rc::default();
+    // What the callbacks saw: the status and the destination's data length.
+    type Seen = Option<(Result<(), Error>, usize)>;
+    let done: Rc<RefCell<Seen>> = Rc::default();
     let (ok, err) = (done.clone(), done.clone());
     let seen = |t: &MemcpyTask| (t.status(), t.dst().map_or(0, |d| d.data_len().unwrap_or(0)));
     dma.task_memcpy_set_conf(
