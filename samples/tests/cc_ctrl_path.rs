@@ -160,3 +160,18 @@ fn a_client_that_cannot_connect_exits_with_an_error() {
     assert!(log.contains("failed to connect") && log.contains("Sample finished with errors"), "{log}");
     assert!(!log.contains("Sample finished successfully"), "{log}");
 }
+
+/// A client started without a server explains, after a couple of seconds, what it waits for:
+/// the server's name, the host function, the fabric directory and the likely causes.
+#[test]
+fn a_waiting_client_says_what_it_waits_for() {
+    let fab = fabric("waiting");
+    let mut client = run(env!("CARGO_BIN_EXE_cc_ctrl_path_client"), &[], &fab);
+    std::thread::sleep(Duration::from_millis(3500));
+    let _ = client.kill();
+    let (_, log) = finish(client);
+    assert!(log.contains("still waiting after"), "{log}");
+    assert!(log.contains("no server named \"cc_ctrl_path_sample_server\""), "{log}");
+    assert!(log.contains("b1:00.0") && log.contains(&fab.display().to_string()), "{log}");
+    assert!(log.contains("DOCA_EMU_FABRIC_DIR"), "{log}");
+}

@@ -6,9 +6,9 @@
 //! client has exactly one connection; when the server goes away (stops, disconnects the
 //! client, dies) the client leaves Running.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::os::fd::OwnedFd;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use doca_core::notify::{Doorbell, Watched};
 use doca_core::{CtxCore, Error};
@@ -39,22 +39,65 @@ enum Phase {
     Up,
 }
 
+/// How long a client waits for a server that is not there before it says so.
+pub const WAITING_NOTE_AFTER: Duration = Duration::from_secs(2);
+/// How often it says so again while it keeps waiting.
+pub const WAITING_NOTE_EVERY: Duration = Duration::from_secs(30);
+
 /// The client-specific state.
 pub(crate) struct ClientState {
     phase: RefCell<Phase>,
     /// Failed attempts are logged at most once a second (a server answering garbage would
     /// otherwise cause one line per retry).
     throttle: RefCell<Throttle>,
+    /// Since when no server listens under the client's name (none: one was found).
+    waiting_since: Cell<Option<Instant>>,
+    /// When the client last said what it waits for.
+    noted: Cell<Option<Instant>>,
 }
 
 impl ClientState {
     pub(crate) fn new() -> ClientState {
-        ClientState { phase: RefCell::new(Phase::Idle), throttle: RefCell::new(Throttle::new()) }
+        ClientState {
+            phase: RefCell::new(Phase::Idle),
+            throttle: RefCell::new(Throttle::new()),
+            waiting_since: Cell::new(None),
+            noted: Cell::new(None),
+        }
     }
 
     /// The first attempt is due at once.
     pub(crate) fn start(&self, now: Instant) {
         *self.phase.borrow_mut() = Phase::Waiting { next_try: now, backoff: FIRST_RETRY };
+        self.waiting_since.set(None);
+        self.noted.set(None);
+    }
+
+    /// No server listens yet: after [`WAITING_NOTE_AFTER`], one line (then one every
+    /// [`WAITING_NOTE_EVERY`]) says what the client waits for and why it may not come.
+    fn note_waiting(&self, side: &Side, now: Instant) {
+        let since = *self.waiting_since.get().get_or_insert(now);
+        self.waiting_since.set(Some(since));
+        let waited = now.saturating_duration_since(since);
+        let due = match self.noted.get() {
+            None => waited >= WAITING_NOTE_AFTER,
+            Some(last) => now.saturating_duration_since(last) >= WAITING_NOTE_EVERY,
+        };
+        if !due {
+            return;
+        }
+        self.noted.set(Some(now));
+        let pci = side.dev.as_devinfo().pci_addr();
+        let fabric =
+            crate::transport::fabric_dir().map_or_else(|e| format!("({e})"), |p| p.display().to_string());
+        tracing::warn!(
+            target: "doca_sdk",
+            "{side}: still waiting after {} s: no server named {:?} listens for host function {pci} in the fabric directory {fabric}. Is the server started? With the same name? On a representor of {pci}? In a process with the same {} (and {})?",
+            waited.as_secs(),
+            side.name,
+            crate::transport::FABRIC_ENV,
+            doca_core::TOPOLOGY_ENV
+        );
     }
 
     /// Drops an attempt in progress.
@@ -98,11 +141,17 @@ impl ClientState {
         });
         match started {
             Ok(Some((dialing, bell))) => {
+                self.waiting_since.set(None);
                 *self.phase.borrow_mut() =
                     Phase::Dialing { dialing, state: ConnState::Handshaking { since: now }, bell };
                 false
             }
-            Ok(None) | Err(Error::Again) | Err(Error::ConnectionReset) => {
+            Ok(None) => {
+                self.note_waiting(side, now);
+                self.retry(now, backoff);
+                false
+            }
+            Err(Error::Again) | Err(Error::ConnectionReset) => {
                 self.retry(now, backoff);
                 false
             }
