@@ -545,6 +545,15 @@ pub extern "C" fn doca_cc_client_get_client_ctx(connection: *const DocaCcConnect
     })
 }
 
+/// Makes the server or client `p` name its functions in log lines as `names` (the comch
+/// entry points: an application that created it with `doca_comch_*_create` calls the
+/// `doca_comch_*` names).
+pub(crate) fn use_c_names(p: *mut DocaCcSide, which: Which, names: doca_cc::CNames) {
+    if let Some(s) = side(p, which) {
+        both!(s, x => x.set_c_names(names));
+    }
+}
+
 fn set_size(p: *mut DocaCcSide, which: Which, size: u32, queue: bool) -> DocaError {
     let Some(s) = side(p, which) else { return invalid() };
     let r = if queue {

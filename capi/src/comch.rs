@@ -94,7 +94,6 @@ unsafe_alias! {
     doca_comch_cap_get_max_name_len = doca_cc_cap_get_max_name_len(devinfo: *const DocaDevinfo, max_name_len: *mut u32) -> DocaError;
     doca_comch_cap_get_max_recv_queue_size = doca_cc_cap_get_max_recv_queue_size(devinfo: *const DocaDevinfo, max_recv_queue_size: *mut u32) -> DocaError;
     doca_comch_cap_get_max_send_tasks = doca_cc_cap_get_max_send_tasks(devinfo: *const DocaDevinfo, max_send_tasks: *mut u32) -> DocaError;
-    doca_comch_client_create = doca_cc_client_create(dev: *mut DocaDev, name: *const c_char, client: *mut *mut DocaCcSide) -> DocaError;
     doca_comch_client_get_connection = doca_cc_client_get_connection(client: *const DocaCcSide, connection: *mut *mut DocaCcConnection) -> DocaError;
     doca_comch_client_get_device = doca_cc_client_get_device(client: *const DocaCcSide, dev: *mut *mut DocaDev) -> DocaError;
     doca_comch_client_get_max_msg_size = doca_cc_client_get_max_msg_size(client: *const DocaCcSide, size: *mut u32) -> DocaError;
@@ -107,9 +106,49 @@ unsafe_alias! {
     doca_comch_producer_create = doca_cc_producer_create(cc_connection: *mut DocaCcConnection, producer: *mut *mut DocaCcProducer) -> DocaError;
     doca_comch_producer_destroy = doca_cc_producer_destroy(producer: *mut DocaCcProducer) -> DocaError;
     doca_comch_producer_get_id = doca_cc_producer_get_id(producer: *const DocaCcProducer, id: *mut u32) -> DocaError;
-    doca_comch_server_create = doca_cc_server_create(dev: *mut DocaDev, repr: *mut DocaDevRep, name: *const c_char, server: *mut *mut DocaCcSide) -> DocaError;
     doca_comch_server_get_device = doca_cc_server_get_device(server: *const DocaCcSide, dev: *mut *mut DocaDev) -> DocaError;
     doca_comch_server_get_device_repr = doca_cc_server_get_device_repr(server: *const DocaCcSide, repr: *mut *mut DocaDevRep) -> DocaError;
     doca_comch_server_get_max_msg_size = doca_cc_server_get_max_msg_size(server: *const DocaCcSide, size: *mut u32) -> DocaError;
     doca_comch_server_get_recv_queue_size = doca_cc_server_get_recv_queue_size(server: *const DocaCcSide, size: *mut u32) -> DocaError;
+}
+
+/// `doca_comch_server_create`: [`doca_cc_server_create`] under its DOCA 2.7+ name; the
+/// server's log lines then name the `doca_comch_server_*` functions.
+///
+/// # Safety
+/// As [`doca_cc_server_create`].
+#[no_mangle]
+pub unsafe extern "C" fn doca_comch_server_create(
+    dev: *mut DocaDev,
+    repr: *mut DocaDevRep,
+    name: *const c_char,
+    server: *mut *mut DocaCcSide,
+) -> DocaError {
+    // SAFETY: the caller keeps the original's contract.
+    let r = unsafe { doca_cc_server_create(dev, repr, name, server) };
+    if r == 0 {
+        // SAFETY: on success the original wrote a server handle through `server`.
+        crate::cc::use_c_names(unsafe { *server }, crate::cc::Which::Server, doca_cc::CNames::Comch);
+    }
+    r
+}
+
+/// `doca_comch_client_create`: [`doca_cc_client_create`] under its DOCA 2.7+ name; the
+/// client's log lines then name the `doca_comch_client_*` functions.
+///
+/// # Safety
+/// As [`doca_cc_client_create`].
+#[no_mangle]
+pub unsafe extern "C" fn doca_comch_client_create(
+    dev: *mut DocaDev,
+    name: *const c_char,
+    client: *mut *mut DocaCcSide,
+) -> DocaError {
+    // SAFETY: the caller keeps the original's contract.
+    let r = unsafe { doca_cc_client_create(dev, name, client) };
+    if r == 0 {
+        // SAFETY: on success the original wrote a client handle through `client`.
+        crate::cc::use_c_names(unsafe { *client }, crate::cc::Which::Client, doca_cc::CNames::Comch);
+    }
+    r
 }

@@ -41,8 +41,8 @@ pub mod transport;
 
 pub use conn::{Connection, Counter, FastPathStats};
 pub use ctrl::{
-    Cc, Client, ClientRole, ConnectionCb, ConsumerCb, MsgRecvCb, SendPayload, SendTask, Server, ServerRole,
-    DEFAULT_RECV_QUEUE_SIZE,
+    CNames, Cc, Client, ClientRole, ConnectionCb, ConsumerCb, MsgRecvCb, SendPayload, SendTask, Server,
+    ServerRole, DEFAULT_RECV_QUEUE_SIZE,
 };
 pub use fast::{
     Consumer, ImmData, PostRecvPayload, PostRecvTask, Producer, ProducerSendPayload, ProducerSendTask,

@@ -105,6 +105,8 @@ pub(crate) enum RoleState {
 pub struct SideOps {
     pub(crate) side: Side,
     pub(crate) role: RoleState,
+    /// The C names the application uses for this context's functions (in log lines).
+    c_names: std::cell::Cell<CNames>,
     /// Connections closed by `stop`, reported (disconnection, expired consumers) on the
     /// next progress: callbacks never run inside stop. The context stays Stopping until then.
     stopped: RefCell<Vec<Connection>>,
@@ -134,13 +136,55 @@ fn create_ops(dev: &Dev, name: &str, role: RoleState) -> Result<Rc<CtxCell<SideO
             side: Side::new(is_server, dev, name, owner, TaskPool::new(weak.clone()), limits),
             role,
             stopped: RefCell::new(Vec::new()),
+            c_names: std::cell::Cell::new(CNames::Cc),
         }
     }))
+}
+
+/// Which of DOCA's C names an application uses for a comm-channel context, so that a log
+/// line tells it the function it called: `doca_cc_*` (2.5/2.6) or `doca_comch_*` (2.7+).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CNames {
+    /// `doca_cc_server_*`, `doca_cc_client_*` (the default).
+    #[default]
+    Cc,
+    /// `doca_comch_server_*`, `doca_comch_client_*`.
+    Comch,
+}
+
+impl CNames {
+    /// The C name of the `what` function (`task_send_set_conf`…) of a `role` (`server`,
+    /// `client`) context. The connection events are `event_connection_register` in 2.5/2.6
+    /// and `event_connection_status_changed_register` in 2.7+.
+    ///
+    /// ```
+    /// use doca_cc::CNames;
+    /// assert_eq!(CNames::Cc.of("server", "task_send_set_conf"), "doca_cc_server_task_send_set_conf");
+    /// assert_eq!(
+    ///     CNames::Comch.of("server", "event_connection_register"),
+    ///     "doca_comch_server_event_connection_status_changed_register"
+    /// );
+    /// ```
+    pub fn of(self, role: &str, what: &str) -> String {
+        match (self, what) {
+            (CNames::Cc, _) => format!("doca_cc_{role}_{what}"),
+            (CNames::Comch, "event_connection_register") => {
+                format!("doca_comch_{role}_event_connection_status_changed_register")
+            }
+            (CNames::Comch, _) => format!("doca_comch_{role}_{what}"),
+        }
+    }
 }
 
 impl<R> Cc<R> {
     fn from_ctx(ctx: Rc<CtxCell<SideOps>>) -> Cc<R> {
         Cc { ctx, role: PhantomData }
+    }
+
+    /// Which C names this context's log lines give for the functions the application calls
+    /// (the C ABI's `doca_comch_*_create` sets [`CNames::Comch`]).
+    pub fn set_c_names(&self, names: CNames) {
+        self.ctx.ops().c_names.set(names);
     }
 
     fn side(&self) -> &Side {
@@ -409,25 +453,24 @@ impl CtxOps for SideOps {
     /// `INVALID_VALUE`, naming what is missing.
     fn start(&self, core: &CtxCore) -> Result<Started> {
         let side = &self.side;
-        let mut missing: Vec<&str> = Vec::new();
+        let mut missing: Vec<String> = Vec::new();
         let role = if matches!(self.role, RoleState::Server(_)) { "server" } else { "client" };
+        let names = self.c_names.get();
         if !side.pool.is_configured() {
-            missing.push("the send task (task_send_set_conf)");
+            missing.push(format!("the send task ({})", names.of(role, "task_send_set_conf")));
         }
         if !side.msg_cb.is_set() {
-            missing.push("the message receive event (event_msg_recv_register)");
+            missing
+                .push(format!("the message receive event ({})", names.of(role, "event_msg_recv_register")));
         }
         if let RoleState::Server(s) = &self.role {
             if !s.connect_cb.is_set() || !s.disconnect_cb.is_set() {
-                missing.push("the connection events (event_connection_register)");
+                missing
+                    .push(format!("the connection events ({})", names.of(role, "event_connection_register")));
             }
         }
         if !missing.is_empty() {
-            bail!(
-                Error::InvalidValue,
-                "{side}: start: {} must be configured first (doca_cc_{role}_*)",
-                missing.join(", ")
-            );
+            bail!(Error::InvalidValue, "{side}: start: call {} first", missing.join(", "));
         }
         self.side.prepare(core)?;
         match &self.role {

@@ -16,7 +16,7 @@ mod send;
 mod server;
 mod side;
 
-pub use api::{Cc, Client, ClientRole, Server, ServerRole};
+pub use api::{CNames, Cc, Client, ClientRole, Server, ServerRole};
 pub use send::{SendPayload, SendTask};
 pub use server::ConnectionCb;
 pub use side::{ConsumerCb, MsgRecvCb, DEFAULT_RECV_QUEUE_SIZE};
