@@ -79,6 +79,7 @@ fn code<T>(r: &doca_core::Result<T>) -> DocaError {
 /// Runs the C function `name`'s body `f`: its refusals logged once ([`check::Call`]), a
 /// panic turned into `DOCA_ERROR_UNEXPECTED`.
 fn guarded(name: &'static str, f: impl FnOnce() -> DocaError) -> DocaError {
+    log::default_sdk_log();
     let call = check::Call::enter(name);
     let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(e) => e,
@@ -94,6 +95,7 @@ fn guarded(name: &'static str, f: impl FnOnce() -> DocaError) -> DocaError {
 /// [`guarded`] for the calls whose result is not an error code (getters returning a pointer
 /// or a number): a panic gives `fallback`; a refused argument is logged.
 fn shielded<T>(name: &'static str, fallback: T, f: impl FnOnce() -> T) -> T {
+    log::default_sdk_log();
     let call = check::Call::enter(name);
     let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(v) => v,

@@ -32,6 +32,30 @@ fn install() {
     doca_common::log::init_dynamic(&LEVELS);
 }
 
+/// Environment variable: `0` keeps the libraries silent until the application creates an SDK
+/// log backend, as DOCA does.
+pub const SDK_STDERR_ENV: &str = "DOCA_EMU_SDK_STDERR";
+
+/// Whether the application set the SDK level itself.
+static SDK_LEVEL_SET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// At the first call of the library: until the application creates an SDK log backend, the
+/// libraries' errors go to standard error (DOCA shows nothing then: a refused call would show
+/// only its code), unless [`SDK_STDERR_ENV`] is `0`.
+pub(crate) fn default_sdk_log() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os(SDK_STDERR_ENV).is_some_and(|v| v == "0") {
+            return;
+        }
+        if !SDK_LEVEL_SET.load(std::sync::atomic::Ordering::Relaxed) {
+            LEVELS.set_sdk(doca_common::log::LogLevel::Error);
+        }
+        install();
+        levels_changed();
+    });
+}
+
 /// The logger's filter decides once per log statement whether it is on (tracing caches the
 /// answer per call site): after a level changes, every statement is asked again, so that a
 /// line logged before (at WARNING, say) is not shown once the level is DISABLE.
@@ -55,6 +79,7 @@ pub(crate) fn set_app_level(n: u32) -> DocaError {
 pub(crate) fn set_sdk_level(n: u32) -> DocaError {
     match level(n) {
         Some(l) => {
+            SDK_LEVEL_SET.store(true, std::sync::atomic::Ordering::Relaxed);
             LEVELS.set_sdk(l);
             levels_changed();
             DOCA_SUCCESS
@@ -92,6 +117,11 @@ pub unsafe extern "C" fn doca_log_backend_create_with_file_sdk(
     guarded("doca_log_backend_create_with_file_sdk", || {
         if let Err(e) = crate::check::non_null(fptr, "fptr").and(crate::check::non_null(backend, "backend")) {
             return e;
+        }
+        // The backend's own default (WARNING), unless the application chose a level.
+        if !SDK_LEVEL_SET.load(std::sync::atomic::Ordering::Relaxed) {
+            LEVELS.set_sdk(doca_common::log::LogLevel::Warning);
+            levels_changed();
         }
         install();
         // SAFETY: `backend` is writable (checked non-NULL; the caller's contract).

@@ -935,3 +935,19 @@ fn the_install_at_opt_mellanox_doca_serves_doca_s_sample_meson_files() {
         std::panic::resume_unwind(e);
     }
 }
+
+/// Until the application creates an SDK log backend, the library's errors go to standard
+/// error (DOCA would show nothing: a refused call would show only its code);
+/// `DOCA_EMU_SDK_STDERR=0` keeps DOCA's silence.
+#[test]
+fn sdk_errors_are_visible_before_any_log_backend_exists() {
+    let prog = build("sdk_default_log");
+    let out = Command::new(&prog).output().expect("run sdk_default_log");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "DOCA_ERROR_INVALID_VALUE");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[DOCA][ERR]") && err.contains("doca_cc_server_create"), "{err}");
+    let quiet = Command::new(&prog).env("DOCA_EMU_SDK_STDERR", "0").output().expect("run sdk_default_log");
+    assert!(quiet.status.success());
+    assert!(quiet.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet.stderr));
+}
