@@ -59,8 +59,12 @@ impl Dialing<OwnedFd> {
         bells: [std::os::fd::BorrowedFd<'_>; 2],
         now: Instant,
     ) -> Result<Dialing<OwnedFd>> {
-        send_hello(sock.as_fd(), &hello, bells)?;
-        Ok(Dialing { sock, hello, since: now })
+        match send_hello(sock.as_fd(), &hello, bells) {
+            // A busy server may have answered and closed before the Hello went: its answer
+            // is still there to read (or the end of file, which fails this attempt).
+            Ok(()) | Err(Error::ConnectionReset) => Ok(Dialing { sock, hello, since: now }),
+            Err(e) => Err(e),
+        }
     }
 
     /// The same handshake with its socket registered in `set` under `token`.
@@ -146,5 +150,23 @@ mod tests {
             d.poll(now, Duration::from_secs(5)),
             Ok(Dialed::Failed(Error::ConnectionAborted, _))
         ));
+    }
+
+    /// A busy server answers and closes before the client's Hello goes (a loaded machine):
+    /// the attempt still reads the busy answer, so the client tries again instead of failing.
+    #[test]
+    fn a_busy_answer_sent_before_the_hello_is_still_read() {
+        let (ours, server) = socketpair().unwrap();
+        crate::transport::send(
+            server.as_fd(),
+            &crate::proto::Reply::refuse(crate::proto::handshake::BUSY).encode(),
+            &[],
+        )
+        .unwrap();
+        drop(server);
+        let (_bell, ring) = Doorbell::pair().unwrap();
+        let now = Instant::now();
+        let d = Dialing::on(ours, hello(), [ring.as_fd(), ring.as_fd()], now).expect("the attempt goes on");
+        assert!(matches!(d.poll(now, Duration::from_secs(5)), Ok(Dialed::Refused(Error::Again))));
     }
 }
