@@ -206,6 +206,25 @@ fn a_c_program_copies_with_dma_tasks_from_progress() {
     run(&build("dma_polling"), &[], None);
 }
 
+/// `doca_version.h` through `doca_compat.h` alone: its macros of both generations (checked
+/// at build time by the program) and both functions say the version in `core/DOCA_VERSION`,
+/// as `-v` prints it.
+#[test]
+fn a_c_program_sees_the_claimed_version_in_macros_and_functions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace");
+    let claimed = std::fs::read_to_string(root.join("core/DOCA_VERSION")).expect("core/DOCA_VERSION");
+    let claimed = claimed.trim();
+    let out = Command::new(build("version")).output().expect("run the version program");
+    for want in [
+        format!("DOCA SDK     Version (Compilation): {claimed}\n"),
+        format!("DOCA Runtime Version (Runtime):     {claimed}\n"),
+        format!("numbers {claimed}\n"),
+        "ok".to_string(),
+    ] {
+        expect_output(&out, &want, "version");
+    }
+}
+
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {

@@ -977,6 +977,9 @@ fn table() -> Vec<Entry> {
         #[lenient] doca_dma_task_memcpy_get_src => |g| r(doca_dma_task_memcpy_get_src(g.h(K::Task)));
         doca_dma_task_memcpy_set_dst => |g| r(doca_dma_task_memcpy_set_dst(g.h(K::Task), g.hopt(K::Buf)));
         #[lenient] doca_dma_task_memcpy_get_dst => |g| r(doca_dma_task_memcpy_get_dst(g.h(K::Task)));
+        // doca_version.h (core2)
+        #[lenient] doca_version => |_g| r(doca_version());
+        #[lenient] doca_version_runtime => |_g| r(doca_version_runtime());
         // doca_cc.h
         doca_cc_server_create => |g| r(doca_cc_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
         doca_cc_client_create => |g| r(doca_cc_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
