@@ -225,6 +225,35 @@ fn a_c_program_sees_the_claimed_version_in_macros_and_functions() {
     }
 }
 
+/// 3.x's device queries as every 3.3 sample's `common.c` uses them
+/// (`open_doca_device_with_sf_index`): an SF device found by its index, devices that are not
+/// SFs skipped by their function type and refused an index (`NOT_SUPPORTED`), from a
+/// topology file with `func=` and `sf=`.
+#[test]
+fn a_c_program_finds_a_device_by_sf_index() {
+    let dir = lib_dir().join(format!("c-sf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder for the topology");
+    let topo = dir.join("sf.topology");
+    std::fs::write(
+        &topo,
+        "device 03:00.0 dpu\nrep b1:00.0 pf\ndevice b1:00.0 host\ndevice b1:00.2 host func=sf sf=5\n\
+         device 03:00.2 dpu func=sf sf=6\n",
+    )
+    .expect("write the topology");
+    let out = Command::new(build("sf_devices"))
+        .env("DOCA_EMU_SIDE", "host")
+        .env("DOCA_EMU_TOPOLOGY", &topo)
+        .output()
+        .expect("run sf_devices");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "sf_devices:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {

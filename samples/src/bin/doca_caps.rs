@@ -45,6 +45,15 @@ fn answer(r: Result<bool, doca_core::Error>) -> String {
     }
 }
 
+/// `PF`, `VF` or `SF`.
+fn func_type(t: PciFuncType) -> &'static str {
+    match t {
+        PciFuncType::Pf => "PF",
+        PciFuncType::Vf => "VF",
+        PciFuncType::Sf => "SF",
+    }
+}
+
 fn print_dev(info: &DevInfo, with_reps: bool) {
     println!("PCI: {}", info.pci_addr_str());
     let kind = match info.kind() {
@@ -55,6 +64,8 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
         ("side", kind.to_string()),
         ("ibdev_name", info.ibdev_name().to_string()),
         ("iface_name", info.iface_name().to_string()),
+        ("pci_func_type", func_type(info.pci_func_type()).to_string()),
+        ("sf_index", info.sf_index().map_or_else(|e| format!("none ({})", e.name()), |i| i.to_string())),
         ("rep_filter_all", answer(info.rep_cap_is_filter_all_supported())),
         ("rep_filter_net", answer(info.rep_cap_is_filter_net_supported())),
         ("rep_filter_emulated", answer(info.rep_cap_is_filter_emulated_supported())),
@@ -98,11 +109,7 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
                 println!(
                     "                PCI: {}  {}  {}  iface {}  vuid {}{}",
                     r.pci_addr_str(),
-                    match r.pci_func_type() {
-                        PciFuncType::Pf => "PF",
-                        PciFuncType::Vf => "VF",
-                        PciFuncType::Sf => "SF",
-                    },
+                    func_type(r.pci_func_type()),
                     match r.kind() {
                         RepKind::Net => "net",
                         RepKind::Emulated => "emulated",

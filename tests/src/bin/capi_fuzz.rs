@@ -855,6 +855,9 @@ fn table() -> Vec<Entry> {
         doca_devinfo_rep_get_pci_addr_str => |g| r(doca_devinfo_rep_get_pci_addr_str(g.h(K::DevinfoRep), g.out()));
         doca_devinfo_rep_is_equal_pci_addr => |g| r(doca_devinfo_rep_is_equal_pci_addr(g.h(K::DevinfoRep), g.cstr(), g.out()));
         doca_devinfo_rep_get_vuid => |g| r(doca_devinfo_rep_get_vuid(g.h(K::DevinfoRep), g.out(), 256));
+        // doca_dev.h, 3.x (core2)
+        doca_devinfo_get_pci_func_type => |g| r(doca_devinfo_get_pci_func_type(g.h(K::Devinfo), g.out()));
+        doca_devinfo_get_sf_index => |g| r(doca_devinfo_get_sf_index(g.h(K::Devinfo), g.out()));
         doca_devinfo_rep_get_pci_func_type => |g| r(doca_devinfo_rep_get_pci_func_type(g.h(K::DevinfoRep), g.out()));
         doca_devinfo_rep_get_is_hotplug => |g| r(doca_devinfo_rep_get_is_hotplug(g.h(K::DevinfoRep), g.out()));
         doca_dev_rep_open => |g| r(doca_dev_rep_open(g.h(K::DevinfoRep), g.outh(K::DevRep)));
