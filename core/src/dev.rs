@@ -258,6 +258,13 @@ impl DevInfo {
         }
     }
 
+    /// `doca_clock_cap_nic_free_running_is_supported`, `_nic_real_time_`, `_nic_dpa_timer_`
+    /// (3.3): whether the device has the NIC clock `clock` (the topology's `clocks=`; all
+    /// three by default). The host's clocks are every device's: true.
+    pub fn clock_cap(&self, clock: crate::ClockType) -> bool {
+        !clock.is_nic() || self.spec().nic_clocks & clock as u64 != 0
+    }
+
     /// `doca_devinfo_rep_cap_is_filter_all_supported`: true on a DPU device; a host function
     /// exposes no representors → `NOT_SUPPORTED` (how applications tell the sides apart).
     pub fn rep_cap_is_filter_all_supported(&self) -> Result<bool> {

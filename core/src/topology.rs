@@ -18,6 +18,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use crate::hwclock::ClockType;
 use crate::pci::PciAddr;
 use crate::{fail, Error};
 
@@ -72,6 +73,9 @@ pub struct DeviceSpec {
     pub func_type: PciFuncType,
     /// `doca_devinfo_get_sf_index` (`sf=<index>`): set exactly when the function is an SF.
     pub sf_index: Option<u32>,
+    /// The NIC clocks the device has (`clocks=fr,rt,dpa` or `clocks=none`; default: all
+    /// three), as a mask of [`ClockType`] bits.
+    pub nic_clocks: u64,
     /// Representors (DPU devices only).
     pub reps: Vec<RepSpec>,
     /// Line in the source it came from.
@@ -309,6 +313,7 @@ impl Parser<'_> {
             iface: format!("emu{n}"),
             func_type: PciFuncType::Pf,
             sf_index: None,
+            nic_clocks: ClockType::ALL.iter().filter(|c| c.is_nic()).fold(0, |m, c| m | *c as u64),
             reps: Vec::new(),
             line,
         };
@@ -330,10 +335,13 @@ impl Parser<'_> {
                     })?;
                     spec.sf_index = Some(index);
                 }
+                Some(("clocks", v)) => spec.nic_clocks = self.clocks(line, v)?,
                 _ => {
                     return Err(self.err(
                         line,
-                        format!("unknown device attribute {w:?}: expected ibdev=, iface=, func= or sf="),
+                        format!(
+                            "unknown device attribute {w:?}: expected ibdev=, iface=, func=, sf= or clocks="
+                        ),
                     ))
                 }
             }
@@ -356,6 +364,24 @@ impl Parser<'_> {
         }
         self.devices.push(spec);
         Ok(())
+    }
+
+    /// `clocks=`: `none`, or NIC clock names separated by commas.
+    fn clocks(&self, line: usize, v: &str) -> Result<u64, TopologyError> {
+        if v == "none" {
+            return Ok(0);
+        }
+        let mut mask = 0;
+        for name in v.split(',') {
+            let clock = ClockType::ALL.into_iter().find(|c| c.topology_name() == Some(name));
+            let Some(clock) = clock else {
+                return Err(
+                    self.err(line, format!("clocks: {name:?} is no NIC clock: expected fr, rt, dpa or none"))
+                );
+            };
+            mask |= clock as u64;
+        }
+        Ok(mask)
     }
 
     fn name(&self, line: usize, what: &str, v: &str, size: usize) -> Result<String, TopologyError> {
@@ -535,6 +561,8 @@ mod tests {
             ("device 03:00.0 dpu\ncap cc.x ten\n", 2, "must be an integer"),
             ("# empty\n", 0, "no device lines"),
             ("device 03:00.0 dpu func=xf\n", 1, "pf, vf or sf"),
+            ("device 03:00.0 dpu clocks=fr,tsc\n", 1, "\"tsc\" is no NIC clock"),
+            ("device 03:00.0 dpu clocks=\n", 1, "is no NIC clock"),
             ("device 03:00.0 dpu func=sf\n", 1, "needs sf=<index>"),
             ("device 03:00.0 dpu sf=2\n", 1, "add func=sf"),
             ("device 03:00.0 dpu func=vf sf=2\n", 1, "add func=sf"),

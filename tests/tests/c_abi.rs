@@ -254,6 +254,33 @@ fn a_c_program_finds_a_device_by_sf_index() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// DOCA 3.3's clocks from C, shaped like `clock_cross_timestamp`: each clock alone, the
+/// cross-timestamps (the NIC reading within the error margin of the primary's), the error
+/// paths; then a topology whose device has the free-running clock only (`clocks=fr`): its
+/// other NIC clocks are `NOT_SUPPORTED`.
+#[test]
+fn a_c_program_reads_the_clocks_and_cross_timestamps() {
+    run(&build("clock"), &[], None);
+    let dir = lib_dir().join(format!("c-clock-topology-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder for the topology");
+    let topo = dir.join("clock.topology");
+    std::fs::write(&topo, "device 03:00.0 dpu clocks=fr\nrep b1:00.0 pf\ndevice b1:00.0 host\n")
+        .expect("write the topology");
+    let out = Command::new(build("clock"))
+        .arg("limited")
+        .env_remove("DOCA_EMU_SIDE")
+        .env("DOCA_EMU_TOPOLOGY", &topo)
+        .output()
+        .expect("run clock limited");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "clock limited:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {

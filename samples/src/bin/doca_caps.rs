@@ -45,6 +45,20 @@ fn answer(r: Result<bool, doca_core::Error>) -> String {
     }
 }
 
+/// The NIC clocks of the device (`doca_clock_cap_nic_*_is_supported`).
+fn nic_clocks(info: &DevInfo) -> String {
+    let names: Vec<&str> = doca_core::ClockType::ALL
+        .into_iter()
+        .filter(|c| c.is_nic() && info.clock_cap(*c))
+        .filter_map(|c| c.topology_name())
+        .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(",")
+    }
+}
+
 /// `PF`, `VF` or `SF`.
 fn func_type(t: PciFuncType) -> &'static str {
     match t {
@@ -66,6 +80,7 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
         ("iface_name", info.iface_name().to_string()),
         ("pci_func_type", func_type(info.pci_func_type()).to_string()),
         ("sf_index", info.sf_index().map_or_else(|e| format!("none ({})", e.name()), |i| i.to_string())),
+        ("nic clocks", nic_clocks(info)),
         ("rep_filter_all", answer(info.rep_cap_is_filter_all_supported())),
         ("rep_filter_net", answer(info.rep_cap_is_filter_net_supported())),
         ("rep_filter_emulated", answer(info.rep_cap_is_filter_emulated_supported())),

@@ -52,8 +52,9 @@ enum K {
     Pe,
     Task,
     Dma,
+    Clock,
 }
-const KINDS: usize = 19;
+const KINDS: usize = 20;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -615,6 +616,7 @@ const ALL: [K; KINDS] = [
     K::Pe,
     K::Task,
     K::Dma,
+    K::Clock,
 ];
 
 thread_local! {
@@ -704,6 +706,24 @@ mod variadic {
             ...
         ) -> i32;
     }
+}
+
+/// A `DOCA_CLOCK_*` argument (core2): mostly one valid clock, sometimes 0, two bits or an
+/// unknown bit (bad); `nic`: a valid clock that is not a NIC clock is bad too.
+fn clock_bits(g: &Gen, nic: bool) -> u64 {
+    let bits = match g.below(10) {
+        0 => 0,
+        1 => 0b11,
+        2 => 1 << 9,
+        3 => u64::MAX,
+        _ => 1 << g.below(7),
+    };
+    if bits == 0 || bits.count_ones() != 1 || bits > 1 << 6 {
+        g.bad("not one DOCA_CLOCK_* value");
+    } else if nic && bits > 1 << 2 {
+        g.bad("not a NIC clock");
+    }
+    bits
 }
 
 /// `f(args…)` as an [`Out`].
@@ -983,6 +1003,14 @@ fn table() -> Vec<Entry> {
         // doca_version.h (core2)
         #[lenient] doca_version => |_g| r(doca_version());
         #[lenient] doca_version_runtime => |_g| r(doca_version_runtime());
+        // doca_clock.h (core2); a NIC clock the device lacks is NOT_SUPPORTED, never success
+        doca_clock_cap_nic_free_running_is_supported => |g| r(doca_clock_cap_nic_free_running_is_supported(g.h(K::Devinfo)));
+        doca_clock_cap_nic_real_time_is_supported => |g| r(doca_clock_cap_nic_real_time_is_supported(g.h(K::Devinfo)));
+        doca_clock_cap_nic_dpa_timer_is_supported => |g| r(doca_clock_cap_nic_dpa_timer_is_supported(g.h(K::Devinfo)));
+        doca_clock_create => |g| r(doca_clock_create(g.h(K::Dev), g.outh(K::Clock)));
+        doca_clock_destroy => |g| r(doca_clock_destroy(g.hn(K::Clock)));
+        doca_clock_get_timestamp => |g| r(doca_clock_get_timestamp(g.h(K::Clock), clock_bits(g, false), g.out()));
+        doca_clock_get_crosstimestamp => |g| r(doca_clock_get_crosstimestamp(g.h(K::Clock), clock_bits(g, false), clock_bits(g, true), g.out(), g.out(), g.out()));
         // doca_cc.h
         doca_cc_server_create => |g| r(doca_cc_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
         doca_cc_client_create => |g| r(doca_cc_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
@@ -1353,6 +1381,14 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         must(doca_ctx_start(dctx), 0, "dma start");
         add(K::Dma, dma as usize);
         add(K::Ctx, dctx as usize);
+        // clocks (core2): one destroyed at once (stale), one live on the host function
+        let mut c = std::ptr::null_mut();
+        must(doca_clock_create(host, &mut c), 0, "clock");
+        must(doca_clock_destroy(c), 0, "clock destroy");
+        stale(K::Clock, c as usize);
+        let mut clock = std::ptr::null_mut();
+        must(doca_clock_create(host, &mut clock), 0, "clock");
+        add(K::Clock, clock as usize);
         let mut dt = std::ptr::null_mut();
         must(
             doca_dma_task_memcpy_alloc_init(
