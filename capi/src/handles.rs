@@ -37,12 +37,13 @@ pub(crate) enum Kind {
     Task,
     CcClient,
     Dma,
-    // core2: doca_clock.h
+    // core2: doca_clock.h, doca_mmap_advise.h
     Clock,
+    MmapAdvise,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 21] = [
+const NAMES: [&str; 22] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -64,6 +65,7 @@ const NAMES: [&str; 21] = [
     "struct doca_cc_client",
     "struct doca_dma",
     "struct doca_clock",
+    "struct doca_mmap_advise",
 ];
 
 impl Kind {

@@ -4,7 +4,7 @@
 //! Covered: `doca_error.h`, `doca_types.h`, `doca_dev.h`, `doca_pe.h`, `doca_ctx.h`,
 //! `doca_mmap.h`, `doca_buf_inventory.h`, `doca_buf.h`, `doca_cc.h`, `doca_cc_consumer.h`,
 //! `doca_cc_producer.h` (with their 2.5 names, and the 2.7+ `doca_comch*.h` names in the
-//! headers), `doca_comm_channel.h`, `doca_log.h`, `doca_argp.h`, `doca_version.h` and `doca_clock.h` (see the book's chapter
+//! headers), `doca_comm_channel.h`, `doca_log.h`, `doca_argp.h`, `doca_version.h`, `doca_clock.h` and `doca_mmap_advise.h` (see the book's chapter
 //! "Running DOCA C code on the emulator" for the details and what is not there).
 //!
 //! Rules every exported function keeps:
@@ -31,6 +31,7 @@
 
 #![allow(unsafe_code)]
 
+mod advise;
 mod argp;
 mod buf;
 mod cc;
@@ -51,6 +52,7 @@ mod pe;
 mod task;
 mod version;
 
+pub use advise::*;
 pub use argp::*;
 pub use buf::*;
 pub use cc::*;

@@ -281,6 +281,13 @@ fn a_c_program_reads_the_clocks_and_cross_timestamps() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// DOCA 2.9's cache_invalidate flow from C: a DMA copy whose completion submits a
+/// cache-invalidate task, whose completion ends the loop; its error paths, accessors and pool.
+#[test]
+fn a_c_program_invalidates_a_buffer_after_a_dma_copy() {
+    run(&build("cache_invalidate"), &[], None);
+}
+
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {

@@ -53,8 +53,9 @@ enum K {
     Task,
     Dma,
     Clock,
+    Advise,
 }
-const KINDS: usize = 20;
+const KINDS: usize = 21;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -617,6 +618,7 @@ const ALL: [K; KINDS] = [
     K::Task,
     K::Dma,
     K::Clock,
+    K::Advise,
 ];
 
 thread_local! {
@@ -1011,6 +1013,17 @@ fn table() -> Vec<Entry> {
         doca_clock_destroy => |g| r(doca_clock_destroy(g.hn(K::Clock)));
         doca_clock_get_timestamp => |g| r(doca_clock_get_timestamp(g.h(K::Clock), clock_bits(g, false), g.out()));
         doca_clock_get_crosstimestamp => |g| r(doca_clock_get_crosstimestamp(g.h(K::Clock), clock_bits(g, false), clock_bits(g, true), g.out(), g.out(), g.out()));
+        // doca_mmap_advise.h (core2)
+        doca_mmap_advise_create => |g| r(doca_mmap_advise_create(g.h(K::Dev), g.outh(K::Advise)));
+        doca_mmap_advise_destroy => |g| r(doca_mmap_advise_destroy(g.hn(K::Advise)));
+        doca_mmap_advise_as_ctx => |g| r(doca_mmap_advise_as_ctx(g.h(K::Advise)));
+        doca_mmap_advise_cap_task_cache_invalidate_is_supported => |g| r(doca_mmap_advise_cap_task_cache_invalidate_is_supported(g.h(K::Devinfo)));
+        doca_mmap_advise_task_cache_invalidate_get_max_buf_size => |g| r(doca_mmap_advise_task_cache_invalidate_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_mmap_advise_task_invalidate_cache_set_conf => |g| r(doca_mmap_advise_task_invalidate_cache_set_conf(g.h(K::Advise), g.cb_task(), g.cb_task(), g.u32()));
+        doca_mmap_advise_task_invalidate_cache_alloc_init => |g| r(doca_mmap_advise_task_invalidate_cache_alloc_init(g.h(K::Advise), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_mmap_advise_task_invalidate_cache_as_doca_task => |g| r(doca_mmap_advise_task_invalidate_cache_as_doca_task(g.h(K::Task)));
+        doca_mmap_advise_task_invalidate_cache_set_buf => |g| r(doca_mmap_advise_task_invalidate_cache_set_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_mmap_advise_task_invalidate_cache_get_buf => |g| r(doca_mmap_advise_task_invalidate_cache_get_buf(g.h(K::Task)));
         // doca_cc.h
         doca_cc_server_create => |g| r(doca_cc_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
         doca_cc_client_create => |g| r(doca_cc_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
@@ -1389,6 +1402,23 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         let mut clock = std::ptr::null_mut();
         must(doca_clock_create(host, &mut clock), 0, "clock");
         add(K::Clock, clock as usize);
+        // mmap advise (core2): one destroyed at once (stale), one running on the host engine
+        let mut a = std::ptr::null_mut();
+        must(doca_mmap_advise_create(host, &mut a), 0, "mmap advise");
+        must(doca_mmap_advise_destroy(a), 0, "mmap advise destroy");
+        stale(K::Advise, a as usize);
+        let mut advise = std::ptr::null_mut();
+        must(doca_mmap_advise_create(host, &mut advise), 0, "mmap advise");
+        must(
+            doca_mmap_advise_task_invalidate_cache_set_conf(advise, Some(cb_task), Some(cb_task), 8),
+            0,
+            "advise conf",
+        );
+        let actx = doca_mmap_advise_as_ctx(advise);
+        must(doca_pe_connect_ctx(cpe, actx), 0, "advise connect");
+        must(doca_ctx_start(actx), 0, "advise start");
+        add(K::Advise, advise as usize);
+        add(K::Ctx, actx as usize);
         let mut dt = std::ptr::null_mut();
         must(
             doca_dma_task_memcpy_alloc_init(
