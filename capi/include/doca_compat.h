@@ -3,15 +3,17 @@
  *
  * As DOCA's, this header pulls in doca_config.h, and through it the build configuration of
  * the side the program is built for (doca_build_config.h) and the standard headers DOCA's
- * compatibility helpers bring (<string.h>, <stdint.h>, <stdlib.h>, <assert.h>): code written
- * against DOCA relies on them. */
+ * compatibility helpers bring (<string.h>, <stdint.h>, <stdlib.h>, <assert.h>), and
+ * doca_version.h: code written against DOCA relies on them. */
 #ifndef DOCA_EMU_COMPAT_H_
 #define DOCA_EMU_COMPAT_H_
 
-#include "doca_config.h"
-
+/* defined before the headers below, which use them */
 #define DOCA_STABLE
 #define DOCA_EXPERIMENTAL
 #define DOCA_DEPRECATED
+
+#include "doca_config.h"
+#include "doca_version.h"
 
 #endif

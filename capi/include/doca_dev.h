@@ -73,6 +73,13 @@ DOCA_STABLE doca_error_t doca_devinfo_rep_get_pci_func_type(const struct doca_de
 DOCA_STABLE doca_error_t doca_devinfo_rep_get_is_hotplug(const struct doca_devinfo_rep *devinfo_rep,
 							 uint8_t *is_hotplug);
 
+/* 3.x: the device's PCI function type (the topology's func=, DOCA_PCI_FUNC_TYPE_PF by
+ * default) and, for an SF (DOCA_PCI_FUNC_TYPE_SF), its SF index (the topology's sf=). A device
+ * that is not an SF has no index: doca_devinfo_get_sf_index gives DOCA_ERROR_NOT_SUPPORTED. */
+DOCA_STABLE doca_error_t doca_devinfo_get_pci_func_type(const struct doca_devinfo *devinfo,
+							enum doca_pci_func_type *pci_func_type);
+DOCA_STABLE doca_error_t doca_devinfo_get_sf_index(const struct doca_devinfo *devinfo, uint32_t *sf_index);
+
 #ifdef __cplusplus
 }
 #endif

@@ -569,3 +569,40 @@ pub unsafe extern "C" fn doca_devinfo_rep_get_is_hotplug(
         None => invalid(),
     })
 }
+
+/// `doca_devinfo_get_pci_func_type` (3.x): the device's function type, from the topology's
+/// `func=` (`DOCA_PCI_FUNC_TYPE_PF` by default).
+///
+/// # Safety
+/// `pci_func_type` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_get_pci_func_type(
+    devinfo: *const DocaDevinfo,
+    pci_func_type: *mut u32,
+) -> DocaError {
+    guarded("doca_devinfo_get_pci_func_type", || match self::devinfo(devinfo) {
+        Some(d) => out(pci_func_type, d.pci_func_type() as u32),
+        None => invalid(),
+    })
+}
+
+/// `doca_devinfo_get_sf_index` (3.x): an SF device's index, from the topology's `sf=`; a
+/// device that is not an SF: `DOCA_ERROR_NOT_SUPPORTED`.
+///
+/// # Safety
+/// `sf_index` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_devinfo_get_sf_index(
+    devinfo: *const DocaDevinfo,
+    sf_index: *mut u32,
+) -> DocaError {
+    guarded("doca_devinfo_get_sf_index", || match self::devinfo(devinfo) {
+        // a NULL out-parameter is refused before the device's type is looked at
+        Some(_) if sf_index.is_null() => out(sf_index, 0),
+        Some(d) => match d.sf_index() {
+            Ok(index) => out(sf_index, index),
+            Err(e) => e.code(),
+        },
+        None => invalid(),
+    })
+}

@@ -37,10 +37,13 @@ pub(crate) enum Kind {
     Task,
     CcClient,
     Dma,
+    // core2: doca_clock.h, doca_mmap_advise.h
+    Clock,
+    MmapAdvise,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 20] = [
+const NAMES: [&str; 22] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -61,6 +64,8 @@ const NAMES: [&str; 20] = [
     "struct doca_task",
     "struct doca_cc_client",
     "struct doca_dma",
+    "struct doca_clock",
+    "struct doca_mmap_advise",
 ];
 
 impl Kind {

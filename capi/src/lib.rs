@@ -4,7 +4,7 @@
 //! Covered: `doca_error.h`, `doca_types.h`, `doca_dev.h`, `doca_pe.h`, `doca_ctx.h`,
 //! `doca_mmap.h`, `doca_buf_inventory.h`, `doca_buf.h`, `doca_cc.h`, `doca_cc_consumer.h`,
 //! `doca_cc_producer.h` (with their 2.5 names, and the 2.7+ `doca_comch*.h` names in the
-//! headers), `doca_comm_channel.h`, `doca_log.h` and `doca_argp.h` (see the book's chapter
+//! headers), `doca_comm_channel.h`, `doca_log.h`, `doca_argp.h`, `doca_version.h`, `doca_clock.h` and `doca_mmap_advise.h` (see the book's chapter
 //! "Running DOCA C code on the emulator" for the details and what is not there).
 //!
 //! Rules every exported function keeps:
@@ -31,10 +31,12 @@
 
 #![allow(unsafe_code)]
 
+mod advise;
 mod argp;
 mod buf;
 mod cc;
 mod check;
+mod clock;
 mod comch;
 mod compat25;
 mod ctx;
@@ -48,10 +50,13 @@ mod log;
 mod mmap;
 mod pe;
 mod task;
+mod version;
 
+pub use advise::*;
 pub use argp::*;
 pub use buf::*;
 pub use cc::*;
+pub use clock::*;
 pub use comch::*;
 pub use compat25::*;
 pub use ctx::*;
@@ -64,6 +69,7 @@ pub use log::*;
 pub use mmap::*;
 pub use pe::*;
 pub use task::*;
+pub use version::*;
 
 /// `doca_error_t`: a DOCA error code (`DOCA_SUCCESS` is 0).
 pub type DocaError = i32;

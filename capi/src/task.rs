@@ -22,6 +22,8 @@ pub(crate) enum AnyTask {
     ProducerSend(ProducerSendTask),
     PostRecv(PostRecvTask),
     DmaMemcpy(doca_dma::MemcpyTask),
+    // core2: doca_mmap_advise.h
+    InvalidateCache(doca_mmap_advise::InvalidateCacheTask),
 }
 
 macro_rules! each {
@@ -31,6 +33,7 @@ macro_rules! each {
             AnyTask::ProducerSend($x) => $e,
             AnyTask::PostRecv($x) => $e,
             AnyTask::DmaMemcpy($x) => $e,
+            AnyTask::InvalidateCache($x) => $e,
         }
     };
 }
@@ -51,6 +54,12 @@ impl AnyTask {
                 t.submit_ex(flags).map_err(|r| (r.error, AnyTask::ProducerSend(r.value)))
             }
             AnyTask::PostRecv(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::PostRecv(r.value))),
+            AnyTask::InvalidateCache(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::InvalidateCache(r.value)))
+            }
+            AnyTask::InvalidateCache(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::InvalidateCache(r.value)))
+            }
         }
     }
 
@@ -102,6 +111,7 @@ pub(crate) enum Of {
     ProducerSend,
     PostRecv,
     DmaMemcpy,
+    InvalidateCache,
 }
 
 impl AnyTask {
@@ -111,6 +121,7 @@ impl AnyTask {
             AnyTask::Send(_) => Of::Send,
             AnyTask::ProducerSend(_) => Of::ProducerSend,
             AnyTask::PostRecv(_) => Of::PostRecv,
+            AnyTask::InvalidateCache(_) => Of::InvalidateCache,
         }
     }
 }

@@ -235,6 +235,36 @@ impl DevInfo {
         &self.spec().ibdev
     }
 
+    /// `doca_devinfo_get_pci_func_type`: the topology's `func=` (PF by default).
+    pub fn pci_func_type(&self) -> PciFuncType {
+        self.spec().func_type
+    }
+
+    /// `doca_devinfo_get_sf_index`: the topology's `sf=` of an SF device; a device that is
+    /// not an SF has no index: `NOT_SUPPORTED` (DOCA's samples ask [`DevInfo::pci_func_type`]
+    /// first and skip non-SF devices).
+    pub fn sf_index(&self) -> Result<u32> {
+        match self.spec().sf_index {
+            Some(index) => Ok(index),
+            None => {
+                tracing::debug!(
+                    target: "doca_sdk",
+                    "sf index: {} is a {:?} function, not an SF: it has no SF index",
+                    self.pci_addr(),
+                    self.pci_func_type()
+                );
+                Err(Error::NotSupported)
+            }
+        }
+    }
+
+    /// `doca_clock_cap_nic_free_running_is_supported`, `_nic_real_time_`, `_nic_dpa_timer_`
+    /// (3.3): whether the device has the NIC clock `clock` (the topology's `clocks=`; all
+    /// three by default). The host's clocks are every device's: true.
+    pub fn clock_cap(&self, clock: crate::ClockType) -> bool {
+        !clock.is_nic() || self.spec().nic_clocks & clock as u64 != 0
+    }
+
     /// `doca_devinfo_rep_cap_is_filter_all_supported`: true on a DPU device; a host function
     /// exposes no representors → `NOT_SUPPORTED` (how applications tell the sides apart).
     pub fn rep_cap_is_filter_all_supported(&self) -> Result<bool> {
@@ -565,15 +595,33 @@ mod tests {
             "device 03:00.0 dpu ibdev=mlx5_0 iface=p0\n\
              rep b1:00.0 pf iface=pf0hpf vuid=V0\n\
              rep b1:00.1 vf emulated hotplug\n\
-             device b1:00.0 host ibdev=mlx5_2 iface=ens1\n",
+             device b1:00.0 host ibdev=mlx5_2 iface=ens1\n\
+             device b1:00.2 host func=sf sf=3\n",
         )
         .unwrap()
+    }
+
+    /// Function types and SF indexes as the topology gives them; as 3.3's
+    /// `open_doca_device_with_sf_index` finds a device: skip what is not an SF, match the index.
+    #[test]
+    fn function_types_and_sf_indexes() {
+        let list = topo().devinfo_list().unwrap();
+        assert_eq!(list[0].pci_func_type(), PciFuncType::Pf);
+        assert_eq!(list[0].sf_index(), Err(Error::NotSupported), "a PF has no SF index");
+        assert_eq!((list[2].pci_func_type(), list[2].sf_index()), (PciFuncType::Sf, Ok(3)));
+        let found: Vec<&DevInfo> = list
+            .iter()
+            .filter(|d| d.pci_func_type() == PciFuncType::Sf)
+            .filter(|d| d.sf_index() == Ok(3))
+            .collect();
+        assert_eq!(found.len(), 1);
+        assert!(found[0].is_equal_pci_addr("b1:00.2").unwrap());
     }
 
     #[test]
     fn devices_open_once_and_report_their_names() {
         let list = topo().devinfo_list().unwrap();
-        assert_eq!(list.len(), 2);
+        assert_eq!(list.len(), 3);
         let dpu = list[0].open().unwrap();
         assert_eq!(dpu, list[0].open().unwrap(), "opening twice gives the same device");
         assert_ne!(dpu, list[1].open().unwrap());

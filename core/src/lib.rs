@@ -11,6 +11,7 @@
 //! | `doca_task`                            | [`Task`], [`TaskPool`]                 |
 //! | notification handles, doorbells        | [`notify`]                             |
 //! | time of a progress pass (testable)     | [`clock`]: [`Now`], [`Clock`]          |
+//! | `doca_clock` (3.3): NIC and host clocks | [`hwclock`]: [`HwClock`], [`ClockType`] |
 //! | the DOCA version emulated              | [`DOCA_VERSION`]                       |
 //!
 //! Library contexts (comm channel servers, clients, producers, consumers, …) plug in
@@ -29,6 +30,7 @@ pub mod ctx;
 mod data;
 pub mod dev;
 mod error;
+pub mod hwclock;
 pub mod loopback;
 pub mod notify;
 pub mod pci;
@@ -51,6 +53,7 @@ pub use dev::{
     RepFilter, SIDE_ENV,
 };
 pub use error::{Error, Refused, Result, UnrecognizedCode, UNRECOGNIZED};
+pub use hwclock::{ClockType, CrossTimestamp, HwClock, Timestamp};
 pub use pci::PciAddr;
 pub use pe::Pe;
 pub use task::{Submit, Task, TaskCb, TaskId, TaskLib, TaskPayload, TaskPool, TaskSubmitFlags};

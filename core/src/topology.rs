@@ -18,6 +18,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use crate::hwclock::ClockType;
 use crate::pci::PciAddr;
 use crate::{fail, Error};
 
@@ -68,6 +69,13 @@ pub struct DeviceSpec {
     pub ibdev: String,
     /// `doca_devinfo_get_iface_name`.
     pub iface: String,
+    /// `doca_devinfo_get_pci_func_type` (`func=pf|vf|sf`; default PF).
+    pub func_type: PciFuncType,
+    /// `doca_devinfo_get_sf_index` (`sf=<index>`): set exactly when the function is an SF.
+    pub sf_index: Option<u32>,
+    /// The NIC clocks the device has (`clocks=fr,rt,dpa` or `clocks=none`; default: all
+    /// three), as a mask of [`ClockType`] bits.
+    pub nic_clocks: u64,
     /// Representors (DPU devices only).
     pub reps: Vec<RepSpec>,
     /// Line in the source it came from.
@@ -303,6 +311,9 @@ impl Parser<'_> {
             kind,
             ibdev: format!("mlx5_{n}"),
             iface: format!("emu{n}"),
+            func_type: PciFuncType::Pf,
+            sf_index: None,
+            nic_clocks: ClockType::ALL.iter().filter(|c| c.is_nic()).fold(0, |m, c| m | *c as u64),
             reps: Vec::new(),
             line,
         };
@@ -310,15 +321,67 @@ impl Parser<'_> {
             match w.split_once('=') {
                 Some(("ibdev", v)) => spec.ibdev = self.name(line, "ibdev", v, IBDEV_NAME_SIZE)?,
                 Some(("iface", v)) => spec.iface = self.name(line, "iface", v, IFACE_NAME_SIZE)?,
+                Some(("func", v)) => {
+                    spec.func_type = match v {
+                        "pf" => PciFuncType::Pf,
+                        "vf" => PciFuncType::Vf,
+                        "sf" => PciFuncType::Sf,
+                        _ => return Err(self.err(line, format!("func must be pf, vf or sf, got {v:?}"))),
+                    }
+                }
+                Some(("sf", v)) => {
+                    let index = v.parse::<u32>().map_err(|_| {
+                        self.err(line, format!("sf must be an SF index (0..{}), got {v:?}", u32::MAX))
+                    })?;
+                    spec.sf_index = Some(index);
+                }
+                Some(("clocks", v)) => spec.nic_clocks = self.clocks(line, v)?,
                 _ => {
-                    return Err(
-                        self.err(line, format!("unknown device attribute {w:?}: expected ibdev= or iface="))
-                    )
+                    return Err(self.err(
+                        line,
+                        format!(
+                            "unknown device attribute {w:?}: expected ibdev=, iface=, func=, sf= or clocks="
+                        ),
+                    ))
                 }
             }
         }
+        match (spec.func_type, spec.sf_index) {
+            (PciFuncType::Sf, None) => return Err(self.err(line, "an SF device (func=sf) needs sf=<index>")),
+            (PciFuncType::Pf | PciFuncType::Vf, Some(_)) => {
+                return Err(self.err(line, "sf=<index> belongs to an SF device: add func=sf"))
+            }
+            (PciFuncType::Sf, Some(index)) => {
+                let same = self.devices.iter().find(|d| d.kind == kind && d.sf_index == Some(index));
+                if let Some(prev) = same {
+                    return Err(self.err(
+                        line,
+                        format!("SF index {index} already belongs to {} (line {})", prev.pci, prev.line),
+                    ));
+                }
+            }
+            _ => {}
+        }
         self.devices.push(spec);
         Ok(())
+    }
+
+    /// `clocks=`: `none`, or NIC clock names separated by commas.
+    fn clocks(&self, line: usize, v: &str) -> Result<u64, TopologyError> {
+        if v == "none" {
+            return Ok(0);
+        }
+        let mut mask = 0;
+        for name in v.split(',') {
+            let clock = ClockType::ALL.into_iter().find(|c| c.topology_name() == Some(name));
+            let Some(clock) = clock else {
+                return Err(
+                    self.err(line, format!("clocks: {name:?} is no NIC clock: expected fr, rt, dpa or none"))
+                );
+            };
+            mask |= clock as u64;
+        }
+        Ok(mask)
     }
 
     fn name(&self, line: usize, what: &str, v: &str, size: usize) -> Result<String, TopologyError> {
@@ -448,6 +511,23 @@ mod tests {
     }
 
     #[test]
+    fn devices_are_pfs_unless_a_func_says_otherwise() {
+        let t = Topology::parse(
+            "t",
+            "device 03:00.0 dpu\ndevice 03:00.2 dpu sf=7 func=sf\ndevice b1:00.0 host func=vf\n\
+             device b1:00.1 host func=sf sf=7\n",
+        )
+        .unwrap();
+        let d = t.devices();
+        assert_eq!((d[0].func_type, d[0].sf_index), (PciFuncType::Pf, None));
+        assert_eq!((d[1].func_type, d[1].sf_index), (PciFuncType::Sf, Some(7)));
+        assert_eq!((d[2].func_type, d[2].sf_index), (PciFuncType::Vf, None));
+        assert_eq!((d[3].func_type, d[3].sf_index), (PciFuncType::Sf, Some(7)), "the host's SF 7 is its own");
+        let all = Topology::embedded_default();
+        assert!(all.devices().iter().all(|d| d.func_type == PciFuncType::Pf && d.sf_index.is_none()));
+    }
+
+    #[test]
     fn caps_override_defaults_and_accept_suffixes() {
         let t = Topology::parse("t", "device 03:00.0 dpu\ncap cc.max_msg_size 8K\ncap cc.max_buf 0x10\n")
             .unwrap();
@@ -480,6 +560,15 @@ mod tests {
             ("device 03:00.0 dpu\ncap CC.x 1\n", 2, "library.name"),
             ("device 03:00.0 dpu\ncap cc.x ten\n", 2, "must be an integer"),
             ("# empty\n", 0, "no device lines"),
+            ("device 03:00.0 dpu func=xf\n", 1, "pf, vf or sf"),
+            ("device 03:00.0 dpu clocks=fr,tsc\n", 1, "\"tsc\" is no NIC clock"),
+            ("device 03:00.0 dpu clocks=\n", 1, "is no NIC clock"),
+            ("device 03:00.0 dpu func=sf\n", 1, "needs sf=<index>"),
+            ("device 03:00.0 dpu sf=2\n", 1, "add func=sf"),
+            ("device 03:00.0 dpu func=vf sf=2\n", 1, "add func=sf"),
+            ("device 03:00.0 dpu func=sf sf=-1\n", 1, "an SF index"),
+            ("device 03:00.0 dpu func=sf sf=4294967296\n", 1, "an SF index"),
+            ("device 03:00.0 dpu func=sf sf=1\ndevice 03:00.1 dpu func=sf sf=1\n", 2, "already belongs to"),
         ];
         for (text, line, needle) in cases {
             let err = Topology::parse("case", text).unwrap_err();

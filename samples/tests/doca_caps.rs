@@ -47,7 +47,8 @@ fn a_topology_file_replaces_the_default_and_a_bad_one_names_its_line() {
     let good = dir.join("good.topology");
     std::fs::write(
         &good,
-        "device 0000:05:00.0 dpu ibdev=mlx5_9\nrep 0000:81:00.0 vf emulated\ncap cc.max_msg_size 8K\n",
+        "device 0000:05:00.0 dpu ibdev=mlx5_9\nrep 0000:81:00.0 vf emulated\ncap cc.max_msg_size 8K\n\
+         device 0000:05:00.3 dpu func=sf sf=4 clocks=fr,dpa\n",
     )
     .unwrap();
     let (ok, out, err) = doca_caps(&[], Some(good.to_str().unwrap()));
@@ -56,6 +57,14 @@ fn a_topology_file_replaces_the_default_and_a_bad_one_names_its_line() {
     assert!(out.contains("PCI: 0000:81:00.0  VF  emulated"), "{out}");
     assert!(out.contains("cc.max_msg_size") && out.contains("8192 (line 3)"), "{out}");
     assert!(out.contains("cc.max_msg_size                 8192"), "the library reads it: {out}");
+    assert!(out.contains("pci_func_type                   PF\n"), "{out}");
+    assert!(out.contains("nic clocks                      fr,rt,dpa\n"), "all three by default: {out}");
+    assert!(out.contains("nic clocks                      fr,dpa\n"), "{out}");
+    assert!(out.contains("sf_index                        none (DOCA_ERROR_NOT_SUPPORTED)\n"), "{out}");
+    assert!(
+        out.contains("pci_func_type                   SF\n        sf_index                        4\n"),
+        "{out}"
+    );
 
     let typo = dir.join("typo.topology");
     std::fs::write(&typo, "device 03:00.0 dpu\ncap cc.max_msg_sise 8K\n").unwrap();

@@ -206,6 +206,88 @@ fn a_c_program_copies_with_dma_tasks_from_progress() {
     run(&build("dma_polling"), &[], None);
 }
 
+/// `doca_version.h` through `doca_compat.h` alone: its macros of both generations (checked
+/// at build time by the program) and both functions say the version in `core/DOCA_VERSION`,
+/// as `-v` prints it.
+#[test]
+fn a_c_program_sees_the_claimed_version_in_macros_and_functions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace");
+    let claimed = std::fs::read_to_string(root.join("core/DOCA_VERSION")).expect("core/DOCA_VERSION");
+    let claimed = claimed.trim();
+    let out = Command::new(build("version")).output().expect("run the version program");
+    for want in [
+        format!("DOCA SDK     Version (Compilation): {claimed}\n"),
+        format!("DOCA Runtime Version (Runtime):     {claimed}\n"),
+        format!("numbers {claimed}\n"),
+        "ok".to_string(),
+    ] {
+        expect_output(&out, &want, "version");
+    }
+}
+
+/// 3.x's device queries as every 3.3 sample's `common.c` uses them
+/// (`open_doca_device_with_sf_index`): an SF device found by its index, devices that are not
+/// SFs skipped by their function type and refused an index (`NOT_SUPPORTED`), from a
+/// topology file with `func=` and `sf=`.
+#[test]
+fn a_c_program_finds_a_device_by_sf_index() {
+    let dir = lib_dir().join(format!("c-sf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder for the topology");
+    let topo = dir.join("sf.topology");
+    std::fs::write(
+        &topo,
+        "device 03:00.0 dpu\nrep b1:00.0 pf\ndevice b1:00.0 host\ndevice b1:00.2 host func=sf sf=5\n\
+         device 03:00.2 dpu func=sf sf=6\n",
+    )
+    .expect("write the topology");
+    let out = Command::new(build("sf_devices"))
+        .env("DOCA_EMU_SIDE", "host")
+        .env("DOCA_EMU_TOPOLOGY", &topo)
+        .output()
+        .expect("run sf_devices");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "sf_devices:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// DOCA 3.3's clocks from C, shaped like `clock_cross_timestamp`: each clock alone, the
+/// cross-timestamps (the NIC reading within the error margin of the primary's), the error
+/// paths; then a topology whose device has the free-running clock only (`clocks=fr`): its
+/// other NIC clocks are `NOT_SUPPORTED`.
+#[test]
+fn a_c_program_reads_the_clocks_and_cross_timestamps() {
+    run(&build("clock"), &[], None);
+    let dir = lib_dir().join(format!("c-clock-topology-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder for the topology");
+    let topo = dir.join("clock.topology");
+    std::fs::write(&topo, "device 03:00.0 dpu clocks=fr\nrep b1:00.0 pf\ndevice b1:00.0 host\n")
+        .expect("write the topology");
+    let out = Command::new(build("clock"))
+        .arg("limited")
+        .env_remove("DOCA_EMU_SIDE")
+        .env("DOCA_EMU_TOPOLOGY", &topo)
+        .output()
+        .expect("run clock limited");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).trim() == "ok",
+        "clock limited:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// DOCA 2.9's cache_invalidate flow from C: a DMA copy whose completion submits a
+/// cache-invalidate task, whose completion ends the loop; its error paths, accessors and pool.
+#[test]
+fn a_c_program_invalidates_a_buffer_after_a_dma_copy() {
+    run(&build("cache_invalidate"), &[], None);
+}
+
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {

@@ -45,6 +45,29 @@ fn answer(r: Result<bool, doca_core::Error>) -> String {
     }
 }
 
+/// The NIC clocks of the device (`doca_clock_cap_nic_*_is_supported`).
+fn nic_clocks(info: &DevInfo) -> String {
+    let names: Vec<&str> = doca_core::ClockType::ALL
+        .into_iter()
+        .filter(|c| c.is_nic() && info.clock_cap(*c))
+        .filter_map(|c| c.topology_name())
+        .collect();
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(",")
+    }
+}
+
+/// `PF`, `VF` or `SF`.
+fn func_type(t: PciFuncType) -> &'static str {
+    match t {
+        PciFuncType::Pf => "PF",
+        PciFuncType::Vf => "VF",
+        PciFuncType::Sf => "SF",
+    }
+}
+
 fn print_dev(info: &DevInfo, with_reps: bool) {
     println!("PCI: {}", info.pci_addr_str());
     let kind = match info.kind() {
@@ -55,6 +78,9 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
         ("side", kind.to_string()),
         ("ibdev_name", info.ibdev_name().to_string()),
         ("iface_name", info.iface_name().to_string()),
+        ("pci_func_type", func_type(info.pci_func_type()).to_string()),
+        ("sf_index", info.sf_index().map_or_else(|e| format!("none ({})", e.name()), |i| i.to_string())),
+        ("nic clocks", nic_clocks(info)),
         ("rep_filter_all", answer(info.rep_cap_is_filter_all_supported())),
         ("rep_filter_net", answer(info.rep_cap_is_filter_net_supported())),
         ("rep_filter_emulated", answer(info.rep_cap_is_filter_emulated_supported())),
@@ -98,11 +124,7 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
                 println!(
                     "                PCI: {}  {}  {}  iface {}  vuid {}{}",
                     r.pci_addr_str(),
-                    match r.pci_func_type() {
-                        PciFuncType::Pf => "PF",
-                        PciFuncType::Vf => "VF",
-                        PciFuncType::Sf => "SF",
-                    },
+                    func_type(r.pci_func_type()),
                     match r.kind() {
                         RepKind::Net => "net",
                         RepKind::Emulated => "emulated",

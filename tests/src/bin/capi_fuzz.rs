@@ -52,8 +52,10 @@ enum K {
     Pe,
     Task,
     Dma,
+    Clock,
+    Advise,
 }
-const KINDS: usize = 19;
+const KINDS: usize = 21;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -615,6 +617,8 @@ const ALL: [K; KINDS] = [
     K::Pe,
     K::Task,
     K::Dma,
+    K::Clock,
+    K::Advise,
 ];
 
 thread_local! {
@@ -704,6 +708,24 @@ mod variadic {
             ...
         ) -> i32;
     }
+}
+
+/// A `DOCA_CLOCK_*` argument (core2): mostly one valid clock, sometimes 0, two bits or an
+/// unknown bit (bad); `nic`: a valid clock that is not a NIC clock is bad too.
+fn clock_bits(g: &Gen, nic: bool) -> u64 {
+    let bits = match g.below(10) {
+        0 => 0,
+        1 => 0b11,
+        2 => 1 << 9,
+        3 => u64::MAX,
+        _ => 1 << g.below(7),
+    };
+    if bits == 0 || bits.count_ones() != 1 || bits > 1 << 6 {
+        g.bad("not one DOCA_CLOCK_* value");
+    } else if nic && bits > 1 << 2 {
+        g.bad("not a NIC clock");
+    }
+    bits
 }
 
 /// `f(args…)` as an [`Out`].
@@ -855,6 +877,9 @@ fn table() -> Vec<Entry> {
         doca_devinfo_rep_get_pci_addr_str => |g| r(doca_devinfo_rep_get_pci_addr_str(g.h(K::DevinfoRep), g.out()));
         doca_devinfo_rep_is_equal_pci_addr => |g| r(doca_devinfo_rep_is_equal_pci_addr(g.h(K::DevinfoRep), g.cstr(), g.out()));
         doca_devinfo_rep_get_vuid => |g| r(doca_devinfo_rep_get_vuid(g.h(K::DevinfoRep), g.out(), 256));
+        // doca_dev.h, 3.x (core2)
+        doca_devinfo_get_pci_func_type => |g| r(doca_devinfo_get_pci_func_type(g.h(K::Devinfo), g.out()));
+        doca_devinfo_get_sf_index => |g| r(doca_devinfo_get_sf_index(g.h(K::Devinfo), g.out()));
         doca_devinfo_rep_get_pci_func_type => |g| r(doca_devinfo_rep_get_pci_func_type(g.h(K::DevinfoRep), g.out()));
         doca_devinfo_rep_get_is_hotplug => |g| r(doca_devinfo_rep_get_is_hotplug(g.h(K::DevinfoRep), g.out()));
         doca_dev_rep_open => |g| r(doca_dev_rep_open(g.h(K::DevinfoRep), g.outh(K::DevRep)));
@@ -977,6 +1002,28 @@ fn table() -> Vec<Entry> {
         #[lenient] doca_dma_task_memcpy_get_src => |g| r(doca_dma_task_memcpy_get_src(g.h(K::Task)));
         doca_dma_task_memcpy_set_dst => |g| r(doca_dma_task_memcpy_set_dst(g.h(K::Task), g.hopt(K::Buf)));
         #[lenient] doca_dma_task_memcpy_get_dst => |g| r(doca_dma_task_memcpy_get_dst(g.h(K::Task)));
+        // doca_version.h (core2)
+        #[lenient] doca_version => |_g| r(doca_version());
+        #[lenient] doca_version_runtime => |_g| r(doca_version_runtime());
+        // doca_clock.h (core2); a NIC clock the device lacks is NOT_SUPPORTED, never success
+        doca_clock_cap_nic_free_running_is_supported => |g| r(doca_clock_cap_nic_free_running_is_supported(g.h(K::Devinfo)));
+        doca_clock_cap_nic_real_time_is_supported => |g| r(doca_clock_cap_nic_real_time_is_supported(g.h(K::Devinfo)));
+        doca_clock_cap_nic_dpa_timer_is_supported => |g| r(doca_clock_cap_nic_dpa_timer_is_supported(g.h(K::Devinfo)));
+        doca_clock_create => |g| r(doca_clock_create(g.h(K::Dev), g.outh(K::Clock)));
+        doca_clock_destroy => |g| r(doca_clock_destroy(g.hn(K::Clock)));
+        doca_clock_get_timestamp => |g| r(doca_clock_get_timestamp(g.h(K::Clock), clock_bits(g, false), g.out()));
+        doca_clock_get_crosstimestamp => |g| r(doca_clock_get_crosstimestamp(g.h(K::Clock), clock_bits(g, false), clock_bits(g, true), g.out(), g.out(), g.out()));
+        // doca_mmap_advise.h (core2)
+        doca_mmap_advise_create => |g| r(doca_mmap_advise_create(g.h(K::Dev), g.outh(K::Advise)));
+        doca_mmap_advise_destroy => |g| r(doca_mmap_advise_destroy(g.hn(K::Advise)));
+        doca_mmap_advise_as_ctx => |g| r(doca_mmap_advise_as_ctx(g.h(K::Advise)));
+        doca_mmap_advise_cap_task_cache_invalidate_is_supported => |g| r(doca_mmap_advise_cap_task_cache_invalidate_is_supported(g.h(K::Devinfo)));
+        doca_mmap_advise_task_cache_invalidate_get_max_buf_size => |g| r(doca_mmap_advise_task_cache_invalidate_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_mmap_advise_task_invalidate_cache_set_conf => |g| r(doca_mmap_advise_task_invalidate_cache_set_conf(g.h(K::Advise), g.cb_task(), g.cb_task(), g.u32()));
+        doca_mmap_advise_task_invalidate_cache_alloc_init => |g| r(doca_mmap_advise_task_invalidate_cache_alloc_init(g.h(K::Advise), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_mmap_advise_task_invalidate_cache_as_doca_task => |g| r(doca_mmap_advise_task_invalidate_cache_as_doca_task(g.h(K::Task)));
+        doca_mmap_advise_task_invalidate_cache_set_buf => |g| r(doca_mmap_advise_task_invalidate_cache_set_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_mmap_advise_task_invalidate_cache_get_buf => |g| r(doca_mmap_advise_task_invalidate_cache_get_buf(g.h(K::Task)));
         // doca_cc.h
         doca_cc_server_create => |g| r(doca_cc_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
         doca_cc_client_create => |g| r(doca_cc_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
@@ -1347,6 +1394,31 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         must(doca_ctx_start(dctx), 0, "dma start");
         add(K::Dma, dma as usize);
         add(K::Ctx, dctx as usize);
+        // clocks (core2): one destroyed at once (stale), one live on the host function
+        let mut c = std::ptr::null_mut();
+        must(doca_clock_create(host, &mut c), 0, "clock");
+        must(doca_clock_destroy(c), 0, "clock destroy");
+        stale(K::Clock, c as usize);
+        let mut clock = std::ptr::null_mut();
+        must(doca_clock_create(host, &mut clock), 0, "clock");
+        add(K::Clock, clock as usize);
+        // mmap advise (core2): one destroyed at once (stale), one running on the host engine
+        let mut a = std::ptr::null_mut();
+        must(doca_mmap_advise_create(host, &mut a), 0, "mmap advise");
+        must(doca_mmap_advise_destroy(a), 0, "mmap advise destroy");
+        stale(K::Advise, a as usize);
+        let mut advise = std::ptr::null_mut();
+        must(doca_mmap_advise_create(host, &mut advise), 0, "mmap advise");
+        must(
+            doca_mmap_advise_task_invalidate_cache_set_conf(advise, Some(cb_task), Some(cb_task), 8),
+            0,
+            "advise conf",
+        );
+        let actx = doca_mmap_advise_as_ctx(advise);
+        must(doca_pe_connect_ctx(cpe, actx), 0, "advise connect");
+        must(doca_ctx_start(actx), 0, "advise start");
+        add(K::Advise, advise as usize);
+        add(K::Ctx, actx as usize);
         let mut dt = std::ptr::null_mut();
         must(
             doca_dma_task_memcpy_alloc_init(

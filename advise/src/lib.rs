@@ -1,0 +1,258 @@
+//! DOCA MMAP advise (`doca_mmap_advise.h`, 2.9+): cache-invalidate tasks on buffers, as a
+//! library context on core's plug-in interface.
+//!
+//! | DOCA                                                   | here                        |
+//! |--------------------------------------------------------|-----------------------------|
+//! | `struct doca_mmap_advise`, `_create`/`_destroy`/`_as_ctx` | [`MmapAdvise`]: [`MmapAdvise::create`], [`MmapAdvise::destroy`], [`MmapAdvise::as_ctx`] |
+//! | `doca_mmap_advise_cap_task_cache_invalidate_is_supported`, `doca_mmap_advise_task_cache_invalidate_get_max_buf_size` | [`caps`] |
+//! | `doca_mmap_advise_task_invalidate_cache_set_conf`, `_alloc_init` | [`MmapAdvise::task_invalidate_cache_set_conf`], [`MmapAdvise::task_invalidate_cache_alloc_init`] |
+//! | `struct doca_mmap_advise_task_invalidate_cache`, `_as_doca_task`, `_get/_set_buf` | [`InvalidateCacheTask`] |
+//!
+//! **What the task does.** On the hardware it makes the CPU's caches drop the lines of a
+//! buffer that a device wrote behind their back. The emulated devices write through the
+//! CPU (a memcpy), so memory is coherent and there is nothing to drop: the task is checked
+//! and completes, doing nothing else. It completes inside the engine's `progress` (never in
+//! submit), in submission order, every task queued before the pass in that pass.
+//!
+//! **Checks and codes.** As DOCA, `doca_task_submit` does not validate: a bad task completes
+//! through the error callback with its status; `doca_task_try_submit`
+//! ([`InvalidateCacheTask::try_submit`]) makes the same checks first and refuses a bad task
+//! with `INVALID_VALUE` (the log line says which check).
+//!
+//! | the task                                                | error callback status |
+//! |---------------------------------------------------------|-----------------------|
+//! | no buffer set                                           | `INVALID_VALUE`       |
+//! | a buffer larger than `mmap_advise.max_buf_size`          | `INVALID_VALUE`       |
+//! | a buffer of a map not added to the context's device      | `NOT_PERMITTED`       |
+//! | the context stopped before the task completed           | [`FLUSH_STATUS`] (`SHUTDOWN`) |
+
+#![forbid(unsafe_code)]
+
+pub mod caps;
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+
+use doca_buf::Buf;
+use doca_core::clock::Now;
+use doca_core::{
+    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, Error, Refused, Result, Started, Task,
+    TaskId, TaskLib, TaskPayload, TaskPool,
+};
+
+/// Status of the tasks a stop flushes: `DOCA_ERROR_SHUTDOWN`.
+pub const FLUSH_STATUS: Error = Error::Shutdown;
+
+/// The payload of a cache-invalidate task: its buffer.
+#[derive(Default)]
+#[doc(hidden)] // reached through InvalidateCacheTask
+pub struct Invalidate {
+    buf: Option<Buf>,
+}
+
+doca_core::task_handle! {
+    /// `struct doca_mmap_advise_task_invalidate_cache`: invalidates the cache lines of a
+    /// buffer (a checked no-op on the emulator's coherent memory).
+    pub struct InvalidateCacheTask(Invalidate);
+}
+
+impl InvalidateCacheTask {
+    /// `doca_mmap_advise_task_invalidate_cache_get_buf`.
+    pub fn buf(&self) -> Option<Buf> {
+        self.0.with_payload(|p| p.buf.clone())
+    }
+
+    /// `doca_mmap_advise_task_invalidate_cache_set_buf`: checked when the task is submitted.
+    pub fn set_buf(&self, buf: Option<&Buf>) {
+        self.0.with_payload(|p| p.buf = buf.cloned());
+    }
+}
+
+#[doc(hidden)] // named by the task payload (`TaskPayload::Lib`); reached through MmapAdvise
+pub struct AdviseOps {
+    dev: Dev,
+    pool: TaskPool<Invalidate>,
+    /// Submitted tasks in order.
+    queue: RefCell<VecDeque<TaskId>>,
+    /// `mmap_advise.max_buf_size`, read at start.
+    max_buf_size: Cell<u64>,
+}
+
+/// `struct doca_mmap_advise`: a context on one device.
+pub struct MmapAdvise {
+    ctx: Rc<CtxCell<AdviseOps>>,
+}
+
+impl MmapAdvise {
+    /// `doca_mmap_advise_create`: a context on `dev`; `NOT_SUPPORTED` when the device has no
+    /// cache invalidation ([`caps::task_cache_invalidate_is_supported`]).
+    pub fn create(dev: &Dev) -> Result<MmapAdvise> {
+        caps::task_cache_invalidate_is_supported(dev.as_devinfo())?;
+        let ctx = CtxCell::new(|weak: &Weak<CtxCell<AdviseOps>>| AdviseOps {
+            dev: dev.clone(),
+            pool: TaskPool::new(weak.clone()),
+            queue: RefCell::new(VecDeque::new()),
+            max_buf_size: Cell::new(0),
+        });
+        Ok(MmapAdvise { ctx })
+    }
+
+    /// `doca_mmap_advise_as_ctx`.
+    pub fn as_ctx(&self) -> Ctx {
+        Ctx::from(self.ctx.clone())
+    }
+
+    /// `doca_mmap_advise_task_invalidate_cache_set_conf`: callbacks and pool size
+    /// (1..=`mmap_advise.max_num_tasks`, else `INVALID_VALUE`). Idle only (`BAD_STATE`).
+    pub fn task_invalidate_cache_set_conf(
+        &self,
+        completion: impl FnMut(InvalidateCacheTask, Data, Data) + 'static,
+        error: impl FnMut(InvalidateCacheTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        let max = caps::max_num_tasks(self.ctx.ops().dev.as_devinfo())?;
+        if num_tasks > max {
+            bail!(
+                Error::InvalidValue,
+                "mmap advise: {num_tasks} cache-invalidate tasks exceed the maximum {max} (cap mmap_advise.max_num_tasks)"
+            );
+        }
+        let (mut done, mut failed) = (completion, error);
+        self.ctx.ops().pool.set_conf(
+            self.ctx.core(),
+            Box::new(move |t: Task<Invalidate>, td, cd| done(InvalidateCacheTask(t), td, cd)),
+            Box::new(move |t: Task<Invalidate>, td, cd| failed(InvalidateCacheTask(t), td, cd)),
+            num_tasks,
+        )
+    }
+
+    /// `doca_mmap_advise_task_invalidate_cache_alloc_init`: a task on `buf` (may be `None`
+    /// and set later; checked at submission). Running only (`BAD_STATE`); every task out →
+    /// `NO_MEMORY`.
+    pub fn task_invalidate_cache_alloc_init(
+        &self,
+        buf: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<InvalidateCacheTask> {
+        let t = self.ctx.ops().pool.alloc(|p| {
+            *p = Invalidate { buf: buf.cloned() };
+            Ok(())
+        })?;
+        t.set_user_data(user_data);
+        Ok(InvalidateCacheTask(t))
+    }
+
+    /// `doca_mmap_advise_destroy`: Idle only (`BAD_STATE`, and the context back).
+    pub fn destroy(self) -> Result<(), Refused<MmapAdvise>> {
+        let core = self.ctx.core();
+        if let Err(e) = core.require_idle("mmap advise destroy") {
+            return Err(Refused::new(e, self));
+        }
+        match core.destroy() {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Refused::new(e, self)),
+        }
+    }
+}
+
+impl AdviseOps {
+    /// Every check of a task (see the crate's table).
+    fn validate(&self, id: TaskId) -> Result<()> {
+        let buf = self.pool.with_payload(id, |p| p.buf.clone()).ok_or(Error::BadState)?;
+        let Some(buf) = buf else {
+            bail!(Error::InvalidValue, "mmap advise: the cache-invalidate task has no buffer")
+        };
+        let shape = buf.shape()?;
+        let map = buf.map();
+        map.check_live()?;
+        if !map.has_dev(&self.dev) {
+            bail!(
+                Error::NotPermitted,
+                "mmap advise: the buffer's map was not added to the context's device (doca_mmap_add_dev)"
+            );
+        }
+        let max = self.max_buf_size.get();
+        if shape.len as u64 > max {
+            bail!(
+                Error::InvalidValue,
+                "mmap advise: a buffer of {} bytes exceeds the maximum {max} (cap mmap_advise.max_buf_size)",
+                shape.len
+            );
+        }
+        Ok(())
+    }
+}
+
+impl CtxOps for AdviseOps {
+    fn kind(&self) -> &'static str {
+        "mmap_advise"
+    }
+
+    fn start(&self, _core: &CtxCore) -> Result<Started> {
+        self.max_buf_size.set(caps::task_cache_invalidate_max_buf_size(self.dev.as_devinfo())?);
+        self.pool.prepare(Invalidate::default);
+        let mut q = self.queue.borrow_mut();
+        q.clear();
+        q.reserve(self.pool.capacity() as usize);
+        Ok(Started::Running)
+    }
+
+    fn stop(&self, _core: &CtxCore) {
+        // Queued tasks are flushed in progress: callbacks never run inside stop.
+    }
+
+    /// Only while tasks wait: an idle context costs its engine nothing.
+    fn needs_poll(&self, _core: &CtxCore) -> bool {
+        !self.queue.borrow().is_empty()
+    }
+
+    fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
+        let n = self.queue.borrow().len();
+        if n == 0 {
+            return false;
+        }
+        let running = core.state() == CtxState::Running;
+        // Tasks the callbacks of this pass submit wait for the next pass.
+        for _ in 0..n {
+            let Some(id) = self.queue.borrow_mut().pop_front() else { break };
+            let status = if running { self.validate(id) } else { Err(FLUSH_STATUS) };
+            if let Err(e) = status {
+                tracing::debug!(target: "doca_sdk", "mmap advise: cache-invalidate task failed: {e:?}");
+            }
+            self.pool.finish(id, status);
+        }
+        true
+    }
+
+    fn request_notification(&self, _core: &CtxCore) -> bool {
+        !self.queue.borrow().is_empty()
+    }
+}
+
+impl TaskPayload for Invalidate {
+    type Lib = AdviseOps;
+}
+
+impl TaskLib<Invalidate> for AdviseOps {
+    fn pool(&self) -> &TaskPool<Invalidate> {
+        &self.pool
+    }
+
+    /// Queued as it is: checked when the engine reaches it (DOCA's submit does not validate).
+    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        self.queue.borrow_mut().push_back(task);
+        Ok(())
+    }
+
+    /// `doca_task_try_submit`: the engine's checks first; any failure is `INVALID_VALUE`
+    /// (the log line names the check and the status the error callback would have given).
+    fn check(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        match self.validate(task) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                Err(fail!(Error::InvalidValue, "mmap advise: try_submit refused the task ({})", e.name()))
+            }
+        }
+    }
+}
