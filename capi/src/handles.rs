@@ -37,10 +37,12 @@ pub(crate) enum Kind {
     Task,
     CcClient,
     Dma,
+    // doca_sha
+    Sha,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 20] = [
+const NAMES: [&str; 21] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -61,6 +63,8 @@ const NAMES: [&str; 20] = [
     "struct doca_task",
     "struct doca_cc_client",
     "struct doca_dma",
+    // doca_sha
+    "struct doca_sha",
 ];
 
 impl Kind {

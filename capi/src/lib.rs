@@ -47,6 +47,8 @@ mod legacy;
 mod log;
 mod mmap;
 mod pe;
+// doca_sha
+mod sha;
 mod task;
 
 pub use argp::*;
@@ -63,6 +65,8 @@ pub use legacy::*;
 pub use log::*;
 pub use mmap::*;
 pub use pe::*;
+// doca_sha
+pub use sha::*;
 pub use task::*;
 
 /// `doca_error_t`: a DOCA error code (`DOCA_SUCCESS` is 0).
