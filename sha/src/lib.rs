@@ -24,8 +24,9 @@
 //! before the last one it calls [`PartialHashTask::set_is_final`]. The hash state of the
 //! session lives in the task between submissions; the final segment's completion writes the
 //! digest of all segments together (the same as one hash task over the whole data) and sets
-//! [`PartialHashTask::has_result`]. A segment that fails or is flushed leaves the session as
-//! it was before that segment. After the final segment the session is over: submitting the
+//! [`PartialHashTask::has_result`]. A segment that fails its checks leaves the session as it
+//! was before that segment (fix it and submit again); a stop ends the session (a start
+//! rebuilds the task pools). After the final segment the session is over: submitting the
 //! task again before [`PartialHashTask::reset`] fails with `BAD_STATE`. The algorithm and the
 //! destination are fixed for a session (their setters answer `BAD_STATE` once a segment
 //! completed).

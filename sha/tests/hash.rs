@@ -420,3 +420,76 @@ fn the_topology_takes_algorithms_and_task_types_away() {
         "a misspelt name is an error"
     );
 }
+
+/// DOCA's sha_partial_create sample: one partial-hash task over one source buffer whose data
+/// is moved block by block; the completion callback moves it and submits the same task
+/// again (final for the last piece), and after the final one frees the task and stops the
+/// context; the loop runs until the state callback sees Idle.
+#[test]
+fn sha_partial_create_resubmits_from_its_completion_callback() {
+    let dev = open_device_with_pci("b1:00.0", None).unwrap();
+    let pe = Pe::create().unwrap();
+    let sha = Sha::create(&dev).unwrap();
+    pe.connect_ctx(&sha.as_ctx()).unwrap();
+    let inv = Inventory::create(4).unwrap();
+    inv.start().unwrap();
+    let text = b"1111111122222222333333334444444455555555666666667777777788888888999999990000000011111111";
+    let file = TempFile::new("sample", text);
+    let m = map(&dev, text.to_vec());
+    let info = dev.as_devinfo();
+    let block = caps::partial_hash_block_size(info, Algorithm::Sha256).unwrap() as usize;
+    let src = inv.buf_get_data_at(&m, 0, text.len()).unwrap();
+    let (_dm, dst) = {
+        let dm = map(&dev, vec![0; caps::min_dst_buf_size(info, Algorithm::Sha256).unwrap() as usize]);
+        let b = inv.buf_get_at(&dm, 0, 32).unwrap();
+        (dm, b)
+    };
+    // (offset of the next piece, bytes left)
+    let cursor = Rc::new(std::cell::Cell::new((0usize, text.len())));
+    let errors: Seen = Rc::default();
+    let ctx = sha.as_ctx();
+    let (base, _) = m.memrange().unwrap();
+    let (cur, src2, ctx2) = (cursor.clone(), src.clone(), ctx.clone());
+    let next_piece = move |t: &PartialHashTask, cur: &std::cell::Cell<(usize, usize)>| {
+        let (off, left) = cur.get();
+        let n = left.min(block);
+        src2.set_data(base + off, n).unwrap();
+        t.set_src(Some(&src2));
+        if n == left {
+            t.set_is_final();
+        }
+        cur.set((off + n, left - n));
+    };
+    let next2 = next_piece.clone();
+    sha.task_partial_hash_set_conf(
+        move |t: PartialHashTask, _, _| {
+            if cur.get().1 == 0 {
+                assert!(t.has_result());
+                t.free();
+                let _ = ctx2.stop();
+            } else {
+                next2(&t, &cur);
+                t.submit().map_err(|r| r.error).unwrap();
+            }
+        },
+        record_partial_status(&errors),
+        0,
+    )
+    .unwrap();
+    let idle = Rc::new(std::cell::Cell::new(false));
+    let idle2 = idle.clone();
+    ctx.set_state_changed_cb(move |_, _, _, next| idle2.set(next == CtxState::Idle)).unwrap();
+    ctx.start().unwrap();
+    let t = sha.task_partial_hash_alloc_init(Algorithm::Sha256, Some(&src), Some(&dst), Data::NONE).unwrap();
+    next_piece(&t, &cursor);
+    t.submit().map_err(|r| r.error).unwrap();
+    run(&pe, || idle.get());
+    assert!(errors.borrow().is_empty(), "{:?}", errors.borrow());
+    assert_eq!(cursor.get(), (text.len(), 0));
+    assert_eq!(hex(&dst.data_to_vec().unwrap()), coreutils(Algorithm::Sha256, &file.0));
+}
+
+fn record_partial_status(seen: &Seen) -> impl FnMut(PartialHashTask, Data, Data) + 'static {
+    let seen = seen.clone();
+    move |t: PartialHashTask, td: Data, _| seen.borrow_mut().push((td.as_u64(), t.status(), Vec::new()))
+}
