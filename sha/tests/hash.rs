@@ -493,3 +493,32 @@ fn record_partial_status(seen: &Seen) -> impl FnMut(PartialHashTask, Data, Data)
     let seen = seen.clone();
     move |t: PartialHashTask, td: Data, _| seen.borrow_mut().push((td.as_u64(), t.status(), Vec::new()))
 }
+
+/// The engine's budget: a pass hashes at most `sha.bytes_per_pass` bytes (1 MiB by default),
+/// so a 3 MiB source completes on the third pass at the earliest, and the digest is still
+/// the one-shot one.
+#[test]
+fn a_large_source_is_spread_over_passes() {
+    let s = setup();
+    let per_pass = caps::bytes_per_pass(s.dev.as_devinfo()).unwrap();
+    assert_eq!(per_pass, 1 << 20);
+    let data = bytes(3 * per_pass, 5);
+    let file = TempFile::new("passes", &data);
+    let m = map(&s.dev, data);
+    let src = s.inv.buf_get_data_at(&m, 0, 3 * per_pass).unwrap();
+    let (_dm, d) = dst(&s, 32);
+    s.sha
+        .task_hash_alloc_init(Algorithm::Sha256, Some(&src), Some(&d), Data::NONE)
+        .unwrap()
+        .submit()
+        .ok()
+        .unwrap();
+    let mut passes = 0;
+    while s.seen.borrow().is_empty() {
+        assert!(s.pe.progress(), "a waiting task is work for every pass");
+        passes += 1;
+        assert!(passes < 1000, "the engine did not finish");
+    }
+    assert!(passes >= 3, "3 MiB at 1 MiB per pass: {passes} passes");
+    assert_eq!(hex(&d.data_to_vec().unwrap()), coreutils(Algorithm::Sha256, &file.0));
+}
