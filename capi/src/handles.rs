@@ -40,10 +40,12 @@ pub(crate) enum Kind {
     // core2: doca_clock.h, doca_mmap_advise.h
     Clock,
     MmapAdvise,
+    // doca_sha
+    Sha,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 22] = [
+const NAMES: [&str; 23] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -66,6 +68,8 @@ const NAMES: [&str; 22] = [
     "struct doca_dma",
     "struct doca_clock",
     "struct doca_mmap_advise",
+    // doca_sha
+    "struct doca_sha",
 ];
 
 impl Kind {

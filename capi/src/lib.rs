@@ -49,6 +49,8 @@ mod legacy;
 mod log;
 mod mmap;
 mod pe;
+// doca_sha
+mod sha;
 mod task;
 mod version;
 
@@ -68,6 +70,8 @@ pub use legacy::*;
 pub use log::*;
 pub use mmap::*;
 pub use pe::*;
+// doca_sha
+pub use sha::*;
 pub use task::*;
 pub use version::*;
 

@@ -24,6 +24,9 @@ pub(crate) enum AnyTask {
     DmaMemcpy(doca_dma::MemcpyTask),
     // core2: doca_mmap_advise.h
     InvalidateCache(doca_mmap_advise::InvalidateCacheTask),
+    // doca_sha
+    ShaHash(doca_sha::HashTask),
+    ShaPartialHash(doca_sha::PartialHashTask),
 }
 
 macro_rules! each {
@@ -34,6 +37,9 @@ macro_rules! each {
             AnyTask::PostRecv($x) => $e,
             AnyTask::DmaMemcpy($x) => $e,
             AnyTask::InvalidateCache($x) => $e,
+            // doca_sha
+            AnyTask::ShaHash($x) => $e,
+            AnyTask::ShaPartialHash($x) => $e,
         }
     };
 }
@@ -49,6 +55,17 @@ impl AnyTask {
                 t.try_submit().map_err(|r| (r.error, AnyTask::DmaMemcpy(r.value)))
             }
             AnyTask::DmaMemcpy(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::DmaMemcpy(r.value))),
+            // doca_sha
+            AnyTask::ShaHash(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::ShaHash(r.value)))
+            }
+            AnyTask::ShaHash(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::ShaHash(r.value))),
+            AnyTask::ShaPartialHash(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::ShaPartialHash(r.value)))
+            }
+            AnyTask::ShaPartialHash(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::ShaPartialHash(r.value)))
+            }
             AnyTask::Send(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::Send(r.value))),
             AnyTask::ProducerSend(t) => {
                 t.submit_ex(flags).map_err(|r| (r.error, AnyTask::ProducerSend(r.value)))
@@ -112,6 +129,9 @@ pub(crate) enum Of {
     PostRecv,
     DmaMemcpy,
     InvalidateCache,
+    // doca_sha
+    ShaHash,
+    ShaPartialHash,
 }
 
 impl AnyTask {
@@ -122,6 +142,9 @@ impl AnyTask {
             AnyTask::ProducerSend(_) => Of::ProducerSend,
             AnyTask::PostRecv(_) => Of::PostRecv,
             AnyTask::InvalidateCache(_) => Of::InvalidateCache,
+            // doca_sha
+            AnyTask::ShaHash(_) => Of::ShaHash,
+            AnyTask::ShaPartialHash(_) => Of::ShaPartialHash,
         }
     }
 }
@@ -244,7 +267,7 @@ fn submit(task: *mut DocaTask, flags: u32, validate: bool) -> DocaError {
 }
 
 /// `doca_task_try_submit`: validates the task first (`INVALID_VALUE` when it is bad: a DMA
-/// memcpy task is checked as its engine would; the other kinds are checked at submission
+/// memcpy task or a SHA task is checked as its engine would; the other kinds are checked at submission
 /// anyway), then submits.
 #[no_mangle]
 pub extern "C" fn doca_task_try_submit(task: *mut DocaTask) -> DocaError {

@@ -288,6 +288,32 @@ fn a_c_program_invalidates_a_buffer_after_a_dma_copy() {
     run(&build("cache_invalidate"), &[], None);
 }
 
+// doca_sha
+/// SHA from C, shaped like DOCA's file_integrity: a file's SHA-256 by one hash task and by a
+/// partial-hash task over segments, both equal to what `sha256sum` prints for the file; the
+/// destination and segment rules, a session's fixed destination, reset, the 2.5 names.
+#[test]
+fn a_c_program_hashes_a_file_like_file_integrity_and_matches_sha256sum() {
+    let file = lib_dir().join(format!("sha-input-{}", std::process::id()));
+    // 300 KiB and an odd tail of pseudo-random bytes: several segments of 1000 blocks.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let data: Vec<u8> = (0..300 * 1024 + 77)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(&file, &data).unwrap();
+    let out = Command::new("sha256sum").arg(&file).output().expect("run sha256sum");
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let hex = stdout.split_whitespace().next().unwrap();
+    run(&build("sha_hash"), &[file.to_str().unwrap(), hex], None);
+    let _ = std::fs::remove_file(&file);
+}
+
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {

@@ -54,8 +54,10 @@ enum K {
     Dma,
     Clock,
     Advise,
+    // doca_sha
+    Sha,
 }
-const KINDS: usize = 21;
+const KINDS: usize = 22;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -468,6 +470,18 @@ impl Gen {
         DocaData { u64: self.next() }
     }
 
+    // doca_sha
+    /// An `enum doca_sha_algorithm`: one of the three, or (bad) another number.
+    fn sha_alg(&self) -> u32 {
+        match self.below(8) {
+            0 => {
+                self.bad("not an enum doca_sha_algorithm value");
+                [3, u32::MAX, 1 << 31][self.below(3) as usize]
+            }
+            v => (v % 3) as u32,
+        }
+    }
+
     fn cb_task(&self) -> TaskSendCb {
         self.opt_cb(cb_task as unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData))
     }
@@ -619,6 +633,8 @@ const ALL: [K; KINDS] = [
     K::Dma,
     K::Clock,
     K::Advise,
+    // doca_sha
+    K::Sha,
 ];
 
 thread_local! {
@@ -1024,6 +1040,41 @@ fn table() -> Vec<Entry> {
         doca_mmap_advise_task_invalidate_cache_as_doca_task => |g| r(doca_mmap_advise_task_invalidate_cache_as_doca_task(g.h(K::Task)));
         doca_mmap_advise_task_invalidate_cache_set_buf => |g| r(doca_mmap_advise_task_invalidate_cache_set_buf(g.h(K::Task), g.hopt(K::Buf)));
         #[lenient] doca_mmap_advise_task_invalidate_cache_get_buf => |g| r(doca_mmap_advise_task_invalidate_cache_get_buf(g.h(K::Task)));
+        // doca_sha.h
+        doca_sha_create => |g| r(doca_sha_create(g.h(K::Dev), g.outh(K::Sha)));
+        doca_sha_destroy => |g| r(doca_sha_destroy(g.hn(K::Sha)));
+        doca_sha_as_ctx => |g| r(doca_sha_as_ctx(g.h(K::Sha)));
+        doca_sha_cap_task_hash_get_supported => |g| r(doca_sha_cap_task_hash_get_supported(g.h(K::Devinfo), g.sha_alg()));
+        doca_sha_cap_task_partial_hash_get_supported => |g| r(doca_sha_cap_task_partial_hash_get_supported(g.h(K::Devinfo), g.sha_alg()));
+        doca_sha_cap_get_max_list_buf_num_elem => |g| r(doca_sha_cap_get_max_list_buf_num_elem(g.h(K::Devinfo), g.out()));
+        doca_sha_cap_get_max_src_buf_size => |g| r(doca_sha_cap_get_max_src_buf_size(g.h(K::Devinfo), g.out()));
+        doca_sha_cap_get_max_src_buffer_size => |g| r(doca_sha_cap_get_max_src_buffer_size(g.h(K::Devinfo), g.out()));
+        doca_sha_cap_get_min_dst_buf_size => |g| r(doca_sha_cap_get_min_dst_buf_size(g.h(K::Devinfo), g.sha_alg(), g.out()));
+        doca_sha_cap_get_min_dst_buffer_size => |g| r(doca_sha_cap_get_min_dst_buffer_size(g.h(K::Devinfo), g.sha_alg(), g.out()));
+        doca_sha_cap_get_partial_hash_block_size => |g| r(doca_sha_cap_get_partial_hash_block_size(g.h(K::Devinfo), g.sha_alg(), g.out()));
+        doca_sha_task_hash_set_conf => |g| r(doca_sha_task_hash_set_conf(g.h(K::Sha), g.cb_task(), g.cb_task(), g.u8()));
+        doca_sha_task_hash_alloc_init => |g| r(doca_sha_task_hash_alloc_init(g.h(K::Sha), g.sha_alg(), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_sha_task_hash_as_task => |g| r(doca_sha_task_hash_as_task(g.h(K::Task)));
+        doca_sha_task_hash_set_src => |g| r(doca_sha_task_hash_set_src(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_sha_task_hash_get_src => |g| r(doca_sha_task_hash_get_src(g.h(K::Task)));
+        doca_sha_task_hash_set_dst => |g| r(doca_sha_task_hash_set_dst(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_sha_task_hash_get_dst => |g| r(doca_sha_task_hash_get_dst(g.h(K::Task)));
+        doca_sha_task_hash_set_algorithm => |g| r(doca_sha_task_hash_set_algorithm(g.h(K::Task), g.sha_alg()));
+        #[lenient] doca_sha_task_hash_get_algorithm => |g| r(doca_sha_task_hash_get_algorithm(g.h(K::Task)));
+        doca_sha_task_partial_hash_set_conf => |g| r(doca_sha_task_partial_hash_set_conf(g.h(K::Sha), g.cb_task(), g.cb_task(), g.u8()));
+        doca_sha_task_partial_hash_alloc_init => |g| r(doca_sha_task_partial_hash_alloc_init(g.h(K::Sha), g.sha_alg(), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_sha_task_partial_hash_as_task => |g| r(doca_sha_task_partial_hash_as_task(g.h(K::Task)));
+        doca_sha_task_partial_hash_reset => |g| r(doca_sha_task_partial_hash_reset(g.h(K::Task)));
+        doca_sha_task_partial_hash_set_src => |g| r(doca_sha_task_partial_hash_set_src(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_sha_task_partial_hash_get_src => |g| r(doca_sha_task_partial_hash_get_src(g.h(K::Task)));
+        doca_sha_task_partial_hash_set_dst => |g| r(doca_sha_task_partial_hash_set_dst(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_sha_task_partial_hash_get_dst => |g| r(doca_sha_task_partial_hash_get_dst(g.h(K::Task)));
+        doca_sha_task_partial_hash_set_algorithm => |g| r(doca_sha_task_partial_hash_set_algorithm(g.h(K::Task), g.sha_alg()));
+        #[lenient] doca_sha_task_partial_hash_get_algorithm => |g| r(doca_sha_task_partial_hash_get_algorithm(g.h(K::Task)));
+        doca_sha_task_partial_hash_set_is_final_buf => |g| r(doca_sha_task_partial_hash_set_is_final_buf(g.h(K::Task)));
+        doca_sha_task_partial_hash_set_is_final_buffer => |g| r(doca_sha_task_partial_hash_set_is_final_buffer(g.h(K::Task)));
+        #[lenient] doca_sha_task_partial_hash_get_is_final => |g| r(doca_sha_task_partial_hash_get_is_final(g.h(K::Task)));
+        #[lenient] doca_sha_task_partial_hash_get_has_result => |g| r(doca_sha_task_partial_hash_get_has_result(g.h(K::Task)));
         // doca_cc.h
         doca_cc_server_create => |g| r(doca_cc_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
         doca_cc_client_create => |g| r(doca_cc_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
@@ -1432,6 +1483,36 @@ unsafe fn setup(g: &Gen, name: &CStr) {
             "dma task",
         );
         add(K::Task, dt as usize);
+        // doca_sha: a SHA context destroyed at once (stale), then a live one on the host
+        // engine with a hash task and a partial-hash task
+        let mut sh = std::ptr::null_mut();
+        must(doca_sha_create(host, &mut sh), 0, "sha");
+        must(doca_sha_destroy(sh), 0, "sha destroy");
+        stale(K::Sha, sh as usize);
+        let mut sha = std::ptr::null_mut();
+        must(doca_sha_create(host, &mut sha), 0, "sha");
+        must(doca_sha_task_hash_set_conf(sha, Some(cb_task), Some(cb_task), 3), 0, "sha hash conf");
+        must(
+            doca_sha_task_partial_hash_set_conf(sha, Some(cb_task), Some(cb_task), 3),
+            0,
+            "sha partial conf",
+        );
+        let shctx = doca_sha_as_ctx(sha);
+        must(doca_pe_connect_ctx(cpe, shctx), 0, "sha connect");
+        must(doca_ctx_start(shctx), 0, "sha start");
+        add(K::Sha, sha as usize);
+        add(K::Ctx, shctx as usize);
+        for partial in [false, true] {
+            let mut st = std::ptr::null_mut();
+            let (null_src, null_dst, none) = (std::ptr::null(), std::ptr::null_mut(), DocaData { u64: 0 });
+            let code = if partial {
+                doca_sha_task_partial_hash_alloc_init(sha, 1, null_src, null_dst, none, &mut st)
+            } else {
+                doca_sha_task_hash_alloc_init(sha, 1, null_src, null_dst, none, &mut st)
+            };
+            must(code, 0, "sha task");
+            add(K::Task, st as usize);
+        }
         // a server and a client destroyed at once (stale), then the live ones
         let mut s = std::ptr::null_mut();
         must(doca_cc_server_create(dpu, rep, name.as_ptr(), &mut s), 0, "server");
