@@ -1,5 +1,5 @@
-//! DOCA DMA (`doca_dma.h`): memcpy tasks between buffers of local memory maps, as a library
-//! context on core's plug-in interface.
+//! DOCA DMA (`doca_dma.h`): memcpy tasks between buffers of local memory maps and of maps
+//! created from another process's export, as a library context on core's plug-in interface.
 //!
 //! | DOCA                                          | here                                   |
 //! |-----------------------------------------------|----------------------------------------|
@@ -30,10 +30,23 @@
 //! | destination room (free room after its data) below the source's length | `INVALID_VALUE` |
 //! | a buffer of a map not added to the DMA's device                 | `NOT_PERMITTED`       |
 //! | a destination whose map lacks `LOCAL_READ_WRITE`                | `NOT_PERMITTED`       |
-//! | a buffer of a map created from an export (not yet supported)    | `NOT_SUPPORTED`       |
+//! | a buffer of a map from export whose export lacks a PCI permission (source) or `PCI_READ_WRITE` (destination) | `NOT_PERMITTED` |
+//! | a buffer of a map from export that its exporter revoked (stopped or destroyed its map, or exited) | `NOT_FOUND` |
 //! | a buffer returned to its inventory meanwhile                    | `BAD_STATE`           |
 //! | source and destination overlapping in one map                   | `IN_USE`              |
 //! | the context stopped before the task completed                   | [`FLUSH_STATUS`] (`SHUTDOWN`) |
+//!
+//! **Across processes.** A buffer of a map created from an export (`doca_mmap_create_from_export`
+//! on this DMA's device) is the other side's memory, as `dma_copy` uses it: the DPU reads the
+//! host's memory into its own, or writes its own into the host's. Such buffers are named by
+//! the exporter's addresses (`buf_get_by_addr` with the address the host sent); the engine
+//! copies at the same offsets through this process's own mapping of the exported pages, never
+//! at the exporter's addresses. Exports come only from memory of the shared allocator
+//! (`doca_mmap::SharedMem`): memory registered by address (a C program's `malloc`) cannot be
+//! exported (`NOT_SUPPORTED` at export, so no such import exists). The exporter's revocation
+//! is checked per task and again by every copy of a pass, so the first task reaching the
+//! engine after the exporter stopped its map fails with `NOT_FOUND`; a task half copied when
+//! it happens fails the same way, having written part of its destination.
 //!
 //! **Destination data.** DOCA's rule: the copied bytes land in the destination's free room
 //! right after its data (`data + data_len`), and its data length grows by the bytes copied —
@@ -214,28 +227,44 @@ fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>)
             );
         }
         f(&b)?;
-        cur = b.next_in_list()?;
+        // A buffer in no list has no next: no look at the inventory's list state.
+        cur = if b.shape()?.in_list { b.next_in_list()? } else { None };
     }
     Ok(())
 }
 
 impl DmaOps {
-    /// Whether `buf`'s map is one this device may reach (local, added to the device).
-    fn check_map(&self, buf: &Buf, what: &str) -> Result<()> {
+    /// Whether `buf`'s map is one this device may reach: a local map added to the device,
+    /// or a map created from an export with it (the other side's memory, reached over the
+    /// emulated link) whose export allows the access — a PCI permission to read a source,
+    /// `PCI_READ_WRITE` to write a destination — and that its exporter has not revoked
+    /// (`NOT_FOUND`, checked again by every copy).
+    fn check_map(&self, buf: &Buf, what: &str, write: bool) -> Result<()> {
         let map = buf.map();
-        if map.is_from_export() {
-            bail!(
-                Error::NotSupported,
-                "dma: the {what} is a buffer of a map created from an export (not supported yet)"
-            );
-        }
-        if !map.has_dev(&self.dev) {
+        let Some(perms) = map.dev_permissions(&self.dev) else {
             bail!(
                 Error::NotPermitted,
                 "dma: the {what}'s map was not added to the DMA's device (doca_mmap_add_dev)"
             );
+        };
+        map.check_live()?;
+        if map.is_from_export() {
+            let needed = if write {
+                AccessFlags::PCI_READ_WRITE
+            } else {
+                AccessFlags::PCI_READ_ONLY | AccessFlags::PCI_READ_WRITE
+            };
+            if !perms.intersects(needed) {
+                bail!(
+                    Error::NotPermitted,
+                    "dma: the {what} is in memory exported without {} (the exporter's doca_mmap_set_permissions)",
+                    if write { "DOCA_ACCESS_FLAG_PCI_READ_WRITE" } else { "a PCI permission" }
+                );
+            }
+        } else if write && !perms.contains(AccessFlags::LOCAL_READ_WRITE) {
+            bail!(Error::NotPermitted, "dma: the destination's map lacks DOCA_ACCESS_FLAG_LOCAL_READ_WRITE");
         }
-        map.check_live()
+        Ok(())
     }
 
     /// Every check of a task; returns the source's length.
@@ -247,7 +276,7 @@ impl DmaOps {
         let Some(dst) = dst else { bail!(Error::InvalidValue, "dma: the memcpy task has no destination") };
         let mut len = 0usize;
         walk(&src, limits.max_list_len, "source", |b| {
-            self.check_map(b, "source")?;
+            self.check_map(b, "source", false)?;
             len = len.saturating_add(b.data_len()?);
             Ok(())
         })?;
@@ -263,13 +292,7 @@ impl DmaOps {
         }
         let mut room = 0usize;
         walk(&dst, limits.max_list_len, "destination", |b| {
-            self.check_map(b, "destination")?;
-            if !b.map().permissions().contains(AccessFlags::LOCAL_READ_WRITE) {
-                bail!(
-                    Error::NotPermitted,
-                    "dma: the destination's map lacks DOCA_ACCESS_FLAG_LOCAL_READ_WRITE"
-                );
-            }
+            self.check_map(b, "destination", true)?;
             room = room.saturating_add(b.tail_room()?);
             Ok(())
         })?;
@@ -302,9 +325,16 @@ impl DmaOps {
             let (s_left, d_left) = (s_shape.data_len - s_off, d_shape.room() - d_off);
             let n = (want - done).min(s_left).min(d_left);
             if n > 0 {
-                let from = s.map().bytes(s_shape.data + s_off, n)?;
-                let mut to = d.map().bytes_mut(d_shape.data_end() + d_off, n)?;
-                to.copy_from_slice(&from);
+                let (from, to) = (s_shape.data + s_off, d_shape.data_end() + d_off);
+                if s.map() == d.map() && from < to + n && to < from + n {
+                    bail!(
+                        Error::InUse,
+                        "dma: the source and destination overlap ({from}+{n}, {to}+{n} in one map)"
+                    );
+                }
+                // Through this process's own mappings, at offsets: for a map from export the
+                // exporter's addresses are only names (`buf_get_by_addr`), never touched.
+                s.map().copy_to_map(from, n, d.map(), to)?;
                 done += n;
                 s_off += n;
                 d_off += n;
@@ -340,7 +370,7 @@ impl DmaOps {
             let n = left.min(b.tail_room()?);
             b.increase_data_len(n)?;
             left -= n;
-            cur = b.next_in_list()?;
+            cur = if left > 0 { b.next_in_list()? } else { None };
         }
         Ok(())
     }
