@@ -59,6 +59,7 @@
 
 pub mod caps;
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
@@ -214,10 +215,16 @@ impl Dma {
     }
 }
 
-/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`).
+/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`). A
+/// buffer in no list is looked at alone (no clone of its handle, no look at the inventory's
+/// list state).
 fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>) -> Result<()> {
-    let mut cur = Some(head.clone());
-    let mut n = 0u32;
+    f(head)?;
+    if !head.shape()?.in_list {
+        return Ok(());
+    }
+    let mut cur = head.next_in_list()?;
+    let mut n = 1u32;
     while let Some(b) = cur {
         n += 1;
         if n > max {
@@ -227,8 +234,7 @@ fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>)
             );
         }
         f(&b)?;
-        // A buffer in no list has no next: no look at the inventory's list state.
-        cur = if b.shape()?.in_list { b.next_in_list()? } else { None };
+        cur = b.next_in_list()?;
     }
     Ok(())
 }
@@ -269,13 +275,18 @@ impl DmaOps {
 
     /// Every check of a task; returns the source's length.
     fn validate(&self, id: TaskId) -> Result<usize> {
+        self.pool
+            .with_payload(id, |p| self.check_bufs(p.src.as_ref(), p.dst.as_ref()))
+            .ok_or(Error::BadState)?
+    }
+
+    /// Every check of a task's buffers; returns the source's length.
+    fn check_bufs(&self, src: Option<&Buf>, dst: Option<&Buf>) -> Result<usize> {
         let limits = self.limits.get();
-        let (src, dst) =
-            self.pool.with_payload(id, |p| (p.src.clone(), p.dst.clone())).ok_or(Error::BadState)?;
         let Some(src) = src else { bail!(Error::InvalidValue, "dma: the memcpy task has no source") };
         let Some(dst) = dst else { bail!(Error::InvalidValue, "dma: the memcpy task has no destination") };
         let mut len = 0usize;
-        walk(&src, limits.max_list_len, "source", |b| {
+        walk(src, limits.max_list_len, "source", |b| {
             self.check_map(b, "source", false)?;
             len = len.saturating_add(b.data_len()?);
             Ok(())
@@ -291,7 +302,7 @@ impl DmaOps {
             );
         }
         let mut room = 0usize;
-        walk(&dst, limits.max_list_len, "destination", |b| {
+        walk(dst, limits.max_list_len, "destination", |b| {
             self.check_map(b, "destination", true)?;
             room = room.saturating_add(b.tail_room()?);
             Ok(())
@@ -305,19 +316,14 @@ impl DmaOps {
         Ok(len)
     }
 
-    /// Copies up to `budget` bytes of task `id` from where it stopped; returns the bytes
-    /// copied.
-    fn copy_some(&self, id: TaskId, budget: usize) -> Result<usize> {
-        let (src, dst, copied, len) = self
-            .pool
-            .with_payload(id, |p| (p.src.clone(), p.dst.clone(), p.copied, p.len))
-            .ok_or(Error::BadState)?;
-        let (Some(src), Some(dst)) = (src, dst) else { return Err(Error::InvalidValue) };
+    /// Copies up to `budget` bytes of the copy `src` → `dst` from byte `copied` of `len`;
+    /// returns the bytes copied.
+    fn copy_some(src: &Buf, dst: &Buf, copied: usize, len: usize, budget: usize) -> Result<usize> {
         let want = budget.min(len - copied);
         // Cursors: the element and the offset in its data (source) or room (destination)
         // of byte `copied`.
-        let (mut s, mut s_off) = seek(&src, copied, |b| b.data_len())?;
-        let (mut d, mut d_off) = seek(&dst, copied, |b| b.tail_room())?;
+        let (mut s, mut s_off) = seek(src, copied, |b| b.data_len())?;
+        let (mut d, mut d_off) = seek(dst, copied, |b| b.tail_room())?;
         let mut done = 0;
         while done < want {
             let s_shape = s.shape()?;
@@ -343,29 +349,30 @@ impl DmaOps {
                 break;
             }
             if s_off == s_shape.data_len {
-                s = s
-                    .next_in_list()?
-                    .ok_or_else(|| fail!(Error::InvalidValue, "dma: the source list changed"))?;
+                s = Cow::Owned(
+                    s.next_in_list()?
+                        .ok_or_else(|| fail!(Error::InvalidValue, "dma: the source list changed"))?,
+                );
                 s_off = 0;
             }
             if d_off == d_shape.room() {
-                d = d
-                    .next_in_list()?
-                    .ok_or_else(|| fail!(Error::InvalidValue, "dma: the destination list changed"))?;
+                d = Cow::Owned(
+                    d.next_in_list()?
+                        .ok_or_else(|| fail!(Error::InvalidValue, "dma: the destination list changed"))?,
+                );
                 d_off = 0;
             }
         }
-        self.pool.with_payload(id, |p| p.copied += done);
         Ok(done)
     }
 
-    /// The copy of `id` is complete: the destination's data lengths grow by what landed in
-    /// each element's room.
-    fn settle(&self, id: TaskId) -> Result<()> {
-        let (dst, len) = self.pool.with_payload(id, |p| (p.dst.clone(), p.len)).ok_or(Error::BadState)?;
-        let Some(dst) = dst else { return Err(Error::InvalidValue) };
-        let mut left = len;
-        let mut cur = Some(dst);
+    /// The copy of `len` bytes into `dst` is complete: the destination's data lengths grow
+    /// by what landed in each element's room.
+    fn settle(dst: &Buf, len: usize) -> Result<()> {
+        let n = len.min(dst.tail_room()?);
+        dst.increase_data_len(n)?;
+        let mut left = len - n;
+        let mut cur = if left > 0 { dst.next_in_list()? } else { None };
         while let (Some(b), true) = (cur, left > 0) {
             let n = left.min(b.tail_room()?);
             b.increase_data_len(n)?;
@@ -376,36 +383,37 @@ impl DmaOps {
     }
 
     /// Advances the front task by at most `budget` bytes; returns the bytes used and whether
-    /// it finished (and was handed back).
+    /// it finished (and was handed back). The task's buffers are used in place, under the
+    /// pool's borrow (nothing here reaches the pool or runs user code).
     fn advance_front(&self, id: TaskId, budget: usize) -> (usize, bool) {
-        let len = self.pool.with_payload(id, |p| p.len).unwrap_or(0);
-        if len == 0 {
-            match self.validate(id) {
-                Ok(n) => {
-                    self.pool.with_payload(id, |p| {
-                        p.len = n;
-                        p.copied = 0;
-                    });
-                }
-                Err(e) => {
-                    self.pool.finish(id, Err(e));
-                    return (0, true);
-                }
+        let step = self.pool.with_payload(id, |p| -> Result<(usize, bool)> {
+            if p.len == 0 {
+                p.len = self.check_bufs(p.src.as_ref(), p.dst.as_ref())?;
+                p.copied = 0;
             }
-        }
-        match self.copy_some(id, budget) {
-            Ok(n) => {
-                let (copied, len) = self.pool.with_payload(id, |p| (p.copied, p.len)).unwrap_or((0, 0));
-                if copied < len {
-                    return (n, false);
-                }
-                let status = self.settle(id);
-                self.pool.finish(id, status);
+            let (Some(src), Some(dst)) = (&p.src, &p.dst) else { return Err(Error::InvalidValue) };
+            let n = DmaOps::copy_some(src, dst, p.copied, p.len, budget).inspect_err(|e| {
+                tracing::debug!(target: "doca_sdk", "dma: memcpy task failed: {e:?}");
+            })?;
+            p.copied += n;
+            if p.copied < p.len {
+                return Ok((n, false));
+            }
+            DmaOps::settle(dst, p.len)?;
+            Ok((n, true))
+        });
+        match step {
+            Some(Ok((n, false))) => (n, false),
+            Some(Ok((n, true))) => {
+                self.pool.finish(id, Ok(()));
                 (n, true)
             }
-            Err(e) => {
-                tracing::debug!(target: "doca_sdk", "dma: memcpy task failed: {e:?}");
+            Some(Err(e)) => {
                 self.pool.finish(id, Err(e));
+                (0, true)
+            }
+            None => {
+                self.pool.finish(id, Err(Error::BadState));
                 (0, true)
             }
         }
@@ -413,9 +421,14 @@ impl DmaOps {
 }
 
 /// The element of the list headed by `head` holding byte `pos` of what `size` counts in
-/// each element, and the offset in it.
-fn seek(head: &Buf, mut pos: usize, size: impl Fn(&Buf) -> Result<usize>) -> Result<(Buf, usize)> {
-    let mut b = head.clone();
+/// each element, and the offset in it (the head itself, borrowed, when it holds it).
+fn seek<'a>(
+    head: &'a Buf,
+    pos: usize,
+    size: impl Fn(&Buf) -> Result<usize>,
+) -> Result<(Cow<'a, Buf>, usize)> {
+    let mut b = Cow::Borrowed(head);
+    let mut pos = pos;
     loop {
         let n = size(&b)?;
         if pos < n {
@@ -424,7 +437,7 @@ fn seek(head: &Buf, mut pos: usize, size: impl Fn(&Buf) -> Result<usize>) -> Res
         match b.next_in_list()? {
             Some(next) => {
                 pos -= n;
-                b = next;
+                b = Cow::Owned(next);
             }
             // `pos` is at the very end (nothing left to copy): stay on the last element.
             None => return Ok((b, n.min(pos))),
