@@ -29,9 +29,9 @@
 //! | source above `dma.max_buf_size`, a list above `dma.max_buf_list_len` | `INVALID_VALUE`  |
 //! | destination room (free room after its data) below the source's length | `INVALID_VALUE` |
 //! | a buffer of a map not added to the DMA's device                 | `NOT_PERMITTED`       |
-//! | a destination whose map lacks `LOCAL_READ_WRITE`                | `NOT_PERMITTED`       |
+//! | a destination whose (local) map lacks `LOCAL_READ_WRITE`        | `NOT_PERMITTED`       |
 //! | a buffer of a map from export whose export lacks a PCI permission (source) or `PCI_READ_WRITE` (destination) | `NOT_PERMITTED` |
-//! | a buffer of a map from export that its exporter revoked (stopped or destroyed its map, or exited) | `NOT_FOUND` |
+//! | a buffer of a map from export that its exporter revoked (stopped or destroyed its map) | `NOT_FOUND` |
 //! | a buffer returned to its inventory meanwhile                    | `BAD_STATE`           |
 //! | source and destination overlapping in one map                   | `IN_USE`              |
 //! | the context stopped before the task completed                   | [`FLUSH_STATUS`] (`SHUTDOWN`) |
@@ -46,7 +46,9 @@
 //! exported (`NOT_SUPPORTED` at export, so no such import exists). The exporter's revocation
 //! is checked per task and again by every copy of a pass, so the first task reaching the
 //! engine after the exporter stopped its map fails with `NOT_FOUND`; a task half copied when
-//! it happens fails the same way, having written part of its destination.
+//! it happens fails the same way, having written part of its destination. (An exporter that
+//! exits cleanly drops its maps, which revokes them; one killed revokes nothing: what it
+//! exported stays mapped here and tasks on it go on working, on memory nobody else uses.)
 //!
 //! **Destination data.** DOCA's rule: the copied bytes land in the destination's free room
 //! right after its data (`data + data_len`), and its data length grows by the bytes copied —
