@@ -1,5 +1,5 @@
-//! DOCA DMA (`doca_dma.h`): memcpy tasks between buffers of local memory maps, as a library
-//! context on core's plug-in interface.
+//! DOCA DMA (`doca_dma.h`): memcpy tasks between buffers of local memory maps and of maps
+//! created from another process's export, as a library context on core's plug-in interface.
 //!
 //! | DOCA                                          | here                                   |
 //! |-----------------------------------------------|----------------------------------------|
@@ -29,11 +29,26 @@
 //! | source above `dma.max_buf_size`, a list above `dma.max_buf_list_len` | `INVALID_VALUE`  |
 //! | destination room (free room after its data) below the source's length | `INVALID_VALUE` |
 //! | a buffer of a map not added to the DMA's device                 | `NOT_PERMITTED`       |
-//! | a destination whose map lacks `LOCAL_READ_WRITE`                | `NOT_PERMITTED`       |
-//! | a buffer of a map created from an export (not yet supported)    | `NOT_SUPPORTED`       |
+//! | a destination whose (local) map lacks `LOCAL_READ_WRITE`        | `NOT_PERMITTED`       |
+//! | a buffer of a map from export whose export lacks a PCI permission (source) or `PCI_READ_WRITE` (destination) | `NOT_PERMITTED` |
+//! | a buffer of a map from export that its exporter revoked (stopped or destroyed its map) | `NOT_FOUND` |
 //! | a buffer returned to its inventory meanwhile                    | `BAD_STATE`           |
 //! | source and destination overlapping in one map                   | `IN_USE`              |
 //! | the context stopped before the task completed                   | [`FLUSH_STATUS`] (`SHUTDOWN`) |
+//!
+//! **Across processes.** A buffer of a map created from an export (`doca_mmap_create_from_export`
+//! on this DMA's device) is the other side's memory, as `dma_copy` uses it: the DPU reads the
+//! host's memory into its own, or writes its own into the host's. Such buffers are named by
+//! the exporter's addresses (`buf_get_by_addr` with the address the host sent); the engine
+//! copies at the same offsets through this process's own mapping of the exported pages, never
+//! at the exporter's addresses. Exports come only from memory of the shared allocator
+//! (`doca_mmap::SharedMem`): memory registered by address (a C program's `malloc`) cannot be
+//! exported (`NOT_SUPPORTED` at export, so no such import exists). The exporter's revocation
+//! is checked per task and again by every copy of a pass, so the first task reaching the
+//! engine after the exporter stopped its map fails with `NOT_FOUND`; a task half copied when
+//! it happens fails the same way, having written part of its destination. (An exporter that
+//! exits cleanly drops its maps, which revokes them; one killed revokes nothing: what it
+//! exported stays mapped here and tasks on it go on working, on memory nobody else uses.)
 //!
 //! **Destination data.** DOCA's rule: the copied bytes land in the destination's free room
 //! right after its data (`data + data_len`), and its data length grows by the bytes copied —
@@ -46,6 +61,7 @@
 
 pub mod caps;
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
@@ -201,10 +217,16 @@ impl Dma {
     }
 }
 
-/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`).
+/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`). A
+/// buffer in no list is looked at alone (no clone of its handle, no look at the inventory's
+/// list state).
 fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>) -> Result<()> {
-    let mut cur = Some(head.clone());
-    let mut n = 0u32;
+    f(head)?;
+    if !head.shape()?.in_list {
+        return Ok(());
+    }
+    let mut cur = head.next_in_list()?;
+    let mut n = 1u32;
     while let Some(b) = cur {
         n += 1;
         if n > max {
@@ -220,34 +242,54 @@ fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>)
 }
 
 impl DmaOps {
-    /// Whether `buf`'s map is one this device may reach (local, added to the device).
-    fn check_map(&self, buf: &Buf, what: &str) -> Result<()> {
+    /// Whether `buf`'s map is one this device may reach: a local map added to the device,
+    /// or a map created from an export with it (the other side's memory, reached over the
+    /// emulated link) whose export allows the access — a PCI permission to read a source,
+    /// `PCI_READ_WRITE` to write a destination — and that its exporter has not revoked
+    /// (`NOT_FOUND`, checked again by every copy).
+    fn check_map(&self, buf: &Buf, what: &str, write: bool) -> Result<()> {
         let map = buf.map();
-        if map.is_from_export() {
-            bail!(
-                Error::NotSupported,
-                "dma: the {what} is a buffer of a map created from an export (not supported yet)"
-            );
-        }
-        if !map.has_dev(&self.dev) {
+        let Some(perms) = map.dev_permissions(&self.dev) else {
             bail!(
                 Error::NotPermitted,
                 "dma: the {what}'s map was not added to the DMA's device (doca_mmap_add_dev)"
             );
+        };
+        map.check_live()?;
+        if map.is_from_export() {
+            let needed = if write {
+                AccessFlags::PCI_READ_WRITE
+            } else {
+                AccessFlags::PCI_READ_ONLY | AccessFlags::PCI_READ_WRITE
+            };
+            if !perms.intersects(needed) {
+                bail!(
+                    Error::NotPermitted,
+                    "dma: the {what} is in memory exported without {} (the exporter's doca_mmap_set_permissions)",
+                    if write { "DOCA_ACCESS_FLAG_PCI_READ_WRITE" } else { "a PCI permission" }
+                );
+            }
+        } else if write && !perms.contains(AccessFlags::LOCAL_READ_WRITE) {
+            bail!(Error::NotPermitted, "dma: the destination's map lacks DOCA_ACCESS_FLAG_LOCAL_READ_WRITE");
         }
-        map.check_live()
+        Ok(())
     }
 
     /// Every check of a task; returns the source's length.
     fn validate(&self, id: TaskId) -> Result<usize> {
+        self.pool
+            .with_payload(id, |p| self.check_bufs(p.src.as_ref(), p.dst.as_ref()))
+            .ok_or(Error::BadState)?
+    }
+
+    /// Every check of a task's buffers; returns the source's length.
+    fn check_bufs(&self, src: Option<&Buf>, dst: Option<&Buf>) -> Result<usize> {
         let limits = self.limits.get();
-        let (src, dst) =
-            self.pool.with_payload(id, |p| (p.src.clone(), p.dst.clone())).ok_or(Error::BadState)?;
         let Some(src) = src else { bail!(Error::InvalidValue, "dma: the memcpy task has no source") };
         let Some(dst) = dst else { bail!(Error::InvalidValue, "dma: the memcpy task has no destination") };
         let mut len = 0usize;
-        walk(&src, limits.max_list_len, "source", |b| {
-            self.check_map(b, "source")?;
+        walk(src, limits.max_list_len, "source", |b| {
+            self.check_map(b, "source", false)?;
             len = len.saturating_add(b.data_len()?);
             Ok(())
         })?;
@@ -262,14 +304,8 @@ impl DmaOps {
             );
         }
         let mut room = 0usize;
-        walk(&dst, limits.max_list_len, "destination", |b| {
-            self.check_map(b, "destination")?;
-            if !b.map().permissions().contains(AccessFlags::LOCAL_READ_WRITE) {
-                bail!(
-                    Error::NotPermitted,
-                    "dma: the destination's map lacks DOCA_ACCESS_FLAG_LOCAL_READ_WRITE"
-                );
-            }
+        walk(dst, limits.max_list_len, "destination", |b| {
+            self.check_map(b, "destination", true)?;
             room = room.saturating_add(b.tail_room()?);
             Ok(())
         })?;
@@ -282,19 +318,14 @@ impl DmaOps {
         Ok(len)
     }
 
-    /// Copies up to `budget` bytes of task `id` from where it stopped; returns the bytes
-    /// copied.
-    fn copy_some(&self, id: TaskId, budget: usize) -> Result<usize> {
-        let (src, dst, copied, len) = self
-            .pool
-            .with_payload(id, |p| (p.src.clone(), p.dst.clone(), p.copied, p.len))
-            .ok_or(Error::BadState)?;
-        let (Some(src), Some(dst)) = (src, dst) else { return Err(Error::InvalidValue) };
+    /// Copies up to `budget` bytes of the copy `src` → `dst` from byte `copied` of `len`;
+    /// returns the bytes copied.
+    fn copy_some(src: &Buf, dst: &Buf, copied: usize, len: usize, budget: usize) -> Result<usize> {
         let want = budget.min(len - copied);
         // Cursors: the element and the offset in its data (source) or room (destination)
         // of byte `copied`.
-        let (mut s, mut s_off) = seek(&src, copied, |b| b.data_len())?;
-        let (mut d, mut d_off) = seek(&dst, copied, |b| b.tail_room())?;
+        let (mut s, mut s_off) = seek(src, copied, |b| b.data_len())?;
+        let (mut d, mut d_off) = seek(dst, copied, |b| b.tail_room())?;
         let mut done = 0;
         while done < want {
             let s_shape = s.shape()?;
@@ -302,9 +333,16 @@ impl DmaOps {
             let (s_left, d_left) = (s_shape.data_len - s_off, d_shape.room() - d_off);
             let n = (want - done).min(s_left).min(d_left);
             if n > 0 {
-                let from = s.map().bytes(s_shape.data + s_off, n)?;
-                let mut to = d.map().bytes_mut(d_shape.data_end() + d_off, n)?;
-                to.copy_from_slice(&from);
+                let (from, to) = (s_shape.data + s_off, d_shape.data_end() + d_off);
+                if s.map() == d.map() && from < to + n && to < from + n {
+                    bail!(
+                        Error::InUse,
+                        "dma: the source and destination overlap ({from}+{n}, {to}+{n} in one map)"
+                    );
+                }
+                // Through this process's own mappings, at offsets: for a map from export the
+                // exporter's addresses are only names (`buf_get_by_addr`), never touched.
+                s.map().copy_to_map(from, n, d.map(), to)?;
                 done += n;
                 s_off += n;
                 d_off += n;
@@ -313,69 +351,71 @@ impl DmaOps {
                 break;
             }
             if s_off == s_shape.data_len {
-                s = s
-                    .next_in_list()?
-                    .ok_or_else(|| fail!(Error::InvalidValue, "dma: the source list changed"))?;
+                s = Cow::Owned(
+                    s.next_in_list()?
+                        .ok_or_else(|| fail!(Error::InvalidValue, "dma: the source list changed"))?,
+                );
                 s_off = 0;
             }
             if d_off == d_shape.room() {
-                d = d
-                    .next_in_list()?
-                    .ok_or_else(|| fail!(Error::InvalidValue, "dma: the destination list changed"))?;
+                d = Cow::Owned(
+                    d.next_in_list()?
+                        .ok_or_else(|| fail!(Error::InvalidValue, "dma: the destination list changed"))?,
+                );
                 d_off = 0;
             }
         }
-        self.pool.with_payload(id, |p| p.copied += done);
         Ok(done)
     }
 
-    /// The copy of `id` is complete: the destination's data lengths grow by what landed in
-    /// each element's room.
-    fn settle(&self, id: TaskId) -> Result<()> {
-        let (dst, len) = self.pool.with_payload(id, |p| (p.dst.clone(), p.len)).ok_or(Error::BadState)?;
-        let Some(dst) = dst else { return Err(Error::InvalidValue) };
-        let mut left = len;
-        let mut cur = Some(dst);
+    /// The copy of `len` bytes into `dst` is complete: the destination's data lengths grow
+    /// by what landed in each element's room.
+    fn settle(dst: &Buf, len: usize) -> Result<()> {
+        let n = len.min(dst.tail_room()?);
+        dst.increase_data_len(n)?;
+        let mut left = len - n;
+        let mut cur = if left > 0 { dst.next_in_list()? } else { None };
         while let (Some(b), true) = (cur, left > 0) {
             let n = left.min(b.tail_room()?);
             b.increase_data_len(n)?;
             left -= n;
-            cur = b.next_in_list()?;
+            cur = if left > 0 { b.next_in_list()? } else { None };
         }
         Ok(())
     }
 
     /// Advances the front task by at most `budget` bytes; returns the bytes used and whether
-    /// it finished (and was handed back).
+    /// it finished (and was handed back). The task's buffers are used in place, under the
+    /// pool's borrow (nothing here reaches the pool or runs user code).
     fn advance_front(&self, id: TaskId, budget: usize) -> (usize, bool) {
-        let len = self.pool.with_payload(id, |p| p.len).unwrap_or(0);
-        if len == 0 {
-            match self.validate(id) {
-                Ok(n) => {
-                    self.pool.with_payload(id, |p| {
-                        p.len = n;
-                        p.copied = 0;
-                    });
-                }
-                Err(e) => {
-                    self.pool.finish(id, Err(e));
-                    return (0, true);
-                }
+        let step = self.pool.with_payload(id, |p| -> Result<(usize, bool)> {
+            if p.len == 0 {
+                p.len = self.check_bufs(p.src.as_ref(), p.dst.as_ref())?;
+                p.copied = 0;
             }
-        }
-        match self.copy_some(id, budget) {
-            Ok(n) => {
-                let (copied, len) = self.pool.with_payload(id, |p| (p.copied, p.len)).unwrap_or((0, 0));
-                if copied < len {
-                    return (n, false);
-                }
-                let status = self.settle(id);
-                self.pool.finish(id, status);
+            let (Some(src), Some(dst)) = (&p.src, &p.dst) else { return Err(Error::InvalidValue) };
+            let n = DmaOps::copy_some(src, dst, p.copied, p.len, budget).inspect_err(|e| {
+                tracing::debug!(target: "doca_sdk", "dma: memcpy task failed: {e:?}");
+            })?;
+            p.copied += n;
+            if p.copied < p.len {
+                return Ok((n, false));
+            }
+            DmaOps::settle(dst, p.len)?;
+            Ok((n, true))
+        });
+        match step {
+            Some(Ok((n, false))) => (n, false),
+            Some(Ok((n, true))) => {
+                self.pool.finish(id, Ok(()));
                 (n, true)
             }
-            Err(e) => {
-                tracing::debug!(target: "doca_sdk", "dma: memcpy task failed: {e:?}");
+            Some(Err(e)) => {
                 self.pool.finish(id, Err(e));
+                (0, true)
+            }
+            None => {
+                self.pool.finish(id, Err(Error::BadState));
                 (0, true)
             }
         }
@@ -383,9 +423,14 @@ impl DmaOps {
 }
 
 /// The element of the list headed by `head` holding byte `pos` of what `size` counts in
-/// each element, and the offset in it.
-fn seek(head: &Buf, mut pos: usize, size: impl Fn(&Buf) -> Result<usize>) -> Result<(Buf, usize)> {
-    let mut b = head.clone();
+/// each element, and the offset in it (the head itself, borrowed, when it holds it).
+fn seek<'a>(
+    head: &'a Buf,
+    pos: usize,
+    size: impl Fn(&Buf) -> Result<usize>,
+) -> Result<(Cow<'a, Buf>, usize)> {
+    let mut b = Cow::Borrowed(head);
+    let mut pos = pos;
     loop {
         let n = size(&b)?;
         if pos < n {
@@ -394,7 +439,7 @@ fn seek(head: &Buf, mut pos: usize, size: impl Fn(&Buf) -> Result<usize>) -> Res
         match b.next_in_list()? {
             Some(next) => {
                 pos -= n;
-                b = next;
+                b = Cow::Owned(next);
             }
             // `pos` is at the very end (nothing left to copy): stay on the last element.
             None => return Ok((b, n.min(pos))),

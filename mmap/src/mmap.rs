@@ -953,6 +953,29 @@ impl MapAccess {
         self.inner.check_live()
     }
 
+    /// [`MapAccess::has_dev`] and [`MapAccess::permissions`] in one look: the map's
+    /// permissions if `dev` may reach it, else `None`.
+    pub fn dev_permissions(&self, dev: &Dev) -> Option<AccessFlags> {
+        let cfg = self.inner.cfg.lock();
+        let reached = match &self.inner.import {
+            Some(i) => i.dev == *dev,
+            None => cfg.devs.contains(dev),
+        };
+        reached.then_some(cfg.perms)
+    }
+
+    /// Copies `len` bytes at `offset` of this map into the map `dst` at `dst_offset`, with
+    /// no intermediate buffer (what a DMA engine does): both ranges are checked (bounds, or
+    /// ranges overlapping in one memory: `INVALID_VALUE`; a read-only destination:
+    /// `NOT_PERMITTED`; a revoked import on either side: `NOT_FOUND`; bytes borrowed in this
+    /// process in a conflicting way: `IN_USE`). Takes the memories' locks only when a
+    /// borrow could conflict (see [`MapAccess::copy_to`]).
+    pub fn copy_to_map(&self, offset: usize, len: usize, dst: &MapAccess, dst_offset: usize) -> Result<()> {
+        self.inner.check_live()?;
+        dst.inner.check_live()?;
+        self.tracker().copy_to(self.region(), offset, dst.tracker(), dst.region(), dst_offset, len)
+    }
+
     /// Copies `src` into the map at `offset` (bounds: `INVALID_VALUE`; read-only memory:
     /// `NOT_PERMITTED`; bytes borrowed in this process: `IN_USE`).
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {

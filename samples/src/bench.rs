@@ -726,3 +726,145 @@ pub fn eventfd_pingpong(
     let _ = mine.as_fd();
     out
 }
+
+/// The DMA rows' rig: one engine, one DMA context, an inventory; completed tasks come back
+/// to the caller (or are freed), counted.
+pub mod dma {
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+
+    use doca_buf::{Buf, Inventory};
+    use doca_core::{open_device_with_pci, Data, Error, Pe};
+    use doca_dma::{Dma, MemcpyTask};
+    use doca_mmap::Mmap;
+
+    /// A DMA context on a device with its engine and an inventory.
+    pub struct Rig {
+        /// The engine.
+        pub pe: Pe,
+        /// The DMA context (Running).
+        pub dma: Dma,
+        /// Buffers for the tasks.
+        pub inv: Inventory,
+        /// The device (maps must be added to it, or imported with it).
+        pub dev: doca_core::Dev,
+        /// Tasks completed, and failed.
+        pub done: Rc<Cell<u64>>,
+        /// Tasks failed (any is a bug of the bench: it stops).
+        pub failed: Rc<Cell<u64>>,
+        /// Completed tasks handed back (when kept).
+        pub back: Rc<RefCell<Vec<MemcpyTask>>>,
+    }
+
+    impl Rig {
+        /// A rig on the device at `pci` with `tasks` tasks; completed tasks are handed back
+        /// when `keep`, else freed in their callback.
+        pub fn new(pci: &str, tasks: u32, keep: bool) -> Result<Rig, Error> {
+            let dev = open_device_with_pci(pci, None)?;
+            let pe = Pe::create()?;
+            let dma = Dma::create(&dev)?;
+            pe.connect_ctx(&dma.as_ctx())?;
+            let (done, failed) = (Rc::new(Cell::new(0u64)), Rc::new(Cell::new(0u64)));
+            let back: Rc<RefCell<Vec<MemcpyTask>>> =
+                Rc::new(RefCell::new(Vec::with_capacity(tasks as usize)));
+            let (d, b) = (done.clone(), back.clone());
+            let f = failed.clone();
+            dma.task_memcpy_set_conf(
+                move |t: MemcpyTask, _, _| {
+                    d.set(d.get() + 1);
+                    if keep {
+                        b.borrow_mut().push(t);
+                    }
+                },
+                move |t: MemcpyTask, _, _| {
+                    eprintln!("dma bench: a task failed: {:?}", t.status());
+                    f.set(f.get() + 1);
+                },
+                tasks,
+            )?;
+            dma.as_ctx().start()?;
+            let inv = Inventory::create(4 * tasks + 8)?;
+            inv.start()?;
+            Ok(Rig { pe, dma, inv, dev, done, failed, back })
+        }
+
+        /// A local map of `len` bytes filled with `fill`, added to the rig's device.
+        pub fn local_map(&self, len: usize, fill: u8) -> Result<Mmap, Error> {
+            let m = Mmap::create()?;
+            m.set_memrange(vec![fill; len])?;
+            m.add_dev(&self.dev)?;
+            m.start()?;
+            Ok(m)
+        }
+
+        /// `n` kept tasks, task i copying `size` bytes at `i * size` of `src` (whole data)
+        /// to the same offset of `dst` (empty room), waiting in [`Rig::back`].
+        pub fn tasks(&self, src: &Mmap, dst: &Mmap, n: usize, size: usize) -> Result<(), Error> {
+            for i in 0..n {
+                let (s, d) = self.pair(src, i * size, dst, i * size, size)?;
+                let t = self.dma.task_memcpy_alloc_init(Some(&s), Some(&d), Data::NONE)?;
+                self.back.borrow_mut().push(t);
+            }
+            Ok(())
+        }
+
+        /// A source of `len` bytes of data at `soff` of `src` (by address, as the map counts
+        /// them: the exporter's for an import) and a destination of `len` bytes of room at
+        /// `doff` of `dst`.
+        pub fn pair(
+            &self,
+            src: &Mmap,
+            soff: usize,
+            dst: &Mmap,
+            doff: usize,
+            len: usize,
+        ) -> Result<(Buf, Buf), Error> {
+            let (base, _) = src.memrange()?;
+            let s = self.inv.buf_get_by_data(src, base + soff, len)?;
+            let d = self.inv.buf_get_at(dst, doff, len)?;
+            Ok((s, d))
+        }
+
+        /// Frees the tasks handed back and returns their buffers to the inventory.
+        pub fn clear(&self) {
+            for t in self.back.borrow_mut().drain(..) {
+                for b in [t.src(), t.dst()].into_iter().flatten() {
+                    let _ = b.dec_refcount();
+                }
+            }
+        }
+
+        /// Resubmits every task handed back (destination emptied first) until `k` more have
+        /// completed, `depth` at most in flight; false if one failed or on time-out.
+        pub fn cycle(&self, k: u64, depth: usize) -> bool {
+            let target = self.done.get() + k;
+            let mut submitted = 0u64;
+            let mut in_flight = 0usize;
+            let mut last = self.done.get();
+            let mut passes = 0u32;
+            let deadline = std::time::Instant::now() + super::GIVE_UP;
+            while self.done.get() < target {
+                let now = self.done.get();
+                in_flight -= (now - last) as usize;
+                last = now;
+                while submitted < k && in_flight < depth {
+                    let Some(t) = self.back.borrow_mut().pop() else { break };
+                    if let Some(d) = t.dst() {
+                        let _ = d.reset_data_len();
+                    }
+                    if t.submit().is_err() {
+                        return false;
+                    }
+                    submitted += 1;
+                    in_flight += 1;
+                }
+                self.pe.progress();
+                passes = passes.wrapping_add(1);
+                if self.failed.get() > 0 || (passes % 1024 == 0 && std::time::Instant::now() > deadline) {
+                    return false;
+                }
+            }
+            true
+        }
+    }
+}

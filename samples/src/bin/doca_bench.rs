@@ -27,7 +27,7 @@ struct Args {
     /// Short run for CI: fewer iterations and smaller sizes (figures are rough).
     #[arg(long)]
     smoke: bool,
-    /// Only these sections (engine, control, fast, or a part: fast-latency, fast-bandwidth);
+    /// Only these sections (engine, dma, control, fast, or a part: fast-latency, fast-bandwidth);
     /// the baselines always run.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -80,6 +80,23 @@ fn measure(reps: usize, iters: u64, mut f: impl FnMut(u64)) -> f64 {
         .collect();
     s.sort_by(f64::total_cmp);
     s[s.len() / 2]
+}
+
+/// As [`measure`] for two loops at once, their repetitions interleaved (a, b, a, b, …): a
+/// shared machine's slow and fast phases then weigh on both alike. (ns per iteration of each.)
+fn measure_pair(reps: usize, iters: u64, mut a: impl FnMut(u64), mut b: impl FnMut(u64)) -> (f64, f64) {
+    a(iters / 10 + 1);
+    b(iters / 10 + 1);
+    let (mut sa, mut sb) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
+    for _ in 0..reps {
+        let t = Instant::now();
+        a(iters);
+        sa.push(ns(t) / iters as f64);
+        let t = Instant::now();
+        b(iters);
+        sb.push(ns(t) / iters as f64);
+    }
+    (median(sa), median(sb))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -229,9 +246,36 @@ fn peer(role: &[String]) -> ExitCode {
             }
             bench::keep(&fp.maps());
         }
+        "dma-host" => {
+            // The host of the DPU-reads-host rows: shared memory exported to the DPU, kept
+            // until the parent closes stdin.
+            let size: usize = arg(1).parse().unwrap_or(0);
+            let Ok(map) = dma_host_export(size) else { return ExitCode::FAILURE };
+            let hex: String = map.1.iter().map(|b| format!("{b:02x}")).collect();
+            println!("desc {hex}");
+            let _ = std::io::stdout().flush();
+            while !done() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            drop(map);
+        }
         _ => return ExitCode::FAILURE,
     }
     ExitCode::SUCCESS
+}
+
+/// Shared memory of `size` bytes (filled), exported from host function b1:00.0.
+fn dma_host_export(size: usize) -> Result<(doca_mmap::Mmap, Vec<u8>), doca_core::Error> {
+    let host = doca_core::open_device_with_pci("b1:00.0", None)?;
+    let mem = doca_mmap::SharedMem::alloc(size)?;
+    mem.write(0, &vec![0x5a; size])?;
+    let map = doca_mmap::Mmap::create()?;
+    map.set_memrange(mem)?;
+    map.set_permissions(doca_mmap::AccessFlags::PCI_READ_WRITE)?;
+    map.add_dev(&host)?;
+    map.start()?;
+    let desc = map.export_pci(&host)?;
+    Ok((map, desc))
 }
 
 fn engine(cfg: &Cfg, rows: &mut Vec<Row>) {
@@ -284,18 +328,7 @@ fn engine(cfg: &Cfg, rows: &mut Vec<Row>) {
             lower_is_better: true,
         });
     }
-    let pe = Pe::create().expect("pe");
-    let lb = Loopback::create(Started::Running);
-    pe.connect_ctx(&lb.as_ctx()).expect("connect");
-    lb.set_conf(|t: EchoTask, _, _| drop(black_box(t)), |_, _, _| {}, 64).expect("conf");
-    lb.as_ctx().start().expect("start");
-    while pe.progress() {}
-    let value = measure(cfg.reps, cfg.iters, |k| {
-        for _ in 0..k {
-            lb.alloc_task(1).expect("alloc").submit().expect("submit");
-            pe.progress();
-        }
-    });
+    let value = loopback_cycle(cfg);
     let mut free: Vec<u32> = (0..64).collect();
     let mut ready: VecDeque<u32> = VecDeque::with_capacity(64);
     let done = Rc::new(Cell::new(0u64));
@@ -320,6 +353,176 @@ fn engine(cfg: &Cfg, rows: &mut Vec<Row>) {
         base,
         lower_is_better: true,
     });
+}
+
+/// The core loopback context's task cycle (alloc, submit, one progress that completes it and
+/// frees it in its callback), ns.
+fn loopback_cycle(cfg: &Cfg) -> f64 {
+    measure(cfg.reps, cfg.iters, loopback_loop())
+}
+
+/// A loop of `k` loopback task cycles.
+fn loopback_loop() -> impl FnMut(u64) {
+    let pe = Pe::create().expect("pe");
+    let lb = Loopback::create(Started::Running);
+    pe.connect_ctx(&lb.as_ctx()).expect("connect");
+    lb.set_conf(|t: EchoTask, _, _| drop(black_box(t)), |_, _, _| {}, 64).expect("conf");
+    lb.as_ctx().start().expect("start");
+    while pe.progress() {}
+    move |k| {
+        for _ in 0..k {
+            lb.alloc_task(1).expect("alloc").submit().expect("submit");
+            pe.progress();
+        }
+    }
+}
+
+fn kib(size: usize) -> String {
+    if size >= 1 << 20 {
+        format!("{} MiB", size >> 20)
+    } else {
+        format!("{} KiB", size >> 10)
+    }
+}
+
+/// Iterations that copy about `total` bytes in `size`-byte copies.
+fn copies(total: usize, size: usize) -> u64 {
+    (total / size).clamp(4, 100_000) as u64
+}
+
+/// A loop of memcpy of `size` bytes from the start of `src` to the start of `dst` — the
+/// very bytes the DMA rows copy (same memory, same alignment, same pages). The bytes are
+/// borrowed for each loop only (a DMA task cannot copy borrowed bytes: `IN_USE`).
+fn memcpy_maps(src: &doca_mmap::Mmap, dst: &doca_mmap::Mmap, size: usize) -> impl FnMut(u64) {
+    let (a, b) = (src.access().expect("started"), dst.access().expect("started"));
+    move |k| {
+        let from = a.bytes(0, size).expect("nothing borrows the source");
+        let mut to = b.bytes_mut(0, size).expect("nothing borrows the destination");
+        for _ in 0..k {
+            to.copy_from_slice(black_box(&from));
+            black_box(&*to);
+        }
+    }
+}
+
+/// DMA rows: local memcpy task bandwidth beside memcpy, the small task's cycle beside the
+/// loopback context's, the DPU reading host memory across processes beside memcpy, and task
+/// throughput with 1, 8 and 64 tasks in flight beside memcpy of the same size. Each memcpy
+/// baseline copies the very bytes its row's tasks copy (same maps, same offsets), right after
+/// the row: only the engine's work differs.
+fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
+    use doca_samples::bench::dma::Rig;
+    let total = if cfg.reps < 5 { 16usize << 20 } else { 256 << 20 };
+    let row = |name: String, unit, value, baseline: String, base, lower_is_better| Row {
+        section: "dma",
+        name,
+        unit,
+        value,
+        p99: None,
+        baseline,
+        base,
+        lower_is_better,
+    };
+    // One task of `size` bytes, resubmitted as soon as it completes, beside memcpy of the
+    // same bytes (GB/s of each).
+    let bandwidth = |rig: &Rig, src: &doca_mmap::Mmap, dst: &doca_mmap::Mmap, size: usize| {
+        rig.tasks(src, dst, 1, size).expect("dma task");
+        let dma = |k| assert!(rig.cycle(k, 1), "dma copy failed");
+        let (t_dma, t_memcpy) = measure_pair(cfg.reps, copies(total, size), dma, memcpy_maps(src, dst, size));
+        rig.clear();
+        (size as f64 / t_dma, size as f64 / t_memcpy)
+    };
+    let rig = Rig::new("b1:00.0", 64, true).expect("dma context");
+    for size in [64usize << 10, 1 << 20, cfg.big] {
+        let src = rig.local_map(size, 1).expect("map");
+        let dst = rig.local_map(size, 0).expect("map");
+        let (value, base) = bandwidth(&rig, &src, &dst, size);
+        rows.push(row(
+            format!("dma memcpy bandwidth {}", kib(size)),
+            "GB/s",
+            value,
+            format!("memcpy {}", kib(size)),
+            base,
+            false,
+        ));
+    }
+
+    // The small task's whole cycle: alloc, submit, one progress that copies it and completes
+    // it (freed in its callback), the destination emptied for the next.
+    let cycle_rig = Rig::new("b1:00.0", 64, false).expect("dma context");
+    let src = cycle_rig.local_map(4096, 1).expect("map");
+    let dst = cycle_rig.local_map(4096, 0).expect("map");
+    let (s, d) = cycle_rig.pair(&src, 0, &dst, 0, 64).expect("buffers");
+    let dma = |k| {
+        for _ in 0..k {
+            let _ = d.reset_data_len();
+            cycle_rig
+                .dma
+                .task_memcpy_alloc_init(Some(&s), Some(&d), doca_core::Data::NONE)
+                .expect("alloc")
+                .submit()
+                .expect("submit");
+            cycle_rig.pe.progress();
+        }
+    };
+    let (value, base) = measure_pair(cfg.reps, cfg.iters, dma, loopback_loop());
+    assert_eq!(cycle_rig.failed.get(), 0, "dma copy failed");
+    rows.push(row(
+        "dma small memcpy task cycle (64 B)".into(),
+        "ns",
+        value,
+        "loopback task cycle".into(),
+        base,
+        true,
+    ));
+
+    // The DPU reads host memory: a peer process (the host) exports shared memory, this one
+    // imports it on the DPU device and copies from it, named by the host's addresses.
+    let dpu = Rig::new("03:00.0", 64, true).expect("dma context");
+    let big = if cfg.reps < 5 { 2 << 20 } else { 8 << 20 };
+    for size in [1usize << 20, big] {
+        let mut host = PeerProc::spawn(&["dma-host", &size.to_string()]);
+        let line = host.line();
+        let desc = line.strip_prefix("desc ").and_then(from_hex).expect("the host's export descriptor");
+        let remote = doca_mmap::Mmap::create_from_export(None, &desc, &dpu.dev).expect("import");
+        let local = dpu.local_map(size, 0).expect("map");
+        let (value, base) = bandwidth(&dpu, &remote, &local, size);
+        drop(remote);
+        host.finish();
+        rows.push(row(
+            format!("dma DPU reads host memory {}", kib(size)),
+            "GB/s",
+            value,
+            format!("memcpy {}", kib(size)),
+            base,
+            false,
+        ));
+    }
+
+    // Throughput of 4 KiB tasks with 1, 8 and 64 in flight, beside memcpy of the first task's
+    // 4 KiB.
+    let size = 4096;
+    for n in [1usize, 8, 64] {
+        let src = rig.local_map(size * n, 1).expect("map");
+        let dst = rig.local_map(size * n, 0).expect("map");
+        rig.tasks(&src, &dst, n, size).expect("dma tasks");
+        let dma = |k| assert!(rig.cycle(k, n), "dma copy failed");
+        let (t_per, t_memcpy) = measure_pair(cfg.reps, cfg.iters / 4, dma, memcpy_maps(&src, &dst, size));
+        rig.clear();
+        let base = 1e3 / t_memcpy;
+        rows.push(row(
+            format!("dma 4 KiB tasks, {n} in flight"),
+            "Mtask/s",
+            1e3 / t_per,
+            "memcpy 4 KiB".into(),
+            base,
+            false,
+        ));
+    }
+}
+
+fn from_hex(s: &str) -> Option<Vec<u8>> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
 }
 
 /// Baselines: raw ring one-way latencies per message size, the raw streaming rate,
@@ -774,6 +977,9 @@ fn main() -> ExitCode {
         |s: &str| args.only.is_empty() || args.only.iter().any(|o| o == s || o.starts_with(&format!("{s}-")));
     if wanted("engine") {
         engine(&cfg, &mut rows);
+    }
+    if wanted("dma") {
+        dma_rows(&cfg, &mut rows);
     }
     let base = baselines(&cfg);
     let rings = base.ring.iter().map(|(size, v)| (format!("raw shm ring one-way {size} B"), *v));

@@ -7,13 +7,25 @@
 //! - `read_addr <address> <len>`: the same, at an address as the exporter counts it (C's
 //!   pattern: the exporter sends its own buffer address)
 //! - `export <len> <text>`: shared memory holding `text`, exported from host function b1:00.0
+//!   (exports are numbered from 0 in order)
+//! - `addr <export>`: the exported map's address (its memrange start: what a host sends the
+//!   DPU so that it names host buffers by host addresses) → `addr <n>`
+//! - `host_fill <export> <offset> <len> <seed>`: writes the checked pattern of `seed` there
+//! - `host_hex <export> <offset> <len>` / `host_fnv <export> <offset> <len>`: the exporter's
+//!   own view of its bytes, as hex or as their FNV-1a checksum (`fnv <n>`)
+//! - `stop <export>` / `destroy <export>`: stops or destroys the exported map (revoking it)
 
 use std::io::BufRead;
 
 use doca_buf::Inventory;
 use doca_core::{open_device_with_pci, Error};
 use doca_mmap::{AccessFlags, Mmap, SharedMem};
-use doca_tests::{from_hex, to_hex};
+use doca_tests::{checked::fnv32, from_hex, to_hex};
+
+/// The bytes `host_fill` writes: a function of the seed and the position.
+pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    (0..len as u64).map(|i| (i.wrapping_mul(0x9e37_79b9).wrapping_add(seed) >> 3) as u8).collect()
+}
 
 fn main() {
     let inv = Inventory::create(16).expect("inventory");
@@ -21,7 +33,7 @@ fn main() {
     let dpu = open_device_with_pci("03:00.0", None).expect("dpu device");
     let host = open_device_with_pci("b1:00.0", None).expect("host device");
     let mut imported: Option<Mmap> = None;
-    let mut exported: Vec<Mmap> = Vec::new();
+    let mut exported: Vec<Option<Mmap>> = Vec::new();
     for line in std::io::stdin().lock().lines() {
         let line = line.expect("stdin");
         let mut words = line.splitn(3, ' ');
@@ -67,8 +79,48 @@ fn main() {
                 map.add_dev(&host)?;
                 map.start()?;
                 let desc = map.export_pci(&host)?;
-                exported.push(map);
+                exported.push(Some(map));
                 Ok(format!("desc {}", to_hex(&desc)))
+            })(),
+            (
+                Some(cmd @ ("addr" | "stop" | "destroy" | "host_fill" | "host_hex" | "host_fnv")),
+                Some(i),
+                rest,
+            ) => (|| {
+                let i: usize = i.parse().map_err(|_| Error::InvalidValue)?;
+                let slot = exported.get_mut(i).ok_or(Error::InvalidValue)?;
+                if cmd == "destroy" {
+                    let map = slot.take().ok_or(Error::BadState)?;
+                    return map.destroy().map(|()| "ok".to_string()).map_err(|r| r.error);
+                }
+                let map = slot.as_ref().ok_or(Error::BadState)?;
+                let nums: Vec<usize> = rest
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .map(|w| w.parse().map_err(|_| Error::InvalidValue))
+                    .collect::<Result<_, _>>()?;
+                match (cmd, nums.as_slice()) {
+                    ("addr", []) => Ok(format!("addr {}", map.memrange()?.0)),
+                    ("stop", []) => map.stop().map(|()| "ok".to_string()),
+                    ("host_fill", &[off, len, seed]) => {
+                        let buf = inv.buf_get_at(map, off, len)?;
+                        let r = buf.append(&pattern(seed as u64, len));
+                        buf.dec_refcount()?;
+                        r.map(|()| "ok".to_string())
+                    }
+                    ("host_hex" | "host_fnv", &[off, len]) => {
+                        let buf = inv.buf_get_data_at(map, off, len)?;
+                        let r = buf.data_to_vec();
+                        buf.dec_refcount()?;
+                        let bytes = r?;
+                        Ok(if cmd == "host_hex" {
+                            format!("hex {}", to_hex(&bytes))
+                        } else {
+                            format!("fnv {}", fnv32(&bytes))
+                        })
+                    }
+                    _ => Err(Error::InvalidValue),
+                }
             })(),
             _ => Err(Error::InvalidValue),
         };

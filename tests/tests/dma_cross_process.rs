@@ -1,0 +1,130 @@
+//! DMA across processes, as DOCA's `dma_copy` does it: this process is the DPU, the
+//! `mem_peer` process the host. The host exports its memory and sends its buffer addresses;
+//! the DPU imports the export, names host buffers by the host's addresses, and its DMA reads
+//! host memory into its own and writes its own into the host's, checked on both sides. Once
+//! the host stops (or destroys) its map, the next task on the import fails with `NOT_FOUND`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use doca_buf::{Buf, Inventory};
+use doca_core::{open_device_with_pci, Data, Error, Pe};
+use doca_dma::{Dma, MemcpyTask};
+use doca_mmap::Mmap;
+use doca_tests::checked::fnv32;
+use doca_tests::{from_hex, to_hex, Peer};
+
+const PEER: &str = env!("CARGO_BIN_EXE_mem_peer");
+
+/// `mem_peer`'s `host_fill` pattern.
+fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    (0..len as u64).map(|i| (i.wrapping_mul(0x9e37_79b9).wrapping_add(seed) >> 3) as u8).collect()
+}
+
+struct Dpu {
+    pe: Pe,
+    dma: Dma,
+    seen: Rc<RefCell<Vec<Result<(), Error>>>>,
+}
+
+impl Dpu {
+    fn new() -> Dpu {
+        let dev = open_device_with_pci("03:00.0", None).unwrap();
+        let pe = Pe::create().unwrap();
+        let dma = Dma::create(&dev).unwrap();
+        pe.connect_ctx(&dma.as_ctx()).unwrap();
+        let seen: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+        let (a, b) = (seen.clone(), seen.clone());
+        dma.task_memcpy_set_conf(
+            move |t: MemcpyTask, _, _| a.borrow_mut().push(t.status()),
+            move |t: MemcpyTask, _, _| b.borrow_mut().push(t.status()),
+            8,
+        )
+        .unwrap();
+        dma.as_ctx().start().unwrap();
+        Dpu { pe, dma, seen }
+    }
+
+    /// One task, progressed until it completes (bounded); its status.
+    fn copy(&self, src: &Buf, dst: &Buf) -> Result<(), Error> {
+        let before = self.seen.borrow().len();
+        self.dma.task_memcpy_alloc_init(Some(src), Some(dst), Data::NONE).unwrap().submit().unwrap();
+        for _ in 0..1_000_000 {
+            if self.seen.borrow().len() > before {
+                return *self.seen.borrow().last().unwrap();
+            }
+            self.pe.progress();
+        }
+        panic!("the DMA engine did not finish");
+    }
+}
+
+/// Asks the host for an export of `len` bytes; returns the descriptor and the host's address
+/// of its first byte (what a host application sends the DPU).
+fn host_export(host: &mut Peer, index: usize, len: usize) -> (Vec<u8>, usize) {
+    let answer = host.ask(&format!("export {len} exported by the host"));
+    let desc = from_hex(answer.strip_prefix("desc ").expect("a descriptor")).unwrap();
+    let answer = host.ask(&format!("addr {index}"));
+    let addr = answer.strip_prefix("addr ").expect("an address").parse().unwrap();
+    (desc, addr)
+}
+
+#[test]
+fn the_dpu_dma_reads_and_writes_host_memory_by_host_addresses_until_the_host_stops_its_map() {
+    let dpu_dev = open_device_with_pci("03:00.0", None).unwrap();
+    let mut host = Peer::spawn(PEER, &[]);
+    let size = 8 << 20;
+    let (desc, host_base) = host_export(&mut host, 0, size);
+    let dpu = Dpu::new();
+    let remote = Mmap::create_from_export(None, &desc, &dpu_dev).unwrap();
+    let local = Mmap::create().unwrap();
+    local.set_memrange(vec![0u8; 12 << 20]).unwrap();
+    local.add_dev(&dpu_dev).unwrap();
+    local.start().unwrap();
+    let inv = Inventory::create(16).unwrap();
+    inv.start().unwrap();
+
+    // DPU reads host memory: 3 MiB + 5 of the host's pattern (several engine passes), named
+    // by host addresses, into local memory.
+    let (off, len) = (123_457, (3 << 20) + 5);
+    assert_eq!(host.ask(&format!("host_fill 0 {off} {len} 7")), "ok");
+    let from_host = inv.buf_get_by_data(&remote, host_base + off, len).unwrap();
+    let into_local = inv.buf_get_at(&local, 11, len).unwrap();
+    assert_eq!(dpu.copy(&from_host, &into_local), Ok(()));
+    assert_eq!(into_local.data_len().unwrap(), len);
+    assert!(into_local.data_to_vec().unwrap() == pattern(7, len), "the DPU read other bytes");
+
+    // DPU writes host memory: local bytes into the host's buffer at a host address; the host
+    // sees exactly them, and nothing past them.
+    let mine = pattern(99, 2 << 20);
+    let src = inv.buf_get_at(&local, 4 << 20, mine.len()).unwrap();
+    src.append(&mine).unwrap();
+    let (woff, wlen) = ((4 << 20) + 1000, mine.len());
+    let into_host = inv.buf_get_by_addr(&remote, host_base + woff, wlen).unwrap();
+    assert_eq!(dpu.copy(&src, &into_host), Ok(()));
+    assert_eq!(into_host.data_len().unwrap(), wlen);
+    assert_eq!(host.ask(&format!("host_fnv 0 {woff} {wlen}")), format!("fnv {}", fnv32(&mine)));
+    assert_eq!(host.ask(&format!("host_hex 0 {woff} 16")), format!("hex {}", to_hex(&mine[..16])));
+    let after = host.ask(&format!("host_hex 0 {} 4", woff + wlen));
+    assert_eq!(after, "hex 00000000", "the DMA wrote past the destination's room");
+
+    // The host stops its map: the import is revoked, and the next task on it fails with
+    // NOT_FOUND (in both directions), however long ago it was imported and its buffers got.
+    assert_eq!(host.ask("stop 0"), "ok");
+    let room = inv.buf_get_at(&local, 6 << 20, len).unwrap();
+    assert_eq!(dpu.copy(&from_host, &room), Err(Error::NotFound));
+    assert_eq!(dpu.copy(&src, &into_host), Err(Error::NotFound));
+
+    // The same for a destroyed map.
+    let (desc, base) = host_export(&mut host, 1, 1 << 16);
+    let remote2 = Mmap::create_from_export(None, &desc, &dpu_dev).unwrap();
+    let there = inv.buf_get_by_addr(&remote2, base + 4096, 64).unwrap();
+    let small = inv.buf_get_data_at(&local, 11, 64).unwrap();
+    assert_eq!(dpu.copy(&small, &there), Ok(()));
+    assert_eq!(host.ask("host_hex 1 4096 4"), format!("hex {}", to_hex(&pattern(7, 4))));
+    assert_eq!(host.ask("destroy 1"), "ok");
+    assert_eq!(dpu.copy(&small, &there), Err(Error::NotFound));
+    // The DPU's own memory was never touched by the failed tasks after the revocation.
+    assert!(into_local.data_to_vec().unwrap() == pattern(7, len));
+    assert!(host.finish());
+}
