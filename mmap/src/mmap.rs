@@ -12,9 +12,10 @@
 //! [`Mmap::create_from_export`] there maps the very same pages. The descriptor names the
 //! exporting process's memory and carries a 128-bit random token that the memory's header
 //! must match, so it cannot be forged into other memory. When the exporting map is stopped
-//! or destroyed (or its process exits) the export is revoked: importing it again gives
+//! or destroyed (a clean exit destroys it) the export is revoked: importing it again gives
 //! `NOT_FOUND`, and a map already imported answers every later access (new buffers, reads
-//! and writes through buffers) with `NOT_FOUND`. Its pages stay mapped until it is destroyed,
+//! and writes through buffers) with `NOT_FOUND`. A killed exporter revokes nothing already
+//! imported (only a new import of its descriptor fails). Its pages stay mapped until it is destroyed,
 //! and every shared segment is a memfd sealed against resizing (checked on import), so the
 //! exporter cannot truncate the pages under the importer either: no access can fault.
 
