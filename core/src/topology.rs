@@ -18,7 +18,6 @@ use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use crate::hwclock::ClockType;
 use crate::pci::PciAddr;
 use crate::{fail, Error};
 
@@ -493,6 +492,60 @@ fn parse_value(s: &str) -> Option<u64> {
         None => digits.parse::<u64>().ok()?,
     };
     base.checked_mul(mult)
+}
+
+/// `DOCA_CLOCK_*`: one clock, a bit each (the values are this emulator's: a call takes one
+/// bit; a mask of several is refused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u64)]
+pub enum ClockType {
+    /// `DOCA_CLOCK_NIC_FREE_RUNNING`: the NIC's free-running clock.
+    NicFreeRunning = 1 << 0,
+    /// `DOCA_CLOCK_NIC_REAL_TIME`: the NIC's real-time clock.
+    NicRealTime = 1 << 1,
+    /// `DOCA_CLOCK_NIC_DPA_TIMER`: the timer of the NIC's DPA.
+    NicDpaTimer = 1 << 2,
+    /// `DOCA_CLOCK_HOST_COUNTER_CYCLES`: the host's cycle counter (a [`crate::Timestamp::Counter`]).
+    HostCounterCycles = 1 << 3,
+    /// `DOCA_CLOCK_HOST_REAL_TIME`: the host's `CLOCK_REALTIME`.
+    HostRealTime = 1 << 4,
+    /// `DOCA_CLOCK_HOST_MONOTONIC`: the host's `CLOCK_MONOTONIC`.
+    HostMonotonic = 1 << 5,
+    /// `DOCA_CLOCK_HOST_MONOTONIC_RAW`: the host's `CLOCK_MONOTONIC_RAW`.
+    HostMonotonicRaw = 1 << 6,
+}
+
+impl ClockType {
+    /// Every clock, in bit order.
+    pub const ALL: [ClockType; 7] = [
+        ClockType::NicFreeRunning,
+        ClockType::NicRealTime,
+        ClockType::NicDpaTimer,
+        ClockType::HostCounterCycles,
+        ClockType::HostRealTime,
+        ClockType::HostMonotonic,
+        ClockType::HostMonotonicRaw,
+    ];
+
+    /// The clock of a C `uint64_t`: exactly one known bit, else `None`.
+    pub fn from_bits(bits: u64) -> Option<ClockType> {
+        ClockType::ALL.into_iter().find(|c| *c as u64 == bits)
+    }
+
+    /// Whether it is one of the NIC's clocks.
+    pub fn is_nic(self) -> bool {
+        matches!(self, ClockType::NicFreeRunning | ClockType::NicRealTime | ClockType::NicDpaTimer)
+    }
+
+    /// The topology's name of a NIC clock (`clocks=fr,rt,dpa`).
+    pub fn topology_name(self) -> Option<&'static str> {
+        match self {
+            ClockType::NicFreeRunning => Some("fr"),
+            ClockType::NicRealTime => Some("rt"),
+            ClockType::NicDpaTimer => Some("dpa"),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
