@@ -4,29 +4,34 @@
 
 use std::rc::Rc;
 
-use doca_core::{CtxState, Data, Error};
+use doca_core::{Data, Error};
 use doca_mmap_advise::{caps, InvalidateCacheTask, MmapAdvise};
 
-use crate::buf::{buf, DocaBuf};
+use crate::buf::DocaBuf;
 use crate::check::{non_null, out};
-use crate::ctx::{DocaCtx, DocaData, CTXS};
+use crate::ctx::{DocaCtx, DocaData};
 use crate::dev::{DocaDev, DocaDevinfo};
 use crate::handles::{Handles, Kind};
-use crate::task::{as_task, complete, task, AnyTask, DocaTask, Of, TaskTable};
+use crate::libctx::{self, opt_buf, LibCtx, Library};
+use crate::task::{as_task, complete, task, AnyTask, DocaTask, Of};
 use crate::{guarded, invalid, DocaError};
 
 /// `struct doca_mmap_advise`: the context, its context handle and its tasks' handles.
-pub struct DocaMmapAdvise {
-    obj: MmapAdvise,
-    ctx: *mut DocaCtx,
-    tasks: Rc<TaskTable>,
+pub type DocaMmapAdvise = LibCtx<MmapAdvise>;
+
+impl Library for MmapAdvise {
+    fn ctx(&self) -> doca_core::Ctx {
+        self.as_ctx()
+    }
+    fn destroy(self) -> doca_core::Result<()> {
+        MmapAdvise::destroy(self).map_err(|r| r.error)
+    }
 }
 
 static ADVISES: Handles = Handles::new(Kind::MmapAdvise);
 
 fn advise<'a>(p: *const DocaMmapAdvise) -> Option<&'a DocaMmapAdvise> {
-    // SAFETY: ADVISES only holds DocaMmapAdvise handles.
-    unsafe { ADVISES.get(p) }
+    libctx::get(&ADVISES, p)
 }
 
 /// `doca_mmap_advise_task_invalidate_cache_completion_cb_t`.
@@ -40,15 +45,6 @@ fn invalidate<R>(p: *const DocaTask, f: impl FnOnce(&InvalidateCacheTask) -> R) 
     })?
 }
 
-/// A buffer argument that may be NULL (none yet): `Err` for a non-NULL handle that is not a
-/// live buffer.
-fn opt_buf<'a>(p: *const DocaBuf) -> Result<Option<&'a doca_buf::Buf>, ()> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    buf(p).map(Some).ok_or(())
-}
-
 /// `doca_mmap_advise_create`: a context on `dev` (`NOT_SUPPORTED` when the topology gives the
 /// device no cache invalidation).
 ///
@@ -60,19 +56,7 @@ pub unsafe extern "C" fn doca_mmap_advise_create(
     mmap_advise: *mut *mut DocaMmapAdvise,
 ) -> DocaError {
     guarded("doca_mmap_advise_create", || {
-        let Some(d) = crate::dev::dev(dev) else { return invalid() };
-        if let Err(e) = non_null(mmap_advise, "mmap_advise") {
-            return e;
-        }
-        match MmapAdvise::create(&d.dev) {
-            Ok(obj) => {
-                let ctx = CTXS.add(DocaCtx(obj.as_ctx()));
-                let tasks = Rc::new(TaskTable::default());
-                tasks.1.set(ctx);
-                out(mmap_advise, ADVISES.add(DocaMmapAdvise { obj, ctx, tasks }))
-            }
-            Err(e) => e.code(),
-        }
+        libctx::create(&ADVISES, dev, mmap_advise, "mmap_advise", MmapAdvise::create)
     })
 }
 
@@ -84,26 +68,15 @@ pub unsafe extern "C" fn doca_mmap_advise_create(
 #[no_mangle]
 pub unsafe extern "C" fn doca_mmap_advise_destroy(mmap_advise: *mut DocaMmapAdvise) -> DocaError {
     guarded("doca_mmap_advise_destroy", || {
-        let Some(a) = self::advise(mmap_advise) else { return invalid() };
-        if a.obj.as_ctx().state() != CtxState::Idle {
-            return Error::BadState.code();
-        }
-        // SAFETY: ADVISES only holds DocaMmapAdvise handles; freed once, here.
-        let Some(a) = (unsafe { ADVISES.remove(mmap_advise) }) else { return invalid() };
-        let DocaMmapAdvise { obj, ctx, tasks } = *a;
-        // SAFETY: the context handle was made with the context and goes with it.
-        drop(unsafe { CTXS.remove(ctx) });
-        drop(tasks);
-        Error::code_of(&obj.destroy().map_err(|r| r.error))
+        // SAFETY: the caller's contract, as `libctx::destroy` states it.
+        unsafe { libctx::destroy(&ADVISES, mmap_advise) }
     })
 }
 
 /// `doca_mmap_advise_as_ctx`.
 #[no_mangle]
 pub extern "C" fn doca_mmap_advise_as_ctx(mmap_advise: *mut DocaMmapAdvise) -> *mut DocaCtx {
-    crate::shielded("doca_mmap_advise_as_ctx", std::ptr::null_mut(), || {
-        self::advise(mmap_advise).map_or(std::ptr::null_mut(), |a| a.ctx)
-    })
+    crate::shielded("doca_mmap_advise_as_ctx", std::ptr::null_mut(), || libctx::as_ctx(&ADVISES, mmap_advise))
 }
 
 /// `doca_mmap_advise_cap_task_cache_invalidate_is_supported`.

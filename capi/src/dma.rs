@@ -4,29 +4,34 @@
 
 use std::rc::Rc;
 
-use doca_core::{CtxState, Data, Error};
+use doca_core::Data;
 use doca_dma::{caps, Dma, MemcpyTask};
 
-use crate::buf::{buf, DocaBuf};
+use crate::buf::DocaBuf;
 use crate::check::{non_null, out};
-use crate::ctx::{DocaCtx, DocaData, CTXS};
+use crate::ctx::{DocaCtx, DocaData};
 use crate::dev::{DocaDev, DocaDevinfo};
 use crate::handles::{Handles, Kind};
-use crate::task::{as_task, complete, task, AnyTask, DocaTask, Of, TaskTable};
+use crate::libctx::{self, opt_buf, LibCtx, Library};
+use crate::task::{as_task, complete, task, AnyTask, DocaTask, Of};
 use crate::{guarded, invalid, DocaError};
 
 /// `struct doca_dma`: the context, its context handle and its tasks' handles.
-pub struct DocaDma {
-    obj: Dma,
-    ctx: *mut DocaCtx,
-    tasks: Rc<TaskTable>,
+pub type DocaDma = LibCtx<Dma>;
+
+impl Library for Dma {
+    fn ctx(&self) -> doca_core::Ctx {
+        self.as_ctx()
+    }
+    fn destroy(self) -> doca_core::Result<()> {
+        Dma::destroy(self).map_err(|r| r.error)
+    }
 }
 
 static DMAS: Handles = Handles::new(Kind::Dma);
 
 fn dma<'a>(p: *const DocaDma) -> Option<&'a DocaDma> {
-    // SAFETY: DMAS only holds DocaDma handles.
-    unsafe { DMAS.get(p) }
+    libctx::get(&DMAS, p)
 }
 
 /// `doca_dma_task_memcpy_completion_cb_t`.
@@ -40,15 +45,6 @@ fn memcpy<R>(p: *const DocaTask, f: impl FnOnce(&MemcpyTask) -> R) -> Option<R> 
     })?
 }
 
-/// A buffer argument that may be NULL (none yet): `Err` for a non-NULL handle that is not a
-/// live buffer.
-fn opt_buf<'a>(p: *const DocaBuf) -> Result<Option<&'a doca_buf::Buf>, ()> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    buf(p).map(Some).ok_or(())
-}
-
 /// `doca_dma_create`: a DMA context on `dev` (`NOT_SUPPORTED` when the topology gives the
 /// device no DMA).
 ///
@@ -56,21 +52,7 @@ fn opt_buf<'a>(p: *const DocaBuf) -> Result<Option<&'a doca_buf::Buf>, ()> {
 /// `dma` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_dma_create(dev: *mut DocaDev, dma: *mut *mut DocaDma) -> DocaError {
-    guarded("doca_dma_create", || {
-        let Some(d) = crate::dev::dev(dev) else { return invalid() };
-        if let Err(e) = non_null(dma, "dma") {
-            return e;
-        }
-        match Dma::create(&d.dev) {
-            Ok(obj) => {
-                let ctx = CTXS.add(DocaCtx(obj.as_ctx()));
-                let tasks = Rc::new(TaskTable::default());
-                tasks.1.set(ctx);
-                out(dma, DMAS.add(DocaDma { obj, ctx, tasks }))
-            }
-            Err(e) => e.code(),
-        }
-    })
+    guarded("doca_dma_create", || libctx::create(&DMAS, dev, dma, "dma", Dma::create))
 }
 
 /// `doca_dma_destroy`: Idle only (`BAD_STATE`, the context stays); its context's and tasks'
@@ -81,26 +63,15 @@ pub unsafe extern "C" fn doca_dma_create(dev: *mut DocaDev, dma: *mut *mut DocaD
 #[no_mangle]
 pub unsafe extern "C" fn doca_dma_destroy(dma: *mut DocaDma) -> DocaError {
     guarded("doca_dma_destroy", || {
-        let Some(d) = self::dma(dma) else { return invalid() };
-        if d.obj.as_ctx().state() != CtxState::Idle {
-            return Error::BadState.code();
-        }
-        // SAFETY: DMAS only holds DocaDma handles; freed once, here.
-        let Some(d) = (unsafe { DMAS.remove(dma) }) else { return invalid() };
-        let DocaDma { obj, ctx, tasks } = *d;
-        // SAFETY: the context handle was made with the DMA context and goes with it.
-        drop(unsafe { CTXS.remove(ctx) });
-        drop(tasks);
-        doca_core::Error::code_of(&obj.destroy().map_err(|r| r.error))
+        // SAFETY: the caller's contract, as `libctx::destroy` states it.
+        unsafe { libctx::destroy(&DMAS, dma) }
     })
 }
 
 /// `doca_dma_as_ctx`.
 #[no_mangle]
 pub extern "C" fn doca_dma_as_ctx(dma: *mut DocaDma) -> *mut DocaCtx {
-    crate::shielded("doca_dma_as_ctx", std::ptr::null_mut(), || {
-        self::dma(dma).map_or(std::ptr::null_mut(), |d| d.ctx)
-    })
+    crate::shielded("doca_dma_as_ctx", std::ptr::null_mut(), || libctx::as_ctx(&DMAS, dma))
 }
 
 /// `doca_dma_cap_get_max_num_tasks`.

@@ -46,6 +46,7 @@ mod error;
 mod fast;
 mod handles;
 mod legacy;
+mod libctx;
 mod log;
 mod mmap;
 mod pe;

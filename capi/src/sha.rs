@@ -7,29 +7,34 @@
 
 use std::rc::Rc;
 
-use doca_core::{CtxState, Data, Error};
+use doca_core::Data;
 use doca_sha::{caps, Algorithm, HashTask, PartialHashTask, Sha};
 
-use crate::buf::{buf, DocaBuf};
+use crate::buf::DocaBuf;
 use crate::check::{non_null, out};
-use crate::ctx::{DocaCtx, DocaData, CTXS};
+use crate::ctx::{DocaCtx, DocaData};
 use crate::dev::{DocaDev, DocaDevinfo};
 use crate::handles::{Handles, Kind};
-use crate::task::{as_task, complete, task, AnyTask, DocaTask, Of, TaskTable};
+use crate::libctx::{self, opt_buf, LibCtx, Library};
+use crate::task::{as_task, complete, task, AnyTask, DocaTask, Of};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// `struct doca_sha`: the context, its context handle and its tasks' handles.
-pub struct DocaSha {
-    obj: Sha,
-    ctx: *mut DocaCtx,
-    tasks: Rc<TaskTable>,
+pub type DocaSha = LibCtx<Sha>;
+
+impl Library for Sha {
+    fn ctx(&self) -> doca_core::Ctx {
+        self.as_ctx()
+    }
+    fn destroy(self) -> doca_core::Result<()> {
+        Sha::destroy(self).map_err(|r| r.error)
+    }
 }
 
 static SHAS: Handles = Handles::new(Kind::Sha);
 
 fn sha<'a>(p: *const DocaSha) -> Option<&'a DocaSha> {
-    // SAFETY: SHAS only holds DocaSha handles.
-    unsafe { SHAS.get(p) }
+    libctx::get(&SHAS, p)
 }
 
 /// `doca_sha_task_hash_completion_cb_t` and `doca_sha_task_partial_hash_completion_cb_t`.
@@ -60,15 +65,6 @@ fn partial<R>(p: *const DocaTask, f: impl FnOnce(&PartialHashTask) -> R) -> Opti
     })?
 }
 
-/// A buffer argument that may be NULL (none yet): `Err` for a non-NULL handle that is not a
-/// live buffer.
-fn opt_buf<'a>(p: *const DocaBuf) -> Result<Option<&'a doca_buf::Buf>, ()> {
-    if p.is_null() {
-        return Ok(None);
-    }
-    buf(p).map(Some).ok_or(())
-}
-
 /// `doca_sha_create`: a SHA context on `dev` (`NOT_SUPPORTED` when the topology gives the
 /// device no SHA).
 ///
@@ -76,21 +72,7 @@ fn opt_buf<'a>(p: *const DocaBuf) -> Result<Option<&'a doca_buf::Buf>, ()> {
 /// `sha` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_sha_create(dev: *mut DocaDev, sha: *mut *mut DocaSha) -> DocaError {
-    guarded("doca_sha_create", || {
-        let Some(d) = crate::dev::dev(dev) else { return invalid() };
-        if let Err(e) = non_null(sha, "sha") {
-            return e;
-        }
-        match Sha::create(&d.dev) {
-            Ok(obj) => {
-                let ctx = CTXS.add(DocaCtx(obj.as_ctx()));
-                let tasks = Rc::new(TaskTable::default());
-                tasks.1.set(ctx);
-                out(sha, SHAS.add(DocaSha { obj, ctx, tasks }))
-            }
-            Err(e) => e.code(),
-        }
-    })
+    guarded("doca_sha_create", || libctx::create(&SHAS, dev, sha, "sha", Sha::create))
 }
 
 /// `doca_sha_destroy`: Idle only (`BAD_STATE`, the context stays); its context's and tasks'
@@ -101,26 +83,15 @@ pub unsafe extern "C" fn doca_sha_create(dev: *mut DocaDev, sha: *mut *mut DocaS
 #[no_mangle]
 pub unsafe extern "C" fn doca_sha_destroy(sha: *mut DocaSha) -> DocaError {
     guarded("doca_sha_destroy", || {
-        let Some(d) = self::sha(sha) else { return invalid() };
-        if d.obj.as_ctx().state() != CtxState::Idle {
-            return Error::BadState.code();
-        }
-        // SAFETY: SHAS only holds DocaSha handles; freed once, here.
-        let Some(d) = (unsafe { SHAS.remove(sha) }) else { return invalid() };
-        let DocaSha { obj, ctx, tasks } = *d;
-        // SAFETY: the context handle was made with the SHA context and goes with it.
-        drop(unsafe { CTXS.remove(ctx) });
-        drop(tasks);
-        doca_core::Error::code_of(&obj.destroy().map_err(|r| r.error))
+        // SAFETY: the caller's contract, as `libctx::destroy` states it.
+        unsafe { libctx::destroy(&SHAS, sha) }
     })
 }
 
 /// `doca_sha_as_ctx`.
 #[no_mangle]
 pub extern "C" fn doca_sha_as_ctx(sha: *mut DocaSha) -> *mut DocaCtx {
-    crate::shielded("doca_sha_as_ctx", std::ptr::null_mut(), || {
-        self::sha(sha).map_or(std::ptr::null_mut(), |d| d.ctx)
-    })
+    crate::shielded("doca_sha_as_ctx", std::ptr::null_mut(), || libctx::as_ctx(&SHAS, sha))
 }
 
 /// `doca_sha_cap_task_hash_get_supported`.
