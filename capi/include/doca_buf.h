@@ -2,6 +2,8 @@
 #ifndef DOCA_EMU_BUF_H_
 #define DOCA_EMU_BUF_H_
 
+/* <stdbool.h>: DOCA 2.5's header brings it, and 2.5 samples use bool with no include of their own. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

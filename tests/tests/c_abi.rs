@@ -573,7 +573,7 @@ fn the_rust_server_serves_the_c_client() {
 /// and what C code written against DOCA takes from DOCA's headers without including it
 /// itself is there: `<string.h>` and `<stdlib.h>` through `doca_compat.h` (every header),
 /// `<stdlib.h>` through `doca_pe.h`, `doca_dev.h` through `doca_ctx.h`, `<stdbool.h>`
-/// through `doca_cc.h` (2.5's), and the build configuration's macros.
+/// through `doca_cc.h`, `doca_mmap.h` and `doca_buf.h` (2.5's), and the build configuration's macros.
 #[test]
 fn every_header_stands_alone_and_brings_what_doca_s_brings() {
     let dir = lib_dir().join(format!("c-headers-{}", std::process::id()));
@@ -606,6 +606,19 @@ fn every_header_stands_alone_and_brings_what_doca_s_brings() {
             .into(),
     ));
     checks.push(("cc_bool".into(), "#include <doca_cc.h>\nbool yes(void)\n{\n\treturn true;\n}\n".into()));
+    // 2.5 samples (pe_reactive, pe_task_error) keep a `bool` in their state, set from a
+    // context's state callback, and include only doca_mmap.h, doca_buf.h and the library's
+    // headers: DOCA 2.5's doca_mmap.h and doca_buf.h bring <stdbool.h>.
+    for h in ["doca_mmap", "doca_buf"] {
+        checks.push((
+            format!("{h}_bool"),
+            format!(
+                "#include <{h}.h>\nstruct state {{\n\tbool run_main_loop;\n}};\n\
+                 void stopped(struct state *s)\n{{\n\ts->run_main_loop = false;\n}}\n\
+                 bool running(const struct state *s)\n{{\n\treturn s->run_main_loop == true;\n}}\n"
+            ),
+        ));
+    }
     checks.push((
         "arch".into(),
         "#include <doca_error.h>\n#if !defined(DOCA_ARCH_X86) && !defined(DOCA_ARCH_ARM)\n#error no CPU macro\n#endif\n\
