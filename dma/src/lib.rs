@@ -18,7 +18,9 @@
 //! is readable at once): a sleeping application never sleeps on a queued copy.
 //!
 //! **Checks and codes.** `doca_task_submit` does not validate: a bad task completes through
-//! the error callback with its status, when the engine reaches it. `doca_task_try_submit`
+//! the error callback with its status, when the engine reaches it — and, as on DOCA's engine
+//! (pe_task_error), the failure is fatal to the context: it moves to Stopping, every task
+//! still queued completes with [`FLUSH_STATUS`], and it reaches Idle once they are freed. `doca_task_try_submit`
 //! ([`MemcpyTask::try_submit`]) makes the same checks first and refuses a bad task with
 //! `INVALID_VALUE` (the log line says which check). The statuses:
 //!
@@ -73,6 +75,16 @@ use doca_core::{
     TaskId, TaskLib, TaskPayload, TaskPool,
 };
 use doca_mmap::AccessFlags;
+
+/// How far one look at the front task got.
+enum Step {
+    /// The pass's byte budget ran out: the task goes on next pass.
+    Partial,
+    /// Copied whole.
+    Done,
+    /// It failed with this status (fatal to the context).
+    Failed(Error),
+}
 
 /// Status of the tasks a stop flushes: `DOCA_ERROR_SHUTDOWN`.
 pub const FLUSH_STATUS: Error = Error::Shutdown;
@@ -387,7 +399,16 @@ impl DmaOps {
     /// Advances the front task by at most `budget` bytes; returns the bytes used and whether
     /// it finished (and was handed back). The task's buffers are used in place, under the
     /// pool's borrow (nothing here reaches the pool or runs user code).
-    fn advance_front(&self, id: TaskId, budget: usize) -> (usize, bool) {
+    /// Completes every queued task with [`FLUSH_STATUS`].
+    fn flush(&self) {
+        let n = self.queue.borrow().len();
+        for _ in 0..n {
+            let Some(id) = self.queue.borrow_mut().pop_front() else { break };
+            self.pool.finish(id, Err(FLUSH_STATUS));
+        }
+    }
+
+    fn advance_front(&self, id: TaskId, budget: usize) -> (usize, Step) {
         let step = self.pool.with_payload(id, |p| -> Result<(usize, bool)> {
             if p.len == 0 {
                 p.len = self.check_bufs(p.src.as_ref(), p.dst.as_ref())?;
@@ -405,18 +426,18 @@ impl DmaOps {
             Ok((n, true))
         });
         match step {
-            Some(Ok((n, false))) => (n, false),
+            Some(Ok((n, false))) => (n, Step::Partial),
             Some(Ok((n, true))) => {
                 self.pool.finish(id, Ok(()));
-                (n, true)
+                (n, Step::Done)
             }
             Some(Err(e)) => {
                 self.pool.finish(id, Err(e));
-                (0, true)
+                (0, Step::Failed(e))
             }
             None => {
                 self.pool.finish(id, Err(Error::BadState));
-                (0, true)
+                (0, Step::Failed(Error::BadState))
             }
         }
     }
@@ -481,11 +502,7 @@ impl CtxOps for DmaOps {
         }
         if core.state() != CtxState::Running {
             // Stopping: every queued task, the one half copied too, is flushed.
-            let n = self.queue.borrow().len();
-            for _ in 0..n {
-                let Some(id) = self.queue.borrow_mut().pop_front() else { break };
-                self.pool.finish(id, Err(FLUSH_STATUS));
-            }
+            self.flush();
             return true;
         }
         // Tasks the callbacks of this pass submit join the queue after the ones counted
@@ -494,12 +511,20 @@ impl CtxOps for DmaOps {
         let n = self.queue.borrow().len();
         for _ in 0..n {
             let Some(id) = self.queue.borrow().front().copied() else { break };
-            let (used, finished) = self.advance_front(id, budget);
+            let (used, step) = self.advance_front(id, budget);
             budget -= used.min(budget);
-            if !finished {
+            if let Step::Partial = step {
                 break; // the budget is spent: the front task goes on next pass
             }
             self.queue.borrow_mut().pop_front();
+            if let Step::Failed(e) = step {
+                // As DOCA's engine: a task that fails is fatal to its context, which moves
+                // to Stopping; every task still queued completes with an error (the
+                // application frees them, and the context reaches Idle).
+                core.fail(e, "a memcpy task failed");
+                self.flush();
+                break;
+            }
             if budget == 0 {
                 break;
             }

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use doca_buf::Inventory;
-use doca_core::{open_device_with_pci, Data, Error, Pe};
+use doca_core::{open_device_with_pci, CtxState, Data, Error, Pe};
 use doca_dma::{Dma, MemcpyTask};
 use doca_mmap::{AccessFlags, Mmap, SharedMem};
 
@@ -18,13 +18,26 @@ fn record(seen: &Seen) -> impl FnMut(MemcpyTask, Data, Data) + 'static {
     move |t: MemcpyTask, _, _| seen.borrow_mut().push(t.status())
 }
 
-/// Submits one task and progresses until it completes; returns its status.
+/// Submits one task and progresses until it completes; returns its status. A task that
+/// fails stops its context (as DOCA's engine does): the context reaches Idle, and is started
+/// again for the next copy.
 fn copy(pe: &Pe, dma: &Dma, seen: &Seen, src: &doca_buf::Buf, dst: &doca_buf::Buf) -> Result<(), Error> {
     let before = seen.borrow().len();
     dma.task_memcpy_alloc_init(Some(src), Some(dst), Data::NONE).unwrap().submit().unwrap();
     for _ in 0..100_000 {
         if seen.borrow().len() > before {
-            return *seen.borrow().last().unwrap();
+            let status = *seen.borrow().last().unwrap();
+            if status.is_err() {
+                for _ in 0..100 {
+                    if dma.as_ctx().state() == CtxState::Idle {
+                        break;
+                    }
+                    pe.progress();
+                }
+                assert_eq!(dma.as_ctx().state(), CtxState::Idle, "a failed task stops its context");
+                dma.as_ctx().start().unwrap();
+            }
+            return status;
         }
         pe.progress();
     }

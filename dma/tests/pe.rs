@@ -310,16 +310,43 @@ fn a_task_resubmitted_from_its_completion_copies_again() {
     assert_eq!(dst.data_len().unwrap(), 100);
 }
 
+/// pe_task_error: the third of five tasks has a zero-length source. Submit does not
+/// validate: the bad task completes through the error callback, and, as on DOCA's engine, the
+/// failure is fatal to the context — it moves to Stopping, every task still queued completes
+/// with an error, and the context reaches Idle once the callbacks freed them.
 #[test]
-fn a_zero_length_source_completes_through_the_error_callback() {
-    let s = setup(4);
-    let m = map(Some(&s.dev), 8192, 1, AccessFlags::LOCAL_READ_WRITE);
-    let (src, dst) = pair(&s, &m, 0, &m, 4096, 64);
-    src.reset_data_len().unwrap(); // pe_task_error's bad task
-    let t = s.dma.task_memcpy_alloc_init(Some(&src), Some(&dst), Data::from_u64(9)).unwrap();
-    t.submit().unwrap(); // submit does not validate
-    run(&s.pe, || s.seen.borrow().len() == 1);
-    assert_eq!(s.seen.borrow()[0], (9, Err(Error::InvalidValue), 0));
+fn a_failing_task_completes_with_its_status_and_stops_its_context() {
+    let s = setup(8);
+    let states: Rc<RefCell<Vec<CtxState>>> = Rc::default();
+    let st = states.clone();
+    s.dma.as_ctx().set_state_changed_cb(move |_, _, _, next| st.borrow_mut().push(next)).unwrap();
+    let m = map(Some(&s.dev), 5 * 2 * 4096, 1, AccessFlags::LOCAL_READ_WRITE);
+    for i in 0..5u64 {
+        let (src, dst) = pair(&s, &m, i as usize * 8192, &m, i as usize * 8192 + 4096, 64);
+        if i == 2 {
+            src.reset_data_len().unwrap(); // pe_task_error's bad task
+        }
+        let t = s.dma.task_memcpy_alloc_init(Some(&src), Some(&dst), Data::from_u64(i)).unwrap();
+        t.submit().unwrap(); // submit does not validate
+    }
+    run(&s.pe, || s.dma.as_ctx().state() == CtxState::Idle);
+    let seen: Vec<(u64, Result<(), Error>)> = s.seen.borrow().iter().map(|(d, r, _)| (*d, *r)).collect();
+    assert_eq!(
+        seen,
+        [
+            (0, Ok(())),
+            (1, Ok(())),
+            (2, Err(Error::InvalidValue)),
+            (3, Err(FLUSH_STATUS)),
+            (4, Err(FLUSH_STATUS))
+        ]
+    );
+    // (The start's own transition, still pending when the callback was set, comes first.)
+    assert_eq!(
+        *states.borrow(),
+        [CtxState::Running, CtxState::Stopping, CtxState::Idle],
+        "the failure stopped the context"
+    );
 }
 
 /// One bad task through submit (its error status) and through try_submit (INVALID_VALUE).
@@ -331,6 +358,9 @@ fn both_ways(s: &Setup, src: &Buf, dst: &Buf) -> (Error, Error) {
     let before = s.seen.borrow().len();
     run(&s.pe, || s.seen.borrow().len() > before);
     let status = s.seen.borrow().last().unwrap().1.unwrap_err();
+    // The failure stopped the context: it reaches Idle, and starts again for the next case.
+    run(&s.pe, || s.dma.as_ctx().state() == CtxState::Idle);
+    s.dma.as_ctx().start().unwrap();
     (try_code, status)
 }
 

@@ -45,13 +45,29 @@ impl Dpu {
         Dpu { pe, dma, seen }
     }
 
-    /// One task, progressed until it completes (bounded); its status.
+    /// One task, progressed until it completes (bounded); its status. A failed task stops the
+    /// context (as DOCA's engine does): it reaches Idle and is started again.
     fn copy(&self, src: &Buf, dst: &Buf) -> Result<(), Error> {
         let before = self.seen.borrow().len();
         self.dma.task_memcpy_alloc_init(Some(src), Some(dst), Data::NONE).unwrap().submit().unwrap();
         for _ in 0..1_000_000 {
             if self.seen.borrow().len() > before {
-                return *self.seen.borrow().last().unwrap();
+                let status = *self.seen.borrow().last().unwrap();
+                if status.is_err() {
+                    for _ in 0..100 {
+                        if self.dma.as_ctx().state() == doca_core::CtxState::Idle {
+                            break;
+                        }
+                        self.pe.progress();
+                    }
+                    assert_eq!(
+                        self.dma.as_ctx().state(),
+                        doca_core::CtxState::Idle,
+                        "a failed task stops its context"
+                    );
+                    self.dma.as_ctx().start().unwrap();
+                }
+                return status;
             }
             self.pe.progress();
         }

@@ -118,6 +118,18 @@ int main(void)
 		doca_pe_progress(pe);
 	CHECK(failed == 1);
 	CHECK_CODE(last_error, DOCA_ERROR_INVALID_VALUE);
+	/* As on DOCA's engine, the failure stopped the context: it reaches Idle once the failed
+	 * task is freed (by the error callback), and is started again. */
+	{
+		enum doca_ctx_states st = DOCA_CTX_STATE_RUNNING;
+
+		for (spins = 0; st != DOCA_CTX_STATE_IDLE && spins < 1000000; spins++) {
+			doca_pe_progress(pe);
+			CHECK_CODE(doca_ctx_get_state(ctx, &st), DOCA_SUCCESS);
+		}
+		CHECK(st == DOCA_CTX_STATE_IDLE);
+	}
+	CHECK_CODE(doca_ctx_start(ctx), DOCA_SUCCESS);
 
 	/* Tasks without buffers, then one too many. */
 	for (i = 0; i < NUM_TASKS; i++)
