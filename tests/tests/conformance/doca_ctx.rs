@@ -74,7 +74,7 @@ fn doca_ctx_stop_from_each_state() {
     let pe = Pe::create().unwrap();
     let (lb, changes) = recorded(&pe, Started::Running);
     let ctx = lb.as_ctx();
-    assert_eq!(ctx.stop(), Err(Error::BadState), "stop while Idle");
+    assert_eq!(ctx.stop(), Ok(()), "stop while Idle: nothing to do (as DOCA's dma_local_copy expects)");
 
     // Running, nothing in flight: Idle at once.
     ctx.start().unwrap();
