@@ -29,6 +29,14 @@ fn lists_the_default_devices_and_representors() {
     assert!(out.contains("cc.max_msg_size                 4080"), "{out}");
     assert!(out.contains("cc server                       supported"), "{out}");
     assert!(out.contains("peer.mem_per_conn               4294967296"), "the peer budgets: {out}");
+    // A map: who serves whom, where the rendezvous is, which side; limits once.
+    for f in ["b1:00.0", "b1:00.1", "3b:00.0"] {
+        let line = format!("a server on 03:00.0 with representor {f} serves clients on {f}\n");
+        assert!(out.contains(&line), "{line}{out}");
+    }
+    assert!(out.contains("Fabric directory: ") && out.contains("DOCA_EMU_FABRIC_DIR"), "{out}");
+    assert!(out.contains("This process's side: "), "{out}");
+    assert_eq!(out.matches("cc.max_msg_size ").count(), 1, "limits once, not per device: {out}");
 
     let (ok, out, _) = doca_caps(&["-p", "b1:00.1"], None);
     assert!(ok);

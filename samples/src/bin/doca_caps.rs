@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use doca_common::log::{self, LogLevel};
-use doca_core::{DevInfo, DeviceKind, PciFuncType, RepFilter, RepKind, Topology, TOPOLOGY_ENV};
+use doca_core::{CapSpec, DevInfo, DeviceKind, PciFuncType, RepFilter, RepKind, Topology, TOPOLOGY_ENV};
 use doca_mmap::Mmap;
 
 /// List the emulated DOCA devices, representors and capabilities.
@@ -96,24 +96,6 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
     println!("        {:<32}{}", "cc client", side(doca_cc::caps::client_is_supported(info).is_ok()));
     println!("        {:<32}{}", "cc consumer", side(doca_cc::caps::consumer_is_supported(info).is_ok()));
     println!("        {:<32}{}", "cc producer", side(doca_cc::caps::producer_is_supported(info).is_ok()));
-    for spec in doca_cc::caps::ALL {
-        match doca_cc::caps::get(info, &spec) {
-            Ok(v) => println!("        {:<32}{v:<12} {}", spec.name, spec.descr),
-            Err(e) => println!("        {:<32}{e}", spec.name),
-        }
-    }
-    let spec = doca_cc::legacy::MAX_CONNECTIONS;
-    match doca_cc::legacy::get_service_max_num_connections(info) {
-        Ok(v) => println!("        {:<32}{v:<12} {}", spec.name, spec.descr),
-        Err(e) => println!("        {:<32}{e}", spec.name),
-    }
-    // What one peer process may make this process map and hold (doca_mmap::budget).
-    for spec in doca_mmap::budget::CAPS {
-        match info.topology().check_caps("peer", &doca_mmap::budget::CAPS) {
-            Ok(()) => println!("        {:<32}{:<12} {}", spec.name, info.topology().cap(&spec), spec.descr),
-            Err(e) => println!("        {:<32}{e}", spec.name),
-        }
-    }
     if !with_reps || info.kind() != DeviceKind::Dpu {
         return;
     }
@@ -139,6 +121,73 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
     }
 }
 
+/// One limit row: its value from the topology (or the default), or why it cannot be read.
+fn limit_row(info: &DevInfo, ns: &str, all: &[CapSpec], spec: &CapSpec) {
+    match info.topology().check_caps(ns, all) {
+        Ok(()) => println!("        {:<32}{:<12} {}", spec.name, info.topology().cap(spec), spec.descr),
+        Err(e) => println!("        {:<32}{e}", spec.name),
+    }
+}
+
+/// The capability limits, once: they are the same for every device of a topology.
+fn print_limits(info: &DevInfo) {
+    println!("Limits (the same for every device; `cap <name> <value>` in a topology file changes one):");
+    for spec in doca_cc::caps::ALL {
+        match doca_cc::caps::get(info, &spec) {
+            Ok(v) => println!("        {:<32}{v:<12} {}", spec.name, spec.descr),
+            Err(e) => println!("        {:<32}{e}", spec.name),
+        }
+    }
+    let legacy = [doca_cc::legacy::MAX_CONNECTIONS, doca_cc::legacy::MAX_CONNECTIONS_PER_PROCESS];
+    for spec in &legacy {
+        limit_row(info, "ep", &legacy, spec);
+    }
+    // What one peer process may make this process map and hold (doca_mmap::budget).
+    for spec in &doca_mmap::budget::CAPS {
+        limit_row(info, "peer", &doca_mmap::budget::CAPS, spec);
+    }
+    for spec in &doca_dma::caps::ALL {
+        limit_row(info, "dma", &doca_dma::caps::ALL, spec);
+    }
+}
+
+/// Who serves whom: each DPU device's representors and the host functions whose clients
+/// their servers serve; the fabric directory and the side this process would use.
+fn print_map(devs: &[DevInfo]) {
+    println!("Who serves whom:");
+    for dpu in devs.iter().filter(|d| d.kind() == DeviceKind::Dpu) {
+        let reps = match dpu.open().and_then(|dev| dev.rep_list(RepFilter::ALL)) {
+            Ok(reps) => reps,
+            Err(e) => {
+                println!("        {}: representors: {e}", dpu.pci_addr().bdf());
+                continue;
+            }
+        };
+        for r in reps {
+            let f = r.pci_addr().bdf();
+            let host = devs.iter().any(|d| d.kind() == DeviceKind::Host && d.pci_addr() == r.pci_addr());
+            println!(
+                "        a server on {} with representor {f} serves clients on {f}{}",
+                dpu.pci_addr().bdf(),
+                if host { "" } else { " (no host device of that address in this topology)" }
+            );
+        }
+    }
+    match doca_cc::transport::fabric_dir() {
+        Ok(p) => {
+            println!("Fabric directory: {} (set {} for another)", p.display(), doca_cc::transport::FABRIC_ENV)
+        }
+        Err(e) => println!("Fabric directory: unusable: {e}"),
+    }
+    match std::env::var(doca_core::SIDE_ENV) {
+        Ok(side) => println!("This process's side: {side} ({} is set)", doca_core::SIDE_ENV),
+        Err(_) => println!(
+            "This process's side: the side of the first device a program opens ({} not set; C programs built for a side say it themselves)",
+            doca_core::SIDE_ENV
+        ),
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     log::init(args.log_level, args.sdk_log_level);
@@ -161,6 +210,9 @@ fn main() -> ExitCode {
     let mut shown = 0;
     println!("DOCA version: {} (emulated)", doca_core::DOCA_VERSION);
     println!("Topology: {}", topo.source());
+    if args.pci_addr.is_none() {
+        print_map(&devs);
+    }
     for info in &devs {
         if let Some(pci) = &args.pci_addr {
             match info.is_equal_pci_addr(pci) {
@@ -178,6 +230,9 @@ fn main() -> ExitCode {
     if shown == 0 {
         tracing::error!("No device matches {:?}", args.pci_addr.unwrap_or_default());
         return ExitCode::FAILURE;
+    }
+    if let Some(first) = devs.first() {
+        print_limits(first);
     }
     if !topo.caps().is_empty() {
         println!("Capabilities set by the topology:");
