@@ -370,13 +370,14 @@ pub unsafe extern "C" fn doca_mmap_create_from_export(
                 )
             });
         }
-        // SAFETY: readable for the call (the caller's contract; checked non-NULL, and the
-        // length is a descriptor's).
         let desc =
-            match unsafe { bytes(export_desc, export_desc_len, doca_mmap::EXPORT_DESC_LEN, "export_desc") } {
-                Ok(d) => d,
-                Err(e) => return e,
-            };
+            // SAFETY: readable for the call (the caller's contract; checked non-NULL, and the
+            // length is a descriptor's).
+            unsafe { bytes(export_desc, export_desc_len, doca_mmap::EXPORT_DESC_LEN, "export_desc") };
+        let desc = match desc {
+            Ok(d) => d,
+            Err(e) => return e,
+        };
         // SAFETY: NULL or readable (the caller's contract).
         let data = (!user_data.is_null()).then(|| unsafe { user_data.read() }.to_data());
         match Mmap::create_from_export(data, desc, &d.dev) {
