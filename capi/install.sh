@@ -16,6 +16,7 @@
 #   include/doca_*.h                            the headers
 #   include/{host,dpu,any}/doca_build_config.h  the build configuration of each side
 #   applications/VERSION                        the DOCA version, which sample meson files read
+#   tools/doca_caps                             the emulated machine's devices and who serves whom
 #   share/doca-emu/installed                    marks the prefix as ours (a reinstall is allowed)
 #
 # Sides: a program is built for the host (DOCA_ARCH_HOST) or for the DPU (DOCA_ARCH_DPU), as
@@ -28,7 +29,9 @@
 # A prefix that holds a real DOCA is refused, untouched: a doca_*.h header not written by
 # doca-emu, or a libdoca_common.so* that is not a link to our library.
 #
-# --lib DIR installs the libdoca_capi.so already built in DIR instead of building it (release).
+# --lib DIR installs the libdoca_capi.so (and doca_caps) already built in DIR (or its parent)
+# instead of building them; without it they are built in release mode into cargo's target
+# folder (CARGO_TARGET_DIR honoured).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
@@ -61,8 +64,15 @@ if [ -d "$prefix" ]; then
 fi
 
 if [ -z "$lib_dir" ]; then
-    (cd "$here/.." && cargo build --release -q -p doca-capi)
-    lib_dir="$here/../target/release"
+    # Built here, with cargo's progress shown, into cargo's own target folder (which
+    # CARGO_TARGET_DIR may move): the library and the doca_caps tool.
+    echo "building the C library and doca_caps (release; the first build takes a few minutes)..." >&2
+    (cd "$here/.." && cargo build --release -p doca-capi -p doca-samples --bin doca_caps) \
+        || die "cargo build failed"
+    target_dir="$(cd "$here/.." && cargo metadata --format-version 1 --no-deps \
+        | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
+    [ -n "$target_dir" ] || target_dir="${CARGO_TARGET_DIR:-$here/../target}"
+    lib_dir="$target_dir/release"
 fi
 [ -f "$lib_dir/libdoca_capi.so" ] || die "no libdoca_capi.so in $lib_dir"
 
@@ -128,6 +138,19 @@ for pc in doca $libs; do
 done
 if [ ! -e "$prefix/lib/pkgconfig" ] || [ -L "$prefix/lib/pkgconfig" ]; then
     ln -sfn "$multiarch/pkgconfig" "$prefix/lib/pkgconfig"
+fi
+
+# DOCA ships its tools with the SDK (tools/doca_caps): ours, built beside the library.
+caps=""
+for c in "$lib_dir/doca_caps" "$lib_dir/../doca_caps"; do
+    if [ -x "$c" ]; then caps="$c"; break; fi
+done
+if [ -n "$caps" ]; then
+    mkdir -p "$prefix/tools"
+    cp "$caps" "$prefix/tools/doca_caps"
+else
+    echo "capi/install.sh: no doca_caps beside $lib_dir: tools/doca_caps not installed" \
+        "(cargo build -p doca-samples --bin doca_caps builds it)" >&2
 fi
 
 echo "$doca_version" > "$prefix/applications/VERSION"

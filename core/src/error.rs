@@ -204,14 +204,37 @@ impl<T> From<Refused<T>> for Error {
 /// Logs `msg` with the code at error level (as DOCA's SDK log does), then returns the error.
 ///
 /// `return Err(fail!(Error::InvalidValue, "name too long: {} bytes", n))` or with `?`:
-/// the log line carries the context the bare code cannot.
+/// the log line carries the context the bare code cannot. A program that installed no
+/// `tracing` subscriber (no log backend) still sees the line, on standard error (see
+/// [`SDK_STDERR_ENV`]).
 #[macro_export]
 macro_rules! fail {
     ($err:expr, $($arg:tt)+) => {{
         let err: $crate::Error = $err;
         ::tracing::error!(target: "doca_sdk", "{}: {}", err.name(), format_args!($($arg)+));
+        if !::tracing::dispatcher::has_been_set() {
+            $crate::__unlogged(err, format_args!($($arg)+));
+        }
         err
     }};
+}
+
+/// `DOCA_EMU_SDK_STDERR`: DOCA's SDK writes its messages only to log backends the
+/// application created, so a program without one sees a refused call as a bare code. The
+/// emulator is friendlier: until the program installs a `tracing` subscriber (Rust) or
+/// creates an SDK log backend (C), the library's error lines go to standard error.
+/// `DOCA_EMU_SDK_STDERR=0` keeps DOCA's silence.
+pub const SDK_STDERR_ENV: &str = "DOCA_EMU_SDK_STDERR";
+
+/// The error line of [`fail!`] in a program with no `tracing` subscriber: on standard
+/// error, in DOCA's shape, unless [`SDK_STDERR_ENV`] is `0`.
+#[doc(hidden)]
+pub fn unlogged(err: Error, msg: fmt::Arguments<'_>) {
+    static QUIET: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *QUIET.get_or_init(|| std::env::var_os(SDK_STDERR_ENV).is_some_and(|v| v == "0")) {
+        return;
+    }
+    eprintln!("[{}][DOCA][ERR][doca_sdk] {}: {msg}", std::process::id(), err.name());
 }
 
 /// [`fail!`] for input a peer sent (a handshake, a descriptor, a ring index): the reason

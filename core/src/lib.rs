@@ -52,7 +52,9 @@ pub use dev::{
     open_device_with_pci, process_side, set_build_side, Dev, DevCheck, DevInfo, DevInfoRep, DevRep,
     RepFilter, SIDE_ENV,
 };
-pub use error::{Error, Refused, Result, UnrecognizedCode, UNRECOGNIZED};
+#[doc(hidden)]
+pub use error::unlogged as __unlogged;
+pub use error::{Error, Refused, Result, UnrecognizedCode, SDK_STDERR_ENV, UNRECOGNIZED};
 pub use hwclock::{ClockType, CrossTimestamp, HwClock, Timestamp};
 pub use pci::PciAddr;
 pub use pe::Pe;

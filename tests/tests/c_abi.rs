@@ -981,6 +981,102 @@ fn a_sample_shaped_meson_project_builds_against_the_install() {
     let _ = std::fs::remove_dir_all(&prefix);
 }
 
+/// The book's "Your first program", C half: `book/first-program/c` (a server and a client in
+/// DOCA's style and their `meson.build`, as the page includes them) builds through meson
+/// against a temporary install — the server with the DPU's pkg-config files, the client with
+/// the host's, at gnu17 with gcc 14's errors — and the pair talks as two processes.
+#[test]
+fn the_c_first_program_builds_with_meson_and_its_pair_talks() {
+    let have = |tool: &str| Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !have("meson") || !have("ninja") {
+        assert!(
+            std::env::var_os("DOCA_EMU_REQUIRE_MESON").is_none(),
+            "meson and ninja are required here (DOCA_EMU_REQUIRE_MESON is set)"
+        );
+        eprintln!("meson or ninja not installed: the first C program was NOT checked");
+        return;
+    }
+    // doca_caps, which the install carries as DOCA's SDK carries its tools (cargo test of
+    // this crate alone does not build it).
+    let caps = Command::new(env!("CARGO"))
+        .args(["build", "-q", "-p", "doca-samples", "--bin", "doca_caps"])
+        .env(
+            "CARGO_TARGET_DIR",
+            lib_dir().ancestors().find(|d| d.join("debug").is_dir()).expect("the target folder"),
+        )
+        .status()
+        .expect("run cargo build");
+    assert!(caps.success(), "doca_caps builds");
+    let prefix = install("first");
+    let map = Command::new(prefix.join("tools/doca_caps")).output().expect("the installed doca_caps runs");
+    let map = String::from_utf8_lossy(&map.stdout);
+    assert!(
+        map.contains("serves clients on b1:00.0"),
+        "the installed doca_caps shows who serves whom:\n{map}"
+    );
+    let pc = pc_dir(&prefix);
+    let source = capi_dir().parent().expect("the workspace").join("book/first-program/c");
+    let flags = strict_flags().join(" ");
+    let build = |dir: &str, pc: &Path| {
+        let setup = Command::new("meson")
+            .arg("setup")
+            .arg(prefix.join(dir))
+            .arg(&source)
+            .env("PKG_CONFIG_PATH", pc)
+            .env("CFLAGS", format!("-Wall -Werror {flags}"))
+            .output()
+            .expect("run meson setup");
+        assert!(setup.status.success(), "meson setup failed:\n{}", String::from_utf8_lossy(&setup.stdout));
+        let compile =
+            Command::new("meson").arg("compile").arg("-C").arg(prefix.join(dir)).output().expect("meson");
+        assert!(
+            compile.status.success(),
+            "meson compile failed:\n{}",
+            String::from_utf8_lossy(&compile.stdout)
+        );
+        prefix.join(dir)
+    };
+    let dpu = build("build-dpu", &pc.join("dpu"));
+    let host = build("build-host", &pc.join("host"));
+    let fabric = prefix.join("fabric");
+    std::fs::create_dir(&fabric).expect("a fabric directory of its own");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fabric, std::fs::Permissions::from_mode(0o700)).expect("chmod 0700");
+    }
+    let start = |prog: PathBuf| {
+        Command::new(prog)
+            .env("DOCA_EMU_FABRIC_DIR", &fabric)
+            .env_remove("LD_LIBRARY_PATH")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start a first-program process")
+    };
+    // The client first: it waits for the server.
+    let mut client = start(host.join("first_comch_client"));
+    let mut server = start(dpu.join("first_comch_server"));
+    let s = server.wait_with_output_or_kill();
+    let c = client.wait_with_output_or_kill();
+    let ok = |p: &mut std::process::Child| p.try_wait().ok().flatten().is_some_and(|st| st.success());
+    assert!(ok(&mut server) && ok(&mut client), "both exit 0; server:\n{s}\nclient:\n{c}");
+    for want in [
+        "server: received 'hello from the host'",
+        "server: the client left, stopping",
+        "server: RUNNING -> IDLE",
+    ] {
+        assert!(s.contains(want), "the server's output lacks {want:?}:\n{s}");
+    }
+    for want in [
+        "client: IDLE -> STARTING",
+        "client: the server answered 'HELLO FROM THE HOST'",
+        "client: RUNNING -> IDLE",
+    ] {
+        assert!(c.contains(want), "the client's output lacks {want:?}:\n{c}");
+    }
+    let _ = std::fs::remove_dir_all(&prefix);
+}
+
 /// `meson setup build source` with `PKG_CONFIG_PATH=pc`, then `meson compile`; `build`.
 fn meson_build(source: &Path, build: &Path, pc: &Path) -> PathBuf {
     let setup = Command::new("meson")

@@ -223,7 +223,12 @@ impl Side {
     pub(crate) fn alloc_send(&self, conn: &Connection, msg: &[u8]) -> Result<SendTask> {
         let max = self.max_msg_size.get() as usize;
         if msg.len() > max {
-            bail!(Error::InvalidValue, "Msg size larger than maximal msg size ({} > {max})", msg.len());
+            // DOCA's own wording (libdoca_cc), then the size asked for.
+            bail!(
+                Error::InvalidValue,
+                "Msg size larger than maximal msg size which is {max}. (asked: {} bytes)",
+                msg.len()
+            );
         }
         if self.link_of(conn.key(), std::sync::Arc::as_ptr(&conn.inner).cast()).is_none() {
             if conn.side() == self.side_id() {
