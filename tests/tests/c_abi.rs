@@ -459,6 +459,60 @@ fn a_2_5_server_and_client_get_full_width_sizes_and_2_5_callbacks() {
     assert!(served.contains("served 100"), "the 2.5 server said: {served}");
 }
 
+/// `capi/tests/c/fast_path.c` rewritten against the DOCA 2.5 headers, as NVIDIA's 2.5
+/// cc_data_path_high_speed samples are written: the 2.5 task names
+/// (`doca_cc_send_task`, `doca_cc_consumer_post_recv_task_*`, `doca_cc_producer_send_task_*`),
+/// task counts as base-2 logarithms, the `size_t` receive and `bool` connection callbacks,
+/// `int` consumer ids, `doca_cc_cap_is_consumer_supported` and the `size_t` log2 task cap.
+fn fast_path_25() -> String {
+    let source = std::fs::read_to_string(capi_dir().join("tests/c/fast_path.c")).expect("fast_path.c");
+    let edits: &[(&str, &str)] = &[
+        ("doca_cc_task_send", "doca_cc_send_task"),
+        ("doca_cc_consumer_task_post_recv", "doca_cc_consumer_post_recv_task"),
+        ("doca_cc_producer_task_send", "doca_cc_producer_send_task"),
+        ("_task_send_set_conf(server, send_task_cb, send_task_cb, 4)", "_send_task_set_conf(server, send_task_cb, send_task_cb, 2)"),
+        ("_task_send_set_conf(client, send_task_cb, send_task_cb, 4)", "_send_task_set_conf(client, send_task_cb, send_task_cb, 2)"),
+        ("consumer_done, consumer_failed, SLOTS)", "consumer_done, consumer_failed, 3)"),
+        ("producer_done, producer_failed, SLOTS)", "producer_done, producer_failed, 3)"),
+        ("uint8_t *buf, uint32_t len,", "uint8_t *buf, size_t len,"),
+        ("struct doca_cc_connection *c, uint8_t ok)", "struct doca_cc_connection *c, bool ok)"),
+        ("\t\t\t  uint8_t ok)", "\t\t\t  bool ok)"),
+        (" ||\n\t    doca_cc_consumer_post_recv_task_get_producer_id(task) == 0)", ")"),
+        ("doca_cc_consumer_cap_is_supported(", "doca_cc_cap_is_consumer_supported("),
+        (
+            "doca_cc_producer_cap_get_max_num_tasks(doca_dev_as_devinfo(dev), &max) != DOCA_SUCCESS || max < SLOTS",
+            "doca_cc_producer_cap_get_max_log_num_tasks(doca_dev_as_devinfo(dev), &max_log) != DOCA_SUCCESS || max_log < 3",
+        ),
+        ("\tuint32_t id, max;\n", "\tuint32_t id, max;\n\tsize_t max_log = SIZE_MAX;\n"),
+        (
+            "doca_cc_producer_send_task_get_consumer_id(task) != remote_id",
+            "(uint32_t)doca_cc_producer_send_task_get_consumer_id(task) != remote_id",
+        ),
+        ("#include <stdio.h>\n", "#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n"),
+    ];
+    let mut text = source;
+    for (from, to) in edits {
+        assert!(text.contains(from), "fast_path.c no longer has {from:?}: update fast_path_25");
+        text = text.replace(from, to);
+    }
+    for gone in ["_task_send", "_task_post_recv", "uint8_t ok", "uint32_t len", "get_max_num_tasks"] {
+        assert!(!text.contains(gone), "{gone:?} is a 2.6 shape");
+    }
+    text
+}
+
+/// The fast path written against the DOCA 2.5 headers ([`fast_path_25`], built at API level
+/// 25), both ends: 100 messages through 2.5-named consumers and producers and back; and its
+/// client against the 2.6 program's server, 50 more.
+#[test]
+fn a_2_5_fast_path_pair_moves_buffers_both_ways() {
+    let path = lib_dir().join(format!("fast25-{}.c", std::process::id()));
+    std::fs::write(&path, fast_path_25()).expect("write the 2.5 fast path");
+    let fast25 = compile_with("fast25", &path, "any", &["-DDOCA_EMU_API_LEVEL=25"]);
+    fast_pair(&fast25, &fast25, &format!("capi-fast25-{}", std::process::id()), 100);
+    fast_pair(&build("fast_path"), &fast25, &format!("capi-fast25-26-{}", std::process::id()), 50);
+}
+
 /// A callback of the wrong shape is a compile error under the strict flags, at every API
 /// level, for each registration whose callback 2.6 reshaped (no macro casts it away): a 2.6
 /// receive callback (`uint32_t` length) or connection callback (`uint8_t`) does not build at
