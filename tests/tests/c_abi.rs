@@ -1197,6 +1197,27 @@ fn each_api_level_installs_and_its_sample_shaped_programs_build_and_run_through_
         return;
     }
     let pid = std::process::id();
+    // Without --api-level: the claimed version's level (core/DOCA_VERSION), the source tree's
+    // default too.
+    let claimed =
+        std::fs::read_to_string(capi_dir().join("../core/DOCA_VERSION")).expect("core/DOCA_VERSION");
+    let claimed = claimed.trim();
+    let mut parts = claimed.split('.').map(|p| p.parse::<u32>().expect("a number"));
+    let (major, minor) = (parts.next().expect("major"), parts.next().expect("minor"));
+    let claimed_level = if (major, minor) <= (2, 6) { major * 10 + minor } else { 27 };
+    let default = install_level("leveldefault", None);
+    let fixed =
+        std::fs::read_to_string(default.join("include/doca_emu_api_level.h")).expect("the level header");
+    assert!(fixed.contains(&format!("#define DOCA_EMU_API_LEVEL {claimed_level}\n")), "{fixed}");
+    let source =
+        std::fs::read_to_string(capi_dir().join("include/doca_emu_api_level.h")).expect("the level header");
+    assert!(
+        source.contains(&format!("#define DOCA_EMU_API_LEVEL {claimed_level}\n")),
+        "the source tree's default"
+    );
+    let version = std::fs::read_to_string(default.join("applications/VERSION")).expect("VERSION");
+    assert_eq!(version.trim(), claimed, "the default install's version is the claimed one");
+    let _ = std::fs::remove_dir_all(&default);
     for (level, dir, version, per_library) in [
         ("2.5", "tests/meson/level25", "2.5.0", false),
         ("2.6", "tests/meson/level26", "2.6.0", false),
