@@ -3,20 +3,22 @@
 # own build files find it as they find DOCA:
 #
 #   capi/install.sh /tmp/doca-emu            (any prefix; /opt/mellanox/doca as root)
+#   capi/install.sh --api-level 2.5 /tmp/doca-2.5
 #   PKG_CONFIG_PATH=/tmp/doca-emu/lib/x86_64-linux-gnu/pkgconfig \
 #       cc app.c $(pkg-config --cflags --libs doca)
 #
 # What it lays out (<ma> is the multiarch name, e.g. x86_64-linux-gnu):
 #   lib/<ma>/libdoca_capi.so                    the library (and libdoca_capi.a when built)
 #   lib/<ma>/libdoca_<name>.so.2, .so           DOCA's library names, for each API the library has
-#   lib/<ma>/pkgconfig/doca.pc                  2.5/2.6: one file for all of DOCA
-#   lib/<ma>/pkgconfig/doca-<name>.pc           2.7+: one file per library (doca-common, doca-argp, ...)
+#   lib/<ma>/pkgconfig/doca.pc                  one file for all of DOCA (2.5/2.6's way; kept at 2.7+)
+#   lib/<ma>/pkgconfig/doca-<name>.pc           API level 2.7+ only: one file per library (doca-common, ...)
 #   lib/<ma>/pkgconfig/{host,dpu,any}/*.pc      the same files for one side each (see below)
 #   lib/pkgconfig                               a link to lib/<ma>/pkgconfig
 #   include/doca_*.h                            the headers
 #   include/{host,dpu,any}/doca_build_config.h  the build configuration of each side
-#   applications/VERSION                        the DOCA version, which sample meson files read
 #   tools/doca_caps                             the emulated machine's devices and who serves whom
+#   include/doca_emu_api_level.h                the install's API level, fixed (see below)
+#   applications/VERSION                        the level's DOCA version, which sample meson files read
 #   share/doca-emu/installed                    marks the prefix as ours (a reinstall is allowed)
 #
 # Sides: a program is built for the host (DOCA_ARCH_HOST) or for the DPU (DOCA_ARCH_DPU), as
@@ -29,6 +31,15 @@
 # A prefix that holds a real DOCA is refused, untouched: a doca_*.h header not written by
 # doca-emu, or a libdoca_common.so* that is not a link to our library.
 #
+# API level: an install serves one DOCA API level, 2.5, 2.6 or 2.7 (2.7 and later: the comch
+# names, the per-library .pc files). A few doca_cc functions have the same name and another
+# shape in 2.5 (size_t sizes, callbacks taking a size_t length or a bool): the headers of a 2.5
+# install declare the 2.5 shapes, routed to the library's <name>_v25 symbols; at 2.6 and 2.7
+# they declare 2.6's. --api-level picks it (2.5, 2.6, 2.7; a later version such as 2.9 or 3.3
+# means 2.7); the default is the level of the claimed DOCA version (core/DOCA_VERSION). The
+# .pc files and applications/VERSION carry the level's version: the claimed version when it is
+# of that level, else <major>.<minor>.0 (2.5.0, 2.7.0).
+#
 # --lib DIR installs the libdoca_capi.so (and doca_caps) already built in DIR (or its parent)
 # instead of building them; without it they are built in release mode into cargo's target
 # folder (CARGO_TARGET_DIR honoured).
@@ -39,14 +50,47 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # one value, in core/DOCA_VERSION (also what `-v` and doca_caps print).
 doca_version="$(tr -d '[:space:]' < "$here/../core/DOCA_VERSION")"
 
-lib_dir=""
-if [ "${1:-}" = "--lib" ]; then
-    lib_dir="$2"
-    shift 2
-fi
-prefix="${1:?usage: capi/install.sh [--lib DIR] PREFIX}"
-
 die() { echo "capi/install.sh: $*" >&2; exit 1; }
+usage="usage: capi/install.sh [--lib DIR] [--api-level 2.5|2.6|2.7] PREFIX"
+
+lib_dir=""
+api_level=""
+while [ $# -gt 1 ]; do
+    case "$1" in
+        --lib) lib_dir="$2"; shift 2 ;;
+        --api-level) api_level="$2"; shift 2 ;;
+        *) break ;;
+    esac
+done
+[ $# -eq 1 ] || die "$usage"
+prefix="$1"
+case "$prefix" in -*) die "$usage" ;; esac
+
+# The level of a DOCA version (major.minor[.patch]): 25, 26 or 27 (2.7 and later).
+level_of() {
+    local major minor
+    IFS=. read -r major minor _ <<<"$1"
+    [[ "$major" =~ ^[0-9]+$ && "$minor" =~ ^[0-9]+$ ]] || return 1
+    if [ "$major" -lt 2 ] || { [ "$major" -eq 2 ] && [ "$minor" -lt 5 ]; }; then
+        return 1
+    elif [ "$major" -eq 2 ] && [ "$minor" -le 6 ]; then
+        echo "2$minor"
+    else
+        echo 27
+    fi
+}
+claimed_level="$(level_of "$doca_version")" || die "core/DOCA_VERSION ($doca_version) has no API level"
+if [ -z "$api_level" ]; then
+    level="$claimed_level"
+else
+    level="$(level_of "$api_level")" || die "--api-level $api_level: not 2.5, 2.6 or 2.7 (or later)"
+fi
+level_name="${level:0:1}.${level:1:1}"
+if [ "$level" = "$claimed_level" ]; then
+    level_version="$doca_version"
+else
+    level_version="$level_name.0"
+fi
 
 # Refuse a real DOCA before anything is built or written.
 if [ -d "$prefix" ]; then
@@ -67,8 +111,8 @@ if [ -z "$lib_dir" ]; then
     # Built here, with cargo's progress shown, into cargo's own target folder (which
     # CARGO_TARGET_DIR may move): the library and the doca_caps tool.
     echo "building the C library and doca_caps (release; the first build takes a few minutes)..." >&2
-    (cd "$here/.." && cargo build --release -p doca-capi -p doca-samples --bin doca_caps) \
-        || die "cargo build failed"
+    (cd "$here/.." && cargo build --release -p doca-capi \
+        && cargo build --release -p doca-samples --bin doca_caps) || die "cargo build failed"
     target_dir="$(cd "$here/.." && cargo metadata --format-version 1 --no-deps \
         | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
     [ -n "$target_dir" ] || target_dir="${CARGO_TARGET_DIR:-$here/../target}"
@@ -109,6 +153,24 @@ doca_sha doca-sha doca_sha_create
 LIBS
 
 cp "$here"/include/*.h "$prefix/include/"
+# The level, fixed: a program that asks for another one does not build.
+awk -v level="$level" -v name="$level_name" '
+    /^#ifndef DOCA_EMU_API_LEVEL$/ && !done { skip = 1; next }
+    skip && /^#endif$/ {
+        skip = 0; done = 1
+        print "/* This install'"'"'s level (capi/install.sh --api-level " name "). */"
+        print "#if defined(DOCA_EMU_API_LEVEL) && DOCA_EMU_API_LEVEL != " level
+        print "#error \"doca-emu: this install declares DOCA API level " name " (DOCA_EMU_API_LEVEL " level "): install another level for another\""
+        print "#endif"
+        print "#undef DOCA_EMU_API_LEVEL"
+        print "#define DOCA_EMU_API_LEVEL " level
+        next
+    }
+    skip { next }
+    { print }
+    END { if (!done) exit 1 }
+' "$here/include/doca_emu_api_level.h" > "$prefix/include/doca_emu_api_level.h" \
+    || die "capi/include/doca_emu_api_level.h has no default level block"
 for side in host dpu any; do
     mkdir -p "$prefix/include/$side"
     cp "$here/include/$side/doca_build_config.h" "$prefix/include/$side/"
@@ -124,11 +186,19 @@ doca_emu_side=$2
 
 Name: $1
 Description: DOCA Core and Comm Channel emulated in software (doca-emu C ABI), built for the \${doca_emu_side} side
-Version: $doca_version
+Version: $level_version
 Cflags: -I\${includedir} -I\${includedir}/\${doca_emu_side} -DDOCA_ALLOW_EXPERIMENTAL_API
 Libs: -L\${libdir} -ldoca_capi -Wl,-rpath,\${libdir}
 PC
 }
+# The per-library files are 2.7's way: a lower level gets doca.pc alone (and loses any left by
+# an earlier install of a higher level into this prefix).
+for side in "" host/ dpu/ any/; do
+    rm -f "$pcdir/$side"doca-*.pc
+done
+if [ "$level" -lt 27 ]; then
+    libs=""
+fi
 for pc in doca $libs; do
     write_pc "$pc" host > "$pcdir/$pc.pc"
     for side in host dpu any; do
@@ -153,6 +223,7 @@ else
         "(cargo build -p doca-samples --bin doca_caps builds it)" >&2
 fi
 
-echo "$doca_version" > "$prefix/applications/VERSION"
-echo "doca-emu C ABI, DOCA $doca_version API, $multiarch" > "$prefix/share/doca-emu/installed"
-echo "installed into $prefix (pkg-config: $pcdir, or $pcdir/dpu for the DPU side)"
+echo "$level_version" > "$prefix/applications/VERSION"
+echo "doca-emu C ABI, DOCA API level $level_name ($level_version), library of DOCA $doca_version, $multiarch" \
+    > "$prefix/share/doca-emu/installed"
+echo "installed DOCA API level $level_name into $prefix (pkg-config: $pcdir, or $pcdir/dpu for the DPU side)"

@@ -53,8 +53,15 @@ DOCA_EXPERIMENTAL struct doca_task *doca_cc_consumer_task_post_recv_as_task(
 DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_cap_is_supported(const struct doca_devinfo *devinfo);
 DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_cap_get_max_num_tasks(const struct doca_devinfo *devinfo,
 								      uint32_t *max_num_tasks);
+#if DOCA_EMU_API_LEVEL == 25
+/* DOCA 2.5: a size_t (the library's doca_cc_consumer_cap_get_max_buf_size_v25). */
+DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_cap_get_max_buf_size(const struct doca_devinfo *devinfo,
+								     size_t *max_buf_size)
+	DOCA_EMU_V25(doca_cc_consumer_cap_get_max_buf_size);
+#else
 DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_cap_get_max_buf_size(const struct doca_devinfo *devinfo,
 								     uint32_t *max_buf_size);
+#endif
 DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_cap_get_max_consumers(const struct doca_devinfo *devinfo,
 								      uint32_t *max_consumers);
 
@@ -72,7 +79,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_cc_consumer_post_recv_task_alloc_init(struct
 									  struct doca_buf *buf,
 									  struct doca_cc_consumer_post_recv_task **task);
 DOCA_EXPERIMENTAL struct doca_buf *doca_cc_consumer_post_recv_task_get_buf(
-	const struct doca_cc_consumer_post_recv_task *task);
+	struct doca_cc_consumer_post_recv_task *task);
 DOCA_EXPERIMENTAL void doca_cc_consumer_post_recv_task_set_buf(struct doca_cc_consumer_post_recv_task *task,
 							       struct doca_buf *buf);
 DOCA_EXPERIMENTAL struct doca_task *doca_cc_consumer_post_recv_task_as_task(

@@ -50,8 +50,15 @@ DOCA_EXPERIMENTAL struct doca_task *doca_cc_producer_task_send_as_task(struct do
 DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_cap_is_supported(const struct doca_devinfo *devinfo);
 DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_cap_get_max_num_tasks(const struct doca_devinfo *devinfo,
 								      uint32_t *max_num_tasks);
+#if DOCA_EMU_API_LEVEL == 25
+/* DOCA 2.5: a size_t (the library's doca_cc_producer_cap_get_max_buf_size_v25). */
+DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_cap_get_max_buf_size(const struct doca_devinfo *devinfo,
+								     size_t *max_buf_size)
+	DOCA_EMU_V25(doca_cc_producer_cap_get_max_buf_size);
+#else
 DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_cap_get_max_buf_size(const struct doca_devinfo *devinfo,
 								     uint32_t *max_buf_size);
+#endif
 DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_cap_get_max_producers(const struct doca_devinfo *devinfo,
 								      uint32_t *max_producers);
 
@@ -68,9 +75,9 @@ DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_send_task_set_conf(struct doca_c
 DOCA_EXPERIMENTAL doca_error_t doca_cc_producer_send_task_alloc_init(struct doca_cc_producer *producer,
 								     struct doca_buf *buf, int consumer_id,
 								     struct doca_cc_producer_send_task **task);
-DOCA_EXPERIMENTAL struct doca_buf *doca_cc_producer_send_task_get_buf(const struct doca_cc_producer_send_task *task);
+DOCA_EXPERIMENTAL struct doca_buf *doca_cc_producer_send_task_get_buf(struct doca_cc_producer_send_task *task);
 DOCA_EXPERIMENTAL void doca_cc_producer_send_task_set_buf(struct doca_cc_producer_send_task *task, struct doca_buf *buf);
-DOCA_EXPERIMENTAL int doca_cc_producer_send_task_get_consumer_id(const struct doca_cc_producer_send_task *task);
+DOCA_EXPERIMENTAL int doca_cc_producer_send_task_get_consumer_id(struct doca_cc_producer_send_task *task);
 DOCA_EXPERIMENTAL void doca_cc_producer_send_task_set_consumer_id(struct doca_cc_producer_send_task *task,
 								  const int consumer_id);
 DOCA_EXPERIMENTAL struct doca_task *doca_cc_producer_send_task_as_task(struct doca_cc_producer_send_task *task);

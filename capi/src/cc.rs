@@ -103,8 +103,10 @@ pub(crate) fn conn<'a>(p: *const DocaCcConnection) -> Option<&'a DocaCcConnectio
 
 /// `doca_cc_task_send_completion_cb_t`.
 pub type TaskSendCb = Option<unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData)>;
-/// `doca_cc_event_msg_recv_cb_t`. The length is passed as a 64-bit value: a 2.6 callback
-/// (`uint32_t msg_len`) reads its low half, a 2.5 one (`size_t msg_len`) all of it.
+/// `doca_cc_event_msg_recv_cb_t` (2.6+). The length is passed as a 64-bit value: a 2.6
+/// callback (`uint32_t msg_len`) reads its low half, and a 2.5 one (`size_t msg_len`) that
+/// reached this symbol anyway (a program built against an older doca-emu header that cast
+/// it) still reads the whole length. 2.5 programs register through the `_v25` symbol.
 pub type MsgRecvCb = Option<unsafe extern "C" fn(*mut c_void, *mut u8, u64, *mut DocaCcConnection)>;
 /// `doca_cc_event_connection_status_changed_cb_t`.
 pub type ConnectionCb = Option<unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u8)>;
@@ -295,7 +297,16 @@ pub extern "C" fn doca_cc_client_task_send_set_conf(
     })
 }
 
-fn msg_recv(p: *mut DocaCcSide, which: Which, cb: MsgRecvCb) -> DocaError {
+/// A receive callback in the shape of the API level it was registered through.
+#[derive(Clone, Copy)]
+pub(crate) enum RecvCb {
+    /// 2.6+ (`uint32_t msg_len`), given the length as a 64-bit value: see [`MsgRecvCb`].
+    Len32(unsafe extern "C" fn(*mut c_void, *mut u8, u64, *mut DocaCcConnection)),
+    /// 2.5 (`size_t msg_len`).
+    Size(unsafe extern "C" fn(*mut c_void, *mut u8, usize, *mut DocaCcConnection)),
+}
+
+pub(crate) fn msg_recv(p: *mut DocaCcSide, which: Which, cb: Option<RecvCb>) -> DocaError {
     let Some(s) = side(p, which) else { return invalid() };
     let Some(cb) = cb else { return refuse(|| "NULL callback".into()) };
     let w = Rc::downgrade(&s.shared);
@@ -307,12 +318,16 @@ fn msg_recv(p: *mut DocaCcSide, which: Which, cb: MsgRecvCb) -> DocaError {
             let mut scratch = shared.scratch.borrow_mut();
             scratch.clear();
             scratch.extend_from_slice(msg);
-            let (buf, len) = (scratch.as_mut_ptr(), scratch.len() as u64);
+            let (buf, len) = (scratch.as_mut_ptr(), scratch.len());
             drop(scratch);
             // the application's receive callback; the copy it gets lives until the
             // next message (it is only read during the call, as DOCA documents).
-            // SAFETY: see above.
-            unsafe { cb(std::ptr::null_mut(), buf, len, handle) };
+            match cb {
+                // SAFETY: see above.
+                RecvCb::Len32(f) => unsafe { f(std::ptr::null_mut(), buf, len as u64, handle) },
+                // SAFETY: see above.
+                RecvCb::Size(f) => unsafe { f(std::ptr::null_mut(), buf, len, handle) },
+            }
         }
     }));
     doca_core::Error::code_of(&r)
@@ -324,7 +339,9 @@ pub extern "C" fn doca_cc_server_event_msg_recv_register(
     server: *mut DocaCcSide,
     cb: MsgRecvCb,
 ) -> DocaError {
-    guarded("doca_cc_server_event_msg_recv_register", || msg_recv(server, Which::Server, cb))
+    guarded("doca_cc_server_event_msg_recv_register", || {
+        msg_recv(server, Which::Server, cb.map(RecvCb::Len32))
+    })
 }
 
 /// `doca_cc_client_event_msg_recv_register`.
@@ -333,7 +350,49 @@ pub extern "C" fn doca_cc_client_event_msg_recv_register(
     client: *mut DocaCcSide,
     cb: MsgRecvCb,
 ) -> DocaError {
-    guarded("doca_cc_client_event_msg_recv_register", || msg_recv(client, Which::Client, cb))
+    guarded("doca_cc_client_event_msg_recv_register", || {
+        msg_recv(client, Which::Client, cb.map(RecvCb::Len32))
+    })
+}
+
+/// A connection callback in the shape of the API level it was registered through.
+#[derive(Clone, Copy)]
+pub(crate) enum ConnCb {
+    /// 2.6+ (`uint8_t change_successful`).
+    Byte(unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u8)),
+    /// 2.5 (`bool change_successful`).
+    Bool(unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, bool)),
+}
+
+pub(crate) fn connection_events(
+    server: *mut DocaCcSide,
+    connect: Option<ConnCb>,
+    disconnect: Option<ConnCb>,
+) -> DocaError {
+    let Some(s) = side(server, Which::Server) else { return invalid() };
+    let (Some(connect), Some(disconnect)) = (connect, disconnect) else {
+        return refuse(|| "NULL connect or disconnect callback".into());
+    };
+    let Role::Server(srv) = &s.role else { return invalid() };
+    let event = |cb: ConnCb, w: std::rc::Weak<Shared>| {
+        move |c: &Connection, ok: bool| {
+            let Some(shared) = w.upgrade() else { return };
+            let handle = shared.conn(c);
+            // the application's connection callback, given the connection's handle
+            // (valid while its server lives).
+            match cb {
+                // SAFETY: see above.
+                ConnCb::Byte(f) => unsafe { f(std::ptr::null_mut(), handle, ok as u8) },
+                // SAFETY: see above.
+                ConnCb::Bool(f) => unsafe { f(std::ptr::null_mut(), handle, ok) },
+            }
+        }
+    };
+    let r = srv.event_connection_register(
+        event(connect, Rc::downgrade(&s.shared)),
+        event(disconnect, Rc::downgrade(&s.shared)),
+    );
+    doca_core::Error::code_of(&r)
 }
 
 /// `doca_cc_server_event_connection_register`.
@@ -344,27 +403,7 @@ pub extern "C" fn doca_cc_server_event_connection_register(
     disconnect: ConnectionCb,
 ) -> DocaError {
     guarded("doca_cc_server_event_connection_register", || {
-        let Some(s) = side(server, Which::Server) else { return invalid() };
-        let (Some(connect), Some(disconnect)) = (connect, disconnect) else {
-            return refuse(|| "NULL connect or disconnect callback".into());
-        };
-        let Role::Server(srv) = &s.role else { return invalid() };
-        let event = |cb: unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, u8),
-                     w: std::rc::Weak<Shared>| {
-            move |c: &Connection, ok: bool| {
-                let Some(shared) = w.upgrade() else { return };
-                let handle = shared.conn(c);
-                // the application's connection callback, given the connection's handle
-                // (valid while its server lives).
-                // SAFETY: see above.
-                unsafe { cb(std::ptr::null_mut(), handle, ok as u8) };
-            }
-        };
-        let r = srv.event_connection_register(
-            event(connect, Rc::downgrade(&s.shared)),
-            event(disconnect, Rc::downgrade(&s.shared)),
-        );
-        doca_core::Error::code_of(&r)
+        connection_events(server, connect.map(ConnCb::Byte), disconnect.map(ConnCb::Byte))
     })
 }
 

@@ -7,6 +7,11 @@
 //! headers), `doca_comm_channel.h`, `doca_log.h`, `doca_argp.h`, `doca_version.h`, `doca_clock.h` and `doca_mmap_advise.h` (see the book's chapter
 //! "Running DOCA C code on the emulator" for the details and what is not there).
 //!
+//! API levels: the seventeen `doca_cc` functions DOCA 2.6 reshaped under their 2.5 names
+//! (`size_t` sizes, `size_t`-length and `bool` callbacks) are exported twice: in the 2.6 shape
+//! under DOCA's name, and in the 2.5 shape as `<name>_v25` (`compat25`), which the headers of
+//! an API level 2.5 install (`capi/install.sh --api-level 2.5`) name with asm labels.
+//!
 //! Rules every exported function keeps:
 //! - every argument is checked before use, in one place (the `check` module): NULL out-parameters,
 //!   pointer and length pairs (a length beyond what the call can use is refused before a

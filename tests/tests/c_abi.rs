@@ -20,7 +20,8 @@ fn lib_dir() -> PathBuf {
 }
 
 /// Compiles `capi/tests/c/<name>.c` into a program beside the library, once per run (tests
-/// run in parallel); its path.
+/// run in parallel); its path. A name ending in `25` is written against the DOCA 2.5 headers:
+/// it is built at API level 25 (`DOCA_EMU_API_LEVEL=25`), the others at the source tree's.
 fn build(name: &str) -> PathBuf {
     static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
@@ -33,7 +34,12 @@ fn build(name: &str) -> PathBuf {
 }
 
 fn compile(name: &str) -> PathBuf {
-    compile_source(name, &capi_dir().join("tests/c").join(format!("{name}.c")))
+    let source = capi_dir().join("tests/c").join(format!("{name}.c"));
+    if name.ends_with("25") {
+        compile_with(name, &source, "any", &["-DDOCA_EMU_API_LEVEL=25"])
+    } else {
+        compile_source(name, &source)
+    }
 }
 
 /// The `capi/` folder.
@@ -109,12 +115,18 @@ fn compile_source(name: &str, source: &Path) -> PathBuf {
 /// program named after `name` beside the library. It must build at both [`standards`] with
 /// the strict flags; the program is the gnu17 build.
 fn compile_for(name: &str, source: &Path, side: &str) -> PathBuf {
+    compile_with(name, source, side, &[])
+}
+
+/// [`compile_for`] with `extra` compiler flags (an API level: `-DDOCA_EMU_API_LEVEL=25`).
+fn compile_with(name: &str, source: &Path, side: &str, extra: &[&str]) -> PathBuf {
     let lib = lib_dir();
     let out = lib.join(format!("c-{name}-{}", std::process::id()));
     let [std17, std23] = standards();
     let check = Command::new(cc())
         .args([std23, "-fsyntax-only"])
         .args(c_flags(side))
+        .args(extra)
         .arg(source)
         .status()
         .expect("run the C compiler");
@@ -124,6 +136,7 @@ fn compile_for(name: &str, source: &Path, side: &str) -> PathBuf {
         .arg(&out)
         .arg(source)
         .args(c_flags(side))
+        .args(extra)
         .arg(format!("-L{}", lib.display()))
         // DT_RPATH (not RUNPATH): this library, even when LD_LIBRARY_PATH (which cargo sets
         // for tests) names a folder with an older build of it.
@@ -404,8 +417,9 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
     assert!(run(&["-p", "x", "-l", "55"]).contains("start DOCA_ERROR_INVALID_VALUE"), "not a level");
 }
 
-/// The DOCA 2.5 names from C: a client written against them (log2 task counts, `size_t`
-/// lengths, a `size_t` receive callback) talks to the C server written with the 2.6 names.
+/// The DOCA 2.5 API from C: a client written against the 2.5 headers (API level 25: log2 task
+/// counts, `size_t` lengths and sizes, a `size_t` receive callback) talks to the C server
+/// written against the 2.6 headers: the two levels meet on the wire.
 #[test]
 fn a_client_written_with_the_2_5_names_talks_to_a_2_6_server() {
     let name = format!("capi-25-{}", std::process::id());
@@ -418,6 +432,150 @@ fn a_client_written_with_the_2_5_names_talks_to_a_2_6_server() {
     expect_output(&out, "ok 100", "the 2.5 client");
     let served = srv.wait_with_output_or_kill();
     assert!(served.contains("served 100"), "the C server said: {served}");
+}
+
+/// A server and a client written against the DOCA 2.5 headers (API level 25), in the shape of
+/// NVIDIA's 2.5 cc_ctrl_path samples: every `size_t` size getter writes all 8 bytes (each is
+/// handed a value with every bit set: 2.6's 4-byte write would leave the upper half), a
+/// `size_t` size above the 32-bit range is `INVALID_VALUE` rather than cut to its low half,
+/// the receive callback gets its `size_t` length and the connection callbacks their `bool`;
+/// 100 messages echo.
+#[test]
+fn a_2_5_server_and_client_get_full_width_sizes_and_2_5_callbacks() {
+    let name = format!("capi-25-25-{}", std::process::id());
+    let mut srv = Command::new(build("server25"))
+        .arg(&name)
+        .env_remove("DOCA_EMU_SIDE")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the 2.5 server");
+    let out = Command::new(build("client25"))
+        .args([&name, "100"])
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the 2.5 client");
+    expect_output(&out, "ok 100", "the 2.5 client");
+    let served = srv.wait_with_output_or_kill();
+    assert!(served.contains("served 100"), "the 2.5 server said: {served}");
+}
+
+/// `capi/tests/c/fast_path.c` rewritten against the DOCA 2.5 headers, as NVIDIA's 2.5
+/// cc_data_path_high_speed samples are written: the 2.5 task names
+/// (`doca_cc_send_task`, `doca_cc_consumer_post_recv_task_*`, `doca_cc_producer_send_task_*`),
+/// task counts as base-2 logarithms, the `size_t` receive and `bool` connection callbacks,
+/// `int` consumer ids, `doca_cc_cap_is_consumer_supported` and the `size_t` log2 task cap.
+fn fast_path_25() -> String {
+    let source = std::fs::read_to_string(capi_dir().join("tests/c/fast_path.c")).expect("fast_path.c");
+    let edits: &[(&str, &str)] = &[
+        ("doca_cc_task_send", "doca_cc_send_task"),
+        ("doca_cc_consumer_task_post_recv", "doca_cc_consumer_post_recv_task"),
+        ("doca_cc_producer_task_send", "doca_cc_producer_send_task"),
+        ("_task_send_set_conf(server, send_task_cb, send_task_cb, 4)", "_send_task_set_conf(server, send_task_cb, send_task_cb, 2)"),
+        ("_task_send_set_conf(client, send_task_cb, send_task_cb, 4)", "_send_task_set_conf(client, send_task_cb, send_task_cb, 2)"),
+        ("consumer_done, consumer_failed, SLOTS)", "consumer_done, consumer_failed, 3)"),
+        ("producer_done, producer_failed, SLOTS)", "producer_done, producer_failed, 3)"),
+        ("uint8_t *buf, uint32_t len,", "uint8_t *buf, size_t len,"),
+        ("struct doca_cc_connection *c, uint8_t ok)", "struct doca_cc_connection *c, bool ok)"),
+        ("\t\t\t  uint8_t ok)", "\t\t\t  bool ok)"),
+        (" ||\n\t    doca_cc_consumer_post_recv_task_get_producer_id(task) == 0)", ")"),
+        ("doca_cc_consumer_cap_is_supported(", "doca_cc_cap_is_consumer_supported("),
+        (
+            "doca_cc_producer_cap_get_max_num_tasks(doca_dev_as_devinfo(dev), &max) != DOCA_SUCCESS || max < SLOTS",
+            "doca_cc_producer_cap_get_max_log_num_tasks(doca_dev_as_devinfo(dev), &max_log) != DOCA_SUCCESS || max_log < 3",
+        ),
+        ("\tuint32_t id, max;\n", "\tuint32_t id, max;\n\tsize_t max_log = SIZE_MAX;\n"),
+        (
+            "doca_cc_producer_send_task_get_consumer_id(task) != remote_id",
+            "(uint32_t)doca_cc_producer_send_task_get_consumer_id(task) != remote_id",
+        ),
+        ("#include <stdio.h>\n", "#include <stdbool.h>\n#include <stdint.h>\n#include <stdio.h>\n"),
+    ];
+    let mut text = source;
+    for (from, to) in edits {
+        assert!(text.contains(from), "fast_path.c no longer has {from:?}: update fast_path_25");
+        text = text.replace(from, to);
+    }
+    for gone in ["_task_send", "_task_post_recv", "uint8_t ok", "uint32_t len", "get_max_num_tasks"] {
+        assert!(!text.contains(gone), "{gone:?} is a 2.6 shape");
+    }
+    text
+}
+
+/// The fast path written against the DOCA 2.5 headers ([`fast_path_25`], built at API level
+/// 25), both ends: 100 messages through 2.5-named consumers and producers and back; and its
+/// client against the 2.6 program's server, 50 more.
+#[test]
+fn a_2_5_fast_path_pair_moves_buffers_both_ways() {
+    let path = lib_dir().join(format!("fast25-{}.c", std::process::id()));
+    std::fs::write(&path, fast_path_25()).expect("write the 2.5 fast path");
+    let fast25 = compile_with("fast25", &path, "any", &["-DDOCA_EMU_API_LEVEL=25"]);
+    fast_pair(&fast25, &fast25, &format!("capi-fast25-{}", std::process::id()), 100);
+    fast_pair(&build("fast_path"), &fast25, &format!("capi-fast25-26-{}", std::process::id()), 50);
+}
+
+/// A callback of the wrong shape is a compile error under the strict flags, at every API
+/// level, for each registration whose callback 2.6 reshaped (no macro casts it away): a 2.6
+/// receive callback (`uint32_t` length) or connection callback (`uint8_t`) does not build at
+/// level 25, a 2.5 one (`size_t`, `bool`) does not build at 26 or 27; the right shape builds.
+#[test]
+fn a_callback_of_the_wrong_shape_does_not_compile_at_any_level() {
+    let dir = lib_dir().join(format!("c-shapes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder for the checks");
+    let source = |len: &str, ok: &str| {
+        format!(
+            "#include <stdbool.h>\n#include <doca_cc.h>\n\
+             static void on_msg(struct doca_cc_event_msg_recv *e, uint8_t *b, {len} n, struct doca_cc_connection *c)\n\
+             {{\n\t(void)e;\n\t(void)b;\n\t(void)n;\n\t(void)c;\n}}\n\
+             static void on_conn(struct doca_cc_event_connection_status_changed *e, struct doca_cc_connection *c, {ok} s)\n\
+             {{\n\t(void)e;\n\t(void)c;\n\t(void)s;\n}}\n\
+             doca_error_t reg(struct doca_cc_server *s, struct doca_cc_client *c, int which)\n{{\n\
+             \tif (which == 0)\n\t\treturn doca_cc_server_event_msg_recv_register(s, on_msg);\n\
+             \tif (which == 1)\n\t\treturn doca_cc_client_event_msg_recv_register(c, on_msg);\n\
+             \treturn doca_cc_server_event_connection_register(s, on_conn, on_conn);\n}}\n"
+        )
+    };
+    let compiles = |name: &str, text: &str, level: u32, std: &str| {
+        let path = dir.join(format!("{name}-{level}.c"));
+        std::fs::write(&path, text).expect("write a check");
+        let out = Command::new(cc())
+            .args([std, "-fsyntax-only"])
+            .args(c_flags("any"))
+            .arg(format!("-DDOCA_EMU_API_LEVEL={level}"))
+            .arg(&path)
+            .output()
+            .expect("run the C compiler");
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let shapes25 = source("size_t", "bool");
+    let shapes26 = source("uint32_t", "uint8_t");
+    // one wrong callback at a time: each registration is checked on its own
+    let wrong_msg25 = source("uint32_t", "bool");
+    let wrong_conn25 = source("size_t", "uint8_t");
+    let wrong_msg26 = source("size_t", "uint8_t");
+    let wrong_conn26 = source("uint32_t", "bool");
+    for std in standards() {
+        let (ok, err) = compiles("right25", &shapes25, 25, std);
+        assert!(ok, "the 2.5 shapes at level 25 ({std}):\n{err}");
+        for level in [26, 27] {
+            let (ok, err) = compiles("right26", &shapes26, level, std);
+            assert!(ok, "the 2.6 shapes at level {level} ({std}):\n{err}");
+        }
+        for (name, text, levels, what) in [
+            ("msg25", &wrong_msg25, &[25][..], "doca_cc_server_event_msg_recv_register"),
+            ("conn25", &wrong_conn25, &[25][..], "doca_cc_server_event_connection_register"),
+            ("msg26", &wrong_msg26, &[26, 27][..], "doca_cc_server_event_msg_recv_register"),
+            ("conn26", &wrong_conn26, &[26, 27][..], "doca_cc_server_event_connection_register"),
+        ] {
+            for &level in levels {
+                let (ok, err) = compiles(name, text, level, std);
+                assert!(
+                    !ok && err.contains("incompatible-pointer-types") && err.contains(what),
+                    "{name} at level {level} ({std}) must not build:\n{err}"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The DOCA 2.7+ names: the fast-path program rewritten with `doca_comch_*` names and headers
@@ -569,7 +727,8 @@ fn the_rust_server_serves_the_c_client() {
     assert!(srv.finish());
 }
 
-/// Each header builds on its own, at both standards with the strict flags, for each side;
+/// Each header builds on its own, at both standards with the strict flags, for each side and
+/// (built for no side) at each API level (25, 26, 27);
 /// and what C code written against DOCA takes from DOCA's headers without including it
 /// itself is there: `<string.h>` and `<stdlib.h>` through `doca_compat.h` (every header),
 /// `<stdlib.h>` through `doca_pe.h`, `doca_dev.h` through `doca_ctx.h`, `<stdbool.h>`
@@ -628,17 +787,22 @@ fn every_header_stands_alone_and_brings_what_doca_s_brings() {
     for (name, text) in &checks {
         let path = dir.join(format!("{name}.c"));
         std::fs::write(&path, text).expect("write a check");
-        for side in ["host", "dpu", "any"] {
+        // each side at the source tree's API level, and the "any" side at every level
+        let builds = [("host", ""), ("dpu", ""), ("any", "")]
+            .into_iter()
+            .chain(["25", "26", "27"].map(|l| ("any", l)));
+        for (side, level) in builds {
             for std in standards() {
                 let out = Command::new(cc())
                     .args([std, "-fsyntax-only"])
                     .args(c_flags(side))
+                    .args((!level.is_empty()).then(|| format!("-DDOCA_EMU_API_LEVEL={level}")))
                     .arg(&path)
                     .output()
                     .expect("run the C compiler");
                 assert!(
                     out.status.success(),
-                    "{name} ({side}, {std}):\n{text}\n{}",
+                    "{name} ({side}, level {level:?}, {std}):\n{text}\n{}",
                     String::from_utf8_lossy(&out.stderr)
                 );
             }
@@ -753,13 +917,13 @@ fn one_source_built_for_the_dpu_and_for_the_host_talks_to_itself() {
 }
 
 /// The documented install, laid out as DOCA's: the library under DOCA's sonames in
-/// `lib/<multiarch>`, `doca.pc` and one `.pc` per library, `applications/VERSION` (the same
-/// version as the `.pc` files), a build configuration per side. A C program then builds with
+/// `lib/<multiarch>`, `doca.pc` and (API level 2.7) one `.pc` per library,
+/// `applications/VERSION` (the same version as the `.pc` files), a build configuration per side. A C program then builds with
 /// `pkg-config --cflags --libs doca` alone, for the host by default, for the DPU from the
 /// `dpu/` folder or with `--define-variable`, and runs as what it was built for.
 #[test]
 fn the_install_gives_a_prefix_that_pkg_config_finds() {
-    let prefix = install("pkg-config");
+    let prefix = install_level("pkg-config", Some("2.7"));
     let pc = pc_dir(&prefix);
     let libdir = pc.parent().expect("lib/<multiarch>").to_path_buf();
     for f in ["doca.pc", "doca-common.pc", "doca-argp.pc", "doca-comch.pc", "doca-cc.pc", "dpu/doca.pc"] {
@@ -928,13 +1092,21 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Installs the library, headers and pkg-config files into a fresh temporary prefix.
+/// Installs the library, headers and pkg-config files into a fresh temporary prefix, at the
+/// default API level (the claimed DOCA version's).
 fn install(what: &str) -> PathBuf {
+    install_level(what, None)
+}
+
+/// [`install`] at the API level `level` (`--api-level`; None: the default).
+fn install_level(what: &str, level: Option<&str>) -> PathBuf {
     let prefix = std::env::temp_dir().join(format!("doca-emu-prefix-{what}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&prefix);
     let status = Command::new("bash")
         .arg(capi_dir().join("install.sh"))
         .arg("--lib")
         .arg(lib_dir())
+        .args(level.map(|l| ["--api-level", l]).iter().flatten())
         .arg(&prefix)
         .stdout(std::process::Stdio::null())
         .status()
@@ -944,7 +1116,8 @@ fn install(what: &str) -> PathBuf {
 }
 
 /// The documented meson flow: `PKG_CONFIG_PATH=<prefix>/lib/pkgconfig meson setup` of a
-/// sample-shaped directory (`dependency('doca')`, `'doca-argp'`, `'doca-comch'`) builds its C
+/// sample-shaped directory (`dependency('doca')`, `'doca-argp'`, `'doca-comch'`: an API
+/// level 2.7 install) builds its C
 /// programs unchanged, and they run. Needs meson and ninja: `.ci/run` installs them and sets
 /// `DOCA_EMU_REQUIRE_MESON`, which makes their absence a failure; elsewhere the test says it
 /// did not run.
@@ -959,7 +1132,7 @@ fn a_sample_shaped_meson_project_builds_against_the_install() {
         eprintln!("meson or ninja not installed: the meson build was NOT checked");
         return;
     }
-    let prefix = install("meson");
+    let prefix = install_level("meson", Some("2.7"));
     let pc = pc_dir(&prefix);
     let build = meson_build(&capi_dir().join("tests/meson"), &prefix.join("build"), &pc);
     let out = Command::new(build.join("doca_log_argp"))
@@ -1079,11 +1252,17 @@ fn the_c_first_program_builds_with_meson_and_its_pair_talks() {
 
 /// `meson setup build source` with `PKG_CONFIG_PATH=pc`, then `meson compile`; `build`.
 fn meson_build(source: &Path, build: &Path, pc: &Path) -> PathBuf {
+    meson_build_with(source, build, pc, "")
+}
+
+/// [`meson_build`] with `CFLAGS=cflags` at setup.
+fn meson_build_with(source: &Path, build: &Path, pc: &Path, cflags: &str) -> PathBuf {
     let setup = Command::new("meson")
         .arg("setup")
         .arg(build)
         .arg(source)
         .env("PKG_CONFIG_PATH", pc)
+        .env("CFLAGS", cflags)
         .output()
         .expect("run meson setup");
     assert!(setup.status.success(), "meson setup failed:\n{}", String::from_utf8_lossy(&setup.stdout));
@@ -1091,6 +1270,155 @@ fn meson_build(source: &Path, build: &Path, pc: &Path) -> PathBuf {
         Command::new("meson").arg("compile").arg("-C").arg(build).output().expect("run meson compile");
     assert!(compile.status.success(), "meson compile failed:\n{}", String::from_utf8_lossy(&compile.stdout));
     build.to_path_buf()
+}
+
+/// One install per API level: `capi/install.sh --api-level 2.5|2.6|2.7` into a temporary
+/// prefix lays out that level (`doca.pc` alone at 2.5 and 2.6, the per-library files at 2.7;
+/// `applications/VERSION` and the `.pc` version the level's), fixes the level in its headers
+/// (a program asking for another does not build), and the level's meson project of C programs
+/// shaped like DOCA's sample families (capi/tests/meson/level25, level26, and the 2.7 one)
+/// configures against it with `dependency('doca')`, checks the level, builds at gnu17 and at
+/// gnu23 with the strict flags, and its programs run in pairs from the install: the 2.5 cc
+/// server and client (full-width sizes, 2.5 callbacks), the 2.6 ones and the fast path, the
+/// legacy comm channel, DMA on a progress engine.
+#[test]
+fn each_api_level_installs_and_its_sample_shaped_programs_build_and_run_through_meson() {
+    let have = |tool: &str| Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !have("meson") || !have("ninja") {
+        assert!(
+            std::env::var_os("DOCA_EMU_REQUIRE_MESON").is_none(),
+            "meson and ninja are required here (DOCA_EMU_REQUIRE_MESON is set)"
+        );
+        eprintln!("meson or ninja not installed: the API levels' meson builds were NOT checked");
+        return;
+    }
+    let pid = std::process::id();
+    // Without --api-level: the claimed version's level (core/DOCA_VERSION), the source tree's
+    // default too.
+    let claimed =
+        std::fs::read_to_string(capi_dir().join("../core/DOCA_VERSION")).expect("core/DOCA_VERSION");
+    let claimed = claimed.trim();
+    let mut parts = claimed.split('.').map(|p| p.parse::<u32>().expect("a number"));
+    let (major, minor) = (parts.next().expect("major"), parts.next().expect("minor"));
+    let claimed_level = if (major, minor) <= (2, 6) { major * 10 + minor } else { 27 };
+    let default = install_level("leveldefault", None);
+    let fixed =
+        std::fs::read_to_string(default.join("include/doca_emu_api_level.h")).expect("the level header");
+    assert!(fixed.contains(&format!("#define DOCA_EMU_API_LEVEL {claimed_level}\n")), "{fixed}");
+    let source =
+        std::fs::read_to_string(capi_dir().join("include/doca_emu_api_level.h")).expect("the level header");
+    assert!(
+        source.contains(&format!("#define DOCA_EMU_API_LEVEL {claimed_level}\n")),
+        "the source tree's default"
+    );
+    let version = std::fs::read_to_string(default.join("applications/VERSION")).expect("VERSION");
+    assert_eq!(version.trim(), claimed, "the default install's version is the claimed one");
+    let _ = std::fs::remove_dir_all(&default);
+    for (level, dir, version, per_library) in [
+        ("2.5", "tests/meson/level25", "2.5.0", false),
+        ("2.6", "tests/meson/level26", "2.6.0", false),
+        ("2.7", "tests/meson", "2.7.0", true),
+    ] {
+        let prefix = install_level(&format!("level{level}"), Some(level));
+        let pc = pc_dir(&prefix);
+        let installed = std::fs::read_to_string(prefix.join("applications/VERSION")).expect("VERSION");
+        assert_eq!(installed.trim(), version, "applications/VERSION at {level}");
+        assert_eq!(pkg_config(&pc, &["--modversion", "doca"]), version, "doca.pc's version at {level}");
+        for f in ["doca-common.pc", "doca-argp.pc", "doca-comch.pc", "dpu/doca-common.pc"] {
+            assert_eq!(pc.join(f).exists(), per_library, "{f} at {level}");
+        }
+        // The level is fixed: asking the installed headers for another is an error.
+        let other = if level == "2.5" { "26" } else { "25" };
+        let out = Command::new(cc())
+            .args(["-std=gnu17", "-fsyntax-only", &format!("-DDOCA_EMU_API_LEVEL={other}")])
+            .args(pkg_config(&pc, &["--cflags", "doca"]).split_whitespace())
+            .arg(capi_dir().join("tests/c/devices.c"))
+            .output()
+            .expect("run the C compiler");
+        assert!(
+            !out.status.success()
+                && String::from_utf8_lossy(&out.stderr).contains(&format!("API level {level}")),
+            "an install of level {level} asked for level {other}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Built for no side (the any/ folder): each program plays the end it opens.
+        for std in standards() {
+            let mut cflags = vec![std.to_string(), "-Wall".into(), "-Wextra".into(), "-Werror".into()];
+            cflags.extend(strict_flags().iter().cloned());
+            let build = meson_build_with(
+                &capi_dir().join(dir),
+                &prefix.join(format!("build{}", std.trim_start_matches("-std="))),
+                &pc.join("any"),
+                &cflags.join(" "),
+            );
+            match level {
+                "2.5" => {
+                    let name = format!("meson-25-{pid}");
+                    let mut srv = spawn_installed(&build.join("server25"), &[&name]);
+                    let out = run_installed(&build.join("client25"), &[&name, "20"]);
+                    expect_output(&out, "ok 20", "the installed 2.5 client");
+                    let served = srv.wait_with_output_or_kill();
+                    assert!(served.contains("served 20"), "the installed 2.5 server said: {served}");
+                }
+                "2.6" => {
+                    let name = format!("meson-26-{pid}");
+                    let mut srv = spawn_installed(&build.join("cc_server"), &[&name]);
+                    let out = run_installed(&build.join("cc_client"), &[&name, "20"]);
+                    expect_output(&out, "ok 20", "the installed 2.6 client");
+                    let served = srv.wait_with_output_or_kill();
+                    assert!(served.contains("served 20"), "the installed 2.6 server said: {served}");
+                    let name = format!("meson-26-fast-{pid}");
+                    let mut srv = spawn_installed(&build.join("fast_path"), &["server", &name, "20"]);
+                    let out = run_installed(&build.join("fast_path"), &["client", &name, "20"]);
+                    expect_output(&out, "ok 20", "the installed fast-path client");
+                    let served = srv.wait_with_output_or_kill();
+                    assert!(served.contains("ok 20"), "the installed fast-path server said: {served}");
+                }
+                _ => {
+                    let out =
+                        run_installed(&build.join("doca_log_argp"), &["--pci-addr", "03:00.0", "-n", "2"]);
+                    expect_output(&out, "start DOCA_SUCCESS pci=03:00.0 n=2", "the installed argp program");
+                }
+            }
+            if level != "2.7" {
+                let name = format!("meson-legacy-{}-{pid}", level.replace('.', ""));
+                let mut srv = spawn_installed(&build.join("legacy"), &["service", &name, "5"]);
+                let mut said = std::io::BufReader::new(srv.stdout.take().expect("piped"));
+                let mut line = String::new();
+                std::io::BufRead::read_line(&mut said, &mut line).expect("the service's first line");
+                assert_eq!(line.trim(), "listening", "the installed legacy service listens");
+                let out = run_installed(&build.join("legacy"), &["client", &name, "5"]);
+                expect_output(&out, "ok 5", "the installed legacy client");
+                let served = c_service_output(srv, said);
+                assert!(served.contains("ok 5"), "the installed legacy service said: {served}");
+                let out = run_installed(&build.join("dma_polling"), &[]);
+                expect_output(&out, "ok", "the installed DMA program");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&prefix);
+    }
+}
+
+/// Starts an installed program (its run path names the install's library) with `args`, its
+/// standard output piped.
+fn spawn_installed(prog: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(prog)
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("DOCA_EMU_SIDE")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {}: {e}", prog.display()))
+}
+
+/// Runs an installed program with `args`; its output.
+fn run_installed(prog: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(prog)
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", prog.display()))
 }
 
 /// The root-only install at DOCA's own place, `/opt/mellanox/doca`, where DOCA 2.5 and 2.9

@@ -1,9 +1,10 @@
 //! The C ABI's contract, checked rather than typed twice: the functions `capi/include`
-//! declares are exactly the `doca_*` functions `libdoca_capi.so` exports (`nm -D`), each a
-//! real symbol (no function is a macro over another name or inline in a header, as NVIDIA's
-//! headers declare them all as plain prototypes), and an object compiled against those plain
-//! prototypes, taking every function's address as a pointer of its declared type, links and
-//! runs. Also the argument parser as DOCA's samples use it (`doca_argp_init(NULL, …)`,
+//! declares, over its API levels (25, 26, 27: `doca_emu_api_level.h`), are exactly the
+//! `doca_*` functions `libdoca_capi.so` exports (`nm -D`), each a real symbol (no function is
+//! a macro over another name or inline in a header, as NVIDIA's headers declare them all as
+//! plain prototypes; a declaration with an asm label names the symbol it is routed to), and
+//! an object compiled against each level's plain prototypes, taking every function's address
+//! as a pointer of its declared type, links and runs. Also the argument parser as DOCA's samples use it (`doca_argp_init(NULL, …)`,
 //! version and validation callbacks, `-v`).
 //!
 //! Run with `--nocapture` to see the counts the book quotes (`abi counts: …`).
@@ -92,14 +93,18 @@ fn headers() -> Vec<String> {
     hs
 }
 
-/// Our headers preprocessed into one text (macros expanded, the 2.5 callback casts off:
-/// `DOCA_EMU_STRICT_CALLBACKS`), as an object built with plain prototypes sees them.
-fn flattened(dir: &Path) -> String {
+/// The API levels the headers declare (`DOCA_EMU_API_LEVEL`).
+const LEVELS: [u32; 3] = [25, 26, 27];
+
+/// Our headers preprocessed into one text (macros expanded) at API level `level`, as an
+/// object built with plain prototypes sees them.
+fn flattened(dir: &Path, level: u32) -> String {
     let all = dir.join("all.h");
     let text: String = headers().iter().map(|h| format!("#include <{h}>\n")).collect();
     std::fs::write(&all, text).expect("write all.h");
     let out = Command::new(cc())
-        .args(["-E", "-P", "-DDOCA_ALLOW_EXPERIMENTAL_API", "-DDOCA_EMU_STRICT_CALLBACKS"])
+        .args(["-E", "-P", "-DDOCA_ALLOW_EXPERIMENTAL_API"])
+        .arg(format!("-DDOCA_EMU_API_LEVEL={level}"))
         .arg(format!("-I{}", capi_dir().join("include").display()))
         .arg(format!("-I{}", capi_dir().join("include/any").display()))
         .arg(&all)
@@ -109,9 +114,11 @@ fn flattened(dir: &Path) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 headers")
 }
 
-/// A function the headers declare: its declaration (one line) and whether it has a body.
+/// A function the headers declare: its declaration (one line), the symbol it names (its asm
+/// label, else its name) and whether it has a body.
 struct Decl {
     text: String,
+    symbol: String,
     inline: bool,
 }
 
@@ -163,12 +170,24 @@ fn record(out: &mut BTreeMap<String, Decl>, stmt: &str, inline: bool) {
     }
     let name = &text[start..open];
     if name.starts_with("doca_") {
-        out.insert(name.to_string(), Decl { text, inline });
+        let symbol = asm_label(&text).unwrap_or(name).to_string();
+        out.insert(name.to_string(), Decl { text, symbol, inline });
     }
+}
+
+/// The symbol an asm label (`__asm__("name")`) routes a declaration to.
+fn asm_label(decl: &str) -> Option<&str> {
+    let at = decl.find("__asm__(\"")? + "__asm__(\"".len();
+    let len = decl[at..].find('"')?;
+    Some(&decl[at..at + len])
 }
 
 /// `decl` made into a constant pointer `p_<name>` of the declared type, set to the function.
 fn pointer_to(name: &str, decl: &str) -> String {
+    let decl = match decl.find("__asm__") {
+        Some(at) if at > decl.find(name).unwrap_or(0) => decl[..at].trim_end(),
+        _ => decl,
+    };
     let decl = match decl.find("__attribute__") {
         Some(at) if at > decl.find(name).unwrap_or(0) => decl[..at].trim_end(),
         _ => decl,
@@ -177,73 +196,95 @@ fn pointer_to(name: &str, decl: &str) -> String {
     format!("{}(*const p_{name}){} = {name};", &decl[..at], &decl[at + name.len()..])
 }
 
-/// Every function our headers declare is a real export of the library and every `doca_*`
-/// export is declared; none is inline or a macro over another name; an object built
-/// against the plain prototypes takes each one's address through a pointer of its declared
-/// type, links (an undefined symbol fails the link) and runs.
+/// Every function our headers declare, at each API level, is a real export of the library
+/// (under its asm label where it has one: the 2.5 shapes at level 25), and every `doca_*`
+/// export is declared at some level; none is inline or a macro over another name; at each
+/// level an object built against the plain prototypes takes each one's address through a
+/// pointer of its declared type, links (an undefined symbol fails the link) and runs. A name
+/// routed to a symbol of its own at one level names its own symbol at the others.
 #[test]
 fn the_headers_declare_exactly_the_exports_and_an_object_of_plain_prototypes_links() {
     let dir = scratch("abi");
-    let flat = flattened(&dir);
-    let decls = declarations(&flat);
     let exports = exported();
-    let inline: Vec<&String> = decls.iter().filter(|(_, d)| d.inline).map(|(n, _)| n).collect();
-    assert!(
-        inline.is_empty(),
-        "inline in our headers (NVIDIA's declare them, an object built with those misses them): {inline:?}"
-    );
-    // a function name defined as a macro over another function's name (as doca_comch_* were)
+    // a function name defined as a macro over another function's name (as doca_comch_* were,
+    // and the 2.5 callback casts of the registrations)
     let mut renamed = Vec::new();
     for h in headers() {
         let text = std::fs::read_to_string(capi_dir().join("include").join(&h)).expect("a header");
         for line in text.lines() {
             let mut f = line.split_whitespace();
-            if let (Some("#define"), Some(name), Some(to)) = (f.next(), f.next(), f.next()) {
+            if let (Some("#define"), Some(name), Some(_)) = (f.next(), f.next(), f.next()) {
                 let name = name.split('(').next().unwrap_or(name);
-                let to = to.split('(').next().unwrap_or(to);
-                if name != to && decls.contains_key(to) {
-                    renamed.push(format!("{h}: {name} -> {to}"));
+                if exports.contains(name) {
+                    renamed.push(format!("{h}: {name}"));
                 }
             }
         }
     }
-    assert!(renamed.is_empty(), "function names that are macros over another function: {renamed:?}");
-    let declared: BTreeSet<String> = decls.keys().cloned().collect();
-    let undeclared: Vec<&String> = exports.difference(&declared).collect();
-    let missing: Vec<&String> = declared.difference(&exports).collect();
-    assert!(missing.is_empty(), "declared by capi/include but not exported: {missing:?}");
-    assert!(undeclared.is_empty(), "exported but declared by no header: {undeclared:?}");
+    assert!(renamed.is_empty(), "function names that are macros: {renamed:?}");
+    let mut all_symbols = BTreeSet::new();
+    let mut per_level = Vec::new();
+    for level in LEVELS {
+        let flat = flattened(&dir, level);
+        let decls = declarations(&flat);
+        let inline: Vec<&String> = decls.iter().filter(|(_, d)| d.inline).map(|(n, _)| n).collect();
+        assert!(
+            inline.is_empty(),
+            "inline in our headers at level {level} (NVIDIA's declare them, an object built with those misses them): {inline:?}"
+        );
+        let symbols: BTreeSet<String> = decls.values().map(|d| d.symbol.clone()).collect();
+        let missing: Vec<&String> = symbols.difference(&exports).collect();
+        assert!(
+            missing.is_empty(),
+            "declared by capi/include at level {level} but not exported: {missing:?}"
+        );
+        let routed: Vec<String> = decls
+            .iter()
+            .filter(|(n, d)| **n != d.symbol)
+            .map(|(n, d)| format!("{n} -> {}", d.symbol))
+            .collect();
+        if level == 25 {
+            assert!(!routed.is_empty(), "level 25 routes the names 2.6 reshaped to symbols of their own");
+        } else {
+            assert!(routed.is_empty(), "level {level} routes nothing: {routed:?}");
+        }
+        all_symbols.extend(symbols);
 
-    // The object: the flattened prototypes, one pointer per function, and a main that runs.
-    let mut c = String::from("/* generated by tests/tests/c_contract.rs */\n#include \"flat.h\" /* our headers, flattened: stdio.h among them */\n\n");
-    for (name, d) in &decls {
-        c += &pointer_to(name, &d.text);
-        c.push('\n');
+        // The object: the flattened prototypes, one pointer per function, and a main that runs.
+        let mut c = String::from("/* generated by tests/tests/c_contract.rs */\n#include \"flat.h\" /* our headers, flattened: stdio.h among them */\n\n");
+        for (name, d) in &decls {
+            c += &pointer_to(name, &d.text);
+            c.push('\n');
+        }
+        c += "\nstatic const void *const all[] = {\n";
+        for name in decls.keys() {
+            c += &format!("\t(const void *)p_{name},\n");
+        }
+        c += "};\n\nint main(void)\n{\n\tsize_t n = 0;\n\n\tfor (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)\n\t\tn += all[i] != (const void *)0;\n";
+        c += "\tprintf(\"%zu %s\\n\", n, p_doca_error_get_name(DOCA_SUCCESS));\n\treturn 0;\n}\n";
+        std::fs::write(dir.join("flat.h"), &flat).expect("write flat.h");
+        let source = dir.join(format!("plain_prototypes{level}.c"));
+        std::fs::write(&source, c).expect("write the object's source");
+        let prog = dir.join(format!("plain_prototypes{level}"));
+        build(&source, std::slice::from_ref(&dir), &prog);
+        let out = Command::new(&prog).output().expect("run the object");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.trim() == format!("{} DOCA_SUCCESS", decls.len()),
+            "the program of plain prototypes of level {level} said: {stdout}"
+        );
+        per_level.push(format!("{level}:{}/{}routed", decls.len(), routed.len()));
     }
-    c += "\nstatic const void *const all[] = {\n";
-    for name in decls.keys() {
-        c += &format!("\t(const void *)p_{name},\n");
-    }
-    c += "};\n\nint main(void)\n{\n\tsize_t n = 0;\n\n\tfor (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)\n\t\tn += all[i] != (const void *)0;\n";
-    c += "\tprintf(\"%zu %s\\n\", n, p_doca_error_get_name(DOCA_SUCCESS));\n\treturn 0;\n}\n";
-    std::fs::write(dir.join("flat.h"), &flat).expect("write flat.h");
-    let source = dir.join("plain_prototypes.c");
-    std::fs::write(&source, c).expect("write the object's source");
-    let prog = dir.join("plain_prototypes");
-    build(&source, std::slice::from_ref(&dir), &prog);
-    let out = Command::new(&prog).output().expect("run the object");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.trim() == format!("{} DOCA_SUCCESS", decls.len()),
-        "the program of plain prototypes said: {stdout}"
-    );
-    let comch = declared.iter().filter(|n| n.starts_with("doca_comch_")).count();
+    let undeclared: Vec<&String> = exports.difference(&all_symbols).collect();
+    assert!(undeclared.is_empty(), "exported but declared by no header at any level: {undeclared:?}");
+    let comch = exports.iter().filter(|n| n.starts_with("doca_comch_")).count();
     println!(
-        "abi counts: headers={} declared={} exported={} comch={} (doca_emu_log_write among them: the emulator's own)",
+        "abi counts: headers={} declared={} exported={} comch={} levels={} (doca_emu_log_write among them: the emulator's own)",
         headers().len(),
-        declared.len(),
+        all_symbols.len(),
         exports.len(),
-        comch
+        comch,
+        per_level.join(",")
     );
     // The C chapter of the book quotes the total: it must be this one.
     let book = capi_dir().join("../book/src/c-abi.md");

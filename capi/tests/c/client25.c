@@ -1,7 +1,10 @@
-/* A control-path client written with the DOCA 2.5 names (send tasks configured by a base-2
- * logarithm, size_t lengths, a receive callback taking a size_t length), on b1:00.0, for the
- * server argv[1]: sends argv[2] numbered messages one at a time, checks each echo, prints
- * "ok <n>". */
+/* A control-path client written against the DOCA 2.5 headers (an API level 2.5 install, or
+ * DOCA_EMU_API_LEVEL=25), in the shape of NVIDIA's 2.5 cc_ctrl_path_client sample: send tasks
+ * configured by a base-2 logarithm, size_t lengths and sizes, a receive callback taking a
+ * size_t length. On b1:00.0, for the server argv[1]: sends argv[2] numbered messages one at a
+ * time, checks each echo, prints "ok <n>". Each size_t getter is given a value whose every bit
+ * is set: a 4-byte write (2.6's shape) would leave the upper half set and fail the check. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,10 @@
 
 #include "check.h"
 #include "open.h"
+
+#if DOCA_EMU_API_LEVEL != 25
+#error "client25.c is written against the DOCA 2.5 headers (API level 25)"
+#endif
 
 static int echoed, running;
 static char last[64];
@@ -53,7 +60,7 @@ int main(int argc, char **argv)
 	struct doca_cc_connection *conn = NULL;
 	struct doca_cc_send_task *task;
 	enum doca_ctx_states state;
-	size_t log_max;
+	size_t log_max = SIZE_MAX, got;
 	int count, i;
 	time_t end = time(NULL) + 60;
 
@@ -63,9 +70,22 @@ int main(int argc, char **argv)
 	CHECK_CODE(open_dev("b1:00.0", &dev), DOCA_SUCCESS);
 	CHECK_CODE(doca_cc_cap_is_consumer_supported(doca_dev_as_devinfo(dev)), DOCA_SUCCESS);
 	CHECK_CODE(doca_cc_producer_cap_get_max_log_num_tasks(doca_dev_as_devinfo(dev), &log_max), DOCA_SUCCESS);
-	CHECK(log_max >= 1);
+	CHECK(log_max >= 1 && log_max < 32);
 	CHECK_CODE(doca_pe_create(&pe), DOCA_SUCCESS);
+	got = SIZE_MAX;
+	CHECK_CODE(doca_cc_cap_get_max_msg_size(doca_dev_as_devinfo(dev), &got), DOCA_SUCCESS);
+	CHECK(got >= 4080 && got <= UINT32_MAX);
 	CHECK_CODE(doca_cc_client_create(dev, argv[1], &client), DOCA_SUCCESS);
+	CHECK_CODE(doca_cc_client_set_max_msg_size(client, ((size_t)1 << 32) | 4080), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_cc_client_set_recv_queue_size(client, ((size_t)1 << 32) | 32), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_cc_client_set_max_msg_size(client, 4080), DOCA_SUCCESS);
+	CHECK_CODE(doca_cc_client_set_recv_queue_size(client, 32), DOCA_SUCCESS);
+	got = SIZE_MAX;
+	CHECK_CODE(doca_cc_client_get_max_msg_size(client, &got), DOCA_SUCCESS);
+	CHECK(got == 4080);
+	got = SIZE_MAX;
+	CHECK_CODE(doca_cc_client_get_recv_queue_size(client, &got), DOCA_SUCCESS);
+	CHECK(got == 32);
 	CHECK_CODE(doca_pe_connect_ctx(pe, doca_cc_client_as_ctx(client)), DOCA_SUCCESS);
 	CHECK_CODE(doca_ctx_set_state_changed_cb(doca_cc_client_as_ctx(client), on_state), DOCA_SUCCESS);
 	CHECK_CODE(doca_cc_client_send_task_set_conf(client, send_done, send_done, 40), DOCA_ERROR_INVALID_VALUE);

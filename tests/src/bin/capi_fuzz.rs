@@ -458,6 +458,15 @@ impl Gen {
         }
     }
 
+    /// A `size_t` size of a 2.5 setter: one above the 32-bit range is bad.
+    fn size32(&self) -> usize {
+        let n = self.usize();
+        if n > u32::MAX as usize {
+            self.bad(format!("size {n} above 32 bits"));
+        }
+        n
+    }
+
     fn u8(&self) -> u8 {
         match self.below(3) {
             0 => u8::MAX,
@@ -488,6 +497,14 @@ impl Gen {
 
     fn cb_msg(&self) -> MsgRecvCb {
         self.opt_cb(cb_msg as unsafe extern "C" fn(*mut c_void, *mut u8, u64, *mut DocaCcConnection))
+    }
+
+    fn cb_msg25(&self) -> MsgRecvCb25 {
+        self.opt_cb(cb_msg25 as unsafe extern "C" fn(*mut c_void, *mut u8, usize, *mut DocaCcConnection))
+    }
+
+    fn cb_conn25(&self) -> ConnectionCb25 {
+        self.opt_cb(cb_conn25 as unsafe extern "C" fn(*mut c_void, *mut DocaCcConnection, bool))
     }
 
     fn cb_conn(&self) -> ConnectionCb {
@@ -682,6 +699,16 @@ unsafe extern "C" fn cb_msg(_: *mut c_void, _: *mut u8, _: u64, conn: *mut DocaC
 }
 
 unsafe extern "C" fn cb_conn(_: *mut c_void, conn: *mut DocaCcConnection, _: u8) {
+    gen().add_live(K::Conn, conn as usize);
+    from_callback();
+}
+
+unsafe extern "C" fn cb_msg25(_: *mut c_void, _: *mut u8, _: usize, conn: *mut DocaCcConnection) {
+    gen().add_live(K::Conn, conn as usize);
+    from_callback();
+}
+
+unsafe extern "C" fn cb_conn25(_: *mut c_void, conn: *mut DocaCcConnection, _: bool) {
     gen().add_live(K::Conn, conn as usize);
     from_callback();
 }
@@ -1121,6 +1148,24 @@ fn table() -> Vec<Entry> {
         doca_comch_server_disconnect => |g| r(doca_comch_server_disconnect(g.h(K::Server), if g.chance(90) { g.hn(K::Conn) } else { g.h(K::Conn) }));
         doca_cc_connection_update_info => |g| r(doca_cc_connection_update_info(g.h(K::Conn)));
         doca_cc_connection_get_counter => |g| r(doca_cc_connection_get_counter(g.h(K::Conn), [1, 2, 3, 4, 0, 99][g.below(6) as usize], g.out()));
+        // DOCA 2.5 shapes of 2.6 names (the `_v25` symbols an API level 2.5 install routes to)
+        doca_cc_server_event_msg_recv_register_v25 => |g| r(doca_cc_server_event_msg_recv_register_v25(g.h(K::Server), g.cb_msg25()));
+        doca_cc_client_event_msg_recv_register_v25 => |g| r(doca_cc_client_event_msg_recv_register_v25(g.h(K::Client), g.cb_msg25()));
+        doca_cc_server_event_connection_register_v25 => |g| r(doca_cc_server_event_connection_register_v25(g.h(K::Server), g.cb_conn25(), g.cb_conn25()));
+        doca_cc_server_set_max_msg_size_v25 => |g| r(doca_cc_server_set_max_msg_size_v25(g.h(K::Server), g.size32()));
+        doca_cc_server_get_max_msg_size_v25 => |g| r(doca_cc_server_get_max_msg_size_v25(g.h(K::Server), g.out()));
+        doca_cc_server_set_recv_queue_size_v25 => |g| r(doca_cc_server_set_recv_queue_size_v25(g.h(K::Server), g.size32()));
+        doca_cc_server_get_recv_queue_size_v25 => |g| r(doca_cc_server_get_recv_queue_size_v25(g.h(K::Server), g.out()));
+        doca_cc_client_set_max_msg_size_v25 => |g| r(doca_cc_client_set_max_msg_size_v25(g.h(K::Client), g.size32()));
+        doca_cc_client_get_max_msg_size_v25 => |g| r(doca_cc_client_get_max_msg_size_v25(g.h(K::Client), g.out()));
+        doca_cc_client_set_recv_queue_size_v25 => |g| r(doca_cc_client_set_recv_queue_size_v25(g.h(K::Client), g.size32()));
+        doca_cc_client_get_recv_queue_size_v25 => |g| r(doca_cc_client_get_recv_queue_size_v25(g.h(K::Client), g.out()));
+        doca_cc_cap_get_max_msg_size_v25 => |g| r(doca_cc_cap_get_max_msg_size_v25(g.h(K::Devinfo), g.out()));
+        doca_cc_cap_get_max_recv_queue_size_v25 => |g| r(doca_cc_cap_get_max_recv_queue_size_v25(g.h(K::Devinfo), g.out()));
+        doca_cc_cap_get_max_clients_v25 => |g| r(doca_cc_cap_get_max_clients_v25(g.h(K::Devinfo), g.out()));
+        doca_cc_cap_get_max_send_tasks_v25 => |g| r(doca_cc_cap_get_max_send_tasks_v25(g.h(K::Devinfo), g.out()));
+        doca_cc_consumer_cap_get_max_buf_size_v25 => |g| r(doca_cc_consumer_cap_get_max_buf_size_v25(g.h(K::Devinfo), g.out()));
+        doca_cc_producer_cap_get_max_buf_size_v25 => |g| r(doca_cc_producer_cap_get_max_buf_size_v25(g.h(K::Devinfo), g.out()));
         // DOCA 2.5 names
         doca_cc_server_send_task_set_conf => |g| r(doca_cc_server_send_task_set_conf(g.h(K::Server), g.cb_task(), g.cb_task(), g.u8()));
         doca_cc_client_send_task_set_conf => |g| r(doca_cc_client_send_task_set_conf(g.h(K::Client), g.cb_task(), g.cb_task(), g.u8()));
