@@ -67,6 +67,9 @@ struct State {
     next_id: u64,
     /// Lines peers cause, at most one per kind and second.
     throttle: Throttle,
+    /// The peer whose failure a non-blocking `recvfrom` of this client reported already
+    /// (DOCA reports `CONNECTION_RESET` for the failure, not at every later call).
+    reset_told: Option<u64>,
 }
 
 /// `struct doca_comm_channel_ep_t`: an endpoint. `Send + Sync`.
@@ -191,6 +194,7 @@ impl Endpoint {
                 snapshot: (Vec::new(), 0),
                 next_id: 1,
                 throttle: Throttle::new(),
+                reset_told: None,
             }),
             ctrl,
             rx_channel,
@@ -523,7 +527,8 @@ impl Endpoint {
     /// `doca_comm_channel_ep_recvfrom`: the oldest message from any peer, copied into `buf`,
     /// with its length and sender. Nothing → `AGAIN` (or, blocking, a sleep); a message
     /// larger than `buf` → `TOO_BIG` with the length it needs (the message stays queued);
-    /// a client whose service left → `CONNECTION_RESET`. On a service it also accepts new
+    /// a client whose service left → `CONNECTION_RESET` (once for a non-blocking call, then
+    /// `AGAIN`; at every blocking call). On a service it also accepts new
     /// clients: the first message from a client reveals its address.
     pub fn recvfrom(&self, buf: &mut [u8], flags: MsgFlags) -> Result<(usize, PeerAddr), RecvError> {
         let blocking = self.blocking && !flags.contains(MsgFlags::DONTWAIT);
@@ -540,12 +545,12 @@ impl Endpoint {
             // The message that was sent first, across peers.
             let mut best: Option<(u64, PeerAddr)> = None;
             let mut broken: Vec<PeerAddr> = Vec::new();
-            let mut reset = false;
+            let mut reset = None;
             for p in &st.peers {
                 if is_client {
                     match p.advance(false) {
                         Ok(()) => {}
-                        Err(Error::ConnectionReset) => reset = true,
+                        Err(Error::ConnectionReset) => reset = Some(p.id()),
                         // A refused or broken handshake never delivers: say so, even to a
                         // blocking caller.
                         Err(Error::ConnectionAborted) => return Err(Error::ConnectionAborted.into()),
@@ -599,8 +604,14 @@ impl Endpoint {
                     None => continue,
                 }
             }
-            if reset && is_client {
-                return Err(RecvError::from(Error::ConnectionReset));
+            // A service that left: `CONNECTION_RESET`, once (then `AGAIN`: an application that
+            // loops on recvfrom, arming and sleeping on AGAIN, sleeps); a blocking call never
+            // sleeps on a dead service, so it hears it every time.
+            if let Some(id) = reset.filter(|_| is_client) {
+                if blocking || st.reset_told != Some(id) {
+                    st.reset_told = Some(id);
+                    return Err(RecvError::from(Error::ConnectionReset));
+                }
             }
             // Peers of a service that left or broke their rings, with nothing more to read:
             // forget them.
