@@ -11,6 +11,7 @@ mod doca_buf;
 mod doca_buf_inventory;
 mod doca_cc;
 mod doca_cc_fast;
+mod doca_clock;
 mod doca_comm_channel;
 mod doca_ctx;
 mod doca_dev;
