@@ -310,14 +310,20 @@ impl PostRecvTask {
 /// (`INVALID_VALUE` otherwise). Returns (end of the data, free room).
 fn check_buf(map: &MapAccess, buf: &Buf) -> Result<(usize, usize)> {
     if buf.map() != map {
-        bail!(Error::InvalidValue, "cc consumer: the buffer is not in the consumer's map");
+        bail!(Error::InvalidValue, "Consumer task validation fail: buffer is outside of exported mmap range (not in the consumer's map)");
     }
     let (chained, end, room) = buf.list_and_room()?;
     if chained {
-        bail!(Error::InvalidValue, "cc consumer: buffer is chained (lists are not supported)");
+        bail!(
+            Error::InvalidValue,
+            "Consumer task validation fail: buffer is chained (lists are not supported)"
+        );
     }
     if room == 0 {
-        bail!(Error::InvalidValue, "cc consumer: the buffer has no free space after its data");
+        bail!(
+            Error::InvalidValue,
+            "Consumer task validation fail: buffer free space is 0 (no room after its data)"
+        );
     }
     Ok((end, room))
 }

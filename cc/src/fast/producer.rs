@@ -288,11 +288,14 @@ impl ProducerOps {
     fn check_buf(&self, buf: &Buf) -> Result<()> {
         let shape = buf.shape()?;
         if shape.in_list {
-            bail!(Error::InvalidValue, "cc producer: buffer is chained (lists are not supported)");
+            bail!(
+                Error::InvalidValue,
+                "Producer task validation fail: buffer is chained (lists are not supported)"
+            );
         }
         let len = shape.data_len;
         if len == 0 {
-            bail!(Error::InvalidValue, "cc producer: data length 0");
+            bail!(Error::InvalidValue, "Producer task validation fail: buffer length is 0");
         }
         let max = self.limits.0;
         if len > max {
@@ -325,7 +328,7 @@ impl ProducerOps {
                 *self.last.borrow_mut() = Some(t.clone());
                 Ok(t.clone())
             }
-            None => bail!(Error::InvalidValue, "cc producer: consumer id {id} is not a consumer of the peer"),
+            None => bail!(Error::InvalidValue, "Producer task validation fail: consumer id {id} is out of range (not a consumer of the peer)"),
         }
     }
 
