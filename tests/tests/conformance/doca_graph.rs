@@ -784,3 +784,36 @@ fn doca_graph_instance_dropped_while_submitted_is_destroyed_after_its_run() {
     assert_eq!(*c.reports.borrow(), vec![(0, true)], "its callback still runs");
     c.graph.stop().unwrap();
 }
+
+#[test]
+fn doca_graph_node_create_from_graph_a_failing_sub_instance_fails_its_parent() {
+    let (pe, _clock) = engine();
+    let own = Rc::new(Cell::new(0));
+    let l = lb(&pe, 2, &own);
+    let sub = Graph::create(&pe).unwrap();
+    let s = sub.node_create_from_ctx(&l.as_ctx()).unwrap();
+    let sub_reports = conf(&sub, 1);
+    sub.start().unwrap();
+    let main = Graph::create(&pe).unwrap();
+    let g = main.node_create_from_graph(&sub).unwrap();
+    let m = main.node_create_from_ctx(&l.as_ctx()).unwrap();
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let after = logging_node(&main, &log, "after");
+    main.add_dependency(g, after).unwrap();
+    let reports = conf(&main, 1);
+    main.start().unwrap();
+    let (ts, tm) = (l.alloc_task(1).unwrap(), l.alloc_task(2).unwrap());
+    ts.set_fail(Some(Error::IoFailed));
+    let child = sub.instance_create().unwrap();
+    child.set_ctx_node_data(s, &ts).unwrap();
+    let inst = main.instance_create().unwrap();
+    inst.set_sub_graph_node_data(g, &child).unwrap();
+    inst.set_ctx_node_data(m, &tm).unwrap();
+    inst.set_user_node_data(after, Data::NONE).unwrap();
+    inst.submit().unwrap();
+    until(&pe, || !reports.borrow().is_empty());
+    assert_eq!(*reports.borrow(), vec![(0, false)]);
+    assert!(log.borrow().is_empty(), "the node after the failed sub-graph never runs");
+    assert!(sub_reports.borrow().is_empty());
+    assert_eq!(tm.status(), Ok(()), "the independent node ran");
+}
