@@ -817,3 +817,29 @@ fn doca_graph_node_create_from_graph_a_failing_sub_instance_fails_its_parent() {
     assert!(sub_reports.borrow().is_empty());
     assert_eq!(tm.status(), Ok(()), "the independent node ran");
 }
+
+#[test]
+fn doca_graph_instance_submit_wakes_an_engine_sleeping_on_its_notification_handle() {
+    let pe = Pe::create().unwrap();
+    let own = Rc::new(Cell::new(0));
+    let l = lb(&pe, 1, &own);
+    let graph = Graph::create(&pe).unwrap();
+    let a = graph.node_create_from_ctx(&l.as_ctx()).unwrap();
+    let reports = conf(&graph, 1);
+    graph.start().unwrap();
+    while pe.progress() {}
+    let task = l.alloc_task(1).unwrap();
+    let inst = graph.instance_create().unwrap();
+    inst.set_ctx_node_data(a, &task).unwrap();
+    inst.submit().unwrap();
+    // Sleeping right after submit: the queued roots make the handle readable at once (the
+    // generous limit only keeps a broken build from hanging).
+    for _ in 0..100 {
+        if !reports.borrow().is_empty() {
+            break;
+        }
+        assert!(pe.wait(Some(Duration::from_secs(30))).unwrap(), "work was waiting: the engine must wake");
+        while pe.progress() {}
+    }
+    assert_eq!(*reports.borrow(), vec![(0, true)]);
+}
