@@ -705,7 +705,8 @@ impl GraphOps {
         let orphan = {
             let insts = self.insts.borrow();
             let inst = &insts[idx as usize];
-            inst.orphan && inst.live && inst.gen == gen
+            // (Resubmitted by its callback, or made a node's data: destroyed when that ends.)
+            inst.orphan && inst.live && inst.gen == gen && inst.run == Run::Idle && inst.used_by.is_none()
         };
         if orphan {
             let _ = self.destroy_instance(idx, gen);
