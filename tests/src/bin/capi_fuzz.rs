@@ -1829,6 +1829,36 @@ mod scenes {
         static DESTROYED: Cell<i32> = const { Cell::new(-1) };
         static SUBMITS: Cell<u32> = const { Cell::new(0) };
         static SEEN: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+        // doca_graph
+        static GRAPH: Cell<usize> = const { Cell::new(0) };
+        static GRAPH_REPORTS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    // doca_graph
+    /// A graph's callback (its instance failed: the DMA task has no buffers): destroys the
+    /// instance, stops and destroys the graph, all from inside the graph's own report.
+    unsafe extern "C" fn graph_teardown(inst: *mut DocaGraphInstance, _: DocaData, _: DocaData) {
+        GRAPH_REPORTS.set(GRAPH_REPORTS.get() + 1);
+        let graph = GRAPH.get() as *mut DocaGraph;
+        // SAFETY: the callback's own instance and the scene's graph, each destroyed once (the
+        // second destroy is refused).
+        unsafe {
+            let rc = doca_graph_instance_destroy(inst);
+            if rc != 0 {
+                note(format!("graph instance destroy from its callback gave {rc}"));
+            }
+            let rc = doca_graph_stop(graph);
+            if rc != 0 {
+                note(format!("graph stop from its callback gave {rc}"));
+            }
+            let rc = doca_graph_destroy(graph);
+            if rc != 0 {
+                note(format!("graph destroy from its callback gave {rc}"));
+            }
+            if doca_graph_destroy(graph) == 0 {
+                note("a graph destroyed from its callback was destroyed again".into());
+            }
+        }
     }
 
     fn note(what: String) {
@@ -1978,6 +2008,53 @@ mod scenes {
             let rc = doca_argp_start(3, argv.as_mut_ptr());
             if rc == 0 {
                 note("doca_argp_start succeeded though its parser was destroyed by a callback".into());
+            }
+            // doca_graph: an instance fails (a DMA node's task has no buffers); its callback
+            // destroys the instance, then the graph; the engine is free afterwards
+            let mut gpe = std::ptr::null_mut();
+            must(doca_pe_create(&mut gpe), 0, "pe");
+            let mut dma = std::ptr::null_mut();
+            must(doca_dma_create(host, &mut dma), 0, "dma");
+            must(doca_dma_task_memcpy_set_conf(dma, Some(setup_task), Some(setup_task), 2), 0, "dma conf");
+            let dctx = doca_dma_as_ctx(dma);
+            must(doca_pe_connect_ctx(gpe, dctx), 0, "dma connect");
+            must(doca_ctx_start(dctx), 0, "dma start");
+            let mut dt = std::ptr::null_mut();
+            must(
+                doca_dma_task_memcpy_alloc_init(
+                    dma,
+                    std::ptr::null(),
+                    std::ptr::null_mut(),
+                    DocaData { u64: 0 },
+                    &mut dt,
+                ),
+                0,
+                "dma task",
+            );
+            let (mut graph, mut node, mut inst) =
+                (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+            must(doca_graph_create(gpe, &mut graph), 0, "graph");
+            GRAPH.set(graph as usize);
+            must(doca_graph_node_create_from_ctx(graph, dctx, &mut node), 0, "graph node");
+            must(doca_graph_set_conf(graph, Some(graph_teardown), Some(graph_teardown), 1), 0, "graph conf");
+            must(doca_graph_start(graph), 0, "graph start");
+            must(doca_graph_instance_create(graph, &mut inst), 0, "graph instance");
+            must(doca_graph_instance_set_ctx_node_data(inst, node, dt), 0, "graph node data");
+            must(doca_graph_instance_submit(inst), 0, "graph submit");
+            until(&[gpe], "the graph's report", || GRAPH_REPORTS.get() > 0);
+            if doca_graph_instance_submit(inst) == 0 {
+                note("a destroyed graph instance was submitted".into());
+            }
+            doca_task_free(dt);
+            until(&[gpe], "the failed DMA context idle", || {
+                let mut st = 2u32;
+                doca_ctx_get_state(dctx, &mut st);
+                st == 0
+            });
+            must(doca_dma_destroy(dma), 0, "dma destroy");
+            let rc = doca_pe_destroy(gpe);
+            if rc != 0 {
+                note(format!("the engine of a destroyed graph could not be destroyed: {rc}"));
             }
             SEEN.take()
         }
