@@ -16,6 +16,11 @@
 //! task holds its context's stop in Stopping until it is freed. Libraries refer to
 //! submitted tasks by [`TaskId`], which carries a generation: a stale id finds nothing,
 //! never another task.
+//!
+//! A task that a graph instance runs ([`crate::graph`], named there by a [`TaskRef`]) is
+//! submitted with a route: when it is delivered it completes into the graph, and its pool's
+//! callbacks do not run. The application still holds such a task: submitting it itself
+//! meanwhile is `IN_USE`, and freeing it frees it once the graph has it back.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
