@@ -42,10 +42,14 @@ pub(crate) enum Kind {
     MmapAdvise,
     // doca_sha
     Sha,
+    // doca_graph
+    Graph,
+    GraphNode,
+    GraphInstance,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 23] = [
+const NAMES: [&str; 26] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -70,6 +74,10 @@ const NAMES: [&str; 23] = [
     "struct doca_mmap_advise",
     // doca_sha
     "struct doca_sha",
+    // doca_graph
+    "struct doca_graph",
+    "struct doca_graph_node",
+    "struct doca_graph_instance",
 ];
 
 impl Kind {

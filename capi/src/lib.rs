@@ -4,7 +4,7 @@
 //! Covered: `doca_error.h`, `doca_types.h`, `doca_dev.h`, `doca_pe.h`, `doca_ctx.h`,
 //! `doca_mmap.h`, `doca_buf_inventory.h`, `doca_buf.h`, `doca_cc.h`, `doca_cc_consumer.h`,
 //! `doca_cc_producer.h` (with their 2.5 names, and the 2.7+ `doca_comch*.h` names in the
-//! headers), `doca_comm_channel.h`, `doca_log.h`, `doca_argp.h`, `doca_version.h`, `doca_clock.h` and `doca_mmap_advise.h` (see the book's chapter
+//! headers), `doca_comm_channel.h`, `doca_log.h`, `doca_argp.h`, `doca_version.h`, `doca_clock.h`, `doca_mmap_advise.h` and `doca_graph.h` (see the book's chapter
 //! "Running DOCA C code on the emulator" for the details and what is not there).
 //!
 //! API levels: the seventeen `doca_cc` functions DOCA 2.6 reshaped under their 2.5 names
@@ -49,6 +49,8 @@ mod dev;
 mod dma;
 mod error;
 mod fast;
+// doca_graph
+mod graph;
 mod handles;
 mod legacy;
 mod libctx;
@@ -72,6 +74,8 @@ pub use dev::*;
 pub use dma::*;
 pub use error::*;
 pub use fast::*;
+// doca_graph
+pub use graph::*;
 pub use legacy::*;
 pub use log::*;
 pub use mmap::*;

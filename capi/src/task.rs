@@ -149,6 +149,13 @@ impl AnyTask {
     }
 }
 
+/// The task behind `p`, named for a graph node (`doca_graph_instance_set_ctx_node_data`):
+/// `INVALID_VALUE` for a bad handle, `BAD_STATE` while the task is submitted.
+pub(crate) fn task_ref(p: *const DocaTask) -> std::result::Result<doca_core::TaskRef, DocaError> {
+    let Some(h) = task(p) else { return Err(invalid()) };
+    h.with(|t| each!(t, x => doca_core::TaskRef::from(x.as_task()))).ok_or(Error::BadState.code())
+}
+
 /// A `doca_*_as_task` cast: the same handle when it is a live task of kind `of` (NULL,
 /// logged, otherwise; a submitted task, whose kind the library holds, passes as it is).
 pub(crate) fn as_task(name: &'static str, p: *mut DocaTask, of: Of) -> *mut DocaTask {

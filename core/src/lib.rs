@@ -9,6 +9,7 @@
 //! | `doca_pe`                              | [`Pe`]                                 |
 //! | `doca_ctx`, `doca_ctx_states`          | [`Ctx`], [`CtxState`] ([`ctx`] has the transition table) |
 //! | `doca_task`                            | [`Task`], [`TaskPool`]                 |
+//! | `doca_graph` (DOCA Core's task graphs)  | [`graph`]: [`Graph`], [`GraphInstance`], [`Node`] |
 //! | notification handles, doorbells        | [`notify`]                             |
 //! | time of a progress pass (testable)     | [`clock`]: [`Now`], [`Clock`]          |
 //! | `doca_clock` (3.3): NIC and host clocks | [`hwclock`]: [`HwClock`], [`ClockType`] |
@@ -30,6 +31,7 @@ pub mod ctx;
 mod data;
 pub mod dev;
 mod error;
+pub mod graph;
 pub mod hwclock;
 pub mod loopback;
 pub mod notify;
@@ -55,8 +57,9 @@ pub use dev::{
 #[doc(hidden)]
 pub use error::unlogged as __unlogged;
 pub use error::{Error, Refused, Result, UnrecognizedCode, SDK_STDERR_ENV, UNRECOGNIZED};
+pub use graph::{Graph, GraphInstance, Node};
 pub use hwclock::{ClockType, CrossTimestamp, HwClock, Timestamp};
 pub use pci::PciAddr;
 pub use pe::Pe;
-pub use task::{Submit, Task, TaskCb, TaskId, TaskLib, TaskPayload, TaskPool, TaskSubmitFlags};
+pub use task::{Submit, Task, TaskCb, TaskId, TaskLib, TaskPayload, TaskPool, TaskRef, TaskSubmitFlags};
 pub use topology::{CapSpec, DeviceKind, PciFuncType, RepKind, Topology, TOPOLOGY_ENV};

@@ -16,6 +16,11 @@
 //! task holds its context's stop in Stopping until it is freed. Libraries refer to
 //! submitted tasks by [`TaskId`], which carries a generation: a stale id finds nothing,
 //! never another task.
+//!
+//! A task that a graph instance runs ([`crate::graph`], named there by a [`TaskRef`]) is
+//! submitted with a route: when it is delivered it completes into the graph, and its pool's
+//! callbacks do not run. The application still holds such a task: submitting it itself
+//! meanwhile is `IN_USE`, and freeing it frees it once the graph has it back.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -69,7 +74,20 @@ struct Slot<P> {
     state: SlotState,
     user_data: Data,
     status: Result<()>,
+    /// Where the task completes instead of its pool's callbacks while it runs as a node of a
+    /// graph instance ([`crate::graph`]), with the graph's token for it.
+    route: Option<(Rc<dyn Route>, u64)>,
+    /// The application freed the task while a graph ran it: free it once it comes back.
+    orphan: bool,
     payload: P,
+}
+
+/// What a task submitted on behalf of a graph instance completes into ([`crate::graph`]):
+/// its context's completion and error callbacks do not run for it.
+pub(crate) trait Route {
+    /// The task submitted with `token` completed with `status` (called from the progress
+    /// of the task's context, no borrow of the pool held).
+    fn done(&self, token: u64, status: Result<()>);
 }
 
 struct Slots<P> {
@@ -228,6 +246,8 @@ impl<P: TaskPayload> TaskPool<P> {
                 state: SlotState::Free,
                 user_data: Data::NONE,
                 status: Ok(()),
+                route: None,
+                orphan: false,
                 payload: make(),
             })
             .collect();
@@ -317,18 +337,26 @@ impl<P: TaskPayload> TaskPool<P> {
     }
 
     fn deliver(&self, owner: &Rc<Owner<P>>, core: &CtxCore, id: TaskId, status: Result<()>) {
-        let user_data = {
+        let (user_data, route, orphan) = {
             let mut s = self.slots.borrow_mut();
             match s.slots.get_mut(id.idx as usize) {
                 Some(slot) if slot.gen == id.gen && slot.state == SlotState::Finished => {
                     slot.state = SlotState::Owned;
                     slot.status = status;
-                    slot.user_data
+                    (slot.user_data, slot.route.take(), std::mem::take(&mut slot.orphan))
                 }
                 _ => return,
             }
         };
         core.add_inflight(-1);
+        if let Some((route, token)) = route {
+            // A graph's node: the graph hears of it, the context's callbacks do not run.
+            if orphan {
+                self.release(id, core);
+            }
+            route.done(token, status);
+            return;
+        }
         let ctx_data = core.user_data();
         let cb = if status.is_ok() { &self.completion } else { &self.error };
         let task = Task { owner: owner.clone(), id };
@@ -361,7 +389,14 @@ impl<P: TaskPayload> TaskPool<P> {
     fn release(&self, id: TaskId, core: &CtxCore) {
         let mut s = self.slots.borrow_mut();
         let slot = &mut s.slots[id.idx as usize];
-        if slot.gen != id.gen || slot.state != SlotState::Owned {
+        if slot.gen != id.gen {
+            return;
+        }
+        if slot.state != SlotState::Owned {
+            // Freed while a graph instance runs it: freed when it comes back.
+            if slot.route.is_some() {
+                slot.orphan = true;
+            }
             return;
         }
         slot.state = SlotState::Free;
@@ -413,28 +448,9 @@ impl<P: TaskPayload> Task<P> {
     /// progress at the latest — so that a batch costs one hand-over (the cc consumer keeps
     /// its posted buffers back this way).
     pub fn submit_ex(self, flags: TaskSubmitFlags) -> Result<(), Refused<Self>> {
-        let (core, pool) = parts::<P>(&self.owner);
-        if let Err(e) = core.require_running("task submit") {
-            return Err(Refused::new(e, self));
-        }
-        pool.with_slot(self.id, |s| s.state = SlotState::Submitted);
-        core.add_inflight(1);
-        let lib = self.owner.ops();
-        let submitted = if flags.contains(TaskSubmitFlags::FLUSH) {
-            TaskLib::<P>::submit(lib, core, self.id)
-        } else {
-            TaskLib::<P>::submit_ex(lib, core, self.id, flags)
-        };
-        match submitted {
-            Ok(()) => {
-                core.activate();
-                Ok(())
-            }
-            Err(e) => {
-                pool.with_slot(self.id, |s| s.state = SlotState::Owned);
-                core.add_inflight(-1);
-                Err(Refused::new(e, self))
-            }
+        match submit_slot::<P>(&self.owner, self.id, flags, None) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Refused::new(e, self)),
         }
     }
 
@@ -479,6 +495,126 @@ impl<P: TaskPayload> Task<P> {
     /// Reads or changes the library-specific part.
     pub fn with_payload<R>(&self, f: impl FnOnce(&mut P) -> R) -> R {
         pool_of::<P>(&self.owner).with_slot(self.id, |s| f(&mut s.payload))
+    }
+}
+
+/// Submits the task in slot `id` of `owner`'s pool: the path of [`Task::submit_ex`] and of a
+/// graph running the task as a node (`route`). The task must be held by the application, not
+/// already submitted (`IN_USE`: a task a graph instance is running) nor freed (`BAD_STATE`).
+fn submit_slot<P: TaskPayload>(
+    owner: &Rc<Owner<P>>,
+    id: TaskId,
+    flags: TaskSubmitFlags,
+    route: Option<(Rc<dyn Route>, u64)>,
+) -> Result<()> {
+    let (core, pool) = parts::<P>(owner);
+    core.require_running("task submit")?;
+    {
+        let mut s = pool.slots.borrow_mut();
+        match s.slots.get_mut(id.idx as usize) {
+            Some(slot) if slot.gen == id.gen && slot.state == SlotState::Owned => {
+                slot.state = SlotState::Submitted;
+                slot.route = route;
+            }
+            Some(slot) if slot.gen == id.gen => {
+                bail!(
+                    Error::InUse,
+                    "{}: the task is already submitted (a graph instance runs it)",
+                    core.kind()
+                )
+            }
+            _ => bail!(Error::BadState, "{}: the task was freed", core.kind()),
+        }
+    }
+    core.add_inflight(1);
+    let lib = owner.ops();
+    let submitted = if flags.contains(TaskSubmitFlags::FLUSH) {
+        TaskLib::<P>::submit(lib, core, id)
+    } else {
+        TaskLib::<P>::submit_ex(lib, core, id, flags)
+    };
+    match submitted {
+        Ok(()) => {
+            core.activate();
+            Ok(())
+        }
+        Err(e) => {
+            pool.with_slot(id, |s| {
+                s.state = SlotState::Owned;
+                s.route = None;
+            });
+            core.add_inflight(-1);
+            Err(e)
+        }
+    }
+}
+
+/// A task that a graph instance runs as a context node's data (`doca_graph_instance_set_ctx_node_data`):
+/// it names the task without owning it — the application keeps the task, may change its
+/// content between runs, and frees it (after the instance, as DOCA asks; a task freed
+/// earlier makes the next submission of the instance fail, never touches another task).
+pub struct TaskRef(Box<dyn NodeTask>);
+
+impl fmt::Debug for TaskRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TaskRef({})", self.0.ctx().kind())
+    }
+}
+
+impl TaskRef {
+    /// The context the task belongs to.
+    pub fn ctx(&self) -> Ctx {
+        self.0.ctx()
+    }
+
+    /// Whether the task is still allocated (not freed) and held by the application.
+    pub(crate) fn check(&self) -> Result<()> {
+        self.0.check()
+    }
+
+    /// Submits the task so that it completes into `route` with `token`.
+    pub(crate) fn submit_routed(&self, route: Rc<dyn Route>, token: u64) -> Result<()> {
+        self.0.submit_routed(route, token)
+    }
+}
+
+impl<P: TaskPayload> From<&Task<P>> for TaskRef {
+    fn from(t: &Task<P>) -> TaskRef {
+        TaskRef(Box::new(Named::<P> { owner: t.owner.clone(), id: t.id }))
+    }
+}
+
+/// The type-erased face of a task named by a [`TaskRef`].
+trait NodeTask {
+    fn ctx(&self) -> Ctx;
+    fn check(&self) -> Result<()>;
+    fn submit_routed(&self, route: Rc<dyn Route>, token: u64) -> Result<()>;
+}
+
+struct Named<P: TaskPayload> {
+    owner: Rc<Owner<P>>,
+    id: TaskId,
+}
+
+impl<P: TaskPayload> NodeTask for Named<P> {
+    fn ctx(&self) -> Ctx {
+        self.owner.core().ctx()
+    }
+
+    fn check(&self) -> Result<()> {
+        let (core, pool) = parts::<P>(&self.owner);
+        let s = pool.slots.borrow();
+        match s.slots.get(self.id.idx as usize) {
+            Some(slot) if slot.gen == self.id.gen && slot.state == SlotState::Owned && !slot.orphan => Ok(()),
+            Some(slot) if slot.gen == self.id.gen && !slot.orphan => {
+                bail!(Error::InUse, "{}: a graph node's task is submitted elsewhere", core.kind())
+            }
+            _ => bail!(Error::BadState, "{}: a graph node's task was freed", core.kind()),
+        }
+    }
+
+    fn submit_routed(&self, route: Rc<dyn Route>, token: u64) -> Result<()> {
+        submit_slot::<P>(&self.owner, self.id, TaskSubmitFlags::FLUSH, Some((route, token)))
     }
 }
 

@@ -9,6 +9,7 @@
 //! - `doca_caps`: lists the emulated devices, their representors and capabilities, like
 //!   DOCA's `doca_caps --list-devs`.
 //! - `doca_bench`: measures the emulator against baselines taken in the same run.
+//! - `doca_graph`: DOCA's graph sample (DMA context nodes and a user node, 10 instances).
 //!
 //! The library part holds the samples themselves; what every DOCA program shares
 //! (`samples/common.c`, `doca_log`) is the `doca-common` crate.
@@ -20,5 +21,6 @@ pub mod bench;
 pub mod cc_ctrl_path;
 pub mod cc_data_path;
 pub mod comm_channel;
+pub mod graph;
 #[cfg(feature = "iceoryx2")]
 pub mod iox;

@@ -219,6 +219,14 @@ fn a_c_program_copies_with_dma_tasks_from_progress() {
     run(&build("dma_polling"), &[], None);
 }
 
+/// DOCA's graph sample from C: two DMA context nodes and a user node comparing their
+/// destinations, 10 instances at once, then resubmitted with one failing user node; the
+/// codes of `doca_graph.h` (IN_USE, NOT_PERMITTED, BAD_STATE, NO_MEMORY) on the way.
+#[test]
+fn a_c_program_runs_a_graph_of_dma_nodes_and_a_user_node() {
+    run(&build("graph_sample"), &[], None);
+}
+
 /// `doca_version.h` through `doca_compat.h` alone: its macros of both generations (checked
 /// at build time by the program) and both functions say the version in `core/DOCA_VERSION`,
 /// as `-v` prints it.

@@ -56,8 +56,12 @@ enum K {
     Advise,
     // doca_sha
     Sha,
+    // doca_graph
+    Graph,
+    GraphNode,
+    GraphInstance,
 }
-const KINDS: usize = 22;
+const KINDS: usize = 25;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -531,6 +535,24 @@ impl Gen {
         self.opt_cb(cb_free as unsafe extern "C" fn(*mut c_void, usize, *mut c_void))
     }
 
+    // doca_graph
+    fn cb_graph(&self) -> DocaGraphCb {
+        self.opt_cb(cb_graph as unsafe extern "C" fn(*mut DocaGraphInstance, DocaData, DocaData))
+    }
+
+    fn cb_user_node(&self) -> DocaGraphUserNodeCb {
+        self.opt_cb(cb_user_node as unsafe extern "C" fn(*mut c_void) -> i32)
+    }
+
+    /// A user node's cookie: any pointer (the library never reads it).
+    fn cookie(&self) -> *mut c_void {
+        match self.below(3) {
+            0 => std::ptr::null_mut(),
+            1 => self.garbage.as_ptr() as *mut c_void,
+            _ => self.next() as usize as *mut c_void,
+        }
+    }
+
     fn opt_cb<F>(&self, f: F) -> Option<F> {
         if self.chance(15) {
             self.bad("NULL callback");
@@ -652,6 +674,10 @@ const ALL: [K; KINDS] = [
     K::Advise,
     // doca_sha
     K::Sha,
+    // doca_graph
+    K::Graph,
+    K::GraphNode,
+    K::GraphInstance,
 ];
 
 thread_local! {
@@ -720,6 +746,21 @@ unsafe extern "C" fn cb_consumer(_: *mut c_void, conn: *mut DocaCcConnection, _:
 
 unsafe extern "C" fn cb_state(_: DocaData, _: *mut DocaCtx, _: u32, _: u32) {
     from_callback();
+}
+
+// doca_graph
+unsafe extern "C" fn cb_graph(inst: *mut DocaGraphInstance, _: DocaData, _: DocaData) {
+    gen().add_live(K::GraphInstance, inst as usize);
+    from_callback();
+}
+
+unsafe extern "C" fn cb_user_node(_: *mut c_void) -> i32 {
+    from_callback();
+    if gen().chance(20) {
+        doca_core::Error::IoFailed.code()
+    } else {
+        0
+    }
 }
 
 unsafe extern "C" fn cb_validate(_: *mut c_void) -> i32 {
@@ -1070,6 +1111,26 @@ fn table() -> Vec<Entry> {
         doca_mmap_advise_task_invalidate_cache_as_doca_task => |g| r(doca_mmap_advise_task_invalidate_cache_as_doca_task(g.h(K::Task)));
         doca_mmap_advise_task_invalidate_cache_set_buf => |g| r(doca_mmap_advise_task_invalidate_cache_set_buf(g.h(K::Task), g.hopt(K::Buf)));
         #[lenient] doca_mmap_advise_task_invalidate_cache_get_buf => |g| r(doca_mmap_advise_task_invalidate_cache_get_buf(g.h(K::Task)));
+        // doca_graph.h
+        doca_graph_create => |g| r(doca_graph_create(g.h(K::Pe), g.outh(K::Graph)));
+        doca_graph_destroy => |g| r(doca_graph_destroy(g.hn(K::Graph)));
+        doca_graph_set_conf => |g| r(doca_graph_set_conf(g.h(K::Graph), g.cb_graph(), g.cb_graph(), g.u8() as u32));
+        doca_graph_set_user_data => |g| r(doca_graph_set_user_data(g.h(K::Graph), g.data()));
+        doca_graph_get_user_data => |g| r(doca_graph_get_user_data(g.h(K::Graph), g.out()));
+        doca_graph_node_create_from_ctx => |g| r(doca_graph_node_create_from_ctx(g.h(K::Graph), g.h(K::Ctx), g.outh(K::GraphNode)));
+        doca_graph_node_create_from_user => |g| r(doca_graph_node_create_from_user(g.h(K::Graph), g.cb_user_node(), g.outh(K::GraphNode)));
+        doca_graph_node_create_from_graph => |g| r(doca_graph_node_create_from_graph(g.h(K::Graph), g.h(K::Graph), g.outh(K::GraphNode)));
+        doca_graph_add_dependency => |g| r(doca_graph_add_dependency(g.h(K::Graph), g.h(K::GraphNode), g.h(K::GraphNode)));
+        doca_graph_start => |g| r(doca_graph_start(g.h(K::Graph)));
+        doca_graph_stop => |g| r(doca_graph_stop(g.h(K::Graph)));
+        doca_graph_instance_create => |g| r(doca_graph_instance_create(g.h(K::Graph), g.outh(K::GraphInstance)));
+        doca_graph_instance_destroy => |g| r(doca_graph_instance_destroy(g.hn(K::GraphInstance)));
+        doca_graph_instance_set_user_data => |g| r(doca_graph_instance_set_user_data(g.h(K::GraphInstance), g.data()));
+        doca_graph_instance_get_user_data => |g| r(doca_graph_instance_get_user_data(g.h(K::GraphInstance), g.out()));
+        doca_graph_instance_set_ctx_node_data => |g| r(doca_graph_instance_set_ctx_node_data(g.h(K::GraphInstance), g.h(K::GraphNode), g.h(K::Task)));
+        doca_graph_instance_set_user_node_data => |g| r(doca_graph_instance_set_user_node_data(g.h(K::GraphInstance), g.h(K::GraphNode), g.cookie()));
+        doca_graph_instance_set_sub_graph_node_data => |g| r(doca_graph_instance_set_sub_graph_node_data(g.h(K::GraphInstance), g.h(K::GraphNode), g.h(K::GraphInstance)));
+        doca_graph_instance_submit => |g| r(doca_graph_instance_submit(g.h(K::GraphInstance)));
         // doca_sha.h
         doca_sha_create => |g| r(doca_sha_create(g.h(K::Dev), g.outh(K::Sha)));
         doca_sha_destroy => |g| r(doca_sha_destroy(g.hn(K::Sha)));
@@ -1531,6 +1592,37 @@ unsafe fn setup(g: &Gen, name: &CStr) {
             "dma task",
         );
         add(K::Task, dt as usize);
+        // doca_graph: a graph destroyed at once (stale), then a live one on the host engine
+        // (a DMA node running the DMA task above, then a user node) with one instance, and a
+        // destroyed instance (stale)
+        let mut gr = std::ptr::null_mut();
+        must(doca_graph_create(cpe, &mut gr), 0, "graph");
+        must(doca_graph_destroy(gr), 0, "graph destroy");
+        stale(K::Graph, gr as usize);
+        let mut graph = std::ptr::null_mut();
+        must(doca_graph_create(cpe, &mut graph), 0, "graph");
+        let (mut dn, mut un) = (std::ptr::null_mut(), std::ptr::null_mut());
+        must(doca_graph_node_create_from_ctx(graph, dctx, &mut dn), 0, "graph ctx node");
+        must(doca_graph_node_create_from_user(graph, Some(cb_user_node), &mut un), 0, "graph user node");
+        must(doca_graph_add_dependency(graph, dn, un), 0, "graph dependency");
+        must(doca_graph_set_conf(graph, Some(cb_graph), Some(cb_graph), 4), 0, "graph conf");
+        must(doca_graph_start(graph), 0, "graph start");
+        let mut gi = std::ptr::null_mut();
+        must(doca_graph_instance_create(graph, &mut gi), 0, "graph instance");
+        must(doca_graph_instance_destroy(gi), 0, "graph instance destroy");
+        stale(K::GraphInstance, gi as usize);
+        let mut inst = std::ptr::null_mut();
+        must(doca_graph_instance_create(graph, &mut inst), 0, "graph instance");
+        must(doca_graph_instance_set_ctx_node_data(inst, dn, dt), 0, "graph ctx node data");
+        must(
+            doca_graph_instance_set_user_node_data(inst, un, std::ptr::null_mut()),
+            0,
+            "graph user node data",
+        );
+        add(K::Graph, graph as usize);
+        add(K::GraphNode, dn as usize);
+        add(K::GraphNode, un as usize);
+        add(K::GraphInstance, inst as usize);
         // doca_sha: a SHA context destroyed at once (stale), then a live one on the host
         // engine with a hash task and a partial-hash task
         let mut sh = std::ptr::null_mut();
@@ -1782,6 +1874,36 @@ mod scenes {
         static DESTROYED: Cell<i32> = const { Cell::new(-1) };
         static SUBMITS: Cell<u32> = const { Cell::new(0) };
         static SEEN: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+        // doca_graph
+        static GRAPH: Cell<usize> = const { Cell::new(0) };
+        static GRAPH_REPORTS: Cell<u32> = const { Cell::new(0) };
+    }
+
+    // doca_graph
+    /// A graph's callback (its instance failed: the DMA task has no buffers): destroys the
+    /// instance, stops and destroys the graph, all from inside the graph's own report.
+    unsafe extern "C" fn graph_teardown(inst: *mut DocaGraphInstance, _: DocaData, _: DocaData) {
+        GRAPH_REPORTS.set(GRAPH_REPORTS.get() + 1);
+        let graph = GRAPH.get() as *mut DocaGraph;
+        // SAFETY: the callback's own instance and the scene's graph, each destroyed once (the
+        // second destroy is refused).
+        unsafe {
+            let rc = doca_graph_instance_destroy(inst);
+            if rc != 0 {
+                note(format!("graph instance destroy from its callback gave {rc}"));
+            }
+            let rc = doca_graph_stop(graph);
+            if rc != 0 {
+                note(format!("graph stop from its callback gave {rc}"));
+            }
+            let rc = doca_graph_destroy(graph);
+            if rc != 0 {
+                note(format!("graph destroy from its callback gave {rc}"));
+            }
+            if doca_graph_destroy(graph) == 0 {
+                note("a graph destroyed from its callback was destroyed again".into());
+            }
+        }
     }
 
     fn note(what: String) {
@@ -1931,6 +2053,53 @@ mod scenes {
             let rc = doca_argp_start(3, argv.as_mut_ptr());
             if rc == 0 {
                 note("doca_argp_start succeeded though its parser was destroyed by a callback".into());
+            }
+            // doca_graph: an instance fails (a DMA node's task has no buffers); its callback
+            // destroys the instance, then the graph; the engine is free afterwards
+            let mut gpe = std::ptr::null_mut();
+            must(doca_pe_create(&mut gpe), 0, "pe");
+            let mut dma = std::ptr::null_mut();
+            must(doca_dma_create(host, &mut dma), 0, "dma");
+            must(doca_dma_task_memcpy_set_conf(dma, Some(setup_task), Some(setup_task), 2), 0, "dma conf");
+            let dctx = doca_dma_as_ctx(dma);
+            must(doca_pe_connect_ctx(gpe, dctx), 0, "dma connect");
+            must(doca_ctx_start(dctx), 0, "dma start");
+            let mut dt = std::ptr::null_mut();
+            must(
+                doca_dma_task_memcpy_alloc_init(
+                    dma,
+                    std::ptr::null(),
+                    std::ptr::null_mut(),
+                    DocaData { u64: 0 },
+                    &mut dt,
+                ),
+                0,
+                "dma task",
+            );
+            let (mut graph, mut node, mut inst) =
+                (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+            must(doca_graph_create(gpe, &mut graph), 0, "graph");
+            GRAPH.set(graph as usize);
+            must(doca_graph_node_create_from_ctx(graph, dctx, &mut node), 0, "graph node");
+            must(doca_graph_set_conf(graph, Some(graph_teardown), Some(graph_teardown), 1), 0, "graph conf");
+            must(doca_graph_start(graph), 0, "graph start");
+            must(doca_graph_instance_create(graph, &mut inst), 0, "graph instance");
+            must(doca_graph_instance_set_ctx_node_data(inst, node, dt), 0, "graph node data");
+            must(doca_graph_instance_submit(inst), 0, "graph submit");
+            until(&[gpe], "the graph's report", || GRAPH_REPORTS.get() > 0);
+            if doca_graph_instance_submit(inst) == 0 {
+                note("a destroyed graph instance was submitted".into());
+            }
+            doca_task_free(dt);
+            until(&[gpe], "the failed DMA context idle", || {
+                let mut st = 2u32;
+                doca_ctx_get_state(dctx, &mut st);
+                st == 0
+            });
+            must(doca_dma_destroy(dma), 0, "dma destroy");
+            let rc = doca_pe_destroy(gpe);
+            if rc != 0 {
+                note(format!("the engine of a destroyed graph could not be destroyed: {rc}"));
             }
             SEEN.take()
         }
