@@ -1,0 +1,293 @@
+//! `doca_emu` against real processes: a server and two clients, one of them blocked outside
+//! progress; plans injected and answered (or left unread); pages of dead processes, of
+//! another user, and garbage.
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use doca_cc::transport::status::page_file;
+use doca_cc::transport::FABRIC_ENV;
+use doca_core::status::{Page, PAGE_BYTES};
+use doca_tests::Peer;
+use serde_json::Value;
+
+const PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
+const EMU: &str = env!("CARGO_BIN_EXE_emu_cli");
+
+/// A fabric directory of its own for one test, removed at the end.
+struct Fabric {
+    dir: PathBuf,
+    logs: usize,
+}
+
+impl Fabric {
+    fn new(tag: &str) -> Fabric {
+        let dir = std::env::temp_dir().join(format!("emu-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).expect("fabric directory");
+        Fabric { dir, logs: 0 }
+    }
+
+    fn spawn(&mut self, args: &[&str]) -> Peer {
+        self.logs += 1;
+        let log = std::env::temp_dir().join(format!(
+            "{}-{}.log",
+            self.dir.file_name().unwrap().to_str().unwrap(),
+            self.logs
+        ));
+        Peer::spawn_logged_env(PEER, args, &log, &[(FABRIC_ENV, self.dir.to_str().unwrap())])
+    }
+
+    /// Runs `doca_emu args`: (exit code, stdout, stderr).
+    fn emu(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(EMU).args(args).env(FABRIC_ENV, &self.dir).output().expect("doca_emu runs");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    }
+
+    fn ls(&self) -> Value {
+        let (code, out, err) = self.emu(&["ls", "--json"]);
+        assert_eq!(code, 0, "ls --json: {err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("ls --json is not JSON ({e}): {out}"))
+    }
+
+    fn page(&self, pid: u32) -> PathBuf {
+        self.dir.join(page_file(pid))
+    }
+}
+
+impl Drop for Fabric {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The live process `pid` in an `ls --json` document.
+fn process(ls: &Value, pid: u32) -> Option<&Value> {
+    ls["processes"].as_array()?.iter().find(|p| p["pid"] == pid)
+}
+
+fn pids_in(ls: &Value, list: &str) -> Vec<u64> {
+    ls[list].as_array().map_or(Vec::new(), |a| a.iter().filter_map(|p| p["pid"].as_u64()).collect())
+}
+
+/// Reads the peer's lines until `want` (bounded by the peer's answer deadline per line).
+fn expect(peer: &Peer, want: &str) {
+    for _ in 0..100 {
+        if peer.line() == want {
+            return;
+        }
+    }
+    panic!("no {want:?} among the peer's lines");
+}
+
+/// Asks `ls --json` until `ok` holds (bounded: 600 tries 100 ms apart).
+fn ls_until(f: &Fabric, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..600 {
+        let ls = f.ls();
+        if ok(&ls) {
+            return ls;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("ls never showed {what}: {}", f.ls());
+}
+
+fn only_object(p: &Value) -> &Value {
+    let objects = p["objects"].as_array().expect("objects");
+    assert_eq!(objects.len(), 1, "{p}");
+    &objects[0]
+}
+
+#[test]
+fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_reaches_them() {
+    let mut f = Fabric::new("ls");
+    let name = format!("emu-ls-{}", std::process::id());
+    let server = f.spawn(&["server", &name, "--accept-plans"]);
+    expect(&server, "running");
+    let mut a = f.spawn(&["client", &name, "hold"]);
+    expect(&a, "running");
+    let mut b = f.spawn(&["client", &name, "hold"]);
+    expect(&b, "running");
+    let say = |peer: &mut Peer, text: &str| {
+        peer.send(&format!("send {text}"));
+        expect(peer, &format!("recv {text}"));
+    };
+    say(&mut a, "one");
+    say(&mut a, "two");
+    say(&mut b, "three");
+    b.send("block");
+    expect(&b, "blocked");
+    let (sp, ap, bp) = (server.pid(), a.pid(), b.pid());
+
+    // b sits outside progress: its last progress grows old while the others keep going.
+    let ls = ls_until(&f, "b without progress for 1.5 s", |ls| {
+        process(ls, bp).and_then(|p| p["since_progress_s"].as_f64()).is_some_and(|s| s >= 1.5)
+    });
+    let (s, pa, pb) =
+        (process(&ls, sp).expect("server"), process(&ls, ap).expect("a"), process(&ls, bp).expect("b"));
+    for p in [s, pa, pb] {
+        assert_eq!(p["name"], "cc_peer", "{p}");
+        assert_eq!(p["alive"], true);
+        let engines = p["engines"].as_array().expect("engines");
+        assert_eq!(engines.len(), 1, "{p}");
+        assert_eq!(engines[0]["contexts"], 1, "{p}");
+        assert_eq!(engines[0]["inflight_tasks"], 0, "{p}");
+        assert!(engines[0]["progress_calls"].as_u64().unwrap() > 0, "{p}");
+    }
+    let srv = only_object(s);
+    assert_eq!(srv["kind"], "cc_server");
+    assert_eq!(srv["name"], name.as_str());
+    assert_eq!(srv["dev"], "0000:03:00.0");
+    assert_eq!(srv["rep"], "0000:b1:00.0");
+    assert_eq!(srv["connections"], 2, "{srv}");
+    assert_eq!(srv["received"]["messages"], 3, "{srv}");
+    assert_eq!(srv["received"]["bytes"], 3 + 3 + 5, "{srv}");
+    assert_eq!(srv["sent"]["messages"], 3, "the echoes: {srv}");
+    assert!(srv["ring"]["slots"].as_u64().unwrap() > 0, "{srv}");
+    let (ca, cb) = (only_object(pa), only_object(pb));
+    for (c, msgs, bytes) in [(ca, 2, 6), (cb, 1, 5)] {
+        assert_eq!(c["kind"], "cc_client");
+        assert_eq!(c["dev"], "0000:b1:00.0");
+        assert_eq!(c["rep"], Value::Null);
+        assert_eq!(c["connections"], 1, "{c}");
+        assert_eq!(
+            (c["sent"]["messages"].as_u64(), c["sent"]["bytes"].as_u64()),
+            (Some(msgs), Some(bytes)),
+            "{c}"
+        );
+        assert_eq!(c["received"]["messages"], msgs, "{c}");
+    }
+    let idle = |p: &Value| p["since_progress_s"].as_f64().unwrap();
+    assert!(idle(pa) < idle(pb) && idle(s) < idle(pb), "only b stopped progressing: {ls}");
+    assert_eq!(pb["engines"][0]["armed"], false, "b is not asleep on its handle: it is elsewhere");
+
+    // The text view flags b; watch without a terminal prints plain frames.
+    let (code, text, _) = f.emu(&["ls"]);
+    assert_eq!(code, 0);
+    assert!(text.contains(&format!("pid {bp} cc_peer  no progress for ")), "{text}");
+    assert!(!text.contains(&format!("pid {ap} cc_peer  no progress")), "{text}");
+    let (code, frames, err) = f.emu(&["watch", "--count", "2", "--interval", "0.1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(frames.contains("--- frame 0\n") && frames.contains("--- frame 1\n"), "{frames}");
+    assert_eq!(frames.matches(&format!("cc_server {name:?}")).count(), 2, "{frames}");
+    assert!(!frames.contains('\x1b'), "no terminal codes when stdout is not a terminal: {frames:?}");
+
+    // Inject: the server's handler accepts or refuses; a has none; b does not progress.
+    let sps = sp.to_string();
+    let (code, out, err) = f.emu(&["inject", &sps, "delay 1ms"]);
+    assert_eq!((code, out.trim()), (0, format!("pid {sp}: plan accepted").as_str()), "{err}");
+    expect(&server, "plan delay 1ms");
+    let (code, out, _) = f.emu(&["inject", &sps, "a bad plan"]);
+    assert_eq!((code, out.trim()), (1, format!("pid {sp}: plan refused: bad plan").as_str()));
+    let (code, out, _) = f.emu(&["inject", &ap.to_string(), "delay 1ms"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("fault plans are not available in this process"), "{out}");
+    let (code, out, _) = f.emu(&["inject", &bp.to_string(), "delay 2ms", "--timeout", "0.5"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("plan written, not read yet (no progress for"), "{out}");
+    let (code, _, err) = f.emu(&["inject", "cc_peer", "delay 1ms"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("3 processes are named cc_peer"), "{err}");
+    // Once b progresses again it reads the plan and answers in its page.
+    b.send("go");
+    expect(&b, "unblocked");
+    ls_until(&f, "b's answer", |ls| {
+        process(ls, bp).is_some_and(|p| {
+            p["plan"]["answered"] == p["plan"]["seq"] && p["plan"]["answer"] == "unavailable"
+        })
+    });
+
+    // A killed process leaves its page: stale, not live; `clean` removes it. A process that
+    // exits removes its own.
+    b.kill();
+    let ls = ls_until(&f, "b stale and the server down to one connection", |ls| {
+        pids_in(ls, "stale") == [bp as u64]
+            && process(ls, sp).is_some_and(|s| only_object(s)["connections"] == 1)
+    });
+    assert!(process(&ls, bp).is_none());
+    let (code, out, _) = f.emu(&["clean"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("1 stale page(s) removed"), "{out}");
+    assert!(!f.page(bp).exists());
+    a.send("stop");
+    assert!(a.finish());
+    assert!(!f.page(ap).exists(), "an exiting process removes its page");
+    assert!(server.finish());
+    assert!(!f.page(sp).exists());
+}
+
+#[test]
+fn pages_that_lie_are_garbage_or_of_another_user_are_never_trusted() {
+    let mut f = Fabric::new("bad");
+    let name = format!("emu-bad-{}", std::process::id());
+    let server = f.spawn(&["server", &name]);
+    expect(&server, "running");
+    let real = std::fs::read(f.page(server.pid())).expect("the server's page");
+    assert_eq!(real.len(), PAGE_BYTES);
+    let write = |pid: u32, bytes: &[u8]| {
+        let p = f.page(pid);
+        std::fs::write(&p, bytes).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        p
+    };
+    // Garbage of the right size; a short file; the server's page under another pid's name; a
+    // symbolic link to the server's page.
+    let garbage: Vec<u8> = (0..PAGE_BYTES).map(|i| (i * 7 + 3) as u8).collect();
+    write(999_991, &garbage);
+    write(999_992, &real[..100]);
+    write(999_993, &real);
+    std::os::unix::fs::symlink(f.page(server.pid()), f.page(999_994)).unwrap();
+    // A page whose pid is alive (this test) but whose start time is not its: a pid reused.
+    let fake = Page::new();
+    fake.init_header(1);
+    let fake: Vec<u8> =
+        fake.0.iter().flat_map(|w| w.load(std::sync::atomic::Ordering::Relaxed).to_le_bytes()).collect();
+    write(std::process::id(), &fake);
+    // Another user's page (only root can make one).
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        let p = write(999_995, &real);
+        rustix::fs::chown(&p, Some(rustix::process::Uid::from_raw(4242)), None).unwrap();
+    }
+
+    let ls = f.ls();
+    let live = pids_in(&ls, "processes");
+    assert_eq!(live, [server.pid() as u64], "only the real server is live: {ls}");
+    let mut invalid = pids_in(&ls, "invalid");
+    invalid.sort();
+    assert_eq!(invalid, [999_991, 999_992, 999_993, 999_994], "{ls}");
+    assert_eq!(
+        pids_in(&ls, "stale"),
+        [std::process::id() as u64],
+        "a reused pid is not the page's writer: {ls}"
+    );
+    if root {
+        assert_eq!(pids_in(&ls, "foreign"), [999_995], "{ls}");
+        assert_eq!(ls["foreign"][0]["uid"], 4242);
+        let (code, _, err) = f.emu(&["inject", "999995", "delay 1ms"]);
+        assert_eq!(code, 1);
+        assert!(err.contains("belongs to uid 4242"), "{err}");
+        let mut before = real.clone();
+        before.truncate(PAGE_BYTES);
+        assert_eq!(std::fs::read(f.page(999_995)).unwrap(), before, "not written");
+    }
+    let (code, _, err) = f.emu(&["inject", &std::process::id().to_string(), "delay 1ms"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is gone (stale page)"), "{err}");
+    let (code, text, _) = f.emu(&["ls"]);
+    assert_eq!(code, 0);
+    assert!(text.contains("invalid: status-999991.page: no page magic"), "{text}");
+    assert!(
+        text.contains(&format!("invalid: status-999993.page: written by pid {}", server.pid())),
+        "{text}"
+    );
+    // `clean` removes the stale page only.
+    let (code, out, _) = f.emu(&["clean"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!f.page(std::process::id()).exists());
+    assert!(f.page(999_991).exists() && Path::new(&f.page(server.pid())).exists());
+    assert!(server.finish());
+}
