@@ -22,9 +22,11 @@
 //! process's memory; [`attach`] copies it into the mapping and switches. Increments made by
 //! other threads during that copy may be lost (counters only, once).
 //!
-//! **Progress** ([`EngineSlot`]): each pass stores its count and the time (the coarse
-//! monotonic clock, read through the vDSO) and does one relaxed load of the mailbox's
-//! sequence; only when that changed does it read the plan and call the handler.
+//! **Progress** ([`EngineSlot`]): each pass bumps its count, records the time every
+//! [`TIME_EVERY`] passes (the coarse monotonic clock, read through the vDSO; see [`E_LAST`])
+//! and does one relaxed load of the mailbox's sequence; only when that changed does it read
+//! the plan and call the handler. An engine's row is one cache line: engines on different
+//! threads never write the same line.
 //!
 //! **Reading** ([`Snapshot::parse`]): size, magic and version are checked, every count and
 //! length is bounded, texts are cut at their length and decoded lossily; garbage gives an
@@ -61,8 +63,7 @@ pub const W_START: usize = 5;
 pub const W_CREATED: usize = 6;
 /// Header words 7–8: the process's name (`/proc/self/comm`, 16 bytes, NUL-padded).
 pub const W_COMM: usize = 7;
-/// Header word: the time of the last progress of any engine (coarse monotonic ns; 0 never).
-pub const W_LAST_PROGRESS: usize = 9;
+/// Header word 9: reserved (0).
 /// Header word: engines made but not shown (all [`ENGINES`] rows taken).
 pub const W_ENGINES_UNSHOWN: usize = 10;
 /// Header word: objects made but not shown (all [`ENTRIES`] rows taken).
@@ -86,8 +87,14 @@ pub const E_ARMED: usize = 3;
 pub const E_INFLIGHT: usize = 4;
 /// Engine word: progress calls.
 pub const E_PROGRESS: usize = 5;
-/// Engine word: time of its last progress (coarse monotonic ns; 0 never).
+/// Engine word: time of a recent progress (coarse monotonic ns; 0 never): recorded at the
+/// first progress call and every [`TIME_EVERY`] calls after, and when the engine arms or
+/// leaves notification — so a busy engine never reads the clock more than once per
+/// [`TIME_EVERY`] passes, and an engine that progresses rarely with nothing to do may look
+/// up to [`TIME_EVERY`] calls older than it is.
 pub const E_LAST: usize = 6;
+/// See [`E_LAST`].
+pub const TIME_EVERY: u64 = 16;
 
 /// First word of the object rows.
 pub const ENTRY_BASE: usize = ENGINE_BASE + ENGINES * ENGINE_WORDS;
@@ -107,8 +114,7 @@ pub const O_DEV: usize = 4;
 pub const O_REP: usize = 5;
 /// Object word: the number of the engine its context is connected to (0 none yet).
 pub const O_ENGINE: usize = 6;
-/// Object word: its context's state (0 idle, 1 starting, 2 running, 3 stopping).
-pub const O_STATE: usize = 7;
+// Object word 7: reserved (0).
 /// Object word: length of its name in bytes.
 pub const O_NAME_LEN: usize = 8;
 /// Object words 9–14: its name (service name; 48 bytes at most, cut at a character).
@@ -275,7 +281,7 @@ pub fn attach(shared: &'static Page, start_time: u64) -> bool {
     for i in ENGINE_BASE..MAIL_BASE {
         shared.w(i).store(LOCAL.w(i).load(Relaxed), Relaxed);
     }
-    for i in [W_LAST_PROGRESS, W_ENGINES_UNSHOWN, W_ENTRIES_UNSHOWN] {
+    for i in [W_ENGINES_UNSHOWN, W_ENTRIES_UNSHOWN] {
         shared.w(i).store(LOCAL.w(i).load(Relaxed), Relaxed);
     }
     shared.init_header(start_time);
@@ -339,10 +345,11 @@ impl EngineSlot {
         }
         let p = page();
         if let Some(r) = self.row {
-            let now = now_ns();
-            bump(p.w(r + E_PROGRESS), 1);
-            p.w(r + E_LAST).store(now, Relaxed);
-            p.w(W_LAST_PROGRESS).store(now, Relaxed);
+            let calls = p.w(r + E_PROGRESS).load(Relaxed).wrapping_add(1);
+            p.w(r + E_PROGRESS).store(calls, Relaxed);
+            if calls % TIME_EVERY == 1 {
+                p.w(r + E_LAST).store(now_ns(), Relaxed);
+            }
         }
         let seq = p.w(M_PLAN_SEQ).load(Relaxed);
         if seq != PLAN_SEEN.load(Relaxed) {
@@ -362,10 +369,13 @@ impl EngineSlot {
         }
     }
 
-    /// Whether the application sleeps on the notification handle.
+    /// Whether the application sleeps on the notification handle (the time is recorded
+    /// too: it goes to sleep or wakes up in its progress loop).
     pub fn set_armed(&self, armed: bool) {
         if let Some(r) = self.row {
-            page().w(r + E_ARMED).store(armed as u64, Relaxed);
+            let p = page();
+            p.w(r + E_ARMED).store(armed as u64, Relaxed);
+            p.w(r + E_LAST).store(now_ns(), Relaxed);
         }
     }
 }
@@ -504,13 +514,6 @@ impl Entry {
         }
     }
 
-    /// The context's state now.
-    pub fn set_state(&self, state: crate::CtxState) {
-        if let Some(w) = self.word(O_STATE) {
-            w.store(state as u64, Relaxed);
-        }
-    }
-
     /// The engine (its [`EngineSlot::id`]) the object's context is connected to.
     pub fn set_engine(&self, engine: u64) {
         if let Some(w) = self.word(O_ENGINE) {
@@ -641,8 +644,6 @@ pub struct EntryView {
     pub rep: Option<PciAddr>,
     /// Its engine's number (0 none).
     pub engine: u64,
-    /// Its context's state (0 idle, 1 starting, 2 running, 3 stopping; as written).
-    pub state: u64,
     /// Its name.
     pub name: String,
     /// Open connections.
@@ -672,7 +673,7 @@ pub struct Snapshot {
     pub created_ns: u64,
     /// The process's name.
     pub comm: String,
-    /// Time of the last progress of any engine (0 never).
+    /// The most recent [`EngineView::last_progress_ns`] of its engines (0 never).
     pub last_progress_ns: u64,
     /// Engines and objects without a row.
     pub unshown: (u64, u64),
@@ -719,7 +720,7 @@ impl Snapshot {
         let Some(pid) = pid else { return Err(PageError::Header("pid")) };
         let uid = u32::try_from(word(bytes, W_UID)).map_err(|_| PageError::Header("uid"))?;
         let again = again.filter(|a| a.len() == PAGE_BYTES);
-        let engines = (0..ENGINES)
+        let engines: Vec<EngineView> = (0..ENGINES)
             .map(|i| ENGINE_BASE + i * ENGINE_WORDS)
             .filter(|&r| word(bytes, r + E_USED) == 1)
             .map(|r| EngineView {
@@ -744,7 +745,6 @@ impl Snapshot {
                 dev: unpack_pci(word(bytes, r + O_DEV)),
                 rep: unpack_pci(word(bytes, r + O_REP)),
                 engine: word(bytes, r + O_ENGINE),
-                state: word(bytes, r + O_STATE),
                 name: text(bytes, r + O_NAME, (word(bytes, r + O_NAME_LEN) as usize).min(48)),
                 connections: word(bytes, r + O_CONNS),
                 posted: word(bytes, r + O_POSTED),
@@ -760,7 +760,7 @@ impl Snapshot {
             start_time: word(bytes, W_START),
             created_ns: word(bytes, W_CREATED),
             comm: text(bytes, W_COMM, 16),
-            last_progress_ns: word(bytes, W_LAST_PROGRESS),
+            last_progress_ns: engines.iter().map(|e| e.last_progress_ns).max().unwrap_or(0),
             unshown: (word(bytes, W_ENGINES_UNSHOWN), word(bytes, W_ENTRIES_UNSHOWN)),
             engines,
             entries,

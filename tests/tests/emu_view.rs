@@ -291,3 +291,107 @@ fn pages_that_lie_are_garbage_or_of_another_user_are_never_trusted() {
     assert!(f.page(999_991).exists() && Path::new(&f.page(server.pid())).exists());
     assert!(server.finish());
 }
+
+/// Progresses `pe` until `done` (bounded: a minute).
+fn run(pe: &doca_core::Pe, what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..3_000_000 {
+        if done() {
+            return;
+        }
+        if !pe.progress() {
+            std::thread::sleep(Duration::from_micros(20));
+        }
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[test]
+fn consumers_and_producers_show_their_posted_buffers_and_traffic() {
+    use doca_buf::Inventory;
+    use doca_cc::{Client, Consumer, Producer, Server};
+    use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Pe, RepFilter};
+    use doca_mmap::{AccessFlags, Mmap, SharedMem};
+
+    // This process's own page goes to the fabric directory of its environment: a fresh
+    // process with one of its own.
+    let _dir = Fabric::new("fp");
+    doca_tests::in_fresh_process!(&[(FABRIC_ENV, Some(_dir.dir.to_str().unwrap()))]);
+    let f = Fabric { dir: std::env::var_os(FABRIC_ENV).unwrap().into(), logs: 0 };
+    let name = format!("emu-fp-{}", std::process::id());
+    let dpu = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dpu, RepFilter::NET, "b1:00.0").unwrap();
+    let pe = Pe::create().unwrap();
+    let server = Server::create(&dpu, &rep, &name).unwrap();
+    pe.connect_ctx(&server.as_ctx()).unwrap();
+    server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    server.event_msg_recv_register(|_, _| {}).unwrap();
+    server.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
+    server.as_ctx().start().unwrap();
+    let client = Client::create(&open_device_with_pci("b1:00.0", None).unwrap(), &name).unwrap();
+    pe.connect_ctx(&client.as_ctx()).unwrap();
+    client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    client.event_msg_recv_register(|_, _| {}).unwrap();
+    let _ = client.as_ctx().start();
+    run(&pe, "the connection", || {
+        client.as_ctx().state() == CtxState::Running && server.num_connections() == 1
+    });
+    let server_conn = server.connections().pop().unwrap();
+    let client_conn = client.get_connection().unwrap();
+
+    let map = Mmap::create().unwrap();
+    map.set_memrange(SharedMem::alloc(4 * 64).unwrap()).unwrap();
+    map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE).unwrap();
+    map.start().unwrap();
+    let consumer = Consumer::create(&server_conn, &map).unwrap();
+    pe.connect_ctx(&consumer.as_ctx()).unwrap();
+    let got = std::rc::Rc::new(std::cell::Cell::new(0));
+    let g = got.clone();
+    consumer.task_post_recv_set_conf(move |_, _, _| g.set(g.get() + 1), |_, _, _| {}, 4).unwrap();
+    let _ = consumer.as_ctx().start();
+    run(&pe, "the consumer", || consumer.as_ctx().state() == CtxState::Running);
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    for i in 0..4 {
+        consumer
+            .task_post_recv_alloc_init(&inv.buf_get_at(&map, i * 64, 64).unwrap())
+            .unwrap()
+            .submit()
+            .unwrap();
+    }
+    let producer = Producer::create(&client_conn).unwrap();
+    pe.connect_ctx(&producer.as_ctx()).unwrap();
+    producer.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    producer.as_ctx().start().unwrap();
+    let src = Mmap::create().unwrap();
+    src.set_memrange(&b"abcdefghi"[..]).unwrap();
+    src.start().unwrap();
+    run(&pe, "the consumer known to the producer's side", || {
+        producer
+            .task_send_alloc_init(&inv.buf_get_data_at(&src, 0, 4).unwrap(), consumer.id())
+            .is_ok_and(|t| t.submit().is_ok())
+    });
+    let second =
+        producer.task_send_alloc_init(&inv.buf_get_data_at(&src, 4, 5).unwrap(), consumer.id()).unwrap();
+    second.submit().map_err(|r| r.error).unwrap();
+    run(&pe, "two messages", || got.get() == 2);
+
+    let ls = f.ls();
+    let me = process(&ls, std::process::id()).unwrap_or_else(|| panic!("this process: {ls}"));
+    let objects = me["objects"].as_array().unwrap();
+    let of =
+        |kind: &str| objects.iter().find(|o| o["kind"] == kind).unwrap_or_else(|| panic!("{kind}: {me}"));
+    let (c, p) = (of("cc_consumer"), of("cc_producer"));
+    assert_eq!(c["posted_buffers"], 2, "4 posted, 2 filled: {c}");
+    assert_eq!(
+        (c["received"]["messages"].as_u64(), c["received"]["bytes"].as_u64()),
+        (Some(2), Some(9)),
+        "{c}"
+    );
+    assert_eq!(c["connection_id"], server_conn.id(), "{c}");
+    assert_eq!(c["name"], format!("#{}", consumer.id()));
+    assert_eq!((p["sent"]["messages"].as_u64(), p["sent"]["bytes"].as_u64()), (Some(2), Some(9)), "{p}");
+    assert_eq!(p["connection_id"], client_conn.id(), "{p}");
+    assert_eq!(c["engine"], pe.status_id());
+    assert_eq!(me["engines"][0]["contexts"], 4, "server, client, consumer, producer: {me}");
+    assert_eq!(of("cc_server")["connections"], 1);
+}
