@@ -15,6 +15,7 @@ use serde_json::Value;
 
 const PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
 const EMU: &str = env!("CARGO_BIN_EXE_emu_cli");
+const EP_PEER: &str = env!("CARGO_BIN_EXE_ep_peer");
 
 /// A fabric directory of its own for one test, removed at the end.
 struct Fabric {
@@ -31,13 +32,17 @@ impl Fabric {
     }
 
     fn spawn(&mut self, args: &[&str]) -> Peer {
+        self.spawn_program(PEER, args)
+    }
+
+    fn spawn_program(&mut self, program: &str, args: &[&str]) -> Peer {
         self.logs += 1;
         let log = std::env::temp_dir().join(format!(
             "{}-{}.log",
             self.dir.file_name().unwrap().to_str().unwrap(),
             self.logs
         ));
-        Peer::spawn_logged_env(PEER, args, &log, &[(FABRIC_ENV, self.dir.to_str().unwrap())])
+        Peer::spawn_logged_env(program, args, &log, &[(FABRIC_ENV, self.dir.to_str().unwrap())])
     }
 
     /// Runs `doca_emu args`: (exit code, stdout, stderr).
@@ -394,4 +399,39 @@ fn consumers_and_producers_show_their_posted_buffers_and_traffic() {
     assert_eq!(c["engine"], pe.status_id());
     assert_eq!(me["engines"][0]["contexts"], 4, "server, client, consumer, producer: {me}");
     assert_eq!(of("cc_server")["connections"], 1);
+}
+
+#[test]
+fn legacy_endpoints_show_their_devices_and_traffic() {
+    let mut f = Fabric::new("ep");
+    let name = format!("emu-ep-{}", std::process::id());
+    let service = f.spawn_program(EP_PEER, &["serve-blocking", &name]);
+    expect(&service, "listening");
+    let client = f.spawn_program(EP_PEER, &["client", &name, "hello"]);
+    expect(&client, "reply ack hello");
+    let ls = f.ls();
+    let row = |pid: u32| only_object(process(&ls, pid).unwrap_or_else(|| panic!("pid {pid}: {ls}"))).clone();
+    let (s, c) = (row(service.pid()), row(client.pid()));
+    assert_eq!(
+        (s["kind"].as_str(), s["name"].as_str()),
+        (Some("comm_channel_ep"), Some(name.as_str())),
+        "{s}"
+    );
+    assert_eq!((s["dev"].as_str(), s["rep"].as_str()), (Some("0000:03:00.0"), Some("0000:3b:00.0")), "{s}");
+    assert_eq!(
+        (s["received"]["messages"].as_u64(), s["received"]["bytes"].as_u64()),
+        (Some(1), Some(5)),
+        "{s}"
+    );
+    assert_eq!((s["sent"]["messages"].as_u64(), s["sent"]["bytes"].as_u64()), (Some(1), Some(9)), "{s}");
+    assert_eq!((c["dev"].as_str(), c["rep"].as_str()), (Some("0000:3b:00.0"), None), "{c}");
+    assert_eq!((c["sent"]["messages"].as_u64(), c["sent"]["bytes"].as_u64()), (Some(1), Some(5)), "{c}");
+    assert_eq!(
+        (c["received"]["messages"].as_u64(), c["received"]["bytes"].as_u64()),
+        (Some(1), Some(9)),
+        "{c}"
+    );
+    assert!(process(&ls, client.pid()).unwrap()["engines"].as_array().unwrap().is_empty(), "no engine: {ls}");
+    drop(client);
+    drop(service);
 }
