@@ -120,6 +120,8 @@ pub fn text(fabric_dir: &str, pages: &[PageFile], now: u64, stall: f64) -> Strin
         let Found::Live(s) = &p.found else { continue };
         let idle = since(now, s.last_progress_ns);
         let flag = match idle {
+            // A process without engines (legacy endpoints only) makes progress in its calls.
+            _ if s.engines.is_empty() => String::new(),
             None => "  never progressed".to_string(),
             Some(t) if t >= stall => format!("  no progress for {t:.1} s"),
             Some(_) => String::new(),

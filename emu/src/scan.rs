@@ -96,10 +96,10 @@ pub fn look(dir: BorrowedFd<'_>, file: &str, pid: u32) -> Found {
 
 /// Every page file in the fabric directory `dir`, by pid.
 pub fn scan(dir: &impl AsFd) -> std::io::Result<Vec<PageFile>> {
-    let dup = rustix::io::fcntl_dupfd_cloexec(dir, 0)?;
     let mut names: Vec<(u32, String)> = Vec::new();
-    // Bounded by the directory's size; a name that is not a page is skipped.
-    for entry in rustix::fs::Dir::read_from(&dup)? {
+    // A new open of the directory (its own position), bounded by the directory's size; a
+    // name that is not a page is skipped.
+    for entry in rustix::fs::Dir::read_from(dir.as_fd())? {
         let entry = entry?;
         let Ok(name) = entry.file_name().to_str() else { continue };
         if let Some(pid) = page_pid(name) {

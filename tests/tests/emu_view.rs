@@ -432,6 +432,8 @@ fn legacy_endpoints_show_their_devices_and_traffic() {
         "{c}"
     );
     assert!(process(&ls, client.pid()).unwrap()["engines"].as_array().unwrap().is_empty(), "no engine: {ls}");
+    let (_, text, _) = f.emu(&["ls"]);
+    assert!(text.contains(&format!("pid {} ep_peer\n", client.pid())), "no engine, no stall flag: {text}");
     drop(client);
     drop(service);
 }
