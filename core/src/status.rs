@@ -353,7 +353,7 @@ impl EngineSlot {
         }
         let seq = p.w(M_PLAN_SEQ).load(Relaxed);
         if seq != PLAN_SEEN.load(Relaxed) {
-            take_plan(p, seq);
+            take_plan(p, seq, &PLAN_SEEN, PLAN_HANDLER.get().copied());
         }
     }
 
@@ -547,13 +547,14 @@ pub fn on_plan(handler: PlanHandler) -> bool {
     PLAN_HANDLER.set(handler).is_ok()
 }
 
-/// Reads the plan of sequence `seq` and answers it (the cold part of a progress pass).
+/// Reads the plan of sequence `seq` in `p` and answers it with `handler` (the cold part of
+/// a progress pass); `taken` is the last sequence taken.
 #[cold]
 #[inline(never)]
-fn take_plan(p: &Page, seq: u64) {
-    let seen = PLAN_SEEN.load(Relaxed);
+fn take_plan(p: &Page, seq: u64, taken: &AtomicU64, handler: Option<PlanHandler>) {
+    let seen = taken.load(Relaxed);
     // One engine of the process takes it (others, on other threads, see it taken).
-    if PLAN_SEEN.compare_exchange(seen, seq, Relaxed, Relaxed).is_err() {
+    if taken.compare_exchange(seen, seq, Relaxed, Relaxed).is_err() {
         return;
     }
     std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
@@ -567,7 +568,7 @@ fn take_plan(p: &Page, seq: u64) {
         }
         match String::from_utf8(bytes) {
             Err(_) => (ANSWER_REFUSED, "plan is not UTF-8".to_string()),
-            Ok(plan) => match PLAN_HANDLER.get() {
+            Ok(plan) => match handler {
                 None => (ANSWER_UNAVAILABLE, UNAVAILABLE_TEXT.to_string()),
                 Some(h) => match h(&plan) {
                     Ok(()) => (ANSWER_ACCEPTED, String::new()),
@@ -839,6 +840,79 @@ mod tests {
         assert_eq!(Snapshot::parse(&first, None).unwrap().entries.len(), 1);
         p.w(r + O_GEN).store(6, Relaxed); // rewritten between the two reads
         assert!(Snapshot::parse(&first, Some(&bytes_of(&p))).unwrap().entries.is_empty());
+    }
+
+    /// Writes `plan` into the mailbox of `p` as `doca_emu inject` does (text, length, then
+    /// the next sequence number).
+    fn inject(p: &Page, plan: &[u8]) -> u64 {
+        p.write_text(M_PLAN_TEXT, PLAN_MAX / 8, plan);
+        p.w(M_PLAN_LEN).store(plan.len() as u64, Relaxed);
+        let seq = p.w(M_PLAN_SEQ).load(Relaxed) + 1;
+        p.w(M_PLAN_SEQ).store(seq, Release);
+        seq
+    }
+
+    fn answer(p: &Page) -> (u64, u64, String) {
+        let len = p.w(M_ANSWER_LEN).load(Relaxed) as usize;
+        let text = String::from_utf8(p.read_text(M_ANSWER_TEXT, len)).unwrap();
+        (p.w(M_ANSWER_SEQ).load(Relaxed), p.w(M_ANSWER_CODE).load(Relaxed), text)
+    }
+
+    static HANDLED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    fn handler(plan: &str) -> Result<(), String> {
+        HANDLED.lock().unwrap().push(plan.to_string());
+        if plan == "refuse me" {
+            Err("refused as asked".into())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// What a progress pass does with the mailbox of `p` (as [`EngineSlot::progressed`],
+    /// on a page and a handler of the test's own).
+    fn pass(p: &Page, taken: &AtomicU64, h: Option<PlanHandler>) {
+        let seq = p.w(M_PLAN_SEQ).load(Relaxed);
+        if seq != taken.load(Relaxed) {
+            take_plan(p, seq, taken, h);
+        }
+    }
+
+    #[test]
+    fn a_plan_is_taken_once_at_the_next_pass_and_answered() {
+        let p = Box::new(Page::new());
+        let taken = AtomicU64::new(0);
+        let seq = inject(&p, b"delay 1ms");
+        pass(&p, &taken, Some(handler));
+        pass(&p, &taken, Some(handler));
+        assert_eq!(*HANDLED.lock().unwrap(), ["delay 1ms"], "taken once");
+        assert_eq!(answer(&p), (seq, ANSWER_ACCEPTED, String::new()));
+
+        let seq = inject(&p, b"refuse me");
+        pass(&p, &taken, Some(handler));
+        assert_eq!(answer(&p), (seq, ANSWER_REFUSED, "refused as asked".to_string()));
+
+        // Nonsense from the injector is answered without reaching the handler.
+        let seq = inject(&p, &[0xff, 0xfe]);
+        pass(&p, &taken, Some(handler));
+        assert_eq!(answer(&p), (seq, ANSWER_REFUSED, "plan is not UTF-8".to_string()));
+        p.w(M_PLAN_LEN).store(u64::MAX, Relaxed);
+        p.w(M_PLAN_SEQ).store(seq + 1, Release);
+        pass(&p, &taken, Some(handler));
+        assert_eq!(answer(&p).1, ANSWER_REFUSED);
+        assert!(answer(&p).2.contains("longer than 2048"), "{:?}", answer(&p));
+        assert_eq!(HANDLED.lock().unwrap().len(), 2);
+
+        // Without a handler: unavailable, with the text doca_emu prints.
+        let seq = inject(&p, b"delay 1ms");
+        pass(&p, &taken, None);
+        assert_eq!(answer(&p), (seq, ANSWER_UNAVAILABLE, UNAVAILABLE_TEXT.to_string()));
+    }
+
+    #[test]
+    fn one_plan_handler_per_process() {
+        assert!(on_plan(|_| Ok(())));
+        assert!(!on_plan(handler));
     }
 
     #[test]
