@@ -36,13 +36,19 @@ impl Fabric {
     }
 
     fn spawn_program(&mut self, program: &str, args: &[&str]) -> Peer {
+        self.spawn_env(program, args, &[])
+    }
+
+    fn spawn_env(&mut self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Peer {
         self.logs += 1;
         let log = std::env::temp_dir().join(format!(
             "{}-{}.log",
             self.dir.file_name().unwrap().to_str().unwrap(),
             self.logs
         ));
-        Peer::spawn_logged_env(program, args, &log, &[(FABRIC_ENV, self.dir.to_str().unwrap())])
+        let mut env = env.to_vec();
+        env.push((FABRIC_ENV, self.dir.to_str().unwrap()));
+        Peer::spawn_logged_env(program, args, &log, &env)
     }
 
     /// Runs `doca_emu args`: (exit code, stdout, stderr).
@@ -295,6 +301,14 @@ fn pages_that_lie_are_garbage_or_of_another_user_are_never_trusted() {
     assert!(!f.page(std::process::id()).exists());
     assert!(f.page(999_991).exists() && Path::new(&f.page(server.pid())).exists());
     assert!(server.finish());
+
+    // DOCA_EMU_STATUS=off: no page at all.
+    let quiet =
+        f.spawn_env(PEER, &["server", &format!("{name}-off")], &[(doca_core::status::STATUS_ENV, "off")]);
+    expect(&quiet, "running");
+    assert!(!f.page(quiet.pid()).exists(), "no page with the status page off");
+    assert!(pids_in(&f.ls(), "processes").is_empty());
+    assert!(quiet.finish());
 }
 
 /// Progresses `pe` until `done` (bounded: a minute).
