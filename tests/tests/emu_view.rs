@@ -451,3 +451,19 @@ fn legacy_endpoints_show_their_devices_and_traffic() {
     drop(client);
     drop(service);
 }
+
+#[test]
+fn watch_on_a_terminal_redraws_the_screen() {
+    // A terminal from util-linux's `script` (in bsdutils, essential on Debian and Ubuntu).
+    let f = Fabric::new("tty");
+    let cmd = format!("{EMU} watch --count 2 --interval 0.1");
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env(FABRIC_ENV, &f.dir)
+        .output()
+        .expect("script(1) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(text.matches("\x1b[H\x1b[2Jfabric directory ").count(), 2, "home, clear, redraw: {text:?}");
+    assert!(!text.contains("--- frame"), "{text:?}");
+}
