@@ -181,6 +181,8 @@ pub struct CtxCore {
     /// Consecutive passes with nothing to do while on that list.
     quiet_passes: Cell<u8>,
     pe: RefCell<Weak<PeInner>>,
+    /// The engine's status row, where task counts go too.
+    status: Cell<crate::status::EngineRow>,
     this: Weak<CtxCell<dyn CtxOps>>,
 }
 
@@ -214,6 +216,7 @@ impl<L: CtxOps> CtxCell<L> {
                     active: Cell::new(false),
                     quiet_passes: Cell::new(0),
                     pe: RefCell::new(Weak::new()),
+                    status: Cell::new(Default::default()),
                     this,
                 },
                 ops,
@@ -464,6 +467,7 @@ impl Ctx {
             bail!(Error::BadState, "{}: connect while {:?}", core.kind, core.state());
         }
         *core.pe.borrow_mut() = Rc::downgrade(pe);
+        core.status.set(pe.status.row());
         Ok(())
     }
 }
@@ -482,6 +486,12 @@ impl CtxCore {
     /// Submitted, not yet completed tasks.
     pub fn inflight(&self) -> usize {
         self.inflight.get()
+    }
+
+    /// The number of the engine this context is connected to in the status page (0: none
+    /// yet; see [`crate::status`]).
+    pub fn engine_status_id(&self) -> u64 {
+        self.status.get().id()
     }
 
     /// Allocated, not yet freed tasks.
@@ -614,6 +624,7 @@ impl CtxCore {
 
     pub(crate) fn add_inflight(&self, delta: isize) {
         self.inflight.set(self.inflight.get().wrapping_add_signed(delta));
+        self.status.get().add_inflight(delta);
     }
 
     /// A pool of this context delivers through it (registered once, at its first `set_conf`).

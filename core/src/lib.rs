@@ -13,6 +13,7 @@
 //! | notification handles, doorbells        | [`notify`]                             |
 //! | time of a progress pass (testable)     | [`clock`]: [`Now`], [`Clock`]          |
 //! | `doca_clock` (3.3): NIC and host clocks | [`hwclock`]: [`HwClock`], [`ClockType`] |
+//! | `doca_emu`'s view of this process     | [`status`]: the status page and the plan mailbox |
 //! | the DOCA version emulated              | [`DOCA_VERSION`]                       |
 //!
 //! Library contexts (comm channel servers, clients, producers, consumers, …) plug in
@@ -37,6 +38,7 @@ pub mod loopback;
 pub mod notify;
 pub mod pci;
 mod pe;
+pub mod status;
 pub mod task;
 pub mod topology;
 

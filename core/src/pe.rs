@@ -34,6 +34,8 @@ pub(crate) struct PeInner {
     pub(crate) epoll: EpollSet,
     bell: Watched<EventFd>,
     clock: Rc<dyn Clock>,
+    /// This engine's row in the process's status page.
+    pub(crate) status: crate::status::EngineSlot,
 }
 
 /// See [`PeInner::walk`].
@@ -60,6 +62,7 @@ impl PeInner {
         drop(ctxs);
         // A destroyed context is not kept alive by the visiting list (its library's drop
         // may have something to tell the peer).
+        self.status.set_ctxs(self.ctxs.borrow().len());
         let at = self.active.borrow().iter().position(|c| c == ctx);
         if let Some(at) = at {
             self.remove_active(at);
@@ -148,6 +151,7 @@ impl Pe {
                 epoll,
                 bell,
                 clock,
+                status: crate::status::EngineSlot::claim(),
             }),
         })
     }
@@ -171,6 +175,7 @@ impl Pe {
         let mut ctxs = self.inner.ctxs.borrow_mut();
         *ctxs = ctxs.iter().chain(std::iter::once(ctx)).cloned().collect();
         self.inner.active.borrow_mut().reserve(ctxs.len());
+        self.inner.status.set_ctxs(ctxs.len());
         Ok(())
     }
 
@@ -185,6 +190,7 @@ impl Pe {
             tracing::error!(target: "doca_sdk", "progress called from inside a callback of the same engine: ignored");
             return false;
         }
+        inner.status.progressed();
         let now = Now::new(&*inner.clock);
         let mut any = false;
         // Visit the list in place, borrowing it only to take the next context: contexts
@@ -232,6 +238,11 @@ impl Pe {
         self.inner.in_progress.get()
     }
 
+    /// This engine's number in the process's status page (what `doca_emu` shows).
+    pub fn status_id(&self) -> u64 {
+        self.inner.status.id()
+    }
+
     /// Number of connected contexts.
     pub fn num_ctxs(&self) -> usize {
         self.inner.ctxs.borrow().len()
@@ -248,6 +259,7 @@ impl Pe {
     pub fn request_notification(&self) -> Result<()> {
         let inner = &*self.inner;
         inner.armed.set(true);
+        inner.status.set_armed(true);
         let mut ready = false;
         inner.each_ctx(|ctx| ready |= ctx.request_notification());
         if ready {
@@ -260,6 +272,7 @@ impl Pe {
     pub fn clear_notification(&self) -> Result<()> {
         let inner = &*self.inner;
         inner.armed.set(false);
+        inner.status.set_armed(false);
         inner.bell.drain();
         inner.each_ctx(Ctx::clear_notification);
         Ok(())

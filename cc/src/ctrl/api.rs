@@ -130,10 +130,14 @@ fn create_ops(dev: &Dev, name: &str, role: RoleState) -> Result<Rc<CtxCell<SideO
     caps::check_name(dev.as_devinfo(), name)?;
     let limits = Side::default_limits(dev)?;
     let is_server = matches!(role, RoleState::Server(_));
+    let rep = match &role {
+        RoleState::Server(s) => Some(s.rep.as_devinfo().pci_addr()),
+        RoleState::Client(_) => None,
+    };
     Ok(CtxCell::new(|weak: &Weak<CtxCell<SideOps>>| {
         let owner: Weak<dyn std::any::Any> = weak.clone();
         SideOps {
-            side: Side::new(is_server, dev, name, owner, TaskPool::new(weak.clone()), limits),
+            side: Side::new(is_server, dev, name, owner, TaskPool::new(weak.clone()), limits, rep),
             role,
             stopped: RefCell::new(Vec::new()),
             c_names: std::cell::Cell::new(CNames::Cc),

@@ -11,6 +11,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt::Display;
 use std::os::fd::{AsFd, OwnedFd};
+use std::rc::Rc;
 
 use doca_core::notify::{Doorbell, Watched};
 use doca_core::{Error, Result, TaskId, TaskPool};
@@ -43,6 +44,8 @@ pub(crate) struct Link {
     violation: RefCell<Option<String>>,
     /// The peer's control-packet signals seen so far.
     signals: Cell<u32>,
+    /// The owner's row in the status page (messages, bytes, ring fill).
+    status: Rc<doca_core::status::Entry>,
 }
 
 impl Link {
@@ -55,6 +58,7 @@ impl Link {
         channel: Channel,
         state: ConnState,
         max_pending: usize,
+        status: Rc<doca_core::status::Entry>,
     ) -> Link {
         Link {
             conn,
@@ -66,6 +70,7 @@ impl Link {
             eof: Cell::new(false),
             violation: RefCell::new(None),
             signals: Cell::new(0),
+            status,
         }
     }
 
@@ -148,6 +153,9 @@ impl Link {
         match written {
             Some(Ok(Some(len))) => {
                 self.conn.count(Counter::SentMessages, len);
+                self.status.sent(len);
+                let (fill, slots) = self.channel.tx_fill_seen();
+                self.status.ring_fill(fill, slots);
                 Ok(true)
             }
             Some(Ok(None)) => Ok(false),
@@ -226,6 +234,7 @@ impl Link {
             };
             if slot.kind() == KIND_MSG {
                 self.conn.count(Counter::RecvMessages, bytes.len());
+                self.status.received(bytes.len());
                 deliver(bytes, &self.conn);
             }
             slot.consume();

@@ -102,6 +102,8 @@ pub(crate) struct Side {
     /// The context this side belongs to (what its connections report as their owner).
     owner: Weak<dyn Any>,
     is_server: bool,
+    /// Its row in the process's status page (`doca_emu`), shared with its links.
+    status: Rc<doca_core::status::Entry>,
 }
 
 impl fmt::Display for Side {
@@ -120,7 +122,17 @@ impl Side {
         owner: Weak<dyn Any>,
         pool: TaskPool<SendPayload>,
         (max_msg_size, recv_queue_size): (u32, u32),
+        rep: Option<doca_core::PciAddr>,
     ) -> Side {
+        crate::transport::status::publish();
+        let kind = if is_server { "cc_server" } else { "cc_client" };
+        let status = doca_core::status::Entry::claim(doca_core::status::Identity {
+            kind,
+            dev: Some(dev.as_devinfo().pci_addr()),
+            rep,
+            name,
+            conn_id: 0,
+        });
         Side {
             kind: if is_server { "cc_server" } else { "cc_client" },
             dev: dev.clone(),
@@ -138,6 +150,7 @@ impl Side {
             throttle: RefCell::new(Throttle::new()),
             owner,
             is_server,
+            status: Rc::new(status),
         }
     }
 
@@ -197,6 +210,7 @@ impl Side {
             *self.res.borrow_mut() = Some(res);
         }
         self.cadence.soon();
+        self.status.set_engine(core.engine_status_id());
         Ok(())
     }
 
@@ -390,7 +404,17 @@ impl Side {
         let (peer, dev) = ((new.pid, new.budget), self.dev.clone());
         let conn = Connection::new(new.id, self.is_server, owner, peer, dev, Some((dup, signal)))?;
         let max_pending = self.pool.capacity() as usize;
-        entry.insert(Rc::new(Link::new(conn.clone(), new.sock, bell, new.channel, new.state, max_pending)));
+        let status = self.status.clone();
+        entry.insert(Rc::new(Link::new(
+            conn.clone(),
+            new.sock,
+            bell,
+            new.channel,
+            new.state,
+            max_pending,
+            status,
+        )));
+        self.status.set_connections(links.len());
         drop(links);
         self.rebuild_active();
         Ok(conn)
@@ -442,6 +466,7 @@ impl Side {
         link.hang_up();
         link.set_state(ConnState::Down(code), self);
         self.links.borrow_mut().try_remove(key);
+        self.status.set_connections(self.links.borrow().len());
         self.rebuild_active();
         match link.violation() {
             Some(why) => {

@@ -107,6 +107,10 @@ pub struct ConsumerOps {
     announced: Cell<bool>,
     /// The peer was ever told of it: destroying it expires it there.
     ever_announced: Cell<bool>,
+    /// Its row in the process's status page (`doca_emu`): posted buffers, messages, bytes.
+    status: doca_core::status::Entry,
+    /// Posted buffers not yet completed (what the status page shows).
+    nposted: Cell<usize>,
     /// The peer wrote a malformed completion record: the rings are not used any more.
     malformed: Cell<bool>,
 }
@@ -208,6 +212,14 @@ impl Consumer {
         let max = caps::get(conn.dev().as_devinfo(), &caps::MAX_CONSUMERS)?;
         Registry::claim(&conn.fast().consumers, max, "consumers")?;
         let id = conn.fast().new_id();
+        crate::transport::status::publish();
+        let status = doca_core::status::Entry::claim(doca_core::status::Identity {
+            kind: "cc_consumer",
+            dev: Some(conn.dev().as_devinfo().pci_addr()),
+            rep: None,
+            name: &format!("#{id}"),
+            conn_id: conn.id(),
+        });
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<ConsumerOps>>| ConsumerOps {
             conn: conn.clone(),
             id,
@@ -220,6 +232,8 @@ impl Consumer {
             staged: RefCell::new(Vec::new()),
             announced: Cell::new(false),
             ever_announced: Cell::new(false),
+            status,
+            nposted: Cell::new(0),
             malformed: Cell::new(false),
         });
         Ok(Consumer { ctx })
@@ -335,6 +349,7 @@ impl ConsumerOps {
         match posted.get_mut(TaskId::from_bits(token).slot()) {
             Some(t) if *t == Some(token) => {
                 *t = None;
+                self.count_posted(-1);
                 true
             }
             _ => false,
@@ -401,6 +416,7 @@ impl ConsumerOps {
         }
         if stopping {
             let tokens: Vec<u64> = self.posted.borrow_mut().iter_mut().filter_map(Option::take).collect();
+            self.count_posted(-(tokens.len() as isize));
             for token in tokens {
                 self.pool.finish(TaskId::from_bits(token), Err(Error::Shutdown));
                 any = true;
@@ -423,6 +439,7 @@ impl ConsumerOps {
                     self.map.write(at, &src)?;
                     self.conn.fast().counters.staged_copies.fetch_add(1, Ordering::Relaxed);
                 }
+                self.status.received(len);
                 p.producer_id = rec.producer;
                 p.imm_len = rec.imm_len as usize;
                 p.imm = rec.imm;
@@ -469,6 +486,8 @@ impl CtxOps for ConsumerOps {
             bail!(Error::NotConnected, "cc consumer {}: the connection is down", self.id);
         }
         let slots = self.pool.capacity().max(1);
+        self.status.set_engine(core.engine_status_id());
+        self.count_posted(-(self.nposted.get() as isize));
         self.malformed.set(false); // new rings
         self.pool.prepare(PostRecvPayload::default);
         *self.posted.borrow_mut() = vec![None; slots as usize];
@@ -666,8 +685,18 @@ impl ConsumerOps {
 
     fn mark_posted(&self, task: TaskId, token: u64) {
         if let Some(t) = self.posted.borrow_mut().get_mut(task.slot()) {
-            *t = Some(token);
+            if t.replace(token).is_none() {
+                self.count_posted(1);
+            }
         }
+    }
+
+    /// Posted buffers went up or down by `delta` (shown in the status page).
+    #[inline]
+    fn count_posted(&self, delta: isize) {
+        let n = self.nposted.get().wrapping_add_signed(delta);
+        self.nposted.set(n);
+        self.status.set_posted(n);
     }
 }
 

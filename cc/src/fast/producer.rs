@@ -70,6 +70,8 @@ pub struct ProducerOps {
     /// The consumer found last (a send usually goes where the previous one went): found
     /// again without the connection's lock while it is alive.
     last: RefCell<Option<Arc<RemoteConsumer>>>,
+    /// Its row in the process's status page (`doca_emu`): messages and bytes sent.
+    status: doca_core::status::Entry,
 }
 
 /// The sends waiting for one consumer, oldest first.
@@ -155,6 +157,14 @@ impl Producer {
         );
         Registry::claim(&conn.fast().producers, caps::get(info, &caps::MAX_PRODUCERS)?, "producers")?;
         let id = conn.fast().new_id();
+        crate::transport::status::publish();
+        let status = doca_core::status::Entry::claim(doca_core::status::Identity {
+            kind: "cc_producer",
+            dev: Some(conn.dev().as_devinfo().pci_addr()),
+            rep: None,
+            name: &format!("#{id}"),
+            conn_id: conn.id(),
+        });
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<ProducerOps>>| ProducerOps {
             conn: conn.clone(),
             id,
@@ -163,6 +173,7 @@ impl Producer {
             queues: RefCell::new(Vec::new()),
             bell: RefCell::new(None),
             last: RefCell::new(None),
+            status,
         });
         Ok(Producer { ctx })
     }
@@ -458,6 +469,7 @@ impl ProducerOps {
         }
         lanes.sends += 1;
         lanes.bytes += len as u64;
+        self.status.sent(len);
         Ok(Some(last && lanes.done.peer_needs_wakeup()))
     }
 
@@ -513,6 +525,7 @@ impl CtxOps for ProducerOps {
     }
 
     fn start(&self, core: &CtxCore) -> Result<Started> {
+        self.status.set_engine(core.engine_status_id());
         if !self.pool.is_configured() {
             bail!(
                 Error::InvalidValue,

@@ -124,6 +124,10 @@ pub struct Endpoint {
     cookie: u32,
     /// This endpoint's identity, which its peers keep.
     id: Arc<()>,
+    /// Its row in the process's status page (`doca_emu`), from listen or connect on. Counts
+    /// from several threads sending on one endpoint at once may miss a few (one writer per
+    /// row is assumed).
+    status: std::sync::OnceLock<doca_core::status::Entry>,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -205,6 +209,7 @@ impl Endpoint {
             blocking,
             cookie,
             id: Arc::new(()),
+            status: std::sync::OnceLock::new(),
         })
     }
 
@@ -325,6 +330,8 @@ impl Endpoint {
         st.acceptor = Some(Acceptor::listen(&self.ctrl, "ep", limits)?);
         st.role = Role::Service;
         st.name = name.to_string();
+        drop(st);
+        self.show(dev.as_devinfo().pci_addr(), Some(rep.as_devinfo().pci_addr()), name);
         Ok(())
     }
 
@@ -377,7 +384,19 @@ impl Endpoint {
         st.peers.push(peer.clone());
         st.role = Role::Client;
         st.name = name.to_string();
+        drop(st);
+        self.show(pci, None, name);
         Ok(peer)
+    }
+
+    /// Claims the endpoint's row in the status page (once: listen or connect).
+    fn show(&self, dev: doca_core::PciAddr, rep: Option<doca_core::PciAddr>, name: &str) {
+        if self.status.get().is_none() {
+            crate::transport::status::publish();
+            let kind = "comm_channel_ep";
+            let id = doca_core::status::Identity { kind, dev: Some(dev), rep, name, conn_id: 0 };
+            let _ = self.status.set(doca_core::status::Entry::claim(id));
+        }
     }
 
     /// Looks at the control set (a busy caller at most once per control period, one that
@@ -403,6 +422,9 @@ impl Endpoint {
             }
         }
         let live = st.peers.iter().filter(|p| p.is_up()).count();
+        if let Some(e) = self.status.get() {
+            e.set_connections(live);
+        }
         let mut incoming = Vec::new();
         let who = st.to_string();
         if let Some(acceptor) = st.acceptor.as_mut() {
@@ -511,6 +533,9 @@ impl Endpoint {
                 Some(Err(e)) => return Err(e),
                 Some(Ok(true)) => {
                     peer.count(true, msg.len());
+                    if let Some(e) = self.status.get() {
+                        e.sent(msg.len());
+                    }
                     return Ok(());
                 }
                 Some(Ok(false)) if !blocking => return Err(Error::Again),
@@ -590,6 +615,9 @@ impl Endpoint {
                 match got.flatten() {
                     Some(Ok(n)) => {
                         peer.count(false, n);
+                        if let Some(e) = self.status.get() {
+                            e.received(n);
+                        }
                         peer.set_accepted();
                         return Ok((n, peer));
                     }

@@ -60,6 +60,11 @@ impl Channel {
         self.tx.in_flight()
     }
 
+    /// Send-ring slots in use as last seen, and the ring's slots (for the status page).
+    pub fn tx_fill_seen(&self) -> (u64, u64) {
+        (self.tx.fill_seen(), self.tx.capacity())
+    }
+
     /// How many messages the receive ring holds at most.
     pub fn rx_capacity(&self) -> u64 {
         self.rx.capacity()

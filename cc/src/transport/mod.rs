@@ -23,6 +23,7 @@
 //! | [`dial`]     | a handshake in flight (client side)                                   |
 //! | [`cadence`]  | when a busy side looks at its control sockets                         |
 //! | [`throttle`] | peer-caused log lines, at most one per kind and second                |
+//! | [`status`]   | this process's status page for `doca_emu` (made at the first object)  |
 //!
 //! [`socketpair`] is the seam for tests: both halves of a handshake in one process, without
 //! the fabric directory.
@@ -36,6 +37,7 @@ pub mod lane_lock;
 pub mod pidfd;
 pub mod ring;
 pub mod setup;
+pub mod status;
 pub mod throttle;
 
 /// Tokens of a side's control set (an epoll set of sockets): what kind of socket became
@@ -226,6 +228,13 @@ impl FabricDir {
     /// A path to `file` inside the directory that resolves through the open descriptor.
     fn via_fd(&self, file: &str) -> PathBuf {
         PathBuf::from(format!("/proc/self/fd/{}/{file}", self.fd.as_raw_fd()))
+    }
+}
+
+impl AsFd for FabricDir {
+    /// The open directory (for `*at` calls of tools such as `doca_emu`).
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 }
 

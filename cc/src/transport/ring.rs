@@ -461,6 +461,12 @@ impl Ring {
         self.next.get().wrapping_sub(self.seen.get())
     }
 
+    /// Producer: slots in use as this side last saw the consumer's position (an upper
+    /// bound; reads no shared memory).
+    pub fn fill_seen(&self) -> u64 {
+        self.next.get().wrapping_sub(self.seen.get())
+    }
+
     /// Producer: whether a slot is free (refreshes the consumer's position when needed).
     pub fn has_room(&self) -> bool {
         debug_assert_eq!(self.end, End::Producer);

@@ -8,11 +8,15 @@
 //! cc_peer client <name> burst <n> <seed> sends n checked messages back to back (pipelined),
 //!                                        prints "sent <n>", waits for "done" from the server
 //! cc_peer client <name> hold             stdout: running, recv <text>, state <s>;
-//!                                        stdin: send <text>, stop
+//!                                        stdin: send <text>, stop, block (stops
+//!                                        progressing and waits for the next line
+//!                                        outside progress; prints "blocked")
 //! ```
 //! Options after the mode: `--max-msg <n>` sets the max message size on either side;
 //! `--freeze` makes the server stop progressing once a client is connected; `--nofile <n>`
-//! limits the process to n file descriptors.
+//! limits the process to n file descriptors; `--accept-plans` registers a plan handler
+//! (`doca_core::status::on_plan`) that prints "plan <text>" and accepts it, unless the text
+//! holds "bad" (then it refuses it: "bad plan").
 
 use std::cell::{Cell, RefCell};
 use std::io::BufRead;
@@ -180,6 +184,12 @@ fn client(name: &str, mode: &str, n: u64, seed: u64, max_msg: Option<u32>) -> Ex
                     Ok(line) if line == "stop" => {
                         let _ = cli.as_ctx().stop();
                     }
+                    Ok(line) if line == "block" => {
+                        // As if in getchar(): no progress until the next line.
+                        println!("blocked");
+                        let _ = input.recv();
+                        println!("unblocked");
+                    }
                     Ok(line) => {
                         if let Some(text) = line.strip_prefix("send ") {
                             match cli.task_send_alloc_init(&conn, text.as_bytes()).map(|t| t.submit()) {
@@ -218,6 +228,15 @@ fn main() -> ExitCode {
     if let Some(n) = option(&args, "--nofile") {
         let limit = rustix::process::Rlimit { current: Some(n as u64), maximum: Some(n as u64) };
         rustix::process::setrlimit(rustix::process::Resource::Nofile, limit).expect("setrlimit");
+    }
+    if args.iter().any(|a| a == "--accept-plans") {
+        doca_core::status::on_plan(|plan| {
+            if plan.contains("bad") {
+                return Err("bad plan".into());
+            }
+            println!("plan {plan}");
+            Ok(())
+        });
     }
     let word = |i: usize| args.get(i).map(String::as_str).unwrap_or("");
     match (word(1), word(2), word(3)) {

@@ -1,0 +1,127 @@
+//! This process's status page in the fabric directory (`doca_core::status` has its layout
+//! and writers): made at the first comm-channel object, mapped shared, removed at exit.
+//!
+//! The file is `status-<pid>.page`, mode 0600, in the fabric directory (closed to other
+//! users, see [`super::FabricDir`]). A file of that name already there belongs to a dead
+//! process whose pid was reused (or to this process before an `exec`): it is replaced.
+//! A process killed by a signal leaves its file: `doca_emu ls` tells it apart by the pid and
+//! start time written in it, and `doca_emu clean` removes it.
+//!
+//! One of the few modules with `unsafe`: the mapping is made here and viewed as a page of
+//! atomics for the rest of the process's life.
+
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::{Once, OnceLock};
+
+use doca_core::status::{self, Page, PAGE_BYTES};
+use doca_core::{fail, Error, Result};
+use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::mm::{MapFlags, ProtFlags};
+
+use super::FabricDir;
+
+/// File names of status pages start with this.
+pub const PAGE_PREFIX: &str = "status-";
+/// File names of status pages end with this.
+pub const PAGE_SUFFIX: &str = ".page";
+
+/// The file name of process `pid`'s page.
+pub fn page_file(pid: u32) -> String {
+    format!("{PAGE_PREFIX}{pid}{PAGE_SUFFIX}")
+}
+
+/// The pid a page file name stands for.
+pub fn page_pid(file: &str) -> Option<u32> {
+    file.strip_prefix(PAGE_PREFIX)?.strip_suffix(PAGE_SUFFIX)?.parse().ok().filter(|&p| p > 0)
+}
+
+/// What the exit handler removes: the fabric directory and the page's name in it.
+static MADE: OnceLock<(OwnedFd, CString)> = OnceLock::new();
+
+/// Makes this process's page, once (not when `DOCA_EMU_STATUS=off`); a failure is logged (the process runs on, unseen by
+/// `doca_emu`).
+pub fn publish() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if let Err(e) = make() {
+            tracing::warn!(target: "doca_sdk", "status page not made (doca_emu will not see this process): {e}");
+        }
+    });
+}
+
+fn make() -> Result<()> {
+    if status::is_attached() || !status::enabled() {
+        return Ok(());
+    }
+    let os = |what: &str, e: rustix::io::Errno| fail!(Error::OperatingSystem, "status page: {what}: {e}");
+    let dir = FabricDir::open()?;
+    let pid = std::process::id();
+    let file = page_file(pid);
+    let _ = rustix::fs::unlinkat(&dir.fd, file.as_str(), AtFlags::empty());
+    let fd = rustix::fs::openat(
+        &dir.fd,
+        file.as_str(),
+        OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+        Mode::RUSR | Mode::WUSR,
+    )
+    .map_err(|e| os("create", e))?;
+    rustix::fs::fchmod(&fd, Mode::RUSR | Mode::WUSR).map_err(|e| os("fchmod", e))?;
+    rustix::fs::ftruncate(&fd, PAGE_BYTES as u64).map_err(|e| os("ftruncate", e))?;
+    const { assert!(std::mem::size_of::<Page>() == PAGE_BYTES) };
+    // SAFETY: a new shared mapping of a file we just made; it affects no existing memory.
+    let p = unsafe {
+        rustix::mm::mmap(
+            std::ptr::null_mut(),
+            PAGE_BYTES,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED,
+            &fd,
+            0,
+        )
+    }
+    .map_err(|e| os("mmap", e))?;
+    // SAFETY: the mapping is PAGE_BYTES long, page-aligned (Page asks for 4096) and zeroed
+    // (a new file), and it is never unmapped: a `'static` reference is sound. A Page is only
+    // atomics, valid for any bits and for writes by other processes (the injector's
+    // mailbox). Only a same-user process that truncates the file could make an access fault;
+    // that user can end this process anyway.
+    let page: &'static Page = unsafe { &*p.cast::<Page>() };
+    let start = status::process_start_time(pid).unwrap_or(0);
+    if !status::attach(page, start) {
+        let _ = rustix::fs::unlinkat(&dir.fd, file.as_str(), AtFlags::empty());
+        return Ok(());
+    }
+    let name = CString::new(file).map_err(|_| fail!(Error::InvalidValue, "status page name"))?;
+    if MADE.set((dir.fd, name)).is_ok() {
+        // SAFETY: registers a plain function without arguments; it runs once at exit.
+        unsafe { libc::atexit(remove_at_exit) };
+    }
+    Ok(())
+}
+
+/// At exit: the page goes (only the pid that made it removes it, not a forked child).
+extern "C" fn remove_at_exit() {
+    if let Some((dir, name)) = MADE.get() {
+        let mine = name.to_str().ok().and_then(page_pid) == Some(std::process::id());
+        if mine {
+            // SAFETY: a directory descriptor we hold and a NUL-terminated name.
+            unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_names_carry_the_pid() {
+        assert_eq!(page_pid(&page_file(1234)), Some(1234));
+        assert_eq!(page_pid("status-0.page"), None);
+        assert_eq!(page_pid("status-12x.page"), None);
+        assert_eq!(page_pid("cc-b1000-1.sock"), None);
+    }
+}

@@ -1,0 +1,931 @@
+//! The process's status page: what `doca_emu` shows of a running emulation without asking
+//! the process anything, and the mailbox through which it hands the process a fault plan.
+//!
+//! | part                         | what                                                      |
+//! |------------------------------|-----------------------------------------------------------|
+//! | [`Page`], the `*_BASE`/`W_*` constants | the layout: 64-bit words, one field a word       |
+//! | [`attach`], [`is_attached`]  | the shared mapping a library hands in (cc makes it in the fabric directory) |
+//! | [`EngineSlot`], [`EngineRow`] | a progress engine's row (core fills it from [`crate::Pe`] and its contexts' tasks) |
+//! | [`Entry`]                    | a library object's row (server, client, consumer, …): counters the library bumps |
+//! | [`on_plan`]                  | who receives an injected plan (the fault-plan installer registers here) |
+//! | [`Snapshot`]                 | a reader's validated copy: parsed from bytes, never trusted |
+//!
+//! **Writing.** Each word is an `AtomicU64` written by this process with relaxed stores; a
+//! row has one writer (the thread of its engine or context), so a counter is a relaxed load
+//! and store, no locked instruction, no syscall, no allocation. Rows are claimed and released
+//! under a lock (context creation, not the data path); a row's identity (kind, devices, name)
+//! is written between two increments of its generation word, odd meanwhile, so a reader that
+//! sees the same even generation before and after knows the identity is whole. Counters are
+//! single words: a reader never sees one torn.
+//!
+//! **Before the mapping exists** (no library made it yet) rows live in a page in this
+//! process's memory; [`attach`] copies it into the mapping and switches. Increments made by
+//! other threads during that copy may be lost (counters only, once).
+//!
+//! **Progress** ([`EngineSlot`]): each pass bumps its count, records the time every
+//! [`TIME_EVERY`] passes (the coarse monotonic clock, read through the vDSO; see [`E_LAST`])
+//! and does one relaxed load of the mailbox's sequence; only when that changed does it read
+//! the plan and call the handler. An engine's row is one cache line: engines on different
+//! threads never write the same line.
+//!
+//! **Reading** ([`Snapshot::parse`]): size, magic and version are checked, every count and
+//! length is bounded, texts are cut at their length and decoded lossily; garbage gives an
+//! error or odd numbers, never a panic.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::Release};
+use std::sync::{Mutex, OnceLock};
+
+use crate::PciAddr;
+
+/// `"DOCA-EMU"`, little-endian: the first word of a page.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"DOCA-EMU");
+/// The layout's version (word [`W_VERSION`]).
+pub const VERSION: u64 = 1;
+/// Size of a page in bytes.
+pub const PAGE_BYTES: usize = 16384;
+/// Size of a page in words.
+pub const PAGE_WORDS: usize = PAGE_BYTES / 8;
+
+/// Header word: [`MAGIC`] (written last, with release: a page without it is not ready).
+pub const W_MAGIC: usize = 0;
+/// Header word: [`VERSION`].
+pub const W_VERSION: usize = 1;
+/// Header word: [`PAGE_BYTES`].
+pub const W_SIZE: usize = 2;
+/// Header word: the writer's pid.
+pub const W_PID: usize = 3;
+/// Header word: the writer's uid.
+pub const W_UID: usize = 4;
+/// Header word: the writer's start time (`/proc/<pid>/stat` field 22, clock ticks since
+/// boot): with the pid, tells the writer from a later process that reuses its pid.
+pub const W_START: usize = 5;
+/// Header word: when the page was made (coarse monotonic ns).
+pub const W_CREATED: usize = 6;
+/// Header words 7–8: the process's name (`/proc/self/comm`, 16 bytes, NUL-padded).
+pub const W_COMM: usize = 7;
+/// Header word 9: reserved (0).
+/// Header word: engines made but not shown (all [`ENGINES`] rows taken).
+pub const W_ENGINES_UNSHOWN: usize = 10;
+/// Header word: objects made but not shown (all [`ENTRIES`] rows taken).
+pub const W_ENTRIES_UNSHOWN: usize = 11;
+
+/// First word of the engine rows.
+pub const ENGINE_BASE: usize = 16;
+/// Number of engine rows.
+pub const ENGINES: usize = 8;
+/// Words per engine row.
+pub const ENGINE_WORDS: usize = 8;
+/// Engine word: 1 while the engine lives.
+pub const E_USED: usize = 0;
+/// Engine word: its number in this process (1, 2, … in creation order).
+pub const E_ID: usize = 1;
+/// Engine word: connected contexts.
+pub const E_CTXS: usize = 2;
+/// Engine word: 1 while notification is requested (the application sleeps on the handle).
+pub const E_ARMED: usize = 3;
+/// Engine word: submitted, not yet completed tasks of its contexts.
+pub const E_INFLIGHT: usize = 4;
+/// Engine word: progress calls.
+pub const E_PROGRESS: usize = 5;
+/// Engine word: time of a recent progress (coarse monotonic ns; 0 never): recorded at the
+/// first progress call and every [`TIME_EVERY`] calls after, and when the engine arms or
+/// leaves notification — so a busy engine never reads the clock more than once per
+/// [`TIME_EVERY`] passes, and an engine that progresses rarely with nothing to do may look
+/// up to [`TIME_EVERY`] calls older than it is.
+pub const E_LAST: usize = 6;
+/// See [`E_LAST`].
+pub const TIME_EVERY: u64 = 16;
+
+/// First word of the object rows.
+pub const ENTRY_BASE: usize = ENGINE_BASE + ENGINES * ENGINE_WORDS;
+/// Number of object rows.
+pub const ENTRIES: usize = 48;
+/// Words per object row.
+pub const ENTRY_WORDS: usize = 24;
+/// Object word: generation (odd while the identity is being written).
+pub const O_GEN: usize = 0;
+/// Object word: 1 while the object lives.
+pub const O_USED: usize = 1;
+/// Object words 2–3: its kind (`cc_server`, `cc_client`, …; 16 bytes, NUL-padded).
+pub const O_KIND: usize = 2;
+/// Object word: its device's PCI address ([`pack_pci`]; `u64::MAX` none).
+pub const O_DEV: usize = 4;
+/// Object word: its representor's PCI address (servers; `u64::MAX` none).
+pub const O_REP: usize = 5;
+/// Object word: the number of the engine its context is connected to (0 none yet).
+pub const O_ENGINE: usize = 6;
+// Object word 7: reserved (0).
+/// Object word: length of its name in bytes.
+pub const O_NAME_LEN: usize = 8;
+/// Object words 9–14: its name (service name; 48 bytes at most, cut at a character).
+pub const O_NAME: usize = 9;
+/// Object word: open connections.
+pub const O_CONNS: usize = 15;
+/// Object word: posted receive buffers (consumers).
+pub const O_POSTED: usize = 16;
+/// Object word: send-ring slots in use at the last send, as this side last saw the peer's
+/// position (an upper bound).
+pub const O_RING_FILL: usize = 17;
+/// Object word: slots of that ring.
+pub const O_RING_SLOTS: usize = 18;
+/// Object word: messages sent.
+pub const O_MSGS_SENT: usize = 19;
+/// Object word: bytes sent.
+pub const O_BYTES_SENT: usize = 20;
+/// Object word: messages received.
+pub const O_MSGS_RECV: usize = 21;
+/// Object word: bytes received.
+pub const O_BYTES_RECV: usize = 22;
+/// Object word: the connection it belongs to (consumers and producers; 0 none).
+pub const O_CONN_ID: usize = 23;
+
+/// First word of the mailbox.
+pub const MAIL_BASE: usize = ENTRY_BASE + ENTRIES * ENTRY_WORDS;
+/// Mailbox word: the plan's sequence number, written by `doca_emu inject` after the text.
+pub const M_PLAN_SEQ: usize = MAIL_BASE;
+/// Mailbox word: the plan's length in bytes (at most [`PLAN_MAX`]).
+pub const M_PLAN_LEN: usize = MAIL_BASE + 1;
+/// Mailbox words: the plan's text (UTF-8).
+pub const M_PLAN_TEXT: usize = MAIL_BASE + 2;
+/// Longest plan in bytes.
+pub const PLAN_MAX: usize = 2048;
+/// Mailbox word: the sequence number of the plan answered (written by the process last,
+/// with release).
+pub const M_ANSWER_SEQ: usize = M_PLAN_TEXT + PLAN_MAX / 8;
+/// Mailbox word: the answer: [`ANSWER_ACCEPTED`], [`ANSWER_REFUSED`] or [`ANSWER_UNAVAILABLE`].
+pub const M_ANSWER_CODE: usize = M_ANSWER_SEQ + 1;
+/// Mailbox word: the answer text's length.
+pub const M_ANSWER_LEN: usize = M_ANSWER_SEQ + 2;
+/// Mailbox words: the answer text (the handler's error, or why nothing handled it).
+pub const M_ANSWER_TEXT: usize = M_ANSWER_SEQ + 3;
+/// Longest answer text in bytes.
+pub const ANSWER_MAX: usize = 256;
+/// The handler installed the plan.
+pub const ANSWER_ACCEPTED: u64 = 1;
+/// The handler refused the plan (the text says why).
+pub const ANSWER_REFUSED: u64 = 2;
+/// No handler is registered in this process ([`on_plan`]).
+pub const ANSWER_UNAVAILABLE: u64 = 3;
+/// What an unavailable answer says.
+pub const UNAVAILABLE_TEXT: &str = "fault plans are not available in this process";
+
+const _: () = assert!(M_ANSWER_TEXT + ANSWER_MAX / 8 <= PAGE_WORDS);
+
+/// A PCI address as one word (`domain << 16 | bus << 8 | device << 3 | function`).
+pub fn pack_pci(pci: PciAddr) -> u64 {
+    (pci.domain() as u64) << 16 | (pci.bus() as u64) << 8 | (pci.device() as u64) << 3 | pci.function() as u64
+}
+
+/// The PCI address of a word [`pack_pci`] made (`None` for `u64::MAX` or nonsense).
+pub fn unpack_pci(w: u64) -> Option<PciAddr> {
+    if w > 0xffff_ffff {
+        return None;
+    }
+    PciAddr::new((w >> 16) as u16, (w >> 8) as u8, ((w >> 3) & 0x1f) as u8, (w & 7) as u8).ok()
+}
+
+/// A status page: [`PAGE_WORDS`] words (layout in the constants of this module).
+#[repr(C, align(4096))]
+pub struct Page(pub [AtomicU64; PAGE_WORDS]);
+
+impl Page {
+    /// A zeroed page in ordinary memory.
+    pub const fn new() -> Page {
+        Page([const { AtomicU64::new(0) }; PAGE_WORDS])
+    }
+
+    fn w(&self, i: usize) -> &AtomicU64 {
+        &self.0[i]
+    }
+
+    fn write_text(&self, at: usize, words: usize, text: &[u8]) {
+        for i in 0..words {
+            let mut b = [0u8; 8];
+            for (j, x) in b.iter_mut().enumerate() {
+                *x = text.get(i * 8 + j).copied().unwrap_or(0);
+            }
+            self.w(at + i).store(u64::from_le_bytes(b), Relaxed);
+        }
+    }
+
+    fn read_text(&self, at: usize, len: usize) -> Vec<u8> {
+        (0..len.div_ceil(8)).flat_map(|i| self.w(at + i).load(Relaxed).to_le_bytes()).take(len).collect()
+    }
+
+    /// Fills the header of a fresh page for this process (magic last, with release).
+    pub fn init_header(&self, start_time: u64) {
+        self.w(W_VERSION).store(VERSION, Relaxed);
+        self.w(W_SIZE).store(PAGE_BYTES as u64, Relaxed);
+        self.w(W_PID).store(std::process::id() as u64, Relaxed);
+        self.w(W_UID).store(rustix::process::getuid().as_raw() as u64, Relaxed);
+        self.w(W_START).store(start_time, Relaxed);
+        self.w(W_CREATED).store(now_ns(), Relaxed);
+        let comm = std::fs::read("/proc/self/comm").unwrap_or_default();
+        let comm = comm.strip_suffix(b"\n").unwrap_or(&comm);
+        self.write_text(W_COMM, 2, &comm[..comm.len().min(16)]);
+        self.w(W_MAGIC).store(MAGIC, Release);
+    }
+}
+
+impl Default for Page {
+    fn default() -> Self {
+        Page::new()
+    }
+}
+
+/// The rows written before a mapping exists.
+static LOCAL: Page = Page::new();
+/// The shared mapping, once attached.
+static SHARED: OnceLock<&'static Page> = OnceLock::new();
+/// Claims, releases and the switch to the mapping.
+static ROWS: Mutex<()> = Mutex::new(());
+/// Engine numbers.
+static NEXT_ENGINE: AtomicU64 = AtomicU64::new(1);
+/// The plan sequence last taken by this process.
+static PLAN_SEEN: AtomicU64 = AtomicU64::new(0);
+
+/// The page rows are written to now.
+#[inline]
+fn page() -> &'static Page {
+    match SHARED.get() {
+        Some(p) => p,
+        None => &LOCAL,
+    }
+}
+
+/// Environment variable: `off` turns the status page off for the process (no page file, no
+/// writes; progress does not look at the mailbox).
+pub const STATUS_ENV: &str = "DOCA_EMU_STATUS";
+
+/// Whether the status page is on (see [`STATUS_ENV`]; read once).
+pub fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os(STATUS_ENV).is_none_or(|v| v != "off"))
+}
+
+/// The coarse monotonic clock in ns (a vDSO read, no syscall; a few ms of resolution).
+#[inline]
+pub fn now_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::MonotonicCoarse);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Makes `shared` (a zeroed page, mapped from a file others can read) this process's status
+/// page: fills its header, copies the rows written so far, and writes there from now on.
+/// `false` when a page was attached already (`shared` is then left alone).
+pub fn attach(shared: &'static Page, start_time: u64) -> bool {
+    let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
+    if SHARED.get().is_some() {
+        return false;
+    }
+    for i in ENGINE_BASE..MAIL_BASE {
+        shared.w(i).store(LOCAL.w(i).load(Relaxed), Relaxed);
+    }
+    for i in [W_ENGINES_UNSHOWN, W_ENTRIES_UNSHOWN] {
+        shared.w(i).store(LOCAL.w(i).load(Relaxed), Relaxed);
+    }
+    shared.init_header(start_time);
+    SHARED.set(shared).is_ok()
+}
+
+/// Whether a shared page is attached.
+pub fn is_attached() -> bool {
+    SHARED.get().is_some()
+}
+
+/// One word of a row: a relaxed load and store (each row has one writer thread).
+#[inline]
+fn bump(w: &AtomicU64, by: u64) {
+    w.store(w.load(Relaxed).wrapping_add(by), Relaxed);
+}
+
+/// A progress engine's row (held by the engine; freed on drop). All engines beyond
+/// [`ENGINES`] share no row: they are counted in [`W_ENGINES_UNSHOWN`].
+pub struct EngineSlot {
+    row: Option<usize>,
+    id: u64,
+    on: bool,
+}
+
+impl EngineSlot {
+    /// Claims a row for a new engine.
+    pub fn claim() -> EngineSlot {
+        let id = NEXT_ENGINE.fetch_add(1, Relaxed);
+        if !enabled() {
+            return EngineSlot { row: None, id, on: false };
+        }
+        let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
+        let p = page();
+        let row = (0..ENGINES)
+            .map(|i| ENGINE_BASE + i * ENGINE_WORDS)
+            .find(|&r| p.w(r + E_USED).load(Relaxed) == 0);
+        match row {
+            Some(r) => {
+                for k in 0..ENGINE_WORDS {
+                    p.w(r + k).store(0, Relaxed);
+                }
+                p.w(r + E_ID).store(id, Relaxed);
+                p.w(r + E_USED).store(1, Release);
+            }
+            None => bump(p.w(W_ENGINES_UNSHOWN), 1),
+        }
+        EngineSlot { row, id, on: true }
+    }
+
+    /// The engine's number in this process.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// A progress pass: its count and time; a new plan in the mailbox is taken here.
+    #[inline]
+    pub fn progressed(&self) {
+        if !self.on {
+            return;
+        }
+        let p = page();
+        if let Some(r) = self.row {
+            let calls = p.w(r + E_PROGRESS).load(Relaxed).wrapping_add(1);
+            p.w(r + E_PROGRESS).store(calls, Relaxed);
+            if calls % TIME_EVERY == 1 {
+                p.w(r + E_LAST).store(now_ns(), Relaxed);
+            }
+        }
+        let seq = p.w(M_PLAN_SEQ).load(Relaxed);
+        if seq != PLAN_SEEN.load(Relaxed) {
+            take_plan(p, seq, &PLAN_SEEN, PLAN_HANDLER.get().copied());
+        }
+    }
+
+    /// The handle its contexts count their tasks through.
+    pub fn row(&self) -> EngineRow {
+        EngineRow(self.row, self.id)
+    }
+
+    /// Connected contexts now.
+    pub fn set_ctxs(&self, n: usize) {
+        if let Some(r) = self.row {
+            page().w(r + E_CTXS).store(n as u64, Relaxed);
+        }
+    }
+
+    /// Whether the application sleeps on the notification handle (the time is recorded
+    /// too: it goes to sleep or wakes up in its progress loop).
+    pub fn set_armed(&self, armed: bool) {
+        if let Some(r) = self.row {
+            let p = page();
+            p.w(r + E_ARMED).store(armed as u64, Relaxed);
+            p.w(r + E_LAST).store(now_ns(), Relaxed);
+        }
+    }
+}
+
+impl Drop for EngineSlot {
+    fn drop(&mut self) {
+        if let Some(r) = self.row {
+            let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
+            page().w(r + E_USED).store(0, Release);
+        }
+    }
+}
+
+/// An engine's row as its contexts hold it (on the engine's thread).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EngineRow(Option<usize>, u64);
+
+impl EngineRow {
+    /// The engine's number (0: not connected to an engine).
+    pub fn id(self) -> u64 {
+        self.1
+    }
+
+    /// Tasks submitted (`delta` > 0) or completed.
+    #[inline]
+    pub fn add_inflight(self, delta: isize) {
+        if let Some(r) = self.0 {
+            bump(page().w(r + E_INFLIGHT), delta as u64);
+        }
+    }
+}
+
+/// What a library object shows about itself.
+#[derive(Clone, Copy, Debug)]
+pub struct Identity<'a> {
+    /// Its kind (`cc_server`, …; 16 bytes at most).
+    pub kind: &'a str,
+    /// Its device.
+    pub dev: Option<PciAddr>,
+    /// Its representor (servers).
+    pub rep: Option<PciAddr>,
+    /// Its name (cut to 48 bytes).
+    pub name: &'a str,
+    /// The connection it belongs to (consumers, producers).
+    pub conn_id: u64,
+}
+
+/// A library object's row (a server, a client, a consumer, …), freed on drop. Beyond
+/// [`ENTRIES`] objects share no row: they are counted in [`W_ENTRIES_UNSHOWN`] and their
+/// counters go nowhere. Every setter is a relaxed store: call it from the object's thread.
+pub struct Entry {
+    row: Option<usize>,
+}
+
+impl Entry {
+    /// Claims a row for an object with `id`.
+    pub fn claim(id: Identity<'_>) -> Entry {
+        if !enabled() {
+            return Entry { row: None };
+        }
+        let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
+        let p = page();
+        let row =
+            (0..ENTRIES).map(|i| ENTRY_BASE + i * ENTRY_WORDS).find(|&r| p.w(r + O_USED).load(Relaxed) == 0);
+        let Some(r) = row else {
+            bump(p.w(W_ENTRIES_UNSHOWN), 1);
+            return Entry { row: None };
+        };
+        bump(p.w(r + O_GEN), 1); // odd: identity being written
+        for k in O_USED..ENTRY_WORDS {
+            p.w(r + k).store(0, Relaxed);
+        }
+        let kind = id.kind.as_bytes();
+        p.write_text(r + O_KIND, 2, &kind[..kind.len().min(16)]);
+        p.w(r + O_DEV).store(id.dev.map_or(u64::MAX, pack_pci), Relaxed);
+        p.w(r + O_REP).store(id.rep.map_or(u64::MAX, pack_pci), Relaxed);
+        let mut cut = id.name.len().min(48);
+        while !id.name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        p.w(r + O_NAME_LEN).store(cut as u64, Relaxed);
+        p.write_text(r + O_NAME, 6, &id.name.as_bytes()[..cut]);
+        p.w(r + O_CONN_ID).store(id.conn_id, Relaxed);
+        p.w(r + O_USED).store(1, Relaxed);
+        p.w(r + O_GEN).fetch_add(1, Release); // even: whole
+        Entry { row: Some(r) }
+    }
+
+    #[inline]
+    fn word(&self, k: usize) -> Option<&'static AtomicU64> {
+        self.row.map(|r| page().w(r + k))
+    }
+
+    /// A message of `bytes` sent.
+    #[inline]
+    pub fn sent(&self, bytes: usize) {
+        if let Some(r) = self.row {
+            let p = page();
+            bump(p.w(r + O_MSGS_SENT), 1);
+            bump(p.w(r + O_BYTES_SENT), bytes as u64);
+        }
+    }
+
+    /// A message of `bytes` received.
+    #[inline]
+    pub fn received(&self, bytes: usize) {
+        if let Some(r) = self.row {
+            let p = page();
+            bump(p.w(r + O_MSGS_RECV), 1);
+            bump(p.w(r + O_BYTES_RECV), bytes as u64);
+        }
+    }
+
+    /// Send-ring slots in use after a send, of `slots`.
+    #[inline]
+    pub fn ring_fill(&self, fill: u64, slots: u64) {
+        if let Some(r) = self.row {
+            let p = page();
+            p.w(r + O_RING_FILL).store(fill, Relaxed);
+            p.w(r + O_RING_SLOTS).store(slots, Relaxed);
+        }
+    }
+
+    /// Open connections now.
+    pub fn set_connections(&self, n: usize) {
+        if let Some(w) = self.word(O_CONNS) {
+            w.store(n as u64, Relaxed);
+        }
+    }
+
+    /// Posted receive buffers now.
+    #[inline]
+    pub fn set_posted(&self, n: usize) {
+        if let Some(w) = self.word(O_POSTED) {
+            w.store(n as u64, Relaxed);
+        }
+    }
+
+    /// The engine (its [`EngineSlot::id`]) the object's context is connected to.
+    pub fn set_engine(&self, engine: u64) {
+        if let Some(w) = self.word(O_ENGINE) {
+            w.store(engine, Relaxed);
+        }
+    }
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        if let Some(r) = self.row {
+            let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
+            let p = page();
+            bump(p.w(r + O_GEN), 1);
+            p.w(r + O_USED).store(0, Relaxed);
+            p.w(r + O_GEN).fetch_add(1, Release);
+        }
+    }
+}
+
+/// What receives an injected plan: `Ok` when installed, else why not.
+pub type PlanHandler = fn(&str) -> Result<(), String>;
+
+static PLAN_HANDLER: OnceLock<PlanHandler> = OnceLock::new();
+
+/// Registers the receiver of plans that `doca_emu inject` writes into this process's page
+/// (once per process: `false` when one is registered already). Without one, an injected plan
+/// is answered [`ANSWER_UNAVAILABLE`]. The handler runs inside a progress call, on the
+/// engine's thread.
+pub fn on_plan(handler: PlanHandler) -> bool {
+    PLAN_HANDLER.set(handler).is_ok()
+}
+
+/// Reads the plan of sequence `seq` in `p` and answers it with `handler` (the cold part of
+/// a progress pass); `taken` is the last sequence taken.
+#[cold]
+#[inline(never)]
+fn take_plan(p: &Page, seq: u64, taken: &AtomicU64, handler: Option<PlanHandler>) {
+    let seen = taken.load(Relaxed);
+    // One engine of the process takes it (others, on other threads, see it taken).
+    if taken.compare_exchange(seen, seq, Relaxed, Relaxed).is_err() {
+        return;
+    }
+    std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+    let len = p.w(M_PLAN_LEN).load(Relaxed) as usize;
+    let (code, text) = if len > PLAN_MAX {
+        (ANSWER_REFUSED, format!("plan of {len} bytes: longer than {PLAN_MAX}"))
+    } else {
+        let bytes = p.read_text(M_PLAN_TEXT, len);
+        if p.w(M_PLAN_SEQ).load(std::sync::atomic::Ordering::Acquire) != seq {
+            return; // rewritten while read: the newer plan is taken on the next pass
+        }
+        match String::from_utf8(bytes) {
+            Err(_) => (ANSWER_REFUSED, "plan is not UTF-8".to_string()),
+            Ok(plan) => match handler {
+                None => (ANSWER_UNAVAILABLE, UNAVAILABLE_TEXT.to_string()),
+                Some(h) => match h(&plan) {
+                    Ok(()) => (ANSWER_ACCEPTED, String::new()),
+                    Err(why) => (ANSWER_REFUSED, why),
+                },
+            },
+        }
+    };
+    tracing::info!(target: "doca_sdk", "status page: plan #{seq} ({len} bytes) {}", match code {
+        ANSWER_ACCEPTED => "installed".to_string(),
+        _ => format!("not installed: {text}"),
+    });
+    let mut cut = text.len().min(ANSWER_MAX);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    p.w(M_ANSWER_CODE).store(code, Relaxed);
+    p.w(M_ANSWER_LEN).store(cut as u64, Relaxed);
+    p.write_text(M_ANSWER_TEXT, ANSWER_MAX / 8, &text.as_bytes()[..cut]);
+    p.w(M_ANSWER_SEQ).store(seq, Release);
+}
+
+/// Why bytes are not a status page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PageError {
+    /// Not [`PAGE_BYTES`] long.
+    Size(usize),
+    /// No [`MAGIC`] (not a page, or not ready yet).
+    Magic,
+    /// Another layout version.
+    Version(u64),
+    /// A header field is out of range.
+    Header(&'static str),
+}
+
+impl std::fmt::Display for PageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PageError::Size(n) => write!(f, "{n} bytes, not {PAGE_BYTES}"),
+            PageError::Magic => write!(f, "no page magic (not a status page, or not ready)"),
+            PageError::Version(v) => write!(f, "layout version {v}, this tool reads {VERSION}"),
+            PageError::Header(what) => write!(f, "bad header: {what}"),
+        }
+    }
+}
+
+/// An engine, as read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineView {
+    /// Its number in its process.
+    pub id: u64,
+    /// Connected contexts.
+    pub ctxs: u64,
+    /// Sleeping on its notification handle.
+    pub armed: bool,
+    /// Tasks in flight.
+    pub inflight: u64,
+    /// Progress calls.
+    pub progress_calls: u64,
+    /// Time of its last progress (coarse monotonic ns; 0 never).
+    pub last_progress_ns: u64,
+}
+
+/// A library object, as read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryView {
+    /// Its row's generation (changes when the row is reused).
+    pub gen: u64,
+    /// `cc_server`, `cc_client`, …
+    pub kind: String,
+    /// Its device.
+    pub dev: Option<PciAddr>,
+    /// Its representor.
+    pub rep: Option<PciAddr>,
+    /// Its engine's number (0 none).
+    pub engine: u64,
+    /// Its name.
+    pub name: String,
+    /// Open connections.
+    pub connections: u64,
+    /// Posted receive buffers.
+    pub posted: u64,
+    /// Send-ring fill at the last send, and the ring's slots.
+    pub ring: (u64, u64),
+    /// Messages and bytes sent.
+    pub sent: (u64, u64),
+    /// Messages and bytes received.
+    pub received: (u64, u64),
+    /// The connection it belongs to (0 none).
+    pub conn_id: u64,
+}
+
+/// A validated copy of a status page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The writer's pid.
+    pub pid: u32,
+    /// The writer's uid.
+    pub uid: u32,
+    /// The writer's start time (clock ticks since boot).
+    pub start_time: u64,
+    /// When the page was made (coarse monotonic ns).
+    pub created_ns: u64,
+    /// The process's name.
+    pub comm: String,
+    /// The most recent [`EngineView::last_progress_ns`] of its engines (0 never).
+    pub last_progress_ns: u64,
+    /// Engines and objects without a row.
+    pub unshown: (u64, u64),
+    /// Live engines.
+    pub engines: Vec<EngineView>,
+    /// Live objects whose identity was whole.
+    pub entries: Vec<EntryView>,
+    /// Last plan written, and last plan answered (sequence numbers).
+    pub plan_seq: u64,
+    /// The answer: sequence, code, text.
+    pub answer: (u64, u64, String),
+}
+
+fn word(b: &[u8], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[i * 8..i * 8 + 8]);
+    u64::from_le_bytes(w)
+}
+
+fn text(b: &[u8], at: usize, len: usize) -> String {
+    let bytes = &b[at * 8..at * 8 + len];
+    let end = bytes.iter().position(|&c| c == 0).unwrap_or(len);
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+impl Snapshot {
+    /// Parses the page in `bytes`, trusting nothing. `again`, a second read of the same page
+    /// taken after `bytes`, keeps only the objects whose generation is the same even number in
+    /// both (their identity was not being rewritten); without it every live object is kept.
+    pub fn parse(bytes: &[u8], again: Option<&[u8]>) -> Result<Snapshot, PageError> {
+        if bytes.len() != PAGE_BYTES {
+            return Err(PageError::Size(bytes.len()));
+        }
+        if word(bytes, W_MAGIC) != MAGIC {
+            return Err(PageError::Magic);
+        }
+        if word(bytes, W_VERSION) != VERSION {
+            return Err(PageError::Version(word(bytes, W_VERSION)));
+        }
+        if word(bytes, W_SIZE) != PAGE_BYTES as u64 {
+            return Err(PageError::Header("size"));
+        }
+        let pid = u32::try_from(word(bytes, W_PID)).ok().filter(|&p| p > 0 && p <= i32::MAX as u32);
+        let Some(pid) = pid else { return Err(PageError::Header("pid")) };
+        let uid = u32::try_from(word(bytes, W_UID)).map_err(|_| PageError::Header("uid"))?;
+        let again = again.filter(|a| a.len() == PAGE_BYTES);
+        let engines: Vec<EngineView> = (0..ENGINES)
+            .map(|i| ENGINE_BASE + i * ENGINE_WORDS)
+            .filter(|&r| word(bytes, r + E_USED) == 1)
+            .map(|r| EngineView {
+                id: word(bytes, r + E_ID),
+                ctxs: word(bytes, r + E_CTXS),
+                armed: word(bytes, r + E_ARMED) == 1,
+                inflight: word(bytes, r + E_INFLIGHT),
+                progress_calls: word(bytes, r + E_PROGRESS),
+                last_progress_ns: word(bytes, r + E_LAST),
+            })
+            .collect();
+        let entries = (0..ENTRIES)
+            .map(|i| ENTRY_BASE + i * ENTRY_WORDS)
+            .filter(|&r| word(bytes, r + O_USED) == 1)
+            .filter(|&r| {
+                let g = word(bytes, r + O_GEN);
+                g % 2 == 0 && again.is_none_or(|a| word(a, r + O_GEN) == g)
+            })
+            .map(|r| EntryView {
+                gen: word(bytes, r + O_GEN),
+                kind: text(bytes, r + O_KIND, 16),
+                dev: unpack_pci(word(bytes, r + O_DEV)),
+                rep: unpack_pci(word(bytes, r + O_REP)),
+                engine: word(bytes, r + O_ENGINE),
+                name: text(bytes, r + O_NAME, (word(bytes, r + O_NAME_LEN) as usize).min(48)),
+                connections: word(bytes, r + O_CONNS),
+                posted: word(bytes, r + O_POSTED),
+                ring: (word(bytes, r + O_RING_FILL), word(bytes, r + O_RING_SLOTS)),
+                sent: (word(bytes, r + O_MSGS_SENT), word(bytes, r + O_BYTES_SENT)),
+                received: (word(bytes, r + O_MSGS_RECV), word(bytes, r + O_BYTES_RECV)),
+                conn_id: word(bytes, r + O_CONN_ID),
+            })
+            .collect();
+        Ok(Snapshot {
+            pid,
+            uid,
+            start_time: word(bytes, W_START),
+            created_ns: word(bytes, W_CREATED),
+            comm: text(bytes, W_COMM, 16),
+            last_progress_ns: engines.iter().map(|e| e.last_progress_ns).max().unwrap_or(0),
+            unshown: (word(bytes, W_ENGINES_UNSHOWN), word(bytes, W_ENTRIES_UNSHOWN)),
+            engines,
+            entries,
+            plan_seq: word(bytes, M_PLAN_SEQ),
+            answer: (
+                word(bytes, M_ANSWER_SEQ),
+                word(bytes, M_ANSWER_CODE),
+                text(bytes, M_ANSWER_TEXT, (word(bytes, M_ANSWER_LEN) as usize).min(ANSWER_MAX)),
+            ),
+        })
+    }
+}
+
+/// The start time of process `pid` (`/proc/<pid>/stat` field 22), if it exists.
+pub fn process_start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The name (field 2) is in parentheses and may hold anything: count after its last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes_of(p: &Page) -> Vec<u8> {
+        p.0.iter().flat_map(|w| w.load(Relaxed).to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn a_page_round_trips_through_its_bytes() {
+        let p = Page::new();
+        p.init_header(42);
+        let b = bytes_of(&p);
+        let s = Snapshot::parse(&b, Some(&b)).expect("valid");
+        assert_eq!((s.pid, s.start_time), (std::process::id(), 42));
+        assert_eq!(s.uid, rustix::process::getuid().as_raw());
+        assert!(s.engines.is_empty() && s.entries.is_empty());
+    }
+
+    #[test]
+    fn garbage_is_refused_or_bounded_never_a_panic() {
+        assert_eq!(Snapshot::parse(&[0; 100], None), Err(PageError::Size(100)));
+        assert_eq!(Snapshot::parse(&vec![0; PAGE_BYTES], None), Err(PageError::Magic));
+        // Every word 0xff.. except a valid magic, version and size: lengths are bounded.
+        let mut b = vec![0xffu8; PAGE_BYTES];
+        b[..8].copy_from_slice(&MAGIC.to_le_bytes());
+        assert_eq!(Snapshot::parse(&b, None), Err(PageError::Version(u64::MAX)));
+        b[8..16].copy_from_slice(&VERSION.to_le_bytes());
+        assert_eq!(Snapshot::parse(&b, None), Err(PageError::Header("size")));
+        b[16..24].copy_from_slice(&(PAGE_BYTES as u64).to_le_bytes());
+        assert_eq!(Snapshot::parse(&b, None), Err(PageError::Header("pid")));
+        b[24..32].copy_from_slice(&7u64.to_le_bytes());
+        b[32..40].copy_from_slice(&7u64.to_le_bytes());
+        // Rows with used = 0xff..: not live. Now mark one object live with garbage elsewhere.
+        let r = ENTRY_BASE + 3 * ENTRY_WORDS;
+        b[(r + O_USED) * 8..(r + O_USED) * 8 + 8].copy_from_slice(&1u64.to_le_bytes());
+        b[(r + O_GEN) * 8..(r + O_GEN) * 8 + 8].copy_from_slice(&2u64.to_le_bytes());
+        let s = Snapshot::parse(&b, None).expect("header valid");
+        assert_eq!(s.entries.len(), 1);
+        assert_eq!(s.entries[0].name.len(), s.entries[0].name.chars().map(char::len_utf8).sum::<usize>());
+        assert!(s.entries[0].dev.is_none());
+        assert!(s.answer.2.chars().count() <= ANSWER_MAX);
+    }
+
+    #[test]
+    fn an_object_being_rewritten_is_left_out() {
+        let p = Page::new();
+        p.init_header(1);
+        let r = ENTRY_BASE;
+        p.w(r + O_USED).store(1, Relaxed);
+        p.w(r + O_GEN).store(3, Relaxed); // odd: identity being written
+        assert!(Snapshot::parse(&bytes_of(&p), None).unwrap().entries.is_empty());
+        p.w(r + O_GEN).store(4, Relaxed);
+        let first = bytes_of(&p);
+        assert_eq!(Snapshot::parse(&first, None).unwrap().entries.len(), 1);
+        p.w(r + O_GEN).store(6, Relaxed); // rewritten between the two reads
+        assert!(Snapshot::parse(&first, Some(&bytes_of(&p))).unwrap().entries.is_empty());
+    }
+
+    /// Writes `plan` into the mailbox of `p` as `doca_emu inject` does (text, length, then
+    /// the next sequence number).
+    fn inject(p: &Page, plan: &[u8]) -> u64 {
+        p.write_text(M_PLAN_TEXT, PLAN_MAX / 8, plan);
+        p.w(M_PLAN_LEN).store(plan.len() as u64, Relaxed);
+        let seq = p.w(M_PLAN_SEQ).load(Relaxed) + 1;
+        p.w(M_PLAN_SEQ).store(seq, Release);
+        seq
+    }
+
+    fn answer(p: &Page) -> (u64, u64, String) {
+        let len = p.w(M_ANSWER_LEN).load(Relaxed) as usize;
+        let text = String::from_utf8(p.read_text(M_ANSWER_TEXT, len)).unwrap();
+        (p.w(M_ANSWER_SEQ).load(Relaxed), p.w(M_ANSWER_CODE).load(Relaxed), text)
+    }
+
+    static HANDLED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    fn handler(plan: &str) -> Result<(), String> {
+        HANDLED.lock().unwrap().push(plan.to_string());
+        if plan == "refuse me" {
+            Err("refused as asked".into())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// What a progress pass does with the mailbox of `p` (as [`EngineSlot::progressed`],
+    /// on a page and a handler of the test's own).
+    fn pass(p: &Page, taken: &AtomicU64, h: Option<PlanHandler>) {
+        let seq = p.w(M_PLAN_SEQ).load(Relaxed);
+        if seq != taken.load(Relaxed) {
+            take_plan(p, seq, taken, h);
+        }
+    }
+
+    #[test]
+    fn a_plan_is_taken_once_at_the_next_pass_and_answered() {
+        let p = Box::new(Page::new());
+        let taken = AtomicU64::new(0);
+        let seq = inject(&p, b"delay 1ms");
+        pass(&p, &taken, Some(handler));
+        pass(&p, &taken, Some(handler));
+        assert_eq!(*HANDLED.lock().unwrap(), ["delay 1ms"], "taken once");
+        assert_eq!(answer(&p), (seq, ANSWER_ACCEPTED, String::new()));
+
+        let seq = inject(&p, b"refuse me");
+        pass(&p, &taken, Some(handler));
+        assert_eq!(answer(&p), (seq, ANSWER_REFUSED, "refused as asked".to_string()));
+
+        // Nonsense from the injector is answered without reaching the handler.
+        let seq = inject(&p, &[0xff, 0xfe]);
+        pass(&p, &taken, Some(handler));
+        assert_eq!(answer(&p), (seq, ANSWER_REFUSED, "plan is not UTF-8".to_string()));
+        p.w(M_PLAN_LEN).store(u64::MAX, Relaxed);
+        p.w(M_PLAN_SEQ).store(seq + 1, Release);
+        pass(&p, &taken, Some(handler));
+        assert_eq!(answer(&p).1, ANSWER_REFUSED);
+        assert!(answer(&p).2.contains("longer than 2048"), "{:?}", answer(&p));
+        assert_eq!(HANDLED.lock().unwrap().len(), 2);
+
+        // Without a handler: unavailable, with the text doca_emu prints.
+        let seq = inject(&p, b"delay 1ms");
+        pass(&p, &taken, None);
+        assert_eq!(answer(&p), (seq, ANSWER_UNAVAILABLE, UNAVAILABLE_TEXT.to_string()));
+    }
+
+    #[test]
+    fn one_plan_handler_per_process() {
+        assert!(on_plan(|_| Ok(())));
+        assert!(!on_plan(handler));
+    }
+
+    #[test]
+    fn pci_addresses_pack_into_a_word_and_back() {
+        let a: PciAddr = "0000:b1:00.1".parse().unwrap();
+        assert_eq!(unpack_pci(pack_pci(a)), Some(a));
+        assert_eq!(unpack_pci(u64::MAX), None);
+    }
+
+    #[test]
+    fn this_process_has_a_start_time() {
+        let t = process_start_time(std::process::id()).expect("own stat");
+        assert!(t > 0);
+        assert_eq!(process_start_time(u32::MAX), None);
+    }
+}

@@ -1,0 +1,208 @@
+//! The command line: `doca_emu ls [--json]`, `doca_emu watch`, `doca_emu inject <pid|name>
+//! <plan>`, `doca_emu clean`.
+//!
+//! Exit codes: 0 done (an injected plan accepted); 1 an error, or the plan refused or not
+//! available in that process; 3 the plan was written but not read before the timeout (the
+//! process does not progress).
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use doca_cc::transport::FabricDir;
+use doca_core::status::now_ns;
+
+use crate::inject::{inject, Outcome};
+use crate::report;
+use crate::scan::{scan, Found, PageFile};
+
+/// See and steer the processes of a running emulation (this user's, in the fabric
+/// directory: DOCA_EMU_FABRIC_DIR, else $XDG_RUNTIME_DIR/doca-emu, else /tmp/doca-emu-UID).
+#[derive(Parser, Debug)]
+#[command(name = "doca_emu", version = doca_core::DOCA_VERSION)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// List the processes: engines, servers, clients, consumers, producers, counters.
+    Ls {
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Flag processes whose last progress is at least this old (seconds).
+        #[arg(long, default_value = "1")]
+        stall: f64,
+    },
+    /// Show the list again and again (a refreshing screen on a terminal, frames of plain
+    /// lines otherwise).
+    Watch {
+        /// Seconds between frames.
+        #[arg(long, default_value = "1")]
+        interval: f64,
+        /// Stop after this many frames (default: until interrupted).
+        #[arg(long)]
+        count: Option<u64>,
+        /// Flag processes whose last progress is at least this old (seconds).
+        #[arg(long, default_value = "1")]
+        stall: f64,
+    },
+    /// Hand a fault plan to a process: it reads it at its next progress and answers.
+    Inject {
+        /// The process: its pid, or its name when one live process has it.
+        target: String,
+        /// The plan's text.
+        plan: String,
+        /// Seconds to wait for the answer.
+        #[arg(long, default_value = "5")]
+        timeout: f64,
+    },
+    /// Remove the pages of processes that are gone.
+    Clean,
+}
+
+fn fabric() -> Result<FabricDir, String> {
+    FabricDir::open().map_err(|e| format!("fabric directory: {e} (see DOCA_EMU_FABRIC_DIR)"))
+}
+
+fn list(dir: &FabricDir) -> Result<Vec<PageFile>, String> {
+    scan(dir).map_err(|e| format!("reading {}: {e}", dir.path().display()))
+}
+
+fn seconds(s: f64) -> Duration {
+    Duration::from_secs_f64(if s.is_finite() { s.clamp(0.0, 86_400.0) } else { 1.0 })
+}
+
+/// The process `target` names: a pid with a live page, or the one live process of that name.
+fn resolve(pages: &[PageFile], target: &str) -> Result<u32, String> {
+    if let Ok(pid) = target.parse::<u32>() {
+        return match pages.iter().find(|p| p.pid == pid) {
+            Some(PageFile { found: Found::Live(_), .. }) => Ok(pid),
+            Some(PageFile { found: Found::Stale(_), .. }) => {
+                Err(format!("process {pid} is gone (stale page)"))
+            }
+            Some(PageFile { found: Found::Foreign(uid), .. }) => {
+                Err(format!("process {pid} belongs to uid {uid}: only its own user may inject"))
+            }
+            Some(PageFile { found: Found::Invalid(why), .. }) => Err(format!("process {pid}: {why}")),
+            None => Err(format!("no status page for pid {pid}")),
+        };
+    }
+    let named: Vec<u32> = pages
+        .iter()
+        .filter_map(|p| match &p.found {
+            Found::Live(s) if s.comm == target => Some(p.pid),
+            _ => None,
+        })
+        .collect();
+    match named.as_slice() {
+        [pid] => Ok(*pid),
+        [] => Err(format!("no running process named {target}")),
+        pids => Err(format!("{} processes are named {target} (pids {pids:?}): give a pid", pids.len())),
+    }
+}
+
+/// Runs the command line `args` (without the program name's handling: clap does it).
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let dir = fabric()?;
+    let shown = dir.path().display().to_string();
+    match args.cmd {
+        Cmd::Ls { json, stall } => {
+            let pages = list(&dir)?;
+            let now = now_ns();
+            if json {
+                println!("{}", report::json(&shown, &pages, now));
+            } else {
+                print!("{}", report::text(&shown, &pages, now, stall));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Watch { interval, count, stall } => {
+            let tty = std::io::stdout().is_terminal();
+            let mut frame = 0u64;
+            while count.is_none_or(|c| frame < c) {
+                let pages = list(&dir)?;
+                let body = report::text(&shown, &pages, now_ns(), stall);
+                let mut out = std::io::stdout().lock();
+                let written = if tty {
+                    // Home, clear, redraw: a refreshing screen without a terminal library.
+                    write!(out, "\x1b[H\x1b[2J{body}")
+                } else {
+                    write!(out, "--- frame {frame}\n{body}")
+                };
+                if written.and_then(|()| out.flush()).is_err() {
+                    break; // the reader went away (a closed pipe)
+                }
+                drop(out);
+                frame += 1;
+                if count.is_none_or(|c| frame < c) {
+                    std::thread::sleep(seconds(interval));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Inject { target, plan, timeout } => {
+            let pages = list(&dir)?;
+            let pid = resolve(&pages, &target)?;
+            match inject(rustix::fd::AsFd::as_fd(&dir), pid, &plan, seconds(timeout))? {
+                Outcome::Accepted => {
+                    println!("pid {pid}: plan accepted");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Outcome::Refused(why) => {
+                    println!("pid {pid}: plan refused: {why}");
+                    Ok(ExitCode::from(1))
+                }
+                Outcome::Unavailable(why) => {
+                    println!("pid {pid}: {why}");
+                    Ok(ExitCode::from(1))
+                }
+                Outcome::Pending(idle) => {
+                    let idle =
+                        idle.map_or("it never progressed".into(), |t| format!("no progress for {t:.1} s"));
+                    println!(
+                        "pid {pid}: plan written, not read yet ({idle}): it is read at the next progress"
+                    );
+                    Ok(ExitCode::from(3))
+                }
+            }
+        }
+        Cmd::Clean => {
+            let pages = list(&dir)?;
+            let mut removed = 0;
+            for p in &pages {
+                if let Found::Stale(s) = &p.found {
+                    // Checked again just before: a process may have started with that pid.
+                    if crate::scan::is_alive(s) {
+                        continue;
+                    }
+                    match rustix::fs::unlinkat(&dir, p.file.as_str(), rustix::fs::AtFlags::empty()) {
+                        Ok(()) => {
+                            removed += 1;
+                            println!("removed {} (pid {} {})", p.file, s.pid, s.comm);
+                        }
+                        Err(e) => eprintln!("cannot remove {}: {e}", p.file),
+                    }
+                }
+            }
+            println!("{removed} stale page(s) removed");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The program: parses the command line, runs it, reports an error on stderr (exit 1).
+pub fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(code) => code,
+        Err(why) => {
+            eprintln!("doca_emu: {why}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! What `ls` and `watch` show: a JSON document ([`json()`]) and lines of text ([`text`]),
+//! both from the same scan.
+//!
+//! Times are "seconds since": the pages hold the coarse monotonic clock, which every process
+//! of the machine shares, and the tool reads it too ([`doca_core::status::now_ns`]).
+
+use std::fmt::Write as _;
+
+use doca_core::status::{
+    EngineView, EntryView, Snapshot, ANSWER_ACCEPTED, ANSWER_REFUSED, ANSWER_UNAVAILABLE,
+};
+use serde_json::{json, Value};
+
+use crate::scan::{Found, PageFile};
+
+/// Seconds from `then` (coarse monotonic ns; 0 = never) to `now`.
+fn since(now: u64, then: u64) -> Option<f64> {
+    (then != 0).then(|| now.saturating_sub(then) as f64 / 1e9)
+}
+
+fn pci(p: Option<doca_core::PciAddr>) -> Value {
+    p.map_or(Value::Null, |p| Value::String(p.to_string()))
+}
+
+fn answer_name(code: u64) -> Value {
+    match code {
+        ANSWER_ACCEPTED => json!("accepted"),
+        ANSWER_REFUSED => json!("refused"),
+        ANSWER_UNAVAILABLE => json!("unavailable"),
+        _ => Value::Null,
+    }
+}
+
+fn engine_json(e: &EngineView, now: u64) -> Value {
+    json!({
+        "id": e.id,
+        "contexts": e.ctxs,
+        "armed": e.armed,
+        "inflight_tasks": e.inflight,
+        "progress_calls": e.progress_calls,
+        "since_progress_s": since(now, e.last_progress_ns),
+    })
+}
+
+fn entry_json(o: &EntryView) -> Value {
+    json!({
+        "kind": o.kind,
+        "name": o.name,
+        "dev": pci(o.dev),
+        "rep": pci(o.rep),
+        "engine": o.engine,
+        "connections": o.connections,
+        "connection_id": o.conn_id,
+        "posted_buffers": o.posted,
+        "ring": { "fill": o.ring.0, "slots": o.ring.1 },
+        "sent": { "messages": o.sent.0, "bytes": o.sent.1 },
+        "received": { "messages": o.received.0, "bytes": o.received.1 },
+    })
+}
+
+fn process_json(s: &Snapshot, now: u64, alive: bool) -> Value {
+    json!({
+        "pid": s.pid,
+        "name": s.comm,
+        "alive": alive,
+        "start_time": s.start_time,
+        "since_progress_s": since(now, s.last_progress_ns),
+        "engines": s.engines.iter().map(|e| engine_json(e, now)).collect::<Vec<_>>(),
+        "objects": s.entries.iter().map(entry_json).collect::<Vec<_>>(),
+        "unshown": { "engines": s.unshown.0, "objects": s.unshown.1 },
+        "plan": {
+            "seq": s.plan_seq,
+            "answered": s.answer.0,
+            "answer": answer_name(s.answer.1),
+            "text": s.answer.2,
+        },
+    })
+}
+
+/// `ls --json`: the live processes, then the stale, invalid and foreign pages.
+pub fn json(fabric_dir: &str, pages: &[PageFile], now: u64) -> Value {
+    let mut live = Vec::new();
+    let mut stale = Vec::new();
+    let mut invalid = Vec::new();
+    let mut foreign = Vec::new();
+    for p in pages {
+        match &p.found {
+            Found::Live(s) => live.push(process_json(s, now, true)),
+            Found::Stale(s) => stale.push(json!({"file": p.file, "pid": p.pid, "name": s.comm})),
+            Found::Invalid(why) => invalid.push(json!({"file": p.file, "pid": p.pid, "why": why})),
+            Found::Foreign(uid) => foreign.push(json!({"file": p.file, "pid": p.pid, "uid": uid})),
+        }
+    }
+    json!({
+        "fabric_dir": fabric_dir,
+        "processes": live,
+        "stale": stale,
+        "invalid": invalid,
+        "foreign": foreign,
+    })
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.1}G", n as f64 / (1u64 << 30) as f64),
+        n if n >= 1 << 20 => format!("{:.1}M", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1}K", n as f64 / 1024.0),
+        n => format!("{n}B"),
+    }
+}
+
+/// `ls` and each frame of `watch`: one block per live process, then one line per stale,
+/// invalid or foreign page. A process whose last progress is `stall` seconds old or more is
+/// flagged "no progress for N s".
+pub fn text(fabric_dir: &str, pages: &[PageFile], now: u64, stall: f64) -> String {
+    let mut out = String::new();
+    let live = pages.iter().filter(|p| matches!(p.found, Found::Live(_))).count();
+    let _ = writeln!(out, "fabric directory {fabric_dir}: {live} process(es)");
+    for p in pages {
+        let Found::Live(s) = &p.found else { continue };
+        let idle = since(now, s.last_progress_ns);
+        let flag = match idle {
+            // A process without engines (legacy endpoints only) makes progress in its calls.
+            _ if s.engines.is_empty() => String::new(),
+            None => "  never progressed".to_string(),
+            Some(t) if t >= stall => format!("  no progress for {t:.1} s"),
+            Some(_) => String::new(),
+        };
+        let _ = writeln!(out, "pid {} {}{flag}", s.pid, s.comm);
+        for e in &s.engines {
+            let last = since(now, e.last_progress_ns).map_or("never".into(), |t| format!("{t:.1} s ago"));
+            let _ = writeln!(
+                out,
+                "  pe {}: {} ctx, {} in flight, {} progress calls, last {last}{}",
+                e.id,
+                e.ctxs,
+                e.inflight,
+                e.progress_calls,
+                if e.armed { ", asleep on its handle" } else { "" }
+            );
+        }
+        for o in &s.entries {
+            let mut what = format!("  {} {:?}", o.kind, o.name);
+            if let Some(d) = o.dev {
+                let _ = write!(what, " dev {d}");
+            }
+            if let Some(r) = o.rep {
+                let _ = write!(what, " rep {r}");
+            }
+            if o.engine != 0 {
+                let _ = write!(what, " pe {}", o.engine);
+            }
+            if o.conn_id != 0 {
+                let _ = write!(what, " conn #{}", o.conn_id);
+            }
+            let _ = writeln!(
+                out,
+                "{what}: {} conn, sent {} msg {}, recv {} msg {}, ring {}/{}, posted {}",
+                o.connections,
+                o.sent.0,
+                bytes(o.sent.1),
+                o.received.0,
+                bytes(o.received.1),
+                o.ring.0,
+                o.ring.1,
+                o.posted
+            );
+        }
+        if s.unshown != (0, 0) {
+            let _ = writeln!(
+                out,
+                "  (+{} engines, +{} objects not shown: no row left)",
+                s.unshown.0, s.unshown.1
+            );
+        }
+    }
+    for p in pages {
+        let line = match &p.found {
+            Found::Live(_) => continue,
+            Found::Stale(s) => {
+                format!("stale: {} (pid {} {} is gone; `doca_emu clean` removes it)", p.file, s.pid, s.comm)
+            }
+            Found::Invalid(why) => format!("invalid: {}: {why}", p.file),
+            Found::Foreign(uid) => format!("foreign: {} belongs to uid {uid}: not read", p.file),
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}

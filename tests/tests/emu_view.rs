@@ -1,0 +1,469 @@
+//! `doca_emu` against real processes: a server and two clients, one of them blocked outside
+//! progress; plans injected and answered (or left unread); pages of dead processes, of
+//! another user, and garbage.
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use doca_cc::transport::status::page_file;
+use doca_cc::transport::FABRIC_ENV;
+use doca_core::status::{Page, PAGE_BYTES};
+use doca_tests::Peer;
+use serde_json::Value;
+
+const PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
+const EMU: &str = env!("CARGO_BIN_EXE_emu_cli");
+const EP_PEER: &str = env!("CARGO_BIN_EXE_ep_peer");
+
+/// A fabric directory of its own for one test, removed at the end.
+struct Fabric {
+    dir: PathBuf,
+    logs: usize,
+}
+
+impl Fabric {
+    fn new(tag: &str) -> Fabric {
+        let dir = std::env::temp_dir().join(format!("emu-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::DirBuilder::new().mode(0o700).create(&dir).expect("fabric directory");
+        Fabric { dir, logs: 0 }
+    }
+
+    fn spawn(&mut self, args: &[&str]) -> Peer {
+        self.spawn_program(PEER, args)
+    }
+
+    fn spawn_program(&mut self, program: &str, args: &[&str]) -> Peer {
+        self.spawn_env(program, args, &[])
+    }
+
+    fn spawn_env(&mut self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Peer {
+        self.logs += 1;
+        let log = std::env::temp_dir().join(format!(
+            "{}-{}.log",
+            self.dir.file_name().unwrap().to_str().unwrap(),
+            self.logs
+        ));
+        let mut env = env.to_vec();
+        env.push((FABRIC_ENV, self.dir.to_str().unwrap()));
+        Peer::spawn_logged_env(program, args, &log, &env)
+    }
+
+    /// Runs `doca_emu args`: (exit code, stdout, stderr).
+    fn emu(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(EMU).args(args).env(FABRIC_ENV, &self.dir).output().expect("doca_emu runs");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+    }
+
+    fn ls(&self) -> Value {
+        let (code, out, err) = self.emu(&["ls", "--json"]);
+        assert_eq!(code, 0, "ls --json: {err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("ls --json is not JSON ({e}): {out}"))
+    }
+
+    fn page(&self, pid: u32) -> PathBuf {
+        self.dir.join(page_file(pid))
+    }
+}
+
+impl Drop for Fabric {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The live process `pid` in an `ls --json` document.
+fn process(ls: &Value, pid: u32) -> Option<&Value> {
+    ls["processes"].as_array()?.iter().find(|p| p["pid"] == pid)
+}
+
+fn pids_in(ls: &Value, list: &str) -> Vec<u64> {
+    ls[list].as_array().map_or(Vec::new(), |a| a.iter().filter_map(|p| p["pid"].as_u64()).collect())
+}
+
+/// Reads the peer's lines until `want` (bounded by the peer's answer deadline per line).
+fn expect(peer: &Peer, want: &str) {
+    for _ in 0..100 {
+        if peer.line() == want {
+            return;
+        }
+    }
+    panic!("no {want:?} among the peer's lines");
+}
+
+/// Asks `ls --json` until `ok` holds (bounded: 600 tries 100 ms apart).
+fn ls_until(f: &Fabric, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..600 {
+        let ls = f.ls();
+        if ok(&ls) {
+            return ls;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("ls never showed {what}: {}", f.ls());
+}
+
+fn only_object(p: &Value) -> &Value {
+    let objects = p["objects"].as_array().expect("objects");
+    assert_eq!(objects.len(), 1, "{p}");
+    &objects[0]
+}
+
+#[test]
+fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_reaches_them() {
+    let mut f = Fabric::new("ls");
+    let name = format!("emu-ls-{}", std::process::id());
+    let server = f.spawn(&["server", &name, "--accept-plans"]);
+    expect(&server, "running");
+    let mut a = f.spawn(&["client", &name, "hold"]);
+    expect(&a, "running");
+    let mut b = f.spawn(&["client", &name, "hold"]);
+    expect(&b, "running");
+    let say = |peer: &mut Peer, text: &str| {
+        peer.send(&format!("send {text}"));
+        expect(peer, &format!("recv {text}"));
+    };
+    say(&mut a, "one");
+    say(&mut a, "two");
+    say(&mut b, "three");
+    b.send("block");
+    expect(&b, "blocked");
+    let (sp, ap, bp) = (server.pid(), a.pid(), b.pid());
+
+    // b sits outside progress: its last progress grows old while the others keep going.
+    let ls = ls_until(&f, "b without progress for 1.5 s", |ls| {
+        process(ls, bp).and_then(|p| p["since_progress_s"].as_f64()).is_some_and(|s| s >= 1.5)
+    });
+    let (s, pa, pb) =
+        (process(&ls, sp).expect("server"), process(&ls, ap).expect("a"), process(&ls, bp).expect("b"));
+    for p in [s, pa, pb] {
+        assert_eq!(p["name"], "cc_peer", "{p}");
+        assert_eq!(p["alive"], true);
+        let engines = p["engines"].as_array().expect("engines");
+        assert_eq!(engines.len(), 1, "{p}");
+        assert_eq!(engines[0]["contexts"], 1, "{p}");
+        assert_eq!(engines[0]["inflight_tasks"], 0, "{p}");
+        assert!(engines[0]["progress_calls"].as_u64().unwrap() > 0, "{p}");
+    }
+    let srv = only_object(s);
+    assert_eq!(srv["kind"], "cc_server");
+    assert_eq!(srv["name"], name.as_str());
+    assert_eq!(srv["dev"], "0000:03:00.0");
+    assert_eq!(srv["rep"], "0000:b1:00.0");
+    assert_eq!(srv["connections"], 2, "{srv}");
+    assert_eq!(srv["received"]["messages"], 3, "{srv}");
+    assert_eq!(srv["received"]["bytes"], 3 + 3 + 5, "{srv}");
+    assert_eq!(srv["sent"]["messages"], 3, "the echoes: {srv}");
+    assert!(srv["ring"]["slots"].as_u64().unwrap() > 0, "{srv}");
+    let (ca, cb) = (only_object(pa), only_object(pb));
+    for (c, msgs, bytes) in [(ca, 2, 6), (cb, 1, 5)] {
+        assert_eq!(c["kind"], "cc_client");
+        assert_eq!(c["dev"], "0000:b1:00.0");
+        assert_eq!(c["rep"], Value::Null);
+        assert_eq!(c["connections"], 1, "{c}");
+        assert_eq!(
+            (c["sent"]["messages"].as_u64(), c["sent"]["bytes"].as_u64()),
+            (Some(msgs), Some(bytes)),
+            "{c}"
+        );
+        assert_eq!(c["received"]["messages"], msgs, "{c}");
+    }
+    let idle = |p: &Value| p["since_progress_s"].as_f64().unwrap();
+    assert!(idle(pa) < idle(pb) && idle(s) < idle(pb), "only b stopped progressing: {ls}");
+    assert_eq!(pb["engines"][0]["armed"], false, "b is not asleep on its handle: it is elsewhere");
+
+    // The text view flags b; watch without a terminal prints plain frames.
+    let (code, text, _) = f.emu(&["ls"]);
+    assert_eq!(code, 0);
+    assert!(text.contains(&format!("pid {bp} cc_peer  no progress for ")), "{text}");
+    assert!(!text.contains(&format!("pid {ap} cc_peer  no progress")), "{text}");
+    let (code, frames, err) = f.emu(&["watch", "--count", "2", "--interval", "0.1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(frames.contains("--- frame 0\n") && frames.contains("--- frame 1\n"), "{frames}");
+    assert_eq!(frames.matches(&format!("cc_server {name:?}")).count(), 2, "{frames}");
+    assert!(!frames.contains('\x1b'), "no terminal codes when stdout is not a terminal: {frames:?}");
+
+    // Inject: the server's handler accepts or refuses; a has none; b does not progress.
+    let sps = sp.to_string();
+    let (code, out, err) = f.emu(&["inject", &sps, "delay 1ms"]);
+    assert_eq!((code, out.trim()), (0, format!("pid {sp}: plan accepted").as_str()), "{err}");
+    expect(&server, "plan delay 1ms");
+    let (code, out, _) = f.emu(&["inject", &sps, "a bad plan"]);
+    assert_eq!((code, out.trim()), (1, format!("pid {sp}: plan refused: bad plan").as_str()));
+    let (code, out, _) = f.emu(&["inject", &ap.to_string(), "delay 1ms"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("fault plans are not available in this process"), "{out}");
+    let (code, out, _) = f.emu(&["inject", &bp.to_string(), "delay 2ms", "--timeout", "0.5"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("plan written, not read yet (no progress for"), "{out}");
+    let (code, _, err) = f.emu(&["inject", "cc_peer", "delay 1ms"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("3 processes are named cc_peer"), "{err}");
+    // Once b progresses again it reads the plan and answers in its page.
+    b.send("go");
+    expect(&b, "unblocked");
+    ls_until(&f, "b's answer", |ls| {
+        process(ls, bp).is_some_and(|p| {
+            p["plan"]["answered"] == p["plan"]["seq"] && p["plan"]["answer"] == "unavailable"
+        })
+    });
+
+    // A killed process leaves its page: stale, not live; `clean` removes it. A process that
+    // exits removes its own.
+    b.kill();
+    let ls = ls_until(&f, "b stale and the server down to one connection", |ls| {
+        pids_in(ls, "stale") == [bp as u64]
+            && process(ls, sp).is_some_and(|s| only_object(s)["connections"] == 1)
+    });
+    assert!(process(&ls, bp).is_none());
+    let (code, out, _) = f.emu(&["clean"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("1 stale page(s) removed"), "{out}");
+    assert!(!f.page(bp).exists());
+    a.send("stop");
+    assert!(a.finish());
+    assert!(!f.page(ap).exists(), "an exiting process removes its page");
+    assert!(server.finish());
+    assert!(!f.page(sp).exists());
+}
+
+#[test]
+fn pages_that_lie_are_garbage_or_of_another_user_are_never_trusted() {
+    let mut f = Fabric::new("bad");
+    let name = format!("emu-bad-{}", std::process::id());
+    let server = f.spawn(&["server", &name]);
+    expect(&server, "running");
+    let real = std::fs::read(f.page(server.pid())).expect("the server's page");
+    assert_eq!(real.len(), PAGE_BYTES);
+    let write = |pid: u32, bytes: &[u8]| {
+        let p = f.page(pid);
+        std::fs::write(&p, bytes).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        p
+    };
+    // Garbage of the right size; a short file; the server's page under another pid's name; a
+    // symbolic link to the server's page.
+    let garbage: Vec<u8> = (0..PAGE_BYTES).map(|i| (i * 7 + 3) as u8).collect();
+    write(999_991, &garbage);
+    write(999_992, &real[..100]);
+    write(999_993, &real);
+    std::os::unix::fs::symlink(f.page(server.pid()), f.page(999_994)).unwrap();
+    // A page whose pid is alive (this test) but whose start time is not its: a pid reused.
+    let fake = Page::new();
+    fake.init_header(1);
+    let fake: Vec<u8> =
+        fake.0.iter().flat_map(|w| w.load(std::sync::atomic::Ordering::Relaxed).to_le_bytes()).collect();
+    write(std::process::id(), &fake);
+    // Another user's page (only root can make one).
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        let p = write(999_995, &real);
+        rustix::fs::chown(&p, Some(rustix::process::Uid::from_raw(4242)), None).unwrap();
+    }
+
+    let ls = f.ls();
+    let live = pids_in(&ls, "processes");
+    assert_eq!(live, [server.pid() as u64], "only the real server is live: {ls}");
+    let mut invalid = pids_in(&ls, "invalid");
+    invalid.sort();
+    assert_eq!(invalid, [999_991, 999_992, 999_993, 999_994], "{ls}");
+    assert_eq!(
+        pids_in(&ls, "stale"),
+        [std::process::id() as u64],
+        "a reused pid is not the page's writer: {ls}"
+    );
+    if root {
+        assert_eq!(pids_in(&ls, "foreign"), [999_995], "{ls}");
+        assert_eq!(ls["foreign"][0]["uid"], 4242);
+        let (code, _, err) = f.emu(&["inject", "999995", "delay 1ms"]);
+        assert_eq!(code, 1);
+        assert!(err.contains("belongs to uid 4242"), "{err}");
+        let mut before = real.clone();
+        before.truncate(PAGE_BYTES);
+        assert_eq!(std::fs::read(f.page(999_995)).unwrap(), before, "not written");
+    }
+    let (code, _, err) = f.emu(&["inject", &std::process::id().to_string(), "delay 1ms"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is gone (stale page)"), "{err}");
+    let (code, text, _) = f.emu(&["ls"]);
+    assert_eq!(code, 0);
+    assert!(text.contains("invalid: status-999991.page: no page magic"), "{text}");
+    assert!(
+        text.contains(&format!("invalid: status-999993.page: written by pid {}", server.pid())),
+        "{text}"
+    );
+    // `clean` removes the stale page only.
+    let (code, out, _) = f.emu(&["clean"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!f.page(std::process::id()).exists());
+    assert!(f.page(999_991).exists() && Path::new(&f.page(server.pid())).exists());
+    assert!(server.finish());
+
+    // DOCA_EMU_STATUS=off: no page at all.
+    let quiet =
+        f.spawn_env(PEER, &["server", &format!("{name}-off")], &[(doca_core::status::STATUS_ENV, "off")]);
+    expect(&quiet, "running");
+    assert!(!f.page(quiet.pid()).exists(), "no page with the status page off");
+    assert!(pids_in(&f.ls(), "processes").is_empty());
+    assert!(quiet.finish());
+}
+
+/// Progresses `pe` until `done` (bounded: a minute).
+fn run(pe: &doca_core::Pe, what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..3_000_000 {
+        if done() {
+            return;
+        }
+        if !pe.progress() {
+            std::thread::sleep(Duration::from_micros(20));
+        }
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[test]
+fn consumers_and_producers_show_their_posted_buffers_and_traffic() {
+    use doca_buf::Inventory;
+    use doca_cc::{Client, Consumer, Producer, Server};
+    use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Pe, RepFilter};
+    use doca_mmap::{AccessFlags, Mmap, SharedMem};
+
+    // This process's own page goes to the fabric directory of its environment: a fresh
+    // process with one of its own.
+    let _dir = Fabric::new("fp");
+    doca_tests::in_fresh_process!(&[(FABRIC_ENV, Some(_dir.dir.to_str().unwrap()))]);
+    let f = Fabric { dir: std::env::var_os(FABRIC_ENV).unwrap().into(), logs: 0 };
+    let name = format!("emu-fp-{}", std::process::id());
+    let dpu = open_device_with_pci("03:00.0", None).unwrap();
+    let rep = open_device_rep_with_pci(&dpu, RepFilter::NET, "b1:00.0").unwrap();
+    let pe = Pe::create().unwrap();
+    let server = Server::create(&dpu, &rep, &name).unwrap();
+    pe.connect_ctx(&server.as_ctx()).unwrap();
+    server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    server.event_msg_recv_register(|_, _| {}).unwrap();
+    server.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
+    server.as_ctx().start().unwrap();
+    let client = Client::create(&open_device_with_pci("b1:00.0", None).unwrap(), &name).unwrap();
+    pe.connect_ctx(&client.as_ctx()).unwrap();
+    client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    client.event_msg_recv_register(|_, _| {}).unwrap();
+    let _ = client.as_ctx().start();
+    run(&pe, "the connection", || {
+        client.as_ctx().state() == CtxState::Running && server.num_connections() == 1
+    });
+    let server_conn = server.connections().pop().unwrap();
+    let client_conn = client.get_connection().unwrap();
+
+    let map = Mmap::create().unwrap();
+    map.set_memrange(SharedMem::alloc(4 * 64).unwrap()).unwrap();
+    map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE).unwrap();
+    map.start().unwrap();
+    let consumer = Consumer::create(&server_conn, &map).unwrap();
+    pe.connect_ctx(&consumer.as_ctx()).unwrap();
+    let got = std::rc::Rc::new(std::cell::Cell::new(0));
+    let g = got.clone();
+    consumer.task_post_recv_set_conf(move |_, _, _| g.set(g.get() + 1), |_, _, _| {}, 4).unwrap();
+    let _ = consumer.as_ctx().start();
+    run(&pe, "the consumer", || consumer.as_ctx().state() == CtxState::Running);
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    for i in 0..4 {
+        consumer
+            .task_post_recv_alloc_init(&inv.buf_get_at(&map, i * 64, 64).unwrap())
+            .unwrap()
+            .submit()
+            .unwrap();
+    }
+    let producer = Producer::create(&client_conn).unwrap();
+    pe.connect_ctx(&producer.as_ctx()).unwrap();
+    producer.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    producer.as_ctx().start().unwrap();
+    let src = Mmap::create().unwrap();
+    src.set_memrange(&b"abcdefghi"[..]).unwrap();
+    src.start().unwrap();
+    run(&pe, "the consumer known to the producer's side", || {
+        producer
+            .task_send_alloc_init(&inv.buf_get_data_at(&src, 0, 4).unwrap(), consumer.id())
+            .is_ok_and(|t| t.submit().is_ok())
+    });
+    let second =
+        producer.task_send_alloc_init(&inv.buf_get_data_at(&src, 4, 5).unwrap(), consumer.id()).unwrap();
+    second.submit().map_err(|r| r.error).unwrap();
+    run(&pe, "two messages", || got.get() == 2);
+
+    let ls = f.ls();
+    let me = process(&ls, std::process::id()).unwrap_or_else(|| panic!("this process: {ls}"));
+    let objects = me["objects"].as_array().unwrap();
+    let of =
+        |kind: &str| objects.iter().find(|o| o["kind"] == kind).unwrap_or_else(|| panic!("{kind}: {me}"));
+    let (c, p) = (of("cc_consumer"), of("cc_producer"));
+    assert_eq!(c["posted_buffers"], 2, "4 posted, 2 filled: {c}");
+    assert_eq!(
+        (c["received"]["messages"].as_u64(), c["received"]["bytes"].as_u64()),
+        (Some(2), Some(9)),
+        "{c}"
+    );
+    assert_eq!(c["connection_id"], server_conn.id(), "{c}");
+    assert_eq!(c["name"], format!("#{}", consumer.id()));
+    assert_eq!((p["sent"]["messages"].as_u64(), p["sent"]["bytes"].as_u64()), (Some(2), Some(9)), "{p}");
+    assert_eq!(p["connection_id"], client_conn.id(), "{p}");
+    assert_eq!(c["engine"], pe.status_id());
+    assert_eq!(me["engines"][0]["contexts"], 4, "server, client, consumer, producer: {me}");
+    assert_eq!(of("cc_server")["connections"], 1);
+}
+
+#[test]
+fn legacy_endpoints_show_their_devices_and_traffic() {
+    let mut f = Fabric::new("ep");
+    let name = format!("emu-ep-{}", std::process::id());
+    let service = f.spawn_program(EP_PEER, &["serve-blocking", &name]);
+    expect(&service, "listening");
+    let client = f.spawn_program(EP_PEER, &["client", &name, "hello"]);
+    expect(&client, "reply ack hello");
+    let ls = f.ls();
+    let row = |pid: u32| only_object(process(&ls, pid).unwrap_or_else(|| panic!("pid {pid}: {ls}"))).clone();
+    let (s, c) = (row(service.pid()), row(client.pid()));
+    assert_eq!(
+        (s["kind"].as_str(), s["name"].as_str()),
+        (Some("comm_channel_ep"), Some(name.as_str())),
+        "{s}"
+    );
+    assert_eq!((s["dev"].as_str(), s["rep"].as_str()), (Some("0000:03:00.0"), Some("0000:3b:00.0")), "{s}");
+    assert_eq!(
+        (s["received"]["messages"].as_u64(), s["received"]["bytes"].as_u64()),
+        (Some(1), Some(5)),
+        "{s}"
+    );
+    assert_eq!((s["sent"]["messages"].as_u64(), s["sent"]["bytes"].as_u64()), (Some(1), Some(9)), "{s}");
+    assert_eq!((c["dev"].as_str(), c["rep"].as_str()), (Some("0000:3b:00.0"), None), "{c}");
+    assert_eq!((c["sent"]["messages"].as_u64(), c["sent"]["bytes"].as_u64()), (Some(1), Some(5)), "{c}");
+    assert_eq!(
+        (c["received"]["messages"].as_u64(), c["received"]["bytes"].as_u64()),
+        (Some(1), Some(9)),
+        "{c}"
+    );
+    assert!(process(&ls, client.pid()).unwrap()["engines"].as_array().unwrap().is_empty(), "no engine: {ls}");
+    let (_, text, _) = f.emu(&["ls"]);
+    assert!(text.contains(&format!("pid {} ep_peer\n", client.pid())), "no engine, no stall flag: {text}");
+    drop(client);
+    drop(service);
+}
+
+#[test]
+fn watch_on_a_terminal_redraws_the_screen() {
+    // A terminal from util-linux's `script` (in bsdutils, essential on Debian and Ubuntu).
+    let f = Fabric::new("tty");
+    let cmd = format!("{EMU} watch --count 2 --interval 0.1");
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env(FABRIC_ENV, &f.dir)
+        .output()
+        .expect("script(1) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(text.matches("\x1b[H\x1b[2Jfabric directory ").count(), 2, "home, clear, redraw: {text:?}");
+    assert!(!text.contains("--- frame"), "{text:?}");
+}
