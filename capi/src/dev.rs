@@ -292,12 +292,20 @@ pub unsafe extern "C" fn doca_dev_open(devinfo: *mut DocaDevinfo, dev: *mut *mut
 }
 
 /// `doca_dev_close`: `IN_USE` (the device stays open) while something created on it or
-/// given it (a map, a server, a client, an endpoint) still holds it.
+/// given it (a map, a server, a client, an endpoint) still holds it. NULL closes nothing
+/// and succeeds: the header lists no invalid-input error for this call (only `IN_USE`), and
+/// NVIDIA's dma_local_copy (2.6 to 3.3) closes its device twice in its cleanup, the second
+/// time through a pointer its first cleanup set to NULL. A pointer that is no open device
+/// is `INVALID_VALUE`.
 ///
 /// # Safety
 /// `dev` is NULL or a handle from `doca_dev_open`, not used after its last close.
 #[no_mangle]
 pub unsafe extern "C" fn doca_dev_close(dev: *mut DocaDev) -> DocaError {
+    if dev.is_null() {
+        tracing::debug!(target: "doca_sdk", "doca_dev_close(NULL): nothing to close");
+        return DOCA_SUCCESS;
+    }
     guarded("doca_dev_close", || {
         let mut open = OPEN.lock();
         let Some(d) = self::dev(dev) else { return invalid() };

@@ -98,6 +98,9 @@ int main(int argc, char **argv)
 		   DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_dev_close(dpu), DOCA_SUCCESS);
 	CHECK_CODE(doca_dev_close(dpu), DOCA_ERROR_INVALID_VALUE);
+	/* NULL closes nothing (the header has no invalid-input error here; NVIDIA's
+	 * dma_local_copy relies on it). */
+	CHECK_CODE(doca_dev_close(NULL), DOCA_SUCCESS);
 	CHECK(doca_dev_as_devinfo(dpu) == NULL);
 	{
 		/* A new device may take the closed one's slot: the old handle stays stale. */
@@ -107,6 +110,9 @@ int main(int argc, char **argv)
 		CHECK(again != dpu && doca_dev_as_devinfo(again) != NULL);
 		CHECK(doca_dev_as_devinfo(dpu) == NULL);
 		CHECK_CODE(doca_dev_close(dpu), DOCA_ERROR_INVALID_VALUE);
+	/* NULL closes nothing (the header has no invalid-input error here; NVIDIA's
+	 * dma_local_copy relies on it). */
+	CHECK_CODE(doca_dev_close(NULL), DOCA_SUCCESS);
 		CHECK_CODE(doca_pe_destroy((struct doca_pe *)again), DOCA_ERROR_INVALID_VALUE); /* another kind */
 		{
 			/* Opening an open device gives the same handle; a device in use is not closed. */

@@ -249,6 +249,18 @@ impl Gen {
         self.bad_handle(k) as *mut T
     }
 
+    /// [`Gen::hn`] for a destroying call that takes NULL as "nothing to destroy" (as
+    /// `free(NULL)`): NULL is not a bad argument there.
+    fn hn_opt<T>(&self, k: K) -> *mut T {
+        let h: *mut T = self.hn(k);
+        if h.is_null() {
+            if let Some(f) = self.frames.borrow_mut().last_mut() {
+                f.bad.retain(|why| *why != format!("NULL {k:?}"));
+            }
+        }
+        h
+    }
+
     fn bad_handle(&self, k: K) -> usize {
         match self.below(8) {
             0 => {
@@ -943,7 +955,7 @@ fn table() -> Vec<Entry> {
         doca_devinfo_rep_cap_is_filter_emulated_supported => |g| r(doca_devinfo_rep_cap_is_filter_emulated_supported(g.h(K::Devinfo), g.out()));
         doca_devinfo_cap_is_hotplug_manager_supported => |g| r(doca_devinfo_cap_is_hotplug_manager_supported(g.h(K::Devinfo), g.out()));
         doca_dev_open => |g| r(doca_dev_open(g.h(K::Devinfo), g.outh(K::Dev)));
-        doca_dev_close => |g| r(doca_dev_close(g.hn(K::Dev)));
+        doca_dev_close => |g| r(doca_dev_close(g.hn_opt(K::Dev)));
         doca_dev_as_devinfo => |g| r(doca_dev_as_devinfo(g.h(K::Dev)));
         doca_devinfo_rep_create_list => |g| {
             let (list, n): (*mut *mut *mut DocaDevinfoRep, *mut u32) = (g.out(), g.out());
