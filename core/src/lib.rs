@@ -11,6 +11,7 @@
 //! | `doca_task`                            | [`Task`], [`TaskPool`]                 |
 //! | notification handles, doorbells        | [`notify`]                             |
 //! | time of a progress pass (testable)     | [`clock`]: [`Now`], [`Clock`]          |
+//! | fault plans (`DOCA_EMU_FAULTS`)        | [`fault`]: [`fault::install_text`], [`fault::fired`] |
 //! | `doca_clock` (3.3): NIC and host clocks | [`hwclock`]: [`HwClock`], [`ClockType`] |
 //! | the DOCA version emulated              | [`DOCA_VERSION`]                       |
 //!
@@ -30,6 +31,7 @@ pub mod ctx;
 mod data;
 pub mod dev;
 mod error;
+pub mod fault;
 pub mod hwclock;
 pub mod loopback;
 pub mod notify;

@@ -20,10 +20,11 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::{Rc, Weak};
+use std::time::Instant;
 
 use crate::callback::CbSlot;
 use crate::ctx::{CtxCell, CtxCore, CtxOps, Deliver};
-use crate::{bail, Ctx, Data, Error, Refused, Result};
+use crate::{bail, fault, Ctx, Data, Error, Refused, Result};
 
 /// The completion and error callback shape (`doca_task_completion_cb_t`):
 /// `(task, task user data, context user data)`.
@@ -69,6 +70,8 @@ struct Slot<P> {
     state: SlotState,
     user_data: Data,
     status: Result<()>,
+    /// A fault plan's `delay`: the completion is not delivered before this instant.
+    due: Option<Instant>,
     payload: P,
 }
 
@@ -85,6 +88,10 @@ struct Slots<P> {
 pub trait TaskPayload: Sized + 'static {
     /// The library context type owning tasks of this type.
     type Lib: TaskLib<Self>;
+
+    /// The task kind's name in fault plans (`task.<kind>`, one of
+    /// [`crate::fault::TASK_KINDS`]); empty: its tasks are never failed or delayed by a plan.
+    const FAULT_KIND: &'static str = "";
 }
 
 /// What a library implements for each task type it offers. Core calls these from
@@ -108,6 +115,14 @@ pub trait TaskLib<P: TaskPayload>: CtxOps + Sized + 'static {
     /// Extra validation for [`Task::try_submit`] (`INVALID_VALUE` when the task is bad).
     fn check(&self, _core: &CtxCore, _task: TaskId) -> Result<()> {
         Ok(())
+    }
+
+    /// A fault plan fails submitted task `task` with `error` instead of its work
+    /// ([`crate::fault`]). Default: the task completes with `error` through its error
+    /// callback on the next progress. A library whose engine treats a failed task as
+    /// fatal to the context (DMA) overrides it to go the same way.
+    fn inject_failure(&self, _core: &CtxCore, task: TaskId, error: Error) {
+        self.pool().finish(task, Err(error));
     }
 }
 
@@ -228,6 +243,7 @@ impl<P: TaskPayload> TaskPool<P> {
                 state: SlotState::Free,
                 user_data: Data::NONE,
                 status: Ok(()),
+                due: None,
                 payload: make(),
             })
             .collect();
@@ -251,6 +267,12 @@ impl<P: TaskPayload> TaskPool<P> {
                 "{}: task type not configured (call its set_conf before start)",
                 core.kind()
             );
+        }
+        if fault::armed(fault::class::ALLOC_TASK) {
+            let kind = if P::FAULT_KIND.is_empty() { core.kind() } else { P::FAULT_KIND };
+            if let Some(e) = fault::on_alloc(fault::Alloc::Task, &kind) {
+                return Err(e);
+            }
         }
         let id = {
             let mut s = self.slots.borrow_mut();
@@ -317,17 +339,21 @@ impl<P: TaskPayload> TaskPool<P> {
     }
 
     fn deliver(&self, owner: &Rc<Owner<P>>, core: &CtxCore, id: TaskId, status: Result<()>) {
-        let user_data = {
+        let (user_data, due) = {
             let mut s = self.slots.borrow_mut();
             match s.slots.get_mut(id.idx as usize) {
                 Some(slot) if slot.gen == id.gen && slot.state == SlotState::Finished => {
                     slot.state = SlotState::Owned;
                     slot.status = status;
-                    slot.user_data
+                    (slot.user_data, slot.due.take())
                 }
                 _ => return,
             }
         };
+        if let Some(due) = due {
+            // A fault plan's delay: this progress call waits out the rest of it.
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        }
         core.add_inflight(-1);
         let ctx_data = core.user_data();
         let cb = if status.is_ok() { &self.completion } else { &self.error };
@@ -417,9 +443,22 @@ impl<P: TaskPayload> Task<P> {
         if let Err(e) = core.require_running("task submit") {
             return Err(Refused::new(e, self));
         }
-        pool.with_slot(self.id, |s| s.state = SlotState::Submitted);
+        let injected = if fault::armed(fault::class::TASK) { Self::fault(core) } else { None };
+        let due = match injected {
+            Some(fault::TaskFault::Delay(d)) => Some(Instant::now() + d),
+            _ => None,
+        };
+        pool.with_slot(self.id, |s| {
+            s.state = SlotState::Submitted;
+            s.due = due;
+        });
         core.add_inflight(1);
         let lib = self.owner.ops();
+        if let Some(fault::TaskFault::Fail(e)) = injected {
+            TaskLib::<P>::inject_failure(lib, core, self.id, e);
+            core.activate();
+            return Ok(());
+        }
         let submitted = if flags.contains(TaskSubmitFlags::FLUSH) {
             TaskLib::<P>::submit(lib, core, self.id)
         } else {
@@ -436,6 +475,12 @@ impl<P: TaskPayload> Task<P> {
                 Err(Refused::new(e, self))
             }
         }
+    }
+
+    /// Asks the fault plan about this submission (only when a task point is armed).
+    #[cold]
+    fn fault(core: &CtxCore) -> Option<fault::TaskFault> {
+        fault::on_task(P::FAULT_KIND, &format_args!("{} task submitted", core.kind()))
     }
 
     /// `doca_task_try_submit`: validates the task first (`INVALID_VALUE` when it is bad),

@@ -572,6 +572,7 @@ impl CtxOps for ProducerOps {
 
 impl TaskPayload for ProducerSendPayload {
     type Lib = ProducerOps;
+    const FAULT_KIND: &'static str = "cc.producer.send";
 }
 
 impl TaskLib<ProducerSendPayload> for ProducerOps {
