@@ -303,6 +303,9 @@ impl Plan {
                 return Err(PlanError::new(item, "expected `point=rule` or `seed=N`"));
             };
             let (name, rule) = (name.trim(), rule.trim());
+            if rule.contains('=') {
+                return Err(PlanError::new(item, "two `=` in one item: is a `;` missing between two rules?"));
+            }
             if name == "seed" {
                 seed = number(item, rule)?;
                 continue;
@@ -833,6 +836,7 @@ mod tests {
         assert!(err("link.drop=150%").why.contains("percentage"));
         assert!(err("seed=x").why.contains("whole number"));
         assert!(err("link.drop").why.contains("point=rule"));
+        assert!(err("link.drop=nth(3) link.drop=nth(4)").why.contains("a `;` missing"));
         assert!(err("task.dma.memcpy=delay(ten)").why.contains("whole number"));
     }
 
