@@ -249,3 +249,82 @@ fn a_plan_with_a_typo_fails_the_first_call() {
     );
     assert!(records(&rec).is_empty(), "nothing fired");
 }
+
+const DP_SERVER: &str = env!("CARGO_BIN_EXE_cc_data_path_high_speed_server");
+const DP_CLIENT: &str = env!("CARGO_BIN_EXE_cc_data_path_high_speed_client");
+
+/// Runs the data-path pair with `server_plan` and `client_plan`: both logs and exit codes,
+/// and the record of fired faults.
+fn data_path_pair(
+    tag: &str,
+    server_plan: Option<&str>,
+    client_plan: Option<&str>,
+) -> (Option<i32>, String, Option<i32>, String, Vec<String>) {
+    let fab = fabric(tag);
+    let rec = fab.join("faults.jsonl");
+    let server = run(DP_SERVER, &["-t", "Bulk from the DPU"], &fab, server_plan, &rec);
+    let client = run(DP_CLIENT, &["-t", "Bulk from the host"], &fab, client_plan, &rec);
+    let (ccode, clog) = finish(client);
+    let (scode, slog) = finish(server);
+    (scode, slog, ccode, clog, records(&rec))
+}
+
+/// A peer that went away, as the data-path client reports it: whichever step it was at.
+fn saw_the_peer_go(log: &str) -> bool {
+    ["DOCA_ERROR_CONNECTION_ABORTED", "DOCA_ERROR_CONNECTION_RESET", "DOCA_ERROR_NOT_CONNECTED"]
+        .iter()
+        .any(|code| log.contains(code))
+}
+
+#[test]
+fn a_producer_send_completes_with_the_chosen_code() {
+    let (scode, slog, ccode, clog, r) =
+        data_path_pair("prod", None, Some("task.cc.producer.send=nth(1):fail(IO_FAILED)"));
+    assert_eq!(ccode, Some(1), "{clog}");
+    assert!(clog.contains("Producer task failed: Err(IoFailed)"), "{clog}");
+    assert!(!slog.contains("Message received: 'Bulk from the host'"), "nothing was sent:\n{slog}");
+    // The server saw its client go, and its consumer's posted buffer came back.
+    assert_eq!(scode, Some(1), "{slog}");
+    assert!(slog.contains("A client has been disconnected from server"), "{slog}");
+    assert!(slog.contains("Consumer task failed: Err(Shutdown)"), "{slog}");
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("\"point\":\"task.cc.producer.send\"") && r[0].contains("cc_producer"), "{r:?}");
+}
+
+/// The server's consumer fails its post-receive: the server gives up, and the client, whose
+/// producer waits for that buffer, learns that its peer went instead of waiting for ever.
+#[test]
+fn a_consumer_post_receive_completes_with_the_chosen_code() {
+    let (scode, slog, ccode, clog, r) =
+        data_path_pair("cons", Some("task.cc.consumer.post_recv=nth(1):fail(AGAIN)"), None);
+    assert_eq!(scode, Some(1), "{slog}");
+    assert!(slog.contains("Consumer task failed: Err(Again)"), "{slog}");
+    assert_eq!(ccode, Some(1), "{clog}");
+    assert!(saw_the_peer_go(&clog), "{clog}");
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("\"point\":\"task.cc.consumer.post_recv\""), "{r:?}");
+}
+
+#[test]
+fn refused_maps_and_buffers_are_no_memory() {
+    for (plan, line, point) in [
+        (
+            "alloc.mmap=nth(1)",
+            "Unable to create mmap: Memory allocation failure (DOCA_ERROR_NO_MEMORY)",
+            "alloc.mmap",
+        ),
+        (
+            "alloc.buf=nth(1)",
+            "Failed to post a receive buffer: Memory allocation failure (DOCA_ERROR_NO_MEMORY)",
+            "alloc.buf",
+        ),
+    ] {
+        let (scode, slog, ccode, clog, r) = data_path_pair(point, Some(plan), None);
+        assert_eq!(scode, Some(1), "{slog}");
+        assert!(slog.contains(line), "{slog}");
+        assert_eq!(ccode, Some(1), "{clog}");
+        assert!(saw_the_peer_go(&clog), "{clog}");
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(r[0].contains(&format!("\"point\":\"{point}\"")), "{r:?}");
+    }
+}
