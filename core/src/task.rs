@@ -345,7 +345,8 @@ impl<P: TaskPayload> TaskPool<P> {
                 Some(slot) if slot.gen == id.gen && slot.state == SlotState::Finished => {
                     slot.state = SlotState::Owned;
                     slot.status = status;
-                    (slot.user_data, slot.due.take())
+                    let due = if slot.due.is_some() { slot.due.take() } else { None };
+                    (slot.user_data, due)
                 }
                 _ => return,
             }
@@ -443,14 +444,13 @@ impl<P: TaskPayload> Task<P> {
         if let Err(e) = core.require_running("task submit") {
             return Err(Refused::new(e, self));
         }
+        // Without a plan: one relaxed load, and the slot is written as before.
         let injected = if fault::armed(fault::class::TASK) { Self::fault(core) } else { None };
-        let due = match injected {
-            Some(fault::TaskFault::Delay(d)) => Some(Instant::now() + d),
-            _ => None,
-        };
         pool.with_slot(self.id, |s| {
             s.state = SlotState::Submitted;
-            s.due = due;
+            if let Some(fault::TaskFault::Delay(d)) = injected {
+                s.due = Some(Instant::now() + d);
+            }
         });
         core.add_inflight(1);
         let lib = self.owner.ops();
@@ -470,7 +470,10 @@ impl<P: TaskPayload> Task<P> {
                 Ok(())
             }
             Err(e) => {
-                pool.with_slot(self.id, |s| s.state = SlotState::Owned);
+                pool.with_slot(self.id, |s| {
+                    s.state = SlotState::Owned;
+                    s.due = None;
+                });
                 core.add_inflight(-1);
                 Err(Refused::new(e, self))
             }
