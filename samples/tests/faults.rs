@@ -328,3 +328,31 @@ fn refused_maps_and_buffers_are_no_memory() {
         assert!(r[0].contains(&format!("\"point\":\"{point}\"")), "{r:?}");
     }
 }
+
+/// A plan in a file (`DOCA_EMU_FAULTS_FILE`): comments and one rule per line, read as the
+/// variable is.
+#[test]
+fn a_plan_file_is_read_like_the_variable() {
+    let fab = fabric("file");
+    let rec = fab.join("faults.jsonl");
+    let plan = fab.join("plan.txt");
+    std::fs::write(&plan, "# the client's first send fails\nseed=3\ntask.cc.send=1*always:fail(AGAIN)\n")
+        .unwrap();
+    let server = run(SERVER, &["-t", "Reply from the DPU"], &fab, None, &rec);
+    let mut cmd = Command::new(CLIENT);
+    cmd.env("DOCA_EMU_FABRIC_DIR", &fab)
+        .env("DOCA_EMU_FAULTS_RECORD", &rec)
+        .env_remove("DOCA_EMU_FAULTS")
+        .env("DOCA_EMU_FAULTS_FILE", &plan)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let (code, clog) = finish(cmd.spawn().unwrap());
+    assert_eq!(code, Some(1), "{clog}");
+    assert!(clog.contains("Message failed to send with error = DOCA_ERROR_AGAIN"), "{clog}");
+    let r = records(&rec);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("\"rule\":\"task.cc.send=1*always:fail(AGAIN)\""), "{r:?}");
+    clean_client(&fab, &rec);
+    let (scode, slog) = finish(server);
+    assert_eq!(scode, Some(0), "{slog}");
+}
