@@ -1196,3 +1196,23 @@ fn a_c_program_under_a_plan_with_a_typo_fails_its_first_call() {
     assert!(err.contains("unknown DOCA error code `NOT_PERMITED`"), "{err}");
     assert!(!record.exists());
 }
+
+/// Deterministic from the seed: the same C pair under the same seeded fraction fails the
+/// same send, run after run (the hit the record names, and what each side saw).
+#[test]
+fn a_seeded_fraction_fires_at_the_same_hit_every_run() {
+    let plan = "seed=1234; task.cc.send=1*20%:fail(NOT_PERMITTED)";
+    let runs: Vec<(String, String, String)> = (0..2)
+        .map(|i| {
+            let name = format!("capi-fault-seed{i}-{}", std::process::id());
+            let (_, served, client, r) = c_pair_under(&name, None, Some(plan), 30);
+            let err = String::from_utf8_lossy(&client.stderr).to_string();
+            assert!(err.contains("send failed: DOCA_ERROR_NOT_PERMITTED"), "{err}");
+            assert_eq!(r.len(), 1, "{r:?}");
+            let hit = r[0].split("\"hit\":").nth(1).and_then(|s| s.split(',').next()).unwrap().to_string();
+            let echoed = err.lines().find(|l| l.contains("echoed=")).unwrap_or_default().to_string();
+            (hit, echoed, served.trim().to_string())
+        })
+        .collect();
+    assert_eq!(runs[0], runs[1]);
+}
