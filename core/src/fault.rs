@@ -24,7 +24,7 @@
 //! Points ([`POINTS`]): `link.drop` (action `drop`: the cc connection is cut, as when the
 //! peer dies), `peer.reboot` (action `reboot`: this process vanishes, exit code
 //! [`REBOOT_EXIT_CODE`]), both hit at each control-path message this process sends or
-//! receives; `task.<kind>` for each of [`TASK_KINDS`] (hit at each submit; `fail(CODE)`
+//! receives and at each fast-path producer send about to go out; `task.<kind>` for each of [`TASK_KINDS`] (hit at each submit; `fail(CODE)`
 //! completes the task with CODE through its error callback without doing the work,
 //! `delay(MS)` delivers its completion no earlier than MS after the submit); `alloc.task`,
 //! `alloc.buf`, `alloc.mmap` (hit at each allocation; `fail`, by default `NO_MEMORY`).
@@ -74,7 +74,7 @@ pub const POINTS: &[&str] = &["link.drop", "peer.reboot", "alloc.task", "alloc.b
 
 /// Classes of points, one bit each in the armed mask ([`armed`]).
 pub mod class {
-    /// `link.drop` and `peer.reboot`: control-path messages.
+    /// `link.drop` and `peer.reboot`: control-path messages and producer sends.
     pub const MESSAGE: u32 = 1 << 0;
     /// `task.<kind>`: task submissions.
     pub const TASK: u32 = 1 << 1;
@@ -699,7 +699,8 @@ pub enum MessageFault {
     Drop,
 }
 
-/// A control-path message is sent or received (call when [`armed`]`(class::MESSAGE)`):
+/// A message is sent or received (a control-path message, or a producer send about to go
+/// out; call when [`armed`]`(class::MESSAGE)`):
 /// `peer.reboot` firing ends the process here (exit status [`REBOOT_EXIT_CODE`], no
 /// goodbye: the peer sees what a crash shows); `link.drop` firing returns
 /// [`MessageFault::Drop`] and the caller cuts the link without delivering the message.

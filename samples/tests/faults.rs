@@ -356,3 +356,20 @@ fn a_plan_file_is_read_like_the_variable() {
     let (scode, slog) = finish(server);
     assert_eq!(scode, Some(0), "{slog}");
 }
+
+/// `link.drop` counts fast-path sends too: the client's 3rd message (start sent, start
+/// received, then its producer's send) cuts the link from the producer's thread; the send
+/// fails as a send to a gone consumer does, the server sees the disconnection and its
+/// consumer's posted buffer comes back with SHUTDOWN; nothing was delivered.
+#[test]
+fn a_link_drop_at_a_producer_send_cuts_the_fast_path_too() {
+    let (scode, slog, ccode, clog, r) = data_path_pair("fpdrop", None, Some("link.drop=nth(3)"));
+    assert_eq!(ccode, Some(1), "{clog}");
+    assert!(clog.contains("Producer task failed: Err(ConnectionAborted)"), "{clog}");
+    assert_eq!(scode, Some(1), "{slog}");
+    assert!(slog.contains("A client has been disconnected from server"), "{slog}");
+    assert!(slog.contains("Consumer task failed: Err(Shutdown)"), "{slog}");
+    assert!(!slog.contains("Message received: 'Bulk from the host'"), "{slog}");
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("\"hit\":3,") && r[0].contains("cc_producer") && r[0].contains("send"), "{r:?}");
+}
