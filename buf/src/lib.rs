@@ -41,7 +41,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
-use doca_core::{bail, Data, Error, Refused, Result};
+use doca_core::{bail, fault, Data, Error, Refused, Result};
 use doca_mmap::{BufCount, Bytes, BytesMut, MapAccess, MapPin, Mmap};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
@@ -326,6 +326,7 @@ impl Inventory {
     /// `doca_buf_inventory_create`: `num_elements` buffers (`INVALID_VALUE` for 0;
     /// `NO_MEMORY` when the system cannot hold them).
     pub fn create(num_elements: u32) -> Result<Inventory> {
+        doca_core::fault::check_env()?;
         if num_elements == 0 {
             bail!(Error::InvalidValue, "buf inventory of 0 elements");
         }
@@ -465,6 +466,11 @@ impl Inventory {
             bail!(Error::BadState, "buf inventory not started");
         }
         mmap.check_buf_range(head, len)?;
+        if fault::armed(fault::class::ALLOC_BUF) {
+            if let Some(e) = fault::on_alloc(fault::Alloc::Buf, &"buf inventory buf_get") {
+                return Err(e);
+            }
+        }
         let Some(idx) = s.free.pop() else {
             return Err(Error::NoMemory);
         };
@@ -513,6 +519,11 @@ impl Inventory {
         }
         if s.free.len() < chain.len() {
             return Err(Error::NoMemory);
+        }
+        if fault::armed(fault::class::ALLOC_BUF) {
+            if let Some(e) = fault::on_alloc(fault::Alloc::Buf, &"buf inventory buf_dup") {
+                return Err(e);
+            }
         }
         let mut prev: Option<u32> = None;
         let mut first = None;

@@ -12,6 +12,7 @@
 //! | `doca_graph` (DOCA Core's task graphs)  | [`graph`]: [`Graph`], [`GraphInstance`], [`Node`] |
 //! | notification handles, doorbells        | [`notify`]                             |
 //! | time of a progress pass (testable)     | [`clock`]: [`Now`], [`Clock`]          |
+//! | fault plans (`DOCA_EMU_FAULTS`)        | [`fault`]: [`fault::install_text`], [`fault::fired`] |
 //! | `doca_clock` (3.3): NIC and host clocks | [`hwclock`]: [`HwClock`], [`ClockType`] |
 //! | `doca_emu`'s view of this process     | [`status`]: the status page and the plan mailbox |
 //! | the DOCA version emulated              | [`DOCA_VERSION`]                       |
@@ -32,6 +33,7 @@ pub mod ctx;
 mod data;
 pub mod dev;
 mod error;
+pub mod fault;
 pub mod graph;
 pub mod hwclock;
 pub mod loopback;

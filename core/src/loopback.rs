@@ -232,6 +232,7 @@ impl CtxOps for LoopbackOps {
 
 impl TaskPayload for Echo {
     type Lib = LoopbackOps;
+    const FAULT_KIND: &'static str = "loopback.echo";
 }
 
 impl TaskLib<Echo> for LoopbackOps {

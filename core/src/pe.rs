@@ -139,6 +139,7 @@ impl Pe {
     /// [`crate::clock::ManualClock`] makes deadlines and rate limits testable without
     /// sleeping).
     pub fn create_with_clock(clock: Rc<dyn Clock>) -> Result<Pe> {
+        crate::fault::check_env()?;
         let epoll = EpollSet::new()?;
         let bell = epoll.watch(EventFd::new()?, 0)?;
         Ok(Pe {

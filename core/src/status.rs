@@ -353,7 +353,7 @@ impl EngineSlot {
         }
         let seq = p.w(M_PLAN_SEQ).load(Relaxed);
         if seq != PLAN_SEEN.load(Relaxed) {
-            take_plan(p, seq, &PLAN_SEEN, PLAN_HANDLER.get().copied());
+            take_plan(p, seq, &PLAN_SEEN, Some(PLAN_HANDLER.get().copied().unwrap_or(install_fault_plan)));
         }
     }
 
@@ -540,11 +540,18 @@ pub type PlanHandler = fn(&str) -> Result<(), String>;
 static PLAN_HANDLER: OnceLock<PlanHandler> = OnceLock::new();
 
 /// Registers the receiver of plans that `doca_emu inject` writes into this process's page
-/// (once per process: `false` when one is registered already). Without one, an injected plan
-/// is answered [`ANSWER_UNAVAILABLE`]. The handler runs inside a progress call, on the
-/// engine's thread.
+/// (once per process: `false` when one is registered already), in place of the default,
+/// which installs the text as this process's fault plan ([`crate::fault::install_text`]).
+/// The handler runs inside a progress call, on the engine's thread. ([`ANSWER_UNAVAILABLE`]
+/// is what a mailbox read with no handler at all answers.)
 pub fn on_plan(handler: PlanHandler) -> bool {
     PLAN_HANDLER.set(handler).is_ok()
+}
+
+/// The default receiver of injected plans: the text replaces this process's fault plan (a
+/// bad one is refused, the error naming the bad part, and the old plan stays).
+fn install_fault_plan(text: &str) -> Result<(), String> {
+    crate::fault::install_text(text).map_err(|e| e.to_string())
 }
 
 /// Reads the plan of sequence `seq` in `p` and answers it with `handler` (the cold part of

@@ -25,10 +25,11 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::{Rc, Weak};
+use std::time::Instant;
 
 use crate::callback::CbSlot;
 use crate::ctx::{CtxCell, CtxCore, CtxOps, Deliver};
-use crate::{bail, Ctx, Data, Error, Refused, Result};
+use crate::{bail, fault, Ctx, Data, Error, Refused, Result};
 
 /// The completion and error callback shape (`doca_task_completion_cb_t`):
 /// `(task, task user data, context user data)`.
@@ -79,6 +80,8 @@ struct Slot<P> {
     route: Option<(Rc<dyn Route>, u64)>,
     /// The application freed the task while a graph ran it: free it once it comes back.
     orphan: bool,
+    /// A fault plan's `delay`: the completion is not delivered before this instant.
+    due: Option<Instant>,
     payload: P,
 }
 
@@ -103,6 +106,10 @@ struct Slots<P> {
 pub trait TaskPayload: Sized + 'static {
     /// The library context type owning tasks of this type.
     type Lib: TaskLib<Self>;
+
+    /// The task kind's name in fault plans (`task.<kind>`, one of
+    /// [`crate::fault::TASK_KINDS`]); empty: its tasks are never failed or delayed by a plan.
+    const FAULT_KIND: &'static str = "";
 }
 
 /// What a library implements for each task type it offers. Core calls these from
@@ -126,6 +133,14 @@ pub trait TaskLib<P: TaskPayload>: CtxOps + Sized + 'static {
     /// Extra validation for [`Task::try_submit`] (`INVALID_VALUE` when the task is bad).
     fn check(&self, _core: &CtxCore, _task: TaskId) -> Result<()> {
         Ok(())
+    }
+
+    /// A fault plan fails submitted task `task` with `error` instead of its work
+    /// ([`crate::fault`]). Default: the task completes with `error` through its error
+    /// callback on the next progress. A library whose engine treats a failed task as
+    /// fatal to the context (DMA) overrides it to go the same way.
+    fn inject_failure(&self, _core: &CtxCore, task: TaskId, error: Error) {
+        self.pool().finish(task, Err(error));
     }
 }
 
@@ -248,6 +263,7 @@ impl<P: TaskPayload> TaskPool<P> {
                 status: Ok(()),
                 route: None,
                 orphan: false,
+                due: None,
                 payload: make(),
             })
             .collect();
@@ -271,6 +287,12 @@ impl<P: TaskPayload> TaskPool<P> {
                 "{}: task type not configured (call its set_conf before start)",
                 core.kind()
             );
+        }
+        if fault::armed(fault::class::ALLOC_TASK) {
+            let kind = if P::FAULT_KIND.is_empty() { core.kind() } else { P::FAULT_KIND };
+            if let Some(e) = fault::on_alloc(fault::Alloc::Task, &kind) {
+                return Err(e);
+            }
         }
         let id = {
             let mut s = self.slots.borrow_mut();
@@ -337,17 +359,22 @@ impl<P: TaskPayload> TaskPool<P> {
     }
 
     fn deliver(&self, owner: &Rc<Owner<P>>, core: &CtxCore, id: TaskId, status: Result<()>) {
-        let (user_data, route, orphan) = {
+        let (user_data, route, orphan, due) = {
             let mut s = self.slots.borrow_mut();
             match s.slots.get_mut(id.idx as usize) {
                 Some(slot) if slot.gen == id.gen && slot.state == SlotState::Finished => {
                     slot.state = SlotState::Owned;
                     slot.status = status;
-                    (slot.user_data, slot.route.take(), std::mem::take(&mut slot.orphan))
+                    let due = if slot.due.is_some() { slot.due.take() } else { None };
+                    (slot.user_data, slot.route.take(), std::mem::take(&mut slot.orphan), due)
                 }
                 _ => return,
             }
         };
+        if let Some(due) = due {
+            // A fault plan's delay: this progress call waits out the rest of it.
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        }
         core.add_inflight(-1);
         if let Some((route, token)) = route {
             // A graph's node: the graph hears of it, the context's callbacks do not run.
@@ -454,6 +481,12 @@ impl<P: TaskPayload> Task<P> {
         }
     }
 
+    /// Asks the fault plan about this submission (only when a task point is armed).
+    #[cold]
+    fn fault(core: &CtxCore) -> Option<fault::TaskFault> {
+        fault::on_task(P::FAULT_KIND, &format_args!("{} task submitted", core.kind()))
+    }
+
     /// `doca_task_try_submit`: validates the task first (`INVALID_VALUE` when it is bad),
     /// then submits it.
     pub fn try_submit(self) -> Result<(), Refused<Self>> {
@@ -509,12 +542,17 @@ fn submit_slot<P: TaskPayload>(
 ) -> Result<()> {
     let (core, pool) = parts::<P>(owner);
     core.require_running("task submit")?;
+    // Without a plan: one relaxed load, and the slot is written as before.
+    let injected = if fault::armed(fault::class::TASK) { Task::<P>::fault(core) } else { None };
     {
         let mut s = pool.slots.borrow_mut();
         match s.slots.get_mut(id.idx as usize) {
             Some(slot) if slot.gen == id.gen && slot.state == SlotState::Owned => {
                 slot.state = SlotState::Submitted;
                 slot.route = route;
+                if let Some(fault::TaskFault::Delay(d)) = injected {
+                    slot.due = Some(Instant::now() + d);
+                }
             }
             Some(slot) if slot.gen == id.gen => {
                 bail!(
@@ -528,6 +566,11 @@ fn submit_slot<P: TaskPayload>(
     }
     core.add_inflight(1);
     let lib = owner.ops();
+    if let Some(fault::TaskFault::Fail(e)) = injected {
+        TaskLib::<P>::inject_failure(lib, core, id, e);
+        core.activate();
+        return Ok(());
+    }
     let submitted = if flags.contains(TaskSubmitFlags::FLUSH) {
         TaskLib::<P>::submit(lib, core, id)
     } else {
@@ -542,6 +585,7 @@ fn submit_slot<P: TaskPayload>(
             pool.with_slot(id, |s| {
                 s.state = SlotState::Owned;
                 s.route = None;
+                s.due = None;
             });
             core.add_inflight(-1);
             Err(e)

@@ -203,6 +203,8 @@ impl Topology {
     /// embedded default. Read once; a bad file is logged and every device query then fails
     /// with `INVALID_VALUE`.
     pub fn global() -> Result<Arc<Topology>, Error> {
+        // The first device call of a process is where a bad fault plan is reported.
+        crate::fault::check_env()?;
         static GLOBAL: OnceLock<Result<Arc<Topology>, TopologyError>> = OnceLock::new();
         let loaded = GLOBAL.get_or_init(|| match std::env::var_os(TOPOLOGY_ENV) {
             Some(path) if !path.is_empty() => Topology::from_file(Path::new(&path)),

@@ -99,6 +99,9 @@ pub struct Memcpy {
     copied: usize,
     /// The source's length, set when the engine checked the task (0 before).
     len: usize,
+    /// A fault plan failed this submission with this code: the engine fails it when it
+    /// reaches it, as it fails a task whose copy fails.
+    injected: Option<Error>,
 }
 
 doca_core::task_handle! {
@@ -209,7 +212,7 @@ impl Dma {
         user_data: Data,
     ) -> Result<MemcpyTask> {
         let t = self.ctx.ops().pool.alloc(|p| {
-            *p = Memcpy { src: src.cloned(), dst: dst.cloned(), copied: 0, len: 0 };
+            *p = Memcpy { src: src.cloned(), dst: dst.cloned(), copied: 0, len: 0, injected: None };
             Ok(())
         })?;
         t.set_user_data(user_data);
@@ -410,6 +413,9 @@ impl DmaOps {
 
     fn advance_front(&self, id: TaskId, budget: usize) -> (usize, Step) {
         let step = self.pool.with_payload(id, |p| -> Result<(usize, bool)> {
+            if let Some(e) = p.injected.take() {
+                return Err(e);
+            }
             if p.len == 0 {
                 p.len = self.check_bufs(p.src.as_ref(), p.dst.as_ref())?;
                 p.copied = 0;
@@ -539,6 +545,7 @@ impl CtxOps for DmaOps {
 
 impl TaskPayload for Memcpy {
     type Lib = DmaOps;
+    const FAULT_KIND: &'static str = "dma.memcpy";
 }
 
 impl TaskLib<Memcpy> for DmaOps {
@@ -552,9 +559,21 @@ impl TaskLib<Memcpy> for DmaOps {
         self.pool.with_payload(task, |p| {
             p.copied = 0;
             p.len = 0;
+            p.injected = None;
         });
         self.queue.borrow_mut().push_back(task);
         Ok(())
+    }
+
+    /// A fault plan's `fail(CODE)`: queued like any task, and failed by the engine when it
+    /// reaches it — fatal to the context, as a failed copy is.
+    fn inject_failure(&self, _core: &CtxCore, task: TaskId, error: Error) {
+        self.pool.with_payload(task, |p| {
+            p.copied = 0;
+            p.len = 0;
+            p.injected = Some(error);
+        });
+        self.queue.borrow_mut().push_back(task);
     }
 
     /// `doca_task_try_submit`: every check the engine makes; any failure is

@@ -191,7 +191,20 @@ impl fmt::Debug for Mmap {
 impl Mmap {
     /// `doca_mmap_create`: no memory, permissions `LOCAL_READ_WRITE`, no device.
     pub fn create() -> Result<Mmap> {
+        Mmap::admit("mmap create")?;
         Ok(Mmap::with(None, AccessFlags::LOCAL_READ_WRITE, Vec::new()))
+    }
+
+    /// The first DOCA call of a process may be this one (a bad fault plan is reported here),
+    /// and a fault plan may refuse the map (`alloc.mmap`).
+    fn admit(what: &'static str) -> Result<()> {
+        doca_core::fault::check_env()?;
+        if doca_core::fault::armed(doca_core::fault::class::ALLOC_MMAP) {
+            if let Some(e) = doca_core::fault::on_alloc(doca_core::fault::Alloc::Mmap, &what) {
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     fn with(import: Option<Import>, perms: AccessFlags, devs: Vec<Dev>) -> Mmap {
@@ -571,6 +584,7 @@ impl Mmap {
     /// configured.
     pub fn create_from_export(user_data: Option<Data>, desc: &[u8], dev: &Dev) -> Result<Mmap> {
         let d = Desc::parse(desc)?;
+        Mmap::admit("mmap create_from_export")?;
         if !cap_flag(dev.as_devinfo(), &CAP_CREATE_FROM_EXPORT_PCI)? {
             bail!(
                 Error::NotSupported,

@@ -139,8 +139,11 @@ fn send_msg(conn_pe: &Pe, st: &Shared, dev: &Dev, text: &'static [u8]) -> Result
         TASK_NUM,
     )?;
     ctx.start().inspect_err(|e| error!("Failed to start producer context: {e}"))?;
+    // The connection's engine too, as the consumer's loop does: it is where a peer's death
+    // is noticed, which fails the sends still waiting for the peer's buffers.
     while !finish.get() {
-        idle_sleep(pe.progress());
+        let any = conn_pe.progress() | pe.progress();
+        idle_sleep(any);
     }
     Rc::try_unwrap(producer).map_err(|_| Error::InUse)?.destroy().map_err(|r| r.error)?;
     pe.destroy().map_err(|r| r.error)?;

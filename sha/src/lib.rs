@@ -883,10 +883,12 @@ impl CtxOps for ShaOps {
 
 impl TaskPayload for Hash {
     type Lib = ShaOps;
+    const FAULT_KIND: &'static str = "sha.hash";
 }
 
 impl TaskPayload for Partial {
     type Lib = ShaOps;
+    const FAULT_KIND: &'static str = "sha.partial_hash";
 }
 
 impl TaskLib<Hash> for ShaOps {

@@ -1484,3 +1484,147 @@ fn sdk_errors_are_visible_before_any_log_backend_exists() {
     assert!(quiet.status.success());
     assert!(quiet.stderr.is_empty(), "{}", String::from_utf8_lossy(&quiet.stderr));
 }
+
+/// A C program under a fault plan: `plan` in `DOCA_EMU_FAULTS`, fired faults recorded in
+/// `record`.
+fn with_plan(cmd: &mut Command, plan: Option<&str>, record: &Path) {
+    cmd.env_remove("DOCA_EMU_SIDE").env_remove("DOCA_EMU_FAULTS_FILE").env("DOCA_EMU_FAULTS_RECORD", record);
+    match plan {
+        Some(p) => cmd.env("DOCA_EMU_FAULTS", p),
+        None => cmd.env_remove("DOCA_EMU_FAULTS"),
+    };
+}
+
+/// The C echo pair on `name` for `n` messages, each side under its plan: the server's exit
+/// status and stdout, the client's output, the fired-fault records.
+fn c_pair_under(
+    name: &str,
+    server_plan: Option<&str>,
+    client_plan: Option<&str>,
+    n: u32,
+) -> (Option<i32>, String, std::process::Output, Vec<String>) {
+    let record = lib_dir().join(format!("{name}.faults.jsonl"));
+    let _ = std::fs::remove_file(&record);
+    let mut cmd = Command::new(build("cc_server"));
+    cmd.arg(name).stdout(std::process::Stdio::piped());
+    with_plan(&mut cmd, server_plan, &record);
+    let mut srv = cmd.spawn().expect("start the C server");
+    let mut cmd = Command::new(build("cc_client"));
+    cmd.args([name, &n.to_string()]);
+    with_plan(&mut cmd, client_plan, &record);
+    let client = cmd.output().expect("run the C client");
+    let served = srv.wait_with_output_or_kill();
+    let code = srv.try_wait().ok().flatten().and_then(|s| s.code());
+    let records =
+        std::fs::read_to_string(&record).map(|s| s.lines().map(String::from).collect()).unwrap_or_default();
+    (code, served, client, records)
+}
+
+/// The link dropped by the C client at its 5th message (the send of message 2, after two
+/// echoes): its send fails with CONNECTION_RESET; the server saw exactly the two messages
+/// before the cut and the disconnection event, and exits cleanly.
+#[test]
+fn a_c_client_dropping_the_link_and_its_server_see_the_same_cut() {
+    let name = format!("capi-fault-cdrop-{}", std::process::id());
+    let (code, served, client, r) = c_pair_under(&name, None, Some("link.drop=nth(5)"), 5);
+    let err = String::from_utf8_lossy(&client.stderr);
+    assert_eq!(client.status.code(), Some(1), "{err}");
+    assert!(err.contains("send failed: DOCA_ERROR_CONNECTION_RESET"), "{err}");
+    assert!(err.contains("echoed=2 of 5"), "{err}");
+    assert_eq!(code, Some(0), "the server: {served}");
+    assert!(served.contains("served 2"), "the server: {served}");
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("\"point\":\"link.drop\"") && r[0].contains("\"hit\":5,"), "{r:?}");
+    assert!(r[0].contains("cc_client connection #1 send"), "{r:?}");
+}
+
+/// The C server drops the link when message 1 arrives (its 3rd message: receive, echo,
+/// receive): message 1 is never echoed, the server sees its disconnection, and the client
+/// sees its context go Idle on its own (the connection ended) instead of waiting for ever.
+#[test]
+fn a_c_server_dropping_the_link_and_its_client_see_the_same_cut() {
+    let name = format!("capi-fault-sdrop-{}", std::process::id());
+    let (code, served, client, r) = c_pair_under(&name, Some("link.drop=nth(3)"), None, 5);
+    let err = String::from_utf8_lossy(&client.stderr);
+    assert_eq!(client.status.code(), Some(1), "{err}");
+    assert!(err.contains("client: the connection ended"), "{err}");
+    assert!(err.contains("echoed=1 of 5"), "{err}");
+    assert_eq!(code, Some(0), "the server: {served}");
+    assert!(served.contains("served 1"), "the server: {served}");
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("cc_server connection #1 recv") && r[0].contains("\"hit\":3,"), "{r:?}");
+}
+
+/// A send task of the C client completes with the code the plan chose (every 3rd send),
+/// through the C error callback and doca_task_get_status.
+#[test]
+fn a_c_send_task_completes_with_the_chosen_code() {
+    let name = format!("capi-fault-code-{}", std::process::id());
+    let (code, served, client, r) =
+        c_pair_under(&name, None, Some("task.cc.send=every(3):fail(NOT_PERMITTED)"), 5);
+    let err = String::from_utf8_lossy(&client.stderr);
+    assert_eq!(client.status.code(), Some(1), "{err}");
+    assert!(err.contains("send failed: DOCA_ERROR_NOT_PERMITTED"), "{err}");
+    assert!(err.contains("echoed=2 of 5"), "{err}");
+    // The failed send sent nothing: two messages served, then the client's orderly stop.
+    assert_eq!(code, Some(0), "the server: {served}");
+    assert!(served.contains("served 2"), "the server: {served}");
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("\"point\":\"task.cc.send\"") && r[0].contains("\"hit\":3,"), "{r:?}");
+}
+
+/// A rebooted C server (at its 4th message) vanishes with the reboot status; the C client
+/// sees the connection end; a new server under the same name serves the next client.
+#[test]
+fn a_rebooted_c_server_comes_back() {
+    let name = format!("capi-fault-reboot-{}", std::process::id());
+    let (code, _, client, r) = c_pair_under(&name, Some("peer.reboot=nth(4)"), None, 5);
+    let err = String::from_utf8_lossy(&client.stderr);
+    assert_eq!(code, Some(doca_core::fault::REBOOT_EXIT_CODE));
+    assert_eq!(client.status.code(), Some(1), "{err}");
+    assert!(err.contains("client: the connection ended"), "{err}");
+    assert!(err.contains("echoed=1 of 5") || err.contains("echoed=2 of 5"), "{err}");
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].contains("\"point\":\"peer.reboot\""), "{r:?}");
+    let mut srv = start_c_server(&name);
+    expect_output(&run_c_client(&name, 3), "ok 3", "the C client after the reboot");
+    assert!(srv.wait_with_output_or_kill().contains("served 3"));
+}
+
+/// A plan with a typo fails the C program's first DOCA call (here opening its device) with
+/// INVALID_VALUE and an SDK log line naming the bad part.
+#[test]
+fn a_c_program_under_a_plan_with_a_typo_fails_its_first_call() {
+    let name = format!("capi-fault-typo-{}", std::process::id());
+    let mut cmd = Command::new(build("cc_client"));
+    cmd.args([&name, "1"]);
+    let record = lib_dir().join(format!("{name}.faults.jsonl"));
+    with_plan(&mut cmd, Some("task.cc.send=every(3):fail(NOT_PERMITED)"), &record);
+    let out = cmd.output().expect("run the C client");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("client setup failed"), "{err}");
+    assert!(err.contains("bad part `task.cc.send=every(3):fail(NOT_PERMITED)`"), "{err}");
+    assert!(err.contains("unknown DOCA error code `NOT_PERMITED`"), "{err}");
+    assert!(!record.exists());
+}
+
+/// Deterministic from the seed: the same C pair under the same seeded fraction fails the
+/// same send, run after run (the hit the record names, and what each side saw).
+#[test]
+fn a_seeded_fraction_fires_at_the_same_hit_every_run() {
+    let plan = "seed=1234; task.cc.send=1*20%:fail(NOT_PERMITTED)";
+    let runs: Vec<(String, String, String)> = (0..2)
+        .map(|i| {
+            let name = format!("capi-fault-seed{i}-{}", std::process::id());
+            let (_, served, client, r) = c_pair_under(&name, None, Some(plan), 30);
+            let err = String::from_utf8_lossy(&client.stderr).to_string();
+            assert!(err.contains("send failed: DOCA_ERROR_NOT_PERMITTED"), "{err}");
+            assert_eq!(r.len(), 1, "{r:?}");
+            let hit = r[0].split("\"hit\":").nth(1).and_then(|s| s.split(',').next()).unwrap().to_string();
+            let echoed = err.lines().find(|l| l.contains("echoed=")).unwrap_or_default().to_string();
+            (hit, echoed, served.trim().to_string())
+        })
+        .collect();
+    assert_eq!(runs[0], runs[1]);
+}

@@ -186,17 +186,23 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
     assert_eq!(frames.matches(&format!("cc_server {name:?}")).count(), 2, "{frames}");
     assert!(!frames.contains('\x1b'), "no terminal codes when stdout is not a terminal: {frames:?}");
 
-    // Inject: the server's handler accepts or refuses; a has none; b does not progress.
+    // Inject: the server's own handler accepts or refuses; a (no handler of its own) takes it as
+    // its fault plan; b does not progress.
     let sps = sp.to_string();
     let (code, out, err) = f.emu(&["inject", &sps, "delay 1ms"]);
     assert_eq!((code, out.trim()), (0, format!("pid {sp}: plan accepted").as_str()), "{err}");
     expect(&server, "plan delay 1ms");
     let (code, out, _) = f.emu(&["inject", &sps, "a bad plan"]);
     assert_eq!((code, out.trim()), (1, format!("pid {sp}: plan refused: bad plan").as_str()));
-    let (code, out, _) = f.emu(&["inject", &ap.to_string(), "delay 1ms"]);
+    // a registered no handler of its own: its fault plan takes the text (a plan that never fires here),
+    // and a typo is refused naming the bad part.
+    let plan = "task.dma.memcpy=nth(1000000):fail(IO_FAILED)";
+    let (code, out, _) = f.emu(&["inject", &ap.to_string(), plan]);
+    assert_eq!((code, out.trim()), (0, format!("pid {ap}: plan accepted").as_str()));
+    let (code, out, _) = f.emu(&["inject", &ap.to_string(), "task.dma.memcpy=nth(1):fial"]);
     assert_eq!(code, 1);
-    assert!(out.contains("fault plans are not available in this process"), "{out}");
-    let (code, out, _) = f.emu(&["inject", &bp.to_string(), "delay 2ms", "--timeout", "0.5"]);
+    assert!(out.contains("plan refused") && out.contains("fial"), "{out}");
+    let (code, out, _) = f.emu(&["inject", &bp.to_string(), plan, "--timeout", "0.5"]);
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("plan written, not read yet (no progress for"), "{out}");
     let (code, _, err) = f.emu(&["inject", "cc_peer", "delay 1ms"]);
@@ -206,9 +212,8 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
     b.send("go");
     expect(&b, "unblocked");
     ls_until(&f, "b's answer", |ls| {
-        process(ls, bp).is_some_and(|p| {
-            p["plan"]["answered"] == p["plan"]["seq"] && p["plan"]["answer"] == "unavailable"
-        })
+        process(ls, bp)
+            .is_some_and(|p| p["plan"]["answered"] == p["plan"]["seq"] && p["plan"]["answer"] == "accepted")
     });
 
     // A killed process leaves its page: stale, not live; `clean` removes it. A process that

@@ -1,6 +1,7 @@
 /* A client in the shape of DOCA's cc_ctrl_path client sample: on host function b1:00.0, for
  * the server argv[1]; sends argv[2] numbered messages one at a time, checks each echo, then
- * stops and prints "ok <n>". */
+ * stops and prints "ok <n>". A connection that ends before (the context going Idle on its
+ * own) is a failure. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 
 static struct doca_cc_client *client;
 static struct doca_cc_connection *conn;
-static int echoed, failed, running;
+static int echoed, failed, running, stopping;
 static char last[64];
 
 static void send_done(struct doca_cc_task_send *task, union doca_data td, union doca_data cd)
@@ -53,6 +54,11 @@ static void on_state(const union doca_data ud, struct doca_ctx *ctx, enum doca_c
 	(void)prev;
 	if (next == DOCA_CTX_STATE_RUNNING)
 		running = 1;
+	/* Idle without our stop: the server went away (its connection ended). */
+	if (next == DOCA_CTX_STATE_IDLE && running && !stopping) {
+		fprintf(stderr, "client: the connection ended\n");
+		failed = 1;
+	}
 }
 
 static doca_error_t send_one(int i)
@@ -129,6 +135,7 @@ int main(int argc, char **argv)
 			failed = 1;
 		}
 	}
+	stopping = 1;
 	res = doca_ctx_stop(doca_cc_client_as_ctx(client));
 	do {
 		doca_pe_progress(pe);

@@ -263,6 +263,15 @@ impl Registry {
         self.next_id.fetch_add(1, Ordering::Relaxed) * 2 + self.side
     }
 
+    /// Cuts the link (a fault plan's `link.drop` at a fast-path send, from any thread): the
+    /// socket is shut both ways, as the peer's death leaves it. The owner reads its end of
+    /// file and winds the connection up; so does the peer.
+    pub(crate) fn cut(&self) {
+        if let Some(sock) = &self.sock {
+            let _ = rustix::net::shutdown(sock, rustix::net::Shutdown::Both);
+        }
+    }
+
     /// Sends a control packet to the peer (atomic per packet, from any thread) and signals
     /// it in the shared segment, so a busy peer reads it on its next progress.
     pub(crate) fn send(&self, ctrl: &Ctrl, fds: &[BorrowedFd<'_>]) -> Result<()> {

@@ -536,6 +536,7 @@ impl CtxOps for SideOps {
 
 impl TaskPayload for SendPayload {
     type Lib = SideOps;
+    const FAULT_KIND: &'static str = "cc.send";
 }
 
 impl TaskLib<SendPayload> for SideOps {

@@ -14,7 +14,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::rc::Rc;
 
 use doca_core::notify::{Doorbell, Watched};
-use doca_core::{Error, Result, TaskId, TaskPool};
+use doca_core::{fault, Error, Result, TaskId, TaskPool};
 
 use super::send::SendPayload;
 use crate::conn::{Connection, Counter};
@@ -46,6 +46,8 @@ pub(crate) struct Link {
     signals: Cell<u32>,
     /// The owner's row in the status page (messages, bytes, ring fill).
     status: Rc<doca_core::status::Entry>,
+    /// A fault plan cut the link (`link.drop`): nothing more is sent or delivered.
+    cut: Cell<bool>,
 }
 
 impl Link {
@@ -71,6 +73,7 @@ impl Link {
             violation: RefCell::new(None),
             signals: Cell::new(0),
             status,
+            cut: Cell::new(false),
         }
     }
 
@@ -142,8 +145,31 @@ impl Link {
         self.channel.wake_peer_fenced();
     }
 
+    /// A control-path message goes out (`dir` "send") or comes in ("recv"): asks the fault
+    /// plan. `link.drop` firing cuts the link as the peer's death would: the socket is shut
+    /// both ways (the peer sees the end of file a crash shows, and winds the connection up
+    /// the same way), this side sees its own end of file, and nothing more is sent or
+    /// delivered — the message at hand included. True when the link was cut.
+    #[cold]
+    fn fault(&self, dir: &str) -> bool {
+        let side = if self.conn.is_server_side() { "cc_server" } else { "cc_client" };
+        let detail = format_args!("{side} connection #{} {dir}", self.conn.id());
+        match fault::on_message(&detail) {
+            Some(fault::MessageFault::Drop) => {
+                self.cut.set(true);
+                self.eof.set(true);
+                let _ = rustix::net::shutdown(&*self.sock, rustix::net::Shutdown::Both);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Writes task `id`'s message into the peer's ring: `Ok(false)` when the ring is full.
     fn write(&self, pool: &TaskPool<SendPayload>, id: TaskId) -> Result<bool> {
+        if self.cut.get() || (fault::armed(fault::class::MESSAGE) && self.fault("send")) {
+            return Err(Error::ConnectionReset);
+        }
         let written = pool.with_payload(id, |p| {
             let msg = p.msg();
             self.channel
@@ -226,13 +252,16 @@ impl Link {
         mut deliver: impl FnMut(&[u8], &Connection),
     ) -> usize {
         let mut n = 0;
-        while n < max && self.state().is_up() {
+        while n < max && self.state().is_up() && !self.cut.get() {
             let Some(slot) = self.channel.recv() else { break };
             let Some(bytes) = slot.bytes() else {
                 self.violated("a corrupt message header".into(), who);
                 break;
             };
             if slot.kind() == KIND_MSG {
+                if fault::armed(fault::class::MESSAGE) && self.fault("recv") {
+                    break;
+                }
                 self.conn.count(Counter::RecvMessages, bytes.len());
                 self.status.received(bytes.len());
                 deliver(bytes, &self.conn);

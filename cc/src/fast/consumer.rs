@@ -628,6 +628,7 @@ impl CtxOps for ConsumerOps {
 
 impl TaskPayload for PostRecvPayload {
     type Lib = ConsumerOps;
+    const FAULT_KIND: &'static str = "cc.consumer.post_recv";
 }
 
 impl TaskLib<PostRecvPayload> for ConsumerOps {

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use doca_buf::Buf;
 use doca_core::notify::Watched;
 use doca_core::{
-    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, Data, Error, Now, Refused, Result, Started, TaskId, TaskLib,
-    TaskPayload, TaskPool,
+    bail, fail, fault, Ctx, CtxCell, CtxCore, CtxOps, Data, Error, Now, Refused, Result, Started, TaskId,
+    TaskLib, TaskPayload, TaskPool,
 };
 
 use crate::caps;
@@ -284,6 +284,8 @@ enum Fault {
     /// consumer can post, twice over, so only a consumer side that posts more than it may or
     /// never reads its completions fills it.
     Ring,
+    /// A fault plan cut the link at this send (`link.drop`).
+    Cut,
 }
 
 enum Step {
@@ -413,11 +415,31 @@ impl ProducerOps {
                 target.id
             ))),
             Err(Fault::Copy(e)) => Step::Done(Err(e)),
+            // The link is cut as the peer's death would cut it: the send fails as sends to a
+            // gone consumer do, and both owners wind the connection up on its end of file.
+            Err(Fault::Cut) => {
+                target.alive.store(false, Ordering::Release);
+                Step::Done(Err(Error::ConnectionAborted))
+            }
             Err(Fault::Ring) => {
                 tracing::error!(target: "doca_sdk", "cc producer {}: consumer {}'s completion ring is full or broken (its side posts more buffers than it may, or reads no completions): consumer dropped", self.id, target.id);
                 target.alive.store(false, Ordering::Release);
                 Step::Done(Err(Error::ConnectionAborted))
             }
+        }
+    }
+
+    /// Asks the fault plan about a send about to go out; on `link.drop`, shuts the
+    /// connection's socket both ways (from this thread: the registry holds a duplicate).
+    #[cold]
+    fn fault_cut(&self) -> bool {
+        let detail = format_args!("cc_producer {} connection #{} send", self.id, self.conn.id());
+        match fault::on_message(&detail) {
+            Some(fault::MessageFault::Drop) => {
+                self.conn.fast().cut();
+                true
+            }
+            None => false,
         }
     }
 
@@ -449,6 +471,10 @@ impl ProducerOps {
         // Checked before anything is written: a send that cannot complete writes nothing.
         if !lanes.done.has_room() {
             return Err(Fault::Ring);
+        }
+        // A send that would go out now is a message: a fault plan may cut the link instead.
+        if fault::armed(fault::class::MESSAGE) && self.fault_cut() {
+            return Err(Fault::Cut);
         }
         buf.map().copy_to(data, len, &target.mem, post.offset as usize).map_err(Fault::Copy)?;
         slot.consume();
@@ -588,6 +614,7 @@ impl CtxOps for ProducerOps {
 
 impl TaskPayload for ProducerSendPayload {
     type Lib = ProducerOps;
+    const FAULT_KIND: &'static str = "cc.producer.send";
 }
 
 impl TaskLib<ProducerSendPayload> for ProducerOps {
