@@ -9,6 +9,7 @@
 //! | `doca_pe`                              | [`Pe`]                                 |
 //! | `doca_ctx`, `doca_ctx_states`          | [`Ctx`], [`CtxState`] ([`ctx`] has the transition table) |
 //! | `doca_task`                            | [`Task`], [`TaskPool`]                 |
+//! | an engine library's task queue, DOCA's fatal-failure rule | [`queue`]: [`queue::TaskQueue`] |
 //! | notification handles, doorbells        | [`notify`]                             |
 //! | time of a progress pass (testable)     | [`clock`]: [`Now`], [`Clock`]          |
 //! | `doca_clock` (3.3): NIC and host clocks | [`hwclock`]: [`HwClock`], [`ClockType`] |
@@ -35,6 +36,7 @@ pub mod loopback;
 pub mod notify;
 pub mod pci;
 mod pe;
+pub mod queue;
 pub mod task;
 pub mod topology;
 
