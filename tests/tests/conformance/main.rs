@@ -16,5 +16,7 @@ mod doca_ctx;
 mod doca_dev;
 mod doca_error;
 mod doca_mmap;
+mod doca_mmap_advise;
 mod doca_pe;
+mod doca_sha;
 mod support;
