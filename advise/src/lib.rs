@@ -15,7 +15,10 @@
 //! submit), in submission order, every task queued before the pass in that pass.
 //!
 //! **Checks and codes.** As DOCA, `doca_task_submit` does not validate: a bad task completes
-//! through the error callback with its status; `doca_task_try_submit`
+//! through the error callback with its status — and, as on DOCA's engine (pe_task_error; the
+//! rule is the progress engine's, see [`doca_core::queue`]), the failure is fatal to the
+//! context: it moves to Stopping, every task still queued completes with [`FLUSH_STATUS`],
+//! and it reaches Idle once they are freed (start it again to go on). `doca_task_try_submit`
 //! ([`InvalidateCacheTask::try_submit`]) makes the same checks first and refuses a bad task
 //! with `INVALID_VALUE` (the log line says which check).
 //!
@@ -24,25 +27,25 @@
 //! | no buffer set                                           | `INVALID_VALUE`       |
 //! | a buffer larger than `mmap_advise.max_buf_size`          | `INVALID_VALUE`       |
 //! | a buffer of a map not added to the context's device      | `NOT_PERMITTED`       |
-//! | the context stopped before the task completed           | [`FLUSH_STATUS`] (`SHUTDOWN`) |
+//! | the context stopped, or a task before it failed, before it completed | [`FLUSH_STATUS`] (`SHUTDOWN`) |
 
 #![forbid(unsafe_code)]
 
 pub mod caps;
 
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::Cell;
 use std::rc::{Rc, Weak};
 
 use doca_buf::Buf;
 use doca_core::clock::Now;
+use doca_core::queue::{Step, TaskQueue};
 use doca_core::{
-    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, Error, Refused, Result, Started, Task,
-    TaskId, TaskLib, TaskPayload, TaskPool,
+    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, Data, Dev, Error, Refused, Result, Started, Task, TaskId,
+    TaskLib, TaskPayload, TaskPool,
 };
 
-/// Status of the tasks a stop flushes: `DOCA_ERROR_SHUTDOWN`.
-pub const FLUSH_STATUS: Error = Error::Shutdown;
+/// Status of the tasks a stop or a failure flushes: `DOCA_ERROR_SHUTDOWN`.
+pub const FLUSH_STATUS: Error = doca_core::queue::FLUSH_STATUS;
 
 /// The payload of a cache-invalidate task: its buffer.
 #[derive(Default)]
@@ -74,7 +77,7 @@ pub struct AdviseOps {
     dev: Dev,
     pool: TaskPool<Invalidate>,
     /// Submitted tasks in order.
-    queue: RefCell<VecDeque<TaskId>>,
+    queue: TaskQueue<TaskId>,
     /// `mmap_advise.max_buf_size`, read at start.
     max_buf_size: Cell<u64>,
 }
@@ -92,7 +95,7 @@ impl MmapAdvise {
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<AdviseOps>>| AdviseOps {
             dev: dev.clone(),
             pool: TaskPool::new(weak.clone()),
-            queue: RefCell::new(VecDeque::new()),
+            queue: TaskQueue::new(),
             max_buf_size: Cell::new(0),
         });
         Ok(MmapAdvise { ctx })
@@ -192,9 +195,7 @@ impl CtxOps for AdviseOps {
     fn start(&self, _core: &CtxCore) -> Result<Started> {
         self.max_buf_size.set(caps::task_cache_invalidate_max_buf_size(self.dev.as_devinfo())?);
         self.pool.prepare(Invalidate::default);
-        let mut q = self.queue.borrow_mut();
-        q.clear();
-        q.reserve(self.pool.capacity() as usize);
+        self.queue.reset(self.pool.capacity() as usize);
         Ok(Started::Running)
     }
 
@@ -204,29 +205,35 @@ impl CtxOps for AdviseOps {
 
     /// Only while tasks wait: an idle context costs its engine nothing.
     fn needs_poll(&self, _core: &CtxCore) -> bool {
-        !self.queue.borrow().is_empty()
+        !self.queue.is_empty()
     }
 
+    /// Every task queued before the pass, in order (no byte budget: nothing is copied); a
+    /// failed task is fatal to the context, the rest flushed (see [`doca_core::queue`]).
     fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        let n = self.queue.borrow().len();
-        if n == 0 {
-            return false;
-        }
-        let running = core.state() == CtxState::Running;
-        // Tasks the callbacks of this pass submit wait for the next pass.
-        for _ in 0..n {
-            let Some(id) = self.queue.borrow_mut().pop_front() else { break };
-            let status = if running { self.validate(id) } else { Err(FLUSH_STATUS) };
-            if let Err(e) = status {
-                tracing::debug!(target: "doca_sdk", "mmap advise: cache-invalidate task failed: {e:?}");
-            }
-            self.pool.finish(id, status);
-        }
-        true
+        self.queue.progress(
+            core,
+            usize::MAX,
+            "a cache-invalidate task failed",
+            |id, _| {
+                let status = self.validate(id);
+                self.pool.finish(id, status);
+                match status {
+                    Ok(()) => Step::Done(0),
+                    Err(e) => {
+                        tracing::debug!(target: "doca_sdk", "mmap advise: cache-invalidate task failed: {e:?}");
+                        Step::Failed(e)
+                    }
+                }
+            },
+            |id| {
+                self.pool.finish(id, Err(FLUSH_STATUS));
+            },
+        )
     }
 
     fn request_notification(&self, _core: &CtxCore) -> bool {
-        !self.queue.borrow().is_empty()
+        !self.queue.is_empty()
     }
 }
 
@@ -241,7 +248,7 @@ impl TaskLib<Invalidate> for AdviseOps {
 
     /// Queued as it is: checked when the engine reaches it (DOCA's submit does not validate).
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.queue.borrow_mut().push_back(task);
+        self.queue.push(task);
         Ok(())
     }
 

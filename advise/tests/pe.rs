@@ -1,7 +1,8 @@
 //! Cache-invalidate tasks shaped like DOCA 2.9's cache_invalidate sample (a task on a buffer
 //! submitted from progress, its completion ending the loop), and every status of the table in
 //! the crate's documentation: no buffer, a map not on the device, a buffer returned, a stop
-//! with tasks queued, try_submit's code and an empty pool.
+//! with tasks queued, a failure (fatal to the context, as on DOCA's engine), try_submit's
+//! code and an empty pool.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -78,21 +79,77 @@ fn a_task_on_a_buffer_of_the_device_completes_from_progress_and_changes_nothing(
     assert_eq!(buf.data_len().unwrap(), 4096);
 }
 
+/// One task through submit; returns its status. A failure is fatal to the context (DOCA's
+/// engine rule): it reaches Idle once the task is freed, and starts again for the next case.
+fn one(s: &Setup, t: InvalidateCacheTask) -> Result<(), Error> {
+    let before = s.seen.borrow().len();
+    t.submit().unwrap();
+    run(&s.pe, || s.seen.borrow().len() > before);
+    let status = s.seen.borrow().last().unwrap().1;
+    if status.is_err() {
+        assert_ne!(s.advise.as_ctx().state(), CtxState::Running, "the failure stopped the context");
+        run(&s.pe, || s.advise.as_ctx().state() == CtxState::Idle);
+        s.advise.as_ctx().start().unwrap();
+    }
+    status
+}
+
 #[test]
 fn bad_tasks_complete_through_the_error_callback_with_their_status() {
     let s = setup(8);
     let on_dev = map(Some(&s.dev), 4096);
     let elsewhere = map(None, 4096);
     let none = s.advise.task_invalidate_cache_alloc_init(None, Data::from_u64(1)).unwrap();
-    none.submit().unwrap();
+    assert_eq!(one(&s, none), Err(Error::InvalidValue));
     let foreign = s.inv.buf_get_data_at(&elsewhere, 0, 16).unwrap();
-    s.advise.task_invalidate_cache_alloc_init(Some(&foreign), Data::from_u64(2)).unwrap().submit().unwrap();
+    let t = s.advise.task_invalidate_cache_alloc_init(Some(&foreign), Data::from_u64(2)).unwrap();
+    assert_eq!(one(&s, t), Err(Error::NotPermitted));
+    // a buffer returned to its inventory meanwhile
+    let gone = s.inv.buf_get_data_at(&on_dev, 0, 16).unwrap();
+    let t = s.advise.task_invalidate_cache_alloc_init(Some(&gone), Data::from_u64(3)).unwrap();
+    gone.dec_refcount().unwrap();
+    assert_eq!(one(&s, t), Err(Error::BadState));
     // a buffer set after allocation is the one checked
-    let late = s.advise.task_invalidate_cache_alloc_init(None, Data::from_u64(3)).unwrap();
+    let late = s.advise.task_invalidate_cache_alloc_init(None, Data::from_u64(4)).unwrap();
     late.set_buf(Some(&s.inv.buf_get_data_at(&on_dev, 0, 16).unwrap()));
-    late.submit().unwrap();
-    run(&s.pe, || s.seen.borrow().len() == 3);
-    assert_eq!(*s.seen.borrow(), [(1, Err(Error::InvalidValue)), (2, Err(Error::NotPermitted)), (3, Ok(()))]);
+    assert_eq!(one(&s, late), Ok(()));
+    assert_eq!(
+        *s.seen.borrow(),
+        [
+            (1, Err(Error::InvalidValue)),
+            (2, Err(Error::NotPermitted)),
+            (3, Err(Error::BadState)),
+            (4, Ok(()))
+        ]
+    );
+}
+
+/// pe_task_error's shape: a good task, a bad one (no buffer), two good ones, submitted
+/// together. The bad one fails with its status and, as on DOCA's engine, the failure is fatal
+/// to the context: it moves to Stopping, the tasks still queued complete with SHUTDOWN, and
+/// the context reaches Idle once the callbacks freed them; it starts again.
+#[test]
+fn a_failing_task_completes_with_its_status_and_stops_its_context() {
+    let s = setup(8);
+    let states: Rc<RefCell<Vec<CtxState>>> = Rc::default();
+    let st = states.clone();
+    s.advise.as_ctx().set_state_changed_cb(move |_, _, _, next| st.borrow_mut().push(next)).unwrap();
+    let m = map(Some(&s.dev), 4096);
+    let buf = s.inv.buf_get_data_at(&m, 0, 64).unwrap();
+    for i in 0..4u64 {
+        let b = (i != 1).then_some(&buf);
+        s.advise.task_invalidate_cache_alloc_init(b, Data::from_u64(i)).unwrap().submit().unwrap();
+    }
+    run(&s.pe, || s.advise.as_ctx().state() == CtxState::Idle);
+    assert_eq!(
+        *s.seen.borrow(),
+        [(0, Ok(())), (1, Err(Error::InvalidValue)), (2, Err(FLUSH_STATUS)), (3, Err(FLUSH_STATUS))]
+    );
+    // (The start's own transition, still pending when the callback was set, comes first.)
+    assert_eq!(*states.borrow(), [CtxState::Running, CtxState::Stopping, CtxState::Idle]);
+    s.advise.as_ctx().start().unwrap();
+    let t = s.advise.task_invalidate_cache_alloc_init(Some(&buf), Data::from_u64(5)).unwrap();
+    assert_eq!(one(&s, t), Ok(()), "a restarted context works");
 }
 
 #[test]
@@ -167,8 +224,8 @@ fn a_buffer_above_the_max_size_is_invalid() {
     let small = inv.buf_get_data_at(&m, 0, 4096).unwrap();
     let (base, _) = m.memrange().unwrap();
     let big = inv.buf_get_by_addr(&m, base, 8192).unwrap();
-    advise.task_invalidate_cache_alloc_init(Some(&big), Data::from_u64(1)).unwrap().submit().unwrap();
-    advise.task_invalidate_cache_alloc_init(Some(&small), Data::from_u64(2)).unwrap().submit().unwrap();
-    run(&pe, || seen.borrow().len() == 2);
-    assert_eq!(*seen.borrow(), [(1, Err(Error::InvalidValue)), (2, Ok(()))]);
+    advise.task_invalidate_cache_alloc_init(Some(&small), Data::from_u64(1)).unwrap().submit().unwrap();
+    advise.task_invalidate_cache_alloc_init(Some(&big), Data::from_u64(2)).unwrap().submit().unwrap();
+    run(&pe, || advise.as_ctx().state() == CtxState::Idle);
+    assert_eq!(*seen.borrow(), [(1, Ok(())), (2, Err(Error::InvalidValue))], "fatal: the context stopped");
 }

@@ -638,13 +638,22 @@ impl fmt::Debug for Buf {
     }
 }
 
+/// The error of a handle whose buffer went back to its inventory (out of line: every
+/// accessor checks for it, and the check stays a load and a compare).
+#[cold]
+#[inline(never)]
+fn stale() -> Error {
+    doca_core::fail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory")
+}
+
 impl Buf {
     /// The buffer's element, if this handle is not stale.
+    #[inline]
     fn elem(&self) -> Result<&Elem> {
         let e = &self.h.inv.elems[self.idx as usize];
         let meta = e.meta.load(Ordering::Acquire);
         if meta & IN_USE == 0 || gen_of(meta) != self.gen {
-            bail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory");
+            return Err(stale());
         }
         Ok(e)
     }

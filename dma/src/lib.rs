@@ -19,10 +19,15 @@
 //!
 //! **Checks and codes.** `doca_task_submit` does not validate: a bad task completes through
 //! the error callback with its status, when the engine reaches it — and, as on DOCA's engine
-//! (pe_task_error), the failure is fatal to the context: it moves to Stopping, every task
-//! still queued completes with [`FLUSH_STATUS`], and it reaches Idle once they are freed. `doca_task_try_submit`
+//! (pe_task_error; core's [`doca_core::queue`] holds the rule for every engine library), the
+//! failure is fatal to the context: it moves to Stopping, every task still queued completes
+//! with [`FLUSH_STATUS`], and it reaches Idle once they are freed. `doca_task_try_submit`
 //! ([`MemcpyTask::try_submit`]) makes the same checks first and refuses a bad task with
-//! `INVALID_VALUE` (the log line says which check). The statuses:
+//! `INVALID_VALUE` (the log line says which check). A buffer's map (reached by the device,
+//! with the permission needed) is checked once per buffer handle: the answer cannot change
+//! while the handle is live (its map cannot be stopped), so a task slot allocated again with
+//! the same buffers checks only their handles and the revocation of a map from export. The
+//! statuses:
 //!
 //! | the task                                                        | error callback status |
 //! |-----------------------------------------------------------------|-----------------------|
@@ -64,37 +69,27 @@
 pub mod caps;
 
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::Cell;
 use std::rc::{Rc, Weak};
 
-use doca_buf::Buf;
+use doca_buf::{Buf, Shape};
 use doca_core::clock::Now;
+use doca_core::queue::{Step, TaskQueue};
 use doca_core::{
-    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, Error, Refused, Result, Started, Task,
-    TaskId, TaskLib, TaskPayload, TaskPool,
+    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, Data, Dev, Error, Refused, Result, Started, Task, TaskId,
+    TaskLib, TaskPayload, TaskPool,
 };
 use doca_mmap::AccessFlags;
 
-/// How far one look at the front task got.
-enum Step {
-    /// The pass's byte budget ran out: the task goes on next pass.
-    Partial,
-    /// Copied whole.
-    Done,
-    /// It failed with this status (fatal to the context).
-    Failed(Error),
-}
-
-/// Status of the tasks a stop flushes: `DOCA_ERROR_SHUTDOWN`.
-pub const FLUSH_STATUS: Error = Error::Shutdown;
+/// Status of the tasks a stop or a failure flushes: `DOCA_ERROR_SHUTDOWN`.
+pub const FLUSH_STATUS: Error = doca_core::queue::FLUSH_STATUS;
 
 /// The payload of a memcpy task: its buffers and how far the engine got.
 #[derive(Default)]
 #[doc(hidden)] // reached through MemcpyTask
 pub struct Memcpy {
-    src: Option<Buf>,
-    dst: Option<Buf>,
+    src: Side,
+    dst: Side,
     /// Bytes copied so far (the engine's cursor; 0 until it reaches the task).
     copied: usize,
     /// The source's length, set when the engine checked the task (0 before).
@@ -102,6 +97,32 @@ pub struct Memcpy {
     /// A fault plan failed this submission with this code: the engine fails it when it
     /// reaches it, as it fails a task whose copy fails.
     injected: Option<Error>,
+}
+
+/// One buffer of a task, and whether its map passed the device checks (reached by the
+/// DMA's device, with the permission the access needs) for this very handle.
+///
+/// That answer cannot change while the handle is not stale: a live handle's buffer has been
+/// out of its inventory ever since it was taken (a return makes every handle to it stale),
+/// so its map has had a buffer out all along and could not be stopped — and only a stopped
+/// map changes its devices or permissions. The engine then needs only the handle's own
+/// check (the buffer's shape, `BAD_STATE` when stale) and the revocation check of a map
+/// from export, which can change any time. Setting another buffer forgets the answer.
+#[derive(Default)]
+struct Side {
+    buf: Option<Buf>,
+    reached: bool,
+}
+
+impl Side {
+    /// Sets the buffer; the same buffer again (same descriptor and generation) keeps its
+    /// handle and answer, and costs no handle clone.
+    fn set(&mut self, buf: Option<&Buf>) {
+        if self.buf.as_ref() != buf {
+            self.buf = buf.cloned();
+            self.reached = false;
+        }
+    }
 }
 
 doca_core::task_handle! {
@@ -112,22 +133,22 @@ doca_core::task_handle! {
 impl MemcpyTask {
     /// `doca_dma_task_memcpy_get_src`.
     pub fn src(&self) -> Option<Buf> {
-        self.0.with_payload(|p| p.src.clone())
+        self.0.with_payload(|p| p.src.buf.clone())
     }
 
     /// `doca_dma_task_memcpy_set_src`: checked when the task is submitted.
     pub fn set_src(&self, src: Option<&Buf>) {
-        self.0.with_payload(|p| p.src = src.cloned());
+        self.0.with_payload(|p| p.src.set(src));
     }
 
     /// `doca_dma_task_memcpy_get_dst`.
     pub fn dst(&self) -> Option<Buf> {
-        self.0.with_payload(|p| p.dst.clone())
+        self.0.with_payload(|p| p.dst.buf.clone())
     }
 
     /// `doca_dma_task_memcpy_set_dst`: checked when the task is submitted.
     pub fn set_dst(&self, dst: Option<&Buf>) {
-        self.0.with_payload(|p| p.dst = dst.cloned());
+        self.0.with_payload(|p| p.dst.set(dst));
     }
 }
 
@@ -144,7 +165,7 @@ pub struct DmaOps {
     dev: Dev,
     pool: TaskPool<Memcpy>,
     /// Submitted tasks in order; the front one is being copied.
-    queue: RefCell<VecDeque<TaskId>>,
+    queue: TaskQueue<TaskId>,
     limits: Cell<Limits>,
 }
 
@@ -162,7 +183,7 @@ impl Dma {
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<DmaOps>>| DmaOps {
             dev: dev.clone(),
             pool: TaskPool::new(weak.clone()),
-            queue: RefCell::new(VecDeque::new()),
+            queue: TaskQueue::new(),
             limits: Cell::new(limits),
         });
         Ok(Dma { ctx })
@@ -212,7 +233,13 @@ impl Dma {
         user_data: Data,
     ) -> Result<MemcpyTask> {
         let t = self.ctx.ops().pool.alloc(|p| {
-            *p = Memcpy { src: src.cloned(), dst: dst.cloned(), copied: 0, len: 0, injected: None };
+            // A slot keeps the buffers of its last task: the same ones again (a task
+            // allocated per copy of one pair) cost no handle clone and no second map check.
+            p.src.set(src);
+            p.dst.set(dst);
+            p.copied = 0;
+            p.len = 0;
+            p.injected = None;
             Ok(())
         })?;
         t.set_user_data(user_data);
@@ -232,12 +259,18 @@ impl Dma {
     }
 }
 
-/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`). A
-/// buffer in no list is looked at alone (no clone of its handle, no look at the inventory's
-/// list state).
-fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>) -> Result<()> {
-    f(head)?;
-    if !head.shape()?.in_list {
+/// The elements of the list headed by `head` (whose shape the caller read), in order, each
+/// with its shape (`INVALID_VALUE` beyond `max`). A buffer in no list is looked at alone
+/// (no clone of its handle, no look at the inventory's list state).
+fn walk(
+    head: &Buf,
+    shape: Shape,
+    max: u32,
+    what: &str,
+    mut f: impl FnMut(&Buf, Shape) -> Result<()>,
+) -> Result<()> {
+    f(head, shape)?;
+    if !shape.in_list {
         return Ok(());
     }
     let mut cur = head.next_in_list()?;
@@ -250,10 +283,17 @@ fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>)
                 "dma: the {what} list has more than {max} elements (cap dma.max_buf_list_len)"
             );
         }
-        f(&b)?;
+        f(&b, b.shape()?)?;
         cur = b.next_in_list()?;
     }
     Ok(())
+}
+
+/// What the checks of a task found: the source's length and, when neither buffer is in a
+/// list, both shapes as the checks read them (the copy then needs no second look).
+struct Checked {
+    len: usize,
+    single: Option<(Shape, Shape)>,
 }
 
 impl DmaOps {
@@ -290,24 +330,50 @@ impl DmaOps {
         Ok(())
     }
 
-    /// Every check of a task; returns the source's length.
-    fn validate(&self, id: TaskId) -> Result<usize> {
-        self.pool
-            .with_payload(id, |p| self.check_bufs(p.src.as_ref(), p.dst.as_ref()))
-            .ok_or(Error::BadState)?
+    /// Every check of a task.
+    fn validate(&self, id: TaskId) -> Result<Checked> {
+        self.pool.with_payload(id, |p| self.check_task(p)).ok_or(Error::BadState)?
     }
 
-    /// Every check of a task's buffers; returns the source's length.
-    fn check_bufs(&self, src: Option<&Buf>, dst: Option<&Buf>) -> Result<usize> {
+    /// Every check of a task's buffers ([`DmaOps::check_bufs`]), remembering which buffers
+    /// passed the map checks.
+    fn check_task(&self, p: &mut Memcpy) -> Result<Checked> {
+        let checked = self.check_bufs(&p.src, &p.dst)?;
+        if checked.single.is_some() {
+            (p.src.reached, p.dst.reached) = (true, true);
+        }
+        Ok(checked)
+    }
+
+    /// The map checks of a buffer in no list: all of them once per handle, then only the
+    /// revocation of a map from export (see [`Side`]).
+    fn check_single(&self, side: &Side, buf: &Buf, what: &str, write: bool) -> Result<()> {
+        if side.reached {
+            buf.map().check_live()
+        } else {
+            self.check_map(buf, what, write)
+        }
+    }
+
+    /// Every check of a task's buffers, each buffer's shape read once.
+    fn check_bufs(&self, src: &Side, dst: &Side) -> Result<Checked> {
         let limits = self.limits.get();
-        let Some(src) = src else { bail!(Error::InvalidValue, "dma: the memcpy task has no source") };
-        let Some(dst) = dst else { bail!(Error::InvalidValue, "dma: the memcpy task has no destination") };
+        let Some(s_buf) = &src.buf else { bail!(Error::InvalidValue, "dma: the memcpy task has no source") };
+        let Some(d_buf) = &dst.buf else {
+            bail!(Error::InvalidValue, "dma: the memcpy task has no destination")
+        };
+        let s_shape = s_buf.shape()?;
         let mut len = 0usize;
-        walk(src, limits.max_list_len, "source", |b| {
-            self.check_map(b, "source", false)?;
-            len = len.saturating_add(b.data_len()?);
-            Ok(())
-        })?;
+        if s_shape.in_list {
+            walk(s_buf, s_shape, limits.max_list_len, "source", |b, shape| {
+                self.check_map(b, "source", false)?;
+                len = len.saturating_add(shape.data_len);
+                Ok(())
+            })?;
+        } else {
+            self.check_single(src, s_buf, "source", false)?;
+            len = s_shape.data_len;
+        }
         if len == 0 {
             bail!(Error::InvalidValue, "dma: the source holds no data (data length 0)");
         }
@@ -318,19 +384,37 @@ impl DmaOps {
                 limits.max_buf_size
             );
         }
+        let d_shape = d_buf.shape()?;
         let mut room = 0usize;
-        walk(dst, limits.max_list_len, "destination", |b| {
-            self.check_map(b, "destination", true)?;
-            room = room.saturating_add(b.tail_room()?);
-            Ok(())
-        })?;
+        if d_shape.in_list {
+            walk(d_buf, d_shape, limits.max_list_len, "destination", |b, shape| {
+                self.check_map(b, "destination", true)?;
+                room = room.saturating_add(shape.room());
+                Ok(())
+            })?;
+        } else {
+            self.check_single(dst, d_buf, "destination", true)?;
+            room = d_shape.room();
+        }
         if room < len {
             bail!(
                 Error::InvalidValue,
                 "dma: the destination has room for {room} bytes after its data, the source holds {len}"
             );
         }
-        Ok(len)
+        let single = (!s_shape.in_list && !d_shape.in_list).then_some((s_shape, d_shape));
+        Ok(Checked { len, single })
+    }
+
+    /// The whole copy of a task whose buffers are in no list, with the shapes its checks
+    /// read: the source's data into the destination's room, whose data length then grows.
+    fn copy_single(src: &Buf, s: Shape, dst: &Buf, d: Shape) -> Result<()> {
+        let (from, to, n) = (s.data, d.data_end(), s.data_len);
+        if src.map() == dst.map() && from < to + n && to < from + n {
+            bail!(Error::InUse, "dma: the source and destination overlap ({from}+{n}, {to}+{n} in one map)");
+        }
+        src.map().copy_to_map(from, n, dst.map(), to)?;
+        dst.increase_data_len(n)
     }
 
     /// Copies up to `budget` bytes of the copy `src` → `dst` from byte `copied` of `len`;
@@ -399,51 +483,53 @@ impl DmaOps {
         Ok(())
     }
 
-    /// Advances the front task by at most `budget` bytes; returns the bytes used and whether
-    /// it finished (and was handed back). The task's buffers are used in place, under the
-    /// pool's borrow (nothing here reaches the pool or runs user code).
-    /// Completes every queued task with [`FLUSH_STATUS`].
-    fn flush(&self) {
-        let n = self.queue.borrow().len();
-        for _ in 0..n {
-            let Some(id) = self.queue.borrow_mut().pop_front() else { break };
-            self.pool.finish(id, Err(FLUSH_STATUS));
-        }
-    }
-
-    fn advance_front(&self, id: TaskId, budget: usize) -> (usize, Step) {
+    /// Advances the front task by at most `budget` bytes; returns the bytes used and how far
+    /// it got (finished or failed, it is handed back). The task's buffers are used in place,
+    /// under the pool's borrow (nothing here reaches the pool or runs user code). A task
+    /// whose buffers are in no list and that fits the budget is checked and copied in one
+    /// go, each buffer's shape read once.
+    fn advance_front(&self, id: TaskId, budget: usize) -> Step {
         let step = self.pool.with_payload(id, |p| -> Result<(usize, bool)> {
             if let Some(e) = p.injected.take() {
                 return Err(e);
             }
             if p.len == 0 {
-                p.len = self.check_bufs(p.src.as_ref(), p.dst.as_ref())?;
+                let checked = self.check_task(p)?;
+                match (checked.single, &p.src.buf, &p.dst.buf) {
+                    (Some((s, d)), Some(src), Some(dst)) if checked.len <= budget => {
+                        DmaOps::copy_single(src, s, dst, d)?;
+                        return Ok((checked.len, true));
+                    }
+                    _ => {}
+                }
+                p.len = checked.len;
                 p.copied = 0;
             }
-            let (Some(src), Some(dst)) = (&p.src, &p.dst) else { return Err(Error::InvalidValue) };
-            let n = DmaOps::copy_some(src, dst, p.copied, p.len, budget).inspect_err(|e| {
-                tracing::debug!(target: "doca_sdk", "dma: memcpy task failed: {e:?}");
-            })?;
+            let (Some(src), Some(dst)) = (&p.src.buf, &p.dst.buf) else { return Err(Error::InvalidValue) };
+            let n = DmaOps::copy_some(src, dst, p.copied, p.len, budget)?;
             p.copied += n;
             if p.copied < p.len {
                 return Ok((n, false));
             }
             DmaOps::settle(dst, p.len)?;
+            // Ready for the next submission (a resubmitted task is checked again).
+            p.len = 0;
             Ok((n, true))
         });
         match step {
-            Some(Ok((n, false))) => (n, Step::Partial),
+            Some(Ok((n, false))) => Step::Partial(n),
             Some(Ok((n, true))) => {
                 self.pool.finish(id, Ok(()));
-                (n, Step::Done)
+                Step::Done(n)
             }
             Some(Err(e)) => {
+                tracing::debug!(target: "doca_sdk", "dma: memcpy task failed: {e:?}");
                 self.pool.finish(id, Err(e));
-                (0, Step::Failed(e))
+                Step::Failed(e)
             }
             None => {
                 self.pool.finish(id, Err(Error::BadState));
-                (0, Step::Failed(Error::BadState))
+                Step::Failed(Error::BadState)
             }
         }
     }
@@ -487,9 +573,7 @@ impl CtxOps for DmaOps {
             bytes_per_pass: caps::bytes_per_pass(info)?,
         });
         self.pool.prepare(Memcpy::default);
-        let mut q = self.queue.borrow_mut();
-        q.clear();
-        q.reserve(self.pool.capacity() as usize);
+        self.queue.reset(self.pool.capacity() as usize);
         Ok(Started::Running)
     }
 
@@ -499,47 +583,26 @@ impl CtxOps for DmaOps {
 
     /// Only while tasks wait: an idle DMA context costs its engine nothing.
     fn needs_poll(&self, _core: &CtxCore) -> bool {
-        !self.queue.borrow().is_empty()
+        !self.queue.is_empty()
     }
 
+    /// Front task first, at most [`caps::BYTES_PER_PASS`] bytes a pass; a failed task is
+    /// fatal to the context, the rest flushed (see [`doca_core::queue`]). Tasks the callbacks
+    /// of this pass submit wait for the next pass.
     fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        if self.queue.borrow().is_empty() {
-            return false;
-        }
-        if core.state() != CtxState::Running {
-            // Stopping: every queued task, the one half copied too, is flushed.
-            self.flush();
-            return true;
-        }
-        // Tasks the callbacks of this pass submit join the queue after the ones counted
-        // here and wait for the next pass.
-        let mut budget = self.limits.get().bytes_per_pass;
-        let n = self.queue.borrow().len();
-        for _ in 0..n {
-            let Some(id) = self.queue.borrow().front().copied() else { break };
-            let (used, step) = self.advance_front(id, budget);
-            budget -= used.min(budget);
-            if let Step::Partial = step {
-                break; // the budget is spent: the front task goes on next pass
-            }
-            self.queue.borrow_mut().pop_front();
-            if let Step::Failed(e) = step {
-                // As DOCA's engine: a task that fails is fatal to its context, which moves
-                // to Stopping; every task still queued completes with an error (the
-                // application frees them, and the context reaches Idle).
-                core.fail(e, "a memcpy task failed");
-                self.flush();
-                break;
-            }
-            if budget == 0 {
-                break;
-            }
-        }
-        true
+        self.queue.progress(
+            core,
+            self.limits.get().bytes_per_pass,
+            "a memcpy task failed",
+            |id, budget| self.advance_front(id, budget),
+            |id| {
+                self.pool.finish(id, Err(FLUSH_STATUS));
+            },
+        )
     }
 
     fn request_notification(&self, _core: &CtxCore) -> bool {
-        !self.queue.borrow().is_empty()
+        !self.queue.is_empty()
     }
 }
 
@@ -554,26 +617,18 @@ impl TaskLib<Memcpy> for DmaOps {
     }
 
     /// Queued as it is: the engine checks it when it reaches it (DOCA's submit does not
-    /// validate).
+    /// validate). Its cursor is at rest: alloc_init and every completion leave it so, and a
+    /// task flushed or failed part-way is never submitted again in the same run.
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.pool.with_payload(task, |p| {
-            p.copied = 0;
-            p.len = 0;
-            p.injected = None;
-        });
-        self.queue.borrow_mut().push_back(task);
+        self.queue.push(task);
         Ok(())
     }
 
     /// A fault plan's `fail(CODE)`: queued like any task, and failed by the engine when it
     /// reaches it — fatal to the context, as a failed copy is.
     fn inject_failure(&self, _core: &CtxCore, task: TaskId, error: Error) {
-        self.pool.with_payload(task, |p| {
-            p.copied = 0;
-            p.len = 0;
-            p.injected = Some(error);
-        });
-        self.queue.borrow_mut().push_back(task);
+        self.pool.with_payload(task, |p| p.injected = Some(error));
+        self.queue.push(task);
     }
 
     /// `doca_task_try_submit`: every check the engine makes; any failure is

@@ -427,3 +427,44 @@ fn alloc_beyond_num_tasks_is_no_memory_and_conf_beyond_the_cap_is_invalid() {
     assert!(caps::task_memcpy_is_supported(s.dev.as_devinfo()).is_ok());
     assert!(caps::task_memcpy_max_buf_list_len(s.dev.as_devinfo()).unwrap() >= 1);
 }
+
+/// The engine checks a buffer's map (the device reaches it, with the permission the access
+/// needs) once per buffer handle, since that answer cannot change while the handle is live.
+/// A handle that went stale is never taken for checked: a task slot allocated again with the
+/// same descriptor taken again — from a map meanwhile stopped, taken off the device and
+/// restarted — fails with NOT_PERMITTED, and with the stale handle with BAD_STATE.
+#[test]
+fn a_buffer_checked_before_is_checked_again_once_it_went_back_to_its_inventory() {
+    let s = setup(1); // one slot: every task below reuses it, with its last buffers
+    let rw = AccessFlags::LOCAL_READ_WRITE;
+    let m = map(Some(&s.dev), 4096, 3, rw);
+    let d = map(Some(&s.dev), 4096, 0, rw);
+    let (src, dst) = pair(&s, &m, 0, &d, 0, 64);
+    let copy = |src: &Buf| {
+        dst.reset_data_len().unwrap();
+        s.dma.task_memcpy_alloc_init(Some(src), Some(&dst), Data::NONE).unwrap().submit().unwrap();
+        let before = s.seen.borrow().len();
+        run(&s.pe, || s.seen.borrow().len() > before);
+        let status = s.seen.borrow().last().unwrap().1;
+        if status.is_err() {
+            run(&s.pe, || s.dma.as_ctx().state() == CtxState::Idle);
+            s.dma.as_ctx().start().unwrap();
+        }
+        status
+    };
+    assert_eq!(copy(&src), Ok(()));
+    assert_eq!(copy(&src), Ok(()), "the same buffers again");
+    // The source goes back to its inventory (the slot still holds its handle, now stale), and
+    // its map loses the device while none of its buffers is out; the same descriptor, taken
+    // again, is on a map the device no longer reaches.
+    let idx = src.index();
+    src.dec_refcount().unwrap();
+    m.stop().unwrap();
+    m.rm_dev(&s.dev).unwrap();
+    m.start().unwrap();
+    let again = s.inv.buf_get_data_at(&m, 0, 64).unwrap();
+    assert_eq!(again.index(), idx, "the same descriptor, a new generation");
+    assert_eq!(copy(&again), Err(Error::NotPermitted));
+    // The stale handle itself (the failure above restarted the context: a fresh slot).
+    assert_eq!(copy(&src), Err(Error::BadState));
+}

@@ -794,8 +794,14 @@ impl Tracker {
         }
         // The usual fast-path send — a buffer of this process that nothing borrows for
         // writing, into a peer's posted buffer mapped here only as a `RemoteMem` — takes
-        // neither lock.
-        if !same {
+        // neither lock. A first relaxed look skips the announcement when the copy would take
+        // the locks anyway (memory this process can borrow always blocks unlocked writes:
+        // a DMA copy between two local maps); what decides is the look after announcing.
+        let may_skip_locks = || {
+            self.borrows.block.load(Ordering::Relaxed) & READS_MASK == 0
+                && to.borrows.block.load(Ordering::Relaxed) < NO_WRITES
+        };
+        if !same && may_skip_locks() {
             if let Some(pass) = announce() {
                 let free = self.borrows.block.load(Ordering::SeqCst) & READS_MASK == 0
                     && to.borrows.block.load(Ordering::SeqCst) < NO_WRITES;

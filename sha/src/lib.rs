@@ -24,15 +24,20 @@
 //! before the last one it calls [`PartialHashTask::set_is_final`]. The hash state of the
 //! session lives in the task between submissions; the final segment's completion writes the
 //! digest of all segments together (the same as one hash task over the whole data) and sets
-//! [`PartialHashTask::has_result`]. A segment that fails its checks leaves the session as it
-//! was before that segment (fix it and submit again); a stop ends the session (a start
-//! rebuilds the task pools). After the final segment the session is over: submitting the
-//! task again before [`PartialHashTask::reset`] fails with `BAD_STATE`. The algorithm and the
+//! [`PartialHashTask::has_result`]. A segment that `try_submit` refuses leaves the session as
+//! it was (fix it and submit again); a segment that fails in the engine fails its context (see
+//! below), and a stop ends the session (a start rebuilds the task pools). After the final
+//! segment the session is over: submitting the task again before [`PartialHashTask::reset`]
+//! fails with `BAD_STATE`. The algorithm and the
 //! destination are fixed for a session (their setters answer `BAD_STATE` once a segment
 //! completed).
 //!
 //! **Checks and codes.** `doca_task_submit` does not validate: a bad task completes through
-//! the error callback with its status, when the engine reaches it. `doca_task_try_submit`
+//! the error callback with its status, when the engine reaches it — and, as on DOCA's engine
+//! (pe_task_error; the rule is the progress engine's, see [`doca_core::queue`]), the failure
+//! is fatal to the context: it moves to Stopping, every task still queued completes with
+//! [`FLUSH_STATUS`], and it reaches Idle once they are freed (start it again to go on; the
+//! partial-hash sessions of the run are over). `doca_task_try_submit`
 //! (`try_submit`) makes the same checks first and refuses a bad task with `INVALID_VALUE`
 //! (the log line says which check). The statuses:
 //!
@@ -48,7 +53,7 @@
 //! | a buffer of a map created from an export (not yet supported)    | `NOT_SUPPORTED`       |
 //! | a buffer returned to its inventory meanwhile                    | `BAD_STATE`           |
 //! | a partial-hash task submitted again after its final segment, without reset | `BAD_STATE` |
-//! | the context stopped before the task completed                   | [`FLUSH_STATUS`] (`SHUTDOWN`) |
+//! | the context stopped, or a task before it failed, before it completed | [`FLUSH_STATUS`] (`SHUTDOWN`) |
 //!
 //! A source of 0 bytes is accepted (its digest is the empty input's, as `sha256sum` of an
 //! empty file), and so is a final flag on a session's first segment (DOCA leaves both
@@ -64,21 +69,21 @@
 
 pub mod caps;
 
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::Cell;
 use std::rc::{Rc, Weak};
 
 use doca_buf::Buf;
 use doca_core::clock::Now;
+use doca_core::queue::{Step, TaskQueue};
 use doca_core::{
-    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, Error, Refused, Result, Started, Task,
-    TaskId, TaskLib, TaskPayload, TaskPool,
+    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, Data, Dev, Error, Refused, Result, Started, Task, TaskId,
+    TaskLib, TaskPayload, TaskPool,
 };
 use doca_mmap::AccessFlags;
 use sha2::Digest;
 
-/// Status of the tasks a stop flushes: `DOCA_ERROR_SHUTDOWN`.
-pub const FLUSH_STATUS: Error = Error::Shutdown;
+/// Status of the tasks a stop or a failure flushes: `DOCA_ERROR_SHUTDOWN`.
+pub const FLUSH_STATUS: Error = doca_core::queue::FLUSH_STATUS;
 
 /// `enum doca_sha_algorithm` (the same values as DOCA's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -349,7 +354,7 @@ pub struct ShaOps {
     hash: TaskPool<Hash>,
     partial: TaskPool<Partial>,
     /// Submitted tasks in order; the front one is being hashed.
-    queue: RefCell<VecDeque<Job>>,
+    queue: TaskQueue<Job>,
     limits: Cell<Limits>,
 }
 
@@ -380,7 +385,7 @@ impl Sha {
             dev: dev.clone(),
             hash: TaskPool::new(weak.clone()),
             partial: TaskPool::new(weak.clone()),
-            queue: RefCell::new(VecDeque::new()),
+            queue: TaskQueue::new(),
             limits: Cell::new(limits),
         });
         Ok(Sha { ctx })
@@ -751,9 +756,9 @@ impl ShaOps {
         dst.increase_data_len(n)
     }
 
-    /// Advances task `id` by at most `budget` bytes; returns the bytes used and whether it
-    /// finished (and was handed back).
-    fn advance<P: Kind>(&self, id: TaskId, budget: usize) -> (usize, bool) {
+    /// Advances task `id` by at most `budget` bytes: how far it got (finished or failed, it
+    /// is handed back).
+    fn advance<P: Kind>(&self, id: TaskId, budget: usize) -> Step {
         let pool = self.pool::<P>();
         let checked = pool.with_payload(id, |p| p.common().run.work.is_some()).unwrap_or(false);
         if !checked {
@@ -764,28 +769,28 @@ impl ShaOps {
                 Err(e) => {
                     tracing::debug!(target: "doca_sdk", "sha: {} task failed its checks: {e:?}", P::WHAT);
                     pool.finish(id, Err(e));
-                    return (0, true);
+                    return Step::Failed(e);
                 }
             }
         }
-        match self.hash_some::<P>(id, budget) {
-            Ok(n) => {
-                let (done, len) =
-                    pool.with_payload(id, |p| (p.common().run.done, p.common().run.len)).unwrap_or((0, 0));
-                if done < len {
-                    return (n, false);
-                }
-                let status = self.settle::<P>(id);
-                if let Err(e) = &status {
-                    tracing::debug!(target: "doca_sdk", "sha: {} task failed: {e:?}", P::WHAT);
-                }
-                pool.finish(id, status);
-                (n, true)
+        let status = self.hash_some::<P>(id, budget).and_then(|n| {
+            let (done, len) =
+                pool.with_payload(id, |p| (p.common().run.done, p.common().run.len)).unwrap_or((0, 0));
+            if done < len {
+                return Ok(Step::Partial(n));
+            }
+            self.settle::<P>(id).map(|()| Step::Done(n))
+        });
+        match status {
+            Ok(Step::Partial(n)) => Step::Partial(n),
+            Ok(step) => {
+                pool.finish(id, Ok(()));
+                step
             }
             Err(e) => {
                 tracing::debug!(target: "doca_sdk", "sha: {} task failed: {e:?}", P::WHAT);
                 pool.finish(id, Err(e));
-                (0, true)
+                Step::Failed(e)
             }
         }
     }
@@ -799,7 +804,7 @@ impl ShaOps {
 
     fn queue<P: Kind>(&self, task: TaskId) {
         self.pool::<P>().with_payload(task, |p| p.common().run = Run::default());
-        self.queue.borrow_mut().push_back(P::job(task));
+        self.queue.push(P::job(task));
     }
 
     /// `doca_task_try_submit`: every check the engine makes, as `INVALID_VALUE`.
@@ -827,9 +832,7 @@ impl CtxOps for ShaOps {
         });
         self.hash.prepare(Hash::default);
         self.partial.prepare(Partial::default);
-        let mut q = self.queue.borrow_mut();
-        q.clear();
-        q.reserve((self.hash.capacity() + self.partial.capacity()) as usize);
+        self.queue.reset((self.hash.capacity() + self.partial.capacity()) as usize);
         Ok(Started::Running)
     }
 
@@ -839,45 +842,27 @@ impl CtxOps for ShaOps {
 
     /// Only while tasks wait: an idle SHA context costs its engine nothing.
     fn needs_poll(&self, _core: &CtxCore) -> bool {
-        !self.queue.borrow().is_empty()
+        !self.queue.is_empty()
     }
 
+    /// Front task first, at most [`caps::BYTES_PER_PASS`] bytes a pass; a failed task is
+    /// fatal to the context, the rest flushed (see [`doca_core::queue`]). Tasks the callbacks
+    /// of this pass submit wait for the next pass.
     fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        if self.queue.borrow().is_empty() {
-            return false;
-        }
-        if core.state() != CtxState::Running {
-            let n = self.queue.borrow().len();
-            for _ in 0..n {
-                let Some(job) = self.queue.borrow_mut().pop_front() else { break };
-                self.flush(job);
-            }
-            return true;
-        }
-        // Tasks the callbacks of this pass submit join the queue after the ones counted
-        // here and wait for the next pass.
-        let mut budget = self.limits.get().bytes_per_pass;
-        let n = self.queue.borrow().len();
-        for _ in 0..n {
-            let Some(job) = self.queue.borrow().front().copied() else { break };
-            let (used, finished) = match job {
+        self.queue.progress(
+            core,
+            self.limits.get().bytes_per_pass,
+            "a hash or partial-hash task failed",
+            |job, budget| match job {
                 Job::Hash(id) => self.advance::<Hash>(id, budget),
                 Job::Partial(id) => self.advance::<Partial>(id, budget),
-            };
-            budget -= used.min(budget);
-            if !finished {
-                break;
-            }
-            self.queue.borrow_mut().pop_front();
-            if budget == 0 {
-                break;
-            }
-        }
-        true
+            },
+            |job| self.flush(job),
+        )
     }
 
     fn request_notification(&self, _core: &CtxCore) -> bool {
-        !self.queue.borrow().is_empty()
+        !self.queue.is_empty()
     }
 }
 

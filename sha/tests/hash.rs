@@ -1,6 +1,7 @@
 //! SHA hash and partial-hash tasks from progress: digests compared with the system's
 //! `sha1sum`/`sha256sum`/`sha512sum`, partial sessions against one-shot hashes, DOCA's rules
-//! (segment multiple of the block, destination room), a stop inside a completion, and a
+//! (segment multiple of the block, destination room), a failure fatal to its context as on
+//! DOCA's engine (pe_task_error), a stop inside a completion, and a
 //! file hashed in segments as DOCA's file_integrity application does.
 
 use std::cell::RefCell;
@@ -245,18 +246,30 @@ fn partial_hash_over_segments_equals_the_one_shot_hash() {
                 assert_eq!(hex(&out), coreutils(alg, &file.0), "{}", alg.name());
             }
         }
-        // Submitting again after the final segment: BAD_STATE until reset.
+        // Submitting again after the final segment: BAD_STATE until reset (a failure: the
+        // context stops, and starts again for the next algorithm).
         let src = s.inv.buf_get_data_at(&m, 0, block).unwrap();
         t = segment(&s, t, &src, false);
         assert_eq!(s.seen.borrow_mut().pop().unwrap().1, Err(Error::BadState));
         t.reset();
         assert!(!t.has_result() && !t.is_final());
         t.free();
+        restart(&s);
     }
 }
 
+/// After a failure (fatal to the context, as on DOCA's engine), the context reaches Idle once
+/// the failed task and those flushed are freed (the partial tasks the callbacks keep are
+/// dropped here), and starts again.
+fn restart(s: &Setup) {
+    assert_ne!(s.sha.as_ctx().state(), CtxState::Running, "the failure stopped the context");
+    s.kept.borrow_mut().clear();
+    run(&s.pe, || s.sha.as_ctx().state() == CtxState::Idle);
+    s.sha.as_ctx().start().unwrap();
+}
+
 #[test]
-fn a_segment_not_a_multiple_of_the_block_fails_and_leaves_the_session_as_it_was() {
+fn a_segment_try_submit_refuses_leaves_the_session_as_it_was() {
     let s = setup();
     let data = bytes(64 * 3 + 10, 3);
     let file = TempFile::new("badseg", &data);
@@ -265,21 +278,82 @@ fn a_segment_not_a_multiple_of_the_block_fails_and_leaves_the_session_as_it_was(
     let mut t = s.sha.task_partial_hash_alloc_init(Algorithm::Sha256, None, Some(&d), Data::NONE).unwrap();
     t = segment(&s, t, &s.inv.buf_get_data_at(&m, 0, 64).unwrap(), false);
     assert_eq!(s.seen.borrow_mut().pop().unwrap().1, Ok(()));
-    // 100 bytes, not final: refused by try_submit, an error status from submit.
+    // 100 bytes, not final: refused by try_submit, and the task comes back unchanged.
     let bad = s.inv.buf_get_data_at(&m, 64, 100).unwrap();
     t.set_src(Some(&bad));
     let r = t.try_submit().unwrap_err();
     assert_eq!(r.error, Error::InvalidValue);
-    t = segment(&s, r.value, &bad, false);
-    assert_eq!(s.seen.borrow_mut().pop().unwrap().1, Err(Error::InvalidValue));
+    assert_eq!(s.sha.as_ctx().state(), CtxState::Running, "a refusal is no failure");
     // The session goes on from the first segment.
-    t = segment(&s, t, &s.inv.buf_get_data_at(&m, 64, 128).unwrap(), false);
+    t = segment(&s, r.value, &s.inv.buf_get_data_at(&m, 64, 128).unwrap(), false);
     assert_eq!(s.seen.borrow_mut().pop().unwrap().1, Ok(()));
     t = segment(&s, t, &s.inv.buf_get_data_at(&m, 192, 10).unwrap(), true);
     let (_, status, out) = s.seen.borrow_mut().pop().unwrap();
     assert_eq!(status, Ok(()));
     assert_eq!(hex(&out), coreutils(Algorithm::Sha256, &file.0));
     drop(t);
+}
+
+/// The same bad segment through submit: the engine fails it (INVALID_VALUE) and the failure
+/// is fatal to the context, which holds in Stopping while the application keeps the task;
+/// freed, the context reaches Idle, and the session is over: after a restart a new task
+/// hashes the data from its start.
+#[test]
+fn a_segment_failing_in_the_engine_stops_the_context_and_ends_the_session() {
+    let s = setup();
+    let data = bytes(64 * 3 + 10, 3);
+    let file = TempFile::new("badseg2", &data);
+    let m = map(&s.dev, data);
+    let (_dm, d) = dst(&s, 32);
+    let mut t = s.sha.task_partial_hash_alloc_init(Algorithm::Sha256, None, Some(&d), Data::NONE).unwrap();
+    t = segment(&s, t, &s.inv.buf_get_data_at(&m, 0, 64).unwrap(), false);
+    assert_eq!(s.seen.borrow_mut().pop().unwrap().1, Ok(()));
+    t = segment(&s, t, &s.inv.buf_get_data_at(&m, 64, 100).unwrap(), false);
+    assert_eq!(s.seen.borrow_mut().pop().unwrap().1, Err(Error::InvalidValue));
+    s.pe.progress();
+    assert_eq!(s.sha.as_ctx().state(), CtxState::Stopping, "held by the task the application keeps");
+    drop(t);
+    restart(&s);
+    let mut t = s.sha.task_partial_hash_alloc_init(Algorithm::Sha256, None, Some(&d), Data::NONE).unwrap();
+    t = segment(&s, t, &s.inv.buf_get_data_at(&m, 0, 192).unwrap(), false);
+    t = segment(&s, t, &s.inv.buf_get_data_at(&m, 192, 10).unwrap(), true);
+    let (_, status, out) = s.seen.borrow_mut().pop().unwrap();
+    assert_eq!(status, Ok(()));
+    assert_eq!(hex(&out), coreutils(Algorithm::Sha256, &file.0));
+    drop(t);
+}
+
+/// pe_task_error's shape with hash tasks: a good task, a bad one (no destination), two good
+/// ones, submitted together. The bad one fails with its status and, as on DOCA's engine, the
+/// failure is fatal to the context: it moves to Stopping, the tasks still queued complete
+/// with SHUTDOWN, and the context reaches Idle once the callbacks freed them.
+#[test]
+fn a_failing_task_completes_with_its_status_and_stops_its_context() {
+    let s = setup();
+    let states: Rc<RefCell<Vec<CtxState>>> = Rc::default();
+    let st = states.clone();
+    s.sha.as_ctx().set_state_changed_cb(move |_, _, _, next| st.borrow_mut().push(next)).unwrap();
+    let m = map(&s.dev, b"abc".to_vec());
+    let src = s.inv.buf_get_data_at(&m, 0, 3).unwrap();
+    let dsts: Vec<_> = (0..4).map(|_| dst(&s, 32)).collect();
+    for (i, (_, d)) in dsts.iter().enumerate() {
+        let d = (i != 1).then_some(d);
+        s.sha
+            .task_hash_alloc_init(Algorithm::Sha256, Some(&src), d, Data::from_u64(i as u64))
+            .unwrap()
+            .submit()
+            .ok()
+            .unwrap();
+    }
+    run(&s.pe, || s.sha.as_ctx().state() == CtxState::Idle);
+    let seen: Vec<_> = s.seen.borrow().iter().map(|(td, st, _)| (*td, *st)).collect();
+    assert_eq!(
+        seen,
+        [(0, Ok(())), (1, Err(Error::InvalidValue)), (2, Err(FLUSH_STATUS)), (3, Err(FLUSH_STATUS))]
+    );
+    // (The start's own transition, still pending when the callback was set, comes first.)
+    assert_eq!(*states.borrow(), [CtxState::Running, CtxState::Stopping, CtxState::Idle]);
+    assert!(dsts[2].1.data_to_vec().unwrap().is_empty(), "a flushed task wrote nothing");
 }
 
 #[test]
@@ -299,6 +373,7 @@ fn a_destination_below_the_digest_length_is_refused() {
         let (_, status, out) = s.seen.borrow_mut().pop().unwrap();
         assert_eq!(status, Err(Error::InvalidValue), "submit does not validate: the error callback does");
         assert!(out.is_empty(), "nothing written");
+        restart(&s);
     }
     // No source, no destination.
     let t = s.sha.task_hash_alloc_init(Algorithm::Sha1, None, None, Data::NONE).unwrap();
@@ -322,6 +397,7 @@ fn a_map_not_added_to_the_device_is_not_permitted() {
         .unwrap();
     run(&s.pe, || !s.seen.borrow().is_empty());
     assert_eq!(s.seen.borrow()[0].1, Err(Error::NotPermitted));
+    restart(&s);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 /* DOCA 2.9's cache_invalidate flow: a DMA copy whose completion callback submits a
  * cache-invalidate task on its buffer, whose completion ends the progress loop; then the
  * error paths: a task without a buffer (error callback, INVALID_VALUE; try_submit refuses
- * it), a buffer of a map not on the device (NOT_PERMITTED), the buffer accessors, an empty
+ * it), a buffer of a map not on the device (NOT_PERMITTED) — each failure fatal to the
+ * context, as on DOCA's engine, which is started again — the buffer accessors, an empty
  * pool and destroy while running. Prints "ok" when every check holds. */
 #include <stdbool.h>
 #include <stdio.h>
@@ -74,6 +75,21 @@ static void run(struct doca_pe *pe, struct state *s)
 	for (spins = 0; s->run_pe && spins < 1000000; spins++)
 		doca_pe_progress(pe);
 	CHECK(!s->run_pe);
+}
+
+/* As on DOCA's engine, a failed task stopped its context: once its tasks are freed it reaches
+ * Idle, and is started again. */
+static void restart(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	enum doca_ctx_states st = DOCA_CTX_STATE_RUNNING;
+	int spins;
+
+	for (spins = 0; st != DOCA_CTX_STATE_IDLE && spins < 1000000; spins++) {
+		doca_pe_progress(pe);
+		CHECK_CODE(doca_ctx_get_state(ctx, &st), DOCA_SUCCESS);
+	}
+	CHECK(st == DOCA_CTX_STATE_IDLE);
+	CHECK_CODE(doca_ctx_start(ctx), DOCA_SUCCESS);
 }
 
 int main(void)
@@ -157,17 +173,25 @@ int main(void)
 	run(pe, &s);
 	CHECK(s.failed == 1);
 	CHECK_CODE(s.last, DOCA_ERROR_INVALID_VALUE);
+	/* the failure stopped the context: submitting again is refused until a restart */
+	CHECK_CODE(doca_task_submit(doca_mmap_advise_task_invalidate_cache_as_doca_task(bad)), DOCA_ERROR_BAD_STATE);
+	doca_task_free(doca_mmap_advise_task_invalidate_cache_as_doca_task(bad));
+	restart(pe, advise_ctx);
 	/* a buffer of a map not added to the device */
+	CHECK_CODE(doca_mmap_advise_task_invalidate_cache_alloc_init(advise, NULL, ud, &bad), DOCA_SUCCESS);
 	doca_mmap_advise_task_invalidate_cache_set_buf(bad, foreign);
 	CHECK_CODE(doca_task_submit(doca_mmap_advise_task_invalidate_cache_as_doca_task(bad)), DOCA_SUCCESS);
 	run(pe, &s);
 	CHECK(s.failed == 2);
 	CHECK_CODE(s.last, DOCA_ERROR_NOT_PERMITTED);
+	doca_task_free(doca_mmap_advise_task_invalidate_cache_as_doca_task(bad));
+	restart(pe, advise_ctx);
 	/* a DMA task is not a cache-invalidate task */
 	CHECK(doca_mmap_advise_task_invalidate_cache_get_buf(
 		      (struct doca_mmap_advise_task_invalidate_cache *)doca_dma_task_memcpy_as_task(copy)) == NULL);
 
-	/* the pool: 4 tasks, one held (bad) */
+	/* the pool: 4 tasks */
+	CHECK_CODE(doca_mmap_advise_task_invalidate_cache_alloc_init(advise, src, ud, &bad), DOCA_SUCCESS);
 	CHECK_CODE(doca_mmap_advise_task_invalidate_cache_alloc_init(advise, src, ud, &spare[0]), DOCA_SUCCESS);
 	CHECK_CODE(doca_mmap_advise_task_invalidate_cache_alloc_init(advise, src, ud, &spare[1]), DOCA_SUCCESS);
 	CHECK_CODE(doca_mmap_advise_task_invalidate_cache_alloc_init(advise, src, ud, &s.invalidate), DOCA_SUCCESS);

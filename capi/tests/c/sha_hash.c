@@ -3,7 +3,8 @@
  * submitted segment by segment (whole blocks, the last segment final), both compared with
  * the hex digest sha256sum printed for the file (argv[2]); then DOCA's rules: a destination
  * below the digest length, a non-final segment that is not whole blocks, the session's fixed
- * destination, resubmission after the final segment, the 2.5 names. Exits 0 and prints "ok"
+ * destination, resubmission after the final segment (each failure fatal to the context, as on
+ * DOCA's engine: freed, restarted), the 2.5 names. Exits 0 and prints "ok"
  * when every check holds. Usage: sha_hash FILE SHA256_HEX */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,21 @@ static void wait_for(struct doca_pe *pe, int before)
 	for (spins = 0; done + failed == before && spins < 10000000; spins++)
 		doca_pe_progress(pe);
 	CHECK(done + failed == before + 1);
+}
+
+/* As on DOCA's engine, a failed task stopped its context: once its tasks are freed it reaches
+ * Idle, and is started again. */
+static void restart(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	enum doca_ctx_states st = DOCA_CTX_STATE_RUNNING;
+	int spins;
+
+	for (spins = 0; st != DOCA_CTX_STATE_IDLE && spins < 1000000; spins++) {
+		doca_pe_progress(pe);
+		CHECK_CODE(doca_ctx_get_state(ctx, &st), DOCA_SUCCESS);
+	}
+	CHECK(st == DOCA_CTX_STATE_IDLE);
+	CHECK_CODE(doca_ctx_start(ctx), DOCA_SUCCESS);
 }
 
 /* The destination's data as lowercase hex. */
@@ -178,6 +194,7 @@ int main(int argc, char **argv)
 	CHECK(failed == 1);
 	CHECK_CODE(last_error, DOCA_ERROR_INVALID_VALUE);
 	doca_task_free(doca_sha_task_hash_as_task(hash));
+	restart(pe, ctx);
 
 	/* The same file in segments of whole blocks with one partial-hash task. */
 	CHECK_CODE(doca_buf_reset_data_len(dst), DOCA_SUCCESS);
@@ -222,6 +239,11 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_sha_task_partial_hash_reset(partial), DOCA_SUCCESS);
 	CHECK(doca_sha_task_partial_hash_get_has_result(partial) == 0);
 	CHECK(doca_sha_task_partial_hash_get_is_final(partial) == 0);
+	/* The failure stopped the context: held in Stopping by the task kept, Idle once freed. */
+	doca_task_free(doca_sha_task_partial_hash_as_task(partial));
+	restart(pe, ctx);
+	CHECK_CODE(doca_sha_task_partial_hash_alloc_init(sha, DOCA_SHA_ALGORITHM_SHA256, NULL, dst, ud, &partial),
+		   DOCA_SUCCESS);
 
 	/* A non-final segment that is not whole blocks: the error callback. */
 	CHECK_CODE(doca_buf_inventory_buf_get_by_data(inv, map, contents, block + 1, &seg), DOCA_SUCCESS);
@@ -231,6 +253,10 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_task_submit(doca_sha_task_partial_hash_as_task(partial)), DOCA_SUCCESS);
 	wait_for(pe, before);
 	CHECK_CODE(last_error, DOCA_ERROR_INVALID_VALUE);
+	doca_task_free(doca_sha_task_partial_hash_as_task(partial));
+	restart(pe, ctx);
+	CHECK_CODE(doca_sha_task_partial_hash_alloc_init(sha, DOCA_SHA_ALGORITHM_SHA256, seg, dst, ud, &partial),
+		   DOCA_SUCCESS);
 	/* The same bytes as a final segment (2.5 name) are fine: the session had no segment. */
 	CHECK_CODE(doca_sha_task_partial_hash_set_is_final_buffer(partial), DOCA_SUCCESS);
 	CHECK_CODE(doca_buf_reset_data_len(dst), DOCA_SUCCESS);

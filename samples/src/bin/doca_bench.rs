@@ -34,7 +34,8 @@ struct Args {
     /// Also write the results as JSON to this file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
-    /// Internal: run as the peer process.
+    /// Internal: run as the peer process (or `cycle dma|loopback N`: only N task cycles of
+    /// one kind, a driver for profilers such as callgrind).
     #[arg(long, num_args = 1.., hide = true)]
     role: Vec<String>,
 }
@@ -246,6 +247,27 @@ fn peer(role: &[String]) -> ExitCode {
             }
             bench::keep(&fp.maps());
         }
+        "cycle" => {
+            // A profiling driver (callgrind): only `n` task cycles of one kind after a warm-up,
+            // as the "dma small memcpy task cycle" row and its loopback baseline run them.
+            let n: u64 = arg(2).parse().unwrap_or(0);
+            match arg(1) {
+                "dma" => {
+                    let (mut f, failed) = dma_cycle_loop();
+                    f(n / 10 + 1);
+                    f(n);
+                    if failed.get() > 0 {
+                        return ExitCode::FAILURE;
+                    }
+                }
+                "loopback" => {
+                    let mut f = loopback_loop();
+                    f(n / 10 + 1);
+                    f(n);
+                }
+                _ => return ExitCode::FAILURE,
+            }
+        }
         "dma-host" => {
             // The host of the DPU-reads-host rows: shared memory exported to the DPU, kept
             // until the parent closes stdin.
@@ -377,6 +399,30 @@ fn loopback_loop() -> impl FnMut(u64) {
     }
 }
 
+/// A loop of `k` small DMA task cycles (alloc a 64-byte memcpy, submit, one progress that
+/// copies and completes it, freed in its callback; the destination emptied for the next),
+/// and the count of failed tasks.
+fn dma_cycle_loop() -> (impl FnMut(u64), Rc<Cell<u64>>) {
+    let rig = doca_samples::bench::dma::Rig::new("b1:00.0", 64, false).expect("dma context");
+    let src = rig.local_map(4096, 1).expect("map");
+    let dst = rig.local_map(4096, 0).expect("map");
+    let (s, d) = rig.pair(&src, 0, &dst, 0, 64).expect("buffers");
+    let failed = rig.failed.clone();
+    let cycle = move |k| {
+        let _maps = (&src, &dst);
+        for _ in 0..k {
+            let _ = d.reset_data_len();
+            rig.dma
+                .task_memcpy_alloc_init(Some(&s), Some(&d), doca_core::Data::NONE)
+                .expect("alloc")
+                .submit()
+                .expect("submit");
+            rig.pe.progress();
+        }
+    };
+    (cycle, failed)
+}
+
 fn kib(size: usize) -> String {
     if size >= 1 << 20 {
         format!("{} MiB", size >> 20)
@@ -449,24 +495,9 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
 
     // The small task's whole cycle: alloc, submit, one progress that copies it and completes
     // it (freed in its callback), the destination emptied for the next.
-    let cycle_rig = Rig::new("b1:00.0", 64, false).expect("dma context");
-    let src = cycle_rig.local_map(4096, 1).expect("map");
-    let dst = cycle_rig.local_map(4096, 0).expect("map");
-    let (s, d) = cycle_rig.pair(&src, 0, &dst, 0, 64).expect("buffers");
-    let dma = |k| {
-        for _ in 0..k {
-            let _ = d.reset_data_len();
-            cycle_rig
-                .dma
-                .task_memcpy_alloc_init(Some(&s), Some(&d), doca_core::Data::NONE)
-                .expect("alloc")
-                .submit()
-                .expect("submit");
-            cycle_rig.pe.progress();
-        }
-    };
+    let (dma, failed) = dma_cycle_loop();
     let (value, base) = measure_pair(cfg.reps, cfg.iters, dma, loopback_loop());
-    assert_eq!(cycle_rig.failed.get(), 0, "dma copy failed");
+    assert_eq!(failed.get(), 0, "dma copy failed");
     rows.push(row(
         "dma small memcpy task cycle (64 B)".into(),
         "ns",

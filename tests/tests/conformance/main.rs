@@ -18,5 +18,7 @@ mod doca_dev;
 mod doca_error;
 mod doca_graph;
 mod doca_mmap;
+mod doca_mmap_advise;
 mod doca_pe;
+mod doca_sha;
 mod support;
