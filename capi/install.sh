@@ -16,7 +16,7 @@
 #   lib/pkgconfig                               a link to lib/<ma>/pkgconfig
 #   include/doca_*.h                            the headers
 #   include/{host,dpu,any}/doca_build_config.h  the build configuration of each side
-#   tools/doca_caps                             the emulated machine's devices and who serves whom
+#   tools/doca_caps, tools/doca_emu             the emulated machine; the live view of a running one
 #   include/doca_emu_api_level.h                the install's API level, fixed (see below)
 #   applications/VERSION                        the level's DOCA version, which sample meson files read
 #   share/doca-emu/installed                    marks the prefix as ours (a reinstall is allowed)
@@ -40,7 +40,7 @@
 # .pc files and applications/VERSION carry the level's version: the claimed version when it is
 # of that level, else <major>.<minor>.0 (2.5.0, 2.7.0).
 #
-# --lib DIR installs the libdoca_capi.so (and doca_caps) already built in DIR (or its parent)
+# --lib DIR installs the libdoca_capi.so (and doca_caps, doca_emu) already built in DIR (or its parent)
 # instead of building them; without it they are built in release mode into cargo's target
 # folder (CARGO_TARGET_DIR honoured).
 set -euo pipefail
@@ -109,10 +109,11 @@ fi
 
 if [ -z "$lib_dir" ]; then
     # Built here, with cargo's progress shown, into cargo's own target folder (which
-    # CARGO_TARGET_DIR may move): the library and the doca_caps tool.
-    echo "building the C library and doca_caps (release; the first build takes a few minutes)..." >&2
+    # CARGO_TARGET_DIR may move): the library and the doca_caps and doca_emu tools.
+    echo "building the C library, doca_caps and doca_emu (release; the first build takes a few minutes)..." >&2
     (cd "$here/.." && cargo build --release -p doca-capi \
-        && cargo build --release -p doca-samples --bin doca_caps) || die "cargo build failed"
+        && cargo build --release -p doca-samples --bin doca_caps \
+        && cargo build --release -p doca-emu-tool --bin doca_emu) || die "cargo build failed"
     target_dir="$(cd "$here/.." && cargo metadata --format-version 1 --no-deps \
         | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
     [ -n "$target_dir" ] || target_dir="${CARGO_TARGET_DIR:-$here/../target}"
@@ -210,18 +211,21 @@ if [ ! -e "$prefix/lib/pkgconfig" ] || [ -L "$prefix/lib/pkgconfig" ]; then
     ln -sfn "$multiarch/pkgconfig" "$prefix/lib/pkgconfig"
 fi
 
-# DOCA ships its tools with the SDK (tools/doca_caps): ours, built beside the library.
-caps=""
-for c in "$lib_dir/doca_caps" "$lib_dir/../doca_caps"; do
-    if [ -x "$c" ]; then caps="$c"; break; fi
+# DOCA ships its tools with the SDK (tools/doca_caps): ours, built beside the library —
+# doca_caps (the emulated machine) and doca_emu (the live view of a running emulation).
+for tool in doca_caps doca_emu; do
+    found=""
+    for c in "$lib_dir/$tool" "$lib_dir/../$tool"; do
+        if [ -x "$c" ]; then found="$c"; break; fi
+    done
+    if [ -n "$found" ]; then
+        mkdir -p "$prefix/tools"
+        cp "$found" "$prefix/tools/$tool"
+    else
+        echo "capi/install.sh: no $tool beside $lib_dir: tools/$tool not installed" \
+            "(cargo build --release --bin $tool builds it)" >&2
+    fi
 done
-if [ -n "$caps" ]; then
-    mkdir -p "$prefix/tools"
-    cp "$caps" "$prefix/tools/doca_caps"
-else
-    echo "capi/install.sh: no doca_caps beside $lib_dir: tools/doca_caps not installed" \
-        "(cargo build -p doca-samples --bin doca_caps builds it)" >&2
-fi
 
 echo "$level_version" > "$prefix/applications/VERSION"
 echo "doca-emu C ABI, DOCA API level $level_name ($level_version), library of DOCA $doca_version, $multiarch" \
