@@ -42,10 +42,12 @@ pub(crate) enum Kind {
     MmapAdvise,
     // doca_sha
     Sha,
+    // doca_sync_event
+    SyncEvent,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 23] = [
+const NAMES: [&str; 24] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -70,6 +72,8 @@ const NAMES: [&str; 23] = [
     "struct doca_mmap_advise",
     // doca_sha
     "struct doca_sha",
+    // doca_sync_event
+    "struct doca_sync_event",
 ];
 
 impl Kind {

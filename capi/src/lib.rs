@@ -52,6 +52,8 @@ mod mmap;
 mod pe;
 // doca_sha
 mod sha;
+// doca_sync_event
+mod sync_event;
 mod task;
 mod version;
 
@@ -73,6 +75,8 @@ pub use mmap::*;
 pub use pe::*;
 // doca_sha
 pub use sha::*;
+// doca_sync_event
+pub use sync_event::*;
 pub use task::*;
 pub use version::*;
 
