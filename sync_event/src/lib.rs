@@ -41,8 +41,12 @@
 //! Synchronous get/set/add/wait need the event started either way (`BAD_STATE`).
 //!
 //! **Peers.** The importer of an event whose exporter destroyed it or exited answers every
-//! operation with `NOT_FOUND` (waiting tasks complete with it; blocking waits return it within
-//! [`SLEEP_SLICE`]); the exporter goes on working whatever its importers do.
+//! operation with `NOT_FOUND` (waiting tasks complete with it — an importing engine watches
+//! the exporter's pidfd, so it wakes when the exporter dies; blocking waits return it within
+//! [`SLEEP_SLICE`]); the exporter goes on working whatever its importers do. Synchronous
+//! calls on an importer look at the exporter's pidfd (one `poll`, no wait) each time; wait
+//! tasks read the page's state word at every pass and the pidfd every 64 passes and after
+//! every sleep.
 
 #![deny(unsafe_code)]
 
@@ -175,6 +179,9 @@ struct Waker {
     read: Watched<OwnedFd>,
     /// Held open: a pipe with no writer left reads as end-of-file, readable for ever.
     _write: OwnedFd,
+    /// An importer's: the exporter's pidfd (a duplicate), readable once it exits, so that
+    /// an engine asleep on a wait task wakes when the exporter dies.
+    _exporter: Option<Watched<OwnedFd>>,
 }
 
 /// A cached write end of another engine's pipe (`None`: it could not be opened).
@@ -328,6 +335,8 @@ pub struct SeOps {
     waker: RefCell<Option<Waker>>,
     rings: RefCell<Vec<Ring>>,
     passes: Cell<u32>,
+    /// The engine woke from a sleep: look at the exporter's pidfd at the next pass.
+    woke: Cell<bool>,
 }
 
 /// `struct doca_sync_event`.
@@ -529,7 +538,17 @@ impl SeOps {
         w.armed.store(0, SeqCst);
         w.pid.store(std::process::id(), SeqCst);
         w.fd.store(raw, SeqCst);
-        *self.waker.borrow_mut() = Some(Waker { slot, read, _write: write });
+        let exporter = match &self.exporter {
+            Some(ex) => {
+                match ex.pidfd.try_clone().map_err(|e| fail!(Error::OperatingSystem, "sync event: dup: {e}"))
+                {
+                    Ok(fd) => Some(core.watch(fd)?),
+                    Err(e) => return Err(e),
+                }
+            }
+            None => None,
+        };
+        *self.waker.borrow_mut() = Some(Waker { slot, read, _write: write, _exporter: exporter });
         Ok(())
     }
 
@@ -607,6 +626,7 @@ impl SyncEvent {
             waker: RefCell::new(None),
             rings: RefCell::new(Vec::new()),
             passes: Cell::new(0),
+            woke: Cell::new(false),
         });
         SyncEvent { ctx }
     }
@@ -1076,7 +1096,7 @@ impl CtxOps for SeOps {
         }
         let n = self.passes.get().wrapping_add(1);
         self.passes.set(n);
-        if let Err(e) = self.check_alive(n % ALIVE_EVERY == 0) {
+        if let Err(e) = self.check_alive(n % ALIVE_EVERY == 0 || self.woke.replace(false)) {
             self.flush_waits(e);
             return true;
         }
@@ -1110,6 +1130,7 @@ impl CtxOps for SeOps {
 
     fn clear_notification(&self, _core: &CtxCore) {
         self.arm(false);
+        self.woke.set(true);
     }
 }
 
