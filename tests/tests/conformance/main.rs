@@ -17,4 +17,5 @@ mod doca_dev;
 mod doca_error;
 mod doca_mmap;
 mod doca_pe;
+mod doca_sync_event;
 mod support;
