@@ -15,7 +15,7 @@
 //! | the tasks (`task_get`, `task_notify_set/_add`, `task_wait_gt/_eq/_neq`) | [`GetTask`], [`NotifySetTask`], [`NotifyAddTask`], [`WaitTask`] ([`WaitGtTask`], [`WaitEqTask`], [`WaitNeqTask`]) |
 //! | `doca_sync_event_cap_*`                                     | [`caps`] |
 //!
-//! **The value.** It lives in a page of shared memory (a sealed memfd, [`page`]) that the
+//! **The value.** It lives in a page of shared memory (a sealed memfd) that the
 //! exporting process creates with the event and every importing process maps; `set_addr`
 //! moves it to 8 bytes of the application's memory instead (then it cannot be exported:
 //! `NOT_SUPPORTED`). Every read is an atomic load, every update an atomic store or
@@ -32,7 +32,7 @@
 //! **Wait tasks** are checked at each progress pass of their engine, so a task completes in
 //! the first pass after the update. An engine asleep on its notification handle is woken by
 //! a doorbell: each running context owns a pipe watched by its engine and registered in one
-//! of [`page::MAX_WAKERS`] slots of the page; it arms the slot before sleeping, and an
+//! of [`MAX_WAKERS`] slots of the page; it arms the slot before sleeping, and an
 //! updater (of any process) writes one byte into the pipes of the armed slots (opened once
 //! through `/proc`, non-blocking). A busy engine is never rung: updates cost no syscall then.
 //!
@@ -67,7 +67,8 @@ use doca_core::{
 };
 use rustix::thread::futex;
 
-use page::{Page, LIVE, MAX_WAKERS};
+use page::{Page, LIVE};
+pub use page::MAX_WAKERS;
 
 /// How long a blocking wait sleeps at most before looking again.
 pub const SLEEP_SLICE: Duration = Duration::from_millis(50);

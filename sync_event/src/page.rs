@@ -27,7 +27,7 @@ pub(crate) const PAGE_LEN: usize = 4096;
 /// "DOCASEV1".
 const MAGIC: u64 = u64::from_le_bytes(*b"DOCASEV1");
 /// Engines (contexts in Running) that can be woken at once, over all processes.
-pub(crate) const MAX_WAKERS: usize = 16;
+pub const MAX_WAKERS: usize = 16;
 /// `state`: the exporter is alive and has not destroyed the event.
 pub(crate) const LIVE: u32 = 1;
 /// `state`: the exporter destroyed the event (importers answer `NOT_FOUND`).
