@@ -67,8 +67,8 @@ use doca_core::{
 };
 use rustix::thread::futex;
 
-use page::{Page, LIVE};
 pub use page::MAX_WAKERS;
+use page::{Page, LIVE};
 
 /// How long a blocking wait sleeps at most before looking again.
 pub const SLEEP_SLICE: Duration = Duration::from_millis(50);

@@ -154,7 +154,10 @@ static void eq_err(struct doca_sync_event_task_wait_eq *t, union doca_data a, un
 
 /* Submits `task` and runs the engine until its callback ran. A wait sleeps on the engine's
  * notification handle between passes: the other process's update must wake it (a 30 s
- * sleep that ends with nothing to do counts as a failure). */
+ * sleep that ends with nothing to do counts as a failure). sleep_between 2: the samples'
+ * loop (sync_event_async_task_submit), progress until it returns non-zero once, then the
+ * task must be done — so nothing else (a state change the program has no callback for) may
+ * make doca_pe_progress report progress. */
 static doca_error_t run_task(struct doca_task *task, int sleep_between)
 {
 	doca_notification_handle_t fd;
@@ -166,6 +169,11 @@ static doca_error_t run_task(struct doca_task *task, int sleep_between)
 	if (res != DOCA_SUCCESS)
 		return res;
 	CHECK_CODE(doca_pe_get_notification_handle(se_pe, &fd), DOCA_SUCCESS);
+	if (sleep_between == 2) {
+		while (doca_pe_progress(se_pe) == 0 && time(NULL) < end)
+			nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL);
+		CHECK(task_done); /* the first non-zero progress was the task's completion */
+	}
 	while (!task_done && time(NULL) < end) {
 		if (doca_pe_progress(se_pe) != 0)
 			continue;
@@ -243,7 +251,7 @@ static void signal_value(int set, uint64_t value)
 
 /* Waits until the value is `value` (2.7+: wait_eq) or above `value - 1` (2.5/2.6: wait_gt,
  * through a one-byte mask). */
-static void wait_value(uint64_t value, int yield)
+static void wait_value(uint64_t value, int yield, int loop)
 {
 	union doca_data ud = {.u64 = 0};
 	uint64_t got = 0;
@@ -267,12 +275,12 @@ static void wait_value(uint64_t value, int yield)
 		CHECK_CODE(doca_sync_event_task_wait_eq_alloc_init(se, value, UINT64_MAX, ud, &t), DOCA_SUCCESS);
 		CHECK(doca_sync_event_task_wait_eq_get_wait_val(t) == value);
 		CHECK(doca_sync_event_task_wait_eq_get_mask(t) == UINT64_MAX);
-		CHECK_CODE(run_task(doca_sync_event_task_wait_eq_as_doca_task(t), 1), DOCA_SUCCESS);
+		CHECK_CODE(run_task(doca_sync_event_task_wait_eq_as_doca_task(t), loop), DOCA_SUCCESS);
 	} else {
 		struct doca_sync_event_task_wait_gt *t;
 
 		CHECK_CODE(doca_sync_event_task_wait_gt_alloc_init(se, value - 1, 0xFF, ud, &t), DOCA_SUCCESS);
-		CHECK_CODE(run_task(doca_sync_event_task_wait_gt_as_doca_task(t), 1), DOCA_SUCCESS);
+		CHECK_CODE(run_task(doca_sync_event_task_wait_gt_as_doca_task(t), loop), DOCA_SUCCESS);
 	}
 	{
 		struct doca_sync_event_task_get *t;
@@ -389,8 +397,11 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			_exit(0);
 		}
+		/* Let the importer reach its wait first (its first engine pass then finds the value
+		 * unset: see run_task's mode 2). */
+		nanosleep(&(struct timespec){.tv_nsec = 300000000}, NULL);
 		signal_value(1, 1);
-		wait_value(2, 1);
+		wait_value(2, 1, 1);
 	} else {
 		while (blob_len == 0 && time(NULL) < end)
 			if (doca_pe_progress(pe) == 0)
@@ -416,7 +427,8 @@ int main(int argc, char **argv)
 			return checks_result();
 		}
 		start_event();
-		wait_value(1, 0);
+		/* The importer's first pass of its engine is the remote_pci sample's wait loop. */
+		wait_value(1, 0, 2);
 		signal_value(0, 2);
 	}
 	tear_down_event();
