@@ -59,8 +59,12 @@ macro_rules! each {
 }
 
 impl AnyTask {
+    /// The task's key in its context's table: its pool id with its kind in the top byte, as
+    /// a context with several task pools (SHA's two, sync event's six) numbers each pool's
+    /// slots from 0 — the same slot of two pools must not share a C handle. (The
+    /// generation's top byte is the kind's: two tasks could meet only after 2^24 restarts.)
     fn id(&self) -> u64 {
-        each!(self, t => t.as_task().id().to_bits())
+        each!(self, t => t.as_task().id().to_bits()) ^ ((self.of() as u64) << 56)
     }
 
     fn submit(self, flags: TaskSubmitFlags, validate: bool) -> std::result::Result<(), (Error, AnyTask)> {

@@ -216,6 +216,24 @@ static void start_event(void)
 	else
 		CHECK_CODE(doca_sync_event_task_wait_gt_set_conf(se, gt_done, gt_err, 4), DOCA_SUCCESS);
 	CHECK_CODE(doca_ctx_start(ctx), DOCA_SUCCESS);
+	{
+		/* Tasks of two types held at once (the remote_pci sample keeps its wait task while it
+		 * allocates its notify task): each pool numbers its tasks from 0, yet each task has
+		 * its own handle. */
+		struct doca_sync_event_task_get *g;
+		struct doca_sync_event_task_notify_set *n;
+		union doca_data ud = {.u64 = 0};
+		uint64_t out = 0;
+
+		CHECK_CODE(doca_sync_event_task_get_alloc_init(se, &out, ud, &g), DOCA_SUCCESS);
+		CHECK_CODE(doca_sync_event_task_notify_set_alloc_init(se, 5, ud, &n), DOCA_SUCCESS);
+		CHECK(doca_sync_event_task_get_as_doca_task(g) != doca_sync_event_task_notify_set_as_doca_task(n));
+		CHECK(doca_sync_event_task_get_get_ret_val_ptr(g) == &out);
+		CHECK(doca_sync_event_task_notify_set_get_set_val(n) == 5);
+		doca_task_free(doca_sync_event_task_notify_set_as_doca_task(n));
+		CHECK(doca_sync_event_task_get_as_doca_task(g) != NULL); /* still live */
+		doca_task_free(doca_sync_event_task_get_as_doca_task(g));
+	}
 }
 
 /* Signals: set to `value` (the exporter) or add 1 (the importer). */
