@@ -46,10 +46,12 @@ pub(crate) enum Kind {
     Graph,
     GraphNode,
     GraphInstance,
+    // doca_sync_event
+    SyncEvent,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 26] = [
+const NAMES: [&str; 27] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -78,6 +80,8 @@ const NAMES: [&str; 26] = [
     "struct doca_graph",
     "struct doca_graph_node",
     "struct doca_graph_instance",
+    // doca_sync_event
+    "struct doca_sync_event",
 ];
 
 impl Kind {

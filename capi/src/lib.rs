@@ -59,6 +59,8 @@ mod mmap;
 mod pe;
 // doca_sha
 mod sha;
+// doca_sync_event
+mod sync_event;
 mod task;
 mod version;
 
@@ -82,6 +84,8 @@ pub use mmap::*;
 pub use pe::*;
 // doca_sha
 pub use sha::*;
+// doca_sync_event
+pub use sync_event::*;
 pub use task::*;
 pub use version::*;
 

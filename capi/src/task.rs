@@ -27,6 +27,13 @@ pub(crate) enum AnyTask {
     // doca_sha
     ShaHash(doca_sha::HashTask),
     ShaPartialHash(doca_sha::PartialHashTask),
+    // doca_sync_event
+    SeGet(doca_sync_event::GetTask),
+    SeNotifySet(doca_sync_event::NotifySetTask),
+    SeNotifyAdd(doca_sync_event::NotifyAddTask),
+    SeWaitGt(doca_sync_event::WaitGtTask),
+    SeWaitEq(doca_sync_event::WaitEqTask),
+    SeWaitNeq(doca_sync_event::WaitNeqTask),
 }
 
 macro_rules! each {
@@ -40,13 +47,24 @@ macro_rules! each {
             // doca_sha
             AnyTask::ShaHash($x) => $e,
             AnyTask::ShaPartialHash($x) => $e,
+            // doca_sync_event
+            AnyTask::SeGet($x) => $e,
+            AnyTask::SeNotifySet($x) => $e,
+            AnyTask::SeNotifyAdd($x) => $e,
+            AnyTask::SeWaitGt($x) => $e,
+            AnyTask::SeWaitEq($x) => $e,
+            AnyTask::SeWaitNeq($x) => $e,
         }
     };
 }
 
 impl AnyTask {
+    /// The task's key in its context's table: its pool id with its kind in the top byte, as
+    /// a context with several task pools (SHA's two, sync event's six) numbers each pool's
+    /// slots from 0 — the same slot of two pools must not share a C handle. (The
+    /// generation's top byte is the kind's: two tasks could meet only after 2^24 restarts.)
     fn id(&self) -> u64 {
-        each!(self, t => t.as_task().id().to_bits())
+        each!(self, t => t.as_task().id().to_bits()) ^ ((self.of() as u64) << 56)
     }
 
     fn submit(self, flags: TaskSubmitFlags, validate: bool) -> std::result::Result<(), (Error, AnyTask)> {
@@ -77,6 +95,17 @@ impl AnyTask {
             AnyTask::InvalidateCache(t) => {
                 t.submit_ex(flags).map_err(|r| (r.error, AnyTask::InvalidateCache(r.value)))
             }
+            // doca_sync_event (checked at submission: try_submit adds nothing)
+            AnyTask::SeGet(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeGet(r.value))),
+            AnyTask::SeNotifySet(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeNotifySet(r.value)))
+            }
+            AnyTask::SeNotifyAdd(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeNotifyAdd(r.value)))
+            }
+            AnyTask::SeWaitGt(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeWaitGt(r.value))),
+            AnyTask::SeWaitEq(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeWaitEq(r.value))),
+            AnyTask::SeWaitNeq(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeWaitNeq(r.value))),
         }
     }
 
@@ -105,6 +134,8 @@ pub struct DocaTask {
     pub(crate) dst: Cell<*mut DocaBuf>,
     /// A post-receive task's immediate data, copied where C can point at it.
     pub(crate) imm: Cell<[u8; doca_cc::proto::records::IMM_MAX]>,
+    /// A sync event get task's `ret_val_ptr`, a notify-add task's `fetched_val_ptr`.
+    pub(crate) out: Cell<*mut u64>,
 }
 
 static TASKS: Handles = Handles::new(Kind::Task);
@@ -132,6 +163,13 @@ pub(crate) enum Of {
     // doca_sha
     ShaHash,
     ShaPartialHash,
+    // doca_sync_event
+    SeGet,
+    SeNotifySet,
+    SeNotifyAdd,
+    SeWaitGt,
+    SeWaitEq,
+    SeWaitNeq,
 }
 
 impl AnyTask {
@@ -145,6 +183,13 @@ impl AnyTask {
             // doca_sha
             AnyTask::ShaHash(_) => Of::ShaHash,
             AnyTask::ShaPartialHash(_) => Of::ShaPartialHash,
+            // doca_sync_event
+            AnyTask::SeGet(_) => Of::SeGet,
+            AnyTask::SeNotifySet(_) => Of::SeNotifySet,
+            AnyTask::SeNotifyAdd(_) => Of::SeNotifyAdd,
+            AnyTask::SeWaitGt(_) => Of::SeWaitGt,
+            AnyTask::SeWaitEq(_) => Of::SeWaitEq,
+            AnyTask::SeWaitNeq(_) => Of::SeWaitNeq,
         }
     }
 }
@@ -197,6 +242,7 @@ impl TaskTable {
                 buf: Cell::new(std::ptr::null_mut()),
                 dst: Cell::new(std::ptr::null_mut()),
                 imm: Cell::new([0; doca_cc::proto::records::IMM_MAX]),
+                out: Cell::new(std::ptr::null_mut()),
             })
         });
         if let Some(handle) = own_task(h) {
@@ -236,6 +282,35 @@ pub(crate) fn complete(
 ) {
     let Some(table) = table.upgrade() else { return };
     if let Some(h) = table.returned(t) {
+        // the application's completion callback, given the task's own handle (valid until
+        // doca_task_free) and the user data.
+        // SAFETY: see above.
+        unsafe { cb(h, DocaData::from_data(task_data), DocaData::from_data(ctx_data)) };
+    }
+}
+
+/// [`complete`] for a task that hands a value back through a pointer C gave (a sync event
+/// get task's `ret_val_ptr`, a notify-add task's `fetched_val_ptr`): `value` is written
+/// there (when not NULL) before the callback runs.
+pub(crate) fn complete_out(
+    table: &Weak<TaskTable>,
+    cb: unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData),
+    t: AnyTask,
+    task_data: Data,
+    ctx_data: Data,
+    value: Option<u64>,
+) {
+    let Some(table) = table.upgrade() else { return };
+    if let Some(h) = table.returned(t) {
+        if let (Some(v), Some(handle)) = (value, own_task(h)) {
+            let p = handle.out.get();
+            if !p.is_null() {
+                // the pointer C gave at alloc_init (or its setter): writable for a u64
+                // until the task completes (DOCA's contract for these pointers).
+                // SAFETY: see above.
+                unsafe { p.write_unaligned(v) };
+            }
+        }
         // the application's completion callback, given the task's own handle (valid until
         // doca_task_free) and the user data.
         // SAFETY: see above.

@@ -425,3 +425,24 @@ fn a_client_destroyed_in_its_idle_callback_after_a_refused_start() {
         cpe.progress();
     }
 }
+
+/// A server and a client progressed rarely, as NVIDIA's sync_event samples progress their
+/// Comm Channel (once a second; here every 2 ms): without an established connection each
+/// side looks at its control sockets at every call once the period passed, so the
+/// handshake takes a few calls, not `CTRL_EVERY` calls per step.
+#[test]
+fn a_rarely_progressed_pair_connects_in_a_few_calls() {
+    let name = unique("rarely");
+    let (spe, srv) = server(&name);
+    srv.as_ctx().start().unwrap();
+    let (cpe, cli) = client(&name);
+    assert_eq!(cli.as_ctx().start(), Err(Error::InProgress));
+    let mut calls = 0;
+    while cli.as_ctx().state() != CtxState::Running && calls < 40 {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        cpe.progress();
+        spe.progress();
+        calls += 1;
+    }
+    assert_eq!(cli.as_ctx().state(), CtxState::Running, "connected within {calls} calls of each side");
+}

@@ -714,8 +714,13 @@ impl CtxCore {
         if !self.has_transitions.get() {
             return false;
         }
+        // Only a callback makes a transition something the application sees: without one,
+        // `doca_pe_progress` does not report it (the samples that loop `while
+        // (doca_pe_progress(pe) == 0)` after a synchronous start wait for their task, not
+        // for a state change they never asked about).
+        let seen = self.state_cb.is_set();
         self.deliver_queued_transitions();
-        true
+        seen
     }
 
     #[cold]

@@ -41,8 +41,8 @@ pub mod loopback;
 pub mod notify;
 pub mod pci;
 mod pe;
-pub mod status;
 pub mod queue;
+pub mod status;
 pub mod task;
 pub mod topology;
 

@@ -182,7 +182,8 @@ impl Pe {
 
     /// `doca_pe_progress`: one pass over the connected contexts that have something to do —
     /// pending state-changed callbacks, completions, events. True when anything was
-    /// delivered. Calling it from inside one of its own callbacks is refused (logged,
+    /// delivered: a callback ran (a state change of a context without a state-changed
+    /// callback is not progress). Calling it from inside one of its own callbacks is refused (logged,
     /// returns false). A context that becomes active during the pass (a callback submitted
     /// to it) is visited on the next pass.
     pub fn progress(&self) -> bool {

@@ -1628,3 +1628,75 @@ fn a_seeded_fraction_fires_at_the_same_hit_every_run() {
         .collect();
     assert_eq!(runs[0], runs[1]);
 }
+
+/// The C sync event program (`capi/tests/c/sync_event.c`) as two processes: the DPU (the
+/// Comm Channel server) and the host (its client), `exporter` exporting, in the API shape
+/// `api` (25: `export_to_dpu`, `wait_gt`; 29: `export_to_remote_pci`, `wait_eq`) and the
+/// mode `mode` (sync, async, die). Both must print "ok".
+fn sync_event_pair(exporter: &str, api: &str, mode: &str) {
+    let name = format!("capi-se-{exporter}-{api}-{mode}-{}", std::process::id());
+    let prog = build("sync_event");
+    let mut dpu = Command::new(&prog)
+        .args([name.as_str(), "dpu", exporter, api, mode])
+        .env_remove("DOCA_EMU_SIDE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the DPU side");
+    let mut out = std::io::BufReader::new(dpu.stdout.take().expect("piped"));
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).expect("the DPU side's first line");
+    if line.trim() != "running" {
+        let _ = dpu.kill();
+        let err = dpu.wait_with_output().map(|o| String::from_utf8_lossy(&o.stderr).into_owned());
+        panic!("the DPU side did not start ({line:?}): {err:?}");
+    }
+    let host = Command::new(&prog)
+        .args([name.as_str(), "host", exporter, api, mode])
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the host side");
+    let stderr = dpu.stderr.take();
+    dpu.wait_with_output_or_kill();
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut out, &mut rest);
+    let mut dpu_err = String::new();
+    if let Some(mut e) = stderr {
+        let _ = std::io::Read::read_to_string(&mut e, &mut dpu_err);
+    }
+    let host_out = String::from_utf8_lossy(&host.stdout);
+    assert!(
+        host.status.success() && host_out.trim() == "ok",
+        "host ({exporter} exports, {api}, {mode}): {host_out}{}",
+        String::from_utf8_lossy(&host.stderr)
+    );
+    assert_eq!(rest.trim(), "ok", "DPU ({exporter} exports, {api}, {mode}): {dpu_err}");
+}
+
+/// DOCA 2.5/2.6's sync_event_host / sync_event_dpu: the host exports (`export_to_dpu`), the
+/// DPU imports the blob it received over Comm Channel; each side waits (`wait_gt`, the
+/// exporter with `_yield`) for the other's update — synchronously, then with tasks on a
+/// progress engine asleep on its notification handle between passes.
+#[test]
+fn c_sync_event_host_exports_to_the_dpu_2_5_shape() {
+    sync_event_pair("host", "25", "sync");
+    sync_event_pair("host", "25", "async");
+}
+
+/// DOCA 2.7+'s sync_event_local_pci / sync_event_remote_pci (`export_to_remote_pci`,
+/// `wait_eq`), with either side exporting, synchronously and with tasks.
+#[test]
+fn c_sync_event_either_side_exports_to_remote_pci_2_9_shape() {
+    sync_event_pair("dpu", "29", "sync");
+    sync_event_pair("host", "29", "async");
+    sync_event_pair("dpu", "29", "async");
+    sync_event_pair("host", "29", "sync");
+}
+
+/// The exporter process exits without destroying its event: the importer's blocking wait
+/// returns `NOT_FOUND`, as do its get and update.
+#[test]
+fn c_sync_event_importer_of_a_dead_exporter_gets_not_found() {
+    sync_event_pair("host", "29", "die");
+    sync_event_pair("dpu", "29", "die");
+}

@@ -519,7 +519,14 @@ impl CtxOps for SideOps {
             return true;
         }
         let mut any = self.side.progress_links();
-        if self.side.cadence.turn(now) {
+        // Without an established connection, every call may look (time-limited only): a
+        // rarely progressed server or client is served at once, not after CTRL_EVERY calls.
+        let look = if self.side.num_links() == 0 {
+            self.side.cadence.turn_unlinked(now)
+        } else {
+            self.side.cadence.turn(now)
+        };
+        if look {
             any |= self.poll_ctrl(core, now);
         }
         any

@@ -41,6 +41,28 @@ impl Cadence {
         Cadence { tick: Cell::new(0), due: Cell::new(true), last: Cell::new(None) }
     }
 
+    /// [`Cadence::turn`] for a side with no established connection (a server waiting for
+    /// its first client, a client connecting): there is no data path to keep free of
+    /// clock reads, so the clock is read at every call. A caller that progresses rarely
+    /// (NVIDIA's sync_event samples progress their Comm Channel once a second) looks at
+    /// each call; a busy one still at most once every [`CTRL_PERIOD`].
+    #[inline]
+    pub fn turn_unlinked(&self, now: &Now<'_>) -> bool {
+        self.tick.set(self.tick.get().wrapping_add(1));
+        if self.due.replace(false) {
+            self.last.set(Some(now.get()));
+            return true;
+        }
+        let now = now.get();
+        match self.last.get() {
+            Some(last) if now.saturating_duration_since(last) < CTRL_PERIOD => false,
+            _ => {
+                self.last.set(Some(now));
+                true
+            }
+        }
+    }
+
     /// Whether this call should look at the control sockets.
     #[inline]
     pub fn turn(&self, now: &Now<'_>) -> bool {
@@ -90,5 +112,22 @@ mod tests {
         assert_eq!(looks(&c, 1, later), 1, "told: the next call looks");
         let much_later = later + 100 * CTRL_PERIOD;
         assert_eq!(looks(&c, CTRL_EVERY, much_later), 1, "the clock is read once every CTRL_EVERY calls");
+    }
+
+    #[test]
+    fn an_unlinked_side_looks_at_the_first_call_after_each_period_whatever_the_count() {
+        let t0 = Instant::now();
+        let c = Cadence::new();
+        let look = |at: Instant| c.turn_unlinked(&Now::at(at));
+        assert!(look(t0), "the first call looks");
+        assert!(!look(t0), "no time passed: no look");
+        // One call a second (a sample's loop): each one looks.
+        for s in 1..5 {
+            assert!(look(t0 + Duration::from_secs(s)), "call {s}, a second later");
+        }
+        let t1 = t0 + Duration::from_secs(5);
+        assert!(look(t1));
+        assert!(!look(t1 + CTRL_PERIOD / 2), "within the period");
+        assert!(look(t1 + CTRL_PERIOD), "the period passed");
     }
 }

@@ -60,8 +60,10 @@ enum K {
     Graph,
     GraphNode,
     GraphInstance,
+    // doca_sync_event
+    SyncEvent,
 }
-const KINDS: usize = 25;
+const KINDS: usize = 26;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -132,6 +134,11 @@ impl IntoOut for u8 {
 impl IntoOut for u32 {
     fn into_out(self) -> Out {
         Out::Value(self.into())
+    }
+}
+impl IntoOut for u64 {
+    fn into_out(self) -> Out {
+        Out::Value(self)
     }
 }
 impl IntoOut for () {
@@ -507,6 +514,40 @@ impl Gen {
         }
     }
 
+    // doca_sync_event
+    /// A wait mask: mostly one DOCA allows (0, or 1, 2, 4 or 8 consecutive 0xFF bytes; never
+    /// 0 when `nonzero`), sometimes (bad) another.
+    fn se_mask(&self, nonzero: bool) -> u64 {
+        match self.below(8) {
+            0 => {
+                self.bad("not a mask of consecutive 0xFF bytes");
+                [0xF0, 0xFFF, 0x00FF_FF00_0000_0000 | 1, 0xFF_FFFF][self.below(4) as usize]
+            }
+            1 if !nonzero => 0,
+            v => [0xFF, 0xFFFF, 0xFFFF_FFFF, u64::MAX, 0xFF00, 0xFFFF_0000_0000_0000, 0xFF << 56]
+                [v as usize % 7],
+        }
+    }
+
+    /// The mask of a wait that must not block: 0 (every value passes through it as 0), or
+    /// (bad) a mask DOCA does not allow.
+    fn se_mask_zero(&self) -> u64 {
+        if self.chance(20) {
+            self.bad("not a mask of consecutive 0xFF bytes");
+            return [0xF0, 0xFFF, 0xFF_FFFF][self.below(3) as usize];
+        }
+        0
+    }
+
+    /// A value for the event (any).
+    fn u64(&self) -> u64 {
+        match self.below(4) {
+            0 => 0,
+            1 => u64::MAX,
+            _ => self.below(1000),
+        }
+    }
+
     fn cb_task(&self) -> TaskSendCb {
         self.opt_cb(cb_task as unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData))
     }
@@ -690,6 +731,8 @@ const ALL: [K; KINDS] = [
     K::Graph,
     K::GraphNode,
     K::GraphInstance,
+    // doca_sync_event
+    K::SyncEvent,
 ];
 
 thread_local! {
@@ -1143,6 +1186,104 @@ fn table() -> Vec<Entry> {
         doca_graph_instance_set_user_node_data => |g| r(doca_graph_instance_set_user_node_data(g.h(K::GraphInstance), g.h(K::GraphNode), g.cookie()));
         doca_graph_instance_set_sub_graph_node_data => |g| r(doca_graph_instance_set_sub_graph_node_data(g.h(K::GraphInstance), g.h(K::GraphNode), g.h(K::GraphInstance)));
         doca_graph_instance_submit => |g| r(doca_graph_instance_submit(g.h(K::GraphInstance)));
+        // doca_sync_event.h (the blocking waits get arguments whose condition holds at once,
+        // else a bad mask or a bad handle: the fuzzer never blocks)
+        doca_sync_event_create => |g| r(doca_sync_event_create(g.outh(K::SyncEvent)));
+        doca_sync_event_create_from_export => |g| { let (p, n) = g.msg(); r(doca_sync_event_create_from_export(g.h(K::Dev), p.cast(), n, g.outh(K::SyncEvent))) };
+        doca_sync_event_cap_is_create_from_export_supported => |g| r(doca_sync_event_cap_is_create_from_export_supported(g.h(K::Devinfo)));
+        doca_sync_event_remote_net_create_from_export => |g| { let (p, n) = g.msg(); r(doca_sync_event_remote_net_create_from_export(g.h(K::Dev), p.cast(), n, g.out())) };
+        doca_sync_event_cap_remote_net_is_create_from_export_supported => |g| r(doca_sync_event_cap_remote_net_is_create_from_export_supported(g.h(K::Devinfo)));
+        doca_sync_event_destroy => |g| r(doca_sync_event_destroy(g.hn(K::SyncEvent)));
+        doca_sync_event_remote_net_destroy => |g| r(doca_sync_event_remote_net_destroy(g.opt()));
+        doca_sync_event_add_publisher_location_cpu => |g| r(doca_sync_event_add_publisher_location_cpu(g.h(K::SyncEvent), g.h(K::Dev)));
+        doca_sync_event_add_publisher_location_dpa => |g| r(doca_sync_event_add_publisher_location_dpa(g.h(K::SyncEvent), g.opt()));
+        doca_sync_event_add_publisher_location_gpu => |g| r(doca_sync_event_add_publisher_location_gpu(g.h(K::SyncEvent), g.opt()));
+        doca_sync_event_add_publisher_location_dpu => |g| r(doca_sync_event_add_publisher_location_dpu(g.h(K::SyncEvent)));
+        doca_sync_event_add_publisher_location_remote_pci => |g| r(doca_sync_event_add_publisher_location_remote_pci(g.h(K::SyncEvent)));
+        doca_sync_event_add_publisher_location_remote_net => |g| r(doca_sync_event_add_publisher_location_remote_net(g.h(K::SyncEvent)));
+        doca_sync_event_add_subscriber_location_cpu => |g| r(doca_sync_event_add_subscriber_location_cpu(g.h(K::SyncEvent), g.h(K::Dev)));
+        doca_sync_event_add_subscriber_location_dpa => |g| r(doca_sync_event_add_subscriber_location_dpa(g.h(K::SyncEvent), g.opt()));
+        doca_sync_event_add_subscriber_location_gpu => |g| r(doca_sync_event_add_subscriber_location_gpu(g.h(K::SyncEvent), g.opt()));
+        doca_sync_event_add_subscriber_location_dpu => |g| r(doca_sync_event_add_subscriber_location_dpu(g.h(K::SyncEvent)));
+        doca_sync_event_add_subscriber_location_remote_pci => |g| r(doca_sync_event_add_subscriber_location_remote_pci(g.h(K::SyncEvent)));
+        // this program's memory, for the program's life
+        doca_sync_event_set_addr => |g| r(doca_sync_event_set_addr(g.h(K::SyncEvent), g.out()));
+        doca_sync_event_start => |g| r(doca_sync_event_start(g.h(K::SyncEvent)));
+        doca_sync_event_stop => |g| r(doca_sync_event_stop(g.h(K::SyncEvent)));
+        doca_sync_event_as_ctx => |g| r(doca_sync_event_as_ctx(g.h(K::SyncEvent)));
+        doca_sync_event_cap_task_get_is_supported => |g| r(doca_sync_event_cap_task_get_is_supported(g.h(K::Devinfo)));
+        doca_sync_event_cap_task_notify_set_is_supported => |g| r(doca_sync_event_cap_task_notify_set_is_supported(g.h(K::Devinfo)));
+        doca_sync_event_cap_task_notify_add_is_supported => |g| r(doca_sync_event_cap_task_notify_add_is_supported(g.h(K::Devinfo)));
+        doca_sync_event_cap_task_wait_gt_is_supported => |g| r(doca_sync_event_cap_task_wait_gt_is_supported(g.h(K::Devinfo)));
+        doca_sync_event_cap_task_wait_eq_is_supported => |g| r(doca_sync_event_cap_task_wait_eq_is_supported(g.h(K::Devinfo)));
+        doca_sync_event_cap_task_wait_neq_is_supported => |g| r(doca_sync_event_cap_task_wait_neq_is_supported(g.h(K::Devinfo)));
+        doca_sync_event_task_get_set_conf => |g| r(doca_sync_event_task_get_set_conf(g.h(K::SyncEvent), g.cb_task(), g.cb_task(), g.u32()));
+        doca_sync_event_task_notify_set_set_conf => |g| r(doca_sync_event_task_notify_set_set_conf(g.h(K::SyncEvent), g.cb_task(), g.cb_task(), g.u32()));
+        doca_sync_event_task_notify_add_set_conf => |g| r(doca_sync_event_task_notify_add_set_conf(g.h(K::SyncEvent), g.cb_task(), g.cb_task(), g.u32()));
+        doca_sync_event_task_wait_gt_set_conf => |g| r(doca_sync_event_task_wait_gt_set_conf(g.h(K::SyncEvent), g.cb_task(), g.cb_task(), g.u32()));
+        doca_sync_event_task_wait_eq_set_conf => |g| r(doca_sync_event_task_wait_eq_set_conf(g.h(K::SyncEvent), g.cb_task(), g.cb_task(), g.u32()));
+        doca_sync_event_task_wait_neq_set_conf => |g| r(doca_sync_event_task_wait_neq_set_conf(g.h(K::SyncEvent), g.cb_task(), g.cb_task(), g.u32()));
+        doca_sync_event_task_get_alloc_init => |g| r(doca_sync_event_task_get_alloc_init(g.h(K::SyncEvent), g.opt(), g.data(), g.outh(K::Task)));
+        doca_sync_event_task_notify_set_alloc_init => |g| r(doca_sync_event_task_notify_set_alloc_init(g.h(K::SyncEvent), g.u64(), g.data(), g.outh(K::Task)));
+        doca_sync_event_task_notify_add_alloc_init => |g| r(doca_sync_event_task_notify_add_alloc_init(g.h(K::SyncEvent), g.u64(), g.opt(), g.data(), g.outh(K::Task)));
+        doca_sync_event_task_wait_gt_alloc_init => |g| r(doca_sync_event_task_wait_gt_alloc_init(g.h(K::SyncEvent), g.u64(), g.se_mask(false), g.data(), g.outh(K::Task)));
+        doca_sync_event_task_wait_eq_alloc_init => |g| r(doca_sync_event_task_wait_eq_alloc_init(g.h(K::SyncEvent), g.u64(), g.se_mask(false), g.data(), g.outh(K::Task)));
+        doca_sync_event_task_wait_neq_alloc_init => |g| r(doca_sync_event_task_wait_neq_alloc_init(g.h(K::SyncEvent), g.u64(), g.se_mask(false), g.data(), g.outh(K::Task)));
+        doca_sync_event_task_get_as_doca_task => |g| r(doca_sync_event_task_get_as_doca_task(g.h(K::Task)));
+        doca_sync_event_task_notify_set_as_doca_task => |g| r(doca_sync_event_task_notify_set_as_doca_task(g.h(K::Task)));
+        doca_sync_event_task_notify_add_as_doca_task => |g| r(doca_sync_event_task_notify_add_as_doca_task(g.h(K::Task)));
+        doca_sync_event_task_wait_gt_as_doca_task => |g| r(doca_sync_event_task_wait_gt_as_doca_task(g.h(K::Task)));
+        doca_sync_event_task_wait_eq_as_doca_task => |g| r(doca_sync_event_task_wait_eq_as_doca_task(g.h(K::Task)));
+        doca_sync_event_task_wait_neq_as_doca_task => |g| r(doca_sync_event_task_wait_neq_as_doca_task(g.h(K::Task)));
+        doca_sync_event_task_get_set_ret_val_ptr => |g| r(doca_sync_event_task_get_set_ret_val_ptr(g.h(K::Task), g.opt()));
+        #[lenient] doca_sync_event_task_get_get_ret_val_ptr => |g| r(doca_sync_event_task_get_get_ret_val_ptr(g.h(K::Task)));
+        doca_sync_event_task_notify_set_set_set_val => |g| r(doca_sync_event_task_notify_set_set_set_val(g.h(K::Task), g.u64()));
+        #[lenient] doca_sync_event_task_notify_set_get_set_val => |g| r(doca_sync_event_task_notify_set_get_set_val(g.h(K::Task)));
+        doca_sync_event_task_notify_add_set_inc_val => |g| r(doca_sync_event_task_notify_add_set_inc_val(g.h(K::Task), g.u64()));
+        #[lenient] doca_sync_event_task_notify_add_get_inc_val => |g| r(doca_sync_event_task_notify_add_get_inc_val(g.h(K::Task)));
+        doca_sync_event_task_notify_add_set_fetched_val_ptr => |g| r(doca_sync_event_task_notify_add_set_fetched_val_ptr(g.h(K::Task), g.opt()));
+        #[lenient] doca_sync_event_task_notify_add_get_fetched_val_ptr => |g| r(doca_sync_event_task_notify_add_get_fetched_val_ptr(g.h(K::Task)));
+        doca_sync_event_task_wait_gt_set_wait_val => |g| r(doca_sync_event_task_wait_gt_set_wait_val(g.h(K::Task), g.u64()));
+        #[lenient] doca_sync_event_task_wait_gt_get_wait_val => |g| r(doca_sync_event_task_wait_gt_get_wait_val(g.h(K::Task)));
+        doca_sync_event_task_wait_gt_set_mask => |g| r(doca_sync_event_task_wait_gt_set_mask(g.h(K::Task), g.se_mask(false)));
+        #[lenient] doca_sync_event_task_wait_gt_get_mask => |g| r(doca_sync_event_task_wait_gt_get_mask(g.h(K::Task)));
+        doca_sync_event_task_wait_eq_set_wait_val => |g| r(doca_sync_event_task_wait_eq_set_wait_val(g.h(K::Task), g.u64()));
+        #[lenient] doca_sync_event_task_wait_eq_get_wait_val => |g| r(doca_sync_event_task_wait_eq_get_wait_val(g.h(K::Task)));
+        doca_sync_event_task_wait_eq_set_mask => |g| r(doca_sync_event_task_wait_eq_set_mask(g.h(K::Task), g.se_mask(false)));
+        #[lenient] doca_sync_event_task_wait_eq_get_mask => |g| r(doca_sync_event_task_wait_eq_get_mask(g.h(K::Task)));
+        doca_sync_event_task_wait_neq_set_wait_val => |g| r(doca_sync_event_task_wait_neq_set_wait_val(g.h(K::Task), g.u64()));
+        #[lenient] doca_sync_event_task_wait_neq_get_wait_val => |g| r(doca_sync_event_task_wait_neq_get_wait_val(g.h(K::Task)));
+        doca_sync_event_task_wait_neq_set_mask => |g| r(doca_sync_event_task_wait_neq_set_mask(g.h(K::Task), g.se_mask(false)));
+        #[lenient] doca_sync_event_task_wait_neq_get_mask => |g| r(doca_sync_event_task_wait_neq_get_mask(g.h(K::Task)));
+        doca_sync_event_export_to_dpu => |g| r(doca_sync_event_export_to_dpu(g.h(K::SyncEvent), g.h(K::Dev), g.out(), g.out()));
+        doca_sync_event_cap_is_export_to_dpu_supported => |g| r(doca_sync_event_cap_is_export_to_dpu_supported(g.h(K::Devinfo)));
+        doca_sync_event_export_to_remote_pci => |g| r(doca_sync_event_export_to_remote_pci(g.h(K::SyncEvent), g.h(K::Dev), g.out(), g.out()));
+        doca_sync_event_cap_is_export_to_remote_pci_supported => |g| r(doca_sync_event_cap_is_export_to_remote_pci_supported(g.h(K::Devinfo)));
+        doca_sync_event_export_to_dpa => |g| r(doca_sync_event_export_to_dpa(g.h(K::SyncEvent), g.opt(), g.out()));
+        doca_sync_event_get_dpa_handle => |g| r(doca_sync_event_get_dpa_handle(g.h(K::SyncEvent), g.opt(), g.out()));
+        doca_sync_event_cap_is_export_to_dpa_supported => |g| r(doca_sync_event_cap_is_export_to_dpa_supported(g.h(K::Devinfo)));
+        doca_sync_event_export_to_gpu => |g| r(doca_sync_event_export_to_gpu(g.h(K::SyncEvent), g.opt(), g.out()));
+        doca_sync_event_get_gpu_handle => |g| r(doca_sync_event_get_gpu_handle(g.h(K::SyncEvent), g.opt(), g.out()));
+        doca_sync_event_cap_is_export_to_gpu_supported => |g| r(doca_sync_event_cap_is_export_to_gpu_supported(g.h(K::Devinfo)));
+        doca_sync_event_export_to_remote_net => |g| r(doca_sync_event_export_to_remote_net(g.h(K::SyncEvent), g.out(), g.out()));
+        doca_sync_event_cap_is_export_to_remote_net_supported => |g| r(doca_sync_event_cap_is_export_to_remote_net_supported(g.h(K::Devinfo)));
+        doca_sync_event_remote_net_export_to_dpa => |g| r(doca_sync_event_remote_net_export_to_dpa(g.opt(), g.opt(), g.out()));
+        doca_sync_event_remote_net_get_dpa_handle => |g| r(doca_sync_event_remote_net_get_dpa_handle(g.opt(), g.opt(), g.out()));
+        doca_sync_event_cap_remote_net_is_export_to_dpa_supported => |g| r(doca_sync_event_cap_remote_net_is_export_to_dpa_supported(g.h(K::Devinfo)));
+        doca_sync_event_remote_net_export_to_gpu => |g| r(doca_sync_event_remote_net_export_to_gpu(g.opt(), g.opt(), g.out()));
+        doca_sync_event_remote_net_get_gpu_handle => |g| r(doca_sync_event_remote_net_get_gpu_handle(g.opt(), g.opt(), g.out()));
+        doca_sync_event_cap_remote_net_is_export_to_gpu_supported => |g| r(doca_sync_event_cap_remote_net_is_export_to_gpu_supported(g.h(K::Devinfo)));
+        doca_sync_event_get => |g| r(doca_sync_event_get(g.h(K::SyncEvent), g.out()));
+        doca_sync_event_update_add => |g| r(doca_sync_event_update_add(g.h(K::SyncEvent), g.u64(), g.out()));
+        doca_sync_event_update_set => |g| r(doca_sync_event_update_set(g.h(K::SyncEvent), g.u64()));
+        // value & 0 == 0 and value & 0 != 1 hold at once; gt: the value is set to all ones
+        // first, and the mask is not 0
+        doca_sync_event_wait_eq => |g| r(doca_sync_event_wait_eq(g.h(K::SyncEvent), 0, g.se_mask_zero()));
+        doca_sync_event_wait_eq_yield => |g| r(doca_sync_event_wait_eq_yield(g.h(K::SyncEvent), 0, g.se_mask_zero()));
+        doca_sync_event_wait_neq => |g| r(doca_sync_event_wait_neq(g.h(K::SyncEvent), 1, g.se_mask_zero()));
+        doca_sync_event_wait_neq_yield => |g| r(doca_sync_event_wait_neq_yield(g.h(K::SyncEvent), 1, g.se_mask_zero()));
+        doca_sync_event_wait_gt => |g| { let e = g.h(K::SyncEvent); doca_sync_event_update_set(e, u64::MAX); r(doca_sync_event_wait_gt(e, 0, g.se_mask(true))) };
+        doca_sync_event_wait_gt_yield => |g| { let e = g.h(K::SyncEvent); doca_sync_event_update_set(e, u64::MAX); r(doca_sync_event_wait_gt_yield(e, 0, g.se_mask(true))) };
         // doca_sha.h
         doca_sha_create => |g| r(doca_sha_create(g.h(K::Dev), g.outh(K::Sha)));
         doca_sha_destroy => |g| r(doca_sha_destroy(g.hn(K::Sha)));
@@ -1664,6 +1805,57 @@ unsafe fn setup(g: &Gen, name: &CStr) {
             };
             must(code, 0, "sha task");
             add(K::Task, st as usize);
+        }
+        // doca_sync_event: one destroyed at once (stale); one started standalone and exported,
+        // one imported from that export (in this process) and started; one a context running
+        // on the host engine with every task type configured and one task of each
+        let mut se = std::ptr::null_mut();
+        must(doca_sync_event_create(&mut se), 0, "sync event");
+        must(doca_sync_event_destroy(se), 0, "sync event destroy");
+        stale(K::SyncEvent, se as usize);
+        let mut exp = std::ptr::null_mut();
+        must(doca_sync_event_create(&mut exp), 0, "sync event");
+        must(doca_sync_event_add_publisher_location_remote_pci(exp), 0, "sync event location");
+        must(doca_sync_event_start(exp), 0, "sync event start");
+        let (mut blob, mut blob_len) = (std::ptr::null(), 0usize);
+        must(
+            doca_sync_event_export_to_remote_pci(exp, host, &mut blob, &mut blob_len),
+            0,
+            "sync event export",
+        );
+        let mut imp = std::ptr::null_mut();
+        must(doca_sync_event_create_from_export(dpu, blob, blob_len, &mut imp), 0, "sync event import");
+        must(doca_sync_event_start(imp), 0, "sync event import start");
+        add(K::SyncEvent, exp as usize);
+        add(K::SyncEvent, imp as usize);
+        let mut sev = std::ptr::null_mut();
+        must(doca_sync_event_create(&mut sev), 0, "sync event");
+        let cb = Some(cb_task as unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData));
+        must(doca_sync_event_task_get_set_conf(sev, cb, cb, 2), 0, "se get conf");
+        must(doca_sync_event_task_notify_set_set_conf(sev, cb, cb, 2), 0, "se set conf");
+        must(doca_sync_event_task_notify_add_set_conf(sev, cb, cb, 2), 0, "se add conf");
+        must(doca_sync_event_task_wait_gt_set_conf(sev, cb, cb, 2), 0, "se gt conf");
+        must(doca_sync_event_task_wait_eq_set_conf(sev, cb, cb, 2), 0, "se eq conf");
+        must(doca_sync_event_task_wait_neq_set_conf(sev, cb, cb, 2), 0, "se neq conf");
+        let sectx = doca_sync_event_as_ctx(sev);
+        must(doca_pe_connect_ctx(cpe, sectx), 0, "se connect");
+        must(doca_ctx_start(sectx), 0, "se start");
+        add(K::SyncEvent, sev as usize);
+        add(K::Ctx, sectx as usize);
+        let none = DocaData { u64: 0 };
+        let mut tasks = [std::ptr::null_mut(); 6];
+        must(doca_sync_event_task_get_alloc_init(sev, g.scratch_slot(), none, &mut tasks[0]), 0, "se task");
+        must(doca_sync_event_task_notify_set_alloc_init(sev, 1, none, &mut tasks[1]), 0, "se task");
+        must(
+            doca_sync_event_task_notify_add_alloc_init(sev, 1, g.scratch_slot(), none, &mut tasks[2]),
+            0,
+            "se task",
+        );
+        must(doca_sync_event_task_wait_gt_alloc_init(sev, 0, 0xFF, none, &mut tasks[3]), 0, "se task");
+        must(doca_sync_event_task_wait_eq_alloc_init(sev, 0, 0, none, &mut tasks[4]), 0, "se task");
+        must(doca_sync_event_task_wait_neq_alloc_init(sev, 0, u64::MAX, none, &mut tasks[5]), 0, "se task");
+        for t in tasks {
+            add(K::Task, t as usize);
         }
         // a server and a client destroyed at once (stale), then the live ones
         let mut s = std::ptr::null_mut();

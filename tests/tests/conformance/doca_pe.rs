@@ -47,14 +47,16 @@ fn doca_pe_progress_returns_whether_anything_happened() {
     let pe = Pe::create().unwrap();
     assert!(!pe.progress(), "an empty engine makes no progress");
     let (lb, done) = running(&pe, 2);
-    assert!(pe.progress(), "the Running state change is progress");
-    assert!(!pe.progress());
+    // No state callback: the Running state change is not progress (see
+    // doca_pe_progress_reports_a_state_change_only_to_its_callback).
+    assert!(!pe.progress(), "the Running state change, with no callback, is not progress");
     lb.alloc_task(7).unwrap().submit().unwrap();
     assert!(pe.progress(), "a completion is progress");
     assert_eq!(*done.borrow(), vec![(7, Ok(()))]);
     assert!(!pe.progress());
     assert_eq!(lb.as_ctx().stop(), Ok(()));
-    assert!(pe.progress(), "the Idle state change is progress");
+    assert!(!pe.progress(), "nor the Idle one");
+    assert_eq!(lb.as_ctx().state(), CtxState::Idle);
 }
 
 #[test]
@@ -215,4 +217,31 @@ fn doca_task_get_status_user_data_get_ctx_and_resubmit_from_the_completion_callb
         pe.progress();
     }
     assert_eq!(*status.borrow(), Some(Err(Error::IoFailed)), "doca_task_get_status in the error callback");
+}
+
+/// A state change counts as progress only for a program that asked to hear of it: after a
+/// synchronous start without a state callback, `doca_pe_progress` says 0 until a task
+/// completes (NVIDIA's sync_event samples loop `while (doca_pe_progress(pe) == 0)` right
+/// after `doca_ctx_start` and then take their task for done); with a callback, the pass
+/// that runs it says 1.
+#[test]
+fn doca_pe_progress_reports_a_state_change_only_to_its_callback() {
+    for with_cb in [false, true] {
+        let pe = Pe::create().unwrap();
+        let lb = Loopback::create(Started::Running);
+        let ctx = lb.as_ctx();
+        pe.connect_ctx(&ctx).unwrap();
+        lb.set_conf(|_: EchoTask, _, _| {}, |_: EchoTask, _, _| {}, 2).unwrap();
+        let seen = Rc::new(Cell::new(0));
+        if with_cb {
+            let s = seen.clone();
+            ctx.set_state_changed_cb(move |_, _, _, _| s.set(s.get() + 1)).unwrap();
+        }
+        ctx.start().unwrap();
+        assert_eq!(ctx.state(), CtxState::Running);
+        assert_eq!(pe.progress(), with_cb, "a transition is progress only when its callback runs");
+        assert_eq!(seen.get(), u32::from(with_cb));
+        lb.alloc_task(1).unwrap().submit().unwrap();
+        assert!(pe.progress(), "a completion is progress");
+    }
 }

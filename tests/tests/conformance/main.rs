@@ -21,4 +21,5 @@ mod doca_mmap;
 mod doca_mmap_advise;
 mod doca_pe;
 mod doca_sha;
+mod doca_sync_event;
 mod support;

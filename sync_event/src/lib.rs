@@ -1,0 +1,1222 @@
+//! DOCA Sync Event (`doca_sync_event.h`): a 64-bit value that CPU code of the host and of the
+//! DPU (here: processes on either side of the emulated link) read, set, add to and wait on —
+//! synchronously (standalone mode) or through tasks on a progress engine (context mode).
+//!
+//! | DOCA                                                        | here |
+//! |-------------------------------------------------------------|------|
+//! | `struct doca_sync_event`, `_create`, `_destroy`             | [`SyncEvent`]: [`SyncEvent::create`], [`SyncEvent::destroy`] |
+//! | `_create_from_export`                                       | [`SyncEvent::create_from_export`] |
+//! | `_export_to_dpu` (2.5/2.6), `_export_to_remote_pci` (2.7+)  | [`SyncEvent::export_to_dpu`], [`SyncEvent::export_to_remote_pci`] |
+//! | `_add_publisher_location_*`, `_add_subscriber_location_*`   | [`SyncEvent::add_publisher_location`], [`SyncEvent::add_subscriber_location`], [`Location`] |
+//! | `_set_addr`                                                 | [`SyncEvent::set_addr`] |
+//! | `_start`, `_stop` (standalone), `_as_ctx` (context)         | [`SyncEvent::start`], [`SyncEvent::stop`], [`SyncEvent::as_ctx`] |
+//! | `_get`, `_update_set`, `_update_add`                        | [`SyncEvent::get`], [`SyncEvent::update_set`], [`SyncEvent::update_add`] |
+//! | `_wait_gt/_eq/_neq` and their `_yield` forms                | [`SyncEvent::wait`] with [`Cmp`] and [`WaitMode`] |
+//! | the tasks (`task_get`, `task_notify_set/_add`, `task_wait_gt/_eq/_neq`) | [`GetTask`], [`NotifySetTask`], [`NotifyAddTask`], [`WaitTask`] ([`WaitGtTask`], [`WaitEqTask`], [`WaitNeqTask`]) |
+//! | `doca_sync_event_cap_*`                                     | [`caps`] |
+//!
+//! **The value.** It lives in a page of shared memory (a sealed memfd) that the
+//! exporting process creates with the event and every importing process maps; `set_addr`
+//! moves it to 8 bytes of the application's memory instead (then it cannot be exported:
+//! `NOT_SUPPORTED`). Every read is an atomic load, every update an atomic store or
+//! fetch-add, sequentially consistent.
+//!
+//! **Blocking waits** never spin: a thread checks the value, announces itself as a sleeper
+//! and sleeps on a futex word of the page (`FUTEX_WAIT`, shared, not private), which every
+//! update bumps — `FUTEX_WAKE` is called only when a sleeper announced itself. Each sleep is
+//! bounded ([`SLEEP_SLICE`]): a waiter looks again at least that often, whatever a peer did
+//! to the futex word, and an importer checks then that the exporter is still there. The
+//! `_yield` forms first check and `sched_yield` up to [`YIELDS`] times, then sleep the same
+//! way.
+//!
+//! **Wait tasks** are checked at each progress pass of their engine, so a task completes in
+//! the first pass after the update. An engine asleep on its notification handle is woken by
+//! a doorbell: each running context owns a pipe watched by its engine and registered in one
+//! of [`MAX_WAKERS`] slots of the page; it arms the slot before sleeping, and an
+//! updater (of any process) writes one byte into the pipes of the armed slots (opened once
+//! through `/proc`, non-blocking). A busy engine is never rung: updates cost no syscall then.
+//!
+//! **Modes.** `start` (standalone) and `as_ctx` (context) exclude each other: `as_ctx` on an
+//! event started standalone, or `start` on one turned into a context, is `NOT_PERMITTED`.
+//! Synchronous get/set/add/wait need the event started either way (`BAD_STATE`).
+//!
+//! **Peers.** The importer of an event whose exporter destroyed it or exited answers every
+//! operation with `NOT_FOUND` (waiting tasks complete with it — an importing engine watches
+//! the exporter's pidfd, so it wakes when the exporter dies; blocking waits return it within
+//! [`SLEEP_SLICE`]); the exporter goes on working whatever its importers do. Synchronous
+//! calls on an importer look at the exporter's pidfd (one `poll`, no wait) each time; wait
+//! tasks read the page's state word at every pass and the pidfd every 64 passes and after
+//! every sleep.
+
+#![deny(unsafe_code)]
+
+pub mod caps;
+mod page;
+
+use std::cell::{Cell, RefCell};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::rc::{Rc, Weak};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::time::Duration;
+
+use doca_core::clock::Now;
+use doca_core::notify::Watched;
+use doca_core::{
+    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, DeviceKind, Error, PciAddr, Refused,
+    Result, Started, Task, TaskId, TaskLib, TaskPayload, TaskPool,
+};
+use rustix::thread::futex;
+
+pub use page::MAX_WAKERS;
+use page::{Page, LIVE};
+
+/// How long a blocking wait sleeps at most before looking again.
+pub const SLEEP_SLICE: Duration = Duration::from_millis(50);
+/// How many times a `_yield` wait yields the processor before it sleeps.
+pub const YIELDS: u32 = 64;
+/// Tasks of one type per context at most.
+pub const MAX_NUM_TASKS: u32 = 1 << 16;
+/// The length of an export blob.
+pub const EXPORT_LEN: usize = 48;
+/// Status of the wait tasks a stop flushes.
+pub const FLUSH_STATUS: Error = Error::Shutdown;
+/// "DOCASEB1": the blob's magic.
+const BLOB_MAGIC: &[u8; 8] = b"DOCASEB1";
+/// Progress passes between two checks that an importer's exporter still lives (the
+/// page's state word is read at every pass).
+const ALIVE_EVERY: u32 = 64;
+
+/// Where a publisher or subscriber runs (`doca_sync_event_add_*_location_*`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// `_location_cpu`: CPU code of this process, on `dev`'s side.
+    Cpu(PciAddr),
+    /// `_location_dpu` (2.5/2.6) and `_location_remote_pci` (2.7+): the other side of the link.
+    RemotePci,
+}
+
+/// A wait's comparison (of the masked value with the wait value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    /// `_gt`: greater than.
+    Gt,
+    /// `_eq`: equal.
+    Eq,
+    /// `_neq`: different.
+    Neq,
+}
+
+impl Cmp {
+    fn holds(self, value: u64, mask: u64, wait_val: u64) -> bool {
+        let v = value & mask;
+        match self {
+            Cmp::Gt => v > wait_val,
+            Cmp::Eq => v == wait_val,
+            Cmp::Neq => v != wait_val,
+        }
+    }
+}
+
+/// How a blocking wait waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitMode {
+    /// `doca_sync_event_wait_*`: sleeps on the futex between checks.
+    Sleep,
+    /// `doca_sync_event_wait_*_yield`: yields the processor between the first checks.
+    Yield,
+}
+
+/// Checks a wait mask: 0, or 1, 2, 4 or 8 consecutive `0xFF` bytes (`INVALID_VALUE`).
+pub fn check_mask(mask: u64) -> Result<()> {
+    if mask == 0 {
+        return Ok(());
+    }
+    let shift = mask.trailing_zeros();
+    let ok = shift % 8 == 0 && matches!(mask >> shift, 0xFF | 0xFFFF | 0xFFFF_FFFF | u64::MAX);
+    if !ok {
+        bail!(
+            Error::InvalidValue,
+            "sync event: wait mask {mask:#x} is not 0 or 1, 2, 4 or 8 consecutive 0xFF bytes"
+        );
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Neither started nor a context yet.
+    Unset,
+    /// `doca_sync_event_start` was called (running until stopped).
+    Standalone { running: bool },
+    /// `doca_sync_event_as_ctx` was called.
+    Context,
+}
+
+/// The exporter of an imported event: its process (a pidfd, readable once it exits).
+struct Exporter {
+    pid: u32,
+    pidfd: OwnedFd,
+}
+
+impl Exporter {
+    fn exited(&self) -> bool {
+        let mut fds = [rustix::event::PollFd::new(&self.pidfd, rustix::event::PollFlags::IN)];
+        !matches!(rustix::event::poll(&mut fds, Some(&ZERO)), Ok(0))
+    }
+}
+
+const ZERO: rustix::time::Timespec = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+
+struct Config {
+    mode: Mode,
+    publishers: Vec<Location>,
+    subscribers: Vec<Location>,
+    exported: bool,
+}
+
+/// A pipe other processes write into to wake this context's engine.
+struct Waker {
+    slot: usize,
+    read: Watched<OwnedFd>,
+    /// Held open: a pipe with no writer left reads as end-of-file, readable for ever.
+    _write: OwnedFd,
+    /// An importer's: the exporter's pidfd (a duplicate), readable once it exits, so that
+    /// an engine asleep on a wait task wakes when the exporter dies.
+    _exporter: Option<Watched<OwnedFd>>,
+}
+
+/// A cached write end of another engine's pipe (`None`: it could not be opened).
+struct Ring {
+    slot: usize,
+    pid: u32,
+    fd: i32,
+    file: Option<OwnedFd>,
+}
+
+/// The task payloads.
+#[doc(hidden)]
+#[derive(Default)]
+pub struct GetP {
+    value: u64,
+}
+#[doc(hidden)]
+#[derive(Default)]
+pub struct SetP {
+    val: u64,
+}
+#[doc(hidden)]
+#[derive(Default)]
+pub struct AddP {
+    inc: u64,
+    fetched: u64,
+}
+#[doc(hidden)]
+#[derive(Default)]
+pub struct WaitP {
+    val: u64,
+    mask: u64,
+}
+#[doc(hidden)]
+#[derive(Default)]
+pub struct WaitGtP(WaitP);
+#[doc(hidden)]
+#[derive(Default)]
+pub struct WaitEqP(WaitP);
+#[doc(hidden)]
+#[derive(Default)]
+pub struct WaitNeqP(WaitP);
+
+doca_core::task_handle! {
+    /// `struct doca_sync_event_task_get`: reads the value.
+    pub struct GetTask(GetP);
+}
+doca_core::task_handle! {
+    /// `struct doca_sync_event_task_notify_set`: sets the value.
+    pub struct NotifySetTask(SetP);
+}
+doca_core::task_handle! {
+    /// `struct doca_sync_event_task_notify_add`: adds to the value atomically.
+    pub struct NotifyAddTask(AddP);
+}
+doca_core::task_handle! {
+    /// `struct doca_sync_event_task_wait_gt` (2.5/2.6): completes once `value & mask > wait_val`.
+    pub struct WaitGtTask(WaitGtP);
+}
+doca_core::task_handle! {
+    /// `struct doca_sync_event_task_wait_eq` (2.7+): completes once `value & mask == wait_val`.
+    pub struct WaitEqTask(WaitEqP);
+}
+doca_core::task_handle! {
+    /// `struct doca_sync_event_task_wait_neq` (2.7+): completes once `value & mask != wait_val`.
+    pub struct WaitNeqTask(WaitNeqP);
+}
+
+impl GetTask {
+    /// The value read (`*ret_val_ptr` in C), once the task completed.
+    pub fn value(&self) -> u64 {
+        self.0.with_payload(|p| p.value)
+    }
+}
+
+impl NotifySetTask {
+    /// `doca_sync_event_task_notify_set_get_set_val`.
+    pub fn set_val(&self) -> u64 {
+        self.0.with_payload(|p| p.val)
+    }
+    /// `doca_sync_event_task_notify_set_set_set_val`.
+    pub fn set_set_val(&self, val: u64) {
+        self.0.with_payload(|p| p.val = val)
+    }
+}
+
+impl NotifyAddTask {
+    /// `doca_sync_event_task_notify_add_get_inc_val`.
+    pub fn inc_val(&self) -> u64 {
+        self.0.with_payload(|p| p.inc)
+    }
+    /// `doca_sync_event_task_notify_add_set_inc_val`.
+    pub fn set_inc_val(&self, inc: u64) {
+        self.0.with_payload(|p| p.inc = inc)
+    }
+    /// The value before the addition (`*fetched_val_ptr` in C), once the task completed.
+    pub fn fetched(&self) -> u64 {
+        self.0.with_payload(|p| p.fetched)
+    }
+}
+
+/// What the three wait tasks share: their wait value and mask.
+pub trait WaitTask {
+    /// `doca_sync_event_task_wait_*_get_wait_val`.
+    fn wait_val(&self) -> u64;
+    /// `doca_sync_event_task_wait_*_set_wait_val`.
+    fn set_wait_val(&self, val: u64);
+    /// `doca_sync_event_task_wait_*_get_mask`.
+    fn mask(&self) -> u64;
+    /// `doca_sync_event_task_wait_*_set_mask` (checked at submission: `INVALID_VALUE`).
+    fn set_mask(&self, mask: u64);
+}
+
+macro_rules! wait_task {
+    ($task:ident) => {
+        impl WaitTask for $task {
+            fn wait_val(&self) -> u64 {
+                self.0.with_payload(|p| p.0.val)
+            }
+            fn set_wait_val(&self, val: u64) {
+                self.0.with_payload(|p| p.0.val = val)
+            }
+            fn mask(&self) -> u64 {
+                self.0.with_payload(|p| p.0.mask)
+            }
+            fn set_mask(&self, mask: u64) {
+                self.0.with_payload(|p| p.0.mask = mask)
+            }
+        }
+    };
+}
+wait_task!(WaitGtTask);
+wait_task!(WaitEqTask);
+wait_task!(WaitNeqTask);
+
+#[doc(hidden)] // named by the task payloads; reached through SyncEvent
+pub struct SeOps {
+    page: Page,
+    /// The application's memory holding the value (`set_addr`), if any.
+    user: Cell<Option<&'static AtomicU64>>,
+    exporter: Option<Exporter>,
+    cfg: RefCell<Config>,
+    get: TaskPool<GetP>,
+    set: TaskPool<SetP>,
+    add: TaskPool<AddP>,
+    wait_gt: TaskPool<WaitGtP>,
+    wait_eq: TaskPool<WaitEqP>,
+    wait_neq: TaskPool<WaitNeqP>,
+    /// Submitted wait tasks.
+    waits: RefCell<Vec<(Cmp, TaskId)>>,
+    waker: RefCell<Option<Waker>>,
+    rings: RefCell<Vec<Ring>>,
+    passes: Cell<u32>,
+    /// The engine woke from a sleep: look at the exporter's pidfd at the next pass.
+    woke: Cell<bool>,
+}
+
+/// `struct doca_sync_event`.
+pub struct SyncEvent {
+    ctx: Rc<CtxCell<SeOps>>,
+}
+
+impl std::fmt::Debug for SyncEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SyncEvent(imported: {})", self.ctx.ops().exporter.is_some())
+    }
+}
+
+impl SeOps {
+    fn value(&self) -> &AtomicU64 {
+        match self.user.get() {
+            Some(v) => v,
+            None => &self.page.header().value,
+        }
+    }
+
+    /// For an importer: `NOT_FOUND` once the exporter destroyed the event or exited (the
+    /// exit check is a `poll` of a pidfd: a syscall, made when `full`).
+    fn check_alive(&self, full: bool) -> Result<()> {
+        let Some(ex) = &self.exporter else { return Ok(()) };
+        if self.page.header().state.load(SeqCst) != LIVE {
+            bail!(Error::NotFound, "sync event: its exporter (process {}) destroyed it", ex.pid);
+        }
+        if full && ex.exited() {
+            bail!(Error::NotFound, "sync event: its exporter (process {}) exited", ex.pid);
+        }
+        Ok(())
+    }
+
+    /// Synchronous operations: the event must be started (standalone or as a running context).
+    fn check_started(&self, what: &str) -> Result<()> {
+        let mode = self.cfg.borrow().mode;
+        match mode {
+            Mode::Standalone { running: true } => Ok(()),
+            Mode::Context => Ok(()),
+            _ => Err(fail!(
+                Error::BadState,
+                "sync event {what}: start the event first (doca_sync_event_start)"
+            )),
+        }
+    }
+
+    /// Wakes whoever waits: futex sleepers (only if one announced itself) and armed engines.
+    fn updated(&self) {
+        let h = self.page.header();
+        // SeqCst after the value's update: a sleeper that announced itself before reading
+        // the value (SeqCst too) is seen here, or it sees the new value.
+        h.seq.fetch_add(1, SeqCst);
+        if h.sleepers.load(SeqCst) > 0 {
+            let _ = futex::wake(&h.seq, futex::Flags::empty(), i32::MAX as u32);
+        }
+        self.ring_armed();
+    }
+
+    /// Writes one byte into the pipe of every armed engine (none armed: no syscall).
+    fn ring_armed(&self) {
+        let h = self.page.header();
+        for (slot, w) in h.wakers.iter().enumerate() {
+            if w.used.load(SeqCst) != 1 || w.armed.load(SeqCst) != 1 {
+                continue;
+            }
+            let (pid, fd) = (w.pid.load(SeqCst), w.fd.load(SeqCst));
+            let mut rings = self.rings.borrow_mut();
+            let idx = match rings.iter().position(|r| r.slot == slot) {
+                Some(i) if rings[i].pid == pid && rings[i].fd == fd => i,
+                found => {
+                    let file = open_ring(pid, fd);
+                    let ring = Ring { slot, pid, fd, file };
+                    match found {
+                        Some(i) => {
+                            rings[i] = ring;
+                            i
+                        }
+                        None => {
+                            rings.push(ring);
+                            rings.len() - 1
+                        }
+                    }
+                }
+            };
+            if let Some(f) = &rings[idx].file {
+                let _ = rustix::io::write(f, &[1]);
+            }
+        }
+    }
+
+    fn block_until(&self, cmp: Cmp, val: u64, mask: u64, mode: WaitMode) -> Result<()> {
+        check_mask(mask)?;
+        self.check_started("wait")?;
+        let h = self.page.header();
+        let mut yields = 0;
+        let slice = rustix::time::Timespec {
+            tv_sec: SLEEP_SLICE.as_secs() as i64,
+            tv_nsec: SLEEP_SLICE.subsec_nanos() as _,
+        };
+        loop {
+            let seq = h.seq.load(SeqCst);
+            if cmp.holds(self.value().load(SeqCst), mask, val) {
+                return Ok(());
+            }
+            self.check_alive(true)?;
+            if mode == WaitMode::Yield && yields < YIELDS {
+                yields += 1;
+                rustix::thread::sched_yield();
+                continue;
+            }
+            h.sleepers.fetch_add(1, SeqCst);
+            if h.seq.load(SeqCst) == seq && !cmp.holds(self.value().load(SeqCst), mask, val) {
+                // Returns at a wake, at the end of the slice, or at once when seq moved.
+                let _ = futex::wait(&h.seq, futex::Flags::empty(), seq, Some(&slice));
+            }
+            h.sleepers.fetch_sub(1, SeqCst);
+        }
+    }
+
+    fn waiting_satisfied(&self) -> bool {
+        let v = self.value().load(SeqCst);
+        self.waits
+            .borrow()
+            .iter()
+            .any(|&(cmp, id)| self.wait_params(cmp, id).is_some_and(|(val, mask)| cmp.holds(v, mask, val)))
+    }
+
+    fn wait_params(&self, cmp: Cmp, id: TaskId) -> Option<(u64, u64)> {
+        match cmp {
+            Cmp::Gt => self.wait_gt.with_payload(id, |p| (p.0.val, p.0.mask)),
+            Cmp::Eq => self.wait_eq.with_payload(id, |p| (p.0.val, p.0.mask)),
+            Cmp::Neq => self.wait_neq.with_payload(id, |p| (p.0.val, p.0.mask)),
+        }
+    }
+
+    fn finish_wait(&self, cmp: Cmp, id: TaskId, status: Result<()>) {
+        match cmp {
+            Cmp::Gt => self.wait_gt.finish(id, status),
+            Cmp::Eq => self.wait_eq.finish(id, status),
+            Cmp::Neq => self.wait_neq.finish(id, status),
+        };
+    }
+
+    fn flush_waits(&self, status: Error) {
+        let waits = std::mem::take(&mut *self.waits.borrow_mut());
+        for (cmp, id) in waits {
+            self.finish_wait(cmp, id, Err(status));
+        }
+    }
+
+    /// The engine's doorbell, made at the first start: a pipe watched by the engine and
+    /// registered in a free slot of the page (a slot of a process that exited is taken back).
+    fn make_waker(&self, core: &CtxCore) -> Result<()> {
+        if self.waker.borrow().is_some() {
+            return Ok(());
+        }
+        let h = self.page.header();
+        let claim = |i: usize| h.wakers[i].used.compare_exchange(0, 1, SeqCst, SeqCst).is_ok();
+        let mut slot = (0..MAX_WAKERS).find(|&i| claim(i));
+        if slot.is_none() {
+            for (i, w) in h.wakers.iter().enumerate() {
+                let pid = w.pid.load(SeqCst);
+                let gone = rustix::process::Pid::from_raw(pid as i32)
+                    .is_none_or(|p| rustix::process::test_kill_process(p) == Err(rustix::io::Errno::SRCH));
+                if gone && w.used.compare_exchange(1, 2, SeqCst, SeqCst).is_ok() {
+                    w.used.store(1, SeqCst);
+                    slot = Some(i);
+                    break;
+                }
+            }
+        }
+        let Some(slot) = slot else {
+            tracing::warn!(
+                target: "doca_sdk",
+                "sync event: all {MAX_WAKERS} doorbell slots are taken: this context's engine is not woken by updates (it still sees them when it polls)"
+            );
+            return Ok(());
+        };
+        let made =
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK | rustix::pipe::PipeFlags::CLOEXEC)
+                .map_err(|e| fail!(Error::OperatingSystem, "sync event: pipe: {e}"));
+        let (read, write) = match made {
+            Ok(p) => p,
+            Err(e) => {
+                h.wakers[slot].used.store(0, SeqCst);
+                return Err(e);
+            }
+        };
+        let raw = read.as_raw_fd();
+        let read = match core.watch(read) {
+            Ok(w) => w,
+            Err(e) => {
+                h.wakers[slot].used.store(0, SeqCst);
+                return Err(e);
+            }
+        };
+        let w = &h.wakers[slot];
+        w.armed.store(0, SeqCst);
+        w.pid.store(std::process::id(), SeqCst);
+        w.fd.store(raw, SeqCst);
+        let exporter = match &self.exporter {
+            Some(ex) => {
+                match ex.pidfd.try_clone().map_err(|e| fail!(Error::OperatingSystem, "sync event: dup: {e}"))
+                {
+                    Ok(fd) => Some(core.watch(fd)?),
+                    Err(e) => return Err(e),
+                }
+            }
+            None => None,
+        };
+        *self.waker.borrow_mut() = Some(Waker { slot, read, _write: write, _exporter: exporter });
+        Ok(())
+    }
+
+    fn arm(&self, on: bool) {
+        if let Some(w) = &*self.waker.borrow() {
+            self.page.header().wakers[w.slot].armed.store(u32::from(on), SeqCst);
+            if !on {
+                let mut buf = [0u8; 64];
+                while matches!(rustix::io::read(&*w.read, &mut buf), Ok(n) if n > 0) {}
+            }
+        }
+    }
+
+    fn revoke(&self) {
+        if self.exporter.is_none() {
+            let h = self.page.header();
+            if h.state.swap(page::REVOKED, SeqCst) == LIVE {
+                self.updated();
+            }
+        }
+    }
+}
+
+/// The write end of the pipe process `pid` registered as its fd `fd`: it must be a FIFO
+/// (anything else a peer names is refused, logged at debug level: a peer can write the slot).
+fn open_ring(pid: u32, fd: i32) -> Option<OwnedFd> {
+    let path = format!("/proc/{pid}/fd/{fd}");
+    let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC;
+    let file = match rustix::fs::open(&path, flags, rustix::fs::Mode::empty()) {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::debug!(target: "doca_sdk", "sync event: cannot ring {path}: {e}");
+            return None;
+        }
+    };
+    match rustix::fs::fstat(&file) {
+        Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo => Some(file),
+        _ => {
+            tracing::debug!(target: "doca_sdk", "sync event: {path} is not a doorbell pipe: not rung");
+            None
+        }
+    }
+}
+
+impl Drop for SeOps {
+    fn drop(&mut self) {
+        self.revoke();
+        if let Some(w) = self.waker.get_mut().take() {
+            let slot = &self.page.header().wakers[w.slot];
+            slot.armed.store(0, SeqCst);
+            slot.used.store(0, SeqCst);
+        }
+    }
+}
+
+impl SyncEvent {
+    fn with(page: Page, exporter: Option<Exporter>) -> SyncEvent {
+        let ctx = CtxCell::new(|weak: &Weak<CtxCell<SeOps>>| SeOps {
+            page,
+            user: Cell::new(None),
+            exporter,
+            cfg: RefCell::new(Config {
+                mode: Mode::Unset,
+                publishers: Vec::new(),
+                subscribers: Vec::new(),
+                exported: false,
+            }),
+            get: TaskPool::new(weak.clone()),
+            set: TaskPool::new(weak.clone()),
+            add: TaskPool::new(weak.clone()),
+            wait_gt: TaskPool::new(weak.clone()),
+            wait_eq: TaskPool::new(weak.clone()),
+            wait_neq: TaskPool::new(weak.clone()),
+            waits: RefCell::new(Vec::new()),
+            waker: RefCell::new(None),
+            rings: RefCell::new(Vec::new()),
+            passes: Cell::new(0),
+            woke: Cell::new(false),
+        });
+        SyncEvent { ctx }
+    }
+
+    fn ops(&self) -> &SeOps {
+        self.ctx.ops()
+    }
+
+    /// `doca_sync_event_create`: a new event of this process, value 0.
+    pub fn create() -> Result<SyncEvent> {
+        Ok(SyncEvent::with(Page::create()?, None))
+    }
+
+    /// `doca_sync_event_create_from_export`: the event another process exported (the blob
+    /// it sent). A blob of the wrong size or magic is `INVALID_VALUE`; one whose exporter
+    /// exited or destroyed the event, or a forged one, `NOT_FOUND`. The result cannot be
+    /// configured or exported (`NOT_PERMITTED`); start it (standalone or as a context).
+    pub fn create_from_export(dev: &Dev, blob: &[u8]) -> Result<SyncEvent> {
+        caps::is_create_from_export_supported(dev.as_devinfo())?;
+        if blob.len() != EXPORT_LEN || &blob[..8] != BLOB_MAGIC {
+            bail!(
+                Error::InvalidValue,
+                "sync event create_from_export: not a sync event export ({} bytes; {EXPORT_LEN} expected)",
+                blob.len()
+            );
+        }
+        let u32_at = |i: usize| u32::from_le_bytes(blob[i..i + 4].try_into().expect("4 bytes"));
+        let u64_at = |i: usize| u64::from_le_bytes(blob[i..i + 8].try_into().expect("8 bytes"));
+        let (pid, fd, token) = (u32_at(8), u32_at(12) as i32, [u64_at(16), u64_at(24)]);
+        let raw = rustix::process::Pid::from_raw(pid as i32)
+            .ok_or_else(|| fail!(Error::InvalidValue, "sync event create_from_export: no process 0"))?;
+        let pidfd = rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty()).map_err(|e| {
+            fail!(Error::NotFound, "sync event create_from_export: the exporting process {pid} is gone ({e})")
+        })?;
+        let page = Page::open_exported(pid, fd, token)?;
+        let ex = Exporter { pid, pidfd };
+        // The pidfd was opened before the page: if it names another process (pid reused),
+        // that one cannot hold the page with this token, unless the exporter lived then.
+        if ex.exited() || page.header().state.load(SeqCst) != LIVE {
+            bail!(Error::NotFound, "sync event create_from_export: the exporter (process {pid}) is gone");
+        }
+        tracing::debug!(target: "doca_sdk", "sync event imported from process {pid}");
+        Ok(SyncEvent::with(page, Some(ex)))
+    }
+
+    /// Whether this event was created from an export.
+    pub fn is_imported(&self) -> bool {
+        self.ops().exporter.is_some()
+    }
+
+    fn configurable(&self, what: &str) -> Result<std::cell::RefMut<'_, Config>> {
+        if self.is_imported() {
+            bail!(
+                Error::NotPermitted,
+                "sync event {what}: an event created from an export cannot be configured"
+            );
+        }
+        let cfg = self.ops().cfg.borrow_mut();
+        let started = match cfg.mode {
+            Mode::Standalone { running } => running,
+            Mode::Context => self.ctx.core().state() != CtxState::Idle,
+            Mode::Unset => false,
+        };
+        if started {
+            bail!(Error::BadState, "sync event {what}: the event is started");
+        }
+        Ok(cfg)
+    }
+
+    /// `doca_sync_event_add_publisher_location_cpu` (`Location::Cpu`) and
+    /// `_location_dpu`/`_remote_pci` (`Location::RemotePci`). Not on an imported event
+    /// (`NOT_PERMITTED`) nor a started one (`BAD_STATE`).
+    pub fn add_publisher_location(&self, loc: Location) -> Result<()> {
+        self.configurable("add_publisher_location")?.publishers.push(loc);
+        Ok(())
+    }
+
+    /// `doca_sync_event_add_subscriber_location_*`: as [`SyncEvent::add_publisher_location`].
+    pub fn add_subscriber_location(&self, loc: Location) -> Result<()> {
+        self.configurable("add_subscriber_location")?.subscribers.push(loc);
+        Ok(())
+    }
+
+    /// The locations declared: (publishers, subscribers).
+    pub fn locations(&self) -> (Vec<Location>, Vec<Location>) {
+        let cfg = self.ops().cfg.borrow();
+        (cfg.publishers.clone(), cfg.subscribers.clone())
+    }
+
+    /// `doca_sync_event_set_addr`: the value lives in `addr` from now on (its current
+    /// contents are the value). Before start (`BAD_STATE`) and before any export
+    /// (`BAD_STATE`); such an event cannot be exported afterwards (`NOT_SUPPORTED`: other
+    /// processes cannot map the application's memory).
+    pub fn set_addr(&self, addr: &'static AtomicU64) -> Result<()> {
+        let cfg = self.configurable("set_addr")?;
+        if cfg.exported {
+            bail!(Error::BadState, "sync event set_addr: the event was already exported with its own memory");
+        }
+        self.ops().user.set(Some(addr));
+        Ok(())
+    }
+
+    /// `doca_sync_event_start`: standalone mode (synchronous operations). `NOT_PERMITTED`
+    /// for an event turned into a context; `BAD_STATE` when already started.
+    pub fn start(&self) -> Result<()> {
+        let mut cfg = self.ops().cfg.borrow_mut();
+        match cfg.mode {
+            Mode::Context => bail!(
+                Error::NotPermitted,
+                "sync event start: the event operates as a context (doca_sync_event_as_ctx): use doca_ctx_start"
+            ),
+            Mode::Standalone { running: true } => bail!(Error::BadState, "sync event start: already started"),
+            _ => cfg.mode = Mode::Standalone { running: true },
+        }
+        Ok(())
+    }
+
+    /// `doca_sync_event_stop`: ends standalone mode (`BAD_STATE` when not started with
+    /// [`SyncEvent::start`]).
+    pub fn stop(&self) -> Result<()> {
+        let mut cfg = self.ops().cfg.borrow_mut();
+        match cfg.mode {
+            Mode::Standalone { running: true } => {
+                cfg.mode = Mode::Standalone { running: false };
+                Ok(())
+            }
+            _ => Err(fail!(Error::BadState, "sync event stop: not started with doca_sync_event_start")),
+        }
+    }
+
+    /// `doca_sync_event_as_ctx`: the event as a context (for good): `NOT_PERMITTED` once
+    /// started standalone.
+    pub fn as_ctx(&self) -> Result<Ctx> {
+        let mut cfg = self.ops().cfg.borrow_mut();
+        match cfg.mode {
+            Mode::Standalone { .. } => bail!(
+                Error::NotPermitted,
+                "sync event as_ctx: the event was started standalone (doca_sync_event_start)"
+            ),
+            _ => cfg.mode = Mode::Context,
+        }
+        Ok(Ctx::from(self.ctx.clone()))
+    }
+
+    /// The context, whatever the mode (for the C ABI, which makes its handle at creation).
+    #[doc(hidden)]
+    pub fn ctx_unchecked(&self) -> Ctx {
+        Ctx::from(self.ctx.clone())
+    }
+
+    /// `doca_sync_event_get`.
+    pub fn get(&self) -> Result<u64> {
+        let ops = self.ops();
+        ops.check_started("get")?;
+        ops.check_alive(true)?;
+        Ok(ops.value().load(SeqCst))
+    }
+
+    /// `doca_sync_event_update_set`.
+    pub fn update_set(&self, value: u64) -> Result<()> {
+        let ops = self.ops();
+        ops.check_started("update_set")?;
+        ops.check_alive(true)?;
+        ops.value().store(value, SeqCst);
+        ops.updated();
+        Ok(())
+    }
+
+    /// `doca_sync_event_update_add`: returns the value before the addition (wrapping).
+    pub fn update_add(&self, value: u64) -> Result<u64> {
+        let ops = self.ops();
+        ops.check_started("update_add")?;
+        ops.check_alive(true)?;
+        let before = ops.value().fetch_add(value, SeqCst);
+        ops.updated();
+        Ok(before)
+    }
+
+    /// `doca_sync_event_wait_gt/_eq/_neq` and their `_yield` forms: returns once
+    /// `value & mask` compares as `cmp` says with `value`. `INVALID_VALUE` for a bad mask;
+    /// `NOT_FOUND` when the exporter goes away meanwhile (an importer).
+    pub fn wait(&self, cmp: Cmp, value: u64, mask: u64, mode: WaitMode) -> Result<()> {
+        self.ops().block_until(cmp, value, mask, mode)
+    }
+
+    fn export(&self, dev: &Dev, what: &str) -> Result<Vec<u8>> {
+        if self.is_imported() {
+            bail!(
+                Error::NotPermitted,
+                "sync event {what}: an event created from an export cannot be exported"
+            );
+        }
+        let ops = self.ops();
+        if ops.user.get().is_some() {
+            bail!(
+                Error::NotSupported,
+                "sync event {what}: the value is in the application's memory (doca_sync_event_set_addr), which other processes cannot map"
+            );
+        }
+        ops.cfg.borrow_mut().exported = true;
+        let token = ops.page.token();
+        let mut b = Vec::with_capacity(EXPORT_LEN);
+        b.extend_from_slice(BLOB_MAGIC);
+        b.extend_from_slice(&std::process::id().to_le_bytes());
+        b.extend_from_slice(&ops.page.fd().as_fd().as_raw_fd().to_le_bytes());
+        b.extend_from_slice(&token[0].to_le_bytes());
+        b.extend_from_slice(&token[1].to_le_bytes());
+        let pci = dev.as_devinfo().pci_addr();
+        b.extend_from_slice(&pci.domain().to_le_bytes());
+        b.extend_from_slice(&[pci.bus(), pci.device(), pci.function()]);
+        b.push(match dev.as_devinfo().kind() {
+            DeviceKind::Host => 0,
+            DeviceKind::Dpu => 1,
+        });
+        b.resize(EXPORT_LEN, 0);
+        tracing::debug!(target: "doca_sdk", "sync event exported ({what}) for {dev:?}");
+        Ok(b)
+    }
+
+    /// `doca_sync_event_export_to_dpu` (2.5/2.6): from a host device only (`NOT_SUPPORTED`
+    /// on a DPU device, as DOCA says); the blob for the other side's
+    /// [`SyncEvent::create_from_export`].
+    pub fn export_to_dpu(&self, dev: &Dev) -> Result<Vec<u8>> {
+        if caps::is_export_to_dpu_supported(dev.as_devinfo()).is_err() {
+            bail!(
+                Error::NotSupported,
+                "sync event export_to_dpu: DOCA 2.5/2.6 export from the host CPU only ({dev:?} is the DPU's device; 2.7+ has export_to_remote_pci)"
+            );
+        }
+        self.export(dev, "export_to_dpu")
+    }
+
+    /// `doca_sync_event_export_to_remote_pci` (2.7+): from either side.
+    pub fn export_to_remote_pci(&self, dev: &Dev) -> Result<Vec<u8>> {
+        self.export(dev, "export_to_remote_pci")
+    }
+
+    /// `doca_sync_event_destroy`: a context must be Idle (`BAD_STATE`, and the event back);
+    /// a standalone event is stopped first. An exporter's destroy revokes the event: its
+    /// importers answer `NOT_FOUND` from then on.
+    pub fn destroy(self) -> Result<(), Refused<SyncEvent>> {
+        let core = self.ctx.core();
+        if let Err(e) = core.require_idle("sync event destroy") {
+            return Err(Refused::new(e, self));
+        }
+        if let Err(e) = core.destroy() {
+            return Err(Refused::new(e, self));
+        }
+        self.ops().revoke();
+        Ok(())
+    }
+
+    fn check_num_tasks(num: u32) -> Result<()> {
+        if num > MAX_NUM_TASKS {
+            bail!(Error::InvalidValue, "sync event: {num} tasks exceed the maximum {MAX_NUM_TASKS}");
+        }
+        Ok(())
+    }
+
+    /// `doca_sync_event_task_get_set_conf`: Idle only (`BAD_STATE`), 1..=[`MAX_NUM_TASKS`].
+    pub fn task_get_set_conf(
+        &self,
+        completion: impl FnMut(GetTask, Data, Data) + 'static,
+        error: impl FnMut(GetTask, Data, Data) + 'static,
+        num: u32,
+    ) -> Result<()> {
+        Self::check_num_tasks(num)?;
+        let (mut c, mut e) = (completion, error);
+        self.ops().get.set_conf(
+            self.ctx.core(),
+            Box::new(move |t: Task<GetP>, td, cd| c(GetTask(t), td, cd)),
+            Box::new(move |t: Task<GetP>, td, cd| e(GetTask(t), td, cd)),
+            num,
+        )
+    }
+
+    /// `doca_sync_event_task_notify_set_set_conf`.
+    pub fn task_notify_set_set_conf(
+        &self,
+        completion: impl FnMut(NotifySetTask, Data, Data) + 'static,
+        error: impl FnMut(NotifySetTask, Data, Data) + 'static,
+        num: u32,
+    ) -> Result<()> {
+        Self::check_num_tasks(num)?;
+        let (mut c, mut e) = (completion, error);
+        self.ops().set.set_conf(
+            self.ctx.core(),
+            Box::new(move |t: Task<SetP>, td, cd| c(NotifySetTask(t), td, cd)),
+            Box::new(move |t: Task<SetP>, td, cd| e(NotifySetTask(t), td, cd)),
+            num,
+        )
+    }
+
+    /// `doca_sync_event_task_notify_add_set_conf`.
+    pub fn task_notify_add_set_conf(
+        &self,
+        completion: impl FnMut(NotifyAddTask, Data, Data) + 'static,
+        error: impl FnMut(NotifyAddTask, Data, Data) + 'static,
+        num: u32,
+    ) -> Result<()> {
+        Self::check_num_tasks(num)?;
+        let (mut c, mut e) = (completion, error);
+        self.ops().add.set_conf(
+            self.ctx.core(),
+            Box::new(move |t: Task<AddP>, td, cd| c(NotifyAddTask(t), td, cd)),
+            Box::new(move |t: Task<AddP>, td, cd| e(NotifyAddTask(t), td, cd)),
+            num,
+        )
+    }
+
+    /// `doca_sync_event_task_wait_gt_set_conf` (2.5/2.6).
+    pub fn task_wait_gt_set_conf(
+        &self,
+        completion: impl FnMut(WaitGtTask, Data, Data) + 'static,
+        error: impl FnMut(WaitGtTask, Data, Data) + 'static,
+        num: u32,
+    ) -> Result<()> {
+        Self::check_num_tasks(num)?;
+        let (mut c, mut e) = (completion, error);
+        self.ops().wait_gt.set_conf(
+            self.ctx.core(),
+            Box::new(move |t: Task<WaitGtP>, td, cd| c(WaitGtTask(t), td, cd)),
+            Box::new(move |t: Task<WaitGtP>, td, cd| e(WaitGtTask(t), td, cd)),
+            num,
+        )
+    }
+
+    /// `doca_sync_event_task_wait_eq_set_conf` (2.7+).
+    pub fn task_wait_eq_set_conf(
+        &self,
+        completion: impl FnMut(WaitEqTask, Data, Data) + 'static,
+        error: impl FnMut(WaitEqTask, Data, Data) + 'static,
+        num: u32,
+    ) -> Result<()> {
+        Self::check_num_tasks(num)?;
+        let (mut c, mut e) = (completion, error);
+        self.ops().wait_eq.set_conf(
+            self.ctx.core(),
+            Box::new(move |t: Task<WaitEqP>, td, cd| c(WaitEqTask(t), td, cd)),
+            Box::new(move |t: Task<WaitEqP>, td, cd| e(WaitEqTask(t), td, cd)),
+            num,
+        )
+    }
+
+    /// `doca_sync_event_task_wait_neq_set_conf` (2.7+).
+    pub fn task_wait_neq_set_conf(
+        &self,
+        completion: impl FnMut(WaitNeqTask, Data, Data) + 'static,
+        error: impl FnMut(WaitNeqTask, Data, Data) + 'static,
+        num: u32,
+    ) -> Result<()> {
+        Self::check_num_tasks(num)?;
+        let (mut c, mut e) = (completion, error);
+        self.ops().wait_neq.set_conf(
+            self.ctx.core(),
+            Box::new(move |t: Task<WaitNeqP>, td, cd| c(WaitNeqTask(t), td, cd)),
+            Box::new(move |t: Task<WaitNeqP>, td, cd| e(WaitNeqTask(t), td, cd)),
+            num,
+        )
+    }
+
+    /// `doca_sync_event_task_get_alloc_init`: Running only (`BAD_STATE`); every task out:
+    /// `NO_MEMORY`.
+    pub fn task_get_alloc_init(&self, user_data: Data) -> Result<GetTask> {
+        let t = self.ops().get.alloc(|p| {
+            p.value = 0;
+            Ok(())
+        })?;
+        t.set_user_data(user_data);
+        Ok(GetTask(t))
+    }
+
+    /// `doca_sync_event_task_notify_set_alloc_init`.
+    pub fn task_notify_set_alloc_init(&self, val: u64, user_data: Data) -> Result<NotifySetTask> {
+        let t = self.ops().set.alloc(|p| {
+            p.val = val;
+            Ok(())
+        })?;
+        t.set_user_data(user_data);
+        Ok(NotifySetTask(t))
+    }
+
+    /// `doca_sync_event_task_notify_add_alloc_init`.
+    pub fn task_notify_add_alloc_init(&self, inc: u64, user_data: Data) -> Result<NotifyAddTask> {
+        let t = self.ops().add.alloc(|p| {
+            *p = AddP { inc, fetched: 0 };
+            Ok(())
+        })?;
+        t.set_user_data(user_data);
+        Ok(NotifyAddTask(t))
+    }
+
+    /// `doca_sync_event_task_wait_gt_alloc_init` (2.5/2.6): the mask is checked
+    /// (`INVALID_VALUE`).
+    pub fn task_wait_gt_alloc_init(&self, val: u64, mask: u64, user_data: Data) -> Result<WaitGtTask> {
+        check_mask(mask)?;
+        let t = self.ops().wait_gt.alloc(|p| {
+            p.0 = WaitP { val, mask };
+            Ok(())
+        })?;
+        t.set_user_data(user_data);
+        Ok(WaitGtTask(t))
+    }
+
+    /// `doca_sync_event_task_wait_eq_alloc_init` (2.7+).
+    pub fn task_wait_eq_alloc_init(&self, val: u64, mask: u64, user_data: Data) -> Result<WaitEqTask> {
+        check_mask(mask)?;
+        let t = self.ops().wait_eq.alloc(|p| {
+            p.0 = WaitP { val, mask };
+            Ok(())
+        })?;
+        t.set_user_data(user_data);
+        Ok(WaitEqTask(t))
+    }
+
+    /// `doca_sync_event_task_wait_neq_alloc_init` (2.7+).
+    pub fn task_wait_neq_alloc_init(&self, val: u64, mask: u64, user_data: Data) -> Result<WaitNeqTask> {
+        check_mask(mask)?;
+        let t = self.ops().wait_neq.alloc(|p| {
+            p.0 = WaitP { val, mask };
+            Ok(())
+        })?;
+        t.set_user_data(user_data);
+        Ok(WaitNeqTask(t))
+    }
+}
+
+impl CtxOps for SeOps {
+    fn kind(&self) -> &'static str {
+        "sync_event"
+    }
+
+    fn start(&self, core: &CtxCore) -> Result<Started> {
+        if let Mode::Standalone { .. } = self.cfg.borrow().mode {
+            bail!(Error::NotPermitted, "sync event: started standalone, it cannot start as a context");
+        }
+        self.cfg.borrow_mut().mode = Mode::Context;
+        self.make_waker(core)?;
+        self.get.prepare(GetP::default);
+        self.set.prepare(SetP::default);
+        self.add.prepare(AddP::default);
+        self.wait_gt.prepare(WaitGtP::default);
+        self.wait_eq.prepare(WaitEqP::default);
+        self.wait_neq.prepare(WaitNeqP::default);
+        let mut w = self.waits.borrow_mut();
+        w.clear();
+        w.reserve((self.wait_gt.capacity() + self.wait_eq.capacity() + self.wait_neq.capacity()) as usize);
+        Ok(Started::Running)
+    }
+
+    fn stop(&self, _core: &CtxCore) {
+        // Waiting tasks are flushed in progress: callbacks never run inside stop.
+    }
+
+    /// Only while wait tasks wait.
+    fn needs_poll(&self, _core: &CtxCore) -> bool {
+        !self.waits.borrow().is_empty()
+    }
+
+    fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
+        if self.waits.borrow().is_empty() {
+            return false;
+        }
+        if core.state() != CtxState::Running {
+            self.flush_waits(FLUSH_STATUS);
+            return true;
+        }
+        let n = self.passes.get().wrapping_add(1);
+        self.passes.set(n);
+        if let Err(e) = self.check_alive(n % ALIVE_EVERY == 0 || self.woke.replace(false)) {
+            self.flush_waits(e);
+            return true;
+        }
+        let v = self.value().load(SeqCst);
+        let mut done = false;
+        let mut i = 0;
+        loop {
+            let next = self.waits.borrow().get(i).copied();
+            let Some((cmp, id)) = next else { break };
+            let holds = self.wait_params(cmp, id).is_none_or(|(val, mask)| cmp.holds(v, mask, val));
+            if holds {
+                self.waits.borrow_mut().swap_remove(i);
+                self.finish_wait(cmp, id, Ok(()));
+                done = true;
+            } else {
+                i += 1;
+            }
+        }
+        done
+    }
+
+    fn request_notification(&self, _core: &CtxCore) -> bool {
+        if self.waits.borrow().is_empty() {
+            return false;
+        }
+        self.arm(true);
+        // After arming (SeqCst): an update made before this look is seen here, a later one
+        // sees the armed slot and rings.
+        self.waiting_satisfied() || self.check_alive(true).is_err()
+    }
+
+    fn clear_notification(&self, _core: &CtxCore) {
+        self.arm(false);
+        self.woke.set(true);
+    }
+}
+
+macro_rules! lib_for {
+    ($payload:ty, $pool:ident, |$ops:ident, $id:ident| $submit:expr) => {
+        lib_for!($payload, $pool, "", |$ops, $id| $submit);
+    };
+    ($payload:ty, $pool:ident, $kind:literal, |$ops:ident, $id:ident| $submit:expr) => {
+        impl TaskPayload for $payload {
+            type Lib = SeOps;
+            // A fault plan's `task.<kind>` point (waits only: `task.sync_event.wait`).
+            const FAULT_KIND: &'static str = $kind;
+        }
+        impl TaskLib<$payload> for SeOps {
+            fn pool(&self) -> &TaskPool<$payload> {
+                &self.$pool
+            }
+            fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+                let $ops = self;
+                let $id = task;
+                $submit
+            }
+        }
+    };
+}
+
+lib_for!(GetP, get, |ops, id| {
+    let status = ops.check_alive(true).map(|()| {
+        let v = ops.value().load(SeqCst);
+        ops.get.with_payload(id, |p| p.value = v);
+    });
+    ops.get.finish(id, status);
+    Ok(())
+});
+
+lib_for!(SetP, set, |ops, id| {
+    let status = ops.check_alive(true).map(|()| {
+        if let Some(v) = ops.set.with_payload(id, |p| p.val) {
+            ops.value().store(v, SeqCst);
+            ops.updated();
+        }
+    });
+    ops.set.finish(id, status);
+    Ok(())
+});
+
+lib_for!(AddP, add, |ops, id| {
+    let status = ops.check_alive(true).map(|()| {
+        if let Some(inc) = ops.add.with_payload(id, |p| p.inc) {
+            let before = ops.value().fetch_add(inc, SeqCst);
+            ops.add.with_payload(id, |p| p.fetched = before);
+            ops.updated();
+        }
+    });
+    ops.add.finish(id, status);
+    Ok(())
+});
+
+macro_rules! wait_lib {
+    ($payload:ty, $pool:ident, $cmp:expr) => {
+        lib_for!($payload, $pool, "sync_event.wait", |ops, id| {
+            let mask = ops.$pool.with_payload(id, |p| p.0.mask).unwrap_or(0);
+            check_mask(mask)?;
+            ops.waits.borrow_mut().push(($cmp, id));
+            Ok(())
+        });
+    };
+}
+wait_lib!(WaitGtP, wait_gt, Cmp::Gt);
+wait_lib!(WaitEqP, wait_eq, Cmp::Eq);
+wait_lib!(WaitNeqP, wait_neq, Cmp::Neq);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_are_zero_or_consecutive_ff_bytes() {
+        for ok in
+            [0, 0xFF, 0xFF00, 0xFFFF, 0xFFFF_0000, 0xFFFF_FFFF, 0xFFFF_FFFF_0000_0000, u64::MAX, 0xFF << 56]
+        {
+            assert_eq!(check_mask(ok), Ok(()), "{ok:#x}");
+        }
+        for bad in [1, 0xF0, 0xFFF, 0xFF_FFFF, 0xFF0F, 0x0FF0, 0xFFFF_FF00] {
+            assert_eq!(check_mask(bad), Err(Error::InvalidValue), "{bad:#x}");
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The shared page of one sync event: a sealed memfd of one page, mapped `MAP_SHARED` by the
+//! exporter and by every process that imported the event, holding the value, the futex word
+//! blocking waits sleep on and the doorbell slots of the engines waiting on it.
+//!
+//! The one module of the crate with `unsafe`: it maps and unmaps the page.
+//!
+//! Layout (all fields atomics, plain data, no pointers): see [`Header`]. The exporter writes
+//! `magic`, `token` and `state = LIVE` before the page can be exported; an importer reads the
+//! magic and token through `pread` (never mapping a file that is not one) before mapping it.
+//! A peer can write any bits into any field: every reader treats each field as untrusted
+//! data (a value is any `u64`; slots are validated before use; the futex word only decides
+//! when to look again).
+
+#![allow(unsafe_code)]
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+
+use doca_core::{fail, Error, Result};
+use doca_mmap::memfd::{check_sealed, create_sealed};
+use rustix::fs::{Mode, OFlags};
+use rustix::mm::{MapFlags, ProtFlags};
+
+/// The page's size (the smallest mapping).
+pub(crate) const PAGE_LEN: usize = 4096;
+/// "DOCASEV1".
+const MAGIC: u64 = u64::from_le_bytes(*b"DOCASEV1");
+/// Engines (contexts in Running) that can be woken at once, over all processes.
+pub const MAX_WAKERS: usize = 16;
+/// `state`: the exporter is alive and has not destroyed the event.
+pub(crate) const LIVE: u32 = 1;
+/// `state`: the exporter destroyed the event (importers answer `NOT_FOUND`).
+pub(crate) const REVOKED: u32 = 2;
+
+/// One engine's doorbell: the pipe `fd` of process `pid`, rung when `armed`.
+#[repr(C)]
+pub(crate) struct WakerSlot {
+    /// 0 free, 1 claimed (compare-exchange).
+    pub(crate) used: AtomicU32,
+    pub(crate) pid: AtomicU32,
+    pub(crate) fd: AtomicI32,
+    /// Set by the engine before it sleeps, cleared when it wakes.
+    pub(crate) armed: AtomicU32,
+}
+
+/// The page.
+#[repr(C)]
+pub(crate) struct Header {
+    magic: AtomicU64,
+    pub(crate) token: [AtomicU64; 2],
+    pub(crate) state: AtomicU32,
+    /// The futex word: bumped after every update (any process), after the value changed.
+    pub(crate) seq: AtomicU32,
+    /// Threads asleep on `seq` (an updater calls `FUTEX_WAKE` only when some are).
+    pub(crate) sleepers: AtomicU32,
+    _pad: AtomicU32,
+    /// The value (unless the exporter keeps it in its own memory: `set_addr`).
+    pub(crate) value: AtomicU64,
+    pub(crate) wakers: [WakerSlot; MAX_WAKERS],
+}
+
+const _: () = assert!(std::mem::size_of::<Header>() <= PAGE_LEN);
+
+/// A mapping of one event's page.
+pub(crate) struct Page {
+    fd: OwnedFd,
+    base: NonNull<Header>,
+}
+
+// SAFETY: the mapping is atomics only, valid for the life of `Page`; any thread may use it.
+unsafe impl Send for Page {}
+// SAFETY: as above (shared access goes through atomics).
+unsafe impl Sync for Page {}
+
+fn os(what: &str, e: rustix::io::Errno) -> Error {
+    fail!(Error::OperatingSystem, "sync event: {what}: {e}")
+}
+
+fn map(fd: &OwnedFd) -> Result<NonNull<Header>> {
+    // SAFETY: a new mapping at an address the kernel chooses, of a file of PAGE_LEN bytes
+    // sealed against shrinking (so no access can fault), shared with nothing in this
+    // process yet.
+    let p = unsafe {
+        rustix::mm::mmap(
+            std::ptr::null_mut(),
+            PAGE_LEN,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED,
+            fd,
+            0,
+        )
+    }
+    .map_err(|e| os("mmap", e))?;
+    NonNull::new(p.cast::<Header>())
+        .ok_or_else(|| fail!(Error::OperatingSystem, "sync event: mmap gave NULL"))
+}
+
+impl Page {
+    /// A new page: value 0, a fresh random token, LIVE.
+    pub(crate) fn create() -> Result<Page> {
+        let fd = create_sealed("doca-sync-event", PAGE_LEN)?;
+        let page = Page { base: map(&fd)?, fd };
+        let mut t = [0u8; 16];
+        let mut filled = 0;
+        while filled < t.len() {
+            match rustix::rand::getrandom(&mut t[filled..], rustix::rand::GetRandomFlags::empty()) {
+                Ok(n) => filled += n,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(os("getrandom", e)),
+            }
+        }
+        let h = page.header();
+        h.token[0].store(u64::from_le_bytes(t[..8].try_into().expect("8 bytes")), Ordering::Relaxed);
+        h.token[1].store(u64::from_le_bytes(t[8..].try_into().expect("8 bytes")), Ordering::Relaxed);
+        h.magic.store(MAGIC, Ordering::Relaxed);
+        // Release: an importer that reads LIVE (Acquire, or through the file) sees the rest.
+        h.state.store(LIVE, Ordering::Release);
+        Ok(page)
+    }
+
+    /// The page process `pid` holds as its fd `fd` (through `/proc`, as memory-map imports
+    /// open an exporter's memory): it must be a sealed memfd of one page whose magic and
+    /// token match, else `NOT_FOUND`. Read with `pread` before anything is mapped.
+    pub(crate) fn open_exported(pid: u32, fd: i32, token: [u64; 2]) -> Result<Page> {
+        let path = format!("/proc/{pid}/fd/{fd}");
+        let open = |flags: OFlags| {
+            rustix::fs::open(&path, flags | OFlags::CLOEXEC, Mode::empty()).map_err(|e| match e {
+                rustix::io::Errno::NOENT | rustix::io::Errno::SRCH => {
+                    fail!(
+                        Error::NotFound,
+                        "sync event import: the exporting process {pid} or its event is gone"
+                    )
+                }
+                rustix::io::Errno::ACCESS | rustix::io::Errno::PERM => {
+                    fail!(
+                        Error::NotPermitted,
+                        "sync event import: cannot open {path}: {e} (is /proc restricted?)"
+                    )
+                }
+                e => os(&path, e),
+            })
+        };
+        let peek = open(OFlags::RDONLY)?;
+        if check_sealed(&peek, Some(PAGE_LEN)).is_err() {
+            return Err(fail!(Error::NotFound, "sync event import: {path} is not an exported sync event"));
+        }
+        let mut head = [0u8; 32];
+        let n = rustix::io::pread(&peek, &mut head, 0).map_err(|e| os("pread", e))?;
+        let word = |i: usize| u64::from_ne_bytes(head[i..i + 8].try_into().expect("8 bytes"));
+        if n != head.len() || word(0) != MAGIC || [word(8), word(16)] != token {
+            return Err(fail!(
+                Error::NotFound,
+                "sync event import: {path} holds no event with this token (destroyed, stale or forged)"
+            ));
+        }
+        let file = open(OFlags::RDWR)?;
+        match (rustix::fs::fstat(&peek), rustix::fs::fstat(&file)) {
+            (Ok(a), Ok(b)) if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) => {}
+            _ => return Err(fail!(Error::NotFound, "sync event import: {path} changed while being opened")),
+        }
+        Ok(Page { base: map(&file)?, fd: file })
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: mapped for the life of `self`, page-aligned, PAGE_LEN bytes (larger than
+        // Header, asserted above), atomics only (any bits are a valid Header).
+        unsafe { self.base.as_ref() }
+    }
+
+    pub(crate) fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+
+    pub(crate) fn token(&self) -> [u64; 2] {
+        let h = self.header();
+        [h.token[0].load(Ordering::Relaxed), h.token[1].load(Ordering::Relaxed)]
+    }
+}
+
+impl AsFd for Page {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`, of PAGE_LEN bytes; nothing borrows it any more
+        // (every `&Header` borrows `self`).
+        let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), PAGE_LEN) };
+    }
+}
