@@ -6,7 +6,7 @@
 //! |----------|-------------------------------------------------------------------------|
 //! | exporter | `Server`: at the first export, a listening socket in the abstract namespace named by the process id and a 128-bit random token (the descriptor carries both), and one thread accepting importers; one thread per importer (at most [`MAX_CONNS`]) |
 //! | importer | `Client`: one connection; a copy is a request, then the bytes through a pipe |
-//! | wire     | request `op u32, 0 u32, offset u64, len u64`; answer `status u32, 0 u32` (a DOCA code) before the bytes, and once more after them (the exporter's borrow of its bytes has ended) |
+//! | wire     | request `op u32, 0 u32, offset u64, len u64`; answer `status u32, 0 u32` (a DOCA code): a refusal alone; else for a read the bytes then `0`, for a write `0`, the bytes, `0` again — the last answer once the exporter's borrow of its bytes has ended |
 //!
 //! **The bytes** go through two pipes the exporter makes per importer, one per direction, with
 //! `vmsplice`: the side that has the bytes hands the pipe references to its pages (no copy),
@@ -427,9 +427,7 @@ fn serve(conn: &OwnedFd, to_imp: &OwnedFd, from_imp: &OwnedFd, sh: &Shared) {
                     continue;
                 }
             };
-            if answer(sock, Ok(())).is_err() {
-                return;
-            }
+            // No answer before the bytes (one wake-up less): the importer waits for either.
             // The importer sends nothing while bytes flow: the socket readable is a violation.
             let r = give(to_imp.as_fd(), &guard, (sock, PollFlags::IN), stop);
             // The borrow ends before the importer hears the copy is done.
@@ -613,7 +611,14 @@ impl Client {
 
     /// Sends a request and reads its first answer. A DOCA code from the exporter comes back
     /// as is; a broken connection is `NOT_FOUND` (and stays so).
+    ///
+    /// (Reads send only: their bytes come without an answer first.)
     fn request(&self, op: u32, offset: usize, len: usize) -> Result<()> {
+        self.send_request(op, offset, len)?;
+        self.answer()
+    }
+
+    fn send_request(&self, op: u32, offset: usize, len: usize) -> Result<()> {
         if self.dead.load(Ordering::Acquire) {
             return Err(self.gone());
         }
@@ -621,8 +626,7 @@ impl Client {
         req[..4].copy_from_slice(&op.to_le_bytes());
         req[8..16].copy_from_slice(&(offset as u64).to_le_bytes());
         req[16..24].copy_from_slice(&(len as u64).to_le_bytes());
-        send(self.sock.as_fd(), &req, &[]).map_err(|_| self.gone())?;
-        self.answer()
+        send(self.sock.as_fd(), &req, &[]).map_err(|_| self.gone())
     }
 
     fn answer(&self) -> Result<()> {
@@ -659,12 +663,41 @@ impl Client {
     pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         self.bounds(offset, dst.len())?;
         let _turn = self.turn.lock();
-        self.request(OP_READ, offset, dst.len())?;
-        // The exporter's last answer may come before the last bytes are read: only a hang-up
-        // of the socket counts while they flow.
-        take(self.from_exp.as_fd(), dst, (self.sock.as_fd(), PollFlags::empty()), None)
-            .map_err(|e| self.stream_failed(e))?;
-        self.answer()
+        self.send_request(OP_READ, offset, dst.len())?;
+        // The bytes come first, then the answer; a refusal comes alone, before any byte.
+        let (mut done, mut answered) = (0, false);
+        while done < dst.len() {
+            match rustix::io::read(&self.from_exp, &mut dst[done..]) {
+                Ok(0) => return Err(self.stream_failed(Error::NotFound)),
+                Ok(n) => done += n,
+                // Answered yet bytes missing: the exporter broke the protocol.
+                Err(Errno::AGAIN) | Err(Errno::INTR) if answered => {
+                    return Err(self.stream_failed(Error::NotFound))
+                }
+                Err(Errno::AGAIN) | Err(Errno::INTR) => {
+                    let woke = wait(
+                        self.from_exp.as_fd(),
+                        PollFlags::IN,
+                        Some((self.sock.as_fd(), PollFlags::IN)),
+                        None,
+                    )
+                    .map_err(|e| self.stream_failed(e))?;
+                    if woke == Woke::Socket {
+                        match self.answer() {
+                            Err(e) if done == 0 => return Err(e),
+                            Err(_) => return Err(self.stream_failed(Error::NotFound)),
+                            Ok(()) => answered = true,
+                        }
+                    }
+                }
+                Err(e) => return Err(self.stream_failed(os("read", e))),
+            }
+        }
+        if answered {
+            Ok(())
+        } else {
+            self.answer()
+        }
     }
 
     /// Copies `src` to `offset` of the range.
@@ -781,10 +814,8 @@ mod tests {
         assert_eq!(ask(&bad, OP_WRITE, 0, 16), Err(Error::NotPermitted));
         assert_eq!(ask(&bad, 77, 0, 16), Err(Error::InvalidValue));
         // Still served: a proper read on the hostile connection.
-        assert_eq!(ask(&bad, OP_READ, 0, 16), Ok(()));
+        assert_eq!(ask(&bad, OP_READ, 0, 16), Ok(()), "the bytes in the pipe, then the answer");
         let mut a = [0u8; ANSWER_LEN];
-        recv(bad.as_fd(), &mut a, None).unwrap();
-        assert_eq!(a, [0; ANSWER_LEN], "the copy's last answer");
         // A packet of another size: that connection closes, the others go on.
         send(bad.as_fd(), &[1, 2, 3], &[]).unwrap();
         assert!(recv(bad.as_fd(), &mut a, None).is_err(), "the connection is closed");
