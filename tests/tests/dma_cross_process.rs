@@ -184,3 +184,32 @@ fn a_killed_host_fails_the_dpu_tasks_on_its_served_export_with_not_found() {
     assert_eq!(Mmap::create_from_export(None, &desc, &dpu_dev).unwrap_err(), Error::NotFound);
     assert!(room.data_to_vec().unwrap() == pattern(3, 65536));
 }
+
+/// A host stopped (SIGSTOP) while the DPU copies from its served heap export: the task
+/// fails with `TIME_OUT` after the stall limit instead of hanging; later tasks on the import
+/// fail with `NOT_FOUND` (the connection is dropped), even once the host runs again.
+#[test]
+fn a_stopped_host_fails_the_dpu_task_on_its_served_export_with_time_out() {
+    use rustix::process::{kill_process, Pid, Signal};
+    let dpu_dev = open_device_with_pci("03:00.0", None).unwrap();
+    let mut host = Peer::spawn(PEER, &[]);
+    let (desc, base) = host_export(&mut host, "export_heap", 0, 1 << 16);
+    let dpu = Dpu::new();
+    let remote = Mmap::create_from_export(None, &desc, &dpu_dev).unwrap();
+    let local = Mmap::create().unwrap();
+    local.set_memrange(vec![0u8; 1 << 16]).unwrap();
+    local.add_dev(&dpu_dev).unwrap();
+    local.start().unwrap();
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    let from_host = inv.buf_get_by_data(&remote, base, 4096).unwrap();
+    let room = inv.buf_get_at(&local, 0, 4096).unwrap();
+    let pid = Pid::from_raw(host.pid() as i32).unwrap();
+    kill_process(pid, Signal::STOP).unwrap();
+    let status = dpu.copy(&from_host, &room);
+    kill_process(pid, Signal::CONT).unwrap();
+    assert_eq!(status, Err(Error::TimeOut));
+    let room2 = inv.buf_get_at(&local, 4096, 4096).unwrap();
+    assert_eq!(dpu.copy(&from_host, &room2), Err(Error::NotFound));
+    assert_eq!(host.ask("addr 0"), format!("addr {base}"), "the host runs on");
+}
