@@ -58,6 +58,8 @@ pub const MAX_CONNS: usize = 64;
 pub const STALL: Duration = Duration::from_secs(10);
 /// The pipe size asked for (best effort: the system's `fs.pipe-max-size` may refuse it).
 const PIPE_BYTES: usize = 1 << 20;
+/// The most one `vmsplice` hands over (see `give`).
+const GIVE_PIECE: usize = 128 << 10;
 const OP_READ: u32 = 1;
 const OP_WRITE: u32 = 2;
 const REQ_LEN: usize = 24;
@@ -465,7 +467,9 @@ fn give(
 ) -> Result<()> {
     let mut done = 0;
     while done < bytes.len() {
-        let iov = [IoSliceRaw::from_slice(&bytes[done..])];
+        // In pieces, so that the reader starts copying while later pages are handed over.
+        let end = bytes.len().min(done + GIVE_PIECE);
+        let iov = [IoSliceRaw::from_slice(&bytes[done..end])];
         // SAFETY: vmsplice only reads the slice's pages (no SPLICE_F_GIFT: the pipe takes
         // references to them, never writes them); the slice is valid for the whole call.
         match unsafe { rustix::pipe::vmsplice(to, &iov, SpliceFlags::NONBLOCK) } {
