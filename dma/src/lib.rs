@@ -50,7 +50,7 @@
 //! | exporter's memory | how the engine copies | cost (measured, `doca_bench --only dma`) |
 //! |-------------------|-----------------------|------------------------------------------|
 //! | `doca_mmap::SharedMem` (memfd) | memcpy through this process's own mapping of the exported pages | as memcpy (1 MiB: about 1.0×) |
-//! | registered by address (C's `malloc`, `aligned_alloc`, a static array; a Rust `Vec`) | one request per pass to a thread of the exporter's library (`doca_mmap::served`), the bytes through a pipe: the exporter's pages handed over with `vmsplice`, copied once by `read` into the destination (a write the other way round) | about 0.3× memcpy of cache-hot 1 MiB when both processes get a core at once; the exporter's thread must be scheduled for every pass |
+//! | registered by address (C's `malloc`, `aligned_alloc`, a static array; a Rust `Vec`) | one request per pass to a thread of the exporter's library (`doca_mmap::served`), the bytes through a pipe: the exporter's pages handed over with `vmsplice`, copied once by `read` into the destination (a write the other way round) | 0.15× (bench row, processes pinned) to 0.3× memcpy of cache-hot 1 MiB; 0.2× at 8 MiB; the exporter's thread must be scheduled for every pass |
 //!
 //! Neither path uses ptrace rights (`process_vm_readv`) nor remaps the exporter's pages, so
 //! Yama's `ptrace_scope`, non-dumpable processes and seccomp filters change nothing, and
