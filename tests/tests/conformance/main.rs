@@ -14,6 +14,7 @@ mod doca_cc_fast;
 mod doca_comm_channel;
 mod doca_ctx;
 mod doca_dev;
+mod doca_dma;
 mod doca_error;
 mod doca_mmap;
 mod doca_pe;
