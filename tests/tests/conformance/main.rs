@@ -18,4 +18,5 @@ mod doca_dma;
 mod doca_error;
 mod doca_mmap;
 mod doca_pe;
+mod doca_sha;
 mod support;
