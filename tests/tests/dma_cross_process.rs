@@ -206,6 +206,23 @@ fn a_stopped_host_fails_the_dpu_task_on_its_served_export_with_time_out() {
     let room = inv.buf_get_at(&local, 0, 4096).unwrap();
     let pid = Pid::from_raw(host.pid() as i32).unwrap();
     kill_process(pid, Signal::STOP).unwrap();
+    // The signal is asynchronous: wait (bounded) until every thread of the host is stopped.
+    let stopped = || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", host.pid())) else { return false };
+        tasks.flatten().all(|t| {
+            std::fs::read_to_string(t.path().join("stat"))
+                .ok()
+                .and_then(|st| st.rsplit(')').next().map(|rest| rest.trim_start().starts_with('T')))
+                .unwrap_or(false)
+        })
+    };
+    for _ in 0..2000 {
+        if stopped() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(stopped(), "the host did not stop");
     let status = dpu.copy(&from_host, &room);
     kill_process(pid, Signal::CONT).unwrap();
     assert_eq!(status, Err(Error::TimeOut));
