@@ -53,9 +53,9 @@ DOCA_STABLE doca_error_t doca_mmap_get_max_num_devices(const struct doca_mmap *m
 DOCA_STABLE doca_error_t doca_mmap_get_exported(const struct doca_mmap *mmap, uint8_t *exported);
 DOCA_STABLE doca_error_t doca_mmap_get_from_export(const struct doca_mmap *mmap, uint8_t *from_export);
 
-/* Export: the map must be started, dev added, a PCI (or RDMA) permission set, and its memory
- * shareable with another process (memory registered by address is DOCA_ERROR_NOT_SUPPORTED on
- * the emulator). The descriptor belongs to the map. */
+/* Export: the map must be started, dev added, a PCI (or RDMA) permission set. Memory registered
+ * by address (malloc, aligned_alloc, a static array) is served to importers by the library's own
+ * threads: the application's threads may block meanwhile. The descriptor belongs to the map. */
 DOCA_STABLE doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev *dev,
 					      const void **export_desc, size_t *export_desc_len);
 DOCA_STABLE doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev *dev,

@@ -313,8 +313,9 @@ fn export(
 }
 
 /// `doca_mmap_export_pci`: a descriptor the other side of the link imports with
-/// `doca_mmap_create_from_export` (owned by the map). The map's memory must be shareable
-/// with another process: memory registered by address (malloc) is `NOT_SUPPORTED`.
+/// `doca_mmap_create_from_export` (owned by the map). Memory registered by address (malloc,
+/// aligned_alloc, a static array) is served to the importer by the library's own threads, so
+/// the application's threads may block (`getchar()`, `read()`) while the other side copies.
 ///
 /// # Safety
 /// `export_desc` and `export_desc_len` are NULL or writable.

@@ -39,6 +39,9 @@
 //! | a destination whose (local) map lacks `LOCAL_READ_WRITE`        | `NOT_PERMITTED`       |
 //! | a buffer of a map from export whose export lacks a PCI permission (source) or `PCI_READ_WRITE` (destination) | `NOT_PERMITTED` |
 //! | a buffer of a map from export that its exporter revoked (stopped or destroyed its map) | `NOT_FOUND` |
+//! | a buffer of a served import (memory the exporter registered by address) whose exporter was killed or exited | `NOT_FOUND` |
+//! | a served import whose exporter's library did not move for 10 s (`doca_mmap::served::STALL`: a stopped process) | `TIME_OUT` |
+//! | a served import's bytes borrowed in the exporting process meanwhile (Rust guards there) | `IN_USE` |
 //! | a buffer returned to its inventory meanwhile                    | `BAD_STATE`           |
 //! | source and destination overlapping in one map                   | `IN_USE`              |
 //! | the context stopped before the task completed                   | [`FLUSH_STATUS`] (`SHUTDOWN`) |
@@ -47,15 +50,23 @@
 //! on this DMA's device) is the other side's memory, as `dma_copy` uses it: the DPU reads the
 //! host's memory into its own, or writes its own into the host's. Such buffers are named by
 //! the exporter's addresses (`buf_get_by_addr` with the address the host sent); the engine
-//! copies at the same offsets through this process's own mapping of the exported pages, never
-//! at the exporter's addresses. Exports come only from memory of the shared allocator
-//! (`doca_mmap::SharedMem`): memory registered by address (a C program's `malloc`) cannot be
-//! exported (`NOT_SUPPORTED` at export, so no such import exists). The exporter's revocation
+//! never touches the exporter's addresses. Two paths, chosen by the exporter's memory:
+//!
+//! | exporter's memory | how the engine copies | cost (measured, `doca_bench --only dma`) |
+//! |-------------------|-----------------------|------------------------------------------|
+//! | `doca_mmap::SharedMem` (memfd) | memcpy through this process's own mapping of the exported pages | as memcpy (1 MiB: about 1.0×) |
+//! | registered by address (C's `malloc`, `aligned_alloc`, a static array; a Rust `Vec`) | one request per pass to a thread of the exporter's library (`doca_mmap::served`), the bytes through a pipe: the exporter's pages handed over with `vmsplice`, copied once by `read` into the destination (a write the other way round) | 0.15× (bench row, processes pinned) to 0.3× memcpy of cache-hot 1 MiB; 0.2× at 8 MiB; the exporter's thread must be scheduled for every pass |
+//!
+//! Neither path uses ptrace rights (`process_vm_readv`) nor remaps the exporter's pages, so
+//! Yama's `ptrace_scope`, non-dumpable processes and seccomp filters change nothing, and
+//! `fork` in the exporter keeps copy-on-write (see `doca_mmap::served`). The exporter's revocation
 //! is checked per task and again by every copy of a pass, so the first task reaching the
 //! engine after the exporter stopped its map fails with `NOT_FOUND`; a task half copied when
 //! it happens fails the same way, having written part of its destination. (An exporter that
-//! exits cleanly drops its maps, which revokes them; one killed revokes nothing: what it
-//! exported stays mapped here and tasks on it go on working, on memory nobody else uses.)
+//! exits cleanly drops its maps, which revokes them; one killed revokes nothing of shared
+//! memory: what it exported stays mapped here and tasks on it go on working, on memory nobody
+//! else uses. A killed exporter of served memory closes its connections: the next task fails
+//! with `NOT_FOUND`, never hangs.)
 //!
 //! **Destination data.** DOCA's rule: the copied bytes land in the destination's free room
 //! right after its data (`data + data_len`), and its data length grows by the bytes copied —

@@ -6,12 +6,14 @@
 //! | `struct doca_mmap`                    | [`Mmap`] (the state table is in its module docs) |
 //! | `enum doca_access_flag`               | [`AccessFlags`]                          |
 //! | the memory given to `set_memrange`    | [`Memory`]: [`SharedMem`], `Vec<u8>`, `&'static [u8]`, raw |
-//! | `doca_mmap_export_pci` / `_create_from_export` | [`Mmap::export_pci`], [`Mmap::create_from_export`] |
+//! | `doca_mmap_export_pci` / `_create_from_export` | [`Mmap::export_pci`], [`Mmap::create_from_export`] (memory registered by address: [`served`]) |
 //!
 //! **Shared backing.** [`SharedMem::alloc`] returns page-aligned memory backed by a memfd:
-//! another process can map the very same pages. Only such memory can be exported (and it
-//! gives comm-channel consumers the one-copy fast path). Any other memory — a `Vec`, a
-//! static, memory from C — works for local use.
+//! another process can map the very same pages (and it gives comm-channel consumers the
+//! one-copy fast path). Any other memory — a `Vec`, a static, memory from C's `malloc` —
+//! can be exported too: its export is **served** by threads of this library in the exporting
+//! process ([`served`]: one copy through a pipe per DMA copy, no mapping in the importer),
+//! so the exporter's own threads may do nothing at all.
 //!
 //! **Access to the bytes.** Buffers reach the bytes through a [`MapAccess`] (counted in
 //! [`Mmap::num_bufs`] by their inventory's [`BufCount`], or by a [`MapRef`]): bounds-checked
@@ -35,6 +37,7 @@ pub mod budget;
 pub mod memfd;
 mod memory;
 mod mmap;
+pub mod served;
 mod shm;
 
 pub use memory::{Memory, RawMem, RemoteMem, SharedMem, SharedRegion};

@@ -194,8 +194,8 @@ impl RawMem {
     }
 }
 
-/// What a map's memory range is. Everything but [`Memory::Shared`] works for local use;
-/// only shared memory can be exported to another process.
+/// What a map's memory range is. Every kind can be exported: shared memory is mapped by the
+/// importer, the others are served by this library's threads ([`crate::served`]).
 #[derive(Debug)]
 pub enum Memory {
     /// From the shared allocator: exportable, and the one-copy fast path.
@@ -234,7 +234,7 @@ impl Memory {
         self.len() == 0
     }
 
-    /// Whether another process can map it (only shared memory).
+    /// Whether another process can map it (only shared memory; the others are served).
     pub fn is_shareable(&self) -> bool {
         matches!(self, Memory::Shared(_))
     }

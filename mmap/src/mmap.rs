@@ -7,9 +7,13 @@
 //! | started     | buffers, `export_pci`/`export_rdma`, `stop` (no buffer out), `destroy` (no buffer out) |
 //! | from export | buffers, `destroy`; every setter, device change, export, start and stop → `NOT_PERMITTED` |
 //!
-//! **Export and import.** `export_pci` on a started map of [`SharedMem`] returns a
-//! descriptor: bytes the application carries to the other process itself.
-//! [`Mmap::create_from_export`] there maps the very same pages. The descriptor names the
+//! **Export and import.** `export_pci` on a started map returns a descriptor: bytes the
+//! application carries to the other process itself. For a map of [`SharedMem`],
+//! [`Mmap::create_from_export`] there maps the very same pages; for memory registered by
+//! address (a `Vec`, a static, C's `malloc`) the import connects to threads of this library
+//! in the exporting process that serve copies of the range ([`crate::served`]: no mapping
+//! in the importer, so its buffers have no bytes to borrow — `NOT_SUPPORTED` — and every
+//! access is a copy; a killed exporter fails the next access with `NOT_FOUND`). The descriptor names the
 //! exporting process's memory and carries a 128-bit random token that the memory's header
 //! must match, so it cannot be forged into other memory. When the exporting map is stopped
 //! or destroyed (a clean exit destroys it) the export is revoked: importing it again gives
@@ -103,10 +107,16 @@ const DESC_VERSION: u16 = 2;
 pub const EXPORT_DESC_LEN: usize = 76;
 const DESC_LEN: usize = EXPORT_DESC_LEN;
 
+/// Where an imported map's bytes are.
+enum Remote {
+    /// The exporter's shared memory, mapped here.
+    Seg { seg: Arc<Segment>, slot: usize, token: [u64; 2] },
+    /// Memory the exporter registered by address, served by its library's threads.
+    Served(crate::served::Client),
+}
+
 struct Import {
-    seg: Arc<Segment>,
-    slot: usize,
-    token: [u64; 2],
+    remote: Remote,
     from: PciAddr,
     dev: Dev,
     /// What the import holds of the exporting process's budget (see [`crate::budget`]).
@@ -115,11 +125,23 @@ struct Import {
 
 impl Import {
     fn live(&self) -> bool {
-        let s = &self.seg.header().slots[self.slot];
-        // Acquire pairs with the exporter's Release store of the slot state.
-        s.state.load(Ordering::Acquire) == SLOT_LIVE
-            && s.token[0].load(Ordering::Relaxed) == self.token[0]
-            && s.token[1].load(Ordering::Relaxed) == self.token[1]
+        match &self.remote {
+            Remote::Seg { seg, slot, token } => {
+                let s = &seg.header().slots[*slot];
+                // Acquire pairs with the exporter's Release store of the slot state.
+                s.state.load(Ordering::Acquire) == SLOT_LIVE
+                    && s.token[0].load(Ordering::Relaxed) == token[0]
+                    && s.token[1].load(Ordering::Relaxed) == token[1]
+            }
+            Remote::Served(c) => c.live(),
+        }
+    }
+
+    fn served(&self) -> Option<&crate::served::Client> {
+        match &self.remote {
+            Remote::Served(c) => Some(c),
+            Remote::Seg { .. } => None,
+        }
     }
 }
 
@@ -131,6 +153,8 @@ struct Config {
     ever_started: bool,
     free_cb: Option<Box<dyn FnOnce(Memory) + Send>>,
     exports: SmallVec<[usize; 2]>,
+    /// The export of memory registered by address, while served (see [`crate::served`]).
+    served: Option<crate::served::Server>,
 }
 
 pub(crate) struct MmapInner {
@@ -158,6 +182,19 @@ impl MmapInner {
     fn base(&self) -> usize {
         self.base.get().copied().unwrap_or(0)
     }
+
+    /// The length of the memory range (`None` before it is set).
+    fn len(&self) -> Option<usize> {
+        match self.import.as_ref().and_then(Import::served) {
+            Some(c) => Some(c.len()),
+            None => self.region.get().map(Region::len),
+        }
+    }
+
+    /// The connection to the exporter of a served import.
+    fn served(&self) -> Option<&crate::served::Client> {
+        self.import.as_ref().and_then(Import::served)
+    }
 }
 
 /// `struct doca_mmap`. `Send + Sync`; buffers keep what they need of it alive.
@@ -183,7 +220,7 @@ pub struct Mmap {
 
 impl fmt::Debug for Mmap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let len = self.inner.region.get().map_or(0, Region::len);
+        let len = self.inner.len().unwrap_or(0);
         write!(f, "Mmap({} bytes, started {}, from export {})", len, self.is_started(), self.is_from_export())
     }
 }
@@ -218,6 +255,7 @@ impl Mmap {
                     ever_started: false,
                     free_cb: None,
                     exports: SmallVec::new(),
+                    served: None,
                 }),
                 region: OnceLock::new(),
                 started: AtomicBool::new(false),
@@ -262,8 +300,8 @@ impl Mmap {
     /// `doca_mmap_get_memrange`: (address, length). For a map from export, the address is
     /// the exporter's (what its buffer addresses are relative to). `BAD_STATE` if never set.
     pub fn memrange(&self) -> Result<(usize, usize)> {
-        match self.inner.region.get() {
-            Some(r) => Ok((self.inner.base(), r.len())),
+        match self.inner.len() {
+            Some(len) => Ok((self.inner.base(), len)),
             None => Err(fail!(Error::BadState, "mmap get_memrange: no memory range set")),
         }
     }
@@ -458,7 +496,8 @@ impl Mmap {
 
     /// `doca_mmap_get_exported`.
     pub fn is_exported(&self) -> bool {
-        !self.inner.cfg.lock().exports.is_empty()
+        let cfg = self.inner.cfg.lock();
+        !cfg.exports.is_empty() || cfg.served.is_some()
     }
 
     /// `doca_mmap_get_from_export`.
@@ -469,13 +508,13 @@ impl Mmap {
     /// Whether the memory can be mapped by another process (from the shared allocator, or
     /// itself imported).
     pub fn is_shareable(&self) -> bool {
-        self.is_from_export() || self.inner.cfg.lock().memory.as_ref().is_some_and(Memory::is_shareable)
+        (self.is_from_export() && self.inner.served().is_none())
+            || self.inner.cfg.lock().memory.as_ref().is_some_and(Memory::is_shareable)
     }
 
     /// `doca_mmap_cap_is_export_pci_supported`: whether maps can be exported to the other
     /// side of the link through `devinfo` (every device, unless the topology says `cap
-    /// mmap.export_pci 0`; then [`Mmap::export_pci`] is `NOT_SUPPORTED`). Export also needs
-    /// memory from [`crate::SharedMem`].
+    /// mmap.export_pci 0`; then [`Mmap::export_pci`] is `NOT_SUPPORTED`).
     pub fn cap_is_export_pci_supported(devinfo: &DevInfo) -> Result<bool> {
         cap_flag(devinfo, &CAP_EXPORT_PCI)
     }
@@ -488,8 +527,9 @@ impl Mmap {
     }
 
     /// `doca_mmap_export_pci`: needs a started map (`NOT_PERMITTED` before start or after
-    /// stop, as DOCA's header says), a PCI permission (`NOT_PERMITTED`), `dev` added
-    /// (`NOT_FOUND`) and shared memory (`NOT_SUPPORTED`).
+    /// stop, as DOCA's header says), a PCI permission (`NOT_PERMITTED`) and `dev` added
+    /// (`NOT_FOUND`). Memory that is not [`crate::SharedMem`] is served by this library's
+    /// threads from the first export of the map until it is stopped ([`crate::served`]).
     pub fn export_pci(&self, dev: &Dev) -> Result<Vec<u8>> {
         self.export(dev, AccessFlags::PCI_READ_ONLY | AccessFlags::PCI_READ_WRITE, "PCI")
     }
@@ -520,13 +560,6 @@ impl Mmap {
                 "mmap export_pci: {dev:?} cannot export (topology: cap mmap.export_pci 0)"
             );
         }
-        let Some(Memory::Shared(shared)) = &cfg.memory else {
-            bail!(
-                Error::NotSupported,
-                "mmap export: this memory cannot be mapped by another process; allocate it with doca_mmap::SharedMem::alloc"
-            );
-        };
-        let seg = shared.segment().clone();
         let region = *self.inner.region.get().expect("a started map has a region");
         // The token first: a slot, once claimed, must not be left claimed by a failure.
         let mut token = [0u8; 16];
@@ -535,6 +568,34 @@ impl Mmap {
             u64::from_le_bytes(token[..8].try_into().expect("8 bytes")),
             u64::from_le_bytes(token[8..].try_into().expect("8 bytes")),
         ];
+        let pci = dev.as_devinfo().pci_addr();
+        let perms = cfg.perms;
+        let base = self.inner.base() as u64;
+        let Some(Memory::Shared(shared)) = &cfg.memory else {
+            // Memory registered by address: served by this library's threads (one server per
+            // map, started at its first export, revoked at stop).
+            let token = match &cfg.served {
+                Some(s) => s.token(),
+                None => {
+                    let tracker = self.inner.tracker.get().expect("a started map has a tracker").clone();
+                    let server = crate::served::Server::start(region, tracker, perms, token)?;
+                    cfg.served.insert(server).token()
+                }
+            };
+            let fields = DescFields {
+                kind: KIND_SERVED,
+                perms,
+                fd: 0,
+                slot: 0,
+                token,
+                len: region.len() as u64,
+                pci,
+                base,
+            };
+            tracing::debug!(target: "doca_sdk", "mmap exported {} bytes by address (served) for {dev:?}", region.len());
+            return Ok(fields.encode());
+        };
+        let seg = shared.segment().clone();
         let slots = &seg.header().slots;
         let Some(slot) = (0..MAX_EXPORTS).find(|&i| {
             let st = slots[i].state.load(Ordering::Relaxed);
@@ -543,7 +604,6 @@ impl Mmap {
         }) else {
             bail!(Error::NoMemory, "mmap export: the memory already has {MAX_EXPORTS} live exports");
         };
-        let perms = cfg.perms;
         let s = &slots[slot];
         s.perms.store(perms.bits(), Ordering::Relaxed);
         s.offset.store(0, Ordering::Relaxed);
@@ -555,27 +615,10 @@ impl Mmap {
         cfg.exports.push(slot);
 
         let fd = std::os::fd::AsRawFd::as_raw_fd(seg.fd());
-        let pci = dev.as_devinfo().pci_addr();
-        let mut d = Vec::with_capacity(DESC_LEN);
-        d.extend_from_slice(DESC_MAGIC);
-        d.extend_from_slice(&DESC_VERSION.to_le_bytes());
-        d.extend_from_slice(&0u16.to_le_bytes());
-        d.extend_from_slice(&perms.bits().to_le_bytes());
-        d.extend_from_slice(&std::process::id().to_le_bytes());
-        d.extend_from_slice(&fd.to_le_bytes());
-        d.extend_from_slice(&(slot as u32).to_le_bytes());
-        d.extend_from_slice(&token[0].to_le_bytes());
-        d.extend_from_slice(&token[1].to_le_bytes());
-        d.extend_from_slice(&0u64.to_le_bytes());
-        d.extend_from_slice(&(region.len() as u64).to_le_bytes());
-        d.extend_from_slice(&pci.domain().to_le_bytes());
-        d.extend_from_slice(&[pci.bus(), pci.device(), pci.function(), 0, 0, 0]);
-        // Where the range starts in the exporter's address space: the importer accepts
-        // the exporter's addresses (C code sends its own buffer addresses across).
-        d.extend_from_slice(&(self.inner.base() as u64).to_le_bytes());
-        debug_assert_eq!(d.len(), DESC_LEN);
+        let fields =
+            DescFields { kind: KIND_SEGMENT, perms, fd, slot, token, len: region.len() as u64, pci, base };
         tracing::debug!(target: "doca_sdk", "mmap exported {} bytes as slot {slot} for {dev:?}", region.len());
-        Ok(d)
+        Ok(fields.encode())
     }
 
     /// `doca_mmap_create_from_export`: maps the memory another process exported. A wrong or
@@ -592,6 +635,22 @@ impl Mmap {
             );
         }
         let budget = Mmap::import_budget(&d, dev)?;
+        if d.kind == KIND_SERVED {
+            let len = usize::try_from(d.len)
+                .map_err(|_| fail!(Error::InvalidValue, "export of {} bytes", d.len))?;
+            if len == 0 {
+                bail!(Error::InvalidValue, "mmap export descriptor of an empty range");
+            }
+            let client = crate::served::Client::connect(d.pid, d.token, len, d.perms)?;
+            let import =
+                Import { remote: Remote::Served(client), from: d.from, dev: dev.clone(), _budget: budget };
+            let map = Mmap::with(Some(import), d.perms, vec![dev.clone()]);
+            let _ = map.inner.base.set(d.addr as usize);
+            map.inner.started.store(true, Ordering::Release);
+            map.inner.user_data.store(user_data.unwrap_or_default().as_u64(), Ordering::Relaxed);
+            tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes served by {} (pid {})", d.from, d.pid);
+            return Ok(map);
+        }
         let seg = Arc::new(Segment::open_remote(d.pid, d.fd, d.slot, d.token)?);
         if seg.data_len() as u64 != d.len {
             bail!(
@@ -603,9 +662,7 @@ impl Mmap {
             bail!(Error::InvalidValue, "mmap export descriptor names slot {} of {MAX_EXPORTS}", d.slot);
         };
         let import = Import {
-            seg: seg.clone(),
-            slot: d.slot,
-            token: d.token,
+            remote: Remote::Seg { seg: seg.clone(), slot: d.slot, token: d.token },
             from: d.from,
             dev: dev.clone(),
             _budget: budget,
@@ -646,7 +703,9 @@ impl Mmap {
         let page = crate::shm::page_size() as u64;
         let bytes = d.len.div_ceil(page).saturating_add(1).saturating_mul(page);
         let account = Account::open(exporter, limits);
-        account.claim(bytes, 1, "mmap import").map_err(|r| fail!(r.code, "mmap create_from_export: {r}"))
+        // A served export maps nothing here: its socket and three pipe ends.
+        let (bytes, fds) = if d.kind == KIND_SERVED { (0, 4) } else { (bytes, 1) };
+        account.claim(bytes, fds, "mmap import").map_err(|r| fail!(r.code, "mmap create_from_export: {r}"))
     }
 
     /// For a map from export: the exporting device's PCI address.
@@ -672,13 +731,9 @@ impl Mmap {
             bail!(Error::BadState, "buffer on a map that is not started");
         }
         self.inner.check_live()?;
-        let region = self.inner.region.get().expect("a started map has a region");
-        if offset.checked_add(len).is_none_or(|end| end > region.len()) {
-            bail!(
-                Error::InvalidValue,
-                "buffer range {offset}+{len} outside the map's {} bytes",
-                region.len()
-            );
+        let map_len = self.inner.len().expect("a started map has a memory range");
+        if offset.checked_add(len).is_none_or(|end| end > map_len) {
+            bail!(Error::InvalidValue, "buffer range {offset}+{len} outside the map's {map_len} bytes");
         }
         Ok(())
     }
@@ -711,6 +766,9 @@ fn fill_random(buf: &mut [u8]) -> Result<()> {
 }
 
 fn revoke(cfg: &mut Config) {
+    if let Some(mut server) = cfg.served.take() {
+        server.revoke();
+    }
     if let Some(Memory::Shared(shared)) = &cfg.memory {
         for slot in cfg.exports.drain(..) {
             // Release pairs with importers' Acquire re-checks of the slot.
@@ -839,7 +897,7 @@ impl MapRef {
 /// The offset of `addr..addr+len` in a map that has its memory (`INVALID_VALUE` outside).
 fn offset_in(inner: &MmapInner, addr: usize, len: usize) -> Result<usize> {
     let base = inner.base();
-    let map_len = inner.region.get().map_or(0, |r| r.len());
+    let map_len = inner.len().unwrap_or(0);
     match addr.checked_sub(base) {
         Some(off) if off.checked_add(len).is_some_and(|end| end <= map_len) => Ok(off),
         _ => Err(fail!(
@@ -880,7 +938,7 @@ impl MapAccess {
 
     /// The map's length in bytes.
     pub fn map_len(&self) -> usize {
-        self.region().len()
+        self.inner.len().expect("a referenced map has a memory range")
     }
 
     /// A counter of buffers on this map that one holder keeps (a buffer inventory, under its
@@ -921,7 +979,10 @@ impl MapAccess {
 
     /// Whether the memory may be written.
     pub fn is_writable(&self) -> bool {
-        self.region().is_writable()
+        match self.inner.served() {
+            Some(c) => c.is_writable(),
+            None => self.region().is_writable(),
+        }
     }
 
     /// Whether the map is from an export.
@@ -931,7 +992,8 @@ impl MapAccess {
 
     /// Whether another process can map this memory (the one-copy fast path).
     pub fn is_shareable(&self) -> bool {
-        self.is_from_export() || self.inner.cfg.lock().memory.as_ref().is_some_and(Memory::is_shareable)
+        (self.is_from_export() && self.inner.served().is_none())
+            || self.inner.cfg.lock().memory.as_ref().is_some_and(Memory::is_shareable)
     }
 
     /// How another process can map this very memory: a duplicate of the memfd and where the
@@ -939,7 +1001,7 @@ impl MapAccess {
     /// memory to the peer, e.g. a comm-channel consumer.)
     pub fn share(&self) -> Result<Option<crate::SharedRegion>> {
         let seg = match (&self.inner.import, &self.inner.cfg.lock().memory) {
-            (Some(import), _) => import.seg.clone(),
+            (Some(Import { remote: Remote::Seg { seg, .. }, .. }), _) => seg.clone(),
             (None, Some(Memory::Shared(m))) => m.segment().clone(),
             _ => return Ok(None),
         };
@@ -985,17 +1047,51 @@ impl MapAccess {
     /// `NOT_PERMITTED`; a revoked import on either side: `NOT_FOUND`; bytes borrowed in this
     /// process in a conflicting way: `IN_USE`). Takes the memories' locks only when a
     /// borrow could conflict (see [`MapAccess::copy_to`]).
+    ///
+    /// A map from an export of memory registered by address (served by the exporter's
+    /// library, see [`crate::served`]) copies through its connection: one request, the bytes
+    /// through a pipe straight into (or out of) the other map's memory.
     pub fn copy_to_map(&self, offset: usize, len: usize, dst: &MapAccess, dst_offset: usize) -> Result<()> {
         self.inner.check_live()?;
         dst.inner.check_live()?;
-        self.tracker().copy_to(self.region(), offset, dst.tracker(), dst.region(), dst_offset, len)
+        match (self.inner.served(), dst.inner.served()) {
+            (None, None) => {
+                self.tracker().copy_to(self.region(), offset, dst.tracker(), dst.region(), dst_offset, len)
+            }
+            (Some(from), None) => {
+                let mut to = dst.tracker().bytes_mut(dst.region(), dst_offset, len)?;
+                from.read(offset, &mut to)
+            }
+            (None, Some(to)) => {
+                let from = self.tracker().bytes(self.region(), offset, len)?;
+                to.write(dst_offset, &from)
+            }
+            (Some(from), Some(to)) => {
+                let mut bounce = vec![0u8; len];
+                from.read(offset, &mut bounce)?;
+                to.write(dst_offset, &bounce)
+            }
+        }
+    }
+
+    fn no_served_guard(&self) -> Result<()> {
+        if self.inner.served().is_some() {
+            bail!(
+                Error::NotSupported,
+                "the memory of this map is in the exporting process (registered by address there): copy, do not borrow"
+            );
+        }
+        Ok(())
     }
 
     /// Copies `src` into the map at `offset` (bounds: `INVALID_VALUE`; read-only memory:
     /// `NOT_PERMITTED`; bytes borrowed in this process: `IN_USE`).
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
         self.inner.check_live()?;
-        self.tracker().write(self.region(), offset, src)
+        match self.inner.served() {
+            Some(c) => c.write(offset, src),
+            None => self.tracker().write(self.region(), offset, src),
+        }
     }
 
     /// Copies `len` bytes at `offset` of this map into `dst` at `dst_offset`, with no
@@ -1010,31 +1106,83 @@ impl MapAccess {
     ) -> Result<()> {
         self.inner.check_live()?;
         let (to, region) = dst.parts();
+        if let Some(c) = self.inner.served() {
+            let mut guard = to.bytes_mut(region, dst_offset, len)?;
+            return c.read(offset, &mut guard);
+        }
         self.tracker().copy_to(self.region(), offset, to, region, dst_offset, len)
     }
 
     /// Copies bytes at `offset` into `dst`.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         self.inner.check_live()?;
-        self.tracker().read(self.region(), offset, dst)
+        match self.inner.served() {
+            Some(c) => c.read(offset, dst),
+            None => self.tracker().read(self.region(), offset, dst),
+        }
     }
 
     /// Borrows `offset..offset+len` for reading: `IN_USE` while any part of it is
     /// borrowed for writing in this process.
+    /// A map from a served export has no mapping here: `NOT_SUPPORTED` (copy instead).
     pub fn bytes(&self, offset: usize, len: usize) -> Result<Bytes<'_>> {
         self.inner.check_live()?;
+        self.no_served_guard()?;
         self.tracker().bytes(self.region(), offset, len)
     }
 
     /// Borrows `offset..offset+len` for writing: `IN_USE` while any part of it is
     /// borrowed in this process; `NOT_PERMITTED` on read-only memory.
+    /// A map from a served export: `NOT_SUPPORTED`, as [`MapAccess::bytes`].
     pub fn bytes_mut(&self, offset: usize, len: usize) -> Result<BytesMut<'_>> {
         self.inner.check_live()?;
+        self.no_served_guard()?;
         self.tracker().bytes_mut(self.region(), offset, len)
     }
 }
 
+/// Descriptor kinds: shared memory mapped by the importer, or memory served by the exporter.
+const KIND_SEGMENT: u16 = 0;
+const KIND_SERVED: u16 = 1;
+
+/// What a descriptor says, to encode.
+struct DescFields {
+    kind: u16,
+    perms: AccessFlags,
+    fd: i32,
+    slot: usize,
+    token: [u64; 2],
+    len: u64,
+    pci: PciAddr,
+    base: u64,
+}
+
+impl DescFields {
+    fn encode(&self) -> Vec<u8> {
+        let mut d = Vec::with_capacity(DESC_LEN);
+        d.extend_from_slice(DESC_MAGIC);
+        d.extend_from_slice(&DESC_VERSION.to_le_bytes());
+        d.extend_from_slice(&self.kind.to_le_bytes());
+        d.extend_from_slice(&self.perms.bits().to_le_bytes());
+        d.extend_from_slice(&std::process::id().to_le_bytes());
+        d.extend_from_slice(&self.fd.to_le_bytes());
+        d.extend_from_slice(&(self.slot as u32).to_le_bytes());
+        d.extend_from_slice(&self.token[0].to_le_bytes());
+        d.extend_from_slice(&self.token[1].to_le_bytes());
+        d.extend_from_slice(&0u64.to_le_bytes());
+        d.extend_from_slice(&self.len.to_le_bytes());
+        d.extend_from_slice(&self.pci.domain().to_le_bytes());
+        d.extend_from_slice(&[self.pci.bus(), self.pci.device(), self.pci.function(), 0, 0, 0]);
+        // Where the range starts in the exporter's address space: the importer accepts
+        // the exporter's addresses (C code sends its own buffer addresses across).
+        d.extend_from_slice(&self.base.to_le_bytes());
+        debug_assert_eq!(d.len(), DESC_LEN);
+        d
+    }
+}
+
 struct Desc {
+    kind: u16,
     perms: AccessFlags,
     pid: u32,
     fd: i32,
@@ -1065,6 +1213,10 @@ impl Desc {
                 u16_at(8)
             );
         }
+        let kind = u16_at(10);
+        if kind != KIND_SEGMENT && kind != KIND_SERVED {
+            bail!(Error::InvalidValue, "mmap export descriptor of unknown kind {kind}");
+        }
         let perms = AccessFlags::from_mask(u32_at(12))?;
         let from = PciAddr::new(u16_at(60), d[62], d[63], d[64])?;
         // The exporter's addresses of the range must be addresses here too: a buffer's
@@ -1077,6 +1229,7 @@ impl Desc {
             );
         }
         Ok(Desc {
+            kind,
             perms,
             pid: u32_at(16),
             fd: u32_at(20) as i32,

@@ -227,6 +227,53 @@ fn a_c_program_runs_a_graph_of_dma_nodes_and_a_user_node() {
     run(&build("graph_sample"), &[], None);
 }
 
+/// DMA over memory a C program exported, shaped like DOCA's dma_copy: the C host exports its
+/// malloc'd buffer and blocks in `read()`; the C DPU's DMA reads the host's first half and
+/// writes the second (the host checks both, byte by byte), then, the host gone, its next task
+/// fails with `NOT_FOUND`.
+#[test]
+fn a_c_dpu_copies_both_ways_over_malloc_memory_a_c_host_exported_while_blocked_in_read() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let prog = build("dma_malloc");
+    let len = (4 << 20) + 4096;
+    let mut host = Command::new(&prog)
+        .args(["host", &len.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the C host");
+    let mut host_out = std::io::BufReader::new(host.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    host_out.read_line(&mut line).expect("the host's descriptor");
+    let mut words = line.split_whitespace();
+    let (Some("desc"), Some(hex), Some(addr)) = (words.next(), words.next(), words.next()) else {
+        let _ = host.kill();
+        panic!("the C host said {line:?}");
+    };
+    let mut dpu = Command::new(&prog)
+        .args(["dpu", hex, addr, &len.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the C DPU");
+    let mut dpu_out = std::io::BufReader::new(dpu.stdout.take().expect("stdout"));
+    let mut said = String::new();
+    dpu_out.read_line(&mut said).expect("the DPU's progress");
+    assert_eq!(said.trim(), "copied", "the C DPU failed before its copies");
+    host.stdin.take().expect("stdin").write_all(b"\n").expect("wake the host");
+    let mut host_said = String::new();
+    host_out.read_line(&mut host_said).expect("the host's verdict");
+    assert!(
+        host.wait().expect("the host").success() && host_said.trim() == "ok",
+        "the C host saw {host_said:?}"
+    );
+    dpu.stdin.take().expect("stdin").write_all(b"\n").expect("wake the DPU");
+    let mut dpu_said = String::new();
+    dpu_out.read_line(&mut dpu_said).expect("the DPU's verdict");
+    assert!(dpu.wait().expect("the DPU").success() && dpu_said.trim() == "ok", "the C DPU saw {dpu_said:?}");
+}
+
 /// `doca_version.h` through `doca_compat.h` alone: its macros of both generations (checked
 /// at build time by the program) and both functions say the version in `core/DOCA_VERSION`,
 /// as `-v` prints it.

@@ -77,8 +77,9 @@ impl Dpu {
 
 /// Asks the host for an export of `len` bytes; returns the descriptor and the host's address
 /// of its first byte (what a host application sends the DPU).
-fn host_export(host: &mut Peer, index: usize, len: usize) -> (Vec<u8>, usize) {
-    let answer = host.ask(&format!("export {len} exported by the host"));
+/// `cmd`: `export` for shared memory, `export_heap` for heap memory registered by address.
+fn host_export(host: &mut Peer, cmd: &str, index: usize, len: usize) -> (Vec<u8>, usize) {
+    let answer = host.ask(&format!("{cmd} {len} exported by the host"));
     let desc = from_hex(answer.strip_prefix("desc ").expect("a descriptor")).unwrap();
     let answer = host.ask(&format!("addr {index}"));
     let addr = answer.strip_prefix("addr ").expect("an address").parse().unwrap();
@@ -87,10 +88,21 @@ fn host_export(host: &mut Peer, index: usize, len: usize) -> (Vec<u8>, usize) {
 
 #[test]
 fn the_dpu_dma_reads_and_writes_host_memory_by_host_addresses_until_the_host_stops_its_map() {
+    reads_and_writes_until_revoked("export");
+}
+
+/// The same with host memory the host registered by address (its heap): the export is served
+/// by the host library's threads while the host's main thread blocks in `read()` on its stdin.
+#[test]
+fn the_dpu_dma_reads_and_writes_host_heap_memory_served_while_the_host_blocks_in_read() {
+    reads_and_writes_until_revoked("export_heap");
+}
+
+fn reads_and_writes_until_revoked(export: &str) {
     let dpu_dev = open_device_with_pci("03:00.0", None).unwrap();
     let mut host = Peer::spawn(PEER, &[]);
     let size = 8 << 20;
-    let (desc, host_base) = host_export(&mut host, 0, size);
+    let (desc, host_base) = host_export(&mut host, export, 0, size);
     let dpu = Dpu::new();
     let remote = Mmap::create_from_export(None, &desc, &dpu_dev).unwrap();
     let local = Mmap::create().unwrap();
@@ -132,7 +144,7 @@ fn the_dpu_dma_reads_and_writes_host_memory_by_host_addresses_until_the_host_sto
     assert_eq!(dpu.copy(&src, &into_host), Err(Error::NotFound));
 
     // The same for a destroyed map.
-    let (desc, base) = host_export(&mut host, 1, 1 << 16);
+    let (desc, base) = host_export(&mut host, export, 1, 1 << 16);
     let remote2 = Mmap::create_from_export(None, &desc, &dpu_dev).unwrap();
     let there = inv.buf_get_by_addr(&remote2, base + 4096, 64).unwrap();
     let small = inv.buf_get_data_at(&local, 11, 64).unwrap();
@@ -143,4 +155,78 @@ fn the_dpu_dma_reads_and_writes_host_memory_by_host_addresses_until_the_host_sto
     // The DPU's own memory was never touched by the failed tasks after the revocation.
     assert!(into_local.data_to_vec().unwrap() == pattern(7, len));
     assert!(host.finish());
+}
+
+/// A host killed while the DPU uses its served heap export: the next task fails with
+/// `NOT_FOUND` (no hang), a new import of the descriptor too; the DPU's memory is intact.
+#[test]
+fn a_killed_host_fails_the_dpu_tasks_on_its_served_export_with_not_found() {
+    let dpu_dev = open_device_with_pci("03:00.0", None).unwrap();
+    let mut host = Peer::spawn(PEER, &[]);
+    let (desc, base) = host_export(&mut host, "export_heap", 0, 1 << 20);
+    let dpu = Dpu::new();
+    let remote = Mmap::create_from_export(None, &desc, &dpu_dev).unwrap();
+    let local = Mmap::create().unwrap();
+    local.set_memrange(vec![0u8; 1 << 20]).unwrap();
+    local.add_dev(&dpu_dev).unwrap();
+    local.start().unwrap();
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    assert_eq!(host.ask("host_fill 0 0 65536 3"), "ok");
+    let from_host = inv.buf_get_by_data(&remote, base, 65536).unwrap();
+    let room = inv.buf_get_at(&local, 0, 65536).unwrap();
+    assert_eq!(dpu.copy(&from_host, &room), Ok(()));
+    assert!(room.data_to_vec().unwrap() == pattern(3, 65536));
+    host.kill();
+    let room2 = inv.buf_get_at(&local, 65536, 65536).unwrap();
+    assert_eq!(dpu.copy(&from_host, &room2), Err(Error::NotFound));
+    assert_eq!(dpu.copy(&room, &from_host), Err(Error::NotFound));
+    assert_eq!(Mmap::create_from_export(None, &desc, &dpu_dev).unwrap_err(), Error::NotFound);
+    assert!(room.data_to_vec().unwrap() == pattern(3, 65536));
+}
+
+/// A host stopped (SIGSTOP) while the DPU copies from its served heap export: the task
+/// fails with `TIME_OUT` after the stall limit instead of hanging; later tasks on the import
+/// fail with `NOT_FOUND` (the connection is dropped), even once the host runs again.
+#[test]
+fn a_stopped_host_fails_the_dpu_task_on_its_served_export_with_time_out() {
+    use rustix::process::{kill_process, Pid, Signal};
+    let dpu_dev = open_device_with_pci("03:00.0", None).unwrap();
+    let mut host = Peer::spawn(PEER, &[]);
+    let (desc, base) = host_export(&mut host, "export_heap", 0, 1 << 16);
+    let dpu = Dpu::new();
+    let remote = Mmap::create_from_export(None, &desc, &dpu_dev).unwrap();
+    let local = Mmap::create().unwrap();
+    local.set_memrange(vec![0u8; 1 << 16]).unwrap();
+    local.add_dev(&dpu_dev).unwrap();
+    local.start().unwrap();
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    let from_host = inv.buf_get_by_data(&remote, base, 4096).unwrap();
+    let room = inv.buf_get_at(&local, 0, 4096).unwrap();
+    let pid = Pid::from_raw(host.pid() as i32).unwrap();
+    kill_process(pid, Signal::STOP).unwrap();
+    // The signal is asynchronous: wait (bounded) until every thread of the host is stopped.
+    let stopped = || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", host.pid())) else { return false };
+        tasks.flatten().all(|t| {
+            std::fs::read_to_string(t.path().join("stat"))
+                .ok()
+                .and_then(|st| st.rsplit(')').next().map(|rest| rest.trim_start().starts_with('T')))
+                .unwrap_or(false)
+        })
+    };
+    for _ in 0..2000 {
+        if stopped() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(stopped(), "the host did not stop");
+    let status = dpu.copy(&from_host, &room);
+    kill_process(pid, Signal::CONT).unwrap();
+    assert_eq!(status, Err(Error::TimeOut));
+    let room2 = inv.buf_get_at(&local, 4096, 4096).unwrap();
+    assert_eq!(dpu.copy(&from_host, &room2), Err(Error::NotFound));
+    assert_eq!(host.ask("addr 0"), format!("addr {base}"), "the host runs on");
 }

@@ -268,11 +268,11 @@ fn peer(role: &[String]) -> ExitCode {
                 _ => return ExitCode::FAILURE,
             }
         }
-        "dma-host" => {
-            // The host of the DPU-reads-host rows: shared memory exported to the DPU, kept
-            // until the parent closes stdin.
+        which @ ("dma-host" | "dma-host-heap") => {
+            // The host of the DPU-reads-host rows: shared memory (or heap memory, served by
+            // the library's threads) exported to the DPU, kept until the parent closes stdin.
             let size: usize = arg(1).parse().unwrap_or(0);
-            let Ok(map) = dma_host_export(size) else { return ExitCode::FAILURE };
+            let Ok(map) = dma_host_export(size, which == "dma-host-heap") else { return ExitCode::FAILURE };
             let hex: String = map.1.iter().map(|b| format!("{b:02x}")).collect();
             println!("desc {hex}");
             let _ = std::io::stdout().flush();
@@ -286,13 +286,18 @@ fn peer(role: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Shared memory of `size` bytes (filled), exported from host function b1:00.0.
-fn dma_host_export(size: usize) -> Result<(doca_mmap::Mmap, Vec<u8>), doca_core::Error> {
+/// Shared memory of `size` bytes (filled), exported from host function b1:00.0; with `heap`,
+/// heap memory registered as it is (its export served by the library's threads).
+fn dma_host_export(size: usize, heap: bool) -> Result<(doca_mmap::Mmap, Vec<u8>), doca_core::Error> {
     let host = doca_core::open_device_with_pci("b1:00.0", None)?;
-    let mem = doca_mmap::SharedMem::alloc(size)?;
-    mem.write(0, &vec![0x5a; size])?;
     let map = doca_mmap::Mmap::create()?;
-    map.set_memrange(mem)?;
+    if heap {
+        map.set_memrange(vec![0x5a; size])?;
+    } else {
+        let mem = doca_mmap::SharedMem::alloc(size)?;
+        mem.write(0, &vec![0x5a; size])?;
+        map.set_memrange(mem)?;
+    }
     map.set_permissions(doca_mmap::AccessFlags::PCI_READ_WRITE)?;
     map.add_dev(&host)?;
     map.start()?;
@@ -526,6 +531,33 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
             value,
             format!("memcpy {}", kib(size)),
             base,
+            false,
+        ));
+    }
+
+    // The DPU reads host heap memory (registered by address, as a C host's malloc): served by
+    // the host library's threads, one copy through a pipe. No mapping of it here, so the
+    // baseline is memcpy between two local maps of the same size.
+    for size in [1usize << 20, big] {
+        let mut host = PeerProc::spawn(&["dma-host-heap", &size.to_string()]);
+        let line = host.line();
+        let desc = line.strip_prefix("desc ").and_then(from_hex).expect("the host's export descriptor");
+        let remote = doca_mmap::Mmap::create_from_export(None, &desc, &dpu.dev).expect("import");
+        let local = dpu.local_map(size, 0).expect("map");
+        let twin = dpu.local_map(size, 0x5a).expect("map");
+        dpu.tasks(&remote, &local, 1, size).expect("dma task");
+        let dma = |k| assert!(dpu.cycle(k, 1), "dma copy failed");
+        let (t_dma, t_memcpy) =
+            measure_pair(cfg.reps, copies(total, size), dma, memcpy_maps(&twin, &local, size));
+        dpu.clear();
+        drop(remote);
+        host.finish();
+        rows.push(row(
+            format!("dma DPU reads host heap memory (served) {}", kib(size)),
+            "GB/s",
+            size as f64 / t_dma,
+            format!("memcpy {}", kib(size)),
+            size as f64 / t_memcpy,
             false,
         ));
     }

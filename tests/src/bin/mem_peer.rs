@@ -7,7 +7,9 @@
 //! - `read_addr <address> <len>`: the same, at an address as the exporter counts it (C's
 //!   pattern: the exporter sends its own buffer address)
 //! - `export <len> <text>`: shared memory holding `text`, exported from host function b1:00.0
-//!   (exports are numbered from 0 in order)
+//!   (exports are numbered from 0 in order); `export_heap <len> <text>`: the same with heap
+//!   memory (a `Vec`, registered by address: the export is served by the library's threads
+//!   while this process's main thread blocks reading stdin)
 //! - `addr <export>`: the exported map's address (its memrange start: what a host sends the
 //!   DPU so that it names host buffers by host addresses) → `addr <n>`
 //! - `host_fill <export> <offset> <len> <seed>`: writes the checked pattern of `seed` there
@@ -69,12 +71,19 @@ fn main() {
                 buf.dec_refcount()?;
                 Ok(format!("data {}", String::from_utf8_lossy(&r?)))
             })(),
-            (Some("export"), Some(len), Some(text)) => (|| {
+            (Some(cmd @ ("export" | "export_heap")), Some(len), Some(text)) => (|| {
                 let len: usize = len.parse().map_err(|_| Error::InvalidValue)?;
-                let mem = SharedMem::alloc(len)?;
-                mem.write(0, text.as_bytes())?;
                 let map = Mmap::create()?;
-                map.set_memrange(mem)?;
+                if cmd == "export" {
+                    let mem = SharedMem::alloc(len)?;
+                    mem.write(0, text.as_bytes())?;
+                    map.set_memrange(mem)?;
+                } else {
+                    // Heap memory registered as it is (served by the library's threads).
+                    let mut mem = vec![0u8; len];
+                    mem.get_mut(..text.len()).ok_or(Error::InvalidValue)?.copy_from_slice(text.as_bytes());
+                    map.set_memrange(mem)?;
+                }
                 map.set_permissions(AccessFlags::PCI_READ_WRITE)?;
                 map.add_dev(&host)?;
                 map.start()?;

@@ -177,8 +177,13 @@ fn doca_mmap_export_pci_and_export_rdma_refusals() {
     assert_eq!(map.export_pci(&d), Err(Error::NotPermitted), "not started");
     map.start().unwrap();
     assert_eq!(map.export_pci(&host()), Err(Error::NotFound), "device not added");
-    assert_eq!(map.export_pci(&d), Err(Error::NotSupported), "memory another process cannot map");
     assert_eq!(map.export_rdma(&d), Err(Error::NotPermitted), "no RDMA permission");
+    // Memory registered by address (here a Vec) is exported too: served by the library.
+    assert!(!map.is_exported());
+    assert_eq!(map.export_pci(&d).map(|desc| desc.len()), Ok(doca_mmap::EXPORT_DESC_LEN));
+    assert!(map.is_exported(), "doca_mmap_get_exported");
+    map.stop().unwrap();
+    assert!(!map.is_exported(), "stop revokes the export");
 
     let shared = Mmap::create().unwrap();
     shared.set_memrange(SharedMem::alloc(4096).unwrap()).unwrap();

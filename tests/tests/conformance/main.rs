@@ -15,6 +15,7 @@ mod doca_clock;
 mod doca_comm_channel;
 mod doca_ctx;
 mod doca_dev;
+mod doca_dma;
 mod doca_error;
 mod doca_graph;
 mod doca_mmap;
