@@ -15,7 +15,7 @@
 //! Options after the mode: `--max-msg <n>` sets the max message size on either side;
 //! `--freeze` makes the server stop progressing once a client is connected; `--nofile <n>`
 //! limits the process to n file descriptors; `--accept-plans` registers a plan handler
-//! (`doca_core::status::on_plan`) that prints "plan <text>" and accepts it, unless the text
+//! (`doca_core::status::on_plan`) that prints `plan <text>` and accepts it, unless the text
 //! holds "bad" (then it refuses it: "bad plan").
 
 use std::cell::{Cell, RefCell};
