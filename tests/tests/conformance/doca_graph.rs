@@ -243,6 +243,18 @@ struct Chain {
     ran: Rc<Cell<u32>>,
 }
 
+impl Chain {
+    /// A new instance running `task` on `a` and the user node with `cookie` (0: the node
+    /// succeeds, else it fails with `IO_FAILED`), submitted.
+    fn submit(&self, task: &EchoTask, cookie: u64) -> GraphInstance {
+        let inst = self.graph.instance_create().unwrap();
+        inst.set_ctx_node_data(self.a, task).unwrap();
+        inst.set_user_node_data(self.u, Data::from_u64(cookie)).unwrap();
+        inst.submit().unwrap();
+        inst
+    }
+}
+
 fn chain(num_instances: u32) -> Chain {
     let (pe, clock) = engine();
     let own = Rc::new(Cell::new(0));
@@ -295,10 +307,7 @@ fn doca_graph_instance_submit_twice_is_in_use_and_an_instance_resubmits_after_co
     let c = chain(1);
     let task = c.l.alloc_task(1).unwrap();
     task.set_delay(Duration::from_secs(1));
-    let inst = c.graph.instance_create().unwrap();
-    inst.set_ctx_node_data(c.a, &task).unwrap();
-    inst.set_user_node_data(c.u, Data::from_u64(0)).unwrap();
-    inst.submit().unwrap();
+    let inst = c.submit(&task, 0);
     assert_eq!(inst.submit(), Err(Error::InUse), "already submitted");
     until(&c.pe, || c.l.as_ctx().num_inflight_tasks() == 1);
     assert_eq!(inst.set_user_data(Data::from_u64(1)), Err(Error::InUse));
@@ -357,10 +366,7 @@ fn doca_graph_instance_submit_from_the_completion_callback() {
 fn doca_graph_instance_destroy_is_in_use_while_submitted() {
     let c = chain(1);
     let task = c.l.alloc_task(1).unwrap();
-    let inst = c.graph.instance_create().unwrap();
-    inst.set_ctx_node_data(c.a, &task).unwrap();
-    inst.set_user_node_data(c.u, Data::from_u64(0)).unwrap();
-    inst.submit().unwrap();
+    let inst = c.submit(&task, 0);
     let inst = match inst.destroy() {
         Err(r) => {
             assert_eq!(r.error, Error::InUse);
@@ -481,10 +487,7 @@ fn doca_graph_instance_fails_once_runs_no_further_node_and_waits_for_nodes_in_fl
 fn doca_graph_user_node_error_fails_the_instance() {
     let c = chain(1);
     let task = c.l.alloc_task(1).unwrap();
-    let inst = c.graph.instance_create().unwrap();
-    inst.set_ctx_node_data(c.a, &task).unwrap();
-    inst.set_user_node_data(c.u, Data::from_u64(1)).unwrap(); // the callback returns IO_FAILED
-    inst.submit().unwrap();
+    let _inst = c.submit(&task, 1); // the callback returns IO_FAILED
     until(&c.pe, || !c.reports.borrow().is_empty());
     assert_eq!(*c.reports.borrow(), vec![(0, false)]);
 }
@@ -494,10 +497,7 @@ fn doca_graph_a_context_stopped_mid_run_fails_the_instance() {
     let c = chain(1);
     let task = c.l.alloc_task(1).unwrap();
     task.set_delay(Duration::from_secs(3600));
-    let inst = c.graph.instance_create().unwrap();
-    inst.set_ctx_node_data(c.a, &task).unwrap();
-    inst.set_user_node_data(c.u, Data::from_u64(0)).unwrap();
-    inst.submit().unwrap();
+    let _inst = c.submit(&task, 0);
     until(&c.pe, || c.l.as_ctx().num_inflight_tasks() == 1);
     assert_eq!(c.l.as_ctx().stop(), Err(Error::InProgress), "a task is allocated and in flight");
     until(&c.pe, || !c.reports.borrow().is_empty());
@@ -755,10 +755,7 @@ fn doca_task_free_of_a_task_a_graph_runs_frees_it_when_it_comes_back() {
     let c = chain(1);
     let task = c.l.alloc_task(1).unwrap();
     task.set_delay(Duration::from_secs(1));
-    let inst = c.graph.instance_create().unwrap();
-    inst.set_ctx_node_data(c.a, &task).unwrap();
-    inst.set_user_node_data(c.u, Data::from_u64(0)).unwrap();
-    inst.submit().unwrap();
+    let inst = c.submit(&task, 0);
     until(&c.pe, || c.l.as_ctx().num_inflight_tasks() == 1);
     drop(task); // freed too early: the context still holds it in flight
     assert_eq!(c.l.as_ctx().num_allocated_tasks(), 1);
@@ -774,10 +771,7 @@ fn doca_task_free_of_a_task_a_graph_runs_frees_it_when_it_comes_back() {
 fn doca_graph_instance_dropped_while_submitted_is_destroyed_after_its_run() {
     let c = chain(1);
     let task = c.l.alloc_task(1).unwrap();
-    let inst = c.graph.instance_create().unwrap();
-    inst.set_ctx_node_data(c.a, &task).unwrap();
-    inst.set_user_node_data(c.u, Data::from_u64(0)).unwrap();
-    inst.submit().unwrap();
+    let inst = c.submit(&task, 0);
     drop(inst);
     assert_eq!(c.graph.stop(), Err(Error::InUse), "it still runs");
     until(&c.pe, || !c.reports.borrow().is_empty());
