@@ -251,6 +251,14 @@ fn a_c_dpu_copies_both_ways_over_malloc_memory_a_c_host_exported_while_blocked_i
         let _ = host.kill();
         panic!("the C host said {line:?}");
     };
+    // The host, blocked in read() with no comm channel at all, is on doca_emu's map.
+    let ls =
+        Command::new(env!("CARGO_BIN_EXE_emu_cli")).args(["ls", "--json"]).output().expect("doca_emu runs");
+    let ls = String::from_utf8_lossy(&ls.stdout);
+    assert!(
+        ls.contains(&format!("\"pid\": {}", host.id())) || ls.contains(&format!("\"pid\":{}", host.id())),
+        "{ls}"
+    );
     let mut dpu = Command::new(&prog)
         .args(["dpu", hex, addr, &len.to_string()])
         .stdin(Stdio::piped())
