@@ -192,13 +192,26 @@ fn wait(
     sock: Option<(BorrowedFd<'_>, PollFlags)>,
     stop: Option<BorrowedFd<'_>>,
 ) -> Result<Woke> {
-    let deadline = Instant::now() + STALL;
+    wait_within(fd, ev, sock, stop, Some(STALL))
+}
+
+/// [`wait`] with a limit of its own: `None` waits until something happens (the exporter's
+/// accepting thread, idle as long as nobody imports — an idle export is no stall).
+fn wait_within(
+    fd: BorrowedFd<'_>,
+    ev: PollFlags,
+    sock: Option<(BorrowedFd<'_>, PollFlags)>,
+    stop: Option<BorrowedFd<'_>>,
+    stall: Option<Duration>,
+) -> Result<Woke> {
+    let deadline = stall.map(|s| Instant::now() + s);
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = deadline.map_or(Duration::from_secs(1), |d| d.saturating_duration_since(Instant::now()));
         if left.is_zero() {
             return Err(fail!(
                 Error::TimeOut,
-                "the other side of a served export did not move for {STALL:?}"
+                "the other side of a served export did not move for {:?}",
+                stall.unwrap_or_default()
             ));
         }
         let mut fds = [
@@ -254,6 +267,17 @@ fn send(sock: BorrowedFd<'_>, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> Result<()
 /// Receives one packet of exactly `buf.len()` bytes (waiting, watching `stop`), with any
 /// descriptors. `NOT_FOUND` when the peer closed, left or sent another size.
 fn recv(sock: BorrowedFd<'_>, buf: &mut [u8], stop: Option<BorrowedFd<'_>>) -> Result<Vec<OwnedFd>> {
+    recv_within(sock, buf, stop, Some(STALL))
+}
+
+/// [`recv`] with a limit of its own (`None`: as long as it takes — the exporter's thread
+/// waiting for an importer's next request: an importer may copy once and then idle).
+fn recv_within(
+    sock: BorrowedFd<'_>,
+    buf: &mut [u8],
+    stop: Option<BorrowedFd<'_>>,
+    stall: Option<Duration>,
+) -> Result<Vec<OwnedFd>> {
     loop {
         let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(3))];
         let mut control = RecvAncillaryBuffer::new(&mut space);
@@ -280,7 +304,7 @@ fn recv(sock: BorrowedFd<'_>, buf: &mut [u8], stop: Option<BorrowedFd<'_>>) -> R
             Err(Errno::AGAIN) | Err(Errno::INTR) => {}
             Err(_) => return Err(Error::NotFound),
         }
-        match wait(sock, PollFlags::IN, None, stop)? {
+        match wait_within(sock, PollFlags::IN, None, stop, stall)? {
             Woke::Stop => return Err(Error::NotFound),
             Woke::Ready | Woke::Socket => {}
         }
@@ -291,9 +315,9 @@ fn accept_loop(listener: OwnedFd, sh: Arc<Shared>) {
     let mut conns: Vec<JoinHandle<()>> = Vec::new();
     let uid = rustix::process::getuid();
     loop {
-        match wait(listener.as_fd(), PollFlags::IN, None, Some(sh.stop.as_fd())) {
+        match wait_within(listener.as_fd(), PollFlags::IN, None, Some(sh.stop.as_fd()), None) {
             Ok(Woke::Stop) => break,
-            Ok(_) | Err(Error::TimeOut) => {}
+            Ok(_) => {}
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
         if sh.revoked.load(Ordering::SeqCst) {
@@ -415,7 +439,9 @@ fn serve(conn: &OwnedFd, to_imp: &OwnedFd, from_imp: &OwnedFd, sh: &Shared) {
     let (sock, stop) = (conn.as_fd(), Some(sh.stop.as_fd()));
     let mut req = [0u8; REQ_LEN];
     loop {
-        if recv(sock, &mut req, stop).is_err() {
+        // Between copies the importer may idle as long as it likes (its process may wait
+        // for its user); a stall counts only inside a copy.
+        if recv_within(sock, &mut req, stop, None).is_err() {
             return;
         }
         let u32_at = |i: usize| u32::from_le_bytes(req[i..i + 4].try_into().expect("4 bytes"));
@@ -780,6 +806,20 @@ mod tests {
         assert_eq!(remote.check_live(), Err(Error::NotFound));
         assert_eq!(remote.read(0, &mut back).unwrap_err(), Error::NotFound);
         assert_eq!(Mmap::create_from_export(None, &desc, &dev).unwrap_err(), Error::NotFound);
+    }
+
+    /// An importer may copy, idle longer than the stall limit (its user thinks), and copy
+    /// again: only a stall inside a copy ends a connection (it used to end after 10 s idle).
+    #[test]
+    fn an_importer_idle_longer_than_the_stall_limit_between_copies_is_still_served() {
+        let (_map, desc, dev) = exported(4096, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE);
+        let import = Mmap::create_from_export(None, &desc, &dev).unwrap();
+        let remote = import.access().unwrap();
+        let mut got = [0u8; 16];
+        remote.read(0, &mut got).unwrap();
+        std::thread::sleep(STALL + Duration::from_millis(500));
+        remote.read(16, &mut got).unwrap();
+        assert!(got.iter().enumerate().all(|(i, &b)| b == (i + 16) as u8), "{got:?}");
     }
 
     /// A raw connection to the export of `desc`, as a hostile importer would make it.
