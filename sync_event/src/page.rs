@@ -78,9 +78,9 @@ fn os(what: &str, e: rustix::io::Errno) -> Error {
 }
 
 fn map(fd: &OwnedFd) -> Result<NonNull<Header>> {
-    // SAFETY: a new mapping at an address the kernel chooses, of a file of PAGE_LEN bytes
-    // sealed against shrinking (so no access can fault), shared with nothing in this
-    // process yet.
+    // A file of PAGE_LEN bytes sealed against shrinking (so no access can fault), shared with
+    // nothing in this process yet.
+    // SAFETY: a new mapping at an address the kernel chooses, of that file.
     let p = unsafe {
         rustix::mm::mmap(
             std::ptr::null_mut(),

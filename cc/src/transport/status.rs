@@ -83,11 +83,11 @@ fn make() -> Result<()> {
         )
     }
     .map_err(|e| os("mmap", e))?;
-    // SAFETY: the mapping is PAGE_BYTES long, page-aligned (Page asks for 4096) and zeroed
-    // (a new file), and it is never unmapped: a `'static` reference is sound. A Page is only
-    // atomics, valid for any bits and for writes by other processes (the injector's
-    // mailbox). Only a same-user process that truncates the file could make an access fault;
-    // that user can end this process anyway.
+    // The mapping is PAGE_BYTES long, page-aligned (Page asks for 4096) and zeroed (a new
+    // file), and never unmapped. A Page is only atomics, valid for any bits and for writes by
+    // other processes (the injector's mailbox). Only a same-user process that truncates the
+    // file could make an access fault; that user can end this process anyway.
+    // SAFETY: as above, a `'static` reference to this mapping is sound.
     let page: &'static Page = unsafe { &*p.cast::<Page>() };
     let start = status::process_start_time(pid).unwrap_or(0);
     if !status::attach(page, start) {

@@ -878,12 +878,11 @@ macro_rules! entries {
             name: stringify!($name),
             lenient: entries!(@lenient $($lenient)?),
             call: |$g: &Gen| -> Out {
-                let out =
-                    // SAFETY: every pointer the generator makes is NULL, this program's memory
-                    // of the size the call may write, or a handle value; a length beyond the
-                    // memory behind it is only given where the call must refuse it before
-                    // reading.
-                    unsafe { $body };
+                // Every pointer the generator makes is NULL, this program's memory of the
+                // size the call may write, or a handle value; a length beyond the memory
+                // behind it is only given where the call must refuse it before reading.
+                // SAFETY: as above.
+                let out = unsafe { $body };
                 out
             },
         }),*]
