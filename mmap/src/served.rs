@@ -44,7 +44,7 @@
 #![allow(unsafe_code)]
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -64,6 +64,9 @@ use crate::AccessFlags;
 
 /// Importers one export serves at once; more are refused (logged) until one goes.
 pub const MAX_CONNS: usize = 64;
+/// Connections one importer process may hold to one export (a quarter of the places: the
+/// rest stay for other processes).
+pub const MAX_CONNS_PER_PEER: usize = MAX_CONNS / 4;
 /// How long a side waits for its peer's next step before giving up (the copy fails with
 /// `TIME_OUT` on the importer, the connection closes on the exporter).
 pub const STALL: Duration = Duration::from_secs(10);
@@ -95,7 +98,39 @@ struct Shared {
     region: Region,
     tracker: Tracker,
     perms: AccessFlags,
-    conns: AtomicUsize,
+    /// The importer process of each live connection (one entry a connection).
+    peers: std::sync::Mutex<Vec<u32>>,
+}
+
+impl Shared {
+    /// Takes a place for an importer of process `pid`: refused when the export serves
+    /// [`MAX_CONNS`] already, or [`MAX_CONNS_PER_PEER`] of that process (one process must
+    /// not take every place others need).
+    fn take_place(&self, pid: u32) -> Result<()> {
+        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+        if peers.len() >= MAX_CONNS {
+            return Err(peer_fail!(
+                Error::NoMemory,
+                "served export: {MAX_CONNS} importers already connected; refused"
+            ));
+        }
+        if peers.iter().filter(|&&p| p == pid).count() >= MAX_CONNS_PER_PEER {
+            return Err(peer_fail!(
+                Error::NoMemory,
+                "served export: process {pid} holds {MAX_CONNS_PER_PEER} connections already; refused"
+            ));
+        }
+        peers.push(pid);
+        Ok(())
+    }
+
+    /// Gives the place of an importer of process `pid` back.
+    fn give_place(&self, pid: u32) {
+        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = peers.iter().position(|&p| p == pid) {
+            peers.swap_remove(i);
+        }
+    }
 }
 
 /// An export being served (see the module docs). Dropping it revokes it.
@@ -140,7 +175,7 @@ impl Server {
             region,
             tracker,
             perms,
-            conns: AtomicUsize::new(0),
+            peers: std::sync::Mutex::new(Vec::with_capacity(MAX_CONNS)),
         });
         let sh = shared.clone();
         let accept = std::thread::Builder::new()
@@ -337,39 +372,37 @@ fn accept_loop(listener: OwnedFd, sh: Arc<Shared>) {
         for h in done {
             let _ = h.join();
         }
-        match rustix::net::sockopt::socket_peercred(&conn) {
-            Ok(c) if c.uid == uid => {}
+        let pid = match rustix::net::sockopt::socket_peercred(&conn) {
+            Ok(c) if c.uid == uid => c.pid.as_raw_nonzero().get() as u32,
             _ => {
                 let _ =
                     peer_fail!(Error::NotPermitted, "served export: a connection from another user refused");
                 continue;
             }
-        }
-        if sh.conns.load(Ordering::SeqCst) >= MAX_CONNS {
-            let _ = peer_fail!(
-                Error::NoMemory,
-                "served export: {MAX_CONNS} importers already connected; refused"
-            );
+        };
+        if sh.take_place(pid).is_err() {
             continue;
         }
         match welcome(&conn, &sh) {
             Ok((to_imp, from_imp, keep)) => {
-                sh.conns.fetch_add(1, Ordering::SeqCst);
                 let s = sh.clone();
                 let spawned = std::thread::Builder::new().name("doca-mmap-serve".into()).spawn(move || {
                     serve(&conn, &to_imp, &from_imp, &s);
                     drop(keep);
-                    s.conns.fetch_sub(1, Ordering::SeqCst);
+                    s.give_place(pid);
                 });
                 match spawned {
                     Ok(h) => conns.push(h),
                     Err(e) => {
-                        sh.conns.fetch_sub(1, Ordering::SeqCst);
+                        sh.give_place(pid);
                         tracing::warn!(target: "doca_sdk", "served export: no thread for an importer: {e}");
                     }
                 }
             }
-            Err(e) => tracing::debug!(target: "doca_sdk", "served export: welcome failed: {e}"),
+            Err(e) => {
+                sh.give_place(pid);
+                tracing::debug!(target: "doca_sdk", "served export: welcome failed: {e}");
+            }
         }
     }
     drop(listener);
@@ -822,8 +855,41 @@ mod tests {
         assert!(got.iter().enumerate().all(|(i, &b)| b == (i + 16) as u8), "{got:?}");
     }
 
-    /// A raw connection to the export of `desc`, as a hostile importer would make it.
-    fn raw_conn(desc: &[u8]) -> OwnedFd {
+    /// One process holds at most a quarter of an export's places: beyond, its connection is
+    /// closed unwelcomed; a place it gives back serves again, and other importers are served.
+    #[test]
+    fn one_importer_process_holds_at_most_its_share_of_an_export_s_places() {
+        let (_map, desc, dev) = exported(4096, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE);
+        let mut held: Vec<OwnedFd> = (0..MAX_CONNS_PER_PEER).map(|_| raw_conn(&desc)).collect();
+        let mut w = [0u8; WELCOME_LEN];
+        let extra = raw_sock(&desc);
+        assert_eq!(
+            recv(extra.as_fd(), &mut w, None).err(),
+            Some(Error::NotFound),
+            "refused: closed unwelcomed"
+        );
+        drop(held.pop());
+        // The place comes back once its serving thread saw the close.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let again = raw_sock(&desc);
+            if recv(again.as_fd(), &mut w, None).is_ok() {
+                held.push(again);
+                break;
+            }
+            assert!(Instant::now() < deadline, "the place given back never served again");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Given back, every place serves again.
+        drop(held);
+        let import = Mmap::create_from_export(None, &desc, &dev).unwrap();
+        let mut got = [0u8; 4];
+        import.access().unwrap().read(4, &mut got).unwrap();
+        assert_eq!(got, [4, 5, 6, 7]);
+    }
+
+    /// A connected socket to the export of `desc`, nothing read yet.
+    fn raw_sock(desc: &[u8]) -> OwnedFd {
         let pid = u32::from_le_bytes(desc[16..20].try_into().unwrap());
         let token = [
             u64::from_le_bytes(desc[28..36].try_into().unwrap()),
@@ -834,6 +900,12 @@ mod tests {
                 .unwrap();
         let addr = SocketAddrUnix::new_abstract_name(&socket_name(pid, token)).unwrap();
         rustix::net::connect(&sock, &addr).unwrap();
+        sock
+    }
+
+    /// A raw connection to the export of `desc`, as a hostile importer would make it.
+    fn raw_conn(desc: &[u8]) -> OwnedFd {
+        let sock = raw_sock(desc);
         let mut w = [0u8; WELCOME_LEN];
         assert_eq!(recv(sock.as_fd(), &mut w, None).unwrap().len(), 3);
         sock
