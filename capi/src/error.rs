@@ -40,3 +40,8 @@ pub extern "C" fn doca_error_get_name(error: DocaError) -> *const c_char {
 pub extern "C" fn doca_error_get_descr(error: DocaError) -> *const c_char {
     table().1[index(error)].as_ptr()
 }
+
+/// The code of a Rust result.
+pub(crate) fn code<T>(r: &doca_core::Result<T>) -> DocaError {
+    doca_core::Error::code_of(r)
+}

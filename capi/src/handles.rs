@@ -37,7 +37,7 @@ pub(crate) enum Kind {
     Task,
     CcClient,
     Dma,
-    // core2: doca_clock.h, doca_mmap_advise.h
+    // doca_clock.h, doca_mmap_advise.h
     Clock,
     MmapAdvise,
     // doca_sha

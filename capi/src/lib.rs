@@ -1,11 +1,37 @@
 //! A C ABI over the Rust crates: DOCA's function names, C types and error codes, so that C
 //! code written against DOCA's headers builds against `capi/include/` and links this library.
+//! The book's chapter "Running DOCA C code on the emulator" says how to install and build
+//! against it, and what is not there.
 //!
-//! Covered: `doca_error.h`, `doca_types.h`, `doca_dev.h`, `doca_pe.h`, `doca_ctx.h`,
-//! `doca_mmap.h`, `doca_buf_inventory.h`, `doca_buf.h`, `doca_cc.h`, `doca_cc_consumer.h`,
-//! `doca_cc_producer.h` (with their 2.5 names, and the 2.7+ `doca_comch*.h` names in the
-//! headers), `doca_comm_channel.h`, `doca_log.h`, `doca_argp.h`, `doca_version.h`, `doca_clock.h`, `doca_mmap_advise.h` and `doca_graph.h` (see the book's chapter
-//! "Running DOCA C code on the emulator" for the details and what is not there).
+//! One file per DOCA header (or family of headers):
+//!
+//! | module         | C header(s)                                                              |
+//! |----------------|--------------------------------------------------------------------------|
+//! | `error`      | `doca_error.h` (and `doca_types.h`'s codes)                               |
+//! | `version`    | `doca_version.h`                                                          |
+//! | `log`        | `doca_log.h` (the `doca_log` variadic entry point is in `c/doca_log.c`)   |
+//! | `argp`       | `doca_argp.h`: the samples' argument parser                               |
+//! | `dev`        | `doca_dev.h`: devices, representors, PCI addresses, capabilities          |
+//! | `pe`         | `doca_pe.h`: progress engines                                            |
+//! | `ctx`        | `doca_ctx.h` and the generic task calls of `doca_pe.h`                    |
+//! | `task`       | `struct doca_task`: one C handle per task of every kind                   |
+//! | `mmap`       | `doca_mmap.h`: maps, export and import                                   |
+//! | `buf`        | `doca_buf_inventory.h`, `doca_buf.h`                                      |
+//! | `graph`      | `doca_graph.h`                                                           |
+//! | `clock`      | `doca_clock.h` (3.3)                                                     |
+//! | `sync_event` | `doca_sync_event.h` (the 2.5/2.6 names and the 2.7+ ones)                |
+//! | `cc`         | `doca_cc.h`: servers, clients, connections, control-path sends           |
+//! | `fast`       | `doca_cc_consumer.h`, `doca_cc_producer.h`: the fast path                |
+//! | `comch`      | the 2.7+ `doca_comch*.h` names of the two rows above                      |
+//! | `compat25`   | the DOCA 2.5 shapes of `doca_cc*.h` (exported as `<name>_v25`)            |
+//! | `legacy`     | `doca_comm_channel.h`: the legacy endpoint API                           |
+//! | `dma`        | `doca_dma.h`                                                             |
+//! | `sha`        | `doca_sha.h`                                                             |
+//! | `advise`     | `doca_mmap_advise.h` (2.9+)                                              |
+//!
+//! And what every export shares: `check` (argument checks, the one log line a refused call
+//! leaves, the panic boundary), `handles` (opaque tokens for `struct doca_x *`), `libctx`
+//! (create/destroy/as_ctx of a library context with tasks, written once).
 //!
 //! API levels: the seventeen `doca_cc` functions DOCA 2.6 reshaped under their 2.5 names
 //! (`size_t` sizes, `size_t`-length and `bool` callbacks) are exported twice: in the 2.6 shape
@@ -13,10 +39,11 @@
 //! an API level 2.5 install (`capi/install.sh --api-level 2.5`) name with asm labels.
 //!
 //! Rules every exported function keeps:
-//! - every argument is checked before use, in one place (the `check` module): NULL out-parameters,
+//! - every argument is checked before use, in one place (`check`): NULL out-parameters,
 //!   pointer and length pairs (a length beyond what the call can use is refused before a
 //!   byte is read), handles; a refused call returns `DOCA_ERROR_INVALID_VALUE` and logs one
-//!   line naming the function and the reason;
+//!   line naming the function and the reason (a few calls DOCA's own samples make with NULL
+//!   are documented exceptions, e.g. `doca_dev_close(NULL)` succeeds);
 //! - handles are opaque tokens handed out by this library (a slot, its generation and the
 //!   kind of object, never an address); a NULL, forged, destroyed or wrong-kind handle is
 //!   `DOCA_ERROR_INVALID_VALUE`, never a crash, even after its slot was reused;
@@ -49,7 +76,6 @@ mod dev;
 mod dma;
 mod error;
 mod fast;
-// doca_graph
 mod graph;
 mod handles;
 mod legacy;
@@ -57,9 +83,7 @@ mod libctx;
 mod log;
 mod mmap;
 mod pe;
-// doca_sha
 mod sha;
-// doca_sync_event
 mod sync_event;
 mod task;
 mod version;
@@ -76,70 +100,21 @@ pub use dev::*;
 pub use dma::*;
 pub use error::*;
 pub use fast::*;
-// doca_graph
 pub use graph::*;
 pub use legacy::*;
 pub use log::*;
 pub use mmap::*;
 pub use pe::*;
-// doca_sha
 pub use sha::*;
-// doca_sync_event
 pub use sync_event::*;
 pub use task::*;
 pub use version::*;
+
+use check::{guarded, invalid, shielded};
+use error::code;
 
 /// `doca_error_t`: a DOCA error code (`DOCA_SUCCESS` is 0).
 pub type DocaError = i32;
 
 /// `DOCA_SUCCESS`.
 pub const DOCA_SUCCESS: DocaError = 0;
-
-/// The code of a Rust result.
-fn code<T>(r: &doca_core::Result<T>) -> DocaError {
-    doca_core::Error::code_of(r)
-}
-
-/// Runs the C function `name`'s body `f`: its refusals logged once ([`check::Call`]), a
-/// panic turned into `DOCA_ERROR_UNEXPECTED`.
-fn guarded(name: &'static str, f: impl FnOnce() -> DocaError) -> DocaError {
-    log::default_sdk_log();
-    let call = check::Call::enter(name);
-    let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(e) => e,
-        Err(_) => {
-            tracing_unexpected(name);
-            doca_core::Error::Unexpected.code()
-        }
-    };
-    call.leave(r != DOCA_SUCCESS);
-    r
-}
-
-/// [`guarded`] for the calls whose result is not an error code (getters returning a pointer
-/// or a number): a panic gives `fallback`; a refused argument is logged.
-fn shielded<T>(name: &'static str, fallback: T, f: impl FnOnce() -> T) -> T {
-    log::default_sdk_log();
-    let call = check::Call::enter(name);
-    let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(v) => v,
-        Err(_) => {
-            tracing_unexpected(name);
-            fallback
-        }
-    };
-    call.leave(true);
-    r
-}
-
-#[cold]
-fn tracing_unexpected(name: &str) {
-    tracing::error!(target: "doca_sdk", "{name}: internal panic caught at the C boundary");
-    eprintln!("doca capi: {name}: internal panic caught at the C boundary: DOCA_ERROR_UNEXPECTED");
-}
-
-/// `DOCA_ERROR_INVALID_VALUE` (logged with the reason a check noted, else as an invalid
-/// argument).
-fn invalid() -> DocaError {
-    check::refuse(|| "invalid argument".into())
-}

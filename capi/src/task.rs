@@ -1,6 +1,7 @@
 //! `struct doca_task` and the generic task calls of `doca_pe.h` (`doca_task_*`), for every
-//! kind of task this library hands out: control-path sends, producer sends and consumer
-//! post-receives. Each task has one C handle for its whole life (from its first allocation
+//! kind of task this library hands out: control-path sends, producer sends, consumer
+//! post-receives, DMA memcpy, SHA hash and partial hash, cache invalidation and sync-event
+//! waits. Each task has one C handle for its whole life (from its first allocation
 //! to `doca_task_free`), whatever kind-specific name C uses for it (`doca_*_as_task` returns
 //! the same pointer).
 
@@ -22,7 +23,7 @@ pub(crate) enum AnyTask {
     ProducerSend(ProducerSendTask),
     PostRecv(PostRecvTask),
     DmaMemcpy(doca_dma::MemcpyTask),
-    // core2: doca_mmap_advise.h
+    // doca_mmap_advise.h
     InvalidateCache(doca_mmap_advise::InvalidateCacheTask),
     // doca_sha
     ShaHash(doca_sha::HashTask),

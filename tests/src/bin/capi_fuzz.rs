@@ -849,7 +849,7 @@ mod variadic {
     }
 }
 
-/// A `DOCA_CLOCK_*` argument (core2): mostly one valid clock, sometimes 0, two bits or an
+/// A `DOCA_CLOCK_*` argument mostly one valid clock, sometimes 0, two bits or an
 /// unknown bit (bad); `nic`: a valid clock that is not a NIC clock is bad too.
 fn clock_bits(g: &Gen, nic: bool) -> u64 {
     let bits = match g.below(10) {
@@ -1018,7 +1018,7 @@ fn table() -> Vec<Entry> {
         doca_devinfo_rep_get_pci_addr_str => |g| r(doca_devinfo_rep_get_pci_addr_str(g.h(K::DevinfoRep), g.out()));
         doca_devinfo_rep_is_equal_pci_addr => |g| r(doca_devinfo_rep_is_equal_pci_addr(g.h(K::DevinfoRep), g.cstr(), g.out()));
         doca_devinfo_rep_get_vuid => |g| r(doca_devinfo_rep_get_vuid(g.h(K::DevinfoRep), g.out(), 256));
-        // doca_dev.h, 3.x (core2)
+        // doca_dev.h, 3.x
         doca_devinfo_get_pci_func_type => |g| r(doca_devinfo_get_pci_func_type(g.h(K::Devinfo), g.out()));
         doca_devinfo_get_sf_index => |g| r(doca_devinfo_get_sf_index(g.h(K::Devinfo), g.out()));
         doca_devinfo_rep_get_pci_func_type => |g| r(doca_devinfo_rep_get_pci_func_type(g.h(K::DevinfoRep), g.out()));
@@ -1143,10 +1143,10 @@ fn table() -> Vec<Entry> {
         #[lenient] doca_dma_task_memcpy_get_src => |g| r(doca_dma_task_memcpy_get_src(g.h(K::Task)));
         doca_dma_task_memcpy_set_dst => |g| r(doca_dma_task_memcpy_set_dst(g.h(K::Task), g.hopt(K::Buf)));
         #[lenient] doca_dma_task_memcpy_get_dst => |g| r(doca_dma_task_memcpy_get_dst(g.h(K::Task)));
-        // doca_version.h (core2)
+        // doca_version.h
         #[lenient] doca_version => |_g| r(doca_version());
         #[lenient] doca_version_runtime => |_g| r(doca_version_runtime());
-        // doca_clock.h (core2); a NIC clock the device lacks is NOT_SUPPORTED, never success
+        // doca_clock.h; a NIC clock the device lacks is NOT_SUPPORTED, never success
         doca_clock_cap_nic_free_running_is_supported => |g| r(doca_clock_cap_nic_free_running_is_supported(g.h(K::Devinfo)));
         doca_clock_cap_nic_real_time_is_supported => |g| r(doca_clock_cap_nic_real_time_is_supported(g.h(K::Devinfo)));
         doca_clock_cap_nic_dpa_timer_is_supported => |g| r(doca_clock_cap_nic_dpa_timer_is_supported(g.h(K::Devinfo)));
@@ -1154,7 +1154,7 @@ fn table() -> Vec<Entry> {
         doca_clock_destroy => |g| r(doca_clock_destroy(g.hn(K::Clock)));
         doca_clock_get_timestamp => |g| r(doca_clock_get_timestamp(g.h(K::Clock), clock_bits(g, false), g.out()));
         doca_clock_get_crosstimestamp => |g| r(doca_clock_get_crosstimestamp(g.h(K::Clock), clock_bits(g, false), clock_bits(g, true), g.out(), g.out(), g.out()));
-        // doca_mmap_advise.h (core2)
+        // doca_mmap_advise.h
         doca_mmap_advise_create => |g| r(doca_mmap_advise_create(g.h(K::Dev), g.outh(K::Advise)));
         doca_mmap_advise_destroy => |g| r(doca_mmap_advise_destroy(g.hn(K::Advise)));
         doca_mmap_advise_as_ctx => |g| r(doca_mmap_advise_as_ctx(g.h(K::Advise)));
@@ -1706,7 +1706,7 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         must(doca_ctx_start(dctx), 0, "dma start");
         add(K::Dma, dma as usize);
         add(K::Ctx, dctx as usize);
-        // clocks (core2): one destroyed at once (stale), one live on the host function
+        // clocks one destroyed at once (stale), one live on the host function
         let mut c = std::ptr::null_mut();
         must(doca_clock_create(host, &mut c), 0, "clock");
         must(doca_clock_destroy(c), 0, "clock destroy");
@@ -1714,7 +1714,7 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         let mut clock = std::ptr::null_mut();
         must(doca_clock_create(host, &mut clock), 0, "clock");
         add(K::Clock, clock as usize);
-        // mmap advise (core2): one destroyed at once (stale), one running on the host engine
+        // mmap advise one destroyed at once (stale), one running on the host engine
         let mut a = std::ptr::null_mut();
         must(doca_mmap_advise_create(host, &mut a), 0, "mmap advise");
         must(doca_mmap_advise_destroy(a), 0, "mmap advise destroy");
