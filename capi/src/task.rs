@@ -254,8 +254,8 @@ impl TaskTable {
     }
 
     /// A task came back from its library (completed or failed): its handle holds it again.
-    /// `None` when the application freed the handle meanwhile (cannot happen for a task the
-    /// library held) or the context is gone.
+    /// `None` when the application freed the handle while the task was submitted (see
+    /// [`doca_task_free`]): the task is dropped here, back to its pool, and no callback runs.
     pub(crate) fn returned(&self, t: AnyTask) -> Option<*mut DocaTask> {
         let h = *self.0.borrow().get(&t.id())?;
         let handle = own_task(h)?;
@@ -359,6 +359,13 @@ pub extern "C" fn doca_task_try_submit(task: *mut DocaTask) -> DocaError {
 
 /// `doca_task_free`: back to its pool; the handle is invalid afterwards.
 ///
+/// A task still submitted is given up, as DOCA's library does although its header asks for
+/// a task that is not submitted: NVIDIA's 2.9+ `secure_channel` frees its consumer's
+/// re-posted receive tasks before it stops the consumer. The library finishes the task as
+/// it would have (a posted receive when the consumer stops, with `SHUTDOWN`; a send when it
+/// completes) and then puts it back in its pool, without a callback: the application's
+/// handle is gone. Until then it holds its context's stop in Stopping, as any task would.
+///
 /// # Safety
 /// `task` is NULL or a task handle of this library, not used afterwards.
 #[no_mangle]
@@ -366,7 +373,12 @@ pub unsafe extern "C" fn doca_task_free(task: *mut DocaTask) {
     guarded("doca_task_free", || {
         let Some(h) = self::task(task) else { return invalid() };
         if h.task.borrow().is_none() {
-            return Error::BadState.code(); // submitted: the library owns it
+            // Submitted: the library holds the task; once it returns it, finding no handle
+            // for it, the task goes back to its pool (TaskTable::returned drops it).
+            tracing::debug!(
+                target: "doca_sdk",
+                "doca_task_free: a submitted task is given up (freed once the library is done with it, no callback)"
+            );
         }
         if let Some(table) = h.table.upgrade() {
             table.0.borrow_mut().remove(&h.id);

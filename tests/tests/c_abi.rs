@@ -410,6 +410,49 @@ fn a_c_fast_path_pair_moves_buffers_both_ways() {
     fast_pair(&prog, &prog, &format!("capi-fast-{}", std::process::id()), 300);
 }
 
+/// The fast path in the shape of NVIDIA's 2.9+ `secure_channel` (`fast_threads.c`): each
+/// side's producer and consumer made on the main thread's connection by two threads with
+/// engines of their own; the consumer re-posts every task, then frees its buffers and its
+/// posted tasks and stops. Both directions carry every message, each consumer's stop ends
+/// (it stayed Stopping: the tasks were not freed, and they came back through the error
+/// callback after the application freed them), and both sides exit 0. A private fabric
+/// directory. The programs bound their own waits (a stop: 10 s, the whole: 60 s).
+#[test]
+fn a_c_pair_shaped_like_secure_channel_runs_its_fast_path_from_threads_and_stops() {
+    let prog = build("fast_threads");
+    let fabric = std::env::temp_dir().join(format!("doca-emu-fast-threads-{}", std::process::id()));
+    std::fs::create_dir(&fabric).expect("a fabric directory of its own");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fabric, std::fs::Permissions::from_mode(0o700)).expect("chmod 0700");
+    }
+    let start = |role: &str| {
+        Command::new(&prog)
+            .args([role, "sc-shaped", "300"])
+            .env("DOCA_EMU_FABRIC_DIR", &fabric)
+            .env_remove("DOCA_EMU_SIDE")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start a fast_threads process")
+    };
+    let mut server = start("server");
+    let mut client = start("client");
+    let c = client.wait_with_output_or_kill();
+    let s = server.wait_with_output_or_kill();
+    let errors = |p: &mut std::process::Child| {
+        let mut e = String::new();
+        if let Some(mut s) = p.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut s, &mut e);
+        }
+        e
+    };
+    let (ce, se) = (errors(&mut client), errors(&mut server));
+    let _ = std::fs::remove_dir_all(&fabric);
+    assert!(c.contains("ok 300 300"), "the client said:\n{c}{ce}");
+    assert!(s.contains("ok 300 300"), "the server said:\n{s}{se}");
+}
+
 /// Runs the fast-path program `server` as the server and `client` as the client on `name`
 /// for `n` messages; both must say "ok n".
 fn fast_pair(server: &Path, client: &Path, name: &str, n: u32) {
