@@ -4,7 +4,10 @@
 //! a macro over another name or inline in a header, as NVIDIA's headers declare them all as
 //! plain prototypes; a declaration with an asm label names the symbol it is routed to), and
 //! an object compiled against each level's plain prototypes, taking every function's address
-//! as a pointer of its declared type, links and runs. Also the argument parser as DOCA's samples use it (`doca_argp_init(NULL, …)`,
+//! as a pointer of its declared type, links and runs; and, by types, each declaration at
+//! each level is the Rust type of the export it binds to (`tests/build.rs` generates one
+//! `const _: unsafe extern "C" fn(..) -> .. = doca_capi::<symbol>;` per function, compiled
+//! here: a width, signedness, pointer-depth or `const` drift fails the build). Also the argument parser as DOCA's samples use it (`doca_argp_init(NULL, …)`,
 //! version and validation callbacks, `-v`).
 //!
 //! Run with `--nocapture` to see the counts the book quotes (`abi counts: …`).
