@@ -6,7 +6,7 @@
 //! is `NOT_SUPPORTED`). Usage and version text go to the C library's standard output stream,
 //! as the application's log lines do, so their order holds when the output is piped.
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 
 use parking_lot::Mutex;
 
@@ -22,9 +22,9 @@ pub type ParamCb = Option<unsafe extern "C" fn(*mut c_void, *mut c_void) -> Doca
 pub type ValidationCb = Option<unsafe extern "C" fn(*mut c_void) -> DocaError>;
 
 /// `enum doca_argp_type`.
-const TYPE_STRING: c_int = 1;
-const TYPE_INT: c_int = 2;
-const TYPE_BOOLEAN: c_int = 3;
+const TYPE_STRING: c_uint = 1;
+const TYPE_INT: c_uint = 2;
+const TYPE_BOOLEAN: c_uint = 3;
 
 /// `struct doca_argp_param`.
 #[derive(Default)]
@@ -37,7 +37,7 @@ struct Fields {
     arguments: Option<String>,
     description: Option<String>,
     cb: ParamCb,
-    kind: c_int,
+    kind: c_uint,
     mandatory: bool,
     multiple: bool,
 }
@@ -163,7 +163,7 @@ pub extern "C" fn doca_argp_param_set_callback(param: *mut DocaArgpParam, callba
 
 /// `doca_argp_param_set_type`.
 #[no_mangle]
-pub extern "C" fn doca_argp_param_set_type(param: *mut DocaArgpParam, kind: c_int) {
+pub extern "C" fn doca_argp_param_set_type(param: *mut DocaArgpParam, kind: c_uint) {
     setting("doca_argp_param_set_type", param, |p| p.kind = kind);
 }
 

@@ -166,7 +166,7 @@ pub unsafe extern "C" fn doca_cc_consumer_post_recv_task_alloc_init(
 
 /// `doca_cc_consumer_post_recv_task_get_buf` (2.5).
 #[no_mangle]
-pub extern "C" fn doca_cc_consumer_post_recv_task_get_buf(task: *const DocaTask) -> *mut DocaBuf {
+pub extern "C" fn doca_cc_consumer_post_recv_task_get_buf(task: *mut DocaTask) -> *mut DocaBuf {
     fast::doca_cc_consumer_task_post_recv_get_buf(task)
 }
 
@@ -217,7 +217,7 @@ pub unsafe extern "C" fn doca_cc_producer_send_task_alloc_init(
 
 /// `doca_cc_producer_send_task_get_buf` (2.5).
 #[no_mangle]
-pub extern "C" fn doca_cc_producer_send_task_get_buf(task: *const DocaTask) -> *mut DocaBuf {
+pub extern "C" fn doca_cc_producer_send_task_get_buf(task: *mut DocaTask) -> *mut DocaBuf {
     fast::doca_cc_producer_task_send_get_buf(task)
 }
 
@@ -229,7 +229,7 @@ pub extern "C" fn doca_cc_producer_send_task_set_buf(task: *mut DocaTask, buf: *
 
 /// `doca_cc_producer_send_task_get_consumer_id` (2.5: an `int`).
 #[no_mangle]
-pub extern "C" fn doca_cc_producer_send_task_get_consumer_id(task: *const DocaTask) -> i32 {
+pub extern "C" fn doca_cc_producer_send_task_get_consumer_id(task: *mut DocaTask) -> i32 {
     fast::doca_cc_producer_task_send_get_consumer_id(task) as i32
 }
 

@@ -469,8 +469,8 @@ fast_caps! {
 #[no_mangle]
 pub unsafe extern "C" fn doca_comch_producer_task_send_alloc_init(
     producer: *mut DocaCcProducer,
-    buf: *mut DocaBuf,
-    imm_data: *const u8,
+    buf: *const DocaBuf,
+    imm_data: *mut u8,
     imm_data_len: u32,
     consumer_id: u32,
     task: *mut *mut DocaTask,
@@ -489,7 +489,8 @@ pub unsafe extern "C" fn doca_comch_producer_task_send_alloc_init(
             Err(e) => return e,
         };
         match p.obj.task_send_alloc_init_imm(b, imm, consumer_id) {
-            Ok(t) => out(task, p.tasks.hand_out(AnyTask::ProducerSend(t), buf)),
+            // the task keeps the buffer's handle (a checked token, never written through)
+            Ok(t) => out(task, p.tasks.hand_out(AnyTask::ProducerSend(t), buf.cast_mut())),
             Err(e) => e.code(),
         }
     })

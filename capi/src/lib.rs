@@ -58,7 +58,9 @@
 //!   names) keeps its original's safety.
 //! - the contract is checked, not trusted: `tests/tests/c_contract.rs` compares what
 //!   `capi/include` declares with what this library exports (`nm -D`) and links an object
-//!   of plain prototypes taking every function's address; `tests/tests/capi_fuzz.rs` fails
+//!   of plain prototypes taking every function's address, and binds every declaration, at
+//!   each API level, to its export as a Rust function pointer of the declared type (a width
+//!   or `const` drift fails to build); `tests/tests/capi_fuzz.rs` fails
 //!   for an export without a fuzz case.
 
 #![allow(unsafe_code)]

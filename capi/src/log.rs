@@ -112,7 +112,7 @@ static SDK_BACKEND: DocaLogBackend = DocaLogBackend { _private: () };
 #[no_mangle]
 pub unsafe extern "C" fn doca_log_backend_create_with_file_sdk(
     fptr: *mut c_void,
-    backend: *mut *const DocaLogBackend,
+    backend: *mut *mut DocaLogBackend,
 ) -> DocaError {
     guarded("doca_log_backend_create_with_file_sdk", || {
         if let Err(e) = crate::check::non_null(fptr, "fptr").and(crate::check::non_null(backend, "backend")) {
@@ -125,7 +125,8 @@ pub unsafe extern "C" fn doca_log_backend_create_with_file_sdk(
         }
         install();
         // SAFETY: `backend` is writable (checked non-NULL; the caller's contract).
-        unsafe { backend.write(&SDK_BACKEND) };
+        // (a `struct doca_log_backend *` as C declares it: only compared, never written through)
+        unsafe { backend.write(std::ptr::addr_of!(SDK_BACKEND).cast_mut()) };
         DOCA_SUCCESS
     })
 }
@@ -133,7 +134,7 @@ pub unsafe extern "C" fn doca_log_backend_create_with_file_sdk(
 /// `doca_log_backend_set_sdk_level`: 10 (disable) … 70 (trace); another number is
 /// `INVALID_VALUE`.
 #[no_mangle]
-pub extern "C" fn doca_log_backend_set_sdk_level(backend: *const DocaLogBackend, level: u32) -> DocaError {
+pub extern "C" fn doca_log_backend_set_sdk_level(backend: *mut DocaLogBackend, level: u32) -> DocaError {
     guarded("doca_log_backend_set_sdk_level", || {
         if !std::ptr::eq(backend, &SDK_BACKEND) {
             return crate::check::refuse(|| format!("{backend:p} is not the SDK backend"));

@@ -4,14 +4,32 @@
 //! a macro over another name or inline in a header, as NVIDIA's headers declare them all as
 //! plain prototypes; a declaration with an asm label names the symbol it is routed to), and
 //! an object compiled against each level's plain prototypes, taking every function's address
-//! as a pointer of its declared type, links and runs. Also the argument parser as DOCA's samples use it (`doca_argp_init(NULL, …)`,
+//! as a pointer of its declared type, links and runs; and, by types, each declaration at
+//! each level is the Rust type of the export it binds to (`tests/build.rs` generates one
+//! `const _: unsafe extern "C" fn(..) -> .. = doca_capi::<symbol>;` per function, compiled
+//! here: a width, signedness, pointer-depth or `const` drift fails the build). Also the argument parser as DOCA's samples use it (`doca_argp_init(NULL, …)`,
 //! version and validation callbacks, `-v`).
 //!
 //! Run with `--nocapture` to see the counts the book quotes (`abi counts: …`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "../contract/headers.rs"]
+mod headers;
+
+use headers::{cc, declarations, LEVELS};
+
+/// Every header of `capi/include`, by name.
+fn headers() -> Vec<String> {
+    headers::headers(&capi_dir())
+}
+
+/// Our headers preprocessed at API level `level` (`dir`: a scratch folder).
+fn flattened(dir: &Path, level: u32) -> String {
+    headers::flattened(&capi_dir(), dir, level)
+}
 
 /// Where cargo put `libdoca_capi.so`.
 fn lib_dir() -> PathBuf {
@@ -33,10 +51,6 @@ fn scratch(what: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("doca-emu-contract-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("a scratch folder");
     d
-}
-
-fn cc() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".into())
 }
 
 /// Compiles and links `source` (with `-I` for each of `includes`) against the library into
@@ -80,106 +94,6 @@ fn exported() -> BTreeSet<String> {
             (kind == "T" && name.starts_with("doca_")).then(|| name.to_string())
         })
         .collect()
-}
-
-/// Every header of `capi/include`, by name.
-fn headers() -> Vec<String> {
-    let mut hs: Vec<String> = std::fs::read_dir(capi_dir().join("include"))
-        .expect("capi/include")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".h"))
-        .collect();
-    hs.sort();
-    hs
-}
-
-/// The API levels the headers declare (`DOCA_EMU_API_LEVEL`).
-const LEVELS: [u32; 3] = [25, 26, 27];
-
-/// Our headers preprocessed into one text (macros expanded) at API level `level`, as an
-/// object built with plain prototypes sees them.
-fn flattened(dir: &Path, level: u32) -> String {
-    let all = dir.join("all.h");
-    let text: String = headers().iter().map(|h| format!("#include <{h}>\n")).collect();
-    std::fs::write(&all, text).expect("write all.h");
-    let out = Command::new(cc())
-        .args(["-E", "-P", "-DDOCA_ALLOW_EXPERIMENTAL_API"])
-        .arg(format!("-DDOCA_EMU_API_LEVEL={level}"))
-        .arg(format!("-I{}", capi_dir().join("include").display()))
-        .arg(format!("-I{}", capi_dir().join("include/any").display()))
-        .arg(&all)
-        .output()
-        .expect("run the C preprocessor");
-    assert!(out.status.success(), "the headers do not preprocess:\n{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("UTF-8 headers")
-}
-
-/// A function the headers declare: its declaration (one line), the symbol it names (its asm
-/// label, else its name) and whether it has a body.
-struct Decl {
-    text: String,
-    symbol: String,
-    inline: bool,
-}
-
-/// The `doca_*` functions declared at the top level of the flattened headers.
-fn declarations(flat: &str) -> BTreeMap<String, Decl> {
-    let mut out = BTreeMap::new();
-    let mut stmt = String::new();
-    let mut depth = 0usize;
-    let mut body = false;
-    for c in flat.chars() {
-        match c {
-            '{' => {
-                depth += 1;
-                if depth == 1 && stmt.trim_end().ends_with(')') && !stmt.contains('=') {
-                    body = true;
-                }
-            }
-            '}' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 && body {
-                    record(&mut out, &stmt, true);
-                    stmt.clear();
-                    body = false;
-                }
-            }
-            ';' if depth == 0 => {
-                record(&mut out, &stmt, false);
-                stmt.clear();
-            }
-            _ if depth == 0 => stmt.push(c),
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Records `stmt` when it declares a `doca_*` function (not a typedef, not a variable).
-fn record(out: &mut BTreeMap<String, Decl>, stmt: &str, inline: bool) {
-    let text = stmt.split_whitespace().collect::<Vec<_>>().join(" ");
-    if text.starts_with("typedef") || text.starts_with("extern \"C\"") {
-        return;
-    }
-    // the first identifier directly followed by '(' names the function
-    let bytes = text.as_bytes();
-    let Some(open) = text.find('(') else { return };
-    let mut start = open;
-    while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
-        start -= 1;
-    }
-    let name = &text[start..open];
-    if name.starts_with("doca_") {
-        let symbol = asm_label(&text).unwrap_or(name).to_string();
-        out.insert(name.to_string(), Decl { text, symbol, inline });
-    }
-}
-
-/// The symbol an asm label (`__asm__("name")`) routes a declaration to.
-fn asm_label(decl: &str) -> Option<&str> {
-    let at = decl.find("__asm__(\"")? + "__asm__(\"".len();
-    let len = decl[at..].find('"')?;
-    Some(&decl[at..at + len])
 }
 
 /// `decl` made into a constant pointer `p_<name>` of the declared type, set to the function.
@@ -291,6 +205,55 @@ fn the_headers_declare_exactly_the_exports_and_an_object_of_plain_prototypes_lin
     let book = std::fs::read_to_string(&book).expect("book/src/c-abi.md");
     let quoted = format!("{} functions (`nm -D libdoca_capi.so`", exports.len());
     assert!(book.contains(&quoted), "book/src/c-abi.md must say \"{quoted}\" (the count of exports)");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The C declarations as Rust types (`tests/build.rs`): one constant per function and API
+/// level, of the type its declaration maps to, set to the export it binds to. A width,
+/// signedness, pointer-depth or `const` drift fails to compile this file.
+mod c_types {
+    include!(concat!(env!("OUT_DIR"), "/c_types.rs"));
+}
+
+/// The typed check covers every function the headers declare at every level, each bound to
+/// the symbol its declaration names (the `_v25` symbols at level 25), except the C-variadic
+/// `doca_log`; and what it compares is the declared shape: the 2.5 and 2.6 sizes, `const`
+/// where the header has it and only there.
+#[test]
+fn every_declaration_at_every_level_is_checked_against_the_type_of_its_export() {
+    let dir = scratch("types");
+    let mut counts = Vec::new();
+    for level in LEVELS {
+        let decls = declarations(&flattened(&dir, level));
+        let mut declared: BTreeSet<(&str, &str)> =
+            decls.iter().map(|(n, d)| (n.as_str(), d.symbol.as_str())).collect();
+        let (_, checked) = c_types::CHECKED.iter().find(|(l, _)| *l == level).expect("the level is checked");
+        let checked: BTreeSet<(&str, &str)> = checked.iter().copied().collect();
+        let unchecked: Vec<(&str, &str)> = declared.difference(&checked).copied().collect();
+        assert_eq!(
+            unchecked,
+            [("doca_log", "doca_log")],
+            "at level {level}, only the C-variadic doca_log is unchecked"
+        );
+        declared.remove(&("doca_log", "doca_log"));
+        assert_eq!(declared, checked, "at level {level}");
+        counts.push(format!("{level}:{}", checked.len()));
+    }
+    println!("typed abi counts: {}", counts.join(","));
+    let generated = std::fs::read_to_string(concat!(env!("OUT_DIR"), "/c_types.rs")).expect("c_types.rs");
+    for line in [
+        // a size_t in 2.5, bound to its own symbol; a uint32_t from 2.6
+        "const _: unsafe extern \"C\" fn(*mut doca_capi::DocaCcSide, usize) -> doca_capi::DocaError = doca_capi::doca_cc_server_set_max_msg_size_v25;",
+        "const _: unsafe extern \"C\" fn(*mut doca_capi::DocaCcSide, u32) -> doca_capi::DocaError = doca_capi::doca_cc_server_set_max_msg_size;",
+        // const kept where the header has it (the buffer), not where it has not (immediate data)
+        "const _: unsafe extern \"C\" fn(*mut doca_capi::DocaCcProducer, *const doca_capi::DocaBuf, *mut u8, u32, u32, *mut *mut doca_capi::DocaTask) -> doca_capi::DocaError = doca_capi::doca_comch_producer_task_send_alloc_init;",
+        // a callback typedef, its parameters mapped too
+        "const _: unsafe extern \"C\" fn(*mut doca_capi::DocaCcSide, Option<unsafe extern \"C\" fn(*mut core::ffi::c_void, *mut u8, usize, *mut doca_capi::DocaCcConnection)>) -> doca_capi::DocaError = doca_capi::doca_cc_server_event_msg_recv_register_v25;",
+        // pointer depth: an out-array of device handles
+        "const _: unsafe extern \"C\" fn(*mut *mut *mut doca_capi::DocaDevinfo, *mut u32) -> doca_capi::DocaError = doca_capi::doca_devinfo_create_list;",
+    ] {
+        assert!(generated.contains(line), "c_types.rs has no line {line}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

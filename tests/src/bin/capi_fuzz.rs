@@ -909,7 +909,7 @@ fn table() -> Vec<Entry> {
         doca_argp_param_set_arguments => |g| r(doca_argp_param_set_arguments(g.h(K::Param), g.cstr()));
         doca_argp_param_set_description => |g| r(doca_argp_param_set_description(g.h(K::Param), g.cstr()));
         doca_argp_param_set_callback => |g| r(doca_argp_param_set_callback(g.h(K::Param), g.cb_param()));
-        doca_argp_param_set_type => |g| r(doca_argp_param_set_type(g.h(K::Param), g.i32()));
+        doca_argp_param_set_type => |g| r(doca_argp_param_set_type(g.h(K::Param), g.u32()));
         doca_argp_param_set_mandatory => |g| r(doca_argp_param_set_mandatory(g.h(K::Param)));
         doca_argp_param_set_multiplicity => |g| r(doca_argp_param_set_multiplicity(g.h(K::Param)));
         doca_argp_register_param => |g| r(doca_argp_register_param(g.h(K::Param)));
@@ -937,13 +937,13 @@ fn table() -> Vec<Entry> {
             r(doca_log_backend_create_with_file_sdk(f, g.out()))
         };
         doca_log_backend_set_sdk_level => |g| {
-            let b: *const DocaLogBackend = if g.chance(50) {
-                let mut p: *const DocaLogBackend = std::ptr::null();
+            let b: *mut DocaLogBackend = if g.chance(50) {
+                let mut p: *mut DocaLogBackend = std::ptr::null_mut();
                 doca_log_backend_create_with_file_sdk(g.garbage.as_ptr() as *mut c_void, &mut p);
                 p
             } else {
                 g.bad("forged backend");
-                g.garbage.as_ptr().cast()
+                g.garbage.as_ptr().cast_mut().cast()
             };
             r(doca_log_backend_set_sdk_level(b, [10, 30, 50, 70][g.below(4) as usize]))
         };
@@ -1502,7 +1502,7 @@ fn table() -> Vec<Entry> {
         doca_comch_server_get_device_repr => |g| r(doca_comch_server_get_device_repr(g.h(K::Server), g.out()));
         doca_comch_server_get_max_msg_size => |g| r(doca_comch_server_get_max_msg_size(g.h(K::Server), g.out()));
         doca_comch_server_get_recv_queue_size => |g| r(doca_comch_server_get_recv_queue_size(g.h(K::Server), g.out()));
-        doca_comch_producer_task_send_alloc_init => |g| { let (m, n) = g.msg32(); r(doca_comch_producer_task_send_alloc_init(g.h(K::Producer), g.h(K::Buf), m.cast(), n, g.u32(), g.outh(K::Task))) };
+        doca_comch_producer_task_send_alloc_init => |g| { let (m, n) = g.msg32(); r(doca_comch_producer_task_send_alloc_init(g.h(K::Producer), g.h(K::Buf), m.cast_mut().cast(), n, g.u32(), g.outh(K::Task))) };
         #[lenient] doca_comch_consumer_task_post_recv_get_imm_data => |g| r(doca_comch_consumer_task_post_recv_get_imm_data(g.h(K::Task)));
         #[lenient] doca_comch_consumer_task_post_recv_get_imm_data_len => |g| r(doca_comch_consumer_task_post_recv_get_imm_data_len(g.h(K::Task)));
         doca_comch_consumer_cap_get_max_imm_data_len => |g| r(doca_comch_consumer_cap_get_max_imm_data_len(g.h(K::Devinfo), g.out()));
