@@ -30,6 +30,9 @@
 //!                                 over its doorbells and kept: "accepted <a> refused <r>
 //!                                 <codes> lost <l>" (a lost one — no answer within 2 s —
 //!                                 ends the attempts); then holds them until stdin EOF
+//! hostile hello-and-leave <name>  a correct Hello, then the socket closed before any answer
+//!                                 (as a client that gave up waiting and dialed again):
+//!                                 "left"; then waits for stdin EOF
 //! ```
 
 use std::collections::HashSet;
@@ -433,6 +436,19 @@ fn conns(name: &str, n: usize) -> String {
     String::new()
 }
 
+/// Sends a correct Hello with its doorbells and closes the socket without reading the
+/// answer; the process stays (as a client that gave up on this socket).
+fn hello_and_leave(name: &str) -> String {
+    let sock = connect(name);
+    let bell = Doorbell::pair().unwrap();
+    let h = hello(name, PciAddr::parse(HOST).unwrap());
+    transport::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]).unwrap();
+    drop(sock);
+    println!("left");
+    for _ in std::io::stdin().lock().lines() {}
+    String::new()
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or_default();
@@ -449,6 +465,7 @@ fn main() -> ExitCode {
         "find-bells" => find_bells(arg(1), arg(2).parse().unwrap()),
         "huge-consumer" => huge_consumer(arg(1), arg(2).parse().unwrap()),
         "conns" => conns(arg(1), arg(2).parse().unwrap()),
+        "hello-and-leave" => hello_and_leave(arg(1)),
         other => {
             eprintln!("hostile: unknown mode {other:?}");
             return ExitCode::FAILURE;
