@@ -54,9 +54,7 @@ impl Side {
         let end = deadline();
         while !done() {
             assert!(Instant::now() < end, "timed out waiting for {what}");
-            if !self.pe.progress() {
-                std::thread::sleep(Duration::from_micros(20));
-            }
+            doca_tests::idle(&self.pe);
         }
     }
 
