@@ -176,6 +176,38 @@ pub fn idle_all<'a>(pes: impl Iterator<Item = &'a doca_core::Pe> + Clone) {
     }
 }
 
+/// Which event channel of a legacy endpoint [`ep_sleep`] sleeps on.
+#[derive(Clone, Copy, Debug)]
+pub enum EpChannel {
+    /// Readable when a send can proceed.
+    Send,
+    /// Readable when a message (or, for a service, a client) arrives.
+    Recv,
+}
+
+/// Arms a legacy endpoint's send or receive handle and sleeps until it is readable, at
+/// most [`RECHECK`] (after which the caller looks again: a handshake in progress, stdin):
+/// the legacy API's way to wait instead of a sleep-and-retry loop.
+pub fn ep_sleep(ep: &doca_cc::legacy::Endpoint, which: EpChannel) {
+    let (send, recv) = ep.get_event_channel().expect("the event channels after listen or connect");
+    let fd = match which {
+        EpChannel::Send => {
+            ep.event_handle_arm_send().expect("arm send");
+            send
+        }
+        EpChannel::Recv => {
+            ep.event_handle_arm_recv().expect("arm recv");
+            recv
+        }
+    };
+    let mut fds = [rustix::event::PollFd::from_borrowed_fd(fd, rustix::event::PollFlags::IN)];
+    let timeout = rustix::time::Timespec { tv_sec: 0, tv_nsec: RECHECK.as_nanos() as i64 };
+    match rustix::event::poll(&mut fds, Some(&timeout)) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => {}
+        Err(e) => panic!("poll on the event channel: {e}"),
+    }
+}
+
 /// Hex text of bytes (descriptors travel as text between test processes).
 pub fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

@@ -33,7 +33,7 @@ fn recv(ep: &Endpoint, buf: &mut [u8]) -> (usize, PeerAddr) {
         match ep.recvfrom(buf, MsgFlags::NONE) {
             Ok(r) => return r,
             Err(e) if e.error == Error::Again && Instant::now() < end => {
-                std::thread::sleep(Duration::from_micros(100))
+                doca_tests::ep_sleep(ep, doca_tests::EpChannel::Recv)
             }
             Err(e) => panic!("recvfrom: {e}"),
         }
@@ -93,7 +93,7 @@ fn event_channels_wake_epoll_on_receive_and_on_send_room() {
     let end = Instant::now() + Duration::from_secs(60);
     while peer.update_info() == Err(Error::ConnectionInProgress) {
         assert!(Instant::now() < end);
-        std::thread::sleep(Duration::from_micros(100));
+        doca_tests::ep_sleep(&ep, doca_tests::EpChannel::Recv);
     }
     // The service learns a client from its first message.
     ep.sendto(b"hello", MsgFlags::NONE, &peer).unwrap();
@@ -184,7 +184,7 @@ fn connected_client(name: &str, blocking: bool) -> (Endpoint, PeerAddr) {
     let end = Instant::now() + Duration::from_secs(60);
     while peer.update_info() == Err(Error::ConnectionInProgress) {
         assert!(Instant::now() < end, "the handshake did not complete");
-        std::thread::sleep(Duration::from_micros(200));
+        doca_tests::ep_sleep(&ep, doca_tests::EpChannel::Recv);
     }
     peer.update_info().unwrap();
     (ep, peer)

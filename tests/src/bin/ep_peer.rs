@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use doca_cc::legacy::{Endpoint, InitAttr, MsgFlags};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
+use doca_tests::EpChannel;
 
 fn stdin_lines() -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
@@ -43,35 +44,6 @@ fn listening(ep: Endpoint, name: &str) -> Endpoint {
     ep.listen(name).unwrap();
     println!("listening");
     ep
-}
-
-/// Which event channel of an endpoint to sleep on.
-enum Channel {
-    Send,
-    Recv,
-}
-
-/// Arms the endpoint's send or receive handle and sleeps until it is readable — at most
-/// [`doca_tests::RECHECK`], after which the caller looks again (stdin, a handshake in
-/// progress) — instead of a sleep-and-retry loop.
-fn sleep_on(ep: &Endpoint, which: Channel) {
-    let (send, recv) = ep.get_event_channel().expect("the event channels after listen or connect");
-    let fd = match which {
-        Channel::Send => {
-            ep.event_handle_arm_send().expect("arm send");
-            send
-        }
-        Channel::Recv => {
-            ep.event_handle_arm_recv().expect("arm recv");
-            recv
-        }
-    };
-    let mut fds = [rustix::event::PollFd::from_borrowed_fd(fd, rustix::event::PollFlags::IN)];
-    let timeout = rustix::time::Timespec { tv_sec: 0, tv_nsec: doca_tests::RECHECK.as_nanos() as i64 };
-    match rustix::event::poll(&mut fds, Some(&timeout)) {
-        Ok(_) | Err(rustix::io::Errno::INTR) => {}
-        Err(e) => panic!("poll on the event channel: {e}"),
-    }
 }
 
 fn serve(name: &str) -> ExitCode {
@@ -110,7 +82,7 @@ fn serve(name: &str) -> ExitCode {
             Err(TryRecvError::Disconnected) => break,
             Err(TryRecvError::Empty) => {
                 ep.update_service_state_info().unwrap();
-                sleep_on(&ep, Channel::Recv);
+                doca_tests::ep_sleep(&ep, EpChannel::Recv);
             }
         }
     }
@@ -186,13 +158,13 @@ fn client(name: &str, text: &str, blocking: bool) -> ExitCode {
             println!("err {}", e.name());
             return ExitCode::FAILURE;
         }
-        sleep_on(&ep, Channel::Recv);
+        doca_tests::ep_sleep(&ep, EpChannel::Recv);
     }
     let flags = MsgFlags::NONE;
     loop {
         match ep.sendto(text.as_bytes(), flags, &peer) {
             Ok(()) => break,
-            Err(Error::Again) if !blocking => sleep_on(&ep, Channel::Send),
+            Err(Error::Again) if !blocking => doca_tests::ep_sleep(&ep, EpChannel::Send),
             Err(e) => {
                 println!("err {}", e.name());
                 return ExitCode::FAILURE;
@@ -203,7 +175,7 @@ fn client(name: &str, text: &str, blocking: bool) -> ExitCode {
     let n = loop {
         match ep.recvfrom(&mut buf, flags) {
             Ok((n, _)) => break n,
-            Err(e) if e.error == Error::Again && !blocking => sleep_on(&ep, Channel::Recv),
+            Err(e) if e.error == Error::Again && !blocking => doca_tests::ep_sleep(&ep, EpChannel::Recv),
             Err(e) => {
                 println!("err {}", e.error.name());
                 return ExitCode::FAILURE;
