@@ -115,7 +115,7 @@ fn silent_sockets_beyond_one_process_share_of_handshakes_are_closed_at_once() {
     let name = unique("silent");
     let h = harness(&name, true);
     let cap = doca_cc::proto::handshake::MAX_HANDSHAKES_PER_PEER;
-    let mut hostile = Peer::spawn(HOSTILE, &["silent", &name, &(cap + 40).to_string()]);
+    let mut hostile = Peer::spawn(HOSTILE, &["silent", &name, &(cap + 40).to_string(), "cc", "40"]);
     let line = verdict(&h, &hostile);
     assert_eq!(
         line, "dropped 40",
@@ -433,7 +433,9 @@ fn attackers(name: &str, legacy: bool) -> Vec<Peer> {
     let n = (MAX_HANDSHAKES / MAX_HANDSHAKES_PER_PEER).to_string();
     let each = (MAX_HANDSHAKES_PER_PEER + 8).to_string();
     let mode = if legacy { "ep" } else { "cc" };
-    (0..n.parse::<usize>().unwrap()).map(|_| Peer::spawn(HOSTILE, &["silent", name, &each, mode])).collect()
+    (0..n.parse::<usize>().unwrap())
+        .map(|_| Peer::spawn(HOSTILE, &["silent", name, &each, mode, "8"]))
+        .collect()
 }
 
 /// Every handshake place is held by silent sockets of other processes: an honest client

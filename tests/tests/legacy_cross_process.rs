@@ -292,7 +292,7 @@ fn a_legacy_client_connects_while_other_processes_hold_every_handshake_place() {
     assert_eq!(service.line(), "listening");
     let each = (MAX_HANDSHAKES_PER_PEER + 8).to_string();
     let mut attackers: Vec<Peer> = (0..MAX_HANDSHAKES / MAX_HANDSHAKES_PER_PEER)
-        .map(|_| Peer::spawn(HOSTILE, &["silent", &name, &each, "ep"]))
+        .map(|_| Peer::spawn(HOSTILE, &["silent", &name, &each, "ep", "8"]))
         .collect();
     for a in &attackers {
         assert_eq!(a.line(), "dropped 8", "each attacker holds its share of the places");
