@@ -132,6 +132,82 @@ impl Drop for Peer {
     }
 }
 
+/// The longest one sleep of [`idle`] lasts: how soon a condition the engine cannot signal
+/// (a peer's exit, a line on its stdout or stdin) is looked at again.
+pub const RECHECK: Duration = Duration::from_millis(10);
+
+/// One step of a test's or test peer's event loop: `pe.progress()`, and when it ran
+/// nothing, sleep on the engine's notification handle (DOCA's pattern: request
+/// notification, `epoll_wait` on the handle, clear) until the engine has work, at most
+/// [`RECHECK`]. Many peers on two cores then sleep instead of spinning (DESIGN §3).
+pub fn idle(pe: &doca_core::Pe) {
+    if !pe.progress() {
+        pe.wait(Some(RECHECK)).expect("sleep on the engine's notification handle");
+    }
+}
+
+/// [`idle`] for a process with several engines: progresses each, and when none ran
+/// anything sleeps until one of them has work (at most [`RECHECK`]). Allocates only on
+/// the way to sleep.
+pub fn idle_all<'a>(pes: impl Iterator<Item = &'a doca_core::Pe> + Clone) {
+    let mut any = false;
+    for pe in pes.clone() {
+        any |= pe.progress();
+    }
+    if any {
+        return;
+    }
+    for pe in pes.clone() {
+        pe.request_notification().expect("request notification");
+    }
+    let mut fds: Vec<rustix::event::PollFd<'_>> = pes
+        .clone()
+        .map(|pe| {
+            rustix::event::PollFd::from_borrowed_fd(pe.notification_handle(), rustix::event::PollFlags::IN)
+        })
+        .collect();
+    let timeout = rustix::time::Timespec { tv_sec: 0, tv_nsec: RECHECK.as_nanos() as i64 };
+    match rustix::event::poll(&mut fds, Some(&timeout)) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => {}
+        Err(e) => panic!("poll on the engines' notification handles: {e}"),
+    }
+    for pe in pes {
+        pe.clear_notification().expect("clear notification");
+    }
+}
+
+/// Which event channel of a legacy endpoint [`ep_sleep`] sleeps on.
+#[derive(Clone, Copy, Debug)]
+pub enum EpChannel {
+    /// Readable when a send can proceed.
+    Send,
+    /// Readable when a message (or, for a service, a client) arrives.
+    Recv,
+}
+
+/// Arms a legacy endpoint's send or receive handle and sleeps until it is readable, at
+/// most [`RECHECK`] (after which the caller looks again: a handshake in progress, stdin):
+/// the legacy API's way to wait instead of a sleep-and-retry loop.
+pub fn ep_sleep(ep: &doca_cc::legacy::Endpoint, which: EpChannel) {
+    let (send, recv) = ep.get_event_channel().expect("the event channels after listen or connect");
+    let fd = match which {
+        EpChannel::Send => {
+            ep.event_handle_arm_send().expect("arm send");
+            send
+        }
+        EpChannel::Recv => {
+            ep.event_handle_arm_recv().expect("arm recv");
+            recv
+        }
+    };
+    let mut fds = [rustix::event::PollFd::from_borrowed_fd(fd, rustix::event::PollFlags::IN)];
+    let timeout = rustix::time::Timespec { tv_sec: 0, tv_nsec: RECHECK.as_nanos() as i64 };
+    match rustix::event::poll(&mut fds, Some(&timeout)) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => {}
+        Err(e) => panic!("poll on the event channel: {e}"),
+    }
+}
+
 /// Hex text of bytes (descriptors travel as text between test processes).
 pub fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -318,14 +394,14 @@ pub mod harness {
         Harness { pe, server, connected, disconnected, received, consumers }
     }
 
-    /// Progresses `pe` until `done`, failing the test after a minute.
+    /// Progresses `pe` until `done`, failing the test after a minute; between progress
+    /// calls that ran nothing it sleeps on the engine's notification handle (see
+    /// [`crate::idle`]), so a test beside many peers does not spin.
     pub fn until(pe: &Pe, what: &str, mut done: impl FnMut() -> bool) {
         let deadline = Instant::now() + Duration::from_secs(60);
         while !done() {
             assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            if !pe.progress() {
-                std::thread::sleep(Duration::from_micros(20));
-            }
+            crate::idle(pe);
         }
     }
 }

@@ -316,17 +316,14 @@ fn pages_that_lie_are_garbage_or_of_another_user_are_never_trusted() {
     assert!(quiet.finish());
 }
 
-/// Progresses `pe` until `done` (bounded: a minute).
+/// Progresses `pe` until `done` (bounded: a minute), sleeping on its notification handle
+/// when idle.
 fn run(pe: &doca_core::Pe, what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..3_000_000 {
-        if done() {
-            return;
-        }
-        if !pe.progress() {
-            std::thread::sleep(Duration::from_micros(20));
-        }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        doca_tests::idle(pe);
     }
-    panic!("timed out waiting for {what}");
 }
 
 #[test]

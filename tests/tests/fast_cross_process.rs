@@ -54,9 +54,7 @@ impl Side {
         let end = deadline();
         while !done() {
             assert!(Instant::now() < end, "timed out waiting for {what}");
-            if !self.pe.progress() {
-                std::thread::sleep(Duration::from_micros(20));
-            }
+            doca_tests::idle(&self.pe);
         }
     }
 
@@ -110,8 +108,9 @@ impl Sender {
     }
 
     /// Sends `count` bulk messages of `len` bytes tagged `tag` to `consumer`, keeping every
-    /// source buffer busy; `pump` runs between rounds (e.g. the server's progress).
-    fn send(&self, consumer: u32, tag: u64, count: u64, len: usize, mut pump: impl FnMut()) {
+    /// source buffer busy; `also` (e.g. the server's engine) is progressed beside this one,
+    /// and the thread sleeps on both when neither has anything to do.
+    fn send(&self, consumer: u32, tag: u64, count: u64, len: usize, also: Option<&Pe>) {
         let start = self.results.borrow().len();
         let end = deadline();
         let mut seq = 0;
@@ -125,11 +124,7 @@ impl Sender {
                 self.producer.task_send_alloc_init(&buf, consumer).unwrap().submit().unwrap();
                 seq += 1;
             }
-            let any = self.pe.progress();
-            pump();
-            if !any {
-                std::thread::yield_now();
-            }
+            doca_tests::idle_all(std::iter::once(&self.pe).chain(also));
         }
     }
 }
@@ -166,9 +161,7 @@ fn one_gibibyte_arrives_intact_in_shared_consumer_memory_with_one_copy() {
     assert_eq!(*side.consumers.borrow(), ids);
     let before = side.conn().fast_path_stats();
     let sender = Sender::new(&side.conn(), mib, 8);
-    sender.send(ids[0], 1, 1024, mib, || {
-        side.pe.progress();
-    });
+    sender.send(ids[0], 1, 1024, mib, Some(&side.pe));
     assert!(sender.results.borrow().iter().all(|r| r.is_ok()));
     let line = side.line(&peer);
     assert_eq!(line, format!("ok {} staged_copies=0", 1024 * mib), "no loss, no second copy");
@@ -188,9 +181,7 @@ fn plain_consumer_memory_works_through_the_fallback() {
     side.until("the consumer event", || side.consumers.borrow().len() == 1);
     let before = side.conn().fast_path_stats();
     let sender = Sender::new(&side.conn(), kib, 4);
-    sender.send(ids[0], 7, 256, kib - 8, || {
-        side.pe.progress();
-    });
+    sender.send(ids[0], 7, 256, kib - 8, Some(&side.pe));
     assert_eq!(side.line(&peer), format!("ok {} staged_copies=256", 256 * (kib - 8)));
     assert_eq!(side.conn().fast_path_stats().staged_sends - before.staged_sends, 256);
     assert!(peer.finish());
@@ -212,7 +203,7 @@ fn four_producers_on_four_threads_feed_four_consumers_in_order() {
                 let sender = Sender::new(&conn, 4096, 8);
                 for (k, &id) in ids.iter().enumerate() {
                     // A different size per stream; one producer, one consumer: in order.
-                    sender.send(id, tag, per_pair, 64 + 8 * (tag as usize + k), || {});
+                    sender.send(id, tag, per_pair, 64 + 8 * (tag as usize + k), None);
                 }
                 let ok = sender.results.borrow().iter().all(|r| r.is_ok());
                 ok
@@ -257,15 +248,14 @@ fn a_consumer_destroyed_while_producers_send_fails_their_sends_and_expires() {
                 }
             }
         }
-        sender.pe.progress();
-        side.pe.progress();
+        doca_tests::idle_all([&sender.pe, &side.pe].into_iter());
     }
     assert_eq!(side.line(&peer), format!("stopped {}", ids[0]));
     side.until("the expired-consumer event", || *side.expired.borrow() == ids);
     let end = deadline();
     while sender.producer.as_ctx().num_inflight_tasks() > 0 {
         assert!(Instant::now() < end);
-        sender.pe.progress();
+        doca_tests::idle(&sender.pe);
     }
     let results = sender.results.borrow();
     assert!(results.iter().filter(|r| r.is_ok()).count() >= 50);

@@ -33,7 +33,7 @@ fn recv(ep: &Endpoint, buf: &mut [u8]) -> (usize, PeerAddr) {
         match ep.recvfrom(buf, MsgFlags::NONE) {
             Ok(r) => return r,
             Err(e) if e.error == Error::Again && Instant::now() < end => {
-                std::thread::sleep(Duration::from_micros(100))
+                doca_tests::ep_sleep(ep, doca_tests::EpChannel::Recv)
             }
             Err(e) => panic!("recvfrom: {e}"),
         }
@@ -93,7 +93,7 @@ fn event_channels_wake_epoll_on_receive_and_on_send_room() {
     let end = Instant::now() + Duration::from_secs(60);
     while peer.update_info() == Err(Error::ConnectionInProgress) {
         assert!(Instant::now() < end);
-        std::thread::sleep(Duration::from_micros(100));
+        doca_tests::ep_sleep(&ep, doca_tests::EpChannel::Recv);
     }
     // The service learns a client from its first message.
     ep.sendto(b"hello", MsgFlags::NONE, &peer).unwrap();
@@ -184,7 +184,7 @@ fn connected_client(name: &str, blocking: bool) -> (Endpoint, PeerAddr) {
     let end = Instant::now() + Duration::from_secs(60);
     while peer.update_info() == Err(Error::ConnectionInProgress) {
         assert!(Instant::now() < end, "the handshake did not complete");
-        std::thread::sleep(Duration::from_micros(200));
+        doca_tests::ep_sleep(&ep, doca_tests::EpChannel::Recv);
     }
     peer.update_info().unwrap();
     (ep, peer)
@@ -292,7 +292,7 @@ fn a_legacy_client_connects_while_other_processes_hold_every_handshake_place() {
     assert_eq!(service.line(), "listening");
     let each = (MAX_HANDSHAKES_PER_PEER + 8).to_string();
     let mut attackers: Vec<Peer> = (0..MAX_HANDSHAKES / MAX_HANDSHAKES_PER_PEER)
-        .map(|_| Peer::spawn(HOSTILE, &["silent", &name, &each, "ep"]))
+        .map(|_| Peer::spawn(HOSTILE, &["silent", &name, &each, "ep", "8"]))
         .collect();
     for a in &attackers {
         assert_eq!(a.line(), "dropped 8", "each attacker holds its share of the places");
@@ -326,7 +326,8 @@ fn a_legacy_client_answered_busy_tries_again_until_it_connects() {
     let silent: Vec<_> = (0..MAX_HANDSHAKES_PER_PEER)
         .map(|_| doca_cc::transport::connect(&path).unwrap().expect("listening"))
         .collect();
-    std::thread::sleep(Duration::from_millis(100));
+    // No pause needed: the listen backlog is first in, first out, so the service takes the
+    // silent sockets before the client's, however late it looks.
     let ep = Endpoint::create().unwrap();
     ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
     let peer = ep.connect(&name).unwrap();

@@ -16,7 +16,11 @@
 //! The connections one process may hold are bounded too (`Limits::max_connections_per_peer`,
 //! decided in [`crate::proto::handshake::accept`]). Running out of descriptors backs the
 //! listener off for [`ACCEPT_BACKOFF`] instead of spinning. Each handshake goes through
-//! [`serve`] and ends as an [`Incoming`] for the owner.
+//! [`serve`] and ends as an [`Incoming`] for the owner — except a client that left before
+//! its handshake completed (its socket closed before its Hello, or before the answer to it:
+//! a client that gave up waiting and dialed again leaves its first socket in the listen
+//! backlog). Nobody is there to act on a refusal, so it is dropped at debug level, never
+//! reported as a failed connection.
 
 use std::fmt::Display;
 use std::os::fd::{AsFd, OwnedFd};
@@ -46,7 +50,8 @@ pub enum Incoming {
     /// Up on this side.
     Up(Box<NewConn>),
     /// A client whose settings were refused (a DOCA server reports it as an unsuccessful
-    /// connection). Garbage and foreign handshakes are only logged.
+    /// connection). Garbage and foreign handshakes are only logged; a client that left
+    /// before the answer is not reported.
     Failed {
         /// The id the connection would have had.
         id: u64,
@@ -403,5 +408,40 @@ mod tests {
         assert!(out.is_empty(), "a silent socket is not reported as a failed connection");
         let mut buf = [0u8; 16];
         assert!(matches!(recv(silent.as_fd(), &mut buf), Ok(Recv::Closed)), "its socket was closed");
+    }
+
+    fn hello(l: &Limits) -> crate::proto::Hello {
+        crate::proto::Hello {
+            kind: PeerKind::Client,
+            max_msg_size: l.max_msg_size,
+            recv_queue_size: l.recv_queue_size,
+            function: l.function,
+            name: l.name.clone(),
+        }
+    }
+
+    /// A client that sent its Hello and closed its socket before the server looked (as one
+    /// that gave up waiting and dialed again): the answer finds nobody (`EPIPE`). That is
+    /// not a connection the server failed, and the next client is served.
+    #[test]
+    fn a_client_that_left_after_its_hello_is_no_failed_connection() {
+        let name = format!("accept-left-{}", std::process::id());
+        let set = EpollSet::new().unwrap();
+        let l = limits(&name);
+        let mut acceptor = Acceptor::listen(&set, "test", l.clone()).unwrap();
+        let bells = Bells::one;
+        let gone = connect_service("test", l.function, &name).unwrap().expect("listening");
+        let theirs = Bells::one().unwrap();
+        super::super::setup::send_hello(gone.as_fd(), &hello(&l), theirs.theirs()).unwrap();
+        drop(gone);
+        let mut out = Vec::new();
+        acceptor.poll(&"test", &set, Instant::now(), 0, &|_| 0, &bells, &mut out);
+        assert_eq!(acceptor.num_pending(), 0, "the socket of the client that left is dropped");
+        assert!(out.is_empty(), "a client that left is not reported as a failed connection");
+        let next = connect_service("test", l.function, &name).unwrap().expect("listening");
+        let theirs = Bells::one().unwrap();
+        super::super::setup::send_hello(next.as_fd(), &hello(&l), theirs.theirs()).unwrap();
+        acceptor.poll(&"test", &set, Instant::now(), 0, &|_| 0, &bells, &mut out);
+        assert!(matches!(out.as_slice(), [Incoming::Up(_)]), "the next client is served");
     }
 }

@@ -28,7 +28,10 @@ const PACKET: usize = 512;
 pub enum Served {
     /// Nothing yet: look again when the socket is readable.
     Waiting,
-    /// The client left before its handshake (logged at debug level).
+    /// The client left before its handshake completed — before its Hello, or before this
+    /// side's answer reached it (its socket closed: `EPIPE`/`ECONNRESET` on the answer).
+    /// Nobody is left to act on a refusal: logged at debug level, never reported as a failed
+    /// connection.
     Gone,
     /// Refused (the answer, if any, sent; the caller logs `why`).
     Refused(Refusal),
@@ -130,8 +133,15 @@ pub fn serve(
         }
     };
     let [bell, room] = bells.theirs();
-    if let Err(e) = send(sock, &reply.encode(), &[area.as_fd(), bell, room]) {
-        return fail(e, format!("cannot answer the handshake: {e}"));
+    match send(sock, &reply.encode(), &[area.as_fd(), bell, room]) {
+        Ok(()) => {}
+        // The client closed its socket after its Hello (it gave up and may be trying again
+        // on a new one): not a connection the server failed.
+        Err(Error::ConnectionReset) => {
+            tracing::debug!(target: "doca_sdk", "{who}: pid {pid} left before the answer to its handshake");
+            return Served::Gone;
+        }
+        Err(e) => return fail(e, format!("cannot answer the handshake: {e}")),
     }
     Served::Up(Box::new((Channel::new(tx, rx, peer_bell, peer_room_bell), accepted, bells)))
 }

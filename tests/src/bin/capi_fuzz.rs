@@ -1575,19 +1575,48 @@ fn must(rc: i32, want: i32, what: &str) {
     }
 }
 
-/// Progresses `pes` until `done` (a bounded number of rounds: the setup fails beyond).
+/// Progresses `pes` until `done` (the setup fails after a minute). When no engine ran
+/// anything it sleeps on their notification handles, as a C program does: request
+/// notification, poll the handles (at most 10 ms), clear.
 fn until(pes: &[*mut DocaPe], what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..20_000 {
-        if done() {
-            return;
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !done() {
+        if std::time::Instant::now() > end {
+            let _ = writeln!(std::io::stderr(), "FAILED: setup: {what} never happened");
+            std::process::exit(1);
         }
+        let mut any = false;
         for &pe in pes {
-            doca_pe_progress(pe);
+            any |= doca_pe_progress(pe) != 0;
         }
-        std::thread::sleep(std::time::Duration::from_micros(100));
+        if any {
+            continue;
+        }
+        let handles: Vec<std::ffi::c_int> = pes
+            .iter()
+            .map(|&pe| {
+                let mut h: std::ffi::c_int = -1;
+                // SAFETY: `h` is a local, writable.
+                must(unsafe { doca_pe_get_notification_handle(pe, &mut h) }, 0, "notification handle");
+                must(doca_pe_request_notification(pe), 0, "request notification");
+                h
+            })
+            .collect();
+        let mut fds: Vec<rustix::event::PollFd<'_>> = handles
+            .iter()
+            .map(|&h| {
+                // SAFETY: `h` is an engine's notification handle (its epoll fd), open while
+                // the engine lives; every engine of `pes` outlives this call.
+                let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(h) };
+                rustix::event::PollFd::from_borrowed_fd(fd, rustix::event::PollFlags::IN)
+            })
+            .collect();
+        let timeout = rustix::time::Timespec { tv_sec: 0, tv_nsec: 10_000_000 };
+        let _ = rustix::event::poll(&mut fds, Some(&timeout));
+        for (&pe, &h) in pes.iter().zip(&handles) {
+            must(doca_pe_clear_notification(pe, h), 0, "clear notification");
+        }
     }
-    let _ = writeln!(std::io::stderr(), "FAILED: setup: {what} never happened");
-    std::process::exit(1);
 }
 
 static SERVER_CONNS: setup_conns::Conns = setup_conns::Conns::new();

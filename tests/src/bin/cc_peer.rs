@@ -23,11 +23,10 @@ use std::io::BufRead;
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
-use std::time::Duration;
 
 use doca_cc::{Client, Connection, Server};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Pe, RepFilter};
-use doca_tests::checked;
+use doca_tests::{checked, idle};
 
 fn stdin_lines() -> Receiver<String> {
     let (tx, rx) = mpsc::channel();
@@ -40,12 +39,6 @@ fn stdin_lines() -> Receiver<String> {
         }
     });
     rx
-}
-
-fn idle(pe: &Pe) {
-    if !pe.progress() {
-        std::thread::sleep(Duration::from_micros(20));
-    }
 }
 
 fn option(args: &[String], flag: &str) -> Option<u32> {
@@ -79,9 +72,10 @@ fn server(name: &str, max_msg: Option<u32>, freeze: bool) -> ExitCode {
     let input = stdin_lines();
     while let Err(TryRecvError::Empty) = input.try_recv() {
         if freeze && srv.num_connections() > 0 {
-            // Stop consuming: the client's sends pile up in flight.
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
+            // Stop consuming: the client's sends pile up in flight. Nothing more to do
+            // until the next line (or stdin's end).
+            let _ = input.recv();
+            break;
         }
         idle(&pe);
     }

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use doca_cc::legacy::{Endpoint, InitAttr, MsgFlags};
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
+use doca_tests::EpChannel;
 
 fn stdin_lines() -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
@@ -81,7 +82,7 @@ fn serve(name: &str) -> ExitCode {
             Err(TryRecvError::Disconnected) => break,
             Err(TryRecvError::Empty) => {
                 ep.update_service_state_info().unwrap();
-                std::thread::sleep(Duration::from_millis(1));
+                doca_tests::ep_sleep(&ep, EpChannel::Recv);
             }
         }
     }
@@ -157,13 +158,13 @@ fn client(name: &str, text: &str, blocking: bool) -> ExitCode {
             println!("err {}", e.name());
             return ExitCode::FAILURE;
         }
-        std::thread::sleep(Duration::from_micros(100));
+        doca_tests::ep_sleep(&ep, EpChannel::Recv);
     }
     let flags = MsgFlags::NONE;
     loop {
         match ep.sendto(text.as_bytes(), flags, &peer) {
             Ok(()) => break,
-            Err(Error::Again) if !blocking => std::thread::sleep(Duration::from_micros(100)),
+            Err(Error::Again) if !blocking => doca_tests::ep_sleep(&ep, EpChannel::Send),
             Err(e) => {
                 println!("err {}", e.name());
                 return ExitCode::FAILURE;
@@ -174,7 +175,7 @@ fn client(name: &str, text: &str, blocking: bool) -> ExitCode {
     let n = loop {
         match ep.recvfrom(&mut buf, flags) {
             Ok((n, _)) => break n,
-            Err(e) if e.error == Error::Again && !blocking => std::thread::sleep(Duration::from_micros(100)),
+            Err(e) if e.error == Error::Again && !blocking => doca_tests::ep_sleep(&ep, EpChannel::Recv),
             Err(e) => {
                 println!("err {}", e.error.name());
                 return ExitCode::FAILURE;

@@ -16,7 +16,6 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::process::ExitCode;
 use std::rc::Rc;
-use std::time::Duration;
 
 use doca_buf::Inventory;
 use doca_cc::{Client, Consumer, PostRecvTask};
@@ -51,9 +50,7 @@ fn main() -> ExitCode {
     client.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 16).unwrap();
     assert_eq!(client.as_ctx().start(), Err(Error::InProgress));
     while client.as_ctx().state() != CtxState::Running {
-        if !pe.progress() {
-            std::thread::sleep(Duration::from_micros(50));
-        }
+        doca_tests::idle(&pe);
     }
     let conn = client.get_connection().unwrap();
     let total_bytes = Rc::new(Cell::new(0u64));
@@ -118,13 +115,7 @@ fn main() -> ExitCode {
         streams.push(Stream { pe: cpe, consumer, inv, map, got, bad });
     }
     let progress_all = |streams: &[Stream]| {
-        let mut any = pe.progress();
-        for s in streams {
-            any |= s.pe.progress();
-        }
-        if !any {
-            std::thread::sleep(Duration::from_micros(20));
-        }
+        doca_tests::idle_all(std::iter::once(&pe).chain(streams.iter().map(|s| &s.pe)));
     };
     while streams.iter().any(|s| s.consumer.as_ctx().state() != CtxState::Running) {
         if streams.iter().any(|s| s.consumer.as_ctx().state() == CtxState::Idle) {

@@ -11,9 +11,11 @@
 //! hostile bad-post <name>         handshake, then register a consumer whose one posted
 //!                                 buffer lies outside the memory it shares: "registered";
 //!                                 then holds the connection until the server hangs up
-//! hostile silent <name> <n> [ep]  open n sockets (to a legacy service of 3b:00.0 with ep) that never say anything: "dropped <k>" (how
-//!                                 many the server closed at once or answered busy); then
-//!                                 waits for stdin EOF
+//! hostile silent <name> <n> [cc|ep] [k]
+//!                                 open n sockets (to a legacy service of 3b:00.0 with ep) that never say anything: "dropped <k>" (how
+//!                                 many the server closed at once or answered busy, once k
+//!                                 were — a minute at most —, or after half a second without
+//!                                 k); then waits for stdin EOF
 //! hostile bells <name>            a Hello whose doorbells are a pipe: "dropped" or "answered"
 //! hostile function <name> <pci>   a Hello claiming to run on another host function, sent to
 //!                                 b1:00.0's socket: "refused <code>" or "accepted"
@@ -28,8 +30,11 @@
 //!                                 or "closed"; then holds everything until stdin EOF
 //! hostile conns <name> <n>        n complete handshakes, one after the other, each handing
 //!                                 over its doorbells and kept: "accepted <a> refused <r>
-//!                                 <codes> lost <l>" (a lost one — no answer within 2 s —
+//!                                 <codes> lost <l>" (a lost one — no answer within 60 s —
 //!                                 ends the attempts); then holds them until stdin EOF
+//! hostile hello-and-leave <name>  a correct Hello, then the socket closed before any answer
+//!                                 (as a client that gave up waiting and dialed again):
+//!                                 "left"; then waits for stdin EOF
 //! ```
 
 use std::collections::HashSet;
@@ -61,13 +66,23 @@ fn connect(name: &str) -> OwnedFd {
     transport::connect(&path).unwrap().expect("the server listens")
 }
 
+/// Sleeps until `fd` is readable or `deadline` passes (whichever first): waiting for the
+/// server's answer instead of polling for it.
+fn wait_readable(fd: std::os::fd::BorrowedFd<'_>, deadline: Instant) {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let timeout =
+        rustix::time::Timespec { tv_sec: left.as_secs() as i64, tv_nsec: left.subsec_nanos().into() };
+    let mut fds = [rustix::event::PollFd::from_borrowed_fd(fd, rustix::event::PollFlags::IN)];
+    let _ = rustix::event::poll(&mut fds, Some(&timeout));
+}
+
 /// Waits (at most a minute) for a packet or the end of file on `sock`.
 fn next(sock: &OwnedFd) -> Recv {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut buf = [0u8; 512];
     loop {
         match transport::recv(sock.as_fd(), &mut buf) {
-            Ok(Recv::Empty) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+            Ok(Recv::Empty) if Instant::now() < deadline => wait_readable(sock.as_fd(), deadline),
             Ok(Recv::Packet { len, truncated, fds }) => {
                 PACKET.with(|p| p.borrow_mut().copy_from_slice(&buf));
                 let reply = Reply::decode(&buf[..len]);
@@ -113,7 +128,7 @@ fn handshake_on(sock: OwnedFd, h: Hello) -> (OwnedFd, OwnedFd, Reply, Bell) {
             Recv::Closed => panic!("the server dropped a correct handshake"),
             Recv::Empty => {
                 assert!(Instant::now() < deadline);
-                std::thread::sleep(Duration::from_millis(1));
+                wait_readable(sock.as_fd(), deadline);
             }
         }
     }
@@ -243,21 +258,36 @@ fn bad_post(name: &str) -> String {
     String::new()
 }
 
-fn silent(name: &str, n: usize, legacy: bool) -> String {
+fn silent(name: &str, n: usize, legacy: bool, expect: Option<usize>) -> String {
     let path = match legacy {
         true => transport::service_path("ep", PciAddr::parse(EP_HOST).unwrap(), name).unwrap(),
         false => transport::service_path("cc", PciAddr::parse(HOST).unwrap(), name).unwrap(),
     };
     let socks: Vec<OwnedFd> =
         (0..n).map(|_| transport::connect(&path).unwrap().expect("the server listens")).collect();
-    std::thread::sleep(Duration::from_millis(500));
+    // Waits for the server's verdicts instead of a fixed pause: until `expect` sockets were
+    // dropped (a minute at most), or, without `expect`, for half a second.
+    let deadline = Instant::now() + expect.map_or(Duration::from_millis(500), |_| Duration::from_secs(60));
+    let mut open: Vec<&OwnedFd> = socks.iter().collect();
     let mut dropped = 0;
-    for s in &socks {
+    loop {
         // Closed at once, or first answered "busy, try again".
-        let mut buf = [0u8; 64];
-        if matches!(transport::recv(s.as_fd(), &mut buf), Ok(Recv::Closed | Recv::Packet { .. })) {
-            dropped += 1;
+        open.retain(|s| {
+            let mut buf = [0u8; 64];
+            let gone = matches!(transport::recv(s.as_fd(), &mut buf), Ok(Recv::Closed | Recv::Packet { .. }));
+            dropped += gone as usize;
+            !gone
+        });
+        let now = Instant::now();
+        if expect.is_some_and(|k| dropped >= k) || now >= deadline || open.is_empty() {
+            break;
         }
+        let left = deadline - now;
+        let timeout =
+            rustix::time::Timespec { tv_sec: left.as_secs() as i64, tv_nsec: left.subsec_nanos().into() };
+        let mut fds: Vec<rustix::event::PollFd<'_>> =
+            open.iter().map(|s| rustix::event::PollFd::new(*s, rustix::event::PollFlags::IN)).collect();
+        let _ = rustix::event::poll(&mut fds, Some(&timeout));
     }
     println!("dropped {dropped}");
     for _ in std::io::stdin().lock().lines() {}
@@ -344,7 +374,7 @@ fn listen_as(uid: u32, path: &str) -> String {
         if Instant::now() > deadline {
             return "nobody came".into();
         }
-        std::thread::sleep(Duration::from_millis(1));
+        wait_readable(listener.as_fd(), deadline);
     };
     for _ in std::io::stdin().lock().lines() {}
     String::new()
@@ -399,7 +429,7 @@ fn try_handshake(name: &str, wait: Duration) -> Result<(OwnedFd, OwnedFd, Bell),
                     Err(_) => Err(None),
                 };
             }
-            Ok(Recv::Empty) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+            Ok(Recv::Empty) if Instant::now() < deadline => wait_readable(sock.as_fd(), deadline),
             _ => return Err(None),
         }
     }
@@ -412,7 +442,9 @@ fn conns(name: &str, n: usize) -> String {
     let _ = rustix::process::setrlimit(rustix::process::Resource::Nofile, raised);
     let (mut kept, mut refused, mut codes, mut lost) = (Vec::new(), 0, Vec::new(), 0);
     for _ in 0..n {
-        match try_handshake(name, Duration::from_secs(2)) {
+        // A live server answers every handshake (or closes the socket, seen at once): the
+        // wait is a liveness bound, generous for a loaded machine.
+        match try_handshake(name, Duration::from_secs(60)) {
             Ok(parts) => kept.push(parts),
             Err(Some(code)) => {
                 refused += 1;
@@ -433,6 +465,19 @@ fn conns(name: &str, n: usize) -> String {
     String::new()
 }
 
+/// Sends a correct Hello with its doorbells and closes the socket without reading the
+/// answer; the process stays (as a client that gave up on this socket).
+fn hello_and_leave(name: &str) -> String {
+    let sock = connect(name);
+    let bell = Doorbell::pair().unwrap();
+    let h = hello(name, PciAddr::parse(HOST).unwrap());
+    transport::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]).unwrap();
+    drop(sock);
+    println!("left");
+    for _ in std::io::stdin().lock().lines() {}
+    String::new()
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or_default();
@@ -442,13 +487,14 @@ fn main() -> ExitCode {
         "consumers" => consumers(arg(1), arg(2).parse().unwrap()),
         "big-consumer" => big_consumer(arg(1), arg(2).parse().unwrap()),
         "bad-post" => bad_post(arg(1)),
-        "silent" => silent(arg(1), arg(2).parse().unwrap(), arg(3) == "ep"),
+        "silent" => silent(arg(1), arg(2).parse().unwrap(), arg(3) == "ep", arg(4).parse().ok()),
         "bells" => bells(arg(1)),
         "function" => function(arg(1), arg(2)),
         "listen-as" => listen_as(arg(1).parse().unwrap(), arg(2)),
         "find-bells" => find_bells(arg(1), arg(2).parse().unwrap()),
         "huge-consumer" => huge_consumer(arg(1), arg(2).parse().unwrap()),
         "conns" => conns(arg(1), arg(2).parse().unwrap()),
+        "hello-and-leave" => hello_and_leave(arg(1)),
         other => {
             eprintln!("hostile: unknown mode {other:?}");
             return ExitCode::FAILURE;

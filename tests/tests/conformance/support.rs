@@ -14,14 +14,14 @@ pub fn unique(name: &str) -> String {
     format!("conf-{name}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Progresses `pe` until `done`, failing after 20 s.
+/// Progresses `pe` until `done`, sleeping on its notification handle when idle
+/// ([`doca_tests::idle`]); fails after a minute (a liveness bound, generous for a loaded
+/// machine).
 pub fn until(pe: &Pe, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while !done() {
         assert!(Instant::now() < deadline, "condition not reached in time");
-        if !pe.progress() {
-            std::thread::sleep(Duration::from_micros(20));
-        }
+        doca_tests::idle(pe);
     }
 }
 
