@@ -26,7 +26,8 @@
 //! [`REBOOT_EXIT_CODE`]), both hit at each control-path message this process sends or
 //! receives and at each fast-path producer send about to go out; `task.<kind>` for each of [`TASK_KINDS`] (hit at each submit; `fail(CODE)`
 //! completes the task with CODE through its error callback without doing the work,
-//! `delay(MS)` delivers its completion no earlier than MS after the submit); `alloc.task`,
+//! `delay(MS)` delivers its completion no earlier than MS after the submit, MS at most
+//! [`MAX_DELAY_MS`]); `alloc.task`,
 //! `alloc.buf`, `alloc.mmap` (hit at each allocation; `fail`, by default `NO_MEMORY`).
 //!
 //! Triggers count the hits of their point: `nth(N)` fires at hit N only, `every(K)` at
@@ -55,6 +56,10 @@ pub const FAULTS_FILE_ENV: &str = "DOCA_EMU_FAULTS_FILE";
 pub const RECORD_ENV: &str = "DOCA_EMU_FAULTS_RECORD";
 /// The exit status of a process that a `peer.reboot` fault took down.
 pub const REBOOT_EXIT_CODE: i32 = 86;
+/// The longest `delay(MS)` a plan may ask for (a minute): a longer one is a plan error. A
+/// held completion costs nothing while it waits, but a test that waits longer for one is
+/// more likely a typo (or a plan injected to stall a process) than a test.
+pub const MAX_DELAY_MS: u64 = 60_000;
 
 /// The task kinds whose tasks can be failed or delayed (`task.<kind>`). A library names
 /// its task type's kind with [`crate::TaskPayload::FAULT_KIND`].
@@ -450,7 +455,11 @@ fn parse_action(item: &str, point: Point, s: &str) -> Result<Action, PlanError> 
     } else if let Some(code) = call(s, "fail") {
         Action::Fail(parse_code(item, code)?)
     } else if let Some(ms) = call(s, "delay") {
-        Action::Delay(Duration::from_millis(number(item, ms)?))
+        let ms = number(item, ms)?;
+        if ms > MAX_DELAY_MS {
+            return Err(PlanError::new(item, format!("delay({ms}) is longer than the bound of {MAX_DELAY_MS} ms")));
+        }
+        Action::Delay(Duration::from_millis(ms))
     } else {
         return Err(PlanError::new(
             item,
@@ -610,6 +619,16 @@ pub fn install_text(text: &str) -> Result<(), PlanError> {
     let plan =
         Plan::parse(text).inspect_err(|e| tracing::error!(target: "doca_sdk", "{e}: plan not installed"))?;
     install(plan);
+    Ok(())
+}
+
+/// [`install_text`] without its log lines, for a plan written into the status page's
+/// mailbox: the mailbox logs the answer itself, rate-limited (any process of the user can
+/// write plans there in a loop).
+pub(crate) fn install_injected(text: &str) -> Result<(), PlanError> {
+    let plan = Plan::parse(text)?;
+    let _ = ENV.get_or_init(read_env);
+    install_plan(plan);
     Ok(())
 }
 
@@ -839,6 +858,10 @@ mod tests {
         assert!(err("link.drop").why.contains("point=rule"));
         assert!(err("link.drop=nth(3) link.drop=nth(4)").why.contains("a `;` missing"));
         assert!(err("task.dma.memcpy=delay(ten)").why.contains("whole number"));
+        let e = err("task.cc.send=1*delay(4000000000000)");
+        assert!(e.why.contains("longer than the bound of 60000 ms"), "{e}");
+        assert!(err("task.cc.send=delay(60001)").why.contains("bound"));
+        assert!(Plan::parse("task.cc.send=delay(60000)").is_ok());
     }
 
     fn hits(plan: &str, n: u64) -> Vec<u64> {
