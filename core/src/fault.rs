@@ -37,6 +37,12 @@
 //! default) at every hit. `count*` caps the rule at `count` firings. CODE is a DOCA name,
 //! with or without its `DOCA_ERROR_` prefix.
 //!
+//! A delayed completion is held back, never slept on: the task is done, its completion waits
+//! in its pool (and the context stays on its engine's list) until it is due, then a later
+//! progress pass delivers it; an engine asleep on its notification handle is woken by a
+//! timer when it is due. Every other completion, of that context or another, goes on
+//! meanwhile; a context that stops waits for its held completions, as for any task in flight.
+//!
 //! Cost when no plan is set: [`armed`] is one relaxed atomic load; nothing else runs.
 
 use std::fmt;
@@ -457,7 +463,10 @@ fn parse_action(item: &str, point: Point, s: &str) -> Result<Action, PlanError> 
     } else if let Some(ms) = call(s, "delay") {
         let ms = number(item, ms)?;
         if ms > MAX_DELAY_MS {
-            return Err(PlanError::new(item, format!("delay({ms}) is longer than the bound of {MAX_DELAY_MS} ms")));
+            return Err(PlanError::new(
+                item,
+                format!("delay({ms}) is longer than the bound of {MAX_DELAY_MS} ms"),
+            ));
         }
         Action::Delay(Duration::from_millis(ms))
     } else {
