@@ -354,7 +354,10 @@ fn bad_plans_written_in_a_loop_are_logged_once_a_second_with_a_count() {
         lines.len()
     );
     if lines.len() > 1 {
-        assert!(lines[1..].iter().any(|l| l.contains("more like it")), "the count of those held back: {text}");
+        assert!(
+            lines[1..].iter().any(|l| l.contains("more like it")),
+            "the count of those held back: {text}"
+        );
     }
 }
 

@@ -365,7 +365,9 @@ fn legacy_clients_stamping_time_zero_do_not_starve_an_honest_client() {
     let service = Peer::spawn_logged_env(EP_PEER, &["serve-echo", &name], &log("service"), &env);
     assert_eq!(service.line(), "listening");
     let mut attackers: Vec<Peer> = (0..3)
-        .map(|i| Peer::spawn_logged_env(HOSTILE, &["ep-stamp-zero", &name], &log(&format!("hostile-{i}")), &env))
+        .map(|i| {
+            Peer::spawn_logged_env(HOSTILE, &["ep-stamp-zero", &name], &log(&format!("hostile-{i}")), &env)
+        })
         .collect();
     for a in &attackers {
         assert_eq!(a.line(), "flooding");

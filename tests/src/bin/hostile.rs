@@ -445,7 +445,13 @@ fn ep_stamp_zero(name: &str) -> String {
     let function = PciAddr::parse(EP_HOST).unwrap();
     let path = transport::service_path("ep", function, name).unwrap();
     let sock = transport::connect(&path).unwrap().expect("the service listens");
-    let h = Hello { kind: PeerKind::Endpoint, max_msg_size: 4080, recv_queue_size: 16, function, name: name.into() };
+    let h = Hello {
+        kind: PeerKind::Endpoint,
+        max_msg_size: 4080,
+        recv_queue_size: 16,
+        function,
+        name: name.into(),
+    };
     let bells = Bells::two().unwrap();
     setup::send_hello(sock.as_fd(), &h, bells.theirs()).unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
