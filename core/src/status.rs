@@ -580,6 +580,7 @@ fn take_plan(p: &Page, seq: u64, taken: &AtomicU64, handler: Option<PlanHandler>
     }
     std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
     let len = p.w(M_PLAN_LEN).load(Relaxed) as usize;
+    let mut installed = String::new();
     let (code, text) = if len > PLAN_MAX {
         (ANSWER_REFUSED, format!("plan of {len} bytes: longer than {PLAN_MAX}"))
     } else {
@@ -592,7 +593,10 @@ fn take_plan(p: &Page, seq: u64, taken: &AtomicU64, handler: Option<PlanHandler>
             Ok(plan) => match handler {
                 None => (ANSWER_UNAVAILABLE, UNAVAILABLE_TEXT.to_string()),
                 Some(h) => match h(&plan) {
-                    Ok(()) => (ANSWER_ACCEPTED, String::new()),
+                    Ok(()) => {
+                        installed = plan.trim().to_string();
+                        (ANSWER_ACCEPTED, String::new())
+                    }
                     Err(why) => (ANSWER_REFUSED, why),
                 },
             },
@@ -602,7 +606,7 @@ fn take_plan(p: &Page, seq: u64, taken: &AtomicU64, handler: Option<PlanHandler>
         let held = held_back(held);
         match code {
             ANSWER_ACCEPTED => {
-                tracing::info!(target: "doca_sdk", "status page: plan #{seq} ({len} bytes) installed{held}")
+                tracing::info!(target: "doca_sdk", "status page: plan #{seq} installed: {installed}{held}")
             }
             _ => tracing::error!(
                 target: "doca_sdk",
