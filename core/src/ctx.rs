@@ -153,8 +153,11 @@ pub trait CtxOps: 'static {
 /// What core calls to deliver the finished tasks of one of a context's pools (each pool
 /// registers itself at its first configuration).
 pub(crate) trait Deliver {
-    /// Delivers the tasks finished so far; returns how many.
+    /// Delivers the tasks finished so far; returns how many callbacks ran.
     fn deliver(&self) -> usize;
+
+    /// When the first completion a fault plan's `delay` holds back is due (`None`: none held).
+    fn next_due(&self) -> Option<Instant>;
 }
 
 /// The part of every context that core owns: state, user data, state-changed callback,
@@ -173,6 +176,10 @@ pub struct CtxCore {
     inflight: Cell<usize>,
     /// Tasks finished by the library and not yet delivered, across its pools.
     finished: Cell<usize>,
+    /// Finished tasks whose completion a fault plan's `delay` holds back, across its pools,
+    /// and when the first is due.
+    held: Cell<usize>,
+    next_due: Cell<Option<Instant>>,
     pools: RefCell<SmallVec<[Rc<dyn Deliver>; 2]>>,
     /// The engine's application is (about to be) asleep: finishing a task must wake it.
     armed: Cell<bool>,
@@ -211,6 +218,8 @@ impl<L: CtxOps> CtxCell<L> {
                     allocated: Cell::new(0),
                     inflight: Cell::new(0),
                     finished: Cell::new(0),
+                    held: Cell::new(0),
+                    next_due: Cell::new(None),
                     pools: RefCell::new(SmallVec::new()),
                     armed: Cell::new(false),
                     active: Cell::new(false),
@@ -407,9 +416,8 @@ impl Ctx {
             let polled = self.0.ops.progress(core, now);
             core.in_poll.set(false);
             any |= polled;
-            if core.finished.get() > 0 {
-                core.deliver_finished();
-                any = true;
+            if core.finished.get() > 0 || (core.held.get() > 0 && core.held_due(now.get())) {
+                any |= core.deliver_finished() > 0;
             }
             if core.state() == CtxState::Stopping && core.drained(&self.0.ops) {
                 core.transition(CtxState::Idle);
@@ -428,6 +436,7 @@ impl Ctx {
         let core = self.core();
         let busy = core.has_transitions.get()
             || core.finished.get() > 0
+            || core.held.get() > 0
             || match core.state() {
                 CtxState::Idle => false,
                 CtxState::Stopping => true,
@@ -448,6 +457,7 @@ impl Ctx {
         core.armed.set(true);
         let pending = self.has_pending_transitions()
             || core.finished.get() > 0
+            || (core.held.get() > 0 && core.wake_when_due())
             || (core.state() == CtxState::Stopping && core.drained(&self.0.ops));
         let lib = core.state() != CtxState::Idle && self.0.ops.request_notification(core);
         pending || lib
@@ -686,14 +696,59 @@ impl CtxCore {
         self.finished.set(self.finished.get().saturating_sub(n));
     }
 
-    /// Delivers what every pool finished so far (no borrow held across the callbacks).
-    fn deliver_finished(&self) {
+    /// Delivers what every pool finished so far (no borrow held across the callbacks);
+    /// returns how many callbacks ran.
+    fn deliver_finished(&self) -> usize {
         let mut i = 0;
+        let mut delivered = 0;
         loop {
             let Some(pool) = self.pools.borrow().get(i).cloned() else { break };
-            pool.deliver();
+            delivered += pool.deliver();
             i += 1;
         }
+        if self.held.get() > 0 {
+            self.recompute_due();
+        } else {
+            self.next_due.set(None);
+        }
+        delivered
+    }
+
+    /// A completion is held back until `due` (a fault plan's `delay`): the context stays on
+    /// its engine's list, and a sleeping engine is woken then.
+    pub(crate) fn hold(&self, due: Instant) {
+        self.held.set(self.held.get() + 1);
+        self.next_due.set(Some(self.next_due.get().map_or(due, |d| d.min(due))));
+    }
+
+    /// A held completion went back to the queue of finished tasks.
+    pub(crate) fn unhold(&self) {
+        self.held.set(self.held.get().saturating_sub(1));
+    }
+
+    /// Whether a held completion is due at `now`. (A stop waits for them, as for any task in
+    /// flight: "no earlier than MS after the submit" holds for a stopping context too.)
+    fn held_due(&self, now: Instant) -> bool {
+        self.next_due.get().is_some_and(|d| now >= d)
+    }
+
+    /// Before the application sleeps with completions held: true when one is due already,
+    /// else asks the engine to wake up when the first is.
+    #[cold]
+    fn wake_when_due(&self) -> bool {
+        if self.held_due(self.now()) {
+            return true;
+        }
+        if let (Some(due), Some(pe)) = (self.next_due.get(), self.pe.borrow().upgrade()) {
+            pe.wake_at(due);
+        }
+        false
+    }
+
+    #[cold]
+    fn recompute_due(&self) {
+        let pools = self.pools.borrow();
+        self.next_due.set(pools.iter().filter_map(|p| p.next_due()).min());
     }
 
     fn transition(&self, next: CtxState) {

@@ -26,7 +26,8 @@
 //! [`REBOOT_EXIT_CODE`]), both hit at each control-path message this process sends or
 //! receives and at each fast-path producer send about to go out; `task.<kind>` for each of [`TASK_KINDS`] (hit at each submit; `fail(CODE)`
 //! completes the task with CODE through its error callback without doing the work,
-//! `delay(MS)` delivers its completion no earlier than MS after the submit); `alloc.task`,
+//! `delay(MS)` delivers its completion no earlier than MS after the submit, MS at most
+//! [`MAX_DELAY_MS`]); `alloc.task`,
 //! `alloc.buf`, `alloc.mmap` (hit at each allocation; `fail`, by default `NO_MEMORY`).
 //!
 //! Triggers count the hits of their point: `nth(N)` fires at hit N only, `every(K)` at
@@ -35,6 +36,12 @@
 //! seed (deterministic: the same seed and the same hits fire the same faults), `always` (the
 //! default) at every hit. `count*` caps the rule at `count` firings. CODE is a DOCA name,
 //! with or without its `DOCA_ERROR_` prefix.
+//!
+//! A delayed completion is held back, never slept on: the task is done, its completion waits
+//! in its pool (and the context stays on its engine's list) until it is due, then a later
+//! progress pass delivers it; an engine asleep on its notification handle is woken by a
+//! timer when it is due. Every other completion, of that context or another, goes on
+//! meanwhile; a context that stops waits for its held completions, as for any task in flight.
 //!
 //! Cost when no plan is set: [`armed`] is one relaxed atomic load; nothing else runs.
 
@@ -55,6 +62,10 @@ pub const FAULTS_FILE_ENV: &str = "DOCA_EMU_FAULTS_FILE";
 pub const RECORD_ENV: &str = "DOCA_EMU_FAULTS_RECORD";
 /// The exit status of a process that a `peer.reboot` fault took down.
 pub const REBOOT_EXIT_CODE: i32 = 86;
+/// The longest `delay(MS)` a plan may ask for (a minute): a longer one is a plan error. A
+/// held completion costs nothing while it waits, but a test that waits longer for one is
+/// more likely a typo (or a plan injected to stall a process) than a test.
+pub const MAX_DELAY_MS: u64 = 60_000;
 
 /// The task kinds whose tasks can be failed or delayed (`task.<kind>`). A library names
 /// its task type's kind with [`crate::TaskPayload::FAULT_KIND`].
@@ -450,7 +461,14 @@ fn parse_action(item: &str, point: Point, s: &str) -> Result<Action, PlanError> 
     } else if let Some(code) = call(s, "fail") {
         Action::Fail(parse_code(item, code)?)
     } else if let Some(ms) = call(s, "delay") {
-        Action::Delay(Duration::from_millis(number(item, ms)?))
+        let ms = number(item, ms)?;
+        if ms > MAX_DELAY_MS {
+            return Err(PlanError::new(
+                item,
+                format!("delay({ms}) is longer than the bound of {MAX_DELAY_MS} ms"),
+            ));
+        }
+        Action::Delay(Duration::from_millis(ms))
     } else {
         return Err(PlanError::new(
             item,
@@ -610,6 +628,16 @@ pub fn install_text(text: &str) -> Result<(), PlanError> {
     let plan =
         Plan::parse(text).inspect_err(|e| tracing::error!(target: "doca_sdk", "{e}: plan not installed"))?;
     install(plan);
+    Ok(())
+}
+
+/// [`install_text`] without its log lines, for a plan written into the status page's
+/// mailbox: the mailbox logs the answer itself, rate-limited (any process of the user can
+/// write plans there in a loop).
+pub(crate) fn install_injected(text: &str) -> Result<(), PlanError> {
+    let plan = Plan::parse(text)?;
+    let _ = ENV.get_or_init(read_env);
+    install_plan(plan);
     Ok(())
 }
 
@@ -839,6 +867,10 @@ mod tests {
         assert!(err("link.drop").why.contains("point=rule"));
         assert!(err("link.drop=nth(3) link.drop=nth(4)").why.contains("a `;` missing"));
         assert!(err("task.dma.memcpy=delay(ten)").why.contains("whole number"));
+        let e = err("task.cc.send=1*delay(4000000000000)");
+        assert!(e.why.contains("longer than the bound of 60000 ms"), "{e}");
+        assert!(err("task.cc.send=delay(60001)").why.contains("bound"));
+        assert!(Plan::parse("task.cc.send=delay(60000)").is_ok());
     }
 
     fn hits(plan: &str, n: u64) -> Vec<u64> {

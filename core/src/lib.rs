@@ -16,6 +16,7 @@
 //! | fault plans (`DOCA_EMU_FAULTS`)        | [`fault`]: [`fault::install_text`], [`fault::fired`] |
 //! | `doca_clock` (3.3): NIC and host clocks | [`hwclock`]: [`HwClock`], [`ClockType`] |
 //! | `doca_emu`'s view of this process     | [`status`]: the status page and the plan mailbox |
+//! | log lines another process can cause    | [`throttle`]: one line per kind and second, with a count |
 //! | the DOCA version emulated              | [`DOCA_VERSION`]                       |
 //!
 //! Library contexts (comm channel servers, clients, producers, consumers, …) plug in
@@ -44,6 +45,7 @@ mod pe;
 pub mod queue;
 pub mod status;
 pub mod task;
+pub mod throttle;
 pub mod topology;
 
 /// The DOCA version this emulator claims to be (its API level: what `-v` prints, what

@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, Now, SystemClock};
-use crate::notify::{EpollSet, EventFd, Watched};
+use crate::notify::{EpollSet, EventFd, Timer, Watched};
 use crate::{Ctx, Refused, Result};
 
 pub(crate) struct PeInner {
@@ -33,6 +33,11 @@ pub(crate) struct PeInner {
     armed: Cell<bool>,
     pub(crate) epoll: EpollSet,
     bell: Watched<EventFd>,
+    /// Wakes a sleeper when a held completion (a fault plan's `delay`) is due: made at the
+    /// first one, in the epoll set from then on.
+    timer: RefCell<Option<Watched<Timer>>>,
+    /// While arming: the earliest instant a context asked to be woken at.
+    wake_at: Cell<Option<Instant>>,
     clock: Rc<dyn Clock>,
     /// This engine's row in the process's status page.
     pub(crate) status: crate::status::EngineSlot,
@@ -98,6 +103,31 @@ impl PeInner {
     pub(crate) fn now(&self) -> Instant {
         self.clock.now()
     }
+
+    /// While arming: wake the application at `at` at the latest (a held completion is due).
+    pub(crate) fn wake_at(&self, at: Instant) {
+        self.wake_at.set(Some(self.wake_at.get().map_or(at, |w| w.min(at))));
+    }
+
+    /// Arms the timer for `at`; false when there is no timer to arm (the sleeper must not
+    /// sleep then).
+    #[cold]
+    fn arm_timer(&self, at: Instant) -> bool {
+        let mut timer = self.timer.borrow_mut();
+        if timer.is_none() {
+            match Timer::new().and_then(|t| self.epoll.watch(t, 0)) {
+                Ok(t) => *timer = Some(t),
+                Err(e) => {
+                    tracing::warn!(target: "doca_sdk", "{}: no timer for a held completion: the engine does not sleep", e.name());
+                    return false;
+                }
+            }
+        }
+        if let Some(t) = timer.as_ref() {
+            t.arm_at(at, self.now());
+        }
+        true
+    }
 }
 
 /// `struct doca_pe`.
@@ -151,6 +181,8 @@ impl Pe {
                 armed: Cell::new(false),
                 epoll,
                 bell,
+                timer: RefCell::new(None),
+                wake_at: Cell::new(None),
                 clock,
                 status: crate::status::EngineSlot::claim(),
             }),
@@ -263,7 +295,11 @@ impl Pe {
         inner.armed.set(true);
         inner.status.set_armed(true);
         let mut ready = false;
+        inner.wake_at.set(None);
         inner.each_ctx(|ctx| ready |= ctx.request_notification());
+        if let Some(at) = inner.wake_at.take() {
+            ready |= !inner.arm_timer(at);
+        }
         if ready {
             inner.bell.ring();
         }
@@ -276,6 +312,9 @@ impl Pe {
         inner.armed.set(false);
         inner.status.set_armed(false);
         inner.bell.drain();
+        if let Some(timer) = inner.timer.borrow().as_ref() {
+            timer.drain();
+        }
         inner.each_ctx(Ctx::clear_notification);
         Ok(())
     }

@@ -35,6 +35,7 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::Release};
 use std::sync::{Mutex, OnceLock};
 
+use crate::throttle::{held_back, Throttle};
 use crate::PciAddr;
 
 /// `"DOCA-EMU"`, little-endian: the first word of a page.
@@ -542,6 +543,8 @@ static PLAN_HANDLER: OnceLock<PlanHandler> = OnceLock::new();
 /// Registers the receiver of plans that `doca_emu inject` writes into this process's page
 /// (once per process: `false` when one is registered already), in place of the default,
 /// which installs the text as this process's fault plan ([`crate::fault::install_text`]).
+/// Each answer is logged, at most one line per kind of answer and second (the page's
+/// mailbox is writable by every process of the user).
 /// The handler runs inside a progress call, on the engine's thread. ([`ANSWER_UNAVAILABLE`]
 /// is what a mailbox read with no handler at all answers.)
 pub fn on_plan(handler: PlanHandler) -> bool {
@@ -551,7 +554,18 @@ pub fn on_plan(handler: PlanHandler) -> bool {
 /// The default receiver of injected plans: the text replaces this process's fault plan (a
 /// bad one is refused, the error naming the bad part, and the old plan stays).
 fn install_fault_plan(text: &str) -> Result<(), String> {
-    crate::fault::install_text(text).map_err(|e| e.to_string())
+    crate::fault::install_injected(text).map_err(|e| e.to_string())
+}
+
+/// The mailbox's log lines, rate-limited: any process of the user can write plans into the
+/// page in a loop, so each kind of answer (accepted, refused, no handler) logs at most one
+/// line a second, the next one counting those held back.
+static PLAN_LOG: Mutex<Option<Throttle>> = Mutex::new(None);
+
+/// Whether a line about an answer of `code` may be logged now (`Some(held back)`).
+fn admit_plan_log(code: u64) -> Option<u64> {
+    let mut t = PLAN_LOG.lock().unwrap_or_else(|p| p.into_inner());
+    t.get_or_insert_with(Throttle::new).admit(code as u32, std::time::Instant::now())
 }
 
 /// Reads the plan of sequence `seq` in `p` and answers it with `handler` (the cold part of
@@ -566,6 +580,7 @@ fn take_plan(p: &Page, seq: u64, taken: &AtomicU64, handler: Option<PlanHandler>
     }
     std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
     let len = p.w(M_PLAN_LEN).load(Relaxed) as usize;
+    let mut installed = String::new();
     let (code, text) = if len > PLAN_MAX {
         (ANSWER_REFUSED, format!("plan of {len} bytes: longer than {PLAN_MAX}"))
     } else {
@@ -578,16 +593,27 @@ fn take_plan(p: &Page, seq: u64, taken: &AtomicU64, handler: Option<PlanHandler>
             Ok(plan) => match handler {
                 None => (ANSWER_UNAVAILABLE, UNAVAILABLE_TEXT.to_string()),
                 Some(h) => match h(&plan) {
-                    Ok(()) => (ANSWER_ACCEPTED, String::new()),
+                    Ok(()) => {
+                        installed = plan.trim().to_string();
+                        (ANSWER_ACCEPTED, String::new())
+                    }
                     Err(why) => (ANSWER_REFUSED, why),
                 },
             },
         }
     };
-    tracing::info!(target: "doca_sdk", "status page: plan #{seq} ({len} bytes) {}", match code {
-        ANSWER_ACCEPTED => "installed".to_string(),
-        _ => format!("not installed: {text}"),
-    });
+    if let Some(held) = admit_plan_log(code) {
+        let held = held_back(held);
+        match code {
+            ANSWER_ACCEPTED => {
+                tracing::info!(target: "doca_sdk", "status page: plan #{seq} installed: {installed}{held}")
+            }
+            _ => tracing::error!(
+                target: "doca_sdk",
+                "status page: plan #{seq} ({len} bytes) not installed: {text}{held}"
+            ),
+        }
+    }
     let mut cut = text.len().min(ANSWER_MAX);
     while !text.is_char_boundary(cut) {
         cut -= 1;

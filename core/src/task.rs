@@ -8,7 +8,9 @@
 //! A library hands a submitted task back with [`TaskPool::finish`]: the task joins a queue
 //! sized at start, and core delivers the queue — completion or error callback — right after
 //! the library's [`crate::CtxOps::progress`] returns. Tasks finished by those callbacks
-//! (a resubmitted task that completes at once) wait for the next progress.
+//! (a resubmitted task that completes at once) wait for the next progress. A completion a
+//! fault plan delays ([`crate::fault`], `delay(MS)`) is held back in its pool until due —
+//! never slept on — while everything else is delivered.
 //!
 //! Ownership follows the C API. [`Task::submit`] moves the task to the library; on refusal
 //! the task comes back inside [`Refused`]. Its completion (or error) callback receives the
@@ -80,7 +82,8 @@ struct Slot<P> {
     route: Option<(Rc<dyn Route>, u64)>,
     /// The application freed the task while a graph ran it: free it once it comes back.
     orphan: bool,
-    /// A fault plan's `delay`: the completion is not delivered before this instant.
+    /// A fault plan's `delay`: the completion is not delivered before this instant (on the
+    /// engine's clock); until then it waits in the pool's held list.
     due: Option<Instant>,
     payload: P,
 }
@@ -180,6 +183,9 @@ pub struct TaskPool<P: TaskPayload> {
     slots: RefCell<Slots<P>>,
     /// Tasks the library finished, in order, with their status (sized at start).
     finished: RefCell<Vec<(TaskId, Result<()>)>>,
+    /// Finished tasks whose completion a fault plan's `delay` holds back, with the instant it
+    /// is due (sized at start; empty without a plan).
+    held: RefCell<Vec<(Instant, TaskId, Result<()>)>>,
     /// Starts so far (each start rebuilds the slots and empties the queue).
     runs: Cell<u32>,
     capacity: Cell<u32>,
@@ -198,6 +204,12 @@ impl<P: TaskPayload> Deliver for PoolOf<P> {
             None => 0,
         }
     }
+
+    fn next_due(&self) -> Option<Instant> {
+        let owner = self.0.upgrade()?;
+        let held = pool_of::<P>(&owner).held.borrow();
+        held.iter().map(|&(due, _, _)| due).min()
+    }
 }
 
 impl<P: TaskPayload> TaskPool<P> {
@@ -207,6 +219,7 @@ impl<P: TaskPayload> TaskPool<P> {
             owner,
             slots: RefCell::new(Slots { slots: Vec::new(), free: Vec::new(), next_gen: 0 }),
             finished: RefCell::new(Vec::new()),
+            held: RefCell::new(Vec::new()),
             runs: Cell::new(0),
             capacity: Cell::new(0),
             configured: Cell::new(false),
@@ -271,6 +284,9 @@ impl<P: TaskPayload> TaskPool<P> {
         let mut finished = self.finished.borrow_mut();
         finished.clear();
         finished.reserve(want);
+        let mut held = self.held.borrow_mut();
+        held.clear();
+        held.reserve(want);
         self.runs.set(self.runs.get().wrapping_add(1));
     }
 
@@ -339,42 +355,75 @@ impl<P: TaskPayload> TaskPool<P> {
     }
 
     /// Delivers the tasks finished so far (those their callbacks finish wait for the next
-    /// call); returns how many. `owner` is this pool's context.
+    /// call), and the held ones that are due; returns how many callbacks ran (a completion
+    /// a fault plan delays is held back, not delivered). `owner` is this pool's context.
     fn deliver_finished(&self, owner: &Rc<Owner<P>>) -> usize {
+        let core = owner.core();
+        if !self.held.borrow().is_empty() {
+            self.release_due(core);
+        }
         let n = self.finished.borrow().len();
         let run = self.runs.get();
-        let core = owner.core();
         core.tasks_delivered(n);
+        let mut delivered = 0;
         for i in 0..n {
             // Short borrows: the callbacks may finish more tasks (appended after `n`).
             let Some(&(id, status)) = self.finished.borrow().get(i) else { break };
-            self.deliver(owner, core, id, status);
+            delivered += usize::from(self.deliver(owner, core, id, status));
         }
         // A callback that restarted the context (possible only after the last task of the
         // batch) began a new run whose queue starts empty: nothing of this batch is left.
         if self.runs.get() == run {
             self.finished.borrow_mut().drain(..n);
         }
-        n
+        delivered
     }
 
-    fn deliver(&self, owner: &Rc<Owner<P>>, core: &CtxCore, id: TaskId, status: Result<()>) {
-        let (user_data, route, orphan, due) = {
+    /// Moves the held completions that are due back to the queue of finished tasks (cold:
+    /// only a fault plan's `delay` holds any).
+    #[cold]
+    fn release_due(&self, core: &CtxCore) {
+        let now = core.now();
+        let mut held = self.held.borrow_mut();
+        let mut finished = self.finished.borrow_mut();
+        held.retain(|&(due, id, status)| {
+            if due <= now {
+                // Never grows: held and finished tasks together are at most `capacity`.
+                finished.push((id, status));
+                core.add_finished();
+                core.unhold();
+                false
+            } else {
+                true
+            }
+        });
+    }
+
+    /// Delivers finished task `id` through its callback (or its graph's route); false when
+    /// it was not delivered: stale, or held back by a fault plan's `delay` not yet due.
+    fn deliver(&self, owner: &Rc<Owner<P>>, core: &CtxCore, id: TaskId, status: Result<()>) -> bool {
+        let (user_data, route, orphan) = {
             let mut s = self.slots.borrow_mut();
             match s.slots.get_mut(id.idx as usize) {
                 Some(slot) if slot.gen == id.gen && slot.state == SlotState::Finished => {
+                    if let Some(due) = slot.due {
+                        if core.now() < due {
+                            drop(s);
+                            // A fault plan's delay: held back, never slept on; a later progress
+                            // pass delivers it once due (the engine's timer wakes a sleeper).
+                            self.held.borrow_mut().push((due, id, status));
+                            core.hold(due);
+                            return false;
+                        }
+                        slot.due = None;
+                    }
                     slot.state = SlotState::Owned;
                     slot.status = status;
-                    let due = if slot.due.is_some() { slot.due.take() } else { None };
-                    (slot.user_data, slot.route.take(), std::mem::take(&mut slot.orphan), due)
+                    (slot.user_data, slot.route.take(), std::mem::take(&mut slot.orphan))
                 }
-                _ => return,
+                _ => return false,
             }
         };
-        if let Some(due) = due {
-            // A fault plan's delay: this progress call waits out the rest of it.
-            std::thread::sleep(due.saturating_duration_since(Instant::now()));
-        }
         core.add_inflight(-1);
         if let Some((route, token)) = route {
             // A graph's node: the graph hears of it, the context's callbacks do not run.
@@ -382,13 +431,14 @@ impl<P: TaskPayload> TaskPool<P> {
                 self.release(id, core);
             }
             route.done(token, status);
-            return;
+            return true;
         }
         let ctx_data = core.user_data();
         let cb = if status.is_ok() { &self.completion } else { &self.error };
         let task = Task { owner: owner.clone(), id };
         // With no callback installed the task is dropped here, which frees it.
         cb.call(move |f| f(task, user_data, ctx_data));
+        true
     }
 
     /// Runs `f` on the payload of a task the library holds by id; `None` if the id is stale.
@@ -551,7 +601,7 @@ fn submit_slot<P: TaskPayload>(
                 slot.state = SlotState::Submitted;
                 slot.route = route;
                 if let Some(fault::TaskFault::Delay(d)) = injected {
-                    slot.due = Some(Instant::now() + d);
+                    slot.due = Some(core.now() + d);
                 }
             }
             Some(slot) if slot.gen == id.gen => {

@@ -86,3 +86,62 @@ fn completions_are_delayed() {
     lb.as_ctx().stop().unwrap();
     while pe.progress() {}
 }
+
+/// A delayed completion is held back, never slept on: while it waits out its delay, the
+/// engine keeps delivering the completions of another context's tasks, and an engine asleep
+/// on its notification handle wakes up when it is due. (Before, the progress pass that met
+/// it slept for the whole delay: every other context of the engine stopped.)
+#[test]
+fn a_delayed_completion_holds_back_only_itself() {
+    let _g = test_lock();
+    let (pe, slow, seen) = setup();
+    let other = Loopback::create(Started::Running);
+    pe.connect_ctx(&other.as_ctx()).unwrap();
+    let others: Rc<RefCell<Vec<Instant>>> = Rc::default();
+    let o = others.clone();
+    other.set_conf(move |_, _, _| o.borrow_mut().push(Instant::now()), |_, _, _| {}, 4).unwrap();
+    other.as_ctx().start().unwrap();
+    let delay = Duration::from_millis(3000);
+    install_text("task.loopback.echo=1*nth(1):delay(3000)").unwrap();
+    let submitted = Instant::now();
+    slow.alloc_task(7).unwrap().submit().unwrap();
+    let due = submitted + delay;
+    // The other context's tasks, one after the other, each waited for with progress.
+    for _ in 0..50 {
+        let before = others.borrow().len();
+        other.alloc_task(1).unwrap().submit().unwrap();
+        while others.borrow().len() == before {
+            pe.progress();
+        }
+    }
+    let before_due = others.borrow().iter().filter(|t| **t < due).count();
+    assert!(before_due > 0, "the other context completed nothing while the delay ran");
+    // Asleep on the notification handle: woken when the held completion is due.
+    while seen.borrow().is_empty() {
+        assert!(
+            pe.wait(Some(Duration::from_secs(30))).unwrap(),
+            "the engine was not woken when the completion was due"
+        );
+        while pe.progress() {}
+    }
+    assert!(Instant::now() >= due, "delivered before its delay");
+    assert_eq!(seen.borrow()[0], (7, Ok(())));
+    clear();
+    assert_eq!(take_fired()[0].action, "delay(3000)");
+    slow.as_ctx().stop().unwrap();
+    other.as_ctx().stop().unwrap();
+    while pe.progress() {}
+}
+
+/// A delay longer than the bound (`doca_core::fault::MAX_DELAY_MS`, 60 000) is a plan error
+/// naming the part.
+#[test]
+fn a_delay_above_the_bound_is_a_plan_error() {
+    let _g = test_lock();
+    let e = install_text("task.cc.send=1*delay(4000000000000)").unwrap_err();
+    assert_eq!((e.code(), e.part.as_str()), (Error::InvalidValue, "task.cc.send=1*delay(4000000000000)"));
+    assert!(e.why.contains("60000"), "{e}");
+    assert!(install_text("task.cc.send=delay(60001)").is_err());
+    install_text("task.cc.send=delay(60000)").unwrap();
+    clear();
+}

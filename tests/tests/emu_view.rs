@@ -64,6 +64,11 @@ impl Fabric {
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("ls --json is not JSON ({e}): {out}"))
     }
 
+    /// The log (stderr) of the `n`th peer spawned (from 1).
+    fn log(&self, n: usize) -> PathBuf {
+        std::env::temp_dir().join(format!("{}-{n}.log", self.dir.file_name().unwrap().to_str().unwrap()))
+    }
+
     fn page(&self, pid: u32) -> PathBuf {
         self.dir.join(page_file(pid))
     }
@@ -314,6 +319,46 @@ fn pages_that_lie_are_garbage_or_of_another_user_are_never_trusted() {
     assert!(!f.page(quiet.pid()).exists(), "no page with the status page off");
     assert!(pids_in(&f.ls(), "processes").is_empty());
     assert!(quiet.finish());
+}
+
+/// A hostile process of the same user writes 500 bad plans into a server's mailbox, one
+/// after the other, each answered (refused, naming the bad part): the server logs the
+/// refusals at most once a second, each line counting those held back — not one line per
+/// plan. The bound counts lines against the seconds the flood took (the throttle's own
+/// rule: one line a second, plus the first), so it holds however slow the machine is.
+#[test]
+fn bad_plans_written_in_a_loop_are_logged_once_a_second_with_a_count() {
+    use doca_emu_tool::inject::{inject, Outcome};
+    let mut f = Fabric::new("flip");
+    let name = format!("emu-flip-{}", std::process::id());
+    let server = f.spawn(&["server", &name]);
+    expect(&server, "running");
+    let log = f.log(f.logs);
+    let dir = std::fs::File::open(&f.dir).unwrap();
+    let t0 = std::time::Instant::now();
+    for i in 0..500 {
+        let plan = format!("task.cc.send=nth({}):fial", i + 1);
+        match inject(std::os::fd::AsFd::as_fd(&dir), server.pid(), &plan, Duration::from_secs(60)) {
+            Ok(Outcome::Refused(why)) => assert!(why.contains("fial"), "{why}"),
+            other => panic!("plan {i}: {other:?}"),
+        }
+    }
+    let took = t0.elapsed();
+    assert!(server.finish());
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("not installed")).collect();
+    let allowed = took.as_secs() as usize + 2;
+    assert!(
+        !lines.is_empty() && lines.len() <= allowed,
+        "{} lines for 500 refused plans in {took:?} (at most {allowed}):\n{text}",
+        lines.len()
+    );
+    if lines.len() > 1 {
+        assert!(
+            lines[1..].iter().any(|l| l.contains("more like it")),
+            "the count of those held back: {text}"
+        );
+    }
 }
 
 /// Progresses `pe` until `done` (bounded: a minute), sleeping on its notification handle

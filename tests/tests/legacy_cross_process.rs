@@ -346,3 +346,53 @@ fn a_legacy_client_answered_busy_tries_again_until_it_connects() {
     ep.sendto(b"hello", MsgFlags::NONE, &peer).unwrap();
     drop(service);
 }
+
+/// Three legacy client processes stamp every 4080-byte message "sent at time 0" (the stamp
+/// rides in each slot, written by the sender) and keep the service's 8192-message rings
+/// from them full, while an honest client process does 2,000 echoes one after the other.
+/// The service takes messages by arrival per peer and round-robin across peers, so the
+/// stamps decide nothing: the honest client gets one turn in four at worst. Liveness bound:
+/// its 2,000 echoes come back within 20 s (alone they take under a second; attacked, 0.3 s
+/// on the 2-core machine of the fix; with the stamps deciding the order they took 56 s).
+#[test]
+fn legacy_clients_stamping_time_zero_do_not_starve_an_honest_client() {
+    use std::os::unix::fs::DirBuilderExt;
+    let name = unique("stamp");
+    let dir = std::env::temp_dir().join(format!("{name}-fabric"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    let env = [(doca_cc::transport::FABRIC_ENV, dir.to_str().unwrap())];
+    let log = |tag: &str| std::env::temp_dir().join(format!("{name}-{tag}.log"));
+    let service = Peer::spawn_logged_env(EP_PEER, &["serve-echo", &name], &log("service"), &env);
+    assert_eq!(service.line(), "listening");
+    let mut attackers: Vec<Peer> = (0..3)
+        .map(|i| {
+            Peer::spawn_logged_env(HOSTILE, &["ep-stamp-zero", &name], &log(&format!("hostile-{i}")), &env)
+        })
+        .collect();
+    for a in &attackers {
+        assert_eq!(a.line(), "flooding");
+    }
+    let honest = Peer::spawn_logged_env(EP_PEER, &["echoes", &name, "2000"], &log("honest"), &env);
+    // Peer::line waits up to 60 s: the liveness bound.
+    let done = honest.line();
+    eprintln!("honest client: {done}");
+    let ms: u64 = done
+        .strip_prefix("echoed 2000 in ")
+        .and_then(|rest| rest.strip_suffix(" ms"))
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("the honest client failed: {done}"));
+    assert!(ms < 20_000, "the honest client's echoes took {ms} ms while attacked: starved");
+    for a in attackers.iter_mut() {
+        a.send("bye");
+    }
+    for a in attackers {
+        let sent = a.line();
+        eprintln!("attacker: {sent}");
+        assert!(sent.starts_with("sent "), "{sent}");
+        assert!(a.finish());
+    }
+    assert!(honest.finish());
+    assert!(service.finish());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -70,6 +70,9 @@ struct State {
     /// The peer whose failure a non-blocking `recvfrom` of this client reported already
     /// (DOCA reports `CONNECTION_RESET` for the failure, not at every later call).
     reset_told: Option<u64>,
+    /// Where a service's next `recvfrom` starts looking among its peers: just after the peer
+    /// it last read from (round-robin; peers' stamps are their own claims, never an order).
+    turn: usize,
 }
 
 /// `struct doca_comm_channel_ep_t`: an endpoint. `Send + Sync`.
@@ -199,6 +202,7 @@ impl Endpoint {
                 next_id: 1,
                 throttle: Throttle::new(),
                 reset_told: None,
+                turn: 0,
             }),
             ctrl,
             rx_channel,
@@ -552,8 +556,9 @@ impl Endpoint {
         }
     }
 
-    /// `doca_comm_channel_ep_recvfrom`: the oldest message from any peer, copied into `buf`,
-    /// with its length and sender. Nothing → `AGAIN` (or, blocking, a sleep); a message
+    /// `doca_comm_channel_ep_recvfrom`: the next message, copied into `buf`, with its length
+    /// and sender: peers take turns (round-robin, starting after the peer read last), each
+    /// peer's messages in arrival order. Nothing → `AGAIN` (or, blocking, a sleep); a message
     /// larger than `buf` → `TOO_BIG` with the length it needs (the message stays queued);
     /// a client whose service left → `CONNECTION_RESET` (once for a non-blocking call, then
     /// `AGAIN`; at every blocking call). On a service it also accepts new
@@ -570,11 +575,17 @@ impl Endpoint {
             }
             self.poll(&mut st, &Now::system(), std::mem::take(&mut woke));
             let is_client = matches!(st.role, Role::Client);
-            // The message that was sent first, across peers.
-            let mut best: Option<(u64, PeerAddr)> = None;
+            // The first peer with a message, in turn from the one after the peer read last.
+            // (The send stamps are written by the peers: ordering by them let one peer that
+            // stamps 0 starve every other.)
+            let mut best: Option<(usize, PeerAddr)> = None;
             let mut broken: Vec<PeerAddr> = Vec::new();
             let mut reset = None;
-            for p in &st.peers {
+            let n = st.peers.len();
+            let start = if n == 0 { 0 } else { st.turn % n };
+            for k in 0..n {
+                let at = (start + k) % n;
+                let p = &st.peers[at];
                 if is_client {
                     match p.advance(false) {
                         Ok(()) => {}
@@ -589,9 +600,7 @@ impl Endpoint {
                 // what it reads, and the look that takes the message checks it again.
                 let stamp = p.with_channel(|c| c.recv().map(|slot| slot.bytes().and_then(stamp_of)));
                 match stamp {
-                    Some(Some(Some(stamp))) if best.as_ref().is_none_or(|(s, _)| stamp < *s) => {
-                        best = Some((stamp, p.clone()));
-                    }
+                    Some(Some(Some(_))) if best.is_none() => best = Some((at, p.clone())),
                     Some(Some(None)) => broken.push(p.clone()),
                     _ => {}
                 }
@@ -600,7 +609,7 @@ impl Endpoint {
                 tracing::error!(target: "doca_sdk", "comm channel: peer {} sent a malformed message: disconnected", p.id());
                 p.hang_up();
             }
-            if let Some((_, peer)) = best {
+            if let Some((at, peer)) = best {
                 let got = peer.with_channel(|c| {
                     let slot = c.recv()?;
                     let Some(msg) = slot.bytes().and_then(|b| b.get(STAMP..)) else {
@@ -617,6 +626,7 @@ impl Endpoint {
                 });
                 match got.flatten() {
                     Some(Ok(n)) => {
+                        st.turn = at + 1;
                         peer.count(false, n);
                         if let Some(e) = self.status.get() {
                             e.received(n);
@@ -866,6 +876,60 @@ mod tests {
             }
         };
         assert_eq!(reset, Error::ConnectionReset, "the client learns it was dropped");
+    }
+
+    /// The send stamp is the sender's claim: a client that stamps its messages 0 (the
+    /// oldest there can be) gets no more than its turn. With ten of its messages waiting,
+    /// another client's one message is read within two receives (round-robin), not after
+    /// all ten.
+    #[test]
+    fn a_client_stamping_zero_takes_its_turn_and_no_more() {
+        let name = format!("stamp-zero-{}", std::process::id());
+        let dev = open_device_with_pci("03:00.0", None).unwrap();
+        let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "3b:00.0").unwrap();
+        let svc = Endpoint::create().unwrap();
+        svc.set_device(&dev).unwrap();
+        svc.set_device_rep(&rep).unwrap();
+        svc.listen(&name).unwrap();
+        let mut buf = [0u8; 64];
+        let mut clients = Vec::new();
+        for hello in [&b"hostile"[..], b"honest"] {
+            let cep = Endpoint::create().unwrap();
+            cep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
+            let peer = cep.connect(&name).unwrap();
+            retry(|| {
+                svc.update_service_state_info().unwrap();
+                match cep.sendto(hello, MsgFlags::NONE, &peer) {
+                    Err(Error::NotConnected) => Err(Error::ConnectionInProgress),
+                    r => r,
+                }
+            })
+            .unwrap();
+            let (n, _) = retry(|| svc.recvfrom(&mut buf, MsgFlags::NONE).map_err(|e| e.error)).unwrap();
+            assert_eq!(&buf[..n], hello);
+            clients.push((cep, peer));
+        }
+        let (hostile, honest) = (&clients[0], &clients[1]);
+        // What a hostile client process can write into its ring: well-formed messages that
+        // claim to be sent at time 0.
+        for _ in 0..10 {
+            let written = hostile.1.with_channel(|c| {
+                c.send(KIND_EP_MSG, STAMP + 4, |b| {
+                    b[..STAMP].copy_from_slice(&0u64.to_le_bytes());
+                    b[STAMP..].copy_from_slice(b"zero");
+                })
+            });
+            assert_eq!(written, Some(Ok(true)));
+        }
+        honest.0.sendto(b"mine", MsgFlags::NONE, &honest.1).unwrap();
+        let mut read = Vec::new();
+        for _ in 0..11 {
+            let (n, _) = retry(|| svc.recvfrom(&mut buf, MsgFlags::NONE).map_err(|e| e.error)).unwrap();
+            read.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+        let at = read.iter().position(|m| m == "mine").expect("the honest message was read");
+        assert!(at < 2, "the honest message came after {at} stamped 0: {read:?}");
+        assert_eq!(read.iter().filter(|m| *m == "zero").count(), 10, "{read:?}");
     }
 
     /// A service polled rarely (2.5's sync_event_dpu sample calls recvfrom once a second):

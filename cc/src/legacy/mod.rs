@@ -4,7 +4,10 @@
 //!
 //! An endpoint has no progress engine: it makes progress inside its calls. A service
 //! (`listen`, DPU side) accepts clients whenever it is called; its first `recvfrom` of a
-//! client's message reveals that client's address. A client (`connect`, host side) gets a
+//! client's message reveals that client's address. A service reads its clients in turn
+//! (round-robin, each client's messages in the order they arrived): no client, however much
+//! it sends or whatever it writes into its messages, keeps another waiting for more than
+//! one message of each other client. A client (`connect`, host side) gets a
 //! peer address at once; its handshake completes asynchronously
 //! ([`PeerAddr::update_info`] answers `CONNECTION_INPROGRESS`, then `Ok`, or
 //! `CONNECTION_ABORTED`).
@@ -58,8 +61,10 @@ pub const MAX_CONNECTIONS_PER_PROCESS: CapSpec = CapSpec {
     descr: "legacy endpoint: clients one process may hold on one service",
 };
 
-/// Bytes before each message in its slot: the send time, to receive from many clients in
-/// arrival order ([`crate::proto::PeerKind::msg_overhead`]).
+/// Bytes before each message in its slot: the send time as the sender claims it
+/// ([`crate::proto::PeerKind::msg_overhead`]). Only its presence is checked: the sender
+/// writes it, so it never decides the order in which a service reads its clients (each
+/// peer's messages in arrival order, peers in turn).
 const STAMP: usize = 8;
 
 /// The send time at the front of a message; `None` when the peer wrote a message too short

@@ -41,8 +41,8 @@ pub enum PeerKind {
 
 impl PeerKind {
     /// Bytes each ring slot carries beyond the application's message: the legacy endpoint
-    /// stamps every message with its send time (so a service reads many clients in sending
-    /// order); the 2024 API carries the message alone.
+    /// stamps every message with its send time (informational: a receiver never orders by
+    /// it, since the sender writes it); the 2024 API carries the message alone.
     pub fn msg_overhead(self) -> usize {
         match self {
             PeerKind::Client => 0,

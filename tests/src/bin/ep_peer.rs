@@ -9,6 +9,13 @@
 //!                                      n messages with "ack <text>", prints "served <n>"
 //! ep_peer serve-blocking <name>        a 1.x service whose calls block: answers every message
 //!                                      with "ack <text>" until stdin closes; prints "listening"
+//! ep_peer serve-echo <name>            a service (receive queue 8192) asleep on its receive
+//!                                      event channel that
+//!                                      echoes every message back to its sender (an echo that
+//!                                      does not fit is dropped); prints "listening"; exits at
+//!                                      stdin EOF
+//! ep_peer echoes <name> <n>            a 1.x (blocking) client doing n echoes one after the
+//!                                      other, each checked: prints "echoed <n> in <ms> ms"
 //! ep_peer client <name> <text> [--blocking]
 //!                                      connects, sends <text>, prints "reply <text>";
 //!                                      stdin: disconnect (prints "disconnected") | EOF
@@ -122,6 +129,73 @@ fn serve_asleep(name: &str, n: usize) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+fn serve_echo(name: &str) -> ExitCode {
+    use rustix::event::epoll;
+    let ep = Endpoint::create().unwrap();
+    // The largest receive queue: a client may keep thousands of messages waiting.
+    ep.set_recv_queue_size(8191).unwrap();
+    let ep = listening(ep, name);
+    std::thread::spawn(|| {
+        for _ in std::io::stdin().lock().lines() {}
+        std::process::exit(0);
+    });
+    let (_send, recv) = ep.get_event_channel().unwrap();
+    let app = epoll::create(epoll::CreateFlags::CLOEXEC).unwrap();
+    epoll::add(&app, recv, epoll::EventData::new_u64(1), epoll::EventFlags::IN).unwrap();
+    let mut events =
+        [epoll::Event { flags: epoll::EventFlags::empty(), data: epoll::EventData::new_u64(0) }; 4];
+    let mut buf = vec![0u8; 4080];
+    loop {
+        match ep.recvfrom(&mut buf, MsgFlags::NONE) {
+            Ok((len, peer)) => {
+                // A sender that does not read its echoes gets AGAIN here: dropped.
+                let _ = ep.sendto(&buf[..len], MsgFlags::NONE, &peer);
+            }
+            Err(e) if e.error == Error::Again => {
+                ep.event_handle_arm_recv().unwrap();
+                epoll::wait(&app, &mut events[..], None).unwrap();
+            }
+            Err(e) => panic!("recvfrom: {e}"),
+        }
+    }
+}
+
+fn echoes(name: &str, n: usize) -> ExitCode {
+    let attr = InitAttr { cookie: 3, flags: 0, maxmsgs: 16, msgsize: 4080 };
+    let ep = Endpoint::create_with_attr(&attr).unwrap();
+    ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
+    let peer = ep.connect(name).unwrap();
+    while let Err(e) = peer.update_info() {
+        if e != Error::ConnectionInProgress {
+            println!("err {}", e.name());
+            return ExitCode::FAILURE;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    let t0 = std::time::Instant::now();
+    let mut buf = vec![0u8; 4080];
+    for i in 0..n {
+        let msg = format!("echo {i}");
+        let echoed = ep
+            .sendto(msg.as_bytes(), MsgFlags::NONE, &peer)
+            .map_err(|e| e.name().to_string())
+            .and_then(|()| ep.recvfrom(&mut buf, MsgFlags::NONE).map_err(|e| e.error.name().to_string()));
+        match echoed {
+            Ok((len, _)) if buf[..len] == *msg.as_bytes() => {}
+            Ok((len, _)) => {
+                println!("err echo {i} came back as {:?}", String::from_utf8_lossy(&buf[..len]));
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                println!("err {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    println!("echoed {n} in {} ms", t0.elapsed().as_millis());
+    ExitCode::SUCCESS
+}
+
 fn serve_blocking(name: &str) -> ExitCode {
     let attr = InitAttr { cookie: 2, flags: 0, maxmsgs: 16, msgsize: 4080 };
     let ep = listening(Endpoint::create_with_attr(&attr).unwrap(), name);
@@ -203,6 +277,8 @@ fn main() -> ExitCode {
         [_, "serve", name] => serve(name),
         [_, "serve-blocking", name] => serve_blocking(name),
         [_, "serve-asleep", name, n] => serve_asleep(name, n.parse().unwrap()),
+        [_, "serve-echo", name] => serve_echo(name),
+        [_, "echoes", name, n] => echoes(name, n.parse().unwrap()),
         [_, "client", name, text] => client(name, text, false),
         [_, "client", name, text, "--blocking"] => client(name, text, true),
         _ => {

@@ -35,6 +35,10 @@
 //! hostile hello-and-leave <name>  a correct Hello, then the socket closed before any answer
 //!                                 (as a client that gave up waiting and dialed again):
 //!                                 "left"; then waits for stdin EOF
+//! hostile ep-stamp-zero <name>    a legacy client of 3b:00.0 that stamps every message with
+//!                                 send time 0 (the oldest there can be) and keeps its ring to
+//!                                 the service full, never reading the echoes: "flooding";
+//!                                 then "sent <n>" at the first stdin line (or EOF)
 //! ```
 
 use std::collections::HashSet;
@@ -478,6 +482,67 @@ fn hello_and_leave(name: &str) -> String {
     String::new()
 }
 
+/// A legacy client that claims every message was sent at time 0 and keeps the service's
+/// receive ring full (sleeping on its room doorbell while it is), until a line on stdin.
+fn ep_stamp_zero(name: &str) -> String {
+    use doca_cc::proto::layout::KIND_EP_MSG;
+    use doca_cc::transport::setup::{self, Answer, Bells};
+    let function = PciAddr::parse(EP_HOST).unwrap();
+    let path = transport::service_path("ep", function, name).unwrap();
+    let sock = transport::connect(&path).unwrap().expect("the service listens");
+    let h = Hello {
+        kind: PeerKind::Endpoint,
+        max_msg_size: 4080,
+        recv_queue_size: 16,
+        function,
+        name: name.into(),
+    };
+    let bells = Bells::two().unwrap();
+    setup::send_hello(sock.as_fd(), &h, bells.theirs()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let channel = loop {
+        match setup::answer(sock.as_fd(), &h) {
+            Answer::Up(up) => break up.0,
+            Answer::Waiting if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
+            _ => return "refused".into(),
+        }
+    };
+    let (_messages, room) = bells.keep();
+    let room = room.expect("two doorbells");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s = stop.clone();
+    std::thread::spawn(move || {
+        let _ = std::io::stdin().lock().lines().next();
+        s.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    println!("flooding");
+    let payload = [b'x'; 4080];
+    let mut sent = 0u64;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let pushed = channel
+            .send(KIND_EP_MSG, 8 + payload.len(), |b| {
+                b[..8].copy_from_slice(&0u64.to_le_bytes());
+                b[8..].copy_from_slice(&payload);
+            })
+            .unwrap_or(false);
+        if pushed {
+            sent += 1;
+            channel.wake_peer();
+        } else if channel.peer_hung_up() {
+            break;
+        } else if !channel.arm_for_room() {
+            // Full: sleep until the service makes room (bounded, to notice stdin's end).
+            let _ = rustix::event::poll(
+                &mut [rustix::event::PollFd::new(&room, rustix::event::PollFlags::IN)],
+                Some(&rustix::time::Timespec { tv_sec: 0, tv_nsec: 100_000_000 }),
+            );
+            room.drain();
+            channel.disarm();
+        }
+    }
+    format!("sent {sent}")
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or_default();
@@ -495,6 +560,7 @@ fn main() -> ExitCode {
         "huge-consumer" => huge_consumer(arg(1), arg(2).parse().unwrap()),
         "conns" => conns(arg(1), arg(2).parse().unwrap()),
         "hello-and-leave" => hello_and_leave(arg(1)),
+        "ep-stamp-zero" => ep_stamp_zero(arg(1)),
         other => {
             eprintln!("hostile: unknown mode {other:?}");
             return ExitCode::FAILURE;
