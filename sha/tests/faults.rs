@@ -1,79 +1,95 @@
-//! A fault plan failing hash tasks: the injected failure takes the road of a real one
-//! (pe_task_error; core's engine kit, for every engine library): fatal to the context, the
-//! tasks queued behind it flushed, Idle, and a restart works. Its own test binary: a plan is
-//! process-wide.
+//! A fault plan failing a hash task: the injected failure takes the road of a real one
+//! (pe_task_error; core's engine kit applies it to every engine library): fatal to the
+//! context, the tasks of both types queued behind it flushed, Idle, and a restart works. Its
+//! own test binary: a plan is process-wide.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use doca_buf::Inventory;
+use doca_buf::{Buf, Inventory};
 use doca_core::{fault, open_device_with_pci, CtxState, Data, Error, Pe};
 use doca_mmap::{AccessFlags, Mmap};
-use doca_sha::{Algorithm, HashTask, Sha, FLUSH_STATUS};
+use doca_sha::{Algorithm, Sha, FLUSH_STATUS};
 
-type Seen = Rc<RefCell<Vec<(u64, Result<(), Error>)>>>;
-
-fn record(seen: &Seen) -> impl FnMut(HashTask, Data, Data) + 'static {
-    let seen = seen.clone();
-    move |t: HashTask, td: Data, _| seen.borrow_mut().push((td.as_u64(), t.status()))
-}
-
-/// Progress until `done` (bounded: the engine always moves a task forward).
-fn run(pe: &Pe, done: impl Fn() -> bool) {
-    for _ in 0..100_000 {
-        if done() {
-            return;
-        }
-        pe.progress();
-    }
-    panic!("the engine did not finish");
+/// What the callbacks saw: (task type, user data, status), and the states entered.
+#[derive(Default)]
+struct Log {
+    tasks: Vec<(&'static str, u64, Result<(), Error>)>,
+    states: Vec<CtxState>,
 }
 
 #[test]
-fn an_injected_hash_failure_is_fatal_to_its_context_like_a_real_one() {
+fn an_injected_hash_failure_is_fatal_and_flushes_both_task_types() {
     let _g = fault::test_lock();
     let dev = open_device_with_pci("03:00.0", None).unwrap();
-    let pe = Pe::create().unwrap();
+    let log: Rc<RefCell<Log>> = Rc::default();
     let sha = Sha::create(&dev).unwrap();
+    let l = log.clone();
+    let hashed = move |t: doca_sha::HashTask, td: Data, _| {
+        l.borrow_mut().tasks.push(("hash", td.as_u64(), t.status()))
+    };
+    sha.task_hash_set_conf(hashed.clone(), hashed, 3).unwrap();
+    let l = log.clone();
+    let partial = move |t: doca_sha::PartialHashTask, td: Data, _| {
+        l.borrow_mut().tasks.push(("partial", td.as_u64(), t.status()))
+    };
+    sha.task_partial_hash_set_conf(partial.clone(), partial, 1).unwrap();
+    let l = log.clone();
+    sha.as_ctx().set_state_changed_cb(move |_, _, _, next| l.borrow_mut().states.push(next)).unwrap();
+    let pe = Pe::create().unwrap();
     pe.connect_ctx(&sha.as_ctx()).unwrap();
-    let seen: Seen = Rc::default();
-    sha.task_hash_set_conf(record(&seen), record(&seen), 3).unwrap();
-    let states: Rc<RefCell<Vec<CtxState>>> = Rc::default();
-    let st = states.clone();
-    sha.as_ctx().set_state_changed_cb(move |_, _, _, next| st.borrow_mut().push(next)).unwrap();
     sha.as_ctx().start().unwrap();
+
+    // One map: four 128-byte sources, each followed by room for its digest.
+    let mem = Mmap::create().unwrap();
+    mem.set_memrange(vec![3u8; 1024]).unwrap();
+    mem.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+    mem.add_dev(&dev).unwrap();
+    mem.start().unwrap();
     let inv = Inventory::create(16).unwrap();
     inv.start().unwrap();
-    let m = Mmap::create().unwrap();
-    m.set_memrange(vec![7u8; 4 * 256]).unwrap();
-    m.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
-    m.add_dev(&dev).unwrap();
-    m.start().unwrap();
+    let pair = |i: usize| -> (Buf, Buf) {
+        (inv.buf_get_data_at(&mem, i * 256, 128).unwrap(), inv.buf_get_at(&mem, i * 256 + 128, 128).unwrap())
+    };
+    let (s, d): (Vec<Buf>, Vec<Buf>) = (0..4).map(pair).unzip();
+
     fault::take_fired();
     fault::install_text("task.sha.hash=nth(2):fail(IO_FAILED)").unwrap();
-    let mut bufs = Vec::new();
-    for i in 0..4usize {
-        let src = inv.buf_get_data_at(&m, i * 256, 128).unwrap();
-        let dst = inv.buf_get_at(&m, i * 256 + 128, 128).unwrap();
-        let t = sha.task_hash_alloc_init(Algorithm::Sha256, Some(&src), Some(&dst), Data::from_u64(i as u64));
+    for i in 0..3 {
+        let t =
+            sha.task_hash_alloc_init(Algorithm::Sha256, Some(&s[i]), Some(&d[i]), Data::from_u64(i as u64));
         t.unwrap().submit().unwrap();
-        bufs.push((src, dst));
     }
-    run(&pe, || sha.as_ctx().state() == CtxState::Idle);
+    let p = sha
+        .task_partial_hash_alloc_init(Algorithm::Sha1, Some(&s[3]), Some(&d[3]), Data::from_u64(3))
+        .unwrap();
+    p.set_is_final();
+    p.submit().unwrap();
+    let mut passes = 0;
+    while sha.as_ctx().state() != CtxState::Idle {
+        pe.progress();
+        passes += 1;
+        assert!(passes < 10_000, "the context did not reach Idle: {:?}", log.borrow().tasks);
+    }
     fault::clear();
-    assert_eq!(
-        *seen.borrow(),
-        [(0, Ok(())), (1, Err(Error::IoFailed)), (2, Err(FLUSH_STATUS)), (3, Err(FLUSH_STATUS))]
-    );
-    assert_eq!(*states.borrow(), [CtxState::Running, CtxState::Stopping, CtxState::Idle]);
+    let want = [
+        ("hash", 0, Ok(())),
+        ("hash", 1, Err(Error::IoFailed)),
+        ("hash", 2, Err(FLUSH_STATUS)),
+        ("partial", 3, Err(FLUSH_STATUS)),
+    ];
+    assert_eq!(log.borrow().tasks, want);
+    assert_eq!(log.borrow().states, [CtxState::Running, CtxState::Stopping, CtxState::Idle]);
     let fired = fault::take_fired();
-    assert_eq!(fired.len(), 1);
-    assert_eq!((fired[0].point.as_str(), fired[0].hit), ("task.sha.hash", 2));
-    // Nothing else broke: the context starts again and hashes.
+    assert_eq!(fired.iter().map(|f| (f.point.as_str(), f.hit)).collect::<Vec<_>>(), [("task.sha.hash", 2)]);
+
+    // The context starts again and hashes.
     sha.as_ctx().start().unwrap();
-    let (src, dst) = &bufs[1];
-    let t = sha.task_hash_alloc_init(Algorithm::Sha256, Some(src), Some(dst), Data::from_u64(9)).unwrap();
+    let t = sha.task_hash_alloc_init(Algorithm::Sha256, Some(&s[1]), Some(&d[1]), Data::from_u64(9)).unwrap();
     t.submit().unwrap();
-    run(&pe, || seen.borrow().len() == 5);
-    assert_eq!(seen.borrow()[4], (9, Ok(())));
+    while log.borrow().tasks.len() < 5 && passes < 20_000 {
+        pe.progress();
+        passes += 1;
+    }
+    assert_eq!(log.borrow().tasks.get(4), Some(&("hash", 9, Ok(()))));
 }
