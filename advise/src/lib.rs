@@ -34,15 +34,10 @@
 pub mod caps;
 
 use std::cell::Cell;
-use std::rc::{Rc, Weak};
 
 use doca_buf::Buf;
-use doca_core::clock::Now;
-use doca_core::queue::{Step, TaskQueue};
-use doca_core::{
-    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, Data, Dev, Error, Refused, Result, Started, Task, TaskId,
-    TaskLib, TaskPayload, TaskPool,
-};
+use doca_core::queue::{Engine, EngineTask, Fifo, LibCtx, Sizes, Step};
+use doca_core::{bail, Ctx, Data, Dev, Error, Refused, Result, TaskId, TaskPayload, TaskPool};
 
 /// Status of the tasks a stop or a failure flushes: `DOCA_ERROR_SHUTDOWN`.
 pub const FLUSH_STATUS: Error = doca_core::queue::FLUSH_STATUS;
@@ -72,19 +67,19 @@ impl InvalidateCacheTask {
     }
 }
 
+/// The engine of cache-invalidate tasks (core's [`doca_core::queue`] kit runs the queue and
+/// the context).
 #[doc(hidden)] // named by the task payload (`TaskPayload::Lib`); reached through MmapAdvise
 pub struct AdviseOps {
     dev: Dev,
     pool: TaskPool<Invalidate>,
-    /// Submitted tasks in order.
-    queue: TaskQueue<TaskId>,
     /// `mmap_advise.max_buf_size`, read at start.
     max_buf_size: Cell<u64>,
 }
 
 /// `struct doca_mmap_advise`: a context on one device.
 pub struct MmapAdvise {
-    ctx: Rc<CtxCell<AdviseOps>>,
+    ctx: LibCtx<Fifo<AdviseOps>>,
 }
 
 impl MmapAdvise {
@@ -92,10 +87,9 @@ impl MmapAdvise {
     /// cache invalidation ([`caps::task_cache_invalidate_is_supported`]).
     pub fn create(dev: &Dev) -> Result<MmapAdvise> {
         caps::task_cache_invalidate_is_supported(dev.as_devinfo())?;
-        let ctx = CtxCell::new(|weak: &Weak<CtxCell<AdviseOps>>| AdviseOps {
+        let ctx = LibCtx::new(|weak| AdviseOps {
             dev: dev.clone(),
             pool: TaskPool::new(weak.clone()),
-            queue: TaskQueue::new(),
             max_buf_size: Cell::new(0),
         });
         Ok(MmapAdvise { ctx })
@@ -103,7 +97,7 @@ impl MmapAdvise {
 
     /// `doca_mmap_advise_as_ctx`.
     pub fn as_ctx(&self) -> Ctx {
-        Ctx::from(self.ctx.clone())
+        self.ctx.as_ctx()
     }
 
     /// `doca_mmap_advise_task_invalidate_cache_set_conf`: callbacks and pool size
@@ -114,20 +108,8 @@ impl MmapAdvise {
         error: impl FnMut(InvalidateCacheTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        let max = caps::max_num_tasks(self.ctx.ops().dev.as_devinfo())?;
-        if num_tasks > max {
-            bail!(
-                Error::InvalidValue,
-                "mmap advise: {num_tasks} cache-invalidate tasks exceed the maximum {max} (cap mmap_advise.max_num_tasks)"
-            );
-        }
-        let (mut done, mut failed) = (completion, error);
-        self.ctx.ops().pool.set_conf(
-            self.ctx.core(),
-            Box::new(move |t: Task<Invalidate>, td, cd| done(InvalidateCacheTask(t), td, cd)),
-            Box::new(move |t: Task<Invalidate>, td, cd| failed(InvalidateCacheTask(t), td, cd)),
-            num_tasks,
-        )
+        let max = caps::max_num_tasks(self.ctx.engine().dev.as_devinfo())?;
+        self.ctx.set_conf(completion, error, num_tasks, max)
     }
 
     /// `doca_mmap_advise_task_invalidate_cache_alloc_init`: a task on `buf` (may be `None`
@@ -138,28 +120,50 @@ impl MmapAdvise {
         buf: Option<&Buf>,
         user_data: Data,
     ) -> Result<InvalidateCacheTask> {
-        let t = self.ctx.ops().pool.alloc(|p| {
-            *p = Invalidate { buf: buf.cloned() };
-            Ok(())
-        })?;
-        t.set_user_data(user_data);
+        let t = self.ctx.alloc(user_data, |p: &mut Invalidate| *p = Invalidate { buf: buf.cloned() })?;
         Ok(InvalidateCacheTask(t))
     }
 
     /// `doca_mmap_advise_destroy`: Idle only (`BAD_STATE`, and the context back).
     pub fn destroy(self) -> Result<(), Refused<MmapAdvise>> {
-        let core = self.ctx.core();
-        if let Err(e) = core.require_idle("mmap advise destroy") {
-            return Err(Refused::new(e, self));
-        }
-        match core.destroy() {
-            Ok(()) => Ok(()),
-            Err(e) => Err(Refused::new(e, self)),
-        }
+        self.ctx.destroy().map_err(|r| r.map(|ctx| MmapAdvise { ctx }))
     }
 }
 
-impl AdviseOps {
+/// Every task queued before the pass, in order (no byte budget: nothing is copied); a failed
+/// task is fatal to the context, the rest flushed (see [`doca_core::queue`]).
+impl Engine for AdviseOps {
+    type Job = TaskId;
+    const KIND: &'static str = "mmap_advise";
+    const FAILED: &'static str = "a cache-invalidate task failed";
+
+    fn start(&self) -> Result<Sizes> {
+        self.max_buf_size.set(caps::task_cache_invalidate_max_buf_size(self.dev.as_devinfo())?);
+        self.pool.prepare(Invalidate::default);
+        Ok(Sizes { tasks: self.pool.capacity() as usize, bytes_per_pass: usize::MAX })
+    }
+
+    fn step(&self, id: TaskId, _budget: usize) -> Step {
+        match self.validate(id) {
+            Ok(()) => Step::Done(0),
+            Err(e) => Step::Failed(e),
+        }
+    }
+
+    fn finish(&self, id: TaskId, status: Result<()>) {
+        self.pool.finish(id, status);
+    }
+}
+
+impl EngineTask<Invalidate> for AdviseOps {
+    fn pool(&self) -> &TaskPool<Invalidate> {
+        &self.pool
+    }
+
+    fn job(id: TaskId) -> TaskId {
+        id
+    }
+
     /// Every check of a task (see the crate's table).
     fn validate(&self, id: TaskId) -> Result<()> {
         let buf = self.pool.with_payload(id, |p| p.buf.clone()).ok_or(Error::BadState)?;
@@ -187,79 +191,6 @@ impl AdviseOps {
     }
 }
 
-impl CtxOps for AdviseOps {
-    fn kind(&self) -> &'static str {
-        "mmap_advise"
-    }
-
-    fn start(&self, _core: &CtxCore) -> Result<Started> {
-        self.max_buf_size.set(caps::task_cache_invalidate_max_buf_size(self.dev.as_devinfo())?);
-        self.pool.prepare(Invalidate::default);
-        self.queue.reset(self.pool.capacity() as usize);
-        Ok(Started::Running)
-    }
-
-    fn stop(&self, _core: &CtxCore) {
-        // Queued tasks are flushed in progress: callbacks never run inside stop.
-    }
-
-    /// Only while tasks wait: an idle context costs its engine nothing.
-    fn needs_poll(&self, _core: &CtxCore) -> bool {
-        !self.queue.is_empty()
-    }
-
-    /// Every task queued before the pass, in order (no byte budget: nothing is copied); a
-    /// failed task is fatal to the context, the rest flushed (see [`doca_core::queue`]).
-    fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        self.queue.progress(
-            core,
-            usize::MAX,
-            "a cache-invalidate task failed",
-            |id, _| {
-                let status = self.validate(id);
-                self.pool.finish(id, status);
-                match status {
-                    Ok(()) => Step::Done(0),
-                    Err(e) => {
-                        tracing::debug!(target: "doca_sdk", "mmap advise: cache-invalidate task failed: {e:?}");
-                        Step::Failed(e)
-                    }
-                }
-            },
-            |id| {
-                self.pool.finish(id, Err(FLUSH_STATUS));
-            },
-        )
-    }
-
-    fn request_notification(&self, _core: &CtxCore) -> bool {
-        !self.queue.is_empty()
-    }
-}
-
 impl TaskPayload for Invalidate {
-    type Lib = AdviseOps;
-}
-
-impl TaskLib<Invalidate> for AdviseOps {
-    fn pool(&self) -> &TaskPool<Invalidate> {
-        &self.pool
-    }
-
-    /// Queued as it is: checked when the engine reaches it (DOCA's submit does not validate).
-    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.queue.push(task);
-        Ok(())
-    }
-
-    /// `doca_task_try_submit`: the engine's checks first; any failure is `INVALID_VALUE`
-    /// (the log line names the check and the status the error callback would have given).
-    fn check(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        match self.validate(task) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                Err(fail!(Error::InvalidValue, "mmap advise: try_submit refused the task ({})", e.name()))
-            }
-        }
-    }
+    type Lib = Fifo<AdviseOps>;
 }

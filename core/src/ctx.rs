@@ -41,7 +41,9 @@
 //! [`CtxOps::progress`] and reports back through [`CtxCore::set_running`],
 //! [`CtxCore::abort_start`], [`CtxCore::fail`] and [`crate::TaskPool::finish`]. It makes
 //! its file descriptors wake a sleeping application with [`CtxCore::watch`], whose guard
-//! unregisters them when dropped. Core knows nothing else about the library.
+//! unregisters them when dropped. Core knows nothing else about the library. An engine
+//! library (tasks worked through in order inside progress: DMA, SHA, …) writes only its
+//! engine: [`crate::queue`]'s kit is its [`CtxOps`] and [`crate::TaskLib`].
 
 use std::cell::{Cell, RefCell};
 use std::fmt;

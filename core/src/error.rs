@@ -179,6 +179,12 @@ impl<T> Refused<T> {
     pub fn into_inner(self) -> T {
         self.value
     }
+
+    /// The same refusal of the object `f` makes of this one (e.g. a library's handle
+    /// around a generic one).
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Refused<U> {
+        Refused { error: self.error, value: f(self.value) }
+    }
 }
 
 impl<T> fmt::Debug for Refused<T> {

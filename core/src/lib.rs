@@ -10,7 +10,7 @@
 //! | `doca_ctx`, `doca_ctx_states`          | [`Ctx`], [`CtxState`] ([`ctx`] has the transition table) |
 //! | `doca_task`                            | [`Task`], [`TaskPool`]                 |
 //! | `doca_graph` (DOCA Core's task graphs)  | [`graph`]: [`Graph`], [`GraphInstance`], [`Node`] |
-//! | an engine library's task queue, DOCA's fatal-failure rule | [`queue`]: [`queue::TaskQueue`] |
+//! | an engine library's kit: its context, queue, DOCA's fatal-failure rule | [`queue`]: [`queue::Engine`], [`queue::Fifo`], [`queue::LibCtx`] |
 //! | notification handles, doorbells        | [`notify`]                             |
 //! | time of a progress pass (testable)     | [`clock`]: [`Now`], [`Clock`]          |
 //! | fault plans (`DOCA_EMU_FAULTS`)        | [`fault`]: [`fault::install_text`], [`fault::fired`] |

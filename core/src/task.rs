@@ -741,6 +741,12 @@ macro_rules! task_handle {
             }
         }
 
+        impl ::std::convert::From<$crate::Task<$payload>> for $name {
+            fn from(task: $crate::Task<$payload>) -> $name {
+                $name(task)
+            }
+        }
+
         impl $crate::task::Submit for $name {
             fn submit(self) -> ::std::result::Result<(), $crate::Refused<$name>> {
                 $name::submit(self)

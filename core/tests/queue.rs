@@ -1,5 +1,5 @@
-//! `doca_core::queue` on its own, through a small library built on the public plug-in
-//! interface: each task "costs" its value in bytes of the pass's budget and fails when its
+//! `doca_core::queue`, the engine kit, on its own, through a small engine library built on
+//! it: each task "costs" its value in bytes of the pass's budget and fails when its
 //! value is 0. Proves the budget (a task larger than what is left waits for the next pass),
 //! that tasks submitted by a pass's callbacks wait for the next pass, and the fatal-failure
 //! rule (Stopping at once, the rest SHUTDOWN, Idle once freed, a restart works).
@@ -7,12 +7,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use doca_core::clock::Now;
-use doca_core::queue::{Step, TaskQueue, FLUSH_STATUS};
-use doca_core::{
-    Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Pe, Result, Started, Task, TaskId, TaskLib,
-    TaskPayload, TaskPool,
-};
+use doca_core::queue::{Engine, EngineTask, Fifo, LibCtx, Sizes, Step, FLUSH_STATUS};
+use doca_core::{CtxState, Data, Error, Pe, Result, Task, TaskId, TaskPayload, TaskPool};
 
 #[derive(Default)]
 struct Job {
@@ -23,76 +19,69 @@ struct Job {
 
 struct Ops {
     pool: TaskPool<Job>,
-    queue: TaskQueue<TaskId>,
 }
 
 const BUDGET: usize = 100;
 
-impl Ops {
+impl Engine for Ops {
+    type Job = TaskId;
+    const KIND: &'static str = "queue-test";
+    const FAILED: &'static str = "a test task failed";
+
+    fn start(&self) -> Result<Sizes> {
+        self.pool.prepare(Job::default);
+        Ok(Sizes { tasks: self.pool.capacity() as usize, bytes_per_pass: BUDGET })
+    }
+
     fn step(&self, id: TaskId, budget: usize) -> Step {
         let left = self.pool.with_payload(id, |p| p.cost - p.paid).unwrap();
-        if self.pool.with_payload(id, |p| p.cost).unwrap() == 0 {
-            self.pool.finish(id, Err(Error::InvalidValue));
+        if self.validate(id).is_err() {
             return Step::Failed(Error::InvalidValue);
         }
         if left > budget {
             self.pool.with_payload(id, |p| p.paid += budget);
             return Step::Partial(budget);
         }
-        self.pool.finish(id, Ok(()));
         Step::Done(left)
+    }
+
+    fn finish(&self, id: TaskId, status: Result<()>) {
+        self.pool.finish(id, status);
     }
 }
 
-impl CtxOps for Ops {
-    fn kind(&self) -> &'static str {
-        "queue-test"
+impl EngineTask<Job> for Ops {
+    fn pool(&self) -> &TaskPool<Job> {
+        &self.pool
     }
-    fn start(&self, _core: &CtxCore) -> Result<Started> {
-        self.pool.prepare(Job::default);
-        self.queue.reset(self.pool.capacity() as usize);
-        Ok(Started::Running)
+
+    fn job(id: TaskId) -> TaskId {
+        id
     }
-    fn stop(&self, _core: &CtxCore) {}
-    fn needs_poll(&self, _core: &CtxCore) -> bool {
-        !self.queue.is_empty()
-    }
-    fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        self.queue.progress(
-            core,
-            BUDGET,
-            "a test task failed",
-            |id, budget| self.step(id, budget),
-            |id| {
-                self.pool.finish(id, Err(FLUSH_STATUS));
-            },
-        )
+
+    fn validate(&self, id: TaskId) -> Result<()> {
+        match self.pool.with_payload(id, |p| p.cost) {
+            Some(0) | None => Err(Error::InvalidValue),
+            Some(_) => Ok(()),
+        }
     }
 }
 
 impl TaskPayload for Job {
-    type Lib = Ops;
+    type Lib = Fifo<Ops>;
 }
 
-impl TaskLib<Job> for Ops {
-    fn pool(&self) -> &TaskPool<Job> {
-        &self.pool
-    }
-    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.queue.push(task);
-        Ok(())
-    }
-}
+type Ctx = LibCtx<Fifo<Ops>>;
+
+/// The context, and the costs of the tasks its next completion callback submits.
+type Again = (Weak<Ctx>, Rc<RefCell<Vec<usize>>>);
 
 /// (cost, status, pass it completed in)
 type Seen = Rc<RefCell<Vec<(usize, Result<()>, u32)>>>;
 
-/// The context, and the costs of the tasks its next completion callback submits.
-type Again = (Weak<CtxCell<Ops>>, Rc<RefCell<Vec<usize>>>);
-
 struct Rig {
     pe: Pe,
-    ctx: Rc<CtxCell<Ops>>,
+    ctx: Rc<Ctx>,
     seen: Seen,
     pass: Rc<Cell<u32>>,
     /// Tasks to submit from the next completion callback.
@@ -101,17 +90,14 @@ struct Rig {
 
 fn rig() -> Rig {
     let pe = Pe::create().unwrap();
-    let ctx = CtxCell::new(|w: &Weak<CtxCell<Ops>>| Ops {
-        pool: TaskPool::new(w.clone()),
-        queue: TaskQueue::new(),
-    });
-    pe.connect_ctx(&Ctx::from(ctx.clone())).unwrap();
+    let ctx = Rc::new(LibCtx::new(|w| Ops { pool: TaskPool::new(w.clone()) }));
+    pe.connect_ctx(&ctx.as_ctx()).unwrap();
     let seen: Seen = Rc::default();
     let pass = Rc::new(Cell::new(0));
     let resubmit: Rc<RefCell<Vec<usize>>> = Rc::default();
     let record = |seen: &Seen, pass: &Rc<Cell<u32>>, again: Option<Again>| {
         let (seen, pass) = (seen.clone(), pass.clone());
-        Box::new(move |t: Task<Job>, _: Data, _: Data| {
+        move |t: Task<Job>, _: Data, _: Data| {
             seen.borrow_mut().push((t.with_payload(|p| p.cost), t.status(), pass.get()));
             drop(t);
             if let Some((ctx, costs)) = &again {
@@ -120,29 +106,16 @@ fn rig() -> Rig {
                     alloc(&ctx, cost).submit().unwrap();
                 }
             }
-        })
+        }
     };
-    ctx.ops()
-        .pool
-        .set_conf(
-            ctx.core(),
-            record(&seen, &pass, Some((Rc::downgrade(&ctx), resubmit.clone()))),
-            record(&seen, &pass, None),
-            8,
-        )
-        .unwrap();
-    Ctx::from(ctx.clone()).start().unwrap();
+    let again = Some((Rc::downgrade(&ctx), resubmit.clone()));
+    ctx.set_conf(record(&seen, &pass, again), record(&seen, &pass, None), 8, 8).unwrap();
+    ctx.as_ctx().start().unwrap();
     Rig { pe, ctx, seen, pass, resubmit }
 }
 
-fn alloc(ctx: &CtxCell<Ops>, cost: usize) -> Task<Job> {
-    ctx.ops()
-        .pool
-        .alloc(|p| {
-            *p = Job { cost, paid: 0 };
-            Ok(())
-        })
-        .unwrap()
+fn alloc(ctx: &Ctx, cost: usize) -> Task<Job> {
+    ctx.alloc(Data::NONE, |p: &mut Job| *p = Job { cost, paid: 0 }).unwrap()
 }
 
 impl Rig {
@@ -151,7 +124,7 @@ impl Rig {
         self.pe.progress();
     }
     fn state(&self) -> CtxState {
-        Ctx::from(self.ctx.clone()).state()
+        self.ctx.as_ctx().state()
     }
 }
 
@@ -194,8 +167,25 @@ fn a_failed_task_stops_the_context_and_the_rest_is_flushed() {
         r.progress();
         assert!(r.pass.get() < 100, "the context did not reach Idle");
     }
-    Ctx::from(r.ctx.clone()).start().unwrap();
+    r.ctx.as_ctx().start().unwrap();
     alloc(&r.ctx, 40).submit().unwrap();
     r.progress();
     assert_eq!(r.seen.borrow().last(), Some(&(40, Ok(()), r.pass.get())), "a restarted context works");
+}
+
+#[test]
+fn try_submit_refuses_what_the_engine_would_fail_and_the_set_conf_maximum_holds() {
+    let r = rig();
+    let bad = alloc(&r.ctx, 0);
+    let refused = bad.try_submit().unwrap_err();
+    assert_eq!(refused.error, Error::InvalidValue);
+    r.progress();
+    assert!(r.seen.borrow().is_empty(), "a refused task never reaches the engine");
+    assert_eq!(r.state(), CtxState::Running, "a refusal is no failure");
+    drop(refused);
+    r.ctx.as_ctx().stop().unwrap();
+    let nothing = |_: Task<Job>, _: Data, _: Data| {};
+    assert_eq!(r.ctx.set_conf(nothing, nothing, 9, 8), Err(Error::InvalidValue));
+    assert_eq!(r.ctx.set_conf(nothing, nothing, 0, 8), Err(Error::InvalidValue));
+    assert_eq!(r.ctx.set_conf(nothing, nothing, 8, 8), Ok(()));
 }

@@ -81,15 +81,10 @@ pub mod caps;
 
 use std::borrow::Cow;
 use std::cell::Cell;
-use std::rc::{Rc, Weak};
 
 use doca_buf::{Buf, Shape};
-use doca_core::clock::Now;
-use doca_core::queue::{Step, TaskQueue};
-use doca_core::{
-    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, Data, Dev, Error, Refused, Result, Started, Task, TaskId,
-    TaskLib, TaskPayload, TaskPool,
-};
+use doca_core::queue::{Engine, EngineTask, Fifo, LibCtx, Sizes, Step};
+use doca_core::{bail, fail, Ctx, Data, Dev, Error, Refused, Result, TaskId, TaskPayload, TaskPool};
 use doca_mmap::AccessFlags;
 
 /// Status of the tasks a stop or a failure flushes: `DOCA_ERROR_SHUTDOWN`.
@@ -105,9 +100,6 @@ pub struct Memcpy {
     copied: usize,
     /// The source's length, set when the engine checked the task (0 before).
     len: usize,
-    /// A fault plan failed this submission with this code: the engine fails it when it
-    /// reaches it, as it fails a task whose copy fails.
-    injected: Option<Error>,
 }
 
 /// One buffer of a task, and whether its map passed the device checks (reached by the
@@ -168,21 +160,27 @@ impl MemcpyTask {
 struct Limits {
     max_buf_size: u64,
     max_list_len: u32,
-    bytes_per_pass: usize,
 }
 
+impl Limits {
+    fn read(info: &doca_core::DevInfo) -> Result<Limits> {
+        let max_buf_size = caps::task_memcpy_max_buf_size(info)?;
+        Ok(Limits { max_buf_size, max_list_len: caps::task_memcpy_max_buf_list_len(info)? })
+    }
+}
+
+/// The DMA engine: the copies of the queued memcpy tasks (core's [`doca_core::queue`] kit
+/// runs the queue and the context).
 #[doc(hidden)] // named by the task payload (`TaskPayload::Lib`); reached through Dma
 pub struct DmaOps {
     dev: Dev,
     pool: TaskPool<Memcpy>,
-    /// Submitted tasks in order; the front one is being copied.
-    queue: TaskQueue<TaskId>,
     limits: Cell<Limits>,
 }
 
 /// `struct doca_dma`: a DMA context on one device.
 pub struct Dma {
-    ctx: Rc<CtxCell<DmaOps>>,
+    ctx: LibCtx<Fifo<DmaOps>>,
 }
 
 impl Dma {
@@ -190,11 +188,10 @@ impl Dma {
     /// ([`caps::task_memcpy_is_supported`]).
     pub fn create(dev: &Dev) -> Result<Dma> {
         caps::task_memcpy_is_supported(dev.as_devinfo())?;
-        let limits = Limits { max_buf_size: 0, max_list_len: 1, bytes_per_pass: 1 };
-        let ctx = CtxCell::new(|weak: &Weak<CtxCell<DmaOps>>| DmaOps {
+        let limits = Limits { max_buf_size: 0, max_list_len: 1 };
+        let ctx = LibCtx::new(|weak| DmaOps {
             dev: dev.clone(),
             pool: TaskPool::new(weak.clone()),
-            queue: TaskQueue::new(),
             limits: Cell::new(limits),
         });
         Ok(Dma { ctx })
@@ -202,12 +199,12 @@ impl Dma {
 
     /// `doca_dma_as_ctx`.
     pub fn as_ctx(&self) -> Ctx {
-        Ctx::from(self.ctx.clone())
+        self.ctx.as_ctx()
     }
 
     /// `doca_dma_cap_get_max_num_tasks`.
     pub fn cap_get_max_num_tasks(&self) -> Result<u32> {
-        caps::max_num_tasks(self.ctx.ops().dev.as_devinfo())
+        caps::max_num_tasks(self.ctx.engine().dev.as_devinfo())
     }
 
     /// `doca_dma_task_memcpy_set_conf`: callbacks and pool size (1..=`dma.max_num_tasks`,
@@ -218,20 +215,7 @@ impl Dma {
         error: impl FnMut(MemcpyTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        let max = self.cap_get_max_num_tasks()?;
-        if num_tasks > max {
-            bail!(
-                Error::InvalidValue,
-                "dma: {num_tasks} memcpy tasks exceed the maximum {max} (cap dma.max_num_tasks)"
-            );
-        }
-        let (mut done, mut failed) = (completion, error);
-        self.ctx.ops().pool.set_conf(
-            self.ctx.core(),
-            Box::new(move |t: Task<Memcpy>, td, cd| done(MemcpyTask(t), td, cd)),
-            Box::new(move |t: Task<Memcpy>, td, cd| failed(MemcpyTask(t), td, cd)),
-            num_tasks,
-        )
+        self.ctx.set_conf(completion, error, num_tasks, self.cap_get_max_num_tasks()?)
     }
 
     /// `doca_dma_task_memcpy_alloc_init`: a task copying `src`'s data into `dst`'s room.
@@ -243,30 +227,20 @@ impl Dma {
         dst: Option<&Buf>,
         user_data: Data,
     ) -> Result<MemcpyTask> {
-        let t = self.ctx.ops().pool.alloc(|p| {
+        let t = self.ctx.alloc(user_data, |p: &mut Memcpy| {
             // A slot keeps the buffers of its last task: the same ones again (a task
             // allocated per copy of one pair) cost no handle clone and no second map check.
             p.src.set(src);
             p.dst.set(dst);
             p.copied = 0;
             p.len = 0;
-            p.injected = None;
-            Ok(())
         })?;
-        t.set_user_data(user_data);
         Ok(MemcpyTask(t))
     }
 
     /// `doca_dma_destroy`: Idle only (`BAD_STATE`, and the context back).
     pub fn destroy(self) -> Result<(), Refused<Dma>> {
-        let core = self.ctx.core();
-        if let Err(e) = core.require_idle("dma destroy") {
-            return Err(Refused::new(e, self));
-        }
-        match core.destroy() {
-            Ok(()) => Ok(()),
-            Err(e) => Err(Refused::new(e, self)),
-        }
+        self.ctx.destroy().map_err(|r| r.map(|ctx| Dma { ctx }))
     }
 }
 
@@ -339,11 +313,6 @@ impl DmaOps {
             bail!(Error::NotPermitted, "dma: the destination's map lacks DOCA_ACCESS_FLAG_LOCAL_READ_WRITE");
         }
         Ok(())
-    }
-
-    /// Every check of a task.
-    fn validate(&self, id: TaskId) -> Result<Checked> {
-        self.pool.with_payload(id, |p| self.check_task(p)).ok_or(Error::BadState)?
     }
 
     /// Every check of a task's buffers ([`DmaOps::check_bufs`]), remembering which buffers
@@ -495,15 +464,12 @@ impl DmaOps {
     }
 
     /// Advances the front task by at most `budget` bytes; returns the bytes used and how far
-    /// it got (finished or failed, it is handed back). The task's buffers are used in place,
+    /// it got. The task's buffers are used in place,
     /// under the pool's borrow (nothing here reaches the pool or runs user code). A task
     /// whose buffers are in no list and that fits the budget is checked and copied in one
     /// go, each buffer's shape read once.
     fn advance_front(&self, id: TaskId, budget: usize) -> Step {
         let step = self.pool.with_payload(id, |p| -> Result<(usize, bool)> {
-            if let Some(e) = p.injected.take() {
-                return Err(e);
-            }
             if p.len == 0 {
                 let checked = self.check_task(p)?;
                 match (checked.single, &p.src.buf, &p.dst.buf) {
@@ -529,19 +495,9 @@ impl DmaOps {
         });
         match step {
             Some(Ok((n, false))) => Step::Partial(n),
-            Some(Ok((n, true))) => {
-                self.pool.finish(id, Ok(()));
-                Step::Done(n)
-            }
-            Some(Err(e)) => {
-                tracing::debug!(target: "doca_sdk", "dma: memcpy task failed: {e:?}");
-                self.pool.finish(id, Err(e));
-                Step::Failed(e)
-            }
-            None => {
-                self.pool.finish(id, Err(Error::BadState));
-                Step::Failed(Error::BadState)
-            }
+            Some(Ok((n, true))) => Step::Done(n),
+            Some(Err(e)) => Step::Failed(e),
+            None => Step::Failed(Error::BadState),
         }
     }
 }
@@ -571,84 +527,47 @@ fn seek<'a>(
     }
 }
 
-impl CtxOps for DmaOps {
-    fn kind(&self) -> &'static str {
-        "dma"
-    }
+impl Engine for DmaOps {
+    type Job = TaskId;
+    const KIND: &'static str = "dma";
+    const FAILED: &'static str = "a memcpy task failed";
 
-    fn start(&self, _core: &CtxCore) -> Result<Started> {
-        let info = self.dev.as_devinfo();
-        self.limits.set(Limits {
-            max_buf_size: caps::task_memcpy_max_buf_size(info)?,
-            max_list_len: caps::task_memcpy_max_buf_list_len(info)?,
-            bytes_per_pass: caps::bytes_per_pass(info)?,
-        });
+    /// At most [`caps::BYTES_PER_PASS`] bytes a pass (`dma.bytes_per_pass`).
+    fn start(&self) -> Result<Sizes> {
+        self.limits.set(Limits::read(self.dev.as_devinfo())?);
         self.pool.prepare(Memcpy::default);
-        self.queue.reset(self.pool.capacity() as usize);
-        Ok(Started::Running)
+        let bytes_per_pass = caps::bytes_per_pass(self.dev.as_devinfo())?;
+        Ok(Sizes { tasks: self.pool.capacity() as usize, bytes_per_pass })
     }
 
-    fn stop(&self, _core: &CtxCore) {
-        // Queued tasks are flushed in progress: callbacks never run inside stop.
+    fn step(&self, id: TaskId, budget: usize) -> Step {
+        self.advance_front(id, budget)
     }
 
-    /// Only while tasks wait: an idle DMA context costs its engine nothing.
-    fn needs_poll(&self, _core: &CtxCore) -> bool {
-        !self.queue.is_empty()
-    }
-
-    /// Front task first, at most [`caps::BYTES_PER_PASS`] bytes a pass; a failed task is
-    /// fatal to the context, the rest flushed (see [`doca_core::queue`]). Tasks the callbacks
-    /// of this pass submit wait for the next pass.
-    fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        self.queue.progress(
-            core,
-            self.limits.get().bytes_per_pass,
-            "a memcpy task failed",
-            |id, budget| self.advance_front(id, budget),
-            |id| {
-                self.pool.finish(id, Err(FLUSH_STATUS));
-            },
-        )
-    }
-
-    fn request_notification(&self, _core: &CtxCore) -> bool {
-        !self.queue.is_empty()
+    fn finish(&self, id: TaskId, status: Result<()>) {
+        self.pool.finish(id, status);
     }
 }
 
 impl TaskPayload for Memcpy {
-    type Lib = DmaOps;
+    type Lib = Fifo<DmaOps>;
     const FAULT_KIND: &'static str = "dma.memcpy";
 }
 
-impl TaskLib<Memcpy> for DmaOps {
+/// Submitted tasks are queued as they are and checked when the engine reaches them (DOCA's
+/// submit does not validate). A task's cursor is at rest when it is queued: alloc_init and
+/// every completion leave it so, and a task flushed or failed part-way is never submitted
+/// again in the same run.
+impl EngineTask<Memcpy> for DmaOps {
     fn pool(&self) -> &TaskPool<Memcpy> {
         &self.pool
     }
 
-    /// Queued as it is: the engine checks it when it reaches it (DOCA's submit does not
-    /// validate). Its cursor is at rest: alloc_init and every completion leave it so, and a
-    /// task flushed or failed part-way is never submitted again in the same run.
-    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.queue.push(task);
-        Ok(())
+    fn job(id: TaskId) -> TaskId {
+        id
     }
 
-    /// A fault plan's `fail(CODE)`: queued like any task, and failed by the engine when it
-    /// reaches it — fatal to the context, as a failed copy is.
-    fn inject_failure(&self, _core: &CtxCore, task: TaskId, error: Error) {
-        self.pool.with_payload(task, |p| p.injected = Some(error));
-        self.queue.push(task);
-    }
-
-    /// `doca_task_try_submit`: every check the engine makes; any failure is
-    /// `INVALID_VALUE` (the log line names the check and the status the error callback
-    /// would have given).
-    fn check(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        match self.validate(task) {
-            Ok(_) => Ok(()),
-            Err(e) => Err(fail!(Error::InvalidValue, "dma: try_submit refused the task ({})", e.name())),
-        }
+    fn validate(&self, id: TaskId) -> Result<()> {
+        self.pool.with_payload(id, |p| self.check_task(p)).ok_or(Error::BadState)?.map(|_| ())
     }
 }

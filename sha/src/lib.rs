@@ -70,15 +70,10 @@
 pub mod caps;
 
 use std::cell::Cell;
-use std::rc::{Rc, Weak};
 
 use doca_buf::Buf;
-use doca_core::clock::Now;
-use doca_core::queue::{Step, TaskQueue};
-use doca_core::{
-    bail, fail, Ctx, CtxCell, CtxCore, CtxOps, Data, Dev, Error, Refused, Result, Started, Task, TaskId,
-    TaskLib, TaskPayload, TaskPool,
-};
+use doca_core::queue::{Engine, EngineTask, Fifo, LibCtx, Sizes, Step};
+use doca_core::{bail, fail, Ctx, Data, Dev, Error, Refused, Result, TaskId, TaskPayload, TaskPool};
 use doca_mmap::AccessFlags;
 use sha2::Digest;
 
@@ -338,41 +333,36 @@ impl PartialHashTask {
 struct Limits {
     max_src: u64,
     max_list_len: u32,
-    bytes_per_pass: usize,
 }
 
 /// A queued task of either type.
 #[derive(Clone, Copy)]
-enum Job {
+#[doc(hidden)] // the engine's queue entry (`Engine::Job`)
+pub enum Job {
+    /// A hash task.
     Hash(TaskId),
+    /// A partial-hash task.
     Partial(TaskId),
 }
 
+/// The SHA engine: the hashing of the queued tasks of both types (core's
+/// [`doca_core::queue`] kit runs the queue and the context).
 #[doc(hidden)] // named by the task payloads (`TaskPayload::Lib`); reached through Sha
 pub struct ShaOps {
     dev: Dev,
     hash: TaskPool<Hash>,
     partial: TaskPool<Partial>,
-    /// Submitted tasks in order; the front one is being hashed.
-    queue: TaskQueue<Job>,
     limits: Cell<Limits>,
 }
 
 /// `struct doca_sha`: a SHA context on one device.
 pub struct Sha {
-    ctx: Rc<CtxCell<ShaOps>>,
+    ctx: LibCtx<Fifo<ShaOps>>,
 }
 
-/// The pool size of a `log_num_tasks` (`INVALID_VALUE` above `sha.max_num_tasks`).
-fn pool_size(dev: &Dev, log_num_tasks: u8) -> Result<u32> {
-    let max = caps::max_num_tasks(dev.as_devinfo())?;
-    match 1u32.checked_shl(log_num_tasks as u32) {
-        Some(n) if n <= max => Ok(n),
-        _ => bail!(
-            Error::InvalidValue,
-            "sha: 2^{log_num_tasks} tasks exceed the maximum {max} (cap sha.max_num_tasks)"
-        ),
-    }
+/// The pool size of a `log_num_tasks` (`u32::MAX` from 2^32 on: above any maximum).
+fn pool_size(log_num_tasks: u8) -> u32 {
+    1u32.checked_shl(log_num_tasks as u32).unwrap_or(u32::MAX)
 }
 
 impl Sha {
@@ -380,20 +370,24 @@ impl Sha {
     /// device no SHA ([`caps::is_supported`]).
     pub fn create(dev: &Dev) -> Result<Sha> {
         caps::is_supported(dev.as_devinfo())?;
-        let limits = Limits { max_src: 0, max_list_len: 1, bytes_per_pass: 1 };
-        let ctx = CtxCell::new(|weak: &Weak<CtxCell<ShaOps>>| ShaOps {
+        let limits = Limits { max_src: 0, max_list_len: 1 };
+        let ctx = LibCtx::new(|weak| ShaOps {
             dev: dev.clone(),
             hash: TaskPool::new(weak.clone()),
             partial: TaskPool::new(weak.clone()),
-            queue: TaskQueue::new(),
             limits: Cell::new(limits),
         });
         Ok(Sha { ctx })
     }
 
+    /// The largest pool of a task type (`sha.max_num_tasks`).
+    fn max_num_tasks(&self) -> Result<u32> {
+        caps::max_num_tasks(self.ctx.engine().dev.as_devinfo())
+    }
+
     /// `doca_sha_as_ctx`.
     pub fn as_ctx(&self) -> Ctx {
-        Ctx::from(self.ctx.clone())
+        self.ctx.as_ctx()
     }
 
     /// `doca_sha_task_hash_set_conf`: callbacks and `1 << log_num_tasks` tasks (at most
@@ -404,14 +398,7 @@ impl Sha {
         error: impl FnMut(HashTask, Data, Data) + 'static,
         log_num_tasks: u8,
     ) -> Result<()> {
-        let n = pool_size(&self.ctx.ops().dev, log_num_tasks)?;
-        let (mut done, mut failed) = (completion, error);
-        self.ctx.ops().hash.set_conf(
-            self.ctx.core(),
-            Box::new(move |t: Task<Hash>, td, cd| done(HashTask(t), td, cd)),
-            Box::new(move |t: Task<Hash>, td, cd| failed(HashTask(t), td, cd)),
-            n,
-        )
+        self.ctx.set_conf(completion, error, pool_size(log_num_tasks), self.max_num_tasks()?)
     }
 
     /// `doca_sha_task_hash_alloc_init`: a task hashing `src`'s data into `dst`'s room with
@@ -424,12 +411,8 @@ impl Sha {
         dst: Option<&Buf>,
         user_data: Data,
     ) -> Result<HashTask> {
-        let t = self.ctx.ops().hash.alloc(|p| {
-            *p = Hash { c: Common { alg, src: src.cloned(), dst: dst.cloned(), run: Run::default() } };
-            Ok(())
-        })?;
-        t.set_user_data(user_data);
-        Ok(HashTask(t))
+        let c = Common { alg, src: src.cloned(), dst: dst.cloned(), run: Run::default() };
+        Ok(HashTask(self.ctx.alloc(user_data, |p: &mut Hash| *p = Hash { c })?))
     }
 
     /// `doca_sha_task_partial_hash_set_conf`: as [`Sha::task_hash_set_conf`].
@@ -439,14 +422,7 @@ impl Sha {
         error: impl FnMut(PartialHashTask, Data, Data) + 'static,
         log_num_tasks: u8,
     ) -> Result<()> {
-        let n = pool_size(&self.ctx.ops().dev, log_num_tasks)?;
-        let (mut done, mut failed) = (completion, error);
-        self.ctx.ops().partial.set_conf(
-            self.ctx.core(),
-            Box::new(move |t: Task<Partial>, td, cd| done(PartialHashTask(t), td, cd)),
-            Box::new(move |t: Task<Partial>, td, cd| failed(PartialHashTask(t), td, cd)),
-            n,
-        )
+        self.ctx.set_conf(completion, error, pool_size(log_num_tasks), self.max_num_tasks()?)
     }
 
     /// `doca_sha_task_partial_hash_alloc_init`: a partial-hash task with a fresh session.
@@ -457,29 +433,16 @@ impl Sha {
         dst: Option<&Buf>,
         user_data: Data,
     ) -> Result<PartialHashTask> {
-        let t = self.ctx.ops().partial.alloc(|p| {
-            *p = Partial {
-                c: Common { alg, src: src.cloned(), dst: dst.cloned(), run: Run::default() },
-                session: None,
-                is_final: false,
-                has_result: false,
-            };
-            Ok(())
+        let c = Common { alg, src: src.cloned(), dst: dst.cloned(), run: Run::default() };
+        let t = self.ctx.alloc(user_data, |p: &mut Partial| {
+            *p = Partial { c, session: None, is_final: false, has_result: false }
         })?;
-        t.set_user_data(user_data);
         Ok(PartialHashTask(t))
     }
 
     /// `doca_sha_destroy`: Idle only (`BAD_STATE`, and the context back).
     pub fn destroy(self) -> Result<(), Refused<Sha>> {
-        let core = self.ctx.core();
-        if let Err(e) = core.require_idle("sha destroy") {
-            return Err(Refused::new(e, self));
-        }
-        match core.destroy() {
-            Ok(()) => Ok(()),
-            Err(e) => Err(Refused::new(e, self)),
-        }
+        self.ctx.destroy().map_err(|r| r.map(|ctx| Sha { ctx }))
     }
 }
 
@@ -520,7 +483,7 @@ fn seek(head: &Buf, mut pos: usize) -> Result<(Buf, usize)> {
 }
 
 /// The engine's view of a task type: its pool and its queue entry.
-trait Kind: TaskPayload<Lib = ShaOps> {
+trait Kind: TaskPayload<Lib = Fifo<ShaOps>> {
     const WHAT: &'static str;
     fn pool(ops: &ShaOps) -> &TaskPool<Self>;
     fn job(id: TaskId) -> Job;
@@ -634,7 +597,7 @@ impl ShaOps {
     }
 
     /// Every check of a task; returns the source's length and the hash state to start from.
-    fn validate<P: Kind>(&self, id: TaskId) -> Result<(usize, Hasher)> {
+    fn checks<P: Kind>(&self, id: TaskId) -> Result<(usize, Hasher)> {
         let limits = self.limits.get();
         let (src, dst, alg) = self
             .pool::<P>()
@@ -756,21 +719,16 @@ impl ShaOps {
         dst.increase_data_len(n)
     }
 
-    /// Advances task `id` by at most `budget` bytes: how far it got (finished or failed, it
-    /// is handed back).
+    /// Advances task `id` by at most `budget` bytes: how far it got.
     fn advance<P: Kind>(&self, id: TaskId, budget: usize) -> Step {
         let pool = self.pool::<P>();
         let checked = pool.with_payload(id, |p| p.common().run.work.is_some()).unwrap_or(false);
         if !checked {
-            match self.validate::<P>(id) {
+            match self.checks::<P>(id) {
                 Ok((len, start)) => {
                     pool.with_payload(id, |p| p.common().run = Run { work: Some(start), done: 0, len });
                 }
-                Err(e) => {
-                    tracing::debug!(target: "doca_sdk", "sha: {} task failed its checks: {e:?}", P::WHAT);
-                    pool.finish(id, Err(e));
-                    return Step::Failed(e);
-                }
+                Err(e) => return Step::Failed(e),
             }
         }
         let status = self.hash_some::<P>(id, budget).and_then(|n| {
@@ -781,129 +739,67 @@ impl ShaOps {
             }
             self.settle::<P>(id).map(|()| Step::Done(n))
         });
-        match status {
-            Ok(Step::Partial(n)) => Step::Partial(n),
-            Ok(step) => {
-                pool.finish(id, Ok(()));
-                step
-            }
-            Err(e) => {
-                tracing::debug!(target: "doca_sdk", "sha: {} task failed: {e:?}", P::WHAT);
-                pool.finish(id, Err(e));
-                Step::Failed(e)
-            }
-        }
-    }
-
-    fn flush(&self, job: Job) {
-        match job {
-            Job::Hash(id) => self.hash.finish(id, Err(FLUSH_STATUS)),
-            Job::Partial(id) => self.partial.finish(id, Err(FLUSH_STATUS)),
-        };
-    }
-
-    fn queue<P: Kind>(&self, task: TaskId) {
-        self.pool::<P>().with_payload(task, |p| p.common().run = Run::default());
-        self.queue.push(P::job(task));
-    }
-
-    /// `doca_task_try_submit`: every check the engine makes, as `INVALID_VALUE`.
-    fn try_check<P: Kind>(&self, task: TaskId) -> Result<()> {
-        match self.validate::<P>(task) {
-            Ok(_) => Ok(()),
-            Err(e) => {
-                Err(fail!(Error::InvalidValue, "sha: try_submit refused the {} task ({})", P::WHAT, e.name()))
-            }
-        }
+        status.unwrap_or_else(Step::Failed)
     }
 }
 
-impl CtxOps for ShaOps {
-    fn kind(&self) -> &'static str {
-        "sha"
-    }
+/// Front task first, at most [`caps::BYTES_PER_PASS`] bytes a pass (`sha.bytes_per_pass`).
+impl Engine for ShaOps {
+    type Job = Job;
+    const KIND: &'static str = "sha";
+    const FAILED: &'static str = "a hash or partial-hash task failed";
 
-    fn start(&self, _core: &CtxCore) -> Result<Started> {
+    fn start(&self) -> Result<Sizes> {
         let info = self.dev.as_devinfo();
-        self.limits.set(Limits {
-            max_src: caps::max_src_buf_size(info)?,
-            max_list_len: caps::max_list_buf_num_elem(info)?,
-            bytes_per_pass: caps::bytes_per_pass(info)?,
-        });
+        let max_src = caps::max_src_buf_size(info)?;
+        self.limits.set(Limits { max_src, max_list_len: caps::max_list_buf_num_elem(info)? });
         self.hash.prepare(Hash::default);
         self.partial.prepare(Partial::default);
-        self.queue.reset((self.hash.capacity() + self.partial.capacity()) as usize);
-        Ok(Started::Running)
+        let tasks = (self.hash.capacity() + self.partial.capacity()) as usize;
+        Ok(Sizes { tasks, bytes_per_pass: caps::bytes_per_pass(info)? })
     }
 
-    fn stop(&self, _core: &CtxCore) {
-        // Queued tasks are flushed in progress: callbacks never run inside stop.
+    fn step(&self, job: Job, budget: usize) -> Step {
+        match job {
+            Job::Hash(id) => self.advance::<Hash>(id, budget),
+            Job::Partial(id) => self.advance::<Partial>(id, budget),
+        }
     }
 
-    /// Only while tasks wait: an idle SHA context costs its engine nothing.
-    fn needs_poll(&self, _core: &CtxCore) -> bool {
-        !self.queue.is_empty()
+    fn finish(&self, job: Job, status: Result<()>) {
+        match job {
+            Job::Hash(id) => self.hash.finish(id, status),
+            Job::Partial(id) => self.partial.finish(id, status),
+        };
+    }
+}
+
+/// Both task types: queued as they are, checked when the engine reaches them.
+impl<P: Kind> EngineTask<P> for ShaOps {
+    fn pool(&self) -> &TaskPool<P> {
+        P::pool(self)
     }
 
-    /// Front task first, at most [`caps::BYTES_PER_PASS`] bytes a pass; a failed task is
-    /// fatal to the context, the rest flushed (see [`doca_core::queue`]). Tasks the callbacks
-    /// of this pass submit wait for the next pass.
-    fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        self.queue.progress(
-            core,
-            self.limits.get().bytes_per_pass,
-            "a hash or partial-hash task failed",
-            |job, budget| match job {
-                Job::Hash(id) => self.advance::<Hash>(id, budget),
-                Job::Partial(id) => self.advance::<Partial>(id, budget),
-            },
-            |job| self.flush(job),
-        )
+    fn job(id: TaskId) -> Job {
+        P::job(id)
     }
 
-    fn request_notification(&self, _core: &CtxCore) -> bool {
-        !self.queue.is_empty()
+    fn validate(&self, id: TaskId) -> Result<()> {
+        self.checks::<P>(id).map(|_| ())
+    }
+
+    /// A new submission: a partial hash's session goes on, the submission's run starts over.
+    fn queued(&self, id: TaskId) {
+        P::pool(self).with_payload(id, |p| p.common().run = Run::default());
     }
 }
 
 impl TaskPayload for Hash {
-    type Lib = ShaOps;
+    type Lib = Fifo<ShaOps>;
     const FAULT_KIND: &'static str = "sha.hash";
 }
 
 impl TaskPayload for Partial {
-    type Lib = ShaOps;
+    type Lib = Fifo<ShaOps>;
     const FAULT_KIND: &'static str = "sha.partial_hash";
-}
-
-impl TaskLib<Hash> for ShaOps {
-    fn pool(&self) -> &TaskPool<Hash> {
-        &self.hash
-    }
-
-    /// Queued as it is: the engine checks it when it reaches it.
-    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.queue::<Hash>(task);
-        Ok(())
-    }
-
-    fn check(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.try_check::<Hash>(task)
-    }
-}
-
-impl TaskLib<Partial> for ShaOps {
-    fn pool(&self) -> &TaskPool<Partial> {
-        &self.partial
-    }
-
-    /// Queued as it is: the engine checks it when it reaches it.
-    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.queue::<Partial>(task);
-        Ok(())
-    }
-
-    fn check(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.try_check::<Partial>(task)
-    }
 }
