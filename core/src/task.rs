@@ -349,10 +349,6 @@ impl<P: TaskPayload> TaskPool<P> {
         true
     }
 
-    /// Whether finished tasks wait for delivery.
-    pub fn has_finished(&self) -> bool {
-        !self.finished.borrow().is_empty()
-    }
 
     /// Delivers the tasks finished so far (those their callbacks finish wait for the next
     /// call), and the held ones that are due; returns how many callbacks ran (a completion
@@ -450,11 +446,6 @@ impl<P: TaskPayload> TaskPool<P> {
         }
     }
 
-    /// Tasks currently out of the pool (allocated and not freed).
-    pub fn num_allocated(&self) -> usize {
-        let s = self.slots.borrow();
-        s.slots.len() - s.free.len()
-    }
 
     fn with_slot<R>(&self, id: TaskId, f: impl FnOnce(&mut Slot<P>) -> R) -> R {
         let mut s = self.slots.borrow_mut();
