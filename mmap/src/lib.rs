@@ -26,15 +26,16 @@
 //! buffer must not be touched while a task or the peer owns it.
 //!
 //! **Peer budgets** ([`budget`]): what one peer process may make this process map and hold
-//! (memory, descriptors), per connection and per peer process.
+//! (memory, descriptors), per connection and per peer process (the ledger is
+//! [`doca_link::budget`]; the topology's limits are read here).
 //!
-//! **Shared memory files** ([`memfd`]) are sealed against resizing when created and checked
-//! for the seals when received, so no process can truncate pages another one maps.
+//! **Shared memory files** ([`doca_link::memfd`]) are sealed against resizing when created
+//! and checked for the seals when received, so no process can truncate pages another one
+//! maps.
 
 #![deny(unsafe_code)]
 
 pub mod budget;
-pub mod memfd;
 mod memory;
 mod mmap;
 pub mod served;

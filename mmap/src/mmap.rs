@@ -696,16 +696,18 @@ impl Mmap {
     /// `peer.mem_per_process` for the exporter): `NO_MEMORY` beyond, before anything is
     /// mapped; `NOT_FOUND` when the exporter is gone.
     fn import_budget(d: &Desc, dev: &Dev) -> Result<crate::budget::Hold> {
-        use crate::budget::{Account, Limits, PeerId};
-        let limits = Limits::from_topology(dev.as_devinfo().topology())?;
+        use crate::budget::{Account, PeerId};
+        let limits = crate::budget::limits(dev.as_devinfo().topology())?;
         let exporter = PeerId::of_pid(d.pid as i32)
-            .map_err(|e| fail!(e, "mmap create_from_export: exporting process {} is gone", d.pid))?;
+            .map_err(|e| fail!(e.into(), "mmap create_from_export: exporting process {} is gone", d.pid))?;
         let page = crate::shm::page_size() as u64;
         let bytes = d.len.div_ceil(page).saturating_add(1).saturating_mul(page);
         let account = Account::open(exporter, limits);
         // A served export maps nothing here: its socket and three pipe ends.
         let (bytes, fds) = if d.kind == KIND_SERVED { (0, 4) } else { (bytes, 1) };
-        account.claim(bytes, fds, "mmap import").map_err(|r| fail!(r.code, "mmap create_from_export: {r}"))
+        account
+            .claim(bytes, fds, "mmap import")
+            .map_err(|r| fail!(r.code.into(), "mmap create_from_export: {r}"))
     }
 
     /// For a map from export: the exporting device's PCI address.

@@ -22,7 +22,7 @@ use std::sync::{Arc, Weak};
 
 use doca_core::{fail, peer_fail, Error, Result};
 
-use crate::memfd::{check_sealed, create_sealed};
+use doca_link::memfd::{check_sealed, create_sealed};
 use parking_lot::Mutex;
 use rustix::fs::{Mode, OFlags};
 use rustix::mm::{MapFlags, ProtFlags};

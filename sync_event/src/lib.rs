@@ -60,11 +60,11 @@ use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::time::Duration;
 
 use doca_core::clock::Now;
-use doca_core::notify::Watched;
 use doca_core::{
     bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, DeviceKind, Error, PciAddr, Refused,
     Result, Started, Task, TaskId, TaskLib, TaskPayload, TaskPool,
 };
+use doca_link::notify::Watched;
 use rustix::thread::futex;
 
 pub use page::MAX_WAKERS;

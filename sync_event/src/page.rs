@@ -18,7 +18,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 use doca_core::{fail, Error, Result};
-use doca_mmap::memfd::{check_sealed, create_sealed};
+use doca_link::memfd::{check_sealed, create_sealed};
 use rustix::fs::{Mode, OFlags};
 use rustix::mm::{MapFlags, ProtFlags};
 

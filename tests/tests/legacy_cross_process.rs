@@ -321,10 +321,9 @@ fn a_legacy_client_answered_busy_tries_again_until_it_connects() {
     let service = Peer::spawn(EP_PEER, &["serve", &name]);
     assert_eq!(service.line(), "listening");
     // This process's own silent sockets take its whole share of handshake places.
-    let path =
-        doca_cc::transport::service_path("ep", doca_core::PciAddr::parse("3b:00.0").unwrap(), &name).unwrap();
+    let path = doca_link::service_path("ep", doca_core::PciAddr::parse("3b:00.0").unwrap(), &name).unwrap();
     let silent: Vec<_> = (0..MAX_HANDSHAKES_PER_PEER)
-        .map(|_| doca_cc::transport::connect(&path).unwrap().expect("listening"))
+        .map(|_| doca_link::connect(&path).unwrap().expect("listening"))
         .collect();
     std::thread::sleep(Duration::from_millis(100));
     let ep = Endpoint::create().unwrap();

@@ -12,14 +12,14 @@
 use std::fmt::Display;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use doca_core::notify::Doorbell;
 use doca_core::{Error, Result};
+use doca_link::notify::Doorbell;
 
 use super::channel::Channel;
 use super::ring::{Area, End, Ring};
-use super::{recv, send, Recv};
 use crate::proto::handshake::{self, Accepted, Limits, Occupancy, Refusal, SegmentLayout};
 use crate::proto::{Hello, Reply};
+use doca_link::{recv, send, Recv};
 
 /// Largest handshake packet read (a Hello with a name of the longest allowed length fits).
 const PACKET: usize = 512;
@@ -131,7 +131,7 @@ pub fn serve(
     };
     let [bell, room] = bells.theirs();
     if let Err(e) = send(sock, &reply.encode(), &[area.as_fd(), bell, room]) {
-        return fail(e, format!("cannot answer the handshake: {e}"));
+        return fail(e.into(), format!("cannot answer the handshake: {e}"));
     }
     Served::Up(Box::new((Channel::new(tx, rx, peer_bell, peer_room_bell), accepted, bells)))
 }
@@ -154,7 +154,7 @@ pub type MakeBells<'a> = &'a dyn Fn() -> Result<Bells>;
 /// Client side: sends `hello` on a connected socket with the peer's ends of this side's
 /// doorbells (messages; room: [`Bells::theirs`]).
 pub fn send_hello(sock: BorrowedFd<'_>, hello: &Hello, bells: [BorrowedFd<'_>; 2]) -> Result<()> {
-    send(sock, &hello.encode(), &bells)
+    Ok(send(sock, &hello.encode(), &bells)?)
 }
 
 /// What reading the server's answer gave.
@@ -227,8 +227,8 @@ fn map_received(seg: OwnedFd, layout: &SegmentLayout) -> Result<(Ring, Ring)> {
 mod tests {
     use super::*;
     use crate::proto::PeerKind;
-    use crate::transport::socketpair;
     use doca_core::PciAddr;
+    use doca_link::socketpair;
 
     fn limits() -> Limits {
         Limits {

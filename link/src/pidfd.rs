@@ -55,10 +55,10 @@ mod tests {
     /// kernel has the option; older kernels give none, and the caller falls back).
     #[test]
     fn the_pidfd_of_a_socket_pair_names_this_process() {
-        let (a, _b) = crate::transport::socketpair().unwrap();
+        let (a, _b) = crate::socketpair().unwrap();
         let Some(fd) = peer_pidfd(a.as_fd()) else { return };
         let me = std::process::id() as i32;
-        let theirs = doca_mmap::budget::PeerId::from_pidfd(&fd, me).unwrap();
-        assert_eq!(theirs, doca_mmap::budget::PeerId::of_pid(me).unwrap());
+        let theirs = crate::budget::PeerId::from_pidfd(&fd, me).unwrap();
+        assert_eq!(theirs, crate::budget::PeerId::of_pid(me).unwrap());
     }
 }
