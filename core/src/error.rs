@@ -243,6 +243,7 @@ impl From<doca_link::Error> for Error {
             L::IoFailed => Error::IoFailed,
             L::OperatingSystem => Error::OperatingSystem,
             L::Full => Error::Full,
+            L::TimeOut => Error::TimeOut,
         }
     }
 }
@@ -285,6 +286,7 @@ mod tests {
             L::IoFailed,
             L::OperatingSystem,
             L::Full,
+            L::TimeOut,
         ] {
             assert_eq!(Error::from(l).name(), l.name());
         }

@@ -35,6 +35,8 @@ pub enum Error {
     OperatingSystem,
     /// `DOCA_ERROR_FULL`.
     Full,
+    /// `DOCA_ERROR_TIME_OUT`.
+    TimeOut,
 }
 
 impl Error {
@@ -51,6 +53,7 @@ impl Error {
             Error::IoFailed => "DOCA_ERROR_IO_FAILED",
             Error::OperatingSystem => "DOCA_ERROR_OPERATING_SYSTEM",
             Error::Full => "DOCA_ERROR_FULL",
+            Error::TimeOut => "DOCA_ERROR_TIME_OUT",
         }
     }
 }

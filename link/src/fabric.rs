@@ -162,7 +162,7 @@ impl FabricDir {
     }
 
     /// A path to `file` inside the directory that resolves through the open descriptor.
-    fn via_fd(&self, file: &str) -> PathBuf {
+    pub(crate) fn via_fd(&self, file: &str) -> PathBuf {
         PathBuf::from(format!("/proc/self/fd/{}/{file}", self.fd.as_raw_fd()))
     }
 }
@@ -262,7 +262,7 @@ impl Listener {
         Listener::bind_in(dir, file.to_string())
     }
 
-    fn bind_in(dir: FabricDir, file: String) -> Result<Listener> {
+    pub(crate) fn bind_in(dir: FabricDir, file: String) -> Result<Listener> {
         let lock = Listener::lock(&dir, &file)?;
         match rustix::fs::unlinkat(&dir.fd, file.as_str(), AtFlags::empty()) {
             Ok(()) => {

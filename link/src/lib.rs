@@ -8,6 +8,7 @@
 //! | [`pidfd`]   | the pidfd of a socket's peer process (`SO_PEERPIDFD`)                   |
 //! | [`budget`]  | peer identity (pidfd + start time) and the per-peer-process ledger of what peers hold here |
 //! | [`notify`]  | doorbells, eventfds, timers and epoll sets (what a sleeping side waits on) |
+//! | [`rendezvous`] | one memory service per offering process: memfds and served-export connections handed to whoever brings an offer's token, never through `/proc` |
 //! | [`memfd`]   | sealed memfds: shared memory whose size a peer cannot change            |
 //! | [`status`]  | this process's status file in the fabric directory (core writes it)     |
 //! | [`Error`], [`Result`] | the link's own few DOCA codes; `doca_core::Error` converts from them |
@@ -22,6 +23,7 @@ pub mod fabric;
 pub mod memfd;
 pub mod notify;
 pub mod pidfd;
+pub mod rendezvous;
 pub mod status;
 
 pub use error::{Error, Result, SDK_STDERR_ENV};
