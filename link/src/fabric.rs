@@ -404,10 +404,10 @@ pub fn socketpair() -> Result<(OwnedFd, OwnedFd)> {
     .map_err(|e| os("socketpair", e))
 }
 
-/// The uid of the process at the other end of `sock`.
+/// The uid and pid of the process at the other end of `sock` (pid 0: in a PID namespace
+/// this process cannot see).
 pub fn peer_uid(sock: BorrowedFd<'_>) -> Result<(u32, i32)> {
-    let cred = rustix::net::sockopt::socket_peercred(sock).map_err(|e| os("SO_PEERCRED", e))?;
-    Ok((cred.uid.as_raw(), cred.pid.as_raw_nonzero().get()))
+    crate::pidfd::peer_cred(sock).map_err(|e| fail!(Error::OperatingSystem, "SO_PEERCRED: {e}"))
 }
 
 /// Sends one packet with file descriptors attached. `CONNECTION_RESET` when the peer is
