@@ -351,6 +351,13 @@ fn handle_request(s: &Service, p: Pending) -> Option<Pending> {
 /// Connects to `name` and sends `token`: the connected socket and the service's process.
 /// Gone → `NOT_FOUND` at once; another user's → `NOT_PERMITTED`.
 fn request(name: ServiceName, token: &Token) -> Result<(OwnedFd, PeerId)> {
+    let (sock, peer, _) = request_watched(name, token)?;
+    Ok((sock, peer))
+}
+
+/// [`request`], with a pidfd of the service's process when the kernel gives the socket's
+/// (`SO_PEERPIDFD`) or one could be opened for its pid.
+fn request_watched(name: ServiceName, token: &Token) -> Result<(OwnedFd, PeerId, Option<OwnedFd>)> {
     let dir = FabricDir::open()?;
     let path = dir.via_fd(&name.file());
     let mut tries = 0;
@@ -371,21 +378,39 @@ fn request(name: ServiceName, token: &Token) -> Result<(OwnedFd, PeerId)> {
         }
     };
     let pid = crate::fabric::peer_pid(sock.as_fd())?;
-    let peer = peer_of(sock.as_fd(), pid)
-        .map_err(|e| fail!(Error::NotFound, "the exporting process {} is gone ({})", name.pid, e.name()))?;
+    let gone = |e: Error| fail!(Error::NotFound, "the exporting process {} is gone ({})", name.pid, e.name());
+    let (peer, pidfd) = match crate::pidfd::peer_pidfd(sock.as_fd()) {
+        Some(pidfd) => (PeerId::from_pidfd(&pidfd, pid).map_err(gone)?, Some(pidfd)),
+        None => {
+            let pidfd = rustix::process::Pid::from_raw(pid)
+                .and_then(|raw| rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty()).ok());
+            (peer_of(sock.as_fd(), pid).map_err(gone)?, pidfd)
+        }
+    };
     let mut req = [0u8; REQUEST_LEN];
     req[..8].copy_from_slice(REQUEST_MAGIC);
     req[8..].copy_from_slice(token);
     crate::fabric::send(sock.as_fd(), &req, &[])
         .map_err(|e| fail!(Error::NotFound, "the exporting process {} closed ({})", name.pid, e.name()))?;
-    Ok((sock, peer))
+    Ok((sock, peer, pidfd))
 }
 
 /// Takes the memfd offered under `token` by service `name`: the memfd (unchecked: the
 /// caller checks its seals and size), the offer's information and the offering process.
 /// Unknown token, revoked, exited → `NOT_FOUND`; no answer in [`REPLY_WAIT`] → `TIME_OUT`.
 pub fn take_memfd(name: ServiceName, token: &Token) -> Result<(OwnedFd, Vec<u8>, PeerId)> {
-    let (sock, peer) = request(name, token)?;
+    let (fd, info, peer, _) = take_memfd_watched(name, token)?;
+    Ok((fd, info, peer))
+}
+
+/// [`take_memfd`], with a pidfd of the offering process (readable once it exits) for an
+/// importer that must notice the exporter's end: `None` only where the kernel gives the
+/// socket no pidfd and the process cannot be named by its pid (another PID namespace).
+pub fn take_memfd_watched(
+    name: ServiceName,
+    token: &Token,
+) -> Result<(OwnedFd, Vec<u8>, PeerId, Option<OwnedFd>)> {
+    let (sock, peer, pidfd) = request_watched(name, token)?;
     let deadline = Instant::now() + REPLY_WAIT;
     let mut buf = [0u8; 8 + INFO_MAX + 1];
     loop {
@@ -399,7 +424,7 @@ pub fn take_memfd(name: ServiceName, token: &Token) -> Result<(OwnedFd, Vec<u8>,
                 let Ok([fd]) = <[OwnedFd; 1]>::try_from(fds) else {
                     return Err(peer_fail!(Error::NotFound, "the exporter's answer carries no memory"));
                 };
-                return Ok((fd, buf[8..len].to_vec(), peer));
+                return Ok((fd, buf[8..len].to_vec(), peer, pidfd));
             }
         }
         let left = deadline.saturating_duration_since(Instant::now());
