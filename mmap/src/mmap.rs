@@ -1272,6 +1272,7 @@ mod tests {
     /// at all (a pipe) is refused before anything is mapped.
     #[test]
     fn an_export_whose_memory_is_not_sealed_is_not_imported() {
+        crate::private_fabric();
         let dev = doca_core::open_device_with_pci("b1:00.0", None).unwrap();
         let real = Mmap::create().unwrap();
         real.set_memrange(crate::SharedMem::alloc(4096).unwrap()).unwrap();

@@ -18,11 +18,14 @@
 //! **Trust.** The exporter checks every request against the exported range (offset and length
 //! in bounds without overflow), the export's permissions (writes need `PCI_READ_WRITE`) and
 //! its own revocation, answers a bad one with its DOCA code and goes on serving; only
-//! processes of the exporter's own uid may connect. A request, answer or stream that breaks the protocol closes that
-//! one connection. The importer checks the exporter's credentials (the descriptor's pid, its
-//! own uid) and that the descriptors it receives are pipes. Nothing else of the exporter is
-//! reachable: unlike `process_vm_readv` (ptrace rights over the whole process) or a memfd
-//! mapped in place (the neighbours on the same pages), the importer gets exactly the range.
+//! processes of the exporter's own uid may connect. A request, answer or stream that breaks
+//! the protocol closes that one connection. The importer reaches the exporter only through
+//! its memory service ([`doca_link::rendezvous`]: a socket of its own uid in the 0700 fabric
+//! directory, the token in the descriptor); the exporter's identity comes from that socket
+//! (its pidfd), not from any pid the descriptor carries, and the importer checks that the
+//! descriptors it receives are pipes. Nothing else of the exporter is reachable: unlike
+//! `process_vm_readv` (ptrace rights over the whole process) or a memfd mapped in place (the
+//! neighbours on the same pages), the importer gets exactly the range.
 //!
 //! **Why not ptrace.** `process_vm_readv`/`writev` need ptrace rights over the exporter:
 //! under Yama `ptrace_scope=1` only a tracer the exporter names with `PR_SET_PTRACER` (it does
@@ -753,6 +756,7 @@ mod tests {
     use crate::Mmap;
 
     fn exported(len: usize, perms: AccessFlags) -> (Mmap, Vec<u8>, doca_core::Dev) {
+        crate::private_fabric();
         let dev = doca_core::open_device_with_pci("b1:00.0", None).unwrap();
         let map = Mmap::create().unwrap();
         map.set_memrange((0..len).map(|i| i as u8).collect::<Vec<u8>>()).unwrap();
