@@ -287,7 +287,7 @@ pub unsafe extern "C" fn doca_dev_open(devinfo: *mut DocaDevinfo, dev: *mut *mut
                 // A C program is seen by `doca_emu` from its first device on, whatever it
                 // uses next (DMA alone, or nothing while it sits in getchar(), as NVIDIA's
                 // dma_copy host does); the comm channel objects would make it later.
-                doca_cc::transport::status::publish();
+                doca_core::status::publish();
                 out(dev, p)
             }
             Err(_) => rc,

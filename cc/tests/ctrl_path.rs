@@ -301,7 +301,7 @@ fn a_stopped_server_leaves_neither_its_socket_nor_its_lock_file() {
     let (spe, srv) = server(&name);
     srv.as_ctx().start().unwrap();
     let pci = open_device_with_pci("b1:00.0", None).unwrap().as_devinfo().pci_addr();
-    let sock = doca_cc::transport::service_path("cc", pci, &name).unwrap();
+    let sock = doca_link::service_path("cc", pci, &name).unwrap();
     let mut lock = sock.clone().into_os_string();
     lock.push(".lock");
     assert!(sock.exists() && std::path::Path::new(&lock).exists());

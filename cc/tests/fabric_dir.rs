@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use doca_cc::{transport, Server};
+use doca_cc::Server;
 use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, Pe, RepFilter};
 
 fn start_server(name: &str) -> Result<(), Error> {
@@ -33,14 +33,14 @@ fn only_a_private_real_directory_is_used_as_the_fabric() {
     // A symlink to a perfectly good directory: refused (it could be swapped).
     let link = base.join("link");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    std::env::set_var(transport::FABRIC_ENV, &link);
+    std::env::set_var(doca_link::FABRIC_ENV, &link);
     assert_eq!(start_server("fabric-link"), Err(Error::NotPermitted));
 
     // A directory others can enter: refused.
     let open = base.join("open");
     std::fs::create_dir_all(&open).unwrap();
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::env::set_var(transport::FABRIC_ENV, &open);
+    std::env::set_var(doca_link::FABRIC_ENV, &open);
     assert_eq!(start_server("fabric-open"), Err(Error::NotPermitted));
 
     // A private directory under one that anybody may write and that is not sticky:
@@ -49,7 +49,7 @@ fn only_a_private_real_directory_is_used_as_the_fabric() {
     std::fs::create_dir_all(shared.join("fabric")).unwrap();
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
     std::fs::set_permissions(shared.join("fabric"), std::fs::Permissions::from_mode(0o700)).unwrap();
-    std::env::set_var(transport::FABRIC_ENV, shared.join("fabric"));
+    std::env::set_var(doca_link::FABRIC_ENV, shared.join("fabric"));
     assert_eq!(start_server("fabric-shared-parent"), Err(Error::NotPermitted));
     // The same under a sticky one (as /tmp is): nobody else may rename what is ours. Used.
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
@@ -58,19 +58,19 @@ fn only_a_private_real_directory_is_used_as_the_fabric() {
     // A regular file in its place: refused.
     let file = base.join("file");
     std::fs::write(&file, b"not a directory").unwrap();
-    std::env::set_var(transport::FABRIC_ENV, &file);
+    std::env::set_var(doca_link::FABRIC_ENV, &file);
     assert_eq!(start_server("fabric-file"), Err(Error::NotPermitted));
 
     // One that cannot be created (even root may not create directories in /sys): refused
     // as not permitted, not as an operating-system failure.
-    std::env::set_var(transport::FABRIC_ENV, "/sys/doca-emu-fabric-test");
+    std::env::set_var(doca_link::FABRIC_ENV, "/sys/doca-emu-fabric-test");
     assert_eq!(start_server("fabric-unwritable"), Err(Error::NotPermitted));
 
     // The real one: used, and the socket is created inside it.
-    std::env::set_var(transport::FABRIC_ENV, &real);
+    std::env::set_var(doca_link::FABRIC_ENV, &real);
     assert_eq!(start_server("fabric-real"), Ok(()));
     let missing = base.join("new");
-    std::env::set_var(transport::FABRIC_ENV, &missing);
+    std::env::set_var(doca_link::FABRIC_ENV, &missing);
     assert_eq!(start_server("fabric-new"), Ok(()), "a missing directory is created");
     let mode = std::fs::metadata(&missing).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);

@@ -55,9 +55,9 @@ use smallvec::SmallVec;
 
 use crate::callback::CbSlot;
 use crate::clock::Now;
-use crate::notify::Watched;
 use crate::pe::PeInner;
 use crate::{bail, fail, Data, Error, Result};
+use doca_link::notify::Watched;
 
 /// `enum doca_ctx_states`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -596,7 +596,7 @@ impl CtxCore {
     /// another context watches too, pass a duplicate (`try_clone_to_owned`).
     pub fn watch<T: AsFd>(&self, fd: T) -> Result<Watched<T>> {
         match self.pe.borrow().upgrade() {
-            Some(pe) => pe.epoll.watch(fd, 0),
+            Some(pe) => Ok(pe.epoll.watch(fd, 0)?),
             None => Err(fail!(Error::NotConnected, "{}: no progress engine to watch an fd", self.kind)),
         }
     }

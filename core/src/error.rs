@@ -225,22 +225,33 @@ macro_rules! fail {
     }};
 }
 
-/// `DOCA_EMU_SDK_STDERR`: DOCA's SDK writes its messages only to log backends the
-/// application created, so a program without one sees a refused call as a bare code. The
-/// emulator is friendlier: until the program installs a `tracing` subscriber (Rust) or
-/// creates an SDK log backend (C), the library's error lines go to standard error.
-/// `DOCA_EMU_SDK_STDERR=0` keeps DOCA's silence.
-pub const SDK_STDERR_ENV: &str = "DOCA_EMU_SDK_STDERR";
+pub use doca_link::SDK_STDERR_ENV;
 
 /// The error line of [`fail!`] in a program with no `tracing` subscriber: on standard
 /// error, in DOCA's shape, unless [`SDK_STDERR_ENV`] is `0`.
 #[doc(hidden)]
 pub fn unlogged(err: Error, msg: fmt::Arguments<'_>) {
-    static QUIET: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *QUIET.get_or_init(|| std::env::var_os(SDK_STDERR_ENV).is_some_and(|v| v == "0")) {
-        return;
+    doca_link::error::unlogged(err.name(), msg);
+}
+
+/// The link's codes are DOCA codes of the same name.
+impl From<doca_link::Error> for Error {
+    fn from(e: doca_link::Error) -> Error {
+        use doca_link::Error as L;
+        match e {
+            L::NotPermitted => Error::NotPermitted,
+            L::InUse => Error::InUse,
+            L::Again => Error::Again,
+            L::InvalidValue => Error::InvalidValue,
+            L::NoMemory => Error::NoMemory,
+            L::ConnectionReset => Error::ConnectionReset,
+            L::NotFound => Error::NotFound,
+            L::IoFailed => Error::IoFailed,
+            L::OperatingSystem => Error::OperatingSystem,
+            L::Full => Error::Full,
+            L::TimeOut => Error::TimeOut,
+        }
     }
-    eprintln!("[{}][DOCA][ERR][doca_sdk] {}: {msg}", std::process::id(), err.name());
 }
 
 /// [`fail!`] for input a peer sent (a handshake, a descriptor, a ring index): the reason
@@ -266,6 +277,26 @@ macro_rules! bail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_codes_convert_to_the_code_of_the_same_name() {
+        use doca_link::Error as L;
+        for l in [
+            L::NotPermitted,
+            L::InUse,
+            L::Again,
+            L::InvalidValue,
+            L::NoMemory,
+            L::ConnectionReset,
+            L::NotFound,
+            L::IoFailed,
+            L::OperatingSystem,
+            L::Full,
+            L::TimeOut,
+        ] {
+            assert_eq!(Error::from(l).name(), l.name());
+        }
+    }
 
     #[test]
     fn codes_names_and_descriptions_match_doca() {

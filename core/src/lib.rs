@@ -11,7 +11,7 @@
 //! | `doca_task`                            | [`Task`], [`TaskPool`]                 |
 //! | `doca_graph` (DOCA Core's task graphs)  | [`graph`]: [`Graph`], [`GraphInstance`], [`Node`] |
 //! | an engine library's kit: its context, queue, DOCA's fatal-failure rule | [`queue`]: [`queue::Engine`], [`queue::Fifo`], [`queue::LibCtx`] |
-//! | notification handles, doorbells        | [`notify`]                             |
+//! | notification handles, doorbells        | [`doca_link::notify`] (the link crate, below core) |
 //! | time of a progress pass (testable)     | [`clock`]: [`Now`], [`Clock`]          |
 //! | fault plans (`DOCA_EMU_FAULTS`)        | [`fault`]: [`fault::install_text`], [`fault::fired`] |
 //! | `doca_clock` (3.3): NIC and host clocks | [`hwclock`]: [`HwClock`], [`ClockType`] |
@@ -39,7 +39,6 @@ pub mod fault;
 pub mod graph;
 pub mod hwclock;
 pub mod loopback;
-pub mod notify;
 pub mod pci;
 mod pe;
 pub mod queue;

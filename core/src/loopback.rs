@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use crate::clock::Now;
 use crate::ctx::{CtxCell, CtxCore, CtxOps, Started};
-use crate::notify::{Timer, Watched};
 use crate::task::{Task, TaskId, TaskLib, TaskPayload, TaskPool};
 use crate::{bail, Ctx, Data, Error, Refused, Result};
+use doca_link::notify::{Timer, Watched};
 
 /// Status of the tasks a stop flushes: `DOCA_ERROR_SHUTDOWN`.
 pub const FLUSH_STATUS: Error = Error::Shutdown;

@@ -114,6 +114,13 @@ impl FromStr for PciAddr {
     }
 }
 
+/// The fabric names a host function by its address's parts.
+impl From<PciAddr> for doca_link::HostFn {
+    fn from(p: PciAddr) -> doca_link::HostFn {
+        doca_link::HostFn { domain: p.domain(), bus: p.bus(), device: p.device(), function: p.function() }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,8 +14,8 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, Now, SystemClock};
-use crate::notify::{EpollSet, EventFd, Timer, Watched};
 use crate::{Ctx, Refused, Result};
+use doca_link::notify::{EpollSet, EventFd, Timer, Watched};
 
 pub(crate) struct PeInner {
     /// Connected contexts, copied on write: progress walks a snapshot without cloning or
@@ -325,7 +325,7 @@ impl Pe {
         self.request_notification()?;
         let woke = self.inner.epoll.wait(timeout);
         self.clear_notification()?;
-        woke
+        Ok(woke?)
     }
 }
 

@@ -4,7 +4,7 @@
 //! | part                         | what                                                      |
 //! |------------------------------|-----------------------------------------------------------|
 //! | [`Page`], the `*_BASE`/`W_*` constants | the layout: 64-bit words, one field a word       |
-//! | [`attach`], [`is_attached`]  | the shared mapping a library hands in (cc makes it in the fabric directory) |
+//! | [`publish`], [`attach`], [`is_attached`] | the shared mapping ([`doca_link::status`] makes the file in the fabric directory) |
 //! | [`EngineSlot`], [`EngineRow`] | a progress engine's row (core fills it from [`crate::Pe`] and its contexts' tasks) |
 //! | [`Entry`]                    | a library object's row (server, client, consumer, …): counters the library bumps |
 //! | [`on_plan`]                  | who receives an injected plan (the fault-plan installer registers here) |
@@ -42,10 +42,7 @@ use crate::PciAddr;
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DOCA-EMU");
 /// The layout's version (word [`W_VERSION`]).
 pub const VERSION: u64 = 1;
-/// Size of a page in bytes.
-pub const PAGE_BYTES: usize = 16384;
-/// Size of a page in words.
-pub const PAGE_WORDS: usize = PAGE_BYTES / 8;
+pub use doca_link::status::{Page, PAGE_BYTES, PAGE_WORDS};
 
 /// Header word: [`MAGIC`] (written last, with release: a page without it is not ready).
 pub const W_MAGIC: usize = 0;
@@ -185,16 +182,14 @@ pub fn unpack_pci(w: u64) -> Option<PciAddr> {
     PciAddr::new((w >> 16) as u16, (w >> 8) as u8, ((w >> 3) & 0x1f) as u8, (w & 7) as u8).ok()
 }
 
-/// A status page: [`PAGE_WORDS`] words (layout in the constants of this module).
-#[repr(C, align(4096))]
-pub struct Page(pub [AtomicU64; PAGE_WORDS]);
+/// Words and texts of a [`Page`] (the layout's accessors).
+trait Words {
+    fn w(&self, i: usize) -> &AtomicU64;
+    fn write_text(&self, at: usize, words: usize, text: &[u8]);
+    fn read_text(&self, at: usize, len: usize) -> Vec<u8>;
+}
 
-impl Page {
-    /// A zeroed page in ordinary memory.
-    pub const fn new() -> Page {
-        Page([const { AtomicU64::new(0) }; PAGE_WORDS])
-    }
-
+impl Words for Page {
     fn w(&self, i: usize) -> &AtomicU64 {
         &self.0[i]
     }
@@ -212,9 +207,16 @@ impl Page {
     fn read_text(&self, at: usize, len: usize) -> Vec<u8> {
         (0..len.div_ceil(8)).flat_map(|i| self.w(at + i).load(Relaxed).to_le_bytes()).take(len).collect()
     }
+}
 
+/// What this layout writes into a [`Page`] besides rows.
+pub trait PageExt {
     /// Fills the header of a fresh page for this process (magic last, with release).
-    pub fn init_header(&self, start_time: u64) {
+    fn init_header(&self, start_time: u64);
+}
+
+impl PageExt for Page {
+    fn init_header(&self, start_time: u64) {
         self.w(W_VERSION).store(VERSION, Relaxed);
         self.w(W_SIZE).store(PAGE_BYTES as u64, Relaxed);
         self.w(W_PID).store(std::process::id() as u64, Relaxed);
@@ -225,12 +227,6 @@ impl Page {
         let comm = comm.strip_suffix(b"\n").unwrap_or(&comm);
         self.write_text(W_COMM, 2, &comm[..comm.len().min(16)]);
         self.w(W_MAGIC).store(MAGIC, Release);
-    }
-}
-
-impl Default for Page {
-    fn default() -> Self {
-        Page::new()
     }
 }
 
@@ -287,6 +283,22 @@ pub fn attach(shared: &'static Page, start_time: u64) -> bool {
     }
     shared.init_header(start_time);
     SHARED.set(shared).is_ok()
+}
+
+/// Makes this process's status file in the fabric directory and attaches it, once (not when
+/// [`STATUS_ENV`] is `off`); a failure is logged (the process runs on, unseen by
+/// `doca_emu`).
+pub fn publish() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if is_attached() || !enabled() {
+            return;
+        }
+        let start = process_start_time(std::process::id()).unwrap_or(0);
+        if let Err(e) = doca_link::status::create(|page| attach(page, start)) {
+            tracing::warn!(target: "doca_sdk", "status page not made (doca_emu will not see this process): {}", crate::Error::from(e));
+        }
+    });
 }
 
 /// Whether a shared page is attached.

@@ -100,16 +100,7 @@ pub struct RepSpec {
     pub line: usize,
 }
 
-/// A capability a library reads from the topology: its full name and its default.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CapSpec {
-    /// `library.name`, as written in a topology file.
-    pub name: &'static str,
-    /// The value when the topology does not set it.
-    pub default: u64,
-    /// One line for `doca_caps` and the book.
-    pub descr: &'static str,
-}
+pub use doca_link::CapSpec;
 
 /// A `cap` line.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use doca_cc::transport::FabricDir;
 use doca_core::status::now_ns;
+use doca_link::FabricDir;
 
 use crate::inject::{inject, Outcome};
 use crate::report;

@@ -11,11 +11,11 @@ use std::os::fd::BorrowedFd;
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
-use doca_cc::transport::status::page_file;
 use doca_core::status::{
     Snapshot, ANSWER_ACCEPTED, ANSWER_UNAVAILABLE, M_ANSWER_SEQ, M_PLAN_LEN, M_PLAN_SEQ, M_PLAN_TEXT,
     PLAN_MAX,
 };
+use doca_link::status::page_file;
 use rustix::fs::FlockOperation;
 
 use crate::scan::{is_alive, open_page, read_page, Found};

@@ -1,7 +1,7 @@
 //! `doca_emu`: see and steer a running emulation without the processes' cooperation.
 //!
 //! Each process that uses the emulator keeps a status page in the fabric directory
-//! (`doca_core::status` has the layout, `doca_cc::transport::status` makes the file). This
+//! (`doca_core::status` has the layout, `doca_link::status` makes the file). This
 //! crate reads those pages — never trusting them — and writes plans into their mailboxes.
 //!
 //! | module      | what                                                             |

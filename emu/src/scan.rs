@@ -11,8 +11,8 @@ use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 
-use doca_cc::transport::status::page_pid;
 use doca_core::status::{process_start_time, Snapshot, PAGE_BYTES};
+use doca_link::status::page_pid;
 use rustix::fs::{Mode, OFlags};
 
 /// What a page file turned out to be.

@@ -26,15 +26,16 @@
 //! buffer must not be touched while a task or the peer owns it.
 //!
 //! **Peer budgets** ([`budget`]): what one peer process may make this process map and hold
-//! (memory, descriptors), per connection and per peer process.
+//! (memory, descriptors), per connection and per peer process (the ledger is
+//! [`doca_link::budget`]; the topology's limits are read here).
 //!
-//! **Shared memory files** ([`memfd`]) are sealed against resizing when created and checked
-//! for the seals when received, so no process can truncate pages another one maps.
+//! **Shared memory files** ([`doca_link::memfd`]) are sealed against resizing when created
+//! and checked for the seals when received, so no process can truncate pages another one
+//! maps.
 
 #![deny(unsafe_code)]
 
 pub mod budget;
-pub mod memfd;
 mod memory;
 mod mmap;
 pub mod served;
@@ -46,3 +47,19 @@ pub use mmap::{
     DEFAULT_MAX_NUM_DEVICES, EXPORT_DESC_LEN,
 };
 pub use shm::{Bytes, BytesMut, Region};
+
+/// For this crate's tests that export: a private fabric directory (where the memory
+/// service's socket goes), set before the first export, so tests never touch the user's
+/// default fabric directory. Every test that exports calls it first.
+#[cfg(test)]
+pub(crate) fn private_fabric() {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("doca-mmap-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("a private fabric directory");
+        std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .expect("chmod 0700");
+        std::env::set_var(doca_link::FABRIC_ENV, &d);
+        d
+    });
+}

@@ -14,8 +14,12 @@
 //! in the exporting process that serve copies of the range ([`crate::served`]: no mapping
 //! in the importer, so its buffers have no bytes to borrow — `NOT_SUPPORTED` — and every
 //! access is a copy; a killed exporter fails the next access with `NOT_FOUND`). The descriptor names the
-//! exporting process's memory and carries a 128-bit random token that the memory's header
-//! must match, so it cannot be forged into other memory. When the exporting map is stopped
+//! exporting process's memory service ([`doca_link::rendezvous`]: a socket in this user's
+//! fabric directory whose name holds no secret) and carries a 128-bit random token the
+//! service must know: the importer sends it and receives the sealed memfd over the socket
+//! (never through `/proc`), or a connection to the threads serving the range. A descriptor
+//! cannot be forged into other memory, and nothing public (no socket name, no shared header)
+//! lets anyone rebuild it. When the exporting map is stopped
 //! or destroyed (a clean exit destroys it) the export is revoked: importing it again gives
 //! `NOT_FOUND`, and a map already imported answers every later access (new buffers, reads
 //! and writes through buffers) with `NOT_FOUND`. A killed exporter revokes nothing already
@@ -101,7 +105,12 @@ fn cap_flag(dev: &DevInfo, spec: &CapSpec) -> Result<bool> {
 }
 
 const DESC_MAGIC: &[u8; 8] = b"DOCAMMEX";
-const DESC_VERSION: u16 = 2;
+const DESC_VERSION: u16 = 3;
+/// What the exporter's service tells an importer of shared memory with the memfd: slot u32,
+/// tag u64, offset u64, len u64, perms u32 (little-endian).
+const SEG_INFO_LEN: usize = 32;
+/// The next export's slot tag (see [`crate::shm`]).
+static NEXT_TAG: AtomicU64 = AtomicU64::new(1);
 /// The length of every export descriptor ([`Mmap::export_pci`]); [`Mmap::create_from_export`]
 /// refuses any other length (`INVALID_VALUE`), and the C ABI reads no more than this.
 pub const EXPORT_DESC_LEN: usize = 76;
@@ -110,7 +119,7 @@ const DESC_LEN: usize = EXPORT_DESC_LEN;
 /// Where an imported map's bytes are.
 enum Remote {
     /// The exporter's shared memory, mapped here.
-    Seg { seg: Arc<Segment>, slot: usize, token: [u64; 2] },
+    Seg { seg: Arc<Segment>, slot: usize, tag: u64 },
     /// Memory the exporter registered by address, served by its library's threads.
     Served(crate::served::Client),
 }
@@ -126,12 +135,10 @@ struct Import {
 impl Import {
     fn live(&self) -> bool {
         match &self.remote {
-            Remote::Seg { seg, slot, token } => {
+            Remote::Seg { seg, slot, tag } => {
                 let s = &seg.header().slots[*slot];
                 // Acquire pairs with the exporter's Release store of the slot state.
-                s.state.load(Ordering::Acquire) == SLOT_LIVE
-                    && s.token[0].load(Ordering::Relaxed) == token[0]
-                    && s.token[1].load(Ordering::Relaxed) == token[1]
+                s.state.load(Ordering::Acquire) == SLOT_LIVE && s.tag.load(Ordering::Relaxed) == *tag
             }
             Remote::Served(c) => c.live(),
         }
@@ -152,7 +159,8 @@ struct Config {
     max_devs: u32,
     ever_started: bool,
     free_cb: Option<Box<dyn FnOnce(Memory) + Send>>,
-    exports: SmallVec<[usize; 2]>,
+    /// Live exports of shared memory: their slot in the segment's header and their offer.
+    exports: SmallVec<[(usize, doca_link::rendezvous::Offered); 2]>,
     /// The export of memory registered by address, while served (see [`crate::served`]).
     served: Option<crate::served::Server>,
 }
@@ -561,37 +569,23 @@ impl Mmap {
             );
         }
         let region = *self.inner.region.get().expect("a started map has a region");
-        // The token first: a slot, once claimed, must not be left claimed by a failure.
-        let mut token = [0u8; 16];
-        fill_random(&mut token)?;
-        let token = [
-            u64::from_le_bytes(token[..8].try_into().expect("8 bytes")),
-            u64::from_le_bytes(token[8..].try_into().expect("8 bytes")),
-        ];
         let pci = dev.as_devinfo().pci_addr();
         let perms = cfg.perms;
         let base = self.inner.base() as u64;
         let Some(Memory::Shared(shared)) = &cfg.memory else {
             // Memory registered by address: served by this library's threads (one server per
             // map, started at its first export, revoked at stop).
-            let token = match &cfg.served {
-                Some(s) => s.token(),
+            let (service, token) = match &cfg.served {
+                Some(s) => (s.service(), s.token()),
                 None => {
                     let tracker = self.inner.tracker.get().expect("a started map has a tracker").clone();
-                    let server = crate::served::Server::start(region, tracker, perms, token)?;
-                    cfg.served.insert(server).token()
+                    let server = crate::served::Server::start(region, tracker, perms)?;
+                    let s = cfg.served.insert(server);
+                    (s.service(), s.token())
                 }
             };
-            let fields = DescFields {
-                kind: KIND_SERVED,
-                perms,
-                fd: 0,
-                slot: 0,
-                token,
-                len: region.len() as u64,
-                pci,
-                base,
-            };
+            let fields =
+                DescFields { kind: KIND_SERVED, perms, service, token, len: region.len() as u64, pci, base };
             tracing::debug!(target: "doca_sdk", "mmap exported {} bytes by address (served) for {dev:?}", region.len());
             return Ok(fields.encode());
         };
@@ -605,18 +599,37 @@ impl Mmap {
             bail!(Error::NoMemory, "mmap export: the memory already has {MAX_EXPORTS} live exports");
         };
         let s = &slots[slot];
+        // The slot's tag tells this export from a later one in the same slot; it is no secret
+        // (every importer of the memory can read the header).
+        let tag = NEXT_TAG.fetch_add(1, Ordering::Relaxed);
+        let offered =
+            seg.fd().try_clone().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}")).and_then(|fd| {
+                let mut info = Vec::with_capacity(SEG_INFO_LEN);
+                info.extend_from_slice(&(slot as u32).to_le_bytes());
+                info.extend_from_slice(&tag.to_le_bytes());
+                info.extend_from_slice(&0u64.to_le_bytes());
+                info.extend_from_slice(&(region.len() as u64).to_le_bytes());
+                info.extend_from_slice(&perms.bits().to_le_bytes());
+                Ok(doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Memfd { fd, info })?)
+            });
+        let offered = match offered {
+            Ok(o) => o,
+            Err(e) => {
+                s.state.store(SLOT_FREE, Ordering::Relaxed);
+                return Err(e);
+            }
+        };
         s.perms.store(perms.bits(), Ordering::Relaxed);
         s.offset.store(0, Ordering::Relaxed);
         s.len.store(region.len() as u64, Ordering::Relaxed);
-        s.token[0].store(token[0], Ordering::Relaxed);
-        s.token[1].store(token[1], Ordering::Relaxed);
+        s.tag.store(tag, Ordering::Relaxed);
         // Release publishes the fields above to an importer's Acquire load of `state`.
         s.state.store(SLOT_LIVE, Ordering::Release);
-        cfg.exports.push(slot);
+        let (service, token) = (offered.service(), offered.token());
+        cfg.exports.push((slot, offered));
 
-        let fd = std::os::fd::AsRawFd::as_raw_fd(seg.fd());
         let fields =
-            DescFields { kind: KIND_SEGMENT, perms, fd, slot, token, len: region.len() as u64, pci, base };
+            DescFields { kind: KIND_SEGMENT, perms, service, token, len: region.len() as u64, pci, base };
         tracing::debug!(target: "doca_sdk", "mmap exported {} bytes as slot {slot} for {dev:?}", region.len());
         Ok(fields.encode())
     }
@@ -634,35 +647,59 @@ impl Mmap {
                 "mmap create_from_export: {dev:?} cannot import (topology: cap mmap.create_from_export_pci 0)"
             );
         }
-        let budget = Mmap::import_budget(&d, dev)?;
         if d.kind == KIND_SERVED {
             let len = usize::try_from(d.len)
                 .map_err(|_| fail!(Error::InvalidValue, "export of {} bytes", d.len))?;
             if len == 0 {
                 bail!(Error::InvalidValue, "mmap export descriptor of an empty range");
             }
-            let client = crate::served::Client::connect(d.pid, d.token, len, d.perms)?;
+            let (sock, exporter) = doca_link::rendezvous::take_connection(d.service, &d.token)
+                .map_err(|e| fail!(e.into(), "mmap create_from_export: no such live export"))?;
+            let budget = Mmap::import_budget(&d, dev, exporter)?;
+            let client = crate::served::Client::connect(sock, len, d.perms)?;
             let import =
                 Import { remote: Remote::Served(client), from: d.from, dev: dev.clone(), _budget: budget };
             let map = Mmap::with(Some(import), d.perms, vec![dev.clone()]);
             let _ = map.inner.base.set(d.addr as usize);
             map.inner.started.store(true, Ordering::Release);
             map.inner.user_data.store(user_data.unwrap_or_default().as_u64(), Ordering::Relaxed);
-            tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes served by {} (pid {})", d.from, d.pid);
+            tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes served by {} (pid {})", d.from, d.service.pid);
             return Ok(map);
         }
-        let seg = Arc::new(Segment::open_remote(d.pid, d.fd, d.slot, d.token)?);
+        let (fd, info, exporter) = doca_link::rendezvous::take_memfd(d.service, &d.token).map_err(|e| {
+            fail!(Error::from(e), "mmap create_from_export: no such live export (revoked, stale or forged)")
+        })?;
+        let budget = Mmap::import_budget(&d, dev, exporter)?;
+        let (slot, tag) = match <[u8; SEG_INFO_LEN]>::try_from(info.as_slice()) {
+            Ok(i) => (
+                u32::from_le_bytes(i[..4].try_into().expect("4 bytes")) as usize,
+                u64::from_le_bytes(i[4..12].try_into().expect("8 bytes")),
+            ),
+            Err(_) => {
+                bail!(Error::NotFound, "mmap create_from_export: the exporter's answer is not an export")
+            }
+        };
+        let seg = Arc::new(Segment::open(fd, true).map_err(|e| {
+            fail!(
+                Error::NotFound,
+                "mmap create_from_export: the exporter handed over no export ({})",
+                e.name()
+            )
+        })?);
         if seg.data_len() as u64 != d.len {
             bail!(
                 Error::NotFound,
                 "mmap create_from_export: the memory is not the one exported (forged descriptor)"
             );
         }
-        let Some(s) = seg.header().slots.get(d.slot) else {
-            bail!(Error::InvalidValue, "mmap export descriptor names slot {} of {MAX_EXPORTS}", d.slot);
+        let Some(s) = seg.header().slots.get(slot) else {
+            bail!(
+                Error::NotFound,
+                "mmap create_from_export: the exporter named slot {slot} of {MAX_EXPORTS}"
+            );
         };
         let import = Import {
-            remote: Remote::Seg { seg: seg.clone(), slot: d.slot, token: d.token },
+            remote: Remote::Seg { seg: seg.clone(), slot, tag },
             from: d.from,
             dev: dev.clone(),
             _budget: budget,
@@ -687,7 +724,7 @@ impl Mmap {
         let _ = map.inner.region.set(region);
         map.inner.started.store(true, Ordering::Release);
         map.inner.user_data.store(user_data.unwrap_or_default().as_u64(), Ordering::Relaxed);
-        tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes exported by {} (pid {})", d.from, d.pid);
+        tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes exported by {} (pid {})", d.from, d.service.pid);
         Ok(map)
     }
 
@@ -695,17 +732,17 @@ impl Mmap {
     /// to the exporting process's budget (`peer.mem_per_conn` per import,
     /// `peer.mem_per_process` for the exporter): `NO_MEMORY` beyond, before anything is
     /// mapped; `NOT_FOUND` when the exporter is gone.
-    fn import_budget(d: &Desc, dev: &Dev) -> Result<crate::budget::Hold> {
-        use crate::budget::{Account, Limits, PeerId};
-        let limits = Limits::from_topology(dev.as_devinfo().topology())?;
-        let exporter = PeerId::of_pid(d.pid as i32)
-            .map_err(|e| fail!(e, "mmap create_from_export: exporting process {} is gone", d.pid))?;
+    fn import_budget(d: &Desc, dev: &Dev, exporter: crate::budget::PeerId) -> Result<crate::budget::Hold> {
+        use crate::budget::Account;
+        let limits = crate::budget::limits(dev.as_devinfo().topology())?;
         let page = crate::shm::page_size() as u64;
         let bytes = d.len.div_ceil(page).saturating_add(1).saturating_mul(page);
         let account = Account::open(exporter, limits);
         // A served export maps nothing here: its socket and three pipe ends.
         let (bytes, fds) = if d.kind == KIND_SERVED { (0, 4) } else { (bytes, 1) };
-        account.claim(bytes, fds, "mmap import").map_err(|r| fail!(r.code, "mmap create_from_export: {r}"))
+        account
+            .claim(bytes, fds, "mmap import")
+            .map_err(|r| fail!(r.code.into(), "mmap create_from_export: {r}"))
     }
 
     /// For a map from export: the exporting device's PCI address.
@@ -753,24 +790,13 @@ impl Mmap {
     }
 }
 
-fn fill_random(buf: &mut [u8]) -> Result<()> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match rustix::rand::getrandom(&mut buf[filled..], rustix::rand::GetRandomFlags::empty()) {
-            Ok(n) => filled += n,
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(fail!(Error::OperatingSystem, "getrandom: {e}")),
-        }
-    }
-    Ok(())
-}
-
 fn revoke(cfg: &mut Config) {
     if let Some(mut server) = cfg.served.take() {
         server.revoke();
     }
     if let Some(Memory::Shared(shared)) = &cfg.memory {
-        for slot in cfg.exports.drain(..) {
+        // Each offer is withdrawn (its token names nothing any more) as its slot is revoked.
+        for (slot, _offered) in cfg.exports.drain(..) {
             // Release pairs with importers' Acquire re-checks of the slot.
             shared.segment().header().slots[slot].state.store(SLOT_REVOKED, Ordering::Release);
         }
@@ -1149,9 +1175,8 @@ const KIND_SERVED: u16 = 1;
 struct DescFields {
     kind: u16,
     perms: AccessFlags,
-    fd: i32,
-    slot: usize,
-    token: [u64; 2],
+    service: doca_link::rendezvous::ServiceName,
+    token: doca_link::rendezvous::Token,
     len: u64,
     pci: PciAddr,
     base: u64,
@@ -1164,11 +1189,9 @@ impl DescFields {
         d.extend_from_slice(&DESC_VERSION.to_le_bytes());
         d.extend_from_slice(&self.kind.to_le_bytes());
         d.extend_from_slice(&self.perms.bits().to_le_bytes());
-        d.extend_from_slice(&std::process::id().to_le_bytes());
-        d.extend_from_slice(&self.fd.to_le_bytes());
-        d.extend_from_slice(&(self.slot as u32).to_le_bytes());
-        d.extend_from_slice(&self.token[0].to_le_bytes());
-        d.extend_from_slice(&self.token[1].to_le_bytes());
+        d.extend_from_slice(&self.service.pid.to_le_bytes());
+        d.extend_from_slice(&self.service.nonce.to_le_bytes());
+        d.extend_from_slice(&self.token);
         d.extend_from_slice(&0u64.to_le_bytes());
         d.extend_from_slice(&self.len.to_le_bytes());
         d.extend_from_slice(&self.pci.domain().to_le_bytes());
@@ -1184,10 +1207,8 @@ impl DescFields {
 struct Desc {
     kind: u16,
     perms: AccessFlags,
-    pid: u32,
-    fd: i32,
-    slot: usize,
-    token: [u64; 2],
+    service: doca_link::rendezvous::ServiceName,
+    token: doca_link::rendezvous::Token,
     offset: u64,
     len: u64,
     from: PciAddr,
@@ -1231,10 +1252,8 @@ impl Desc {
         Ok(Desc {
             kind,
             perms,
-            pid: u32_at(16),
-            fd: u32_at(20) as i32,
-            slot: u32_at(24) as usize,
-            token: [u64_at(28), u64_at(36)],
+            service: doca_link::rendezvous::ServiceName { pid: u32_at(16), nonce: u64_at(20) },
+            token: d[28..44].try_into().expect("16 bytes"),
             offset: u64_at(44),
             len: u64_at(52),
             from,
@@ -1245,15 +1264,15 @@ impl Desc {
 
 #[cfg(test)]
 mod tests {
-    use std::os::fd::AsRawFd;
-
     use super::*;
     use crate::shm::{Header, Slot};
 
-    /// A descriptor naming memory that could be truncated under the importer (an unsealed
-    /// memfd dressed up as an export, token and all) is refused before it is mapped.
+    /// An exporter (or anyone with the token's offer) handing over memory that could be
+    /// truncated under the importer (an unsealed memfd dressed up as an export) or no memory
+    /// at all (a pipe) is refused before anything is mapped.
     #[test]
     fn an_export_whose_memory_is_not_sealed_is_not_imported() {
+        crate::private_fabric();
         let dev = doca_core::open_device_with_pci("b1:00.0", None).unwrap();
         let real = Mmap::create().unwrap();
         real.set_memrange(crate::SharedMem::alloc(4096).unwrap()).unwrap();
@@ -1270,23 +1289,30 @@ mod tests {
         for (i, v) in header.iter().enumerate() {
             rustix::io::pwrite(&fake, &v.to_ne_bytes(), (i * 8) as u64).unwrap();
         }
-        let at = std::mem::offset_of!(Header, slots) + d.slot * std::mem::size_of::<Slot>();
+        let at = std::mem::offset_of!(Header, slots);
         let mut slot = Vec::new();
         slot.extend_from_slice(&crate::shm::SLOT_LIVE.to_ne_bytes());
         slot.extend_from_slice(&d.perms.bits().to_ne_bytes());
         slot.extend_from_slice(&d.offset.to_ne_bytes());
         slot.extend_from_slice(&d.len.to_ne_bytes());
-        slot.extend_from_slice(&d.token[0].to_ne_bytes());
-        slot.extend_from_slice(&d.token[1].to_ne_bytes());
+        slot.extend_from_slice(&7u64.to_ne_bytes());
+        assert!(slot.len() <= std::mem::size_of::<Slot>());
         rustix::io::pwrite(&fake, &slot, at as u64).unwrap();
-        desc[20..24].copy_from_slice(&fake.as_raw_fd().to_le_bytes());
-        assert_eq!(Mmap::create_from_export(None, &desc, &dev).unwrap_err(), Error::NotFound);
-
-        // Descriptors naming a file that is no export at all, or no file.
+        let mut info = Vec::new();
+        info.extend_from_slice(&0u32.to_le_bytes());
+        info.extend_from_slice(&7u64.to_le_bytes());
+        info.extend_from_slice(&0u64.to_le_bytes());
+        info.extend_from_slice(&d.len.to_le_bytes());
+        info.extend_from_slice(&d.perms.bits().to_le_bytes());
         let (pipe, _w) = rustix::pipe::pipe().unwrap();
-        for fd in [pipe.as_raw_fd(), 100_000] {
-            desc[20..24].copy_from_slice(&fd.to_le_bytes());
-            assert_eq!(Mmap::create_from_export(None, &desc, &dev).unwrap_err(), Error::NotFound, "fd {fd}");
+        for fd in [fake, pipe] {
+            use doca_link::rendezvous::{offer, Offer};
+            let offered = offer(Offer::Memfd { fd, info: info.clone() }).unwrap();
+            desc[28..44].copy_from_slice(&offered.token());
+            assert_eq!(Mmap::create_from_export(None, &desc, &dev).unwrap_err(), Error::NotFound);
         }
+        // A token the service does not know.
+        desc[30] ^= 1;
+        assert_eq!(Mmap::create_from_export(None, &desc, &dev).unwrap_err(), Error::NotFound);
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! | side     | what                                                                    |
 //! |----------|-------------------------------------------------------------------------|
-//! | exporter | `Server`: at the first export, a listening socket in the abstract namespace named by the process id and a 128-bit random token (the descriptor carries both), and one thread accepting importers; one thread per importer (at most [`MAX_CONNS`]) |
+//! | exporter | `Server`: at the first export, a connection offer with a 128-bit random token in this process's memory service ([`doca_link::rendezvous`]: one named socket in the fabric directory, no secret in its name; the descriptor carries its name and the token); the service's thread hands each importer that brings the token to a thread of its own (at most [`MAX_CONNS`]) |
 //! | importer | `Client`: one connection; a copy is a request, then the bytes through a pipe |
 //! | wire     | request `op u32, 0 u32, offset u64, len u64`; answer `status u32, 0 u32` (a DOCA code): a refusal alone; else for a read the bytes then `0`, for a write `0`, the bytes, `0` again — the last answer once the exporter's borrow of its bytes has ended |
 //!
@@ -18,11 +18,14 @@
 //! **Trust.** The exporter checks every request against the exported range (offset and length
 //! in bounds without overflow), the export's permissions (writes need `PCI_READ_WRITE`) and
 //! its own revocation, answers a bad one with its DOCA code and goes on serving; only
-//! processes of the exporter's own uid may connect. A request, answer or stream that breaks the protocol closes that
-//! one connection. The importer checks the exporter's credentials (the descriptor's pid, its
-//! own uid) and that the descriptors it receives are pipes. Nothing else of the exporter is
-//! reachable: unlike `process_vm_readv` (ptrace rights over the whole process) or a memfd
-//! mapped in place (the neighbours on the same pages), the importer gets exactly the range.
+//! processes of the exporter's own uid may connect. A request, answer or stream that breaks
+//! the protocol closes that one connection. The importer reaches the exporter only through
+//! its memory service ([`doca_link::rendezvous`]: a socket of its own uid in the 0700 fabric
+//! directory, the token in the descriptor); the exporter's identity comes from that socket
+//! (its pidfd), not from any pid the descriptor carries, and the importer checks that the
+//! descriptors it receives are pipes. Nothing else of the exporter is reachable: unlike
+//! `process_vm_readv` (ptrace rights over the whole process) or a memfd mapped in place (the
+//! neighbours on the same pages), the importer gets exactly the range.
 //!
 //! **Why not ptrace.** `process_vm_readv`/`writev` need ptrace rights over the exporter:
 //! under Yama `ptrace_scope=1` only a tracer the exporter names with `PR_SET_PTRACER` (it does
@@ -54,8 +57,8 @@ use parking_lot::Mutex;
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 use rustix::net::{
-    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
-    SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags, SocketType,
+    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage,
+    SendFlags,
 };
 use rustix::pipe::{IoSliceRaw, PipeFlags, SpliceFlags};
 
@@ -85,11 +88,6 @@ fn os(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
 }
 
-/// The abstract socket name of an export.
-fn socket_name(pid: u32, token: [u64; 2]) -> Vec<u8> {
-    format!("doca-emu/mmap/{pid}/{:016x}{:016x}", token[0], token[1]).into_bytes()
-}
-
 /// What the exporter's threads share.
 struct Shared {
     revoked: AtomicBool,
@@ -100,6 +98,8 @@ struct Shared {
     perms: AccessFlags,
     /// The importer process of each live connection (one entry a connection).
     peers: std::sync::Mutex<Vec<u32>>,
+    /// The serving threads (joined at revocation).
+    conns: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Shared {
@@ -136,34 +136,20 @@ impl Shared {
 /// An export being served (see the module docs). Dropping it revokes it.
 pub(crate) struct Server {
     shared: Arc<Shared>,
-    accept: Option<JoinHandle<()>>,
+    /// The offer in the memory service (withdrawn first at revocation).
+    offered: Option<doca_link::rendezvous::Offered>,
+    service: doca_link::rendezvous::ServiceName,
+    token: doca_link::rendezvous::Token,
     pid: u32,
-    token: [u64; 2],
 }
 
 impl Server {
-    /// Serves `region` (tracked by `tracker`) with `perms` under `token`.
+    /// Serves `region` (tracked by `tracker`) with `perms` under a fresh token.
     ///
     /// The region must stay valid until [`Server::revoke`] returns (the map revokes before
     /// it gives its memory back).
-    pub(crate) fn start(
-        region: Region,
-        tracker: Tracker,
-        perms: AccessFlags,
-        token: [u64; 2],
-    ) -> Result<Server> {
+    pub(crate) fn start(region: Region, tracker: Tracker, perms: AccessFlags) -> Result<Server> {
         let pid = std::process::id();
-        let listener = rustix::net::socket_with(
-            AddressFamily::UNIX,
-            SocketType::SEQPACKET,
-            SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
-            None,
-        )
-        .map_err(|e| os("socket", e))?;
-        let addr =
-            SocketAddrUnix::new_abstract_name(&socket_name(pid, token)).map_err(|e| os("socket name", e))?;
-        rustix::net::bind(&listener, &addr).map_err(|e| os("bind", e))?;
-        rustix::net::listen(&listener, 16).map_err(|e| os("listen", e))?;
         let stop = rustix::event::eventfd(
             0,
             rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
@@ -176,27 +162,35 @@ impl Server {
             tracker,
             perms,
             peers: std::sync::Mutex::new(Vec::with_capacity(MAX_CONNS)),
+            conns: std::sync::Mutex::new(Vec::new()),
         });
         let sh = shared.clone();
-        let accept = std::thread::Builder::new()
-            .name("doca-mmap-serve".into())
-            .spawn(move || accept_loop(listener, sh))
-            .map_err(|e| fail!(Error::OperatingSystem, "starting the export's thread: {e}"))?;
-        Ok(Server { shared, accept: Some(accept), pid, token })
+        let offered = doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Connection(Box::new(
+            move |conn, pid| admit(conn, pid as u32, &sh),
+        )))?;
+        Ok(Server { shared, service: offered.service(), token: offered.token(), offered: Some(offered), pid })
+    }
+
+    /// The memory service the descriptor names.
+    pub(crate) fn service(&self) -> doca_link::rendezvous::ServiceName {
+        self.service
     }
 
     /// The token the descriptor carries.
-    pub(crate) fn token(&self) -> [u64; 2] {
+    pub(crate) fn token(&self) -> doca_link::rendezvous::Token {
         self.token
     }
 
-    /// Revokes the export: the threads stop and are joined (in the process that started
-    /// them), their connections closed.
+    /// Revokes the export: no importer is admitted any more, the threads stop and are
+    /// joined (in the process that started them), their connections closed.
     pub(crate) fn revoke(&mut self) {
+        // Withdrawn first: once this returns, no admission is in progress or to come.
+        drop(self.offered.take());
         self.shared.revoked.store(true, Ordering::SeqCst);
         let _ = rustix::io::write(&self.shared.stop, &1u64.to_ne_bytes());
-        if let Some(h) = self.accept.take() {
-            if std::process::id() == self.pid {
+        if std::process::id() == self.pid {
+            let conns = std::mem::take(&mut *self.shared.conns.lock().unwrap_or_else(|e| e.into_inner()));
+            for h in conns {
                 let _ = h.join();
             }
         }
@@ -346,68 +340,38 @@ fn recv_within(
     }
 }
 
-fn accept_loop(listener: OwnedFd, sh: Arc<Shared>) {
-    let mut conns: Vec<JoinHandle<()>> = Vec::new();
-    let uid = rustix::process::getuid();
-    loop {
-        match wait_within(listener.as_fd(), PollFlags::IN, None, Some(sh.stop.as_fd()), None) {
-            Ok(Woke::Stop) => break,
-            Ok(_) => {}
-            Err(_) => std::thread::sleep(Duration::from_millis(50)),
-        }
-        if sh.revoked.load(Ordering::SeqCst) {
-            break;
-        }
-        let conn = match rustix::net::accept_with(&listener, SocketFlags::CLOEXEC | SocketFlags::NONBLOCK) {
-            Ok(c) => c,
-            Err(Errno::AGAIN) | Err(Errno::INTR) | Err(Errno::CONNABORTED) => continue,
-            Err(e) => {
-                tracing::warn!(target: "doca_sdk", "served export: accept: {e}");
-                std::thread::sleep(Duration::from_millis(50));
-                continue;
-            }
-        };
-        let (done, live): (Vec<_>, Vec<_>) = conns.drain(..).partition(|h| h.is_finished());
-        conns = live;
-        for h in done {
-            let _ = h.join();
-        }
-        let pid = match rustix::net::sockopt::socket_peercred(&conn) {
-            Ok(c) if c.uid == uid => c.pid.as_raw_nonzero().get() as u32,
-            _ => {
-                let _ =
-                    peer_fail!(Error::NotPermitted, "served export: a connection from another user refused");
-                continue;
-            }
-        };
-        if sh.take_place(pid).is_err() {
-            continue;
-        }
-        match welcome(&conn, &sh) {
-            Ok((to_imp, from_imp, keep)) => {
-                let s = sh.clone();
-                let spawned = std::thread::Builder::new().name("doca-mmap-serve".into()).spawn(move || {
-                    serve(&conn, &to_imp, &from_imp, &s);
-                    drop(keep);
-                    s.give_place(pid);
-                });
-                match spawned {
-                    Ok(h) => conns.push(h),
-                    Err(e) => {
-                        sh.give_place(pid);
-                        tracing::warn!(target: "doca_sdk", "served export: no thread for an importer: {e}");
-                    }
+/// Admits an importer of process `pid` that brought the export's token (in the memory
+/// service's thread: never blocks): a place, the welcome, a serving thread.
+fn admit(conn: OwnedFd, pid: u32, sh: &Arc<Shared>) {
+    if sh.revoked.load(Ordering::SeqCst) || sh.take_place(pid).is_err() {
+        return;
+    }
+    let mut conns = sh.conns.lock().unwrap_or_else(|e| e.into_inner());
+    let (done, live): (Vec<_>, Vec<_>) = conns.drain(..).partition(|h| h.is_finished());
+    *conns = live;
+    for h in done {
+        let _ = h.join();
+    }
+    match welcome(&conn, sh) {
+        Ok((to_imp, from_imp, keep)) => {
+            let s = sh.clone();
+            let spawned = std::thread::Builder::new().name("doca-mmap-serve".into()).spawn(move || {
+                serve(&conn, &to_imp, &from_imp, &s);
+                drop(keep);
+                s.give_place(pid);
+            });
+            match spawned {
+                Ok(h) => conns.push(h),
+                Err(e) => {
+                    sh.give_place(pid);
+                    tracing::warn!(target: "doca_sdk", "served export: no thread for an importer: {e}");
                 }
             }
-            Err(e) => {
-                sh.give_place(pid);
-                tracing::debug!(target: "doca_sdk", "served export: welcome failed: {e}");
-            }
         }
-    }
-    drop(listener);
-    for h in conns {
-        let _ = h.join();
+        Err(e) => {
+            sh.give_place(pid);
+            tracing::debug!(target: "doca_sdk", "served export: welcome failed: {e}");
+        }
     }
 }
 
@@ -602,23 +566,10 @@ fn is_pipe(fd: &OwnedFd) -> bool {
 }
 
 impl Client {
-    /// Connects to the export `token` of process `pid`, which must serve `len` bytes with
-    /// `perms`. Not there (revoked, exited, forged) → `NOT_FOUND`.
-    pub(crate) fn connect(pid: u32, token: [u64; 2], len: usize, perms: AccessFlags) -> Result<Client> {
-        let sock =
-            rustix::net::socket_with(AddressFamily::UNIX, SocketType::SEQPACKET, SocketFlags::CLOEXEC, None)
-                .map_err(|e| os("socket", e))?;
-        let addr =
-            SocketAddrUnix::new_abstract_name(&socket_name(pid, token)).map_err(|e| os("socket name", e))?;
-        rustix::net::connect(&sock, &addr)
-            .map_err(|e| fail!(Error::NotFound, "mmap create_from_export: no such live export ({e})"))?;
-        let cred = rustix::net::sockopt::socket_peercred(&sock).map_err(|e| os("SO_PEERCRED", e))?;
-        if cred.pid.as_raw_nonzero().get() as u32 != pid || cred.uid != rustix::process::getuid() {
-            return Err(peer_fail!(
-                Error::NotFound,
-                "mmap create_from_export: the export is served by another process"
-            ));
-        }
+    /// Takes the connection `sock` to a served export (from the exporter's memory service),
+    /// which must serve `len` bytes with `perms`. Not there (revoked, exited, forged) →
+    /// `NOT_FOUND`.
+    pub(crate) fn connect(sock: OwnedFd, len: usize, perms: AccessFlags) -> Result<Client> {
         let mut w = [0u8; WELCOME_LEN];
         let fds = recv(sock.as_fd(), &mut w, None)
             .map_err(|e| fail!(Error::NotFound, "mmap create_from_export: the exporter refused ({e})"))?;
@@ -805,6 +756,7 @@ mod tests {
     use crate::Mmap;
 
     fn exported(len: usize, perms: AccessFlags) -> (Mmap, Vec<u8>, doca_core::Dev) {
+        crate::private_fabric();
         let dev = doca_core::open_device_with_pci("b1:00.0", None).unwrap();
         let map = Mmap::create().unwrap();
         map.set_memrange((0..len).map(|i| i as u8).collect::<Vec<u8>>()).unwrap();
@@ -890,17 +842,11 @@ mod tests {
 
     /// A connected socket to the export of `desc`, nothing read yet.
     fn raw_sock(desc: &[u8]) -> OwnedFd {
-        let pid = u32::from_le_bytes(desc[16..20].try_into().unwrap());
-        let token = [
-            u64::from_le_bytes(desc[28..36].try_into().unwrap()),
-            u64::from_le_bytes(desc[36..44].try_into().unwrap()),
-        ];
-        let sock =
-            rustix::net::socket_with(AddressFamily::UNIX, SocketType::SEQPACKET, SocketFlags::CLOEXEC, None)
-                .unwrap();
-        let addr = SocketAddrUnix::new_abstract_name(&socket_name(pid, token)).unwrap();
-        rustix::net::connect(&sock, &addr).unwrap();
-        sock
+        let name = doca_link::rendezvous::ServiceName {
+            pid: u32::from_le_bytes(desc[16..20].try_into().unwrap()),
+            nonce: u64::from_le_bytes(desc[20..28].try_into().unwrap()),
+        };
+        doca_link::rendezvous::take_connection(name, &desc[28..44].try_into().unwrap()).unwrap().0
     }
 
     /// A raw connection to the export of `desc`, as a hostile importer would make it.

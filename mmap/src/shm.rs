@@ -6,7 +6,10 @@
 //!
 //! Header page layout (all fields atomics; the header holds plain data, never pointers):
 //! `magic: u64`, `data_len: u64`, then [`MAX_EXPORTS`] export slots of
-//! `{ state: u32, perms: u32, offset: u64, len: u64, token: [u64; 2] }`.
+//! `{ state: u32, perms: u32, offset: u64, len: u64, tag: u64, spare: u64 }`. The tag tells an
+//! export from a later one in the same slot; it is no secret (every importer of the memory
+//! reads this page): the secret that names an export lives only in the exporter's memory
+//! service ([`doca_link::rendezvous`]), which hands the memfd over.
 //! An exporter fills a slot's fields and then stores `state = LIVE` with `Release`; an
 //! importer loads `state` with `Acquire` before reading the other fields (the pair that
 //! publishes a slot). Revocation stores `state = REVOKED` with `Release`; importers re-check
@@ -22,9 +25,8 @@ use std::sync::{Arc, Weak};
 
 use doca_core::{fail, peer_fail, Error, Result};
 
-use crate::memfd::{check_sealed, create_sealed};
+use doca_link::memfd::{check_sealed, create_sealed};
 use parking_lot::Mutex;
-use rustix::fs::{Mode, OFlags};
 use rustix::mm::{MapFlags, ProtFlags};
 use smallvec::SmallVec;
 
@@ -43,7 +45,8 @@ pub(crate) struct Slot {
     pub(crate) perms: AtomicU32,
     pub(crate) offset: AtomicU64,
     pub(crate) len: AtomicU64,
-    pub(crate) token: [AtomicU64; 2],
+    pub(crate) tag: AtomicU64,
+    _spare: AtomicU64,
 }
 
 #[repr(C)]
@@ -271,40 +274,6 @@ impl Segment {
         Ok(win)
     }
 
-    /// Opens the segment another process holds as its fd `fd` (through `/proc`), where slot
-    /// `slot` must be a live export with `token`. The file is first opened read-only and its
-    /// header read (never mapped) until the token matches; only then is it opened for
-    /// writing — and must still be the same file. Anything else → `NOT_FOUND`.
-    pub(crate) fn open_remote(pid: u32, fd: i32, slot: usize, token: [u64; 2]) -> Result<Segment> {
-        let path = format!("/proc/{pid}/fd/{fd}");
-        let open = |flags: OFlags| {
-            rustix::fs::open(&path, flags | OFlags::CLOEXEC, Mode::empty()).map_err(|e| match e {
-                rustix::io::Errno::NOENT | rustix::io::Errno::SRCH => {
-                    fail!(Error::NotFound, "exporting process {pid} or its memory is gone ({path}: {e})")
-                }
-                rustix::io::Errno::ACCESS | rustix::io::Errno::PERM => {
-                    fail!(Error::NotPermitted, "cannot open {path}: {e} (is /proc restricted?)")
-                }
-                e => os(&path, e),
-            })
-        };
-        let peek = open(OFlags::RDONLY)?;
-        check_sealed(&peek, None)
-            .map_err(|e| fail!(Error::NotFound, "{path} is not a doca-emu export ({})", e.name()))?;
-        if slot >= MAX_EXPORTS || !header_names(&peek, slot, token)? {
-            return Err(fail!(
-                Error::NotFound,
-                "{path}: no live export with this token (revoked, stale or forged)"
-            ));
-        }
-        let file = open(OFlags::RDWR)?;
-        let (a, b) = (rustix::fs::fstat(&peek), rustix::fs::fstat(&file));
-        match (a, b) {
-            (Ok(a), Ok(b)) if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) => Segment::open(file, true),
-            _ => Err(fail!(Error::NotFound, "{path} changed while it was being opened")),
-        }
-    }
-
     fn map(fd: OwnedFd, map_len: usize, data_len: usize, view: bool) -> Result<Segment> {
         let base = map_shared(&fd, map_len, 0)?;
         let borrows = match tracker_of(&fd) {
@@ -396,23 +365,6 @@ impl AsFd for Segment {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         self.fd.as_fd()
     }
-}
-
-/// Whether the header of segment file `file` (read with `pread`, not mapped) has our magic
-/// and a live export in `slot` carrying `token`.
-fn header_names(file: &OwnedFd, slot: usize, token: [u64; 2]) -> Result<bool> {
-    let at = std::mem::offset_of!(Header, slots) + slot * std::mem::size_of::<Slot>();
-    let mut magic = [0u8; 8];
-    let mut rec = [0u8; std::mem::size_of::<Slot>()];
-    let read =
-        |buf: &mut [u8], off: usize| rustix::io::pread(file, buf, off as u64).map_err(|e| os("pread", e));
-    if read(&mut magic, 0)? != 8 || u64::from_ne_bytes(magic) != MAGIC || read(&mut rec, at)? != rec.len() {
-        return Ok(false);
-    }
-    let u32_at = |i: usize| u32::from_ne_bytes(rec[i..i + 4].try_into().expect("4 bytes"));
-    let u64_at = |i: usize| u64::from_ne_bytes(rec[i..i + 8].try_into().expect("8 bytes"));
-    let (state, tok) = (std::mem::offset_of!(Slot, state), std::mem::offset_of!(Slot, token));
-    Ok(u32_at(state) == SLOT_LIVE && [u64_at(tok), u64_at(tok + 8)] == token)
 }
 
 /// The region `offset..offset+len` of a segment's data area. The caller keeps `seg` alive as

@@ -14,6 +14,19 @@ fn host() -> Dev {
 }
 
 /// A started map of private memory of `len` zero bytes.
+/// A private fabric directory (where the memory service's socket goes), set before the
+/// first export, so these tests never touch the user's default fabric directory.
+fn private_fabric() {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("doca-mmap-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        std::env::set_var("DOCA_EMU_FABRIC_DIR", &d);
+        d
+    });
+}
+
 fn private_map(len: usize) -> Mmap {
     let map = Mmap::create().unwrap();
     map.set_memrange(vec![0u8; len]).unwrap();
@@ -73,6 +86,7 @@ fn shared_memory_of_an_impossible_size_is_no_memory() {
 /// through one tracker: safe code never holds two `&mut` over the same bytes.
 #[test]
 fn an_export_imported_in_its_own_process_does_not_alias() {
+    private_fabric();
     let (d, h) = (dpu(), host());
     let map = Mmap::create().unwrap();
     map.set_memrange(doca_mmap::SharedMem::alloc(8192).unwrap()).unwrap();

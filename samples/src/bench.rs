@@ -678,14 +678,13 @@ pub fn raw_peer(pid: u32, fd: i32, size: usize, n: u64) -> Result<(), Error> {
 
 /// The peer's eventfd, passed as a file descriptor over the non-blocking socket `sock`;
 /// `None` after [`GIVE_UP`].
-pub fn recv_doorbell(sock: std::os::fd::BorrowedFd<'_>) -> Option<doca_core::notify::EventFd> {
+pub fn recv_doorbell(sock: std::os::fd::BorrowedFd<'_>) -> Option<doca_link::notify::EventFd> {
     let deadline = Instant::now() + GIVE_UP;
     let mut buf = [0u8; 64];
     while Instant::now() < deadline {
-        if let Ok(doca_cc::transport::Recv::Packet { mut fds, .. }) = doca_cc::transport::recv(sock, &mut buf)
-        {
+        if let Ok(doca_link::Recv::Packet { mut fds, .. }) = doca_link::recv(sock, &mut buf) {
             if let Some(fd) = fds.pop() {
-                return Some(doca_core::notify::EventFd::from_fd(fd));
+                return Some(doca_link::notify::EventFd::from_fd(fd));
             }
         }
         std::thread::sleep(Duration::from_micros(50));
@@ -696,13 +695,13 @@ pub fn recv_doorbell(sock: std::os::fd::BorrowedFd<'_>) -> Option<doca_core::not
 /// An eventfd ping-pong over two eventfds passed through a socket: this side waits on
 /// `mine` and rings `theirs`. Returns round-trip times (initiator) or answers (responder).
 pub fn eventfd_pingpong(
-    mine: &doca_core::notify::EventFd,
-    theirs: &doca_core::notify::EventFd,
+    mine: &doca_link::notify::EventFd,
+    theirs: &doca_link::notify::EventFd,
     n: u64,
     initiator: bool,
 ) -> Vec<f64> {
     let mut out = Vec::with_capacity(n as usize);
-    let wait = |bell: &doca_core::notify::EventFd| {
+    let wait = |bell: &doca_link::notify::EventFd| {
         let mut fds = [rustix::event::PollFd::new(bell, rustix::event::PollFlags::IN)];
         let t = rustix::time::Timespec { tv_sec: 5, tv_nsec: 0 };
         let _ = rustix::event::poll(&mut fds, Some(&t));

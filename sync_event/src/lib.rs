@@ -16,7 +16,10 @@
 //! | `doca_sync_event_cap_*`                                     | [`caps`] |
 //!
 //! **The value.** It lives in a page of shared memory (a sealed memfd) that the
-//! exporting process creates with the event and every importing process maps; `set_addr`
+//! exporting process creates with the event and every importing process maps. The page is
+//! handed over through the exporter's memory service ([`doca_link::rendezvous`]): the blob
+//! carries the service's name and a 128-bit token, never a pid or fd to open through
+//! `/proc`; destroying the event withdraws the offer. `set_addr`
 //! moves it to 8 bytes of the application's memory instead (then it cannot be exported:
 //! `NOT_SUPPORTED`). Every read is an atomic load, every update an atomic store or
 //! fetch-add, sequentially consistent.
@@ -54,17 +57,17 @@ pub mod caps;
 mod page;
 
 use std::cell::{Cell, RefCell};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::time::Duration;
 
 use doca_core::clock::Now;
-use doca_core::notify::Watched;
 use doca_core::{
     bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, DeviceKind, Error, PciAddr, Refused,
     Result, Started, Task, TaskId, TaskLib, TaskPayload, TaskPool,
 };
+use doca_link::notify::Watched;
 use rustix::thread::futex;
 
 pub use page::MAX_WAKERS;
@@ -173,6 +176,13 @@ struct Config {
     subscribers: Vec<Location>,
     exported: bool,
 }
+
+/// Where an export blob's fields are: magic, the exporter's memory service (pid, nonce),
+/// the offer's token, then the device (PCI address, side).
+const AT_PID: usize = 8;
+const AT_NONCE: usize = 12;
+const AT_TOKEN: usize = 20;
+const AT_PCI: usize = 36;
 
 /// A pipe other processes write into to wake this context's engine.
 struct Waker {
@@ -334,6 +344,9 @@ pub struct SeOps {
     /// Submitted wait tasks.
     waits: RefCell<Vec<(Cmp, TaskId)>>,
     waker: RefCell<Option<Waker>>,
+    /// The exporter's: the page offered through its memory service (from the first export
+    /// until the event drops; every export gives the same blob).
+    offered: RefCell<Option<doca_link::rendezvous::Offered>>,
     rings: RefCell<Vec<Ring>>,
     passes: Cell<u32>,
     /// The engine woke from a sleep: look at the exporter's pidfd at the next pass.
@@ -625,6 +638,7 @@ impl SyncEvent {
             wait_neq: TaskPool::new(weak.clone()),
             waits: RefCell::new(Vec::new()),
             waker: RefCell::new(None),
+            offered: RefCell::new(None),
             rings: RefCell::new(Vec::new()),
             passes: Cell::new(0),
             woke: Cell::new(false),
@@ -654,18 +668,27 @@ impl SyncEvent {
                 blob.len()
             );
         }
-        let u32_at = |i: usize| u32::from_le_bytes(blob[i..i + 4].try_into().expect("4 bytes"));
-        let u64_at = |i: usize| u64::from_le_bytes(blob[i..i + 8].try_into().expect("8 bytes"));
-        let (pid, fd, token) = (u32_at(8), u32_at(12) as i32, [u64_at(16), u64_at(24)]);
-        let raw = rustix::process::Pid::from_raw(pid as i32)
-            .ok_or_else(|| fail!(Error::InvalidValue, "sync event create_from_export: no process 0"))?;
-        let pidfd = rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty()).map_err(|e| {
-            fail!(Error::NotFound, "sync event create_from_export: the exporting process {pid} is gone ({e})")
-        })?;
-        let page = Page::open_exported(pid, fd, token)?;
+        let service = doca_link::rendezvous::ServiceName {
+            pid: u32::from_le_bytes(blob[AT_PID..AT_NONCE].try_into().expect("4 bytes")),
+            nonce: u64::from_le_bytes(blob[AT_NONCE..AT_TOKEN].try_into().expect("8 bytes")),
+        };
+        let token: doca_link::rendezvous::Token = blob[AT_TOKEN..AT_PCI].try_into().expect("16 bytes");
+        let pid = service.pid;
+        let (fd, _info, _peer, pidfd) = doca_link::rendezvous::take_memfd_watched(service, &token)
+            .map_err(|e| {
+                fail!(
+                    Error::from(e),
+                    "sync event create_from_export: no such live event of process {pid} (destroyed, exited or forged)"
+                )
+            })?;
+        let Some(pidfd) = pidfd else {
+            bail!(
+                Error::NotSupported,
+                "sync event create_from_export: no pidfd of the exporter (process {pid}) to watch (a kernel without SO_PEERPIDFD, across PID namespaces)"
+            );
+        };
+        let page = Page::from_exporter(fd, pid)?;
         let ex = Exporter { pid, pidfd };
-        // The pidfd was opened before the page: if it names another process (pid reused),
-        // that one cannot hold the page with this token, unless the exporter lived then.
         if ex.exited() || page.header().state.load(SeqCst) != LIVE {
             bail!(Error::NotFound, "sync event create_from_export: the exporter (process {pid}) is gone");
         }
@@ -827,14 +850,27 @@ impl SyncEvent {
                 "sync event {what}: the value is in the application's memory (doca_sync_event_set_addr), which other processes cannot map"
             );
         }
+        let mut offered = ops.offered.borrow_mut();
+        if offered.is_none() {
+            let fd = ops
+                .page
+                .fd()
+                .try_clone()
+                .map_err(|e| fail!(Error::OperatingSystem, "sync event {what}: dup: {e}"))?;
+            let offer =
+                doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Memfd { fd, info: Vec::new() })
+                    .map_err(|e| fail!(Error::from(e), "sync event {what}: offering the page"))?;
+            *offered = Some(offer);
+        }
+        let offer = offered.as_ref().expect("offered above");
         ops.cfg.borrow_mut().exported = true;
-        let token = ops.page.token();
+        let (service, token) = (offer.service(), offer.token());
         let mut b = Vec::with_capacity(EXPORT_LEN);
         b.extend_from_slice(BLOB_MAGIC);
-        b.extend_from_slice(&std::process::id().to_le_bytes());
-        b.extend_from_slice(&ops.page.fd().as_fd().as_raw_fd().to_le_bytes());
-        b.extend_from_slice(&token[0].to_le_bytes());
-        b.extend_from_slice(&token[1].to_le_bytes());
+        b.extend_from_slice(&service.pid.to_le_bytes());
+        b.extend_from_slice(&service.nonce.to_le_bytes());
+        b.extend_from_slice(&token);
+        debug_assert_eq!(b.len(), AT_PCI);
         let pci = dev.as_devinfo().pci_addr();
         b.extend_from_slice(&pci.domain().to_le_bytes());
         b.extend_from_slice(&[pci.bus(), pci.device(), pci.function()]);

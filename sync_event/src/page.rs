@@ -5,8 +5,11 @@
 //! The one module of the crate with `unsafe`: it maps and unmaps the page.
 //!
 //! Layout (all fields atomics, plain data, no pointers): see [`Header`]. The exporter writes
-//! `magic`, `token` and `state = LIVE` before the page can be exported; an importer reads the
-//! magic and token through `pread` (never mapping a file that is not one) before mapping it.
+//! `magic` and `state = LIVE` before the page can be exported. The page reaches an importer
+//! only through the exporter's memory service ([`doca_link::rendezvous`]: the export blob
+//! carries the service's name and a 128-bit token, the memfd comes over `SCM_RIGHTS`, nothing
+//! is opened through `/proc`); the importer checks that what it got is a sealed memfd of one
+//! page and reads the magic through `pread` (never mapping a file that is not one).
 //! A peer can write any bits into any field: every reader treats each field as untrusted
 //! data (a value is any `u64`; slots are validated before use; the futex word only decides
 //! when to look again).
@@ -18,8 +21,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 use doca_core::{fail, Error, Result};
-use doca_mmap::memfd::{check_sealed, create_sealed};
-use rustix::fs::{Mode, OFlags};
+use doca_link::memfd::{check_sealed, create_sealed};
 use rustix::mm::{MapFlags, ProtFlags};
 
 /// The page's size (the smallest mapping).
@@ -48,7 +50,6 @@ pub(crate) struct WakerSlot {
 #[repr(C)]
 pub(crate) struct Header {
     magic: AtomicU64,
-    pub(crate) token: [AtomicU64; 2],
     pub(crate) state: AtomicU32,
     /// The futex word: bumped after every update (any process), after the value changed.
     pub(crate) seq: AtomicU32,
@@ -97,69 +98,36 @@ fn map(fd: &OwnedFd) -> Result<NonNull<Header>> {
 }
 
 impl Page {
-    /// A new page: value 0, a fresh random token, LIVE.
+    /// A new page: value 0, LIVE.
     pub(crate) fn create() -> Result<Page> {
         let fd = create_sealed("doca-sync-event", PAGE_LEN)?;
         let page = Page { base: map(&fd)?, fd };
-        let mut t = [0u8; 16];
-        let mut filled = 0;
-        while filled < t.len() {
-            match rustix::rand::getrandom(&mut t[filled..], rustix::rand::GetRandomFlags::empty()) {
-                Ok(n) => filled += n,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(os("getrandom", e)),
-            }
-        }
         let h = page.header();
-        h.token[0].store(u64::from_le_bytes(t[..8].try_into().expect("8 bytes")), Ordering::Relaxed);
-        h.token[1].store(u64::from_le_bytes(t[8..].try_into().expect("8 bytes")), Ordering::Relaxed);
         h.magic.store(MAGIC, Ordering::Relaxed);
         // Release: an importer that reads LIVE (Acquire, or through the file) sees the rest.
         h.state.store(LIVE, Ordering::Release);
         Ok(page)
     }
 
-    /// The page process `pid` holds as its fd `fd` (through `/proc`, as memory-map imports
-    /// open an exporter's memory): it must be a sealed memfd of one page whose magic and
-    /// token match, else `NOT_FOUND`. Read with `pread` before anything is mapped.
-    pub(crate) fn open_exported(pid: u32, fd: i32, token: [u64; 2]) -> Result<Page> {
-        let path = format!("/proc/{pid}/fd/{fd}");
-        let open = |flags: OFlags| {
-            rustix::fs::open(&path, flags | OFlags::CLOEXEC, Mode::empty()).map_err(|e| match e {
-                rustix::io::Errno::NOENT | rustix::io::Errno::SRCH => {
-                    fail!(
-                        Error::NotFound,
-                        "sync event import: the exporting process {pid} or its event is gone"
-                    )
-                }
-                rustix::io::Errno::ACCESS | rustix::io::Errno::PERM => {
-                    fail!(
-                        Error::NotPermitted,
-                        "sync event import: cannot open {path}: {e} (is /proc restricted?)"
-                    )
-                }
-                e => os(&path, e),
-            })
-        };
-        let peek = open(OFlags::RDONLY)?;
-        if check_sealed(&peek, Some(PAGE_LEN)).is_err() {
-            return Err(fail!(Error::NotFound, "sync event import: {path} is not an exported sync event"));
-        }
-        let mut head = [0u8; 32];
-        let n = rustix::io::pread(&peek, &mut head, 0).map_err(|e| os("pread", e))?;
-        let word = |i: usize| u64::from_ne_bytes(head[i..i + 8].try_into().expect("8 bytes"));
-        if n != head.len() || word(0) != MAGIC || [word(8), word(16)] != token {
+    /// The page an exporter's memory service handed over (`fd`, from
+    /// [`doca_link::rendezvous`]; a peer chose it): it must be a sealed memfd of one page
+    /// whose magic matches, else `NOT_FOUND`. Read with `pread` before anything is mapped.
+    pub(crate) fn from_exporter(fd: OwnedFd, pid: u32) -> Result<Page> {
+        if check_sealed(&fd, Some(PAGE_LEN)).is_err() {
             return Err(fail!(
                 Error::NotFound,
-                "sync event import: {path} holds no event with this token (destroyed, stale or forged)"
+                "sync event import: process {pid} handed over no sync event page"
             ));
         }
-        let file = open(OFlags::RDWR)?;
-        match (rustix::fs::fstat(&peek), rustix::fs::fstat(&file)) {
-            (Ok(a), Ok(b)) if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) => {}
-            _ => return Err(fail!(Error::NotFound, "sync event import: {path} changed while being opened")),
+        let mut head = [0u8; 8];
+        let n = rustix::io::pread(&fd, &mut head, 0).map_err(|e| os("pread", e))?;
+        if n != head.len() || u64::from_ne_bytes(head) != MAGIC {
+            return Err(fail!(
+                Error::NotFound,
+                "sync event import: process {pid} handed over a page that holds no sync event"
+            ));
         }
-        Ok(Page { base: map(&file)?, fd: file })
+        Ok(Page { base: map(&fd)?, fd })
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -170,11 +138,6 @@ impl Page {
 
     pub(crate) fn fd(&self) -> &OwnedFd {
         &self.fd
-    }
-
-    pub(crate) fn token(&self) -> [u64; 2] {
-        let h = self.header();
-        [h.token[0].load(Ordering::Relaxed), h.token[1].load(Ordering::Relaxed)]
     }
 }
 

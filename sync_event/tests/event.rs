@@ -37,8 +37,22 @@ fn standalone_get_set_add_wait_and_the_codes_of_each_state() {
     se.destroy().unwrap();
 }
 
+/// A private fabric directory (where the exporter's memory service puts its socket), set
+/// before the first export.
+fn private_fabric() {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("doca-se-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        std::env::set_var("DOCA_EMU_FABRIC_DIR", &d);
+        d
+    });
+}
+
 #[test]
 fn export_import_in_one_process_shares_the_value_and_destroy_revokes_it() {
+    private_fabric();
     let host = open_device_with_pci("b1:00.0", None).unwrap();
     let dpu = open_device_with_pci("03:00.0", None).unwrap();
     let se = SyncEvent::create().unwrap();
@@ -87,6 +101,7 @@ fn an_event_in_application_memory_works_here_and_cannot_be_exported() {
 
 #[test]
 fn context_mode_tasks_complete_and_an_update_wakes_the_sleeping_engine() {
+    private_fabric();
     let host = open_device_with_pci("b1:00.0", None).unwrap();
     let se = SyncEvent::create().unwrap();
     let ctx = se.as_ctx().unwrap();

@@ -1734,9 +1734,18 @@ fn a_seeded_fraction_fires_at_the_same_hit_every_run() {
 fn sync_event_pair(exporter: &str, api: &str, mode: &str) {
     let name = format!("capi-se-{exporter}-{api}-{mode}-{}", std::process::id());
     let prog = build("sync_event");
+    // A fabric directory of its own (the Comm Channel's and the memory service's sockets).
+    let fabric = std::env::temp_dir().join(&name);
+    let _ = std::fs::remove_dir_all(&fabric);
+    std::fs::create_dir(&fabric).expect("a fabric directory of its own");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fabric, std::fs::Permissions::from_mode(0o700)).expect("chmod 0700");
+    }
     let mut dpu = Command::new(&prog)
         .args([name.as_str(), "dpu", exporter, api, mode])
         .env_remove("DOCA_EMU_SIDE")
+        .env("DOCA_EMU_FABRIC_DIR", &fabric)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -1752,6 +1761,7 @@ fn sync_event_pair(exporter: &str, api: &str, mode: &str) {
     let host = Command::new(&prog)
         .args([name.as_str(), "host", exporter, api, mode])
         .env_remove("DOCA_EMU_SIDE")
+        .env("DOCA_EMU_FABRIC_DIR", &fabric)
         .output()
         .expect("run the host side");
     let stderr = dpu.stderr.take();
@@ -1768,6 +1778,7 @@ fn sync_event_pair(exporter: &str, api: &str, mode: &str) {
         "host ({exporter} exports, {api}, {mode}): {host_out}{}",
         String::from_utf8_lossy(&host.stderr)
     );
+    let _ = std::fs::remove_dir_all(&fabric);
     assert_eq!(rest.trim(), "ok", "DPU ({exporter} exports, {api}, {mode}): {dpu_err}");
 }
 

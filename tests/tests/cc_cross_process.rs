@@ -7,7 +7,7 @@ use std::os::fd::AsFd;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use doca_cc::{proto, transport, Client};
+use doca_cc::{proto, Client};
 use doca_core::{open_device_with_pci, CtxState, Error, Pe};
 use doca_tests::harness::{harness, until};
 use doca_tests::{checked, Peer};
@@ -49,7 +49,7 @@ fn unique(tag: &str) -> String {
 /// The rendezvous socket of the server `name` for the host function b1:00.0.
 fn service_path_of(name: &str) -> std::path::PathBuf {
     let pci = open_device_with_pci("b1:00.0", None).unwrap().as_devinfo().pci_addr();
-    transport::service_path("cc", pci, name).unwrap()
+    doca_link::service_path("cc", pci, name).unwrap()
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn sixty_four_clients_at_once_are_each_served() {
 #[test]
 fn a_client_that_left_before_the_answer_is_no_failed_connection() {
     let fabric = PrivateFabric::new("left");
-    doca_tests::in_fresh_process!(&[(transport::FABRIC_ENV, PrivateFabric::env(&fabric))]);
+    doca_tests::in_fresh_process!(&[(doca_link::FABRIC_ENV, PrivateFabric::env(&fabric))]);
     let name = unique("left");
     let h = harness(&name, true);
     let mut gone = Peer::spawn(HOSTILE, &["hello-and-leave", &name]);
@@ -225,7 +225,7 @@ fn garbage_truncated_and_foreign_handshakes_are_dropped_and_the_server_keeps_ser
     let name = unique("garbage");
     let h = harness(&name, true);
     let path = service_path_of(&name);
-    let (_bell, ring) = doca_core::notify::Doorbell::pair().unwrap();
+    let (_bell, ring) = doca_link::notify::Doorbell::pair().unwrap();
     let good = proto::Hello {
         kind: proto::PeerKind::Client,
         max_msg_size: 4080,
@@ -243,27 +243,27 @@ fn garbage_truncated_and_foreign_handshakes_are_dropped_and_the_server_keeps_ser
         ("no doorbell", good.clone(), false),
     ];
     for (what, bytes, with_fd) in cases {
-        let sock = transport::connect(&path).unwrap().expect("server listening");
+        let sock = doca_link::connect(&path).unwrap().expect("server listening");
         let fds = if with_fd { vec![ring.as_fd(), ring.as_fd()] } else { vec![] };
-        transport::send(sock.as_fd(), &bytes, &fds).unwrap();
+        doca_link::send(sock.as_fd(), &bytes, &fds).unwrap();
         let mut buf = [0u8; 128];
         let mut closed = false;
         until(&h.pe, what, || {
-            match transport::recv(sock.as_fd(), &mut buf).unwrap() {
-                transport::Recv::Closed => closed = true,
-                transport::Recv::Packet { len, .. } => {
+            match doca_link::recv(sock.as_fd(), &mut buf).unwrap() {
+                doca_link::Recv::Closed => closed = true,
+                doca_link::Recv::Packet { len, .. } => {
                     assert_eq!(what, "wrong version", "only the version refusal answers");
                     let reply = proto::Reply::decode(&buf[..len]).unwrap();
                     assert_eq!(reply.status, Error::UnsupportedVersion.code());
                 }
-                transport::Recv::Empty => {}
+                doca_link::Recv::Empty => {}
             }
             closed
         });
     }
     // A socket that connects and says nothing is dropped too (after its deadline); meanwhile
     // a real client is served.
-    let _silent = transport::connect(&path).unwrap().expect("listening");
+    let _silent = doca_link::connect(&path).unwrap().expect("listening");
     let mut peer = Peer::spawn(PEER, &["client", &name, "echo", "3", "9"]);
     let mut exited = false;
     until(&h.pe, "a real client", || {
@@ -300,7 +300,7 @@ fn a_server_process_logs_why_it_dropped_a_socket() {
     let server = Peer::spawn_logged(PEER, &["server", &name], &log);
     assert_eq!(server.line(), "running");
     let path = service_path_of(&name);
-    let (_bell, ring) = doca_core::notify::Doorbell::pair().unwrap();
+    let (_bell, ring) = doca_link::notify::Doorbell::pair().unwrap();
     let mut other_version = proto::Hello {
         kind: proto::PeerKind::Client,
         max_msg_size: 4080,
@@ -311,11 +311,11 @@ fn a_server_process_logs_why_it_dropped_a_socket() {
     .encode();
     other_version[8] = 99;
     for bytes in [b"garbage".to_vec(), other_version] {
-        let sock = transport::connect(&path).unwrap().expect("listening");
-        transport::send(sock.as_fd(), &bytes, &[ring.as_fd(), ring.as_fd()]).unwrap();
+        let sock = doca_link::connect(&path).unwrap().expect("listening");
+        doca_link::send(sock.as_fd(), &bytes, &[ring.as_fd(), ring.as_fd()]).unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut buf = [0u8; 128];
-        while !matches!(transport::recv(sock.as_fd(), &mut buf).unwrap(), transport::Recv::Closed) {
+        while !matches!(doca_link::recv(sock.as_fd(), &mut buf).unwrap(), doca_link::Recv::Closed) {
             assert!(Instant::now() < deadline, "the server did not drop the socket");
             std::thread::sleep(Duration::from_millis(1));
         }

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use doca_cc::transport::status::page_file;
-use doca_cc::transport::FABRIC_ENV;
-use doca_core::status::{Page, PAGE_BYTES};
+use doca_core::status::{Page, PageExt, PAGE_BYTES};
+use doca_link::status::page_file;
+use doca_link::FABRIC_ENV;
 use doca_tests::Peer;
 use serde_json::Value;
 

@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use doca_cc::proto::handshake::{HELLO_DEADLINE, MAX_HANDSHAKES, MAX_HANDSHAKES_PER_PEER};
-use doca_cc::transport;
 use doca_core::Error;
 use doca_tests::harness::{harness, until, Harness};
 use doca_tests::Peer;
@@ -189,8 +188,8 @@ fn a_server_process_of_another_user_is_refused() {
     let path = dir.join("foreign.sock");
     let foreign = Peer::spawn(HOSTILE, &["listen-as", "65534", path.to_str().unwrap()]);
     assert_eq!(foreign.line(), "listening");
-    let sock = transport::connect(&path).unwrap().expect("the foreign process listens");
-    assert_eq!(transport::peer_pid(std::os::fd::AsFd::as_fd(&sock)), Err(Error::NotPermitted));
+    let sock = doca_link::connect(&path).unwrap().expect("the foreign process listens");
+    assert_eq!(doca_link::peer_pid(std::os::fd::AsFd::as_fd(&sock)), Err(doca_link::Error::NotPermitted));
     drop(sock);
     drop(foreign);
     let _ = std::fs::remove_dir_all(&dir);
@@ -214,22 +213,22 @@ fn log_of(path: &std::path::Path) -> String {
 /// Connects `n` sockets to server `name` and sends garbage on each (a Hello it cannot parse).
 fn garbage_handshakes(name: &str, n: usize) {
     let pci = doca_core::PciAddr::parse("b1:00.0").unwrap();
-    let path = transport::service_path("cc", pci, name).unwrap();
-    let (_bell, ring) = doca_core::notify::Doorbell::pair().unwrap();
+    let path = doca_link::service_path("cc", pci, name).unwrap();
+    let (_bell, ring) = doca_link::notify::Doorbell::pair().unwrap();
     use std::os::fd::AsFd;
     let mut sent = 0;
     while sent < n {
-        match transport::connect(&path) {
+        match doca_link::connect(&path) {
             Ok(Some(sock)) => {
-                match transport::send(sock.as_fd(), b"not a handshake", &[ring.as_fd(), ring.as_fd()]) {
+                match doca_link::send(sock.as_fd(), b"not a handshake", &[ring.as_fd(), ring.as_fd()]) {
                     // Reset: the server already dropped this socket (a flood past its cap of
                     // pending handshakes is refused at once) — as good as read.
-                    Ok(()) | Err(Error::ConnectionReset) => sent += 1,
+                    Ok(()) | Err(doca_link::Error::ConnectionReset) => sent += 1,
                     Err(e) => panic!("send: {e:?}"),
                 }
             }
             // The backlog is full for a moment: the server accepts as fast as it can.
-            Err(Error::Again) => std::thread::sleep(Duration::from_micros(200)),
+            Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_micros(200)),
             other => panic!("connect: {other:?}"),
         }
     }

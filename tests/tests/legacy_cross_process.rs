@@ -321,10 +321,9 @@ fn a_legacy_client_answered_busy_tries_again_until_it_connects() {
     let service = Peer::spawn(EP_PEER, &["serve", &name]);
     assert_eq!(service.line(), "listening");
     // This process's own silent sockets take its whole share of handshake places.
-    let path =
-        doca_cc::transport::service_path("ep", doca_core::PciAddr::parse("3b:00.0").unwrap(), &name).unwrap();
+    let path = doca_link::service_path("ep", doca_core::PciAddr::parse("3b:00.0").unwrap(), &name).unwrap();
     let silent: Vec<_> = (0..MAX_HANDSHAKES_PER_PEER)
-        .map(|_| doca_cc::transport::connect(&path).unwrap().expect("listening"))
+        .map(|_| doca_link::connect(&path).unwrap().expect("listening"))
         .collect();
     // No pause needed: the listen backlog is first in, first out, so the service takes the
     // silent sockets before the client's, however late it looks.
@@ -361,7 +360,7 @@ fn legacy_clients_stamping_time_zero_do_not_starve_an_honest_client() {
     let dir = std::env::temp_dir().join(format!("{name}-fabric"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
-    let env = [(doca_cc::transport::FABRIC_ENV, dir.to_str().unwrap())];
+    let env = [(doca_link::FABRIC_ENV, dir.to_str().unwrap())];
     let log = |tag: &str| std::env::temp_dir().join(format!("{name}-{tag}.log"));
     let service = Peer::spawn_logged_env(EP_PEER, &["serve-echo", &name], &log("service"), &env);
     assert_eq!(service.line(), "listening");

@@ -18,6 +18,19 @@ const PEER: &str = env!("CARGO_BIN_EXE_se_peer");
 /// The statuses of the wait tasks that completed, in order.
 type Seen = Rc<RefCell<Vec<Result<(), Error>>>>;
 
+/// A private fabric directory (where exporters' memory services put their sockets) for this
+/// file's tests and their peers, set before the first export.
+fn private_fabric() {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("doca-se-xp-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        std::env::set_var("DOCA_EMU_FABRIC_DIR", &d);
+        d
+    });
+}
+
 fn blob_of(answer: &str) -> Vec<u8> {
     from_hex(answer.strip_prefix("blob ").unwrap_or_else(|| panic!("no blob: {answer}"))).expect("hex")
 }
@@ -62,6 +75,7 @@ fn sleep_until_done(pe: &Pe, seen: &Seen) {
 /// host's blocking wait returns when the DPU adds to it, not before.
 #[test]
 fn the_host_exports_to_the_dpu_and_each_wakes_the_other() {
+    private_fabric();
     let dpu = open_device_with_pci("03:00.0", None).unwrap();
     let mut host = Peer::spawn(PEER, &["host"]);
     let blob = blob_of(&host.ask("export host 25"));
@@ -102,6 +116,7 @@ fn the_host_exports_to_the_dpu_and_each_wakes_the_other() {
 /// dies: the exporter keeps working.
 #[test]
 fn the_dpu_exports_to_the_host_and_survives_the_importers_death() {
+    private_fabric();
     let dpu = open_device_with_pci("03:00.0", None).unwrap();
     let ev = SyncEvent::create().unwrap();
     ev.add_publisher_location(Location::RemotePci).unwrap();
@@ -133,6 +148,7 @@ fn the_dpu_exports_to_the_host_and_survives_the_importers_death() {
 /// new import of the blob too.
 #[test]
 fn an_importer_of_a_dead_exporter_gets_not_found() {
+    private_fabric();
     let host = open_device_with_pci("b1:00.0", None).unwrap();
     let mut dpu = Peer::spawn(PEER, &["dpu"]);
     let blob = blob_of(&dpu.ask("export dpu 29"));

@@ -24,8 +24,8 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use doca_core::notify::Doorbell;
 use doca_core::{fail, Error, Result};
+use doca_link::notify::Doorbell;
 use doca_mmap::budget::Hold;
 use doca_mmap::RemoteMem;
 use parking_lot::Mutex;
@@ -37,7 +37,7 @@ use crate::proto::Ctrl;
 use crate::transport::budget::{is_shortage, ConnBudget, CONSUMER_FDS};
 use crate::transport::lane_lock::LaneLock;
 use crate::transport::ring::{Area, End, Ring, Signal};
-use crate::transport::send;
+use doca_link::send;
 
 /// A consumer of this side, as the connection's owner sees it.
 pub(crate) struct LocalConsumer {
@@ -95,7 +95,7 @@ impl RemoteConsumer {
                 Some(
                     b.account()
                         .claim(bytes, CONSUMER_FDS, &what)
-                        .map_err(|r| NotMapped::Refused(r.code, r.why))?,
+                        .map_err(|r| NotMapped::Refused(r.code.into(), r.why))?,
                 )
             }
             None => None,

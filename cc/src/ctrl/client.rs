@@ -10,8 +10,8 @@ use std::cell::{Cell, RefCell};
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
-use doca_core::notify::{Doorbell, Watched};
 use doca_core::{CtxCore, Error};
+use doca_link::notify::{Doorbell, Watched};
 
 use super::side::{NewLink, Side};
 use crate::proto::handshake::{next_backoff, BUSY, FIRST_RETRY, REPLY_DEADLINE};
@@ -88,14 +88,13 @@ impl ClientState {
         }
         self.noted.set(Some(now));
         let pci = side.dev.as_devinfo().pci_addr();
-        let fabric =
-            crate::transport::fabric_dir().map_or_else(|e| format!("({e})"), |p| p.display().to_string());
+        let fabric = doca_link::fabric_dir().map_or_else(|e| format!("({e})"), |p| p.display().to_string());
         tracing::warn!(
             target: "doca_sdk",
             "{side}: still waiting after {} s: no server named {:?} listens for host function {pci} in the fabric directory {fabric}. Is the server started? With the same name? On a representor of {pci}? In a process with the same {} (and {})?",
             waited.as_secs(),
             side.name,
-            crate::transport::FABRIC_ENV,
+            doca_link::FABRIC_ENV,
             doca_core::TOPOLOGY_ENV
         );
     }
@@ -212,10 +211,10 @@ impl ClientState {
                 let (sock, channel, reply) = *up;
                 state.set(ConnState::Up, side);
                 let fd = std::os::fd::AsFd::as_fd(&*sock);
-                let pid = crate::transport::peer_pid(fd).unwrap_or(0);
+                let pid = doca_link::peer_pid(fd).unwrap_or(0);
                 // The server's consumers are charged to its process (none when it is gone
                 // already: the connection is about to go down).
-                let budget = doca_mmap::budget::Limits::global()
+                let budget = doca_mmap::budget::global_limits()
                     .and_then(|limits| ConnBudget::dialed(fd, pid, limits))
                     .ok();
                 let new = NewLink { id: reply.conn_id, pid, sock, channel, bell, state, budget };

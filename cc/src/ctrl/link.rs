@@ -13,15 +13,15 @@ use std::fmt::Display;
 use std::os::fd::{AsFd, OwnedFd};
 use std::rc::Rc;
 
-use doca_core::notify::{Doorbell, Watched};
 use doca_core::{fault, Error, Result, TaskId, TaskPool};
+use doca_link::notify::{Doorbell, Watched};
 
 use super::send::SendPayload;
 use crate::conn::{Connection, Counter};
 use crate::proto::layout::KIND_MSG;
 use crate::proto::state::ConnState;
 use crate::transport::channel::Channel;
-use crate::transport::{recv, Recv};
+use doca_link::{recv, Recv};
 
 /// Messages delivered per connection per progress call, at most.
 pub(crate) const RX_BATCH: usize = 64;

@@ -18,8 +18,8 @@ use std::os::fd::OwnedFd;
 use std::rc::{Rc, Weak};
 use std::time::Instant;
 
-use doca_core::notify::{Doorbell, EpollSet, Timer, Watched};
 use doca_core::{bail, fail, CbSlot, CtxCore, Data, Dev, Error, Result, TaskId, TaskPool};
+use doca_link::notify::{Doorbell, EpollSet, Timer, Watched};
 use slab::Slab;
 use smallvec::SmallVec;
 
@@ -124,7 +124,7 @@ impl Side {
         (max_msg_size, recv_queue_size): (u32, u32),
         rep: Option<doca_core::PciAddr>,
     ) -> Side {
-        crate::transport::status::publish();
+        doca_core::status::publish();
         let kind = if is_server { "cc_server" } else { "cc_client" };
         let status = doca_core::status::Entry::claim(doca_core::status::Identity {
             kind,

@@ -26,11 +26,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use doca_buf::Buf;
-use doca_core::notify::{Doorbell, Watched};
 use doca_core::{
     bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Error, Now, Refused, Result, Started, TaskId,
     TaskLib, TaskPayload, TaskPool, TaskSubmitFlags,
 };
+use doca_link::notify::{Doorbell, Watched};
 use doca_mmap::{AccessFlags, MapAccess, Mmap, SharedMem};
 
 use super::ImmData;
@@ -212,7 +212,7 @@ impl Consumer {
         let max = caps::get(conn.dev().as_devinfo(), &caps::MAX_CONSUMERS)?;
         Registry::claim(&conn.fast().consumers, max, "consumers")?;
         let id = conn.fast().new_id();
-        crate::transport::status::publish();
+        doca_core::status::publish();
         let status = doca_core::status::Entry::claim(doca_core::status::Identity {
             kind: "cc_consumer",
             dev: Some(conn.dev().as_devinfo().pci_addr()),

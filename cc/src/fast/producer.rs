@@ -17,11 +17,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use doca_buf::Buf;
-use doca_core::notify::Watched;
 use doca_core::{
     bail, fail, fault, Ctx, CtxCell, CtxCore, CtxOps, Data, Error, Now, Refused, Result, Started, TaskId,
     TaskLib, TaskPayload, TaskPool,
 };
+use doca_link::notify::Watched;
 
 use crate::caps;
 use crate::conn::registry::{Lanes, RemoteConsumer};
@@ -157,7 +157,7 @@ impl Producer {
         );
         Registry::claim(&conn.fast().producers, caps::get(info, &caps::MAX_PRODUCERS)?, "producers")?;
         let id = conn.fast().new_id();
-        crate::transport::status::publish();
+        doca_core::status::publish();
         let status = doca_core::status::Entry::claim(doca_core::status::Identity {
             kind: "cc_producer",
             dev: Some(conn.dev().as_devinfo().pci_addr()),

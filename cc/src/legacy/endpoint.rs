@@ -16,8 +16,8 @@ use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 use std::time::Instant;
 
-use doca_core::notify::{EpollSet, EventFd, Watched};
 use doca_core::{bail, fail, Dev, DevRep, DeviceKind, Error, Now, Result};
+use doca_link::notify::{EpollSet, EventFd, Watched};
 use parking_lot::{Mutex, MutexGuard};
 use rustix::event::{poll, PollFd, PollFlags};
 
@@ -396,7 +396,7 @@ impl Endpoint {
     /// Claims the endpoint's row in the status page (once: listen or connect).
     fn show(&self, dev: doca_core::PciAddr, rep: Option<doca_core::PciAddr>, name: &str) {
         if self.status.get().is_none() {
-            crate::transport::status::publish();
+            doca_core::status::publish();
             let kind = "comm_channel_ep";
             let id = doca_core::status::Identity { kind, dev: Some(dev), rep, name, conn_id: 0 };
             let _ = self.status.set(doca_core::status::Entry::claim(id));
@@ -448,6 +448,7 @@ impl Endpoint {
             let bells = up
                 .sock
                 .set_token(token::link(up.id as usize))
+                .map_err(doca_core::Error::from)
                 .and_then(|()| self.watch_bells(up.bells, up.id));
             let bells = match bells {
                 Ok(bells) => bells,

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use doca_core::notify::{Doorbell, EpollSet, Watched};
 use doca_core::{Error, Result};
+use doca_link::notify::{Doorbell, EpollSet, Watched};
 use parking_lot::Mutex;
 
 use crate::proto::handshake::{BUSY, LEGACY_REPLY_DEADLINE};
@@ -22,7 +22,8 @@ use crate::transport::budget::ConnBudget;
 use crate::transport::channel::Channel;
 use crate::transport::dial::{Dialed, Dialing};
 use crate::transport::throttle::{held_back, Throttle};
-use crate::transport::{recv, token, Recv};
+use crate::transport::token;
+use doca_link::{recv, Recv};
 
 /// The kind of throttled log line for a broken ring.
 const LOG_BROKEN_RING: u32 = 1;

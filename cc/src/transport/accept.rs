@@ -27,20 +27,21 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use doca_core::notify::{EpollSet, Watched};
 use doca_core::{Error, PciAddr, Result};
+use doca_link::notify::{EpollSet, Watched};
 use slab::Slab;
 
 use super::budget::{ConnBudget, NotAdmitted};
 use super::channel::Channel;
 use super::setup::{serve, Bells, MakeBells, Served};
 use super::throttle::{held_back, Throttle};
-use super::{peer_pid, send, token, Listener};
+use super::token;
 use crate::proto::handshake::{
     Accepted, Limits, Occupancy, BUSY, HELLO_DEADLINE, MAX_HANDSHAKES, MAX_HANDSHAKES_PER_PEER,
 };
 use crate::proto::state::ConnState;
 use crate::proto::Reply;
+use doca_link::{peer_pid, send, Listener};
 
 /// How long the listener rests after the process ran out of file descriptors.
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
@@ -127,7 +128,7 @@ impl Acceptor {
             next_id: 1,
             resting_until: None,
             throttle: Throttle::new(),
-            budget: doca_mmap::budget::Limits::global()?,
+            budget: doca_mmap::budget::global_limits()?,
         })
     }
 
@@ -251,7 +252,7 @@ impl Acceptor {
             let sock = match self.listener.accept() {
                 Ok(Some(s)) => s,
                 Ok(None) => return,
-                Err(Error::Full) => {
+                Err(doca_link::Error::Full) => {
                     self.out_of_descriptors(who, now);
                     return;
                 }
@@ -273,7 +274,7 @@ impl Acceptor {
                 // Busy: the client tries again. Its Hello (if there) is read first: a socket
                 // closed with unread data resets the client's end before it reads the answer.
                 // Both calls are non-blocking, on a new socket.
-                let _ = super::recv(sock.as_fd(), &mut [0u8; 512]);
+                let _ = doca_link::recv(sock.as_fd(), &mut [0u8; 512]);
                 let _ = send(sock.as_fd(), &Reply::refuse(BUSY).encode(), &[]);
                 continue;
             }
@@ -285,8 +286,12 @@ impl Acceptor {
                     }
                     // The Hello read first: a socket closed with unread data resets the
                     // client's end before it reads the answer.
-                    let _ = super::recv(sock.as_fd(), &mut [0u8; 512]);
-                    let _ = super::send(sock.as_fd(), &crate::proto::Reply::refuse(r.code).encode(), &[]);
+                    let _ = doca_link::recv(sock.as_fd(), &mut [0u8; 512]);
+                    let _ = doca_link::send(
+                        sock.as_fd(),
+                        &crate::proto::Reply::refuse(r.code.into()).encode(),
+                        &[],
+                    );
                     continue;
                 }
                 Err(NotAdmitted::NoDescriptor) => {
@@ -363,7 +368,7 @@ mod tests {
 
     use super::*;
     use crate::proto::PeerKind;
-    use crate::transport::{connect_service, recv, Recv};
+    use doca_link::{connect_service, recv, Recv};
 
     fn limits(name: &str) -> Limits {
         Limits {

@@ -1,4 +1,4 @@
-//! The peer budgets of [`doca_mmap::budget`] as connections use them: each connection holds
+//! The peer budgets of [`doca_link::budget`] as connections use them: each connection holds
 //! an account with its peer process, charged for the descriptors this side keeps for it and
 //! for the peer's memory it maps (its consumers' rings and buffers).
 //!
@@ -12,7 +12,7 @@ use std::fmt;
 use std::os::fd::BorrowedFd;
 
 use doca_core::Error;
-use doca_mmap::budget::{Account, Hold, Limits, PeerId, Refusal};
+use doca_link::budget::{peer_of, Account, Hold, Limits, Refusal};
 
 /// Descriptors a server keeps for one established 2024 connection: the socket and a
 /// duplicate of it, the client's two doorbell ends, this side's end of the connection's
@@ -25,18 +25,6 @@ pub const CONN_FDS: u64 = 8;
 /// Descriptors kept for one consumer of the peer: its ring segment and its doorbell (its
 /// memory's descriptor is closed once mapped).
 pub const CONSUMER_FDS: u64 = 2;
-
-/// The identity of the process at the other end of a socket whose credentials gave `pid`
-/// (see [`PeerId`]): through the socket's own pidfd (`SO_PEERPIDFD`) where the kernel has
-/// it, else a pidfd opened for `pid` right away (a peer that died and whose pid was reused
-/// in between would be taken for the new process: its connection is dead anyway).
-/// `NOT_FOUND` when that process is gone; `FULL` when no descriptor is left.
-pub fn peer_of(sock: BorrowedFd<'_>, pid: i32) -> doca_core::Result<PeerId> {
-    match super::pidfd::peer_pidfd(sock) {
-        Some(pidfd) => PeerId::from_pidfd(&pidfd, pid),
-        None => PeerId::of_pid(pid),
-    }
-}
 
 /// Why an accepted socket was not admitted.
 #[derive(Debug)]
@@ -67,7 +55,7 @@ impl ConnBudget {
     /// it already holds some).
     pub fn admit(sock: BorrowedFd<'_>, pid: i32, limits: Limits) -> Result<ConnBudget, NotAdmitted> {
         let peer = peer_of(sock, pid).map_err(|code| match code {
-            Error::Full => NotAdmitted::NoDescriptor,
+            doca_link::Error::Full => NotAdmitted::NoDescriptor,
             _ => NotAdmitted::Gone,
         })?;
         let base = Account::open(peer, limits)

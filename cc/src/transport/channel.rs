@@ -7,8 +7,8 @@
 //! the ring head; neither makes a syscall. [`Channel::wake_peer`], called once after a
 //! batch, rings the peer's doorbell only when the peer armed itself before sleeping.
 
-use doca_core::notify::Doorbell;
 use doca_core::Result;
+use doca_link::notify::Doorbell;
 
 use super::ring::{Ring, Slot};
 

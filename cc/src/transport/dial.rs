@@ -6,13 +6,13 @@
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use doca_core::notify::{EpollSet, Watched};
 use doca_core::{Error, PciAddr, Result};
+use doca_link::notify::{EpollSet, Watched};
 
 use super::channel::Channel;
-use super::connect_service;
 use super::setup::{answer, send_hello, Answer};
 use crate::proto::{Hello, Reply};
+use doca_link::connect_service;
 
 /// How a handshake in flight ended.
 pub enum Dialed<S> {
@@ -52,7 +52,7 @@ impl Dialing<OwnedFd> {
     }
 
     /// Sends `hello` on a socket already connected to a server (the seam for tests: one end
-    /// of a [`super::socketpair`]).
+    /// of a [`doca_link::socketpair`]).
     pub fn on(
         sock: OwnedFd,
         hello: Hello,
@@ -107,11 +107,11 @@ impl<S: AsFd> Dialing<S> {
 
 #[cfg(test)]
 mod tests {
-    use doca_core::notify::Doorbell;
+    use doca_link::notify::Doorbell;
 
     use super::*;
     use crate::proto::PeerKind;
-    use crate::transport::socketpair;
+    use doca_link::socketpair;
 
     fn hello() -> Hello {
         Hello {
@@ -157,7 +157,7 @@ mod tests {
     #[test]
     fn a_busy_answer_sent_before_the_hello_is_still_read() {
         let (ours, server) = socketpair().unwrap();
-        crate::transport::send(
+        doca_link::send(
             server.as_fd(),
             &crate::proto::Reply::refuse(crate::proto::handshake::BUSY).encode(),
             &[],

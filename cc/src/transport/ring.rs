@@ -116,13 +116,13 @@ impl Area {
     /// A new zeroed segment of `len` bytes, sealed against resizing (so a peer can never
     /// truncate it under this side's mapping).
     pub fn create(name: &str, len: usize) -> Result<Arc<Area>> {
-        Area::map(doca_mmap::memfd::create_sealed(name, len)?, len)
+        Area::map(doca_link::memfd::create_sealed(name, len)?, len)
     }
 
     /// Maps a segment received from the peer: it must be a memfd sealed against resizing, of
     /// exactly `len` bytes (`INVALID_VALUE` otherwise, logged).
     pub fn open(fd: OwnedFd, len: usize) -> Result<Arc<Area>> {
-        doca_mmap::memfd::check_sealed(&fd, Some(len))?;
+        doca_link::memfd::check_sealed(&fd, Some(len))?;
         Area::map(fd, len)
     }
 

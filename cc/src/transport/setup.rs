@@ -12,14 +12,14 @@
 use std::fmt::Display;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use doca_core::notify::Doorbell;
 use doca_core::{Error, Result};
+use doca_link::notify::Doorbell;
 
 use super::channel::Channel;
 use super::ring::{Area, End, Ring};
-use super::{recv, send, Recv};
 use crate::proto::handshake::{self, Accepted, Limits, Occupancy, Refusal, SegmentLayout};
 use crate::proto::{Hello, Reply};
+use doca_link::{recv, send, Recv};
 
 /// Largest handshake packet read (a Hello with a name of the longest allowed length fits).
 const PACKET: usize = 512;
@@ -137,11 +137,11 @@ pub fn serve(
         Ok(()) => {}
         // The client closed its socket after its Hello (it gave up and may be trying again
         // on a new one): not a connection the server failed.
-        Err(Error::ConnectionReset) => {
+        Err(doca_link::Error::ConnectionReset) => {
             tracing::debug!(target: "doca_sdk", "{who}: pid {pid} left before the answer to its handshake");
             return Served::Gone;
         }
-        Err(e) => return fail(e, format!("cannot answer the handshake: {e}")),
+        Err(e) => return fail(e.into(), format!("cannot answer the handshake: {e}")),
     }
     Served::Up(Box::new((Channel::new(tx, rx, peer_bell, peer_room_bell), accepted, bells)))
 }
@@ -164,7 +164,7 @@ pub type MakeBells<'a> = &'a dyn Fn() -> Result<Bells>;
 /// Client side: sends `hello` on a connected socket with the peer's ends of this side's
 /// doorbells (messages; room: [`Bells::theirs`]).
 pub fn send_hello(sock: BorrowedFd<'_>, hello: &Hello, bells: [BorrowedFd<'_>; 2]) -> Result<()> {
-    send(sock, &hello.encode(), &bells)
+    Ok(send(sock, &hello.encode(), &bells)?)
 }
 
 /// What reading the server's answer gave.
@@ -237,8 +237,8 @@ fn map_received(seg: OwnedFd, layout: &SegmentLayout) -> Result<(Ring, Ring)> {
 mod tests {
     use super::*;
     use crate::proto::PeerKind;
-    use crate::transport::socketpair;
     use doca_core::PciAddr;
+    use doca_link::socketpair;
 
     fn limits() -> Limits {
         Limits {

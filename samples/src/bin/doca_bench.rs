@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use doca_core::loopback::{EchoTask, Loopback};
-use doca_core::notify::EventFd;
 use doca_core::{Pe, Started};
+use doca_link::notify::EventFd;
 use doca_samples::bench::{self, ns, percentiles, pin, run_until, CcSide, FpSide, FpUse};
 
 /// Measure the emulator against same-run baselines.
@@ -162,11 +162,11 @@ fn peer(role: &[String]) -> ExitCode {
             }
         }
         "sock" => {
-            let Ok(Some(sock)) = doca_cc::transport::connect(std::path::Path::new(arg(1))) else {
+            let Ok(Some(sock)) = doca_link::connect(std::path::Path::new(arg(1))) else {
                 return ExitCode::FAILURE;
             };
             let mine = EventFd::new().unwrap();
-            doca_cc::transport::send(sock.as_fd(), b"bells", &[mine.as_fd()]).unwrap();
+            doca_link::send(sock.as_fd(), b"bells", &[mine.as_fd()]).unwrap();
             let Some(their_bell) = bench::recv_doorbell(sock.as_fd()) else {
                 return ExitCode::FAILURE;
             };
@@ -655,7 +655,7 @@ fn baselines(cfg: &Cfg) -> Base {
     let dir = std::env::temp_dir().join(format!("doca-bench-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join("pp.sock");
-    let listener = doca_cc::transport::Listener::bind(&path).expect("bind");
+    let listener = doca_link::Listener::bind(&path).expect("bind");
     let p = PeerProc::spawn(&["sock", path.to_str().unwrap(), &cfg.lat_n.to_string()]);
     let deadline = Instant::now() + bench::GIVE_UP;
     let sock = loop {
@@ -668,7 +668,7 @@ fn baselines(cfg: &Cfg) -> Base {
     let mine = EventFd::new().expect("eventfd");
     let their_bell = bench::recv_doorbell(sock.as_fd()).expect("the peer sent no doorbell");
     let mut buf = [0u8; 64];
-    doca_cc::transport::send(sock.as_fd(), b"bells", &[mine.as_fd()]).expect("send");
+    doca_link::send(sock.as_fd(), b"bells", &[mine.as_fd()]).expect("send");
     let _ = rustix::io::ioctl_fionbio(&sock, false);
     let mut rtts = Vec::new();
     for _ in 0..cfg.lat_n {

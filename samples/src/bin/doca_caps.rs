@@ -173,9 +173,9 @@ fn print_map(devs: &[DevInfo]) {
             );
         }
     }
-    match doca_cc::transport::fabric_dir() {
+    match doca_link::fabric_dir() {
         Ok(p) => {
-            println!("Fabric directory: {} (set {} for another)", p.display(), doca_cc::transport::FABRIC_ENV)
+            println!("Fabric directory: {} (set {} for another)", p.display(), doca_link::FABRIC_ENV)
         }
         Err(e) => println!("Fabric directory: unusable: {e}"),
     }

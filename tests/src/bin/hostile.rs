@@ -51,9 +51,9 @@ use doca_cc::proto::layout::KIND_POST;
 use doca_cc::proto::records::{ring_slots, segment_len, Post, DONE_LEN, POST_LEN};
 use doca_cc::proto::{Ctrl, Hello, PeerKind, Reply};
 use doca_cc::transport::ring::{Area, End, Ring};
-use doca_cc::transport::{self, Recv};
-use doca_core::notify::Doorbell;
 use doca_core::{Error, PciAddr};
+use doca_link::notify::Doorbell;
+use doca_link::Recv;
 use doca_mmap::SharedMem;
 use rustix::net::{AddressFamily, SendFlags, SocketAddrUnix, SocketType};
 
@@ -66,8 +66,8 @@ fn hello(name: &str, function: PciAddr) -> Hello {
 }
 
 fn connect(name: &str) -> OwnedFd {
-    let path = transport::service_path("cc", PciAddr::parse(HOST).unwrap(), name).unwrap();
-    transport::connect(&path).unwrap().expect("the server listens")
+    let path = doca_link::service_path("cc", PciAddr::parse(HOST).unwrap(), name).unwrap();
+    doca_link::connect(&path).unwrap().expect("the server listens")
 }
 
 /// Sleeps until `fd` is readable or `deadline` passes (whichever first): waiting for the
@@ -85,7 +85,7 @@ fn next(sock: &OwnedFd) -> Recv {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut buf = [0u8; 512];
     loop {
-        match transport::recv(sock.as_fd(), &mut buf) {
+        match doca_link::recv(sock.as_fd(), &mut buf) {
             Ok(Recv::Empty) if Instant::now() < deadline => wait_readable(sock.as_fd(), deadline),
             Ok(Recv::Packet { len, truncated, fds }) => {
                 PACKET.with(|p| p.borrow_mut().copy_from_slice(&buf));
@@ -118,11 +118,11 @@ fn handshake(name: &str) -> (OwnedFd, OwnedFd, Reply, Bell) {
 /// [`handshake`] with Hello `h` on a socket connected to a server.
 fn handshake_on(sock: OwnedFd, h: Hello) -> (OwnedFd, OwnedFd, Reply, Bell) {
     let bell = Doorbell::pair().unwrap();
-    transport::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]).unwrap();
+    doca_link::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]).unwrap();
     let mut buf = [0u8; 512];
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        match transport::recv(sock.as_fd(), &mut buf).unwrap() {
+        match doca_link::recv(sock.as_fd(), &mut buf).unwrap() {
             Recv::Packet { len, fds, .. } => {
                 let reply = Reply::decode(&buf[..len]).unwrap();
                 assert_eq!(reply.status, 0, "the server accepted");
@@ -164,8 +164,8 @@ fn ring_tail(name: &str) -> String {
 /// [`ring_tail`] against a legacy service of 3b:00.0 (the endpoint API's namespace).
 fn ep_ring_tail(name: &str) -> String {
     let function = PciAddr::parse(EP_HOST).unwrap();
-    let path = transport::service_path("ep", function, name).unwrap();
-    let sock = transport::connect(&path).unwrap().expect("the service listens");
+    let path = doca_link::service_path("ep", function, name).unwrap();
+    let sock = doca_link::connect(&path).unwrap().expect("the service listens");
     let h = Hello {
         kind: PeerKind::Endpoint,
         max_msg_size: 4080,
@@ -245,7 +245,7 @@ fn register_consumer_of(
         mem_len: region.len as u64,
         slots,
     };
-    transport::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.1.as_fd()]).is_ok()
+    doca_link::send(sock.as_fd(), &ctrl.encode(), &[area.as_fd(), region.fd.as_fd(), bell.1.as_fd()]).is_ok()
 }
 
 fn bad_post(name: &str) -> String {
@@ -264,11 +264,11 @@ fn bad_post(name: &str) -> String {
 
 fn silent(name: &str, n: usize, legacy: bool, expect: Option<usize>) -> String {
     let path = match legacy {
-        true => transport::service_path("ep", PciAddr::parse(EP_HOST).unwrap(), name).unwrap(),
-        false => transport::service_path("cc", PciAddr::parse(HOST).unwrap(), name).unwrap(),
+        true => doca_link::service_path("ep", PciAddr::parse(EP_HOST).unwrap(), name).unwrap(),
+        false => doca_link::service_path("cc", PciAddr::parse(HOST).unwrap(), name).unwrap(),
     };
     let socks: Vec<OwnedFd> =
-        (0..n).map(|_| transport::connect(&path).unwrap().expect("the server listens")).collect();
+        (0..n).map(|_| doca_link::connect(&path).unwrap().expect("the server listens")).collect();
     // Waits for the server's verdicts instead of a fixed pause: until `expect` sockets were
     // dropped (a minute at most), or, without `expect`, for half a second.
     let deadline = Instant::now() + expect.map_or(Duration::from_millis(500), |_| Duration::from_secs(60));
@@ -278,7 +278,7 @@ fn silent(name: &str, n: usize, legacy: bool, expect: Option<usize>) -> String {
         // Closed at once, or first answered "busy, try again".
         open.retain(|s| {
             let mut buf = [0u8; 64];
-            let gone = matches!(transport::recv(s.as_fd(), &mut buf), Ok(Recv::Closed | Recv::Packet { .. }));
+            let gone = matches!(doca_link::recv(s.as_fd(), &mut buf), Ok(Recv::Closed | Recv::Packet { .. }));
             dropped += gone as usize;
             !gone
         });
@@ -303,7 +303,7 @@ fn bells(name: &str) -> String {
     let sock = connect(name);
     let (_r, w) = rustix::pipe::pipe().unwrap();
     let h = hello(name, PciAddr::parse(HOST).unwrap());
-    transport::send(sock.as_fd(), &h.encode(), &[w.as_fd(), w.as_fd()]).unwrap();
+    doca_link::send(sock.as_fd(), &h.encode(), &[w.as_fd(), w.as_fd()]).unwrap();
     match next(&sock) {
         Recv::Closed => "dropped".into(),
         _ => "answered".into(),
@@ -314,7 +314,7 @@ fn function(name: &str, pci: &str) -> String {
     let sock = connect(name);
     let (_bell, ring) = Doorbell::pair().unwrap();
     let h = hello(name, PciAddr::parse(pci).unwrap());
-    transport::send(sock.as_fd(), &h.encode(), &[ring.as_fd(), ring.as_fd()]).unwrap();
+    doca_link::send(sock.as_fd(), &h.encode(), &[ring.as_fd(), ring.as_fd()]).unwrap();
     match next(&sock) {
         Recv::Packet { .. } => match LAST.with(|l| l.get()) {
             Some(0) => "accepted".into(),
@@ -368,7 +368,7 @@ fn find_bells(pids: &str, uid: u32) -> String {
 fn listen_as(uid: u32, path: &str) -> String {
     let uid = rustix::process::Uid::from_raw(uid);
     rustix::thread::set_thread_res_uid(uid, uid, uid).expect("setresuid (run as root)");
-    let listener = transport::Listener::bind(std::path::Path::new(path)).expect("bind");
+    let listener = doca_link::Listener::bind(std::path::Path::new(path)).expect("bind");
     println!("listening");
     let deadline = Instant::now() + Duration::from_secs(60);
     let _client = loop {
@@ -421,11 +421,11 @@ fn try_handshake(name: &str, wait: Duration) -> Result<(OwnedFd, OwnedFd, Bell),
     let h = hello(name, PciAddr::parse(HOST).unwrap());
     // A server that refuses at once may have answered and closed before this send: the
     // answer is read all the same.
-    let _ = transport::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]);
+    let _ = doca_link::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]);
     let mut buf = [0u8; 512];
     let deadline = Instant::now() + wait;
     loop {
-        match transport::recv(sock.as_fd(), &mut buf) {
+        match doca_link::recv(sock.as_fd(), &mut buf) {
             Ok(Recv::Packet { len, fds, .. }) => {
                 return match Reply::decode(&buf[..len]) {
                     Ok(r) if r.status == 0 => Ok((sock, fds.into_iter().next().unwrap(), bell)),
@@ -475,7 +475,7 @@ fn hello_and_leave(name: &str) -> String {
     let sock = connect(name);
     let bell = Doorbell::pair().unwrap();
     let h = hello(name, PciAddr::parse(HOST).unwrap());
-    transport::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]).unwrap();
+    doca_link::send(sock.as_fd(), &h.encode(), &[bell.1.as_fd(), bell.1.as_fd()]).unwrap();
     drop(sock);
     println!("left");
     for _ in std::io::stdin().lock().lines() {}
@@ -488,8 +488,8 @@ fn ep_stamp_zero(name: &str) -> String {
     use doca_cc::proto::layout::KIND_EP_MSG;
     use doca_cc::transport::setup::{self, Answer, Bells};
     let function = PciAddr::parse(EP_HOST).unwrap();
-    let path = transport::service_path("ep", function, name).unwrap();
-    let sock = transport::connect(&path).unwrap().expect("the service listens");
+    let path = doca_link::service_path("ep", function, name).unwrap();
+    let sock = doca_link::connect(&path).unwrap().expect("the service listens");
     let h = Hello {
         kind: PeerKind::Endpoint,
         max_msg_size: 4080,

@@ -16,6 +16,7 @@
 //! - `host_hex <export> <offset> <len>` / `host_fnv <export> <offset> <len>`: the exporter's
 //!   own view of its bytes, as hex or as their FNV-1a checksum (`fnv <n>`)
 //! - `stop <export>` / `destroy <export>`: stops or destroys the exported map (revoking it)
+//! - `nondumpable`: makes this process non-dumpable (`PR_SET_DUMPABLE` 0)
 
 use std::io::BufRead;
 
@@ -71,6 +72,12 @@ fn main() {
                 buf.dec_refcount()?;
                 Ok(format!("data {}", String::from_utf8_lossy(&r?)))
             })(),
+            // This process becomes non-dumpable (its /proc/<pid>/fd closed to its own user).
+            (Some("nondumpable"), None, None) => {
+                rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+                    .map(|()| "ok".to_string())
+                    .map_err(|_| Error::OperatingSystem)
+            }
             (Some(cmd @ ("export" | "export_heap")), Some(len), Some(text)) => (|| {
                 let len: usize = len.parse().map_err(|_| Error::InvalidValue)?;
                 let map = Mmap::create()?;

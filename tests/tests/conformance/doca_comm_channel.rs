@@ -217,12 +217,12 @@ fn doca_comm_channel_ep_sendto_recvfrom_peer_addr_statistics_snapshots_and_disco
 
 #[test]
 fn doca_comm_channel_peer_addr_update_info_reports_a_refused_handshake_and_so_does_every_call() {
-    use doca_cc::{proto::Reply, transport};
+    use doca_cc::proto::Reply;
     let name = unique("refused");
     let host = open_device_with_pci("3b:00.0", None).unwrap();
     // A service stand-in that refuses every client, as a full service does.
-    let path = transport::service_path("ep", host.as_devinfo().pci_addr(), &name).unwrap();
-    let listener = transport::Listener::bind(&path).unwrap();
+    let path = doca_link::service_path("ep", host.as_devinfo().pci_addr(), &name).unwrap();
+    let listener = doca_link::Listener::bind(&path).unwrap();
     let blocking = InitAttr { cookie: 0, flags: 0, maxmsgs: 16, msgsize: 256 };
     let ep = Endpoint::create_with_attr(&blocking).unwrap();
     ep.set_device(&host).unwrap();
@@ -235,7 +235,7 @@ fn doca_comm_channel_peer_addr_update_info_reports_a_refused_handshake_and_so_do
         assert!(Instant::now() < end, "the client never connected");
         std::thread::sleep(Duration::from_micros(50));
     };
-    transport::send(std::os::fd::AsFd::as_fd(&sock), &Reply::refuse(Error::Full).encode(), &[]).unwrap();
+    doca_link::send(std::os::fd::AsFd::as_fd(&sock), &Reply::refuse(Error::Full).encode(), &[]).unwrap();
     assert_eq!(retry(|| peer.update_info()), Err(Error::ConnectionAborted));
     assert_eq!(ep.sendto(b"hi", MsgFlags::NONE, &peer), Err(Error::ConnectionAborted));
     let mut buf = [0u8; 256];
@@ -244,22 +244,21 @@ fn doca_comm_channel_peer_addr_update_info_reports_a_refused_handshake_and_so_do
 
 #[test]
 fn doca_comm_channel_ep_connect_to_a_service_whose_backlog_is_full_is_again() {
-    use doca_cc::transport;
     let name = unique("backlog");
     let host = open_device_with_pci("3b:00.0", None).unwrap();
     // A listener that never accepts: its backlog fills up.
-    let path = transport::service_path("ep", host.as_devinfo().pci_addr(), &name).unwrap();
-    let _listener = transport::Listener::bind(&path).unwrap();
+    let path = doca_link::service_path("ep", host.as_devinfo().pci_addr(), &name).unwrap();
+    let _listener = doca_link::Listener::bind(&path).unwrap();
     let mut held = Vec::new();
     let full = loop {
-        match transport::connect(&path) {
+        match doca_link::connect(&path) {
             Ok(Some(s)) => held.push(s),
             Ok(None) => panic!("the listener is there"),
             Err(e) => break e,
         }
         assert!(held.len() < 10_000, "the backlog never filled");
     };
-    assert_eq!(full, Error::Again);
+    assert_eq!(full, doca_link::Error::Again);
     let ep = Endpoint::create().unwrap();
     ep.set_device(&host).unwrap();
     assert_eq!(ep.connect(&name).unwrap_err(), Error::Again, "not NOT_CONNECTED: the service is there");

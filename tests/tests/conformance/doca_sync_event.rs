@@ -47,14 +47,14 @@ fn doca_sync_event_create_from_export() {
     bad[0] ^= 0xff;
     assert_eq!(SyncEvent::create_from_export(&dpu(), &bad).err(), Some(Error::InvalidValue), "magic");
     let mut forged = blob.clone();
-    forged[16] ^= 1;
+    forged[20] ^= 1;
     assert_eq!(SyncEvent::create_from_export(&dpu(), &forged).err(), Some(Error::NotFound), "token");
-    let mut other_fd = blob.clone();
-    other_fd[12..16].copy_from_slice(&0i32.to_le_bytes());
+    let mut other_service = blob.clone();
+    other_service[12..16].copy_from_slice(&0i32.to_le_bytes());
     assert_eq!(
-        SyncEvent::create_from_export(&dpu(), &other_fd).err(),
+        SyncEvent::create_from_export(&dpu(), &other_service).err(),
         Some(Error::NotFound),
-        "stdin is no event"
+        "no such memory service"
     );
     let imp = SyncEvent::create_from_export(&dpu(), &blob).unwrap();
     assert!(imp.is_imported());

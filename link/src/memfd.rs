@@ -5,7 +5,8 @@
 
 use std::os::fd::{AsFd, OwnedFd};
 
-use doca_core::{fail, peer_fail, Error, Result};
+use crate::error::{fail, peer_fail};
+use crate::{Error, Result};
 use rustix::fs::{MemfdFlags, SealFlags};
 use rustix::io::Errno;
 

@@ -24,7 +24,8 @@ use rustix::time::{
 };
 use smallvec::SmallVec;
 
-use crate::{fail, Error, Result};
+use crate::error::{fail, peer_fail};
+use crate::{Error, Result};
 
 pub(crate) fn os_error(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
@@ -75,14 +76,14 @@ impl Doorbell {
     /// another family…: what could block the side ringing it, or stay readable for ever).
     pub fn from_peer(fd: OwnedFd) -> Result<Self> {
         if !matches!(rustix::net::sockopt::socket_domain(&fd), Ok(AddressFamily::UNIX)) {
-            return Err(crate::peer_fail!(
+            return Err(peer_fail!(
                 Error::InvalidValue,
                 "the peer's doorbell (fd {}) is not a Unix socket",
                 fd.as_raw_fd()
             ));
         }
         if !matches!(rustix::net::sockopt::socket_type(&fd), Ok(SocketType::DGRAM)) {
-            return Err(crate::peer_fail!(
+            return Err(peer_fail!(
                 Error::InvalidValue,
                 "the peer's doorbell (fd {}) is not a datagram socket",
                 fd.as_raw_fd()
@@ -262,7 +263,8 @@ impl EpollSet {
         out
     }
 
-    pub(crate) fn as_raw_fd(&self) -> RawFd {
+    /// The epoll descriptor's number (what `doca_pe_get_notification_handle` returns).
+    pub fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 }

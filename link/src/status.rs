@@ -1,5 +1,7 @@
-//! This process's status page in the fabric directory (`doca_core::status` has its layout
-//! and writers): made at the first comm-channel object, mapped shared, removed at exit.
+//! This process's status file in the fabric directory: made once (core asks at the first
+//! engine or device, see `doca_core::status::publish`), mapped shared, removed at exit.
+//! `doca_core::status` has the layout of the page and writes it; [`Page`] is here because
+//! the mapping is made here.
 //!
 //! The file is `status-<pid>.page`, mode 0600, in the fabric directory (closed to other
 //! users, see [`super::FabricDir`]). A file of that name already there belongs to a dead
@@ -14,14 +16,37 @@
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::{Once, OnceLock};
+use std::sync::OnceLock;
 
-use doca_core::status::{self, Page, PAGE_BYTES};
-use doca_core::{fail, Error, Result};
+use std::sync::atomic::AtomicU64;
+
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::mm::{MapFlags, ProtFlags};
 
-use super::FabricDir;
+use crate::error::fail;
+use crate::{Error, FabricDir, Result};
+
+/// Size of a page in bytes.
+pub const PAGE_BYTES: usize = 16384;
+/// Size of a page in words.
+pub const PAGE_WORDS: usize = PAGE_BYTES / 8;
+
+/// A status page: [`PAGE_WORDS`] words (the layout is in `doca_core::status`).
+#[repr(C, align(4096))]
+pub struct Page(pub [AtomicU64; PAGE_WORDS]);
+
+impl Page {
+    /// A zeroed page in ordinary memory.
+    pub const fn new() -> Page {
+        Page([const { AtomicU64::new(0) }; PAGE_WORDS])
+    }
+}
+
+impl Default for Page {
+    fn default() -> Self {
+        Page::new()
+    }
+}
 
 /// File names of status pages start with this.
 pub const PAGE_PREFIX: &str = "status-";
@@ -41,21 +66,10 @@ pub fn page_pid(file: &str) -> Option<u32> {
 /// What the exit handler removes: the fabric directory and the page's name in it.
 static MADE: OnceLock<(OwnedFd, CString)> = OnceLock::new();
 
-/// Makes this process's page, once (not when `DOCA_EMU_STATUS=off`); a failure is logged (the process runs on, unseen by
-/// `doca_emu`).
-pub fn publish() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        if let Err(e) = make() {
-            tracing::warn!(target: "doca_sdk", "status page not made (doca_emu will not see this process): {e}");
-        }
-    });
-}
-
-fn make() -> Result<()> {
-    if status::is_attached() || !status::enabled() {
-        return Ok(());
-    }
+/// Makes this process's status file (`status-<pid>.page`, replacing one a dead process left
+/// under this pid), maps it and hands the zeroed page to `attach`: when that takes it, the
+/// file is removed at exit; when not (a page was attached already), it is removed at once.
+pub fn create(attach: impl FnOnce(&'static Page) -> bool) -> Result<()> {
     let os = |what: &str, e: rustix::io::Errno| fail!(Error::OperatingSystem, "status page: {what}: {e}");
     let dir = FabricDir::open()?;
     let pid = std::process::id();
@@ -89,8 +103,7 @@ fn make() -> Result<()> {
     // file could make an access fault; that user can end this process anyway.
     // SAFETY: as above, a `'static` reference to this mapping is sound.
     let page: &'static Page = unsafe { &*p.cast::<Page>() };
-    let start = status::process_start_time(pid).unwrap_or(0);
-    if !status::attach(page, start) {
+    if !attach(page) {
         let _ = rustix::fs::unlinkat(&dir.fd, file.as_str(), AtFlags::empty());
         return Ok(());
     }

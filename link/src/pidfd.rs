@@ -46,6 +46,29 @@ pub fn peer_pidfd(sock: BorrowedFd<'_>) -> Option<OwnedFd> {
     Some(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// The uid and pid in the credentials of `sock`'s peer (`SO_PEERCRED`). The pid is 0 when
+/// the peer lives in a PID namespace this process cannot see (rustix refuses that case,
+/// hence this call).
+pub fn peer_cred(sock: BorrowedFd<'_>) -> std::io::Result<(u32, i32)> {
+    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are live locals of the sizes announced; the kernel writes at
+    // most `len` bytes into `cred` and the new length into `len`.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((cred.uid, cred.pid))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,10 +78,10 @@ mod tests {
     /// kernel has the option; older kernels give none, and the caller falls back).
     #[test]
     fn the_pidfd_of_a_socket_pair_names_this_process() {
-        let (a, _b) = crate::transport::socketpair().unwrap();
+        let (a, _b) = crate::socketpair().unwrap();
         let Some(fd) = peer_pidfd(a.as_fd()) else { return };
         let me = std::process::id() as i32;
-        let theirs = doca_mmap::budget::PeerId::from_pidfd(&fd, me).unwrap();
-        assert_eq!(theirs, doca_mmap::budget::PeerId::of_pid(me).unwrap());
+        let theirs = crate::budget::PeerId::from_pidfd(&fd, me).unwrap();
+        assert_eq!(theirs, crate::budget::PeerId::of_pid(me).unwrap());
     }
 }

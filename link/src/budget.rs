@@ -1,0 +1,505 @@
+//! What one peer process may make this process hold: bytes of its memory mapped here and
+//! file descriptors kept for it, per connection and per peer process, with a reserve of
+//! descriptors kept for peers that hold nothing yet (new honest handshakes).
+//!
+//! | item                    | what                                                          |
+//! |-------------------------|---------------------------------------------------------------|
+//! | [`CAPS`]                | the limits, as topology lines `cap peer.<name> <value>`       |
+//! | [`Limits`]              | the limits in force (`doca_mmap::budget` reads them from the topology and `RLIMIT_NOFILE`) |
+//! | [`PeerId`], [`peer_of`] | a peer process: its pid and an identity a reused pid does not share |
+//! | [`Account`]             | what one connection (or one import) holds for its peer        |
+//! | [`Hold`]                | one claim on an account, given back when it drops             |
+//!
+//! Every claim is checked against the connection's limit, the peer process's limit and the
+//! reserve at once, under one process-wide lock (claims are rare: a handshake, a consumer
+//! registration, an import; never on the data path). Beyond a limit the claim is refused
+//! with `NO_MEMORY` (bytes) or `FULL` (descriptors) and a sentence naming the peer and the
+//! limit, for the caller's one log line; nothing else is affected. What one peer holds never
+//! counts against another.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+
+use crate::error::peer_fail;
+use crate::{CapSpec, Error};
+use parking_lot::Mutex;
+
+/// Bytes of one peer's memory mapped here for one connection (its consumers' rings and
+/// memory), or for one import of an export.
+pub const MEM_PER_CONN: CapSpec = CapSpec {
+    name: "peer.mem_per_conn",
+    default: 4 << 30,
+    descr: "bytes of a peer's memory mapped for one connection or one import",
+};
+/// Bytes of one peer process's memory mapped here, all its connections and exports together.
+pub const MEM_PER_PROCESS: CapSpec = CapSpec {
+    name: "peer.mem_per_process",
+    default: 16 << 30,
+    descr: "bytes of one peer process's memory mapped here, in all",
+};
+/// Descriptors one connection may hold here, in percent of `RLIMIT_NOFILE` (soft). The
+/// percentages may exceed 100 (up to 10000): a budget larger than the process's limit is no
+/// budget at all.
+pub const FDS_PER_CONN_PCT: CapSpec = CapSpec {
+    name: "peer.fds_per_conn_pct",
+    default: 12,
+    descr: "descriptors held for one connection, percent of RLIMIT_NOFILE (at least 16)",
+};
+/// Descriptors one peer process may hold here, all its connections together, in percent.
+pub const FDS_PER_PROCESS_PCT: CapSpec = CapSpec {
+    name: "peer.fds_per_process_pct",
+    default: 25,
+    descr: "descriptors held for one peer process, percent of RLIMIT_NOFILE",
+};
+/// Descriptors kept for peers that hold none yet, in percent of `RLIMIT_NOFILE`.
+pub const FD_RESERVE_PCT: CapSpec = CapSpec {
+    name: "peer.fd_reserve_pct",
+    default: 12,
+    descr: "descriptors kept for peers holding none yet (new handshakes), percent of RLIMIT_NOFILE (0: none)",
+};
+/// Every peer budget.
+pub const CAPS: [CapSpec; 5] =
+    [MEM_PER_CONN, MEM_PER_PROCESS, FDS_PER_CONN_PCT, FDS_PER_PROCESS_PCT, FD_RESERVE_PCT];
+
+/// The fewest descriptors a connection may hold (a connection and a few consumers), whatever
+/// the percentage gives.
+const MIN_FDS_PER_CONN: u64 = 16;
+
+/// The limits in force.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes per connection (or import).
+    pub mem_per_conn: u64,
+    /// Bytes per peer process.
+    pub mem_per_process: u64,
+    /// Descriptors per connection.
+    pub fds_per_conn: u64,
+    /// Descriptors per peer process.
+    pub fds_per_process: u64,
+    /// Descriptors all peers together may hold: `RLIMIT_NOFILE` minus the reserve. A peer
+    /// that holds none yet may go beyond (into the reserve) for its first claim.
+    pub fds_all_peers: u64,
+}
+
+impl Limits {
+    /// No limit at all.
+    pub const NONE: Limits = Limits {
+        mem_per_conn: u64::MAX,
+        mem_per_process: u64::MAX,
+        fds_per_conn: u64::MAX,
+        fds_per_process: u64::MAX,
+        fds_all_peers: u64::MAX,
+    };
+
+    /// The limits for a descriptor limit of `nofile`, reading each cap with `cap`.
+    pub fn with_nofile(nofile: u64, cap: impl Fn(&CapSpec) -> u64) -> Limits {
+        let pct = |spec: &CapSpec| nofile.saturating_mul(cap(spec).min(10_000)) / 100;
+        let fds_per_conn = pct(&FDS_PER_CONN_PCT).max(MIN_FDS_PER_CONN);
+        Limits {
+            mem_per_conn: cap(&MEM_PER_CONN),
+            mem_per_process: cap(&MEM_PER_PROCESS),
+            fds_per_conn,
+            fds_per_process: pct(&FDS_PER_PROCESS_PCT).max(fds_per_conn),
+            // No reserve: no limit on all peers together either.
+            fds_all_peers: match cap(&FD_RESERVE_PCT) {
+                0 => u64::MAX,
+                _ => nofile.saturating_sub(pct(&FD_RESERVE_PCT)),
+            },
+        }
+    }
+}
+
+/// A peer process: its pid, and an identity that a later process reusing the pid does not
+/// share (the pidfd's inode where the kernel keeps pidfds in their own file system, Linux
+/// 6.9 and later; else the process's start time, read while a pidfd held it alive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PeerId {
+    pid: i32,
+    tag: u64,
+}
+
+/// `statfs` type of pidfs.
+const PIDFS_MAGIC: u64 = 0x5049_4446;
+
+impl PeerId {
+    /// The identity of the process `pidfd` refers to, whose pid is `pid` (from the socket's
+    /// credentials, or the pid the pidfd was opened for). `NOT_FOUND` when the process is
+    /// gone (its pid may already name another).
+    pub fn from_pidfd(pidfd: &OwnedFd, pid: i32) -> crate::Result<PeerId> {
+        let gone = |e: &dyn fmt::Display| peer_fail!(Error::NotFound, "peer process {pid} is gone ({e})");
+        if let Ok(fs) = rustix::fs::fstatfs(pidfd) {
+            if fs.f_type as u64 == PIDFS_MAGIC {
+                let st = rustix::fs::fstat(pidfd).map_err(|e| gone(&e))?;
+                return Ok(PeerId { pid, tag: st.st_ino as u64 });
+            }
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| gone(&e))?;
+        // Field 22 (start time), counted after the command name's closing parenthesis.
+        let start = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(19))
+            .and_then(|s| s.parse::<u64>().ok())
+            .ok_or_else(|| peer_fail!(Error::NotFound, "unreadable /proc/{pid}/stat"))?;
+        // Still alive after the read: the file read was that process's, not a successor's.
+        // (A pidfd turns readable when its process exits.)
+        let mut fds = [rustix::event::PollFd::new(pidfd, rustix::event::PollFlags::IN)];
+        let zero = rustix::event::Timespec { tv_sec: 0, tv_nsec: 0 };
+        match rustix::event::poll(&mut fds, Some(&zero)) {
+            Ok(0) => {}
+            Ok(_) => return Err(gone(&"exited")),
+            Err(e) => return Err(gone(&e)),
+        }
+        Ok(PeerId { pid, tag: start })
+    }
+
+    /// The identity of the process that has pid `pid` now (through `pidfd_open`): `NOT_FOUND`
+    /// when there is none, `FULL` when this process has no descriptor left for the pidfd.
+    pub fn of_pid(pid: i32) -> crate::Result<PeerId> {
+        let raw = rustix::process::Pid::from_raw(pid)
+            .ok_or_else(|| peer_fail!(Error::NotFound, "no process {pid}"))?;
+        let fd =
+            rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty()).map_err(|e| match e {
+                rustix::io::Errno::MFILE | rustix::io::Errno::NFILE => {
+                    peer_fail!(Error::Full, "no descriptor left for a pidfd of process {pid}")
+                }
+                e => peer_fail!(Error::NotFound, "peer process {pid} is gone ({e})"),
+            })?;
+        PeerId::from_pidfd(&fd, pid)
+    }
+
+    /// The pid.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Whether it is this process.
+    pub fn is_this_process(&self) -> bool {
+        static ME: std::sync::OnceLock<Option<PeerId>> = std::sync::OnceLock::new();
+        *ME.get_or_init(|| PeerId::of_pid(std::process::id() as i32).ok()) == Some(*self)
+    }
+}
+
+impl fmt::Display for PeerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pid {}", self.pid)
+    }
+}
+
+/// The identity of the process at the other end of a socket whose credentials gave `pid`
+/// (see [`PeerId`]): through the socket's own pidfd (`SO_PEERPIDFD`) where the kernel has
+/// it, else a pidfd opened for `pid` right away (a peer that died and whose pid was reused
+/// in between would be taken for the new process: its connection is dead anyway).
+/// `NOT_FOUND` when that process is gone; `FULL` when no descriptor is left.
+pub fn peer_of(sock: std::os::fd::BorrowedFd<'_>, pid: i32) -> crate::Result<PeerId> {
+    match crate::pidfd::peer_pidfd(sock) {
+        Some(pidfd) => PeerId::from_pidfd(&pidfd, pid),
+        None => PeerId::of_pid(pid),
+    }
+}
+
+/// A claim refused: the code (`NO_MEMORY` for bytes, `FULL` for descriptors) and a sentence
+/// naming the peer and the limit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The DOCA code to return.
+    pub code: Error,
+    /// Why, naming the peer and the budget.
+    pub why: String,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
+#[derive(Default)]
+struct Totals {
+    bytes: u64,
+    fds: u64,
+    /// Accounts open for the peer (the entry goes with the last).
+    accounts: u64,
+}
+
+#[derive(Default)]
+struct Ledger {
+    peers: HashMap<PeerId, Totals>,
+    /// Descriptors held for every peer.
+    fds: u64,
+}
+
+/// What every peer holds in this process.
+static LEDGER: Mutex<Option<Ledger>> = Mutex::new(None);
+
+struct AccountInner {
+    peer: PeerId,
+    limits: Limits,
+    /// What the account holds (changed under the ledger's lock).
+    held: Mutex<(u64, u64)>,
+}
+
+/// What one connection (or one import) holds for its peer. Cloning gives another handle to
+/// the same account; what it still holds is given back when the last handle and the last
+/// [`Hold`] on it are gone.
+#[derive(Clone)]
+pub struct Account {
+    inner: Arc<AccountInner>,
+}
+
+impl fmt::Debug for Account {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (bytes, fds) = *self.inner.held.lock();
+        write!(f, "Account({}, {bytes} bytes, {fds} fds)", self.inner.peer)
+    }
+}
+
+/// One claim on an [`Account`]: its bytes and descriptors are given back when it drops.
+pub struct Hold {
+    account: Account,
+    bytes: u64,
+    fds: u64,
+}
+
+impl fmt::Debug for Hold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Hold({}, {} bytes, {} fds)", self.account.inner.peer, self.bytes, self.fds)
+    }
+}
+
+impl Account {
+    /// A new account for a connection (or import) of `peer`, under `limits` — none when the
+    /// peer is this very process (a server and its client in one process, an import of its
+    /// own export): what it holds is counted, never refused.
+    pub fn open(peer: PeerId, limits: Limits) -> Account {
+        let limits = if peer.is_this_process() { Limits::NONE } else { limits };
+        let mut ledger = LEDGER.lock();
+        ledger.get_or_insert_with(Ledger::default).peers.entry(peer).or_default().accounts += 1;
+        Account { inner: Arc::new(AccountInner { peer, limits, held: Mutex::new((0, 0)) }) }
+    }
+
+    /// The peer.
+    pub fn peer(&self) -> PeerId {
+        self.inner.peer
+    }
+
+    /// The limits it was opened with.
+    pub fn limits(&self) -> Limits {
+        self.inner.limits
+    }
+
+    /// What it holds now: (bytes, descriptors).
+    pub fn held(&self) -> (u64, u64) {
+        *self.inner.held.lock()
+    }
+
+    /// What the peer process holds now, all its accounts together: (bytes, descriptors).
+    pub fn peer_held(&self) -> (u64, u64) {
+        let ledger = LEDGER.lock();
+        let t = ledger.as_ref().and_then(|l| l.peers.get(&self.inner.peer));
+        t.map_or((0, 0), |t| (t.bytes, t.fds))
+    }
+
+    /// Claims `bytes` mapped and `fds` descriptors for `what` (for the refusal's sentence):
+    /// within the connection's and the peer process's limits, and — unless the peer holds
+    /// no descriptor yet — within what all peers together may hold.
+    pub fn claim(&self, bytes: u64, fds: u64, what: &str) -> Result<Hold, Refusal> {
+        let (peer, l) = (self.inner.peer, &self.inner.limits);
+        let mut guard = LEDGER.lock();
+        let ledger = guard.get_or_insert_with(Ledger::default);
+        let mut held = self.inner.held.lock();
+        let totals = ledger.peers.entry(peer).or_default();
+        let over = |code: Error, why: String| Err(Refusal { code, why: format!("{peer}: {what}: {why}") });
+        if bytes > 0 {
+            let conn = held.0.saturating_add(bytes);
+            if conn > l.mem_per_conn {
+                return over(
+                    Error::NoMemory,
+                    format!(
+                        "{bytes} bytes of its memory would make {conn} mapped for this connection (budget {}, cap peer.mem_per_conn)",
+                        l.mem_per_conn
+                    ),
+                );
+            }
+            let all = totals.bytes.saturating_add(bytes);
+            if all > l.mem_per_process {
+                return over(
+                    Error::NoMemory,
+                    format!(
+                        "{bytes} bytes of its memory would make {all} mapped for this process (budget {}, cap peer.mem_per_process)",
+                        l.mem_per_process
+                    ),
+                );
+            }
+        }
+        if fds > 0 {
+            let conn = held.1 + fds;
+            if conn > l.fds_per_conn {
+                return over(
+                    Error::Full,
+                    format!(
+                        "{fds} descriptors would make {conn} for this connection (budget {}, cap peer.fds_per_conn_pct)",
+                        l.fds_per_conn
+                    ),
+                );
+            }
+            let all = totals.fds + fds;
+            if all > l.fds_per_process {
+                return over(
+                    Error::Full,
+                    format!(
+                        "{fds} descriptors would make {all} held for this process (budget {}, cap peer.fds_per_process_pct)",
+                        l.fds_per_process
+                    ),
+                );
+            }
+            if totals.fds > 0 && ledger.fds + fds > l.fds_all_peers {
+                return over(
+                    Error::Full,
+                    format!(
+                        "{fds} descriptors would make {} held for all peers: the rest is kept for new peers (cap peer.fd_reserve_pct)",
+                        ledger.fds + fds
+                    ),
+                );
+            }
+        }
+        totals.bytes += bytes;
+        totals.fds += fds;
+        ledger.fds += fds;
+        held.0 += bytes;
+        held.1 += fds;
+        Ok(Hold { account: self.clone(), bytes, fds })
+    }
+
+    fn give_back(&self, bytes: u64, fds: u64) {
+        let mut guard = LEDGER.lock();
+        let Some(ledger) = guard.as_mut() else { return };
+        let mut held = self.inner.held.lock();
+        held.0 -= bytes;
+        held.1 -= fds;
+        ledger.fds -= fds;
+        if let Some(t) = ledger.peers.get_mut(&self.inner.peer) {
+            t.bytes -= bytes;
+            t.fds -= fds;
+        }
+    }
+}
+
+impl Hold {
+    /// The account it is a claim on.
+    pub fn account(&self) -> &Account {
+        &self.account
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Descriptors held.
+    pub fn fds(&self) -> u64 {
+        self.fds
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.account.give_back(self.bytes, self.fds);
+    }
+}
+
+impl Drop for AccountInner {
+    /// Every hold keeps its account alive: nothing is held any more here.
+    fn drop(&mut self) {
+        let mut guard = LEDGER.lock();
+        let Some(ledger) = guard.as_mut() else { return };
+        if let Some(t) = ledger.peers.get_mut(&self.peer) {
+            t.accounts -= 1;
+            if t.accounts == 0 {
+                ledger.peers.remove(&self.peer);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits::with_nofile(256, |spec| match spec.name {
+            "peer.mem_per_conn" => 1 << 20,
+            "peer.mem_per_process" => 2 << 20,
+            _ => spec.default,
+        })
+    }
+
+    /// A peer made up for the test (never a live process's identity).
+    fn peer(n: u64) -> PeerId {
+        PeerId { pid: -(n as i32), tag: n ^ 0xdead_beef_0000 ^ std::process::id() as u64 }
+    }
+
+    #[test]
+    fn the_defaults_follow_the_descriptor_limit() {
+        let l = Limits::with_nofile(20_000, |s| s.default);
+        assert_eq!((l.fds_per_conn, l.fds_per_process, l.fds_all_peers), (2_400, 5_000, 17_600));
+        assert_eq!((l.mem_per_conn, l.mem_per_process), (4 << 30, 16 << 30));
+        let small = Limits::with_nofile(48, |s| s.default);
+        assert_eq!((small.fds_per_conn, small.fds_per_process), (16, 16), "floors");
+    }
+
+    #[test]
+    fn memory_beyond_the_connection_or_the_process_budget_is_refused_and_given_back_on_drop() {
+        let p = peer(1);
+        let a = Account::open(p, limits());
+        let refused = a.claim(2 << 20, 0, "consumer 2").unwrap_err();
+        assert_eq!(refused.code, Error::NoMemory);
+        assert!(
+            refused.why.contains(&p.to_string()) && refused.why.contains("peer.mem_per_conn"),
+            "{refused}"
+        );
+        let h = a.claim(1 << 20, 1, "consumer 2").unwrap();
+        assert_eq!(a.claim(1, 0, "more").unwrap_err().code, Error::NoMemory, "the connection is full");
+        let (b, c) = (Account::open(p, limits()), Account::open(p, limits()));
+        let _h2 = b.claim(1 << 20, 0, "x").unwrap();
+        let err = c.claim(1 << 20, 0, "x").unwrap_err();
+        assert!(err.why.contains("peer.mem_per_process"), "{err}");
+        // Another peer is not affected by this one's claims.
+        let other = Account::open(peer(2), limits());
+        assert!(other.claim(1 << 20, 0, "x").is_ok());
+        drop(h);
+        assert_eq!(a.held(), (0, 0));
+        assert!(c.claim(1 << 20, 0, "x").is_ok(), "given back");
+    }
+
+    #[test]
+    fn this_process_is_not_budgeted_against_itself() {
+        let me = PeerId::of_pid(std::process::id() as i32).unwrap();
+        assert!(me.is_this_process() && !peer(4).is_this_process());
+        let a = Account::open(me, limits());
+        let h = a.claim(1 << 40, 1 << 20, "itself").unwrap();
+        assert_eq!(a.held(), (1 << 40, 1 << 20), "counted");
+        drop(h);
+    }
+
+    #[test]
+    fn descriptors_are_capped_per_connection_and_per_process() {
+        let l = limits();
+        let p = peer(3);
+        let a = Account::open(p, l);
+        let _first = a.claim(0, l.fds_per_conn, "a connection").unwrap();
+        assert_eq!(a.claim(0, 1, "one more").unwrap_err().code, Error::Full);
+        let mut holds = Vec::new();
+        let err = loop {
+            let acct = Account::open(p, l);
+            match acct.claim(0, 6, "a connection") {
+                Ok(h) => holds.push(h),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err.code, Error::Full);
+        assert!(err.why.contains("peer.fds_per_process_pct"), "{err}");
+        assert!(a.peer_held().1 <= l.fds_per_process);
+    }
+}

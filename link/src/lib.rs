@@ -1,0 +1,44 @@
+//! The ground floor of the emulation: the only crate that talks to the operating system
+//! about peers. Everything above it (core, mmap, the libraries, the tools) reaches other
+//! processes through what is here.
+//!
+//! | module      | what                                                                    |
+//! |-------------|-------------------------------------------------------------------------|
+//! | [`fabric`]  | the per-user fabric directory, rendezvous sockets (`SOCK_SEQPACKET`), descriptors passed with `SCM_RIGHTS`, peer credentials |
+//! | [`pidfd`]   | the pidfd of a socket's peer process (`SO_PEERPIDFD`)                   |
+//! | [`budget`]  | peer identity (pidfd + start time) and the per-peer-process ledger of what peers hold here |
+//! | [`notify`]  | doorbells, eventfds, timers and epoll sets (what a sleeping side waits on) |
+//! | [`rendezvous`] | one memory service per offering process: memfds and served-export connections handed to whoever brings an offer's token, never through `/proc` |
+//! | [`memfd`]   | sealed memfds: shared memory whose size a peer cannot change            |
+//! | [`status`]  | this process's status file in the fabric directory (core writes it)     |
+//! | [`Error`], [`Result`] | the link's own few DOCA codes; `doca_core::Error` converts from them |
+//! | [`CapSpec`] | a limit read from the topology (core's topology reads them; the peer budgets declare theirs here) |
+//!
+//! Dependencies point one way: link ← core ← mmap ← buf ← libraries ← capi/samples/tests.
+//! This crate knows no DOCA object; it depends on no other crate of the workspace.
+
+pub mod budget;
+pub mod error;
+pub mod fabric;
+pub mod memfd;
+pub mod notify;
+pub mod pidfd;
+pub mod rendezvous;
+pub mod status;
+
+pub use error::{Error, Result, SDK_STDERR_ENV};
+pub use fabric::{
+    connect, connect_service, fabric_dir, peer_pid, peer_uid, recv, send, service_file, service_path,
+    socketpair, FabricDir, HostFn, Listener, Recv, FABRIC_ENV,
+};
+
+/// A capability a library reads from the topology: its full name and its default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CapSpec {
+    /// `library.name`, as written in a topology file.
+    pub name: &'static str,
+    /// The value when the topology does not set it.
+    pub default: u64,
+    /// One line for `doca_caps` and the book.
+    pub descr: &'static str,
+}
