@@ -1181,22 +1181,22 @@ impl DescFields {
     }
 }
 
-struct Desc {
+pub(crate) struct Desc {
     kind: u16,
     perms: AccessFlags,
-    pid: u32,
+    pub(crate) pid: u32,
     fd: i32,
     slot: usize,
-    token: [u64; 2],
+    pub(crate) token: [u64; 2],
     offset: u64,
-    len: u64,
+    pub(crate) len: u64,
     from: PciAddr,
     /// The exporter's address of the range's first byte.
     addr: u64,
 }
 
 impl Desc {
-    fn parse(d: &[u8]) -> Result<Desc> {
+    pub(crate) fn parse(d: &[u8]) -> Result<Desc> {
         if d.len() != DESC_LEN {
             bail!(Error::InvalidValue, "mmap export descriptor of {} bytes (expected {DESC_LEN})", d.len());
         }

@@ -30,6 +30,15 @@
 //!                                 over its doorbells and kept: "accepted <a> refused <r>
 //!                                 <codes> lost <l>" (a lost one — no answer within 2 s —
 //!                                 ends the attempts); then holds them until stdin EOF
+//! hostile served-stall <hex> <read|write> <len>
+//!                                 against the served export of descriptor <hex>: asks to
+//!                                 write (or read) bytes 0..<len> and never sends (or drains)
+//!                                 them; "holding" once the exporter serves the first request;
+//!                                 asks again each time the exporter closes the connection,
+//!                                 until stdin EOF
+//! hostile served-idle <hex> <n>   n imports of the served export <hex>, each a connection
+//!                                 kept idle: "held <k> refused <r>"; then holds them until
+//!                                 stdin EOF
 //! ```
 
 use std::collections::HashSet;
@@ -433,6 +442,46 @@ fn conns(name: &str, n: usize) -> String {
     String::new()
 }
 
+fn served_stall(hex: &str, write: bool, len: u64) -> String {
+    let desc = doca_tests::from_hex(hex).expect("a descriptor in hex");
+    let first = doca_mmap::served::stalled_request(&desc, write, 0, len);
+    match &first {
+        Ok(_) => println!("holding"),
+        Err(e) => println!("refused {}", e.name()),
+    }
+    std::thread::spawn(move || {
+        let mut held = first.ok();
+        loop {
+            // The exporter closes a stalled copy after its stall limit: ask again at once.
+            if let Some(r) = &held {
+                while !r.closed_within(Duration::from_secs(3600)) {}
+            }
+            held = doca_mmap::served::stalled_request(&desc, write, 0, len).ok();
+            if held.is_none() {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    });
+    for _ in std::io::stdin().lock().lines() {}
+    String::new()
+}
+
+fn served_idle(hex: &str, n: usize) -> String {
+    let desc = doca_tests::from_hex(hex).expect("a descriptor in hex");
+    let dpu = doca_core::open_device_with_pci("03:00.0", None).expect("dpu device");
+    let (mut held, mut refused) = (Vec::new(), 0);
+    for _ in 0..n {
+        match doca_mmap::Mmap::create_from_export(None, &desc, &dpu) {
+            Ok(m) => held.push(m),
+            Err(_) => refused += 1,
+        }
+    }
+    println!("held {} refused {refused}", held.len());
+    for _ in std::io::stdin().lock().lines() {}
+    drop(held);
+    String::new()
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or_default();
@@ -449,6 +498,8 @@ fn main() -> ExitCode {
         "find-bells" => find_bells(arg(1), arg(2).parse().unwrap()),
         "huge-consumer" => huge_consumer(arg(1), arg(2).parse().unwrap()),
         "conns" => conns(arg(1), arg(2).parse().unwrap()),
+        "served-stall" => served_stall(arg(1), arg(2) == "write", arg(3).parse().unwrap()),
+        "served-idle" => served_idle(arg(1), arg(2).parse().unwrap()),
         other => {
             eprintln!("hostile: unknown mode {other:?}");
             return ExitCode::FAILURE;
