@@ -1189,6 +1189,50 @@ mod tests {
         assert_eq!(got, [4, 5, 6, 7]);
     }
 
+    /// While a copy waits for its importer nothing is borrowed: the exporter borrows part of
+    /// the range meanwhile (it used to be `IN_USE`: the whole range was borrowed until the
+    /// importer had drained it), and the copy waits for that piece until the exporter lets go.
+    #[test]
+    fn a_copy_waits_for_a_piece_the_exporter_borrowed_meanwhile() {
+        let (len, tail) = (8 << 20, 1 << 20);
+        let (map, desc, _dev) = exported(len, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE);
+        let sock = raw_sock(&desc);
+        let mut w = [0u8; WELCOME_LEN];
+        let mut fds = recv(sock.as_fd(), &mut w, None).unwrap();
+        let from_exp = fds.swap_remove(0);
+        let mut req = [0u8; REQ_LEN];
+        req[..4].copy_from_slice(&OP_READ.to_le_bytes());
+        req[16..24].copy_from_slice(&(len as u64).to_le_bytes());
+        send(sock.as_fd(), &req, &[]).unwrap();
+        assert_eq!(wait(from_exp.as_fd(), PollFlags::IN, None, None).unwrap(), Woke::Ready);
+        // The pipe is full, its reader not reading: the exporter borrows the range's end.
+        let access = map.access().unwrap();
+        let mut guard = access.bytes_mut(len - tail, tail).unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut got = vec![0u8; len];
+            let mut done = 0;
+            while done < len {
+                match rustix::io::read(&from_exp, &mut got[done..]) {
+                    Ok(n) if n > 0 => done += n,
+                    Err(Errno::AGAIN) => {
+                        wait(from_exp.as_fd(), PollFlags::IN, None, None).unwrap();
+                    }
+                    r => panic!("{r:?} after {done} bytes"),
+                }
+            }
+            got
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        guard.fill(0xee);
+        drop(guard);
+        let got = reader.join().unwrap();
+        let mut a = [0u8; ANSWER_LEN];
+        recv(sock.as_fd(), &mut a, None).unwrap();
+        assert_eq!(a, [0; ANSWER_LEN], "the copy completed");
+        assert!(got[..len - tail].iter().enumerate().all(|(i, &b)| b == i as u8), "the bytes before");
+        assert!(got[len - tail..].iter().all(|&b| b == 0xee), "the piece waited for the exporter");
+    }
+
     /// A connected socket to the export of `desc`, nothing read yet.
     fn raw_sock(desc: &[u8]) -> OwnedFd {
         let pid = u32::from_le_bytes(desc[16..20].try_into().unwrap());
