@@ -695,7 +695,7 @@ fn serve_one(
         give(
             to_imp.as_fd(),
             len,
-            |from, to| borrowed(stop, || sh.tracker.try_bytes(&sh.region, off + from, to - from)),
+            |from, to| borrowed(sh.stop.as_fd(), || sh.tracker.try_bytes(&sh.region, off + from, to - from)),
             (sock, PollFlags::IN),
             stop,
         )
@@ -712,7 +712,7 @@ fn serve_one(
 /// Borrows a piece with `try_borrow`, waiting while this process holds it borrowed (its own
 /// code, or another importer's piece for the time of one pipe call): a few milliseconds at a
 /// time, watching `stop`, at most [`STALL`] in all (then `TIME_OUT`: the connection ends).
-fn borrowed<T>(stop: Option<BorrowedFd<'_>>, mut try_borrow: impl FnMut() -> Result<T>) -> Result<T> {
+fn borrowed<T>(stop: BorrowedFd<'_>, mut try_borrow: impl FnMut() -> Result<T>) -> Result<T> {
     let mut deadline = None;
     let mut rest = Duration::from_micros(100);
     loop {
@@ -728,10 +728,7 @@ fn borrowed<T>(stop: Option<BorrowedFd<'_>>, mut try_borrow: impl FnMut() -> Res
             ));
         }
         // Sleeps on the revocation event (an importer cannot ring it).
-        let mut fds = [PollFd::from_borrowed_fd(
-            stop.expect("the exporter's side has its revocation event"),
-            PollFlags::IN,
-        )];
+        let mut fds = [PollFd::from_borrowed_fd(stop, PollFlags::IN)];
         let ts = rustix::time::Timespec::try_from(rest).unwrap_or_default();
         match rustix::event::poll(&mut fds, Some(&ts)) {
             Ok(0) | Err(Errno::INTR) => {}
@@ -790,7 +787,8 @@ fn take(
         // At most what the pipe holds.
         let end = len.min(done + PIPE_BYTES);
         let got = {
-            let mut into = borrowed(stop, || sh.tracker.try_bytes_mut(&sh.region, off + done, end - done))?;
+            let mut into =
+                borrowed(sh.stop.as_fd(), || sh.tracker.try_bytes_mut(&sh.region, off + done, end - done))?;
             rustix::io::read(from, &mut into[..])
         };
         match got {
@@ -1181,9 +1179,15 @@ mod tests {
             assert!(Instant::now() < deadline, "the place given back never served again");
             std::thread::sleep(Duration::from_millis(20));
         }
-        // Given back, every place serves again.
+        // Given back (once their threads saw the closes), every place serves again.
         drop(held);
-        let import = Mmap::create_from_export(None, &desc, &dev).unwrap();
+        let import = loop {
+            match Mmap::create_from_export(None, &desc, &dev) {
+                Ok(m) => break m,
+                Err(e) => assert!(Instant::now() < deadline, "no place given back: {e:?}"),
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
         let mut got = [0u8; 4];
         import.access().unwrap().read(4, &mut got).unwrap();
         assert_eq!(got, [4, 5, 6, 7]);
