@@ -1,6 +1,7 @@
-//! What one peer process may make this process hold: bytes of its memory mapped here and
-//! file descriptors kept for it, per connection and per peer process, with a reserve of
-//! descriptors kept for peers that hold nothing yet (new honest handshakes).
+//! What one peer process may make this process hold: bytes of its memory mapped here, file
+//! descriptors kept for it and threads serving it (a served export's, one per importer), per
+//! connection and per peer process, with a reserve of descriptors kept for peers that hold
+//! nothing yet (new honest handshakes).
 //!
 //! | item                    | what                                                          |
 //! |-------------------------|---------------------------------------------------------------|
@@ -59,9 +60,22 @@ pub const FD_RESERVE_PCT: CapSpec = CapSpec {
     default: 12,
     descr: "descriptors kept for peers holding none yet (new handshakes), percent of RLIMIT_NOFILE (0: none)",
 };
+/// Threads of this process serving one peer process (a served export's threads: one per
+/// importing connection, see `doca_mmap`'s served exports), all exports together.
+pub const THREADS_PER_PROCESS: CapSpec = CapSpec {
+    name: "peer.threads_per_process",
+    default: 64,
+    descr: "threads serving one peer process (served exports: one per importing connection)",
+};
 /// Every peer budget.
-pub const CAPS: [CapSpec; 5] =
-    [MEM_PER_CONN, MEM_PER_PROCESS, FDS_PER_CONN_PCT, FDS_PER_PROCESS_PCT, FD_RESERVE_PCT];
+pub const CAPS: [CapSpec; 6] = [
+    MEM_PER_CONN,
+    MEM_PER_PROCESS,
+    FDS_PER_CONN_PCT,
+    FDS_PER_PROCESS_PCT,
+    FD_RESERVE_PCT,
+    THREADS_PER_PROCESS,
+];
 
 /// The fewest descriptors a connection may hold (a connection and a few consumers), whatever
 /// the percentage gives.
@@ -81,6 +95,8 @@ pub struct Limits {
     /// Descriptors all peers together may hold: `RLIMIT_NOFILE` minus the reserve. A peer
     /// that holds none yet may go beyond (into the reserve) for its first claim.
     pub fds_all_peers: u64,
+    /// Threads serving one peer process.
+    pub threads_per_process: u64,
 }
 
 impl Limits {
@@ -91,6 +107,7 @@ impl Limits {
         fds_per_conn: u64::MAX,
         fds_per_process: u64::MAX,
         fds_all_peers: u64::MAX,
+        threads_per_process: u64::MAX,
     };
 
     /// The limits for a descriptor limit of `nofile`, reading each cap with `cap`.
@@ -107,6 +124,7 @@ impl Limits {
                 0 => u64::MAX,
                 _ => nofile.saturating_sub(pct(&FD_RESERVE_PCT)),
             },
+            threads_per_process: cap(&THREADS_PER_PROCESS),
         }
     }
 }
@@ -219,6 +237,7 @@ impl fmt::Display for Refusal {
 struct Totals {
     bytes: u64,
     fds: u64,
+    threads: u64,
     /// Accounts open for the peer (the entry goes with the last).
     accounts: u64,
 }
@@ -236,8 +255,8 @@ static LEDGER: Mutex<Option<Ledger>> = Mutex::new(None);
 struct AccountInner {
     peer: PeerId,
     limits: Limits,
-    /// What the account holds (changed under the ledger's lock).
-    held: Mutex<(u64, u64)>,
+    /// What the account holds: bytes, descriptors, threads (changed under the ledger's lock).
+    held: Mutex<(u64, u64, u64)>,
 }
 
 /// What one connection (or one import) holds for its peer. Cloning gives another handle to
@@ -250,8 +269,8 @@ pub struct Account {
 
 impl fmt::Debug for Account {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (bytes, fds) = *self.inner.held.lock();
-        write!(f, "Account({}, {bytes} bytes, {fds} fds)", self.inner.peer)
+        let (bytes, fds, threads) = *self.inner.held.lock();
+        write!(f, "Account({}, {bytes} bytes, {fds} fds, {threads} threads)", self.inner.peer)
     }
 }
 
@@ -260,6 +279,7 @@ pub struct Hold {
     account: Account,
     bytes: u64,
     fds: u64,
+    threads: u64,
 }
 
 impl fmt::Debug for Hold {
@@ -276,7 +296,7 @@ impl Account {
         let limits = if peer.is_this_process() { Limits::NONE } else { limits };
         let mut ledger = LEDGER.lock();
         ledger.get_or_insert_with(Ledger::default).peers.entry(peer).or_default().accounts += 1;
-        Account { inner: Arc::new(AccountInner { peer, limits, held: Mutex::new((0, 0)) }) }
+        Account { inner: Arc::new(AccountInner { peer, limits, held: Mutex::new((0, 0, 0)) }) }
     }
 
     /// The peer.
@@ -291,7 +311,8 @@ impl Account {
 
     /// What it holds now: (bytes, descriptors).
     pub fn held(&self) -> (u64, u64) {
-        *self.inner.held.lock()
+        let (bytes, fds, _) = *self.inner.held.lock();
+        (bytes, fds)
     }
 
     /// What the peer process holds now, all its accounts together: (bytes, descriptors).
@@ -301,10 +322,28 @@ impl Account {
         t.map_or((0, 0), |t| (t.bytes, t.fds))
     }
 
+    /// Threads of this process serving the peer process now, all its accounts together.
+    pub fn peer_threads(&self) -> u64 {
+        let ledger = LEDGER.lock();
+        ledger.as_ref().and_then(|l| l.peers.get(&self.inner.peer)).map_or(0, |t| t.threads)
+    }
+
     /// Claims `bytes` mapped and `fds` descriptors for `what` (for the refusal's sentence):
     /// within the connection's and the peer process's limits, and — unless the peer holds
     /// no descriptor yet — within what all peers together may hold.
     pub fn claim(&self, bytes: u64, fds: u64, what: &str) -> Result<Hold, Refusal> {
+        self.claim_with_threads(bytes, fds, 0, what)
+    }
+
+    /// [`Account::claim`] with `threads` threads of this process serving the peer, within
+    /// the peer process's thread limit too (`FULL` beyond it).
+    pub fn claim_with_threads(
+        &self,
+        bytes: u64,
+        fds: u64,
+        threads: u64,
+        what: &str,
+    ) -> Result<Hold, Refusal> {
         let (peer, l) = (self.inner.peer, &self.inner.limits);
         let mut guard = LEDGER.lock();
         let ledger = guard.get_or_insert_with(Ledger::default);
@@ -364,24 +403,38 @@ impl Account {
                 );
             }
         }
+        if threads > 0 && totals.threads + threads > l.threads_per_process {
+            return over(
+                Error::Full,
+                format!(
+                    "{threads} threads would make {} serving this process (budget {}, cap peer.threads_per_process)",
+                    totals.threads + threads,
+                    l.threads_per_process
+                ),
+            );
+        }
         totals.bytes += bytes;
         totals.fds += fds;
+        totals.threads += threads;
         ledger.fds += fds;
         held.0 += bytes;
         held.1 += fds;
-        Ok(Hold { account: self.clone(), bytes, fds })
+        held.2 += threads;
+        Ok(Hold { account: self.clone(), bytes, fds, threads })
     }
 
-    fn give_back(&self, bytes: u64, fds: u64) {
+    fn give_back(&self, bytes: u64, fds: u64, threads: u64) {
         let mut guard = LEDGER.lock();
         let Some(ledger) = guard.as_mut() else { return };
         let mut held = self.inner.held.lock();
         held.0 -= bytes;
         held.1 -= fds;
+        held.2 -= threads;
         ledger.fds -= fds;
         if let Some(t) = ledger.peers.get_mut(&self.inner.peer) {
             t.bytes -= bytes;
             t.fds -= fds;
+            t.threads -= threads;
         }
     }
 }
@@ -401,11 +454,16 @@ impl Hold {
     pub fn fds(&self) -> u64 {
         self.fds
     }
+
+    /// Threads held.
+    pub fn threads(&self) -> u64 {
+        self.threads
+    }
 }
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        self.account.give_back(self.bytes, self.fds);
+        self.account.give_back(self.bytes, self.fds, self.threads);
     }
 }
 
@@ -501,5 +559,26 @@ mod tests {
         assert_eq!(err.code, Error::Full);
         assert!(err.why.contains("peer.fds_per_process_pct"), "{err}");
         assert!(a.peer_held().1 <= l.fds_per_process);
+    }
+
+    #[test]
+    fn threads_are_capped_per_process_and_given_back_on_drop() {
+        let l = Limits { threads_per_process: 3, ..limits() };
+        let p = peer(5);
+        let holds: Vec<Hold> =
+            (0..3).map(|_| Account::open(p, l).claim_with_threads(0, 5, 1, "an importer").unwrap()).collect();
+        let a = Account::open(p, l);
+        assert_eq!(a.peer_threads(), 3);
+        let err = a.claim_with_threads(0, 5, 1, "an importer").unwrap_err();
+        assert_eq!(err.code, Error::Full);
+        assert!(err.why.contains("peer.threads_per_process"), "{err}");
+        assert_eq!(a.peer_held().1, 15, "the refused claim took nothing");
+        assert!(
+            Account::open(peer(6), l).claim_with_threads(0, 5, 1, "x").is_ok(),
+            "another peer is not affected"
+        );
+        drop(holds);
+        assert_eq!(a.peer_threads(), 0);
+        assert!(a.claim_with_threads(0, 5, 1, "an importer").is_ok(), "given back");
     }
 }

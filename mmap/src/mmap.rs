@@ -1204,20 +1204,20 @@ impl DescFields {
     }
 }
 
-struct Desc {
+pub(crate) struct Desc {
     kind: u16,
     perms: AccessFlags,
-    service: doca_link::rendezvous::ServiceName,
-    token: doca_link::rendezvous::Token,
+    pub(crate) service: doca_link::rendezvous::ServiceName,
+    pub(crate) token: doca_link::rendezvous::Token,
     offset: u64,
-    len: u64,
+    pub(crate) len: u64,
     from: PciAddr,
     /// The exporter's address of the range's first byte.
     addr: u64,
 }
 
 impl Desc {
-    fn parse(d: &[u8]) -> Result<Desc> {
+    pub(crate) fn parse(d: &[u8]) -> Result<Desc> {
         if d.len() != DESC_LEN {
             bail!(Error::InvalidValue, "mmap export descriptor of {} bytes (expected {DESC_LEN})", d.len());
         }

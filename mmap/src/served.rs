@@ -4,7 +4,7 @@
 //!
 //! | side     | what                                                                    |
 //! |----------|-------------------------------------------------------------------------|
-//! | exporter | `Server`: at the first export, a connection offer with a 128-bit random token in this process's memory service ([`doca_link::rendezvous`]: one named socket in the fabric directory, no secret in its name; the descriptor carries its name and the token); the service's thread hands each importer that brings the token to a thread of its own (at most [`MAX_CONNS`]) |
+//! | exporter | `Server`: at the first export, a connection offer with a 128-bit random token in this process's memory service ([`doca_link::rendezvous`]: one named socket in the fabric directory, no secret in its name; the descriptor carries its name and the token); the service's thread hands each importer that brings the token to a thread of its own (at most [`MAX_CONNS`], see **Places**) |
 //! | importer | `Client`: one connection; a copy is a request, then the bytes through a pipe |
 //! | wire     | request `op u32, 0 u32, offset u64, len u64`; answer `status u32, 0 u32` (a DOCA code): a refusal alone; else for a read the bytes then `0`, for a write `0`, the bytes, `0` again — the last answer once the exporter's borrow of its bytes has ended |
 //!
@@ -14,6 +14,24 @@
 //! both pipes, so no write ever meets a pipe without reader (no `SIGPIPE` in a C program);
 //! a side that dies is noticed on the socket (hang-up), and every wait also watches the
 //! socket, the exporter's revocation and a stall limit ([`STALL`]).
+//!
+//! **Borrowing.** A request is checked against this process's borrows of the whole range at
+//! once (a range the exporter holds borrowed now: `IN_USE`, before any byte). The copy then
+//! borrows piece by piece ([`GIVE_PIECE`] for a read, what the pipe holds for a write), each
+//! piece only around one non-blocking `vmsplice` or `read`: no borrow is held while the
+//! serving thread waits for its importer, so an importer that asks and then never sends or
+//! drains its bytes blocks neither the exporter's own accesses nor other importers. A piece
+//! the exporter borrowed meanwhile is waited for (a few milliseconds at a time, at most
+//! [`STALL`]). A copy is thus not atomic against the exporter's own writes — as on the
+//! hardware, where DMA and the CPU race — only each piece is.
+//!
+//! **Places.** One importer process holds at most [`MAX_CONNS_PER_PEER`] of the
+//! [`MAX_CONNS`] places. With every place taken, the process holding the most gives its
+//! oldest idle connection (one between copies) to a newcomer of a process that would then
+//! hold fewer (the rule of the comm channel's handshake places); otherwise the newcomer is
+//! closed unwelcomed. Each connection's thread and its [`CONN_FDS`] descriptors are charged
+//! to the importer's process in the peer ledger ([`crate::budget`]): beyond its budget the
+//! connection is closed unwelcomed too. Refusals are logged at most once a second per kind.
 //!
 //! **Trust.** The exporter checks every request against the exported range (offset and length
 //! in bounds without overflow), the export's permissions (writes need `PCI_READ_WRITE`) and
@@ -62,6 +80,7 @@ use rustix::net::{
 };
 use rustix::pipe::{IoSliceRaw, PipeFlags, SpliceFlags};
 
+use crate::budget::{Account, Hold, Limits, PeerId};
 use crate::shm::{Region, Tracker};
 use crate::AccessFlags;
 
@@ -75,8 +94,8 @@ pub const MAX_CONNS_PER_PEER: usize = MAX_CONNS / 4;
 pub const STALL: Duration = Duration::from_secs(10);
 /// The pipe size asked for (best effort: the system's `fs.pipe-max-size` may refuse it).
 const PIPE_BYTES: usize = 1 << 20;
-/// The most one `vmsplice` hands over (see `give`).
-const GIVE_PIECE: usize = 128 << 10;
+/// The most one `vmsplice` hands over (see `give`), and a read's piece.
+pub const GIVE_PIECE: usize = 128 << 10;
 const OP_READ: u32 = 1;
 const OP_WRITE: u32 = 2;
 const REQ_LEN: usize = 24;
@@ -96,39 +115,123 @@ struct Shared {
     region: Region,
     tracker: Tracker,
     perms: AccessFlags,
-    /// The importer process of each live connection (one entry a connection).
-    peers: std::sync::Mutex<Vec<u32>>,
+    /// The live connections, one place each (see [`Shared::take_place`]).
+    places: std::sync::Mutex<Places>,
     /// The serving threads (joined at revocation).
     conns: std::sync::Mutex<Vec<JoinHandle<()>>>,
+    /// Peer-caused log lines of admissions, at most one per kind and second.
+    logs: std::sync::Mutex<LogLimit>,
+    /// The peer budgets the serving threads are charged to.
+    limits: Limits,
+}
+
+/// Descriptors the exporter keeps for one importer: its socket and both ends of both pipes
+/// (charged to the importer's process, with the serving thread, in the peer ledger).
+pub const CONN_FDS: u64 = 5;
+
+/// A connection waits for its importer's next request (it may give its place away).
+const IDLE: u8 = 0;
+/// A connection is inside a copy.
+const BUSY: u8 = 1;
+/// A connection gave its place to a newcomer: its thread ends at its next look.
+const EVICTED: u8 = 2;
+
+/// One importer's connection, as its serving thread and the accepting thread share it.
+struct Conn {
+    sock: OwnedFd,
+    /// [`IDLE`], [`BUSY`] or [`EVICTED`]: only the serving thread moves between the first
+    /// two, only the accepting thread from [`IDLE`] to [`EVICTED`].
+    state: std::sync::atomic::AtomicU8,
+}
+
+/// One place: the importer's process, the order it came in, its connection.
+struct Place {
+    pid: u32,
+    seq: u64,
+    conn: Arc<Conn>,
+}
+
+#[derive(Default)]
+struct Places {
+    live: Vec<Place>,
+    next_seq: u64,
+}
+
+/// Why a connection was not given a place.
+#[derive(Debug, PartialEq, Eq)]
+enum NoPlace {
+    /// Its process holds [`MAX_CONNS_PER_PEER`] already.
+    PeerFull,
+    /// Every place is taken and none could be given away.
+    Full,
 }
 
 impl Shared {
-    /// Takes a place for an importer of process `pid`: refused when the export serves
-    /// [`MAX_CONNS`] already, or [`MAX_CONNS_PER_PEER`] of that process (one process must
-    /// not take every place others need).
-    fn take_place(&self, pid: u32) -> Result<()> {
-        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
-        if peers.len() >= MAX_CONNS {
-            return Err(peer_fail!(
-                Error::NoMemory,
-                "served export: {MAX_CONNS} importers already connected; refused"
-            ));
+    /// Takes a place for `conn`, an importer of process `pid`: refused when that process
+    /// holds [`MAX_CONNS_PER_PEER`] already. With all [`MAX_CONNS`] taken, the process
+    /// holding the most places gives its oldest idle connection away (closed) when it holds
+    /// more than this process would; otherwise refused. Returns the place's number and, when
+    /// one was given away, its process and how many that process held.
+    fn take_place(
+        &self,
+        pid: u32,
+        conn: &Arc<Conn>,
+    ) -> std::result::Result<(u64, Option<(u32, usize)>), NoPlace> {
+        let mut places = self.places.lock().unwrap_or_else(|e| e.into_inner());
+        // At most MAX_CONNS entries, counted on accept only.
+        let mut counts: smallvec::SmallVec<[(u32, usize); 8]> = smallvec::SmallVec::new();
+        for p in &places.live {
+            match counts.iter_mut().find(|(q, _)| *q == p.pid) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((p.pid, 1)),
+            }
         }
-        if peers.iter().filter(|&&p| p == pid).count() >= MAX_CONNS_PER_PEER {
-            return Err(peer_fail!(
-                Error::NoMemory,
-                "served export: process {pid} holds {MAX_CONNS_PER_PEER} connections already; refused"
-            ));
+        let mine = counts.iter().find(|(q, _)| *q == pid).map_or(0, |(_, n)| *n);
+        if mine >= MAX_CONNS_PER_PEER {
+            return Err(NoPlace::PeerFull);
         }
-        peers.push(pid);
-        Ok(())
+        let mut evicted = None;
+        if places.live.len() >= MAX_CONNS {
+            let Some(&(greedy, most)) = counts.iter().max_by_key(|(_, n)| *n) else {
+                return Err(NoPlace::Full);
+            };
+            if most <= mine + 1 {
+                return Err(NoPlace::Full);
+            }
+            // Its oldest idle connection (one inside a copy finishes it).
+            let mut theirs: smallvec::SmallVec<[(u64, usize); 16]> = places
+                .live
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.pid == greedy)
+                .map(|(i, p)| (p.seq, i))
+                .collect();
+            theirs.sort_unstable();
+            let victim = theirs.iter().find(|&&(_, i)| {
+                places.live[i]
+                    .conn
+                    .state
+                    .compare_exchange(IDLE, EVICTED, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            });
+            let Some(&(_, i)) = victim else { return Err(NoPlace::Full) };
+            let gone = places.live.swap_remove(i);
+            // Its thread wakes (its socket reads as closed) and ends; its importer finds the
+            // export gone (`NOT_FOUND`) at its next copy.
+            let _ = rustix::net::shutdown(&gone.conn.sock, rustix::net::Shutdown::Both);
+            evicted = Some((greedy, most));
+        }
+        let seq = places.next_seq;
+        places.next_seq += 1;
+        places.live.push(Place { pid, seq, conn: conn.clone() });
+        Ok((seq, evicted))
     }
 
-    /// Gives the place of an importer of process `pid` back.
-    fn give_place(&self, pid: u32) {
-        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = peers.iter().position(|&p| p == pid) {
-            peers.swap_remove(i);
+    /// Gives place `seq` back (nothing when it was given away already).
+    fn give_place(&self, seq: u64) {
+        let mut places = self.places.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = places.live.iter().position(|p| p.seq == seq) {
+            places.live.swap_remove(i);
         }
     }
 }
@@ -155,14 +258,18 @@ impl Server {
             rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
         )
         .map_err(|e| os("eventfd", e))?;
+        // A topology that cannot be read fails the first export long before: none here.
+        let limits = crate::budget::global_limits().unwrap_or(Limits::NONE);
         let shared = Arc::new(Shared {
             revoked: AtomicBool::new(false),
             stop,
             region,
             tracker,
             perms,
-            peers: std::sync::Mutex::new(Vec::with_capacity(MAX_CONNS)),
+            places: std::sync::Mutex::new(Places { live: Vec::with_capacity(MAX_CONNS), next_seq: 0 }),
             conns: std::sync::Mutex::new(Vec::new()),
+            logs: std::sync::Mutex::new(LogLimit::default()),
+            limits,
         });
         let sh = shared.clone();
         let offered = doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Connection(Box::new(
@@ -340,36 +447,114 @@ fn recv_within(
     }
 }
 
+/// Peer-caused log lines of the accepting thread, at most one per kind and second (the next
+/// one telling how many were held back).
+#[derive(Default)]
+struct LogLimit {
+    last: [Option<Instant>; 3],
+    held: [u64; 3],
+}
+
+impl LogLimit {
+    const REFUSED: usize = 0;
+    const EVICTED: usize = 1;
+    const BUDGET: usize = 2;
+
+    /// `Some(held back)` when a line of `kind` may be logged now.
+    fn admit(&mut self, kind: usize) -> Option<u64> {
+        let now = Instant::now();
+        match self.last[kind] {
+            Some(t) if now.saturating_duration_since(t) < Duration::from_secs(1) => {
+                self.held[kind] += 1;
+                None
+            }
+            _ => {
+                self.last[kind] = Some(now);
+                Some(std::mem::take(&mut self.held[kind]))
+            }
+        }
+    }
+}
+
+/// What the importer's process is charged for one connection: its serving thread and
+/// [`CONN_FDS`] descriptors, in the peer ledger ([`crate::budget`]). `Err` with the reason
+/// (its process is gone, or beyond its budget).
+fn charge(pid: u32, limits: Limits) -> std::result::Result<Hold, String> {
+    let peer = PeerId::of_pid(pid as i32).map_err(|e| format!("pid {pid}: {}", e.name()))?;
+    Account::open(peer, limits)
+        .claim_with_threads(0, CONN_FDS, 1, "an importer of a served export")
+        .map_err(|r| r.why)
+}
+
 /// Admits an importer of process `pid` that brought the export's token (in the memory
-/// service's thread: never blocks): a place, the welcome, a serving thread.
-fn admit(conn: OwnedFd, pid: u32, sh: &Arc<Shared>) {
-    if sh.revoked.load(Ordering::SeqCst) || sh.take_place(pid).is_err() {
+/// service's thread: never blocks): a place (perhaps given away by the biggest holder, see
+/// [`Shared::take_place`]), its charge in the peer ledger, the welcome, a serving thread.
+fn admit(sock: OwnedFd, pid: u32, sh: &Arc<Shared>) {
+    if sh.revoked.load(Ordering::SeqCst) {
         return;
     }
+    let held_back = |n: u64| if n > 0 { format!(" ({n} such lines held back)") } else { String::new() };
+    let log = |kind: usize, line: &dyn Fn(String)| {
+        let n = sh.logs.lock().unwrap_or_else(|e| e.into_inner()).admit(kind);
+        if let Some(n) = n {
+            line(held_back(n));
+        }
+    };
+    let conn = Arc::new(Conn { sock, state: std::sync::atomic::AtomicU8::new(IDLE) });
+    let seq = match sh.take_place(pid, &conn) {
+        Ok((seq, evicted)) => {
+            if let Some((greedy, most)) = evicted {
+                log(LogLimit::EVICTED, &|h| {
+                    tracing::warn!(target: "doca_sdk", "served export: closed an idle connection of pid {greedy}, which held {most} of the {MAX_CONNS} places, to admit pid {pid}{h}")
+                });
+            }
+            seq
+        }
+        Err(why) => {
+            let why = match why {
+                NoPlace::PeerFull => format!("it holds {MAX_CONNS_PER_PEER} connections already"),
+                NoPlace::Full => format!("{MAX_CONNS} importers are connected, none of a process holding more"),
+            };
+            log(LogLimit::REFUSED, &|h| {
+                tracing::warn!(target: "doca_sdk", "served export: pid {pid} refused: {why}{h}")
+            });
+            return;
+        }
+    };
+    let hold = match charge(pid, sh.limits) {
+        Ok(h) => h,
+        Err(why) => {
+            sh.give_place(seq);
+            log(LogLimit::BUDGET, &|h| {
+                tracing::warn!(target: "doca_sdk", "served export: importer refused: {why}{h}")
+            });
+            return;
+        }
+    };
     let mut conns = sh.conns.lock().unwrap_or_else(|e| e.into_inner());
     let (done, live): (Vec<_>, Vec<_>) = conns.drain(..).partition(|h| h.is_finished());
     *conns = live;
     for h in done {
         let _ = h.join();
     }
-    match welcome(&conn, sh) {
+    match welcome(&conn.sock, sh) {
         Ok((to_imp, from_imp, keep)) => {
             let s = sh.clone();
             let spawned = std::thread::Builder::new().name("doca-mmap-serve".into()).spawn(move || {
                 serve(&conn, &to_imp, &from_imp, &s);
-                drop(keep);
-                s.give_place(pid);
+                s.give_place(seq);
+                drop((conn, to_imp, from_imp, keep, hold));
             });
             match spawned {
                 Ok(h) => conns.push(h),
                 Err(e) => {
-                    sh.give_place(pid);
+                    sh.give_place(seq);
                     tracing::warn!(target: "doca_sdk", "served export: no thread for an importer: {e}");
                 }
             }
         }
         Err(e) => {
-            sh.give_place(pid);
+            sh.give_place(seq);
             tracing::debug!(target: "doca_sdk", "served export: welcome failed: {e}");
         }
     }
@@ -431,9 +616,10 @@ fn answer(sock: BorrowedFd<'_>, r: Result<()>) -> Result<()> {
     send(sock, &a, &[])
 }
 
-/// Serves one importer until it leaves, breaks the protocol, stalls or the export is revoked.
-fn serve(conn: &OwnedFd, to_imp: &OwnedFd, from_imp: &OwnedFd, sh: &Shared) {
-    let (sock, stop) = (conn.as_fd(), Some(sh.stop.as_fd()));
+/// Serves one importer until it leaves, breaks the protocol, stalls, gives its place away or
+/// the export is revoked.
+fn serve(conn: &Conn, to_imp: &OwnedFd, from_imp: &OwnedFd, sh: &Shared) {
+    let (sock, stop) = (conn.sock.as_fd(), Some(sh.stop.as_fd()));
     let mut req = [0u8; REQ_LEN];
     loop {
         // Between copies the importer may idle as long as it likes (its process may wait
@@ -441,72 +627,117 @@ fn serve(conn: &OwnedFd, to_imp: &OwnedFd, from_imp: &OwnedFd, sh: &Shared) {
         if recv_within(sock, &mut req, stop, None).is_err() {
             return;
         }
-        let u32_at = |i: usize| u32::from_le_bytes(req[i..i + 4].try_into().expect("4 bytes"));
-        let u64_at = |i: usize| u64::from_le_bytes(req[i..i + 8].try_into().expect("8 bytes"));
-        let op = u32_at(0);
-        let (off, len) = match check(sh, op, u64_at(8), u64_at(16)) {
-            Ok(r) => r,
-            Err(e) => {
-                if answer(sock, Err(e)).is_err() {
-                    return;
-                }
-                continue;
-            }
-        };
-        let streamed = if op == OP_READ {
-            let guard = match sh.tracker.bytes(&sh.region, off, len) {
-                Ok(g) => g,
-                Err(e) => {
-                    if answer(sock, Err(e)).is_err() {
-                        return;
-                    }
-                    continue;
-                }
-            };
-            // No answer before the bytes (one wake-up less): the importer waits for either.
-            // The importer sends nothing while bytes flow: the socket readable is a violation.
-            let r = give(to_imp.as_fd(), &guard, (sock, PollFlags::IN), stop);
-            // The borrow ends before the importer hears the copy is done.
-            drop(guard);
-            r.and_then(|()| answer(sock, Ok(())))
-        } else {
-            let mut guard = match sh.tracker.bytes_mut(&sh.region, off, len) {
-                Ok(g) => g,
-                Err(e) => {
-                    if answer(sock, Err(e)).is_err() {
-                        return;
-                    }
-                    continue;
-                }
-            };
-            if answer(sock, Ok(())).is_err() {
-                return;
-            }
-            let r = take(from_imp.as_fd(), &mut guard, (sock, PollFlags::IN), stop);
-            drop(guard);
-            r.and_then(|()| answer(sock, Ok(())))
-        };
-        if streamed.is_err() {
+        // Inside a copy: the place is not given away meanwhile (given away already: end).
+        if conn.state.compare_exchange(IDLE, BUSY, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return;
         }
+        if !serve_one(&req, sock, to_imp, from_imp, sh, stop) {
+            return;
+        }
+        conn.state.store(IDLE, Ordering::Release);
     }
 }
 
-/// Hands `bytes` to the pipe `to` (references to the pages, no copy), waiting for room.
-fn give(
+/// Serves one request; false when the connection is to end.
+fn serve_one(
+    req: &[u8; REQ_LEN],
+    sock: BorrowedFd<'_>,
+    to_imp: &OwnedFd,
+    from_imp: &OwnedFd,
+    sh: &Shared,
+    stop: Option<BorrowedFd<'_>>,
+) -> bool {
+    let u32_at = |i: usize| u32::from_le_bytes(req[i..i + 4].try_into().expect("4 bytes"));
+    let u64_at = |i: usize| u64::from_le_bytes(req[i..i + 8].try_into().expect("8 bytes"));
+    let op = u32_at(0);
+    // The whole range looked at once: a range this process holds borrowed now is refused
+    // before any byte moves (`IN_USE`), as before; the copy itself then borrows piece by
+    // piece, and only around one non-blocking pipe call: no borrow is held while waiting
+    // for the importer (an importer that never sends or drains its bytes blocks nobody).
+    let checked = check(sh, op, u64_at(8), u64_at(16)).and_then(|(off, len)| {
+        if op == OP_READ {
+            sh.tracker.bytes(&sh.region, off, len).map(drop)?;
+        } else {
+            sh.tracker.bytes_mut(&sh.region, off, len).map(drop)?;
+        }
+        Ok((off, len))
+    });
+    let (off, len) = match checked {
+        Ok(r) => r,
+        Err(e) => return answer(sock, Err(e)).is_ok(),
+    };
+    let streamed = if op == OP_READ {
+        // No answer before the bytes (one wake-up less): the importer waits for either.
+        // The importer sends nothing while bytes flow: the socket readable is a violation.
+        give(
+            to_imp.as_fd(),
+            len,
+            |from, to| borrowed(sh.stop.as_fd(), || sh.tracker.try_bytes(&sh.region, off + from, to - from)),
+            (sock, PollFlags::IN),
+            stop,
+        )
+    } else {
+        if answer(sock, Ok(())).is_err() {
+            return false;
+        }
+        take(from_imp.as_fd(), sh, off, len, (sock, PollFlags::IN), stop)
+    };
+    // Every piece's borrow has ended before the importer hears the copy is done.
+    streamed.and_then(|()| answer(sock, Ok(()))).is_ok()
+}
+
+/// Borrows a piece with `try_borrow`, waiting while this process holds it borrowed (its own
+/// code, or another importer's piece for the time of one pipe call): a few milliseconds at a
+/// time, watching `stop`, at most [`STALL`] in all (then `TIME_OUT`: the connection ends).
+fn borrowed<T>(stop: BorrowedFd<'_>, mut try_borrow: impl FnMut() -> Result<T>) -> Result<T> {
+    let mut deadline = None;
+    let mut rest = Duration::from_micros(100);
+    loop {
+        match try_borrow() {
+            Err(Error::InUse) => {}
+            r => return r,
+        }
+        let until = *deadline.get_or_insert_with(|| Instant::now() + STALL);
+        if Instant::now() >= until {
+            return Err(peer_fail!(
+                Error::TimeOut,
+                "served export: the exporter kept the bytes of a copy in progress borrowed for {STALL:?}"
+            ));
+        }
+        // Sleeps on the revocation event (an importer cannot ring it).
+        let mut fds = [PollFd::from_borrowed_fd(stop, PollFlags::IN)];
+        let ts = rustix::time::Timespec::try_from(rest).unwrap_or_default();
+        match rustix::event::poll(&mut fds, Some(&ts)) {
+            Ok(0) | Err(Errno::INTR) => {}
+            Ok(_) => return Err(Error::NotFound),
+            Err(e) => return Err(os("poll", e)),
+        }
+        rest = (rest * 2).min(Duration::from_millis(10));
+    }
+}
+
+/// Hands `len` bytes to the pipe `to` (references to the pages, no copy), waiting for
+/// room. `piece(from, to)` gives bytes `from..to` (borrowed for as long as it lives: one
+/// `vmsplice`, never a wait).
+fn give<B: std::ops::Deref<Target = [u8]>>(
     to: BorrowedFd<'_>,
-    bytes: &[u8],
+    len: usize,
+    mut piece: impl FnMut(usize, usize) -> Result<B>,
     sock: (BorrowedFd<'_>, PollFlags),
     stop: Option<BorrowedFd<'_>>,
 ) -> Result<()> {
     let mut done = 0;
-    while done < bytes.len() {
+    while done < len {
         // In pieces, so that the reader starts copying while later pages are handed over.
-        let end = bytes.len().min(done + GIVE_PIECE);
-        let iov = [IoSliceRaw::from_slice(&bytes[done..end])];
-        // SAFETY: vmsplice only reads the slice's pages (no SPLICE_F_GIFT: the pipe takes
-        // references to them, never writes them); the slice is valid for the whole call.
-        match unsafe { rustix::pipe::vmsplice(to, &iov, SpliceFlags::NONBLOCK) } {
+        let end = len.min(done + GIVE_PIECE);
+        let given = {
+            let bytes = piece(done, end)?;
+            let iov = [IoSliceRaw::from_slice(&bytes)];
+            // SAFETY: vmsplice only reads the slice's pages (no SPLICE_F_GIFT: the pipe takes
+            // references to them, never writes them); the slice is valid for the whole call.
+            unsafe { rustix::pipe::vmsplice(to, &iov, SpliceFlags::NONBLOCK) }
+        };
+        match given {
             Ok(n) => done += n,
             Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(to, PollFlags::OUT, Some(sock), stop)? {
                 Woke::Ready => {}
@@ -518,16 +749,26 @@ fn give(
     Ok(())
 }
 
-/// Reads exactly `into.len()` bytes from the pipe `from`, waiting for them.
+/// Reads exactly `len` bytes from the pipe `from` into `off..off+len` of the export,
+/// waiting for them; each piece borrowed for one non-blocking `read` only.
 fn take(
     from: BorrowedFd<'_>,
-    into: &mut [u8],
+    sh: &Shared,
+    off: usize,
+    len: usize,
     sock: (BorrowedFd<'_>, PollFlags),
     stop: Option<BorrowedFd<'_>>,
 ) -> Result<()> {
     let mut done = 0;
-    while done < into.len() {
-        match rustix::io::read(from, &mut into[done..]) {
+    while done < len {
+        // At most what the pipe holds.
+        let end = len.min(done + PIPE_BYTES);
+        let got = {
+            let mut into =
+                borrowed(sh.stop.as_fd(), || sh.tracker.try_bytes_mut(&sh.region, off + done, end - done))?;
+            rustix::io::read(from, &mut into[..])
+        };
+        match got {
             Ok(0) => return Err(Error::NotFound),
             Ok(n) => done += n,
             Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(from, PollFlags::IN, Some(sock), stop)? {
@@ -733,8 +974,14 @@ impl Client {
         }
         let _turn = self.turn.lock();
         self.request(OP_WRITE, offset, src.len())?;
-        give(self.to_exp.as_fd(), src, (self.sock.as_fd(), PollFlags::empty()), None)
-            .map_err(|e| self.stream_failed(e))?;
+        give(
+            self.to_exp.as_fd(),
+            src.len(),
+            |from, to| Ok(&src[from..to]),
+            (self.sock.as_fd(), PollFlags::empty()),
+            None,
+        )
+        .map_err(|e| self.stream_failed(e))?;
         self.answer()
     }
 
@@ -748,6 +995,66 @@ impl Client {
         }
         Ok(())
     }
+}
+
+/// A request left hanging on purpose, as a hostile importer makes it (see
+/// [`stalled_request`]): held until dropped or closed by the exporter.
+#[doc(hidden)]
+pub struct StalledRequest {
+    sock: OwnedFd,
+    _pipes: Vec<OwnedFd>,
+}
+
+impl StalledRequest {
+    /// Waits up to `limit` for the exporter to close the connection (answers are read and
+    /// dropped): whether it did.
+    pub fn closed_within(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut a = [0u8; ANSWER_LEN];
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match recv_within(self.sock.as_fd(), &mut a, None, Some(left)) {
+                Ok(_) => {}
+                Err(Error::TimeOut) => return false,
+                Err(_) => return true,
+            }
+        }
+    }
+}
+
+/// For attack harnesses only (the tests' hostile process), never for applications: connects
+/// to the served export of `desc` as an importer, sends one request — a write when `write`,
+/// else a read — for `offset..offset+len`, and then neither sends nor reads a byte of it.
+/// Returns once the exporter is serving it (a write answered, the first bytes of a read in
+/// the pipe); a refusal comes back as its DOCA code.
+#[doc(hidden)]
+pub fn stalled_request(desc: &[u8], write: bool, offset: u64, len: u64) -> Result<StalledRequest> {
+    let d = crate::mmap::Desc::parse(desc)?;
+    let (sock, _exporter) = doca_link::rendezvous::take_connection(d.service, &d.token)?;
+    let mut w = [0u8; WELCOME_LEN];
+    let pipes = recv(sock.as_fd(), &mut w, None)?;
+    let [from_exp, ..] = pipes.as_slice() else { return Err(Error::NotFound) };
+    let mut req = [0u8; REQ_LEN];
+    req[..4].copy_from_slice(&(if write { OP_WRITE } else { OP_READ }).to_le_bytes());
+    req[8..16].copy_from_slice(&offset.to_le_bytes());
+    req[16..24].copy_from_slice(&len.to_le_bytes());
+    send(sock.as_fd(), &req, &[])?;
+    if write {
+        let mut a = [0u8; ANSWER_LEN];
+        recv(sock.as_fd(), &mut a, None)?;
+        Error::check(i32::from_le_bytes(a[..4].try_into().expect("4 bytes")))?;
+    } else {
+        match wait(from_exp.as_fd(), PollFlags::IN, Some((sock.as_fd(), PollFlags::IN)), None)? {
+            Woke::Ready => {}
+            _ => {
+                let mut a = [0u8; ANSWER_LEN];
+                recv(sock.as_fd(), &mut a, None)?;
+                Error::check(i32::from_le_bytes(a[..4].try_into().expect("4 bytes")))?;
+                return Err(Error::NotFound);
+            }
+        }
+    }
+    Ok(StalledRequest { sock, _pipes: pipes })
 }
 
 #[cfg(test)]
@@ -832,12 +1139,62 @@ mod tests {
             assert!(Instant::now() < deadline, "the place given back never served again");
             std::thread::sleep(Duration::from_millis(20));
         }
-        // Given back, every place serves again.
+        // Given back (once their threads saw the closes), every place serves again.
         drop(held);
-        let import = Mmap::create_from_export(None, &desc, &dev).unwrap();
+        let import = loop {
+            match Mmap::create_from_export(None, &desc, &dev) {
+                Ok(m) => break m,
+                Err(e) => assert!(Instant::now() < deadline, "no place given back: {e:?}"),
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
         let mut got = [0u8; 4];
         import.access().unwrap().read(4, &mut got).unwrap();
         assert_eq!(got, [4, 5, 6, 7]);
+    }
+
+    /// While a copy waits for its importer nothing is borrowed: the exporter borrows part of
+    /// the range meanwhile (it used to be `IN_USE`: the whole range was borrowed until the
+    /// importer had drained it), and the copy waits for that piece until the exporter lets go.
+    #[test]
+    fn a_copy_waits_for_a_piece_the_exporter_borrowed_meanwhile() {
+        let (len, tail) = (8 << 20, 1 << 20);
+        let (map, desc, _dev) = exported(len, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE);
+        let sock = raw_sock(&desc);
+        let mut w = [0u8; WELCOME_LEN];
+        let mut fds = recv(sock.as_fd(), &mut w, None).unwrap();
+        let from_exp = fds.swap_remove(0);
+        let mut req = [0u8; REQ_LEN];
+        req[..4].copy_from_slice(&OP_READ.to_le_bytes());
+        req[16..24].copy_from_slice(&(len as u64).to_le_bytes());
+        send(sock.as_fd(), &req, &[]).unwrap();
+        assert_eq!(wait(from_exp.as_fd(), PollFlags::IN, None, None).unwrap(), Woke::Ready);
+        // The pipe is full, its reader not reading: the exporter borrows the range's end.
+        let access = map.access().unwrap();
+        let mut guard = access.bytes_mut(len - tail, tail).unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut got = vec![0u8; len];
+            let mut done = 0;
+            while done < len {
+                match rustix::io::read(&from_exp, &mut got[done..]) {
+                    Ok(n) if n > 0 => done += n,
+                    Err(Errno::AGAIN) => {
+                        wait(from_exp.as_fd(), PollFlags::IN, None, None).unwrap();
+                    }
+                    r => panic!("{r:?} after {done} bytes"),
+                }
+            }
+            got
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        guard.fill(0xee);
+        drop(guard);
+        let got = reader.join().unwrap();
+        let mut a = [0u8; ANSWER_LEN];
+        recv(sock.as_fd(), &mut a, None).unwrap();
+        assert_eq!(a, [0; ANSWER_LEN], "the copy completed");
+        assert!(got[..len - tail].iter().enumerate().all(|(i, &b)| b == i as u8), "the bytes before");
+        assert!(got[len - tail..].iter().all(|&b| b == 0xee), "the piece waited for the exporter");
     }
 
     /// A connected socket to the export of `desc`, nothing read yet.

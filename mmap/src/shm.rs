@@ -578,9 +578,9 @@ impl Borrows {
     /// `exclusive`, a write borrow otherwise).
     fn check(b: &Held<'_>, offset: usize, len: usize, exclusive: bool) -> Result<()> {
         let end = offset + len;
-        match b.iter().find(|&&(s, e, x)| s < end && offset < e && (x || exclusive)) {
+        match Borrows::conflict(b, offset, len, exclusive) {
             None => Ok(()),
-            Some(&(s, e, x)) => Err(fail!(
+            Some((s, e, x)) => Err(fail!(
                 Error::InUse,
                 "bytes {offset}..{end} are already borrowed{} ({s}..{e})",
                 if x { " for writing" } else { "" }
@@ -588,9 +588,34 @@ impl Borrows {
         }
     }
 
+    /// The borrow in `b` that `offset..offset+len` conflicts with, if any.
+    fn conflict(b: &Held<'_>, offset: usize, len: usize, exclusive: bool) -> Option<(usize, usize, bool)> {
+        let end = offset + len;
+        b.iter().find(|&&(s, e, x)| s < end && offset < e && (x || exclusive)).copied()
+    }
+
     fn acquire(&self, offset: usize, len: usize, exclusive: bool) -> Result<()> {
+        self.acquire_or(offset, len, exclusive, Borrows::check)
+    }
+
+    /// [`Borrows::acquire`] that says nothing on a conflict (`IN_USE`, unlogged): for a
+    /// caller that tries again.
+    fn try_acquire(&self, offset: usize, len: usize, exclusive: bool) -> Result<()> {
+        self.acquire_or(offset, len, exclusive, |b, o, l, x| match Borrows::conflict(b, o, l, x) {
+            None => Ok(()),
+            Some(_) => Err(Error::InUse),
+        })
+    }
+
+    fn acquire_or(
+        &self,
+        offset: usize,
+        len: usize,
+        exclusive: bool,
+        check: impl FnOnce(&Held<'_>, usize, usize, bool) -> Result<()>,
+    ) -> Result<()> {
         let mut b = self.held.lock();
-        Borrows::check(&b, offset, len, exclusive)?;
+        check(&b, offset, len, exclusive)?;
         if len == 0 {
             return Ok(());
         }
@@ -659,6 +684,43 @@ impl Tracker {
         // SAFETY: see above.
         let slice = unsafe { std::slice::from_raw_parts(region.ptr.as_ptr().add(offset), len) };
         Ok(Bytes { slice, borrows: &self.borrows, offset: at })
+    }
+
+    /// [`Tracker::bytes`] that logs nothing when the bytes are borrowed for writing
+    /// (`IN_USE`): for a caller that waits and tries again.
+    pub(crate) fn try_bytes<'a>(
+        &'a self,
+        region: &'a Region,
+        offset: usize,
+        len: usize,
+    ) -> Result<Bytes<'a>> {
+        region.check(offset, len)?;
+        let at = self.base + offset;
+        self.borrows.try_acquire(at, len, false)?;
+        // As in `bytes`: in bounds (checked), shared borrow registered above.
+        // SAFETY: see above.
+        let slice = unsafe { std::slice::from_raw_parts(region.ptr.as_ptr().add(offset), len) };
+        Ok(Bytes { slice, borrows: &self.borrows, offset: at })
+    }
+
+    /// [`Tracker::bytes_mut`] that logs nothing when the bytes are borrowed (`IN_USE`).
+    pub(crate) fn try_bytes_mut<'a>(
+        &'a self,
+        region: &'a Region,
+        offset: usize,
+        len: usize,
+    ) -> Result<BytesMut<'a>> {
+        region.check(offset, len)?;
+        if !region.writable {
+            return Err(fail!(Error::NotPermitted, "the map's memory is read-only"));
+        }
+        let at = self.base + offset;
+        self.borrows.try_acquire(at, len, true)?;
+        // As in `bytes_mut`: in bounds of writable memory (checked), exclusive borrow
+        // registered above.
+        // SAFETY: see above.
+        let slice = unsafe { std::slice::from_raw_parts_mut(region.ptr.as_ptr().add(offset), len) };
+        Ok(BytesMut { slice, borrows: &self.borrows, offset: at })
     }
 
     /// Borrows `offset..offset+len` of `region` for writing.

@@ -11,6 +11,7 @@ use doca_tests::Peer;
 const HOSTILE: &str = env!("CARGO_BIN_EXE_hostile");
 const CC_PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
 const FP_PEER: &str = env!("CARGO_BIN_EXE_fp_peer");
+const MEM_PEER: &str = env!("CARGO_BIN_EXE_mem_peer");
 
 /// What this test process logs (every test's, together), for tests that look for a line.
 static LOG: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
@@ -498,4 +499,214 @@ fn recording_producer(h: &Harness, conn: &doca_cc::Connection) -> (doca_cc::Prod
         .unwrap();
     producer.as_ctx().start().unwrap();
     (producer, done)
+}
+
+/// How long an honest side may wait to be served while an attacker holds its request open:
+/// generous (a loaded machine), and well under the exporter's stall limit (10 s), which is
+/// what the attack used to cost: every try answered `IN_USE` until then, and again after
+/// each reconnection.
+const SERVED_WITHIN: Duration = Duration::from_secs(5);
+
+/// Tries `op` until it is not `IN_USE`, for at most [`SERVED_WITHIN`]: its last result, and
+/// how many tries answered `IN_USE`.
+fn served_within<T>(mut op: impl FnMut() -> Result<T, String>) -> (Result<T, String>, u32) {
+    let deadline = Instant::now() + SERVED_WITHIN;
+    let mut in_use = 0;
+    loop {
+        match op() {
+            Err(e) if e.contains("IN_USE") && Instant::now() < deadline => {
+                in_use += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            r => return (r, in_use),
+        }
+    }
+}
+
+/// A private fabric directory for the peers of one test.
+/// Its directory, the exporter's log, and a log per other peer (`log(i)`).
+fn fabric_env(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("hostile-fabric-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    let log = dir.join("exporter.log");
+    (dir, log)
+}
+
+/// A served (heap) export of 8 MiB in this process. A hostile process asks to write the
+/// whole range and never sends the bytes; later another asks to read it all and never
+/// drains the pipe (8 MiB: more than the pipe holds). Meanwhile an honest importer (another
+/// process) reads and writes, and the exporter reads and writes its own bytes: each is served
+/// within [`SERVED_WITHIN`] (measured; normally at the first try). Before, the exporter held
+/// its borrow of the whole range while waiting on the attacker: every one of them answered
+/// `IN_USE` for the 10 s stall limit, and again after each reconnection.
+#[test]
+fn a_stalled_copy_of_a_served_export_blocks_neither_other_importers_nor_the_exporter() {
+    let name = unique("served-stall");
+    let (fabric, log) = fabric_env(&name);
+    let env = [("DOCA_EMU_FABRIC_DIR", fabric.to_str().unwrap())];
+    let len = 8 << 20;
+    let host = doca_core::open_device_with_pci("b1:00.0", None).unwrap();
+    let map = doca_mmap::Mmap::create().unwrap();
+    map.set_memrange((0..len).map(|i| b'a' + (i % 26) as u8).collect::<Vec<u8>>()).unwrap();
+    map.set_permissions(doca_mmap::AccessFlags::LOCAL_READ_WRITE | doca_mmap::AccessFlags::PCI_READ_WRITE)
+        .unwrap();
+    map.add_dev(&host).unwrap();
+    map.start().unwrap();
+    let hex = doca_tests::to_hex(&map.export_pci(&host).unwrap());
+    let mut honest = Peer::spawn_logged_env(MEM_PEER, &[], &fabric.join("honest.log"), &env);
+    assert_eq!(honest.ask(&format!("import {hex}")), "ok");
+    let access = map.access().unwrap();
+    let ask = |peer: &mut Peer, line: &str| {
+        let a = peer.ask(line);
+        if a.starts_with("err") {
+            Err(a)
+        } else {
+            Ok(a)
+        }
+    };
+    for mode in ["write", "read"] {
+        let mut attacker = Peer::spawn_logged_env(
+            HOSTILE,
+            &["served-stall", &hex, mode, &len.to_string()],
+            &fabric.join(format!("attacker-{mode}.log")),
+            &env,
+        );
+        assert_eq!(attacker.line(), "holding", "the {mode} attack got its request served");
+        let t0 = Instant::now();
+        let (read, r_busy) = served_within(|| ask(&mut honest, "fetch 1000 4"));
+        let (write, w_busy) = served_within(|| ask(&mut honest, &format!("store 2000 {mode}")));
+        let (own_write, o_busy) =
+            served_within(|| access.write(3000, b"own").map_err(|e| e.name().to_string()));
+        let mut back = [0u8; 5];
+        let (own_read, b_busy) =
+            served_within(|| access.read(2000, &mut back).map_err(|e| e.name().to_string()));
+        let waited = t0.elapsed();
+        eprintln!("{mode} attack: served in {waited:?}, IN_USE answers {r_busy}/{w_busy}/{o_busy}/{b_busy}");
+        let expected: String = (1000..1004).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        assert_eq!(read, Ok(format!("data {expected}")), "the honest importer's read ({mode} attack)");
+        assert_eq!(write, Ok("ok".into()), "the honest importer's write ({mode} attack)");
+        assert_eq!(own_write, Ok(()), "the exporter's own write ({mode} attack)");
+        assert_eq!(own_read, Ok(()), "the exporter's own read ({mode} attack)");
+        assert_eq!(&back[..mode.len()], mode.as_bytes());
+        // The attacker still holds its request: what was served, was served meanwhile.
+        assert!(!attacker.exited(), "the attacker left early");
+        attacker.send("bye");
+        assert!(attacker.finish());
+    }
+    assert!(honest.finish());
+    map.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&fabric);
+    let _ = std::fs::remove_file(&log);
+}
+
+fn proc_count(pid: u32, what: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/{what}")).map_or(0, |d| d.count())
+}
+
+/// Four processes hold 16 idle connections each to a served export of another process: all
+/// 64 places. An honest importer (a fifth process) still imports within [`SERVED_WITHIN`]
+/// (the process holding the most places gives its oldest idle connection away), and keeps
+/// its place when yet another process comes. Before, the honest import was
+/// `NOT_FOUND` until the attackers left. The exporter's threads and descriptors stay within
+/// the places (measured).
+#[test]
+fn an_honest_importer_is_served_while_other_processes_hold_every_place_of_a_served_export() {
+    let name = unique("served-places");
+    let (fabric, log) = fabric_env(&name);
+    let env = [("DOCA_EMU_FABRIC_DIR", fabric.to_str().unwrap())];
+    let mut exporter = Peer::spawn_logged_env(MEM_PEER, &[], &log, &env);
+    let answer = exporter.ask("export_heap 4096 served to the honest one");
+    let hex = answer.strip_prefix("desc ").expect("a descriptor").to_string();
+    let (before_threads, before_fds) = (proc_count(exporter.pid(), "task"), proc_count(exporter.pid(), "fd"));
+    let per = doca_mmap::served::MAX_CONNS_PER_PEER;
+    let attackers: Vec<Peer> = (0..doca_mmap::served::MAX_CONNS / per)
+        .map(|i| {
+            Peer::spawn_logged_env(
+                HOSTILE,
+                &["served-idle", &hex, &per.to_string()],
+                &fabric.join(format!("attacker-{i}.log")),
+                &env,
+            )
+        })
+        .collect();
+    for a in &attackers {
+        assert_eq!(a.line(), format!("held {per} refused 0"));
+    }
+    let (threads, fds) = (proc_count(exporter.pid(), "task"), proc_count(exporter.pid(), "fd"));
+    let t0 = Instant::now();
+    let mut honest = Peer::spawn_logged_env(MEM_PEER, &[], &fabric.join("honest.log"), &env);
+    let (import, _) = served_within(|| {
+        let a = honest.ask(&format!("import {hex}"));
+        if a == "ok" {
+            Ok(a)
+        } else {
+            // NOT_FOUND (no place): counted as a busy answer, tried again until the bound.
+            Err(format!("IN_USE ({a})"))
+        }
+    });
+    let waited = t0.elapsed();
+    eprintln!(
+        "exporter: {before_threads} threads, {before_fds} fds before; {threads}, {fds} with 64 idle importers; honest import after {waited:?}"
+    );
+    assert_eq!(import, Ok("ok".into()), "the honest import");
+    assert_eq!(honest.ask("fetch 0 9"), "data served to");
+    // Threads: one per place, the accepting one and this process's own; descriptors: five
+    // per place (charged to each importer's process in the ledger) and this process's own.
+    assert!(threads <= before_threads + 1 + 64, "{threads} threads");
+    assert!(fds <= before_fds + 1 + 5 * 64, "{fds} descriptors");
+    // One more newcomer process is admitted the same way, at the cost of a process holding
+    // 16, never of the honest one (which holds 1): it keeps its place.
+    let mut again =
+        Peer::spawn_logged_env(HOSTILE, &["served-idle", &hex, "1"], &fabric.join("again.log"), &env);
+    assert_eq!(again.line(), "held 1 refused 0");
+    again.send("bye");
+    assert!(again.finish());
+    assert_eq!(honest.ask("fetch 0 6"), "data served");
+    for mut a in attackers {
+        a.send("bye");
+        assert!(a.finish());
+    }
+    assert!(honest.finish());
+    assert!(exporter.finish());
+    let _ = std::fs::remove_dir_all(&fabric);
+    let _ = std::fs::remove_file(&log);
+}
+
+/// The exporter charges each importer's process, in its peer ledger, for the thread and the
+/// descriptors it keeps for each connection: with `cap peer.threads_per_process 4`, one
+/// process gets 4 connections to a served export, not 16; another process is still served.
+#[test]
+fn a_served_export_s_threads_are_charged_to_the_importer_s_process() {
+    let name = unique("served-ledger");
+    let (fabric, log) = fabric_env(&name);
+    let topology = std::env::temp_dir().join(format!("hostile-{name}.topology"));
+    std::fs::write(
+        &topology,
+        format!("{}\ncap peer.threads_per_process 4\n", doca_core::topology::DEFAULT_TOPOLOGY),
+    )
+    .unwrap();
+    let env = [
+        ("DOCA_EMU_FABRIC_DIR", fabric.to_str().unwrap()),
+        (doca_core::TOPOLOGY_ENV, topology.to_str().unwrap()),
+    ];
+    let mut exporter = Peer::spawn_logged_env(MEM_PEER, &[], &log, &env);
+    let answer = exporter.ask("export_heap 4096 charged");
+    let hex = answer.strip_prefix("desc ").expect("a descriptor").to_string();
+    let plain = [("DOCA_EMU_FABRIC_DIR", fabric.to_str().unwrap())];
+    let mut greedy =
+        Peer::spawn_logged_env(HOSTILE, &["served-idle", &hex, "16"], &fabric.join("greedy.log"), &plain);
+    assert_eq!(greedy.line(), "held 4 refused 12");
+    let mut honest = Peer::spawn_logged_env(MEM_PEER, &[], &fabric.join("honest.log"), &plain);
+    assert_eq!(honest.ask(&format!("import {hex}")), "ok");
+    assert_eq!(honest.ask("fetch 0 7"), "data charged");
+    greedy.send("bye");
+    assert!(greedy.finish());
+    assert!(honest.finish());
+    assert!(exporter.finish());
+    let text = log_of(&log);
+    assert!(text.contains("peer.threads_per_process"), "the refusal names the cap:\n{text}");
+    let _ = std::fs::remove_dir_all(&fabric);
+    let _ = std::fs::remove_file(&log);
+    let _ = std::fs::remove_file(&topology);
 }

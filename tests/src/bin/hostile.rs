@@ -39,6 +39,15 @@
 //!                                 send time 0 (the oldest there can be) and keeps its ring to
 //!                                 the service full, never reading the echoes: "flooding";
 //!                                 then "sent <n>" at the first stdin line (or EOF)
+//! hostile served-stall <hex> <read|write> <len>
+//!                                 against the served export of descriptor <hex>: asks to
+//!                                 write (or read) bytes 0..<len> and never sends (or drains)
+//!                                 them; "holding" once the exporter serves the first request;
+//!                                 asks again each time the exporter closes the connection,
+//!                                 until stdin EOF
+//! hostile served-idle <hex> <n>   n imports of the served export <hex>, each a connection
+//!                                 kept idle: "held <k> refused <r>"; then holds them until
+//!                                 stdin EOF
 //! ```
 
 use std::collections::HashSet;
@@ -482,6 +491,30 @@ fn hello_and_leave(name: &str) -> String {
     String::new()
 }
 
+fn served_stall(hex: &str, write: bool, len: u64) -> String {
+    let desc = doca_tests::from_hex(hex).expect("a descriptor in hex");
+    let first = doca_mmap::served::stalled_request(&desc, write, 0, len);
+    match &first {
+        Ok(_) => println!("holding"),
+        Err(e) => println!("refused {}", e.name()),
+    }
+    std::thread::spawn(move || {
+        let mut held = first.ok();
+        loop {
+            // The exporter closes a stalled copy after its stall limit: ask again at once.
+            if let Some(r) = &held {
+                while !r.closed_within(Duration::from_secs(3600)) {}
+            }
+            held = doca_mmap::served::stalled_request(&desc, write, 0, len).ok();
+            if held.is_none() {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    });
+    for _ in std::io::stdin().lock().lines() {}
+    String::new()
+}
+
 /// A legacy client that claims every message was sent at time 0 and keeps the service's
 /// receive ring full (sleeping on its room doorbell while it is), until a line on stdin.
 fn ep_stamp_zero(name: &str) -> String {
@@ -543,6 +576,22 @@ fn ep_stamp_zero(name: &str) -> String {
     format!("sent {sent}")
 }
 
+fn served_idle(hex: &str, n: usize) -> String {
+    let desc = doca_tests::from_hex(hex).expect("a descriptor in hex");
+    let dpu = doca_core::open_device_with_pci("03:00.0", None).expect("dpu device");
+    let (mut held, mut refused) = (Vec::new(), 0);
+    for _ in 0..n {
+        match doca_mmap::Mmap::create_from_export(None, &desc, &dpu) {
+            Ok(m) => held.push(m),
+            Err(_) => refused += 1,
+        }
+    }
+    println!("held {} refused {refused}", held.len());
+    for _ in std::io::stdin().lock().lines() {}
+    drop(held);
+    String::new()
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or_default();
@@ -561,6 +610,8 @@ fn main() -> ExitCode {
         "conns" => conns(arg(1), arg(2).parse().unwrap()),
         "hello-and-leave" => hello_and_leave(arg(1)),
         "ep-stamp-zero" => ep_stamp_zero(arg(1)),
+        "served-stall" => served_stall(arg(1), arg(2) == "write", arg(3).parse().unwrap()),
+        "served-idle" => served_idle(arg(1), arg(2).parse().unwrap()),
         other => {
             eprintln!("hostile: unknown mode {other:?}");
             return ExitCode::FAILURE;

@@ -4,6 +4,8 @@
 //!
 //! - `import <hex>`: `create_from_export` on the DPU device
 //! - `write <offset> <text>` / `read <offset> <len>`: through a buffer on the imported map
+//! - `fetch <offset> <len>` / `store <offset> <text>`: the same as plain copies through the
+//!   imported map (no buffer: what works on a served import, whose bytes cannot be borrowed)
 //! - `read_addr <address> <len>`: the same, at an address as the exporter counts it (C's
 //!   pattern: the exporter sends its own buffer address)
 //! - `export <len> <text>`: shared memory holding `text`, exported from host function b1:00.0
@@ -31,6 +33,12 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
 }
 
 fn main() {
+    // The library's warnings (a refused importer, a place given away) on stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .init();
     let inv = Inventory::create(16).expect("inventory");
     inv.start().expect("inventory start");
     let dpu = open_device_with_pci("03:00.0", None).expect("dpu device");
@@ -62,6 +70,19 @@ fn main() {
                 let r = buf.data_to_vec();
                 buf.dec_refcount()?;
                 Ok(format!("data {}", String::from_utf8_lossy(&r?)))
+            })(),
+            (Some("fetch"), Some(off), Some(len)) => (|| {
+                let map = imported.as_ref().ok_or(Error::BadState)?;
+                let off: usize = off.parse().map_err(|_| Error::InvalidValue)?;
+                let len: usize = len.parse().map_err(|_| Error::InvalidValue)?;
+                let mut got = vec![0u8; len];
+                map.access()?.read(off, &mut got)?;
+                Ok(format!("data {}", String::from_utf8_lossy(&got)))
+            })(),
+            (Some("store"), Some(off), Some(text)) => (|| {
+                let map = imported.as_ref().ok_or(Error::BadState)?;
+                let off: usize = off.parse().map_err(|_| Error::InvalidValue)?;
+                map.access()?.write(off, text.as_bytes()).map(|()| "ok".to_string())
             })(),
             (Some("read_addr"), Some(addr), Some(len)) => (|| {
                 let map = imported.as_ref().ok_or(Error::BadState)?;
