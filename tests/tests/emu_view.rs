@@ -16,6 +16,7 @@ use serde_json::Value;
 const PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
 const EMU: &str = env!("CARGO_BIN_EXE_emu_cli");
 const EP_PEER: &str = env!("CARGO_BIN_EXE_ep_peer");
+const DMA_PEER: &str = env!("CARGO_BIN_EXE_dma_peer");
 
 /// A fabric directory of its own for one test, removed at the end.
 struct Fabric {
@@ -471,4 +472,20 @@ fn watch_on_a_terminal_redraws_the_screen() {
     assert!(out.status.success(), "{text}");
     assert_eq!(text.matches("\x1b[H\x1b[2Jfabric directory ").count(), 2, "home, clear, redraw: {text:?}");
     assert!(!text.contains("--- frame"), "{text:?}");
+}
+
+/// A Rust process that uses DMA alone (no comm channel, no export) is seen from its first
+/// engine or device on, and takes a plan injected into its page at its next progress.
+#[test]
+fn a_dma_only_rust_process_is_listed_and_takes_an_injected_plan() {
+    let mut f = Fabric::new("dma-only");
+    let peer = f.spawn_program(DMA_PEER, &[]);
+    expect(&peer, "running");
+    let pid = peer.pid();
+    let ls = ls_until(&f, "the DMA-only process", |ls| process(ls, pid).is_some());
+    let engines = process(&ls, pid).unwrap()["engines"].as_array().cloned().unwrap_or_default();
+    assert_eq!(engines.len(), 1, "one engine: {ls}");
+    assert_eq!(engines[0]["contexts"], 1, "its DMA context: {ls}");
+    let (code, out, err) = f.emu(&["inject", &pid.to_string(), "delay 1ms"]);
+    assert_eq!((code, out.trim()), (0, format!("pid {pid}: plan accepted").as_str()), "{err}");
 }
