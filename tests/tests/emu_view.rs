@@ -486,6 +486,11 @@ fn a_dma_only_rust_process_is_listed_and_takes_an_injected_plan() {
     let engines = process(&ls, pid).unwrap()["engines"].as_array().cloned().unwrap_or_default();
     assert_eq!(engines.len(), 1, "one engine: {ls}");
     assert_eq!(engines[0]["contexts"], 1, "its DMA context: {ls}");
-    let (code, out, err) = f.emu(&["inject", &pid.to_string(), "delay 1ms"]);
+    // Its fault plan takes the text (a plan that never fires here); a typo is refused.
+    let plan = "task.dma.memcpy=nth(1000000):fail(IO_FAILED)";
+    let (code, out, err) = f.emu(&["inject", &pid.to_string(), plan]);
     assert_eq!((code, out.trim()), (0, format!("pid {pid}: plan accepted").as_str()), "{err}");
+    let (code, out, _) = f.emu(&["inject", &pid.to_string(), "task.dma.memcpy=nth(1):fial"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("plan refused") && out.contains("fial"), "{out}");
 }
