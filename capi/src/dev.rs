@@ -284,10 +284,6 @@ pub unsafe extern "C" fn doca_dev_open(devinfo: *mut DocaDevinfo, dev: *mut *mut
                 let info = DEVINFOS.add(DocaDevinfo(d.as_devinfo().clone()));
                 let p = DEVS.add(DocaDev { dev: d, info, opens: std::sync::atomic::AtomicU32::new(1) });
                 open.push(p as usize);
-                // A C program is seen by `doca_emu` from its first device on, whatever it
-                // uses next (DMA alone, or nothing while it sits in getchar(), as NVIDIA's
-                // dma_copy host does); the comm channel objects would make it later.
-                doca_core::status::publish();
                 out(dev, p)
             }
             Err(_) => rc,

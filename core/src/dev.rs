@@ -334,6 +334,8 @@ impl DevInfo {
         }
         let _ = OPENED_SIDE.get_or_init(|| self.kind());
         tracing::debug!(target: "doca_sdk", "opened device {} ({:?})", self.pci_addr(), self.kind());
+        // Every process is visible to doca_emu from its first device on (once per process).
+        crate::status::publish();
         Ok(Dev { inner: Arc::new(DevInner { info: self.clone() }) })
     }
 }

@@ -170,6 +170,8 @@ impl Pe {
     /// sleeping).
     pub fn create_with_clock(clock: Rc<dyn Clock>) -> Result<Pe> {
         crate::fault::check_env()?;
+        // Every process is visible to doca_emu from its first engine on (once per process).
+        crate::status::publish();
         let epoll = EpollSet::new()?;
         let bell = epoll.watch(EventFd::new()?, 0)?;
         Ok(Pe {

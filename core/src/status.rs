@@ -287,7 +287,9 @@ pub fn attach(shared: &'static Page, start_time: u64) -> bool {
 
 /// Makes this process's status file in the fabric directory and attaches it, once (not when
 /// [`STATUS_ENV`] is `off`); a failure is logged (the process runs on, unseen by
-/// `doca_emu`).
+/// `doca_emu`). Core calls it at the process's first engine ([`crate::Pe::create`]) and
+/// first device ([`crate::DevInfo::open`]), so every process that uses the library, Rust or
+/// C, whatever libraries it uses, is seen; libraries need not call it.
 pub fn publish() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {

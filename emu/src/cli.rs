@@ -90,6 +90,9 @@ fn resolve(pages: &[PageFile], target: &str) -> Result<u32, String> {
                 Err(format!("process {pid} belongs to uid {uid}: only its own user may inject"))
             }
             Some(PageFile { found: Found::Invalid(why), .. }) => Err(format!("process {pid}: {why}")),
+            Some(PageFile { found: Found::Forged(_, why), file, .. }) => {
+                Err(format!("{file} is forged, not injected into: {why}"))
+            }
             None => Err(format!("no status page for pid {pid}")),
         };
     }

@@ -5,7 +5,8 @@
 //! once per progress pass and, when it changed, the plan (`doca_core::status`). Its answer
 //! (accepted, refused with a reason, or unavailable: no handler) comes back in the page,
 //! tagged with the same sequence number. A process that does not progress leaves the plan
-//! unread: the wait ends after its timeout with [`Outcome::Pending`].
+//! unread: the wait ends after its timeout with [`Outcome::Pending`]. Only a page the named
+//! process maps is written into (a forged page is refused, see [`crate::scan`]).
 
 use std::os::fd::BorrowedFd;
 use std::os::unix::fs::FileExt;
@@ -18,7 +19,7 @@ use doca_core::status::{
 use doca_link::status::page_file;
 use rustix::fs::FlockOperation;
 
-use crate::scan::{is_alive, open_page, read_page, Found};
+use crate::scan::{is_alive, is_mapped_by, open_page, read_page, Found};
 
 /// How an injection ended.
 #[derive(Debug, PartialEq)]
@@ -49,6 +50,9 @@ pub fn inject(dir: BorrowedFd<'_>, pid: u32, plan: &str, timeout: Duration) -> R
     if snap.pid != pid || !is_alive(&snap) {
         return Err(format!("process {pid} is not running (its page is stale)"));
     }
+    // The very file opened here must be the one the process maps: a page anyone wrote for a
+    // live pid is never written into.
+    is_mapped_by(pid, &f).map_err(|why| format!("{file} is forged, not injected into: {why}"))?;
     // One injector at a time (bounded wait: another injector holds it only while writing).
     let deadline = Instant::now() + timeout;
     loop {

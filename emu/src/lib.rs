@@ -6,7 +6,7 @@
 //!
 //! | module      | what                                                             |
 //! |-------------|------------------------------------------------------------------|
-//! | [`scan`]    | finding, checking and reading the pages; live, stale, invalid, foreign |
+//! | [`scan`]    | finding, checking and reading the pages; live, stale, forged, invalid, foreign |
 //! | [`report`]  | `ls` as text and as JSON, and `watch`'s frames                   |
 //! | [`inject`]  | writing a plan into a process's mailbox and waiting for its answer |
 //! | [`cli`]     | the command line (`ls`, `watch`, `inject`, `clean`)              |

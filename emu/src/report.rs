@@ -77,24 +77,29 @@ fn process_json(s: &Snapshot, now: u64, alive: bool) -> Value {
     })
 }
 
-/// `ls --json`: the live processes, then the stale, invalid and foreign pages.
+/// `ls --json`: the live processes, then the stale, forged, invalid and foreign pages.
 pub fn json(fabric_dir: &str, pages: &[PageFile], now: u64) -> Value {
     let mut live = Vec::new();
     let mut stale = Vec::new();
     let mut invalid = Vec::new();
     let mut foreign = Vec::new();
+    let mut forged = Vec::new();
     for p in pages {
         match &p.found {
             Found::Live(s) => live.push(process_json(s, now, true)),
             Found::Stale(s) => stale.push(json!({"file": p.file, "pid": p.pid, "name": s.comm})),
             Found::Invalid(why) => invalid.push(json!({"file": p.file, "pid": p.pid, "why": why})),
             Found::Foreign(uid) => foreign.push(json!({"file": p.file, "pid": p.pid, "uid": uid})),
+            Found::Forged(s, why) => {
+                forged.push(json!({"file": p.file, "pid": p.pid, "claims": s.comm, "why": why}))
+            }
         }
     }
     json!({
         "fabric_dir": fabric_dir,
         "processes": live,
         "stale": stale,
+        "forged": forged,
         "invalid": invalid,
         "foreign": foreign,
     })
@@ -182,6 +187,12 @@ pub fn text(fabric_dir: &str, pages: &[PageFile], now: u64, stall: f64) -> Strin
             }
             Found::Invalid(why) => format!("invalid: {}: {why}", p.file),
             Found::Foreign(uid) => format!("foreign: {} belongs to uid {uid}: not read", p.file),
+            Found::Forged(s, why) => {
+                format!(
+                    "forged: {} (claims to be pid {} {}): {why}; never injected into",
+                    p.file, s.pid, s.comm
+                )
+            }
         };
         let _ = writeln!(out, "{line}");
     }

@@ -5,7 +5,11 @@
 //! It is read twice ([`Snapshot::parse`] keeps the objects whose identity was not being
 //! rewritten meanwhile), and its pid must be the one in its name. Its writer is alive when a
 //! process with that pid exists and started when the page says (a later process that reused
-//! the pid started later); otherwise the page is stale.
+//! the pid started later); otherwise the page is stale. Pid and start time are only what
+//! the page says, though, and any process of this user can write a file: a page is that
+//! process's only when the process maps this very file (its device and inode are among
+//! `/proc/<pid>/maps`, see [`doca_link::status::mapped_by`]). A page of a live process that
+//! does not map it is forged: listed as such, never shown as that process nor injected into.
 
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -22,6 +26,9 @@ pub enum Found {
     Live(Box<Snapshot>),
     /// The page of a process that is gone (or whose pid a later process took).
     Stale(Box<Snapshot>),
+    /// A page naming a live process that does not map it (written by someone else): what
+    /// it claims, and why it is not that process's.
+    Forged(Box<Snapshot>, String),
     /// Not a readable page: why.
     Invalid(String),
     /// A file of another user (uid): not read.
@@ -77,6 +84,16 @@ pub fn is_alive(snap: &Snapshot) -> bool {
     process_start_time(snap.pid) == Some(snap.start_time)
 }
 
+/// Whether the page file `f` is the page process `pid` writes (it maps that file):
+/// `Err(why)` when not, or when that cannot be checked.
+pub fn is_mapped_by(pid: u32, f: &File) -> Result<(), String> {
+    match doca_link::status::mapped_by(pid, f) {
+        Some(true) => Ok(()),
+        Some(false) => Err(format!("process {pid} does not map this file: someone else wrote it")),
+        None => Err(format!("cannot read /proc/{pid}/maps to check that process {pid} maps this file")),
+    }
+}
+
 /// Looks at page `file` of `dir`.
 pub fn look(dir: BorrowedFd<'_>, file: &str, pid: u32) -> Found {
     let f = match open_page(dir, file, false) {
@@ -89,7 +106,10 @@ pub fn look(dir: BorrowedFd<'_>, file: &str, pid: u32) -> Found {
             Found::Invalid(format!("written by pid {}, named for {pid}", snap.pid))
         }
         Ok(snap) if snap.uid != rustix::process::getuid().as_raw() => Found::Foreign(snap.uid),
-        Ok(snap) if is_alive(&snap) => Found::Live(Box::new(snap)),
+        Ok(snap) if is_alive(&snap) => match is_mapped_by(pid, &f) {
+            Ok(()) => Found::Live(Box::new(snap)),
+            Err(why) => Found::Forged(Box::new(snap), why),
+        },
         Ok(snap) => Found::Stale(Box::new(snap)),
     }
 }

@@ -9,13 +9,16 @@
 //! A process killed by a signal leaves its file: `doca_emu ls` tells it apart by the pid and
 //! start time written in it, and `doca_emu clean` removes it.
 //!
+//! [`mapped_by`] ties a page to its writer for tools such as `doca_emu`: a process's page
+//! is the file that process maps, whatever the words in it say.
+//!
 //! One of the few modules with `unsafe`: the mapping is made here and viewed as a page of
 //! atomics for the rest of the process's life.
 
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::OnceLock;
 
 use std::sync::atomic::AtomicU64;
@@ -115,6 +118,28 @@ pub fn create(attach: impl FnOnce(&'static Page) -> bool) -> Result<()> {
     Ok(())
 }
 
+/// Whether process `pid` maps the file `file` (a page file it would write), by the file's
+/// device and inode among the lines of `/proc/<pid>/maps`: a page only its writer's mapping
+/// makes is tied to that process, where pid and start time in the page could be written by
+/// anyone. `None` when the process's mappings cannot be read (gone, or not dumpable).
+pub fn mapped_by(pid: u32, file: impl AsFd) -> Option<bool> {
+    let st = rustix::fs::fstat(file).ok()?;
+    let (major, minor) = (rustix::fs::major(st.st_dev), rustix::fs::minor(st.st_dev));
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    Some(maps.lines().any(|line| maps_line_is(line, major, minor, st.st_ino as u64)))
+}
+
+/// Whether one line of `/proc/<pid>/maps` (`start-end perms offset major:minor inode path`)
+/// maps inode `ino` of device `major:minor`.
+fn maps_line_is(line: &str, major: u32, minor: u32, ino: u64) -> bool {
+    let mut fields = line.split_ascii_whitespace().skip(3);
+    let (Some(dev), Some(inode)) = (fields.next(), fields.next()) else { return false };
+    let Some((ma, mi)) = dev.split_once(':') else { return false };
+    u32::from_str_radix(ma, 16) == Ok(major)
+        && u32::from_str_radix(mi, 16) == Ok(minor)
+        && inode.parse::<u64>() == Ok(ino)
+}
+
 /// At exit: the page goes (only the pid that made it removes it, not a forked child).
 extern "C" fn remove_at_exit() {
     if let Some((dir, name)) = MADE.get() {
@@ -136,5 +161,18 @@ mod tests {
         assert_eq!(page_pid("status-0.page"), None);
         assert_eq!(page_pid("status-12x.page"), None);
         assert_eq!(page_pid("cc-b1000-1.sock"), None);
+    }
+
+    #[test]
+    fn a_file_is_mapped_by_the_process_that_maps_it_only() {
+        assert!(maps_line_is("7f00-7f04 rw-s 00000000 00:1a 4242 /run/x/status-1.page", 0, 0x1a, 4242));
+        assert!(!maps_line_is("7f00-7f04 rw-s 00000000 00:1a 4243 /run/x/status-1.page", 0, 0x1a, 4242));
+        assert!(!maps_line_is("7f00-7f04 rw-s 00000000 08:01 4242 /x", 0, 0x1a, 4242));
+        assert!(!maps_line_is("garbage", 0, 0x1a, 4242));
+        // This process maps its own executable, and no file it merely opened.
+        let exe = std::fs::File::open("/proc/self/exe").unwrap();
+        assert_eq!(mapped_by(std::process::id(), &exe), Some(true));
+        let other = crate::memfd::create_sealed("not-mapped", 4096).unwrap();
+        assert_eq!(mapped_by(std::process::id(), &other), Some(false));
     }
 }

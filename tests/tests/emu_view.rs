@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use doca_core::status::{Page, PageExt, PAGE_BYTES};
+use doca_core::status::{Page, PageExt, PAGE_BYTES, W_PID, W_START};
 use doca_link::status::page_file;
 use doca_link::FABRIC_ENV;
 use doca_tests::Peer;
@@ -16,6 +16,7 @@ use serde_json::Value;
 const PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
 const EMU: &str = env!("CARGO_BIN_EXE_emu_cli");
 const EP_PEER: &str = env!("CARGO_BIN_EXE_ep_peer");
+const DMA_PEER: &str = env!("CARGO_BIN_EXE_dma_peer");
 
 /// A fabric directory of its own for one test, removed at the end.
 struct Fabric {
@@ -513,4 +514,59 @@ fn watch_on_a_terminal_redraws_the_screen() {
     assert!(out.status.success(), "{text}");
     assert_eq!(text.matches("\x1b[H\x1b[2Jfabric directory ").count(), 2, "home, clear, redraw: {text:?}");
     assert!(!text.contains("--- frame"), "{text:?}");
+}
+
+/// A Rust process that uses DMA alone (no comm channel, no export) is seen from its first
+/// engine or device on, and takes a plan injected into its page at its next progress.
+#[test]
+fn a_dma_only_rust_process_is_listed_and_takes_an_injected_plan() {
+    let mut f = Fabric::new("dma-only");
+    let peer = f.spawn_program(DMA_PEER, &[]);
+    expect(&peer, "running");
+    let pid = peer.pid();
+    let ls = ls_until(&f, "the DMA-only process", |ls| process(ls, pid).is_some());
+    let engines = process(&ls, pid).unwrap()["engines"].as_array().cloned().unwrap_or_default();
+    assert_eq!(engines.len(), 1, "one engine: {ls}");
+    assert_eq!(engines[0]["contexts"], 1, "its DMA context: {ls}");
+    // Its fault plan takes the text (a plan that never fires here); a typo is refused.
+    let plan = "task.dma.memcpy=nth(1000000):fail(IO_FAILED)";
+    let (code, out, err) = f.emu(&["inject", &pid.to_string(), plan]);
+    assert_eq!((code, out.trim()), (0, format!("pid {pid}: plan accepted").as_str()), "{err}");
+    let (code, out, _) = f.emu(&["inject", &pid.to_string(), "task.dma.memcpy=nth(1):fial"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("plan refused") && out.contains("fial"), "{out}");
+}
+
+/// A page written for a live process that is no DOCA process (a `sleep` child), with that
+/// process's true pid and start time and a server claiming 99 connections: every check of
+/// the page's words passes, but the process does not map the file. `ls` lists it as forged,
+/// and `inject` refuses it without writing a byte.
+#[test]
+fn a_forged_page_for_a_live_process_is_listed_as_forged_and_never_injected_into() {
+    let f = Fabric::new("forged");
+    let mut sleeper = Command::new("sleep").arg("600").spawn().expect("sleep runs");
+    let pid = sleeper.id();
+    let start = doca_core::status::process_start_time(pid).expect("the sleep's start time");
+    let fake = Page::new();
+    fake.init_header(start);
+    fake.0[W_PID].store(pid as u64, std::sync::atomic::Ordering::Relaxed);
+    fake.0[W_START].store(start, std::sync::atomic::Ordering::Relaxed);
+    let bytes: Vec<u8> =
+        fake.0.iter().flat_map(|w| w.load(std::sync::atomic::Ordering::Relaxed).to_le_bytes()).collect();
+    let page = f.page(pid);
+    std::fs::write(&page, &bytes).unwrap();
+    std::fs::set_permissions(&page, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let ls = f.ls();
+    assert!(process(&ls, pid).is_none(), "a forgery is no process: {ls}");
+    assert_eq!(pids_in(&ls, "forged"), [pid as u64], "{ls}");
+    let (code, text, _) = f.emu(&["ls"]);
+    assert_eq!(code, 0);
+    assert!(text.contains(&format!("forged: {} (claims to be pid {pid}", page_file(pid))), "{text}");
+    let (code, out, err) = f.emu(&["inject", &pid.to_string(), "delay 1ms", "--timeout", "0.2"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(err.contains("is forged, not injected into"), "{err}");
+    assert_eq!(std::fs::read(&page).unwrap(), bytes, "not written");
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
 }

@@ -124,7 +124,6 @@ impl Side {
         (max_msg_size, recv_queue_size): (u32, u32),
         rep: Option<doca_core::PciAddr>,
     ) -> Side {
-        doca_core::status::publish();
         let kind = if is_server { "cc_server" } else { "cc_client" };
         let status = doca_core::status::Entry::claim(doca_core::status::Identity {
             kind,

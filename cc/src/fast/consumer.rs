@@ -212,7 +212,6 @@ impl Consumer {
         let max = caps::get(conn.dev().as_devinfo(), &caps::MAX_CONSUMERS)?;
         Registry::claim(&conn.fast().consumers, max, "consumers")?;
         let id = conn.fast().new_id();
-        doca_core::status::publish();
         let status = doca_core::status::Entry::claim(doca_core::status::Identity {
             kind: "cc_consumer",
             dev: Some(conn.dev().as_devinfo().pci_addr()),

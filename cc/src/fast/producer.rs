@@ -157,7 +157,6 @@ impl Producer {
         );
         Registry::claim(&conn.fast().producers, caps::get(info, &caps::MAX_PRODUCERS)?, "producers")?;
         let id = conn.fast().new_id();
-        doca_core::status::publish();
         let status = doca_core::status::Entry::claim(doca_core::status::Identity {
             kind: "cc_producer",
             dev: Some(conn.dev().as_devinfo().pci_addr()),

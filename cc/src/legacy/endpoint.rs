@@ -396,7 +396,6 @@ impl Endpoint {
     /// Claims the endpoint's row in the status page (once: listen or connect).
     fn show(&self, dev: doca_core::PciAddr, rep: Option<doca_core::PciAddr>, name: &str) {
         if self.status.get().is_none() {
-            doca_core::status::publish();
             let kind = "comm_channel_ep";
             let id = doca_core::status::Identity { kind, dev: Some(dev), rep, name, conn_id: 0 };
             let _ = self.status.set(doca_core::status::Entry::claim(id));
