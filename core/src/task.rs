@@ -349,7 +349,6 @@ impl<P: TaskPayload> TaskPool<P> {
         true
     }
 
-
     /// Delivers the tasks finished so far (those their callbacks finish wait for the next
     /// call), and the held ones that are due; returns how many callbacks ran (a completion
     /// a fault plan delays is held back, not delivered). `owner` is this pool's context.
@@ -445,7 +444,6 @@ impl<P: TaskPayload> TaskPool<P> {
             _ => None,
         }
     }
-
 
     fn with_slot<R>(&self, id: TaskId, f: impl FnOnce(&mut Slot<P>) -> R) -> R {
         let mut s = self.slots.borrow_mut();

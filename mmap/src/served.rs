@@ -504,20 +504,24 @@ fn admit(sock: OwnedFd, pid: u32, sh: &Arc<Shared>) {
     let seq = match sh.take_place(pid, &conn) {
         Ok((seq, evicted)) => {
             if let Some((greedy, most)) = evicted {
-                log(LogLimit::EVICTED, &|h| {
-                    tracing::warn!(target: "doca_sdk", "served export: closed an idle connection of pid {greedy}, which held {most} of the {MAX_CONNS} places, to admit pid {pid}{h}")
-                });
+                log(
+                    LogLimit::EVICTED,
+                    &|h| tracing::warn!(target: "doca_sdk", "served export: closed an idle connection of pid {greedy}, which held {most} of the {MAX_CONNS} places, to admit pid {pid}{h}"),
+                );
             }
             seq
         }
         Err(why) => {
             let why = match why {
                 NoPlace::PeerFull => format!("it holds {MAX_CONNS_PER_PEER} connections already"),
-                NoPlace::Full => format!("{MAX_CONNS} importers are connected, none of a process holding more"),
+                NoPlace::Full => {
+                    format!("{MAX_CONNS} importers are connected, none of a process holding more")
+                }
             };
-            log(LogLimit::REFUSED, &|h| {
-                tracing::warn!(target: "doca_sdk", "served export: pid {pid} refused: {why}{h}")
-            });
+            log(
+                LogLimit::REFUSED,
+                &|h| tracing::warn!(target: "doca_sdk", "served export: pid {pid} refused: {why}{h}"),
+            );
             return;
         }
     };
@@ -525,9 +529,10 @@ fn admit(sock: OwnedFd, pid: u32, sh: &Arc<Shared>) {
         Ok(h) => h,
         Err(why) => {
             sh.give_place(seq);
-            log(LogLimit::BUDGET, &|h| {
-                tracing::warn!(target: "doca_sdk", "served export: importer refused: {why}{h}")
-            });
+            log(
+                LogLimit::BUDGET,
+                &|h| tracing::warn!(target: "doca_sdk", "served export: importer refused: {why}{h}"),
+            );
             return;
         }
     };
