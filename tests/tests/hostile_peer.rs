@@ -526,9 +526,11 @@ fn served_within<T>(mut op: impl FnMut() -> Result<T, String>) -> (Result<T, Str
 /// A private fabric directory for the peers of one test.
 /// Its directory, the exporter's log, and a log per other peer (`log(i)`).
 fn fabric_env(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    use std::os::unix::fs::DirBuilderExt;
     let dir = std::env::temp_dir().join(format!("hostile-fabric-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir(&dir).unwrap();
+    // 0700: the library refuses a fabric directory other users could enter.
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
     let log = dir.join("exporter.log");
     (dir, log)
 }
@@ -542,8 +544,18 @@ fn fabric_env(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
 /// `IN_USE` for the 10 s stall limit, and again after each reconnection.
 #[test]
 fn a_stalled_copy_of_a_served_export_blocks_neither_other_importers_nor_the_exporter() {
-    let name = unique("served-stall");
-    let (fabric, log) = fabric_env(&name);
+    // The exporter is this test's own process: it runs in a fresh process whose fabric
+    // directory is the peers' (the descriptor names a service in the exporter's directory).
+    let made = std::env::var_os(doca_tests::fresh::CHILD_ENV)
+        .is_none()
+        .then(|| fabric_env(&unique("served-stall")).0);
+    doca_tests::in_fresh_process!(&[(
+        doca_link::FABRIC_ENV,
+        made.as_ref().map(|d| d.to_str().expect("a UTF-8 temp dir"))
+    )]);
+    let fabric =
+        std::path::PathBuf::from(std::env::var_os(doca_link::FABRIC_ENV).expect("set by the parent"));
+    let log = fabric.join("exporter.log");
     let env = [("DOCA_EMU_FABRIC_DIR", fabric.to_str().unwrap())];
     let len = 8 << 20;
     let host = doca_core::open_device_with_pci("b1:00.0", None).unwrap();
