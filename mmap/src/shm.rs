@@ -675,15 +675,7 @@ impl Default for Tracker {
 impl Tracker {
     /// Borrows `offset..offset+len` of `region` for reading.
     pub(crate) fn bytes<'a>(&'a self, region: &'a Region, offset: usize, len: usize) -> Result<Bytes<'a>> {
-        region.check(offset, len)?;
-        let at = self.base + offset;
-        self.borrows.acquire(at, len, false)?;
-        // In bounds (checked) of memory valid for reads while `region`'s owner lives (it
-        // outlives 'a); the shared borrow above keeps this process's writers away, through
-        // any mapping of the same memory.
-        // SAFETY: see above.
-        let slice = unsafe { std::slice::from_raw_parts(region.ptr.as_ptr().add(offset), len) };
-        Ok(Bytes { slice, borrows: &self.borrows, offset: at })
+        self.shared(region, offset, len, false)
     }
 
     /// [`Tracker::bytes`] that logs nothing when the bytes are borrowed for writing
@@ -694,33 +686,7 @@ impl Tracker {
         offset: usize,
         len: usize,
     ) -> Result<Bytes<'a>> {
-        region.check(offset, len)?;
-        let at = self.base + offset;
-        self.borrows.try_acquire(at, len, false)?;
-        // As in `bytes`: in bounds (checked), shared borrow registered above.
-        // SAFETY: see above.
-        let slice = unsafe { std::slice::from_raw_parts(region.ptr.as_ptr().add(offset), len) };
-        Ok(Bytes { slice, borrows: &self.borrows, offset: at })
-    }
-
-    /// [`Tracker::bytes_mut`] that logs nothing when the bytes are borrowed (`IN_USE`).
-    pub(crate) fn try_bytes_mut<'a>(
-        &'a self,
-        region: &'a Region,
-        offset: usize,
-        len: usize,
-    ) -> Result<BytesMut<'a>> {
-        region.check(offset, len)?;
-        if !region.writable {
-            return Err(fail!(Error::NotPermitted, "the map's memory is read-only"));
-        }
-        let at = self.base + offset;
-        self.borrows.try_acquire(at, len, true)?;
-        // As in `bytes_mut`: in bounds of writable memory (checked), exclusive borrow
-        // registered above.
-        // SAFETY: see above.
-        let slice = unsafe { std::slice::from_raw_parts_mut(region.ptr.as_ptr().add(offset), len) };
-        Ok(BytesMut { slice, borrows: &self.borrows, offset: at })
+        self.shared(region, offset, len, true)
     }
 
     /// Borrows `offset..offset+len` of `region` for writing.
@@ -730,13 +696,53 @@ impl Tracker {
         offset: usize,
         len: usize,
     ) -> Result<BytesMut<'a>> {
+        self.exclusive(region, offset, len, false)
+    }
+
+    /// [`Tracker::bytes_mut`] that logs nothing when the bytes are borrowed (`IN_USE`).
+    pub(crate) fn try_bytes_mut<'a>(
+        &'a self,
+        region: &'a Region,
+        offset: usize,
+        len: usize,
+    ) -> Result<BytesMut<'a>> {
+        self.exclusive(region, offset, len, true)
+    }
+
+    /// A shared borrow; `quiet`: a conflict is a bare `IN_USE`, not logged.
+    fn shared<'a>(&'a self, region: &'a Region, offset: usize, len: usize, quiet: bool) -> Result<Bytes<'a>> {
+        region.check(offset, len)?;
+        let at = self.base + offset;
+        match quiet {
+            true => self.borrows.try_acquire(at, len, false)?,
+            false => self.borrows.acquire(at, len, false)?,
+        }
+        // In bounds (checked) of memory valid for reads while `region`'s owner lives (it
+        // outlives 'a); the shared borrow above keeps this process's writers away, through
+        // any mapping of the same memory.
+        // SAFETY: see above.
+        let slice = unsafe { std::slice::from_raw_parts(region.ptr.as_ptr().add(offset), len) };
+        Ok(Bytes { slice, borrows: &self.borrows, offset: at })
+    }
+
+    /// An exclusive borrow; `quiet`: a conflict is a bare `IN_USE`, not logged.
+    fn exclusive<'a>(
+        &'a self,
+        region: &'a Region,
+        offset: usize,
+        len: usize,
+        quiet: bool,
+    ) -> Result<BytesMut<'a>> {
         region.check(offset, len)?;
         if !region.writable {
             return Err(fail!(Error::NotPermitted, "the map's memory is read-only"));
         }
         let at = self.base + offset;
-        self.borrows.acquire(at, len, true)?;
-        // in bounds of memory valid for writes; the exclusive borrow registered above
+        match quiet {
+            true => self.borrows.try_acquire(at, len, true)?,
+            false => self.borrows.acquire(at, len, true)?,
+        }
+        // In bounds of memory valid for writes; the exclusive borrow registered above
         // keeps every other reader and writer of this process away (through any mapping of
         // the same memory) until the guard drops.
         // SAFETY: see above.
