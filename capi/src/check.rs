@@ -1,8 +1,8 @@
 //! The checks every export makes on what C hands it, in one place, and the one log line a
 //! refused call leaves.
 //!
-//! - [`Call`]: each export runs inside one (through [`guarded`] or [`shielded`], which also
-//!   turn a panic into `DOCA_ERROR_UNEXPECTED`), named after the C function; a check that refuses an argument
+//! - [`Call`]: each export runs inside one (through [`crate::boundary`]'s `guarded` or
+//!   `shielded`, which also turn a panic into `DOCA_ERROR_UNEXPECTED`), named after the C function; a check that refuses an argument
 //!   notes why ([`note`]), and a call that then fails logs `"<function>: <why>"` once
 //!   (target `doca_sdk`, level error). Calls nest (a callback calling the library inside
 //!   `doca_pe_progress`): each has its own name and reason.
@@ -145,44 +145,6 @@ pub(crate) unsafe fn bytes_mut<'a>(
     // non-NULL, at most isize::MAX bytes, writable and not aliased (the caller's contract).
     // SAFETY: see above.
     Ok(unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), len) })
-}
-
-/// Runs the C function `name`'s body `f`: its refusals logged once ([`Call`]), a
-/// panic turned into `DOCA_ERROR_UNEXPECTED`.
-pub(crate) fn guarded(name: &'static str, f: impl FnOnce() -> DocaError) -> DocaError {
-    crate::log::default_sdk_log();
-    let call = Call::enter(name);
-    let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(e) => e,
-        Err(_) => {
-            tracing_unexpected(name);
-            doca_core::Error::Unexpected.code()
-        }
-    };
-    call.leave(r != DOCA_SUCCESS);
-    r
-}
-
-/// [`guarded`] for the calls whose result is not an error code (getters returning a pointer
-/// or a number): a panic gives `fallback`; a refused argument is logged.
-pub(crate) fn shielded<T>(name: &'static str, fallback: T, f: impl FnOnce() -> T) -> T {
-    crate::log::default_sdk_log();
-    let call = Call::enter(name);
-    let r = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(v) => v,
-        Err(_) => {
-            tracing_unexpected(name);
-            fallback
-        }
-    };
-    call.leave(true);
-    r
-}
-
-#[cold]
-fn tracing_unexpected(name: &str) {
-    tracing::error!(target: "doca_sdk", "{name}: internal panic caught at the C boundary");
-    eprintln!("doca capi: {name}: internal panic caught at the C boundary: DOCA_ERROR_UNEXPECTED");
 }
 
 /// `DOCA_ERROR_INVALID_VALUE` (logged with the reason a check noted, else as an invalid

@@ -29,9 +29,10 @@
 //! | `sha`        | `doca_sha.h`                                                             |
 //! | `advise`     | `doca_mmap_advise.h` (2.9+)                                              |
 //!
-//! And what every export shares: `check` (argument checks, the one log line a refused call
-//! leaves, the panic boundary), `handles` (opaque tokens for `struct doca_x *`), `libctx`
-//! (create/destroy/as_ctx of a library context with tasks, written once).
+//! And what every export shares: `boundary` (the panic boundary and the call's name),
+//! `check` (argument checks, the one log line a refused call leaves), `handles` (opaque
+//! tokens for `struct doca_x *`), `libctx` (create/destroy/as_ctx of a library context with
+//! tasks, written once).
 //!
 //! API levels: the seventeen `doca_cc` functions DOCA 2.6 reshaped under their 2.5 names
 //! (`size_t` sizes, `size_t`-length and `bool` callbacks) are exported twice: in the 2.6 shape
@@ -67,6 +68,7 @@
 
 mod advise;
 mod argp;
+mod boundary;
 mod buf;
 mod cc;
 mod check;
@@ -112,7 +114,8 @@ pub use sync_event::*;
 pub use task::*;
 pub use version::*;
 
-use check::{guarded, invalid, shielded};
+use boundary::{guarded, shielded};
+use check::invalid;
 use error::code;
 
 /// `doca_error_t`: a DOCA error code (`DOCA_SUCCESS` is 0).

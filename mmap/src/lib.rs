@@ -48,6 +48,9 @@ pub use mmap::{
 };
 pub use shm::{Bytes, BytesMut, Region};
 
+#[doc(hidden)]
+pub use mmap::stalled_served_request;
+
 /// For this crate's tests that export: a private fabric directory (where the memory
 /// service's socket goes), set before the first export, so tests never touch the user's
 /// default fabric directory. Every test that exports calls it first.

@@ -1167,6 +1167,20 @@ impl MapAccess {
     }
 }
 
+/// For attack harnesses only (the tests' hostile process), never for applications: a
+/// request to the served export of descriptor `desc` left hanging on purpose (see
+/// [`crate::served::stalled_request`]).
+#[doc(hidden)]
+pub fn stalled_served_request(
+    desc: &[u8],
+    write: bool,
+    offset: u64,
+    len: u64,
+) -> Result<crate::served::StalledRequest> {
+    let d = Desc::parse(desc)?;
+    crate::served::stalled_request(d.service, &d.token, write, offset, len)
+}
+
 /// Descriptor kinds: shared memory mapped by the importer, or memory served by the exporter.
 const KIND_SEGMENT: u16 = 0;
 const KIND_SERVED: u16 = 1;
@@ -1204,13 +1218,13 @@ impl DescFields {
     }
 }
 
-pub(crate) struct Desc {
+struct Desc {
     kind: u16,
     perms: AccessFlags,
-    pub(crate) service: doca_link::rendezvous::ServiceName,
-    pub(crate) token: doca_link::rendezvous::Token,
+    service: doca_link::rendezvous::ServiceName,
+    token: doca_link::rendezvous::Token,
     offset: u64,
-    pub(crate) len: u64,
+    len: u64,
     from: PciAddr,
     /// The exporter's address of the range's first byte.
     addr: u64,

@@ -1027,15 +1027,21 @@ impl StalledRequest {
     }
 }
 
-/// For attack harnesses only (the tests' hostile process), never for applications: connects
-/// to the served export of `desc` as an importer, sends one request — a write when `write`,
+/// For attack harnesses only (the tests' hostile process), never for applications (through
+/// [`crate::stalled_served_request`], which reads the descriptor): connects to a served
+/// export's memory service with its token as an importer, sends one request — a write when `write`,
 /// else a read — for `offset..offset+len`, and then neither sends nor reads a byte of it.
 /// Returns once the exporter is serving it (a write answered, the first bytes of a read in
 /// the pipe); a refusal comes back as its DOCA code.
 #[doc(hidden)]
-pub fn stalled_request(desc: &[u8], write: bool, offset: u64, len: u64) -> Result<StalledRequest> {
-    let d = crate::mmap::Desc::parse(desc)?;
-    let (sock, _exporter) = doca_link::rendezvous::take_connection(d.service, &d.token)?;
+pub fn stalled_request(
+    service: doca_link::rendezvous::ServiceName,
+    token: &doca_link::rendezvous::Token,
+    write: bool,
+    offset: u64,
+    len: u64,
+) -> Result<StalledRequest> {
+    let (sock, _exporter) = doca_link::rendezvous::take_connection(service, token)?;
     let mut w = [0u8; WELCOME_LEN];
     let pipes = recv(sock.as_fd(), &mut w, None)?;
     let [from_exp, ..] = pipes.as_slice() else { return Err(Error::NotFound) };
