@@ -450,6 +450,21 @@ pub enum Recv {
     },
 }
 
+/// Sends `answer` on a socket that is closed right after (a refused handshake), so that the
+/// peer reads the answer rather than a reset: a socket closed with unread data in its queue
+/// resets its peer's end (`ECONNRESET` before the answer is read), and the peer's first
+/// packet may still be on its way when the refusal is decided. What is queued is read, the
+/// answer sent, the receiving side shut (the peer's later sends fail with `EPIPE` instead of
+/// queueing), what came meanwhile read, and then the socket closed. Non-blocking throughout.
+pub fn answer_and_close(sock: OwnedFd, answer: &[u8]) {
+    let mut sink = [0u8; 512];
+    while let Ok(Recv::Packet { .. }) = recv(sock.as_fd(), &mut sink) {}
+    let _ = send(sock.as_fd(), answer, &[]);
+    let _ = rustix::net::shutdown(&sock, rustix::net::Shutdown::Read);
+    while let Ok(Recv::Packet { .. }) = recv(sock.as_fd(), &mut sink) {}
+    drop(sock);
+}
+
 /// Receives one packet without blocking.
 pub fn recv(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Recv> {
     let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];

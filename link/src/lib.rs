@@ -28,8 +28,8 @@ pub mod status;
 
 pub use error::{Error, Result, SDK_STDERR_ENV};
 pub use fabric::{
-    connect, connect_service, fabric_dir, peer_pid, peer_uid, recv, send, service_file, service_path,
-    socketpair, FabricDir, HostFn, Listener, Recv, FABRIC_ENV,
+    answer_and_close, connect, connect_service, fabric_dir, peer_pid, peer_uid, recv, send, service_file,
+    service_path, socketpair, FabricDir, HostFn, Listener, Recv, FABRIC_ENV,
 };
 
 /// A capability a library reads from the topology: its full name and its default.

@@ -41,7 +41,7 @@ use crate::proto::handshake::{
 };
 use crate::proto::state::ConnState;
 use crate::proto::Reply;
-use doca_link::{peer_pid, send, Listener};
+use doca_link::{peer_pid, Listener};
 
 /// How long the listener rests after the process ran out of file descriptors.
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
@@ -271,11 +271,9 @@ impl Acceptor {
                 }
             };
             if !self.make_room(who, pid, now) {
-                // Busy: the client tries again. Its Hello (if there) is read first: a socket
-                // closed with unread data resets the client's end before it reads the answer.
-                // Both calls are non-blocking, on a new socket.
-                let _ = doca_link::recv(sock.as_fd(), &mut [0u8; 512]);
-                let _ = send(sock.as_fd(), &Reply::refuse(BUSY).encode(), &[]);
+                // Busy: the client tries again. Answered so that it reads the answer, not a
+                // reset (its Hello may arrive while the socket closes); non-blocking.
+                doca_link::answer_and_close(sock, &Reply::refuse(BUSY).encode());
                 continue;
             }
             let budget = match ConnBudget::admit(sock.as_fd(), pid, self.budget) {
@@ -284,14 +282,9 @@ impl Acceptor {
                     if let Some(held) = self.throttle.admit(LOG_BUDGET, now) {
                         tracing::warn!(target: "doca_sdk", "{who}: refused {}: {r}{}", r.code.name(), held_back(held));
                     }
-                    // The Hello read first: a socket closed with unread data resets the
-                    // client's end before it reads the answer.
-                    let _ = doca_link::recv(sock.as_fd(), &mut [0u8; 512]);
-                    let _ = doca_link::send(
-                        sock.as_fd(),
-                        &crate::proto::Reply::refuse(r.code.into()).encode(),
-                        &[],
-                    );
+                    // Answered so that the client reads the refusal, not a reset (its
+                    // Hello may arrive while the socket closes).
+                    doca_link::answer_and_close(sock, &crate::proto::Reply::refuse(r.code.into()).encode());
                     continue;
                 }
                 Err(NotAdmitted::NoDescriptor) => {
