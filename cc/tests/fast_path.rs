@@ -757,7 +757,9 @@ fn a_kept_back_post_goes_out_when_the_engine_is_armed_to_sleep() {
 /// The abstract names (`@…` in `/proc/net/unix`, which every user can read) of this
 /// process's Unix sockets.
 fn abstract_names_of_this_process() -> Vec<String> {
-    let inodes: std::collections::HashSet<String> = std::fs::read_dir("/proc/self/fd")
+    // `/dev/fd`: this process's own descriptors (the library itself never lists or opens
+    // another process's).
+    let inodes: std::collections::HashSet<String> = std::fs::read_dir("/dev/fd")
         .unwrap()
         .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
         .filter_map(|l| Some(l.to_str()?.strip_prefix("socket:[")?.strip_suffix(']')?.to_string()))

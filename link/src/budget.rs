@@ -67,14 +67,22 @@ pub const THREADS_PER_PROCESS: CapSpec = CapSpec {
     default: 64,
     descr: "threads serving one peer process (served exports: one per importing connection)",
 };
+/// Doorbells one peer process may register here (engines of its to be woken by this
+/// process's updates: a sync event's importers, see `doca_sync_event`), all objects together.
+pub const DOORBELLS_PER_PROCESS: CapSpec = CapSpec {
+    name: "peer.doorbells_per_process",
+    default: 8,
+    descr: "doorbells one peer process may register here (engines woken by this process's sync events)",
+};
 /// Every peer budget.
-pub const CAPS: [CapSpec; 6] = [
+pub const CAPS: [CapSpec; 7] = [
     MEM_PER_CONN,
     MEM_PER_PROCESS,
     FDS_PER_CONN_PCT,
     FDS_PER_PROCESS_PCT,
     FD_RESERVE_PCT,
     THREADS_PER_PROCESS,
+    DOORBELLS_PER_PROCESS,
 ];
 
 /// The fewest descriptors a connection may hold (a connection and a few consumers), whatever
@@ -97,6 +105,8 @@ pub struct Limits {
     pub fds_all_peers: u64,
     /// Threads serving one peer process.
     pub threads_per_process: u64,
+    /// Doorbells one peer process may register.
+    pub doorbells_per_process: u64,
 }
 
 impl Limits {
@@ -108,6 +118,7 @@ impl Limits {
         fds_per_process: u64::MAX,
         fds_all_peers: u64::MAX,
         threads_per_process: u64::MAX,
+        doorbells_per_process: u64::MAX,
     };
 
     /// The limits for a descriptor limit of `nofile`, reading each cap with `cap`.
@@ -125,6 +136,7 @@ impl Limits {
                 _ => nofile.saturating_sub(pct(&FD_RESERVE_PCT)),
             },
             threads_per_process: cap(&THREADS_PER_PROCESS),
+            doorbells_per_process: cap(&DOORBELLS_PER_PROCESS),
         }
     }
 }
@@ -233,11 +245,34 @@ impl fmt::Display for Refusal {
     }
 }
 
-#[derive(Default)]
-struct Totals {
+/// What a claim, an account or a peer process holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Amounts {
     bytes: u64,
     fds: u64,
     threads: u64,
+    doorbells: u64,
+}
+
+impl Amounts {
+    fn add(&mut self, o: Amounts) {
+        self.bytes += o.bytes;
+        self.fds += o.fds;
+        self.threads += o.threads;
+        self.doorbells += o.doorbells;
+    }
+
+    fn sub(&mut self, o: Amounts) {
+        self.bytes -= o.bytes;
+        self.fds -= o.fds;
+        self.threads -= o.threads;
+        self.doorbells -= o.doorbells;
+    }
+}
+
+#[derive(Default)]
+struct Totals {
+    held: Amounts,
     /// Accounts open for the peer (the entry goes with the last).
     accounts: u64,
 }
@@ -255,8 +290,8 @@ static LEDGER: Mutex<Option<Ledger>> = Mutex::new(None);
 struct AccountInner {
     peer: PeerId,
     limits: Limits,
-    /// What the account holds: bytes, descriptors, threads (changed under the ledger's lock).
-    held: Mutex<(u64, u64, u64)>,
+    /// What the account holds (changed under the ledger's lock).
+    held: Mutex<Amounts>,
 }
 
 /// What one connection (or one import) holds for its peer. Cloning gives another handle to
@@ -269,22 +304,25 @@ pub struct Account {
 
 impl fmt::Debug for Account {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (bytes, fds, threads) = *self.inner.held.lock();
-        write!(f, "Account({}, {bytes} bytes, {fds} fds, {threads} threads)", self.inner.peer)
+        let h = *self.inner.held.lock();
+        write!(
+            f,
+            "Account({}, {} bytes, {} fds, {} threads, {} doorbells)",
+            self.inner.peer, h.bytes, h.fds, h.threads, h.doorbells
+        )
     }
 }
 
 /// One claim on an [`Account`]: its bytes and descriptors are given back when it drops.
 pub struct Hold {
     account: Account,
-    bytes: u64,
-    fds: u64,
-    threads: u64,
+    amounts: Amounts,
 }
 
 impl fmt::Debug for Hold {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Hold({}, {} bytes, {} fds)", self.account.inner.peer, self.bytes, self.fds)
+        let a = self.amounts;
+        write!(f, "Hold({}, {} bytes, {} fds)", self.account.inner.peer, a.bytes, a.fds)
     }
 }
 
@@ -296,7 +334,7 @@ impl Account {
         let limits = if peer.is_this_process() { Limits::NONE } else { limits };
         let mut ledger = LEDGER.lock();
         ledger.get_or_insert_with(Ledger::default).peers.entry(peer).or_default().accounts += 1;
-        Account { inner: Arc::new(AccountInner { peer, limits, held: Mutex::new((0, 0, 0)) }) }
+        Account { inner: Arc::new(AccountInner { peer, limits, held: Mutex::default() }) }
     }
 
     /// The peer.
@@ -311,21 +349,33 @@ impl Account {
 
     /// What it holds now: (bytes, descriptors).
     pub fn held(&self) -> (u64, u64) {
-        let (bytes, fds, _) = *self.inner.held.lock();
-        (bytes, fds)
+        let h = *self.inner.held.lock();
+        (h.bytes, h.fds)
     }
 
     /// What the peer process holds now, all its accounts together: (bytes, descriptors).
     pub fn peer_held(&self) -> (u64, u64) {
         let ledger = LEDGER.lock();
         let t = ledger.as_ref().and_then(|l| l.peers.get(&self.inner.peer));
-        t.map_or((0, 0), |t| (t.bytes, t.fds))
+        t.map_or((0, 0), |t| (t.held.bytes, t.held.fds))
     }
 
     /// Threads of this process serving the peer process now, all its accounts together.
     pub fn peer_threads(&self) -> u64 {
         let ledger = LEDGER.lock();
-        ledger.as_ref().and_then(|l| l.peers.get(&self.inner.peer)).map_or(0, |t| t.threads)
+        ledger.as_ref().and_then(|l| l.peers.get(&self.inner.peer)).map_or(0, |t| t.held.threads)
+    }
+
+    /// Doorbells the peer process has registered here now, all its accounts together.
+    pub fn peer_doorbells(&self) -> u64 {
+        let ledger = LEDGER.lock();
+        ledger.as_ref().and_then(|l| l.peers.get(&self.inner.peer)).map_or(0, |t| t.held.doorbells)
+    }
+
+    /// One doorbell the peer registers here, with the descriptor this process keeps to ring
+    /// it: within the peer process's doorbell limit (`FULL` beyond it) and its descriptors.
+    pub fn claim_doorbell(&self, what: &str) -> Result<Hold, Refusal> {
+        self.claim_amounts(Amounts { fds: 1, doorbells: 1, ..Amounts::default() }, what)
     }
 
     /// Claims `bytes` mapped and `fds` descriptors for `what` (for the refusal's sentence):
@@ -344,6 +394,11 @@ impl Account {
         threads: u64,
         what: &str,
     ) -> Result<Hold, Refusal> {
+        self.claim_amounts(Amounts { bytes, fds, threads, doorbells: 0 }, what)
+    }
+
+    fn claim_amounts(&self, c: Amounts, what: &str) -> Result<Hold, Refusal> {
+        let Amounts { bytes, fds, threads, doorbells } = c;
         let (peer, l) = (self.inner.peer, &self.inner.limits);
         let mut guard = LEDGER.lock();
         let ledger = guard.get_or_insert_with(Ledger::default);
@@ -351,7 +406,7 @@ impl Account {
         let totals = ledger.peers.entry(peer).or_default();
         let over = |code: Error, why: String| Err(Refusal { code, why: format!("{peer}: {what}: {why}") });
         if bytes > 0 {
-            let conn = held.0.saturating_add(bytes);
+            let conn = held.bytes.saturating_add(bytes);
             if conn > l.mem_per_conn {
                 return over(
                     Error::NoMemory,
@@ -361,7 +416,7 @@ impl Account {
                     ),
                 );
             }
-            let all = totals.bytes.saturating_add(bytes);
+            let all = totals.held.bytes.saturating_add(bytes);
             if all > l.mem_per_process {
                 return over(
                     Error::NoMemory,
@@ -373,7 +428,7 @@ impl Account {
             }
         }
         if fds > 0 {
-            let conn = held.1 + fds;
+            let conn = held.fds + fds;
             if conn > l.fds_per_conn {
                 return over(
                     Error::Full,
@@ -383,7 +438,7 @@ impl Account {
                     ),
                 );
             }
-            let all = totals.fds + fds;
+            let all = totals.held.fds + fds;
             if all > l.fds_per_process {
                 return over(
                     Error::Full,
@@ -393,7 +448,7 @@ impl Account {
                     ),
                 );
             }
-            if totals.fds > 0 && ledger.fds + fds > l.fds_all_peers {
+            if totals.held.fds > 0 && ledger.fds + fds > l.fds_all_peers {
                 return over(
                     Error::Full,
                     format!(
@@ -403,38 +458,39 @@ impl Account {
                 );
             }
         }
-        if threads > 0 && totals.threads + threads > l.threads_per_process {
+        if threads > 0 && totals.held.threads + threads > l.threads_per_process {
             return over(
                 Error::Full,
                 format!(
                     "{threads} threads would make {} serving this process (budget {}, cap peer.threads_per_process)",
-                    totals.threads + threads,
+                    totals.held.threads + threads,
                     l.threads_per_process
                 ),
             );
         }
-        totals.bytes += bytes;
-        totals.fds += fds;
-        totals.threads += threads;
+        if doorbells > 0 && totals.held.doorbells + doorbells > l.doorbells_per_process {
+            return over(
+                Error::Full,
+                format!(
+                    "{doorbells} doorbells would make {} registered by this process (budget {}, cap peer.doorbells_per_process)",
+                    totals.held.doorbells + doorbells,
+                    l.doorbells_per_process
+                ),
+            );
+        }
+        totals.held.add(c);
         ledger.fds += fds;
-        held.0 += bytes;
-        held.1 += fds;
-        held.2 += threads;
-        Ok(Hold { account: self.clone(), bytes, fds, threads })
+        held.add(c);
+        Ok(Hold { account: self.clone(), amounts: c })
     }
 
-    fn give_back(&self, bytes: u64, fds: u64, threads: u64) {
+    fn give_back(&self, c: Amounts) {
         let mut guard = LEDGER.lock();
         let Some(ledger) = guard.as_mut() else { return };
-        let mut held = self.inner.held.lock();
-        held.0 -= bytes;
-        held.1 -= fds;
-        held.2 -= threads;
-        ledger.fds -= fds;
+        self.inner.held.lock().sub(c);
+        ledger.fds -= c.fds;
         if let Some(t) = ledger.peers.get_mut(&self.inner.peer) {
-            t.bytes -= bytes;
-            t.fds -= fds;
-            t.threads -= threads;
+            t.held.sub(c);
         }
     }
 }
@@ -447,23 +503,23 @@ impl Hold {
 
     /// Bytes held.
     pub fn bytes(&self) -> u64 {
-        self.bytes
+        self.amounts.bytes
     }
 
     /// Descriptors held.
     pub fn fds(&self) -> u64 {
-        self.fds
+        self.amounts.fds
     }
 
     /// Threads held.
     pub fn threads(&self) -> u64 {
-        self.threads
+        self.amounts.threads
     }
 }
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        self.account.give_back(self.bytes, self.fds, self.threads);
+        self.account.give_back(self.amounts);
     }
 }
 
@@ -580,5 +636,21 @@ mod tests {
         drop(holds);
         assert_eq!(a.peer_threads(), 0);
         assert!(a.claim_with_threads(0, 5, 1, "an importer").is_ok(), "given back");
+    }
+
+    #[test]
+    fn doorbells_are_capped_per_process_and_each_holds_a_descriptor() {
+        let l = Limits { doorbells_per_process: 2, ..limits() };
+        let p = peer(7);
+        let (a, b) = (Account::open(p, l), Account::open(p, l));
+        let first = a.claim_doorbell("a doorbell").unwrap();
+        let _second = b.claim_doorbell("a doorbell").unwrap();
+        assert_eq!((a.peer_doorbells(), a.peer_held().1), (2, 2), "one descriptor each");
+        let err = a.claim_doorbell("a doorbell").unwrap_err();
+        assert_eq!(err.code, Error::Full);
+        assert!(err.why.contains("peer.doorbells_per_process"), "{err}");
+        assert!(Account::open(peer(8), l).claim_doorbell("x").is_ok(), "another peer is not affected");
+        drop(first);
+        assert!(a.claim_doorbell("a doorbell").is_ok(), "given back");
     }
 }

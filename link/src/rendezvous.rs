@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::bells::Board;
 use crate::budget::{peer_of, PeerId};
 use crate::error::{bail, fail, peer_fail};
 use crate::fabric::{FabricDir, Listener};
@@ -99,6 +100,17 @@ pub enum Offer {
     /// importer's pid as its credentials give it (the handler must not block: it answers
     /// and hands the socket to a thread of its own).
     Connection(Box<dyn Fn(OwnedFd, i32) + Send + Sync>),
+    /// A memfd handed over as [`Offer::Memfd`] on a connection the service then keeps, for
+    /// the importer to register its doorbells with `board` ([`crate::bells`]). Withdrawing
+    /// the offer revokes the board: every kept connection is shut down.
+    Board {
+        /// The memory.
+        fd: OwnedFd,
+        /// What the importer learns with it.
+        info: Vec<u8>,
+        /// Where the importers' doorbells go.
+        board: Arc<Board>,
+    },
 }
 
 /// One offer's place in the service: `None` once withdrawn.
@@ -154,7 +166,10 @@ impl Offered {
 impl Drop for Offered {
     fn drop(&mut self) {
         // Waits for an action on this offer in progress; none starts after.
-        *self.slot.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let withdrawn = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(Offer::Board { board, .. }) = withdrawn {
+            board.revoke();
+        }
         if self.service.name.pid != std::process::id() {
             return; // a child of fork: the service is its parent's
         }
@@ -178,7 +193,7 @@ impl Drop for Offered {
 /// Offers `what` under a fresh token through this process's memory service (started at the
 /// first offer).
 pub fn offer(what: Offer) -> Result<Offered> {
-    if let Offer::Memfd { info, .. } = &what {
+    if let Offer::Memfd { info, .. } | Offer::Board { info, .. } = &what {
         if info.len() > INFO_MAX {
             bail!(Error::InvalidValue, "an offer's information of {} bytes (at most {INFO_MAX})", info.len());
         }
@@ -233,15 +248,24 @@ struct Pending {
     deadline: Instant,
 }
 
+/// A connection the service keeps for a board (its importer's doorbell registrations).
+struct Kept {
+    sock: Arc<OwnedFd>,
+    board: Arc<Board>,
+    id: u64,
+}
+
 fn serve(listener: Listener, s: &Service) {
     let mut pending: Vec<Pending> = Vec::with_capacity(MAX_PENDING);
+    let mut kept: Vec<Kept> = Vec::new();
     loop {
         let now = Instant::now();
         let timeout = pending.iter().map(|p| p.deadline.saturating_duration_since(now)).min();
-        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(pending.len() + 2);
+        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(pending.len() + kept.len() + 2);
         fds.push(PollFd::new(&listener, PollFlags::IN));
         fds.push(PollFd::new(&s.quit, PollFlags::IN));
         fds.extend(pending.iter().map(|p| PollFd::new(&p.sock, PollFlags::IN)));
+        fds.extend(kept.iter().map(|k| PollFd::new(&*k.sock, PollFlags::IN)));
         let ts = timeout.map(|t| rustix::event::Timespec::try_from(t).unwrap_or_default());
         if let Err(e) = rustix::event::poll(&mut fds, ts.as_ref()) {
             if e != rustix::io::Errno::INTR {
@@ -254,13 +278,26 @@ fn serve(listener: Listener, s: &Service) {
             return;
         }
         let accepting = !fds[0].revents().is_empty();
-        let ready: Vec<bool> = fds[2..].iter().map(|f| !f.revents().is_empty()).collect();
+        let ready: Vec<bool> = fds[2..2 + pending.len()].iter().map(|f| !f.revents().is_empty()).collect();
+        let kept_ready: Vec<bool> =
+            fds[2 + pending.len()..].iter().map(|f| !f.revents().is_empty()).collect();
         drop(fds);
-        // Requests first (their places free up), then new connections.
+        // Kept connections first (messages of importers already served), then requests
+        // (their places free up), then new connections.
+        let mut i = 0;
+        kept.retain(|k| {
+            let keep = !kept_ready[i] || k.board.readable(k.id, &k.sock);
+            i += 1;
+            keep
+        });
         let mut keep = Vec::with_capacity(MAX_PENDING);
         for (p, is_ready) in pending.drain(..).zip(ready) {
             if is_ready {
-                keep.extend(handle_request(s, p));
+                match handle_request(s, p) {
+                    Handled::Again(p) => keep.push(p),
+                    Handled::Kept(k) => kept.push(k),
+                    Handled::Done => {}
+                }
             } else if p.deadline <= now {
                 tracing::debug!(target: "doca_sdk", "memory service: process {} sent no request in {REQUEST_WAIT:?}; closed", p.pid);
             } else {
@@ -272,6 +309,16 @@ fn serve(listener: Listener, s: &Service) {
             accept_all(&listener, &mut pending);
         }
     }
+}
+
+/// What became of a request.
+enum Handled {
+    /// Nothing had arrived after all: still waiting.
+    Again(Pending),
+    /// Answered; the connection is kept for a board.
+    Kept(Kept),
+    /// Answered (or refused) and closed, or handed to a handler.
+    Done,
 }
 
 fn accept_all(listener: &Listener, pending: &mut Vec<Pending>) {
@@ -303,8 +350,8 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>) {
     }
 }
 
-/// Answers the request waiting on `p`; gives `p` back when nothing had arrived after all.
-fn handle_request(s: &Service, p: Pending) -> Option<Pending> {
+/// Answers the request waiting on `p`.
+fn handle_request(s: &Service, p: Pending) -> Handled {
     let mut req = [0u8; REQUEST_LEN + 1];
     let token: Token = match crate::fabric::recv(p.sock.as_fd(), &mut req) {
         Ok(Recv::Packet { len: REQUEST_LEN, truncated: false, fds })
@@ -312,15 +359,15 @@ fn handle_request(s: &Service, p: Pending) -> Option<Pending> {
         {
             req[8..REQUEST_LEN].try_into().expect("16 bytes")
         }
-        Ok(Recv::Empty) => return Some(p),
-        Ok(Recv::Closed) | Err(_) => return None,
+        Ok(Recv::Empty) => return Handled::Again(p),
+        Ok(Recv::Closed) | Err(_) => return Handled::Done,
         Ok(Recv::Packet { .. }) => {
             let _ = peer_fail!(
                 Error::InvalidValue,
                 "memory service: a malformed request from process {}; closed",
                 p.pid
             );
-            return None;
+            return Handled::Done;
         }
     };
     let slot = s.offers.lock().unwrap_or_else(|e| e.into_inner()).get(&token).cloned();
@@ -330,22 +377,43 @@ fn handle_request(s: &Service, p: Pending) -> Option<Pending> {
             "memory service: process {} asked for an unknown offer; closed",
             p.pid
         );
-        return None;
+        return Handled::Done;
     };
     let offer = slot.lock().unwrap_or_else(|e| e.into_inner());
-    match &*offer {
-        None => {}
-        Some(Offer::Memfd { fd, info }) => {
-            let mut answer = Vec::with_capacity(8 + info.len());
-            answer.extend_from_slice(ANSWER_MAGIC);
-            answer.extend_from_slice(info);
-            if let Err(e) = crate::fabric::send(p.sock.as_fd(), &answer, &[fd.as_fd()]) {
+    let answer = |fd: &OwnedFd, info: &[u8]| {
+        let mut answer = Vec::with_capacity(8 + info.len());
+        answer.extend_from_slice(ANSWER_MAGIC);
+        answer.extend_from_slice(info);
+        match crate::fabric::send(p.sock.as_fd(), &answer, &[fd.as_fd()]) {
+            Ok(()) => true,
+            Err(e) => {
                 tracing::debug!(target: "doca_sdk", "memory service: answering process {}: {}", p.pid, e.name());
+                false
             }
         }
-        Some(Offer::Connection(handler)) => handler(p.sock, p.pid),
+    };
+    match &*offer {
+        None => Handled::Done,
+        Some(Offer::Memfd { fd, info }) => {
+            answer(fd, info);
+            Handled::Done
+        }
+        Some(Offer::Board { fd, info, board }) => {
+            let Ok(peer) = peer_of(p.sock.as_fd(), p.pid) else { return Handled::Done };
+            if !answer(fd, info) {
+                return Handled::Done;
+            }
+            let sock = Arc::new(p.sock);
+            match board.accept(sock.clone(), peer, p.pid) {
+                Some(id) => Handled::Kept(Kept { sock, board: board.clone(), id }),
+                None => Handled::Done,
+            }
+        }
+        Some(Offer::Connection(handler)) => {
+            handler(p.sock, p.pid);
+            Handled::Done
+        }
     }
-    None
 }
 
 /// Connects to `name` and sends `token`: the connected socket and the service's process.
@@ -410,6 +478,26 @@ pub fn take_memfd_watched(
     name: ServiceName,
     token: &Token,
 ) -> Result<(OwnedFd, Vec<u8>, PeerId, Option<OwnedFd>)> {
+    let (t, _) = take_memfd_kept(name, token)?;
+    Ok((t.memfd, t.info, t.peer, t.pidfd))
+}
+
+/// What an importer took from an offer of memory.
+#[derive(Debug)]
+pub struct Taken {
+    /// The memfd (unchecked: the caller checks its seals and size).
+    pub memfd: OwnedFd,
+    /// The offer's information.
+    pub info: Vec<u8>,
+    /// The offering process.
+    pub peer: PeerId,
+    /// A pidfd of it, where there is one.
+    pub pidfd: Option<OwnedFd>,
+}
+
+/// [`take_memfd_watched`], and the connection (kept by the service for an
+/// [`Offer::Board`], closed by it otherwise).
+pub(crate) fn take_memfd_kept(name: ServiceName, token: &Token) -> Result<(Taken, OwnedFd)> {
     let (sock, peer, pidfd) = request_watched(name, token)?;
     let deadline = Instant::now() + REPLY_WAIT;
     let mut buf = [0u8; 8 + INFO_MAX + 1];
@@ -424,7 +512,7 @@ pub fn take_memfd_watched(
                 let Ok([fd]) = <[OwnedFd; 1]>::try_from(fds) else {
                     return Err(peer_fail!(Error::NotFound, "the exporter's answer carries no memory"));
                 };
-                return Ok((fd, buf[8..len].to_vec(), peer, pidfd));
+                return Ok((Taken { memfd: fd, info: buf[8..len].to_vec(), peer, pidfd }, sock));
             }
         }
         let left = deadline.saturating_duration_since(Instant::now());

@@ -34,10 +34,16 @@
 //!
 //! **Wait tasks** are checked at each progress pass of their engine, so a task completes in
 //! the first pass after the update. An engine asleep on its notification handle is woken by
-//! a doorbell: each running context owns a pipe watched by its engine and registered in one
-//! of [`MAX_WAKERS`] slots of the page; it arms the slot before sleeping, and an
-//! updater (of any process) writes one byte into the pipes of the armed slots (opened once
-//! through `/proc`, non-blocking). A busy engine is never rung: updates cost no syscall then.
+//! a doorbell ([`doca_link::notify::Doorbell`]) watched by its engine and registered with the
+//! event's exporter ([`doca_link::bells`]): the exporter's own engines directly, an
+//! importer's over its connection to the exporter's memory service (the ringing end goes
+//! over `SCM_RIGHTS`; each importing process registers at most
+//! `cap peer.doorbells_per_process` doorbells, [`MAX_WAKERS`] in all). The exporter answers
+//! with a slot whose armed flag, in the page, the engine sets before it sleeps. An update
+//! by the exporter rings the armed doorbells itself; an update by an importer asks the
+//! exporter's service to (one datagram). Nothing in the page names a process or a
+//! descriptor, and nothing is opened through `/proc`. A busy engine is never rung: updates
+//! cost no syscall then.
 //!
 //! **Modes.** `start` (standalone) and `as_ctx` (context) exclude each other: `as_ctx` on an
 //! event started standalone, or `start` on one turned into a context, is `NOT_PERMITTED`.
@@ -45,11 +51,13 @@
 //!
 //! **Peers.** The importer of an event whose exporter destroyed it or exited answers every
 //! operation with `NOT_FOUND` (waiting tasks complete with it — an importing engine watches
-//! the exporter's pidfd, so it wakes when the exporter dies; blocking waits return it within
-//! [`SLEEP_SLICE`]); the exporter goes on working whatever its importers do. Synchronous
-//! calls on an importer look at the exporter's pidfd (one `poll`, no wait) each time; wait
-//! tasks read the page's state word at every pass and the pidfd every 64 passes and after
-//! every sleep.
+//! its connection to the exporter, which the exporter shuts down when it destroys the event
+//! and the kernel closes when it dies, and the exporter's pidfd where there is one; blocking
+//! waits return it within [`SLEEP_SLICE`]); the exporter goes on working whatever its
+//! importers do. Only the exporter decides: the page's state word is a hint a peer can
+//! write, confirmed on the connection (one `poll`, no wait) before an importer believes it.
+//! Synchronous calls on an importer look at the connection each time; wait tasks every 64
+//! passes, after every sleep and whenever the hint says the event is gone.
 
 #![deny(unsafe_code)]
 
@@ -57,9 +65,10 @@ pub mod caps;
 mod page;
 
 use std::cell::{Cell, RefCell};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
 use std::time::Duration;
 
 use doca_core::clock::Now;
@@ -67,7 +76,8 @@ use doca_core::{
     bail, fail, Ctx, CtxCell, CtxCore, CtxOps, CtxState, Data, Dev, DeviceKind, Error, PciAddr, Refused,
     Result, Started, Task, TaskId, TaskLib, TaskPayload, TaskPool,
 };
-use doca_link::notify::Watched;
+use doca_link::bells::{Board, BoardLink};
+use doca_link::notify::{Doorbell, Watched};
 use rustix::thread::futex;
 
 pub use page::MAX_WAKERS;
@@ -155,15 +165,19 @@ enum Mode {
     Context,
 }
 
-/// The exporter of an imported event: its process (a pidfd, readable once it exits).
+/// The exporter of an imported event: its process (a pidfd, readable once it exits, where
+/// the kernel gives one) and the connection to its memory service (ended by the exporter
+/// when it destroys the event, by the kernel when it dies).
 struct Exporter {
     pid: u32,
-    pidfd: OwnedFd,
+    pidfd: Option<OwnedFd>,
+    link: BoardLink,
 }
 
 impl Exporter {
     fn exited(&self) -> bool {
-        let mut fds = [rustix::event::PollFd::new(&self.pidfd, rustix::event::PollFlags::IN)];
+        let Some(pidfd) = &self.pidfd else { return false };
+        let mut fds = [rustix::event::PollFd::new(pidfd, rustix::event::PollFlags::IN)];
         !matches!(rustix::event::poll(&mut fds, Some(&ZERO)), Ok(0))
     }
 }
@@ -184,23 +198,16 @@ const AT_NONCE: usize = 12;
 const AT_TOKEN: usize = 20;
 const AT_PCI: usize = 36;
 
-/// A pipe other processes write into to wake this context's engine.
+/// What wakes this context's engine: its doorbell, registered with the exporter, and (an
+/// importer's) the exporter's end.
 struct Waker {
-    slot: usize,
-    read: Watched<OwnedFd>,
-    /// Held open: a pipe with no writer left reads as end-of-file, readable for ever.
-    _write: OwnedFd,
-    /// An importer's: the exporter's pidfd (a duplicate), readable once it exits, so that
-    /// an engine asleep on a wait task wakes when the exporter dies.
-    _exporter: Option<Watched<OwnedFd>>,
-}
-
-/// A cached write end of another engine's pipe (`None`: it could not be opened).
-struct Ring {
-    slot: usize,
-    pid: u32,
-    fd: i32,
-    file: Option<OwnedFd>,
+    /// The doorbell and its slot (`None`: no slot was given; the engine sees updates only
+    /// when it polls).
+    bell: Option<(usize, Watched<Doorbell>)>,
+    /// An importer's: duplicates of its connection to the exporter and of the exporter's
+    /// pidfd, readable once the exporter ends the event or dies (dropped then: they would
+    /// stay readable for ever).
+    gone: Vec<Watched<OwnedFd>>,
 }
 
 /// The task payloads.
@@ -330,7 +337,7 @@ wait_task!(WaitNeqTask);
 
 #[doc(hidden)] // named by the task payloads; reached through SyncEvent
 pub struct SeOps {
-    page: Page,
+    page: Arc<Page>,
     /// The application's memory holding the value (`set_addr`), if any.
     user: Cell<Option<&'static AtomicU64>>,
     exporter: Option<Exporter>,
@@ -344,10 +351,14 @@ pub struct SeOps {
     /// Submitted wait tasks.
     waits: RefCell<Vec<(Cmp, TaskId)>>,
     waker: RefCell<Option<Waker>>,
+    /// The exporter's: the doorbells registered to be rung at updates (made at the first
+    /// export or context start).
+    board: RefCell<Option<Arc<Board>>>,
     /// The exporter's: the page offered through its memory service (from the first export
-    /// until the event drops; every export gives the same blob).
+    /// until the event is destroyed; every export gives the same blob).
     offered: RefCell<Option<doca_link::rendezvous::Offered>>,
-    rings: RefCell<Vec<Ring>>,
+    /// An importer's: its exporter was seen gone (for good).
+    gone: Cell<Option<&'static str>>,
     passes: Cell<u32>,
     /// The engine woke from a sleep: look at the exporter's pidfd at the next pass.
     woke: Cell<bool>,
@@ -372,17 +383,48 @@ impl SeOps {
         }
     }
 
-    /// For an importer: `NOT_FOUND` once the exporter destroyed the event or exited (the
-    /// exit check is a `poll` of a pidfd: a syscall, made when `full`).
+    /// For an importer: `NOT_FOUND` once the exporter destroyed the event or exited. The
+    /// check is a `poll` of the connection and the pidfd (syscalls), made when `full` or
+    /// when the page's hint says the event is gone (a peer can write the hint: only the
+    /// connection decides).
     fn check_alive(&self, full: bool) -> Result<()> {
         let Some(ex) = &self.exporter else { return Ok(()) };
-        if self.page.header().state.load(SeqCst) != LIVE {
-            bail!(Error::NotFound, "sync event: its exporter (process {}) destroyed it", ex.pid);
+        match self.look(full) {
+            Some(why) => Err(fail!(Error::NotFound, "sync event: its exporter (process {}) {why}", ex.pid)),
+            None => Ok(()),
         }
-        if full && ex.exited() {
-            bail!(Error::NotFound, "sync event: its exporter (process {}) exited", ex.pid);
+    }
+
+    /// [`SeOps::check_alive`] without a log line: why the exporter is gone, if it is.
+    fn look(&self, full: bool) -> Option<&'static str> {
+        let ex = self.exporter.as_ref()?;
+        if self.gone.get().is_none() && (full || self.page.header().state.load(SeqCst) != LIVE) {
+            if ex.exited() {
+                self.gone.set(Some("exited"));
+            } else if ex.link.is_closed() {
+                self.gone.set(Some("destroyed it or exited"));
+            }
+            if self.gone.get().is_some() {
+                // The ends stay readable for ever: an engine must not wake for them again.
+                if let Some(w) = self.waker.borrow_mut().as_mut() {
+                    w.gone.clear();
+                }
+            }
         }
-        Ok(())
+        self.gone.get()
+    }
+
+    /// The exporter's board, made at the first need.
+    fn board(&self) -> Result<Arc<Board>> {
+        let mut b = self.board.borrow_mut();
+        if let Some(b) = &*b {
+            return Ok(b.clone());
+        }
+        let limits = doca_mmap::budget::global_limits()?;
+        let page = self.page.clone();
+        let board = Board::new(MAX_WAKERS, limits, move |i| page.header().armed[i].load(SeqCst) != 0);
+        *b = Some(board.clone());
+        Ok(board)
     }
 
     /// Synchronous operations: the event must be started (standalone or as a running context).
@@ -398,7 +440,8 @@ impl SeOps {
         }
     }
 
-    /// Wakes whoever waits: futex sleepers (only if one announced itself) and armed engines.
+    /// Wakes whoever waits: futex sleepers (only if one announced itself) and armed engines
+    /// (none armed: no syscall).
     fn updated(&self) {
         let h = self.page.header();
         // SeqCst after the value's update: a sleeper that announced itself before reading
@@ -407,37 +450,15 @@ impl SeOps {
         if h.sleepers.load(SeqCst) > 0 {
             let _ = futex::wake(&h.seq, futex::Flags::empty(), i32::MAX as u32);
         }
-        self.ring_armed();
-    }
-
-    /// Writes one byte into the pipe of every armed engine (none armed: no syscall).
-    fn ring_armed(&self) {
-        let h = self.page.header();
-        for (slot, w) in h.wakers.iter().enumerate() {
-            if w.used.load(SeqCst) != 1 || w.armed.load(SeqCst) != 1 {
-                continue;
-            }
-            let (pid, fd) = (w.pid.load(SeqCst), w.fd.load(SeqCst));
-            let mut rings = self.rings.borrow_mut();
-            let idx = match rings.iter().position(|r| r.slot == slot) {
-                Some(i) if rings[i].pid == pid && rings[i].fd == fd => i,
-                found => {
-                    let file = open_ring(pid, fd);
-                    let ring = Ring { slot, pid, fd, file };
-                    match found {
-                        Some(i) => {
-                            rings[i] = ring;
-                            i
-                        }
-                        None => {
-                            rings.push(ring);
-                            rings.len() - 1
-                        }
-                    }
+        if !h.armed.iter().any(|a| a.load(SeqCst) != 0) {
+            return;
+        }
+        match &self.exporter {
+            Some(ex) => ex.link.ring(),
+            None => {
+                if let Some(b) = &*self.board.borrow() {
+                    b.ring_armed();
                 }
-            };
-            if let Some(f) = &rings[idx].file {
-                let _ = rustix::io::write(f, &[1]);
             }
         }
     }
@@ -502,107 +523,69 @@ impl SeOps {
         }
     }
 
-    /// The engine's doorbell, made at the first start: a pipe watched by the engine and
-    /// registered in a free slot of the page (a slot of a process that exited is taken back).
+    /// The engine's doorbell, made at the first start and registered with the exporter
+    /// (this process's board, or over the importer's connection); an importer also watches
+    /// the exporter's end. No slot (every one taken, or the importing process's budget
+    /// spent) is logged once: the engine still sees updates when it polls.
     fn make_waker(&self, core: &CtxCore) -> Result<()> {
         if self.waker.borrow().is_some() {
             return Ok(());
         }
-        let h = self.page.header();
-        let claim = |i: usize| h.wakers[i].used.compare_exchange(0, 1, SeqCst, SeqCst).is_ok();
-        let mut slot = (0..MAX_WAKERS).find(|&i| claim(i));
-        if slot.is_none() {
-            for (i, w) in h.wakers.iter().enumerate() {
-                let pid = w.pid.load(SeqCst);
-                let gone = rustix::process::Pid::from_raw(pid as i32)
-                    .is_none_or(|p| rustix::process::test_kill_process(p) == Err(rustix::io::Errno::SRCH));
-                if gone && w.used.compare_exchange(1, 2, SeqCst, SeqCst).is_ok() {
-                    w.used.store(1, SeqCst);
-                    slot = Some(i);
-                    break;
-                }
+        let (bell, ring) = Doorbell::pair()?;
+        let slot = match &self.exporter {
+            None => self.board()?.register_local(ring),
+            Some(ex) => ex.link.register(ring, MAX_WAKERS),
+        };
+        let bell = match slot {
+            Ok(slot) => Some((slot, core.watch(bell)?)),
+            Err(doca_link::Error::NotFound) => {
+                self.check_alive(true)?;
+                None
+            }
+            Err(e) => {
+                tracing::warn!(
+                    target: "doca_sdk",
+                    "sync event: no doorbell slot ({}): this context's engine is not woken by updates (it still sees them when it polls)",
+                    e.name()
+                );
+                None
+            }
+        };
+        let mut gone = Vec::new();
+        if let Some(ex) = &self.exporter {
+            gone.push(core.watch(ex.link.watchable()?)?);
+            if let Some(pidfd) = &ex.pidfd {
+                let dup =
+                    pidfd.try_clone().map_err(|e| fail!(Error::OperatingSystem, "sync event: dup: {e}"))?;
+                gone.push(core.watch(dup)?);
             }
         }
-        let Some(slot) = slot else {
-            tracing::warn!(
-                target: "doca_sdk",
-                "sync event: all {MAX_WAKERS} doorbell slots are taken: this context's engine is not woken by updates (it still sees them when it polls)"
-            );
-            return Ok(());
-        };
-        let made =
-            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK | rustix::pipe::PipeFlags::CLOEXEC)
-                .map_err(|e| fail!(Error::OperatingSystem, "sync event: pipe: {e}"));
-        let (read, write) = match made {
-            Ok(p) => p,
-            Err(e) => {
-                h.wakers[slot].used.store(0, SeqCst);
-                return Err(e);
-            }
-        };
-        let raw = read.as_raw_fd();
-        let read = match core.watch(read) {
-            Ok(w) => w,
-            Err(e) => {
-                h.wakers[slot].used.store(0, SeqCst);
-                return Err(e);
-            }
-        };
-        let w = &h.wakers[slot];
-        w.armed.store(0, SeqCst);
-        w.pid.store(std::process::id(), SeqCst);
-        w.fd.store(raw, SeqCst);
-        let exporter = match &self.exporter {
-            Some(ex) => {
-                match ex.pidfd.try_clone().map_err(|e| fail!(Error::OperatingSystem, "sync event: dup: {e}"))
-                {
-                    Ok(fd) => Some(core.watch(fd)?),
-                    Err(e) => return Err(e),
-                }
-            }
-            None => None,
-        };
-        *self.waker.borrow_mut() = Some(Waker { slot, read, _write: write, _exporter: exporter });
+        *self.waker.borrow_mut() = Some(Waker { bell, gone });
         Ok(())
     }
 
     fn arm(&self, on: bool) {
-        if let Some(w) = &*self.waker.borrow() {
-            self.page.header().wakers[w.slot].armed.store(u32::from(on), SeqCst);
+        if let Some(Waker { bell: Some((slot, bell)), .. }) = &*self.waker.borrow() {
+            self.page.header().armed[*slot].store(u32::from(on), SeqCst);
             if !on {
-                let mut buf = [0u8; 64];
-                while matches!(rustix::io::read(&*w.read, &mut buf), Ok(n) if n > 0) {}
+                bell.drain();
             }
         }
     }
 
+    /// The exporter's: withdraws the offer and ends every importer's connection (they
+    /// answer `NOT_FOUND` from then on), then wakes whoever waits to look.
     fn revoke(&self) {
-        if self.exporter.is_none() {
-            let h = self.page.header();
-            if h.state.swap(page::REVOKED, SeqCst) == LIVE {
-                self.updated();
-            }
+        if self.exporter.is_some() {
+            return;
         }
-    }
-}
-
-/// The write end of the pipe process `pid` registered as its fd `fd`: it must be a FIFO
-/// (anything else a peer names is refused, logged at debug level: a peer can write the slot).
-fn open_ring(pid: u32, fd: i32) -> Option<OwnedFd> {
-    let path = format!("/proc/{pid}/fd/{fd}");
-    let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC;
-    let file = match rustix::fs::open(&path, flags, rustix::fs::Mode::empty()) {
-        Ok(f) => f,
-        Err(e) => {
-            tracing::debug!(target: "doca_sdk", "sync event: cannot ring {path}: {e}");
-            return None;
+        drop(self.offered.borrow_mut().take());
+        if let Some(b) = &*self.board.borrow() {
+            b.revoke();
         }
-    };
-    match rustix::fs::fstat(&file) {
-        Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo => Some(file),
-        _ => {
-            tracing::debug!(target: "doca_sdk", "sync event: {path} is not a doorbell pipe: not rung");
-            None
+        let h = self.page.header();
+        if h.state.swap(page::REVOKED, SeqCst) == LIVE {
+            self.updated();
         }
     }
 }
@@ -610,10 +593,11 @@ fn open_ring(pid: u32, fd: i32) -> Option<OwnedFd> {
 impl Drop for SeOps {
     fn drop(&mut self) {
         self.revoke();
-        if let Some(w) = self.waker.get_mut().take() {
-            let slot = &self.page.header().wakers[w.slot];
-            slot.armed.store(0, SeqCst);
-            slot.used.store(0, SeqCst);
+        if let Some(Waker { bell: Some((slot, _)), .. }) = self.waker.get_mut().take() {
+            self.page.header().armed[slot].store(0, SeqCst);
+            if let Some(b) = &*self.board.borrow() {
+                b.unregister(slot);
+            }
         }
     }
 }
@@ -621,7 +605,7 @@ impl Drop for SeOps {
 impl SyncEvent {
     fn with(page: Page, exporter: Option<Exporter>) -> SyncEvent {
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<SeOps>>| SeOps {
-            page,
+            page: Arc::new(page),
             user: Cell::new(None),
             exporter,
             cfg: RefCell::new(Config {
@@ -638,8 +622,9 @@ impl SyncEvent {
             wait_neq: TaskPool::new(weak.clone()),
             waits: RefCell::new(Vec::new()),
             waker: RefCell::new(None),
+            board: RefCell::new(None),
             offered: RefCell::new(None),
-            rings: RefCell::new(Vec::new()),
+            gone: Cell::new(None),
             passes: Cell::new(0),
             woke: Cell::new(false),
         });
@@ -674,26 +659,33 @@ impl SyncEvent {
         };
         let token: doca_link::rendezvous::Token = blob[AT_TOKEN..AT_PCI].try_into().expect("16 bytes");
         let pid = service.pid;
-        let (fd, _info, _peer, pidfd) = doca_link::rendezvous::take_memfd_watched(service, &token)
-            .map_err(|e| {
-                fail!(
-                    Error::from(e),
-                    "sync event create_from_export: no such live event of process {pid} (destroyed, exited or forged)"
-                )
-            })?;
-        let Some(pidfd) = pidfd else {
-            bail!(
-                Error::NotSupported,
-                "sync event create_from_export: no pidfd of the exporter (process {pid}) to watch (a kernel without SO_PEERPIDFD, across PID namespaces)"
-            );
-        };
-        let page = Page::from_exporter(fd, pid)?;
-        let ex = Exporter { pid, pidfd };
-        if ex.exited() || page.header().state.load(SeqCst) != LIVE {
+        let (taken, link) = doca_link::bells::take_board(service, &token).map_err(|e| {
+            fail!(
+                Error::from(e),
+                "sync event create_from_export: no such live event of process {pid} (destroyed, exited or forged)"
+            )
+        })?;
+        let page = Page::from_exporter(taken.memfd, pid)?;
+        let ex = Exporter { pid, pidfd: taken.pidfd, link };
+        if ex.exited() || ex.link.is_closed() {
             bail!(Error::NotFound, "sync event create_from_export: the exporter (process {pid}) is gone");
         }
         tracing::debug!(target: "doca_sdk", "sync event imported from process {pid}");
         Ok(SyncEvent::with(page, Some(ex)))
+    }
+
+    /// Writes `pattern`, repeated, over `len` bytes of the shared page from byte `offset`
+    /// (clipped to the page): what a hostile process that mapped the page can do (for the
+    /// hostile-peer tests).
+    #[doc(hidden)]
+    pub fn hostile_fill_page(&self, offset: usize, len: usize, pattern: &[u8]) {
+        if pattern.is_empty() {
+            return;
+        }
+        let bytes = self.ops().page.bytes();
+        for (i, b) in bytes.iter().enumerate().skip(offset).take(len) {
+            b.store(pattern[(i - offset) % pattern.len()], SeqCst);
+        }
     }
 
     /// Whether this event was created from an export.
@@ -857,9 +849,13 @@ impl SyncEvent {
                 .fd()
                 .try_clone()
                 .map_err(|e| fail!(Error::OperatingSystem, "sync event {what}: dup: {e}"))?;
-            let offer =
-                doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Memfd { fd, info: Vec::new() })
-                    .map_err(|e| fail!(Error::from(e), "sync event {what}: offering the page"))?;
+            let board = ops.board()?;
+            let offer = doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Board {
+                fd,
+                info: Vec::new(),
+                board,
+            })
+            .map_err(|e| fail!(Error::from(e), "sync event {what}: offering the page"))?;
             *offered = Some(offer);
         }
         let offer = offered.as_ref().expect("offered above");
@@ -1161,13 +1157,16 @@ impl CtxOps for SeOps {
         }
         self.arm(true);
         // After arming (SeqCst): an update made before this look is seen here, a later one
-        // sees the armed slot and rings.
+        // sees the armed flag and rings.
         self.waiting_satisfied() || self.check_alive(true).is_err()
     }
 
     fn clear_notification(&self, _core: &CtxCore) {
         self.arm(false);
         self.woke.set(true);
+        // The exporter's end may be what woke the engine (with no wait task to look at it):
+        // looked at now, so that its watches go once it is gone.
+        self.look(true);
     }
 }
 

@@ -1,6 +1,8 @@
 //! The shared page of one sync event: a sealed memfd of one page, mapped `MAP_SHARED` by the
 //! exporter and by every process that imported the event, holding the value, the futex word
-//! blocking waits sleep on and the doorbell slots of the engines waiting on it.
+//! blocking waits sleep on and one armed flag per doorbell slot of the exporter's
+//! [`doca_link::bells::Board`] (the doorbells themselves are the exporter's to hold: no pid,
+//! no descriptor is written here).
 //!
 //! The one module of the crate with `unsafe`: it maps and unmaps the page.
 //!
@@ -11,14 +13,15 @@
 //! is opened through `/proc`); the importer checks that what it got is a sealed memfd of one
 //! page and reads the magic through `pread` (never mapping a file that is not one).
 //! A peer can write any bits into any field: every reader treats each field as untrusted
-//! data (a value is any `u64`; slots are validated before use; the futex word only decides
-//! when to look again).
+//! data (a value is any `u64`; an armed flag only decides whether a registered doorbell is
+//! rung; the futex word only decides when to look again; the state word is a hint, which an
+//! importer confirms on its connection to the exporter before it believes the event gone).
 
 #![allow(unsafe_code)]
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use doca_core::{fail, Error, Result};
 use doca_link::memfd::{check_sealed, create_sealed};
@@ -28,23 +31,14 @@ use rustix::mm::{MapFlags, ProtFlags};
 pub(crate) const PAGE_LEN: usize = 4096;
 /// "DOCASEV1".
 const MAGIC: u64 = u64::from_le_bytes(*b"DOCASEV1");
-/// Engines (contexts in Running) that can be woken at once, over all processes.
-pub const MAX_WAKERS: usize = 16;
+/// Engines (contexts in Running) that can be woken at once, over all processes (each
+/// importing process registers at most `cap peer.doorbells_per_process` of them).
+pub const MAX_WAKERS: usize = 64;
 /// `state`: the exporter is alive and has not destroyed the event.
 pub(crate) const LIVE: u32 = 1;
-/// `state`: the exporter destroyed the event (importers answer `NOT_FOUND`).
+/// `state`: the exporter destroyed the event — a hint for importers, which confirm it on
+/// their connection to the exporter (a peer can write this word).
 pub(crate) const REVOKED: u32 = 2;
-
-/// One engine's doorbell: the pipe `fd` of process `pid`, rung when `armed`.
-#[repr(C)]
-pub(crate) struct WakerSlot {
-    /// 0 free, 1 claimed (compare-exchange).
-    pub(crate) used: AtomicU32,
-    pub(crate) pid: AtomicU32,
-    pub(crate) fd: AtomicI32,
-    /// Set by the engine before it sleeps, cleared when it wakes.
-    pub(crate) armed: AtomicU32,
-}
 
 /// The page.
 #[repr(C)]
@@ -58,7 +52,8 @@ pub(crate) struct Header {
     _pad: AtomicU32,
     /// The value (unless the exporter keeps it in its own memory: `set_addr`).
     pub(crate) value: AtomicU64,
-    pub(crate) wakers: [WakerSlot; MAX_WAKERS],
+    /// Per doorbell slot: set by its engine before it sleeps, cleared when it wakes.
+    pub(crate) armed: [AtomicU32; MAX_WAKERS],
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() <= PAGE_LEN);
@@ -138,6 +133,13 @@ impl Page {
 
     pub(crate) fn fd(&self) -> &OwnedFd {
         &self.fd
+    }
+
+    /// The page as bytes (what a hostile peer that mapped it can write: for tests).
+    pub(crate) fn bytes(&self) -> &[AtomicU8] {
+        // SAFETY: PAGE_LEN bytes mapped for the life of `self`; atomics of one byte have no
+        // alignment or validity requirement beyond what the mapping gives.
+        unsafe { std::slice::from_raw_parts(self.base.as_ptr().cast::<AtomicU8>(), PAGE_LEN) }
     }
 }
 

@@ -3,7 +3,9 @@
 //! each waits — blocking, or with a wait task on a progress engine asleep on its
 //! notification handle — for the other's update. A dead exporter: the importer answers
 //! `NOT_FOUND` (a waiting task completes with it, its engine woken); a dead importer: the
-//! exporter keeps working.
+//! exporter keeps working. A hostile importer (writing the shared page, registering
+//! doorbells without end) cannot keep another engine asleep, make an update write into
+//! anybody's file, or make the event look destroyed.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -171,4 +173,76 @@ fn an_importer_of_a_dead_exporter_gets_not_found() {
     assert_eq!(blocking.get(), Err(Error::NotFound));
     assert_eq!(blocking.update_set(1), Err(Error::NotFound));
     assert_eq!(SyncEvent::create_from_export(&host, &blob).err(), Some(Error::NotFound));
+}
+
+/// A hostile importer writes the whole page after the value (what used to be 16 doorbell
+/// slots) with a pattern naming a live process and one of its pipes as taken, armed slots,
+/// and writes "destroyed" into the state word. Then: an honest importer's engine asleep on
+/// a wait task is still woken by the exporter's update; no update writes into the named
+/// pipe; the honest importer's calls do not answer `NOT_FOUND` (only the exporter decides).
+#[test]
+fn a_hostile_importer_writing_the_page_neither_silences_nor_redirects_nor_revokes() {
+    private_fabric();
+    let host = open_device_with_pci("b1:00.0", None).unwrap();
+    let mut dpu = Peer::spawn(PEER, &["dpu"]);
+    let blob = blob_of(&dpu.ask("export dpu 29"));
+    let mut hostile = Peer::spawn(PEER, &["host"]);
+    assert_eq!(hostile.ask(&format!("import {}", to_hex(&blob))), "ok");
+    // The bystander: this process's pipe, named in every would-be slot.
+    let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::NONBLOCK).unwrap();
+    let mut quad = Vec::new();
+    for word in [1, std::process::id(), std::os::fd::AsRawFd::as_raw_fd(&write) as u32, 1] {
+        quad.extend_from_slice(&word.to_le_bytes());
+    }
+    assert_eq!(hostile.ask(&format!("scribble 32 4064 {}", to_hex(&quad))), "ok");
+    assert_eq!(hostile.ask(&format!("scribble 8 4 {}", to_hex(&2u32.to_le_bytes()))), "ok");
+
+    let ev = SyncEvent::create_from_export(&host, &blob).expect("the exporter still offers it");
+    let (pe, seen) = as_context(&ev);
+    assert_eq!(ev.get(), Ok(0), "only the exporter says the event is gone");
+    ev.task_wait_eq_alloc_init(5, u64::MAX, Data::NONE).unwrap().submit().unwrap();
+    assert!(!pe.progress(), "nothing yet");
+    dpu.send("set_after 300 5"); // this engine is asleep by then
+    sleep_until_done(&pe, &seen);
+    assert_eq!(dpu.line(), "ok");
+    assert_eq!(seen.borrow().last(), Some(&Ok(())), "not a NOT_FOUND from the forged state word");
+    assert_eq!(dpu.ask("add 1"), "value 5");
+    let mut buf = [0u8; 64];
+    assert_eq!(
+        rustix::io::read(&read, &mut buf).err(),
+        Some(rustix::io::Errno::AGAIN),
+        "an update wrote into a pipe the page named"
+    );
+    // The exporter's own destroy still reaches this importer.
+    assert_eq!(dpu.ask("destroy"), "ok");
+    assert_eq!(ev.get(), Err(Error::NotFound));
+    hostile.send("die");
+    assert!(hostile.finish() && dpu.finish());
+}
+
+/// One importing process asks for a doorbell slot for each of 70 imports: it gets at most
+/// `cap peer.doorbells_per_process` (8), the rest are refused, so the exporter's own engine
+/// (and anyone else) still gets a slot and is woken by another importer's update.
+#[test]
+fn an_importer_registering_doorbells_without_end_is_held_to_its_budget() {
+    private_fabric();
+    let dpu = open_device_with_pci("03:00.0", None).unwrap();
+    let ev = SyncEvent::create().unwrap();
+    ev.add_publisher_location(Location::RemotePci).unwrap();
+    let blob = ev.export_to_remote_pci(&dpu).unwrap();
+    let mut hostile = Peer::spawn(PEER, &["host"]);
+    assert_eq!(hostile.ask(&format!("flood 70 {}", to_hex(&blob))), "value 70");
+    let mut honest = Peer::spawn(PEER, &["host"]);
+    assert_eq!(honest.ask(&format!("import {}", to_hex(&blob))), "ok");
+
+    let (pe, seen) = as_context(&ev);
+    ev.task_wait_eq_alloc_init(3, u64::MAX, Data::NONE).unwrap().submit().unwrap();
+    assert!(!pe.progress(), "nothing yet");
+    honest.send("set_after 300 3"); // relayed by this process's memory service
+    sleep_until_done(&pe, &seen);
+    assert_eq!(honest.line(), "ok");
+    assert_eq!(seen.borrow().last(), Some(&Ok(())));
+    hostile.send("die");
+    honest.send("die");
+    assert!(hostile.finish() && honest.finish());
 }

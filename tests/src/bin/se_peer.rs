@@ -10,11 +10,15 @@
 //! - `wait_eq <n>`, `wait_gt <n>`, `wait_neq <n>` (mask all ones; blocking),
 //!   `wait_eq_yield <n>`: → `ok` once it holds
 //! - `destroy`: destroys the event (an exporter's destroy revokes it)
+//! - `scribble <offset> <len> <hex>`: writes the bytes `hex`, repeated, over `len` bytes of
+//!   the event's shared page from `offset` (a hostile importer)
+//! - `flood <n> <hex>`: imports the blob `n` more times, each a context started on one
+//!   engine (each asks the exporter for a doorbell slot) → `value <n>`
 //! - `die`: exits at once, destroying nothing
 
 use std::io::BufRead;
 
-use doca_core::{open_device_with_pci, Error};
+use doca_core::{open_device_with_pci, Error, Pe};
 use doca_sync_event::{Cmp, Location, SyncEvent, WaitMode};
 use doca_tests::{from_hex, to_hex};
 
@@ -22,6 +26,8 @@ fn main() {
     let side = std::env::args().nth(1).unwrap_or_else(|| "host".into());
     let dev = open_device_with_pci(if side == "dpu" { "03:00.0" } else { "b1:00.0" }, None).expect("device");
     let mut ev: Option<SyncEvent> = None;
+    let mut flood: Vec<SyncEvent> = Vec::new();
+    let pe = Pe::create().expect("engine");
     for line in std::io::stdin().lock().lines() {
         let line = line.expect("stdin");
         let mut w = line.split(' ');
@@ -70,6 +76,26 @@ fn main() {
                 let e = ev.take().ok_or(Error::BadState)?;
                 let _ = e.stop();
                 e.destroy().map_err(|r| r.error).map(|()| "ok".into())
+            })(),
+            "scribble" => (|| {
+                let off = num()? as usize;
+                let len = w.next().and_then(|a| a.parse::<usize>().ok()).ok_or(Error::InvalidValue)?;
+                let pattern = w.next().and_then(from_hex).ok_or(Error::InvalidValue)?;
+                ev.as_ref().ok_or(Error::BadState)?.hostile_fill_page(off, len, &pattern);
+                Ok("ok".into())
+            })(),
+            "flood" => (|| {
+                let n = num()?;
+                let blob = w.next().and_then(from_hex).ok_or(Error::InvalidValue)?;
+                for _ in 0..n {
+                    let e = SyncEvent::create_from_export(&dev, &blob)?;
+                    let ctx = e.as_ctx()?;
+                    pe.connect_ctx(&ctx)?;
+                    ctx.start()?;
+                    while pe.progress() {}
+                    flood.push(e);
+                }
+                Ok(format!("value {}", flood.len()))
             })(),
             "die" => std::process::exit(0),
             _ => Err(Error::InvalidValue),
