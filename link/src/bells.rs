@@ -69,7 +69,6 @@ struct Bell {
 struct Conn {
     sock: Arc<OwnedFd>,
     account: Account,
-    pid: i32,
     _hold: Hold,
 }
 
@@ -156,9 +155,9 @@ impl Board {
         self.state.lock().revoked
     }
 
-    /// Keeps the connection of importer `peer` (`pid` for messages), charged one descriptor
+    /// Keeps the connection of importer `peer`, charged one descriptor
     /// to a new account of its: its id, or `None` (refused, logged; the caller closes it).
-    pub(crate) fn accept(&self, sock: Arc<OwnedFd>, peer: PeerId, pid: i32) -> Option<u64> {
+    pub(crate) fn accept(&self, sock: Arc<OwnedFd>, peer: PeerId) -> Option<u64> {
         let account = Account::open(peer, self.limits);
         let hold = match account.claim(0, 1, "a kept importer connection") {
             Ok(h) => h,
@@ -173,7 +172,7 @@ impl Board {
         }
         let id = s.next;
         s.next += 1;
-        s.conns.insert(id, Conn { sock, account, pid, _hold: hold });
+        s.conns.insert(id, Conn { sock, account, _hold: hold });
         Some(id)
     }
 
@@ -213,10 +212,10 @@ impl Board {
                     break;
                 }
                 Ok(Recv::Packet { .. }) => {
-                    let pid = self.state.lock().conns.get(&id).map_or(0, |c| c.pid);
+                    let peer = self.state.lock().conns.get(&id).map(|c| c.account.peer());
                     let _ = peer_fail!(
                         Error::InvalidValue,
-                        "doorbell board: a malformed message from process {pid}; closed"
+                        "doorbell board: a malformed message from {peer:?}; closed"
                     );
                     keep = false;
                     break;
@@ -245,7 +244,7 @@ impl Board {
         };
         let mut s = self.state.lock();
         let Some(conn) = s.conns.get(&id) else { return };
-        let pid = conn.pid;
+        let peer = conn.account.peer();
         let hold = match conn.account.claim_doorbell("a doorbell") {
             Ok(h) => h,
             Err(r) => {
@@ -257,7 +256,7 @@ impl Board {
         let Some(slot) = s.bells.iter().position(Option::is_none) else {
             let n = s.bells.len();
             drop(s);
-            let _ = peer_fail!(Error::Full, "doorbell board: all {n} slots are taken; process {pid} refused");
+            let _ = peer_fail!(Error::Full, "doorbell board: all {n} slots are taken; {peer} refused");
             return answer(REFUSED, code_of(Error::Full));
         };
         s.bells[slot] = Some(Bell { ring, conn: Some(id), _hold: Some(hold) });

@@ -144,6 +144,11 @@ impl Limits {
 /// A peer process: its pid, and an identity that a later process reusing the pid does not
 /// share (the pidfd's inode where the kernel keeps pidfds in their own file system, Linux
 /// 6.9 and later; else the process's start time, read while a pidfd held it alive).
+///
+/// The pid is for messages only: a peer in a PID namespace this process cannot see (a
+/// container beside this one) has pid 0 here, and every such peer is still told apart by
+/// its identity — budgets and places are counted per `PeerId`, never per pid. Without pidfs
+/// (Linux before 6.9) such a peer has no identity: `NOT_FOUND` (see [`PeerId::from_pidfd`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PeerId {
     pid: i32,
@@ -164,6 +169,12 @@ impl PeerId {
                 let st = rustix::fs::fstat(pidfd).map_err(|e| gone(&e))?;
                 return Ok(PeerId { pid, tag: st.st_ino as u64 });
             }
+        }
+        if pid <= 0 {
+            return Err(peer_fail!(
+                Error::NotFound,
+                "a peer of another PID namespace is told apart by its pidfd's inode, which this kernel does not give (pidfs, Linux 6.9)"
+            ));
         }
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| gone(&e))?;
         // Field 22 (start time), counted after the command name's closing parenthesis.
@@ -213,7 +224,10 @@ impl PeerId {
 
 impl fmt::Display for PeerId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "pid {}", self.pid)
+        match self.pid {
+            0 => write!(f, "a process of another PID namespace (#{:x})", self.tag),
+            pid => write!(f, "pid {pid}"),
+        }
     }
 }
 
@@ -225,6 +239,9 @@ impl fmt::Display for PeerId {
 pub fn peer_of(sock: std::os::fd::BorrowedFd<'_>, pid: i32) -> crate::Result<PeerId> {
     match crate::pidfd::peer_pidfd(sock) {
         Some(pidfd) => PeerId::from_pidfd(&pidfd, pid),
+        None if crate::pidfd::out_of_descriptors() => {
+            Err(peer_fail!(Error::Full, "no descriptor left for the pidfd of peer {pid}"))
+        }
         None => PeerId::of_pid(pid),
     }
 }

@@ -21,8 +21,14 @@ const SO_PEERPIDFD: Option<libc::c_int> = if cfg!(any(
     None
 };
 
+/// Whether the last failed call ran out of descriptors (`EMFILE`, `ENFILE`).
+pub(crate) fn out_of_descriptors() -> bool {
+    matches!(std::io::Error::last_os_error().raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
 /// The peer's pidfd (close-on-exec, as every pidfd), or `None` where the kernel (or this
-/// architecture's build) does not offer it or no descriptor is left.
+/// architecture's build) does not offer it or no descriptor is left (then
+/// [`out_of_descriptors`] says so, right after the call).
 pub fn peer_pidfd(sock: BorrowedFd<'_>) -> Option<OwnedFd> {
     let option = SO_PEERPIDFD?;
     let mut fd: libc::c_int = -1;

@@ -97,9 +97,9 @@ pub enum Offer {
         info: Vec<u8>,
     },
     /// The connection itself, handed to this handler in the service's thread with the
-    /// importer's pid as its credentials give it (the handler must not block: it answers
+    /// importer's identity (its pid, for messages, as its credentials give it) (the handler must not block: it answers
     /// and hands the socket to a thread of its own).
-    Connection(Box<dyn Fn(OwnedFd, i32) + Send + Sync>),
+    Connection(Box<dyn Fn(OwnedFd, PeerId) + Send + Sync>),
     /// A memfd handed over as [`Offer::Memfd`] on a connection the service then keeps, for
     /// the importer to register its doorbells with `board` ([`crate::bells`]). Withdrawing
     /// the offer revokes the board: every kept connection is shut down.
@@ -244,7 +244,7 @@ fn start() -> Result<Arc<Service>> {
 /// A connection waiting for its token.
 struct Pending {
     sock: OwnedFd,
-    pid: i32,
+    peer: PeerId,
     deadline: Instant,
 }
 
@@ -299,7 +299,7 @@ fn serve(listener: Listener, s: &Service) {
                     Handled::Done => {}
                 }
             } else if p.deadline <= now {
-                tracing::debug!(target: "doca_sdk", "memory service: process {} sent no request in {REQUEST_WAIT:?}; closed", p.pid);
+                tracing::debug!(target: "doca_sdk", "memory service: process {} sent no request in {REQUEST_WAIT:?}; closed", p.peer);
             } else {
                 keep.push(p);
             }
@@ -336,17 +336,19 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>) {
             Ok(pid) => pid,
             Err(_) => continue, // another user: refused (logged at debug by peer_pid)
         };
+        // Counted per process identity, not pid (0 for every process of another namespace).
+        let Ok(peer) = peer_of(sock.as_fd(), pid) else { continue };
         if pending.len() >= MAX_PENDING
-            || pending.iter().filter(|p| p.pid == pid).count() >= MAX_PENDING_PER_PEER
+            || pending.iter().filter(|p| p.peer == peer).count() >= MAX_PENDING_PER_PEER
         {
             let _ = peer_fail!(
                 Error::Full,
-                "memory service: process {pid} (or all importers) already has {} requests waiting; refused",
+                "memory service: {peer} (or all importers) already has {} requests waiting; refused",
                 pending.len()
             );
             continue;
         }
-        pending.push(Pending { sock, pid, deadline: Instant::now() + REQUEST_WAIT });
+        pending.push(Pending { sock, peer, deadline: Instant::now() + REQUEST_WAIT });
     }
 }
 
@@ -365,7 +367,7 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
             let _ = peer_fail!(
                 Error::InvalidValue,
                 "memory service: a malformed request from process {}; closed",
-                p.pid
+                p.peer
             );
             return Handled::Done;
         }
@@ -375,7 +377,7 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
         let _ = peer_fail!(
             Error::NotFound,
             "memory service: process {} asked for an unknown offer; closed",
-            p.pid
+            p.peer
         );
         return Handled::Done;
     };
@@ -387,7 +389,7 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
         match crate::fabric::send(p.sock.as_fd(), &answer, &[fd.as_fd()]) {
             Ok(()) => true,
             Err(e) => {
-                tracing::debug!(target: "doca_sdk", "memory service: answering process {}: {}", p.pid, e.name());
+                tracing::debug!(target: "doca_sdk", "memory service: answering process {}: {}", p.peer, e.name());
                 false
             }
         }
@@ -399,18 +401,18 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
             Handled::Done
         }
         Some(Offer::Board { fd, info, board }) => {
-            let Ok(peer) = peer_of(p.sock.as_fd(), p.pid) else { return Handled::Done };
+            let peer = p.peer;
             if !answer(fd, info) {
                 return Handled::Done;
             }
             let sock = Arc::new(p.sock);
-            match board.accept(sock.clone(), peer, p.pid) {
+            match board.accept(sock.clone(), peer) {
                 Some(id) => Handled::Kept(Kept { sock, board: board.clone(), id }),
                 None => Handled::Done,
             }
         }
         Some(Offer::Connection(handler)) => {
-            handler(p.sock, p.pid);
+            handler(p.sock, p.peer);
             Handled::Done
         }
     }

@@ -146,7 +146,7 @@ struct Conn {
 
 /// One place: the importer's process, the order it came in, its connection.
 struct Place {
-    pid: u32,
+    peer: PeerId,
     seq: u64,
     conn: Arc<Conn>,
 }
@@ -167,26 +167,26 @@ enum NoPlace {
 }
 
 impl Shared {
-    /// Takes a place for `conn`, an importer of process `pid`: refused when that process
+    /// Takes a place for `conn`, an importer of process `peer`: refused when that process
     /// holds [`MAX_CONNS_PER_PEER`] already. With all [`MAX_CONNS`] taken, the process
     /// holding the most places gives its oldest idle connection away (closed) when it holds
     /// more than this process would; otherwise refused. Returns the place's number and, when
     /// one was given away, its process and how many that process held.
     fn take_place(
         &self,
-        pid: u32,
+        peer: PeerId,
         conn: &Arc<Conn>,
-    ) -> std::result::Result<(u64, Option<(u32, usize)>), NoPlace> {
+    ) -> std::result::Result<(u64, Option<(PeerId, usize)>), NoPlace> {
         let mut places = self.places.lock().unwrap_or_else(|e| e.into_inner());
         // At most MAX_CONNS entries, counted on accept only.
-        let mut counts: smallvec::SmallVec<[(u32, usize); 8]> = smallvec::SmallVec::new();
+        let mut counts: smallvec::SmallVec<[(PeerId, usize); 8]> = smallvec::SmallVec::new();
         for p in &places.live {
-            match counts.iter_mut().find(|(q, _)| *q == p.pid) {
+            match counts.iter_mut().find(|(q, _)| *q == p.peer) {
                 Some((_, n)) => *n += 1,
-                None => counts.push((p.pid, 1)),
+                None => counts.push((p.peer, 1)),
             }
         }
-        let mine = counts.iter().find(|(q, _)| *q == pid).map_or(0, |(_, n)| *n);
+        let mine = counts.iter().find(|(q, _)| *q == peer).map_or(0, |(_, n)| *n);
         if mine >= MAX_CONNS_PER_PEER {
             return Err(NoPlace::PeerFull);
         }
@@ -203,7 +203,7 @@ impl Shared {
                 .live
                 .iter()
                 .enumerate()
-                .filter(|(_, p)| p.pid == greedy)
+                .filter(|(_, p)| p.peer == greedy)
                 .map(|(i, p)| (p.seq, i))
                 .collect();
             theirs.sort_unstable();
@@ -223,7 +223,7 @@ impl Shared {
         }
         let seq = places.next_seq;
         places.next_seq += 1;
-        places.live.push(Place { pid, seq, conn: conn.clone() });
+        places.live.push(Place { peer, seq, conn: conn.clone() });
         Ok((seq, evicted))
     }
 
@@ -273,7 +273,7 @@ impl Server {
         });
         let sh = shared.clone();
         let offered = doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Connection(Box::new(
-            move |conn, pid| admit(conn, pid as u32, &sh),
+            move |conn, peer| admit(conn, peer, &sh),
         )))?;
         Ok(Server { shared, service: offered.service(), token: offered.token(), offered: Some(offered), pid })
     }
@@ -479,17 +479,16 @@ impl LogLimit {
 /// What the importer's process is charged for one connection: its serving thread and
 /// [`CONN_FDS`] descriptors, in the peer ledger ([`crate::budget`]). `Err` with the reason
 /// (its process is gone, or beyond its budget).
-fn charge(pid: u32, limits: Limits) -> std::result::Result<Hold, String> {
-    let peer = PeerId::of_pid(pid as i32).map_err(|e| format!("pid {pid}: {}", e.name()))?;
+fn charge(peer: PeerId, limits: Limits) -> std::result::Result<Hold, String> {
     Account::open(peer, limits)
         .claim_with_threads(0, CONN_FDS, 1, "an importer of a served export")
         .map_err(|r| r.why)
 }
 
-/// Admits an importer of process `pid` that brought the export's token (in the memory
+/// Admits an importer of process `peer` that brought the export's token (in the memory
 /// service's thread: never blocks): a place (perhaps given away by the biggest holder, see
 /// [`Shared::take_place`]), its charge in the peer ledger, the welcome, a serving thread.
-fn admit(sock: OwnedFd, pid: u32, sh: &Arc<Shared>) {
+fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
     if sh.revoked.load(Ordering::SeqCst) {
         return;
     }
@@ -501,12 +500,12 @@ fn admit(sock: OwnedFd, pid: u32, sh: &Arc<Shared>) {
         }
     };
     let conn = Arc::new(Conn { sock, state: std::sync::atomic::AtomicU8::new(IDLE) });
-    let seq = match sh.take_place(pid, &conn) {
+    let seq = match sh.take_place(peer, &conn) {
         Ok((seq, evicted)) => {
             if let Some((greedy, most)) = evicted {
                 log(
                     LogLimit::EVICTED,
-                    &|h| tracing::warn!(target: "doca_sdk", "served export: closed an idle connection of pid {greedy}, which held {most} of the {MAX_CONNS} places, to admit pid {pid}{h}"),
+                    &|h| tracing::warn!(target: "doca_sdk", "served export: closed an idle connection of {greedy}, which held {most} of the {MAX_CONNS} places, to admit {peer}{h}"),
                 );
             }
             seq
@@ -520,12 +519,12 @@ fn admit(sock: OwnedFd, pid: u32, sh: &Arc<Shared>) {
             };
             log(
                 LogLimit::REFUSED,
-                &|h| tracing::warn!(target: "doca_sdk", "served export: pid {pid} refused: {why}{h}"),
+                &|h| tracing::warn!(target: "doca_sdk", "served export: {peer} refused: {why}{h}"),
             );
             return;
         }
     };
-    let hold = match charge(pid, sh.limits) {
+    let hold = match charge(peer, sh.limits) {
         Ok(h) => h,
         Err(why) => {
             sh.give_place(seq);

@@ -9,6 +9,25 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
+/// `DOCA_TEST_PEER_WRAP`: a command (words separated by spaces) every peer is started
+/// under, e.g. `unshare --pid --fork --mount-proc --kill-child` to run each peer in a PID
+/// namespace of its own, as a container would ("Host and DPU apart" in the book).
+pub const PEER_WRAP_ENV: &str = "DOCA_TEST_PEER_WRAP";
+
+/// The command that starts `program`, under [`PEER_WRAP_ENV`]'s wrapper if it is set.
+pub fn wrapped(program: &str) -> Command {
+    let wrap = std::env::var(PEER_WRAP_ENV).unwrap_or_default();
+    let mut words = wrap.split_whitespace();
+    match words.next() {
+        None => Command::new(program),
+        Some(first) => {
+            let mut c = Command::new(first);
+            c.args(words).arg(program);
+            c
+        }
+    }
+}
+
 /// How long a peer may take to answer one line.
 pub const ANSWER_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -44,7 +63,7 @@ impl Peer {
     }
 
     fn start(program: &str, args: &[&str], stderr: Stdio, env: &[(&str, &str)]) -> Peer {
-        let mut child = Command::new(program)
+        let mut child = wrapped(program)
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
@@ -66,9 +85,33 @@ impl Peer {
         Peer { child, stdin, lines, name: program.rsplit('/').next().unwrap_or(program).to_string() }
     }
 
-    /// The process id.
+    /// The process id (under a [`PEER_WRAP_ENV`] wrapper: the peer program's, the
+    /// wrapper's child, as this process sees it).
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        let outer = self.child.id();
+        if std::env::var_os(PEER_WRAP_ENV).is_none_or(|w| w.is_empty()) {
+            return outer;
+        }
+        let children = format!("/proc/{outer}/task/{outer}/children");
+        for _ in 0..500 {
+            let list = std::fs::read_to_string(&children).unwrap_or_default();
+            if let Some(pid) = list.split_whitespace().next().and_then(|p| p.parse().ok()) {
+                return pid;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("{}: the wrapper (pid {outer}) started no program", self.name)
+    }
+
+    /// How another peer's log names this peer: `pid N`, or — each peer in a PID namespace of
+    /// its own under [`PEER_WRAP_ENV`], where no peer sees another's pid — the words the
+    /// library uses for such a process.
+    pub fn as_named_by_peers(&self) -> String {
+        if std::env::var_os(PEER_WRAP_ENV).is_some_and(|w| !w.is_empty()) {
+            "a process of another PID namespace".into()
+        } else {
+            format!("pid {}", self.pid())
+        }
     }
 
     /// Sends one command line.
@@ -118,6 +161,11 @@ impl Peer {
 
     /// Kills the peer at once (SIGKILL) and reaps it.
     pub fn kill(mut self) {
+        if std::env::var_os(PEER_WRAP_ENV).is_some_and(|w| !w.is_empty()) {
+            if let Some(pid) = rustix::process::Pid::from_raw(self.pid() as i32) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -319,7 +319,7 @@ fn one_process_cannot_take_the_descriptors_honest_clients_need() {
     assert_eq!(words[4], "DOCA_ERROR_FULL", "{line}");
     // Its share: 25 % of 256 descriptors, CONN_FDS per connection.
     assert!(accepted as u64 <= 64 / doca_cc::transport::budget::CONN_FDS, "{line}");
-    let pid = format!("pid {}", hostile.pid());
+    let pid = hostile.as_named_by_peers();
     hostile.send("bye");
     assert!(hostile.finish());
     assert!(server.finish());

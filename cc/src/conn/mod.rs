@@ -74,6 +74,8 @@ pub(crate) struct ConnInner {
     counters: [AtomicU64; 4],
     snapshot: Mutex<[u64; 4]>,
     peer_pid: i32,
+    /// The other side's process identity, where a budget was opened for it.
+    peer_id: Option<doca_link::budget::PeerId>,
     dev: Dev,
     fast: Registry,
 }
@@ -155,6 +157,7 @@ impl Connection {
                 counters: Default::default(),
                 snapshot: Mutex::new([0; 4]),
                 peer_pid,
+                peer_id: budget.as_ref().map(|b| b.account().peer()),
                 fast: Registry::new(
                     is_server,
                     sock,
@@ -224,6 +227,11 @@ impl Connection {
     /// Process id of the other side.
     pub fn peer_pid(&self) -> i32 {
         self.inner.peer_pid
+    }
+
+    /// The other side's process identity (what budgets and places count), where known.
+    pub fn peer_id(&self) -> Option<doca_link::budget::PeerId> {
+        self.inner.peer_id
     }
 
     /// `doca_cc_connection_update_info`: takes a snapshot of the counters for

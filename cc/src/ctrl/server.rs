@@ -85,7 +85,7 @@ impl ServerState {
             }
             let Ok(ctrl) = side.ctrl() else { return false };
             let live = side.num_links();
-            let live_of = |pid| side.num_links_of(pid);
+            let live_of = |peer| side.num_links_of(peer);
             acceptor.poll(side, &ctrl, now, live, &live_of, &Bells::one, &mut incoming);
         }
         let any = !incoming.is_empty();

@@ -505,9 +505,9 @@ impl Side {
         self.links.borrow().len()
     }
 
-    /// Established connections with process `pid`.
-    pub(crate) fn num_links_of(&self, pid: i32) -> usize {
-        self.links.borrow().iter().filter(|(_, l)| l.conn.peer_pid() == pid).count()
+    /// Established connections with process `peer`.
+    pub(crate) fn num_links_of(&self, peer: doca_link::budget::PeerId) -> usize {
+        self.links.borrow().iter().filter(|(_, l)| l.conn.peer_id() == Some(peer)).count()
     }
 
     /// Reports a connection that closed: an expired-consumer event for each consumer the peer

@@ -437,7 +437,7 @@ impl Endpoint {
             let now = now.get();
             if acceptor_ready || acceptor.next_deadline().is_some_and(|d| d <= now) {
                 let peers = &st.peers;
-                let live_of = |pid| peers.iter().filter(|p| p.pid() == Some(pid) && p.is_up()).count();
+                let live_of = |peer| peers.iter().filter(|p| p.peer() == Some(peer) && p.is_up()).count();
                 acceptor.poll(&who, &self.ctrl, now, live, &live_of, &Bells::two, &mut incoming);
             }
         }
@@ -456,12 +456,9 @@ impl Endpoint {
                     continue;
                 }
             };
-            let (id, pid, state, sock, channel, budget) =
-                (up.id, up.pid, up.state, up.sock, up.channel, up.budget);
-            st.peers.push(PeerAddr::accepted(
-                &self.id,
-                AcceptedPeer { id, pid, state, sock, channel, bells, budget },
-            ));
+            let (id, state, sock, channel, budget) = (up.id, up.state, up.sock, up.channel, up.budget);
+            st.peers
+                .push(PeerAddr::accepted(&self.id, AcceptedPeer { id, state, sock, channel, bells, budget }));
         }
     }
 

@@ -12,6 +12,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use doca_core::{Error, Result};
+use doca_link::budget::PeerId;
 use doca_link::notify::{Doorbell, EpollSet, Watched};
 use parking_lot::Mutex;
 
@@ -46,7 +47,6 @@ pub(crate) struct PeerBells {
 /// A client a service accepted, as [`PeerAddr::accepted`] takes it.
 pub(crate) struct AcceptedPeer {
     pub(crate) id: u64,
-    pub(crate) pid: i32,
     pub(crate) state: ConnState,
     /// The socket, in the endpoint's control set under the connection's token.
     pub(crate) sock: Watched<OwnedFd>,
@@ -121,7 +121,7 @@ struct Peer {
     owner: Weak<()>,
     id: u64,
     /// The other side's process, when known (a service's clients).
-    pid: Option<i32>,
+    peer: Option<PeerId>,
     user_data: AtomicU64,
     link: Mutex<Link>,
     counters: [AtomicU64; 4],
@@ -151,7 +151,7 @@ impl PeerAddr {
     fn new(
         owner: &Arc<()>,
         id: u64,
-        pid: Option<i32>,
+        peer: Option<PeerId>,
         state: ConnState,
         wire: Wire,
         redial: Option<Redial>,
@@ -160,7 +160,7 @@ impl PeerAddr {
         PeerAddr(Arc::new(Peer {
             owner: Arc::downgrade(owner),
             id,
-            pid,
+            peer,
             user_data: AtomicU64::new(0),
             link: Mutex::new(Link { state, wire, redial, eof: false }),
             counters: Default::default(),
@@ -171,9 +171,10 @@ impl PeerAddr {
 
     /// A client of a service, up (its first message not read yet).
     pub(crate) fn accepted(owner: &Arc<()>, up: AcceptedPeer) -> PeerAddr {
-        let AcceptedPeer { id, pid, state, sock, channel, bells, budget } = up;
+        let AcceptedPeer { id, state, sock, channel, bells, budget } = up;
+        let peer = budget.account().peer();
         let wire = Wire::Up { sock, channel, bells, _budget: Some(Box::new(budget)) };
-        PeerAddr::new(owner, id, Some(pid), state, wire, None, false)
+        PeerAddr::new(owner, id, Some(peer), state, wire, None, false)
     }
 
     /// A client's service, while the handshake runs (started over with `redial` when the
@@ -202,8 +203,9 @@ impl PeerAddr {
     }
 
     /// The other side's process, when known (a service's clients).
-    pub(crate) fn pid(&self) -> Option<i32> {
-        self.0.pid
+    /// The other side's process, when known (a service's clients).
+    pub(crate) fn peer(&self) -> Option<PeerId> {
+        self.0.peer
     }
 
     /// `doca_comm_channel_peer_addr_set_user_data`.
@@ -425,7 +427,7 @@ impl PeerAddr {
             return;
         }
         if let Some(held) = throttle.admit(LOG_BROKEN_RING, Instant::now()) {
-            let pid = self.0.pid.map_or(String::new(), |p| format!(" (pid {p})"));
+            let pid = self.0.peer.map_or(String::new(), |p| format!(" ({p})"));
             tracing::error!(target: "doca_sdk", "comm channel: peer {}{pid} disconnected: it broke the protocol: a shared ring index out of bounds{}", self.0.id, held_back(held));
         }
     }

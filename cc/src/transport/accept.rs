@@ -31,7 +31,7 @@ use doca_core::{Error, PciAddr, Result};
 use doca_link::notify::{EpollSet, Watched};
 use slab::Slab;
 
-use super::budget::{ConnBudget, NotAdmitted};
+use super::budget::ConnBudget;
 use super::channel::Channel;
 use super::setup::{serve, Bells, MakeBells, Served};
 use super::throttle::{held_back, Throttle};
@@ -41,6 +41,7 @@ use crate::proto::handshake::{
 };
 use crate::proto::state::ConnState;
 use crate::proto::Reply;
+use doca_link::budget::{peer_of, PeerId};
 use doca_link::{peer_pid, Listener};
 
 /// How long the listener rests after the process ran out of file descriptors.
@@ -87,6 +88,9 @@ pub struct NewConn {
 struct Pending {
     sock: Watched<OwnedFd>,
     pid: i32,
+    /// Its process (places are counted per process identity: the pid is 0 for every
+    /// process of a PID namespace this one cannot see).
+    peer: PeerId,
     id: u64,
     state: ConnState,
     budget: ConnBudget,
@@ -168,25 +172,25 @@ impl Acceptor {
         set: &EpollSet,
         now: Instant,
         live: usize,
-        live_of: &dyn Fn(i32) -> usize,
+        live_of: &dyn Fn(PeerId) -> usize,
         bells: MakeBells<'_>,
         out: &mut Vec<Incoming>,
     ) {
         self.accept_all(who, set, now);
         let mut live = live;
         // Connections made in this pass, by process (not in `live_of` yet).
-        let mut added: smallvec::SmallVec<[(i32, usize); 4]> = smallvec::SmallVec::new();
+        let mut added: smallvec::SmallVec<[(PeerId, usize); 4]> = smallvec::SmallVec::new();
         let keys: Vec<usize> = self.pending.iter().map(|(k, _)| k).collect();
         for key in keys {
             let p = &self.pending[key];
-            let here = added.iter().find(|(pid, _)| *pid == p.pid).map_or(0, |(_, n)| *n);
-            let occupancy = Occupancy { total: live, of_peer: live_of(p.pid) + here };
+            let here = added.iter().find(|(q, _)| *q == p.peer).map_or(0, |(_, n)| *n);
+            let occupancy = Occupancy { total: live, of_peer: live_of(p.peer) + here };
             match serve(who, p.sock.as_fd(), p.pid, &self.limits, occupancy, p.id, bells) {
                 Served::Waiting => {
                     if p.state.handshake_expired(now, HELLO_DEADLINE) {
                         let mut p = self.pending.remove(key);
                         if let Some(held) = self.throttle.admit(LOG_DEADLINE, now) {
-                            tracing::warn!(target: "doca_sdk", "{who}: dropped pid {}: no handshake within {HELLO_DEADLINE:?}{}", p.pid, held_back(held));
+                            tracing::warn!(target: "doca_sdk", "{who}: dropped {}: no handshake within {HELLO_DEADLINE:?}{}", p.peer, held_back(held));
                         }
                         p.state.set(ConnState::Down(Error::ConnectionAborted), who);
                     }
@@ -200,9 +204,9 @@ impl Acceptor {
                     if let Some(held) = self.throttle.admit(r.code.code() as u32 * 2 + r.report as u32, now) {
                         let (verb, more) = (if r.report { "refused" } else { "dropped" }, held_back(held));
                         if r.report {
-                            tracing::error!(target: "doca_sdk", "{who}: {verb} pid {}: {}{more}", p.pid, r.why);
+                            tracing::error!(target: "doca_sdk", "{who}: {verb} {}: {}{more}", p.peer, r.why);
                         } else {
-                            tracing::warn!(target: "doca_sdk", "{who}: {verb} pid {}: {}{more}", p.pid, r.why);
+                            tracing::warn!(target: "doca_sdk", "{who}: {verb} {}: {}{more}", p.peer, r.why);
                         }
                     }
                     p.state.set(ConnState::Down(r.code), who);
@@ -215,11 +219,11 @@ impl Acceptor {
                     let (channel, accepted, bells) = *up;
                     p.state.set(ConnState::Up, who);
                     live += 1;
-                    match added.iter_mut().find(|(pid, _)| *pid == p.pid) {
+                    match added.iter_mut().find(|(q, _)| *q == p.peer) {
                         Some((_, n)) => *n += 1,
-                        None => added.push((p.pid, 1)),
+                        None => added.push((p.peer, 1)),
                     }
-                    tracing::debug!(target: "doca_sdk", "{who}: connection #{} from pid {}", p.id, p.pid);
+                    tracing::debug!(target: "doca_sdk", "{who}: connection #{} from {}", p.id, p.peer);
                     out.push(Incoming::Up(Box::new(NewConn {
                         id: p.id,
                         pid: p.pid,
@@ -270,15 +274,24 @@ impl Acceptor {
                     continue;
                 }
             };
-            if !self.make_room(who, pid, now) {
+            // Counted per process identity (its pidfd), never per pid.
+            let peer = match peer_of(sock.as_fd(), pid) {
+                Ok(peer) => peer,
+                Err(doca_link::Error::Full) => {
+                    self.out_of_descriptors(who, now);
+                    return;
+                }
+                Err(_) => continue, // gone already
+            };
+            if !self.make_room(who, peer, now) {
                 // Busy: the client tries again. Answered so that it reads the answer, not a
                 // reset (its Hello may arrive while the socket closes); non-blocking.
                 doca_link::answer_and_close(sock, &Reply::refuse(BUSY).encode());
                 continue;
             }
-            let budget = match ConnBudget::admit(sock.as_fd(), pid, self.budget) {
+            let budget = match ConnBudget::admit(peer, self.budget) {
                 Ok(b) => b,
-                Err(NotAdmitted::Budget(r)) => {
+                Err(r) => {
                     if let Some(held) = self.throttle.admit(LOG_BUDGET, now) {
                         tracing::warn!(target: "doca_sdk", "{who}: refused {}: {r}{}", r.code.name(), held_back(held));
                     }
@@ -287,11 +300,6 @@ impl Acceptor {
                     doca_link::answer_and_close(sock, &crate::proto::Reply::refuse(r.code.into()).encode());
                     continue;
                 }
-                Err(NotAdmitted::NoDescriptor) => {
-                    self.out_of_descriptors(who, now);
-                    return;
-                }
-                Err(NotAdmitted::Gone) => continue,
             };
             let entry = self.pending.vacant_entry();
             let sock = match set.watch(sock, token::pending(entry.key())) {
@@ -303,27 +311,34 @@ impl Acceptor {
             };
             let id = self.next_id;
             self.next_id += 1;
-            entry.insert(Pending { sock, pid, id, state: ConnState::Handshaking { since: now }, budget });
+            entry.insert(Pending {
+                sock,
+                pid,
+                peer,
+                id,
+                state: ConnState::Handshaking { since: now },
+                budget,
+            });
         }
     }
 }
 
 impl Acceptor {
-    /// Whether a new socket of process `pid` may wait for its Hello, closing another
+    /// Whether a new socket of process `peer` may wait for its Hello, closing another
     /// process's oldest silent socket when that makes the room (see the module's table).
-    fn make_room(&mut self, who: &dyn Display, pid: i32, now: Instant) -> bool {
+    fn make_room(&mut self, who: &dyn Display, peer: PeerId, now: Instant) -> bool {
         // At most MAX_HANDSHAKES entries: counting them is cheap, and only done on accept.
-        let mut counts: smallvec::SmallVec<[(i32, usize); 8]> = smallvec::SmallVec::new();
+        let mut counts: smallvec::SmallVec<[(PeerId, usize); 8]> = smallvec::SmallVec::new();
         for (_, p) in &self.pending {
-            match counts.iter_mut().find(|(q, _)| *q == p.pid) {
+            match counts.iter_mut().find(|(q, _)| *q == p.peer) {
                 Some((_, n)) => *n += 1,
-                None => counts.push((p.pid, 1)),
+                None => counts.push((p.peer, 1)),
             }
         }
-        let mine = counts.iter().find(|(q, _)| *q == pid).map_or(0, |(_, n)| *n);
+        let mine = counts.iter().find(|(q, _)| *q == peer).map_or(0, |(_, n)| *n);
         if mine >= MAX_HANDSHAKES_PER_PEER {
             if let Some(held) = self.throttle.admit(LOG_PEER_HANDSHAKES, now) {
-                tracing::warn!(target: "doca_sdk", "{who}: pid {pid} already has {MAX_HANDSHAKES_PER_PEER} handshakes in progress, the most one process may: its new socket was answered busy{}", held_back(held));
+                tracing::warn!(target: "doca_sdk", "{who}: {peer} already has {MAX_HANDSHAKES_PER_PEER} handshakes in progress, the most one process may: its new socket was answered busy{}", held_back(held));
             }
             return false;
         }
@@ -335,20 +350,20 @@ impl Acceptor {
         let Some(&(greedy, most)) = counts.iter().max_by_key(|(_, n)| *n) else { return false };
         if most <= mine + 1 {
             if let Some(held) = self.throttle.admit(LOG_HANDSHAKES, now) {
-                tracing::warn!(target: "doca_sdk", "{who}: pid {pid} answered busy: {MAX_HANDSHAKES} handshakes already in progress{}", held_back(held));
+                tracing::warn!(target: "doca_sdk", "{who}: {peer} answered busy: {MAX_HANDSHAKES} handshakes already in progress{}", held_back(held));
             }
             return false;
         }
         let oldest = self
             .pending
             .iter()
-            .filter(|(_, p)| p.pid == greedy)
+            .filter(|(_, p)| p.peer == greedy)
             .min_by_key(|(_, p)| p.id)
             .map(|(k, _)| k)
             .expect("the process holding the most has one");
         let mut p = self.pending.remove(oldest);
         if let Some(held) = self.throttle.admit(LOG_EVICTED, now) {
-            tracing::warn!(target: "doca_sdk", "{who}: closed a silent socket of pid {greedy}, which held {most} of the {MAX_HANDSHAKES} handshake places, to admit pid {pid}{}", held_back(held));
+            tracing::warn!(target: "doca_sdk", "{who}: closed a silent socket of {greedy}, which held {most} of the {MAX_HANDSHAKES} handshake places, to admit {peer}{}", held_back(held));
         }
         p.state.set(ConnState::Down(Error::ConnectionAborted), who);
         true

@@ -12,7 +12,7 @@ use std::fmt;
 use std::os::fd::BorrowedFd;
 
 use doca_core::Error;
-use doca_link::budget::{peer_of, Account, Hold, Limits, Refusal};
+use doca_link::budget::{peer_of, Account, Hold, Limits, PeerId, Refusal};
 
 /// Descriptors a server keeps for one established 2024 connection: the socket and a
 /// duplicate of it, the client's two doorbell ends, this side's end of the connection's
@@ -25,17 +25,6 @@ pub const CONN_FDS: u64 = 8;
 /// Descriptors kept for one consumer of the peer: its ring segment and its doorbell (its
 /// memory's descriptor is closed once mapped).
 pub const CONSUMER_FDS: u64 = 2;
-
-/// Why an accepted socket was not admitted.
-#[derive(Debug)]
-pub enum NotAdmitted {
-    /// Beyond its process's budget: answer with the code, log the reason once.
-    Budget(Refusal),
-    /// This process has no descriptor left to identify the peer (as when `accept` fails).
-    NoDescriptor,
-    /// The peer process is gone already.
-    Gone,
-}
 
 /// A connection's account with its peer process: what the connection itself holds (nothing
 /// on a client), as a claim on the account.
@@ -50,17 +39,11 @@ impl fmt::Debug for ConnBudget {
 }
 
 impl ConnBudget {
-    /// Server side: a socket from process `pid` was accepted. Charges [`CONN_FDS`] to that
+    /// Server side: a socket from process `peer` was accepted. Charges [`CONN_FDS`] to that
     /// process: refused with `FULL` beyond its share (or beyond what all peers may hold when
     /// it already holds some).
-    pub fn admit(sock: BorrowedFd<'_>, pid: i32, limits: Limits) -> Result<ConnBudget, NotAdmitted> {
-        let peer = peer_of(sock, pid).map_err(|code| match code {
-            doca_link::Error::Full => NotAdmitted::NoDescriptor,
-            _ => NotAdmitted::Gone,
-        })?;
-        let base = Account::open(peer, limits)
-            .claim(0, CONN_FDS, "a new connection")
-            .map_err(NotAdmitted::Budget)?;
+    pub fn admit(peer: PeerId, limits: Limits) -> Result<ConnBudget, Refusal> {
+        let base = Account::open(peer, limits).claim(0, CONN_FDS, "a new connection")?;
         Ok(ConnBudget { base })
     }
 
