@@ -244,6 +244,15 @@ impl Params {
         }
     }
 
+    fn set_iv_refused(&mut self, len: u32) {
+        tracing::error!(
+            target: "doca_sdk",
+            "aes_gcm: an IV of {len} bytes (at most {MAX_IV_LEN}, and bytes to read): the task will be refused at submission"
+        );
+        self.iv_len = len.max(MAX_IV_LEN as u32 + 1);
+        self.iv = [0; MAX_IV_LEN];
+    }
+
     fn iv(&self) -> &[u8] {
         match self.iv_len as usize {
             n if n <= MAX_IV_LEN => &self.iv[..n],
@@ -325,6 +334,13 @@ macro_rules! accessors {
             #[doc = concat!("`doca_aes_gcm_task_", $c, "_set_iv`: 0 to 12 bytes (longer: logged, and refused at submission).")]
             pub fn set_iv(&self, iv: &[u8]) {
                 self.0.with_payload(|x| x.p.set_iv(iv));
+            }
+
+            /// An IV of `len` bytes (above 12) that C set without bytes the engine may read:
+            /// logged, and the task refused at submission (the C ABI's `set_iv`).
+            #[doc(hidden)]
+            pub fn set_iv_refused(&self, len: u32) {
+                self.0.with_payload(|x| x.p.set_iv_refused(len));
             }
 
             #[doc = concat!("`doca_aes_gcm_task_", $c, "_get_tag_size`.")]
