@@ -48,10 +48,13 @@ pub(crate) enum Kind {
     GraphInstance,
     // doca_sync_event
     SyncEvent,
+    // doca_aes_gcm
+    AesGcm,
+    AesGcmKey,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 27] = [
+const NAMES: [&str; 29] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -82,6 +85,9 @@ const NAMES: [&str; 27] = [
     "struct doca_graph_instance",
     // doca_sync_event
     "struct doca_sync_event",
+    // doca_aes_gcm
+    "struct doca_aes_gcm",
+    "struct doca_aes_gcm_key",
 ];
 
 impl Kind {

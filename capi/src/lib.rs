@@ -27,6 +27,7 @@
 //! | `legacy`     | `doca_comm_channel.h`: the legacy endpoint API                           |
 //! | `dma`        | `doca_dma.h`                                                             |
 //! | `sha`        | `doca_sha.h`                                                             |
+//! | `aes_gcm`    | `doca_aes_gcm.h`                                                         |
 //! | `advise`     | `doca_mmap_advise.h` (2.9+)                                              |
 //!
 //! And what every export shares: `boundary` (the panic boundary and the call's name),
@@ -67,6 +68,7 @@
 #![allow(unsafe_code)]
 
 mod advise;
+mod aes_gcm;
 mod argp;
 mod boundary;
 mod buf;
@@ -93,6 +95,7 @@ mod task;
 mod version;
 
 pub use advise::*;
+pub use aes_gcm::*;
 pub use argp::*;
 pub use buf::*;
 pub use cc::*;

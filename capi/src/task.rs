@@ -28,6 +28,9 @@ pub(crate) enum AnyTask {
     // doca_sha
     ShaHash(doca_sha::HashTask),
     ShaPartialHash(doca_sha::PartialHashTask),
+    // doca_aes_gcm
+    AesGcmEncrypt(doca_aes_gcm::EncryptTask),
+    AesGcmDecrypt(doca_aes_gcm::DecryptTask),
     // doca_sync_event
     SeGet(doca_sync_event::GetTask),
     SeNotifySet(doca_sync_event::NotifySetTask),
@@ -48,6 +51,9 @@ macro_rules! each {
             // doca_sha
             AnyTask::ShaHash($x) => $e,
             AnyTask::ShaPartialHash($x) => $e,
+            // doca_aes_gcm
+            AnyTask::AesGcmEncrypt($x) => $e,
+            AnyTask::AesGcmDecrypt($x) => $e,
             // doca_sync_event
             AnyTask::SeGet($x) => $e,
             AnyTask::SeNotifySet($x) => $e,
@@ -84,6 +90,19 @@ impl AnyTask {
             }
             AnyTask::ShaPartialHash(t) => {
                 t.submit_ex(flags).map_err(|r| (r.error, AnyTask::ShaPartialHash(r.value)))
+            }
+            // doca_aes_gcm
+            AnyTask::AesGcmEncrypt(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::AesGcmEncrypt(r.value)))
+            }
+            AnyTask::AesGcmEncrypt(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::AesGcmEncrypt(r.value)))
+            }
+            AnyTask::AesGcmDecrypt(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::AesGcmDecrypt(r.value)))
+            }
+            AnyTask::AesGcmDecrypt(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::AesGcmDecrypt(r.value)))
             }
             AnyTask::Send(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::Send(r.value))),
             AnyTask::ProducerSend(t) => {
@@ -137,6 +156,8 @@ pub struct DocaTask {
     pub(crate) imm: Cell<[u8; doca_cc::proto::records::IMM_MAX]>,
     /// A sync event get task's `ret_val_ptr`, a notify-add task's `fetched_val_ptr`.
     pub(crate) out: Cell<*mut u64>,
+    /// An AES-GCM task's key handle (`struct doca_aes_gcm_key *`), as C last set it.
+    pub(crate) key: Cell<*mut core::ffi::c_void>,
 }
 
 static TASKS: Handles = Handles::new(Kind::Task);
@@ -164,6 +185,9 @@ pub(crate) enum Of {
     // doca_sha
     ShaHash,
     ShaPartialHash,
+    // doca_aes_gcm
+    AesGcmEncrypt,
+    AesGcmDecrypt,
     // doca_sync_event
     SeGet,
     SeNotifySet,
@@ -184,6 +208,9 @@ impl AnyTask {
             // doca_sha
             AnyTask::ShaHash(_) => Of::ShaHash,
             AnyTask::ShaPartialHash(_) => Of::ShaPartialHash,
+            // doca_aes_gcm
+            AnyTask::AesGcmEncrypt(_) => Of::AesGcmEncrypt,
+            AnyTask::AesGcmDecrypt(_) => Of::AesGcmDecrypt,
             // doca_sync_event
             AnyTask::SeGet(_) => Of::SeGet,
             AnyTask::SeNotifySet(_) => Of::SeNotifySet,
@@ -244,6 +271,7 @@ impl TaskTable {
                 dst: Cell::new(std::ptr::null_mut()),
                 imm: Cell::new([0; doca_cc::proto::records::IMM_MAX]),
                 out: Cell::new(std::ptr::null_mut()),
+                key: Cell::new(std::ptr::null_mut()),
             })
         });
         if let Some(handle) = own_task(h) {

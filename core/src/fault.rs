@@ -76,6 +76,8 @@ pub const TASK_KINDS: &[&str] = &[
     "dma.memcpy",
     "sha.hash",
     "sha.partial_hash",
+    "aes_gcm.encrypt",
+    "aes_gcm.decrypt",
     "sync_event.wait",
     "loopback.echo",
 ];

@@ -390,6 +390,14 @@ fn a_c_program_hashes_a_file_like_file_integrity_and_matches_sha256sum() {
     let _ = std::fs::remove_file(&file);
 }
 
+// doca_aes_gcm
+/// AES-GCM from C: the GCM specification's test case 16 encrypted (AAD, ciphertext, tag) and
+/// decrypted back, the 12-byte tag, keys, accessors, and each failure with its status.
+#[test]
+fn a_c_program_encrypts_and_decrypts_the_gcm_test_vector() {
+    run(&build("aes_gcm"), &[], None);
+}
+
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {

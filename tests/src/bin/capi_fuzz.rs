@@ -62,8 +62,11 @@ enum K {
     GraphInstance,
     // doca_sync_event
     SyncEvent,
+    // doca_aes_gcm
+    AesGcm,
+    AesGcmKey,
 }
-const KINDS: usize = 26;
+const KINDS: usize = 28;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -514,6 +517,18 @@ impl Gen {
         }
     }
 
+    // doca_aes_gcm
+    /// An `enum doca_aes_gcm_key_type`: 1 or 2, or (bad) another number.
+    fn aes_key_type(&self) -> u32 {
+        match self.below(8) {
+            0 => {
+                self.bad("not an enum doca_aes_gcm_key_type value");
+                [0, 3, u32::MAX][self.below(3) as usize]
+            }
+            v => 1 + (v % 2) as u32,
+        }
+    }
+
     // doca_sync_event
     /// A wait mask: mostly one DOCA allows (0, or 1, 2, 4 or 8 consecutive 0xFF bytes; never
     /// 0 when `nonzero`), sometimes (bad) another.
@@ -733,6 +748,9 @@ const ALL: [K; KINDS] = [
     K::GraphInstance,
     // doca_sync_event
     K::SyncEvent,
+    // doca_aes_gcm
+    K::AesGcm,
+    K::AesGcmKey,
 ];
 
 thread_local! {
@@ -1318,6 +1336,62 @@ fn table() -> Vec<Entry> {
         doca_sha_task_partial_hash_set_is_final_buffer => |g| r(doca_sha_task_partial_hash_set_is_final_buffer(g.h(K::Task)));
         #[lenient] doca_sha_task_partial_hash_get_is_final => |g| r(doca_sha_task_partial_hash_get_is_final(g.h(K::Task)));
         #[lenient] doca_sha_task_partial_hash_get_has_result => |g| r(doca_sha_task_partial_hash_get_has_result(g.h(K::Task)));
+        // doca_aes_gcm.h
+        doca_aes_gcm_create => |g| r(doca_aes_gcm_create(g.h(K::Dev), g.outh(K::AesGcm)));
+        doca_aes_gcm_destroy => |g| r(doca_aes_gcm_destroy(g.hn(K::AesGcm)));
+        doca_aes_gcm_as_ctx => |g| r(doca_aes_gcm_as_ctx(g.h(K::AesGcm)));
+        doca_aes_gcm_cap_get_max_num_tasks => |g| r(doca_aes_gcm_cap_get_max_num_tasks(g.h(K::AesGcm), g.out()));
+        // the raw key: NULL or this program's region (64 KiB: any key length fits)
+        doca_aes_gcm_key_create => |g| { let m: *const c_void = if g.chance(12) { g.bad("NULL raw key"); std::ptr::null() } else { g.region as *const c_void }; r(doca_aes_gcm_key_create(g.h(K::AesGcm), m, g.aes_key_type(), g.outh(K::AesGcmKey))) };
+        doca_aes_gcm_key_destroy => |g| r(doca_aes_gcm_key_destroy(g.hn(K::AesGcmKey)));
+        doca_aes_gcm_cap_task_encrypt_is_supported => |g| r(doca_aes_gcm_cap_task_encrypt_is_supported(g.h(K::Devinfo)));
+        doca_aes_gcm_cap_task_encrypt_get_max_iv_len => |g| r(doca_aes_gcm_cap_task_encrypt_get_max_iv_len(g.h(K::Devinfo), g.out()));
+        doca_aes_gcm_cap_task_encrypt_get_max_iv_length => |g| r(doca_aes_gcm_cap_task_encrypt_get_max_iv_length(g.h(K::Devinfo), g.out()));
+        doca_aes_gcm_cap_task_encrypt_is_tag_96_supported => |g| r(doca_aes_gcm_cap_task_encrypt_is_tag_96_supported(g.h(K::Devinfo)));
+        doca_aes_gcm_cap_task_encrypt_is_tag_128_supported => |g| r(doca_aes_gcm_cap_task_encrypt_is_tag_128_supported(g.h(K::Devinfo)));
+        doca_aes_gcm_cap_task_encrypt_is_key_type_supported => |g| r(doca_aes_gcm_cap_task_encrypt_is_key_type_supported(g.h(K::Devinfo), g.aes_key_type()));
+        doca_aes_gcm_cap_task_encrypt_get_max_buf_size => |g| r(doca_aes_gcm_cap_task_encrypt_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_aes_gcm_cap_task_encrypt_get_max_list_buf_num_elem => |g| r(doca_aes_gcm_cap_task_encrypt_get_max_list_buf_num_elem(g.h(K::Devinfo), g.out()));
+        doca_aes_gcm_task_encrypt_set_conf => |g| r(doca_aes_gcm_task_encrypt_set_conf(g.h(K::AesGcm), g.cb_task(), g.cb_task(), g.u32()));
+        // the IV: NULL or this program's region, with a length that may be beyond 12 (refused before reading)
+        doca_aes_gcm_task_encrypt_alloc_init => |g| { let (iv, n) = g.msg32(); r(doca_aes_gcm_task_encrypt_alloc_init(g.h(K::AesGcm), g.hopt(K::Buf), g.hopt(K::Buf), g.hopt(K::AesGcmKey), iv.cast(), n, g.u32(), g.u32(), g.data(), g.outh(K::Task))) };
+        doca_aes_gcm_task_encrypt_as_task => |g| r(doca_aes_gcm_task_encrypt_as_task(g.h(K::Task)));
+        #[lenient] doca_aes_gcm_task_encrypt_set_src => |g| r(doca_aes_gcm_task_encrypt_set_src(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_aes_gcm_task_encrypt_get_src => |g| r(doca_aes_gcm_task_encrypt_get_src(g.h(K::Task)));
+        #[lenient] doca_aes_gcm_task_encrypt_set_dst => |g| r(doca_aes_gcm_task_encrypt_set_dst(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_aes_gcm_task_encrypt_get_dst => |g| r(doca_aes_gcm_task_encrypt_get_dst(g.h(K::Task)));
+        #[lenient] doca_aes_gcm_task_encrypt_set_key => |g| r(doca_aes_gcm_task_encrypt_set_key(g.h(K::Task), g.hopt(K::AesGcmKey)));
+        #[lenient] doca_aes_gcm_task_encrypt_get_key => |g| r(doca_aes_gcm_task_encrypt_get_key(g.h(K::Task)));
+        #[lenient] doca_aes_gcm_task_encrypt_set_iv => |g| { let (iv, n) = g.msg32(); r(doca_aes_gcm_task_encrypt_set_iv(g.h(K::Task), iv.cast(), n)) };
+        #[lenient] doca_aes_gcm_task_encrypt_get_iv => |g| r(doca_aes_gcm_task_encrypt_get_iv(g.h(K::Task), if g.chance(20) { std::ptr::null_mut() } else { g.out() }));
+        #[lenient] doca_aes_gcm_task_encrypt_set_tag_size => |g| r(doca_aes_gcm_task_encrypt_set_tag_size(g.h(K::Task), g.u32()));
+        #[lenient] doca_aes_gcm_task_encrypt_get_tag_size => |g| r(doca_aes_gcm_task_encrypt_get_tag_size(g.h(K::Task)));
+        #[lenient] doca_aes_gcm_task_encrypt_set_aad_size => |g| r(doca_aes_gcm_task_encrypt_set_aad_size(g.h(K::Task), g.u32()));
+        #[lenient] doca_aes_gcm_task_encrypt_get_aad_size => |g| r(doca_aes_gcm_task_encrypt_get_aad_size(g.h(K::Task)));
+        doca_aes_gcm_cap_task_decrypt_is_supported => |g| r(doca_aes_gcm_cap_task_decrypt_is_supported(g.h(K::Devinfo)));
+        doca_aes_gcm_cap_task_decrypt_get_max_iv_len => |g| r(doca_aes_gcm_cap_task_decrypt_get_max_iv_len(g.h(K::Devinfo), g.out()));
+        doca_aes_gcm_cap_task_decrypt_get_max_iv_length => |g| r(doca_aes_gcm_cap_task_decrypt_get_max_iv_length(g.h(K::Devinfo), g.out()));
+        doca_aes_gcm_cap_task_decrypt_is_tag_96_supported => |g| r(doca_aes_gcm_cap_task_decrypt_is_tag_96_supported(g.h(K::Devinfo)));
+        doca_aes_gcm_cap_task_decrypt_is_tag_128_supported => |g| r(doca_aes_gcm_cap_task_decrypt_is_tag_128_supported(g.h(K::Devinfo)));
+        doca_aes_gcm_cap_task_decrypt_is_key_type_supported => |g| r(doca_aes_gcm_cap_task_decrypt_is_key_type_supported(g.h(K::Devinfo), g.aes_key_type()));
+        doca_aes_gcm_cap_task_decrypt_get_max_buf_size => |g| r(doca_aes_gcm_cap_task_decrypt_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_aes_gcm_cap_task_decrypt_get_max_list_buf_num_elem => |g| r(doca_aes_gcm_cap_task_decrypt_get_max_list_buf_num_elem(g.h(K::Devinfo), g.out()));
+        doca_aes_gcm_task_decrypt_set_conf => |g| r(doca_aes_gcm_task_decrypt_set_conf(g.h(K::AesGcm), g.cb_task(), g.cb_task(), g.u32()));
+        // the IV: NULL or this program's region, with a length that may be beyond 12 (refused before reading)
+        doca_aes_gcm_task_decrypt_alloc_init => |g| { let (iv, n) = g.msg32(); r(doca_aes_gcm_task_decrypt_alloc_init(g.h(K::AesGcm), g.hopt(K::Buf), g.hopt(K::Buf), g.hopt(K::AesGcmKey), iv.cast(), n, g.u32(), g.u32(), g.data(), g.outh(K::Task))) };
+        doca_aes_gcm_task_decrypt_as_task => |g| r(doca_aes_gcm_task_decrypt_as_task(g.h(K::Task)));
+        #[lenient] doca_aes_gcm_task_decrypt_set_src => |g| r(doca_aes_gcm_task_decrypt_set_src(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_aes_gcm_task_decrypt_get_src => |g| r(doca_aes_gcm_task_decrypt_get_src(g.h(K::Task)));
+        #[lenient] doca_aes_gcm_task_decrypt_set_dst => |g| r(doca_aes_gcm_task_decrypt_set_dst(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_aes_gcm_task_decrypt_get_dst => |g| r(doca_aes_gcm_task_decrypt_get_dst(g.h(K::Task)));
+        #[lenient] doca_aes_gcm_task_decrypt_set_key => |g| r(doca_aes_gcm_task_decrypt_set_key(g.h(K::Task), g.hopt(K::AesGcmKey)));
+        #[lenient] doca_aes_gcm_task_decrypt_get_key => |g| r(doca_aes_gcm_task_decrypt_get_key(g.h(K::Task)));
+        #[lenient] doca_aes_gcm_task_decrypt_set_iv => |g| { let (iv, n) = g.msg32(); r(doca_aes_gcm_task_decrypt_set_iv(g.h(K::Task), iv.cast(), n)) };
+        #[lenient] doca_aes_gcm_task_decrypt_get_iv => |g| r(doca_aes_gcm_task_decrypt_get_iv(g.h(K::Task), if g.chance(20) { std::ptr::null_mut() } else { g.out() }));
+        #[lenient] doca_aes_gcm_task_decrypt_set_tag_size => |g| r(doca_aes_gcm_task_decrypt_set_tag_size(g.h(K::Task), g.u32()));
+        #[lenient] doca_aes_gcm_task_decrypt_get_tag_size => |g| r(doca_aes_gcm_task_decrypt_get_tag_size(g.h(K::Task)));
+        #[lenient] doca_aes_gcm_task_decrypt_set_aad_size => |g| r(doca_aes_gcm_task_decrypt_set_aad_size(g.h(K::Task), g.u32()));
+        #[lenient] doca_aes_gcm_task_decrypt_get_aad_size => |g| r(doca_aes_gcm_task_decrypt_get_aad_size(g.h(K::Task)));
         // doca_cc.h
         doca_cc_server_create => |g| r(doca_cc_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
         doca_cc_client_create => |g| r(doca_cc_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
@@ -1833,6 +1907,70 @@ unsafe fn setup(g: &Gen, name: &CStr) {
             };
             must(code, 0, "sha task");
             add(K::Task, st as usize);
+        }
+        // doca_aes_gcm: a context destroyed at once (stale), then a live one on the host
+        // engine with both task types, a key (and a destroyed one), and a task of each type
+        let mut ag = std::ptr::null_mut();
+        must(doca_aes_gcm_create(host, &mut ag), 0, "aes_gcm");
+        must(doca_aes_gcm_destroy(ag), 0, "aes_gcm destroy");
+        stale(K::AesGcm, ag as usize);
+        let mut gcm = std::ptr::null_mut();
+        must(doca_aes_gcm_create(host, &mut gcm), 0, "aes_gcm");
+        must(
+            doca_aes_gcm_task_encrypt_set_conf(gcm, Some(cb_task), Some(cb_task), 4),
+            0,
+            "aes_gcm encrypt conf",
+        );
+        must(
+            doca_aes_gcm_task_decrypt_set_conf(gcm, Some(cb_task), Some(cb_task), 4),
+            0,
+            "aes_gcm decrypt conf",
+        );
+        let agctx = doca_aes_gcm_as_ctx(gcm);
+        must(doca_pe_connect_ctx(cpe, agctx), 0, "aes_gcm connect");
+        must(doca_ctx_start(agctx), 0, "aes_gcm start");
+        add(K::AesGcm, gcm as usize);
+        add(K::Ctx, agctx as usize);
+        let raw = [7u8; 32];
+        let (mut gone, mut key) = (std::ptr::null_mut(), std::ptr::null_mut());
+        must(doca_aes_gcm_key_create(gcm, raw.as_ptr().cast(), 2, &mut gone), 0, "aes_gcm key");
+        must(doca_aes_gcm_key_destroy(gone), 0, "aes_gcm key destroy");
+        stale(K::AesGcmKey, gone as usize);
+        must(doca_aes_gcm_key_create(gcm, raw.as_ptr().cast(), 1, &mut key), 0, "aes_gcm key");
+        add(K::AesGcmKey, key as usize);
+        for decrypt in [false, true] {
+            let mut at = std::ptr::null_mut();
+            let (null_src, null_dst, none) = (std::ptr::null(), std::ptr::null_mut(), DocaData { u64: 0 });
+            let iv = [0u8; 12];
+            let code = if decrypt {
+                doca_aes_gcm_task_decrypt_alloc_init(
+                    gcm,
+                    null_src,
+                    null_dst,
+                    key,
+                    iv.as_ptr(),
+                    12,
+                    12,
+                    0,
+                    none,
+                    &mut at,
+                )
+            } else {
+                doca_aes_gcm_task_encrypt_alloc_init(
+                    gcm,
+                    null_src,
+                    null_dst,
+                    key,
+                    iv.as_ptr(),
+                    12,
+                    16,
+                    0,
+                    none,
+                    &mut at,
+                )
+            };
+            must(code, 0, "aes_gcm task");
+            add(K::Task, at as usize);
         }
         // doca_sync_event: one destroyed at once (stale); one started standalone and exported,
         // one imported from that export (in this process) and started; one a context running
