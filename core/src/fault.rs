@@ -76,6 +76,11 @@ pub const TASK_KINDS: &[&str] = &[
     "dma.memcpy",
     "sha.hash",
     "sha.partial_hash",
+    "compress.compress_deflate",
+    "compress.decompress_deflate",
+    "compress.decompress_lz4",
+    "compress.decompress_lz4_stream",
+    "compress.decompress_lz4_block",
     "sync_event.wait",
     "loopback.echo",
 ];
