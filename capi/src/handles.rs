@@ -48,10 +48,12 @@ pub(crate) enum Kind {
     GraphInstance,
     // doca_sync_event
     SyncEvent,
+    // doca_compress
+    Compress,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 27] = [
+const NAMES: [&str; 28] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -82,6 +84,8 @@ const NAMES: [&str; 27] = [
     "struct doca_graph_instance",
     // doca_sync_event
     "struct doca_sync_event",
+    // doca_compress
+    "struct doca_compress",
 ];
 
 impl Kind {

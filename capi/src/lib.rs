@@ -27,6 +27,7 @@
 //! | `legacy`     | `doca_comm_channel.h`: the legacy endpoint API                           |
 //! | `dma`        | `doca_dma.h`                                                             |
 //! | `sha`        | `doca_sha.h`                                                             |
+//! | `compress`   | `doca_compress.h`                                                        |
 //! | `advise`     | `doca_mmap_advise.h` (2.9+)                                              |
 //!
 //! And what every export shares: `boundary` (the panic boundary and the call's name),
@@ -75,6 +76,7 @@ mod check;
 mod clock;
 mod comch;
 mod compat25;
+mod compress;
 mod ctx;
 mod dev;
 mod dma;
@@ -99,6 +101,7 @@ pub use cc::*;
 pub use clock::*;
 pub use comch::*;
 pub use compat25::*;
+pub use compress::*;
 pub use ctx::*;
 pub use dev::*;
 pub use dma::*;
