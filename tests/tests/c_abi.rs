@@ -556,6 +556,10 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
     assert_eq!(after.matches("][DOCA][ERR]").count(), 1, "and ERROR once set:\n{err}");
     let out = run(&["-p", "03:00.0", "--count=7", "-b", "-l", "60"]);
     assert!(out.contains("start DOCA_SUCCESS pci=03:00.0 n=7 b=1"), "{out}");
+    assert!(out.contains("wf=0"), "{out}");
+    // A short name of two letters is that flag, not `-w` with the value `f`.
+    let wf = run(&["-p", "03:00.0", "-wf"]);
+    assert!(wf.contains("start DOCA_SUCCESS") && wf.contains("wf=1"), "{wf}");
     for (line, shown) in
         [("crit", true), ("error 30", true), ("info", true), ("debug", true), ("trace", false)]
     {
