@@ -9,7 +9,9 @@
  * (1 MiB by default) per context per pass. Compress output is raw DEFLATE (no zlib or gzip
  * framing) that any inflater reads, not byte for byte what NVIDIA's hardware writes. The
  * output lands after the destination's data, whose data length grows by the output's length.
- * Checksums are of the uncompressed bytes: zlib's CRC-32 and Adler-32, xxHash-32 (seed 0).
+ * Checksums are of the uncompressed bytes: zlib's CRC-32 and Adler-32, xxHash-32 (seed 0)
+ * byte-swapped (an LZ4 frame's stored content checksum read big-endian, as DOCA's
+ * decompress_lz4_stream sample compares them).
  * doca_task_submit does not validate (a bad task completes through the error callback, and
  * the context stops); doca_task_try_submit validates first (DOCA_ERROR_INVALID_VALUE).
  * Statuses chosen here (DOCA documents none): corrupt or truncated input

@@ -26,8 +26,8 @@
 //! | compress deflate | any bytes | raw DEFLATE (RFC 1951, no zlib or gzip framing), level 6: a valid stream any inflater reads, **not the bytes the hardware would write** | CRC-32, Adler-32 (zlib's) |
 //! | decompress deflate | one raw DEFLATE stream; bytes after its final block are ignored | the data | CRC-32, Adler-32 |
 //! | decompress LZ4 (2.5/2.6) | one whole LZ4 frame (magic, header, blocks, end mark, optional content checksum, which is verified); bytes after it are ignored | the data | CRC-32, Adler-32 |
-//! | decompress LZ4 stream | the blocks of an LZ4 frame without its header and footer: each block a 4-byte little-endian size (high bit: stored uncompressed), its bytes, and its xxHash-32 when `has_block_checksum` (verified); an end mark (size 0) ends it early. Dependent blocks (`are_blocks_independent` 0) refer to the 64 KiB before them | the data | CRC-32, xxHash-32 (the frame's content checksum) |
-//! | decompress LZ4 block | one LZ4 block (no size header) | the data | CRC-32, xxHash-32 |
+//! | decompress LZ4 stream | the blocks of an LZ4 frame without its header and footer: each block a 4-byte little-endian size (high bit: stored uncompressed), its bytes, and its xxHash-32 when `has_block_checksum` (verified); an end mark (size 0) ends it early. Dependent blocks (`are_blocks_independent` 0) refer to the 64 KiB before them | the data | CRC-32, xxHash-32 byte-swapped (the frame's stored content checksum read big-endian, as DOCA's sample compares it) |
+//! | decompress LZ4 block | one LZ4 block (no size header) | the data | CRC-32, xxHash-32 byte-swapped |
 //!
 //! **The engine.** A submitted task joins the context's queue (every task type in one queue,
 //! in submission order); the work is the emulated engine's, inside the progress engine's
@@ -218,8 +218,9 @@ impl DecompressLz4Task {
 }
 
 impl DecompressLz4StreamTask {
-    /// `doca_compress_task_decompress_lz4_stream_get_xxh_cs`: the xxHash-32 of the output
-    /// (what an LZ4 frame's content checksum holds).
+    /// `doca_compress_task_decompress_lz4_stream_get_xxh_cs`: the xxHash-32 (seed 0) of the
+    /// output, byte-swapped as DOCA reports it — the 4 bytes an LZ4 frame's content checksum
+    /// stores, read big-endian (NVIDIA's decompress_lz4_stream sample compares them so).
     pub fn xxh_cs(&self) -> u32 {
         self.0.with_payload(|p| p.c.second)
     }
@@ -248,7 +249,8 @@ impl DecompressLz4StreamTask {
 }
 
 impl DecompressLz4BlockTask {
-    /// `doca_compress_task_decompress_lz4_block_get_xxh_cs`: the xxHash-32 of the output.
+    /// `doca_compress_task_decompress_lz4_block_get_xxh_cs`: the xxHash-32 (seed 0) of the
+    /// output, byte-swapped as DOCA reports it (see [`DecompressLz4StreamTask::xxh_cs`]).
     pub fn xxh_cs(&self) -> u32 {
         self.0.with_payload(|p| p.c.second)
     }
@@ -780,7 +782,9 @@ impl CompressOps {
             }
             settle(&run.dst, run.dst_pos)?;
             let (crc, adler, xxh) = run.sums.values();
-            let second = if run.sums_is_adler() { adler } else { xxh };
+            // xxHash-32 as DOCA reports it: byte-swapped (NVIDIA's decompress_lz4_stream sample
+            // compares it with the frame's stored content checksum loaded big-endian).
+            let second = if run.sums_is_adler() { adler } else { xxh.swap_bytes() };
             self.pool::<P>().with_payload(id, |p| {
                 let c = p.common();
                 c.crc = crc;
