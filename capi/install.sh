@@ -152,6 +152,7 @@ doca_comch doca-comch doca_cc_server_create
 doca_dma doca-dma doca_dma_create
 doca_sha doca-sha doca_sha_create
 doca_aes_gcm doca-aes-gcm doca_aes_gcm_create
+doca_compress doca-compress doca_compress_create
 LIBS
 
 cp "$here"/include/*.h "$prefix/include/"

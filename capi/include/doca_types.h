@@ -21,6 +21,12 @@ typedef int doca_event_handle_t;
 typedef doca_event_handle_t doca_notification_handle_t;
 #define doca_event_invalid_handle (-1)
 
+/* Integers stored big-endian (network order), as DOCA names them (2.9's compress samples
+ * hold a zlib trailer's Adler-32 in one). */
+typedef uint16_t doca_be16_t;
+typedef uint32_t doca_be32_t;
+typedef uint64_t doca_be64_t;
+
 enum doca_pci_func_type {
 	DOCA_PCI_FUNC_TYPE_PF = 0,
 	DOCA_PCI_FUNC_TYPE_VF = 1,

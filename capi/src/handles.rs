@@ -51,10 +51,12 @@ pub(crate) enum Kind {
     // doca_aes_gcm
     AesGcm,
     AesGcmKey,
+    // doca_compress
+    Compress,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 29] = [
+const NAMES: [&str; 30] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -88,6 +90,8 @@ const NAMES: [&str; 29] = [
     // doca_aes_gcm
     "struct doca_aes_gcm",
     "struct doca_aes_gcm_key",
+    // doca_compress
+    "struct doca_compress",
 ];
 
 impl Kind {

@@ -28,6 +28,7 @@
 //! | `dma`        | `doca_dma.h`                                                             |
 //! | `sha`        | `doca_sha.h`                                                             |
 //! | `aes_gcm`    | `doca_aes_gcm.h`                                                         |
+//! | `compress`   | `doca_compress.h`                                                        |
 //! | `advise`     | `doca_mmap_advise.h` (2.9+)                                              |
 //!
 //! And what every export shares: `boundary` (the panic boundary and the call's name),
@@ -77,6 +78,7 @@ mod check;
 mod clock;
 mod comch;
 mod compat25;
+mod compress;
 mod ctx;
 mod dev;
 mod dma;
@@ -102,6 +104,7 @@ pub use cc::*;
 pub use clock::*;
 pub use comch::*;
 pub use compat25::*;
+pub use compress::*;
 pub use ctx::*;
 pub use dev::*;
 pub use dma::*;

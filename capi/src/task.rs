@@ -38,6 +38,12 @@ pub(crate) enum AnyTask {
     SeWaitGt(doca_sync_event::WaitGtTask),
     SeWaitEq(doca_sync_event::WaitEqTask),
     SeWaitNeq(doca_sync_event::WaitNeqTask),
+    // doca_compress
+    CompressDeflate(doca_compress::CompressDeflateTask),
+    DecompressDeflate(doca_compress::DecompressDeflateTask),
+    DecompressLz4(doca_compress::DecompressLz4Task),
+    DecompressLz4Stream(doca_compress::DecompressLz4StreamTask),
+    DecompressLz4Block(doca_compress::DecompressLz4BlockTask),
 }
 
 macro_rules! each {
@@ -61,6 +67,11 @@ macro_rules! each {
             AnyTask::SeWaitGt($x) => $e,
             AnyTask::SeWaitEq($x) => $e,
             AnyTask::SeWaitNeq($x) => $e,
+            AnyTask::CompressDeflate($x) => $e,
+            AnyTask::DecompressDeflate($x) => $e,
+            AnyTask::DecompressLz4($x) => $e,
+            AnyTask::DecompressLz4Stream($x) => $e,
+            AnyTask::DecompressLz4Block($x) => $e,
         }
     };
 }
@@ -126,6 +137,37 @@ impl AnyTask {
             AnyTask::SeWaitGt(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeWaitGt(r.value))),
             AnyTask::SeWaitEq(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeWaitEq(r.value))),
             AnyTask::SeWaitNeq(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeWaitNeq(r.value))),
+            // doca_compress
+            AnyTask::CompressDeflate(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::CompressDeflate(r.value)))
+            }
+            AnyTask::CompressDeflate(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::CompressDeflate(r.value)))
+            }
+            AnyTask::DecompressDeflate(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::DecompressDeflate(r.value)))
+            }
+            AnyTask::DecompressDeflate(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::DecompressDeflate(r.value)))
+            }
+            AnyTask::DecompressLz4(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::DecompressLz4(r.value)))
+            }
+            AnyTask::DecompressLz4(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::DecompressLz4(r.value)))
+            }
+            AnyTask::DecompressLz4Stream(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::DecompressLz4Stream(r.value)))
+            }
+            AnyTask::DecompressLz4Stream(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::DecompressLz4Stream(r.value)))
+            }
+            AnyTask::DecompressLz4Block(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::DecompressLz4Block(r.value)))
+            }
+            AnyTask::DecompressLz4Block(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::DecompressLz4Block(r.value)))
+            }
         }
     }
 
@@ -195,6 +237,12 @@ pub(crate) enum Of {
     SeWaitGt,
     SeWaitEq,
     SeWaitNeq,
+    // doca_compress
+    CompressDeflate,
+    DecompressDeflate,
+    DecompressLz4,
+    DecompressLz4Stream,
+    DecompressLz4Block,
 }
 
 impl AnyTask {
@@ -218,6 +266,11 @@ impl AnyTask {
             AnyTask::SeWaitGt(_) => Of::SeWaitGt,
             AnyTask::SeWaitEq(_) => Of::SeWaitEq,
             AnyTask::SeWaitNeq(_) => Of::SeWaitNeq,
+            AnyTask::CompressDeflate(_) => Of::CompressDeflate,
+            AnyTask::DecompressDeflate(_) => Of::DecompressDeflate,
+            AnyTask::DecompressLz4(_) => Of::DecompressLz4,
+            AnyTask::DecompressLz4Stream(_) => Of::DecompressLz4Stream,
+            AnyTask::DecompressLz4Block(_) => Of::DecompressLz4Block,
         }
     }
 }

@@ -78,6 +78,11 @@ pub const TASK_KINDS: &[&str] = &[
     "sha.partial_hash",
     "aes_gcm.encrypt",
     "aes_gcm.decrypt",
+    "compress.compress_deflate",
+    "compress.decompress_deflate",
+    "compress.decompress_lz4",
+    "compress.decompress_lz4_stream",
+    "compress.decompress_lz4_block",
     "sync_event.wait",
     "loopback.echo",
 ];

@@ -397,6 +397,65 @@ fn a_c_program_hashes_a_file_like_file_integrity_and_matches_sha256sum() {
 fn a_c_program_encrypts_and_decrypts_the_gcm_test_vector() {
     run(&build("aes_gcm"), &[], None);
 }
+/// DOCA Compress from C at each API level (`capi/tests/c/compress.c`): a file compressed and
+/// decompressed back with zlib's checksums; at 2.5/2.6 an LZ4 frame, at 2.7 its block
+/// sequence (stream task) and one LZ4 block; the documented failures (too small a
+/// destination, corrupt input, try_submit without a destination).
+#[test]
+fn a_c_program_compresses_and_decompresses_at_every_api_level() {
+    use std::io::Write as _;
+    let dir = lib_dir();
+    let tag = std::process::id();
+    // 400 KiB of compressible text with pseudo-random numbers in it.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut data = Vec::new();
+    while data.len() < 400 << 10 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        data.extend_from_slice(
+            format!("line {} of the compress test: {}\n", data.len(), x % 1000).as_bytes(),
+        );
+    }
+    let info = lz4_flex::frame::FrameInfo::new()
+        .block_checksums(true)
+        .content_checksum(true)
+        .block_size(lz4_flex::frame::BlockSize::Max64KB)
+        .block_mode(lz4_flex::frame::BlockMode::Linked);
+    let mut enc = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+    enc.write_all(&data).unwrap();
+    let frame = enc.finish().unwrap();
+    // The block sequence: after the 7-byte header (no content size, no dictionary), before
+    // the end mark and the content checksum.
+    assert_eq!(frame[4] & 0x09, 0, "a header of 7 bytes");
+    let stream = &frame[7..frame.len() - 8];
+    let block = lz4_flex::block::compress(&data);
+    let files: Vec<PathBuf> = ["data", "frame", "stream", "block"]
+        .iter()
+        .map(|n| dir.join(format!("compress-{n}-{tag}")))
+        .collect();
+    for (f, bytes) in files.iter().zip([&data[..], &frame[..], stream, &block[..]]) {
+        std::fs::write(f, bytes).unwrap();
+    }
+    let crc = format!("{:x}", crc32fast::hash(&data));
+    let adler = format!("{:x}", adler2::adler32_slice(&data));
+    let xxh = format!("{:x}", xxhash_rust::xxh32::xxh32(&data, 0).swap_bytes());
+    let mut args: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    args.extend([crc.as_str(), adler.as_str(), xxh.as_str()]);
+    let source = capi_dir().join("tests/c/compress.c");
+    for level in [25, 26, 27] {
+        let prog = compile_with(
+            &format!("compress{level}l"),
+            &source,
+            "any",
+            &[&format!("-DDOCA_EMU_API_LEVEL={level}")],
+        );
+        run(&prog, &args, None);
+    }
+    for f in files {
+        let _ = std::fs::remove_file(f);
+    }
+}
 
 /// The C echo server and the C client, each in its own process.
 #[test]
@@ -504,6 +563,10 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
     assert_eq!(after.matches("][DOCA][ERR]").count(), 1, "and ERROR once set:\n{err}");
     let out = run(&["-p", "03:00.0", "--count=7", "-b", "-l", "60"]);
     assert!(out.contains("start DOCA_SUCCESS pci=03:00.0 n=7 b=1"), "{out}");
+    assert!(out.contains("wf=0"), "{out}");
+    // A short name of two letters is that flag, not `-w` with the value `f`.
+    let wf = run(&["-p", "03:00.0", "-wf"]);
+    assert!(wf.contains("start DOCA_SUCCESS") && wf.contains("wf=1"), "{wf}");
     for (line, shown) in
         [("crit", true), ("error 30", true), ("info", true), ("debug", true), ("trace", false)]
     {

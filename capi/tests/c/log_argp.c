@@ -19,6 +19,7 @@ struct config {
 	char pci[16];
 	int n;
 	bool b;
+	bool wf;
 };
 
 static doca_error_t pci_cb(void *param, void *config)
@@ -44,6 +45,13 @@ static doca_error_t b_cb(void *param, void *config)
 	return DOCA_SUCCESS;
 }
 
+/* A switch with a two-letter short name, as DOCA's compress samples have (-wf). */
+static doca_error_t wf_cb(void *param, void *config)
+{
+	((struct config *)config)->wf = *(bool *)param;
+	return DOCA_SUCCESS;
+}
+
 static void add(const char *s, const char *l, const char *desc, doca_argp_param_cb_t cb, enum doca_argp_type t, int must)
 {
 	struct doca_argp_param *p;
@@ -61,7 +69,7 @@ static void add(const char *s, const char *l, const char *desc, doca_argp_param_
 
 int main(int argc, char **argv)
 {
-	struct config cfg = {.pci = "", .n = 0, .b = false};
+	struct config cfg = {.pci = "", .n = 0, .b = false, .wf = false};
 	struct doca_log_backend *sdk;
 	struct doca_argp_param *bad;
 	doca_error_t res;
@@ -76,11 +84,13 @@ int main(int argc, char **argv)
 	add("p", "pci-addr", "DOCA device PCI address", pci_cb, DOCA_ARGP_TYPE_STRING, 1);
 	add("n", "count", "how many", n_cb, DOCA_ARGP_TYPE_INT, 0);
 	add("b", "flag", "a switch", b_cb, DOCA_ARGP_TYPE_BOOLEAN, 0);
+	add("wf", "with-frame", "a switch of two letters", wf_cb, DOCA_ARGP_TYPE_BOOLEAN, 0);
 	CHECK_CODE(doca_argp_param_create(&bad), DOCA_SUCCESS);
 	doca_argp_param_set_long_name(bad, "no-description");
 	CHECK_CODE(doca_argp_register_param(bad), DOCA_ERROR_INITIALIZATION);
 	res = doca_argp_start(argc, argv);
 	printf("start %s pci=%s n=%d b=%d\n", doca_error_get_name(res), cfg.pci, cfg.n, (int)cfg.b);
+	printf("wf=%d\n", (int)cfg.wf);
 	DOCA_LOG_CRIT("line at crit");
 	DOCA_LOG_ERR("line at error %d", 30);
 	DOCA_LOG_WARN("line at warning");

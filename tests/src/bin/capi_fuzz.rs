@@ -65,8 +65,10 @@ enum K {
     // doca_aes_gcm
     AesGcm,
     AesGcmKey,
+    // doca_compress
+    Compress,
 }
-const KINDS: usize = 28;
+const KINDS: usize = 29;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -751,6 +753,8 @@ const ALL: [K; KINDS] = [
     // doca_aes_gcm
     K::AesGcm,
     K::AesGcmKey,
+    // doca_compress
+    K::Compress,
 ];
 
 thread_local! {
@@ -1301,6 +1305,76 @@ fn table() -> Vec<Entry> {
         doca_sync_event_wait_neq_yield => |g| r(doca_sync_event_wait_neq_yield(g.h(K::SyncEvent), 1, g.se_mask_zero()));
         doca_sync_event_wait_gt => |g| { let e = g.h(K::SyncEvent); doca_sync_event_update_set(e, u64::MAX); r(doca_sync_event_wait_gt(e, 0, g.se_mask(true))) };
         doca_sync_event_wait_gt_yield => |g| { let e = g.h(K::SyncEvent); doca_sync_event_update_set(e, u64::MAX); r(doca_sync_event_wait_gt_yield(e, 0, g.se_mask(true))) };
+        // doca_compress.h
+        doca_compress_create => |g| r(doca_compress_create(g.h(K::Dev), g.outh(K::Compress)));
+        doca_compress_destroy => |g| r(doca_compress_destroy(g.hn(K::Compress)));
+        doca_compress_as_ctx => |g| r(doca_compress_as_ctx(g.h(K::Compress)));
+        doca_compress_cap_get_max_num_tasks => |g| r(doca_compress_cap_get_max_num_tasks(g.h(K::Compress), g.out()));
+        doca_compress_get_max_num_tasks => |g| r(doca_compress_get_max_num_tasks(g.h(K::Compress), g.out()));
+        doca_compress_cap_task_compress_deflate_is_supported => |g| r(doca_compress_cap_task_compress_deflate_is_supported(g.h(K::Devinfo)));
+        doca_compress_cap_task_compress_deflate_get_max_buf_size => |g| r(doca_compress_cap_task_compress_deflate_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_compress_cap_task_compress_deflate_get_max_buf_list_len => |g| r(doca_compress_cap_task_compress_deflate_get_max_buf_list_len(g.h(K::Devinfo), g.out()));
+        doca_compress_task_compress_deflate_set_conf => |g| r(doca_compress_task_compress_deflate_set_conf(g.h(K::Compress), g.cb_task(), g.cb_task(), g.u32()));
+        doca_compress_task_compress_deflate_alloc_init => |g| r(doca_compress_task_compress_deflate_alloc_init(g.h(K::Compress), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_compress_task_compress_deflate_as_task => |g| r(doca_compress_task_compress_deflate_as_task(g.h(K::Task)));
+        doca_compress_task_compress_deflate_set_src => |g| r(doca_compress_task_compress_deflate_set_src(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_compress_task_compress_deflate_get_src => |g| r(doca_compress_task_compress_deflate_get_src(g.h(K::Task)));
+        doca_compress_task_compress_deflate_set_dst => |g| r(doca_compress_task_compress_deflate_set_dst(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_compress_task_compress_deflate_get_dst => |g| r(doca_compress_task_compress_deflate_get_dst(g.h(K::Task)));
+        #[lenient] doca_compress_task_compress_deflate_get_crc_cs => |g| r(doca_compress_task_compress_deflate_get_crc_cs(g.h(K::Task)));
+        #[lenient] doca_compress_task_compress_deflate_get_adler_cs => |g| r(doca_compress_task_compress_deflate_get_adler_cs(g.h(K::Task)));
+        doca_compress_cap_task_decompress_deflate_is_supported => |g| r(doca_compress_cap_task_decompress_deflate_is_supported(g.h(K::Devinfo)));
+        doca_compress_cap_task_decompress_deflate_get_max_buf_size => |g| r(doca_compress_cap_task_decompress_deflate_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_compress_cap_task_decompress_deflate_get_max_buf_list_len => |g| r(doca_compress_cap_task_decompress_deflate_get_max_buf_list_len(g.h(K::Devinfo), g.out()));
+        doca_compress_task_decompress_deflate_set_conf => |g| r(doca_compress_task_decompress_deflate_set_conf(g.h(K::Compress), g.cb_task(), g.cb_task(), g.u32()));
+        doca_compress_task_decompress_deflate_alloc_init => |g| r(doca_compress_task_decompress_deflate_alloc_init(g.h(K::Compress), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_compress_task_decompress_deflate_as_task => |g| r(doca_compress_task_decompress_deflate_as_task(g.h(K::Task)));
+        doca_compress_task_decompress_deflate_set_src => |g| r(doca_compress_task_decompress_deflate_set_src(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_compress_task_decompress_deflate_get_src => |g| r(doca_compress_task_decompress_deflate_get_src(g.h(K::Task)));
+        doca_compress_task_decompress_deflate_set_dst => |g| r(doca_compress_task_decompress_deflate_set_dst(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_compress_task_decompress_deflate_get_dst => |g| r(doca_compress_task_decompress_deflate_get_dst(g.h(K::Task)));
+        #[lenient] doca_compress_task_decompress_deflate_get_crc_cs => |g| r(doca_compress_task_decompress_deflate_get_crc_cs(g.h(K::Task)));
+        #[lenient] doca_compress_task_decompress_deflate_get_adler_cs => |g| r(doca_compress_task_decompress_deflate_get_adler_cs(g.h(K::Task)));
+        doca_compress_cap_task_decompress_lz4_is_supported => |g| r(doca_compress_cap_task_decompress_lz4_is_supported(g.h(K::Devinfo)));
+        doca_compress_cap_task_decompress_lz4_get_max_buf_size => |g| r(doca_compress_cap_task_decompress_lz4_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_compress_cap_task_decompress_lz4_get_max_buf_list_len => |g| r(doca_compress_cap_task_decompress_lz4_get_max_buf_list_len(g.h(K::Devinfo), g.out()));
+        doca_compress_task_decompress_lz4_set_conf => |g| r(doca_compress_task_decompress_lz4_set_conf(g.h(K::Compress), g.cb_task(), g.cb_task(), g.u32()));
+        doca_compress_task_decompress_lz4_alloc_init => |g| r(doca_compress_task_decompress_lz4_alloc_init(g.h(K::Compress), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_compress_task_decompress_lz4_as_task => |g| r(doca_compress_task_decompress_lz4_as_task(g.h(K::Task)));
+        doca_compress_task_decompress_lz4_set_src => |g| r(doca_compress_task_decompress_lz4_set_src(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_compress_task_decompress_lz4_get_src => |g| r(doca_compress_task_decompress_lz4_get_src(g.h(K::Task)));
+        doca_compress_task_decompress_lz4_set_dst => |g| r(doca_compress_task_decompress_lz4_set_dst(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_compress_task_decompress_lz4_get_dst => |g| r(doca_compress_task_decompress_lz4_get_dst(g.h(K::Task)));
+        #[lenient] doca_compress_task_decompress_lz4_get_crc_cs => |g| r(doca_compress_task_decompress_lz4_get_crc_cs(g.h(K::Task)));
+        #[lenient] doca_compress_task_decompress_lz4_get_adler_cs => |g| r(doca_compress_task_decompress_lz4_get_adler_cs(g.h(K::Task)));
+        doca_compress_cap_task_decompress_lz4_stream_is_supported => |g| r(doca_compress_cap_task_decompress_lz4_stream_is_supported(g.h(K::Devinfo)));
+        doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size => |g| r(doca_compress_cap_task_decompress_lz4_stream_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len => |g| r(doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len(g.h(K::Devinfo), g.out()));
+        doca_compress_task_decompress_lz4_stream_set_conf => |g| r(doca_compress_task_decompress_lz4_stream_set_conf(g.h(K::Compress), g.cb_task(), g.cb_task(), g.u32()));
+        doca_compress_task_decompress_lz4_stream_alloc_init => |g| r(doca_compress_task_decompress_lz4_stream_alloc_init(g.h(K::Compress), g.u8(), g.u8(), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_compress_task_decompress_lz4_stream_set_has_block_checksum => |g| r(doca_compress_task_decompress_lz4_stream_set_has_block_checksum(g.h(K::Task), g.u8()));
+        #[lenient] doca_compress_task_decompress_lz4_stream_get_has_block_checksum => |g| r(doca_compress_task_decompress_lz4_stream_get_has_block_checksum(g.h(K::Task)));
+        doca_compress_task_decompress_lz4_stream_set_are_blocks_independent => |g| r(doca_compress_task_decompress_lz4_stream_set_are_blocks_independent(g.h(K::Task), g.u8()));
+        #[lenient] doca_compress_task_decompress_lz4_stream_get_are_blocks_independent => |g| r(doca_compress_task_decompress_lz4_stream_get_are_blocks_independent(g.h(K::Task)));
+        doca_compress_task_decompress_lz4_stream_as_task => |g| r(doca_compress_task_decompress_lz4_stream_as_task(g.h(K::Task)));
+        doca_compress_task_decompress_lz4_stream_set_src => |g| r(doca_compress_task_decompress_lz4_stream_set_src(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_compress_task_decompress_lz4_stream_get_src => |g| r(doca_compress_task_decompress_lz4_stream_get_src(g.h(K::Task)));
+        doca_compress_task_decompress_lz4_stream_set_dst => |g| r(doca_compress_task_decompress_lz4_stream_set_dst(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_compress_task_decompress_lz4_stream_get_dst => |g| r(doca_compress_task_decompress_lz4_stream_get_dst(g.h(K::Task)));
+        #[lenient] doca_compress_task_decompress_lz4_stream_get_crc_cs => |g| r(doca_compress_task_decompress_lz4_stream_get_crc_cs(g.h(K::Task)));
+        #[lenient] doca_compress_task_decompress_lz4_stream_get_xxh_cs => |g| r(doca_compress_task_decompress_lz4_stream_get_xxh_cs(g.h(K::Task)));
+        doca_compress_cap_task_decompress_lz4_block_is_supported => |g| r(doca_compress_cap_task_decompress_lz4_block_is_supported(g.h(K::Devinfo)));
+        doca_compress_cap_task_decompress_lz4_block_get_max_buf_size => |g| r(doca_compress_cap_task_decompress_lz4_block_get_max_buf_size(g.h(K::Devinfo), g.out()));
+        doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len => |g| r(doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len(g.h(K::Devinfo), g.out()));
+        doca_compress_task_decompress_lz4_block_set_conf => |g| r(doca_compress_task_decompress_lz4_block_set_conf(g.h(K::Compress), g.cb_task(), g.cb_task(), g.u32()));
+        doca_compress_task_decompress_lz4_block_alloc_init => |g| r(doca_compress_task_decompress_lz4_block_alloc_init(g.h(K::Compress), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_compress_task_decompress_lz4_block_as_task => |g| r(doca_compress_task_decompress_lz4_block_as_task(g.h(K::Task)));
+        doca_compress_task_decompress_lz4_block_set_src => |g| r(doca_compress_task_decompress_lz4_block_set_src(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_compress_task_decompress_lz4_block_get_src => |g| r(doca_compress_task_decompress_lz4_block_get_src(g.h(K::Task)));
+        doca_compress_task_decompress_lz4_block_set_dst => |g| r(doca_compress_task_decompress_lz4_block_set_dst(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_compress_task_decompress_lz4_block_get_dst => |g| r(doca_compress_task_decompress_lz4_block_get_dst(g.h(K::Task)));
+        #[lenient] doca_compress_task_decompress_lz4_block_get_crc_cs => |g| r(doca_compress_task_decompress_lz4_block_get_crc_cs(g.h(K::Task)));
+        #[lenient] doca_compress_task_decompress_lz4_block_get_xxh_cs => |g| r(doca_compress_task_decompress_lz4_block_get_xxh_cs(g.h(K::Task)));
         // doca_sha.h
         doca_sha_create => |g| r(doca_sha_create(g.h(K::Dev), g.outh(K::Sha)));
         doca_sha_destroy => |g| r(doca_sha_destroy(g.hn(K::Sha)));
@@ -1971,6 +2045,78 @@ unsafe fn setup(g: &Gen, name: &CStr) {
             };
             must(code, 0, "aes_gcm task");
             add(K::Task, at as usize);
+        }
+        // doca_compress: a context destroyed at once (stale), then a live one on the host
+        // engine with every task type configured and one task of each
+        let mut cm = std::ptr::null_mut();
+        must(doca_compress_create(host, &mut cm), 0, "compress");
+        must(doca_compress_destroy(cm), 0, "compress destroy");
+        stale(K::Compress, cm as usize);
+        let mut cmp = std::ptr::null_mut();
+        must(doca_compress_create(host, &mut cmp), 0, "compress");
+        must(
+            doca_compress_task_compress_deflate_set_conf(cmp, Some(cb_task), Some(cb_task), 4),
+            0,
+            "compress conf",
+        );
+        must(
+            doca_compress_task_decompress_deflate_set_conf(cmp, Some(cb_task), Some(cb_task), 4),
+            0,
+            "compress conf",
+        );
+        must(
+            doca_compress_task_decompress_lz4_set_conf(cmp, Some(cb_task), Some(cb_task), 4),
+            0,
+            "compress conf",
+        );
+        must(
+            doca_compress_task_decompress_lz4_stream_set_conf(cmp, Some(cb_task), Some(cb_task), 4),
+            0,
+            "compress conf",
+        );
+        must(
+            doca_compress_task_decompress_lz4_block_set_conf(cmp, Some(cb_task), Some(cb_task), 4),
+            0,
+            "compress conf",
+        );
+        let cmctx = doca_compress_as_ctx(cmp);
+        must(doca_pe_connect_ctx(cpe, cmctx), 0, "compress connect");
+        must(doca_ctx_start(cmctx), 0, "compress start");
+        add(K::Compress, cmp as usize);
+        add(K::Ctx, cmctx as usize);
+        {
+            let (null_src, null_dst, none) = (std::ptr::null(), std::ptr::null_mut(), DocaData { u64: 0 });
+            let mut ts = [std::ptr::null_mut(); 5];
+            must(
+                doca_compress_task_compress_deflate_alloc_init(cmp, null_src, null_dst, none, &mut ts[0]),
+                0,
+                "compress task",
+            );
+            must(
+                doca_compress_task_decompress_deflate_alloc_init(cmp, null_src, null_dst, none, &mut ts[1]),
+                0,
+                "compress task",
+            );
+            must(
+                doca_compress_task_decompress_lz4_alloc_init(cmp, null_src, null_dst, none, &mut ts[2]),
+                0,
+                "compress task",
+            );
+            must(
+                doca_compress_task_decompress_lz4_stream_alloc_init(
+                    cmp, 1, 0, null_src, null_dst, none, &mut ts[3],
+                ),
+                0,
+                "compress task",
+            );
+            must(
+                doca_compress_task_decompress_lz4_block_alloc_init(cmp, null_src, null_dst, none, &mut ts[4]),
+                0,
+                "compress task",
+            );
+            for t in ts {
+                add(K::Task, t as usize);
+            }
         }
         // doca_sync_event: one destroyed at once (stale); one started standalone and exported,
         // one imported from that export (in this process) and started; one a context running

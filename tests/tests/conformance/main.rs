@@ -13,6 +13,7 @@ mod doca_cc;
 mod doca_cc_fast;
 mod doca_clock;
 mod doca_comm_channel;
+mod doca_compress;
 mod doca_ctx;
 mod doca_dev;
 mod doca_dma;
