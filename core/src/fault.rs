@@ -76,6 +76,10 @@ pub const TASK_KINDS: &[&str] = &[
     "dma.memcpy",
     "sha.hash",
     "sha.partial_hash",
+    "ec.create",
+    "ec.update",
+    "ec.recover",
+    "ec.galois_mul",
     "sync_event.wait",
     "loopback.echo",
 ];
