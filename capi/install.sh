@@ -151,6 +151,7 @@ doca_comm_channel doca-comm-channel doca_comm_channel_ep_create
 doca_comch doca-comch doca_cc_server_create
 doca_dma doca-dma doca_dma_create
 doca_sha doca-sha doca_sha_create
+doca_erasure_coding doca-erasure-coding doca_ec_create
 LIBS
 
 cp "$here"/include/*.h "$prefix/include/"

@@ -48,10 +48,13 @@ pub(crate) enum Kind {
     GraphInstance,
     // doca_sync_event
     SyncEvent,
+    // doca_erasure_coding
+    Ec,
+    EcMatrix,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 27] = [
+const NAMES: [&str; 29] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -82,6 +85,9 @@ const NAMES: [&str; 27] = [
     "struct doca_graph_instance",
     // doca_sync_event
     "struct doca_sync_event",
+    // doca_erasure_coding
+    "struct doca_ec",
+    "struct doca_ec_matrix",
 ];
 
 impl Kind {

@@ -27,6 +27,7 @@
 //! | `legacy`     | `doca_comm_channel.h`: the legacy endpoint API                           |
 //! | `dma`        | `doca_dma.h`                                                             |
 //! | `sha`        | `doca_sha.h`                                                             |
+//! | `erasure_coding` | `doca_erasure_coding.h`                                              |
 //! | `advise`     | `doca_mmap_advise.h` (2.9+)                                              |
 //!
 //! And what every export shares: `boundary` (the panic boundary and the call's name),
@@ -78,6 +79,7 @@ mod compat25;
 mod ctx;
 mod dev;
 mod dma;
+mod erasure_coding;
 mod error;
 mod fast;
 mod graph;
@@ -102,6 +104,7 @@ pub use compat25::*;
 pub use ctx::*;
 pub use dev::*;
 pub use dma::*;
+pub use erasure_coding::*;
 pub use error::*;
 pub use fast::*;
 pub use graph::*;

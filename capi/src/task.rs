@@ -35,6 +35,11 @@ pub(crate) enum AnyTask {
     SeWaitGt(doca_sync_event::WaitGtTask),
     SeWaitEq(doca_sync_event::WaitEqTask),
     SeWaitNeq(doca_sync_event::WaitNeqTask),
+    // doca_erasure_coding
+    EcCreate(doca_erasure_coding::CreateTask),
+    EcUpdate(doca_erasure_coding::UpdateTask),
+    EcRecover(doca_erasure_coding::RecoverTask),
+    EcGaloisMul(doca_erasure_coding::GaloisMulTask),
 }
 
 macro_rules! each {
@@ -55,6 +60,11 @@ macro_rules! each {
             AnyTask::SeWaitGt($x) => $e,
             AnyTask::SeWaitEq($x) => $e,
             AnyTask::SeWaitNeq($x) => $e,
+            // doca_erasure_coding
+            AnyTask::EcCreate($x) => $e,
+            AnyTask::EcUpdate($x) => $e,
+            AnyTask::EcRecover($x) => $e,
+            AnyTask::EcGaloisMul($x) => $e,
         }
     };
 }
@@ -107,6 +117,25 @@ impl AnyTask {
             AnyTask::SeWaitGt(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeWaitGt(r.value))),
             AnyTask::SeWaitEq(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeWaitEq(r.value))),
             AnyTask::SeWaitNeq(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::SeWaitNeq(r.value))),
+            // doca_erasure_coding
+            AnyTask::EcCreate(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::EcCreate(r.value)))
+            }
+            AnyTask::EcCreate(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::EcCreate(r.value))),
+            AnyTask::EcUpdate(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::EcUpdate(r.value)))
+            }
+            AnyTask::EcUpdate(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::EcUpdate(r.value))),
+            AnyTask::EcRecover(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::EcRecover(r.value)))
+            }
+            AnyTask::EcRecover(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::EcRecover(r.value))),
+            AnyTask::EcGaloisMul(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::EcGaloisMul(r.value)))
+            }
+            AnyTask::EcGaloisMul(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::EcGaloisMul(r.value)))
+            }
         }
     }
 
@@ -137,6 +166,8 @@ pub struct DocaTask {
     pub(crate) imm: Cell<[u8; doca_cc::proto::records::IMM_MAX]>,
     /// A sync event get task's `ret_val_ptr`, a notify-add task's `fetched_val_ptr`.
     pub(crate) out: Cell<*mut u64>,
+    /// An erasure coding task's matrix handle (`struct doca_ec_matrix *`).
+    pub(crate) matrix: Cell<*mut core::ffi::c_void>,
 }
 
 static TASKS: Handles = Handles::new(Kind::Task);
@@ -171,6 +202,11 @@ pub(crate) enum Of {
     SeWaitGt,
     SeWaitEq,
     SeWaitNeq,
+    // doca_erasure_coding
+    EcCreate,
+    EcUpdate,
+    EcRecover,
+    EcGaloisMul,
 }
 
 impl AnyTask {
@@ -191,6 +227,11 @@ impl AnyTask {
             AnyTask::SeWaitGt(_) => Of::SeWaitGt,
             AnyTask::SeWaitEq(_) => Of::SeWaitEq,
             AnyTask::SeWaitNeq(_) => Of::SeWaitNeq,
+            // doca_erasure_coding
+            AnyTask::EcCreate(_) => Of::EcCreate,
+            AnyTask::EcUpdate(_) => Of::EcUpdate,
+            AnyTask::EcRecover(_) => Of::EcRecover,
+            AnyTask::EcGaloisMul(_) => Of::EcGaloisMul,
         }
     }
 }
@@ -244,6 +285,7 @@ impl TaskTable {
                 dst: Cell::new(std::ptr::null_mut()),
                 imm: Cell::new([0; doca_cc::proto::records::IMM_MAX]),
                 out: Cell::new(std::ptr::null_mut()),
+                matrix: Cell::new(std::ptr::null_mut()),
             })
         });
         if let Some(handle) = own_task(h) {

@@ -390,6 +390,15 @@ fn a_c_program_hashes_a_file_like_file_integrity_and_matches_sha256sum() {
     let _ = std::fs::remove_file(&file);
 }
 
+/// Erasure coding from C in the erasure_coding_recover sample's flow (`ec_recover.c`):
+/// encode through buffer lists, lose two data blocks, recover them byte for byte (Cauchy and
+/// Vandermonde); update against a fresh encode, a raw matrix's Galois multiplication; the
+/// matrix rules and two task failures, each fatal to the context.
+#[test]
+fn a_c_program_encodes_loses_and_recovers_blocks() {
+    run(&build("ec_recover"), &[], None);
+}
+
 /// The C echo server and the C client, each in its own process.
 #[test]
 fn a_c_client_and_a_c_server_talk_across_two_processes() {
