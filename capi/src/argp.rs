@@ -306,7 +306,14 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
         while i < args.len() {
             let arg = &args[i];
             i += 1;
+            // A short name of several letters (DOCA's samples register `-ns`, `-nd`) is the
+            // whole argument, not `-n` with an attached value.
+            let multi_short = arg.starts_with('-')
+                && !arg.starts_with("--")
+                && arg.len() > 2
+                && params.iter().any(|&p| param(p).is_some_and(|p| p.short.as_deref() == Some(&arg[1..])));
             let (flag, inline) = match arg.split_once('=') {
+                _ if multi_short => (arg.clone(), None),
                 Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
                 // getopt's attached short value: -p03:00.0 (or -p=03:00.0)
                 _ if !arg.starts_with("--")

@@ -523,6 +523,10 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
         "attached values"
     );
     assert!(
+        run(&["-p", "x", "-ns", "5"]).contains("start DOCA_SUCCESS pci=x n=5 b=0"),
+        "a short name of two letters (erasure_coding_recover's -ns) is not -n with a value"
+    );
+    assert!(
         run(&["-p", "x", "--flag=yes"]).contains("start DOCA_ERROR_INVALID_VALUE"),
         "a switch takes no value"
     );

@@ -76,6 +76,7 @@ int main(int argc, char **argv)
 	add("p", "pci-addr", "DOCA device PCI address", pci_cb, DOCA_ARGP_TYPE_STRING, 1);
 	add("n", "count", "how many", n_cb, DOCA_ARGP_TYPE_INT, 0);
 	add("b", "flag", "a switch", b_cb, DOCA_ARGP_TYPE_BOOLEAN, 0);
+	add("ns", "num-src", "a short name of two letters, as DOCA's samples have", n_cb, DOCA_ARGP_TYPE_INT, 0);
 	CHECK_CODE(doca_argp_param_create(&bad), DOCA_SUCCESS);
 	doca_argp_param_set_long_name(bad, "no-description");
 	CHECK_CODE(doca_argp_register_param(bad), DOCA_ERROR_INITIALIZATION);
