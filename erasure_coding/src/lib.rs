@@ -104,6 +104,12 @@ pub struct Common {
     run: Run,
 }
 
+impl Common {
+    fn new(matrix: Option<&Matrix>, src: Option<&Buf>, dst: Option<&Buf>) -> Common {
+        Common { matrix: matrix.cloned(), src: src.cloned(), dst: dst.cloned(), run: Run::default() }
+    }
+}
+
 macro_rules! ec_task {
     ($(#[$m:meta])* $handle:ident, $payload:ident, $kind:literal, $what:literal, $tt:expr, $job:ident, $pool:ident) => {
         /// The payload of one task type (reached through its handle).
@@ -307,78 +313,107 @@ impl Ec {
     }
 }
 
-macro_rules! ec_conf {
-    ($set_conf:ident, $alloc:ident, $handle:ident, $payload:ident, $doc_conf:literal, $doc_alloc:literal) => {
-        impl Ec {
-            #[doc = $doc_conf]
-            /// : callbacks and pool size (1..=`ec.max_num_tasks`, else `INVALID_VALUE`).
-            /// Idle only (`BAD_STATE`).
-            pub fn $set_conf(
-                &self,
-                completion: impl FnMut($handle, Data, Data) + 'static,
-                error: impl FnMut($handle, Data, Data) + 'static,
-                num_tasks: u32,
-            ) -> Result<()> {
-                self.ctx.set_conf(completion, error, num_tasks, self.max_num_tasks()?)
-            }
+impl Ec {
+    /// `doca_ec_task_create_set_conf`: callbacks and pool size of the create (encode) tasks (1 to
+    /// `ec.max_num_tasks`, else `INVALID_VALUE`). Idle only (`BAD_STATE`).
+    pub fn task_create_set_conf(
+        &self,
+        completion: impl FnMut(CreateTask, Data, Data) + 'static,
+        error: impl FnMut(CreateTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.ctx.set_conf(completion, error, num_tasks, self.max_num_tasks()?)
+    }
 
-            #[doc = $doc_alloc]
-            /// : matrix, source and destination may be `None` and set later; nothing is
-            /// checked before submission. Running only (`BAD_STATE`); every task out →
-            /// `NO_MEMORY`.
-            pub fn $alloc(
-                &self,
-                matrix: Option<&Matrix>,
-                src: Option<&Buf>,
-                dst: Option<&Buf>,
-                user_data: Data,
-            ) -> Result<$handle> {
-                let t = self.ctx.alloc(user_data, |p: &mut $payload| {
-                    p.c = Common {
-                        matrix: matrix.cloned(),
-                        src: src.cloned(),
-                        dst: dst.cloned(),
-                        run: Run::default(),
-                    }
-                })?;
-                Ok($handle(t))
-            }
-        }
-    };
+    /// `doca_ec_task_create_allocate_init`: matrix, source and destination may be `None` and set
+    /// later; nothing is checked before submission. Running only (`BAD_STATE`); every task out
+    /// → `NO_MEMORY`.
+    pub fn task_create_alloc_init(
+        &self,
+        matrix: Option<&Matrix>,
+        src: Option<&Buf>,
+        dst: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<CreateTask> {
+        let t = self.ctx.alloc(user_data, |p: &mut Create| p.c = Common::new(matrix, src, dst))?;
+        Ok(CreateTask(t))
+    }
+
+    /// `doca_ec_task_update_set_conf`: callbacks and pool size of the update tasks (1 to
+    /// `ec.max_num_tasks`, else `INVALID_VALUE`). Idle only (`BAD_STATE`).
+    pub fn task_update_set_conf(
+        &self,
+        completion: impl FnMut(UpdateTask, Data, Data) + 'static,
+        error: impl FnMut(UpdateTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.ctx.set_conf(completion, error, num_tasks, self.max_num_tasks()?)
+    }
+
+    /// `doca_ec_task_update_allocate_init`: matrix, source and destination may be `None` and set
+    /// later; nothing is checked before submission. Running only (`BAD_STATE`); every task out
+    /// → `NO_MEMORY`.
+    pub fn task_update_alloc_init(
+        &self,
+        matrix: Option<&Matrix>,
+        src: Option<&Buf>,
+        dst: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<UpdateTask> {
+        let t = self.ctx.alloc(user_data, |p: &mut Update| p.c = Common::new(matrix, src, dst))?;
+        Ok(UpdateTask(t))
+    }
+
+    /// `doca_ec_task_recover_set_conf`: callbacks and pool size of the recover (decode) tasks (1 to
+    /// `ec.max_num_tasks`, else `INVALID_VALUE`). Idle only (`BAD_STATE`).
+    pub fn task_recover_set_conf(
+        &self,
+        completion: impl FnMut(RecoverTask, Data, Data) + 'static,
+        error: impl FnMut(RecoverTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.ctx.set_conf(completion, error, num_tasks, self.max_num_tasks()?)
+    }
+
+    /// `doca_ec_task_recover_allocate_init`: matrix, source and destination may be `None` and set
+    /// later; nothing is checked before submission. Running only (`BAD_STATE`); every task out
+    /// → `NO_MEMORY`.
+    pub fn task_recover_alloc_init(
+        &self,
+        matrix: Option<&Matrix>,
+        src: Option<&Buf>,
+        dst: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<RecoverTask> {
+        let t = self.ctx.alloc(user_data, |p: &mut Recover| p.c = Common::new(matrix, src, dst))?;
+        Ok(RecoverTask(t))
+    }
+
+    /// `doca_ec_task_galois_mul_set_conf`: callbacks and pool size of the Galois multiplication tasks (1 to
+    /// `ec.max_num_tasks`, else `INVALID_VALUE`). Idle only (`BAD_STATE`).
+    pub fn task_galois_mul_set_conf(
+        &self,
+        completion: impl FnMut(GaloisMulTask, Data, Data) + 'static,
+        error: impl FnMut(GaloisMulTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.ctx.set_conf(completion, error, num_tasks, self.max_num_tasks()?)
+    }
+
+    /// `doca_ec_task_galois_mul_allocate_init`: matrix, source and destination may be `None` and set
+    /// later; nothing is checked before submission. Running only (`BAD_STATE`); every task out
+    /// → `NO_MEMORY`.
+    pub fn task_galois_mul_alloc_init(
+        &self,
+        matrix: Option<&Matrix>,
+        src: Option<&Buf>,
+        dst: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<GaloisMulTask> {
+        let t = self.ctx.alloc(user_data, |p: &mut GaloisMul| p.c = Common::new(matrix, src, dst))?;
+        Ok(GaloisMulTask(t))
+    }
 }
-
-ec_conf!(
-    task_create_set_conf,
-    task_create_alloc_init,
-    CreateTask,
-    Create,
-    "`doca_ec_task_create_set_conf`",
-    "`doca_ec_task_create_allocate_init`"
-);
-ec_conf!(
-    task_update_set_conf,
-    task_update_alloc_init,
-    UpdateTask,
-    Update,
-    "`doca_ec_task_update_set_conf`",
-    "`doca_ec_task_update_allocate_init`"
-);
-ec_conf!(
-    task_recover_set_conf,
-    task_recover_alloc_init,
-    RecoverTask,
-    Recover,
-    "`doca_ec_task_recover_set_conf`",
-    "`doca_ec_task_recover_allocate_init`"
-);
-ec_conf!(
-    task_galois_mul_set_conf,
-    task_galois_mul_alloc_init,
-    GaloisMulTask,
-    GaloisMul,
-    "`doca_ec_task_galois_mul_set_conf`",
-    "`doca_ec_task_galois_mul_allocate_init`"
-);
 
 /// The engine's view of a task type.
 trait Kind: TaskPayload<Lib = Fifo<EcOps>> {
