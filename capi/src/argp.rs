@@ -306,21 +306,15 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
         while i < args.len() {
             let arg = &args[i];
             i += 1;
+            // A short name of several letters (DOCA's samples register `-ns`, `-nd`, `-wf`,
+            // `-bc`) is the whole argument, not `-n` with an attached value.
+            let multi_short = arg.starts_with('-')
+                && !arg.starts_with("--")
+                && arg.len() > 2
+                && params.iter().any(|&p| param(p).is_some_and(|p| p.short.as_deref() == Some(&arg[1..])));
             let (flag, inline) = match arg.split_once('=') {
+                _ if multi_short => (arg.clone(), None),
                 Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-                // DOCA's short names may be longer than one letter (`-wf`, `-bc` in the compress
-                // samples): a whole argument naming one is that flag, not `-w` with value `f`
-                _ if !arg.starts_with("--")
-                    && params.iter().any(|&p| {
-                        param(p).is_some_and(|p| {
-                            p.short
-                                .as_deref()
-                                .is_some_and(|s| s.len() > 1 && arg.strip_prefix('-') == Some(s))
-                        })
-                    }) =>
-                {
-                    (arg.clone(), None)
-                }
                 // getopt's attached short value: -p03:00.0 (or -p=03:00.0)
                 _ if !arg.starts_with("--")
                     && arg.starts_with('-')

@@ -53,10 +53,13 @@ pub(crate) enum Kind {
     AesGcmKey,
     // doca_compress
     Compress,
+    // doca_erasure_coding
+    Ec,
+    EcMatrix,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 30] = [
+const NAMES: [&str; 32] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -92,6 +95,9 @@ const NAMES: [&str; 30] = [
     "struct doca_aes_gcm_key",
     // doca_compress
     "struct doca_compress",
+    // doca_erasure_coding
+    "struct doca_ec",
+    "struct doca_ec_matrix",
 ];
 
 impl Kind {

@@ -29,6 +29,7 @@
 //! | `sha`        | `doca_sha.h`                                                             |
 //! | `aes_gcm`    | `doca_aes_gcm.h`                                                         |
 //! | `compress`   | `doca_compress.h`                                                        |
+//! | `erasure_coding` | `doca_erasure_coding.h`                                              |
 //! | `advise`     | `doca_mmap_advise.h` (2.9+)                                              |
 //!
 //! And what every export shares: `boundary` (the panic boundary and the call's name),
@@ -82,6 +83,7 @@ mod compress;
 mod ctx;
 mod dev;
 mod dma;
+mod erasure_coding;
 mod error;
 mod fast;
 mod graph;
@@ -108,6 +110,7 @@ pub use compress::*;
 pub use ctx::*;
 pub use dev::*;
 pub use dma::*;
+pub use erasure_coding::*;
 pub use error::*;
 pub use fast::*;
 pub use graph::*;

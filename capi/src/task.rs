@@ -44,6 +44,11 @@ pub(crate) enum AnyTask {
     DecompressLz4(doca_compress::DecompressLz4Task),
     DecompressLz4Stream(doca_compress::DecompressLz4StreamTask),
     DecompressLz4Block(doca_compress::DecompressLz4BlockTask),
+    // doca_erasure_coding
+    EcCreate(doca_erasure_coding::CreateTask),
+    EcUpdate(doca_erasure_coding::UpdateTask),
+    EcRecover(doca_erasure_coding::RecoverTask),
+    EcGaloisMul(doca_erasure_coding::GaloisMulTask),
 }
 
 macro_rules! each {
@@ -72,6 +77,11 @@ macro_rules! each {
             AnyTask::DecompressLz4($x) => $e,
             AnyTask::DecompressLz4Stream($x) => $e,
             AnyTask::DecompressLz4Block($x) => $e,
+            // doca_erasure_coding
+            AnyTask::EcCreate($x) => $e,
+            AnyTask::EcUpdate($x) => $e,
+            AnyTask::EcRecover($x) => $e,
+            AnyTask::EcGaloisMul($x) => $e,
         }
     };
 }
@@ -168,6 +178,25 @@ impl AnyTask {
             AnyTask::DecompressLz4Block(t) => {
                 t.submit_ex(flags).map_err(|r| (r.error, AnyTask::DecompressLz4Block(r.value)))
             }
+            // doca_erasure_coding
+            AnyTask::EcCreate(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::EcCreate(r.value)))
+            }
+            AnyTask::EcCreate(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::EcCreate(r.value))),
+            AnyTask::EcUpdate(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::EcUpdate(r.value)))
+            }
+            AnyTask::EcUpdate(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::EcUpdate(r.value))),
+            AnyTask::EcRecover(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::EcRecover(r.value)))
+            }
+            AnyTask::EcRecover(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::EcRecover(r.value))),
+            AnyTask::EcGaloisMul(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::EcGaloisMul(r.value)))
+            }
+            AnyTask::EcGaloisMul(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::EcGaloisMul(r.value)))
+            }
         }
     }
 
@@ -200,6 +229,8 @@ pub struct DocaTask {
     pub(crate) out: Cell<*mut u64>,
     /// An AES-GCM task's key handle (`struct doca_aes_gcm_key *`), as C last set it.
     pub(crate) key: Cell<*mut core::ffi::c_void>,
+    /// An erasure coding task's matrix handle (`struct doca_ec_matrix *`).
+    pub(crate) matrix: Cell<*mut core::ffi::c_void>,
 }
 
 static TASKS: Handles = Handles::new(Kind::Task);
@@ -243,6 +274,11 @@ pub(crate) enum Of {
     DecompressLz4,
     DecompressLz4Stream,
     DecompressLz4Block,
+    // doca_erasure_coding
+    EcCreate,
+    EcUpdate,
+    EcRecover,
+    EcGaloisMul,
 }
 
 impl AnyTask {
@@ -271,6 +307,11 @@ impl AnyTask {
             AnyTask::DecompressLz4(_) => Of::DecompressLz4,
             AnyTask::DecompressLz4Stream(_) => Of::DecompressLz4Stream,
             AnyTask::DecompressLz4Block(_) => Of::DecompressLz4Block,
+            // doca_erasure_coding
+            AnyTask::EcCreate(_) => Of::EcCreate,
+            AnyTask::EcUpdate(_) => Of::EcUpdate,
+            AnyTask::EcRecover(_) => Of::EcRecover,
+            AnyTask::EcGaloisMul(_) => Of::EcGaloisMul,
         }
     }
 }
@@ -325,6 +366,7 @@ impl TaskTable {
                 imm: Cell::new([0; doca_cc::proto::records::IMM_MAX]),
                 out: Cell::new(std::ptr::null_mut()),
                 key: Cell::new(std::ptr::null_mut()),
+                matrix: Cell::new(std::ptr::null_mut()),
             })
         });
         if let Some(handle) = own_task(h) {

@@ -83,6 +83,10 @@ pub const TASK_KINDS: &[&str] = &[
     "compress.decompress_lz4",
     "compress.decompress_lz4_stream",
     "compress.decompress_lz4_block",
+    "ec.create",
+    "ec.update",
+    "ec.recover",
+    "ec.galois_mul",
     "sync_event.wait",
     "loopback.echo",
 ];

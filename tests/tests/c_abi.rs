@@ -456,6 +456,14 @@ fn a_c_program_compresses_and_decompresses_at_every_api_level() {
         let _ = std::fs::remove_file(f);
     }
 }
+/// Erasure coding from C in the erasure_coding_recover sample's flow (`ec_recover.c`):
+/// encode through buffer lists, lose two data blocks, recover them byte for byte (Cauchy and
+/// Vandermonde); update against a fresh encode, a raw matrix's Galois multiplication; the
+/// matrix rules and two task failures, each fatal to the context.
+#[test]
+fn a_c_program_encodes_loses_and_recovers_blocks() {
+    run(&build("ec_recover"), &[], None);
+}
 
 /// The C echo server and the C client, each in its own process.
 #[test]
@@ -583,6 +591,10 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
     assert!(
         run(&["-p03:00.0", "-n=4"]).contains("start DOCA_SUCCESS pci=03:00.0 n=4 b=0"),
         "attached values"
+    );
+    assert!(
+        run(&["-p", "x", "-ns", "5"]).contains("start DOCA_SUCCESS pci=x n=5 b=0"),
+        "a short name of two letters (erasure_coding_recover's -ns) is not -n with a value"
     );
     assert!(
         run(&["-p", "x", "--flag=yes"]).contains("start DOCA_ERROR_INVALID_VALUE"),

@@ -85,6 +85,7 @@ int main(int argc, char **argv)
 	add("n", "count", "how many", n_cb, DOCA_ARGP_TYPE_INT, 0);
 	add("b", "flag", "a switch", b_cb, DOCA_ARGP_TYPE_BOOLEAN, 0);
 	add("wf", "with-frame", "a switch of two letters", wf_cb, DOCA_ARGP_TYPE_BOOLEAN, 0);
+	add("ns", "num-src", "a short name of two letters, as DOCA's samples have", n_cb, DOCA_ARGP_TYPE_INT, 0);
 	CHECK_CODE(doca_argp_param_create(&bad), DOCA_SUCCESS);
 	doca_argp_param_set_long_name(bad, "no-description");
 	CHECK_CODE(doca_argp_register_param(bad), DOCA_ERROR_INITIALIZATION);

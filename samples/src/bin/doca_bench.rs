@@ -27,7 +27,7 @@ struct Args {
     /// Short run for CI: fewer iterations and smaller sizes (figures are rough).
     #[arg(long)]
     smoke: bool,
-    /// Only these sections (engine, dma, control, fast, or a part: fast-latency, fast-bandwidth);
+    /// Only these sections (engine, dma, ec, control, fast, or a part: fast-latency, fast-bandwidth);
     /// the baselines always run.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -1020,6 +1020,87 @@ fn fast_against_control(cfg: &Cfg) -> Row {
 }
 
 /// Whether part `p` of a section runs: every part unless some `<prefix>…` part is named.
+/// Erasure coding rows: a create task (8 data + 4 redundancy blocks, Cauchy) over 64 KiB and
+/// 1 MiB of data, resubmitted as soon as it completes, beside the same matrix applied to the
+/// very same bytes by calling the crate directly (`Matrix::apply`: the same GF(2^8) code, no
+/// context, task or queue). GB/s of data coded.
+fn ec_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
+    use doca_erasure_coding::{CreateTask, Ec, MatrixType};
+    let dev = doca_core::open_device_with_pci("03:00.0", None).expect("device");
+    let pe = Pe::create().expect("pe");
+    let ec = Ec::create(&dev).expect("ec context");
+    pe.connect_ctx(&ec.as_ctx()).expect("connect");
+    let (done, failed) = (Rc::new(Cell::new(0u64)), Rc::new(Cell::new(0u64)));
+    let (d, f) = (done.clone(), failed.clone());
+    ec.task_create_set_conf(
+        move |_: CreateTask, _, _| d.set(d.get() + 1),
+        move |_: CreateTask, _, _| f.set(f.get() + 1),
+        4,
+    )
+    .expect("conf");
+    ec.as_ctx().start().expect("start");
+    let inv = doca_buf::Inventory::create(8).expect("inventory");
+    inv.start().expect("inventory start");
+    let map = |data: Vec<u8>| {
+        let m = doca_mmap::Mmap::create().expect("map");
+        m.set_memrange(data).expect("memrange");
+        m.set_permissions(doca_mmap::AccessFlags::LOCAL_READ_WRITE).expect("permissions");
+        m.add_dev(&dev).expect("add dev");
+        m.start().expect("map start");
+        m
+    };
+    let (k, m) = (8usize, 4usize);
+    let coding = ec.matrix_create(MatrixType::Cauchy, k, m).expect("matrix");
+    let total = if cfg.reps < 5 { 32usize << 20 } else { 512 << 20 };
+    for size in [64usize << 10, 1 << 20] {
+        let block = size / k;
+        let data: Vec<u8> =
+            (0..size).map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3]).collect();
+        let (sm, dm) = (map(data), map(vec![0; m * block]));
+        let src = inv.buf_get_data_at(&sm, 0, size).expect("source");
+        let dst = inv.buf_get_at(&dm, 0, m * block).expect("destination");
+        let task = |n: u64| {
+            for _ in 0..n {
+                let t = ec.task_create_alloc_init(
+                    Some(&coding),
+                    Some(&src),
+                    Some(&dst),
+                    doca_core::Data::from_u64(0),
+                );
+                t.expect("task").submit().expect("submit");
+                let want = done.get() + 1;
+                while done.get() < want && failed.get() == 0 {
+                    pe.progress();
+                }
+                dst.reset_data_len().expect("reset");
+            }
+        };
+        let (a, b) = (sm.access().expect("started"), dm.access().expect("started"));
+        let direct = |n: u64| {
+            let from = a.bytes(0, size).expect("nothing borrows the source");
+            let mut to = b.bytes_mut(0, m * block).expect("nothing borrows the destination");
+            let ins: Vec<&[u8]> = from.chunks(block).collect();
+            let mut outs: Vec<&mut [u8]> = to.chunks_mut(block).collect();
+            for _ in 0..n {
+                coding.apply(black_box(&ins), &mut outs).expect("apply");
+            }
+        };
+        let (t_task, t_direct) = measure_pair(cfg.reps, copies(total, size), task, direct);
+        assert_eq!(failed.get(), 0, "an erasure coding task failed");
+        rows.push(Row {
+            section: "ec",
+            name: format!("ec create task 8+4, {} of data", kib(size)),
+            unit: "GB/s",
+            value: size as f64 / t_task,
+            p99: None,
+            baseline: format!("Matrix::apply {}", kib(size)),
+            base: size as f64 / t_direct,
+            lower_is_better: false,
+        });
+        drop((src, dst));
+    }
+}
+
 fn part_wanted(only: &[String], prefix: &str, p: &str) -> bool {
     !only.iter().any(|o| o.starts_with(prefix)) || only.iter().any(|o| o == p)
 }
@@ -1043,6 +1124,9 @@ fn main() -> ExitCode {
     }
     if wanted("dma") {
         dma_rows(&cfg, &mut rows);
+    }
+    if wanted("ec") {
+        ec_rows(&cfg, &mut rows);
     }
     let base = baselines(&cfg);
     let rings = base.ring.iter().map(|(size, v)| (format!("raw shm ring one-way {size} B"), *v));

@@ -152,6 +152,9 @@ fn print_limits(info: &DevInfo) {
     for spec in &doca_compress::caps::ALL {
         limit_row(info, "compress", &doca_compress::caps::ALL, spec);
     }
+    for spec in &doca_erasure_coding::caps::ALL {
+        limit_row(info, "ec", &doca_erasure_coding::caps::ALL, spec);
+    }
 }
 
 /// Who serves whom: each DPU device's representors and the host functions whose clients

@@ -67,8 +67,11 @@ enum K {
     AesGcmKey,
     // doca_compress
     Compress,
+    // doca_erasure_coding
+    Ec,
+    EcMatrix,
 }
-const KINDS: usize = 29;
+const KINDS: usize = 31;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -531,6 +534,55 @@ impl Gen {
         }
     }
 
+    // doca_erasure_coding
+    /// An `enum doca_ec_matrix_type`: Cauchy or Vandermonde, or (bad) another number.
+    fn ec_type(&self) -> u32 {
+        match self.below(6) {
+            0 => {
+                self.bad("not an enum doca_ec_matrix_type value");
+                [0, 3, u32::MAX][self.below(3) as usize]
+            }
+            v => 1 + (v % 2) as u32,
+        }
+    }
+
+    /// Block indices: NULL (bad, with a count), a count of 0 or above 256 (bad), or up to 8
+    /// indices in this program's memory.
+    fn ec_indices(&self) -> (*mut u32, usize) {
+        let p = self.region as *mut u32;
+        match self.below(8) {
+            0 => {
+                self.bad("NULL indices");
+                (std::ptr::null_mut(), 1 + self.below(4) as usize)
+            }
+            1 => {
+                self.bad("no indices");
+                (p, 0)
+            }
+            2 => {
+                self.bad("more indices than blocks");
+                (p, [257, usize::MAX][self.below(2) as usize])
+            }
+            _ => {
+                let n = 1 + self.below(8) as usize;
+                for i in 0..n {
+                    // SAFETY: the region holds far more than 8 u32 and is this program's.
+                    unsafe { p.add(i).write(self.below(12) as u32) };
+                }
+                (p, n)
+            }
+        }
+    }
+
+    /// A block count of a matrix (0 and above 255: bad).
+    fn ec_count(&self) -> usize {
+        let n = self.usize();
+        if n == 0 || n > 255 {
+            self.bad(format!("{n} blocks"));
+        }
+        n
+    }
+
     // doca_sync_event
     /// A wait mask: mostly one DOCA allows (0, or 1, 2, 4 or 8 consecutive 0xFF bytes; never
     /// 0 when `nonzero`), sometimes (bad) another.
@@ -755,6 +807,9 @@ const ALL: [K; KINDS] = [
     K::AesGcmKey,
     // doca_compress
     K::Compress,
+    // doca_erasure_coding
+    K::Ec,
+    K::EcMatrix,
 ];
 
 thread_local! {
@@ -1406,6 +1461,67 @@ fn table() -> Vec<Entry> {
         #[lenient] doca_sha_task_partial_hash_get_dst => |g| r(doca_sha_task_partial_hash_get_dst(g.h(K::Task)));
         doca_sha_task_partial_hash_set_algorithm => |g| r(doca_sha_task_partial_hash_set_algorithm(g.h(K::Task), g.sha_alg()));
         #[lenient] doca_sha_task_partial_hash_get_algorithm => |g| r(doca_sha_task_partial_hash_get_algorithm(g.h(K::Task)));
+        // doca_erasure_coding.h
+        doca_ec_create => |g| r(doca_ec_create(g.h(K::Dev), g.outh(K::Ec)));
+        doca_ec_destroy => |g| r(doca_ec_destroy(g.hn(K::Ec)));
+        doca_ec_as_ctx => |g| r(doca_ec_as_ctx(g.h(K::Ec)));
+        doca_ec_cap_get_max_block_size => |g| r(doca_ec_cap_get_max_block_size(g.h(K::Devinfo), g.out()));
+        doca_ec_cap_get_max_buf_list_len => |g| r(doca_ec_cap_get_max_buf_list_len(g.h(K::Devinfo), g.out()));
+        doca_ec_matrix_create => |g| r(doca_ec_matrix_create(g.h(K::Ec), g.ec_type(), g.ec_count(), g.ec_count(), g.outh(K::EcMatrix)));
+        doca_ec_matrix_create_from_raw => |g| {
+            let (k, m) = (g.ec_count(), g.ec_count());
+            let data = if g.chance(10) { g.bad("NULL data"); std::ptr::null_mut() } else { g.region };
+            r(doca_ec_matrix_create_from_raw(g.h(K::Ec), data, k, m, g.outh(K::EcMatrix)))
+        };
+        doca_ec_matrix_create_update => |g| {
+            let (idx, n) = g.ec_indices();
+            r(doca_ec_matrix_create_update(g.h(K::Ec), g.h(K::EcMatrix), idx, n, g.outh(K::EcMatrix)))
+        };
+        doca_ec_matrix_create_recover => |g| {
+            let (idx, n) = g.ec_indices();
+            r(doca_ec_matrix_create_recover(g.h(K::Ec), g.h(K::EcMatrix), idx, n, g.outh(K::EcMatrix)))
+        };
+        doca_ec_matrix_destroy => |g| r(doca_ec_matrix_destroy(g.hn(K::EcMatrix)));
+        doca_ec_cap_task_create_is_supported => |g| r(doca_ec_cap_task_create_is_supported(g.h(K::Devinfo)));
+        doca_ec_task_create_set_conf => |g| r(doca_ec_task_create_set_conf(g.h(K::Ec), g.cb_task(), g.cb_task(), g.u32()));
+        doca_ec_task_create_allocate_init => |g| r(doca_ec_task_create_allocate_init(g.h(K::Ec), g.hopt(K::EcMatrix), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_ec_task_create_as_task => |g| r(doca_ec_task_create_as_task(g.h(K::Task)));
+        #[lenient] doca_ec_task_create_set_coding_matrix => |g| r(doca_ec_task_create_set_coding_matrix(g.h(K::Task), g.hopt(K::EcMatrix)));
+        #[lenient] doca_ec_task_create_get_coding_matrix => |g| r(doca_ec_task_create_get_coding_matrix(g.h(K::Task)));
+        #[lenient] doca_ec_task_create_set_original_data_blocks => |g| r(doca_ec_task_create_set_original_data_blocks(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_ec_task_create_get_original_data_blocks => |g| r(doca_ec_task_create_get_original_data_blocks(g.h(K::Task)));
+        #[lenient] doca_ec_task_create_set_rdnc_blocks => |g| r(doca_ec_task_create_set_rdnc_blocks(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_ec_task_create_get_rdnc_blocks => |g| r(doca_ec_task_create_get_rdnc_blocks(g.h(K::Task)));
+        doca_ec_cap_task_update_is_supported => |g| r(doca_ec_cap_task_update_is_supported(g.h(K::Devinfo)));
+        doca_ec_task_update_set_conf => |g| r(doca_ec_task_update_set_conf(g.h(K::Ec), g.cb_task(), g.cb_task(), g.u32()));
+        doca_ec_task_update_allocate_init => |g| r(doca_ec_task_update_allocate_init(g.h(K::Ec), g.hopt(K::EcMatrix), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_ec_task_update_as_task => |g| r(doca_ec_task_update_as_task(g.h(K::Task)));
+        #[lenient] doca_ec_task_update_set_update_matrix => |g| r(doca_ec_task_update_set_update_matrix(g.h(K::Task), g.hopt(K::EcMatrix)));
+        #[lenient] doca_ec_task_update_get_update_matrix => |g| r(doca_ec_task_update_get_update_matrix(g.h(K::Task)));
+        #[lenient] doca_ec_task_update_set_original_updated_and_rdnc_blocks => |g| r(doca_ec_task_update_set_original_updated_and_rdnc_blocks(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_ec_task_update_get_original_updated_and_rdnc_blocks => |g| r(doca_ec_task_update_get_original_updated_and_rdnc_blocks(g.h(K::Task)));
+        #[lenient] doca_ec_task_update_set_updated_rdnc_blocks => |g| r(doca_ec_task_update_set_updated_rdnc_blocks(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_ec_task_update_get_updated_rdnc_blocks => |g| r(doca_ec_task_update_get_updated_rdnc_blocks(g.h(K::Task)));
+        doca_ec_cap_task_recover_is_supported => |g| r(doca_ec_cap_task_recover_is_supported(g.h(K::Devinfo)));
+        doca_ec_task_recover_set_conf => |g| r(doca_ec_task_recover_set_conf(g.h(K::Ec), g.cb_task(), g.cb_task(), g.u32()));
+        doca_ec_task_recover_allocate_init => |g| r(doca_ec_task_recover_allocate_init(g.h(K::Ec), g.hopt(K::EcMatrix), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_ec_task_recover_as_task => |g| r(doca_ec_task_recover_as_task(g.h(K::Task)));
+        #[lenient] doca_ec_task_recover_set_recover_matrix => |g| r(doca_ec_task_recover_set_recover_matrix(g.h(K::Task), g.hopt(K::EcMatrix)));
+        #[lenient] doca_ec_task_recover_get_recover_matrix => |g| r(doca_ec_task_recover_get_recover_matrix(g.h(K::Task)));
+        #[lenient] doca_ec_task_recover_set_available_blocks => |g| r(doca_ec_task_recover_set_available_blocks(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_ec_task_recover_get_available_blocks => |g| r(doca_ec_task_recover_get_available_blocks(g.h(K::Task)));
+        #[lenient] doca_ec_task_recover_set_recovered_data_blocks => |g| r(doca_ec_task_recover_set_recovered_data_blocks(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_ec_task_recover_get_recovered_data => |g| r(doca_ec_task_recover_get_recovered_data(g.h(K::Task)));
+        doca_ec_cap_task_galois_mul_is_supported => |g| r(doca_ec_cap_task_galois_mul_is_supported(g.h(K::Devinfo)));
+        doca_ec_task_galois_mul_set_conf => |g| r(doca_ec_task_galois_mul_set_conf(g.h(K::Ec), g.cb_task(), g.cb_task(), g.u32()));
+        doca_ec_task_galois_mul_allocate_init => |g| r(doca_ec_task_galois_mul_allocate_init(g.h(K::Ec), g.hopt(K::EcMatrix), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_ec_task_galois_mul_as_task => |g| r(doca_ec_task_galois_mul_as_task(g.h(K::Task)));
+        #[lenient] doca_ec_task_galois_mul_set_coding_matrix => |g| r(doca_ec_task_galois_mul_set_coding_matrix(g.h(K::Task), g.hopt(K::EcMatrix)));
+        #[lenient] doca_ec_task_galois_mul_get_coding_matrix => |g| r(doca_ec_task_galois_mul_get_coding_matrix(g.h(K::Task)));
+        #[lenient] doca_ec_task_galois_mul_set_src_buf => |g| r(doca_ec_task_galois_mul_set_src_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_ec_task_galois_mul_get_src_buf => |g| r(doca_ec_task_galois_mul_get_src_buf(g.h(K::Task)));
+        #[lenient] doca_ec_task_galois_mul_set_dst_buf => |g| r(doca_ec_task_galois_mul_set_dst_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_ec_task_galois_mul_get_dst_buf => |g| r(doca_ec_task_galois_mul_get_dst_buf(g.h(K::Task)));
         doca_sha_task_partial_hash_set_is_final_buf => |g| r(doca_sha_task_partial_hash_set_is_final_buf(g.h(K::Task)));
         doca_sha_task_partial_hash_set_is_final_buffer => |g| r(doca_sha_task_partial_hash_set_is_final_buffer(g.h(K::Task)));
         #[lenient] doca_sha_task_partial_hash_get_is_final => |g| r(doca_sha_task_partial_hash_get_is_final(g.h(K::Task)));
@@ -2117,6 +2233,51 @@ unsafe fn setup(g: &Gen, name: &CStr) {
             for t in ts {
                 add(K::Task, t as usize);
             }
+        }
+        // doca_erasure_coding: a context destroyed at once (stale), then a live one on the host
+        // engine with every task type configured and one task of each; a coding matrix, a
+        // recover matrix, and a matrix destroyed at once (stale)
+        let mut ecd = std::ptr::null_mut();
+        must(doca_ec_create(host, &mut ecd), 0, "ec");
+        must(doca_ec_destroy(ecd), 0, "ec destroy");
+        stale(K::Ec, ecd as usize);
+        let mut ec = std::ptr::null_mut();
+        must(doca_ec_create(host, &mut ec), 0, "ec");
+        must(doca_ec_task_create_set_conf(ec, Some(cb_task), Some(cb_task), 4), 0, "ec create conf");
+        must(doca_ec_task_update_set_conf(ec, Some(cb_task), Some(cb_task), 4), 0, "ec update conf");
+        must(doca_ec_task_recover_set_conf(ec, Some(cb_task), Some(cb_task), 4), 0, "ec recover conf");
+        must(doca_ec_task_galois_mul_set_conf(ec, Some(cb_task), Some(cb_task), 4), 0, "ec galois conf");
+        let ecctx = doca_ec_as_ctx(ec);
+        must(doca_pe_connect_ctx(cpe, ecctx), 0, "ec connect");
+        must(doca_ctx_start(ecctx), 0, "ec start");
+        add(K::Ec, ec as usize);
+        add(K::Ctx, ecctx as usize);
+        let (mut coding, mut gone, mut rec) =
+            (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+        must(doca_ec_matrix_create(ec, 1, 4, 2, &mut coding), 0, "ec matrix");
+        must(doca_ec_matrix_create(ec, 2, 3, 3, &mut gone), 0, "ec matrix");
+        must(doca_ec_matrix_destroy(gone), 0, "ec matrix destroy");
+        stale(K::EcMatrix, gone as usize);
+        let mut missing = [1u32, 4];
+        must(
+            doca_ec_matrix_create_recover(ec, coding, missing.as_mut_ptr(), 2, &mut rec),
+            0,
+            "ec recover matrix",
+        );
+        add(K::EcMatrix, coding as usize);
+        add(K::EcMatrix, rec as usize);
+        {
+            let none = DocaData { u64: 0 };
+            let (ns, nd) = (std::ptr::null(), std::ptr::null_mut());
+            let mut t = std::ptr::null_mut();
+            must(doca_ec_task_create_allocate_init(ec, coding, ns, nd, none, &mut t), 0, "ec task");
+            add(K::Task, t as usize);
+            must(doca_ec_task_update_allocate_init(ec, std::ptr::null(), ns, nd, none, &mut t), 0, "ec task");
+            add(K::Task, t as usize);
+            must(doca_ec_task_recover_allocate_init(ec, rec, ns, nd, none, &mut t), 0, "ec task");
+            add(K::Task, t as usize);
+            must(doca_ec_task_galois_mul_allocate_init(ec, coding, ns, nd, none, &mut t), 0, "ec task");
+            add(K::Task, t as usize);
         }
         // doca_sync_event: one destroyed at once (stale); one started standalone and exported,
         // one imported from that export (in this process) and started; one a context running

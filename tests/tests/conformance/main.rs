@@ -17,6 +17,7 @@ mod doca_compress;
 mod doca_ctx;
 mod doca_dev;
 mod doca_dma;
+mod doca_erasure_coding;
 mod doca_error;
 mod doca_graph;
 mod doca_mmap;
