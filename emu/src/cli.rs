@@ -93,6 +93,9 @@ fn resolve(pages: &[PageFile], target: &str) -> Result<u32, String> {
             Some(PageFile { found: Found::Forged(_, why), file, .. }) => {
                 Err(format!("{file} is forged, not injected into: {why}"))
             }
+            Some(PageFile { found: Found::Elsewhere(_), file, .. }) => Err(format!(
+                "{file}: process {pid} of another PID namespace: run doca_emu in that namespace to inject into it"
+            )),
             None => Err(format!("no status page for pid {pid}")),
         };
     }

@@ -16,10 +16,9 @@ use doca_core::status::{
     Snapshot, ANSWER_ACCEPTED, ANSWER_UNAVAILABLE, M_ANSWER_SEQ, M_PLAN_LEN, M_PLAN_SEQ, M_PLAN_TEXT,
     PLAN_MAX,
 };
-use doca_link::status::page_file;
 use rustix::fs::FlockOperation;
 
-use crate::scan::{is_alive, is_mapped_by, open_page, read_page, Found};
+use crate::scan::{is_mapped_by, open_page, read_page, Found};
 
 /// How an injection ended.
 #[derive(Debug, PartialEq)]
@@ -40,16 +39,19 @@ pub fn inject(dir: BorrowedFd<'_>, pid: u32, plan: &str, timeout: Duration) -> R
     if plan.len() > PLAN_MAX {
         return Err(format!("plan of {} bytes: at most {PLAN_MAX}", plan.len()));
     }
-    let file = page_file(pid);
+    // The page of the live process `pid` is (here) the process's (scan: it maps the file).
+    let pages = crate::scan::scan(&dir).map_err(|e| format!("reading the fabric directory: {e}"))?;
+    let Some(file) =
+        pages.iter().find(|p| p.pid == pid && matches!(p.found, Found::Live(_))).map(|p| p.file.clone())
+    else {
+        return Err(format!("process {pid} is not running (no live page of its)"));
+    };
     let f = open_page(dir, &file, true).map_err(|found| match found {
         Found::Foreign(uid) => format!("{file} belongs to uid {uid}: only its own user may inject"),
         Found::Invalid(why) => format!("{file}: {why}"),
         other => format!("{file}: {other:?}"),
     })?;
     let snap = read_page(&f).map_err(|why| format!("{file}: {why}"))?;
-    if snap.pid != pid || !is_alive(&snap) {
-        return Err(format!("process {pid} is not running (its page is stale)"));
-    }
     // The very file opened here must be the one the process maps: a page anyone wrote for a
     // live pid is never written into.
     is_mapped_by(pid, &f).map_err(|why| format!("{file} is forged, not injected into: {why}"))?;

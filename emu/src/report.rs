@@ -84,6 +84,7 @@ pub fn json(fabric_dir: &str, pages: &[PageFile], now: u64) -> Value {
     let mut invalid = Vec::new();
     let mut foreign = Vec::new();
     let mut forged = Vec::new();
+    let mut elsewhere = Vec::new();
     for p in pages {
         match &p.found {
             Found::Live(s) => live.push(process_json(s, now, true)),
@@ -93,6 +94,7 @@ pub fn json(fabric_dir: &str, pages: &[PageFile], now: u64) -> Value {
             Found::Forged(s, why) => {
                 forged.push(json!({"file": p.file, "pid": p.pid, "claims": s.comm, "why": why}))
             }
+            Found::Elsewhere(s) => elsewhere.push(json!({"file": p.file, "pid": p.pid, "name": s.comm})),
         }
     }
     json!({
@@ -100,6 +102,7 @@ pub fn json(fabric_dir: &str, pages: &[PageFile], now: u64) -> Value {
         "processes": live,
         "stale": stale,
         "forged": forged,
+        "elsewhere": elsewhere,
         "invalid": invalid,
         "foreign": foreign,
     })
@@ -193,6 +196,10 @@ pub fn text(fabric_dir: &str, pages: &[PageFile], now: u64, stall: f64) -> Strin
                     p.file, s.pid, s.comm
                 )
             }
+            Found::Elsewhere(s) => format!(
+                "elsewhere: {} (pid {} {} of another PID namespace, alive; run doca_emu there to see or inject into it)",
+                p.file, s.pid, s.comm
+            ),
         };
         let _ = writeln!(out, "{line}");
     }

@@ -1,15 +1,20 @@
 //! Finding, checking and reading status pages.
 //!
-//! A page file `status-<pid>.page` is opened through the fabric directory's descriptor
-//! without following links, and must be a regular file of this user, [`PAGE_BYTES`] long.
-//! It is read twice ([`Snapshot::parse`] keeps the objects whose identity was not being
-//! rewritten meanwhile), and its pid must be the one in its name. Its writer is alive when a
-//! process with that pid exists and started when the page says (a later process that reused
-//! the pid started later); otherwise the page is stale. Pid and start time are only what
-//! the page says, though, and any process of this user can write a file: a page is that
-//! process's only when the process maps this very file (its device and inode are among
-//! `/proc/<pid>/maps`, see [`doca_link::status::mapped_by`]). A page of a live process that
-//! does not map it is forged: listed as such, never shown as that process nor injected into.
+//! A page file `status-<pid>-<nonce>.page` is opened through the fabric directory's
+//! descriptor without following links, and must be a regular file of this user,
+//! [`PAGE_BYTES`] long. It is read twice ([`Snapshot::parse`] keeps the objects whose
+//! identity was not being rewritten meanwhile), and its pid must be the one in its name.
+//! Pid and start time are only what the page says, though, and any process of this user can
+//! write a file: a page is a process's only when the process maps this very file (its
+//! device and inode are among `/proc/<pid>/maps`, see [`doca_link::status::mapped_by`]).
+//!
+//! | the page                                                            | is listed as |
+//! |---------------------------------------------------------------------|--------------|
+//! | its pid runs, started when the page says, and maps it                | live         |
+//! | its writer's lock is held ([`doca_link::status::writer_alive`]) and a process of this PID namespace maps it (a process of a nested namespace — a container started from here — wrote its own pid) | live, under the pid it has here |
+//! | its writer's lock is held and no process visible here maps it        | elsewhere: a process of another PID namespace (a sibling container), not verifiable from here, never injected into (run `doca_emu` there) |
+//! | its pid runs and started when the page says, but does not map it     | forged: never shown as that process nor injected into |
+//! | otherwise                                                           | stale |
 
 use std::fs::File;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -29,6 +34,9 @@ pub enum Found {
     /// A page naming a live process that does not map it (written by someone else): what
     /// it claims, and why it is not that process's.
     Forged(Box<Snapshot>, String),
+    /// The page of a live process of a PID namespace this one cannot see (its writer holds
+    /// the page's lock; no process here maps it): what it says, unverified.
+    Elsewhere(Box<Snapshot>),
     /// Not a readable page: why.
     Invalid(String),
     /// A file of another user (uid): not read.
@@ -94,24 +102,37 @@ pub fn is_mapped_by(pid: u32, f: &File) -> Result<(), String> {
     }
 }
 
-/// Looks at page `file` of `dir`.
-pub fn look(dir: BorrowedFd<'_>, file: &str, pid: u32) -> Found {
+/// Looks at page `file` of `dir`: what it is, and the pid of its writer as this process
+/// sees it (the name's, or the pid here of a nested namespace's writer).
+pub fn look(dir: BorrowedFd<'_>, file: &str, pid: u32) -> (Found, u32) {
     let f = match open_page(dir, file, false) {
         Ok(f) => f,
-        Err(found) => return found,
+        Err(found) => return (found, pid),
     };
-    match read_page(&f) {
+    let found = match read_page(&f) {
         Err(why) => Found::Invalid(why),
         Ok(snap) if snap.pid != pid => {
             Found::Invalid(format!("written by pid {}, named for {pid}", snap.pid))
         }
         Ok(snap) if snap.uid != rustix::process::getuid().as_raw() => Found::Foreign(snap.uid),
-        Ok(snap) if is_alive(&snap) => match is_mapped_by(pid, &f) {
-            Ok(()) => Found::Live(Box::new(snap)),
-            Err(why) => Found::Forged(Box::new(snap), why),
+        Ok(snap) if is_alive(&snap) && is_mapped_by(pid, &f).is_ok() => Found::Live(Box::new(snap)),
+        Ok(mut snap) if doca_link::status::writer_alive(&f) => match doca_link::status::mapper(&f) {
+            Some(here) => {
+                snap.pid = here;
+                return (Found::Live(Box::new(snap)), here);
+            }
+            None if is_alive(&snap) => {
+                let why = is_mapped_by(pid, &f).err().unwrap_or_default();
+                Found::Forged(Box::new(snap), why)
+            }
+            None => Found::Elsewhere(Box::new(snap)),
         },
+        Ok(snap) if is_alive(&snap) => {
+            Found::Forged(Box::new(snap), is_mapped_by(pid, &f).err().unwrap_or_default())
+        }
         Ok(snap) => Found::Stale(Box::new(snap)),
-    }
+    };
+    (found, pid)
 }
 
 /// Every page file in the fabric directory `dir`, by pid.
@@ -129,6 +150,9 @@ pub fn scan(dir: &impl AsFd) -> std::io::Result<Vec<PageFile>> {
     names.sort();
     Ok(names
         .into_iter()
-        .map(|(pid, file)| PageFile { found: look(dir.as_fd(), &file, pid), file, pid })
+        .map(|(pid, file)| {
+            let (found, pid) = look(dir.as_fd(), &file, pid);
+            PageFile { found, file, pid }
+        })
         .collect())
 }

@@ -28,6 +28,34 @@ pub fn wrapped(program: &str) -> Command {
     }
 }
 
+/// The first child of process `pid` (waiting a little for it to be started): the program a
+/// wrapper such as `unshare --fork` runs.
+pub fn child_of(pid: u32) -> u32 {
+    let children = format!("/proc/{pid}/task/{pid}/children");
+    for _ in 0..500 {
+        let list = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(child) = list.split_whitespace().next().and_then(|p| p.parse().ok()) {
+            return child;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("process {pid} started no program")
+}
+
+/// Whether this machine lets the tests make PID namespaces (root and `unshare`): when not,
+/// says so on stderr for `what`.
+pub fn pid_namespaces(what: &str) -> bool {
+    let ok = rustix::process::getuid().is_root()
+        && std::process::Command::new("unshare")
+            .args(["--pid", "--fork", "--mount-proc", "true"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: {what} needs PID namespaces (root and unshare(1))");
+    }
+    ok
+}
+
 /// How long a peer may take to answer one line.
 pub const ANSWER_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -92,15 +120,12 @@ impl Peer {
         if std::env::var_os(PEER_WRAP_ENV).is_none_or(|w| w.is_empty()) {
             return outer;
         }
-        let children = format!("/proc/{outer}/task/{outer}/children");
-        for _ in 0..500 {
-            let list = std::fs::read_to_string(&children).unwrap_or_default();
-            if let Some(pid) = list.split_whitespace().next().and_then(|p| p.parse().ok()) {
-                return pid;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!("{}: the wrapper (pid {outer}) started no program", self.name)
+        child_of(outer)
+    }
+
+    /// The pid of the program a wrapper started (`unshare … program`: the wrapper's child).
+    pub fn wrapped_pid(&self) -> u32 {
+        child_of(self.child.id())
     }
 
     /// How another peer's log names this peer: `pid N`, or — each peer in a PID namespace of

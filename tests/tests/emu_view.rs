@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use doca_core::status::{Page, PageExt, PAGE_BYTES, W_PID, W_START};
-use doca_link::status::page_file;
+use doca_link::status::page_pid;
 use doca_link::FABRIC_ENV;
 use doca_tests::Peer;
 use serde_json::Value;
@@ -71,7 +71,15 @@ impl Fabric {
     }
 
     fn page(&self, pid: u32) -> PathBuf {
-        self.dir.join(page_file(pid))
+        // The page a process made (`status-<pid>-<nonce>.page`), or the name a test writes a
+        // page of its own under (`status-<pid>.page`, which tools read too).
+        std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().and_then(|n| n.to_str()).and_then(page_pid) == Some(pid))
+            .unwrap_or_else(|| self.dir.join(format!("status-{pid}.page")))
     }
 }
 
@@ -562,11 +570,55 @@ fn a_forged_page_for_a_live_process_is_listed_as_forged_and_never_injected_into(
     assert_eq!(pids_in(&ls, "forged"), [pid as u64], "{ls}");
     let (code, text, _) = f.emu(&["ls"]);
     assert_eq!(code, 0);
-    assert!(text.contains(&format!("forged: {} (claims to be pid {pid}", page_file(pid))), "{text}");
+    let name = page.file_name().unwrap().to_str().unwrap();
+    assert!(text.contains(&format!("forged: {name} (claims to be pid {pid}")), "{text}");
     let (code, out, err) = f.emu(&["inject", &pid.to_string(), "delay 1ms", "--timeout", "0.2"]);
     assert_eq!(code, 1, "{out}");
     assert!(err.contains("is forged, not injected into"), "{err}");
     assert_eq!(std::fs::read(&page).unwrap(), bytes, "not written");
     let _ = sleeper.kill();
     let _ = sleeper.wait();
+}
+
+/// Two containers on one machine, as PID namespaces sharing the fabric directory: two
+/// servers that are both pid 1 in their own namespaces each keep their own page (neither
+/// takes the other's file); `ls` here lists both alive under the pids they have here; `ls`
+/// run in a third namespace, which sees neither, lists both as alive elsewhere, not stale.
+#[test]
+fn processes_of_two_pid_namespaces_keep_their_pages_and_are_seen_from_each() {
+    if !doca_tests::pid_namespaces("listing processes of other PID namespaces") {
+        return;
+    }
+    let mut f = Fabric::new("pidns");
+    let wrap = ["--pid", "--fork", "--mount-proc", "--kill-child", PEER];
+    let servers: Vec<Peer> = ["a", "b"]
+        .iter()
+        .map(|tag| {
+            let name = format!("pidns-{tag}-{}", std::process::id());
+            let s = f.spawn_program("unshare", &[&wrap[..], &["server", &name]].concat());
+            expect(&s, "running");
+            s
+        })
+        .collect();
+    let pids: Vec<u32> = servers.iter().map(|s| s.wrapped_pid()).collect();
+    let files: Vec<String> = std::fs::read_dir(&f.dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| page_pid(n) == Some(1))
+        .collect();
+    assert_eq!(files.len(), 2, "one page each, though both are pid 1: {files:?}");
+    let ls = f.ls();
+    for pid in &pids {
+        assert!(process(&ls, *pid).is_some(), "pid {pid} is listed alive under its pid here: {ls}");
+    }
+    let out = Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", EMU, "ls", "--json"])
+        .env(FABRIC_ENV, &f.dir)
+        .output()
+        .expect("doca_emu in a PID namespace of its own");
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("ls --json");
+    assert_eq!(pids_in(&seen, "elsewhere"), [1, 1], "both alive in another namespace: {seen}");
+    assert!(pids_in(&seen, "stale").is_empty(), "{seen}");
+    drop(servers);
 }
