@@ -9,10 +9,10 @@
 //! | who          | how                                                                 |
 //! |--------------|---------------------------------------------------------------------|
 //! | owner's engine | [`Board::register_local`]: a slot for its own doorbell            |
-//! | importer     | [`take_board`]: the object's memfd *and* a connection the owner's memory service keeps ([`crate::rendezvous::Offer::Board`]); [`BoardLink::register`] sends the ringing end of its doorbell over it (`SCM_RIGHTS`) and gets its slot back |
+//! | importer     | [`take_board`]: the object's memfd *and* a connection the owner's memory service keeps ([`crate::rendezvous::Offer::Kept`], the board its keeper); [`BoardLink::register`] sends the ringing end of its doorbell over it (`SCM_RIGHTS`) and gets its slot back |
 //! | owner updating | [`Board::ring_armed`]: rings every registered doorbell whose flag is armed |
 //! | importer updating | [`BoardLink::ring`]: one datagram asking the owner's service to ring the armed ones |
-//! | revocation   | [`Board::revoke`] (the offer withdrawn): every connection is shut down, so each importer reads end-of-file — only the owner decides that the object is gone |
+//! | revocation   | [`Board::revoke_all`] (the offer withdrawn): every connection is shut down, so each importer reads end-of-file — only the owner decides that the object is gone |
 //!
 //! What a peer can do: write any bits into the armed flags (spurious or missed wake-ups of
 //! engines that chose to sleep on this object: never a byte written anywhere else, never a
@@ -32,7 +32,7 @@ use rustix::event::{PollFd, PollFlags};
 use crate::budget::{Account, Hold, Limits, PeerId};
 use crate::error::{bail, fail, peer_fail};
 use crate::notify::Doorbell;
-use crate::rendezvous::{ServiceName, Taken, Token, REPLY_WAIT};
+use crate::rendezvous::{Keeper, ServiceName, Taken, Token, REPLY_WAIT};
 use crate::{Error, Recv, Result};
 
 const REGISTER: &[u8; 8] = b"DOCABREG";
@@ -136,7 +136,7 @@ impl Board {
 
     /// Ends every importer's connection (each reads end-of-file: the object is gone) and
     /// takes their doorbells back; no connection is accepted after.
-    pub fn revoke(&self) {
+    pub fn revoke_all(&self) {
         let mut s = self.state.lock();
         s.revoked = true;
         for c in s.conns.values() {
@@ -150,14 +150,14 @@ impl Board {
         }
     }
 
-    /// Whether [`Board::revoke`] was called.
+    /// Whether [`Board::revoke_all`] was called.
     pub fn is_revoked(&self) -> bool {
         self.state.lock().revoked
     }
 
     /// Keeps the connection of importer `peer`, charged one descriptor
     /// to a new account of its: its id, or `None` (refused, logged; the caller closes it).
-    pub(crate) fn accept(&self, sock: Arc<OwnedFd>, peer: PeerId) -> Option<u64> {
+    fn take(&self, sock: Arc<OwnedFd>, peer: PeerId) -> Option<u64> {
         let account = Account::open(peer, self.limits);
         let hold = match account.claim(0, 1, "a kept importer connection") {
             Ok(h) => h,
@@ -190,7 +190,7 @@ impl Board {
     /// Reads what connection `id` sent (a bounded batch): registrations are answered, ring
     /// requests ring the armed doorbells once. `false`: the connection ended or misbehaved
     /// (closed by the caller).
-    pub(crate) fn readable(&self, id: u64, sock: &OwnedFd) -> bool {
+    fn read_from(&self, id: u64, sock: &OwnedFd) -> bool {
         let mut ring = false;
         let mut keep = true;
         for _ in 0..BATCH {
@@ -262,6 +262,20 @@ impl Board {
         s.bells[slot] = Some(Bell { ring, conn: Some(id), _hold: Some(hold) });
         drop(s);
         answer(ACCEPTED, slot as u32);
+    }
+}
+
+impl Keeper for Board {
+    fn accept(&self, sock: Arc<OwnedFd>, peer: PeerId) -> Option<u64> {
+        self.take(sock, peer)
+    }
+
+    fn readable(&self, id: u64, sock: &OwnedFd) -> bool {
+        self.read_from(id, sock)
+    }
+
+    fn revoke(&self) {
+        self.revoke_all();
     }
 }
 

@@ -31,7 +31,6 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::bells::Board;
 use crate::budget::{peer_of, PeerId};
 use crate::error::{bail, fail, peer_fail};
 use crate::fabric::{FabricDir, Listener};
@@ -100,17 +99,30 @@ pub enum Offer {
     /// importer's identity (its pid, for messages, as its credentials give it) (the handler must not block: it answers
     /// and hands the socket to a thread of its own).
     Connection(Box<dyn Fn(OwnedFd, PeerId) + Send + Sync>),
-    /// A memfd handed over as [`Offer::Memfd`] on a connection the service then keeps, for
-    /// the importer to register its doorbells with `board` ([`crate::bells`]). Withdrawing
-    /// the offer revokes the board: every kept connection is shut down.
-    Board {
+    /// A memfd handed over as [`Offer::Memfd`] on a connection the service then keeps and
+    /// hands to `keeper` (a doorbell board, [`crate::bells`]: the importer registers its
+    /// doorbells over it). Withdrawing the offer revokes the keeper: it shuts every kept
+    /// connection down.
+    Kept {
         /// The memory.
         fd: OwnedFd,
         /// What the importer learns with it.
         info: Vec<u8>,
-        /// Where the importers' doorbells go.
-        board: Arc<Board>,
+        /// What serves the kept connections.
+        keeper: Arc<dyn Keeper>,
     },
+}
+
+/// What serves the connections an [`Offer::Kept`] keeps, in the memory service's thread
+/// (never blocking).
+pub trait Keeper: Send + Sync {
+    /// Takes the connection of importer `peer` (answered already): its id, or `None` to
+    /// close it.
+    fn accept(&self, sock: Arc<OwnedFd>, peer: PeerId) -> Option<u64>;
+    /// Connection `id` is readable: `false` when it ended or misbehaved (then closed).
+    fn readable(&self, id: u64, sock: &OwnedFd) -> bool;
+    /// The offer was withdrawn: end every connection.
+    fn revoke(&self);
 }
 
 /// One offer's place in the service: `None` once withdrawn.
@@ -167,8 +179,8 @@ impl Drop for Offered {
     fn drop(&mut self) {
         // Waits for an action on this offer in progress; none starts after.
         let withdrawn = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(Offer::Board { board, .. }) = withdrawn {
-            board.revoke();
+        if let Some(Offer::Kept { keeper, .. }) = withdrawn {
+            keeper.revoke();
         }
         if self.service.name.pid != std::process::id() {
             return; // a child of fork: the service is its parent's
@@ -193,7 +205,7 @@ impl Drop for Offered {
 /// Offers `what` under a fresh token through this process's memory service (started at the
 /// first offer).
 pub fn offer(what: Offer) -> Result<Offered> {
-    if let Offer::Memfd { info, .. } | Offer::Board { info, .. } = &what {
+    if let Offer::Memfd { info, .. } | Offer::Kept { info, .. } = &what {
         if info.len() > INFO_MAX {
             bail!(Error::InvalidValue, "an offer's information of {} bytes (at most {INFO_MAX})", info.len());
         }
@@ -248,10 +260,10 @@ struct Pending {
     deadline: Instant,
 }
 
-/// A connection the service keeps for a board (its importer's doorbell registrations).
+/// A connection the service keeps for an [`Offer::Kept`].
 struct Kept {
     sock: Arc<OwnedFd>,
-    board: Arc<Board>,
+    keeper: Arc<dyn Keeper>,
     id: u64,
 }
 
@@ -286,7 +298,7 @@ fn serve(listener: Listener, s: &Service) {
         // (their places free up), then new connections.
         let mut i = 0;
         kept.retain(|k| {
-            let keep = !kept_ready[i] || k.board.readable(k.id, &k.sock);
+            let keep = !kept_ready[i] || k.keeper.readable(k.id, &k.sock);
             i += 1;
             keep
         });
@@ -315,7 +327,7 @@ fn serve(listener: Listener, s: &Service) {
 enum Handled {
     /// Nothing had arrived after all: still waiting.
     Again(Pending),
-    /// Answered; the connection is kept for a board.
+    /// Answered; the connection is kept for its offer's keeper.
     Kept(Kept),
     /// Answered (or refused) and closed, or handed to a handler.
     Done,
@@ -400,14 +412,14 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
             answer(fd, info);
             Handled::Done
         }
-        Some(Offer::Board { fd, info, board }) => {
+        Some(Offer::Kept { fd, info, keeper }) => {
             let peer = p.peer;
             if !answer(fd, info) {
                 return Handled::Done;
             }
             let sock = Arc::new(p.sock);
-            match board.accept(sock.clone(), peer) {
-                Some(id) => Handled::Kept(Kept { sock, board: board.clone(), id }),
+            match keeper.accept(sock.clone(), peer) {
+                Some(id) => Handled::Kept(Kept { sock, keeper: keeper.clone(), id }),
                 None => Handled::Done,
             }
         }
@@ -498,7 +510,7 @@ pub struct Taken {
 }
 
 /// [`take_memfd_watched`], and the connection (kept by the service for an
-/// [`Offer::Board`], closed by it otherwise).
+/// [`Offer::Kept`], closed by it otherwise).
 pub(crate) fn take_memfd_kept(name: ServiceName, token: &Token) -> Result<(Taken, OwnedFd)> {
     let (sock, peer, pidfd) = request_watched(name, token)?;
     let deadline = Instant::now() + REPLY_WAIT;

@@ -581,7 +581,7 @@ impl SeOps {
         }
         drop(self.offered.borrow_mut().take());
         if let Some(b) = &*self.board.borrow() {
-            b.revoke();
+            b.revoke_all();
         }
         let h = self.page.header();
         if h.state.swap(page::REVOKED, SeqCst) == LIVE {
@@ -850,10 +850,10 @@ impl SyncEvent {
                 .try_clone()
                 .map_err(|e| fail!(Error::OperatingSystem, "sync event {what}: dup: {e}"))?;
             let board = ops.board()?;
-            let offer = doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Board {
+            let offer = doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Kept {
                 fd,
                 info: Vec::new(),
-                board,
+                keeper: board,
             })
             .map_err(|e| fail!(Error::from(e), "sync event {what}: offering the page"))?;
             *offered = Some(offer);
