@@ -806,14 +806,18 @@ impl AesGcmOps {
     /// other, without the scratch buffer: the source's data copied once into the
     /// destination's room (map to map), encrypted there in place, the tag written after it,
     /// then the data length grown. `false` (nothing done) for lists and for a destination
-    /// over the source's bytes, which go through the scratch buffer.
+    /// over the source's bytes (in one map or in two over the same memory), which go through
+    /// the scratch buffer.
     fn encrypt_direct(c: &Checked) -> Result<bool> {
         let (s, d) = (c.src.shape()?, c.dst.shape()?);
         if s.in_list || d.in_list {
             return Ok(false);
         }
         let (from, to) = (s.data, d.data_end());
-        if c.src.map() == c.dst.map() && from < to.saturating_add(c.out) && to < from.saturating_add(c.len) {
+        // By address, not by map: two maps of a C program may cover the same bytes (and these
+        // maps are local, so their addresses are this process's).
+        let (a, b) = (c.src.map().map_addr().saturating_add(from), c.dst.map().map_addr().saturating_add(to));
+        if a < b.saturating_add(c.out) && b < a.saturating_add(c.len) {
             return Ok(false);
         }
         if s.data_len != c.len || d.room() < c.out {
