@@ -3,8 +3,9 @@
  * and tag, its decrypt task giving AAD and plaintext back, the 12-byte tag, the accessors,
  * and each failure with its status: a long IV or an odd tag size at alloc_init, a tag
  * mismatch (DOCA_ERROR_IO_FAILED, nothing written), a destroyed key, a destination too
- * small (each failure fatal to the context, as on DOCA's engine: freed, restarted). Exits 0
- * and prints "ok" when every check holds. */
+ * small (each failure fatal to the context, as on DOCA's engine: freed, restarted); a
+ * destination in a second map over the source's own bytes. Exits 0 and prints "ok" when
+ * every check holds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
