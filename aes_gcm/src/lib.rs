@@ -47,7 +47,11 @@
 //! one queue, in submission order); the cipher work is the emulated engine's, done inside the
 //! progress engine's `progress` (never in submit). A task is worked in one go (its tag covers
 //! every byte); each pass works through tasks until [`caps::BYTES_PER_PASS`] bytes (1 MiB by
-//! default) are spent. While tasks wait, the context asks to be polled.
+//! default) are spent. While tasks wait, the context asks to be polled. An encrypt task of
+//! one source buffer and one destination buffer apart from it copies the source once into the
+//! destination's room and encrypts it there; lists, a destination over the source's bytes
+//! and decrypt tasks (which write nothing unless the tag matches) are worked in a scratch
+//! buffer of the engine's, kept between tasks.
 //!
 //! **Checks and codes.** `doca_task_submit` does not validate: a bad task completes through
 //! the error callback with its status when the engine reaches it, and the failure is fatal to
@@ -798,9 +802,48 @@ impl AesGcmOps {
         Ok(())
     }
 
+    /// An encrypt task of one source buffer and one destination buffer apart from each
+    /// other, without the scratch buffer: the source's data copied once into the
+    /// destination's room (map to map), encrypted there in place, the tag written after it,
+    /// then the data length grown. `false` (nothing done) for lists and for a destination
+    /// over the source's bytes (in one map or in two over the same memory), which go through
+    /// the scratch buffer.
+    fn encrypt_direct(c: &Checked) -> Result<bool> {
+        let (s, d) = (c.src.shape()?, c.dst.shape()?);
+        if s.in_list || d.in_list {
+            return Ok(false);
+        }
+        let (from, to) = (s.data, d.data_end());
+        // By address, not by map: two maps of a C program may cover the same bytes (and these
+        // maps are local, so their addresses are this process's).
+        let (a, b) = (c.src.map().map_addr().saturating_add(from), c.dst.map().map_addr().saturating_add(to));
+        if a < b.saturating_add(c.out) && b < a.saturating_add(c.len) {
+            return Ok(false);
+        }
+        if s.data_len != c.len || d.room() < c.out {
+            bail!(
+                Error::InvalidValue,
+                "aes_gcm: the source or the destination changed while the task was worked"
+            );
+        }
+        c.src.map().copy_to_map(from, c.len, c.dst.map(), to)?;
+        {
+            let mut out = c.dst.map().bytes_mut(to, c.out)?;
+            let (aad, rest) = out.split_at_mut(c.aad);
+            let (msg, tag) = rest.split_at_mut(c.len - c.aad);
+            seal(&c.key.0.cipher, &c.iv[..c.iv_len], aad, msg, tag)
+                .map_err(|()| fail!(Error::InvalidValue, "aes_gcm: the cipher refused the encrypt task"))?;
+        }
+        c.dst.increase_data_len(c.out)?;
+        Ok(true)
+    }
+
     /// The whole of task `id`: checks, cipher, output. Returns the source's length.
     fn work<P: Kind>(&self, id: TaskId) -> Result<usize> {
         let c = self.checks::<P>(id)?;
+        if P::OP == Op::Encrypt && Self::encrypt_direct(&c)? {
+            return Ok(c.len);
+        }
         let mut scratch = self.scratch.borrow_mut();
         let need = c.len.max(c.out);
         if scratch.len() < need {

@@ -596,3 +596,32 @@ fn a_large_task_and_many_small_ones_complete_in_order() {
     let order: Vec<_> = s.seen.borrow().iter().map(|x| (x.1, x.2, x.3.len())).collect();
     assert_eq!(order, (0..8).map(|i| (i as u64, Ok(()), 100 + i + 12)).collect::<Vec<_>>());
 }
+
+/// Encrypt by each road gives the same bytes: a source and a destination apart (in two maps,
+/// or apart in one: the source copied once into the destination's room and encrypted there)
+/// and a destination over the source's bytes (wholly, or overlapping its end: worked in the
+/// engine's scratch buffer, the whole source read first).
+#[test]
+fn encrypt_apart_in_one_map_and_over_the_source_give_the_same_bytes() {
+    let s = setup();
+    let key = s.key(&bytes(16, 3));
+    let data = bytes(1000, 4);
+    let (st, want) = s.one(Op::Encrypt, &key, &[1; 12], 12, 10, &data);
+    assert_eq!((st, want.len()), (Ok(()), 1012));
+    // (the destination's offset in a map holding the data then 1012 bytes more)
+    for (what, at) in [("apart in one map", 1000usize), ("over the whole source", 0), ("over its end", 500)] {
+        let m = map(&s.dev, [data.clone(), vec![0; 1012]].concat());
+        let src = s.inv.buf_get_data_at(&m, 0, 1000).unwrap();
+        let dst = s.inv.buf_get_at(&m, at, 1012).unwrap();
+        s.gcm
+            .task_encrypt_alloc_init(Some(&src), Some(&dst), Some(&key), &[1; 12], 12, 10, Data::NONE)
+            .unwrap()
+            .submit()
+            .map_err(|r| r.error)
+            .unwrap();
+        run(&s.pe, || !s.seen.borrow().is_empty());
+        let (_, _, st, out) = s.seen.borrow_mut().pop().unwrap();
+        assert_eq!(st, Ok(()), "{what}");
+        assert_eq!(out, want, "{what}");
+    }
+}

@@ -1,5 +1,6 @@
 //! `doca_argp.h`: the samples' argument parser. Parameters of type string, int and boolean,
-//! short (`-p`) and long (`--pci-addr`, `--pci-addr=…`) names, mandatory parameters, a
+//! short (`-p`, and names of several letters: `-ns`) and long (`--pci-addr`, `--pci-addr=…`)
+//! names, mandatory parameters, a
 //! version callback and a validation callback, and the built-in flags: `-h/--help`,
 //! `-v/--version` (the DOCA version this emulator claims, [`doca_core::DOCA_VERSION`]),
 //! `-l/--log-level`, `--sdk-log-level`. JSON configuration files are not supported (`--json`
@@ -266,6 +267,36 @@ fn usage(argp: &Argp, program: &str) -> String {
     out
 }
 
+/// An argument's flag and its value when attached. `--name=value` is a long name with its
+/// value. A single dash introduces a short name, which is a string (NVIDIA's samples register
+/// `ns`, `gid`, `rdma_dev`, given as `-ns 2`): the whole argument when it names a registered
+/// short name (`is_short`), else the part before a `=` when that does (`-ns=2`), else a
+/// one-letter name with its value attached as getopt's (`-p03:00.0`, `-p=03:00.0`).
+fn split_flag(arg: &str, is_short: impl Fn(&str) -> bool) -> (String, Option<String>) {
+    if let Some(long) = arg.strip_prefix("--") {
+        return match long.split_once('=') {
+            Some((f, v)) => (format!("--{f}"), Some(v.to_string())),
+            None => (arg.to_string(), None),
+        };
+    }
+    let Some(name) = arg.strip_prefix('-') else { return (arg.to_string(), None) };
+    if name.is_empty() || is_short(name) {
+        return (arg.to_string(), None);
+    }
+    if let Some((f, v)) = name.split_once('=') {
+        if is_short(f) {
+            return (format!("-{f}"), Some(v.to_string()));
+        }
+    }
+    match name.char_indices().nth(1) {
+        Some((at, _)) => {
+            let v = &name[at..];
+            (format!("-{}", &name[..at]), Some(v.strip_prefix('=').unwrap_or(v).to_string()))
+        }
+        None => (arg.to_string(), None),
+    }
+}
+
 /// `doca_argp_start`: parses `argv` and calls each parameter's callback with its value
 /// (string: a C string; int: an `int *`; boolean: a `bool *` to true) and the configuration.
 /// Unknown flag → `NOT_SUPPORTED`; a missing or malformed value, or a mandatory parameter
@@ -306,26 +337,10 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
         while i < args.len() {
             let arg = &args[i];
             i += 1;
-            // A short name of several letters (DOCA's samples register `-ns`, `-nd`, `-wf`,
-            // `-bc`) is the whole argument, not `-n` with an attached value.
-            let multi_short = arg.starts_with('-')
-                && !arg.starts_with("--")
-                && arg.len() > 2
-                && params.iter().any(|&p| param(p).is_some_and(|p| p.short.as_deref() == Some(&arg[1..])));
-            let (flag, inline) = match arg.split_once('=') {
-                _ if multi_short => (arg.clone(), None),
-                Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-                // getopt's attached short value: -p03:00.0 (or -p=03:00.0)
-                _ if !arg.starts_with("--")
-                    && arg.starts_with('-')
-                    && arg.len() > 2
-                    && arg.is_char_boundary(2) =>
-                {
-                    let v = &arg[2..];
-                    (arg[..2].to_string(), Some(v.strip_prefix('=').unwrap_or(v).to_string()))
-                }
-                _ => (arg.clone(), None),
-            };
+            let (flag, inline) = split_flag(arg, |short| {
+                matches!(short, "h" | "v" | "l")
+                    || params.iter().any(|&p| param(p).is_some_and(|p| p.short.as_deref() == Some(short)))
+            });
             let mut value = |what: &str| -> Result<String, DocaError> {
                 if let Some(v) = &inline {
                     return Ok(v.clone());

@@ -93,3 +93,35 @@ fn a_topology_file_replaces_the_default_and_a_bad_one_names_its_line() {
     assert!(err.contains("line 3") && err.contains("dpu or host"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn aes_gcm_rows_follow_the_topology() {
+    let (ok, out, err) = doca_caps(&["-p", "b1:00.0"], None);
+    assert!(ok, "{err}");
+    let all = "encrypt (key 128, key 256, tag 96, tag 128); decrypt (key 128, key 256, tag 96, tag 128)";
+    assert!(out.contains(&format!("aes_gcm                         {all}\n")), "{out}");
+    assert!(out.contains("aes_gcm.max_buf_size            2097152"), "{out}");
+    assert!(out.contains("aes_gcm.max_iv_len              12"), "{out}");
+    let dir = std::env::temp_dir().join(format!("doca-caps-aes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let t = dir.join("t.topology");
+    std::fs::write(&t, "device b1:00.0 host\ncap aes_gcm.decrypt 0\ncap aes_gcm.key_128 0\ncap aes_gcm.max_list_buf_num_elem 4\n")
+        .unwrap();
+    let (ok, out, err) = doca_caps(&[], Some(t.to_str().unwrap()));
+    assert!(ok, "{err}");
+    assert!(out.contains("aes_gcm                         encrypt (key 256, tag 96, tag 128)\n"), "{out}");
+    assert!(out.contains("aes_gcm.max_list_buf_num_elem   4 "), "{out}");
+    std::fs::write(&t, "device b1:00.0 host\ncap aes_gcm.encrypt 0\ncap aes_gcm.decrypt 0\n").unwrap();
+    let (ok, out, _) = doca_caps(&[], Some(t.to_str().unwrap()));
+    assert!(ok);
+    assert!(
+        out.contains("aes_gcm                         not supported (DOCA_ERROR_NOT_SUPPORTED)\n"),
+        "{out}"
+    );
+    std::fs::write(&t, "device b1:00.0 host\ncap aes_gcm.tag69 0\n").unwrap();
+    let (ok, out, err) = doca_caps(&[], Some(t.to_str().unwrap()));
+    assert!(ok);
+    assert!(out.contains("aes_gcm.tag_96                  topology"), "{out}");
+    assert!(err.contains("line 2: unknown capability \"aes_gcm.tag69\""), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -606,6 +606,32 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
     assert!(run(&["-p", "x", "-l", "55"]).contains("start DOCA_ERROR_INVALID_VALUE"), "not a level");
 }
 
+/// Short names of several letters, as NVIDIA's samples register them (`ns`, `nd`, `gid`, the
+/// switch `cm`), given after one dash; beside them a one-letter `n` keeps its attached value.
+#[test]
+fn a_c_program_parses_short_names_of_several_letters() {
+    let prog = build("argp_short_names");
+    let run = |args: &[&str]| {
+        let out = Command::new(&prog).args(args).output().expect("run argp_short_names");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{args:?}:\n{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        stdout
+    };
+    let out = run(&["-ns", "2", "-nd", "3", "-gid", "7", "-cm", "-n", "4"]);
+    assert!(out.contains("start DOCA_SUCCESS n=4 ns=2 nd=3 gid=7 cm=1"), "{out}");
+    let out = run(&["-ns=5", "-n6", "--num-dst-buf", "8", "--gid-index=x"]);
+    assert!(out.contains("start DOCA_SUCCESS n=6 ns=5 nd=8 gid=x cm=0"), "{out}");
+    assert!(run(&["-n=9"]).contains("start DOCA_SUCCESS n=9 ns=0"), "a one-letter name's attached value");
+    assert!(run(&["-nx"]).contains("start DOCA_ERROR_INVALID_VALUE"), "-n with the value x: not a number");
+    assert!(
+        run(&["-gidx"]).contains("start DOCA_ERROR_NOT_SUPPORTED"),
+        "no attached value after a longer name"
+    );
+    assert!(run(&["-cm=1"]).contains("start DOCA_ERROR_INVALID_VALUE"), "a switch takes no value");
+    assert!(run(&["-ns"]).contains("start DOCA_ERROR_INVALID_VALUE"), "-ns needs its value");
+    assert!(run(&["-", "1"]).contains("start DOCA_ERROR_NOT_SUPPORTED"), "a lone dash");
+}
+
 /// The DOCA 2.5 API from C: a client written against the 2.5 headers (API level 25: log2 task
 /// counts, `size_t` lengths and sizes, a `size_t` receive callback) talks to the C server
 /// written against the 2.6 headers: the two levels meet on the wire.

@@ -27,7 +27,8 @@ struct Args {
     /// Short run for CI: fewer iterations and smaller sizes (figures are rough).
     #[arg(long)]
     smoke: bool,
-    /// Only these sections (engine, dma, ec, control, fast, or a part: fast-latency, fast-bandwidth);
+    /// Only these sections (engine, dma, ec, aes_gcm, control, fast, or a part: fast-latency,
+    /// fast-bandwidth);
     /// the baselines always run.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -584,6 +585,96 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
     }
 }
 
+/// AES-GCM rows: one encrypt task of `size` bytes (256-bit key, 12-byte IV, 16-byte tag),
+/// resubmitted as soon as it completes, beside the `aes-gcm` crate called directly on a
+/// buffer of the same size in the same run (GB/s of plaintext each): what the context adds
+/// is DOCA's plumbing (task, queue, buffers, the copy of the source into the destination).
+fn aes_gcm_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
+    use aes_gcm::aead::{consts::U12, KeyInit};
+    use aes_gcm::AeadInPlace;
+    type Aes256Gcm = aes_gcm::AesGcm<aes::Aes256, U12>;
+    use doca_aes_gcm::{AesGcm, EncryptTask, KeyType};
+    use doca_core::{open_device_with_pci, Data};
+
+    let total = if cfg.reps < 5 { 16usize << 20 } else { 256 << 20 };
+    let raw_key = [7u8; 32];
+    let iv = [9u8; 12];
+    let dev = open_device_with_pci("b1:00.0", None).expect("device");
+    let pe = Pe::create().expect("engine");
+    let gcm = AesGcm::create(&dev).expect("aes_gcm context");
+    pe.connect_ctx(&gcm.as_ctx()).expect("connect");
+    let back: Rc<std::cell::RefCell<Option<EncryptTask>>> = Rc::default();
+    let failed = Rc::new(Cell::new(0u64));
+    let (b, f) = (back.clone(), failed.clone());
+    gcm.task_encrypt_set_conf(
+        move |t: EncryptTask, _, _| *b.borrow_mut() = Some(t),
+        move |t: EncryptTask, _, _| {
+            eprintln!("aes_gcm bench: a task failed: {:?}", t.status());
+            f.set(f.get() + 1);
+        },
+        1,
+    )
+    .expect("task conf");
+    gcm.as_ctx().start().expect("start");
+    let key = gcm.key_create(&raw_key, KeyType::Aes256).expect("key");
+    let inv = doca_buf::Inventory::create(4).expect("inventory");
+    inv.start().expect("inventory start");
+    let direct_cipher = Aes256Gcm::new_from_slice(&raw_key).expect("key");
+    for size in [64usize << 10, 1 << 20] {
+        let map = |len: usize, fill: u8| {
+            let m = doca_mmap::Mmap::create().expect("map");
+            m.set_memrange(vec![fill; len]).expect("memrange");
+            m.set_permissions(doca_mmap::AccessFlags::LOCAL_READ_WRITE).expect("permissions");
+            m.add_dev(&dev).expect("add_dev");
+            m.start().expect("map start");
+            m
+        };
+        let (src_map, dst_map) = (map(size, 1), map(size + 16, 0));
+        let src = inv.buf_get_data_at(&src_map, 0, size).expect("source");
+        let dst = inv.buf_get_at(&dst_map, 0, size + 16).expect("destination");
+        let task = gcm
+            .task_encrypt_alloc_init(Some(&src), Some(&dst), Some(&key), &iv, 16, 0, Data::NONE)
+            .expect("task");
+        *back.borrow_mut() = Some(task);
+        let doca = |k: u64| {
+            for _ in 0..k {
+                let t = back.borrow_mut().take().expect("the task is back");
+                let _ = dst.reset_data_len();
+                assert!(t.submit().is_ok(), "aes_gcm submit");
+                while back.borrow().is_none() {
+                    pe.progress();
+                    assert_eq!(failed.get(), 0, "aes_gcm task failed");
+                }
+            }
+        };
+        let mut plain = vec![1u8; size];
+        let direct = |k: u64| {
+            for _ in 0..k {
+                let tag = direct_cipher
+                    .encrypt_in_place_detached(iv.as_slice().into(), &[], black_box(&mut plain[..]))
+                    .expect("encrypt");
+                black_box(tag);
+            }
+        };
+        let (t_doca, t_direct) = measure_pair(cfg.reps, copies(total, size), doca, direct);
+        if let Some(t) = back.borrow_mut().take() {
+            t.set_src(None);
+            t.set_dst(None);
+        }
+        drop((src, dst));
+        rows.push(Row {
+            section: "aes_gcm",
+            name: format!("aes_gcm encrypt task {} (256-bit key)", kib(size)),
+            unit: "GB/s",
+            value: size as f64 / t_doca,
+            p99: None,
+            baseline: format!("aes-gcm crate {}", kib(size)),
+            base: size as f64 / t_direct,
+            lower_is_better: false,
+        });
+    }
+}
+
 fn from_hex(s: &str) -> Option<Vec<u8>> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
 }
@@ -1127,6 +1218,9 @@ fn main() -> ExitCode {
     }
     if wanted("ec") {
         ec_rows(&cfg, &mut rows);
+    }
+    if wanted("aes_gcm") {
+        aes_gcm_rows(&cfg, &mut rows);
     }
     let base = baselines(&cfg);
     let rings = base.ring.iter().map(|(size, v)| (format!("raw shm ring one-way {size} B"), *v));

@@ -59,6 +59,32 @@ fn nic_clocks(info: &DevInfo) -> String {
     }
 }
 
+/// The AES-GCM task types with the key and tag sizes each supports, or why none.
+fn aes_gcm(info: &DevInfo) -> String {
+    use doca_aes_gcm::{caps, KeyType, Op};
+    let of = |op: Op| {
+        caps::task_is_supported(info, op).map(|()| {
+            let mut has = vec![];
+            for (k, name) in [(KeyType::Aes128, "key 128"), (KeyType::Aes256, "key 256")] {
+                if caps::key_type_is_supported(info, op, k).is_ok() {
+                    has.push(name);
+                }
+            }
+            for (t, name) in [(12, "tag 96"), (16, "tag 128")] {
+                if caps::tag_is_supported(info, op, t).is_ok() {
+                    has.push(name);
+                }
+            }
+            format!("{} ({})", op.name(), has.join(", "))
+        })
+    };
+    match (of(Op::Encrypt), of(Op::Decrypt)) {
+        (Ok(e), Ok(d)) => format!("{e}; {d}"),
+        (Ok(x), Err(_)) | (Err(_), Ok(x)) => x,
+        (Err(e), Err(_)) => format!("not supported ({})", e.name()),
+    }
+}
+
 /// `PF`, `VF` or `SF`.
 fn func_type(t: PciFuncType) -> &'static str {
     match t {
@@ -96,6 +122,7 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
     println!("        {:<32}{}", "cc client", side(doca_cc::caps::client_is_supported(info).is_ok()));
     println!("        {:<32}{}", "cc consumer", side(doca_cc::caps::consumer_is_supported(info).is_ok()));
     println!("        {:<32}{}", "cc producer", side(doca_cc::caps::producer_is_supported(info).is_ok()));
+    println!("        {:<32}{}", "aes_gcm", aes_gcm(info));
     if !with_reps || info.kind() != DeviceKind::Dpu {
         return;
     }
@@ -154,6 +181,9 @@ fn print_limits(info: &DevInfo) {
     }
     for spec in &doca_erasure_coding::caps::ALL {
         limit_row(info, "ec", &doca_erasure_coding::caps::ALL, spec);
+    }
+    for spec in &doca_aes_gcm::caps::ALL {
+        limit_row(info, "aes_gcm", &doca_aes_gcm::caps::ALL, spec);
     }
 }
 

@@ -7,6 +7,7 @@
 //! Process-wide facts (the side of the link a process is on, the topology file) run in a
 //! fresh process of this binary ([`doca_tests::in_fresh_process`]).
 
+mod doca_aes_gcm;
 mod doca_buf;
 mod doca_buf_inventory;
 mod doca_cc;
