@@ -120,6 +120,7 @@ pub use legacy::*;
 pub use log::*;
 pub use mmap::*;
 pub use pe::*;
+pub use rdma::*;
 pub use sha::*;
 pub use sync_event::*;
 pub use task::*;

@@ -41,7 +41,7 @@ static CONNS: Handles = Handles::new(Kind::RdmaConn);
 
 /// `struct doca_rdma_connection`: a connection of one context, and its descriptor (the
 /// bytes `doca_rdma_export` points to, alive as long as the handle).
-pub struct DocaRdmaConn {
+pub struct DocaRdmaConnection {
     rdma: *mut DocaRdma,
     conn: Connection,
     desc: Box<[u8]>,
@@ -52,8 +52,8 @@ fn rdma<'a>(p: *const DocaRdma) -> Option<&'a DocaRdma> {
     libctx::get(&RDMAS, p)
 }
 
-fn conn<'a>(p: *const DocaRdmaConn) -> Option<&'a DocaRdmaConn> {
-    // SAFETY: CONNS only holds DocaRdmaConn handles.
+fn conn<'a>(p: *const DocaRdmaConnection) -> Option<&'a DocaRdmaConnection> {
+    // SAFETY: CONNS only holds DocaRdmaConnection handles.
     unsafe { CONNS.get(p) }
 }
 
@@ -117,13 +117,13 @@ setters! {
 }
 
 macro_rules! getters {
-    ($($name:ident($ty:ty) => |$r:ident| $e:expr;)*) => {$(
+    ($($name:ident($p:ty, $ty:ty) => |$r:ident| $e:expr;)*) => {$(
         #[doc = concat!("`", stringify!($name), "`.")]
         ///
         /// # Safety
         /// `value` is NULL or writable.
         #[no_mangle]
-        pub unsafe extern "C" fn $name(rdma: *const DocaRdma, value: *mut $ty) -> DocaError {
+        pub unsafe extern "C" fn $name(rdma: $p, value: *mut $ty) -> DocaError {
             guarded(stringify!($name), || match self::rdma(rdma) {
                 Some(l) => {
                     let $r = &l.obj;
@@ -136,16 +136,16 @@ macro_rules! getters {
 }
 
 getters! {
-    doca_rdma_get_permissions(u32) => |r| r.permissions();
-    doca_rdma_get_gid_index(u32) => |r| r.gid_index();
-    doca_rdma_get_max_num_connections(u16) => |r| r.max_num_connections();
-    doca_rdma_get_transport_type(u32) => |r| r.transport_type() as u32;
-    doca_rdma_get_send_queue_size(u32) => |r| r.send_queue_size();
-    doca_rdma_get_recv_queue_size(u32) => |r| r.recv_queue_size();
-    doca_rdma_get_sl(u32) => |r| r.sl();
-    doca_rdma_get_rnr_retry_count(u8) => |r| r.rnr_retry_count();
-    doca_rdma_get_grh_enabled(u8) => |r| r.grh_enabled() as u8;
-    doca_rdma_get_connection_request_timeout(u16) => |r| r.connection_request_timeout();
+    doca_rdma_get_permissions(*mut DocaRdma, u32) => |r| r.permissions();
+    doca_rdma_get_gid_index(*const DocaRdma, u32) => |r| r.gid_index();
+    doca_rdma_get_max_num_connections(*mut DocaRdma, u16) => |r| r.max_num_connections();
+    doca_rdma_get_transport_type(*const DocaRdma, u32) => |r| r.transport_type() as u32;
+    doca_rdma_get_send_queue_size(*const DocaRdma, u32) => |r| r.send_queue_size();
+    doca_rdma_get_recv_queue_size(*const DocaRdma, u32) => |r| r.recv_queue_size();
+    doca_rdma_get_sl(*const DocaRdma, u32) => |r| r.sl();
+    doca_rdma_get_rnr_retry_count(*const DocaRdma, u8) => |r| r.rnr_retry_count();
+    doca_rdma_get_grh_enabled(*const DocaRdma, u8) => |r| r.grh_enabled() as u8;
+    doca_rdma_get_connection_request_timeout(*const DocaRdma, u16) => |r| r.connection_request_timeout();
 }
 
 macro_rules! task_caps {
@@ -222,7 +222,7 @@ pub unsafe extern "C" fn doca_rdma_export(
     rdma: *mut DocaRdma,
     local_rdma_conn_details: *mut *const std::ffi::c_void,
     local_rdma_conn_details_size: *mut usize,
-    rdma_connection: *mut *mut DocaRdmaConn,
+    rdma_connection: *mut *mut DocaRdmaConnection,
 ) -> DocaError {
     guarded("doca_rdma_export", || {
         let Some(l) = self::rdma(rdma) else { return invalid() };
@@ -237,7 +237,7 @@ pub unsafe extern "C" fn doca_rdma_export(
         }
         match l.obj.export() {
             Ok((desc, c)) => {
-                let h = CONNS.add(DocaRdmaConn {
+                let h = CONNS.add(DocaRdmaConnection {
                     rdma,
                     conn: c,
                     desc: desc.into_boxed_slice(),
@@ -268,7 +268,7 @@ pub unsafe extern "C" fn doca_rdma_connect(
     rdma: *mut DocaRdma,
     remote_rdma_conn_details: *const std::ffi::c_void,
     remote_rdma_conn_details_size: usize,
-    rdma_connection: *mut DocaRdmaConn,
+    rdma_connection: *mut DocaRdmaConnection,
 ) -> DocaError {
     guarded("doca_rdma_connect", || {
         let (Some(l), Some(c)) = (self::rdma(rdma), conn(rdma_connection)) else { return invalid() };
@@ -286,7 +286,7 @@ pub unsafe extern "C" fn doca_rdma_connect(
 /// `doca_rdma_connection_set_user_data`.
 #[no_mangle]
 pub extern "C" fn doca_rdma_connection_set_user_data(
-    rdma_connection: *mut DocaRdmaConn,
+    rdma_connection: *mut DocaRdmaConnection,
     user_data: DocaData,
 ) -> DocaError {
     guarded("doca_rdma_connection_set_user_data", || match conn(rdma_connection) {
@@ -304,7 +304,7 @@ pub extern "C" fn doca_rdma_connection_set_user_data(
 /// `user_data` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_rdma_connection_get_user_data(
-    rdma_connection: *const DocaRdmaConn,
+    rdma_connection: *const DocaRdmaConnection,
     user_data: *mut DocaData,
 ) -> DocaError {
     guarded("doca_rdma_connection_get_user_data", || match conn(rdma_connection) {
@@ -319,7 +319,7 @@ pub unsafe extern "C" fn doca_rdma_connection_get_user_data(
 /// `connection_id` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn doca_rdma_connection_get_id(
-    rdma_connection: *const DocaRdmaConn,
+    rdma_connection: *const DocaRdmaConnection,
     connection_id: *mut u32,
 ) -> DocaError {
     guarded("doca_rdma_connection_get_id", || match conn(rdma_connection) {
@@ -381,7 +381,7 @@ pub extern "C" fn doca_rdma_connect_to_addr(
 /// `doca_rdma_connection_accept`: `NOT_SUPPORTED`.
 #[no_mangle]
 pub extern "C" fn doca_rdma_connection_accept(
-    _rdma_connection: *mut DocaRdmaConn,
+    _rdma_connection: *mut DocaRdmaConnection,
     _private_data: *mut std::ffi::c_void,
     _private_data_len: u8,
 ) -> DocaError {
@@ -390,20 +390,20 @@ pub extern "C" fn doca_rdma_connection_accept(
 
 /// `doca_rdma_connection_reject`: `NOT_SUPPORTED`.
 #[no_mangle]
-pub extern "C" fn doca_rdma_connection_reject(_rdma_connection: *mut DocaRdmaConn) -> DocaError {
+pub extern "C" fn doca_rdma_connection_reject(_rdma_connection: *mut DocaRdmaConnection) -> DocaError {
     no_cm("doca_rdma_connection_reject")
 }
 
 /// `doca_rdma_connection_disconnect`: `NOT_SUPPORTED`.
 #[no_mangle]
-pub extern "C" fn doca_rdma_connection_disconnect(_rdma_connection: *mut DocaRdmaConn) -> DocaError {
+pub extern "C" fn doca_rdma_connection_disconnect(_rdma_connection: *mut DocaRdmaConnection) -> DocaError {
     no_cm("doca_rdma_connection_disconnect")
 }
 
 /// A connection state callback.
-pub type RdmaConnCb = Option<unsafe extern "C" fn(*mut DocaRdmaConn, DocaData, DocaData)>;
+pub type RdmaConnCb = Option<unsafe extern "C" fn(*mut DocaRdmaConnection, DocaData, DocaData)>;
 /// A connection request callback.
-pub type RdmaConnRequestCb = Option<unsafe extern "C" fn(*mut DocaRdmaConn, DocaData)>;
+pub type RdmaConnRequestCb = Option<unsafe extern "C" fn(*mut DocaRdmaConnection, DocaData)>;
 
 /// `doca_rdma_set_connection_state_callbacks`: `NOT_SUPPORTED`.
 #[no_mangle]
@@ -491,7 +491,7 @@ fn hand_out(
 /// The parts every allocate_init of a connection's task checks.
 fn parts<'a>(
     rdma: *mut DocaRdma,
-    c: *mut DocaRdmaConn,
+    c: *mut DocaRdmaConnection,
     task_p: *mut *mut DocaTask,
 ) -> std::result::Result<(&'a DocaRdma, Connection), DocaError> {
     let (Some(l), Some(c)) = (self::rdma(rdma), conn(c)) else { return Err(invalid()) };
@@ -509,7 +509,7 @@ fn parts<'a>(
 #[no_mangle]
 pub unsafe extern "C" fn doca_rdma_task_send_allocate_init(
     rdma: *mut DocaRdma,
-    rdma_connection: *mut DocaRdmaConn,
+    rdma_connection: *mut DocaRdmaConnection,
     src_buf: *const DocaBuf,
     user_data: DocaData,
     task: *mut *mut DocaTask,
@@ -532,7 +532,7 @@ pub unsafe extern "C" fn doca_rdma_task_send_allocate_init(
 #[no_mangle]
 pub unsafe extern "C" fn doca_rdma_task_send_imm_allocate_init(
     rdma: *mut DocaRdma,
-    rdma_connection: *mut DocaRdmaConn,
+    rdma_connection: *mut DocaRdmaConnection,
     src_buf: *const DocaBuf,
     immediate_data: u32,
     user_data: DocaData,
@@ -583,7 +583,7 @@ macro_rules! two_buf_alloc {
         #[no_mangle]
         pub unsafe extern "C" fn $name(
             rdma: *mut DocaRdma,
-            rdma_connection: *mut DocaRdmaConn,
+            rdma_connection: *mut DocaRdmaConnection,
             src_buf: *const DocaBuf,
             dst_buf: *mut DocaBuf,
             user_data: DocaData,
@@ -614,7 +614,7 @@ two_buf_alloc! {
 #[no_mangle]
 pub unsafe extern "C" fn doca_rdma_task_write_imm_allocate_init(
     rdma: *mut DocaRdma,
-    rdma_connection: *mut DocaRdmaConn,
+    rdma_connection: *mut DocaRdmaConnection,
     src_buf: *const DocaBuf,
     dst_buf: *mut DocaBuf,
     immediate_data: u32,
@@ -642,7 +642,7 @@ pub unsafe extern "C" fn doca_rdma_task_write_imm_allocate_init(
 #[no_mangle]
 pub unsafe extern "C" fn doca_rdma_task_atomic_cmp_swp_allocate_init(
     rdma: *mut DocaRdma,
-    rdma_connection: *mut DocaRdmaConn,
+    rdma_connection: *mut DocaRdmaConnection,
     dst_buf: *mut DocaBuf,
     result_buf: *mut DocaBuf,
     cmp_data: u64,
@@ -671,7 +671,7 @@ pub unsafe extern "C" fn doca_rdma_task_atomic_cmp_swp_allocate_init(
 #[no_mangle]
 pub unsafe extern "C" fn doca_rdma_task_atomic_fetch_add_allocate_init(
     rdma: *mut DocaRdma,
-    rdma_connection: *mut DocaRdmaConn,
+    rdma_connection: *mut DocaRdmaConnection,
     dst_buf: *mut DocaBuf,
     result_buf: *mut DocaBuf,
     add_data: u64,
