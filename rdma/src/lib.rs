@@ -1601,25 +1601,33 @@ impl RdmaOps {
             return reply;
         };
         let r = self.recv_pool.with_payload(id, |p| -> Result<()> {
-            let Some(dst) = &p.dst else {
-                bail!(Error::InvalidValue, "rdma: the receive task has no destination")
-            };
-            self.check_local(dst, "receive destination", true)?;
-            let d = dst.shape()?;
-            if d.in_list {
-                bail!(Error::NotSupported, "rdma: buffer lists are not supported");
-            }
             let n = if h.kind == Kind::Send { payload.len() } else { 0 };
-            if d.room() < n {
-                bail!(
+            // A receive without a buffer takes messages without bytes (a write's immediate
+            // data, an empty send), as DOCA's write-immediate samples post it.
+            match &p.dst {
+                None if n > 0 => bail!(
                     Error::InvalidValue,
-                    "rdma: a message of {n} bytes, the receive buffer has room for {}",
-                    d.room()
-                );
-            }
-            if n > 0 {
-                dst.map().write(d.data_end(), payload)?;
-                dst.increase_data_len(n)?;
+                    "rdma: a message of {n} bytes for a receive task without a buffer"
+                ),
+                None => {}
+                Some(dst) => {
+                    self.check_local(dst, "receive destination", true)?;
+                    let d = dst.shape()?;
+                    if d.in_list {
+                        bail!(Error::NotSupported, "rdma: buffer lists are not supported");
+                    }
+                    if d.room() < n {
+                        bail!(
+                            Error::InvalidValue,
+                            "rdma: a message of {n} bytes, the receive buffer has room for {}",
+                            d.room()
+                        );
+                    }
+                    if n > 0 {
+                        dst.map().write(d.data_end(), payload)?;
+                        dst.increase_data_len(n)?;
+                    }
+                }
             }
             p.result_len = if h.kind == Kind::Send { n as u32 } else { h.len };
             p.imm = if h.flags & FLAG_IMM != 0 { h.imm } else { 0 };
