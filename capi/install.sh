@@ -154,6 +154,7 @@ doca_sha doca-sha doca_sha_create
 doca_aes_gcm doca-aes-gcm doca_aes_gcm_create
 doca_compress doca-compress doca_compress_create
 doca_erasure_coding doca-erasure-coding doca_ec_create
+doca_rdma doca-rdma doca_rdma_create
 LIBS
 
 cp "$here"/include/*.h "$prefix/include/"

@@ -56,6 +56,8 @@ pub(crate) enum Kind {
     // doca_erasure_coding
     Ec,
     EcMatrix,
+    Rdma,
+    RdmaConn,
 }
 
 /// The C type of each kind, by number.

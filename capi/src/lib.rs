@@ -30,6 +30,7 @@
 //! | `aes_gcm`    | `doca_aes_gcm.h`                                                         |
 //! | `compress`   | `doca_compress.h`                                                        |
 //! | `erasure_coding` | `doca_erasure_coding.h`                                              |
+//! | `rdma`       | `doca_rdma.h` (level 2.7)                                                |
 //! | `advise`     | `doca_mmap_advise.h` (2.9+)                                              |
 //!
 //! And what every export shares: `boundary` (the panic boundary and the call's name),
@@ -93,6 +94,7 @@ mod libctx;
 mod log;
 mod mmap;
 mod pe;
+mod rdma;
 mod sha;
 mod sync_event;
 mod task;
@@ -118,6 +120,7 @@ pub use legacy::*;
 pub use log::*;
 pub use mmap::*;
 pub use pe::*;
+pub use rdma::*;
 pub use sha::*;
 pub use sync_event::*;
 pub use task::*;

@@ -49,6 +49,15 @@ pub(crate) enum AnyTask {
     EcUpdate(doca_erasure_coding::UpdateTask),
     EcRecover(doca_erasure_coding::RecoverTask),
     EcGaloisMul(doca_erasure_coding::GaloisMulTask),
+    // doca_rdma
+    RdmaSend(doca_rdma::SendTask),
+    RdmaSendImm(doca_rdma::SendImmTask),
+    RdmaReceive(doca_rdma::ReceiveTask),
+    RdmaRead(doca_rdma::ReadTask),
+    RdmaWrite(doca_rdma::WriteTask),
+    RdmaWriteImm(doca_rdma::WriteImmTask),
+    RdmaCmpSwp(doca_rdma::CmpSwpTask),
+    RdmaFetchAdd(doca_rdma::FetchAddTask),
 }
 
 macro_rules! each {
@@ -82,6 +91,14 @@ macro_rules! each {
             AnyTask::EcUpdate($x) => $e,
             AnyTask::EcRecover($x) => $e,
             AnyTask::EcGaloisMul($x) => $e,
+            AnyTask::RdmaSend($x) => $e,
+            AnyTask::RdmaSendImm($x) => $e,
+            AnyTask::RdmaReceive($x) => $e,
+            AnyTask::RdmaRead($x) => $e,
+            AnyTask::RdmaWrite($x) => $e,
+            AnyTask::RdmaWriteImm($x) => $e,
+            AnyTask::RdmaCmpSwp($x) => $e,
+            AnyTask::RdmaFetchAdd($x) => $e,
         }
     };
 }
@@ -197,6 +214,46 @@ impl AnyTask {
             AnyTask::EcGaloisMul(t) => {
                 t.submit_ex(flags).map_err(|r| (r.error, AnyTask::EcGaloisMul(r.value)))
             }
+            AnyTask::RdmaSend(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaSend(r.value)))
+            }
+            AnyTask::RdmaSend(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaSend(r.value))),
+            AnyTask::RdmaSendImm(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaSendImm(r.value)))
+            }
+            AnyTask::RdmaSendImm(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaSendImm(r.value)))
+            }
+            AnyTask::RdmaReceive(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaReceive(r.value)))
+            }
+            AnyTask::RdmaReceive(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaReceive(r.value)))
+            }
+            AnyTask::RdmaRead(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaRead(r.value)))
+            }
+            AnyTask::RdmaRead(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaRead(r.value))),
+            AnyTask::RdmaWrite(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaWrite(r.value)))
+            }
+            AnyTask::RdmaWrite(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaWrite(r.value))),
+            AnyTask::RdmaWriteImm(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaWriteImm(r.value)))
+            }
+            AnyTask::RdmaWriteImm(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaWriteImm(r.value)))
+            }
+            AnyTask::RdmaCmpSwp(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaCmpSwp(r.value)))
+            }
+            AnyTask::RdmaCmpSwp(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaCmpSwp(r.value))),
+            AnyTask::RdmaFetchAdd(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaFetchAdd(r.value)))
+            }
+            AnyTask::RdmaFetchAdd(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaFetchAdd(r.value)))
+            }
         }
     }
 
@@ -279,6 +336,15 @@ pub(crate) enum Of {
     EcUpdate,
     EcRecover,
     EcGaloisMul,
+    // doca_rdma
+    RdmaSend,
+    RdmaSendImm,
+    RdmaReceive,
+    RdmaRead,
+    RdmaWrite,
+    RdmaWriteImm,
+    RdmaCmpSwp,
+    RdmaFetchAdd,
 }
 
 impl AnyTask {
@@ -312,6 +378,14 @@ impl AnyTask {
             AnyTask::EcUpdate(_) => Of::EcUpdate,
             AnyTask::EcRecover(_) => Of::EcRecover,
             AnyTask::EcGaloisMul(_) => Of::EcGaloisMul,
+            AnyTask::RdmaSend(_) => Of::RdmaSend,
+            AnyTask::RdmaSendImm(_) => Of::RdmaSendImm,
+            AnyTask::RdmaReceive(_) => Of::RdmaReceive,
+            AnyTask::RdmaRead(_) => Of::RdmaRead,
+            AnyTask::RdmaWrite(_) => Of::RdmaWrite,
+            AnyTask::RdmaWriteImm(_) => Of::RdmaWriteImm,
+            AnyTask::RdmaCmpSwp(_) => Of::RdmaCmpSwp,
+            AnyTask::RdmaFetchAdd(_) => Of::RdmaFetchAdd,
         }
     }
 }

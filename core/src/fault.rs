@@ -89,6 +89,14 @@ pub const TASK_KINDS: &[&str] = &[
     "ec.galois_mul",
     "sync_event.wait",
     "loopback.echo",
+    "rdma.send",
+    "rdma.send_imm",
+    "rdma.receive",
+    "rdma.read",
+    "rdma.write",
+    "rdma.write_imm",
+    "rdma.atomic_cmp_swp",
+    "rdma.atomic_fetch_add",
 ];
 
 /// Every point name outside the `task.<kind>` family.

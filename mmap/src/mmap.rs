@@ -452,8 +452,21 @@ impl Mmap {
     }
 
     /// `doca_mmap_stop`: `NOT_PERMITTED` while buffers point into the map; revokes every
-    /// export (importers then see `NOT_FOUND`).
+    /// export (importers then see `NOT_FOUND`). A map created from an export may be stopped
+    /// too (DOCA's samples stop their remote maps before destroying them): it is then no
+    /// longer started, and can only be destroyed.
     pub fn stop(&self) -> Result<()> {
+        if self.is_from_export() {
+            if !self.is_started() {
+                bail!(Error::BadState, "mmap stop: not started");
+            }
+            let bufs = self.num_bufs();
+            if bufs > 0 {
+                bail!(Error::NotPermitted, "mmap stop: {bufs} buffer(s) still point into the map");
+            }
+            self.inner.started.store(false, Ordering::Release);
+            return Ok(());
+        }
         let mut cfg = self.configurable("stop")?;
         if !self.is_started() {
             bail!(Error::BadState, "mmap stop: not started");

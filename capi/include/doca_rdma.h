@@ -1,0 +1,253 @@
+/* doca-emu: DOCA RDMA between RDMA contexts of (usually) two processes, at API level 2.7
+ * (DOCA 2.9/3.x: connections are objects, every sending task names one). A connection is
+ * made by exporting a descriptor on each side (doca_rdma_export), carrying it to the other
+ * side out of band, and connecting with it (doca_rdma_connect). Sends travel as packets of
+ * the connection and land in the peer's oldest posted receive task; reads, writes and
+ * atomics act directly on the peer's memory exported with doca_mmap_export_rdma and created
+ * from that export here, without the peer's application. A failed task (permissions the
+ * peer does not grant: DOCA_ERROR_NOT_PERMITTED; a send left unreceived past the RNR retry
+ * count: DOCA_ERROR_TIME_OUT; a peer gone: DOCA_ERROR_CONNECTION_RESET) moves the context to
+ * stopping and flushes the rest. Not yet here: levels 2.5/2.6 of this header, remote sync
+ * event tasks, buffer lists; the connection manager calls are declared and refuse with
+ * DOCA_ERROR_NOT_SUPPORTED. */
+#ifndef DOCA_EMU_RDMA_H_
+#define DOCA_EMU_RDMA_H_
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "doca_buf.h"
+#include "doca_compat.h"
+#include "doca_ctx.h"
+#include "doca_dev.h"
+#include "doca_emu_api_level.h"
+#include "doca_error.h"
+#include "doca_pe.h"
+#include "doca_types.h"
+
+#if DOCA_EMU_API_LEVEL >= 27
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct doca_rdma;
+struct doca_rdma_connection;
+struct doca_rdma_addr;
+
+struct doca_rdma_task_send;
+struct doca_rdma_task_send_imm;
+struct doca_rdma_task_receive;
+struct doca_rdma_task_read;
+struct doca_rdma_task_write;
+struct doca_rdma_task_write_imm;
+struct doca_rdma_task_atomic_cmp_swp;
+struct doca_rdma_task_atomic_fetch_add;
+
+/* Queue pair transport. */
+enum doca_rdma_transport_type {
+	DOCA_RDMA_TRANSPORT_TYPE_RC, /* reliable connection */
+	DOCA_RDMA_TRANSPORT_TYPE_DC, /* dynamically connected */
+};
+
+/* Address kinds of the connection manager. */
+enum doca_rdma_addr_type {
+	DOCA_RDMA_ADDR_TYPE_IPv4,
+	DOCA_RDMA_ADDR_TYPE_IPv6,
+	DOCA_RDMA_ADDR_TYPE_GID,
+};
+
+/* What a completed receive task received. */
+enum doca_rdma_opcode {
+	DOCA_RDMA_OPCODE_RECV_SEND = 0,
+	DOCA_RDMA_OPCODE_RECV_SEND_WITH_IMM,
+	DOCA_RDMA_OPCODE_RECV_WRITE_WITH_IMM,
+};
+
+/* Context life: Idle only for destroy and every setter. */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_destroy(struct doca_rdma *rdma);
+DOCA_EXPERIMENTAL struct doca_ctx *doca_rdma_as_ctx(struct doca_rdma *rdma);
+
+/* A new connection and its descriptor (valid while the context lives); then connect it
+ * with the peer's descriptor. */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_export(struct doca_rdma *rdma, const void **local_rdma_conn_details,
+						 size_t *local_rdma_conn_details_size,
+						 struct doca_rdma_connection **rdma_connection);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_rdma_conn_details,
+						  size_t remote_rdma_conn_details_size,
+						  struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_set_user_data(struct doca_rdma_connection *rdma_connection,
+								   union doca_data connection_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_get_user_data(const struct doca_rdma_connection *rdma_connection,
+								   union doca_data *connection_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_get_id(const struct doca_rdma_connection *rdma_connection,
+							    uint32_t *connection_id);
+
+/* Connection manager: not emulated yet (DOCA_ERROR_NOT_SUPPORTED). */
+typedef void (*doca_rdma_connection_request_cb_t)(struct doca_rdma_connection *rdma_connection,
+						  union doca_data ctx_user_data);
+typedef void (*doca_rdma_connection_established_cb_t)(struct doca_rdma_connection *rdma_connection,
+						      union doca_data connection_user_data,
+						      union doca_data ctx_user_data);
+typedef void (*doca_rdma_connection_failure_cb_t)(struct doca_rdma_connection *rdma_connection,
+						  union doca_data connection_user_data,
+						  union doca_data ctx_user_data);
+typedef void (*doca_rdma_connection_disconnection_cb_t)(struct doca_rdma_connection *rdma_connection,
+							union doca_data connection_user_data,
+							union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_addr_create(enum doca_rdma_addr_type addr_type, const char *address,
+						      uint16_t port, struct doca_rdma_addr **addr);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_addr_destroy(struct doca_rdma_addr *addr);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_start_listen_to_port(struct doca_rdma *rdma, uint16_t port);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_stop_listen_to_port(struct doca_rdma *rdma, uint16_t port);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_connect_to_addr(struct doca_rdma *rdma, struct doca_rdma_addr *addr,
+							  union doca_data connection_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_accept(struct doca_rdma_connection *rdma_connection,
+							    void *private_data, uint8_t private_data_len);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_reject(struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_disconnect(struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_connection_state_callbacks(
+	struct doca_rdma *rdma, doca_rdma_connection_request_cb_t doca_rdma_connect_request_cb,
+	doca_rdma_connection_established_cb_t doca_rdma_connect_established_cb,
+	doca_rdma_connection_failure_cb_t doca_rdma_connect_failure_cb,
+	doca_rdma_connection_disconnection_cb_t doca_rdma_disconnect_cb);
+
+/* Device capabilities (from the topology's rdma.* caps). */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_get_max_recv_queue_size(const struct doca_devinfo *devinfo,
+								      uint32_t *max_recv_queue_size);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_get_max_send_queue_size(const struct doca_devinfo *devinfo,
+								      uint32_t *max_send_queue_size);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_get_max_message_size(const struct doca_devinfo *devinfo,
+								   uint32_t *max_message_size);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_get_gid_table_size(const struct doca_devinfo *devinfo,
+								 uint32_t *gid_table_size);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_transport_type_is_supported(const struct doca_devinfo *devinfo,
+									  enum doca_rdma_transport_type transport_type);
+
+/* Settings (Idle only) and their getters. */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_permissions(struct doca_rdma *rdma, uint32_t permissions);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_permissions(struct doca_rdma *rdma, uint32_t *permissions);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_gid_index(struct doca_rdma *rdma, uint32_t gid_index);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_gid_index(const struct doca_rdma *rdma, uint32_t *gid_index);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_max_num_connections(struct doca_rdma *rdma, uint16_t max_num_connections);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_max_num_connections(struct doca_rdma *rdma, uint16_t *max_num_connections);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_transport_type(struct doca_rdma *rdma,
+							     enum doca_rdma_transport_type transport_type);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_transport_type(const struct doca_rdma *rdma,
+							     enum doca_rdma_transport_type *transport_type);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_send_queue_size(struct doca_rdma *rdma, uint32_t send_queue_size);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_send_queue_size(const struct doca_rdma *rdma, uint32_t *send_queue_size);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_recv_queue_size(struct doca_rdma *rdma, uint32_t recv_queue_size);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_recv_queue_size(const struct doca_rdma *rdma, uint32_t *recv_queue_size);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_sl(struct doca_rdma *rdma, uint32_t sl);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_sl(const struct doca_rdma *rdma, uint32_t *sl);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_rnr_retry_count(struct doca_rdma *rdma, uint8_t rnr_retry_count);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_rnr_retry_count(const struct doca_rdma *rdma, uint8_t *rnr_retry_count);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_grh_enabled(struct doca_rdma *rdma, uint8_t grh_enabled);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_grh_enabled(const struct doca_rdma *rdma, uint8_t *grh_enabled);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_connection_request_timeout(struct doca_rdma *rdma, uint16_t timeout);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_connection_request_timeout(const struct doca_rdma *rdma, uint16_t *timeout);
+
+/* send tasks. */
+typedef void (*doca_rdma_task_send_completion_cb_t)(struct doca_rdma_task_send *task, union doca_data task_user_data,
+		union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_send_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_set_conf(struct doca_rdma *rdma,
+		doca_rdma_task_send_completion_cb_t successful_task_completion_cb,
+		doca_rdma_task_send_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, 
+		union doca_data user_data, struct doca_rdma_task_send **task);
+DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_send_as_task(struct doca_rdma_task_send *task);
+DOCA_EXPERIMENTAL const struct doca_buf *doca_rdma_task_send_get_src_buf(const struct doca_rdma_task_send *task);
+
+/* send_imm tasks. */
+typedef void (*doca_rdma_task_send_imm_completion_cb_t)(struct doca_rdma_task_send_imm *task, union doca_data task_user_data,
+		union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_send_imm_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_imm_set_conf(struct doca_rdma *rdma,
+		doca_rdma_task_send_imm_completion_cb_t successful_task_completion_cb,
+		doca_rdma_task_send_imm_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, doca_be32_t immediate_data, 
+		union doca_data user_data, struct doca_rdma_task_send_imm **task);
+DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_send_imm_as_task(struct doca_rdma_task_send_imm *task);
+
+/* receive tasks. */
+typedef void (*doca_rdma_task_receive_completion_cb_t)(struct doca_rdma_task_receive *task, union doca_data task_user_data,
+		union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_receive_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_receive_set_conf(struct doca_rdma *rdma,
+		doca_rdma_task_receive_completion_cb_t successful_task_completion_cb,
+		doca_rdma_task_receive_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_receive_allocate_init(struct doca_rdma *rdma, struct doca_buf *dst_buf, 
+		union doca_data user_data, struct doca_rdma_task_receive **task);
+DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_receive_as_task(struct doca_rdma_task_receive *task);
+DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_receive_get_dst_buf(const struct doca_rdma_task_receive *task);
+DOCA_EXPERIMENTAL enum doca_rdma_opcode doca_rdma_task_receive_get_result_opcode(const struct doca_rdma_task_receive *task);
+DOCA_EXPERIMENTAL uint32_t doca_rdma_task_receive_get_result_len(const struct doca_rdma_task_receive *task);
+DOCA_EXPERIMENTAL doca_be32_t doca_rdma_task_receive_get_result_immediate_data(const struct doca_rdma_task_receive *task);
+
+/* read tasks. */
+typedef void (*doca_rdma_task_read_completion_cb_t)(struct doca_rdma_task_read *task, union doca_data task_user_data,
+		union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_read_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_read_set_conf(struct doca_rdma *rdma,
+		doca_rdma_task_read_completion_cb_t successful_task_completion_cb,
+		doca_rdma_task_read_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_read_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, 
+		union doca_data user_data, struct doca_rdma_task_read **task);
+DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_read_as_task(struct doca_rdma_task_read *task);
+DOCA_EXPERIMENTAL uint32_t doca_rdma_task_read_get_result_len(const struct doca_rdma_task_read *task);
+
+/* write tasks. */
+typedef void (*doca_rdma_task_write_completion_cb_t)(struct doca_rdma_task_write *task, union doca_data task_user_data,
+		union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_write_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_set_conf(struct doca_rdma *rdma,
+		doca_rdma_task_write_completion_cb_t successful_task_completion_cb,
+		doca_rdma_task_write_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, 
+		union doca_data user_data, struct doca_rdma_task_write **task);
+DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_write_as_task(struct doca_rdma_task_write *task);
+
+/* write_imm tasks. */
+typedef void (*doca_rdma_task_write_imm_completion_cb_t)(struct doca_rdma_task_write_imm *task, union doca_data task_user_data,
+		union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_write_imm_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_imm_set_conf(struct doca_rdma *rdma,
+		doca_rdma_task_write_imm_completion_cb_t successful_task_completion_cb,
+		doca_rdma_task_write_imm_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, doca_be32_t immediate_data, 
+		union doca_data user_data, struct doca_rdma_task_write_imm **task);
+DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_write_imm_as_task(struct doca_rdma_task_write_imm *task);
+
+/* atomic_cmp_swp tasks. */
+typedef void (*doca_rdma_task_atomic_cmp_swp_completion_cb_t)(struct doca_rdma_task_atomic_cmp_swp *task, union doca_data task_user_data,
+		union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_atomic_cmp_swp_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_cmp_swp_set_conf(struct doca_rdma *rdma,
+		doca_rdma_task_atomic_cmp_swp_completion_cb_t successful_task_completion_cb,
+		doca_rdma_task_atomic_cmp_swp_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_buf *dst_buf, struct doca_buf *result_buf, uint64_t cmp_data, uint64_t swap_data, 
+		union doca_data user_data, struct doca_rdma_task_atomic_cmp_swp **task);
+DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_atomic_cmp_swp_as_task(struct doca_rdma_task_atomic_cmp_swp *task);
+
+/* atomic_fetch_add tasks. */
+typedef void (*doca_rdma_task_atomic_fetch_add_completion_cb_t)(struct doca_rdma_task_atomic_fetch_add *task, union doca_data task_user_data,
+		union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_atomic_fetch_add_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_fetch_add_set_conf(struct doca_rdma *rdma,
+		doca_rdma_task_atomic_fetch_add_completion_cb_t successful_task_completion_cb,
+		doca_rdma_task_atomic_fetch_add_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_buf *dst_buf, struct doca_buf *result_buf, uint64_t add_data, 
+		union doca_data user_data, struct doca_rdma_task_atomic_fetch_add **task);
+DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_atomic_fetch_add_as_task(struct doca_rdma_task_atomic_fetch_add *task);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DOCA_EMU_API_LEVEL >= 27 */
+
+#endif /* DOCA_EMU_RDMA_H_ */

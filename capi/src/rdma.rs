@@ -1,0 +1,766 @@
+//! `doca_rdma.h` at API level 2.7 (the DOCA 2.9/3.x shape: connections as arguments):
+//! contexts, settings, descriptor export/connect and the send, send-immediate, receive,
+//! read, write, write-immediate and atomic tasks. See the `doca_rdma` crate for the
+//! connection model, the statuses and the error rule. Levels 2.5/2.6 (one implicit
+//! connection per context) and the connection manager (`doca_rdma_start_listen_to_port`,
+//! `_connect_to_addr`, …: exported, refusing with `NOT_SUPPORTED` and a log line) are not
+//! implemented yet.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use doca_core::{Data, Error};
+use doca_rdma::{
+    caps, CmpSwpTask, Connection, FetchAddTask, Rdma, ReadTask, ReceiveTask, SendImmTask, SendTask,
+    TransportType, WriteImmTask, WriteTask,
+};
+
+use crate::buf::DocaBuf;
+use crate::check::{non_null, out};
+use crate::ctx::{DocaCtx, DocaData};
+use crate::dev::{DocaDev, DocaDevinfo};
+use crate::handles::{Handles, Kind};
+use crate::libctx::{self, opt_buf, LibCtx, Library};
+use crate::task::{as_task, complete, task, AnyTask, DocaTask, Of};
+use crate::{guarded, invalid, DocaError};
+
+/// `struct doca_rdma`.
+pub type DocaRdma = LibCtx<Rdma>;
+
+impl Library for Rdma {
+    fn ctx(&self) -> doca_core::Ctx {
+        self.as_ctx()
+    }
+    fn destroy(self) -> doca_core::Result<()> {
+        Rdma::destroy(self).map_err(|r| r.error)
+    }
+}
+
+static RDMAS: Handles = Handles::new(Kind::Rdma);
+static CONNS: Handles = Handles::new(Kind::RdmaConn);
+
+/// `struct doca_rdma_connection`: a connection of one context, and its descriptor (the
+/// bytes `doca_rdma_export` points to, alive as long as the handle).
+pub struct DocaRdmaConnection {
+    rdma: *mut DocaRdma,
+    conn: Connection,
+    desc: Box<[u8]>,
+    user_data: RefCell<Data>,
+}
+
+fn rdma<'a>(p: *const DocaRdma) -> Option<&'a DocaRdma> {
+    libctx::get(&RDMAS, p)
+}
+
+fn conn<'a>(p: *const DocaRdmaConnection) -> Option<&'a DocaRdmaConnection> {
+    // SAFETY: CONNS only holds DocaRdmaConnection handles.
+    unsafe { CONNS.get(p) }
+}
+
+/// A task completion callback (`doca_rdma_task_*_completion_cb_t`).
+pub type RdmaTaskCb = Option<unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData)>;
+
+/// `doca_rdma_create`.
+///
+/// # Safety
+/// `rdma` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_create(dev: *mut DocaDev, rdma: *mut *mut DocaRdma) -> DocaError {
+    guarded("doca_rdma_create", || libctx::create(&RDMAS, dev, rdma, "rdma", Rdma::create))
+}
+
+/// `doca_rdma_destroy`: Idle only.
+///
+/// # Safety
+/// `rdma` is NULL or a handle of this library, not used after a successful destroy.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_destroy(rdma: *mut DocaRdma) -> DocaError {
+    guarded("doca_rdma_destroy", || {
+        // SAFETY: the caller's contract, as `libctx::destroy` states it.
+        unsafe { libctx::destroy(&RDMAS, rdma) }
+    })
+}
+
+/// `doca_rdma_as_ctx`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_as_ctx(rdma: *mut DocaRdma) -> *mut DocaCtx {
+    crate::shielded("doca_rdma_as_ctx", std::ptr::null_mut(), || libctx::as_ctx(&RDMAS, rdma))
+}
+
+macro_rules! setters {
+    ($($name:ident($ty:ty) => |$r:ident, $v:ident| $e:expr;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`: Idle only (see the `doca_rdma` crate).")]
+        #[no_mangle]
+        pub extern "C" fn $name(rdma: *mut DocaRdma, value: $ty) -> DocaError {
+            guarded(stringify!($name), || match self::rdma(rdma) {
+                Some(l) => {
+                    let ($r, $v) = (&l.obj, value);
+                    doca_core::Error::code_of(&$e)
+                }
+                None => invalid(),
+            })
+        }
+    )*};
+}
+
+setters! {
+    doca_rdma_set_permissions(u32) => |r, v| r.set_permissions(v);
+    doca_rdma_set_gid_index(u32) => |r, v| r.set_gid_index(v);
+    doca_rdma_set_max_num_connections(u16) => |r, v| r.set_max_num_connections(v);
+    doca_rdma_set_transport_type(u32) => |r, v| TransportType::from_raw(v).and_then(|t| r.set_transport_type(t));
+    doca_rdma_set_send_queue_size(u32) => |r, v| r.set_send_queue_size(v);
+    doca_rdma_set_recv_queue_size(u32) => |r, v| r.set_recv_queue_size(v);
+    doca_rdma_set_sl(u32) => |r, v| r.set_sl(v);
+    doca_rdma_set_rnr_retry_count(u8) => |r, v| r.set_rnr_retry_count(v);
+    doca_rdma_set_grh_enabled(u8) => |r, v| r.set_grh_enabled(v != 0);
+    doca_rdma_set_connection_request_timeout(u16) => |r, v| r.set_connection_request_timeout(v);
+}
+
+macro_rules! getters {
+    ($($name:ident($p:ty, $ty:ty) => |$r:ident| $e:expr;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// `value` is NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(rdma: $p, value: *mut $ty) -> DocaError {
+            guarded(stringify!($name), || match self::rdma(rdma) {
+                Some(l) => {
+                    let $r = &l.obj;
+                    out(value, $e)
+                }
+                None => invalid(),
+            })
+        }
+    )*};
+}
+
+getters! {
+    doca_rdma_get_permissions(*mut DocaRdma, u32) => |r| r.permissions();
+    doca_rdma_get_gid_index(*const DocaRdma, u32) => |r| r.gid_index();
+    doca_rdma_get_max_num_connections(*mut DocaRdma, u16) => |r| r.max_num_connections();
+    doca_rdma_get_transport_type(*const DocaRdma, u32) => |r| r.transport_type() as u32;
+    doca_rdma_get_send_queue_size(*const DocaRdma, u32) => |r| r.send_queue_size();
+    doca_rdma_get_recv_queue_size(*const DocaRdma, u32) => |r| r.recv_queue_size();
+    doca_rdma_get_sl(*const DocaRdma, u32) => |r| r.sl();
+    doca_rdma_get_rnr_retry_count(*const DocaRdma, u8) => |r| r.rnr_retry_count();
+    doca_rdma_get_grh_enabled(*const DocaRdma, u8) => |r| r.grh_enabled() as u8;
+    doca_rdma_get_connection_request_timeout(*const DocaRdma, u16) => |r| r.connection_request_timeout();
+}
+
+macro_rules! task_caps {
+    ($($name:ident),*) => {$(
+        #[doc = concat!("`", stringify!($name), "`: on every device the topology gives RDMA.")]
+        #[no_mangle]
+        pub extern "C" fn $name(devinfo: *const DocaDevinfo) -> DocaError {
+            guarded(stringify!($name), || match crate::dev::devinfo(devinfo) {
+                Some(d) => doca_core::Error::code_of(&caps::is_supported(d)),
+                None => invalid(),
+            })
+        }
+    )*};
+}
+
+task_caps!(
+    doca_rdma_cap_task_send_is_supported,
+    doca_rdma_cap_task_send_imm_is_supported,
+    doca_rdma_cap_task_receive_is_supported,
+    doca_rdma_cap_task_read_is_supported,
+    doca_rdma_cap_task_write_is_supported,
+    doca_rdma_cap_task_write_imm_is_supported,
+    doca_rdma_cap_task_atomic_cmp_swp_is_supported,
+    doca_rdma_cap_task_atomic_fetch_add_is_supported
+);
+
+macro_rules! devinfo_caps {
+    ($($name:ident => $f:path;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// `value` is NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(devinfo: *const DocaDevinfo, value: *mut u32) -> DocaError {
+            guarded(stringify!($name), || match crate::dev::devinfo(devinfo) {
+                Some(d) => match $f(d) {
+                    Ok(v) => out(value, v),
+                    Err(e) => e.code(),
+                },
+                None => invalid(),
+            })
+        }
+    )*};
+}
+
+devinfo_caps! {
+    doca_rdma_cap_get_max_send_queue_size => caps::max_send_queue_size;
+    doca_rdma_cap_get_max_recv_queue_size => caps::max_recv_queue_size;
+    doca_rdma_cap_get_max_message_size => caps::max_message_size;
+    doca_rdma_cap_get_gid_table_size => caps::gid_table_size;
+}
+
+/// `doca_rdma_cap_transport_type_is_supported`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_cap_transport_type_is_supported(
+    devinfo: *const DocaDevinfo,
+    transport_type: u32,
+) -> DocaError {
+    guarded("doca_rdma_cap_transport_type_is_supported", || match crate::dev::devinfo(devinfo) {
+        Some(d) => doca_core::Error::code_of(
+            &TransportType::from_raw(transport_type).and_then(|t| caps::transport_type_is_supported(d, t)),
+        ),
+        None => invalid(),
+    })
+}
+
+/// `doca_rdma_export` (level 2.7): a new connection and its descriptor; the descriptor's
+/// bytes stay valid while the context is not destroyed.
+///
+/// # Safety
+/// The out-pointers are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_export(
+    rdma: *mut DocaRdma,
+    local_rdma_conn_details: *mut *const std::ffi::c_void,
+    local_rdma_conn_details_size: *mut usize,
+    rdma_connection: *mut *mut DocaRdmaConnection,
+) -> DocaError {
+    guarded("doca_rdma_export", || {
+        let Some(l) = self::rdma(rdma) else { return invalid() };
+        for (p, n) in [
+            (local_rdma_conn_details as *const (), "local_rdma_conn_details"),
+            (local_rdma_conn_details_size as *const (), "local_rdma_conn_details_size"),
+            (rdma_connection as *const (), "rdma_connection"),
+        ] {
+            if let Err(e) = non_null(p, n) {
+                return e;
+            }
+        }
+        match l.obj.export() {
+            Ok((desc, c)) => {
+                let h = CONNS.add(DocaRdmaConnection {
+                    rdma,
+                    conn: c,
+                    desc: desc.into_boxed_slice(),
+                    user_data: RefCell::new(Data::NONE),
+                });
+                let Some(hc) = conn(h) else { return invalid() };
+                let r = out(local_rdma_conn_details, hc.desc.as_ptr() as *const std::ffi::c_void);
+                if r != 0 {
+                    return r;
+                }
+                let r = out(local_rdma_conn_details_size, hc.desc.len());
+                if r != 0 {
+                    return r;
+                }
+                out(rdma_connection, h)
+            }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_rdma_connect` (level 2.7).
+///
+/// # Safety
+/// `remote_rdma_conn_details` is NULL or readable for `remote_rdma_conn_details_size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_connect(
+    rdma: *mut DocaRdma,
+    remote_rdma_conn_details: *const std::ffi::c_void,
+    remote_rdma_conn_details_size: usize,
+    rdma_connection: *mut DocaRdmaConnection,
+) -> DocaError {
+    guarded("doca_rdma_connect", || {
+        let (Some(l), Some(c)) = (self::rdma(rdma), conn(rdma_connection)) else { return invalid() };
+        if c.rdma != rdma || remote_rdma_conn_details.is_null() || remote_rdma_conn_details_size > 4096 {
+            return invalid();
+        }
+        // SAFETY: the caller's contract.
+        let blob = unsafe {
+            std::slice::from_raw_parts(remote_rdma_conn_details as *const u8, remote_rdma_conn_details_size)
+        };
+        doca_core::Error::code_of(&l.obj.connect(blob, c.conn))
+    })
+}
+
+/// `doca_rdma_connection_set_user_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_connection_set_user_data(
+    rdma_connection: *mut DocaRdmaConnection,
+    user_data: DocaData,
+) -> DocaError {
+    guarded("doca_rdma_connection_set_user_data", || match conn(rdma_connection) {
+        Some(c) => {
+            *c.user_data.borrow_mut() = user_data.to_data();
+            0
+        }
+        None => invalid(),
+    })
+}
+
+/// `doca_rdma_connection_get_user_data`.
+///
+/// # Safety
+/// `user_data` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_connection_get_user_data(
+    rdma_connection: *const DocaRdmaConnection,
+    user_data: *mut DocaData,
+) -> DocaError {
+    guarded("doca_rdma_connection_get_user_data", || match conn(rdma_connection) {
+        Some(c) => out(user_data, DocaData::from_data(*c.user_data.borrow())),
+        None => invalid(),
+    })
+}
+
+/// `doca_rdma_connection_get_id`.
+///
+/// # Safety
+/// `connection_id` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_connection_get_id(
+    rdma_connection: *const DocaRdmaConnection,
+    connection_id: *mut u32,
+) -> DocaError {
+    guarded("doca_rdma_connection_get_id", || match conn(rdma_connection) {
+        Some(c) => out(connection_id, c.conn.id()),
+        None => invalid(),
+    })
+}
+
+/// The connection manager is not emulated yet: every call refuses with `NOT_SUPPORTED`
+/// (logged), so that programs linking it (NVIDIA's samples' common code) run with
+/// descriptor files.
+fn no_cm(what: &str) -> DocaError {
+    tracing::error!(target: "doca_sdk", "{what}: the RDMA connection manager is not emulated (use descriptor export/connect)");
+    Error::NotSupported.code()
+}
+
+/// `struct doca_rdma_addr` (never created: see [`no_cm`]).
+pub struct DocaRdmaAddr(());
+
+/// `doca_rdma_addr_create`: `NOT_SUPPORTED` (no connection manager yet).
+#[no_mangle]
+pub extern "C" fn doca_rdma_addr_create(
+    _addr_type: u32,
+    _address: *const std::ffi::c_char,
+    _port: u16,
+    _addr: *mut *mut DocaRdmaAddr,
+) -> DocaError {
+    no_cm("doca_rdma_addr_create")
+}
+
+/// `doca_rdma_addr_destroy`: `NOT_SUPPORTED` (no address is ever made).
+#[no_mangle]
+pub extern "C" fn doca_rdma_addr_destroy(_addr: *mut DocaRdmaAddr) -> DocaError {
+    no_cm("doca_rdma_addr_destroy")
+}
+
+/// `doca_rdma_start_listen_to_port`: `NOT_SUPPORTED`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_start_listen_to_port(_rdma: *mut DocaRdma, _port: u16) -> DocaError {
+    no_cm("doca_rdma_start_listen_to_port")
+}
+
+/// `doca_rdma_stop_listen_to_port`: `NOT_SUPPORTED`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_stop_listen_to_port(_rdma: *mut DocaRdma, _port: u16) -> DocaError {
+    no_cm("doca_rdma_stop_listen_to_port")
+}
+
+/// `doca_rdma_connect_to_addr`: `NOT_SUPPORTED`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_connect_to_addr(
+    _rdma: *mut DocaRdma,
+    _addr: *mut DocaRdmaAddr,
+    _user_data: DocaData,
+) -> DocaError {
+    no_cm("doca_rdma_connect_to_addr")
+}
+
+/// `doca_rdma_connection_accept`: `NOT_SUPPORTED`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_connection_accept(
+    _rdma_connection: *mut DocaRdmaConnection,
+    _private_data: *mut std::ffi::c_void,
+    _private_data_len: u8,
+) -> DocaError {
+    no_cm("doca_rdma_connection_accept")
+}
+
+/// `doca_rdma_connection_reject`: `NOT_SUPPORTED`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_connection_reject(_rdma_connection: *mut DocaRdmaConnection) -> DocaError {
+    no_cm("doca_rdma_connection_reject")
+}
+
+/// `doca_rdma_connection_disconnect`: `NOT_SUPPORTED`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_connection_disconnect(_rdma_connection: *mut DocaRdmaConnection) -> DocaError {
+    no_cm("doca_rdma_connection_disconnect")
+}
+
+/// A connection state callback.
+pub type RdmaConnCb = Option<unsafe extern "C" fn(*mut DocaRdmaConnection, DocaData, DocaData)>;
+/// A connection request callback.
+pub type RdmaConnRequestCb = Option<unsafe extern "C" fn(*mut DocaRdmaConnection, DocaData)>;
+
+/// `doca_rdma_set_connection_state_callbacks`: `NOT_SUPPORTED`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_set_connection_state_callbacks(
+    _rdma: *mut DocaRdma,
+    _request: RdmaConnRequestCb,
+    _established: RdmaConnCb,
+    _failure: RdmaConnCb,
+    _disconnect: RdmaConnCb,
+) -> DocaError {
+    no_cm("doca_rdma_set_connection_state_callbacks")
+}
+
+macro_rules! set_conf {
+    ($($name:ident $set:ident $t:ident $v:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`: Idle only; at most the queue size.")]
+        #[no_mangle]
+        pub extern "C" fn $name(rdma: *mut DocaRdma, done: RdmaTaskCb, failed: RdmaTaskCb, num_tasks: u32) -> DocaError {
+            guarded(stringify!($name), || {
+                let (Some(l), Some(done), Some(failed)) = (self::rdma(rdma), done, failed) else { return invalid() };
+                let (w1, w2) = (Rc::downgrade(&l.tasks), Rc::downgrade(&l.tasks));
+                let r = l.obj.$set(
+                    move |t: $t, td: Data, cd: Data| complete(&w1, done, AnyTask::$v(t), td, cd),
+                    move |t: $t, td: Data, cd: Data| complete(&w2, failed, AnyTask::$v(t), td, cd),
+                    num_tasks,
+                );
+                doca_core::Error::code_of(&r)
+            })
+        }
+    )*};
+}
+
+set_conf! {
+    doca_rdma_task_send_set_conf task_send_set_conf SendTask RdmaSend;
+    doca_rdma_task_send_imm_set_conf task_send_imm_set_conf SendImmTask RdmaSendImm;
+    doca_rdma_task_receive_set_conf task_receive_set_conf ReceiveTask RdmaReceive;
+    doca_rdma_task_read_set_conf task_read_set_conf ReadTask RdmaRead;
+    doca_rdma_task_write_set_conf task_write_set_conf WriteTask RdmaWrite;
+    doca_rdma_task_write_imm_set_conf task_write_imm_set_conf WriteImmTask RdmaWriteImm;
+    doca_rdma_task_atomic_cmp_swp_set_conf task_atomic_cmp_swp_set_conf CmpSwpTask RdmaCmpSwp;
+    doca_rdma_task_atomic_fetch_add_set_conf task_atomic_fetch_add_set_conf FetchAddTask RdmaFetchAdd;
+}
+
+macro_rules! as_tasks {
+    ($($name:ident $of:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`: the same handle.")]
+        #[no_mangle]
+        pub extern "C" fn $name(task: *mut DocaTask) -> *mut DocaTask {
+            as_task(stringify!($name), task, Of::$of)
+        }
+    )*};
+}
+
+as_tasks! {
+    doca_rdma_task_send_as_task RdmaSend;
+    doca_rdma_task_send_imm_as_task RdmaSendImm;
+    doca_rdma_task_receive_as_task RdmaReceive;
+    doca_rdma_task_read_as_task RdmaRead;
+    doca_rdma_task_write_as_task RdmaWrite;
+    doca_rdma_task_write_imm_as_task RdmaWriteImm;
+    doca_rdma_task_atomic_cmp_swp_as_task RdmaCmpSwp;
+    doca_rdma_task_atomic_fetch_add_as_task RdmaFetchAdd;
+}
+
+/// Hands a new task out, remembering its C buffers (`src`, `dst`) for the getters.
+fn hand_out(
+    l: &DocaRdma,
+    t: doca_core::Result<AnyTask>,
+    src: *const DocaBuf,
+    dst: *mut DocaBuf,
+    task_p: *mut *mut DocaTask,
+) -> DocaError {
+    match t {
+        Ok(t) => {
+            let h = l.tasks.hand_out(t, src as *mut DocaBuf);
+            if let Some(handle) = self::task(h) {
+                handle.dst.set(dst);
+            }
+            out(task_p, h)
+        }
+        Err(e) => e.code(),
+    }
+}
+
+/// The parts every allocate_init of a connection's task checks.
+fn parts<'a>(
+    rdma: *mut DocaRdma,
+    c: *mut DocaRdmaConnection,
+    task_p: *mut *mut DocaTask,
+) -> std::result::Result<(&'a DocaRdma, Connection), DocaError> {
+    let (Some(l), Some(c)) = (self::rdma(rdma), conn(c)) else { return Err(invalid()) };
+    if c.rdma != rdma {
+        return Err(invalid());
+    }
+    non_null(task_p, "task")?;
+    Ok((l, c.conn))
+}
+
+/// `doca_rdma_task_send_allocate_init`.
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_send_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    src_buf: *const DocaBuf,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_send_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let Ok(s) = opt_buf(src_buf) else { return invalid() };
+        let t = l.obj.task_send_alloc_init(c, s, user_data.to_data()).map(AnyTask::RdmaSend);
+        hand_out(l, t, src_buf, std::ptr::null_mut(), task)
+    })
+}
+
+/// `doca_rdma_task_send_imm_allocate_init` (`immediate_data` as given: big-endian).
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_send_imm_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    src_buf: *const DocaBuf,
+    immediate_data: u32,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_send_imm_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let Ok(s) = opt_buf(src_buf) else { return invalid() };
+        let t = l
+            .obj
+            .task_send_imm_alloc_init(c, s, immediate_data, user_data.to_data())
+            .map(AnyTask::RdmaSendImm);
+        hand_out(l, t, src_buf, std::ptr::null_mut(), task)
+    })
+}
+
+/// `doca_rdma_task_receive_allocate_init`.
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_receive_allocate_init(
+    rdma: *mut DocaRdma,
+    dst_buf: *mut DocaBuf,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_receive_allocate_init", || {
+        let Some(l) = self::rdma(rdma) else { return invalid() };
+        if let Err(e) = non_null(task, "task") {
+            return e;
+        }
+        let Ok(d) = opt_buf(dst_buf) else { return invalid() };
+        let t = l.obj.task_receive_alloc_init(d, user_data.to_data()).map(AnyTask::RdmaReceive);
+        hand_out(l, t, std::ptr::null(), dst_buf, task)
+    })
+}
+
+macro_rules! two_buf_alloc {
+    ($($name:ident $f:ident $v:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// `task` is NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            rdma: *mut DocaRdma,
+            rdma_connection: *mut DocaRdmaConnection,
+            src_buf: *const DocaBuf,
+            dst_buf: *mut DocaBuf,
+            user_data: DocaData,
+            task: *mut *mut DocaTask,
+        ) -> DocaError {
+            guarded(stringify!($name), || {
+                let (l, c) = match parts(rdma, rdma_connection, task) {
+                    Ok(p) => p,
+                    Err(e) => return e,
+                };
+                let (Ok(s), Ok(d)) = (opt_buf(src_buf), opt_buf(dst_buf)) else { return invalid() };
+                let t = l.obj.$f(c, s, d, user_data.to_data()).map(AnyTask::$v);
+                hand_out(l, t, src_buf, dst_buf, task)
+            })
+        }
+    )*};
+}
+
+two_buf_alloc! {
+    doca_rdma_task_read_allocate_init task_read_alloc_init RdmaRead;
+    doca_rdma_task_write_allocate_init task_write_alloc_init RdmaWrite;
+}
+
+/// `doca_rdma_task_write_imm_allocate_init`.
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_write_imm_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    src_buf: *const DocaBuf,
+    dst_buf: *mut DocaBuf,
+    immediate_data: u32,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_write_imm_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let (Ok(s), Ok(d)) = (opt_buf(src_buf), opt_buf(dst_buf)) else { return invalid() };
+        let t = l
+            .obj
+            .task_write_imm_alloc_init(c, s, d, immediate_data, user_data.to_data())
+            .map(AnyTask::RdmaWriteImm);
+        hand_out(l, t, src_buf, dst_buf, task)
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_allocate_init`.
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_atomic_cmp_swp_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    dst_buf: *mut DocaBuf,
+    result_buf: *mut DocaBuf,
+    cmp_data: u64,
+    swap_data: u64,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_atomic_cmp_swp_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let (Ok(d), Ok(r)) = (opt_buf(dst_buf), opt_buf(result_buf)) else { return invalid() };
+        let t = l
+            .obj
+            .task_atomic_cmp_swp_alloc_init(c, d, r, cmp_data, swap_data, user_data.to_data())
+            .map(AnyTask::RdmaCmpSwp);
+        hand_out(l, t, result_buf, dst_buf, task)
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_allocate_init`.
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_atomic_fetch_add_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    dst_buf: *mut DocaBuf,
+    result_buf: *mut DocaBuf,
+    add_data: u64,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_atomic_fetch_add_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let (Ok(d), Ok(r)) = (opt_buf(dst_buf), opt_buf(result_buf)) else { return invalid() };
+        let t = l
+            .obj
+            .task_atomic_fetch_add_alloc_init(c, d, r, add_data, user_data.to_data())
+            .map(AnyTask::RdmaFetchAdd);
+        hand_out(l, t, result_buf, dst_buf, task)
+    })
+}
+
+/// The receive task behind `p`.
+fn receive<R>(p: *const DocaTask, f: impl FnOnce(&ReceiveTask) -> R) -> Option<R> {
+    task(p)?.with(|t| match t {
+        AnyTask::RdmaReceive(t) => Some(f(t)),
+        _ => None,
+    })?
+}
+
+/// `doca_rdma_task_receive_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_receive_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_receive_get_dst_buf", std::ptr::null_mut(), || {
+        match receive(task, |_| ()) {
+            Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.dst.get()),
+            None => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// `doca_rdma_task_receive_get_result_len`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_receive_get_result_len(task: *const DocaTask) -> u32 {
+    crate::shielded("doca_rdma_task_receive_get_result_len", 0, || {
+        receive(task, |t| t.result_len()).unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_receive_get_result_immediate_data` (as the sender gave it).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_receive_get_result_immediate_data(task: *const DocaTask) -> u32 {
+    crate::shielded("doca_rdma_task_receive_get_result_immediate_data", 0, || {
+        receive(task, |t| t.result_immediate_data()).unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_receive_get_result_opcode`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_receive_get_result_opcode(task: *const DocaTask) -> u32 {
+    crate::shielded("doca_rdma_task_receive_get_result_opcode", 0, || {
+        receive(task, |t| t.result_opcode().map_or(0, |o| o as u32)).unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_send_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_send_get_src_buf", std::ptr::null(), || {
+        let ok =
+            self::task(task).and_then(|h| h.with(|t| matches!(t, AnyTask::RdmaSend(_)))).unwrap_or(false);
+        if ok {
+            self::task(task).map_or(std::ptr::null(), |h| h.buf.get() as *const DocaBuf)
+        } else {
+            std::ptr::null()
+        }
+    })
+}
+
+/// `doca_rdma_task_read_get_result_len`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_read_get_result_len(task: *const DocaTask) -> u32 {
+    crate::shielded("doca_rdma_task_read_get_result_len", 0, || {
+        self::task(task)
+            .and_then(|h| {
+                h.with(|t| match t {
+                    AnyTask::RdmaRead(t) => Some(t.result_len()),
+                    _ => None,
+                })
+            })
+            .flatten()
+            .unwrap_or(0)
+    })
+}

@@ -1,0 +1,1949 @@
+//! DOCA RDMA (`doca_rdma.h`): connections between two RDMA contexts of (usually) two
+//! processes, two-sided send/receive and one-sided read, write and atomic tasks, as a
+//! library context on core's plug-in interface.
+//!
+//! | DOCA                                                   | here                                    |
+//! |--------------------------------------------------------|-----------------------------------------|
+//! | `struct doca_rdma`, `doca_rdma_create`/`_destroy`/`_as_ctx` | [`Rdma`]                           |
+//! | `doca_rdma_cap_*`                                       | [`caps`]                               |
+//! | `doca_rdma_set_*`/`_get_*`                              | [`Rdma::set_permissions`], … (one pair per setting) |
+//! | `doca_rdma_export`/`_connect`, `struct doca_rdma_connection` | [`Rdma::export`], [`Rdma::connect`], [`Connection`] |
+//! | each task type's `_set_conf`, `_allocate_init` and accessors | [`Rdma::task_send_set_conf`], [`SendTask`], [`ReceiveTask`], … |
+//!
+//! **Connections.** [`Rdma::export`] makes a connection in the exported state and its
+//! descriptor ([`wire::Desc`]): the name of this process's memory service (`doca_link`'s
+//! rendezvous), a fresh 128-bit token of a connection offer, and this context's permissions.
+//! The application carries it to the peer out of band (NVIDIA's samples: files). Both sides
+//! export, then both call [`Rdma::connect`] with the other's descriptor: connecting opens a
+//! `SOCK_SEQPACKET` socket to the peer's offer (same-uid credentials checked by the link) and
+//! names itself with its own token. So each connection has two sockets, one per direction:
+//! on the one a side opened it sends its messages and reads their acknowledgements; on the
+//! one its offer accepted (adopted once it has connected itself, and only if the peer named
+//! itself with the token of the descriptor it was given) it receives the peer's messages.
+//! Both are non-blocking and registered in the progress engine's notification set: a
+//! sleeping application wakes when a message arrives.
+//!
+//! **Two-sided.** A send's bytes travel in one packet (at most [`caps::max_message_size`]).
+//! The receiver delivers each message, in order, into the oldest posted receive task (the
+//! received length and immediate data are the task's results) and acknowledges it; the send
+//! completes at the acknowledgement. With no receive posted, the receiver answers
+//! *receiver not ready* and drops later messages until the same one comes again: the sender
+//! waits [`RNR_DELAY`] and resends from it, at most `rnr_retry_count` times in a row
+//! ([`Rdma::set_rnr_retry_count`]; 7, the default, retries for ever, as in InfiniBand), then
+//! the send fails with `TIME_OUT` — never lost. Up to [`WINDOW`] messages per connection are
+//! in flight.
+//!
+//! **One-sided.** A read, write or atomic names a buffer of a map the peer exported with
+//! `doca_mmap_export_rdma` and this side created from that export on the RDMA context's
+//! device: the bytes are copied through `doca_mmap`'s import (this process's own mapping of
+//! shared memory, or the exporter's library thread for memory registered by address), so the
+//! peer's application threads take no part, as on the hardware. Operations on one connection
+//! are carried out in submission order (a read or write waits for the sends before it to be
+//! acknowledged). Atomics read, compute and write the 8 bytes with two copies: they are
+//! atomic against the other atomics of this context only, not against the peer's CPU.
+//!
+//! **The error rule.** As on an RC queue pair, a task that fails — a remote buffer whose
+//! map or whose peer context lacks the permission (`NOT_PERMITTED`: the headers document no
+//! status, these are this library's), a buffer out of range or too small (`INVALID_VALUE`),
+//! a revoked export (`NOT_FOUND`), receiver-not-ready past the retry budget (`TIME_OUT`), a
+//! peer gone (`CONNECTION_RESET`) — is fatal to its connection and to the context (DOCA's
+//! engine rule, see `doca_core::queue`): the context moves to Stopping and every other task
+//! completes with [`FLUSH_STATUS`]. A peer that stops its context says goodbye (the
+//! connection becomes disconnected, nothing fails); a peer that vanishes without it (killed)
+//! puts the connection in the error state, which fails the context when tasks were waiting
+//! on the connection or receive tasks are posted with no live connection left.
+//!
+//! **Hostile peers.** Every packet is checked ([`wire::Hdr::parse`]: kind, lengths against
+//! the receiver's limit, no descriptors attached); a malformed one closes that connection
+//! (error state, logged). A peer can make this side do nothing but deliver what its posted
+//! receives asked for.
+
+#![forbid(unsafe_code)]
+
+pub mod caps;
+pub mod wire;
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+use std::os::fd::{AsFd, OwnedFd};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use doca_buf::Buf;
+use doca_core::ctx::CtxCell;
+use doca_core::{
+    bail, fail, Ctx, CtxCore, CtxOps, CtxState, Data, Dev, Error, Now, Refused, Result, Started, TaskId,
+    TaskLib, TaskPayload, TaskPool,
+};
+use doca_link::notify::{EventFd, Timer, Watched};
+use doca_link::rendezvous::{Offer, Offered, Token};
+use doca_link::Recv;
+use doca_mmap::AccessFlags;
+
+use crate::wire::{Desc, Hdr, Kind, FLAG_IMM, HDR_LEN};
+
+/// Status of the tasks a stop or a failure flushes: `DOCA_ERROR_SHUTDOWN`.
+pub const FLUSH_STATUS: Error = doca_core::queue::FLUSH_STATUS;
+/// How long a sender waits after a *receiver not ready* before sending again.
+pub const RNR_DELAY: Duration = Duration::from_millis(1);
+/// Messages (sends, writes with immediate) in flight per connection, unacknowledged.
+pub const WINDOW: usize = 64;
+/// `rnr_retry_count` that never gives up.
+pub const RNR_INFINITE: u8 = 7;
+
+/// `enum doca_rdma_transport_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransportType {
+    /// `DOCA_RDMA_TRANSPORT_TYPE_RC` (0).
+    Rc = 0,
+    /// `DOCA_RDMA_TRANSPORT_TYPE_DC` (1).
+    Dc = 1,
+}
+
+impl TransportType {
+    /// From the C value (`INVALID_VALUE` otherwise).
+    pub fn from_raw(v: u32) -> Result<TransportType> {
+        match v {
+            0 => Ok(TransportType::Rc),
+            1 => Ok(TransportType::Dc),
+            _ => Err(fail!(Error::InvalidValue, "rdma: unknown transport type {v}")),
+        }
+    }
+}
+
+/// `enum doca_rdma_opcode`: what a receive task received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opcode {
+    /// `DOCA_RDMA_OPCODE_RECV_SEND` (0).
+    RecvSend = 0,
+    /// `DOCA_RDMA_OPCODE_RECV_SEND_WITH_IMM` (1).
+    RecvSendWithImm = 1,
+    /// `DOCA_RDMA_OPCODE_RECV_WRITE_WITH_IMM` (2).
+    RecvWriteWithImm = 2,
+}
+
+/// `struct doca_rdma_connection`: one connection of a context (a copyable name; a name of a
+/// connection of an earlier run, or of another context, is refused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Connection {
+    idx: u32,
+    gen: u32,
+}
+
+impl Connection {
+    /// `doca_rdma_connection_get_id`.
+    pub fn id(&self) -> u32 {
+        self.idx
+    }
+}
+
+/// Where a connection is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnState {
+    /// Exported, waiting for [`Rdma::connect`].
+    Exported,
+    /// Connected: tasks may use it.
+    Connected,
+    /// The peer stopped its context (a clean goodbye).
+    Disconnected,
+    /// The peer vanished, misbehaved, or a task on it failed.
+    Error,
+}
+
+/// The settings of a context (`doca_rdma_set_*`), fixed while it runs.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    perms: u32,
+    gid_index: u32,
+    transport: TransportType,
+    send_queue_size: u32,
+    recv_queue_size: u32,
+    max_send_buf_list_len: u32,
+    recv_buf_list_len: u32,
+    mtu: u32,
+    grh: bool,
+    sl: u32,
+    max_conns: u16,
+    conn_request_timeout: u16,
+    rnr_retry: u8,
+}
+
+/// What each sending task type is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[doc(hidden)]
+pub enum Code {
+    Send,
+    SendImm,
+    Read,
+    Write,
+    WriteImm,
+    Cas,
+    Fadd,
+}
+
+impl Code {
+    fn is_message(self) -> bool {
+        matches!(self, Code::Send | Code::SendImm | Code::WriteImm)
+    }
+}
+
+/// A queued task: its type and id.
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    code: Code,
+    id: TaskId,
+}
+
+/// The fields of every sending task type (send, send with immediate, read, write, write with
+/// immediate, the two atomics).
+#[derive(Default)]
+#[doc(hidden)]
+pub struct OpFields {
+    conn: Option<Connection>,
+    src: Option<Buf>,
+    dst: Option<Buf>,
+    imm: u32,
+    a: u64,
+    b: u64,
+    result_len: u32,
+    /// A write with immediate: its bytes were written (a resend only sends the notice).
+    wrote: bool,
+}
+
+/// A sending task's payload; `K` says which type.
+#[doc(hidden)]
+pub struct Op<K> {
+    f: OpFields,
+    _k: PhantomData<K>,
+}
+
+impl<K> Default for Op<K> {
+    fn default() -> Self {
+        Op { f: OpFields::default(), _k: PhantomData }
+    }
+}
+
+/// A sending task type.
+#[doc(hidden)]
+pub trait OpKind: 'static {
+    const CODE: Code;
+    const FAULT: &'static str;
+    fn pool(ops: &RdmaOps) -> &TaskPool<Op<Self>>
+    where
+        Self: Sized;
+}
+
+macro_rules! op_kinds {
+    ($($k:ident $code:ident $fault:literal $pool:ident;)*) => {$(
+        #[doc(hidden)]
+        pub struct $k;
+        impl OpKind for $k {
+            const CODE: Code = Code::$code;
+            const FAULT: &'static str = $fault;
+            fn pool(ops: &RdmaOps) -> &TaskPool<Op<Self>> {
+                &ops.$pool
+            }
+        }
+    )*};
+}
+
+op_kinds! {
+    SendK Send "rdma.send" send_pool;
+    SendImmK SendImm "rdma.send_imm" send_imm_pool;
+    ReadK Read "rdma.read" read_pool;
+    WriteK Write "rdma.write" write_pool;
+    WriteImmK WriteImm "rdma.write_imm" write_imm_pool;
+    CasK Cas "rdma.atomic_cmp_swp" cas_pool;
+    FaddK Fadd "rdma.atomic_fetch_add" fadd_pool;
+}
+
+impl<K: OpKind> TaskPayload for Op<K> {
+    type Lib = RdmaOps;
+    const FAULT_KIND: &'static str = K::FAULT;
+}
+
+/// A receive task's payload.
+#[derive(Default)]
+#[doc(hidden)]
+pub struct RecvFields {
+    dst: Option<Buf>,
+    result_len: u32,
+    imm: u32,
+    opcode: Option<Opcode>,
+    from: Option<Connection>,
+}
+
+impl TaskPayload for RecvFields {
+    type Lib = RdmaOps;
+    const FAULT_KIND: &'static str = "rdma.receive";
+}
+
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_send`: sends the source's data to the peer's oldest receive.
+    pub struct SendTask(Op<SendK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_send_imm`: a send with 32 bits of immediate data.
+    pub struct SendImmTask(Op<SendImmK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_read`: reads the peer's memory (source) into a local buffer.
+    pub struct ReadTask(Op<ReadK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_write`: writes a local buffer into the peer's memory.
+    pub struct WriteTask(Op<WriteK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_write_imm`: a write, then immediate data to a peer's receive.
+    pub struct WriteImmTask(Op<WriteImmK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_atomic_cmp_swp`: compare-and-swap of 8 bytes of the peer's memory.
+    pub struct CmpSwpTask(Op<CasK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_atomic_fetch_add`: fetch-and-add on 8 bytes of the peer's memory.
+    pub struct FetchAddTask(Op<FaddK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_receive`: a posted receive.
+    pub struct ReceiveTask(RecvFields);
+}
+
+macro_rules! common_accessors {
+    ($($t:ident),*) => {$(
+        impl $t {
+            /// `_get_rdma_connection`.
+            pub fn connection(&self) -> Option<Connection> {
+                self.0.with_payload(|p| p.f.conn)
+            }
+            /// `_set_rdma_connection`.
+            pub fn set_connection(&self, conn: Connection) {
+                self.0.with_payload(|p| p.f.conn = Some(conn));
+            }
+        }
+    )*};
+}
+common_accessors!(SendTask, SendImmTask, ReadTask, WriteTask, WriteImmTask, CmpSwpTask, FetchAddTask);
+
+macro_rules! src_accessors {
+    ($($t:ident),*) => {$(
+        impl $t {
+            /// `_get_src_buf`.
+            pub fn src(&self) -> Option<Buf> {
+                self.0.with_payload(|p| p.f.src.clone())
+            }
+            /// `_set_src_buf`.
+            pub fn set_src(&self, b: Option<&Buf>) {
+                self.0.with_payload(|p| p.f.src = b.cloned());
+            }
+        }
+    )*};
+}
+src_accessors!(SendTask, SendImmTask, ReadTask, WriteTask, WriteImmTask);
+
+macro_rules! dst_accessors {
+    ($($t:ident),*) => {$(
+        impl $t {
+            /// `_get_dst_buf`.
+            pub fn dst(&self) -> Option<Buf> {
+                self.0.with_payload(|p| p.f.dst.clone())
+            }
+            /// `_set_dst_buf`.
+            pub fn set_dst(&self, b: Option<&Buf>) {
+                self.0.with_payload(|p| p.f.dst = b.cloned());
+            }
+        }
+    )*};
+}
+dst_accessors!(ReadTask, WriteTask, WriteImmTask, CmpSwpTask, FetchAddTask);
+
+macro_rules! imm_accessors {
+    ($($t:ident),*) => {$(
+        impl $t {
+            /// `_get_immediate_data` (as given: big-endian in C).
+            pub fn immediate_data(&self) -> u32 {
+                self.0.with_payload(|p| p.f.imm)
+            }
+            /// `_set_immediate_data`.
+            pub fn set_immediate_data(&self, imm: u32) {
+                self.0.with_payload(|p| p.f.imm = imm);
+            }
+        }
+    )*};
+}
+imm_accessors!(SendImmTask, WriteImmTask);
+
+macro_rules! result_buf_accessors {
+    ($($t:ident),*) => {$(
+        impl $t {
+            /// `_get_result_buf`: where the old 8 bytes land.
+            pub fn result(&self) -> Option<Buf> {
+                self.0.with_payload(|p| p.f.src.clone())
+            }
+            /// `_set_result_buf`.
+            pub fn set_result(&self, b: Option<&Buf>) {
+                self.0.with_payload(|p| p.f.src = b.cloned());
+            }
+        }
+    )*};
+}
+result_buf_accessors!(CmpSwpTask, FetchAddTask);
+
+impl ReadTask {
+    /// `doca_rdma_task_read_get_result_len`: bytes read (after completion).
+    pub fn result_len(&self) -> u32 {
+        self.0.with_payload(|p| p.f.result_len)
+    }
+}
+
+impl CmpSwpTask {
+    /// `_get_cmp_data`.
+    pub fn cmp_data(&self) -> u64 {
+        self.0.with_payload(|p| p.f.a)
+    }
+    /// `_set_cmp_data`.
+    pub fn set_cmp_data(&self, v: u64) {
+        self.0.with_payload(|p| p.f.a = v);
+    }
+    /// `_get_swap_data`.
+    pub fn swap_data(&self) -> u64 {
+        self.0.with_payload(|p| p.f.b)
+    }
+    /// `_set_swap_data`.
+    pub fn set_swap_data(&self, v: u64) {
+        self.0.with_payload(|p| p.f.b = v);
+    }
+}
+
+impl FetchAddTask {
+    /// `_get_add_data`.
+    pub fn add_data(&self) -> u64 {
+        self.0.with_payload(|p| p.f.a)
+    }
+    /// `_set_add_data`.
+    pub fn set_add_data(&self, v: u64) {
+        self.0.with_payload(|p| p.f.a = v);
+    }
+}
+
+impl ReceiveTask {
+    /// `doca_rdma_task_receive_get_dst_buf`.
+    pub fn dst(&self) -> Option<Buf> {
+        self.0.with_payload(|p| p.dst.clone())
+    }
+    /// `doca_rdma_task_receive_set_dst_buf`.
+    pub fn set_dst(&self, b: Option<&Buf>) {
+        self.0.with_payload(|p| p.dst = b.cloned());
+    }
+    /// `doca_rdma_task_receive_get_result_len`: bytes received.
+    pub fn result_len(&self) -> u32 {
+        self.0.with_payload(|p| p.result_len)
+    }
+    /// `doca_rdma_task_receive_get_result_immediate_data` (0 without).
+    pub fn result_immediate_data(&self) -> u32 {
+        self.0.with_payload(|p| p.imm)
+    }
+    /// `doca_rdma_task_receive_get_result_opcode` (`None` before completion).
+    pub fn result_opcode(&self) -> Option<Opcode> {
+        self.0.with_payload(|p| p.opcode)
+    }
+    /// `doca_rdma_task_receive_get_result_rdma_connection`.
+    pub fn result_connection(&self) -> Option<Connection> {
+        self.0.with_payload(|p| p.from)
+    }
+}
+
+/// One direction's socket: the fd, and a duplicate in the engine's notification set.
+struct Sock {
+    fd: OwnedFd,
+    _watch: Option<Watched<OwnedFd>>,
+}
+
+impl Sock {
+    fn new(fd: OwnedFd, core: &CtxCore) -> Sock {
+        let watch = fd.try_clone().ok().and_then(|d| core.watch(d).ok());
+        Sock { fd, _watch: watch }
+    }
+
+    fn send(&self, bytes: &[u8]) -> doca_link::Result<()> {
+        doca_link::send(self.fd.as_fd(), bytes, &[])
+    }
+}
+
+/// One connection.
+struct Conn {
+    gen: u32,
+    state: ConnState,
+    desc: Vec<u8>,
+    token: Token,
+    /// The offer the peer connects to (withdrawn once its socket is adopted).
+    offered: Option<Offered>,
+    /// Where the offer's handler (the link's service thread) leaves the peer's socket.
+    inbox: Arc<Mutex<Option<OwnedFd>>>,
+    remote: Option<Desc>,
+    /// The socket this side opened: its messages out, acknowledgements in.
+    out: Option<Sock>,
+    /// The socket the peer opened: its messages in, acknowledgements out.
+    inc: Option<Sock>,
+    /// The peer named itself on `inc`.
+    inc_named: bool,
+    /// An acknowledgement the socket had no room for.
+    pending_reply: Option<[u8; HDR_LEN]>,
+    queue: VecDeque<Job>,
+    inflight: VecDeque<(u32, Job)>,
+    next_seq: u32,
+    rnr_retries: u32,
+    backoff_until: Option<Instant>,
+    expect: u32,
+    user_data: Data,
+    /// The peer said goodbye.
+    bye: bool,
+}
+
+/// `struct doca_rdma`'s library part (named by the task payloads; reached through [`Rdma`]).
+#[doc(hidden)]
+pub struct RdmaOps {
+    dev: Dev,
+    cfg: Cell<Config>,
+    conns: RefCell<Vec<Option<Conn>>>,
+    next_gen: Cell<u32>,
+    /// Tasks naming no live connection: failed at the next pass.
+    stray: RefCell<VecDeque<Job>>,
+    posted: RefCell<VecDeque<TaskId>>,
+    bell: Arc<EventFd>,
+    bell_watch: RefCell<Option<Watched<EventFd>>>,
+    timer: RefCell<Option<Watched<Timer>>>,
+    bytes_per_pass: Cell<usize>,
+    max_msg: Cell<usize>,
+    rx: RefCell<Vec<u8>>,
+    tx: RefCell<Vec<u8>>,
+    send_pool: TaskPool<Op<SendK>>,
+    send_imm_pool: TaskPool<Op<SendImmK>>,
+    read_pool: TaskPool<Op<ReadK>>,
+    write_pool: TaskPool<Op<WriteK>>,
+    write_imm_pool: TaskPool<Op<WriteImmK>>,
+    cas_pool: TaskPool<Op<CasK>>,
+    fadd_pool: TaskPool<Op<FaddK>>,
+    recv_pool: TaskPool<RecvFields>,
+}
+
+/// `struct doca_rdma`: an RDMA context on one device.
+pub struct Rdma {
+    cell: Rc<CtxCell<RdmaOps>>,
+}
+
+/// What a failure found in a pass: fatal to the context once the pass let go of its state.
+type Fatal = Option<(Error, String)>;
+
+impl Rdma {
+    /// `doca_rdma_create`: a context on `dev` (`NOT_SUPPORTED` when the topology gives the
+    /// device no RDMA).
+    pub fn create(dev: &Dev) -> Result<Rdma> {
+        caps::is_supported(dev.as_devinfo())?;
+        let info = dev.as_devinfo();
+        let cfg = Config {
+            perms: AccessFlags::LOCAL_READ_WRITE.bits(),
+            gid_index: 0,
+            transport: TransportType::Rc,
+            send_queue_size: 64.min(caps::max_send_queue_size(info)?),
+            recv_queue_size: 64.min(caps::max_recv_queue_size(info)?),
+            max_send_buf_list_len: 1,
+            recv_buf_list_len: 1,
+            mtu: 1024,
+            grh: false,
+            sl: 0,
+            max_conns: 1,
+            conn_request_timeout: 5000,
+            rnr_retry: RNR_INFINITE,
+        };
+        let bell = Arc::new(EventFd::new()?);
+        let cell = CtxCell::new(|weak| RdmaOps {
+            dev: dev.clone(),
+            cfg: Cell::new(cfg),
+            conns: RefCell::new(Vec::new()),
+            next_gen: Cell::new(1),
+            stray: RefCell::default(),
+            posted: RefCell::default(),
+            bell,
+            bell_watch: RefCell::new(None),
+            timer: RefCell::new(None),
+            bytes_per_pass: Cell::new(1 << 20),
+            max_msg: Cell::new(65536),
+            rx: RefCell::new(Vec::new()),
+            tx: RefCell::new(Vec::new()),
+            send_pool: TaskPool::new(weak.clone()),
+            send_imm_pool: TaskPool::new(weak.clone()),
+            read_pool: TaskPool::new(weak.clone()),
+            write_pool: TaskPool::new(weak.clone()),
+            write_imm_pool: TaskPool::new(weak.clone()),
+            cas_pool: TaskPool::new(weak.clone()),
+            fadd_pool: TaskPool::new(weak.clone()),
+            recv_pool: TaskPool::new(weak.clone()),
+        });
+        Ok(Rdma { cell })
+    }
+
+    fn ops(&self) -> &RdmaOps {
+        self.cell.ops()
+    }
+
+    fn core(&self) -> &CtxCore {
+        self.cell.core()
+    }
+
+    /// `doca_rdma_as_ctx`.
+    pub fn as_ctx(&self) -> Ctx {
+        Ctx::from(self.cell.clone())
+    }
+
+    /// `doca_rdma_destroy`: Idle only (`BAD_STATE`, and the context back).
+    pub fn destroy(self) -> Result<(), Refused<Rdma>> {
+        match self.cell.core().destroy() {
+            Ok(()) => {
+                self.ops().conns.borrow_mut().clear();
+                Ok(())
+            }
+            Err(e) => Err(Refused::new(e, self)),
+        }
+    }
+
+    /// The device.
+    pub fn dev(&self) -> &Dev {
+        &self.ops().dev
+    }
+
+    fn configure(&self, what: &str, f: impl FnOnce(&mut Config)) -> Result<()> {
+        self.core().require_idle(what)?;
+        let mut c = self.ops().cfg.get();
+        f(&mut c);
+        self.ops().cfg.set(c);
+        Ok(())
+    }
+
+    fn cfg(&self) -> Config {
+        self.ops().cfg.get()
+    }
+
+    /// `doca_rdma_set_permissions`: what the peer may do to memory through this context
+    /// (`DOCA_ACCESS_FLAG_*`: LOCAL_READ_WRITE, RDMA_READ, RDMA_WRITE, RDMA_ATOMIC; others
+    /// `INVALID_VALUE`). Idle only.
+    pub fn set_permissions(&self, mask: u32) -> Result<()> {
+        let allowed = (AccessFlags::LOCAL_READ_WRITE
+            | AccessFlags::RDMA_READ
+            | AccessFlags::RDMA_WRITE
+            | AccessFlags::RDMA_ATOMIC)
+            .bits();
+        if mask & !allowed != 0 {
+            bail!(
+                Error::InvalidValue,
+                "rdma set_permissions: {mask:#x} holds flags an RDMA context does not take"
+            );
+        }
+        self.configure("set_permissions", |c| c.perms = mask)
+    }
+
+    /// `doca_rdma_get_permissions`.
+    pub fn permissions(&self) -> u32 {
+        self.cfg().perms
+    }
+
+    /// `doca_rdma_set_gid_index`: below `rdma.gid_table_size` (`INVALID_VALUE`). Idle only.
+    pub fn set_gid_index(&self, index: u32) -> Result<()> {
+        let n = caps::gid_table_size(self.dev().as_devinfo())?;
+        if index >= n {
+            bail!(
+                Error::InvalidValue,
+                "rdma set_gid_index: {index} beyond the GID table of {n} (cap rdma.gid_table_size)"
+            );
+        }
+        self.configure("set_gid_index", |c| c.gid_index = index)
+    }
+
+    /// `doca_rdma_get_gid_index`.
+    pub fn gid_index(&self) -> u32 {
+        self.cfg().gid_index
+    }
+
+    /// `doca_rdma_set_transport_type`: RC, or DC where the device has it. Idle only.
+    pub fn set_transport_type(&self, t: TransportType) -> Result<()> {
+        caps::transport_type_is_supported(self.dev().as_devinfo(), t)?;
+        self.configure("set_transport_type", |c| c.transport = t)
+    }
+
+    /// `doca_rdma_get_transport_type`.
+    pub fn transport_type(&self) -> TransportType {
+        self.cfg().transport
+    }
+
+    /// `doca_rdma_set_send_queue_size`: 1..=`rdma.max_send_queue_size`. Idle only.
+    pub fn set_send_queue_size(&self, n: u32) -> Result<()> {
+        let max = caps::max_send_queue_size(self.dev().as_devinfo())?;
+        if n == 0 || n > max {
+            bail!(
+                Error::InvalidValue,
+                "rdma set_send_queue_size: {n} outside 1..={max} (cap rdma.max_send_queue_size)"
+            );
+        }
+        self.configure("set_send_queue_size", |c| c.send_queue_size = n)
+    }
+
+    /// `doca_rdma_get_send_queue_size`.
+    pub fn send_queue_size(&self) -> u32 {
+        self.cfg().send_queue_size
+    }
+
+    /// `doca_rdma_set_recv_queue_size`: 1..=`rdma.max_recv_queue_size`. Idle only.
+    pub fn set_recv_queue_size(&self, n: u32) -> Result<()> {
+        let max = caps::max_recv_queue_size(self.dev().as_devinfo())?;
+        if n == 0 || n > max {
+            bail!(
+                Error::InvalidValue,
+                "rdma set_recv_queue_size: {n} outside 1..={max} (cap rdma.max_recv_queue_size)"
+            );
+        }
+        self.configure("set_recv_queue_size", |c| c.recv_queue_size = n)
+    }
+
+    /// `doca_rdma_get_recv_queue_size`.
+    pub fn recv_queue_size(&self) -> u32 {
+        self.cfg().recv_queue_size
+    }
+
+    /// `doca_rdma_set_max_send_buf_list_len`: 1 (buffer lists are not supported). Idle only.
+    pub fn set_max_send_buf_list_len(&self, n: u32) -> Result<()> {
+        if n != 1 {
+            bail!(
+                Error::NotSupported,
+                "rdma set_max_send_buf_list_len: {n}: buffer lists are not supported (1 only)"
+            );
+        }
+        self.configure("set_max_send_buf_list_len", |c| c.max_send_buf_list_len = n)
+    }
+
+    /// `doca_rdma_get_max_send_buf_list_len`.
+    pub fn max_send_buf_list_len(&self) -> u32 {
+        self.cfg().max_send_buf_list_len
+    }
+
+    /// `doca_rdma_task_receive_set_dst_buf_list_len`: 1 (no lists). Idle only.
+    pub fn set_recv_buf_list_len(&self, n: u32) -> Result<()> {
+        if n != 1 {
+            bail!(
+                Error::NotSupported,
+                "rdma task_receive_set_dst_buf_list_len: {n}: buffer lists are not supported (1 only)"
+            );
+        }
+        self.configure("task_receive_set_dst_buf_list_len", |c| c.recv_buf_list_len = n)
+    }
+
+    /// `doca_rdma_task_receive_get_dst_buf_list_len`.
+    pub fn recv_buf_list_len(&self) -> u32 {
+        self.cfg().recv_buf_list_len
+    }
+
+    /// `doca_rdma_set_mtu`: 256, 512, 1024, 2048 or 4096 bytes (`INVALID_VALUE`). Idle only.
+    pub fn set_mtu(&self, bytes: u32) -> Result<()> {
+        if !matches!(bytes, 256 | 512 | 1024 | 2048 | 4096) {
+            bail!(Error::InvalidValue, "rdma set_mtu: {bytes} is not an IB MTU");
+        }
+        self.configure("set_mtu", |c| c.mtu = bytes)
+    }
+
+    /// `doca_rdma_get_mtu`, in bytes.
+    pub fn mtu(&self) -> u32 {
+        self.cfg().mtu
+    }
+
+    /// `doca_rdma_set_grh_enabled`. Idle only.
+    pub fn set_grh_enabled(&self, on: bool) -> Result<()> {
+        self.configure("set_grh_enabled", |c| c.grh = on)
+    }
+
+    /// `doca_rdma_get_grh_enabled`.
+    pub fn grh_enabled(&self) -> bool {
+        self.cfg().grh
+    }
+
+    /// `doca_rdma_set_sl`: service level 0..=15. Idle only.
+    pub fn set_sl(&self, sl: u32) -> Result<()> {
+        if sl > 15 {
+            bail!(Error::InvalidValue, "rdma set_sl: service level {sl} above 15");
+        }
+        self.configure("set_sl", |c| c.sl = sl)
+    }
+
+    /// `doca_rdma_get_sl`.
+    pub fn sl(&self) -> u32 {
+        self.cfg().sl
+    }
+
+    /// `doca_rdma_set_max_num_connections`: 1..=`rdma.max_connections`. Idle only.
+    pub fn set_max_num_connections(&self, n: u16) -> Result<()> {
+        let max = caps::max_connections(self.dev().as_devinfo())?;
+        if n == 0 || n as u32 > max {
+            bail!(
+                Error::InvalidValue,
+                "rdma set_max_num_connections: {n} outside 1..={max} (cap rdma.max_connections)"
+            );
+        }
+        self.configure("set_max_num_connections", |c| c.max_conns = n)
+    }
+
+    /// `doca_rdma_get_max_num_connections`.
+    pub fn max_num_connections(&self) -> u16 {
+        self.cfg().max_conns
+    }
+
+    /// `doca_rdma_set_connection_request_timeout` (ms; kept, used by the connection manager).
+    pub fn set_connection_request_timeout(&self, ms: u16) -> Result<()> {
+        self.configure("set_connection_request_timeout", |c| c.conn_request_timeout = ms)
+    }
+
+    /// `doca_rdma_get_connection_request_timeout`.
+    pub fn connection_request_timeout(&self) -> u16 {
+        self.cfg().conn_request_timeout
+    }
+
+    /// `doca_rdma_set_rnr_retry_count`: 0..=7, 7 for ever. Idle only.
+    pub fn set_rnr_retry_count(&self, n: u8) -> Result<()> {
+        if n > RNR_INFINITE {
+            bail!(Error::InvalidValue, "rdma set_rnr_retry_count: {n} above 7");
+        }
+        self.configure("set_rnr_retry_count", |c| c.rnr_retry = n)
+    }
+
+    /// `doca_rdma_get_rnr_retry_count`.
+    pub fn rnr_retry_count(&self) -> u8 {
+        self.cfg().rnr_retry
+    }
+
+    /// `doca_rdma_export`: a new connection in the exported state and its descriptor, for
+    /// the peer's [`Rdma::connect`]. Idle, Starting or Running (`BAD_STATE` while
+    /// Stopping); at most `max_num_connections` connections (`NO_MEMORY`).
+    pub fn export(&self) -> Result<(Vec<u8>, Connection)> {
+        if self.core().state() == CtxState::Stopping {
+            bail!(Error::BadState, "rdma export: the context is stopping");
+        }
+        let ops = self.ops();
+        let cfg = ops.cfg.get();
+        let mut conns = ops.conns.borrow_mut();
+        let live = conns.iter().flatten().count();
+        if live >= cfg.max_conns as usize {
+            bail!(
+                Error::NoMemory,
+                "rdma export: the context has its {} connections (doca_rdma_set_max_num_connections)",
+                cfg.max_conns
+            );
+        }
+        let inbox: Arc<Mutex<Option<OwnedFd>>> = Arc::default();
+        let (slot, bell) = (inbox.clone(), ops.bell.clone());
+        let offered = doca_link::rendezvous::offer(Offer::Connection(Box::new(move |fd, peer| {
+            let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+            if s.is_some() {
+                tracing::debug!(target: "doca_sdk", "rdma: a second connection to one offer (pid {}) closed", peer.pid());
+                return;
+            }
+            *s = Some(fd);
+            drop(s);
+            bell.ring();
+        })))?;
+        let idx = match conns.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                conns.push(None);
+                conns.len() - 1
+            }
+        };
+        let gen = ops.next_gen.get();
+        ops.next_gen.set(gen.wrapping_add(1).max(1));
+        let desc = Desc {
+            transport: cfg.transport as u8,
+            service: offered.service(),
+            token: offered.token(),
+            perms: cfg.perms,
+            gid_index: cfg.gid_index,
+            max_msg: ops.max_msg.get() as u32,
+            conn_id: idx as u32,
+        };
+        let blob = desc.encode();
+        conns[idx] = Some(Conn {
+            gen,
+            state: ConnState::Exported,
+            desc: blob.clone(),
+            token: offered.token(),
+            offered: Some(offered),
+            inbox,
+            remote: None,
+            out: None,
+            inc: None,
+            inc_named: false,
+            pending_reply: None,
+            queue: VecDeque::new(),
+            inflight: VecDeque::new(),
+            next_seq: 0,
+            rnr_retries: 0,
+            backoff_until: None,
+            expect: 0,
+            user_data: Data::default(),
+            bye: false,
+        });
+        tracing::debug!(target: "doca_sdk", "rdma: exported connection {idx}");
+        Ok((blob, Connection { idx: idx as u32, gen }))
+    }
+
+    /// The descriptor [`Rdma::export`] returned for `conn` (the C ABI hands out a pointer to
+    /// it, valid while the connection is).
+    pub fn with_descriptor<R>(&self, conn: Connection, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        let conns = self.ops().conns.borrow();
+        match lookup(&conns, conn) {
+            Some(c) => Ok(f(&c.desc)),
+            None => Err(fail!(Error::NotFound, "rdma: no such connection (stale or of another context)")),
+        }
+    }
+
+    /// `doca_rdma_connect`: connects exported `conn` to the peer whose descriptor is
+    /// `remote` (`INVALID_VALUE` for a blob that is not one; `NOT_FOUND` when its offer is
+    /// gone; `BAD_STATE` when `conn` is already connected). The connection is usable at
+    /// once: the peer's side follows when it connects in turn. Starting or Running.
+    pub fn connect(&self, remote: &[u8], conn: Connection) -> Result<()> {
+        if !matches!(self.core().state(), CtxState::Running | CtxState::Starting) {
+            bail!(Error::BadState, "rdma connect: the context is not running ({:?})", self.core().state());
+        }
+        let d = Desc::parse(remote)?;
+        let ops = self.ops();
+        let cfg = ops.cfg.get();
+        if d.transport != cfg.transport as u8 {
+            bail!(Error::InvalidValue, "rdma connect: the peer's transport type differs from this context's");
+        }
+        let token = {
+            let conns = ops.conns.borrow();
+            let Some(c) = lookup(&conns, conn) else {
+                bail!(Error::NotFound, "rdma connect: no such connection (stale or of another context)");
+            };
+            if c.state != ConnState::Exported {
+                bail!(Error::BadState, "rdma connect: the connection is {:?}, not exported", c.state);
+            }
+            c.token
+        };
+        let (fd, _peer) = doca_link::rendezvous::take_connection(d.service, &d.token)
+            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer's connection offer is gone"))?;
+        let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
+        hello.extend_from_slice(&token);
+        doca_link::send(fd.as_fd(), &hello, &[])
+            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer closed the connection"))?;
+        let sock = Sock::new(fd, self.core());
+        let mut conns = ops.conns.borrow_mut();
+        let Some(c) = lookup_mut(&mut conns, conn) else {
+            bail!(Error::NotFound, "rdma connect: the connection went away");
+        };
+        c.remote = Some(d);
+        c.out = Some(sock);
+        c.state = ConnState::Connected;
+        drop(conns);
+        self.core().activate();
+        tracing::debug!(target: "doca_sdk", "rdma: connection {} connected to pid {}", conn.idx, d.service.pid);
+        Ok(())
+    }
+
+    /// The state of `conn` (`NOT_FOUND` for a stale name).
+    pub fn connection_state(&self, conn: Connection) -> Result<ConnState> {
+        let conns = self.ops().conns.borrow();
+        lookup(&conns, conn)
+            .map(|c| c.state)
+            .ok_or_else(|| fail!(Error::NotFound, "rdma: no such connection"))
+    }
+
+    /// `doca_rdma_connection_set_user_data`.
+    pub fn connection_set_user_data(&self, conn: Connection, data: Data) -> Result<()> {
+        let mut conns = self.ops().conns.borrow_mut();
+        match lookup_mut(&mut conns, conn) {
+            Some(c) => {
+                c.user_data = data;
+                Ok(())
+            }
+            None => Err(fail!(Error::NotFound, "rdma: no such connection")),
+        }
+    }
+
+    /// `doca_rdma_connection_get_user_data`.
+    pub fn connection_user_data(&self, conn: Connection) -> Result<Data> {
+        let conns = self.ops().conns.borrow();
+        lookup(&conns, conn)
+            .map(|c| c.user_data)
+            .ok_or_else(|| fail!(Error::NotFound, "rdma: no such connection"))
+    }
+
+    fn max_tasks(&self, recv: bool) -> u32 {
+        let c = self.cfg();
+        if recv {
+            c.recv_queue_size
+        } else {
+            c.send_queue_size
+        }
+    }
+
+    fn set_conf<P, H>(
+        &self,
+        completion: impl FnMut(H, Data, Data) + 'static,
+        error: impl FnMut(H, Data, Data) + 'static,
+        num: u32,
+        recv: bool,
+    ) -> Result<()>
+    where
+        P: TaskPayload<Lib = RdmaOps>,
+        RdmaOps: TaskLib<P>,
+        H: From<doca_core::Task<P>>,
+    {
+        let max = self.max_tasks(recv);
+        if num > max {
+            bail!(
+                Error::InvalidValue,
+                "rdma: {num} tasks exceed the {} queue size {max} (doca_rdma_set_{}_queue_size)",
+                if recv { "receive" } else { "send" },
+                if recv { "recv" } else { "send" }
+            );
+        }
+        let (mut done, mut failed) = (completion, error);
+        TaskLib::<P>::pool(self.ops()).set_conf(
+            self.core(),
+            Box::new(move |t, td, cd| done(H::from(t), td, cd)),
+            Box::new(move |t, td, cd| failed(H::from(t), td, cd)),
+            num,
+        )
+    }
+
+    fn alloc_op<K: OpKind>(
+        &self,
+        user_data: Data,
+        init: impl FnOnce(&mut OpFields),
+    ) -> Result<doca_core::Task<Op<K>>> {
+        let t = K::pool(self.ops()).alloc(|p| {
+            p.f = OpFields::default();
+            init(&mut p.f);
+            Ok(())
+        })?;
+        t.set_user_data(user_data);
+        Ok(t)
+    }
+}
+
+macro_rules! set_conf_fns {
+    ($($fn:ident $t:ident $p:ty, $recv:literal, $doc:literal;)*) => {
+        impl Rdma {$(
+            #[doc = $doc]
+            pub fn $fn(
+                &self,
+                completion: impl FnMut($t, Data, Data) + 'static,
+                error: impl FnMut($t, Data, Data) + 'static,
+                num_tasks: u32,
+            ) -> Result<()> {
+                self.set_conf::<$p, $t>(completion, error, num_tasks, $recv)
+            }
+        )*}
+    };
+}
+
+set_conf_fns! {
+    task_send_set_conf SendTask Op<SendK>, false, "`doca_rdma_task_send_set_conf`: at most the send queue size. Idle only.";
+    task_send_imm_set_conf SendImmTask Op<SendImmK>, false, "`doca_rdma_task_send_imm_set_conf`.";
+    task_read_set_conf ReadTask Op<ReadK>, false, "`doca_rdma_task_read_set_conf`.";
+    task_write_set_conf WriteTask Op<WriteK>, false, "`doca_rdma_task_write_set_conf`.";
+    task_write_imm_set_conf WriteImmTask Op<WriteImmK>, false, "`doca_rdma_task_write_imm_set_conf`.";
+    task_atomic_cmp_swp_set_conf CmpSwpTask Op<CasK>, false, "`doca_rdma_task_atomic_cmp_swp_set_conf`.";
+    task_atomic_fetch_add_set_conf FetchAddTask Op<FaddK>, false, "`doca_rdma_task_atomic_fetch_add_set_conf`.";
+    task_receive_set_conf ReceiveTask RecvFields, true, "`doca_rdma_task_receive_set_conf`: at most the receive queue size. Idle only.";
+}
+
+impl Rdma {
+    /// `doca_rdma_task_send_allocate_init`: nothing is checked before submission. Running
+    /// only (`BAD_STATE`); every task out: `NO_MEMORY`.
+    pub fn task_send_alloc_init(
+        &self,
+        conn: Connection,
+        src: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<SendTask> {
+        self.alloc_op::<SendK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.src = src.cloned();
+        })
+        .map(SendTask)
+    }
+
+    /// `doca_rdma_task_send_imm_allocate_init`.
+    pub fn task_send_imm_alloc_init(
+        &self,
+        conn: Connection,
+        src: Option<&Buf>,
+        imm: u32,
+        user_data: Data,
+    ) -> Result<SendImmTask> {
+        self.alloc_op::<SendImmK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.src = src.cloned();
+            f.imm = imm;
+        })
+        .map(SendImmTask)
+    }
+
+    /// `doca_rdma_task_read_allocate_init`: `src` in the peer's memory, `dst` local.
+    pub fn task_read_alloc_init(
+        &self,
+        conn: Connection,
+        src: Option<&Buf>,
+        dst: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<ReadTask> {
+        self.alloc_op::<ReadK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.src = src.cloned();
+            f.dst = dst.cloned();
+        })
+        .map(ReadTask)
+    }
+
+    /// `doca_rdma_task_write_allocate_init`: `src` local, `dst` in the peer's memory.
+    pub fn task_write_alloc_init(
+        &self,
+        conn: Connection,
+        src: Option<&Buf>,
+        dst: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<WriteTask> {
+        self.alloc_op::<WriteK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.src = src.cloned();
+            f.dst = dst.cloned();
+        })
+        .map(WriteTask)
+    }
+
+    /// `doca_rdma_task_write_imm_allocate_init`.
+    pub fn task_write_imm_alloc_init(
+        &self,
+        conn: Connection,
+        src: Option<&Buf>,
+        dst: Option<&Buf>,
+        imm: u32,
+        user_data: Data,
+    ) -> Result<WriteImmTask> {
+        self.alloc_op::<WriteImmK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.src = src.cloned();
+            f.dst = dst.cloned();
+            f.imm = imm;
+        })
+        .map(WriteImmTask)
+    }
+
+    /// `doca_rdma_task_atomic_cmp_swp_allocate_init`: `dst` 8 bytes of the peer's memory,
+    /// `result` local room for the 8 bytes found there.
+    pub fn task_atomic_cmp_swp_alloc_init(
+        &self,
+        conn: Connection,
+        dst: Option<&Buf>,
+        result: Option<&Buf>,
+        cmp: u64,
+        swap: u64,
+        user_data: Data,
+    ) -> Result<CmpSwpTask> {
+        self.alloc_op::<CasK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.dst = dst.cloned();
+            f.src = result.cloned();
+            f.a = cmp;
+            f.b = swap;
+        })
+        .map(CmpSwpTask)
+    }
+
+    /// `doca_rdma_task_atomic_fetch_add_allocate_init`.
+    pub fn task_atomic_fetch_add_alloc_init(
+        &self,
+        conn: Connection,
+        dst: Option<&Buf>,
+        result: Option<&Buf>,
+        add: u64,
+        user_data: Data,
+    ) -> Result<FetchAddTask> {
+        self.alloc_op::<FaddK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.dst = dst.cloned();
+            f.src = result.cloned();
+            f.a = add;
+        })
+        .map(FetchAddTask)
+    }
+
+    /// `doca_rdma_task_receive_allocate_init`: a receive into `dst`'s room.
+    pub fn task_receive_alloc_init(&self, dst: Option<&Buf>, user_data: Data) -> Result<ReceiveTask> {
+        let t = self.ops().recv_pool.alloc(|p| {
+            *p = RecvFields { dst: dst.cloned(), ..RecvFields::default() };
+            Ok(())
+        })?;
+        t.set_user_data(user_data);
+        Ok(ReceiveTask(t))
+    }
+}
+
+fn lookup(conns: &[Option<Conn>], c: Connection) -> Option<&Conn> {
+    conns.get(c.idx as usize)?.as_ref().filter(|x| x.gen == c.gen)
+}
+
+fn lookup_mut(conns: &mut [Option<Conn>], c: Connection) -> Option<&mut Conn> {
+    conns.get_mut(c.idx as usize)?.as_mut().filter(|x| x.gen == c.gen)
+}
+
+/// Which permission a one-sided operation needs of the peer.
+fn needed(code: Code) -> (AccessFlags, &'static str) {
+    match code {
+        Code::Read => (AccessFlags::RDMA_READ, "DOCA_ACCESS_FLAG_RDMA_READ"),
+        Code::Cas | Code::Fadd => (AccessFlags::RDMA_ATOMIC, "DOCA_ACCESS_FLAG_RDMA_ATOMIC"),
+        _ => (AccessFlags::RDMA_WRITE, "DOCA_ACCESS_FLAG_RDMA_WRITE"),
+    }
+}
+
+impl RdmaOps {
+    fn with_job<R>(&self, job: Job, f: impl FnOnce(&mut OpFields) -> R) -> Option<R> {
+        match job.code {
+            Code::Send => self.send_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::SendImm => self.send_imm_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::Read => self.read_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::Write => self.write_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::WriteImm => self.write_imm_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::Cas => self.cas_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::Fadd => self.fadd_pool.with_payload(job.id, |p| f(&mut p.f)),
+        }
+    }
+
+    fn finish(&self, job: Job, status: Result<()>) {
+        match job.code {
+            Code::Send => self.send_pool.finish(job.id, status),
+            Code::SendImm => self.send_imm_pool.finish(job.id, status),
+            Code::Read => self.read_pool.finish(job.id, status),
+            Code::Write => self.write_pool.finish(job.id, status),
+            Code::WriteImm => self.write_imm_pool.finish(job.id, status),
+            Code::Cas => self.cas_pool.finish(job.id, status),
+            Code::Fadd => self.fadd_pool.finish(job.id, status),
+        };
+    }
+
+    fn enqueue(&self, job: Job) {
+        let conn = self.with_job(job, |f| f.conn).flatten();
+        let mut conns = self.conns.borrow_mut();
+        match conn.and_then(|c| lookup_mut(&mut conns, c)) {
+            Some(c) => c.queue.push_back(job),
+            None => self.stray.borrow_mut().push_back(job),
+        }
+    }
+
+    /// A local buffer this context's device may use (`write`: it is written).
+    fn check_local(&self, buf: &Buf, what: &str, write: bool) -> Result<()> {
+        let map = buf.map();
+        let Some(perms) = map.dev_permissions(&self.dev) else {
+            bail!(Error::NotPermitted, "rdma: the {what}'s map was not added to the RDMA context's device");
+        };
+        map.check_live()?;
+        if map.is_from_export() {
+            bail!(Error::NotPermitted, "rdma: the {what} must be local memory, not a map from export");
+        }
+        if write && !perms.contains(AccessFlags::LOCAL_READ_WRITE) {
+            bail!(Error::NotPermitted, "rdma: the {what}'s map lacks DOCA_ACCESS_FLAG_LOCAL_READ_WRITE");
+        }
+        Ok(())
+    }
+
+    /// A buffer of the peer's memory: a map created from an RDMA export on this device,
+    /// whose export and whose peer context both grant the access.
+    fn check_remote(&self, buf: &Buf, what: &str, code: Code, peer_perms: u32) -> Result<()> {
+        let (flag, name) = needed(code);
+        let map = buf.map();
+        if !map.is_from_export() {
+            bail!(
+                Error::NotPermitted,
+                "rdma: the {what} must be the peer's memory (a map from doca_mmap_export_rdma)"
+            );
+        }
+        let Some(perms) = map.dev_permissions(&self.dev) else {
+            bail!(Error::NotPermitted, "rdma: the {what}'s map was created from export on another device");
+        };
+        map.check_live()?;
+        if !perms.contains(flag) {
+            bail!(Error::NotPermitted, "rdma: the peer exported the {what}'s memory without {name}");
+        }
+        if peer_perms & flag.bits() == 0 {
+            bail!(
+                Error::NotPermitted,
+                "rdma: the peer's RDMA context does not grant {name} (doca_rdma_set_permissions)"
+            );
+        }
+        Ok(())
+    }
+
+    /// Carries out a one-sided operation at once.
+    fn one_sided(&self, job: Job, peer_perms: u32, max: u64) -> Result<usize> {
+        let r = self.with_job(job, |f| -> Result<usize> {
+            match job.code {
+                Code::Read | Code::Write | Code::WriteImm => {
+                    let (Some(src), Some(dst)) = (&f.src, &f.dst) else {
+                        bail!(Error::InvalidValue, "rdma: the task has no source or no destination");
+                    };
+                    if job.code == Code::Read {
+                        self.check_remote(src, "source", job.code, peer_perms)?;
+                        self.check_local(dst, "destination", true)?;
+                    } else {
+                        self.check_local(src, "source", false)?;
+                        self.check_remote(dst, "destination", job.code, peer_perms)?;
+                    }
+                    let (s, d) = (src.shape()?, dst.shape()?);
+                    if s.in_list || d.in_list {
+                        bail!(Error::NotSupported, "rdma: buffer lists are not supported");
+                    }
+                    if s.data_len as u64 > max {
+                        bail!(
+                            Error::InvalidValue,
+                            "rdma: {} bytes exceed the maximum {max} (cap rdma.max_rdma_size)",
+                            s.data_len
+                        );
+                    }
+                    if d.room() < s.data_len {
+                        bail!(
+                            Error::InvalidValue,
+                            "rdma: the destination has room for {} bytes, the source holds {}",
+                            d.room(),
+                            s.data_len
+                        );
+                    }
+                    src.map().copy_to_map(s.data, s.data_len, dst.map(), d.data_end())?;
+                    dst.increase_data_len(s.data_len)?;
+                    f.result_len = s.data_len as u32;
+                    f.wrote = true;
+                    Ok(s.data_len)
+                }
+                Code::Cas | Code::Fadd => {
+                    let (Some(dst), Some(res)) = (&f.dst, &f.src) else {
+                        bail!(
+                            Error::InvalidValue,
+                            "rdma: the atomic task has no destination or no result buffer"
+                        );
+                    };
+                    self.check_remote(dst, "destination", job.code, peer_perms)?;
+                    self.check_local(res, "result buffer", true)?;
+                    let (d, r) = (dst.shape()?, res.shape()?);
+                    if d.data % 8 != 0 || d.head + d.len < d.data + 8 {
+                        bail!(
+                            Error::InvalidValue,
+                            "rdma: an atomic needs 8 aligned bytes at the destination's data"
+                        );
+                    }
+                    if r.room() < 8 {
+                        bail!(Error::InvalidValue, "rdma: the result buffer has no room for 8 bytes");
+                    }
+                    let mut old = [0u8; 8];
+                    dst.map().read(d.data, &mut old)?;
+                    let v = u64::from_ne_bytes(old);
+                    let new = if job.code == Code::Cas {
+                        if v == f.a {
+                            Some(f.b)
+                        } else {
+                            None
+                        }
+                    } else {
+                        Some(v.wrapping_add(f.a))
+                    };
+                    if let Some(n) = new {
+                        dst.map().write(d.data, &n.to_ne_bytes())?;
+                    }
+                    res.map().write(r.data_end(), &old)?;
+                    res.increase_data_len(8)?;
+                    Ok(8)
+                }
+                _ => Err(Error::BadState),
+            }
+        });
+        r.unwrap_or(Err(Error::BadState))
+    }
+
+    /// The packet of a message task into `tx` (its bytes read from the source).
+    fn build_message(&self, job: Job, seq: u32, tx: &mut Vec<u8>) -> Result<()> {
+        let max = self.max_msg.get();
+        let r = self.with_job(job, |f| -> Result<()> {
+            tx.clear();
+            match job.code {
+                Code::Send | Code::SendImm => {
+                    let Some(src) = &f.src else {
+                        bail!(Error::InvalidValue, "rdma: the send task has no source")
+                    };
+                    self.check_local(src, "source", false)?;
+                    let s = src.shape()?;
+                    if s.in_list {
+                        bail!(Error::NotSupported, "rdma: buffer lists are not supported");
+                    }
+                    if s.data_len > max {
+                        bail!(
+                            Error::InvalidValue,
+                            "rdma: a send of {} bytes (at most {max}: cap rdma.max_message_size)",
+                            s.data_len
+                        );
+                    }
+                    let flags = if job.code == Code::SendImm { FLAG_IMM } else { 0 };
+                    let h = Hdr { kind: Kind::Send, flags, seq, imm: f.imm, len: s.data_len as u32 };
+                    tx.extend_from_slice(&h.encode());
+                    tx.resize(HDR_LEN + s.data_len, 0);
+                    src.map().read(s.data, &mut tx[HDR_LEN..])?;
+                    Ok(())
+                }
+                Code::WriteImm => {
+                    let h = Hdr { kind: Kind::WriteImm, flags: FLAG_IMM, seq, imm: f.imm, len: f.result_len };
+                    tx.extend_from_slice(&h.encode());
+                    Ok(())
+                }
+                _ => Err(Error::BadState),
+            }
+        });
+        r.unwrap_or(Err(Error::BadState))
+    }
+
+    /// Every task of the context handed back with `status` (the failing one aside), every
+    /// connection closed with a goodbye. Returns whether anything was flushed.
+    fn flush_all(&self, status: Error) -> bool {
+        let mut jobs: Vec<Job> = self.stray.borrow_mut().drain(..).collect();
+        let mut conns = self.conns.borrow_mut();
+        for c in conns.iter_mut().flatten() {
+            jobs.extend(c.inflight.drain(..).map(|(_, j)| j));
+            jobs.extend(c.queue.drain(..));
+        }
+        drop(conns);
+        let posted: Vec<TaskId> = self.posted.borrow_mut().drain(..).collect();
+        let any = !jobs.is_empty() || !posted.is_empty();
+        for j in jobs {
+            self.finish(j, Err(status));
+        }
+        for id in posted {
+            self.recv_pool.finish(id, Err(status));
+        }
+        any
+    }
+
+    /// Closes every connection (a goodbye on each socket first).
+    fn close_all(&self) {
+        let mut conns = self.conns.borrow_mut();
+        let bye = Hdr { kind: Kind::Bye, flags: 0, seq: 0, imm: 0, len: 0 }.encode();
+        for c in conns.iter_mut().flatten() {
+            for s in [&c.out, &c.inc].into_iter().flatten() {
+                let _ = s.send(&bye);
+            }
+        }
+        conns.clear();
+    }
+
+    /// Adopts the peer's socket for a connected connection.
+    fn adopt(&self, c: &mut Conn, core: &CtxCore) {
+        if c.inc.is_some() || c.remote.is_none() {
+            return;
+        }
+        let fd = c.inbox.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(fd) = fd {
+            c.inc = Some(Sock::new(fd, core));
+            c.offered = None; // nobody else may connect to it
+        }
+    }
+
+    /// Reads the acknowledgements on `out`. Returns whether anything happened.
+    fn read_acks(&self, c: &mut Conn, now: Instant, fatal: &mut Fatal) -> bool {
+        let Some(out) = &c.out else { return false };
+        let mut did = false;
+        let mut buf = [0u8; HDR_LEN + 16];
+        loop {
+            match doca_link::recv(out.fd.as_fd(), &mut buf) {
+                Ok(Recv::Empty) => break,
+                Ok(Recv::Closed) | Err(_) => {
+                    did |= self.peer_gone(c, "its acknowledgements' socket closed", fatal);
+                    break;
+                }
+                Ok(Recv::Packet { len, truncated, fds }) => {
+                    did = true;
+                    let h = match Hdr::parse(&buf[..len], 0) {
+                        Ok(h) if !truncated && fds.is_empty() => h,
+                        _ => {
+                            self.hostile(c, "a malformed acknowledgement", fatal);
+                            break;
+                        }
+                    };
+                    let front = c.inflight.front().map(|&(s, _)| s);
+                    match h.kind {
+                        Kind::Ack if front == Some(h.seq) => {
+                            let (_, job) = c.inflight.pop_front().expect("front checked");
+                            c.rnr_retries = 0;
+                            self.finish(job, Ok(()));
+                        }
+                        Kind::Rnr if front == Some(h.seq) => {
+                            c.rnr_retries += 1;
+                            let budget = self.cfg.get().rnr_retry;
+                            if budget != RNR_INFINITE && c.rnr_retries > budget as u32 {
+                                let (_, job) = c.inflight.pop_front().expect("front checked");
+                                self.finish(job, Err(Error::TimeOut));
+                                c.state = ConnState::Error;
+                                *fatal = Some((
+                                    Error::TimeOut,
+                                    format!("the peer had no receive posted after {budget} retries (rnr_retry_count)"),
+                                ));
+                                return true;
+                            }
+                            // Go back: resend from this message, after the delay.
+                            while let Some((_, j)) = c.inflight.pop_back() {
+                                c.queue.push_front(j);
+                            }
+                            c.next_seq = h.seq;
+                            c.backoff_until = Some(now + RNR_DELAY);
+                        }
+                        Kind::Nak if front == Some(h.seq) => {
+                            let (_, job) = c.inflight.pop_front().expect("front checked");
+                            let e = Error::from_code(h.imm as i32).unwrap_or(Error::Unexpected);
+                            self.finish(job, Err(e));
+                            c.state = ConnState::Error;
+                            *fatal = Some((e, "the peer could not take the message".into()));
+                            return true;
+                        }
+                        Kind::Bye => {
+                            c.bye = true;
+                        }
+                        _ => {
+                            tracing::debug!(target: "doca_sdk", "rdma: an acknowledgement {:?} {} not for the oldest message, ignored", h.kind, h.seq);
+                        }
+                    }
+                }
+            }
+        }
+        did
+    }
+
+    /// Reads the peer's messages on `inc`. Returns whether anything happened.
+    fn read_messages(&self, c: &mut Conn, me: Connection, fatal: &mut Fatal) -> bool {
+        let mut did = false;
+        let max = self.max_msg.get();
+        let mut rx = self.rx.borrow_mut();
+        rx.resize(HDR_LEN + max + 1, 0);
+        loop {
+            // An acknowledgement not yet sent goes first; nothing more is read until it is.
+            if let (Some(r), Some(inc)) = (c.pending_reply, &c.inc) {
+                match inc.send(&r) {
+                    Ok(()) => c.pending_reply = None,
+                    Err(doca_link::Error::Again) => break,
+                    Err(_) => {
+                        did |= self.peer_gone(c, "its messages' socket closed", fatal);
+                        break;
+                    }
+                }
+            }
+            let Some(inc) = &c.inc else { break };
+            let (len, truncated, fds) = match doca_link::recv(inc.fd.as_fd(), &mut rx) {
+                Ok(Recv::Empty) => break,
+                Ok(Recv::Closed) | Err(_) => {
+                    did |= self.peer_gone(c, "its messages' socket closed", fatal);
+                    break;
+                }
+                Ok(Recv::Packet { len, truncated, fds }) => (len, truncated, fds),
+            };
+            did = true;
+            let h = match Hdr::parse(&rx[..len], max) {
+                Ok(h) if !truncated && fds.is_empty() => h,
+                _ => {
+                    self.hostile(c, "a malformed message", fatal);
+                    break;
+                }
+            };
+            match h.kind {
+                Kind::Hello if !c.inc_named => {
+                    let named = c.remote.is_some_and(|r| rx[HDR_LEN..HDR_LEN + 16] == r.token);
+                    if !named {
+                        self.hostile(c, "a peer that is not the one connected to", fatal);
+                        break;
+                    }
+                    c.inc_named = true;
+                }
+                Kind::Send | Kind::WriteImm if c.inc_named => {
+                    if h.seq != c.expect {
+                        continue; // after a receiver-not-ready: the sender goes back to `expect`
+                    }
+                    let reply = self.deliver(&h, &rx[HDR_LEN..len], me, fatal);
+                    c.pending_reply = Some(reply.encode());
+                    if reply.kind == Kind::Ack {
+                        c.expect = c.expect.wrapping_add(1);
+                    }
+                    if fatal.is_some() {
+                        c.state = ConnState::Error;
+                        if let (Some(r), Some(inc)) = (c.pending_reply.take(), &c.inc) {
+                            let _ = inc.send(&r);
+                        }
+                        break;
+                    }
+                }
+                Kind::Bye => c.bye = true,
+                _ => {
+                    self.hostile(c, "a packet out of place", fatal);
+                    break;
+                }
+            }
+        }
+        did
+    }
+
+    /// Delivers a message into the oldest posted receive: the answer for the sender.
+    fn deliver(&self, h: &Hdr, payload: &[u8], me: Connection, fatal: &mut Fatal) -> Hdr {
+        let mut reply = Hdr { kind: Kind::Ack, flags: 0, seq: h.seq, imm: 0, len: 0 };
+        let Some(id) = self.posted.borrow_mut().pop_front() else {
+            reply.kind = Kind::Rnr;
+            return reply;
+        };
+        let r = self.recv_pool.with_payload(id, |p| -> Result<()> {
+            let n = if h.kind == Kind::Send { payload.len() } else { 0 };
+            // A receive without a buffer takes messages without bytes (a write's immediate
+            // data, an empty send), as DOCA's write-immediate samples post it.
+            match &p.dst {
+                None if n > 0 => bail!(
+                    Error::InvalidValue,
+                    "rdma: a message of {n} bytes for a receive task without a buffer"
+                ),
+                None => {}
+                Some(dst) => {
+                    self.check_local(dst, "receive destination", true)?;
+                    let d = dst.shape()?;
+                    if d.in_list {
+                        bail!(Error::NotSupported, "rdma: buffer lists are not supported");
+                    }
+                    if d.room() < n {
+                        bail!(
+                            Error::InvalidValue,
+                            "rdma: a message of {n} bytes, the receive buffer has room for {}",
+                            d.room()
+                        );
+                    }
+                    if n > 0 {
+                        dst.map().write(d.data_end(), payload)?;
+                        dst.increase_data_len(n)?;
+                    }
+                }
+            }
+            p.result_len = if h.kind == Kind::Send { n as u32 } else { h.len };
+            p.imm = if h.flags & FLAG_IMM != 0 { h.imm } else { 0 };
+            p.opcode = Some(match (h.kind, h.flags & FLAG_IMM != 0) {
+                (Kind::WriteImm, _) => Opcode::RecvWriteWithImm,
+                (_, true) => Opcode::RecvSendWithImm,
+                _ => Opcode::RecvSend,
+            });
+            p.from = Some(me);
+            Ok(())
+        });
+        let r = r.unwrap_or(Err(Error::BadState));
+        match r {
+            Ok(()) => {
+                self.recv_pool.finish(id, Ok(()));
+            }
+            Err(e) => {
+                self.recv_pool.finish(id, Err(e));
+                reply.kind = Kind::Nak;
+                reply.imm = e.code() as u32;
+                *fatal = Some((e, "a receive task could not take a message".into()));
+            }
+        }
+        reply
+    }
+
+    /// The peer's end closed: a goodbye before it means disconnected, else the error state.
+    fn peer_gone(&self, c: &mut Conn, why: &str, fatal: &mut Fatal) -> bool {
+        if matches!(c.state, ConnState::Disconnected | ConnState::Error) {
+            return false;
+        }
+        c.out = None;
+        c.inc = None;
+        if c.bye {
+            c.state = ConnState::Disconnected;
+            tracing::debug!(target: "doca_sdk", "rdma: the peer disconnected ({why})");
+        } else {
+            c.state = ConnState::Error;
+            tracing::error!(target: "doca_sdk", "rdma: the peer vanished without disconnecting ({why}): the connection is in error");
+        }
+        if self.fail_waiting(c) {
+            let e = Error::ConnectionReset;
+            *fatal = Some((e, format!("the peer is gone with tasks waiting on the connection ({why})")));
+        }
+        true
+    }
+
+    /// The tasks waiting on a connection that broke fail with `CONNECTION_RESET`; returns
+    /// whether there were any.
+    fn fail_waiting(&self, c: &mut Conn) -> bool {
+        let jobs: Vec<Job> = c.inflight.drain(..).map(|(_, j)| j).chain(c.queue.drain(..)).collect();
+        for &j in &jobs {
+            self.finish(j, Err(Error::ConnectionReset));
+        }
+        !jobs.is_empty()
+    }
+
+    fn hostile(&self, c: &mut Conn, what: &str, fatal: &mut Fatal) {
+        tracing::error!(target: "doca_sdk", "rdma: the peer sent {what}: connection closed");
+        c.out = None;
+        c.inc = None;
+        c.state = ConnState::Error;
+        if self.fail_waiting(c) {
+            *fatal = Some((Error::ConnectionReset, format!("the peer sent {what}")));
+        }
+    }
+
+    /// Works through a connection's queue. Returns whether anything happened.
+    fn advance(&self, c: &mut Conn, now: Instant, budget: &mut usize, fatal: &mut Fatal) -> bool {
+        if c.backoff_until.is_some_and(|t| now < t) {
+            return false;
+        }
+        c.backoff_until = None;
+        let mut did = false;
+        let max_rdma = caps::max_rdma_size(self.dev.as_devinfo()).unwrap_or(1 << 30);
+        while let Some(&job) = c.queue.front() {
+            if c.state != ConnState::Connected {
+                c.queue.pop_front();
+                let e = if c.state == ConnState::Exported { Error::BadState } else { Error::ConnectionReset };
+                self.finish(job, Err(e));
+                *fatal = Some((e, format!("a task on a connection that is {:?}", c.state)));
+                return true;
+            }
+            let peer_perms = c.remote.map_or(0, |r| r.perms);
+            if job.code == Code::WriteImm && !self.with_job(job, |f| f.wrote).unwrap_or(true) {
+                if !c.inflight.is_empty() {
+                    break;
+                }
+                if let Err(e) = self.one_sided(job, peer_perms, max_rdma) {
+                    c.queue.pop_front();
+                    self.finish(job, Err(e));
+                    c.state = ConnState::Error;
+                    *fatal = Some((e, "a write with immediate failed".into()));
+                    return true;
+                }
+            }
+            if job.code.is_message() {
+                if c.inflight.len() >= WINDOW {
+                    break;
+                }
+                let Some(out) = &c.out else { break };
+                let mut tx = self.tx.borrow_mut();
+                let seq = c.next_seq;
+                if let Err(e) = self.build_message(job, seq, &mut tx) {
+                    c.queue.pop_front();
+                    self.finish(job, Err(e));
+                    c.state = ConnState::Error;
+                    *fatal = Some((e, "a send task failed".into()));
+                    return true;
+                }
+                match out.send(&tx) {
+                    Ok(()) => {
+                        c.queue.pop_front();
+                        c.inflight.push_back((seq, job));
+                        c.next_seq = seq.wrapping_add(1);
+                        did = true;
+                    }
+                    Err(doca_link::Error::Again) => break,
+                    Err(_) => break, // the reader notices the closed socket
+                }
+            } else {
+                if !c.inflight.is_empty() || *budget == 0 {
+                    break;
+                }
+                c.queue.pop_front();
+                did = true;
+                match self.one_sided(job, peer_perms, max_rdma) {
+                    Ok(n) => {
+                        *budget = budget.saturating_sub(n.max(1));
+                        self.finish(job, Ok(()));
+                    }
+                    Err(e) => {
+                        self.finish(job, Err(e));
+                        c.state = ConnState::Error;
+                        *fatal = Some((e, format!("an RDMA {:?} task failed", job.code)));
+                        return true;
+                    }
+                }
+            }
+        }
+        did
+    }
+}
+
+impl CtxOps for RdmaOps {
+    fn kind(&self) -> &'static str {
+        "rdma"
+    }
+
+    fn start(&self, core: &CtxCore) -> Result<Started> {
+        let info = self.dev.as_devinfo();
+        self.bytes_per_pass.set(caps::bytes_per_pass(info)?);
+        self.max_msg.set(caps::max_message_size(info)? as usize);
+        self.send_pool.prepare(Op::default);
+        self.send_imm_pool.prepare(Op::default);
+        self.read_pool.prepare(Op::default);
+        self.write_pool.prepare(Op::default);
+        self.write_imm_pool.prepare(Op::default);
+        self.cas_pool.prepare(Op::default);
+        self.fadd_pool.prepare(Op::default);
+        self.recv_pool.prepare(RecvFields::default);
+        if self.bell_watch.borrow().is_none() {
+            let dup = self
+                .bell
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
+            *self.bell_watch.borrow_mut() = Some(core.watch(EventFd::from_fd(dup))?);
+        }
+        if self.timer.borrow().is_none() {
+            *self.timer.borrow_mut() = Some(core.watch(Timer::new()?)?);
+        }
+        Ok(Started::Running)
+    }
+
+    /// Every task is handed back with [`FLUSH_STATUS`] (delivered at the next progress:
+    /// callbacks never run inside stop) and every connection says goodbye and closes.
+    fn stop(&self, _core: &CtxCore) {
+        self.flush_all(FLUSH_STATUS);
+        self.close_all();
+    }
+
+    fn needs_poll(&self, _core: &CtxCore) -> bool {
+        !self
+            .conns
+            .borrow()
+            .iter()
+            .flatten()
+            .all(|c| c.out.is_none() && c.inc.is_none() && c.queue.is_empty())
+            || !self.posted.borrow().is_empty()
+            || !self.stray.borrow().is_empty()
+    }
+
+    fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool {
+        let _ = self.bell.drain();
+        if core.state() != CtxState::Running {
+            let any = self.flush_all(FLUSH_STATUS);
+            self.close_all();
+            return any;
+        }
+        let mut fatal: Fatal = None;
+        let mut did = false;
+        let strays: Vec<Job> = self.stray.borrow_mut().drain(..).collect();
+        for j in strays {
+            self.finish(j, Err(Error::InvalidValue));
+            fatal = Some((Error::InvalidValue, "a task names no connection of this context".into()));
+            did = true;
+        }
+        let t = now.get();
+        let mut budget = self.bytes_per_pass.get();
+        let n = self.conns.borrow().len();
+        let mut live = 0;
+        for i in 0..n {
+            if fatal.is_some() {
+                break;
+            }
+            let mut conns = self.conns.borrow_mut();
+            let Some(c) = conns[i].as_mut() else { continue };
+            let me = Connection { idx: i as u32, gen: c.gen };
+            self.adopt(c, core);
+            did |= self.read_acks(c, t, &mut fatal);
+            if fatal.is_none() {
+                did |= self.read_messages(c, me, &mut fatal);
+            }
+            if fatal.is_none() {
+                did |= self.advance(c, t, &mut budget, &mut fatal);
+            }
+            if matches!(c.state, ConnState::Connected | ConnState::Exported) {
+                live += 1;
+            }
+        }
+        if fatal.is_none() && live == 0 && n > 0 && !self.posted.borrow().is_empty() {
+            let posted: Vec<TaskId> = self.posted.borrow_mut().drain(..).collect();
+            for id in posted {
+                self.recv_pool.finish(id, Err(Error::ConnectionReset));
+            }
+            fatal =
+                Some((Error::ConnectionReset, "receive tasks are posted and no connection is left".into()));
+        }
+        if let Some((e, why)) = fatal {
+            self.flush_all(FLUSH_STATUS);
+            core.fail(e, &why);
+            return true;
+        }
+        did
+    }
+
+    fn request_notification(&self, _core: &CtxCore) -> bool {
+        let now = Instant::now();
+        let conns = self.conns.borrow();
+        let mut due: Option<Instant> = None;
+        for c in conns.iter().flatten() {
+            match c.backoff_until {
+                Some(t) => due = Some(due.map_or(t, |d| d.min(t))),
+                None if !c.queue.is_empty() && c.state == ConnState::Connected => return true,
+                None => {}
+            }
+        }
+        if !self.stray.borrow().is_empty() {
+            return true;
+        }
+        if let (Some(t), Some(timer)) = (due, self.timer.borrow().as_ref()) {
+            timer.arm_at(t, now);
+        }
+        false
+    }
+
+    fn clear_notification(&self, _core: &CtxCore) {
+        if let Some(t) = self.timer.borrow().as_ref() {
+            t.drain();
+        }
+        let _ = self.bell.drain();
+    }
+}
+
+impl<K: OpKind> TaskLib<Op<K>> for RdmaOps {
+    fn pool(&self) -> &TaskPool<Op<K>> {
+        K::pool(self)
+    }
+
+    /// Queued on its connection as it is: checked when the engine reaches it.
+    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        let job = Job { code: K::CODE, id: task };
+        self.with_job(job, |f| f.wrote = false);
+        self.enqueue(job);
+        Ok(())
+    }
+
+    fn check(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        let job = Job { code: K::CODE, id: task };
+        let conn = self.with_job(job, |f| f.conn).flatten();
+        let conns = self.conns.borrow();
+        match conn.and_then(|c| lookup(&conns, c)) {
+            Some(c) if c.state == ConnState::Connected => Ok(()),
+            _ => Err(fail!(
+                Error::InvalidValue,
+                "rdma: try_submit refused the task (its connection is not connected)"
+            )),
+        }
+    }
+}
+
+impl TaskLib<RecvFields> for RdmaOps {
+    fn pool(&self) -> &TaskPool<RecvFields> {
+        &self.recv_pool
+    }
+
+    /// Posted: it takes the next message of any connection.
+    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        self.recv_pool.with_payload(task, |p| {
+            p.result_len = 0;
+            p.imm = 0;
+            p.opcode = None;
+            p.from = None;
+        });
+        self.posted.borrow_mut().push_back(task);
+        Ok(())
+    }
+}

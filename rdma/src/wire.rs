@@ -1,0 +1,239 @@
+//! What travels between two RDMA contexts (sans I/O): the connection descriptor an
+//! application carries out of band, and the packets of a connection's two sockets. Every
+//! field read from a peer is checked here before use.
+//!
+//! **Descriptor** (`doca_rdma_export`'s blob, [`DESC_LEN`] bytes, little-endian):
+//! `DOCARDMA`, version (u16), transport (u8), 0 (u8), the exporter's memory service (pid u32,
+//! nonce u64), the offer's 128-bit token, the exporting context's permissions (u32), its GID
+//! index (u32), its longest message (u32), the connection's id (u32).
+//!
+//! **Packets** ([`HDR_LEN`]-byte header, then the payload): kind (u8), 0 (u8, u16),
+//! sequence number (u32), immediate data (u32, as the application gave it), length (u32).
+//!
+//! | kind        | way                   | payload / meaning                                  |
+//! |-------------|-----------------------|----------------------------------------------------|
+//! | `HELLO`     | connector → offerer   | the connector's own token (names its descriptor)   |
+//! | `SEND`      | connector → offerer   | the message; `imm` with [`FLAG_IMM`]               |
+//! | `WRITE_IMM` | connector → offerer   | none: `len` bytes were written, consume a receive  |
+//! | `ACK`       | offerer → connector   | message `seq` was delivered                        |
+//! | `RNR`       | offerer → connector   | no receive posted for `seq`: retry later (later messages are dropped until `seq` comes again) |
+//! | `NAK`       | offerer → connector   | `seq` failed at the receiver (`imm`: the DOCA code) |
+//! | `BYE`       | either                | the context stopped: a clean disconnection         |
+
+use doca_core::{bail, Error, Result};
+use doca_link::rendezvous::{ServiceName, Token};
+
+/// The descriptor's magic.
+pub const DESC_MAGIC: &[u8; 8] = b"DOCARDMA";
+/// The descriptor's version.
+pub const DESC_VERSION: u16 = 1;
+/// The descriptor's length.
+pub const DESC_LEN: usize = 56;
+
+/// A connection descriptor's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Desc {
+    /// The transport type's code (0 RC, 1 DC).
+    pub transport: u8,
+    /// Where the exporter's offer is.
+    pub service: ServiceName,
+    /// The offer's secret.
+    pub token: Token,
+    /// The exporting context's permissions (`doca_rdma_set_permissions`).
+    pub perms: u32,
+    /// Its GID index.
+    pub gid_index: u32,
+    /// The longest message it receives.
+    pub max_msg: u32,
+    /// The connection's id in the exporter.
+    pub conn_id: u32,
+}
+
+impl Desc {
+    /// The blob.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(DESC_LEN);
+        v.extend_from_slice(DESC_MAGIC);
+        v.extend_from_slice(&DESC_VERSION.to_le_bytes());
+        v.push(self.transport);
+        v.push(0);
+        v.extend_from_slice(&self.service.pid.to_le_bytes());
+        v.extend_from_slice(&self.service.nonce.to_le_bytes());
+        v.extend_from_slice(&self.token);
+        v.extend_from_slice(&self.perms.to_le_bytes());
+        v.extend_from_slice(&self.gid_index.to_le_bytes());
+        v.extend_from_slice(&self.max_msg.to_le_bytes());
+        v.extend_from_slice(&self.conn_id.to_le_bytes());
+        debug_assert_eq!(v.len(), DESC_LEN);
+        v
+    }
+
+    /// Reads a blob: `INVALID_VALUE` unless it is one (length, magic, version, fields).
+    pub fn parse(b: &[u8]) -> Result<Desc> {
+        if b.len() != DESC_LEN {
+            bail!(
+                Error::InvalidValue,
+                "rdma connect: a descriptor of {} bytes (an RDMA one has {DESC_LEN})",
+                b.len()
+            );
+        }
+        if &b[..8] != DESC_MAGIC {
+            bail!(Error::InvalidValue, "rdma connect: not an RDMA connection descriptor (magic)");
+        }
+        let u16_at = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        if u16_at(8) != DESC_VERSION {
+            bail!(
+                Error::InvalidValue,
+                "rdma connect: descriptor version {} (this library reads {DESC_VERSION})",
+                u16_at(8)
+            );
+        }
+        let transport = b[10];
+        if transport > 1 {
+            bail!(Error::InvalidValue, "rdma connect: descriptor of unknown transport {transport}");
+        }
+        let pid = u32_at(12);
+        let nonce = u64::from_le_bytes(b[16..24].try_into().expect("8 bytes"));
+        let token: Token = b[24..40].try_into().expect("16 bytes");
+        Ok(Desc {
+            transport,
+            service: ServiceName { pid, nonce },
+            token,
+            perms: u32_at(40),
+            gid_index: u32_at(44),
+            max_msg: u32_at(48),
+            conn_id: u32_at(52),
+        })
+    }
+}
+
+/// The packet header's length.
+pub const HDR_LEN: usize = 16;
+/// `SEND` carries immediate data.
+pub const FLAG_IMM: u8 = 1;
+
+/// A packet's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// The connector names itself.
+    Hello = 1,
+    /// A message.
+    Send = 2,
+    /// A write with immediate data landed: consume a receive.
+    WriteImm = 3,
+    /// Delivered.
+    Ack = 4,
+    /// Receiver not ready.
+    Rnr = 5,
+    /// Failed at the receiver.
+    Nak = 6,
+    /// Clean disconnection.
+    Bye = 7,
+}
+
+/// A packet header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hdr {
+    /// Its kind.
+    pub kind: Kind,
+    /// [`FLAG_IMM`] or 0.
+    pub flags: u8,
+    /// The sender's message sequence number.
+    pub seq: u32,
+    /// Immediate data (or a DOCA code in a `NAK`).
+    pub imm: u32,
+    /// The payload's length (`SEND`) or the bytes written (`WRITE_IMM`).
+    pub len: u32,
+}
+
+impl Hdr {
+    /// The header's bytes.
+    pub fn encode(&self) -> [u8; HDR_LEN] {
+        let mut h = [0u8; HDR_LEN];
+        h[0] = self.kind as u8;
+        h[1] = self.flags;
+        h[4..8].copy_from_slice(&self.seq.to_le_bytes());
+        h[8..12].copy_from_slice(&self.imm.to_le_bytes());
+        h[12..16].copy_from_slice(&self.len.to_le_bytes());
+        h
+    }
+
+    /// Reads a packet of `n` bytes: its header, checked against the packet's length (a
+    /// `SEND`'s payload is exactly `len` bytes and at most `max_payload`; other kinds carry
+    /// none, but `HELLO`, which carries a token). `INVALID_VALUE` for anything else.
+    pub fn parse(p: &[u8], max_payload: usize) -> Result<Hdr> {
+        if p.len() < HDR_LEN {
+            bail!(Error::InvalidValue, "rdma: a packet of {} bytes (header {HDR_LEN})", p.len());
+        }
+        let kind = match p[0] {
+            1 => Kind::Hello,
+            2 => Kind::Send,
+            3 => Kind::WriteImm,
+            4 => Kind::Ack,
+            5 => Kind::Rnr,
+            6 => Kind::Nak,
+            7 => Kind::Bye,
+            k => bail!(Error::InvalidValue, "rdma: a packet of unknown kind {k}"),
+        };
+        let u32_at = |i: usize| u32::from_le_bytes(p[i..i + 4].try_into().expect("4 bytes"));
+        let h = Hdr { kind, flags: p[1], seq: u32_at(4), imm: u32_at(8), len: u32_at(12) };
+        let payload = p.len() - HDR_LEN;
+        let ok = match kind {
+            Kind::Send => payload == h.len as usize && payload <= max_payload && h.flags & !FLAG_IMM == 0,
+            Kind::Hello => payload == 16,
+            _ => payload == 0,
+        };
+        if !ok {
+            bail!(
+                Error::InvalidValue,
+                "rdma: a malformed {kind:?} packet ({payload} payload bytes, length field {})",
+                h.len
+            );
+        }
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptors_round_trip_and_bad_ones_are_refused() {
+        let d = Desc {
+            transport: 0,
+            service: ServiceName { pid: 42, nonce: 7 },
+            token: [9; 16],
+            perms: 6,
+            gid_index: 1,
+            max_msg: 4096,
+            conn_id: 3,
+        };
+        let b = d.encode();
+        assert_eq!(Desc::parse(&b), Ok(d));
+        assert_eq!(Desc::parse(&b[..40]).err(), Some(Error::InvalidValue));
+        let mut bad = b.clone();
+        bad[0] = b'X';
+        assert_eq!(Desc::parse(&bad).err(), Some(Error::InvalidValue));
+        let mut bad = b.clone();
+        bad[8] = 9;
+        assert_eq!(Desc::parse(&bad).err(), Some(Error::InvalidValue));
+    }
+
+    #[test]
+    fn packets_are_checked_against_their_length() {
+        let h = Hdr { kind: Kind::Send, flags: FLAG_IMM, seq: 5, imm: 0xabcd, len: 3 };
+        let mut p = h.encode().to_vec();
+        p.extend_from_slice(b"abc");
+        assert_eq!(Hdr::parse(&p, 16), Ok(h));
+        assert_eq!(Hdr::parse(&p, 2).err(), Some(Error::InvalidValue), "above the receiver's limit");
+        assert_eq!(Hdr::parse(&p[..18], 16).err(), Some(Error::InvalidValue), "length field lies");
+        let ack = Hdr { kind: Kind::Ack, flags: 0, seq: 5, imm: 0, len: 0 }.encode();
+        assert!(Hdr::parse(&ack, 16).is_ok());
+        let mut junk = ack;
+        junk[0] = 99;
+        assert_eq!(Hdr::parse(&junk, 16).err(), Some(Error::InvalidValue));
+    }
+}
