@@ -44,6 +44,7 @@
 //! | a served import's bytes borrowed in the exporting process meanwhile (Rust guards there) | `IN_USE` |
 //! | a buffer returned to its inventory meanwhile                    | `BAD_STATE`           |
 //! | source and destination overlapping in one map                   | `IN_USE`              |
+//! | source and destination overlapping in memory through two maps over one buffer (C: `doca_mmap_set_memrange` twice) | `INVALID_VALUE` |
 //! | the context stopped before the task completed                   | [`FLUSH_STATUS`] (`SHUTDOWN`) |
 //!
 //! **Across processes.** A buffer of a map created from an export (`doca_mmap_create_from_export`

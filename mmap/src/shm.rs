@@ -812,6 +812,16 @@ impl Tracker {
         if same && a < b + len && b < a + len {
             return Err(fail!(Error::InvalidValue, "copy ranges {a}+{len} and {b}+{len} overlap"));
         }
+        // Two memories may still be one: a C program can register the same bytes in two maps
+        // (`doca_mmap_set_memrange` twice over one buffer). Overlapping addresses are refused
+        // as ranges of one memory are (a copy between them would be undefined).
+        let (pa, pb) = (src.ptr.as_ptr() as usize + src_off, dst.ptr.as_ptr() as usize + dst_off);
+        if !same && len > 0 && pa < pb + len && pb < pa + len {
+            return Err(fail!(
+                Error::InvalidValue,
+                "copy ranges overlap: the two maps register the same memory ({pa:#x}+{len}, {pb:#x}+{len})"
+            ));
+        }
         // The usual fast-path send — a buffer of this process that nothing borrows for
         // writing, into a peer's posted buffer mapped here only as a `RemoteMem` — takes
         // neither lock. A first relaxed look skips the announcement when the copy would take
@@ -828,7 +838,7 @@ impl Tracker {
                 if free {
                     // Both ranges are in bounds (checked) of mapped memory that lives while
                     // the regions' owners do; the destination is writable (checked); the
-                    // memories differ, so the ranges do not alias; nothing in this process
+                    // memories differ and their addresses do not overlap (checked); nothing in this process
                     // borrows or writes the source's bytes, or borrows or touches the
                     // destination's, now or until `pass` drops: whatever does raises `block`
                     // first and waits for announced copies (`Borrows`).
@@ -869,7 +879,7 @@ impl Tracker {
         // conflicts (checked under the locks held: none can be taken while we hold them), no
         // unlocked copy writes the source or touches the destination (blocked, and the ones
         // announced before waited for); the ranges do not overlap within one memory
-        // (checked; two different memories never alias).
+        // (checked), nor in this process's addresses (checked: two maps over one buffer).
         // SAFETY: see above.
         unsafe {
             std::ptr::copy_nonoverlapping(src.ptr.as_ptr().add(src_off), dst.ptr.as_ptr().add(dst_off), len)

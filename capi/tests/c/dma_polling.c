@@ -146,6 +146,37 @@ int main(void)
 	for (i = 1; i < NUM_TASKS; i++)
 		doca_task_free(doca_dma_task_memcpy_as_task(extra[i]));
 
+	/* Two maps over one buffer: a copy whose source and destination overlap in memory,
+	 * though not in one map, fails (INVALID_VALUE) instead of copying over itself. */
+	{
+		struct doca_mmap *alias;
+		struct doca_buf *over;
+		enum doca_ctx_states st = DOCA_CTX_STATE_RUNNING;
+		int failed_before = failed;
+
+		CHECK_CODE(doca_mmap_create(&alias), DOCA_SUCCESS);
+		CHECK_CODE(doca_mmap_set_memrange(alias, mem, 2 * NUM_TASKS * LEN), DOCA_SUCCESS);
+		CHECK_CODE(doca_mmap_set_permissions(alias, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), DOCA_SUCCESS);
+		CHECK_CODE(doca_mmap_add_dev(alias, dev), DOCA_SUCCESS);
+		CHECK_CODE(doca_mmap_start(alias), DOCA_SUCCESS);
+		CHECK_CODE(doca_buf_inventory_buf_get_by_addr(inv, alias, mem + LEN + LEN / 2, LEN, &over), DOCA_SUCCESS);
+		CHECK_CODE(doca_dma_task_memcpy_alloc_init(dma, src[1], over, ud, &task), DOCA_SUCCESS);
+		CHECK_CODE(doca_task_submit(doca_dma_task_memcpy_as_task(task)), DOCA_SUCCESS);
+		for (spins = 0; failed == failed_before && spins < 1000000; spins++)
+			doca_pe_progress(pe);
+		CHECK(failed == failed_before + 1);
+		CHECK_CODE(last_error, DOCA_ERROR_INVALID_VALUE);
+		for (spins = 0; st != DOCA_CTX_STATE_IDLE && spins < 1000000; spins++) {
+			doca_pe_progress(pe);
+			CHECK_CODE(doca_ctx_get_state(ctx, &st), DOCA_SUCCESS);
+		}
+		CHECK(st == DOCA_CTX_STATE_IDLE);
+		CHECK_CODE(doca_ctx_start(ctx), DOCA_SUCCESS);
+		CHECK_CODE(doca_buf_dec_refcount(over, NULL), DOCA_SUCCESS);
+		CHECK_CODE(doca_mmap_stop(alias), DOCA_SUCCESS);
+		CHECK_CODE(doca_mmap_destroy(alias), DOCA_SUCCESS);
+	}
+
 	CHECK_CODE(doca_dma_destroy(dma), DOCA_ERROR_BAD_STATE);
 	CHECK_CODE(doca_ctx_stop(ctx), DOCA_SUCCESS);
 	CHECK_CODE(doca_dma_destroy(dma), DOCA_SUCCESS);
