@@ -16,6 +16,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod against;
 pub mod args;
 pub mod bench;
 pub mod cc_ctrl_path;

@@ -35,6 +35,13 @@ struct Args {
     /// Also write the results as JSON to this file.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// Compare with another build's `doca_bench`: both run alternately `--runs` times with
+    /// the same `--smoke`/`--only`; per row each build's median, its spread and the ratio.
+    #[arg(long, value_name = "OTHER_DOCA_BENCH")]
+    against: Option<std::path::PathBuf>,
+    /// Runs of each build with `--against`.
+    #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(1..=50))]
+    runs: u32,
     /// Internal: run as the peer process (or `cycle dma|loopback N`: only N task cycles of
     /// one kind, a driver for profilers such as callgrind).
     #[arg(long, num_args = 1.., hide = true)]
@@ -1196,10 +1203,56 @@ fn part_wanted(only: &[String], prefix: &str, p: &str) -> bool {
     !only.iter().any(|o| o.starts_with(prefix)) || only.iter().any(|o| o == p)
 }
 
+/// `--against`: alternates this build and `other` (see [`doca_samples::against`]).
+fn against(args: &Args, other: &std::path::Path) -> ExitCode {
+    use doca_samples::against::{compare, run_once, table};
+    let me = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("doca_bench: cannot find this program: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut flags = Vec::new();
+    if args.smoke {
+        flags.push("--smoke".to_string());
+    }
+    if !args.only.is_empty() {
+        flags.push("--only".to_string());
+        flags.push(args.only.join(","));
+    }
+    let dir = std::env::temp_dir().join(format!("doca-bench-against-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        eprintln!("doca_bench: {}: {e}", dir.display());
+        return ExitCode::FAILURE;
+    }
+    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+    let runs = args.runs as usize;
+    for i in 0..runs {
+        eprintln!("doca_bench --against: run {} of {runs} (this build, then the other)", i + 1);
+        for (program, tag, out) in [(&me, "this", &mut mine), (&other.to_path_buf(), "other", &mut theirs)] {
+            match run_once(program, &flags, &dir, &format!("{tag}-{i}")) {
+                Ok(rows) => out.push(rows),
+                Err(why) => {
+                    eprintln!("doca_bench --against: {why}");
+                    let _ = std::fs::remove_dir_all(&dir);
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    print!("{}", table(&compare(&mine, &theirs), runs, other));
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     if !args.role.is_empty() {
         return peer(&args.role);
+    }
+    if let Some(other) = &args.against {
+        return against(&args, other);
     }
     pin(0);
     let cfg = if args.smoke {
