@@ -104,11 +104,12 @@ pub fn compare(this: &[Vec<Sample>], other: &[Vec<Sample>]) -> Vec<Compared> {
             let (unit, av) = a.get(&key)?;
             let (_, bv) = b.get(&key)?;
             let (this, other) = (median_spread(av), median_spread(bv));
-            let ratio = match (lower_is_better(unit), this.0, other.0) {
-                (_, _, o) if o == 0.0 => f64::NAN,
-                (true, t, o) => t / o,
-                (false, t, o) if t != 0.0 => o / t,
-                _ => f64::NAN,
+            let ratio = if other.0 == 0.0 || (!lower_is_better(unit) && this.0 == 0.0) {
+                f64::NAN
+            } else if lower_is_better(unit) {
+                this.0 / other.0
+            } else {
+                other.0 / this.0
             };
             Some(Compared { key, unit: unit.clone(), this, other, ratio })
         })
