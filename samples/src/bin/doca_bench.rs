@@ -27,8 +27,8 @@ struct Args {
     /// Short run for CI: fewer iterations and smaller sizes (figures are rough).
     #[arg(long)]
     smoke: bool,
-    /// Only these sections (engine, dma, ec, aes_gcm, control, fast, or a part: fast-latency,
-    /// fast-bandwidth);
+    /// Only these sections (engine, dma, ec, aes_gcm, compress, control, fast, or a part:
+    /// fast-latency, fast-bandwidth);
     /// the baselines always run.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -1199,6 +1199,92 @@ fn ec_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
     }
 }
 
+/// DOCA Compress: a compress-deflate task (raw DEFLATE level 6, with the CRC-32 and Adler-32
+/// a task reports) resubmitted as it completes, beside the same work done by the same crates
+/// called directly (`miniz_oxide` at level 6, `crc32fast`, `adler2`) in the same run.
+fn compress_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
+    use doca_compress::{Compress, CompressDeflateTask};
+    use miniz_oxide::deflate::core::{compress, CompressorOxide, TDEFLFlush};
+    use miniz_oxide::DataFormat;
+    let dev = doca_core::open_device_with_pci("03:00.0", None).expect("device");
+    let pe = Pe::create().expect("pe");
+    let cm = Compress::create(&dev).expect("compress context");
+    pe.connect_ctx(&cm.as_ctx()).expect("connect");
+    let (done, failed) = (Rc::new(Cell::new(0u64)), Rc::new(Cell::new(0u64)));
+    let (d, f) = (done.clone(), failed.clone());
+    cm.task_compress_deflate_set_conf(
+        move |_: CompressDeflateTask, _, _| d.set(d.get() + 1),
+        move |_: CompressDeflateTask, _, _| f.set(f.get() + 1),
+        4,
+    )
+    .expect("conf");
+    cm.as_ctx().start().expect("start");
+    let inv = doca_buf::Inventory::create(8).expect("inventory");
+    inv.start().expect("inventory start");
+    let map = |data: Vec<u8>| {
+        let m = doca_mmap::Mmap::create().expect("map");
+        m.set_memrange(data).expect("memrange");
+        m.set_permissions(doca_mmap::AccessFlags::LOCAL_READ_WRITE).expect("permissions");
+        m.add_dev(&dev).expect("add dev");
+        m.start().expect("map start");
+        m
+    };
+    let total = if cfg.reps < 5 { 16usize << 20 } else { 128 << 20 };
+    for size in [64usize << 10, 1 << 20] {
+        // Text-like data that compresses about 3:1.
+        let mut data = Vec::with_capacity(size);
+        let mut x = 0x9e37_79b9u32;
+        while data.len() < size {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            data.extend_from_slice(format!("line {} holds {} ", data.len() % 997, x % 1000).as_bytes());
+        }
+        data.truncate(size);
+        let room = size + size / 8 + 1024;
+        let (sm, dm) = (map(data), map(vec![0; room]));
+        let src = inv.buf_get_data_at(&sm, 0, size).expect("source");
+        let dst = inv.buf_get_at(&dm, 0, room).expect("destination");
+        let task = |n: u64| {
+            for _ in 0..n {
+                let t =
+                    cm.task_compress_deflate_alloc_init(Some(&src), Some(&dst), doca_core::Data::from_u64(0));
+                t.expect("task").submit().expect("submit");
+                let want = done.get() + 1;
+                while done.get() < want && failed.get() == 0 {
+                    pe.progress();
+                }
+                dst.reset_data_len().expect("reset");
+            }
+        };
+        let (a, b) = (sm.access().expect("started"), dm.access().expect("started"));
+        let mut c = Box::<CompressorOxide>::default();
+        let direct = |n: u64| {
+            let from = a.bytes(0, size).expect("nothing borrows the source");
+            let mut to = b.bytes_mut(0, room).expect("nothing borrows the destination");
+            for _ in 0..n {
+                c.reset();
+                c.set_format_and_level(DataFormat::Raw, 6);
+                let (_, _, written) = compress(&mut c, black_box(&from), &mut to, TDEFLFlush::Finish);
+                black_box((written, crc32fast::hash(&from), adler2::adler32_slice(&from)));
+            }
+        };
+        let (t_task, t_direct) = measure_pair(cfg.reps, copies(total, size), task, direct);
+        assert_eq!(failed.get(), 0, "a compress task failed");
+        rows.push(Row {
+            section: "compress",
+            name: format!("compress deflate task, {}", kib(size)),
+            unit: "MB/s",
+            value: size as f64 / t_task * 1e3,
+            p99: None,
+            baseline: format!("miniz_oxide+crc+adler {}", kib(size)),
+            base: size as f64 / t_direct * 1e3,
+            lower_is_better: false,
+        });
+        drop((src, dst));
+    }
+}
+
 fn part_wanted(only: &[String], prefix: &str, p: &str) -> bool {
     !only.iter().any(|o| o.starts_with(prefix)) || only.iter().any(|o| o == p)
 }
@@ -1274,6 +1360,9 @@ fn main() -> ExitCode {
     }
     if wanted("aes_gcm") {
         aes_gcm_rows(&cfg, &mut rows);
+    }
+    if wanted("compress") {
+        compress_rows(&cfg, &mut rows);
     }
     let base = baselines(&cfg);
     let rings = base.ring.iter().map(|(size, v)| (format!("raw shm ring one-way {size} B"), *v));
