@@ -336,7 +336,7 @@ fn no_cm(what: &str) -> DocaError {
     Error::NotSupported.code()
 }
 
-/// `struct doca_rdma_addr` (never created: see [`no_cm`]).
+/// `struct doca_rdma_addr` (never created: see `no_cm`).
 pub struct DocaRdmaAddr(());
 
 /// `doca_rdma_addr_create`: `NOT_SUPPORTED` (no connection manager yet).
