@@ -475,6 +475,44 @@ fn a_c_client_and_a_c_server_talk_across_two_processes() {
     assert!(served.contains("served 200"), "the C server said: {served}");
 }
 
+/// A C server stopped by Ctrl-C (SIGINT) or SIGTERM removes what it made in the fabric
+/// directory (its status page, its socket and lock file) and still ends by that signal.
+#[test]
+fn a_c_server_stopped_by_sigint_or_sigterm_leaves_an_empty_fabric_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::ExitStatusExt;
+    for sig in [rustix::process::Signal::INT, rustix::process::Signal::TERM] {
+        let fabric =
+            std::env::temp_dir().join(format!("doca-emu-c-signal-{}-{}", sig.as_raw(), std::process::id()));
+        let _ = std::fs::remove_dir_all(&fabric);
+        std::fs::create_dir(&fabric).expect("a fabric directory of its own");
+        std::fs::set_permissions(&fabric, std::fs::Permissions::from_mode(0o700)).expect("chmod 0700");
+        let mut srv = Command::new(build("cc_server"))
+            .arg(format!("capi-signal-{}", std::process::id()))
+            .env_remove("DOCA_EMU_SIDE")
+            .env("DOCA_EMU_FABRIC_DIR", &fabric)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the C server");
+        let mut out = std::io::BufReader::new(srv.stdout.take().expect("piped"));
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).expect("the server's first line");
+        assert_eq!(line.trim(), "running");
+        let names = || -> Vec<String> {
+            std::fs::read_dir(&fabric)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect()
+        };
+        assert_eq!(names().len(), 3, "a page, a socket and its lock: {:?}", names());
+        rustix::process::kill_process(rustix::process::Pid::from_child(&srv), sig).expect("signal");
+        let status = srv.wait().expect("reap the server");
+        assert_eq!(status.signal(), Some(sig.as_raw()), "ended by {sig:?}");
+        assert!(names().is_empty(), "after {sig:?}: {:?}", names());
+        let _ = std::fs::remove_dir_all(&fabric);
+    }
+}
+
 /// The fast path from C (`doca_cc_consumer.h`, `doca_cc_producer.h`, the consumer events):
 /// each side's consumer over malloc'd memory and producer; the client's messages reach the
 /// server's consumer and come back through the server's producer, tasks re-posted from their
