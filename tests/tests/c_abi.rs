@@ -470,7 +470,14 @@ fn a_c_program_encodes_loses_and_recovers_blocks() {
 fn a_c_client_and_a_c_server_talk_across_two_processes() {
     let name = format!("capi-c-c-{}", std::process::id());
     let mut srv = start_c_server(&name);
-    expect_output(&run_c_client(&name, 200), "ok 200", "the C client");
+    let client = run_c_client(&name, 200);
+    expect_output(&client, "ok 200", "the C client");
+    // The line the book quotes, as the Rust API logs it.
+    let log = String::from_utf8_lossy(&client.stderr);
+    assert!(
+        log.contains("Msg size larger than maximal msg size which is 4080. (asked: 5000 bytes)"),
+        "{log}"
+    );
     let served = srv.wait_with_output_or_kill();
     assert!(served.contains("served 200"), "the C server said: {served}");
 }
