@@ -57,9 +57,9 @@ pub use clock::{Clock, Now};
 pub use ctx::{Ctx, CtxCell, CtxCore, CtxOps, CtxState, Started};
 pub use data::Data;
 pub use dev::{
-    build_side, devinfo_create_list, open_device_rep_with_pci, open_device_with_capabilities,
-    open_device_with_pci, process_side, set_build_side, Dev, DevCheck, DevInfo, DevInfoRep, DevRep,
-    RepFilter, SIDE_ENV,
+    build_side, devinfo_create_list, explain_unmatched_pci, open_device_rep_with_pci,
+    open_device_with_capabilities, open_device_with_pci, process_side, set_build_side, Dev, DevCheck,
+    DevInfo, DevInfoRep, DevRep, RepFilter, SIDE_ENV,
 };
 #[doc(hidden)]
 pub use error::unlogged as __unlogged;
