@@ -28,7 +28,7 @@ pub(crate) fn out_of_descriptors() -> bool {
 
 /// The peer's pidfd (close-on-exec, as every pidfd), or `None` where the kernel (or this
 /// architecture's build) does not offer it or no descriptor is left (then
-/// [`out_of_descriptors`] says so, right after the call).
+/// `out_of_descriptors` says so, right after the call).
 pub fn peer_pidfd(sock: BorrowedFd<'_>) -> Option<OwnedFd> {
     let option = SO_PEERPIDFD?;
     let mut fd: libc::c_int = -1;
