@@ -2,7 +2,7 @@
 //!
 //! | DOCA                                   | here                                   |
 //! |----------------------------------------|----------------------------------------|
-//! | `doca_error_t`, `doca_error_get_*`     | [`Error`], [`Result`], [`Refused`]     |
+//! | `doca_error_t`, `doca_error_get_*`     | [`Error`], [`Result`], [`Refused`], [`InProgressOk`] |
 //! | `union doca_data`                      | [`Data`]                               |
 //! | `doca_devinfo`, `doca_dev`, reps       | [`dev`]: [`DevInfo`], [`Dev`], [`DevInfoRep`], [`DevRep`] |
 //! | the machine (emulated)                 | [`topology`]: [`Topology`], [`CapSpec`] |
@@ -63,7 +63,7 @@ pub use dev::{
 };
 #[doc(hidden)]
 pub use error::unlogged as __unlogged;
-pub use error::{Error, Refused, Result, UnrecognizedCode, SDK_STDERR_ENV, UNRECOGNIZED};
+pub use error::{Error, InProgressOk, Refused, Result, UnrecognizedCode, SDK_STDERR_ENV, UNRECOGNIZED};
 pub use graph::{Graph, GraphInstance, Node};
 pub use hwclock::{ClockType, CrossTimestamp, HwClock, Timestamp};
 pub use pci::PciAddr;
