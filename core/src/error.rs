@@ -358,6 +358,7 @@ mod tests {
 /// flight; `?` would treat it as a failure.
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// use doca_core::loopback::Loopback;
 /// use doca_core::{CtxState, InProgressOk, Pe, Started};
 ///

@@ -22,6 +22,8 @@
 pub mod bells;
 pub mod budget;
 pub mod cleanup;
+#[doc(hidden)]
+pub mod doctest;
 pub mod error;
 pub mod fabric;
 pub mod memfd;
