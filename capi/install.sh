@@ -4,8 +4,8 @@
 #
 #   capi/install.sh /tmp/doca-emu            (any prefix; /opt/mellanox/doca as root)
 #   capi/install.sh --api-level 2.5 /tmp/doca-2.5
-#   PKG_CONFIG_PATH=/tmp/doca-emu/lib/x86_64-linux-gnu/pkgconfig \
-#       cc app.c $(pkg-config --cflags --libs doca)
+#   export PKG_CONFIG_PATH=/tmp/doca-emu/lib/x86_64-linux-gnu/pkgconfig
+#   cc app.c $(pkg-config --cflags --libs doca)
 #
 # What it lays out (<ma> is the multiarch name, e.g. x86_64-linux-gnu):
 #   lib/<ma>/libdoca_capi.so                    the library (and libdoca_capi.a when built)

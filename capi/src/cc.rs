@@ -489,6 +489,12 @@ pub(crate) fn alloc(
     // Nothing longer than the side's message size is ever sent: a longer length is refused
     // before a byte of `msg` is read.
     let max = both!(s, x => x.max_msg_size()) as usize;
+    if len > max {
+        // The line the Rust API (and DOCA's libdoca_cc) logs, so C and Rust read alike.
+        return refuse(|| {
+            format!("Msg size larger than maximal msg size which is {max}. (asked: {len} bytes)")
+        });
+    }
     // SAFETY: `msg` points to `len` readable bytes for the call (the caller's contract).
     let bytes = match unsafe { bytes(msg, len, max, "message") } {
         Ok(b) => b,

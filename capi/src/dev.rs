@@ -197,7 +197,13 @@ pub unsafe extern "C" fn doca_devinfo_is_equal_pci_addr(
     guarded("doca_devinfo_is_equal_pci_addr", || {
         let (Some(d), Some(pci)) = (self::devinfo(devinfo), arg_str(pci_addr_str)) else { return invalid() };
         match d.is_equal_pci_addr(pci) {
-            Ok(eq) => out(is_equal, eq as u8),
+            Ok(eq) => {
+                if !eq {
+                    // C looks for a device this way: a hint, once, when none can match.
+                    doca_core::explain_unmatched_pci(pci);
+                }
+                out(is_equal, eq as u8)
+            }
             Err(e) => e.code(),
         }
     })

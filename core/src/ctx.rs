@@ -252,6 +252,7 @@ impl<L: ?Sized> CtxCell<L> {
 /// returns). Cloning gives another handle to the same context.
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// use doca_core::loopback::Loopback;
 /// use doca_core::{CtxState, Error, Pe, Started};
 ///

@@ -135,6 +135,105 @@ pub fn process_side() -> Result<Option<DeviceKind>> {
     }
 }
 
+/// [`SIDE_ENV`]'s side when it is set and valid.
+fn env_side() -> Option<DeviceKind> {
+    let v = std::env::var(SIDE_ENV).ok()?;
+    match v.trim() {
+        s if s.eq_ignore_ascii_case("host") => Some(DeviceKind::Host),
+        s if s.eq_ignore_ascii_case("dpu") => Some(DeviceKind::Dpu),
+        _ => None,
+    }
+}
+
+fn article(kind: DeviceKind) -> &'static str {
+    match kind {
+        DeviceKind::Host => "the host",
+        DeviceKind::Dpu => "the DPU",
+    }
+}
+
+/// Logs `text()` once per `key` for the life of the process: through `tracing` at error
+/// level when `error` (what comes before a failure: the C ABI shows the SDK's errors by
+/// default), else at warning level; and on standard error in DOCA's shape while the program
+/// has no log backend (as errors are, see `DOCA_EMU_SDK_STDERR`).
+fn hint_once(key: &str, error: bool, text: impl FnOnce() -> String) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    {
+        let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+        if said.iter().any(|k| k == key) || said.len() >= 64 {
+            return;
+        }
+        said.push(key.to_string());
+    }
+    let text = text();
+    if error {
+        tracing::error!(target: "doca_sdk", "{text}");
+    } else {
+        tracing::warn!(target: "doca_sdk", "{text}");
+    }
+    if !tracing::dispatcher::has_been_set()
+        && std::env::var_os(doca_link::SDK_STDERR_ENV).is_none_or(|v| v != "0")
+    {
+        let lvl = if error { "ERR" } else { "WRN" };
+        eprintln!("[{}][DOCA][{lvl}][doca_sdk] {text}", std::process::id());
+    }
+}
+
+/// Called when a program compared PCI address `pci` with a device of its list and it did
+/// not match (`doca_devinfo_is_equal_pci_addr` false, C's way of looking for a device): if
+/// no device of this process's side has that address, says once why, as
+/// [`open_device_with_pci`] does in Rust — the address names a device of the other side
+/// (how this process got its side, and how to build or run it for the other), or no device
+/// of this machine (the devices it has).
+pub fn explain_unmatched_pci(pci: &str) {
+    let Ok(want) = PciAddr::parse(pci) else { return };
+    let Ok(topo) = Topology::global() else { return };
+    let Ok(all) = topo.devinfo_list() else { return };
+    let Ok(Some(side)) = process_side() else { return };
+    if all.iter().any(|d| d.kind() == side && d.pci_addr() == want) {
+        return;
+    }
+    hint_once(&format!("pci {want}"), true, || match all.iter().find(|d| d.pci_addr() == want) {
+        Some(there) => {
+            let how = match (build_side(), env_side()) {
+                (Some(built), _) => format!(
+                    "this program was built for the {} side (doca_build_config.h defines DOCA_ARCH_{}) and sees {} devices only: build it for the {} side, with the {} pkg-config folder (PKG_CONFIG_PATH=<prefix>/lib/<multiarch>/pkgconfig/{})",
+                    side_name(built),
+                    side_name(built).to_ascii_uppercase(),
+                    side_name(built),
+                    side_name(there.kind()),
+                    side_name(there.kind()),
+                    side_name(there.kind())
+                ),
+                (None, Some(env)) => format!(
+                    "{SIDE_ENV}={} puts this process on the {} side: set {SIDE_ENV}={} or unset it",
+                    side_name(env),
+                    side_name(env),
+                    side_name(there.kind())
+                ),
+                (None, None) => format!(
+                    "this process opened a {} device first and stays on that side: one process, one side",
+                    side_name(side)
+                ),
+            };
+            format!(
+                "PCI address {pci} is {} device {}, not one of this process's: {how}",
+                article(there.kind()),
+                want.bdf()
+            )
+        }
+        None => {
+            let here: Vec<String> =
+                all.iter().map(|d| format!("{} ({:?})", d.pci_addr().bdf(), d.kind())).collect();
+            format!(
+                "no device of this machine has PCI address {pci}; it has {} (doca_caps --list-devs; {} names another topology)",
+                here.join(", "),
+                crate::TOPOLOGY_ENV
+            )
+        }
+    });
+}
+
 /// `doca_devinfo_create_list`: the devices of the process-wide topology on this process's
 /// side of the link ([`process_side`]): the host functions in a host process, the DPU's
 /// device in a DPU process. While the side is not known yet, every device, host functions
@@ -330,6 +429,23 @@ impl DevInfo {
                     side_name(built),
                     side_name(built).to_ascii_uppercase()
                 );
+            }
+        }
+        if let Some(env) = env_side() {
+            if env != self.kind() {
+                // A Rust program names its device by address and is served whatever the
+                // variable says; told once, as the hardware would not let it.
+                hint_once(&format!("open {}", self.pci_addr()), false, || {
+                    format!(
+                        "{SIDE_ENV}={} says this process runs on the {} side, but it opens {} device {} (a {} process could not see it on the hardware): set {SIDE_ENV}={} or unset it",
+                        side_name(env),
+                        side_name(env),
+                        article(self.kind()),
+                        self.pci_addr(),
+                        side_name(env),
+                        side_name(self.kind())
+                    )
+                });
             }
         }
         let _ = OPENED_SIDE.get_or_init(|| self.kind());

@@ -274,6 +274,41 @@ macro_rules! bail {
     };
 }
 
+/// `Err(InProgress)` read as what it is for `start` and `stop`: accepted, finishing later
+/// (from progress). DOCA answers `DOCA_ERROR_IN_PROGRESS` from `doca_ctx_start` of a context
+/// that starts asynchronously (a Comm Channel client) and from `doca_ctx_stop` with tasks in
+/// flight; `?` would treat it as a failure.
+///
+/// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
+/// use doca_core::loopback::Loopback;
+/// use doca_core::{CtxState, InProgressOk, Pe, Started};
+///
+/// let pe = Pe::create()?;
+/// let lb = Loopback::create(Started::Starting); // starts asynchronously, like a cc client
+/// let ctx = lb.as_ctx();
+/// pe.connect_ctx(&ctx)?;
+/// let now = ctx.start().in_progress_ok()?; // any other error still goes up through `?`
+/// assert!(!now); // Running comes later, from progress
+/// assert_eq!(ctx.state(), CtxState::Starting);
+/// # Ok::<(), doca_core::Error>(())
+/// ```
+pub trait InProgressOk {
+    /// `Ok(true)`: done at once; `Ok(false)`: `IN_PROGRESS`, done later from progress; any
+    /// other error unchanged.
+    fn in_progress_ok(self) -> Result<bool>;
+}
+
+impl InProgressOk for Result<()> {
+    fn in_progress_ok(self) -> Result<bool> {
+        match self {
+            Ok(()) => Ok(true),
+            Err(Error::InProgress) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

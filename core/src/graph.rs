@@ -197,6 +197,7 @@ impl Route for GraphRoute {
 /// `struct doca_graph`, bound to one progress engine.
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// use doca_core::graph::Graph;
 /// use doca_core::loopback::Loopback;
 /// use doca_core::{Data, Pe, Started};

@@ -2,7 +2,7 @@
 //!
 //! | DOCA                                   | here                                   |
 //! |----------------------------------------|----------------------------------------|
-//! | `doca_error_t`, `doca_error_get_*`     | [`Error`], [`Result`], [`Refused`]     |
+//! | `doca_error_t`, `doca_error_get_*`     | [`Error`], [`Result`], [`Refused`], [`InProgressOk`] |
 //! | `union doca_data`                      | [`Data`]                               |
 //! | `doca_devinfo`, `doca_dev`, reps       | [`dev`]: [`DevInfo`], [`Dev`], [`DevInfoRep`], [`DevRep`] |
 //! | the machine (emulated)                 | [`topology`]: [`Topology`], [`CapSpec`] |
@@ -57,13 +57,13 @@ pub use clock::{Clock, Now};
 pub use ctx::{Ctx, CtxCell, CtxCore, CtxOps, CtxState, Started};
 pub use data::Data;
 pub use dev::{
-    build_side, devinfo_create_list, open_device_rep_with_pci, open_device_with_capabilities,
-    open_device_with_pci, process_side, set_build_side, Dev, DevCheck, DevInfo, DevInfoRep, DevRep,
-    RepFilter, SIDE_ENV,
+    build_side, devinfo_create_list, explain_unmatched_pci, open_device_rep_with_pci,
+    open_device_with_capabilities, open_device_with_pci, process_side, set_build_side, Dev, DevCheck,
+    DevInfo, DevInfoRep, DevRep, RepFilter, SIDE_ENV,
 };
 #[doc(hidden)]
 pub use error::unlogged as __unlogged;
-pub use error::{Error, Refused, Result, UnrecognizedCode, SDK_STDERR_ENV, UNRECOGNIZED};
+pub use error::{Error, InProgressOk, Refused, Result, UnrecognizedCode, SDK_STDERR_ENV, UNRECOGNIZED};
 pub use graph::{Graph, GraphInstance, Node};
 pub use hwclock::{ClockType, CrossTimestamp, HwClock, Timestamp};
 pub use pci::PciAddr;

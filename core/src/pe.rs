@@ -133,6 +133,7 @@ impl PeInner {
 /// `struct doca_pe`.
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// use doca_core::loopback::{EchoTask, Loopback};
 /// use doca_core::{Pe, Started};
 /// use std::time::Duration;

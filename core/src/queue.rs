@@ -20,6 +20,7 @@
 //! A complete engine (its tasks add up the bytes of a vector, at most `budget` a pass):
 //!
 //! ```
+//! # let _fabric = doca_link::doctest::PrivateFabric::new();
 //! use std::cell::Cell;
 //! use doca_core::queue::{Engine, EngineTask, Fifo, LibCtx, Sizes, Step};
 //! use doca_core::{bail, Data, Error, Pe, Result, Task, TaskId, TaskPayload, TaskPool};

@@ -16,6 +16,7 @@ use doca_link::FabricDir;
 use crate::inject::{inject, Outcome};
 use crate::report;
 use crate::scan::{scan, Found, PageFile};
+use crate::sockets::Orphan;
 
 /// See and steer the processes of a running emulation (this user's, in the fabric
 /// directory: DOCA_EMU_FABRIC_DIR, else $XDG_RUNTIME_DIR/doca-emu, else /tmp/doca-emu-UID).
@@ -38,6 +39,9 @@ pub enum Cmd {
         /// Flag processes whose last progress is at least this old (seconds).
         #[arg(long, default_value = "1")]
         stall: f64,
+        /// List what dead processes left one line each (default: one summary line).
+        #[arg(long)]
+        all: bool,
     },
     /// Show the list again and again (a refreshing screen on a terminal, frames of plain
     /// lines otherwise).
@@ -51,6 +55,9 @@ pub enum Cmd {
         /// Flag processes whose last progress is at least this old (seconds).
         #[arg(long, default_value = "1")]
         stall: f64,
+        /// List what dead processes left one line each (default: one summary line).
+        #[arg(long)]
+        all: bool,
     },
     /// Hand a fault plan to a process: it reads it at its next progress and answers.
     Inject {
@@ -62,7 +69,7 @@ pub enum Cmd {
         #[arg(long, default_value = "5")]
         timeout: f64,
     },
-    /// Remove the pages of processes that are gone.
+    /// Remove what processes that are gone left: status pages, sockets, lock files.
     Clean,
 }
 
@@ -72,6 +79,10 @@ fn fabric() -> Result<FabricDir, String> {
 
 fn list(dir: &FabricDir) -> Result<Vec<PageFile>, String> {
     scan(dir).map_err(|e| format!("reading {}: {e}", dir.path().display()))
+}
+
+fn orphans(dir: &FabricDir) -> Result<Vec<Orphan>, String> {
+    crate::sockets::orphans(dir).map_err(|e| format!("reading {}: {e}", dir.path().display()))
 }
 
 fn seconds(s: f64) -> Duration {
@@ -118,22 +129,24 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let dir = fabric()?;
     let shown = dir.path().display().to_string();
     match args.cmd {
-        Cmd::Ls { json, stall } => {
+        Cmd::Ls { json, stall, all } => {
             let pages = list(&dir)?;
+            let orphans = orphans(&dir)?;
             let now = now_ns();
             if json {
-                println!("{}", report::json(&shown, &pages, now));
+                println!("{}", report::json(&shown, &pages, &orphans, now));
             } else {
-                print!("{}", report::text(&shown, &pages, now, stall));
+                print!("{}", report::text(&shown, &pages, &orphans, now, stall, all));
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Watch { interval, count, stall } => {
+        Cmd::Watch { interval, count, stall, all } => {
             let tty = std::io::stdout().is_terminal();
             let mut frame = 0u64;
             while count.is_none_or(|c| frame < c) {
                 let pages = list(&dir)?;
-                let body = report::text(&shown, &pages, now_ns(), stall);
+                let orphans = orphans(&dir)?;
+                let body = report::text(&shown, &pages, &orphans, now_ns(), stall, all);
                 let mut out = std::io::stdout().lock();
                 let written = if tty {
                     // Home, clear, redraw: a refreshing screen without a terminal library.
@@ -196,7 +209,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                     }
                 }
             }
-            println!("{removed} stale page(s) removed");
+            let mut names = 0;
+            for o in &orphans(&dir)? {
+                for name in crate::sockets::remove(&dir, o) {
+                    names += 1;
+                    println!("removed {name} (its server is gone)");
+                }
+            }
+            println!("{removed} stale page(s) removed, {names} socket and lock file(s) removed");
             Ok(ExitCode::SUCCESS)
         }
     }

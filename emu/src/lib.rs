@@ -7,6 +7,7 @@
 //! | module      | what                                                             |
 //! |-------------|------------------------------------------------------------------|
 //! | [`scan`]    | finding, checking and reading the pages; live, stale, forged, invalid, foreign |
+//! | [`sockets`] | socket and lock files whose server is gone (what SIGKILL leaves), found and removed |
 //! | [`report`]  | `ls` as text and as JSON, and `watch`'s frames                   |
 //! | [`inject`]  | writing a plan into a process's mailbox and waiting for its answer |
 //! | [`cli`]     | the command line (`ls`, `watch`, `inject`, `clean`)              |
@@ -21,3 +22,4 @@ pub mod cli;
 pub mod inject;
 pub mod report;
 pub mod scan;
+pub mod sockets;

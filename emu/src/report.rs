@@ -12,6 +12,7 @@ use doca_core::status::{
 use serde_json::{json, Value};
 
 use crate::scan::{Found, PageFile};
+use crate::sockets::Orphan;
 
 /// Seconds from `then` (coarse monotonic ns; 0 = never) to `now`.
 fn since(now: u64, then: u64) -> Option<f64> {
@@ -78,7 +79,7 @@ fn process_json(s: &Snapshot, now: u64, alive: bool) -> Value {
 }
 
 /// `ls --json`: the live processes, then the stale, forged, invalid and foreign pages.
-pub fn json(fabric_dir: &str, pages: &[PageFile], now: u64) -> Value {
+pub fn json(fabric_dir: &str, pages: &[PageFile], orphans: &[Orphan], now: u64) -> Value {
     let mut live = Vec::new();
     let mut stale = Vec::new();
     let mut invalid = Vec::new();
@@ -105,6 +106,7 @@ pub fn json(fabric_dir: &str, pages: &[PageFile], now: u64) -> Value {
         "elsewhere": elsewhere,
         "invalid": invalid,
         "foreign": foreign,
+        "orphaned_sockets": orphans.iter().map(|o| o.sock.as_str()).collect::<Vec<_>>(),
     })
 }
 
@@ -117,10 +119,18 @@ fn bytes(n: u64) -> String {
     }
 }
 
-/// `ls` and each frame of `watch`: one block per live process, then one line per stale,
-/// invalid or foreign page. A process whose last progress is `stall` seconds old or more is
-/// flagged "no progress for N s".
-pub fn text(fabric_dir: &str, pages: &[PageFile], now: u64, stall: f64) -> String {
+/// `ls` and each frame of `watch`: one block per live process, then one line per invalid,
+/// foreign, forged or elsewhere page; what dead processes left (stale pages, orphaned
+/// sockets) is one summary line, or one line each with `all`. A process whose last progress
+/// is `stall` seconds old or more is flagged "no progress for N s".
+pub fn text(
+    fabric_dir: &str,
+    pages: &[PageFile],
+    orphans: &[Orphan],
+    now: u64,
+    stall: f64,
+    all: bool,
+) -> String {
     let mut out = String::new();
     let live = pages.iter().filter(|p| matches!(p.found, Found::Live(_))).count();
     let _ = writeln!(out, "fabric directory {fabric_dir}: {live} process(es)");
@@ -185,6 +195,7 @@ pub fn text(fabric_dir: &str, pages: &[PageFile], now: u64, stall: f64) -> Strin
     for p in pages {
         let line = match &p.found {
             Found::Live(_) => continue,
+            Found::Stale(_) if !all => continue,
             Found::Stale(s) => {
                 format!("stale: {} (pid {} {} is gone; `doca_emu clean` removes it)", p.file, s.pid, s.comm)
             }
@@ -202,6 +213,18 @@ pub fn text(fabric_dir: &str, pages: &[PageFile], now: u64, stall: f64) -> Strin
             ),
         };
         let _ = writeln!(out, "{line}");
+    }
+    let stale = pages.iter().filter(|p| matches!(p.found, Found::Stale(_))).count();
+    if all {
+        for o in orphans {
+            let _ = writeln!(out, "orphaned: {} (its server is gone; `doca_emu clean` removes it)", o.sock);
+        }
+    } else if stale + orphans.len() > 0 {
+        let _ = writeln!(
+            out,
+            "left by dead processes: {stale} stale page(s), {} orphaned socket(s) (`--all` lists them, `doca_emu clean` removes them)",
+            orphans.len()
+        );
     }
     out
 }

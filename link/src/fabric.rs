@@ -242,6 +242,8 @@ pub struct Listener {
     dir: FabricDir,
     file: String,
     lock: OwnedFd,
+    /// The socket's and the lock file's names, removed if a signal stops the process.
+    on_signal: Vec<crate::cleanup::Registered>,
 }
 
 impl Listener {
@@ -281,7 +283,11 @@ impl Listener {
             denied_or_os(e, &format!("cannot create socket {}", dir.path.join(&file).display()))
         })?;
         rustix::net::listen(&sock, 128).map_err(|e| os("listen", e))?;
-        Ok(Listener { sock, dir, file, lock })
+        let on_signal = vec![
+            crate::cleanup::register(&dir.fd, &file),
+            crate::cleanup::register(&dir.fd, &format!("{file}.lock")),
+        ];
+        Ok(Listener { sock, dir, file, lock, on_signal })
     }
 
     /// Takes the lock file of `file`: held for the server's life, so a free lock means a
@@ -344,6 +350,8 @@ impl AsFd for Listener {
 
 impl Drop for Listener {
     fn drop(&mut self) {
+        // Unregistered first: a signal from here on finds nothing of ours to remove.
+        self.on_signal.clear();
         // Still holding the lock: both names are ours to remove (the socket first, so that a
         // free lock never stands beside a live socket).
         let _ = rustix::fs::unlinkat(&self.dir.fd, self.file.as_str(), AtFlags::empty());

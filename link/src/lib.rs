@@ -7,6 +7,7 @@
 //! | [`fabric`]  | the per-user fabric directory, rendezvous sockets (`SOCK_SEQPACKET`), descriptors passed with `SCM_RIGHTS`, peer credentials |
 //! | [`pidfd`]   | the pidfd of a socket's peer process (`SO_PEERPIDFD`)                   |
 //! | [`bells`]   | doorbells registered with the owner of a shared object (a sync event): importers' engines woken with no descriptor named in shared memory |
+//! | [`cleanup`] | the names this process made in the fabric directory, removed when SIGINT, SIGTERM or SIGHUP stops it |
 //! | [`budget`]  | peer identity (pidfd + start time) and the per-peer-process ledger of what peers hold here |
 //! | [`notify`]  | doorbells, eventfds, timers and epoll sets (what a sleeping side waits on) |
 //! | [`rendezvous`] | one memory service per offering process: memfds and served-export connections handed to whoever brings an offer's token, never through `/proc` |
@@ -20,6 +21,9 @@
 
 pub mod bells;
 pub mod budget;
+pub mod cleanup;
+#[doc(hidden)]
+pub mod doctest;
 pub mod error;
 pub mod fabric;
 pub mod memfd;

@@ -9,9 +9,10 @@
 //! containers do — never take each other's file. It is made under a hidden name, locked
 //! (a POSIX record lock on the whole file, held by the writer for its whole life through a
 //! descriptor it never closes) and only then renamed into place: a page whose lock is free
-//! has no writer any more ([`writer_alive`]), whatever PID namespace the reader is in. A
-//! process killed by a signal leaves its file: `doca_emu ls` lists it as stale and
-//! `doca_emu clean` removes it.
+//! has no writer any more ([`writer_alive`]), whatever PID namespace the reader is in. The
+//! file is removed at exit, and when SIGINT, SIGTERM or SIGHUP stops the process
+//! ([`crate::cleanup`]); a process killed by SIGKILL (or another signal) leaves its file:
+//! `doca_emu ls` counts it as stale and `doca_emu clean` removes it.
 //!
 //! [`mapped_by`] and [`mapper`] tie a page to its writer for tools such as `doca_emu`: a
 //! process's page is the file that process maps, whatever the words in it say.
@@ -81,6 +82,8 @@ pub fn page_pid(file: &str) -> Option<u32> {
 static MADE: OnceLock<(OwnedFd, CString)> = OnceLock::new();
 /// The page's file, open (and locked) for the life of the process.
 static HELD: OnceLock<OwnedFd> = OnceLock::new();
+/// The page's name, removed if a signal stops the process (see [`crate::cleanup`]).
+static ON_SIGNAL: OnceLock<crate::cleanup::Registered> = OnceLock::new();
 
 /// Makes this process's status file (`status-<pid>-<nonce>.page`, locked, see the module
 /// docs), maps it and hands the zeroed page to `attach`: when that takes it, the file is
@@ -135,6 +138,7 @@ pub fn create(attach: impl FnOnce(&'static Page) -> bool) -> Result<()> {
     }
     // Held open for the life of the process: its lock says the writer lives.
     let _ = HELD.set(fd);
+    let _ = ON_SIGNAL.set(crate::cleanup::register(&dir.fd, &file));
     let name = CString::new(file).map_err(|_| fail!(Error::InvalidValue, "status page name"))?;
     if MADE.set((dir.fd, name)).is_ok() {
         // SAFETY: registers a plain function without arguments; it runs once at exit.

@@ -21,6 +21,7 @@ use crate::shm::{Bytes, BytesMut, Region, Segment, Tracker, Window};
 /// (an import of it, a peer's view of it in the same process).
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// use doca_mmap::SharedMem;
 /// let mem = SharedMem::alloc(4096)?;
 /// mem.write(0, b"hello")?;

@@ -208,6 +208,7 @@ impl MmapInner {
 /// `struct doca_mmap`. `Send + Sync`; buffers keep what they need of it alive.
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// use doca_core::open_device_with_pci;
 /// use doca_mmap::{AccessFlags, Mmap, SharedMem};
 ///

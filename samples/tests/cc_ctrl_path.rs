@@ -51,6 +51,24 @@ fn the_sample_pair_exchanges_its_messages_and_exits() {
     }
 }
 
+/// A Rust server run with the wrong `DOCA_EMU_SIDE` is served (it names its device by
+/// address) but told, once, that a host process could not see the DPU's device.
+#[test]
+fn a_server_run_with_the_host_side_set_is_told_once() {
+    let fab = fabric("wrong-side");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_cc_ctrl_path_server"));
+    server.env("DOCA_EMU_FABRIC_DIR", &fab).env("DOCA_EMU_SIDE", "host");
+    let server = server.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let client = run(env!("CARGO_BIN_EXE_cc_ctrl_path_client"), &[], &fab);
+    let (cok, clog) = finish(client);
+    let (sok, slog) = finish(server);
+    assert!(sok && cok, "server:\n{slog}\nclient:\n{clog}");
+    let want = "DOCA_EMU_SIDE=host says this process runs on the host side, but it opens the DPU device 0000:03:00.0";
+    assert_eq!(slog.matches(want).count(), 1, "{slog}");
+    assert!(slog.contains("set DOCA_EMU_SIDE=dpu or unset it"), "{slog}");
+    assert!(!clog.contains("DOCA_EMU_SIDE"), "{clog}");
+}
+
 #[test]
 fn the_demo_runs_both_sides() {
     let fab = fabric("demo");

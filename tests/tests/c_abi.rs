@@ -470,9 +470,94 @@ fn a_c_program_encodes_loses_and_recovers_blocks() {
 fn a_c_client_and_a_c_server_talk_across_two_processes() {
     let name = format!("capi-c-c-{}", std::process::id());
     let mut srv = start_c_server(&name);
-    expect_output(&run_c_client(&name, 200), "ok 200", "the C client");
+    let client = run_c_client(&name, 200);
+    expect_output(&client, "ok 200", "the C client");
+    // The line the book quotes, as the Rust API logs it.
+    let log = String::from_utf8_lossy(&client.stderr);
+    assert!(
+        log.contains("Msg size larger than maximal msg size which is 4080. (asked: 5000 bytes)"),
+        "{log}"
+    );
     let served = srv.wait_with_output_or_kill();
     assert!(served.contains("served 200"), "the C server said: {served}");
+}
+
+/// A C server stopped by Ctrl-C (SIGINT) or SIGTERM removes what it made in the fabric
+/// directory (its status page, its socket and lock file) and still ends by that signal.
+#[test]
+fn a_c_server_stopped_by_sigint_or_sigterm_leaves_an_empty_fabric_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::ExitStatusExt;
+    for sig in [rustix::process::Signal::INT, rustix::process::Signal::TERM] {
+        let fabric =
+            std::env::temp_dir().join(format!("doca-emu-c-signal-{}-{}", sig.as_raw(), std::process::id()));
+        let _ = std::fs::remove_dir_all(&fabric);
+        std::fs::create_dir(&fabric).expect("a fabric directory of its own");
+        std::fs::set_permissions(&fabric, std::fs::Permissions::from_mode(0o700)).expect("chmod 0700");
+        let mut srv = Command::new(build("cc_server"))
+            .arg(format!("capi-signal-{}", std::process::id()))
+            .env_remove("DOCA_EMU_SIDE")
+            .env("DOCA_EMU_FABRIC_DIR", &fabric)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the C server");
+        let mut out = std::io::BufReader::new(srv.stdout.take().expect("piped"));
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).expect("the server's first line");
+        assert_eq!(line.trim(), "running");
+        let names = || -> Vec<String> {
+            std::fs::read_dir(&fabric)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect()
+        };
+        assert_eq!(names().len(), 3, "a page, a socket and its lock: {:?}", names());
+        rustix::process::kill_process(rustix::process::Pid::from_child(&srv), sig).expect("signal");
+        let status = srv.wait().expect("reap the server");
+        assert_eq!(status.signal(), Some(sig.as_raw()), "ended by {sig:?}");
+        assert!(names().is_empty(), "after {sig:?}: {:?}", names());
+        let _ = std::fs::remove_dir_all(&fabric);
+    }
+}
+
+/// A C program that looks for a device it cannot have is told why, once, as a Rust program
+/// is: the DPU device from a program built for the host side (build it for the DPU), or
+/// from a process that `DOCA_EMU_SIDE` puts on the host side; an address no device of the
+/// machine has (the devices it has).
+#[test]
+fn a_c_program_looking_for_a_device_it_cannot_have_is_told_why_once() {
+    let source = capi_dir().join("tests/c/pci_hint.c");
+    let host = compile_for("pci-hint-host", &source, "host");
+    let any = compile_for("pci-hint-any", &source, "any");
+    let run = |prog: &Path, pci: &str, side: Option<&str>| {
+        let mut cmd = Command::new(prog);
+        cmd.arg(pci).env_remove("DOCA_EMU_SDK_STDERR");
+        match side {
+            Some(s) => cmd.env("DOCA_EMU_SIDE", s),
+            None => cmd.env_remove("DOCA_EMU_SIDE"),
+        };
+        let out = cmd.output().expect("run the C program");
+        assert!(out.status.success(), "{out:?}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let once = |err: &str, want: &str| {
+        assert_eq!(err.matches(want).count(), 1, "once, {want:?}:\n{err}");
+    };
+    let (out, err) = run(&host, "03:00.0", None);
+    assert!(out.starts_with("not found (DOCA_ERROR_NOT_FOUND)"), "{out}");
+    once(&err, "PCI address 03:00.0 is the DPU device 03:00.0, not one of this process's: this program was built for the host side");
+    assert!(err.contains("build it for the dpu side, with the dpu pkg-config folder (PKG_CONFIG_PATH=<prefix>/lib/<multiarch>/pkgconfig/dpu)"), "{err}");
+    let (out, err) = run(&any, "03:00.0", Some("host"));
+    assert!(out.starts_with("not found"), "{out}");
+    once(&err, "DOCA_EMU_SIDE=host puts this process on the host side: set DOCA_EMU_SIDE=dpu or unset it");
+    let (out, err) = run(&host, "07:00.0", None);
+    assert!(out.starts_with("not found"), "{out}");
+    once(&err, "no device of this machine has PCI address 07:00.0; it has ");
+    assert!(err.contains("03:00.0 (Dpu)") && err.contains("b1:00.0 (Host)"), "{err}");
+    // A device it can have: found, and no hint at all.
+    let (out, err) = run(&host, "b1:00.1", None);
+    assert_eq!(out.trim(), "found");
+    assert!(err.is_empty(), "{err}");
 }
 
 /// The fast path from C (`doca_cc_consumer.h`, `doca_cc_producer.h`, the consumer events):
@@ -1396,6 +1481,9 @@ fn the_c_first_program_builds_with_meson_and_its_pair_talks() {
     let build = |dir: &str, pc: &Path| meson_build_with(&source, &prefix.join(dir), pc, &cflags);
     let dpu = build("build-dpu", &pc.join("dpu"));
     let host = build("build-host", &pc.join("host"));
+    // Each build directory holds the program of its side only.
+    assert!(dpu.join("first_comch_server").exists() && !dpu.join("first_comch_client").exists());
+    assert!(host.join("first_comch_client").exists() && !host.join("first_comch_server").exists());
     let fabric = prefix.join("fabric");
     std::fs::create_dir(&fabric).expect("a fabric directory of its own");
     {

@@ -87,5 +87,8 @@ fn the_rust_first_program_builds_locked_and_its_pair_talks() {
         assert!(clog.contains(want), "the client's log lacks {want:?}:\n{clog}");
     }
     assert!(clog.contains("][DOCA][INF][client.rs:"), "DOCA's line format: {clog}");
+    // The pair ends by dropping its objects, not destroying them: nothing is left behind.
+    let left: Vec<_> = std::fs::read_dir(&fab).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "dropped objects left {left:?} in the fabric directory");
     let _ = std::fs::remove_dir_all(&fab);
 }

@@ -111,6 +111,16 @@ int main(int argc, char **argv)
 			nanosleep(&(struct timespec){.tv_nsec = 10000}, NULL);
 	if (doca_cc_client_get_connection(client, &conn) != DOCA_SUCCESS)
 		return 1;
+	{
+		/* Above the message size: refused before a byte is read, logged as in Rust. */
+		static char big[5000];
+		struct doca_cc_task_send *task;
+
+		if (doca_cc_client_task_send_alloc_init(client, conn, big, sizeof(big), &task) != DOCA_ERROR_INVALID_VALUE) {
+			fprintf(stderr, "an oversized message was not refused\n");
+			return 1;
+		}
+	}
 	while (echoed < count && !failed && time(NULL) < end) {
 		if (sent == echoed) {
 			res = send_one(sent);

@@ -85,6 +85,7 @@ pub(crate) struct ConnInner {
 /// it.
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// # use doca_cc::{Client, Connection, Counter, Server};
 /// # use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Pe, RepFilter};
 /// # let name = format!("doc-conn-{}", std::process::id());

@@ -36,6 +36,7 @@ pub struct ClientRole(());
 /// closes every connection.
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// use doca_cc::Server;
 /// use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Pe, RepFilter};
 ///
@@ -63,6 +64,7 @@ pub type Server = Cc<ServerRole>;
 /// server accepted it (it waits quietly while the server is not there yet).
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// use doca_cc::{Client, Server};
 /// use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};
 ///
@@ -162,6 +164,7 @@ impl CNames {
     /// and `event_connection_status_changed_register` in 2.7+.
     ///
     /// ```
+    /// # let _fabric = doca_link::doctest::PrivateFabric::new();
     /// use doca_cc::CNames;
     /// assert_eq!(CNames::Cc.of("server", "task_send_set_conf"), "doca_cc_server_task_send_set_conf");
     /// assert_eq!(

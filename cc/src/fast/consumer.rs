@@ -118,6 +118,7 @@ pub struct ConsumerOps {
 /// `struct doca_cc_consumer`.
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// # use doca_buf::Inventory;
 /// # use doca_cc::{Client, Consumer, PostRecvTask, Producer, ProducerSendTask, Server};
 /// # use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};

@@ -83,6 +83,7 @@ struct Queue {
 /// `struct doca_cc_producer`.
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// # use doca_buf::Inventory;
 /// # use doca_cc::{Client, Consumer, PostRecvTask, Producer, ProducerSendTask, Server};
 /// # use doca_core::{open_device_rep_with_pci, open_device_with_pci, CtxState, Error, Pe, RepFilter};

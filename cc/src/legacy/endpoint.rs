@@ -78,6 +78,7 @@ struct State {
 /// `struct doca_comm_channel_ep_t`: an endpoint. `Send + Sync`.
 ///
 /// ```
+/// # let _fabric = doca_link::doctest::PrivateFabric::new();
 /// use doca_cc::legacy::{Endpoint, MsgFlags};
 /// use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, RepFilter};
 ///

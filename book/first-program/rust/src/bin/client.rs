@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use doca_cc::{Client, Connection, SendTask};
 use doca_common::log::{self, LogLevel};
-use doca_core::{CtxState, Error, Pe};
+use doca_core::{CtxState, Error, InProgressOk, Pe};
 use tracing::{error, info};
 
 fn main() -> Result<(), Error> {
@@ -51,18 +51,15 @@ fn main() -> Result<(), Error> {
         }
     })?;
 
-    match ctx.start() {
-        Err(Error::InProgress) => {} // a client starts asynchronously: Running comes later
-        other => other?,
-    }
+    // A client starts asynchronously: `start` answers IN_PROGRESS, Running comes later.
+    ctx.start().in_progress_ok()?;
     while !done.get() {
         if !pe.progress() {
             std::thread::sleep(Duration::from_micros(10));
         }
     }
-    drop(ctx);
-    Rc::try_unwrap(client).map_err(|_| Error::InUse)?.destroy()?;
-    pe.destroy()?;
+    // Idle now: dropping the client and the engine (here, at the end of main) releases them
+    // as doca_cc_client_destroy and doca_pe_destroy would.
     if answered.get() {
         Ok(())
     } else {
