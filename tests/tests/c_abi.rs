@@ -1826,6 +1826,9 @@ fn a_c_client_dropping_the_link_and_its_server_see_the_same_cut() {
     assert_eq!(client.status.code(), Some(1), "{err}");
     assert!(err.contains("send failed: DOCA_ERROR_CONNECTION_RESET"), "{err}");
     assert!(err.contains("echoed=2 of 5"), "{err}");
+    // Its log says its own plan cut the link, not that the server closed it.
+    assert!(err.contains("fault plan cut the connection (link.drop)"), "{err}");
+    assert!(!err.contains("the server closed the connection"), "{err}");
     assert_eq!(code, Some(0), "the server: {served}");
     assert!(served.contains("served 2"), "the server: {served}");
     assert_eq!(r.len(), 1, "{r:?}");
@@ -1844,6 +1847,8 @@ fn a_c_server_dropping_the_link_and_its_client_see_the_same_cut() {
     assert_eq!(client.status.code(), Some(1), "{err}");
     assert!(err.contains("client: the connection ended"), "{err}");
     assert!(err.contains("echoed=1 of 5"), "{err}");
+    // From the client's side the server closed it (the server's plan is not its own).
+    assert!(err.contains("the server closed the connection"), "{err}");
     assert_eq!(code, Some(0), "the server: {served}");
     assert!(served.contains("served 1"), "the server: {served}");
     assert_eq!(r.len(), 1, "{r:?}");

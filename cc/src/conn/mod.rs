@@ -71,6 +71,8 @@ pub(crate) struct ConnInner {
     pub(crate) owner: Owner,
     user_data: AtomicU64,
     live: AtomicBool,
+    /// This process's fault plan cut it (`link.drop`).
+    cut_by_plan: AtomicBool,
     counters: [AtomicU64; 4],
     snapshot: Mutex<[u64; 4]>,
     peer_pid: i32,
@@ -155,6 +157,7 @@ impl Connection {
                 owner,
                 user_data: AtomicU64::new(0),
                 live: AtomicBool::new(sock.is_some()),
+                cut_by_plan: AtomicBool::new(false),
                 counters: Default::default(),
                 snapshot: Mutex::new([0; 4]),
                 peer_pid,
@@ -223,6 +226,16 @@ impl Connection {
     /// Whether the link is up (false once either side disconnected or died).
     pub fn is_connected(&self) -> bool {
         self.inner.live.load(Ordering::Acquire)
+    }
+
+    /// Whether this process's fault plan cut the connection (`link.drop`), not the peer.
+    pub fn cut_by_fault_plan(&self) -> bool {
+        self.inner.cut_by_plan.load(Ordering::Acquire)
+    }
+
+    /// Records that this process's fault plan cut the connection.
+    pub(crate) fn mark_cut_by_fault_plan(&self) {
+        self.inner.cut_by_plan.store(true, Ordering::Release);
     }
 
     /// Process id of the other side.

@@ -439,7 +439,7 @@ impl SideOps {
     fn report(&self, core: &CtxCore, conn: Connection) {
         self.side.report_closed(conn, |conn| match &self.role {
             RoleState::Server(s) => s.link_down(conn),
-            RoleState::Client(c) => c.link_down(core),
+            RoleState::Client(c) => c.link_down(core, conn),
         });
     }
 

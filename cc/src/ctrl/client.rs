@@ -230,9 +230,17 @@ impl ClientState {
         }
     }
 
-    /// The connection ended: the client leaves Running.
-    pub(crate) fn link_down(&self, core: &CtxCore) {
-        core.fail(Error::ConnectionReset, "the server closed the connection");
+    /// The connection ended: the client leaves Running (the log says whether the server
+    /// closed it or this process's fault plan cut it).
+    pub(crate) fn link_down(&self, core: &CtxCore, conn: &crate::conn::Connection) {
+        if conn.cut_by_fault_plan() {
+            core.fail(
+                Error::ConnectionReset,
+                "this process's fault plan cut the connection (link.drop), as the server's death would",
+            );
+        } else {
+            core.fail(Error::ConnectionReset, "the server closed the connection");
+        }
     }
 
     /// When the next attempt is due, or the answer is late.

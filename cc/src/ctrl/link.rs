@@ -157,6 +157,7 @@ impl Link {
         match fault::on_message(&detail) {
             Some(fault::MessageFault::Drop) => {
                 self.cut.set(true);
+                self.conn.mark_cut_by_fault_plan();
                 self.eof.set(true);
                 let _ = rustix::net::shutdown(&*self.sock, rustix::net::Shutdown::Both);
                 true

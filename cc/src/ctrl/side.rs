@@ -479,6 +479,11 @@ impl Side {
                     );
                 }
             }
+            None if link.conn.cut_by_fault_plan() => tracing::warn!(
+                target: "doca_sdk",
+                "{self}: connection #{} closed: this process's fault plan cut it (link.drop)",
+                link.conn.id()
+            ),
             None => tracing::debug!(target: "doca_sdk", "{self}: connection #{} closed", link.conn.id()),
         }
         Some(link.conn.clone())
