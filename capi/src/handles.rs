@@ -60,8 +60,10 @@ pub(crate) enum Kind {
     RdmaConn,
 }
 
-/// The C type of each kind, by number.
-const NAMES: [&str; 32] = [
+/// The C type of each kind, by number: one entry per kind (the length is the last kind's
+/// number + 1: a kind added after `RdmaConn` moves it there, and a missing name then fails
+/// to compile).
+const NAMES: [&str; Kind::RdmaConn as usize + 1] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -100,6 +102,9 @@ const NAMES: [&str; 32] = [
     // doca_erasure_coding
     "struct doca_ec",
     "struct doca_ec_matrix",
+    // doca_rdma
+    "struct doca_rdma",
+    "struct doca_rdma_connection",
 ];
 
 impl Kind {

@@ -13,7 +13,8 @@
 //! from a parameter's callback).
 //!
 //! Checked after each call: no crash (a debug build aborts on a slice made beyond
-//! `isize::MAX`), a code DOCA defines, and no `DOCA_SUCCESS` (nor a non-NULL pointer from a
+//! `isize::MAX`), no panic inside the library (even one its C boundary caught), a code DOCA
+//! defines, and no `DOCA_SUCCESS` (nor a non-NULL pointer from a
 //! cast) when an argument the call needs was bad. Prints each case on standard error before
 //! making it (so a crash names its case), and `ok N cases` at the end. `capi_fuzz --exports`
 //! lists the exports it covers (one per line). Environment: `CAPI_FUZZ_LOG` (the library's
@@ -70,8 +71,11 @@ enum K {
     // doca_erasure_coding
     Ec,
     EcMatrix,
+    // doca_rdma
+    Rdma,
+    RdmaConn,
 }
-const KINDS: usize = 31;
+const KINDS: usize = 33;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -583,6 +587,54 @@ impl Gen {
         n
     }
 
+    // doca_rdma
+    /// An `enum doca_rdma_addr_type` (IPv4, IPv6, GID), or (bad) another number.
+    fn rdma_addr_type(&self) -> u32 {
+        match self.below(6) {
+            0 => {
+                self.bad("not an enum doca_rdma_addr_type value");
+                [3, u32::MAX, 1 << 31][self.below(3) as usize]
+            }
+            v => (v % 3) as u32,
+        }
+    }
+
+    /// An address string for the connection manager: one of a few (IPv4, IPv6, a GID, odd
+    /// ones), or any of [`Gen::cstr`]'s (NULL among them, bad).
+    fn rdma_address(&self) -> *const c_char {
+        const ADDRS: [&CStr; 5] = [
+            c"127.0.0.1",
+            c"::1",
+            c"fe80:0000:0000:0000:0202:c9ff:fe00:0001",
+            c"999.1.1.1",
+            c"192.168.1.1:80",
+        ];
+        if self.chance(50) {
+            return self.cstr();
+        }
+        ADDRS[self.below(ADDRS.len() as u64) as usize].as_ptr()
+    }
+
+    /// A `struct doca_rdma_addr *`: the library never makes one (no connection manager), so
+    /// NULL or a pointer into this program's garbage memory, both bad.
+    fn rdma_addr<T>(&self) -> *mut T {
+        if self.chance(50) {
+            self.bad("NULL doca_rdma_addr");
+            return std::ptr::null_mut();
+        }
+        self.bad("forged doca_rdma_addr (garbage memory)");
+        let i = self.below(self.garbage.len() as u64) as usize;
+        &self.garbage[i] as *const u64 as *mut T
+    }
+
+    fn cb_rdma_request(&self) -> RdmaConnRequestCb {
+        self.opt_cb(cb_rdma_request as unsafe extern "C" fn(*mut DocaRdmaConnection, DocaData))
+    }
+
+    fn cb_rdma_conn(&self) -> RdmaConnCb {
+        self.opt_cb(cb_rdma_conn as unsafe extern "C" fn(*mut DocaRdmaConnection, DocaData, DocaData))
+    }
+
     // doca_sync_event
     /// A wait mask: mostly one DOCA allows (0, or 1, 2, 4 or 8 consecutive 0xFF bytes; never
     /// 0 when `nonzero`), sometimes (bad) another.
@@ -733,10 +785,12 @@ impl Gen {
         let depth = self.depth.get();
         let _ = writeln!(std::io::stderr(), "case {case} (depth {depth}): {name}");
         self.frames.borrow_mut().push(Frame { name, bad: Vec::new(), harvest: Vec::new() });
+        let panics = PANICS.load(std::sync::atomic::Ordering::Relaxed);
         let out = call(self);
+        let panicked = PANICS.load(std::sync::atomic::Ordering::Relaxed) != panics;
         let frame = self.frames.borrow_mut().pop().expect("the case's frame");
         let _ = writeln!(std::io::stderr(), "  -> {out:?} (bad: {:?})", frame.bad);
-        check(&frame, lenient, &out);
+        check(&frame, lenient, &out, panicked);
         if matches!(out, Out::Code(0)) {
             for (slot, k) in frame.harvest {
                 // SAFETY: the slot is this program's scratch memory, written by the call.
@@ -749,7 +803,7 @@ impl Gen {
 
 /// Fails (exits 1) when `out` breaks the contract for the arguments of `frame` (with
 /// `CAPI_FUZZ_KEEP_GOING` set: reports it and goes on, exiting 1 at the end).
-fn check(frame: &Frame, lenient: bool, out: &Out) {
+fn check(frame: &Frame, lenient: bool, out: &Out, panicked: bool) {
     let fail = |why: String| {
         let _ = writeln!(std::io::stderr(), "FAILED: {}: {why} (bad arguments: {:?})", frame.name, frame.bad);
         if std::env::var_os("CAPI_FUZZ_KEEP_GOING").is_none() {
@@ -757,6 +811,9 @@ fn check(frame: &Frame, lenient: bool, out: &Out) {
         }
         FAILURES.set(FAILURES.get() + 1);
     };
+    if panicked {
+        fail("the library panicked (caught at its C boundary; see the panic above)".into());
+    }
     if let Out::Code(c) = out {
         if *c != 0 && doca_core::Error::from_code(*c).is_none() {
             fail(format!("returned {c}, not a DOCA error code"));
@@ -810,7 +867,14 @@ const ALL: [K; KINDS] = [
     // doca_erasure_coding
     K::Ec,
     K::EcMatrix,
+    // doca_rdma
+    K::Rdma,
+    K::RdmaConn,
 ];
+
+/// Panics inside the library (caught at its C boundary and turned into
+/// `DOCA_ERROR_UNEXPECTED` or a fallback value: still a bug, bad input must be refused).
+static PANICS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 thread_local! {
     static GEN: Cell<Option<&'static Gen>> = const { Cell::new(None) };
@@ -893,6 +957,17 @@ unsafe extern "C" fn cb_user_node(_: *mut c_void) -> i32 {
     } else {
         0
     }
+}
+
+// doca_rdma
+unsafe extern "C" fn cb_rdma_request(conn: *mut DocaRdmaConnection, _: DocaData) {
+    gen().add_live(K::RdmaConn, conn as usize);
+    from_callback();
+}
+
+unsafe extern "C" fn cb_rdma_conn(conn: *mut DocaRdmaConnection, _: DocaData, _: DocaData) {
+    gen().add_live(K::RdmaConn, conn as usize);
+    from_callback();
 }
 
 unsafe extern "C" fn cb_validate(_: *mut c_void) -> i32 {
@@ -1582,6 +1657,101 @@ fn table() -> Vec<Entry> {
         #[lenient] doca_aes_gcm_task_decrypt_get_tag_size => |g| r(doca_aes_gcm_task_decrypt_get_tag_size(g.h(K::Task)));
         #[lenient] doca_aes_gcm_task_decrypt_set_aad_size => |g| r(doca_aes_gcm_task_decrypt_set_aad_size(g.h(K::Task), g.u32()));
         #[lenient] doca_aes_gcm_task_decrypt_get_aad_size => |g| r(doca_aes_gcm_task_decrypt_get_aad_size(g.h(K::Task)));
+        // doca_rdma.h (level 2.7)
+        doca_rdma_create => |g| r(doca_rdma_create(g.h(K::Dev), g.outh(K::Rdma)));
+        doca_rdma_destroy => |g| r(doca_rdma_destroy(g.hn(K::Rdma)));
+        doca_rdma_as_ctx => |g| r(doca_rdma_as_ctx(g.h(K::Rdma)));
+        doca_rdma_export => |g| r(doca_rdma_export(g.h(K::Rdma), g.out(), g.out(), g.outh(K::RdmaConn)));
+        // the peer's descriptor: NULL or bytes of this program's region (not a descriptor),
+        // with a length that may be beyond any descriptor (refused before reading)
+        doca_rdma_connect => |g| {
+            let (m, n) = g.msg();
+            g.bad("not a descriptor");
+            r(doca_rdma_connect(g.h(K::Rdma), m, n, g.h(K::RdmaConn)))
+        };
+        doca_rdma_connection_set_user_data => |g| r(doca_rdma_connection_set_user_data(g.h(K::RdmaConn), g.data()));
+        doca_rdma_connection_get_user_data => |g| r(doca_rdma_connection_get_user_data(g.h(K::RdmaConn), g.out()));
+        doca_rdma_connection_get_id => |g| r(doca_rdma_connection_get_id(g.h(K::RdmaConn), g.out()));
+        // the connection manager: not emulated, every call refuses (NOT_SUPPORTED)
+        doca_rdma_addr_create => |g| { g.bad("no connection manager"); r(doca_rdma_addr_create(g.rdma_addr_type(), g.rdma_address(), g.u16(), g.out())) };
+        doca_rdma_addr_destroy => |g| r(doca_rdma_addr_destroy(g.rdma_addr()));
+        doca_rdma_start_listen_to_port => |g| { g.bad("no connection manager"); r(doca_rdma_start_listen_to_port(g.h(K::Rdma), g.u16())) };
+        doca_rdma_stop_listen_to_port => |g| { g.bad("no connection manager"); r(doca_rdma_stop_listen_to_port(g.h(K::Rdma), g.u16())) };
+        doca_rdma_connect_to_addr => |g| r(doca_rdma_connect_to_addr(g.h(K::Rdma), g.rdma_addr(), g.data()));
+        doca_rdma_connection_accept => |g| {
+            g.bad("no connection manager");
+            let p: *mut c_void = if g.chance(30) { std::ptr::null_mut() } else { g.region.cast() };
+            r(doca_rdma_connection_accept(g.h(K::RdmaConn), p, g.u8()))
+        };
+        doca_rdma_connection_reject => |g| { g.bad("no connection manager"); r(doca_rdma_connection_reject(g.h(K::RdmaConn))) };
+        doca_rdma_connection_disconnect => |g| { g.bad("no connection manager"); r(doca_rdma_connection_disconnect(g.h(K::RdmaConn))) };
+        doca_rdma_set_connection_state_callbacks => |g| {
+            g.bad("no connection manager");
+            r(doca_rdma_set_connection_state_callbacks(g.h(K::Rdma), g.cb_rdma_request(), g.cb_rdma_conn(), g.cb_rdma_conn(), g.cb_rdma_conn()))
+        };
+        doca_rdma_cap_get_max_recv_queue_size => |g| r(doca_rdma_cap_get_max_recv_queue_size(g.h(K::Devinfo), g.out()));
+        doca_rdma_cap_get_max_send_queue_size => |g| r(doca_rdma_cap_get_max_send_queue_size(g.h(K::Devinfo), g.out()));
+        doca_rdma_cap_get_max_message_size => |g| r(doca_rdma_cap_get_max_message_size(g.h(K::Devinfo), g.out()));
+        doca_rdma_cap_get_gid_table_size => |g| r(doca_rdma_cap_get_gid_table_size(g.h(K::Devinfo), g.out()));
+        doca_rdma_cap_transport_type_is_supported => |g| r(doca_rdma_cap_transport_type_is_supported(g.h(K::Devinfo), g.u32()));
+        doca_rdma_set_permissions => |g| r(doca_rdma_set_permissions(g.h(K::Rdma), g.u32()));
+        doca_rdma_get_permissions => |g| r(doca_rdma_get_permissions(g.h(K::Rdma), g.out()));
+        doca_rdma_set_gid_index => |g| r(doca_rdma_set_gid_index(g.h(K::Rdma), g.u32()));
+        doca_rdma_get_gid_index => |g| r(doca_rdma_get_gid_index(g.h(K::Rdma), g.out()));
+        doca_rdma_set_max_num_connections => |g| r(doca_rdma_set_max_num_connections(g.h(K::Rdma), g.u16()));
+        doca_rdma_get_max_num_connections => |g| r(doca_rdma_get_max_num_connections(g.h(K::Rdma), g.out()));
+        doca_rdma_set_transport_type => |g| r(doca_rdma_set_transport_type(g.h(K::Rdma), g.u32()));
+        doca_rdma_get_transport_type => |g| r(doca_rdma_get_transport_type(g.h(K::Rdma), g.out()));
+        doca_rdma_set_send_queue_size => |g| r(doca_rdma_set_send_queue_size(g.h(K::Rdma), g.u32()));
+        doca_rdma_get_send_queue_size => |g| r(doca_rdma_get_send_queue_size(g.h(K::Rdma), g.out()));
+        doca_rdma_set_recv_queue_size => |g| r(doca_rdma_set_recv_queue_size(g.h(K::Rdma), g.u32()));
+        doca_rdma_get_recv_queue_size => |g| r(doca_rdma_get_recv_queue_size(g.h(K::Rdma), g.out()));
+        doca_rdma_set_sl => |g| r(doca_rdma_set_sl(g.h(K::Rdma), g.u32()));
+        doca_rdma_get_sl => |g| r(doca_rdma_get_sl(g.h(K::Rdma), g.out()));
+        doca_rdma_set_rnr_retry_count => |g| r(doca_rdma_set_rnr_retry_count(g.h(K::Rdma), g.u8()));
+        doca_rdma_get_rnr_retry_count => |g| r(doca_rdma_get_rnr_retry_count(g.h(K::Rdma), g.out()));
+        doca_rdma_set_grh_enabled => |g| r(doca_rdma_set_grh_enabled(g.h(K::Rdma), g.u8()));
+        doca_rdma_get_grh_enabled => |g| r(doca_rdma_get_grh_enabled(g.h(K::Rdma), g.out()));
+        doca_rdma_set_connection_request_timeout => |g| r(doca_rdma_set_connection_request_timeout(g.h(K::Rdma), g.u16()));
+        doca_rdma_get_connection_request_timeout => |g| r(doca_rdma_get_connection_request_timeout(g.h(K::Rdma), g.out()));
+        doca_rdma_cap_task_send_is_supported => |g| r(doca_rdma_cap_task_send_is_supported(g.h(K::Devinfo)));
+        doca_rdma_task_send_set_conf => |g| r(doca_rdma_task_send_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_send_allocate_init => |g| r(doca_rdma_task_send_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_send_as_task => |g| r(doca_rdma_task_send_as_task(g.h(K::Task)));
+        doca_rdma_task_send_get_src_buf => |g| r(doca_rdma_task_send_get_src_buf(g.h(K::Task)));
+        doca_rdma_cap_task_send_imm_is_supported => |g| r(doca_rdma_cap_task_send_imm_is_supported(g.h(K::Devinfo)));
+        doca_rdma_task_send_imm_set_conf => |g| r(doca_rdma_task_send_imm_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_send_imm_allocate_init => |g| r(doca_rdma_task_send_imm_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.hopt(K::Buf), g.u32(), g.data(), g.outh(K::Task)));
+        doca_rdma_task_send_imm_as_task => |g| r(doca_rdma_task_send_imm_as_task(g.h(K::Task)));
+        doca_rdma_cap_task_receive_is_supported => |g| r(doca_rdma_cap_task_receive_is_supported(g.h(K::Devinfo)));
+        doca_rdma_task_receive_set_conf => |g| r(doca_rdma_task_receive_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_receive_allocate_init => |g| r(doca_rdma_task_receive_allocate_init(g.h(K::Rdma), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_receive_as_task => |g| r(doca_rdma_task_receive_as_task(g.h(K::Task)));
+        doca_rdma_task_receive_get_dst_buf => |g| r(doca_rdma_task_receive_get_dst_buf(g.h(K::Task)));
+        doca_rdma_task_receive_get_result_opcode => |g| r(doca_rdma_task_receive_get_result_opcode(g.h(K::Task)));
+        doca_rdma_task_receive_get_result_len => |g| r(doca_rdma_task_receive_get_result_len(g.h(K::Task)));
+        doca_rdma_task_receive_get_result_immediate_data => |g| r(doca_rdma_task_receive_get_result_immediate_data(g.h(K::Task)));
+        doca_rdma_cap_task_read_is_supported => |g| r(doca_rdma_cap_task_read_is_supported(g.h(K::Devinfo)));
+        doca_rdma_task_read_set_conf => |g| r(doca_rdma_task_read_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_read_allocate_init => |g| r(doca_rdma_task_read_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_read_as_task => |g| r(doca_rdma_task_read_as_task(g.h(K::Task)));
+        doca_rdma_task_read_get_result_len => |g| r(doca_rdma_task_read_get_result_len(g.h(K::Task)));
+        doca_rdma_cap_task_write_is_supported => |g| r(doca_rdma_cap_task_write_is_supported(g.h(K::Devinfo)));
+        doca_rdma_task_write_set_conf => |g| r(doca_rdma_task_write_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_write_allocate_init => |g| r(doca_rdma_task_write_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_write_as_task => |g| r(doca_rdma_task_write_as_task(g.h(K::Task)));
+        doca_rdma_cap_task_write_imm_is_supported => |g| r(doca_rdma_cap_task_write_imm_is_supported(g.h(K::Devinfo)));
+        doca_rdma_task_write_imm_set_conf => |g| r(doca_rdma_task_write_imm_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_write_imm_allocate_init => |g| r(doca_rdma_task_write_imm_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.hopt(K::Buf), g.hopt(K::Buf), g.u32(), g.data(), g.outh(K::Task)));
+        doca_rdma_task_write_imm_as_task => |g| r(doca_rdma_task_write_imm_as_task(g.h(K::Task)));
+        doca_rdma_cap_task_atomic_cmp_swp_is_supported => |g| r(doca_rdma_cap_task_atomic_cmp_swp_is_supported(g.h(K::Devinfo)));
+        doca_rdma_task_atomic_cmp_swp_set_conf => |g| r(doca_rdma_task_atomic_cmp_swp_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_atomic_cmp_swp_allocate_init => |g| r(doca_rdma_task_atomic_cmp_swp_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.hopt(K::Buf), g.hopt(K::Buf), g.u64(), g.u64(), g.data(), g.outh(K::Task)));
+        doca_rdma_task_atomic_cmp_swp_as_task => |g| r(doca_rdma_task_atomic_cmp_swp_as_task(g.h(K::Task)));
+        doca_rdma_cap_task_atomic_fetch_add_is_supported => |g| r(doca_rdma_cap_task_atomic_fetch_add_is_supported(g.h(K::Devinfo)));
+        doca_rdma_task_atomic_fetch_add_set_conf => |g| r(doca_rdma_task_atomic_fetch_add_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_atomic_fetch_add_allocate_init => |g| r(doca_rdma_task_atomic_fetch_add_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.hopt(K::Buf), g.hopt(K::Buf), g.u64(), g.data(), g.outh(K::Task)));
+        doca_rdma_task_atomic_fetch_add_as_task => |g| r(doca_rdma_task_atomic_fetch_add_as_task(g.h(K::Task)));
         // doca_cc.h
         doca_cc_server_create => |g| r(doca_cc_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
         doca_cc_client_create => |g| r(doca_cc_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
@@ -2279,6 +2449,71 @@ unsafe fn setup(g: &Gen, name: &CStr) {
             must(doca_ec_task_galois_mul_allocate_init(ec, coding, ns, nd, none, &mut t), 0, "ec task");
             add(K::Task, t as usize);
         }
+        // doca_rdma: a context destroyed at once (stale), then a live one running on the host
+        // engine with every task type configured, two connections exported and connected to
+        // each other (a loopback in this process), and one task of each type on the first;
+        // a context destroyed after exporting a connection leaves that connection's handle
+        // orphaned (live, refused beside any live context)
+        let mut rd = std::ptr::null_mut();
+        must(doca_rdma_create(host, &mut rd), 0, "rdma");
+        must(doca_rdma_destroy(rd), 0, "rdma destroy");
+        stale(K::Rdma, rd as usize);
+        let mut rdma = std::ptr::null_mut();
+        must(doca_rdma_create(host, &mut rdma), 0, "rdma");
+        let cb = Some(cb_task as unsafe extern "C" fn(*mut DocaTask, DocaData, DocaData));
+        must(doca_rdma_task_send_set_conf(rdma, cb, cb, 4), 0, "rdma send conf");
+        must(doca_rdma_task_send_imm_set_conf(rdma, cb, cb, 4), 0, "rdma send imm conf");
+        must(doca_rdma_task_receive_set_conf(rdma, cb, cb, 4), 0, "rdma receive conf");
+        must(doca_rdma_task_read_set_conf(rdma, cb, cb, 4), 0, "rdma read conf");
+        must(doca_rdma_task_write_set_conf(rdma, cb, cb, 4), 0, "rdma write conf");
+        must(doca_rdma_task_write_imm_set_conf(rdma, cb, cb, 4), 0, "rdma write imm conf");
+        must(doca_rdma_task_atomic_cmp_swp_set_conf(rdma, cb, cb, 4), 0, "rdma cmp swp conf");
+        must(doca_rdma_task_atomic_fetch_add_set_conf(rdma, cb, cb, 4), 0, "rdma fetch add conf");
+        must(doca_rdma_set_max_num_connections(rdma, 4), 0, "rdma max connections");
+        let rdctx = doca_rdma_as_ctx(rdma);
+        must(doca_pe_connect_ctx(cpe, rdctx), 0, "rdma connect");
+        must(doca_ctx_start(rdctx), 0, "rdma start");
+        add(K::Rdma, rdma as usize);
+        add(K::Ctx, rdctx as usize);
+        let mut conns = [std::ptr::null_mut(); 2];
+        let mut descs = [(std::ptr::null(), 0usize); 2];
+        for (c, d) in conns.iter_mut().zip(descs.iter_mut()) {
+            must(doca_rdma_export(rdma, &mut d.0, &mut d.1, c), 0, "rdma export");
+            add(K::RdmaConn, *c as usize);
+        }
+        must(doca_rdma_connect(rdma, descs[1].0, descs[1].1, conns[0]), 0, "rdma loopback connect");
+        must(doca_rdma_connect(rdma, descs[0].0, descs[0].1, conns[1]), 0, "rdma loopback connect");
+        {
+            let (ns, nd, none) = (std::ptr::null(), std::ptr::null_mut(), DocaData { u64: 0 });
+            let c = conns[0];
+            let mut t = [std::ptr::null_mut(); 8];
+            must(doca_rdma_task_send_allocate_init(rdma, c, ns, none, &mut t[0]), 0, "rdma task");
+            must(doca_rdma_task_send_imm_allocate_init(rdma, c, ns, 7, none, &mut t[1]), 0, "rdma task");
+            must(doca_rdma_task_receive_allocate_init(rdma, nd, none, &mut t[2]), 0, "rdma task");
+            must(doca_rdma_task_read_allocate_init(rdma, c, ns, nd, none, &mut t[3]), 0, "rdma task");
+            must(doca_rdma_task_write_allocate_init(rdma, c, ns, nd, none, &mut t[4]), 0, "rdma task");
+            must(doca_rdma_task_write_imm_allocate_init(rdma, c, ns, nd, 7, none, &mut t[5]), 0, "rdma task");
+            must(
+                doca_rdma_task_atomic_cmp_swp_allocate_init(rdma, c, nd, nd, 1, 2, none, &mut t[6]),
+                0,
+                "rdma task",
+            );
+            must(
+                doca_rdma_task_atomic_fetch_add_allocate_init(rdma, c, nd, nd, 1, none, &mut t[7]),
+                0,
+                "rdma task",
+            );
+            for t in t {
+                add(K::Task, t as usize);
+            }
+        }
+        let mut orphan_ctx = std::ptr::null_mut();
+        must(doca_rdma_create(host, &mut orphan_ctx), 0, "rdma");
+        let (mut od, mut on, mut orphan) = (std::ptr::null(), 0usize, std::ptr::null_mut());
+        must(doca_rdma_export(orphan_ctx, &mut od, &mut on, &mut orphan), 0, "rdma idle export");
+        must(doca_rdma_destroy(orphan_ctx), 0, "rdma destroy");
+        stale(K::Rdma, orphan_ctx as usize);
+        add(K::RdmaConn, orphan as usize);
         // doca_sync_event: one destroyed at once (stale); one started standalone and exported,
         // one imported from that export (in this process) and started; one a context running
         // on the host engine with every task type configured and one task of each
@@ -2799,6 +3034,12 @@ fn main() {
         // SAFETY: no other thread runs yet.
         unsafe { std::env::set_var("DOCA_EMU_SDK_STDERR", "0") };
     }
+    // a panic the library catches at its C boundary is counted (and still printed)
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        PANICS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        hook(info)
+    }));
     let seed: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);
     let cases: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(5000);
     // SAFETY: not called by any other thread yet.
