@@ -508,20 +508,137 @@ fn legacy_endpoints_show_their_devices_and_traffic() {
     drop(service);
 }
 
+/// The screens a program drew on a `rows` x `cols` terminal: the text it wrote, placed where
+/// its cursor moves (`ESC [ row ; col H`) put it, one screen taken each time it hides the
+/// cursor (`ESC [ ? 25 l`, which ends every ratatui draw). Other sequences (colours,
+/// modes) are read past. Enough for ratatui's crossterm output, which writes only the cells
+/// that changed.
+fn screens(raw: &str, rows: usize, cols: usize) -> Vec<Vec<String>> {
+    let mut grid = vec![vec![' '; cols]; rows];
+    let (mut y, mut x) = (0usize, 0usize);
+    let mut out = Vec::new();
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.next_if_eq(&'[').is_none() {
+                chars.next();
+                continue;
+            }
+            let mut params = String::new();
+            let mut fin = ' ';
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    fin = c;
+                    break;
+                }
+                params.push(c);
+            }
+            match (fin, params.as_str()) {
+                ('H', p) => {
+                    let mut it = p.split(';').map(|n| n.parse::<usize>().unwrap_or(1).max(1) - 1);
+                    y = it.next().unwrap_or(0);
+                    x = it.next().unwrap_or(0);
+                }
+                ('J', "2") => grid.iter_mut().for_each(|r| r.fill(' ')),
+                ('l', "?25") => out.push(grid.iter().map(|r| r.iter().collect::<String>()).collect()),
+                _ => {}
+            }
+        } else if c == '\n' || c == '\r' {
+            continue;
+        } else {
+            if y < rows && x < cols {
+                grid[y][x] = c;
+            }
+            x += 1;
+        }
+    }
+    out
+}
+
+/// `watch` on a terminal (a pty from util-linux's `script`, in bsdutils, essential on Debian
+/// and Ubuntu) is the live table: it takes the alternate screen, draws the columns and a row
+/// per engine and object, and obeys its keys — pause, sort, filter by pid, select a row and
+/// inject a plan into its process (the server's own handler takes it and says so), quit.
 #[test]
-fn watch_on_a_terminal_redraws_the_screen() {
-    // A terminal from util-linux's `script` (in bsdutils, essential on Debian and Ubuntu).
-    let f = Fabric::new("tty");
-    let cmd = format!("{EMU} watch --count 2 --interval 0.1");
-    let out = Command::new("script")
+fn watch_on_a_terminal_is_a_live_table_that_pauses_sorts_filters_and_injects() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut f = Fabric::new("tty");
+    let name = format!("emu-tty-{}", std::process::id());
+    let server = f.spawn(&["server", &name, "--accept-plans"]);
+    expect(&server, "running");
+    let client = f.spawn(&["client", &name, "hold"]);
+    expect(&client, "running");
+    let sp = server.pid();
+    let cmd = format!("stty cols 110 rows 20; {EMU} watch --interval 0.2");
+    let mut tty = Command::new("script")
         .args(["-qec", &cmd, "/dev/null"])
         .env(FABRIC_ENV, &f.dir)
-        .output()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
         .expect("script(1) runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert_eq!(text.matches("\x1b[H\x1b[2Jfabric directory ").count(), 2, "home, clear, redraw: {text:?}");
-    assert!(!text.contains("--- frame"), "{text:?}");
+    let mut keys = tty.stdin.take().unwrap();
+    let mut press = |k: &str| {
+        std::thread::sleep(Duration::from_millis(400));
+        keys.write_all(k.as_bytes()).and_then(|()| keys.flush()).expect("a key to the terminal");
+    };
+    press("p");
+    press("p");
+    press("s");
+    press(&format!("/{sp}\r"));
+    press("i");
+    press("delay 1ms\r");
+    // The plan went from the table to the server, whose handler took it.
+    expect(&server, "plan delay 1ms");
+    press("q");
+    drop(keys);
+    let out = tty.wait_with_output().expect("script ends");
+    let raw = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{raw:?}");
+    assert!(
+        raw.contains("\x1b[?1049h") && raw.contains("\x1b[?1049l"),
+        "alternate screen in and out: {raw:?}"
+    );
+    assert!(!raw.contains("--- frame"), "{raw:?}");
+    let shots = screens(&raw, 20, 110);
+    let shown = |what: &str, ok: &dyn Fn(&[String]) -> bool| {
+        assert!(
+            shots.iter().any(|s| ok(s)),
+            "no screen with {what}; the last:\n{}",
+            shots.last().map(|s| s.join("\n")).unwrap_or_default()
+        );
+    };
+    let header = |s: &[String]| {
+        let words: Vec<&str> = s[1].split_whitespace().collect();
+        words == doca_emu_tool::tui::COLUMNS
+    };
+    shown("the columns", &header);
+    let row = |s: &[String], pid: u32, object: &str, state: &str| {
+        s.iter().any(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() == 11 && w[0] == pid.to_string() && w[2] == object && w[4] == state
+        })
+    };
+    let (cp, sps) = (client.pid(), sp.to_string());
+    shown("both processes' rows, engines and objects", &|s| {
+        let engine = |pid: u32| s.iter().any(|l| l.starts_with(&format!("{pid} ")) && l.contains(" pe 1 "));
+        row(s, sp, "cc_server", "serving") && row(s, cp, "cc_client", "connected") && engine(sp) && engine(cp)
+    });
+    shown("PAUSED", &|s| s[0].contains("PAUSED"));
+    shown("sorted by name", &|s| s[0].contains("sort name") && !s[0].contains("PAUSED"));
+    shown("the filter", &|s| {
+        s[0].contains(&format!("1 process(es) of 2 · sort name · filter \"{sps}\""))
+            && row(s, sp, "cc_server", "serving")
+            && !s.iter().any(|l| l.contains("cc_client"))
+    });
+    shown("the plan typed", &|s| {
+        s.iter()
+            .any(|l| l.contains(&format!("plan for pid {sp} (Enter to inject, Esc to cancel): delay 1ms")))
+    });
+    shown("the answer", &|s| s.iter().any(|l| l.trim_end() == format!("pid {sp}: plan accepted")));
+    drop(server);
+    drop(client);
 }
 
 /// A Rust process that uses DMA alone (no comm channel, no export) is seen from its first
