@@ -595,3 +595,174 @@ pub fn run(
     let _ = Backend::flush(term.backend_mut());
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use doca_core::status::{EngineView, EntryView};
+
+    const S: u64 = 1_000_000_000;
+
+    fn snap(pid: u32, comm: &str, engines: Vec<EngineView>, entries: Vec<EntryView>) -> Snapshot {
+        let last = engines.iter().map(|e| e.last_progress_ns).max().unwrap_or(0);
+        Snapshot {
+            pid,
+            uid: 0,
+            start_time: 1,
+            created_ns: 1,
+            comm: comm.into(),
+            last_progress_ns: last,
+            unshown: (0, 0),
+            engines,
+            entries,
+            plan_seq: 0,
+            answer: (0, 0, String::new()),
+        }
+    }
+
+    fn engine(id: u64, armed: bool, inflight: u64, last: u64) -> EngineView {
+        EngineView { id, ctxs: 1, armed, inflight, progress_calls: 10, last_progress_ns: last }
+    }
+
+    fn entry(kind: &str, connections: u64, bytes: u64) -> EntryView {
+        EntryView {
+            gen: 2,
+            kind: kind.into(),
+            dev: None,
+            rep: None,
+            engine: 1,
+            name: "svc".into(),
+            connections,
+            posted: 3,
+            ring: (1, 64),
+            sent: (1, bytes),
+            received: (2, bytes),
+            conn_id: 0,
+        }
+    }
+
+    fn key(c: KeyCode) -> KeyEvent {
+        KeyEvent::new(c, KeyModifiers::NONE)
+    }
+
+    fn app() -> App {
+        let now = 100 * S;
+        let mut a = App::new("/tmp/f");
+        a.refresh(
+            vec![
+                process(&snap(30, "zeta", vec![engine(1, false, 0, now - 5 * S)], vec![]), now, 1.0),
+                process(
+                    &snap(10, "beta", vec![engine(1, true, 0, now)], vec![entry("cc_server", 0, 10)]),
+                    now,
+                    1.0,
+                ),
+                process(
+                    &snap(20, "alpha", vec![engine(1, false, 2, now)], vec![entry("cc_client", 1, 5000)]),
+                    now,
+                    1.0,
+                ),
+                process(&snap(40, "bare", vec![], vec![]), now, 1.0),
+            ],
+            String::new(),
+        );
+        a
+    }
+
+    #[test]
+    fn rows_say_state_traffic_in_flight_ring_and_last_progress() {
+        let a = app();
+        let cells = |pid: u32, object: &str| {
+            a.rows()
+                .into_iter()
+                .find(|r| r.cells[0] == pid.to_string() && r.cells[2] == object)
+                .unwrap()
+                .clone()
+        };
+        let stalled = cells(30, "pe 1");
+        assert_eq!(
+            (stalled.cells[4].as_str(), stalled.flagged, stalled.cells[10].as_str()),
+            ("stalled", true, "5.0s")
+        );
+        assert_eq!(cells(10, "pe 1").cells[4], "asleep");
+        assert_eq!(cells(20, "pe 1").cells[8], "2", "tasks in flight");
+        let srv = cells(10, "cc_server").cells;
+        assert_eq!(&srv[4..], ["listening", "0", "1/10B", "2/10B", "-", "1/64", "0.0s"]);
+        let cli = cells(20, "cc_client").cells;
+        assert_eq!(&cli[4..8], ["connected", "1", "1/4.9K", "2/4.9K"]);
+        assert_eq!(
+            cells(40, "process").cells[4],
+            "no engine",
+            "a process with nothing yet still has its row"
+        );
+    }
+
+    #[test]
+    fn keys_sort_filter_pause_select_and_inject() {
+        let mut a = app();
+        let order = |a: &App| a.shown().iter().map(|p| p.pid).collect::<Vec<_>>();
+        assert_eq!(order(&a), [10, 20, 30, 40]);
+        a.key(key(KeyCode::Char('s')));
+        assert_eq!(order(&a), [20, 40, 10, 30], "by name");
+        a.key(key(KeyCode::Char('s')));
+        assert_eq!(order(&a), [20, 10, 30, 40], "by traffic, most first");
+        a.key(key(KeyCode::Char('s')));
+        assert_eq!(order(&a), [40, 30, 10, 20], "by idle time: no progress ever first");
+        a.key(key(KeyCode::Char('s')));
+        assert_eq!(order(&a), [10, 20, 30, 40], "back to pids");
+
+        for k in "/ta".chars() {
+            a.key(key(KeyCode::Char(k)));
+        }
+        assert_eq!(order(&a), [10, 20, 30, 40], "not applied while typing");
+        a.key(key(KeyCode::Enter));
+        assert_eq!(order(&a), [10, 30], "beta and zeta contain \"ta\"");
+        a.key(key(KeyCode::Char('/')));
+        a.key(key(KeyCode::Backspace));
+        a.key(key(KeyCode::Backspace));
+        a.key(key(KeyCode::Enter));
+        assert_eq!(order(&a), [10, 20, 30, 40], "an empty filter shows all");
+
+        a.key(key(KeyCode::Char('p')));
+        assert!(a.paused);
+        a.refresh(Vec::new(), "x".into());
+        assert_eq!(order(&a), [10, 20, 30, 40], "a pause keeps the last scan");
+        a.key(key(KeyCode::Char(' ')));
+        assert!(!a.paused);
+
+        // Rows: 10 pe, 10 cc_server, 20 pe, 20 cc_client, ...: the third is process 20's.
+        a.key(key(KeyCode::Down));
+        a.key(key(KeyCode::Down));
+        assert_eq!(a.selected_pid(), Some(20));
+        a.key(key(KeyCode::Char('i')));
+        assert_eq!(a.input, Input::Plan(20, String::new()));
+        assert_eq!(a.key(key(KeyCode::Enter)), Action::None, "an empty plan is not sent");
+        assert_eq!(a.input, Input::Plan(20, String::new()));
+        for k in "delay 1ms".chars() {
+            assert_eq!(a.key(key(KeyCode::Char(k))), Action::None, "typing: q and p are letters here");
+        }
+        assert_eq!(a.key(key(KeyCode::Enter)), Action::Inject(20, "delay 1ms".into()));
+        assert_eq!(a.input, Input::None);
+        a.key(key(KeyCode::Char('i')));
+        a.key(key(KeyCode::Char('q')));
+        assert_eq!(a.key(key(KeyCode::Esc)), Action::None, "Esc cancels the plan");
+        assert_eq!(a.input, Input::None);
+
+        for _ in 0..20 {
+            a.key(key(KeyCode::Down));
+        }
+        assert_eq!(a.selected, a.rows().len() - 1, "the selection stays on the table");
+        assert_eq!(a.key(key(KeyCode::Char('q'))), Action::Quit);
+        assert_eq!(a.key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), Action::Quit);
+    }
+
+    #[test]
+    fn the_frame_has_the_title_the_columns_and_the_keys() {
+        let a = app();
+        let text = frame_text(&a, WIDTH, full_height(&a));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "doca_emu watch — /tmp/f: 4 process(es) · sort pid");
+        assert_eq!(lines[1].split_whitespace().collect::<Vec<_>>(), COLUMNS);
+        assert_eq!(lines.len(), 2 + a.rows().len() + 2, "{text}");
+        assert!(lines.last().unwrap().starts_with("q quit · p pause"), "{text}");
+    }
+}
