@@ -199,6 +199,24 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
     assert!(frames.contains("--- frame 0\n") && frames.contains("--- frame 1\n"), "{frames}");
     assert_eq!(frames.matches(&format!("cc_server {name:?}")).count(), 2, "{frames}");
     assert!(!frames.contains('\x1b'), "no terminal codes when stdout is not a terminal: {frames:?}");
+    // `watch --once`: the table, once, as text: a row per engine and object.
+    let (code, table, err) = f.emu(&["watch", "--once"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<Vec<&str>> = table.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(lines[1], doca_emu_tool::tui::COLUMNS, "{table}");
+    let row = |pid: u32, object: &str| {
+        lines
+            .iter()
+            .find(|w| w.len() == 11 && w[0] == pid.to_string() && w[2] == object)
+            .unwrap_or_else(|| panic!("no {object} row of {pid}: {table}"))
+            .clone()
+    };
+    assert_eq!(row(sp, "cc_server")[3..8], [name.as_str(), "serving", "2", "3/11B", "3/11B"], "{table}");
+    assert_eq!(row(ap, "cc_client")[3..8], [name.as_str(), "connected", "1", "2/6B", "2/6B"], "{table}");
+    assert_eq!(row(bp, "cc_client")[3..8], [name.as_str(), "connected", "1", "1/5B", "1/5B"], "{table}");
+    let engine_of_b = table.lines().find(|l| l.starts_with(&format!("{bp} ")) && l.contains(" pe 1 "));
+    assert!(engine_of_b.is_some_and(|l| l.contains(" stalled ")), "b stopped progressing: {table}");
+    assert!(!table.contains("q quit"), "no keys in a printed frame: {table}");
 
     // Inject: the server's own handler accepts or refuses; a (no handler of its own) takes it as
     // its fault plan; b does not progress.
@@ -653,6 +671,14 @@ fn a_dma_only_rust_process_is_listed_and_takes_an_injected_plan() {
     let engines = process(&ls, pid).unwrap()["engines"].as_array().cloned().unwrap_or_default();
     assert_eq!(engines.len(), 1, "one engine: {ls}");
     assert_eq!(engines[0]["contexts"], 1, "its DMA context: {ls}");
+    let (code, table, _) = f.emu(&["watch", "--once"]);
+    assert_eq!(code, 0);
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with(&format!("{pid} "))).collect();
+    assert_eq!(rows.len(), 1, "one row, its engine's: {table}");
+    assert!(
+        rows[0].contains(" dma_peer ") && rows[0].contains(" pe 1 ") && rows[0].contains(" 1 ctx "),
+        "{table}"
+    );
     // Its fault plan takes the text (a plan that never fires here); a typo is refused.
     let plan = "task.dma.memcpy=nth(1000000):fail(IO_FAILED)";
     let (code, out, err) = f.emu(&["inject", &pid.to_string(), plan]);
@@ -738,4 +764,86 @@ fn processes_of_two_pid_namespaces_keep_their_pages_and_are_seen_from_each() {
     assert_eq!(pids_in(&seen, "elsewhere"), [1, 1], "both alive in another namespace: {seen}");
     assert!(pids_in(&seen, "stale").is_empty(), "{seen}");
     drop(servers);
+}
+
+/// The frame the book shows (book/src/doca-emu.md, the block after `<!-- watch-frame -->`) is
+/// what the code draws for the processes it describes: a `cc_chatter` pair, the client with a
+/// delay plan holding six sends, and a DMA-only Rust process that stopped progressing.
+#[test]
+fn the_books_watch_frame_is_what_the_table_draws() {
+    use doca_core::status::{EngineView, EntryView, Snapshot};
+    use doca_emu_tool::tui::{frame_text, full_height, process, App, WIDTH};
+    const S: u64 = 1_000_000_000;
+    let now = 1000 * S;
+    let snap = |pid: u32, comm: &str, engines: Vec<EngineView>, entries: Vec<EntryView>| Snapshot {
+        pid,
+        uid: 1000,
+        start_time: 1,
+        created_ns: 1,
+        comm: comm.into(),
+        last_progress_ns: engines.iter().map(|e| e.last_progress_ns).max().unwrap_or(0),
+        unshown: (0, 0),
+        engines,
+        entries,
+        plan_seq: 0,
+        answer: (0, 0, String::new()),
+    };
+    let pe = |ctxs: u64, armed: bool, inflight: u64, ago_ms: u64| EngineView {
+        id: 1,
+        ctxs,
+        armed,
+        inflight,
+        progress_calls: 1000,
+        last_progress_ns: now - ago_ms * S / 1000,
+    };
+    let obj = |kind: &str, sent: (u64, u64), received: (u64, u64), ring: (u64, u64)| EntryView {
+        gen: 2,
+        kind: kind.into(),
+        dev: None,
+        rep: None,
+        engine: 1,
+        name: "chatter".into(),
+        connections: 1,
+        posted: 0,
+        ring,
+        sent,
+        received,
+        conn_id: 0,
+    };
+    let mut app = App::new("/run/user/1000/doca-emu");
+    app.refresh(
+        vec![
+            process(
+                &snap(
+                    4242,
+                    "cc_chatter",
+                    vec![pe(1, true, 0, 12)],
+                    vec![obj("cc_server", (1183, 603_211), (1183, 603_211), (3, 64))],
+                ),
+                now,
+                1.0,
+            ),
+            process(
+                &snap(
+                    4250,
+                    "cc_chatter",
+                    vec![pe(1, false, 6, 3)],
+                    vec![obj("cc_client", (1183, 603_211), (1189, 606_240), (9, 64))],
+                ),
+                now,
+                1.0,
+            ),
+            process(&snap(4261, "my_dma", vec![pe(1, false, 1, 12_400)], vec![]), now, 1.0),
+        ],
+        "not live: 2 stale page(s) (`doca_emu ls` says which)".into(),
+    );
+    let drawn = frame_text(&app, WIDTH, full_height(&app));
+    let book =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../book/src/doca-emu.md")).unwrap();
+    let block = book
+        .split("<!-- watch-frame -->\n```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```\n").next())
+        .unwrap_or_else(|| panic!("no <!-- watch-frame --> text block in the book"));
+    assert_eq!(block, drawn, "the book's frame differs from what the code draws; the code draws:\n{drawn}");
 }
