@@ -597,6 +597,25 @@ fn watch_on_a_terminal_is_a_live_table_that_pauses_sorts_filters_and_injects() {
         .spawn()
         .expect("script(1) runs");
     let mut keys = tty.stdin.take().unwrap();
+    // What the terminal shows, read as it comes: the keys wait for the table's first draw
+    // (typed earlier, they would sit in the terminal's line buffer before raw mode).
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let shown = shown.clone();
+        let mut stdout = tty.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut chunk) {
+                shown.lock().unwrap().extend_from_slice(&chunk[..n]);
+            }
+        })
+    };
+    for _ in 0..300 {
+        if String::from_utf8_lossy(&shown.lock().unwrap()).contains("PROCESS") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let mut press = |k: &str| {
         std::thread::sleep(Duration::from_millis(400));
         keys.write_all(k.as_bytes()).and_then(|()| keys.flush()).expect("a key to the terminal");
@@ -611,9 +630,10 @@ fn watch_on_a_terminal_is_a_live_table_that_pauses_sorts_filters_and_injects() {
     expect(&server, "plan delay 1ms");
     press("q");
     drop(keys);
-    let out = tty.wait_with_output().expect("script ends");
-    let raw = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{raw:?}");
+    let status = tty.wait().expect("script ends");
+    reader.join().unwrap();
+    let raw = String::from_utf8_lossy(&shown.lock().unwrap()).into_owned();
+    assert!(status.success(), "{raw:?}");
     assert!(
         raw.contains("\x1b[?1049h") && raw.contains("\x1b[?1049l"),
         "alternate screen in and out: {raw:?}"
