@@ -1,11 +1,12 @@
-//! The command line: `doca_emu ls [--json]`, `doca_emu watch`, `doca_emu inject <pid|name>
+//! The command line: `doca_emu ls [--json]`, `doca_emu watch [--once]`, `doca_emu inject <pid|name>
 //! <plan>`, `doca_emu clean`.
 //!
 //! Exit codes: 0 done (an injected plan accepted); 1 an error, or the plan refused or not
 //! available in that process; 3 the plan was written but not read before the timeout (the
 //! process does not progress).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
+use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -43,9 +44,13 @@ pub enum Cmd {
         #[arg(long)]
         all: bool,
     },
-    /// Show the list again and again (a refreshing screen on a terminal, frames of plain
-    /// lines otherwise).
+    /// A live table of every engine and object (a terminal UI: q quit, p pause, s sort,
+    /// / filter, arrows select, i inject a plan); frames of `ls`'s plain lines when not on a
+    /// terminal; one frame of the table as plain text with `--once`.
     Watch {
+        /// Print the table once as plain text (for scripts) and exit.
+        #[arg(long)]
+        once: bool,
         /// Seconds between frames.
         #[arg(long, default_value = "1")]
         interval: f64,
@@ -140,20 +145,38 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Watch { interval, count, stall, all } => {
-            let tty = std::io::stdout().is_terminal();
+        Cmd::Watch { once, interval, count, stall, all } => {
+            if once {
+                let mut app = crate::tui::App::new(&shown);
+                let pages = list(&dir)?;
+                let orphans = orphans(&dir)?;
+                app.refresh(
+                    crate::tui::processes(&pages, now_ns(), stall),
+                    crate::tui::others(&pages, &orphans),
+                );
+                app.keys = false;
+                let height = crate::tui::full_height(&app);
+                print!("{}", crate::tui::frame_text(&app, crate::tui::WIDTH, height));
+                return Ok(ExitCode::SUCCESS);
+            }
+            if crate::tui::is_interactive() {
+                let fd = dir.as_fd().try_clone_to_owned().map_err(|e| format!("fabric directory: {e}"))?;
+                let scan: crate::tui::Scan = Box::new(move || {
+                    let pages = list(&dir)?;
+                    let orphans = orphans(&dir)?;
+                    Ok((crate::tui::processes(&pages, now_ns(), stall), crate::tui::others(&pages, &orphans)))
+                });
+                crate::tui::run(&shown, fd, scan, seconds(interval), count)?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let mut frame = 0u64;
             while count.is_none_or(|c| frame < c) {
                 let pages = list(&dir)?;
                 let orphans = orphans(&dir)?;
                 let body = report::text(&shown, &pages, &orphans, now_ns(), stall, all);
                 let mut out = std::io::stdout().lock();
-                let written = if tty {
-                    // Home, clear, redraw: a refreshing screen without a terminal library.
-                    write!(out, "\x1b[H\x1b[2J{body}")
-                } else {
-                    write!(out, "--- frame {frame}\n{body}")
-                };
+                // Not an interactive terminal (a pipe, a file, or stdin elsewhere): plain frames.
+                let written = write!(out, "--- frame {frame}\n{body}");
                 if written.and_then(|()| out.flush()).is_err() {
                     break; // the reader went away (a closed pipe)
                 }

@@ -10,6 +10,7 @@
 //! | [`sockets`] | socket and lock files whose server is gone (what SIGKILL leaves), found and removed |
 //! | [`report`]  | `ls` as text and as JSON, and `watch`'s frames                   |
 //! | [`inject`]  | writing a plan into a process's mailbox and waiting for its answer |
+//! | [`tui`]     | `watch` on a terminal: the live table, its keys, and its frame as text (`watch --once`) |
 //! | [`cli`]     | the command line (`ls`, `watch`, `inject`, `clean`)              |
 //!
 //! Only pages of this user are read or written: the fabric directory must be this user's
@@ -23,3 +24,4 @@ pub mod inject;
 pub mod report;
 pub mod scan;
 pub mod sockets;
+pub mod tui;

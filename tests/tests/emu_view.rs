@@ -199,6 +199,24 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
     assert!(frames.contains("--- frame 0\n") && frames.contains("--- frame 1\n"), "{frames}");
     assert_eq!(frames.matches(&format!("cc_server {name:?}")).count(), 2, "{frames}");
     assert!(!frames.contains('\x1b'), "no terminal codes when stdout is not a terminal: {frames:?}");
+    // `watch --once`: the table, once, as text: a row per engine and object.
+    let (code, table, err) = f.emu(&["watch", "--once"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<Vec<&str>> = table.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(lines[1], doca_emu_tool::tui::COLUMNS, "{table}");
+    let row = |pid: u32, object: &str| {
+        lines
+            .iter()
+            .find(|w| w.len() == 11 && w[0] == pid.to_string() && w[2] == object)
+            .unwrap_or_else(|| panic!("no {object} row of {pid}: {table}"))
+            .clone()
+    };
+    assert_eq!(row(sp, "cc_server")[3..8], [name.as_str(), "serving", "2", "3/11B", "3/11B"], "{table}");
+    assert_eq!(row(ap, "cc_client")[3..8], [name.as_str(), "connected", "1", "2/6B", "2/6B"], "{table}");
+    assert_eq!(row(bp, "cc_client")[3..8], [name.as_str(), "connected", "1", "1/5B", "1/5B"], "{table}");
+    let engine_of_b = table.lines().find(|l| l.starts_with(&format!("{bp} ")) && l.contains(" pe 1 "));
+    assert!(engine_of_b.is_some_and(|l| l.contains(" stalled ")), "b stopped progressing: {table}");
+    assert!(!table.contains("q quit"), "no keys in a printed frame: {table}");
 
     // Inject: the server's own handler accepts or refuses; a (no handler of its own) takes it as
     // its fault plan; b does not progress.
@@ -508,20 +526,157 @@ fn legacy_endpoints_show_their_devices_and_traffic() {
     drop(service);
 }
 
+/// The screens a program drew on a `rows` x `cols` terminal: the text it wrote, placed where
+/// its cursor moves (`ESC [ row ; col H`) put it, one screen taken each time it hides the
+/// cursor (`ESC [ ? 25 l`, which ends every ratatui draw). Other sequences (colours,
+/// modes) are read past. Enough for ratatui's crossterm output, which writes only the cells
+/// that changed.
+fn screens(raw: &str, rows: usize, cols: usize) -> Vec<Vec<String>> {
+    let mut grid = vec![vec![' '; cols]; rows];
+    let (mut y, mut x) = (0usize, 0usize);
+    let mut out = Vec::new();
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.next_if_eq(&'[').is_none() {
+                chars.next();
+                continue;
+            }
+            let mut params = String::new();
+            let mut fin = ' ';
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    fin = c;
+                    break;
+                }
+                params.push(c);
+            }
+            match (fin, params.as_str()) {
+                ('H', p) => {
+                    let mut it = p.split(';').map(|n| n.parse::<usize>().unwrap_or(1).max(1) - 1);
+                    y = it.next().unwrap_or(0);
+                    x = it.next().unwrap_or(0);
+                }
+                ('J', "2") => grid.iter_mut().for_each(|r| r.fill(' ')),
+                ('l', "?25") => out.push(grid.iter().map(|r| r.iter().collect::<String>()).collect()),
+                _ => {}
+            }
+        } else if c == '\n' || c == '\r' {
+            continue;
+        } else {
+            if y < rows && x < cols {
+                grid[y][x] = c;
+            }
+            x += 1;
+        }
+    }
+    out
+}
+
+/// `watch` on a terminal (a pty from util-linux's `script`, in bsdutils, essential on Debian
+/// and Ubuntu) is the live table: it takes the alternate screen, draws the columns and a row
+/// per engine and object, and obeys its keys — pause, sort, filter by pid, select a row and
+/// inject a plan into its process (the server's own handler takes it and says so), quit.
 #[test]
-fn watch_on_a_terminal_redraws_the_screen() {
-    // A terminal from util-linux's `script` (in bsdutils, essential on Debian and Ubuntu).
-    let f = Fabric::new("tty");
-    let cmd = format!("{EMU} watch --count 2 --interval 0.1");
-    let out = Command::new("script")
+fn watch_on_a_terminal_is_a_live_table_that_pauses_sorts_filters_and_injects() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut f = Fabric::new("tty");
+    let name = format!("emu-tty-{}", std::process::id());
+    let server = f.spawn(&["server", &name, "--accept-plans"]);
+    expect(&server, "running");
+    let client = f.spawn(&["client", &name, "hold"]);
+    expect(&client, "running");
+    let sp = server.pid();
+    let cmd = format!("stty cols 110 rows 20; {EMU} watch --interval 0.2");
+    let mut tty = Command::new("script")
         .args(["-qec", &cmd, "/dev/null"])
         .env(FABRIC_ENV, &f.dir)
-        .output()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
         .expect("script(1) runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert_eq!(text.matches("\x1b[H\x1b[2Jfabric directory ").count(), 2, "home, clear, redraw: {text:?}");
-    assert!(!text.contains("--- frame"), "{text:?}");
+    let mut keys = tty.stdin.take().unwrap();
+    // What the terminal shows, read as it comes: the keys wait for the table's first draw
+    // (typed earlier, they would sit in the terminal's line buffer before raw mode).
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let shown = shown.clone();
+        let mut stdout = tty.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut chunk) {
+                shown.lock().unwrap().extend_from_slice(&chunk[..n]);
+            }
+        })
+    };
+    for _ in 0..300 {
+        if String::from_utf8_lossy(&shown.lock().unwrap()).contains("PROCESS") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut press = |k: &str| {
+        std::thread::sleep(Duration::from_millis(400));
+        keys.write_all(k.as_bytes()).and_then(|()| keys.flush()).expect("a key to the terminal");
+    };
+    press("p");
+    press("p");
+    press("s");
+    press(&format!("/{sp}\r"));
+    press("i");
+    press("delay 1ms\r");
+    // The plan went from the table to the server, whose handler took it.
+    expect(&server, "plan delay 1ms");
+    press("q");
+    drop(keys);
+    let status = tty.wait().expect("script ends");
+    reader.join().unwrap();
+    let raw = String::from_utf8_lossy(&shown.lock().unwrap()).into_owned();
+    assert!(status.success(), "{raw:?}");
+    assert!(
+        raw.contains("\x1b[?1049h") && raw.contains("\x1b[?1049l"),
+        "alternate screen in and out: {raw:?}"
+    );
+    assert!(!raw.contains("--- frame"), "{raw:?}");
+    let shots = screens(&raw, 20, 110);
+    let shown = |what: &str, ok: &dyn Fn(&[String]) -> bool| {
+        assert!(
+            shots.iter().any(|s| ok(s)),
+            "no screen with {what}; the last:\n{}",
+            shots.last().map(|s| s.join("\n")).unwrap_or_default()
+        );
+    };
+    let header = |s: &[String]| {
+        let words: Vec<&str> = s[1].split_whitespace().collect();
+        words == doca_emu_tool::tui::COLUMNS
+    };
+    shown("the columns", &header);
+    let row = |s: &[String], pid: u32, object: &str, state: &str| {
+        s.iter().any(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() == 11 && w[0] == pid.to_string() && w[2] == object && w[4] == state
+        })
+    };
+    let (cp, sps) = (client.pid(), sp.to_string());
+    shown("both processes' rows, engines and objects", &|s| {
+        let engine = |pid: u32| s.iter().any(|l| l.starts_with(&format!("{pid} ")) && l.contains(" pe 1 "));
+        row(s, sp, "cc_server", "serving") && row(s, cp, "cc_client", "connected") && engine(sp) && engine(cp)
+    });
+    shown("PAUSED", &|s| s[0].contains("PAUSED"));
+    shown("sorted by name", &|s| s[0].contains("sort name") && !s[0].contains("PAUSED"));
+    shown("the filter", &|s| {
+        s[0].contains(&format!("1 process(es) of 2 · sort name · filter \"{sps}\""))
+            && row(s, sp, "cc_server", "serving")
+            && !s.iter().any(|l| l.contains("cc_client"))
+    });
+    shown("the plan typed", &|s| {
+        s.iter()
+            .any(|l| l.contains(&format!("plan for pid {sp} (Enter to inject, Esc to cancel): delay 1ms")))
+    });
+    shown("the answer", &|s| s.iter().any(|l| l.trim_end() == format!("pid {sp}: plan accepted")));
+    drop(server);
+    drop(client);
 }
 
 /// A Rust process that uses DMA alone (no comm channel, no export) is seen from its first
@@ -536,6 +691,14 @@ fn a_dma_only_rust_process_is_listed_and_takes_an_injected_plan() {
     let engines = process(&ls, pid).unwrap()["engines"].as_array().cloned().unwrap_or_default();
     assert_eq!(engines.len(), 1, "one engine: {ls}");
     assert_eq!(engines[0]["contexts"], 1, "its DMA context: {ls}");
+    let (code, table, _) = f.emu(&["watch", "--once"]);
+    assert_eq!(code, 0);
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with(&format!("{pid} "))).collect();
+    assert_eq!(rows.len(), 1, "one row, its engine's: {table}");
+    assert!(
+        rows[0].contains(" dma_peer ") && rows[0].contains(" pe 1 ") && rows[0].contains(" 1 ctx "),
+        "{table}"
+    );
     // Its fault plan takes the text (a plan that never fires here); a typo is refused.
     let plan = "task.dma.memcpy=nth(1000000):fail(IO_FAILED)";
     let (code, out, err) = f.emu(&["inject", &pid.to_string(), plan]);
@@ -621,4 +784,86 @@ fn processes_of_two_pid_namespaces_keep_their_pages_and_are_seen_from_each() {
     assert_eq!(pids_in(&seen, "elsewhere"), [1, 1], "both alive in another namespace: {seen}");
     assert!(pids_in(&seen, "stale").is_empty(), "{seen}");
     drop(servers);
+}
+
+/// The frame the book shows (book/src/doca-emu.md, the block after `<!-- watch-frame -->`) is
+/// what the code draws for the processes it describes: a `cc_chatter` pair, the client with a
+/// delay plan holding six sends, and a DMA-only Rust process that stopped progressing.
+#[test]
+fn the_books_watch_frame_is_what_the_table_draws() {
+    use doca_core::status::{EngineView, EntryView, Snapshot};
+    use doca_emu_tool::tui::{frame_text, full_height, process, App, WIDTH};
+    const S: u64 = 1_000_000_000;
+    let now = 1000 * S;
+    let snap = |pid: u32, comm: &str, engines: Vec<EngineView>, entries: Vec<EntryView>| Snapshot {
+        pid,
+        uid: 1000,
+        start_time: 1,
+        created_ns: 1,
+        comm: comm.into(),
+        last_progress_ns: engines.iter().map(|e| e.last_progress_ns).max().unwrap_or(0),
+        unshown: (0, 0),
+        engines,
+        entries,
+        plan_seq: 0,
+        answer: (0, 0, String::new()),
+    };
+    let pe = |ctxs: u64, armed: bool, inflight: u64, ago_ms: u64| EngineView {
+        id: 1,
+        ctxs,
+        armed,
+        inflight,
+        progress_calls: 1000,
+        last_progress_ns: now - ago_ms * S / 1000,
+    };
+    let obj = |kind: &str, sent: (u64, u64), received: (u64, u64), ring: (u64, u64)| EntryView {
+        gen: 2,
+        kind: kind.into(),
+        dev: None,
+        rep: None,
+        engine: 1,
+        name: "chatter".into(),
+        connections: 1,
+        posted: 0,
+        ring,
+        sent,
+        received,
+        conn_id: 0,
+    };
+    let mut app = App::new("/run/user/1000/doca-emu");
+    app.refresh(
+        vec![
+            process(
+                &snap(
+                    4242,
+                    "cc_chatter",
+                    vec![pe(1, true, 0, 12)],
+                    vec![obj("cc_server", (1183, 603_211), (1183, 603_211), (3, 64))],
+                ),
+                now,
+                1.0,
+            ),
+            process(
+                &snap(
+                    4250,
+                    "cc_chatter",
+                    vec![pe(1, false, 6, 3)],
+                    vec![obj("cc_client", (1183, 603_211), (1189, 606_240), (9, 64))],
+                ),
+                now,
+                1.0,
+            ),
+            process(&snap(4261, "my_dma", vec![pe(1, false, 1, 12_400)], vec![]), now, 1.0),
+        ],
+        "not live: 2 stale page(s) (`doca_emu ls` says which)".into(),
+    );
+    let drawn = frame_text(&app, WIDTH, full_height(&app));
+    let book =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../book/src/doca-emu.md")).unwrap();
+    let block = book
+        .split("<!-- watch-frame -->\n```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```\n").next())
+        .unwrap_or_else(|| panic!("no <!-- watch-frame --> text block in the book"));
+    assert_eq!(block, drawn, "the book's frame differs from what the code draws; the code draws:\n{drawn}");
 }
