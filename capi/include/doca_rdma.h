@@ -7,9 +7,10 @@
  * from that export here, without the peer's application. A failed task (permissions the
  * peer does not grant: DOCA_ERROR_NOT_PERMITTED; a send left unreceived past the RNR retry
  * count: DOCA_ERROR_TIME_OUT; a peer gone: DOCA_ERROR_CONNECTION_RESET) moves the context to
- * stopping and flushes the rest. Not yet here: levels 2.5/2.6 of this header, remote sync
- * event tasks, buffer lists; the connection manager calls are declared and refuse with
- * DOCA_ERROR_NOT_SUPPORTED. */
+ * stopping and flushes the rest. The connection manager (listen on a port, connect to an
+ * address and port of this machine, accept/reject/disconnect) reports through the state
+ * callbacks, from progress. Not yet here: levels 2.5/2.6 of this header, remote sync event
+ * tasks, buffer lists. */
 #ifndef DOCA_EMU_RDMA_H_
 #define DOCA_EMU_RDMA_H_
 
@@ -85,7 +86,8 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_get_user_data(const struct d
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_get_id(const struct doca_rdma_connection *rdma_connection,
 							    uint32_t *connection_id);
 
-/* Connection manager: not emulated yet (DOCA_ERROR_NOT_SUPPORTED). */
+/* Connection manager: listening ports are this machine's (the fabric directory); the
+ * state callbacks run from progress. */
 typedef void (*doca_rdma_connection_request_cb_t)(struct doca_rdma_connection *rdma_connection,
 						  union doca_data ctx_user_data);
 typedef void (*doca_rdma_connection_established_cb_t)(struct doca_rdma_connection *rdma_connection,
@@ -187,6 +189,8 @@ DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_receive_get_dst_buf(const stru
 DOCA_EXPERIMENTAL enum doca_rdma_opcode doca_rdma_task_receive_get_result_opcode(const struct doca_rdma_task_receive *task);
 DOCA_EXPERIMENTAL uint32_t doca_rdma_task_receive_get_result_len(const struct doca_rdma_task_receive *task);
 DOCA_EXPERIMENTAL doca_be32_t doca_rdma_task_receive_get_result_immediate_data(const struct doca_rdma_task_receive *task);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *
+doca_rdma_task_receive_get_result_rdma_connection(const struct doca_rdma_task_receive *task);
 
 /* read tasks. */
 typedef void (*doca_rdma_task_read_completion_cb_t)(struct doca_rdma_task_read *task, union doca_data task_user_data,

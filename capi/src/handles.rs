@@ -56,12 +56,14 @@ pub(crate) enum Kind {
     // doca_erasure_coding
     Ec,
     EcMatrix,
+    // doca_rdma
     Rdma,
     RdmaConn,
+    RdmaAddr,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 32] = [
+const NAMES: [&str; 35] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -100,6 +102,10 @@ const NAMES: [&str; 32] = [
     // doca_erasure_coding
     "struct doca_ec",
     "struct doca_ec_matrix",
+    // doca_rdma
+    "struct doca_rdma",
+    "struct doca_rdma_connection",
+    "struct doca_rdma_addr",
 ];
 
 impl Kind {

@@ -2,14 +2,13 @@
 //! contexts, settings, descriptor export/connect and the send, send-immediate, receive,
 //! read, write, write-immediate and atomic tasks. See the `doca_rdma` crate for the
 //! connection model, the statuses and the error rule. Levels 2.5/2.6 (one implicit
-//! connection per context) and the connection manager (`doca_rdma_start_listen_to_port`,
-//! `_connect_to_addr`, …: exported, refusing with `NOT_SUPPORTED` and a log line) are not
-//! implemented yet.
+//! connection per context) are not implemented yet. The connection manager
+//! (`doca_rdma_start_listen_to_port`, `_connect_to_addr`, …) is `doca_rdma::cm`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use doca_core::{Data, Error};
+use doca_core::Data;
 use doca_rdma::{
     caps, CmpSwpTask, Connection, FetchAddTask, Rdma, ReadTask, ReceiveTask, SendImmTask, SendTask,
     TransportType, WriteImmTask, WriteTask,
@@ -243,6 +242,7 @@ pub unsafe extern "C" fn doca_rdma_export(
                     desc: desc.into_boxed_slice(),
                     user_data: RefCell::new(Data::NONE),
                 });
+                CM_HANDLES.with(|m| m.borrow_mut().insert((l.ctx as usize, c), h as usize));
                 let Some(hc) = conn(h) else { return invalid() };
                 let r = out(local_rdma_conn_details, hc.desc.as_ptr() as *const std::ffi::c_void);
                 if r != 0 {
@@ -292,6 +292,10 @@ pub extern "C" fn doca_rdma_connection_set_user_data(
     guarded("doca_rdma_connection_set_user_data", || match conn(rdma_connection) {
         Some(c) => {
             *c.user_data.borrow_mut() = user_data.to_data();
+            // The connection manager's callbacks pass the library's copy.
+            if let Some(l) = self::rdma(c.rdma) {
+                let _ = l.obj.connection_set_user_data(c.conn, user_data.to_data());
+            }
             0
         }
         None => invalid(),
@@ -328,76 +332,181 @@ pub unsafe extern "C" fn doca_rdma_connection_get_id(
     })
 }
 
-/// The connection manager is not emulated yet: every call refuses with `NOT_SUPPORTED`
-/// (logged), so that programs linking it (NVIDIA's samples' common code) run with
-/// descriptor files.
-fn no_cm(what: &str) -> DocaError {
-    tracing::error!(target: "doca_sdk", "{what}: the RDMA connection manager is not emulated (use descriptor export/connect)");
-    Error::NotSupported.code()
+/// The handle of connection `c` of context `rdma`: the one handed out before (by export
+/// or to an earlier callback), else a new one (a connection the connection manager made).
+fn handle_of(rdma: *mut DocaRdma, c: Connection) -> *mut DocaRdmaConnection {
+    let ctx = self::rdma(rdma).map_or(0, |l| l.ctx as usize);
+    let known = CM_HANDLES.with(|m| m.borrow().get(&(ctx, c)).copied());
+    if let Some(h) = known {
+        // SAFETY: CONNS only holds DocaRdmaConnection handles; no log when it is gone.
+        if unsafe { CONNS.peek(h as *const DocaRdmaConnection) }.is_some() {
+            return h as *mut DocaRdmaConnection;
+        }
+    }
+    let (desc, data) = match self::rdma(rdma) {
+        Some(l) => (
+            l.obj.with_descriptor(c, |d| d.to_vec()).unwrap_or_default(),
+            l.obj.connection_user_data(c).unwrap_or(Data::NONE),
+        ),
+        None => (Vec::new(), Data::NONE),
+    };
+    let h = CONNS.add(DocaRdmaConnection {
+        rdma,
+        conn: c,
+        desc: desc.into_boxed_slice(),
+        user_data: RefCell::new(data),
+    });
+    CM_HANDLES.with(|m| m.borrow_mut().insert((ctx, c), h as usize));
+    h
 }
 
-/// `struct doca_rdma_addr` (never created: see [`no_cm`]).
-pub struct DocaRdmaAddr(());
+thread_local! {
+    /// The handle of each connection handed to C, by (its context's `doca_ctx` handle,
+    /// connection).
+    static CM_HANDLES: RefCell<std::collections::HashMap<(usize, Connection), usize>> = RefCell::default();
+}
 
-/// `doca_rdma_addr_create`: `NOT_SUPPORTED` (no connection manager yet).
+static ADDRS: Handles = Handles::new(Kind::RdmaAddr);
+
+/// `struct doca_rdma_addr`.
+pub struct DocaRdmaAddr(doca_rdma::cm::Addr);
+
+fn addr<'a>(p: *const DocaRdmaAddr) -> Option<&'a DocaRdmaAddr> {
+    // SAFETY: ADDRS only holds DocaRdmaAddr handles.
+    unsafe { ADDRS.get(p) }
+}
+
+/// `doca_rdma_addr_create`: `INVALID_VALUE` for an unknown type or text that is not an
+/// address of that type.
+///
+/// # Safety
+/// `address` is NULL or a NUL-terminated string; `addr` is NULL or writable.
 #[no_mangle]
-pub extern "C" fn doca_rdma_addr_create(
-    _addr_type: u32,
-    _address: *const std::ffi::c_char,
-    _port: u16,
-    _addr: *mut *mut DocaRdmaAddr,
+pub unsafe extern "C" fn doca_rdma_addr_create(
+    addr_type: u32,
+    address: *const std::ffi::c_char,
+    port: u16,
+    addr: *mut *mut DocaRdmaAddr,
 ) -> DocaError {
-    no_cm("doca_rdma_addr_create")
+    guarded("doca_rdma_addr_create", || {
+        if let Err(e) = non_null(addr, "addr") {
+            return e;
+        }
+        if address.is_null() {
+            tracing::error!(target: "doca_sdk", "doca_rdma_addr_create: NULL address");
+            return invalid();
+        }
+        // SAFETY: the caller's contract.
+        let text = unsafe { std::ffi::CStr::from_ptr(address) };
+        let Ok(text) = text.to_str() else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_addr_create: the address is not UTF-8 text");
+            return invalid();
+        };
+        match doca_rdma::cm::AddrType::from_raw(addr_type)
+            .and_then(|t| doca_rdma::cm::Addr::create(t, text, port))
+        {
+            Ok(a) => out(addr, ADDRS.add(DocaRdmaAddr(a))),
+            Err(e) => e.code(),
+        }
+    })
 }
 
-/// `doca_rdma_addr_destroy`: `NOT_SUPPORTED` (no address is ever made).
+/// `doca_rdma_addr_destroy`.
+///
+/// # Safety
+/// `addr` is NULL or a handle of `doca_rdma_addr_create`, not used after.
 #[no_mangle]
-pub extern "C" fn doca_rdma_addr_destroy(_addr: *mut DocaRdmaAddr) -> DocaError {
-    no_cm("doca_rdma_addr_destroy")
+pub unsafe extern "C" fn doca_rdma_addr_destroy(addr: *mut DocaRdmaAddr) -> DocaError {
+    guarded("doca_rdma_addr_destroy", || {
+        // SAFETY: ADDRS only holds DocaRdmaAddr handles; the caller's contract.
+        match unsafe { ADDRS.remove(addr) } {
+            Some(_) => 0,
+            None => invalid(),
+        }
+    })
 }
 
-/// `doca_rdma_start_listen_to_port`: `NOT_SUPPORTED`.
+/// `doca_rdma_start_listen_to_port` (see `doca_rdma::cm`).
 #[no_mangle]
-pub extern "C" fn doca_rdma_start_listen_to_port(_rdma: *mut DocaRdma, _port: u16) -> DocaError {
-    no_cm("doca_rdma_start_listen_to_port")
+pub extern "C" fn doca_rdma_start_listen_to_port(rdma: *mut DocaRdma, port: u16) -> DocaError {
+    guarded("doca_rdma_start_listen_to_port", || match self::rdma(rdma) {
+        Some(l) => doca_core::Error::code_of(&l.obj.start_listen_to_port(port)),
+        None => invalid(),
+    })
 }
 
-/// `doca_rdma_stop_listen_to_port`: `NOT_SUPPORTED`.
+/// `doca_rdma_stop_listen_to_port`.
 #[no_mangle]
-pub extern "C" fn doca_rdma_stop_listen_to_port(_rdma: *mut DocaRdma, _port: u16) -> DocaError {
-    no_cm("doca_rdma_stop_listen_to_port")
+pub extern "C" fn doca_rdma_stop_listen_to_port(rdma: *mut DocaRdma, port: u16) -> DocaError {
+    guarded("doca_rdma_stop_listen_to_port", || match self::rdma(rdma) {
+        Some(l) => doca_core::Error::code_of(&l.obj.stop_listen_to_port(port)),
+        None => invalid(),
+    })
 }
 
-/// `doca_rdma_connect_to_addr`: `NOT_SUPPORTED`.
+/// `doca_rdma_connect_to_addr`: the outcome comes from progress (established or failure
+/// callback).
 #[no_mangle]
 pub extern "C" fn doca_rdma_connect_to_addr(
-    _rdma: *mut DocaRdma,
-    _addr: *mut DocaRdmaAddr,
-    _user_data: DocaData,
+    rdma: *mut DocaRdma,
+    addr: *mut DocaRdmaAddr,
+    user_data: DocaData,
 ) -> DocaError {
-    no_cm("doca_rdma_connect_to_addr")
+    guarded("doca_rdma_connect_to_addr", || {
+        let Some(l) = self::rdma(rdma) else { return invalid() };
+        let Some(a) = self::addr(addr) else { return invalid() };
+        doca_core::Error::code_of(&l.obj.connect_to_addr(&a.0, user_data.to_data()))
+    })
 }
 
-/// `doca_rdma_connection_accept`: `NOT_SUPPORTED`.
+/// The context and connection behind a connection handle.
+fn cm_parts<'a>(p: *mut DocaRdmaConnection) -> Option<(&'a DocaRdma, Connection)> {
+    let c = conn(p)?;
+    Some((self::rdma(c.rdma)?, c.conn))
+}
+
+/// `doca_rdma_connection_accept`: a requested connection, with up to 255 bytes of private
+/// data (NULL with length 0 for none).
+///
+/// # Safety
+/// `private_data` is NULL or readable for `private_data_len` bytes.
 #[no_mangle]
-pub extern "C" fn doca_rdma_connection_accept(
-    _rdma_connection: *mut DocaRdmaConnection,
-    _private_data: *mut std::ffi::c_void,
-    _private_data_len: u8,
+pub unsafe extern "C" fn doca_rdma_connection_accept(
+    rdma_connection: *mut DocaRdmaConnection,
+    private_data: *mut std::ffi::c_void,
+    private_data_len: u8,
 ) -> DocaError {
-    no_cm("doca_rdma_connection_accept")
+    guarded("doca_rdma_connection_accept", || {
+        let Some((l, c)) = cm_parts(rdma_connection) else { return invalid() };
+        let private: &[u8] = match (private_data.is_null(), private_data_len) {
+            (_, 0) => &[],
+            (true, n) => {
+                tracing::error!(target: "doca_sdk", "doca_rdma_connection_accept: NULL private data of {n} bytes");
+                return invalid();
+            }
+            // SAFETY: the caller's contract.
+            (false, n) => unsafe { std::slice::from_raw_parts(private_data as *const u8, n as usize) },
+        };
+        doca_core::Error::code_of(&l.obj.connection_accept(c, private))
+    })
 }
 
-/// `doca_rdma_connection_reject`: `NOT_SUPPORTED`.
+/// `doca_rdma_connection_reject`.
 #[no_mangle]
-pub extern "C" fn doca_rdma_connection_reject(_rdma_connection: *mut DocaRdmaConnection) -> DocaError {
-    no_cm("doca_rdma_connection_reject")
+pub extern "C" fn doca_rdma_connection_reject(rdma_connection: *mut DocaRdmaConnection) -> DocaError {
+    guarded("doca_rdma_connection_reject", || match cm_parts(rdma_connection) {
+        Some((l, c)) => doca_core::Error::code_of(&l.obj.connection_reject(c)),
+        None => invalid(),
+    })
 }
 
-/// `doca_rdma_connection_disconnect`: `NOT_SUPPORTED`.
+/// `doca_rdma_connection_disconnect` (success on a connection over already).
 #[no_mangle]
-pub extern "C" fn doca_rdma_connection_disconnect(_rdma_connection: *mut DocaRdmaConnection) -> DocaError {
-    no_cm("doca_rdma_connection_disconnect")
+pub extern "C" fn doca_rdma_connection_disconnect(rdma_connection: *mut DocaRdmaConnection) -> DocaError {
+    guarded("doca_rdma_connection_disconnect", || match cm_parts(rdma_connection) {
+        Some((l, c)) => doca_core::Error::code_of(&l.obj.connection_disconnect(c)),
+        None => invalid(),
+    })
 }
 
 /// A connection state callback.
@@ -405,16 +514,41 @@ pub type RdmaConnCb = Option<unsafe extern "C" fn(*mut DocaRdmaConnection, DocaD
 /// A connection request callback.
 pub type RdmaConnRequestCb = Option<unsafe extern "C" fn(*mut DocaRdmaConnection, DocaData)>;
 
-/// `doca_rdma_set_connection_state_callbacks`: `NOT_SUPPORTED`.
+/// `doca_rdma_set_connection_state_callbacks`: Idle only. A NULL callback is not called
+/// (a server without a request callback never accepts).
 #[no_mangle]
 pub extern "C" fn doca_rdma_set_connection_state_callbacks(
-    _rdma: *mut DocaRdma,
-    _request: RdmaConnRequestCb,
-    _established: RdmaConnCb,
-    _failure: RdmaConnCb,
-    _disconnect: RdmaConnCb,
+    rdma: *mut DocaRdma,
+    request: RdmaConnRequestCb,
+    established: RdmaConnCb,
+    failure: RdmaConnCb,
+    disconnect: RdmaConnCb,
 ) -> DocaError {
-    no_cm("doca_rdma_set_connection_state_callbacks")
+    guarded("doca_rdma_set_connection_state_callbacks", || {
+        let Some(l) = self::rdma(rdma) else { return invalid() };
+        let wrap = |f: RdmaConnCb| {
+            move |c: Connection, cd: Data, xd: Data| {
+                if let Some(f) = f {
+                    let h = handle_of(rdma, c);
+                    // SAFETY: a callback the application registered, called as its type says.
+                    unsafe { f(h, DocaData::from_data(cd), DocaData::from_data(xd)) }
+                }
+            }
+        };
+        let r = l.obj.set_connection_state_callbacks(
+            move |c, xd| {
+                if let Some(f) = request {
+                    let h = handle_of(rdma, c);
+                    // SAFETY: a callback the application registered, called as its type says.
+                    unsafe { f(h, DocaData::from_data(xd)) }
+                }
+            },
+            wrap(established),
+            wrap(failure),
+            wrap(disconnect),
+        );
+        doca_core::Error::code_of(&r)
+    })
 }
 
 macro_rules! set_conf {
@@ -704,9 +838,30 @@ fn receive<R>(p: *const DocaTask, f: impl FnOnce(&ReceiveTask) -> R) -> Option<R
 #[no_mangle]
 pub extern "C" fn doca_rdma_task_receive_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
     crate::shielded("doca_rdma_task_receive_get_dst_buf", std::ptr::null_mut(), || {
+        // A freed handle is never live again (its token's generation is spent).
+        if let Some((_, dst)) = crate::task::freed_bufs(task) {
+            tracing::debug!(target: "doca_sdk", "doca_rdma_task_receive_get_dst_buf: on a freed task (its buffer as it was)");
+            return dst;
+        }
         match receive(task, |_| ()) {
             Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.dst.get()),
             None => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// `doca_rdma_task_receive_get_result_rdma_connection`: the connection a completed receive
+/// task's message came on (NULL before completion).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_receive_get_result_rdma_connection(
+    task: *const DocaTask,
+) -> *const DocaRdmaConnection {
+    crate::shielded("doca_rdma_task_receive_get_result_rdma_connection", std::ptr::null(), || {
+        let Some(c) = receive(task, |t| t.result_connection()).flatten() else { return std::ptr::null() };
+        let ctx = crate::task::ctx_of(task) as usize;
+        match CM_HANDLES.with(|m| m.borrow().get(&(ctx, c)).copied()) {
+            Some(h) => h as *const DocaRdmaConnection,
+            None => std::ptr::null(),
         }
     })
 }
@@ -739,6 +894,11 @@ pub extern "C" fn doca_rdma_task_receive_get_result_opcode(task: *const DocaTask
 #[no_mangle]
 pub extern "C" fn doca_rdma_task_send_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
     crate::shielded("doca_rdma_task_send_get_src_buf", std::ptr::null(), || {
+        // A freed handle is never live again (its token's generation is spent).
+        if let Some((src, _)) = crate::task::freed_bufs(task) {
+            tracing::debug!(target: "doca_sdk", "doca_rdma_task_send_get_src_buf: on a freed task (its buffer as it was)");
+            return src as *const DocaBuf;
+        }
         let ok =
             self::task(task).and_then(|h| h.with(|t| matches!(t, AnyTask::RdmaSend(_)))).unwrap_or(false);
         if ok {

@@ -580,10 +580,44 @@ pub unsafe extern "C" fn doca_task_free(task: *mut DocaTask) {
         if let Some(table) = h.table.upgrade() {
             table.0.borrow_mut().remove(&h.id);
         }
+        remember_freed(task, h.buf.get(), h.dst.get());
         // SAFETY: TASKS only holds DocaTask handles; freed once, here.
         drop(unsafe { TASKS.remove(task) });
         DOCA_SUCCESS
     });
+}
+
+/// The context handle of the task behind `p` (NULL when it is not a live task).
+pub(crate) fn ctx_of(p: *const DocaTask) -> *mut crate::ctx::DocaCtx {
+    task(p).and_then(|h| h.table.upgrade()).map_or(std::ptr::null_mut(), |t| t.1.get())
+}
+
+/// Freed tasks remembered for [`freed_bufs`].
+const FREED_KEPT: usize = 64;
+
+thread_local! {
+    /// The buffers of the last [`FREED_KEPT`] tasks freed on this thread, by handle.
+    static FREED: RefCell<std::collections::VecDeque<(usize, *mut DocaBuf, *mut DocaBuf)>> =
+        RefCell::default();
+}
+
+fn remember_freed(task: *mut DocaTask, buf: *mut DocaBuf, dst: *mut DocaBuf) {
+    FREED.with(|f| {
+        let mut f = f.borrow_mut();
+        if f.len() == FREED_KEPT {
+            f.pop_front();
+        }
+        f.push_back((task as usize, buf, dst));
+    });
+}
+
+/// The buffer handles (`buf`, `dst`) a task held when it was freed, for a getter called on
+/// the freed handle: in DOCA a freed task's memory stays in its pool, and NVIDIA's RDMA
+/// samples read a send task's source and a receive task's destination right after
+/// `doca_task_free` (`rdma_common.c`'s send and receive callbacks). Only the last 64 frees
+/// of the calling thread are remembered; anything else is a dead handle (`None`).
+pub(crate) fn freed_bufs(p: *const DocaTask) -> Option<(*mut DocaBuf, *mut DocaBuf)> {
+    FREED.with(|f| f.borrow().iter().rev().find(|e| e.0 == p as usize).map(|e| (e.1, e.2)))
 }
 
 /// `doca_task_get_status`.

@@ -9,6 +9,7 @@
 //! | `doca_rdma_set_*`/`_get_*`                              | [`Rdma::set_permissions`], … (one pair per setting) |
 //! | `doca_rdma_export`/`_connect`, `struct doca_rdma_connection` | [`Rdma::export`], [`Rdma::connect`], [`Connection`] |
 //! | each task type's `_set_conf`, `_allocate_init` and accessors | [`Rdma::task_send_set_conf`], [`SendTask`], [`ReceiveTask`], … |
+//! | the connection manager: `doca_rdma_addr_create`, `_start_listen_to_port`, `_connect_to_addr`, `_connection_accept`/`_reject`/`_disconnect`, `_set_connection_state_callbacks` | [`cm`], [`Rdma::connect_to_addr`], … |
 //!
 //! **Connections.** [`Rdma::export`] makes a connection in the exported state and its
 //! descriptor ([`wire::Desc`]): the name of this process's memory service (`doca_link`'s
@@ -22,6 +23,9 @@
 //! itself with the token of the descriptor it was given) it receives the peer's messages.
 //! Both are non-blocking and registered in the progress engine's notification set: a
 //! sleeping application wakes when a message arrives.
+//! The connection manager ([`cm`]) makes the same connections by address and port: the
+//! two descriptors travel over a listening port's socket instead of the application's
+//! channel.
 //!
 //! **Two-sided.** A send's bytes travel in one packet (at most [`caps::max_message_size`]).
 //! The receiver delivers each message, in order, into the oldest posted receive task (the
@@ -61,6 +65,7 @@
 #![forbid(unsafe_code)]
 
 pub mod caps;
+pub mod cm;
 pub mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -150,6 +155,18 @@ pub enum ConnState {
     Disconnected,
     /// The peer vanished, misbehaved, or a task on it failed.
     Error,
+    /// Connection manager, server side: a client asked; waiting for
+    /// [`Rdma::connection_accept`] or [`Rdma::connection_reject`].
+    Requested,
+    /// Connection manager, client side: asked the listener; waiting for its answer.
+    Connecting,
+}
+
+impl ConnState {
+    /// Counts against `max_num_connections` (not yet over).
+    fn is_live(self) -> bool {
+        !matches!(self, ConnState::Disconnected | ConnState::Error)
+    }
 }
 
 /// The settings of a context (`doca_rdma_set_*`), fixed while it runs.
@@ -502,6 +519,8 @@ struct Conn {
     user_data: Data,
     /// The peer said goodbye.
     bye: bool,
+    /// Made by the connection manager (its state callbacks report it).
+    cm: Option<cm::CmConn>,
 }
 
 /// `struct doca_rdma`'s library part (named by the task payloads; reached through [`Rdma`]).
@@ -529,6 +548,8 @@ pub struct RdmaOps {
     cas_pool: TaskPool<Op<CasK>>,
     fadd_pool: TaskPool<Op<FaddK>>,
     recv_pool: TaskPool<RecvFields>,
+    /// The connection manager's listening ports, requests and pending callbacks.
+    cm: cm::CmState,
 }
 
 /// `struct doca_rdma`: an RDMA context on one device.
@@ -583,6 +604,7 @@ impl Rdma {
             cas_pool: TaskPool::new(weak.clone()),
             fadd_pool: TaskPool::new(weak.clone()),
             recv_pool: TaskPool::new(weak.clone()),
+            cm: cm::CmState::default(),
         });
         Ok(Rdma { cell })
     }
@@ -828,71 +850,10 @@ impl Rdma {
         if self.core().state() == CtxState::Stopping {
             bail!(Error::BadState, "rdma export: the context is stopping");
         }
-        let ops = self.ops();
-        let cfg = ops.cfg.get();
-        let mut conns = ops.conns.borrow_mut();
-        let live = conns.iter().flatten().count();
-        if live >= cfg.max_conns as usize {
-            bail!(
-                Error::NoMemory,
-                "rdma export: the context has its {} connections (doca_rdma_set_max_num_connections)",
-                cfg.max_conns
-            );
-        }
-        let inbox: Arc<Mutex<Option<OwnedFd>>> = Arc::default();
-        let (slot, bell) = (inbox.clone(), ops.bell.clone());
-        let offered = doca_link::rendezvous::offer(Offer::Connection(Box::new(move |fd, peer| {
-            let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
-            if s.is_some() {
-                tracing::debug!(target: "doca_sdk", "rdma: a second connection to one offer (pid {}) closed", peer.pid());
-                return;
-            }
-            *s = Some(fd);
-            drop(s);
-            bell.ring();
-        })))?;
-        let idx = match conns.iter().position(Option::is_none) {
-            Some(i) => i,
-            None => {
-                conns.push(None);
-                conns.len() - 1
-            }
-        };
-        let gen = ops.next_gen.get();
-        ops.next_gen.set(gen.wrapping_add(1).max(1));
-        let desc = Desc {
-            transport: cfg.transport as u8,
-            service: offered.service(),
-            token: offered.token(),
-            perms: cfg.perms,
-            gid_index: cfg.gid_index,
-            max_msg: ops.max_msg.get() as u32,
-            conn_id: idx as u32,
-        };
-        let blob = desc.encode();
-        conns[idx] = Some(Conn {
-            gen,
-            state: ConnState::Exported,
-            desc: blob.clone(),
-            token: offered.token(),
-            offered: Some(offered),
-            inbox,
-            remote: None,
-            out: None,
-            inc: None,
-            inc_named: false,
-            pending_reply: None,
-            queue: VecDeque::new(),
-            inflight: VecDeque::new(),
-            next_seq: 0,
-            rnr_retries: 0,
-            backoff_until: None,
-            expect: 0,
-            user_data: Data::default(),
-            bye: false,
-        });
-        tracing::debug!(target: "doca_sdk", "rdma: exported connection {idx}");
-        Ok((blob, Connection { idx: idx as u32, gen }))
+        let conn = self.ops().new_conn(ConnState::Exported, None, None, "export")?;
+        tracing::debug!(target: "doca_sdk", "rdma: exported connection {}", conn.idx);
+        let desc = self.with_descriptor(conn, |d| d.to_vec())?;
+        Ok((desc, conn))
     }
 
     /// The descriptor [`Rdma::export`] returned for `conn` (the C ABI hands out a pointer to
@@ -919,30 +880,14 @@ impl Rdma {
         if d.transport != cfg.transport as u8 {
             bail!(Error::InvalidValue, "rdma connect: the peer's transport type differs from this context's");
         }
-        let token = {
-            let conns = ops.conns.borrow();
-            let Some(c) = lookup(&conns, conn) else {
-                bail!(Error::NotFound, "rdma connect: no such connection (stale or of another context)");
-            };
-            if c.state != ConnState::Exported {
-                bail!(Error::BadState, "rdma connect: the connection is {:?}, not exported", c.state);
-            }
-            c.token
-        };
-        let (fd, _peer) = doca_link::rendezvous::take_connection(d.service, &d.token)
-            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer's connection offer is gone"))?;
-        let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
-        hello.extend_from_slice(&token);
-        doca_link::send(fd.as_fd(), &hello, &[])
-            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer closed the connection"))?;
-        let sock = Sock::new(fd, self.core());
         let mut conns = ops.conns.borrow_mut();
         let Some(c) = lookup_mut(&mut conns, conn) else {
-            bail!(Error::NotFound, "rdma connect: the connection went away");
+            bail!(Error::NotFound, "rdma connect: no such connection (stale or of another context)");
         };
-        c.remote = Some(d);
-        c.out = Some(sock);
-        c.state = ConnState::Connected;
+        if c.state != ConnState::Exported {
+            bail!(Error::BadState, "rdma connect: the connection is {:?}, not exported", c.state);
+        }
+        ops.connect_out(c, d, self.core())?;
         drop(conns);
         self.core().activate();
         tracing::debug!(target: "doca_sdk", "rdma: connection {} connected to pid {}", conn.idx, d.service.pid);
@@ -1208,6 +1153,100 @@ fn needed(code: Code) -> (AccessFlags, &'static str) {
 }
 
 impl RdmaOps {
+    /// A new connection in `state` with a fresh offer (its descriptor kept), at most
+    /// `max_num_connections` live ones (`NO_MEMORY`; `what` names the caller in the log).
+    fn new_conn(
+        &self,
+        state: ConnState,
+        remote: Option<Desc>,
+        cm: Option<cm::CmConn>,
+        what: &str,
+    ) -> Result<Connection> {
+        let cfg = self.cfg.get();
+        let mut conns = self.conns.borrow_mut();
+        let live = conns.iter().flatten().filter(|c| c.state.is_live()).count();
+        if live >= cfg.max_conns as usize {
+            bail!(
+                Error::NoMemory,
+                "rdma {what}: the context has its {} connections (doca_rdma_set_max_num_connections)",
+                cfg.max_conns
+            );
+        }
+        let inbox: Arc<Mutex<Option<OwnedFd>>> = Arc::default();
+        let (slot, bell) = (inbox.clone(), self.bell.clone());
+        let offered = doca_link::rendezvous::offer(Offer::Connection(Box::new(move |fd, peer| {
+            let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+            if s.is_some() {
+                tracing::debug!(target: "doca_sdk", "rdma: a second connection to one offer (pid {}) closed", peer.pid());
+                return;
+            }
+            *s = Some(fd);
+            drop(s);
+            bell.ring();
+        })))?;
+        // A free slot; else, once the table is large, the oldest connection that is over
+        // (its name goes stale); else a new one.
+        let idx = match conns.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => match conns.iter().position(|c| c.as_ref().is_some_and(|c| !c.state.is_live())) {
+                Some(i) if conns.len() >= 4 * cfg.max_conns as usize + 4 => i,
+                _ => {
+                    conns.push(None);
+                    conns.len() - 1
+                }
+            },
+        };
+        let gen = self.next_gen.get();
+        self.next_gen.set(gen.wrapping_add(1).max(1));
+        let desc = Desc {
+            transport: cfg.transport as u8,
+            service: offered.service(),
+            token: offered.token(),
+            perms: cfg.perms,
+            gid_index: cfg.gid_index,
+            max_msg: self.max_msg.get() as u32,
+            conn_id: idx as u32,
+        };
+        conns[idx] = Some(Conn {
+            gen,
+            state,
+            desc: desc.encode(),
+            token: offered.token(),
+            offered: Some(offered),
+            inbox,
+            remote,
+            out: None,
+            inc: None,
+            inc_named: false,
+            pending_reply: None,
+            queue: VecDeque::new(),
+            inflight: VecDeque::new(),
+            next_seq: 0,
+            rnr_retries: 0,
+            backoff_until: None,
+            expect: 0,
+            user_data: Data::default(),
+            bye: false,
+            cm,
+        });
+        Ok(Connection { idx: idx as u32, gen })
+    }
+
+    /// Opens this side's socket to the peer's offer `d` and names itself: the connection
+    /// is then connected (the peer's socket is adopted when it arrives).
+    fn connect_out(&self, c: &mut Conn, d: Desc, core: &CtxCore) -> Result<()> {
+        let (fd, _peer) = doca_link::rendezvous::take_connection(d.service, &d.token)
+            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer's connection offer is gone"))?;
+        let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
+        hello.extend_from_slice(&c.token);
+        doca_link::send(fd.as_fd(), &hello, &[])
+            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer closed the connection"))?;
+        c.remote = Some(d);
+        c.out = Some(Sock::new(fd, core));
+        c.state = ConnState::Connected;
+        Ok(())
+    }
+
     fn with_job<R>(&self, job: Job, f: impl FnOnce(&mut OpFields) -> R) -> Option<R> {
         match job.code {
             Code::Send => self.send_pool.with_payload(job.id, |p| f(&mut p.f)),
@@ -1429,8 +1468,20 @@ impl RdmaOps {
         any
     }
 
-    /// Closes every connection (a goodbye on each socket first).
+    /// Sends a goodbye on both sockets of `c` and closes them.
+    fn say_bye(&self, c: &mut Conn) {
+        let bye = Hdr { kind: Kind::Bye, flags: 0, seq: 0, imm: 0, len: 0 }.encode();
+        for s in [&c.out, &c.inc].into_iter().flatten() {
+            let _ = s.send(&bye);
+        }
+        c.out = None;
+        c.inc = None;
+    }
+
+    /// Closes every connection (a goodbye on each socket first) and the connection
+    /// manager's ports.
     fn close_all(&self) {
+        self.cm_close();
         let mut conns = self.conns.borrow_mut();
         let bye = Hdr { kind: Kind::Bye, flags: 0, seq: 0, imm: 0, len: 0 }.encode();
         for c in conns.iter_mut().flatten() {
@@ -1819,6 +1870,8 @@ impl CtxOps for RdmaOps {
             .all(|c| c.out.is_none() && c.inc.is_none() && c.queue.is_empty())
             || !self.posted.borrow().is_empty()
             || !self.stray.borrow().is_empty()
+            || self.cm_busy()
+            || self.conns.borrow().iter().flatten().any(|c| c.cm.as_ref().is_some_and(|m| m.is_waiting()))
     }
 
     fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool {
@@ -1837,6 +1890,7 @@ impl CtxOps for RdmaOps {
             did = true;
         }
         let t = now.get();
+        did |= self.cm_listen(core, t);
         let mut budget = self.bytes_per_pass.get();
         let n = self.conns.borrow().len();
         let mut live = 0;
@@ -1855,7 +1909,8 @@ impl CtxOps for RdmaOps {
             if fatal.is_none() {
                 did |= self.advance(c, t, &mut budget, &mut fatal);
             }
-            if matches!(c.state, ConnState::Connected | ConnState::Exported) {
+            did |= self.cm_step(c, me, core, t);
+            if c.state.is_live() {
                 live += 1;
             }
         }
@@ -1872,6 +1927,7 @@ impl CtxOps for RdmaOps {
             core.fail(e, &why);
             return true;
         }
+        did |= self.cm_deliver(core);
         did
     }
 
@@ -1886,8 +1942,11 @@ impl CtxOps for RdmaOps {
                 None => {}
             }
         }
-        if !self.stray.borrow().is_empty() {
+        if !self.stray.borrow().is_empty() || self.cm_has_events() {
             return true;
+        }
+        if let Some(t) = self.cm_due(&conns) {
+            due = Some(due.map_or(t, |d| d.min(t)));
         }
         if let (Some(t), Some(timer)) = (due, self.timer.borrow().as_ref()) {
             timer.arm_at(t, now);
