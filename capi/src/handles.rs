@@ -60,10 +60,11 @@ pub(crate) enum Kind {
     Rdma,
     RdmaConn,
     RdmaAddr,
+    SyncEventRemoteNet,
 }
 
 /// The C type of each kind, by number.
-const NAMES: [&str; 35] = [
+const NAMES: [&str; 36] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -106,6 +107,7 @@ const NAMES: [&str; 35] = [
     "struct doca_rdma",
     "struct doca_rdma_connection",
     "struct doca_rdma_addr",
+    "struct doca_sync_event_remote_net",
 ];
 
 impl Kind {

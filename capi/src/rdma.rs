@@ -10,8 +10,9 @@ use std::rc::Rc;
 
 use doca_core::Data;
 use doca_rdma::{
-    caps, CmpSwpTask, Connection, FetchAddTask, Rdma, ReadTask, ReceiveTask, SendImmTask, SendTask,
-    TransportType, WriteImmTask, WriteTask,
+    caps, CmpSwpTask, Connection, FetchAddTask, Rdma, ReadTask, ReceiveTask, RemoteNetGetTask,
+    RemoteNetNotifyAddTask, RemoteNetNotifySetTask, SendImmTask, SendTask, TransportType, WriteImmTask,
+    WriteTask,
 };
 
 use crate::buf::DocaBuf;
@@ -168,7 +169,10 @@ task_caps!(
     doca_rdma_cap_task_write_is_supported,
     doca_rdma_cap_task_write_imm_is_supported,
     doca_rdma_cap_task_atomic_cmp_swp_is_supported,
-    doca_rdma_cap_task_atomic_fetch_add_is_supported
+    doca_rdma_cap_task_atomic_fetch_add_is_supported,
+    doca_rdma_cap_task_remote_net_sync_event_get_is_supported,
+    doca_rdma_cap_task_remote_net_sync_event_notify_set_is_supported,
+    doca_rdma_cap_task_remote_net_sync_event_notify_add_is_supported
 );
 
 macro_rules! devinfo_caps {
@@ -579,6 +583,9 @@ set_conf! {
     doca_rdma_task_write_imm_set_conf task_write_imm_set_conf WriteImmTask RdmaWriteImm;
     doca_rdma_task_atomic_cmp_swp_set_conf task_atomic_cmp_swp_set_conf CmpSwpTask RdmaCmpSwp;
     doca_rdma_task_atomic_fetch_add_set_conf task_atomic_fetch_add_set_conf FetchAddTask RdmaFetchAdd;
+    doca_rdma_task_remote_net_sync_event_get_set_conf task_remote_net_sync_event_get_set_conf RemoteNetGetTask RdmaSeGet;
+    doca_rdma_task_remote_net_sync_event_notify_set_set_conf task_remote_net_sync_event_notify_set_set_conf RemoteNetNotifySetTask RdmaSeNotifySet;
+    doca_rdma_task_remote_net_sync_event_notify_add_set_conf task_remote_net_sync_event_notify_add_set_conf RemoteNetNotifyAddTask RdmaSeNotifyAdd;
 }
 
 macro_rules! as_tasks {
@@ -600,6 +607,9 @@ as_tasks! {
     doca_rdma_task_write_imm_as_task RdmaWriteImm;
     doca_rdma_task_atomic_cmp_swp_as_task RdmaCmpSwp;
     doca_rdma_task_atomic_fetch_add_as_task RdmaFetchAdd;
+    doca_rdma_task_remote_net_sync_event_get_as_task RdmaSeGet;
+    doca_rdma_task_remote_net_sync_event_notify_set_as_task RdmaSeNotifySet;
+    doca_rdma_task_remote_net_sync_event_notify_add_as_task RdmaSeNotifyAdd;
 }
 
 /// Hands a new task out, remembering its C buffers (`src`, `dst`) for the getters.
@@ -923,4 +933,156 @@ pub extern "C" fn doca_rdma_task_read_get_result_len(task: *const DocaTask) -> u
             .flatten()
             .unwrap_or(0)
     })
+}
+
+/// The remote net sync event behind a handle C gave (NULL: none yet).
+fn opt_remote_net<'a>(
+    p: *const crate::sync_event::DocaSyncEventRemoteNet,
+) -> std::result::Result<Option<&'a doca_sync_event::RemoteNet>, ()> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    crate::sync_event::remote_net(p).map(|r| Some(&r.0)).ok_or(())
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_allocate_init`: the peer's event's value into
+/// `dst_buf` (8 bytes).
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_remote_net_sync_event_get_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    event: *const crate::sync_event::DocaSyncEventRemoteNet,
+    dst_buf: *mut DocaBuf,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_remote_net_sync_event_get_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let (Ok(se), Ok(d)) = (opt_remote_net(event), opt_buf(dst_buf)) else { return invalid() };
+        let t = l
+            .obj
+            .task_remote_net_sync_event_get_alloc_init(c, se, d, user_data.to_data())
+            .map(AnyTask::RdmaSeGet);
+        hand_out(l, t, std::ptr::null(), dst_buf, task)
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_set_allocate_init`: sets the peer's event to
+/// the 8 bytes at `src_buf`'s data.
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    event: *mut crate::sync_event::DocaSyncEventRemoteNet,
+    src_buf: *const DocaBuf,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_remote_net_sync_event_notify_set_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let (Ok(se), Ok(s)) = (opt_remote_net(event), opt_buf(src_buf)) else { return invalid() };
+        let t = l
+            .obj
+            .task_remote_net_sync_event_notify_set_alloc_init(c, se, s, user_data.to_data())
+            .map(AnyTask::RdmaSeNotifySet);
+        hand_out(l, t, src_buf, std::ptr::null_mut(), task)
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_allocate_init`: adds `add_data` to the
+/// peer's event; the value before lands in `result_buf` (8 bytes).
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    event: *mut crate::sync_event::DocaSyncEventRemoteNet,
+    result_buf: *mut DocaBuf,
+    add_data: u64,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_remote_net_sync_event_notify_add_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let (Ok(se), Ok(r)) = (opt_remote_net(event), opt_buf(result_buf)) else { return invalid() };
+        let t = l
+            .obj
+            .task_remote_net_sync_event_notify_add_alloc_init(c, se, r, add_data, user_data.to_data())
+            .map(AnyTask::RdmaSeNotifyAdd);
+        hand_out(l, t, result_buf, std::ptr::null_mut(), task)
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_dst_buf(
+    task: *const DocaTask,
+) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_get_get_dst_buf", std::ptr::null_mut(), || {
+        match self::task(task) {
+            Some(h) if h.with(|t| matches!(t, AnyTask::RdmaSeGet(_))) == Some(true) => h.dst.get(),
+            _ => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_get_result_len`: 8 after completion.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_result_len(task: *const DocaTask) -> u32 {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_get_get_result_len", 0, || {
+        self::task(task)
+            .and_then(|h| {
+                h.with(|t| match t {
+                    AnyTask::RdmaSeGet(t) => Some(t.result_len()),
+                    _ => None,
+                })
+            })
+            .flatten()
+            .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf(
+    task: *const DocaTask,
+) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf", std::ptr::null(), || {
+        match self::task(task) {
+            Some(h) if h.with(|t| matches!(t, AnyTask::RdmaSeNotifySet(_))) == Some(true) => h.buf.get(),
+            _ => std::ptr::null(),
+        }
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf(
+    task: *const DocaTask,
+) -> *mut DocaBuf {
+    crate::shielded(
+        "doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf",
+        std::ptr::null_mut(),
+        || match self::task(task) {
+            Some(h) if h.with(|t| matches!(t, AnyTask::RdmaSeNotifyAdd(_))) == Some(true) => h.buf.get(),
+            _ => std::ptr::null_mut(),
+        },
+    )
 }

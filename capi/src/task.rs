@@ -58,6 +58,9 @@ pub(crate) enum AnyTask {
     RdmaWriteImm(doca_rdma::WriteImmTask),
     RdmaCmpSwp(doca_rdma::CmpSwpTask),
     RdmaFetchAdd(doca_rdma::FetchAddTask),
+    RdmaSeGet(doca_rdma::RemoteNetGetTask),
+    RdmaSeNotifySet(doca_rdma::RemoteNetNotifySetTask),
+    RdmaSeNotifyAdd(doca_rdma::RemoteNetNotifyAddTask),
 }
 
 macro_rules! each {
@@ -99,6 +102,9 @@ macro_rules! each {
             AnyTask::RdmaWriteImm($x) => $e,
             AnyTask::RdmaCmpSwp($x) => $e,
             AnyTask::RdmaFetchAdd($x) => $e,
+            AnyTask::RdmaSeGet($x) => $e,
+            AnyTask::RdmaSeNotifySet($x) => $e,
+            AnyTask::RdmaSeNotifyAdd($x) => $e,
         }
     };
 }
@@ -254,6 +260,22 @@ impl AnyTask {
             AnyTask::RdmaFetchAdd(t) => {
                 t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaFetchAdd(r.value)))
             }
+            AnyTask::RdmaSeGet(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaSeGet(r.value)))
+            }
+            AnyTask::RdmaSeGet(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaSeGet(r.value))),
+            AnyTask::RdmaSeNotifySet(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaSeNotifySet(r.value)))
+            }
+            AnyTask::RdmaSeNotifySet(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaSeNotifySet(r.value)))
+            }
+            AnyTask::RdmaSeNotifyAdd(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaSeNotifyAdd(r.value)))
+            }
+            AnyTask::RdmaSeNotifyAdd(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaSeNotifyAdd(r.value)))
+            }
         }
     }
 
@@ -345,6 +367,9 @@ pub(crate) enum Of {
     RdmaWriteImm,
     RdmaCmpSwp,
     RdmaFetchAdd,
+    RdmaSeGet,
+    RdmaSeNotifySet,
+    RdmaSeNotifyAdd,
 }
 
 impl AnyTask {
@@ -386,6 +411,9 @@ impl AnyTask {
             AnyTask::RdmaWriteImm(_) => Of::RdmaWriteImm,
             AnyTask::RdmaCmpSwp(_) => Of::RdmaCmpSwp,
             AnyTask::RdmaFetchAdd(_) => Of::RdmaFetchAdd,
+            AnyTask::RdmaSeGet(_) => Of::RdmaSeGet,
+            AnyTask::RdmaSeNotifySet(_) => Of::RdmaSeNotifySet,
+            AnyTask::RdmaSeNotifyAdd(_) => Of::RdmaSeNotifyAdd,
         }
     }
 }

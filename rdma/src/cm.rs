@@ -428,7 +428,13 @@ impl RdmaOps {
         !self.cm.events.borrow().is_empty()
     }
 
-    /// Stop: no more listening, requests or reports.
+    /// Stop: no more listening or requests.
+    pub(crate) fn cm_stop_listening(&self) {
+        self.cm.ports.borrow_mut().clear();
+        self.cm.pending.borrow_mut().clear();
+    }
+
+    /// No more listening, requests or reports.
     pub(crate) fn cm_close(&self) {
         self.cm.ports.borrow_mut().clear();
         self.cm.pending.borrow_mut().clear();

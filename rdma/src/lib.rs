@@ -198,6 +198,9 @@ pub enum Code {
     WriteImm,
     Cas,
     Fadd,
+    SeGet,
+    SeSet,
+    SeAdd,
 }
 
 impl Code {
@@ -227,6 +230,8 @@ pub struct OpFields {
     result_len: u32,
     /// A write with immediate: its bytes were written (a resend only sends the notice).
     wrote: bool,
+    /// The peer's sync event (the remote sync event tasks).
+    se: Option<doca_sync_event::RemoteNet>,
 }
 
 /// A sending task's payload; `K` says which type.
@@ -274,6 +279,9 @@ op_kinds! {
     WriteImmK WriteImm "rdma.write_imm" write_imm_pool;
     CasK Cas "rdma.atomic_cmp_swp" cas_pool;
     FaddK Fadd "rdma.atomic_fetch_add" fadd_pool;
+    SeGetK SeGet "rdma.remote_net_sync_event_get" se_get_pool;
+    SeSetK SeSet "rdma.remote_net_sync_event_notify_set" se_set_pool;
+    SeAddK SeAdd "rdma.remote_net_sync_event_notify_add" se_add_pool;
 }
 
 impl<K: OpKind> TaskPayload for Op<K> {
@@ -329,6 +337,55 @@ doca_core::task_handle! {
     /// `struct doca_rdma_task_receive`: a posted receive.
     pub struct ReceiveTask(RecvFields);
 }
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_remote_net_sync_event_get`: reads the peer's sync event's value
+    /// (8 bytes, host order) into a local buffer.
+    pub struct RemoteNetGetTask(Op<SeGetK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_remote_net_sync_event_notify_set`: sets the peer's sync event
+    /// to the 8 bytes (host order) at a local buffer's data.
+    pub struct RemoteNetNotifySetTask(Op<SeSetK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_remote_net_sync_event_notify_add`: adds to the peer's sync
+    /// event; the value before lands in a local result buffer (8 bytes, host order).
+    pub struct RemoteNetNotifyAddTask(Op<SeAddK>);
+}
+
+macro_rules! se_accessors {
+    ($($t:ident),*) => {$(
+        impl $t {
+            /// `_get_sync_event`.
+            pub fn sync_event(&self) -> Option<doca_sync_event::RemoteNet> {
+                self.0.with_payload(|p| p.f.se.clone())
+            }
+            /// `_set_sync_event`.
+            pub fn set_sync_event(&self, se: Option<&doca_sync_event::RemoteNet>) {
+                self.0.with_payload(|p| p.f.se = se.cloned());
+            }
+        }
+    )*};
+}
+se_accessors!(RemoteNetGetTask, RemoteNetNotifySetTask, RemoteNetNotifyAddTask);
+
+impl RemoteNetGetTask {
+    /// `_get_result_len`: bytes written to the destination (8 after completion).
+    pub fn result_len(&self) -> u32 {
+        self.0.with_payload(|p| p.f.result_len)
+    }
+}
+
+impl RemoteNetNotifyAddTask {
+    /// `_get_add_data`.
+    pub fn add_data(&self) -> u64 {
+        self.0.with_payload(|p| p.f.a)
+    }
+    /// `_set_add_data`.
+    pub fn set_add_data(&self, v: u64) {
+        self.0.with_payload(|p| p.f.a = v);
+    }
+}
 
 macro_rules! common_accessors {
     ($($t:ident),*) => {$(
@@ -344,7 +401,18 @@ macro_rules! common_accessors {
         }
     )*};
 }
-common_accessors!(SendTask, SendImmTask, ReadTask, WriteTask, WriteImmTask, CmpSwpTask, FetchAddTask);
+common_accessors!(
+    SendTask,
+    SendImmTask,
+    ReadTask,
+    WriteTask,
+    WriteImmTask,
+    CmpSwpTask,
+    FetchAddTask,
+    RemoteNetGetTask,
+    RemoteNetNotifySetTask,
+    RemoteNetNotifyAddTask
+);
 
 macro_rules! src_accessors {
     ($($t:ident),*) => {$(
@@ -360,7 +428,7 @@ macro_rules! src_accessors {
         }
     )*};
 }
-src_accessors!(SendTask, SendImmTask, ReadTask, WriteTask, WriteImmTask);
+src_accessors!(SendTask, SendImmTask, ReadTask, WriteTask, WriteImmTask, RemoteNetNotifySetTask);
 
 macro_rules! dst_accessors {
     ($($t:ident),*) => {$(
@@ -376,7 +444,7 @@ macro_rules! dst_accessors {
         }
     )*};
 }
-dst_accessors!(ReadTask, WriteTask, WriteImmTask, CmpSwpTask, FetchAddTask);
+dst_accessors!(ReadTask, WriteTask, WriteImmTask, CmpSwpTask, FetchAddTask, RemoteNetGetTask);
 
 macro_rules! imm_accessors {
     ($($t:ident),*) => {$(
@@ -408,7 +476,7 @@ macro_rules! result_buf_accessors {
         }
     )*};
 }
-result_buf_accessors!(CmpSwpTask, FetchAddTask);
+result_buf_accessors!(CmpSwpTask, FetchAddTask, RemoteNetNotifyAddTask);
 
 impl ReadTask {
     /// `doca_rdma_task_read_get_result_len`: bytes read (after completion).
@@ -537,6 +605,8 @@ pub struct RdmaOps {
     bell_watch: RefCell<Option<Watched<EventFd>>>,
     timer: RefCell<Option<Watched<Timer>>>,
     bytes_per_pass: Cell<usize>,
+    /// Stopped with connections: they close at the next progress.
+    closing: Cell<bool>,
     max_msg: Cell<usize>,
     rx: RefCell<Vec<u8>>,
     tx: RefCell<Vec<u8>>,
@@ -547,6 +617,9 @@ pub struct RdmaOps {
     write_imm_pool: TaskPool<Op<WriteImmK>>,
     cas_pool: TaskPool<Op<CasK>>,
     fadd_pool: TaskPool<Op<FaddK>>,
+    se_get_pool: TaskPool<Op<SeGetK>>,
+    se_set_pool: TaskPool<Op<SeSetK>>,
+    se_add_pool: TaskPool<Op<SeAddK>>,
     recv_pool: TaskPool<RecvFields>,
     /// The connection manager's listening ports, requests and pending callbacks.
     cm: cm::CmState,
@@ -593,6 +666,7 @@ impl Rdma {
             bell_watch: RefCell::new(None),
             timer: RefCell::new(None),
             bytes_per_pass: Cell::new(1 << 20),
+            closing: Cell::new(false),
             max_msg: Cell::new(65536),
             rx: RefCell::new(Vec::new()),
             tx: RefCell::new(Vec::new()),
@@ -603,6 +677,9 @@ impl Rdma {
             write_imm_pool: TaskPool::new(weak.clone()),
             cas_pool: TaskPool::new(weak.clone()),
             fadd_pool: TaskPool::new(weak.clone()),
+            se_get_pool: TaskPool::new(weak.clone()),
+            se_set_pool: TaskPool::new(weak.clone()),
+            se_add_pool: TaskPool::new(weak.clone()),
             recv_pool: TaskPool::new(weak.clone()),
             cm: cm::CmState::default(),
         });
@@ -1000,6 +1077,9 @@ set_conf_fns! {
     task_write_imm_set_conf WriteImmTask Op<WriteImmK>, false, "`doca_rdma_task_write_imm_set_conf`.";
     task_atomic_cmp_swp_set_conf CmpSwpTask Op<CasK>, false, "`doca_rdma_task_atomic_cmp_swp_set_conf`.";
     task_atomic_fetch_add_set_conf FetchAddTask Op<FaddK>, false, "`doca_rdma_task_atomic_fetch_add_set_conf`.";
+    task_remote_net_sync_event_get_set_conf RemoteNetGetTask Op<SeGetK>, false, "`doca_rdma_task_remote_net_sync_event_get_set_conf`.";
+    task_remote_net_sync_event_notify_set_set_conf RemoteNetNotifySetTask Op<SeSetK>, false, "`doca_rdma_task_remote_net_sync_event_notify_set_set_conf`.";
+    task_remote_net_sync_event_notify_add_set_conf RemoteNetNotifyAddTask Op<SeAddK>, false, "`doca_rdma_task_remote_net_sync_event_notify_add_set_conf`.";
     task_receive_set_conf ReceiveTask RecvFields, true, "`doca_rdma_task_receive_set_conf`: at most the receive queue size. Idle only.";
 }
 
@@ -1124,6 +1204,59 @@ impl Rdma {
         .map(FetchAddTask)
     }
 
+    /// `doca_rdma_task_remote_net_sync_event_get_allocate_init`: the value of the peer's
+    /// event `se` into `dst`'s room.
+    pub fn task_remote_net_sync_event_get_alloc_init(
+        &self,
+        conn: Connection,
+        se: Option<&doca_sync_event::RemoteNet>,
+        dst: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<RemoteNetGetTask> {
+        self.alloc_op::<SeGetK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.se = se.cloned();
+            f.dst = dst.cloned();
+        })
+        .map(RemoteNetGetTask)
+    }
+
+    /// `doca_rdma_task_remote_net_sync_event_notify_set_allocate_init`: sets the peer's
+    /// event `se` to the 8 bytes at `src`'s data.
+    pub fn task_remote_net_sync_event_notify_set_alloc_init(
+        &self,
+        conn: Connection,
+        se: Option<&doca_sync_event::RemoteNet>,
+        src: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<RemoteNetNotifySetTask> {
+        self.alloc_op::<SeSetK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.se = se.cloned();
+            f.src = src.cloned();
+        })
+        .map(RemoteNetNotifySetTask)
+    }
+
+    /// `doca_rdma_task_remote_net_sync_event_notify_add_allocate_init`: adds `add` to the
+    /// peer's event `se`; the value before lands in `result`.
+    pub fn task_remote_net_sync_event_notify_add_alloc_init(
+        &self,
+        conn: Connection,
+        se: Option<&doca_sync_event::RemoteNet>,
+        result: Option<&Buf>,
+        add: u64,
+        user_data: Data,
+    ) -> Result<RemoteNetNotifyAddTask> {
+        self.alloc_op::<SeAddK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.se = se.cloned();
+            f.src = result.cloned();
+            f.a = add;
+        })
+        .map(RemoteNetNotifyAddTask)
+    }
+
     /// `doca_rdma_task_receive_allocate_init`: a receive into `dst`'s room.
     pub fn task_receive_alloc_init(&self, dst: Option<&Buf>, user_data: Data) -> Result<ReceiveTask> {
         let t = self.ops().recv_pool.alloc(|p| {
@@ -1147,7 +1280,8 @@ fn lookup_mut(conns: &mut [Option<Conn>], c: Connection) -> Option<&mut Conn> {
 fn needed(code: Code) -> (AccessFlags, &'static str) {
     match code {
         Code::Read => (AccessFlags::RDMA_READ, "DOCA_ACCESS_FLAG_RDMA_READ"),
-        Code::Cas | Code::Fadd => (AccessFlags::RDMA_ATOMIC, "DOCA_ACCESS_FLAG_RDMA_ATOMIC"),
+        Code::Cas | Code::Fadd | Code::SeAdd => (AccessFlags::RDMA_ATOMIC, "DOCA_ACCESS_FLAG_RDMA_ATOMIC"),
+        Code::SeGet => (AccessFlags::RDMA_READ, "DOCA_ACCESS_FLAG_RDMA_READ"),
         _ => (AccessFlags::RDMA_WRITE, "DOCA_ACCESS_FLAG_RDMA_WRITE"),
     }
 }
@@ -1256,6 +1390,9 @@ impl RdmaOps {
             Code::WriteImm => self.write_imm_pool.with_payload(job.id, |p| f(&mut p.f)),
             Code::Cas => self.cas_pool.with_payload(job.id, |p| f(&mut p.f)),
             Code::Fadd => self.fadd_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::SeGet => self.se_get_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::SeSet => self.se_set_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::SeAdd => self.se_add_pool.with_payload(job.id, |p| f(&mut p.f)),
         }
     }
 
@@ -1268,6 +1405,9 @@ impl RdmaOps {
             Code::WriteImm => self.write_imm_pool.finish(job.id, status),
             Code::Cas => self.cas_pool.finish(job.id, status),
             Code::Fadd => self.fadd_pool.finish(job.id, status),
+            Code::SeGet => self.se_get_pool.finish(job.id, status),
+            Code::SeSet => self.se_set_pool.finish(job.id, status),
+            Code::SeAdd => self.se_add_pool.finish(job.id, status),
         };
     }
 
@@ -1401,10 +1541,60 @@ impl RdmaOps {
                     res.increase_data_len(8)?;
                     Ok(8)
                 }
+                Code::SeGet | Code::SeSet | Code::SeAdd => self.sync_event_op(job.code, f, peer_perms),
                 _ => Err(Error::BadState),
             }
         });
         r.unwrap_or(Err(Error::BadState))
+    }
+
+    /// A remote sync event task: the peer's event (mapped, as its memory is), this side's
+    /// 8-byte buffer. The peer's context must grant what a read (get) or an atomic (set,
+    /// add) of its memory needs.
+    fn sync_event_op(&self, code: Code, f: &mut OpFields, peer_perms: u32) -> Result<usize> {
+        let Some(se) = f.se.clone() else {
+            bail!(Error::InvalidValue, "rdma: the remote sync event task names no event");
+        };
+        let (flag, name) = needed(code);
+        if peer_perms & flag.bits() == 0 {
+            bail!(
+                Error::NotPermitted,
+                "rdma: the peer's RDMA context does not grant {name} (doca_rdma_set_permissions), which a remote sync event task needs"
+            );
+        }
+        let buf = if code == Code::SeGet { f.dst.clone() } else { f.src.clone() };
+        let Some(buf) = buf else {
+            bail!(Error::InvalidValue, "rdma: the remote sync event task has no buffer");
+        };
+        self.check_local(&buf, "sync event task's buffer", code != Code::SeSet)?;
+        let b = buf.shape()?;
+        if b.in_list {
+            bail!(Error::NotSupported, "rdma: buffer lists are not supported");
+        }
+        match code {
+            Code::SeSet => {
+                if b.data_len < 8 {
+                    bail!(
+                        Error::InvalidValue,
+                        "rdma: a notify-set's source holds {} bytes (the value takes 8)",
+                        b.data_len
+                    );
+                }
+                let mut v = [0u8; 8];
+                buf.map().read(b.data, &mut v)?;
+                se.set(u64::from_ne_bytes(v))?;
+            }
+            _ => {
+                if b.room() < 8 {
+                    bail!(Error::InvalidValue, "rdma: the buffer has no room for the 8-byte value");
+                }
+                let v = if code == Code::SeGet { se.get()? } else { se.add(f.a)? };
+                buf.map().write(b.data_end(), &v.to_ne_bytes())?;
+                buf.increase_data_len(8)?;
+                f.result_len = 8;
+            }
+        }
+        Ok(8)
     }
 
     /// The packet of a message task into `tx` (its bytes read from the source).
@@ -1474,6 +1664,12 @@ impl RdmaOps {
         for s in [&c.out, &c.inc].into_iter().flatten() {
             let _ = s.send(&bye);
         }
+        // The peer's socket may still wait in the inbox (not adopted by a progress pass yet):
+        // it gets the goodbye too, or the peer would see it close without one.
+        let waiting = c.inbox.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(fd) = waiting {
+            let _ = doca_link::send(fd.as_fd(), &bye, &[]);
+        }
         c.out = None;
         c.inc = None;
     }
@@ -1483,11 +1679,8 @@ impl RdmaOps {
     fn close_all(&self) {
         self.cm_close();
         let mut conns = self.conns.borrow_mut();
-        let bye = Hdr { kind: Kind::Bye, flags: 0, seq: 0, imm: 0, len: 0 }.encode();
         for c in conns.iter_mut().flatten() {
-            for s in [&c.out, &c.inc].into_iter().flatten() {
-                let _ = s.send(&bye);
-            }
+            self.say_bye(c);
         }
         conns.clear();
     }
@@ -1710,6 +1903,19 @@ impl RdmaOps {
         if matches!(c.state, ConnState::Disconnected | ConnState::Error) {
             return false;
         }
+        // One socket closed: a goodbye may wait on the other (a peer that stopped before
+        // its service handed it this side's socket says goodbye on its own socket only).
+        // What else is there is not for a connection that is going away.
+        if !c.bye {
+            let mut buf = [0u8; HDR_LEN + 16];
+            for s in [&c.out, &c.inc].into_iter().flatten() {
+                while let Ok(Recv::Packet { len, .. }) = doca_link::recv(s.fd.as_fd(), &mut buf) {
+                    if Hdr::parse(&buf[..len.min(buf.len())], 0).is_ok_and(|h| h.kind == Kind::Bye) {
+                        c.bye = true;
+                    }
+                }
+            }
+        }
         c.out = None;
         c.inc = None;
         if c.bye {
@@ -1839,6 +2045,9 @@ impl CtxOps for RdmaOps {
         self.write_imm_pool.prepare(Op::default);
         self.cas_pool.prepare(Op::default);
         self.fadd_pool.prepare(Op::default);
+        self.se_get_pool.prepare(Op::default);
+        self.se_set_pool.prepare(Op::default);
+        self.se_add_pool.prepare(Op::default);
         self.recv_pool.prepare(RecvFields::default);
         if self.bell_watch.borrow().is_none() {
             let dup = self
@@ -1855,10 +2064,18 @@ impl CtxOps for RdmaOps {
     }
 
     /// Every task is handed back with [`FLUSH_STATUS`] (delivered at the next progress:
-    /// callbacks never run inside stop) and every connection says goodbye and closes.
+    /// callbacks never run inside stop). Connections and listening ports close at the next
+    /// progress (each says goodbye): a context that has any stops through Stopping, as
+    /// DOCA's does (its queue pairs are torn down asynchronously; NVIDIA's sync event
+    /// sample expects `IN_PROGRESS` from a stop in a callback).
     fn stop(&self, _core: &CtxCore) {
         self.flush_all(FLUSH_STATUS);
-        self.close_all();
+        self.cm_stop_listening();
+        self.closing.set(!self.conns.borrow().is_empty());
+    }
+
+    fn is_busy(&self, _core: &CtxCore) -> bool {
+        self.closing.get()
     }
 
     fn needs_poll(&self, _core: &CtxCore) -> bool {
@@ -1879,7 +2096,7 @@ impl CtxOps for RdmaOps {
         if core.state() != CtxState::Running {
             let any = self.flush_all(FLUSH_STATUS);
             self.close_all();
-            return any;
+            return any | self.closing.replace(false);
         }
         let mut fatal: Fatal = None;
         let mut did = false;

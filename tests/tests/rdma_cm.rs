@@ -222,3 +222,113 @@ fn addresses_are_parsed_by_type_and_listening_ports_are_exclusive() {
     assert_eq!(bare.start_listen_to_port(port(4)).err(), Some(Error::BadState));
     assert_eq!(bare.connect_to_addr(&at(port(3)), Data::NONE).err(), Some(Error::BadState));
 }
+
+#[test]
+fn remote_sync_event_tasks_get_set_and_add_the_peers_event() {
+    use doca_rdma::{RemoteNetGetTask, RemoteNetNotifyAddTask, RemoteNetNotifySetTask};
+    use doca_sync_event::{RemoteNet, SyncEvent};
+    fabric();
+    let pe = Pe::create().unwrap();
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    // The event's owner: a context granting read and write (not atomics).
+    let (server, slog) = {
+        fabric();
+        let rdma = Rc::new(Rdma::create(&dev).unwrap());
+        rdma.set_permissions(2 | 4).unwrap();
+        let log: Log = Rc::default();
+        let me: Weak<Rdma> = Rc::downgrade(&rdma);
+        let l2 = log.clone();
+        rdma.set_connection_state_callbacks(
+            move |c, _| me.upgrade().unwrap().connection_accept(c, &[]).unwrap(),
+            move |c, d, _| l2.borrow_mut().push(Ev::Established(c, d.as_u64())),
+            |_, _, _| {},
+            |_, _, _| {},
+        )
+        .unwrap();
+        pe.connect_ctx(&rdma.as_ctx()).unwrap();
+        rdma.as_ctx().start().unwrap();
+        (rdma, log)
+    };
+    let se = SyncEvent::create().unwrap();
+    se.add_publisher_location(doca_sync_event::Location::RemoteNet).unwrap();
+    se.start().unwrap();
+    se.update_set(5).unwrap();
+    let blob = se.export_to_remote_net().unwrap();
+    assert_eq!(
+        SyncEvent::create_from_export(&dev, &blob).err(),
+        Some(Error::InvalidValue),
+        "not a PCI export"
+    );
+
+    let (client, clog) = side(&pe, 1, true);
+    type Done = Rc<RefCell<Vec<(&'static str, Result<(), Error>)>>>;
+    let done: Done = Rc::default();
+    macro_rules! conf {
+        ($set:ident, $t:ty, $name:literal) => {{
+            let (a, b) = (done.clone(), done.clone());
+            client.$set(
+                move |_t: $t, _, _| a.borrow_mut().push(($name, Ok(()))),
+                move |t: $t, _, _| b.borrow_mut().push(($name, t.status())),
+                2,
+            )
+        }};
+    }
+    // Task configuration is Idle-only: stop, configure, start again.
+    client.as_ctx().stop().unwrap();
+    until(&pe, "client idle", || client.as_ctx().state() == doca_core::CtxState::Idle);
+    conf!(task_remote_net_sync_event_get_set_conf, RemoteNetGetTask, "get").unwrap();
+    conf!(task_remote_net_sync_event_notify_set_set_conf, RemoteNetNotifySetTask, "set").unwrap();
+    conf!(task_remote_net_sync_event_notify_add_set_conf, RemoteNetNotifyAddTask, "add").unwrap();
+    client.as_ctx().start().unwrap();
+
+    server.start_listen_to_port(port(5)).unwrap();
+    client.connect_to_addr(&at(port(5)), Data::NONE).unwrap();
+    until(&pe, "established", || {
+        !slog.borrow().is_empty() && clog.borrow().iter().any(|e| matches!(e, Ev::Established(..)))
+    });
+    let cc = match clog.borrow().iter().find(|e| matches!(e, Ev::Established(..))) {
+        Some(Ev::Established(c, _)) => *c,
+        _ => unreachable!(),
+    };
+    let remote = RemoteNet::create_from_export(&dev, &blob).unwrap();
+    assert_eq!(RemoteNet::create_from_export(&dev, &blob[..40]).err(), Some(Error::InvalidValue));
+
+    let mem = Mmap::create().unwrap();
+    mem.set_memrange(vec![0u8; 4096]).unwrap();
+    mem.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+    mem.add_dev(&dev).unwrap();
+    mem.start().unwrap();
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+
+    // Get: the value, 8 bytes in host order.
+    let dst = inv.buf_get_at(&mem, 0, 64).unwrap();
+    let t =
+        client.task_remote_net_sync_event_get_alloc_init(cc, Some(&remote), Some(&dst), Data::NONE).unwrap();
+    t.submit().unwrap();
+    until(&pe, "get", || done.borrow().len() == 1);
+    assert_eq!(done.borrow_mut().pop(), Some(("get", Ok(()))));
+    assert_eq!(dst.data_to_vec().unwrap(), 5u64.to_ne_bytes());
+
+    // Set: the owner sees the value.
+    let src = inv.buf_get_at(&mem, 64, 64).unwrap();
+    src.append(&0xd0cau64.to_ne_bytes()).unwrap();
+    let t = client
+        .task_remote_net_sync_event_notify_set_alloc_init(cc, Some(&remote), Some(&src), Data::NONE)
+        .unwrap();
+    t.submit().unwrap();
+    until(&pe, "set", || done.borrow().len() == 1);
+    assert_eq!(done.borrow_mut().pop(), Some(("set", Ok(()))));
+    assert_eq!(se.get(), Ok(0xd0ca));
+
+    // Add needs RDMA_ATOMIC, which the owner's context does not grant: the task fails with
+    // NOT_PERMITTED and the value stays.
+    let res = inv.buf_get_at(&mem, 128, 64).unwrap();
+    let t = client
+        .task_remote_net_sync_event_notify_add_alloc_init(cc, Some(&remote), Some(&res), 1, Data::NONE)
+        .unwrap();
+    t.submit().unwrap();
+    until(&pe, "add", || done.borrow().len() == 1);
+    assert_eq!(done.borrow_mut().pop(), Some(("add", Err(Error::NotPermitted))));
+    assert_eq!(se.get(), Ok(0xd0ca));
+}
