@@ -1028,10 +1028,12 @@ pub extern "C" fn doca_sync_event_export_to_remote_net(
     })
 }
 
-/// A remote net event's DPA or GPU handle: no remote net event exists (`INVALID_VALUE`).
+/// A remote net event's DPA or GPU handle: `INVALID_VALUE` for a handle that is not a
+/// remote net event, else `NOT_SUPPORTED` (no DPA or GPU here).
 fn remote_net_handle(name: &'static str, event: *mut DocaSyncEventRemoteNet) -> DocaError {
-    guarded(name, || {
-        crate::check::refuse(|| format!("{event:p} is not a remote net sync event (this library makes none)"))
+    guarded(name, || match remote_net(event) {
+        Some(_) => unsupported("a remote net event's DPA or GPU handle"),
+        None => invalid(),
     })
 }
 

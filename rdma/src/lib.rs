@@ -1053,34 +1053,116 @@ impl Rdma {
     }
 }
 
-macro_rules! set_conf_fns {
-    ($($fn:ident $t:ident $p:ty, $recv:literal, $doc:literal;)*) => {
-        impl Rdma {$(
-            #[doc = $doc]
-            pub fn $fn(
-                &self,
-                completion: impl FnMut($t, Data, Data) + 'static,
-                error: impl FnMut($t, Data, Data) + 'static,
-                num_tasks: u32,
-            ) -> Result<()> {
-                self.set_conf::<$p, $t>(completion, error, num_tasks, $recv)
-            }
-        )*}
-    };
-}
+impl Rdma {
+    #[doc = "`doca_rdma_task_send_set_conf`: at most the send queue size. Idle only."]
+    pub fn task_send_set_conf(
+        &self,
+        completion: impl FnMut(SendTask, Data, Data) + 'static,
+        error: impl FnMut(SendTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<SendK>, SendTask>(completion, error, num_tasks, false)
+    }
 
-set_conf_fns! {
-    task_send_set_conf SendTask Op<SendK>, false, "`doca_rdma_task_send_set_conf`: at most the send queue size. Idle only.";
-    task_send_imm_set_conf SendImmTask Op<SendImmK>, false, "`doca_rdma_task_send_imm_set_conf`.";
-    task_read_set_conf ReadTask Op<ReadK>, false, "`doca_rdma_task_read_set_conf`.";
-    task_write_set_conf WriteTask Op<WriteK>, false, "`doca_rdma_task_write_set_conf`.";
-    task_write_imm_set_conf WriteImmTask Op<WriteImmK>, false, "`doca_rdma_task_write_imm_set_conf`.";
-    task_atomic_cmp_swp_set_conf CmpSwpTask Op<CasK>, false, "`doca_rdma_task_atomic_cmp_swp_set_conf`.";
-    task_atomic_fetch_add_set_conf FetchAddTask Op<FaddK>, false, "`doca_rdma_task_atomic_fetch_add_set_conf`.";
-    task_remote_net_sync_event_get_set_conf RemoteNetGetTask Op<SeGetK>, false, "`doca_rdma_task_remote_net_sync_event_get_set_conf`.";
-    task_remote_net_sync_event_notify_set_set_conf RemoteNetNotifySetTask Op<SeSetK>, false, "`doca_rdma_task_remote_net_sync_event_notify_set_set_conf`.";
-    task_remote_net_sync_event_notify_add_set_conf RemoteNetNotifyAddTask Op<SeAddK>, false, "`doca_rdma_task_remote_net_sync_event_notify_add_set_conf`.";
-    task_receive_set_conf ReceiveTask RecvFields, true, "`doca_rdma_task_receive_set_conf`: at most the receive queue size. Idle only.";
+    #[doc = "`doca_rdma_task_send_imm_set_conf`."]
+    pub fn task_send_imm_set_conf(
+        &self,
+        completion: impl FnMut(SendImmTask, Data, Data) + 'static,
+        error: impl FnMut(SendImmTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<SendImmK>, SendImmTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_read_set_conf`."]
+    pub fn task_read_set_conf(
+        &self,
+        completion: impl FnMut(ReadTask, Data, Data) + 'static,
+        error: impl FnMut(ReadTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<ReadK>, ReadTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_write_set_conf`."]
+    pub fn task_write_set_conf(
+        &self,
+        completion: impl FnMut(WriteTask, Data, Data) + 'static,
+        error: impl FnMut(WriteTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<WriteK>, WriteTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_write_imm_set_conf`."]
+    pub fn task_write_imm_set_conf(
+        &self,
+        completion: impl FnMut(WriteImmTask, Data, Data) + 'static,
+        error: impl FnMut(WriteImmTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<WriteImmK>, WriteImmTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_atomic_cmp_swp_set_conf`."]
+    pub fn task_atomic_cmp_swp_set_conf(
+        &self,
+        completion: impl FnMut(CmpSwpTask, Data, Data) + 'static,
+        error: impl FnMut(CmpSwpTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<CasK>, CmpSwpTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_atomic_fetch_add_set_conf`."]
+    pub fn task_atomic_fetch_add_set_conf(
+        &self,
+        completion: impl FnMut(FetchAddTask, Data, Data) + 'static,
+        error: impl FnMut(FetchAddTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<FaddK>, FetchAddTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_remote_net_sync_event_get_set_conf`."]
+    pub fn task_remote_net_sync_event_get_set_conf(
+        &self,
+        completion: impl FnMut(RemoteNetGetTask, Data, Data) + 'static,
+        error: impl FnMut(RemoteNetGetTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<SeGetK>, RemoteNetGetTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_remote_net_sync_event_notify_set_set_conf`."]
+    pub fn task_remote_net_sync_event_notify_set_set_conf(
+        &self,
+        completion: impl FnMut(RemoteNetNotifySetTask, Data, Data) + 'static,
+        error: impl FnMut(RemoteNetNotifySetTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<SeSetK>, RemoteNetNotifySetTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_remote_net_sync_event_notify_add_set_conf`."]
+    pub fn task_remote_net_sync_event_notify_add_set_conf(
+        &self,
+        completion: impl FnMut(RemoteNetNotifyAddTask, Data, Data) + 'static,
+        error: impl FnMut(RemoteNetNotifyAddTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<SeAddK>, RemoteNetNotifyAddTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_receive_set_conf`: at most the receive queue size. Idle only."]
+    pub fn task_receive_set_conf(
+        &self,
+        completion: impl FnMut(ReceiveTask, Data, Data) + 'static,
+        error: impl FnMut(ReceiveTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<RecvFields, ReceiveTask>(completion, error, num_tasks, true)
+    }
 }
 
 impl Rdma {
