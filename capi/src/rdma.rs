@@ -1086,3 +1086,161 @@ pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf
         },
     )
 }
+
+// ---- API level 2.6: one connection per context, no argument for it ----
+
+thread_local! {
+    /// Level 2.6: each context's one connection (made by its export or connect), by the
+    /// context's `doca_ctx` handle.
+    static IMPLICIT: RefCell<std::collections::HashMap<usize, usize>> = RefCell::default();
+}
+
+/// The context's 2.6 connection while it names a live connection of it.
+fn implicit(l: &DocaRdma) -> Option<*mut DocaRdmaConnection> {
+    let h = IMPLICIT.with(|m| m.borrow().get(&(l.ctx as usize)).copied())? as *mut DocaRdmaConnection;
+    // SAFETY: CONNS only holds DocaRdmaConnection handles; no log when it is gone.
+    let c = unsafe { CONNS.peek(h as *const DocaRdmaConnection) }?;
+    l.obj.connection_state(c.conn).ok().map(|_| h)
+}
+
+/// The context's 2.6 connection, exported now if it has none that is still exported.
+fn implicit_exported(
+    l: &DocaRdma,
+    rdma: *mut DocaRdma,
+) -> std::result::Result<*mut DocaRdmaConnection, DocaError> {
+    if let Some(h) = implicit(l) {
+        let exported =
+            conn(h).is_some_and(|c| l.obj.connection_state(c.conn) == Ok(doca_rdma::ConnState::Exported));
+        if exported {
+            return Ok(h);
+        }
+    }
+    let (mut p, mut n, mut h) = (std::ptr::null::<std::ffi::c_void>(), 0usize, std::ptr::null_mut());
+    // SAFETY: the out-pointers are this frame's locals.
+    let r = unsafe { doca_rdma_export(rdma, &mut p, &mut n, &mut h) };
+    if r != 0 {
+        return Err(r);
+    }
+    IMPLICIT.with(|m| m.borrow_mut().insert(l.ctx as usize, h as usize));
+    Ok(h)
+}
+
+/// The context's 2.6 connection for a task allocator: `BAD_STATE` before export/connect.
+fn implicit_for_task(
+    rdma: *mut DocaRdma,
+    what: &str,
+) -> std::result::Result<*mut DocaRdmaConnection, DocaError> {
+    let Some(l) = self::rdma(rdma) else { return Err(invalid()) };
+    implicit(l).ok_or_else(|| {
+        doca_core::fail!(
+            doca_core::Error::BadState,
+            "{what}: the context has no connection yet (doca_rdma_export or doca_rdma_connect first)"
+        )
+        .code()
+    })
+}
+
+/// `doca_rdma_create` at level 2.6: the context starts as DOCA 2.6's did — `doca_ctx_start`
+/// answers `IN_PROGRESS` and the context becomes Running when `doca_rdma_connect` connects.
+///
+/// # Safety
+/// `rdma` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_create_v26(dev: *mut DocaDev, rdma: *mut *mut DocaRdma) -> DocaError {
+    guarded("doca_rdma_create", || {
+        libctx::create(&RDMAS, dev, rdma, "rdma", |d| {
+            let r = Rdma::create(d)?;
+            r.set_running_on_connect(true)?;
+            Ok(r)
+        })
+    })
+}
+
+/// `doca_rdma_export` at level 2.6: the context's connection (a new one when it has none
+/// still exported) and its descriptor.
+///
+/// # Safety
+/// The out-pointers are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_export_v26(
+    rdma: *const DocaRdma,
+    local_rdma_conn_details: *mut *const std::ffi::c_void,
+    local_rdma_conn_details_size: *mut usize,
+) -> DocaError {
+    guarded("doca_rdma_export", || {
+        // A handle is a token: the const of 2.6's prototype changes nothing.
+        let rdma = rdma as *mut DocaRdma;
+        let Some(l) = self::rdma(rdma) else { return invalid() };
+        for (p, n) in [
+            (local_rdma_conn_details as *const (), "local_rdma_conn_details"),
+            (local_rdma_conn_details_size as *const (), "local_rdma_conn_details_size"),
+        ] {
+            if let Err(e) = non_null(p, n) {
+                return e;
+            }
+        }
+        let h = match implicit_exported(l, rdma) {
+            Ok(h) => h,
+            Err(e) => return e,
+        };
+        let Some(c) = conn(h) else { return invalid() };
+        let r = out(local_rdma_conn_details, c.desc.as_ptr() as *const std::ffi::c_void);
+        if r != 0 {
+            return r;
+        }
+        out(local_rdma_conn_details_size, c.desc.len())
+    })
+}
+
+/// `doca_rdma_connect` at level 2.6: connects the context's connection (exported now when
+/// the application did not export: a DC requester only reads the peer's details).
+///
+/// # Safety
+/// `remote_rdma_conn_details` is NULL or readable for `remote_rdma_conn_details_size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_connect_v26(
+    rdma: *mut DocaRdma,
+    remote_rdma_conn_details: *const std::ffi::c_void,
+    remote_rdma_conn_details_size: usize,
+) -> DocaError {
+    guarded("doca_rdma_connect", || {
+        let Some(l) = self::rdma(rdma) else { return invalid() };
+        let h = match implicit_exported(l, rdma) {
+            Ok(h) => h,
+            Err(e) => return e,
+        };
+        // SAFETY: the caller's contract, passed on.
+        unsafe { doca_rdma_connect(rdma, remote_rdma_conn_details, remote_rdma_conn_details_size, h) }
+    })
+}
+
+macro_rules! v26_alloc {
+    ($($v26:ident => $v27:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        #[doc = concat!("`", stringify!($v27), "` at level 2.6: on the context's connection (`BAD_STATE` before export or connect).")]
+        ///
+        /// # Safety
+        /// `task` is NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $v26(rdma: *mut DocaRdma, $($arg: $ty,)* user_data: DocaData, task: *mut *mut DocaTask) -> DocaError {
+            let c = match implicit_for_task(rdma, stringify!($v27)) {
+                Ok(c) => c,
+                Err(e) => return e,
+            };
+            // SAFETY: the caller's contract, passed on.
+            unsafe { $v27(rdma, c, $($arg,)* user_data, task) }
+        }
+    )*};
+}
+
+v26_alloc! {
+    doca_rdma_task_send_allocate_init_v26 => doca_rdma_task_send_allocate_init(src_buf: *const DocaBuf);
+    doca_rdma_task_send_imm_allocate_init_v26 => doca_rdma_task_send_imm_allocate_init(src_buf: *const DocaBuf, immediate_data: u32);
+    doca_rdma_task_read_allocate_init_v26 => doca_rdma_task_read_allocate_init(src_buf: *const DocaBuf, dst_buf: *mut DocaBuf);
+    doca_rdma_task_write_allocate_init_v26 => doca_rdma_task_write_allocate_init(src_buf: *const DocaBuf, dst_buf: *mut DocaBuf);
+    doca_rdma_task_write_imm_allocate_init_v26 => doca_rdma_task_write_imm_allocate_init(src_buf: *const DocaBuf, dst_buf: *mut DocaBuf, immediate_data: u32);
+    doca_rdma_task_atomic_cmp_swp_allocate_init_v26 => doca_rdma_task_atomic_cmp_swp_allocate_init(dst_buf: *mut DocaBuf, result_buf: *mut DocaBuf, cmp_data: u64, swap_data: u64);
+    doca_rdma_task_atomic_fetch_add_allocate_init_v26 => doca_rdma_task_atomic_fetch_add_allocate_init(dst_buf: *mut DocaBuf, result_buf: *mut DocaBuf, add_data: u64);
+    doca_rdma_task_remote_net_sync_event_get_allocate_init_v26 => doca_rdma_task_remote_net_sync_event_get_allocate_init(event: *const crate::sync_event::DocaSyncEventRemoteNet, dst_buf: *mut DocaBuf);
+    doca_rdma_task_remote_net_sync_event_notify_set_allocate_init_v26 => doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(event: *mut crate::sync_event::DocaSyncEventRemoteNet, src_buf: *const DocaBuf);
+    doca_rdma_task_remote_net_sync_event_notify_add_allocate_init_v26 => doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(event: *mut crate::sync_event::DocaSyncEventRemoteNet, result_buf: *mut DocaBuf, add_data: u64);
+}

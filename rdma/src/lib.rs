@@ -185,6 +185,8 @@ struct Config {
     max_conns: u16,
     conn_request_timeout: u16,
     rnr_retry: u8,
+    /// DOCA 2.5/2.6's start: Starting until the connection is connected.
+    running_on_connect: bool,
 }
 
 /// What each sending task type is.
@@ -653,6 +655,7 @@ impl Rdma {
             max_conns: 1,
             conn_request_timeout: 5000,
             rnr_retry: RNR_INFINITE,
+            running_on_connect: false,
         };
         let bell = Arc::new(EventFd::new()?);
         let cell = CtxCell::new(|weak| RdmaOps {
@@ -915,6 +918,14 @@ impl Rdma {
         self.configure("set_rnr_retry_count", |c| c.rnr_retry = n)
     }
 
+    /// DOCA 2.5/2.6's start (the C ABI's level-2.6 `doca_rdma_create`): `start` leaves the
+    /// context Starting (`IN_PROGRESS`); it becomes Running when [`Rdma::connect`]
+    /// connects, as NVIDIA's 2.6 samples expect (they export and connect in their Starting
+    /// callback). Idle only.
+    pub fn set_running_on_connect(&self, on: bool) -> Result<()> {
+        self.configure("set_running_on_connect", |c| c.running_on_connect = on)
+    }
+
     /// `doca_rdma_get_rnr_retry_count`.
     pub fn rnr_retry_count(&self) -> u8 {
         self.cfg().rnr_retry
@@ -966,6 +977,9 @@ impl Rdma {
         }
         ops.connect_out(c, d, self.core())?;
         drop(conns);
+        if cfg.running_on_connect {
+            self.core().set_running();
+        }
         self.core().activate();
         tracing::debug!(target: "doca_sdk", "rdma: connection {} connected to pid {}", conn.idx, d.service.pid);
         Ok(())
@@ -2142,7 +2156,7 @@ impl CtxOps for RdmaOps {
         if self.timer.borrow().is_none() {
             *self.timer.borrow_mut() = Some(core.watch(Timer::new()?)?);
         }
-        Ok(Started::Running)
+        Ok(if self.cfg.get().running_on_connect { Started::Starting } else { Started::Running })
     }
 
     /// Every task is handed back with [`FLUSH_STATUS`] (delivered at the next progress:

@@ -226,3 +226,29 @@ fn doca_rdma_connection_manager_states() {
     assert_eq!(r.connection_state(c), Ok(ConnState::Disconnected));
     r.connection_disconnect(c).unwrap();
 }
+
+/// DOCA 2.6's start (the level-2.6 `doca_rdma_create`): Starting until the connection is
+/// connected, then Running.
+#[test]
+fn doca_rdma_create_v26_starts_when_connected() {
+    let pe = Pe::create().unwrap();
+    let d = dev();
+    let a = Rdma::create(&d).unwrap();
+    a.set_running_on_connect(true).unwrap();
+    let b = Rdma::create(&d).unwrap();
+    for r in [&a, &b] {
+        pe.connect_ctx(&r.as_ctx()).unwrap();
+    }
+    assert_eq!(a.as_ctx().start(), Err(Error::InProgress));
+    b.as_ctx().start().unwrap();
+    for _ in 0..10 {
+        doca_tests::idle(&pe);
+    }
+    assert_eq!(a.as_ctx().state(), CtxState::Starting, "not connected yet");
+    let (da, ca) = a.export().unwrap();
+    let (db, cb) = b.export().unwrap();
+    a.connect(&db, ca).unwrap();
+    b.connect(&da, cb).unwrap();
+    until(&pe, || a.as_ctx().state() == CtxState::Running);
+    assert_eq!(a.set_running_on_connect(false), Err(Error::BadState), "Idle only");
+}
