@@ -52,10 +52,11 @@
 //! a revoked export (`NOT_FOUND`), receiver-not-ready past the retry budget (`TIME_OUT`), a
 //! peer gone (`CONNECTION_RESET`) — is fatal to its connection and to the context (DOCA's
 //! engine rule, see `doca_core::queue`): the context moves to Stopping and every other task
-//! completes with [`FLUSH_STATUS`]. A peer that stops its context says goodbye (the
-//! connection becomes disconnected, nothing fails); a peer that vanishes without it (killed)
-//! puts the connection in the error state, which fails the context when tasks were waiting
-//! on the connection or receive tasks are posted with no live connection left.
+//! completes with [`FLUSH_STATUS`]; every connection of the failed context closes with a
+//! goodbye. A peer that stops its context (or fails) says goodbye (the connection becomes
+//! disconnected, nothing fails); a peer that vanishes without it (killed) puts the
+//! connection in the error state, which fails the context when tasks were waiting on the
+//! connection, or receive tasks are posted with no live connection left.
 //!
 //! **Hostile peers.** Every packet is checked ([`wire::Hdr::parse`]: kind, lengths against
 //! the receiver's limit, no descriptors attached); a malformed one closes that connection
@@ -2206,7 +2207,7 @@ impl CtxOps for RdmaOps {
         did |= self.cm_listen(core, t);
         let mut budget = self.bytes_per_pass.get();
         let n = self.conns.borrow().len();
-        let mut live = 0;
+        let (mut live, mut broken) = (0, 0);
         for i in 0..n {
             if fatal.is_some() {
                 break;
@@ -2225,9 +2226,13 @@ impl CtxOps for RdmaOps {
             did |= self.cm_step(c, me, core, t);
             if c.state.is_live() {
                 live += 1;
+            } else if c.state == ConnState::Error {
+                broken += 1;
             }
         }
-        if fatal.is_none() && live == 0 && n > 0 && !self.posted.borrow().is_empty() {
+        // Receives posted while every connection is over and one of them broke (a peer that
+        // vanished) would wait for ever: they fail. After clean goodbyes they keep waiting.
+        if fatal.is_none() && live == 0 && broken > 0 && !self.posted.borrow().is_empty() {
             let posted: Vec<TaskId> = self.posted.borrow_mut().drain(..).collect();
             for id in posted {
                 self.recv_pool.finish(id, Err(Error::ConnectionReset));
@@ -2236,7 +2241,10 @@ impl CtxOps for RdmaOps {
                 Some((Error::ConnectionReset, "receive tasks are posted and no connection is left".into()));
         }
         if let Some((e, why)) = fatal {
+            // Fatal to the context: every task flushed, every connection closed (with a
+            // goodbye: the peers see a disconnection); a restart exports and connects anew.
             self.flush_all(FLUSH_STATUS);
+            self.close_all();
             core.fail(e, &why);
             return true;
         }
