@@ -935,6 +935,26 @@ pub extern "C" fn doca_rdma_task_read_get_result_len(task: *const DocaTask) -> u
     })
 }
 
+/// [`hand_out`] for a remote sync event task, remembering its event's handle for the getter.
+fn hand_out_with_event(
+    l: &DocaRdma,
+    t: doca_core::Result<AnyTask>,
+    src: *const DocaBuf,
+    dst: *mut DocaBuf,
+    event: *mut core::ffi::c_void,
+    task_p: *mut *mut DocaTask,
+) -> DocaError {
+    let r = hand_out(l, t, src, dst, task_p);
+    if r == 0 {
+        // SAFETY: hand_out wrote the new handle through task_p (checked writable by it).
+        let h = unsafe { task_p.read() };
+        if let Some(h) = self::task(h) {
+            h.event.set(event);
+        }
+    }
+    r
+}
+
 /// The remote net sync event behind a handle C gave (NULL: none yet).
 fn opt_remote_net<'a>(
     p: *const crate::sync_event::DocaSyncEventRemoteNet,
@@ -969,7 +989,7 @@ pub unsafe extern "C" fn doca_rdma_task_remote_net_sync_event_get_allocate_init(
             .obj
             .task_remote_net_sync_event_get_alloc_init(c, se, d, user_data.to_data())
             .map(AnyTask::RdmaSeGet);
-        hand_out(l, t, std::ptr::null(), dst_buf, task)
+        hand_out_with_event(l, t, std::ptr::null(), dst_buf, event as *mut core::ffi::c_void, task)
     })
 }
 
@@ -997,7 +1017,7 @@ pub unsafe extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_allocat
             .obj
             .task_remote_net_sync_event_notify_set_alloc_init(c, se, s, user_data.to_data())
             .map(AnyTask::RdmaSeNotifySet);
-        hand_out(l, t, src_buf, std::ptr::null_mut(), task)
+        hand_out_with_event(l, t, src_buf, std::ptr::null_mut(), event as *mut core::ffi::c_void, task)
     })
 }
 
@@ -1026,7 +1046,7 @@ pub unsafe extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_allocat
             .obj
             .task_remote_net_sync_event_notify_add_alloc_init(c, se, r, add_data, user_data.to_data())
             .map(AnyTask::RdmaSeNotifyAdd);
-        hand_out(l, t, result_buf, std::ptr::null_mut(), task)
+        hand_out_with_event(l, t, result_buf, std::ptr::null_mut(), event as *mut core::ffi::c_void, task)
     })
 }
 
@@ -1243,4 +1263,726 @@ v26_alloc! {
     doca_rdma_task_remote_net_sync_event_get_allocate_init_v26 => doca_rdma_task_remote_net_sync_event_get_allocate_init(event: *const crate::sync_event::DocaSyncEventRemoteNet, dst_buf: *mut DocaBuf);
     doca_rdma_task_remote_net_sync_event_notify_set_allocate_init_v26 => doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(event: *mut crate::sync_event::DocaSyncEventRemoteNet, src_buf: *const DocaBuf);
     doca_rdma_task_remote_net_sync_event_notify_add_allocate_init_v26 => doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(event: *mut crate::sync_event::DocaSyncEventRemoteNet, result_buf: *mut DocaBuf, add_data: u64);
+}
+
+// ---- The getters and setters of allocated tasks ----
+
+/// Runs `f` on the task behind `p` when it is a task of the kind `want` held by the
+/// application (not submitted); logs and returns `None` otherwise.
+fn held<R>(name: &str, p: *const DocaTask, f: impl FnOnce(&AnyTask, &DocaTask) -> Option<R>) -> Option<R> {
+    let h = self::task(p)?;
+    let r = h.with(|t| f(t, h)).flatten();
+    if r.is_none() {
+        tracing::error!(target: "doca_sdk", "{name}: not a task of this kind held by the application (submitted, or another kind)");
+    }
+    r
+}
+
+/// `doca_rdma_task_send_imm_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_imm_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_send_imm_get_src_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_send_imm_get_src_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaSendImm(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_send_imm_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_imm_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
+    crate::shielded("doca_rdma_task_send_imm_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_send_imm_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_send_imm_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaSendImm(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_send_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
+    crate::shielded("doca_rdma_task_send_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_send_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_send_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaSend(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_receive_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_receive_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_receive_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_receive_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_receive_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaReceive(t) => {
+                t.set_dst(b);
+                h.dst.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_read_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_read_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_read_get_src_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_read_get_src_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaRead(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_read_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_read_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
+    crate::shielded("doca_rdma_task_read_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_read_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_read_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaRead(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_read_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_read_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_read_get_dst_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_read_get_dst_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaRead(_)).then(|| h.dst.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_read_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_read_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_read_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_read_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_read_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaRead(t) => {
+                t.set_dst(b);
+                h.dst.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_write_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_write_get_src_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_write_get_src_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaWrite(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_write_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
+    crate::shielded("doca_rdma_task_write_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_write_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaWrite(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_write_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_write_get_dst_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_write_get_dst_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaWrite(_)).then(|| h.dst.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_write_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_write_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_write_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaWrite(t) => {
+                t.set_dst(b);
+                h.dst.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_write_imm_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_write_imm_get_src_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_write_imm_get_src_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaWriteImm(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_write_imm_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
+    crate::shielded("doca_rdma_task_write_imm_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_imm_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_write_imm_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaWriteImm(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_write_imm_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_write_imm_get_dst_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_write_imm_get_dst_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaWriteImm(_)).then(|| h.dst.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_write_imm_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_write_imm_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_imm_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_write_imm_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaWriteImm(t) => {
+                t.set_dst(b);
+                h.dst.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_dst_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_atomic_cmp_swp_get_dst_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaCmpSwp(_)).then(|| h.dst.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_cmp_swp_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_atomic_cmp_swp_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaCmpSwp(t) => {
+                t.set_dst(b);
+                h.dst.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_get_result_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_result_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_result_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_atomic_cmp_swp_get_result_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaCmpSwp(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_set_result_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_result_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_result_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_cmp_swp_set_result_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_atomic_cmp_swp_set_result_buf", task, |t, h| match t {
+            AnyTask::RdmaCmpSwp(t) => {
+                t.set_result(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_get_dst_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_atomic_fetch_add_get_dst_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaFetchAdd(_)).then(|| h.dst.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_fetch_add_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_atomic_fetch_add_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaFetchAdd(t) => {
+                t.set_dst(b);
+                h.dst.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_get_result_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_get_result_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_get_result_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_atomic_fetch_add_get_result_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaFetchAdd(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_set_result_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_result_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_set_result_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_fetch_add_set_result_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_atomic_fetch_add_set_result_buf", task, |t, h| match t {
+            AnyTask::RdmaFetchAdd(t) => {
+                t.set_result(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_set_dst_buf(
+    task: *mut DocaTask,
+    buf: *mut DocaBuf,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_get_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_get_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_get_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaSeGet(t) => {
+                t.set_dst(b);
+                h.dst.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf(
+    task: *mut DocaTask,
+    buf: *const DocaBuf,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaSeNotifySet(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf(
+    task: *mut DocaTask,
+    buf: *mut DocaBuf,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf", task, |t, h| match t {
+            AnyTask::RdmaSeNotifyAdd(t) => {
+                t.set_result(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_send_imm_get_immediate_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_imm_get_immediate_data(task: *const DocaTask) -> u32 {
+    crate::shielded("doca_rdma_task_send_imm_get_immediate_data", 0, || {
+        held("doca_rdma_task_send_imm_get_immediate_data", task, |t, _| match t {
+            AnyTask::RdmaSendImm(t) => Some(t.immediate_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_send_imm_set_immediate_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_imm_set_immediate_data(task: *mut DocaTask, value: u32) {
+    crate::shielded("doca_rdma_task_send_imm_set_immediate_data", (), || {
+        held("doca_rdma_task_send_imm_set_immediate_data", task, |t, _| match t {
+            AnyTask::RdmaSendImm(t) => {
+                t.set_immediate_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_write_imm_get_immediate_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_get_immediate_data(task: *const DocaTask) -> u32 {
+    crate::shielded("doca_rdma_task_write_imm_get_immediate_data", 0, || {
+        held("doca_rdma_task_write_imm_get_immediate_data", task, |t, _| match t {
+            AnyTask::RdmaWriteImm(t) => Some(t.immediate_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_write_imm_set_immediate_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_set_immediate_data(task: *mut DocaTask, value: u32) {
+    crate::shielded("doca_rdma_task_write_imm_set_immediate_data", (), || {
+        held("doca_rdma_task_write_imm_set_immediate_data", task, |t, _| match t {
+            AnyTask::RdmaWriteImm(t) => {
+                t.set_immediate_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_get_cmp_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_cmp_data(task: *const DocaTask) -> u64 {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_cmp_data", 0, || {
+        held("doca_rdma_task_atomic_cmp_swp_get_cmp_data", task, |t, _| match t {
+            AnyTask::RdmaCmpSwp(t) => Some(t.cmp_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_set_cmp_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_cmp_data(task: *mut DocaTask, value: u64) {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_cmp_data", (), || {
+        held("doca_rdma_task_atomic_cmp_swp_set_cmp_data", task, |t, _| match t {
+            AnyTask::RdmaCmpSwp(t) => {
+                t.set_cmp_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_get_swap_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_swap_data(task: *const DocaTask) -> u64 {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_swap_data", 0, || {
+        held("doca_rdma_task_atomic_cmp_swp_get_swap_data", task, |t, _| match t {
+            AnyTask::RdmaCmpSwp(t) => Some(t.swap_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_set_swap_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_swap_data(task: *mut DocaTask, value: u64) {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_swap_data", (), || {
+        held("doca_rdma_task_atomic_cmp_swp_set_swap_data", task, |t, _| match t {
+            AnyTask::RdmaCmpSwp(t) => {
+                t.set_swap_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_get_add_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_get_add_data(task: *const DocaTask) -> u64 {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_get_add_data", 0, || {
+        held("doca_rdma_task_atomic_fetch_add_get_add_data", task, |t, _| match t {
+            AnyTask::RdmaFetchAdd(t) => Some(t.add_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_set_add_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_add_data(task: *mut DocaTask, value: u64) {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_set_add_data", (), || {
+        held("doca_rdma_task_atomic_fetch_add_set_add_data", task, |t, _| match t {
+            AnyTask::RdmaFetchAdd(t) => {
+                t.set_add_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_get_add_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_get_add_data(task: *const DocaTask) -> u64 {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_get_add_data", 0, || {
+        held("doca_rdma_task_remote_net_sync_event_notify_add_get_add_data", task, |t, _| match t {
+            AnyTask::RdmaSeNotifyAdd(t) => Some(t.add_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_set_add_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_set_add_data(
+    task: *mut DocaTask,
+    value: u64,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_set_add_data", (), || {
+        held("doca_rdma_task_remote_net_sync_event_notify_add_set_add_data", task, |t, _| match t {
+            AnyTask::RdmaSeNotifyAdd(t) => {
+                t.set_add_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_get_sync_event`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_sync_event(
+    task: *const DocaTask,
+) -> *const crate::sync_event::DocaSyncEventRemoteNet {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_get_get_sync_event", std::ptr::null_mut(), || {
+        held("doca_rdma_task_remote_net_sync_event_get_get_sync_event", task, |t, h| {
+            matches!(t, AnyTask::RdmaSeGet(_))
+                .then(|| h.event.get() as *const crate::sync_event::DocaSyncEventRemoteNet)
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_set_sync_event` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_set_sync_event(
+    task: *mut DocaTask,
+    event: *const crate::sync_event::DocaSyncEventRemoteNet,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_get_set_sync_event", (), || {
+        let Ok(se) = opt_remote_net(event) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_get_set_sync_event: not a live remote net sync event handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_get_set_sync_event", task, |t, h| match t {
+            AnyTask::RdmaSeGet(t) => {
+                t.set_sync_event(se);
+                h.event.set(event as *mut core::ffi::c_void);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event(
+    task: *const DocaTask,
+) -> *mut crate::sync_event::DocaSyncEventRemoteNet {
+    crate::shielded(
+        "doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event",
+        std::ptr::null_mut(),
+        || {
+            held("doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event", task, |t, h| {
+                matches!(t, AnyTask::RdmaSeNotifySet(_))
+                    .then(|| h.event.get() as *mut crate::sync_event::DocaSyncEventRemoteNet)
+            })
+            .unwrap_or(std::ptr::null_mut())
+        },
+    )
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(
+    task: *mut DocaTask,
+    event: *mut crate::sync_event::DocaSyncEventRemoteNet,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event", (), || {
+        let Ok(se) = opt_remote_net(event) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event: not a live remote net sync event handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event", task, |t, h| match t {
+            AnyTask::RdmaSeNotifySet(t) => {
+                t.set_sync_event(se);
+                h.event.set(event as *mut core::ffi::c_void);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event(
+    task: *const DocaTask,
+) -> *mut crate::sync_event::DocaSyncEventRemoteNet {
+    crate::shielded(
+        "doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event",
+        std::ptr::null_mut(),
+        || {
+            held("doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event", task, |t, h| {
+                matches!(t, AnyTask::RdmaSeNotifyAdd(_))
+                    .then(|| h.event.get() as *mut crate::sync_event::DocaSyncEventRemoteNet)
+            })
+            .unwrap_or(std::ptr::null_mut())
+        },
+    )
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event(
+    task: *mut DocaTask,
+    event: *mut crate::sync_event::DocaSyncEventRemoteNet,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event", (), || {
+        let Ok(se) = opt_remote_net(event) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event: not a live remote net sync event handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event", task, |t, h| match t {
+            AnyTask::RdmaSeNotifyAdd(t) => {
+                t.set_sync_event(se);
+                h.event.set(event as *mut core::ffi::c_void);
+                Some(())
+            }
+            _ => None,
+        });
+    })
 }

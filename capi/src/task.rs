@@ -310,6 +310,8 @@ pub struct DocaTask {
     pub(crate) key: Cell<*mut core::ffi::c_void>,
     /// An erasure coding task's matrix handle (`struct doca_ec_matrix *`).
     pub(crate) matrix: Cell<*mut core::ffi::c_void>,
+    /// An RDMA remote sync event task's event handle (`struct doca_sync_event_remote_net *`).
+    pub(crate) event: Cell<*mut core::ffi::c_void>,
 }
 
 static TASKS: Handles = Handles::new(Kind::Task);
@@ -469,6 +471,7 @@ impl TaskTable {
                 out: Cell::new(std::ptr::null_mut()),
                 key: Cell::new(std::ptr::null_mut()),
                 matrix: Cell::new(std::ptr::null_mut()),
+                event: Cell::new(std::ptr::null_mut()),
             })
         });
         if let Some(handle) = own_task(h) {

@@ -248,7 +248,10 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_buf_inventory_buf_get_by_data(inv, cmap, cmem, 15, &a), DOCA_SUCCESS);
 	CHECK_CODE(doca_buf_inventory_buf_get_by_addr(inv, remote, smem + 2048, 64, &b), DOCA_SUCCESS);
 	struct doca_rdma_task_write *wt;
-	CHECK_CODE(doca_rdma_task_write_allocate_init(cli, cli_conn, a, b, none, &wt), DOCA_SUCCESS);
+	CHECK_CODE(doca_rdma_task_write_allocate_init(cli, cli_conn, NULL, NULL, none, &wt), DOCA_SUCCESS);
+	doca_rdma_task_write_set_src_buf(wt, a);
+	doca_rdma_task_write_set_dst_buf(wt, b);
+	CHECK(doca_rdma_task_write_get_src_buf(wt) == a && doca_rdma_task_write_get_dst_buf(wt) == b);
 	CHECK_CODE(doca_task_submit(doca_rdma_task_write_as_task(wt)), DOCA_SUCCESS);
 	until(&done, 3);
 	CHECK(memcmp(smem + 2048, "hello over rdma", 15) == 0);
@@ -270,7 +273,9 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_buf_inventory_buf_get_by_data(inv, cmap, cmem, 5, &a), DOCA_SUCCESS);
 	CHECK_CODE(doca_buf_inventory_buf_get_by_addr(inv, remote, smem + 3072, 64, &b), DOCA_SUCCESS);
 	struct doca_rdma_task_write_imm *wit;
-	CHECK_CODE(doca_rdma_task_write_imm_allocate_init(cli, cli_conn, a, b, 0x1234, none, &wit), DOCA_SUCCESS);
+	CHECK_CODE(doca_rdma_task_write_imm_allocate_init(cli, cli_conn, a, b, 1, none, &wit), DOCA_SUCCESS);
+	doca_rdma_task_write_imm_set_immediate_data(wit, 0x1234);
+	CHECK(doca_rdma_task_write_imm_get_immediate_data(wit) == 0x1234);
 	CHECK_CODE(doca_task_submit(doca_rdma_task_write_imm_as_task(wit)), DOCA_SUCCESS);
 	until(&done, 6);
 	CHECK(last_imm == 0x1234 && memcmp(smem + 3072, "hello", 5) == 0);
@@ -293,7 +298,10 @@ int main(int argc, char **argv)
 	doca_buf_dec_refcount(b, NULL);
 	CHECK_CODE(doca_buf_inventory_buf_get_by_addr(inv, cmap, cmem + 8200, 8, &b), DOCA_SUCCESS);
 	struct doca_rdma_task_atomic_cmp_swp *cst;
-	CHECK_CODE(doca_rdma_task_atomic_cmp_swp_allocate_init(cli, cli_conn, a, b, 42, 7, none, &cst), DOCA_SUCCESS);
+	CHECK_CODE(doca_rdma_task_atomic_cmp_swp_allocate_init(cli, cli_conn, a, b, 42, 0, none, &cst), DOCA_SUCCESS);
+	doca_rdma_task_atomic_cmp_swp_set_swap_data(cst, 7);
+	CHECK(doca_rdma_task_atomic_cmp_swp_get_cmp_data(cst) == 42 && doca_rdma_task_atomic_cmp_swp_get_swap_data(cst) == 7);
+	CHECK(doca_rdma_task_atomic_cmp_swp_get_result_buf(cst) == b && doca_rdma_task_atomic_cmp_swp_get_dst_buf(cst) == a);
 	CHECK_CODE(doca_task_submit(doca_rdma_task_atomic_cmp_swp_as_task(cst)), DOCA_SUCCESS);
 	until(&done, 8);
 	memcpy(&v, smem + 4096, 8);
@@ -312,6 +320,7 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_buf_inventory_buf_get_by_addr(inv, cmap, cmem + 12288, 8, &b), DOCA_SUCCESS);
 	struct doca_rdma_task_remote_net_sync_event_get *gt;
 	CHECK_CODE(doca_rdma_task_remote_net_sync_event_get_allocate_init(cli, cli_conn, rse, b, none, &gt), DOCA_SUCCESS);
+	CHECK(doca_rdma_task_remote_net_sync_event_get_get_sync_event(gt) == rse);
 	CHECK_CODE(doca_task_submit(doca_rdma_task_remote_net_sync_event_get_as_task(gt)), DOCA_SUCCESS);
 	until(&done, 9);
 	memcpy(&v, cmem + 12288, 8);
