@@ -1338,7 +1338,7 @@ pub extern "C" fn doca_rdma_task_receive_set_dst_buf(task: *mut DocaTask, buf: *
         held("doca_rdma_task_receive_set_dst_buf", task, |t, h| match t {
             AnyTask::RdmaReceive(t) => {
                 t.set_dst(b);
-                h.dst.set(buf as *mut DocaBuf);
+                h.dst.set(buf);
                 Some(())
             }
             _ => None,
@@ -1398,7 +1398,7 @@ pub extern "C" fn doca_rdma_task_read_set_dst_buf(task: *mut DocaTask, buf: *mut
         held("doca_rdma_task_read_set_dst_buf", task, |t, h| match t {
             AnyTask::RdmaRead(t) => {
                 t.set_dst(b);
-                h.dst.set(buf as *mut DocaBuf);
+                h.dst.set(buf);
                 Some(())
             }
             _ => None,
@@ -1458,7 +1458,7 @@ pub extern "C" fn doca_rdma_task_write_set_dst_buf(task: *mut DocaTask, buf: *mu
         held("doca_rdma_task_write_set_dst_buf", task, |t, h| match t {
             AnyTask::RdmaWrite(t) => {
                 t.set_dst(b);
-                h.dst.set(buf as *mut DocaBuf);
+                h.dst.set(buf);
                 Some(())
             }
             _ => None,
@@ -1518,7 +1518,7 @@ pub extern "C" fn doca_rdma_task_write_imm_set_dst_buf(task: *mut DocaTask, buf:
         held("doca_rdma_task_write_imm_set_dst_buf", task, |t, h| match t {
             AnyTask::RdmaWriteImm(t) => {
                 t.set_dst(b);
-                h.dst.set(buf as *mut DocaBuf);
+                h.dst.set(buf);
                 Some(())
             }
             _ => None,
@@ -1548,7 +1548,7 @@ pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_dst_buf(task: *mut DocaTask,
         held("doca_rdma_task_atomic_cmp_swp_set_dst_buf", task, |t, h| match t {
             AnyTask::RdmaCmpSwp(t) => {
                 t.set_dst(b);
-                h.dst.set(buf as *mut DocaBuf);
+                h.dst.set(buf);
                 Some(())
             }
             _ => None,
@@ -1578,7 +1578,7 @@ pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_result_buf(task: *mut DocaTa
         held("doca_rdma_task_atomic_cmp_swp_set_result_buf", task, |t, h| match t {
             AnyTask::RdmaCmpSwp(t) => {
                 t.set_result(b);
-                h.buf.set(buf as *mut DocaBuf);
+                h.buf.set(buf);
                 Some(())
             }
             _ => None,
@@ -1608,7 +1608,7 @@ pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_dst_buf(task: *mut DocaTas
         held("doca_rdma_task_atomic_fetch_add_set_dst_buf", task, |t, h| match t {
             AnyTask::RdmaFetchAdd(t) => {
                 t.set_dst(b);
-                h.dst.set(buf as *mut DocaBuf);
+                h.dst.set(buf);
                 Some(())
             }
             _ => None,
@@ -1638,7 +1638,7 @@ pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_result_buf(task: *mut Doca
         held("doca_rdma_task_atomic_fetch_add_set_result_buf", task, |t, h| match t {
             AnyTask::RdmaFetchAdd(t) => {
                 t.set_result(b);
-                h.buf.set(buf as *mut DocaBuf);
+                h.buf.set(buf);
                 Some(())
             }
             _ => None,
@@ -1660,7 +1660,7 @@ pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_set_dst_buf(
         held("doca_rdma_task_remote_net_sync_event_get_set_dst_buf", task, |t, h| match t {
             AnyTask::RdmaSeGet(t) => {
                 t.set_dst(b);
-                h.dst.set(buf as *mut DocaBuf);
+                h.dst.set(buf);
                 Some(())
             }
             _ => None,
@@ -1704,7 +1704,7 @@ pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf
         held("doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf", task, |t, h| match t {
             AnyTask::RdmaSeNotifyAdd(t) => {
                 t.set_result(b);
-                h.buf.set(buf as *mut DocaBuf);
+                h.buf.set(buf);
                 Some(())
             }
             _ => None,
