@@ -36,6 +36,7 @@ enum Ev {
     Disconnect(Connection, u64),
     Recv(Result<(), Error>, Vec<u8>, Option<Connection>),
     Sent(Result<(), Error>),
+    AcceptFailed(Error),
 }
 
 type Log = Rc<RefCell<Vec<Ev>>>;
@@ -55,8 +56,10 @@ fn side(pe: &Pe, max_conns: u16, accept: bool) -> (Rc<Rdma>, Log) {
             l1.borrow_mut().push(Ev::Request(c));
             let r = me.upgrade().unwrap();
             if accept {
-                r.connection_accept(c, b"welcome").unwrap();
-                r.connection_set_user_data(c, Data::from_u64(7)).unwrap();
+                match r.connection_accept(c, b"welcome") {
+                    Ok(()) => r.connection_set_user_data(c, Data::from_u64(7)).unwrap(),
+                    Err(e) => l1.borrow_mut().push(Ev::AcceptFailed(e)),
+                }
             } else {
                 r.connection_reject(c).unwrap();
             }
@@ -331,4 +334,42 @@ fn remote_sync_event_tasks_get_set_and_add_the_peers_event() {
     until(&pe, "add", || done.borrow().len() == 1);
     assert_eq!(done.borrow_mut().pop(), Some(("add", Err(Error::NotPermitted))));
     assert_eq!(se.get(), Ok(0xd0ca));
+}
+
+/// A hostile local process on a listening port: junk, a forged request naming nobody's
+/// offer, or silence. Each is closed (logged) and the server goes on serving real clients.
+#[test]
+fn junk_on_a_listening_port_is_closed_and_real_clients_still_connect() {
+    let pe = Pe::create().unwrap();
+    let (server, slog) = side(&pe, 4, true);
+    let (client, clog) = side(&pe, 1, true);
+    let p = port(6);
+    server.start_listen_to_port(p).unwrap();
+    let junk = doca_link::connect_port(doca_rdma::cm::PORT_NS, p).unwrap().unwrap();
+    doca_link::send(std::os::fd::AsFd::as_fd(&junk), b"not a request at all", &[]).unwrap();
+    let forged = doca_rdma::wire::CmMsg::Request(doca_rdma::wire::Desc {
+        transport: 0,
+        service: doca_link::rendezvous::ServiceName { pid: 1, nonce: 2 },
+        token: [7; 16],
+        perms: 0,
+        gid_index: 0,
+        max_msg: 64,
+        conn_id: 0,
+    })
+    .encode();
+    let forger = doca_link::connect_port(doca_rdma::cm::PORT_NS, p).unwrap().unwrap();
+    doca_link::send(std::os::fd::AsFd::as_fd(&forger), &forged, &[]).unwrap();
+    let _silent = doca_link::connect_port(doca_rdma::cm::PORT_NS, p).unwrap().unwrap();
+    // The junk is closed at once.
+    until(&pe, "the junk closed", || {
+        let mut buf = [0u8; 8];
+        matches!(doca_link::recv(std::os::fd::AsFd::as_fd(&junk), &mut buf), Ok(doca_link::Recv::Closed))
+    });
+    // The forged request reaches the request callback; accepting it cannot reach the
+    // forged offer: NOT_FOUND, and that connection is over.
+    until(&pe, "the forged request", || slog.borrow().contains(&Ev::AcceptFailed(Error::NotFound)));
+    client.connect_to_addr(&at(p), Data::from_u64(9)).unwrap();
+    until(&pe, "the real client", || clog.borrow().iter().any(|e| matches!(e, Ev::Established(_, 9))));
+    until(&pe, "the server's side", || slog.borrow().iter().any(|e| matches!(e, Ev::Established(..))));
+    drop(forger);
 }
