@@ -32,5 +32,8 @@
 /* The 2.5 shape of a name that 2.6 reshaped: the export <name>_v25 (one string literal). */
 #define DOCA_EMU_STRING_(x) #x
 #define DOCA_EMU_V25(name) __asm__(DOCA_EMU_STRING_(name##_v25))
+/* The 2.6 shape of a name that 2.7 reshaped (doca_rdma's export, connect and task
+ * allocators gained a connection argument): the export <name>_v26, declared at level 26. */
+#define DOCA_EMU_V26(name) __asm__(DOCA_EMU_STRING_(name##_v26))
 
 #endif

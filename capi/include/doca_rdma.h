@@ -1,5 +1,7 @@
-/* doca-emu: DOCA RDMA between RDMA contexts of (usually) two processes, at API level 2.7
- * (DOCA 2.9/3.x: connections are objects, every sending task names one). A connection is
+/* doca-emu: DOCA RDMA between RDMA contexts of (usually) two processes. At API level 2.7
+ * (DOCA 2.9/3.x) connections are objects and every sending task names one; at level 2.6 a
+ * context has one connection, which export, connect and the task allocators use without an
+ * argument (those 2.6 shapes are the library's <name>_v26 symbols). A connection is
  * made by exporting a descriptor on each side (doca_rdma_export), carrying it to the other
  * side out of band, and connecting with it (doca_rdma_connect). Sends travel as packets of
  * the connection and land in the peer's oldest posted receive task; reads, writes and
@@ -7,9 +9,10 @@
  * from that export here, without the peer's application. A failed task (permissions the
  * peer does not grant: DOCA_ERROR_NOT_PERMITTED; a send left unreceived past the RNR retry
  * count: DOCA_ERROR_TIME_OUT; a peer gone: DOCA_ERROR_CONNECTION_RESET) moves the context to
- * stopping and flushes the rest. Not yet here: levels 2.5/2.6 of this header, remote sync
- * event tasks, buffer lists; the connection manager calls are declared and refuse with
- * DOCA_ERROR_NOT_SUPPORTED. */
+ * stopping and flushes the rest. The connection manager (listen on a port, connect to an
+ * address and port of this machine, accept/reject/disconnect) reports through the state
+ * callbacks, from progress. Not yet here: level 2.5 of this header, 2.6's shared receive
+ * queues, buffer lists. */
 #ifndef DOCA_EMU_RDMA_H_
 #define DOCA_EMU_RDMA_H_
 
@@ -26,7 +29,7 @@
 #include "doca_pe.h"
 #include "doca_types.h"
 
-#if DOCA_EMU_API_LEVEL >= 27
+#if DOCA_EMU_API_LEVEL >= 26
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,18 +69,32 @@ enum doca_rdma_opcode {
 };
 
 /* Context life: Idle only for destroy and every setter. */
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma);
+#else /* DOCA 2.6: the context is Starting until doca_rdma_connect connects it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma) DOCA_EMU_V26(doca_rdma_create);
+#endif
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_destroy(struct doca_rdma *rdma);
 DOCA_EXPERIMENTAL struct doca_ctx *doca_rdma_as_ctx(struct doca_rdma *rdma);
 
 /* A new connection and its descriptor (valid while the context lives); then connect it
  * with the peer's descriptor. */
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_export(struct doca_rdma *rdma, const void **local_rdma_conn_details,
 						 size_t *local_rdma_conn_details_size,
 						 struct doca_rdma_connection **rdma_connection);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_export(const struct doca_rdma *rdma, const void **local_rdma_conn_details,
+						size_t *local_rdma_conn_details_size) DOCA_EMU_V26(doca_rdma_export);
+#endif
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_rdma_conn_details,
 						  size_t remote_rdma_conn_details_size,
 						  struct doca_rdma_connection *rdma_connection);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_rdma_conn_details,
+						 size_t remote_rdma_conn_details_size) DOCA_EMU_V26(doca_rdma_connect);
+#endif
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_set_user_data(struct doca_rdma_connection *rdma_connection,
 								   union doca_data connection_user_data);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_get_user_data(const struct doca_rdma_connection *rdma_connection,
@@ -85,7 +102,8 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_get_user_data(const struct d
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_connection_get_id(const struct doca_rdma_connection *rdma_connection,
 							    uint32_t *connection_id);
 
-/* Connection manager: not emulated yet (DOCA_ERROR_NOT_SUPPORTED). */
+/* Connection manager: listening ports are this machine's (the fabric directory); the
+ * state callbacks run from progress. */
 typedef void (*doca_rdma_connection_request_cb_t)(struct doca_rdma_connection *rdma_connection,
 						  union doca_data ctx_user_data);
 typedef void (*doca_rdma_connection_established_cb_t)(struct doca_rdma_connection *rdma_connection,
@@ -157,8 +175,13 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_send_is_supported(const struct
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_set_conf(struct doca_rdma *rdma,
 		doca_rdma_task_send_completion_cb_t successful_task_completion_cb,
 		doca_rdma_task_send_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, 
 		union doca_data user_data, struct doca_rdma_task_send **task);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, const struct doca_buf *src_buf,
+		union doca_data user_data, struct doca_rdma_task_send **task) DOCA_EMU_V26(doca_rdma_task_send_allocate_init);
+#endif
 DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_send_as_task(struct doca_rdma_task_send *task);
 DOCA_EXPERIMENTAL const struct doca_buf *doca_rdma_task_send_get_src_buf(const struct doca_rdma_task_send *task);
 
@@ -169,8 +192,13 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_send_imm_is_supported(const st
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_imm_set_conf(struct doca_rdma *rdma,
 		doca_rdma_task_send_imm_completion_cb_t successful_task_completion_cb,
 		doca_rdma_task_send_imm_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, doca_be32_t immediate_data, 
 		union doca_data user_data, struct doca_rdma_task_send_imm **task);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma, const struct doca_buf *src_buf,
+		doca_be32_t immediate_data, union doca_data user_data, struct doca_rdma_task_send_imm **task) DOCA_EMU_V26(doca_rdma_task_send_imm_allocate_init);
+#endif
 DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_send_imm_as_task(struct doca_rdma_task_send_imm *task);
 
 /* receive tasks. */
@@ -187,6 +215,8 @@ DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_receive_get_dst_buf(const stru
 DOCA_EXPERIMENTAL enum doca_rdma_opcode doca_rdma_task_receive_get_result_opcode(const struct doca_rdma_task_receive *task);
 DOCA_EXPERIMENTAL uint32_t doca_rdma_task_receive_get_result_len(const struct doca_rdma_task_receive *task);
 DOCA_EXPERIMENTAL doca_be32_t doca_rdma_task_receive_get_result_immediate_data(const struct doca_rdma_task_receive *task);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *
+doca_rdma_task_receive_get_result_rdma_connection(const struct doca_rdma_task_receive *task);
 
 /* read tasks. */
 typedef void (*doca_rdma_task_read_completion_cb_t)(struct doca_rdma_task_read *task, union doca_data task_user_data,
@@ -195,8 +225,13 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_read_is_supported(const struct
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_read_set_conf(struct doca_rdma *rdma,
 		doca_rdma_task_read_completion_cb_t successful_task_completion_cb,
 		doca_rdma_task_read_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_read_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, 
 		union doca_data user_data, struct doca_rdma_task_read **task);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_read_allocate_init(struct doca_rdma *rdma, const struct doca_buf *src_buf,
+		struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_read **task) DOCA_EMU_V26(doca_rdma_task_read_allocate_init);
+#endif
 DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_read_as_task(struct doca_rdma_task_read *task);
 DOCA_EXPERIMENTAL uint32_t doca_rdma_task_read_get_result_len(const struct doca_rdma_task_read *task);
 
@@ -207,8 +242,13 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_write_is_supported(const struc
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_set_conf(struct doca_rdma *rdma,
 		doca_rdma_task_write_completion_cb_t successful_task_completion_cb,
 		doca_rdma_task_write_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, 
 		union doca_data user_data, struct doca_rdma_task_write **task);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_allocate_init(struct doca_rdma *rdma, const struct doca_buf *src_buf,
+		struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_write **task) DOCA_EMU_V26(doca_rdma_task_write_allocate_init);
+#endif
 DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_write_as_task(struct doca_rdma_task_write *task);
 
 /* write_imm tasks. */
@@ -218,8 +258,14 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_write_imm_is_supported(const s
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_imm_set_conf(struct doca_rdma *rdma,
 		doca_rdma_task_write_imm_completion_cb_t successful_task_completion_cb,
 		doca_rdma_task_write_imm_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, doca_be32_t immediate_data, 
 		union doca_data user_data, struct doca_rdma_task_write_imm **task);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, const struct doca_buf *src_buf,
+		struct doca_buf *dst_buf, doca_be32_t immediate_data, union doca_data user_data,
+		struct doca_rdma_task_write_imm **task) DOCA_EMU_V26(doca_rdma_task_write_imm_allocate_init);
+#endif
 DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_write_imm_as_task(struct doca_rdma_task_write_imm *task);
 
 /* atomic_cmp_swp tasks. */
@@ -229,8 +275,14 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_atomic_cmp_swp_is_supported(co
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_cmp_swp_set_conf(struct doca_rdma *rdma,
 		doca_rdma_task_atomic_cmp_swp_completion_cb_t successful_task_completion_cb,
 		doca_rdma_task_atomic_cmp_swp_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_buf *dst_buf, struct doca_buf *result_buf, uint64_t cmp_data, uint64_t swap_data, 
 		union doca_data user_data, struct doca_rdma_task_atomic_cmp_swp **task);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_buf *dst_buf,
+		struct doca_buf *result_buf, uint64_t cmp_data, uint64_t swap_data, union doca_data user_data,
+		struct doca_rdma_task_atomic_cmp_swp **task) DOCA_EMU_V26(doca_rdma_task_atomic_cmp_swp_allocate_init);
+#endif
 DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_atomic_cmp_swp_as_task(struct doca_rdma_task_atomic_cmp_swp *task);
 
 /* atomic_fetch_add tasks. */
@@ -240,14 +292,145 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_atomic_fetch_add_is_supported(
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_fetch_add_set_conf(struct doca_rdma *rdma,
 		doca_rdma_task_atomic_fetch_add_completion_cb_t successful_task_completion_cb,
 		doca_rdma_task_atomic_fetch_add_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_buf *dst_buf, struct doca_buf *result_buf, uint64_t add_data, 
 		union doca_data user_data, struct doca_rdma_task_atomic_fetch_add **task);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdma, struct doca_buf *dst_buf,
+		struct doca_buf *result_buf, uint64_t add_data, union doca_data user_data,
+		struct doca_rdma_task_atomic_fetch_add **task) DOCA_EMU_V26(doca_rdma_task_atomic_fetch_add_allocate_init);
+#endif
 DOCA_EXPERIMENTAL struct doca_task *doca_rdma_task_atomic_fetch_add_as_task(struct doca_rdma_task_atomic_fetch_add *task);
+
+/* Remote sync event tasks: get, set or add to the value of a peer's sync event, created
+ * here from its doca_sync_event_export_to_remote_net blob. The value travels as 8 bytes in
+ * host order; the peer's context must grant RDMA_READ (get), RDMA_WRITE (set) or
+ * RDMA_ATOMIC (add). */
+struct doca_sync_event_remote_net;
+struct doca_rdma_task_remote_net_sync_event_get;
+struct doca_rdma_task_remote_net_sync_event_notify_set;
+struct doca_rdma_task_remote_net_sync_event_notify_add;
+typedef void (*doca_rdma_task_remote_net_sync_event_get_completion_cb_t)(
+	struct doca_rdma_task_remote_net_sync_event_get *task, union doca_data task_user_data,
+	union doca_data ctx_user_data);
+typedef void (*doca_rdma_task_remote_net_sync_event_notify_set_completion_cb_t)(
+	struct doca_rdma_task_remote_net_sync_event_notify_set *task, union doca_data task_user_data,
+	union doca_data ctx_user_data);
+typedef void (*doca_rdma_task_remote_net_sync_event_notify_add_completion_cb_t)(
+	struct doca_rdma_task_remote_net_sync_event_notify_add *task, union doca_data task_user_data,
+	union doca_data ctx_user_data);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_remote_net_sync_event_get_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t
+doca_rdma_cap_task_remote_net_sync_event_notify_set_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t
+doca_rdma_cap_task_remote_net_sync_event_notify_add_is_supported(const struct doca_devinfo *devinfo);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_get_set_conf(
+	struct doca_rdma *rdma, doca_rdma_task_remote_net_sync_event_get_completion_cb_t successful_task_completion_cb,
+	doca_rdma_task_remote_net_sync_event_get_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_notify_set_set_conf(
+	struct doca_rdma *rdma,
+	doca_rdma_task_remote_net_sync_event_notify_set_completion_cb_t successful_task_completion_cb,
+	doca_rdma_task_remote_net_sync_event_notify_set_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_notify_add_set_conf(
+	struct doca_rdma *rdma,
+	doca_rdma_task_remote_net_sync_event_notify_add_completion_cb_t successful_task_completion_cb,
+	doca_rdma_task_remote_net_sync_event_notify_add_completion_cb_t error_task_completion_cb, uint32_t num_tasks);
+#if DOCA_EMU_API_LEVEL >= 27
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_get_allocate_init(
+	struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection,
+	const struct doca_sync_event_remote_net *event, struct doca_buf *dst_buf, union doca_data user_data,
+	struct doca_rdma_task_remote_net_sync_event_get **task);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_get_allocate_init(
+	struct doca_rdma *rdma, const struct doca_sync_event_remote_net *event, struct doca_buf *dst_buf,
+	union doca_data user_data, struct doca_rdma_task_remote_net_sync_event_get **task) DOCA_EMU_V26(doca_rdma_task_remote_net_sync_event_get_allocate_init);
+#endif
+#if DOCA_EMU_API_LEVEL >= 27
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(
+	struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_sync_event_remote_net *event,
+	const struct doca_buf *src_buf, union doca_data user_data,
+	struct doca_rdma_task_remote_net_sync_event_notify_set **task);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(
+	struct doca_rdma *rdma, struct doca_sync_event_remote_net *event, const struct doca_buf *src_buf,
+	union doca_data user_data, struct doca_rdma_task_remote_net_sync_event_notify_set **task) DOCA_EMU_V26(doca_rdma_task_remote_net_sync_event_notify_set_allocate_init);
+#endif
+#if DOCA_EMU_API_LEVEL >= 27
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(
+	struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_sync_event_remote_net *event,
+	struct doca_buf *result_buf, uint64_t add_data, union doca_data user_data,
+	struct doca_rdma_task_remote_net_sync_event_notify_add **task);
+#else /* DOCA 2.6: the context's one connection, no argument for it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(
+	struct doca_rdma *rdma, struct doca_sync_event_remote_net *event, struct doca_buf *result_buf,
+	uint64_t add_data, union doca_data user_data, struct doca_rdma_task_remote_net_sync_event_notify_add **task) DOCA_EMU_V26(doca_rdma_task_remote_net_sync_event_notify_add_allocate_init);
+#endif
+DOCA_EXPERIMENTAL struct doca_task *
+doca_rdma_task_remote_net_sync_event_get_as_task(struct doca_rdma_task_remote_net_sync_event_get *task);
+DOCA_EXPERIMENTAL struct doca_task *
+doca_rdma_task_remote_net_sync_event_notify_set_as_task(struct doca_rdma_task_remote_net_sync_event_notify_set *task);
+DOCA_EXPERIMENTAL struct doca_task *
+doca_rdma_task_remote_net_sync_event_notify_add_as_task(struct doca_rdma_task_remote_net_sync_event_notify_add *task);
+DOCA_EXPERIMENTAL struct doca_buf *
+doca_rdma_task_remote_net_sync_event_get_get_dst_buf(const struct doca_rdma_task_remote_net_sync_event_get *task);
+DOCA_EXPERIMENTAL uint32_t
+doca_rdma_task_remote_net_sync_event_get_get_result_len(const struct doca_rdma_task_remote_net_sync_event_get *task);
+DOCA_EXPERIMENTAL const struct doca_buf *doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf(
+	const struct doca_rdma_task_remote_net_sync_event_notify_set *task);
+DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf(
+	const struct doca_rdma_task_remote_net_sync_event_notify_add *task);
+
+/* The getters and setters of allocated tasks (a setter changes a task not submitted). */
+DOCA_EXPERIMENTAL const struct doca_buf *doca_rdma_task_send_imm_get_src_buf(const struct doca_rdma_task_send_imm *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_send_imm_set_src_buf(struct doca_rdma_task_send_imm *task, const struct doca_buf *buf);
+DOCA_EXPERIMENTAL void doca_rdma_task_send_set_src_buf(struct doca_rdma_task_send *task, const struct doca_buf *buf);
+DOCA_EXPERIMENTAL void doca_rdma_task_receive_set_dst_buf(struct doca_rdma_task_receive *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL const struct doca_buf *doca_rdma_task_read_get_src_buf(const struct doca_rdma_task_read *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_read_set_src_buf(struct doca_rdma_task_read *task, const struct doca_buf *buf);
+DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_read_get_dst_buf(const struct doca_rdma_task_read *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_read_set_dst_buf(struct doca_rdma_task_read *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL const struct doca_buf *doca_rdma_task_write_get_src_buf(const struct doca_rdma_task_write *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_write_set_src_buf(struct doca_rdma_task_write *task, const struct doca_buf *buf);
+DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_write_get_dst_buf(const struct doca_rdma_task_write *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_write_set_dst_buf(struct doca_rdma_task_write *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL const struct doca_buf *doca_rdma_task_write_imm_get_src_buf(const struct doca_rdma_task_write_imm *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_write_imm_set_src_buf(struct doca_rdma_task_write_imm *task, const struct doca_buf *buf);
+DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_write_imm_get_dst_buf(const struct doca_rdma_task_write_imm *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_write_imm_set_dst_buf(struct doca_rdma_task_write_imm *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_atomic_cmp_swp_get_dst_buf(const struct doca_rdma_task_atomic_cmp_swp *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_atomic_cmp_swp_set_dst_buf(struct doca_rdma_task_atomic_cmp_swp *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_atomic_cmp_swp_get_result_buf(const struct doca_rdma_task_atomic_cmp_swp *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_atomic_cmp_swp_set_result_buf(struct doca_rdma_task_atomic_cmp_swp *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_atomic_fetch_add_get_dst_buf(const struct doca_rdma_task_atomic_fetch_add *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_atomic_fetch_add_set_dst_buf(struct doca_rdma_task_atomic_fetch_add *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL struct doca_buf *doca_rdma_task_atomic_fetch_add_get_result_buf(const struct doca_rdma_task_atomic_fetch_add *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_atomic_fetch_add_set_result_buf(struct doca_rdma_task_atomic_fetch_add *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_get_set_dst_buf(struct doca_rdma_task_remote_net_sync_event_get *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf(struct doca_rdma_task_remote_net_sync_event_notify_set *task, const struct doca_buf *buf);
+DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf(struct doca_rdma_task_remote_net_sync_event_notify_add *task, struct doca_buf *buf);
+DOCA_EXPERIMENTAL doca_be32_t doca_rdma_task_send_imm_get_immediate_data(const struct doca_rdma_task_send_imm *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_send_imm_set_immediate_data(struct doca_rdma_task_send_imm *task, doca_be32_t value);
+DOCA_EXPERIMENTAL doca_be32_t doca_rdma_task_write_imm_get_immediate_data(const struct doca_rdma_task_write_imm *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_write_imm_set_immediate_data(struct doca_rdma_task_write_imm *task, doca_be32_t value);
+DOCA_EXPERIMENTAL uint64_t doca_rdma_task_atomic_cmp_swp_get_cmp_data(const struct doca_rdma_task_atomic_cmp_swp *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_atomic_cmp_swp_set_cmp_data(struct doca_rdma_task_atomic_cmp_swp *task, uint64_t value);
+DOCA_EXPERIMENTAL uint64_t doca_rdma_task_atomic_cmp_swp_get_swap_data(const struct doca_rdma_task_atomic_cmp_swp *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_atomic_cmp_swp_set_swap_data(struct doca_rdma_task_atomic_cmp_swp *task, uint64_t value);
+DOCA_EXPERIMENTAL uint64_t doca_rdma_task_atomic_fetch_add_get_add_data(const struct doca_rdma_task_atomic_fetch_add *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_atomic_fetch_add_set_add_data(struct doca_rdma_task_atomic_fetch_add *task, uint64_t value);
+DOCA_EXPERIMENTAL uint64_t doca_rdma_task_remote_net_sync_event_notify_add_get_add_data(const struct doca_rdma_task_remote_net_sync_event_notify_add *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_add_set_add_data(struct doca_rdma_task_remote_net_sync_event_notify_add *task, uint64_t value);
+DOCA_EXPERIMENTAL const struct doca_sync_event_remote_net *doca_rdma_task_remote_net_sync_event_get_get_sync_event(const struct doca_rdma_task_remote_net_sync_event_get *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_get_set_sync_event(struct doca_rdma_task_remote_net_sync_event_get *task, const struct doca_sync_event_remote_net *event);
+DOCA_EXPERIMENTAL struct doca_sync_event_remote_net *doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event(const struct doca_rdma_task_remote_net_sync_event_notify_set *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(struct doca_rdma_task_remote_net_sync_event_notify_set *task, struct doca_sync_event_remote_net *event);
+DOCA_EXPERIMENTAL struct doca_sync_event_remote_net *doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event(const struct doca_rdma_task_remote_net_sync_event_notify_add *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event(struct doca_rdma_task_remote_net_sync_event_notify_add *task, struct doca_sync_event_remote_net *event);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* DOCA_EMU_API_LEVEL >= 27 */
+#endif /* DOCA_EMU_API_LEVEL >= 26 */
 
 #endif /* DOCA_EMU_RDMA_H_ */

@@ -56,14 +56,17 @@ pub(crate) enum Kind {
     // doca_erasure_coding
     Ec,
     EcMatrix,
+    // doca_rdma
     Rdma,
     RdmaConn,
+    RdmaAddr,
+    SyncEventRemoteNet,
 }
 
 /// The C type of each kind, by number: one entry per kind (the length is the last kind's
-/// number + 1: a kind added after `RdmaConn` moves it there, and a missing name then fails
-/// to compile).
-const NAMES: [&str; Kind::RdmaConn as usize + 1] = [
+/// number + 1: a kind added after `SyncEventRemoteNet` moves it there, and a missing name
+/// then fails to compile).
+const NAMES: [&str; Kind::SyncEventRemoteNet as usize + 1] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -105,6 +108,8 @@ const NAMES: [&str; Kind::RdmaConn as usize + 1] = [
     // doca_rdma
     "struct doca_rdma",
     "struct doca_rdma_connection",
+    "struct doca_rdma_addr",
+    "struct doca_sync_event_remote_net",
 ];
 
 impl Kind {

@@ -2,17 +2,17 @@
 //! contexts, settings, descriptor export/connect and the send, send-immediate, receive,
 //! read, write, write-immediate and atomic tasks. See the `doca_rdma` crate for the
 //! connection model, the statuses and the error rule. Levels 2.5/2.6 (one implicit
-//! connection per context) and the connection manager (`doca_rdma_start_listen_to_port`,
-//! `_connect_to_addr`, …: exported, refusing with `NOT_SUPPORTED` and a log line) are not
-//! implemented yet.
+//! connection per context) are not implemented yet. The connection manager
+//! (`doca_rdma_start_listen_to_port`, `_connect_to_addr`, …) is `doca_rdma::cm`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use doca_core::{Data, Error};
+use doca_core::Data;
 use doca_rdma::{
-    caps, CmpSwpTask, Connection, FetchAddTask, Rdma, ReadTask, ReceiveTask, SendImmTask, SendTask,
-    TransportType, WriteImmTask, WriteTask,
+    caps, CmpSwpTask, Connection, FetchAddTask, Rdma, ReadTask, ReceiveTask, RemoteNetGetTask,
+    RemoteNetNotifyAddTask, RemoteNetNotifySetTask, SendImmTask, SendTask, TransportType, WriteImmTask,
+    WriteTask,
 };
 
 use crate::buf::DocaBuf;
@@ -169,7 +169,10 @@ task_caps!(
     doca_rdma_cap_task_write_is_supported,
     doca_rdma_cap_task_write_imm_is_supported,
     doca_rdma_cap_task_atomic_cmp_swp_is_supported,
-    doca_rdma_cap_task_atomic_fetch_add_is_supported
+    doca_rdma_cap_task_atomic_fetch_add_is_supported,
+    doca_rdma_cap_task_remote_net_sync_event_get_is_supported,
+    doca_rdma_cap_task_remote_net_sync_event_notify_set_is_supported,
+    doca_rdma_cap_task_remote_net_sync_event_notify_add_is_supported
 );
 
 macro_rules! devinfo_caps {
@@ -243,6 +246,7 @@ pub unsafe extern "C" fn doca_rdma_export(
                     desc: desc.into_boxed_slice(),
                     user_data: RefCell::new(Data::NONE),
                 });
+                CM_HANDLES.with(|m| m.borrow_mut().insert((l.ctx as usize, c), h as usize));
                 let Some(hc) = conn(h) else { return invalid() };
                 let r = out(local_rdma_conn_details, hc.desc.as_ptr() as *const std::ffi::c_void);
                 if r != 0 {
@@ -292,6 +296,10 @@ pub extern "C" fn doca_rdma_connection_set_user_data(
     guarded("doca_rdma_connection_set_user_data", || match conn(rdma_connection) {
         Some(c) => {
             *c.user_data.borrow_mut() = user_data.to_data();
+            // The connection manager's callbacks pass the library's copy.
+            if let Some(l) = self::rdma(c.rdma) {
+                let _ = l.obj.connection_set_user_data(c.conn, user_data.to_data());
+            }
             0
         }
         None => invalid(),
@@ -328,76 +336,181 @@ pub unsafe extern "C" fn doca_rdma_connection_get_id(
     })
 }
 
-/// The connection manager is not emulated yet: every call refuses with `NOT_SUPPORTED`
-/// (logged), so that programs linking it (NVIDIA's samples' common code) run with
-/// descriptor files.
-fn no_cm(what: &str) -> DocaError {
-    tracing::error!(target: "doca_sdk", "{what}: the RDMA connection manager is not emulated (use descriptor export/connect)");
-    Error::NotSupported.code()
+/// The handle of connection `c` of context `rdma`: the one handed out before (by export
+/// or to an earlier callback), else a new one (a connection the connection manager made).
+fn handle_of(rdma: *mut DocaRdma, c: Connection) -> *mut DocaRdmaConnection {
+    let ctx = self::rdma(rdma).map_or(0, |l| l.ctx as usize);
+    let known = CM_HANDLES.with(|m| m.borrow().get(&(ctx, c)).copied());
+    if let Some(h) = known {
+        // SAFETY: CONNS only holds DocaRdmaConnection handles; no log when it is gone.
+        if unsafe { CONNS.peek(h as *const DocaRdmaConnection) }.is_some() {
+            return h as *mut DocaRdmaConnection;
+        }
+    }
+    let (desc, data) = match self::rdma(rdma) {
+        Some(l) => (
+            l.obj.with_descriptor(c, |d| d.to_vec()).unwrap_or_default(),
+            l.obj.connection_user_data(c).unwrap_or(Data::NONE),
+        ),
+        None => (Vec::new(), Data::NONE),
+    };
+    let h = CONNS.add(DocaRdmaConnection {
+        rdma,
+        conn: c,
+        desc: desc.into_boxed_slice(),
+        user_data: RefCell::new(data),
+    });
+    CM_HANDLES.with(|m| m.borrow_mut().insert((ctx, c), h as usize));
+    h
 }
 
-/// `struct doca_rdma_addr` (never created: see `no_cm`).
-pub struct DocaRdmaAddr(());
+thread_local! {
+    /// The handle of each connection handed to C, by (its context's `doca_ctx` handle,
+    /// connection).
+    static CM_HANDLES: RefCell<std::collections::HashMap<(usize, Connection), usize>> = RefCell::default();
+}
 
-/// `doca_rdma_addr_create`: `NOT_SUPPORTED` (no connection manager yet).
+static ADDRS: Handles = Handles::new(Kind::RdmaAddr);
+
+/// `struct doca_rdma_addr`.
+pub struct DocaRdmaAddr(doca_rdma::cm::Addr);
+
+fn addr<'a>(p: *const DocaRdmaAddr) -> Option<&'a DocaRdmaAddr> {
+    // SAFETY: ADDRS only holds DocaRdmaAddr handles.
+    unsafe { ADDRS.get(p) }
+}
+
+/// `doca_rdma_addr_create`: `INVALID_VALUE` for an unknown type or text that is not an
+/// address of that type.
+///
+/// # Safety
+/// `address` is NULL or a NUL-terminated string; `addr` is NULL or writable.
 #[no_mangle]
-pub extern "C" fn doca_rdma_addr_create(
-    _addr_type: u32,
-    _address: *const std::ffi::c_char,
-    _port: u16,
-    _addr: *mut *mut DocaRdmaAddr,
+pub unsafe extern "C" fn doca_rdma_addr_create(
+    addr_type: u32,
+    address: *const std::ffi::c_char,
+    port: u16,
+    addr: *mut *mut DocaRdmaAddr,
 ) -> DocaError {
-    no_cm("doca_rdma_addr_create")
+    guarded("doca_rdma_addr_create", || {
+        if let Err(e) = non_null(addr, "addr") {
+            return e;
+        }
+        if address.is_null() {
+            tracing::error!(target: "doca_sdk", "doca_rdma_addr_create: NULL address");
+            return invalid();
+        }
+        // SAFETY: the caller's contract.
+        let text = unsafe { std::ffi::CStr::from_ptr(address) };
+        let Ok(text) = text.to_str() else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_addr_create: the address is not UTF-8 text");
+            return invalid();
+        };
+        match doca_rdma::cm::AddrType::from_raw(addr_type)
+            .and_then(|t| doca_rdma::cm::Addr::create(t, text, port))
+        {
+            Ok(a) => out(addr, ADDRS.add(DocaRdmaAddr(a))),
+            Err(e) => e.code(),
+        }
+    })
 }
 
-/// `doca_rdma_addr_destroy`: `NOT_SUPPORTED` (no address is ever made).
+/// `doca_rdma_addr_destroy`.
+///
+/// # Safety
+/// `addr` is NULL or a handle of `doca_rdma_addr_create`, not used after.
 #[no_mangle]
-pub extern "C" fn doca_rdma_addr_destroy(_addr: *mut DocaRdmaAddr) -> DocaError {
-    no_cm("doca_rdma_addr_destroy")
+pub unsafe extern "C" fn doca_rdma_addr_destroy(addr: *mut DocaRdmaAddr) -> DocaError {
+    guarded("doca_rdma_addr_destroy", || {
+        // SAFETY: ADDRS only holds DocaRdmaAddr handles; the caller's contract.
+        match unsafe { ADDRS.remove(addr) } {
+            Some(_) => 0,
+            None => invalid(),
+        }
+    })
 }
 
-/// `doca_rdma_start_listen_to_port`: `NOT_SUPPORTED`.
+/// `doca_rdma_start_listen_to_port` (see `doca_rdma::cm`).
 #[no_mangle]
-pub extern "C" fn doca_rdma_start_listen_to_port(_rdma: *mut DocaRdma, _port: u16) -> DocaError {
-    no_cm("doca_rdma_start_listen_to_port")
+pub extern "C" fn doca_rdma_start_listen_to_port(rdma: *mut DocaRdma, port: u16) -> DocaError {
+    guarded("doca_rdma_start_listen_to_port", || match self::rdma(rdma) {
+        Some(l) => doca_core::Error::code_of(&l.obj.start_listen_to_port(port)),
+        None => invalid(),
+    })
 }
 
-/// `doca_rdma_stop_listen_to_port`: `NOT_SUPPORTED`.
+/// `doca_rdma_stop_listen_to_port`.
 #[no_mangle]
-pub extern "C" fn doca_rdma_stop_listen_to_port(_rdma: *mut DocaRdma, _port: u16) -> DocaError {
-    no_cm("doca_rdma_stop_listen_to_port")
+pub extern "C" fn doca_rdma_stop_listen_to_port(rdma: *mut DocaRdma, port: u16) -> DocaError {
+    guarded("doca_rdma_stop_listen_to_port", || match self::rdma(rdma) {
+        Some(l) => doca_core::Error::code_of(&l.obj.stop_listen_to_port(port)),
+        None => invalid(),
+    })
 }
 
-/// `doca_rdma_connect_to_addr`: `NOT_SUPPORTED`.
+/// `doca_rdma_connect_to_addr`: the outcome comes from progress (established or failure
+/// callback).
 #[no_mangle]
 pub extern "C" fn doca_rdma_connect_to_addr(
-    _rdma: *mut DocaRdma,
-    _addr: *mut DocaRdmaAddr,
-    _user_data: DocaData,
+    rdma: *mut DocaRdma,
+    addr: *mut DocaRdmaAddr,
+    user_data: DocaData,
 ) -> DocaError {
-    no_cm("doca_rdma_connect_to_addr")
+    guarded("doca_rdma_connect_to_addr", || {
+        let Some(l) = self::rdma(rdma) else { return invalid() };
+        let Some(a) = self::addr(addr) else { return invalid() };
+        doca_core::Error::code_of(&l.obj.connect_to_addr(&a.0, user_data.to_data()))
+    })
 }
 
-/// `doca_rdma_connection_accept`: `NOT_SUPPORTED`.
+/// The context and connection behind a connection handle.
+fn cm_parts<'a>(p: *mut DocaRdmaConnection) -> Option<(&'a DocaRdma, Connection)> {
+    let c = conn(p)?;
+    Some((self::rdma(c.rdma)?, c.conn))
+}
+
+/// `doca_rdma_connection_accept`: a requested connection, with up to 255 bytes of private
+/// data (NULL with length 0 for none).
+///
+/// # Safety
+/// `private_data` is NULL or readable for `private_data_len` bytes.
 #[no_mangle]
-pub extern "C" fn doca_rdma_connection_accept(
-    _rdma_connection: *mut DocaRdmaConnection,
-    _private_data: *mut std::ffi::c_void,
-    _private_data_len: u8,
+pub unsafe extern "C" fn doca_rdma_connection_accept(
+    rdma_connection: *mut DocaRdmaConnection,
+    private_data: *mut std::ffi::c_void,
+    private_data_len: u8,
 ) -> DocaError {
-    no_cm("doca_rdma_connection_accept")
+    guarded("doca_rdma_connection_accept", || {
+        let Some((l, c)) = cm_parts(rdma_connection) else { return invalid() };
+        let private: &[u8] = match (private_data.is_null(), private_data_len) {
+            (_, 0) => &[],
+            (true, n) => {
+                tracing::error!(target: "doca_sdk", "doca_rdma_connection_accept: NULL private data of {n} bytes");
+                return invalid();
+            }
+            // SAFETY: the caller's contract.
+            (false, n) => unsafe { std::slice::from_raw_parts(private_data as *const u8, n as usize) },
+        };
+        doca_core::Error::code_of(&l.obj.connection_accept(c, private))
+    })
 }
 
-/// `doca_rdma_connection_reject`: `NOT_SUPPORTED`.
+/// `doca_rdma_connection_reject`.
 #[no_mangle]
-pub extern "C" fn doca_rdma_connection_reject(_rdma_connection: *mut DocaRdmaConnection) -> DocaError {
-    no_cm("doca_rdma_connection_reject")
+pub extern "C" fn doca_rdma_connection_reject(rdma_connection: *mut DocaRdmaConnection) -> DocaError {
+    guarded("doca_rdma_connection_reject", || match cm_parts(rdma_connection) {
+        Some((l, c)) => doca_core::Error::code_of(&l.obj.connection_reject(c)),
+        None => invalid(),
+    })
 }
 
-/// `doca_rdma_connection_disconnect`: `NOT_SUPPORTED`.
+/// `doca_rdma_connection_disconnect` (success on a connection over already).
 #[no_mangle]
-pub extern "C" fn doca_rdma_connection_disconnect(_rdma_connection: *mut DocaRdmaConnection) -> DocaError {
-    no_cm("doca_rdma_connection_disconnect")
+pub extern "C" fn doca_rdma_connection_disconnect(rdma_connection: *mut DocaRdmaConnection) -> DocaError {
+    guarded("doca_rdma_connection_disconnect", || match cm_parts(rdma_connection) {
+        Some((l, c)) => doca_core::Error::code_of(&l.obj.connection_disconnect(c)),
+        None => invalid(),
+    })
 }
 
 /// A connection state callback.
@@ -405,16 +518,41 @@ pub type RdmaConnCb = Option<unsafe extern "C" fn(*mut DocaRdmaConnection, DocaD
 /// A connection request callback.
 pub type RdmaConnRequestCb = Option<unsafe extern "C" fn(*mut DocaRdmaConnection, DocaData)>;
 
-/// `doca_rdma_set_connection_state_callbacks`: `NOT_SUPPORTED`.
+/// `doca_rdma_set_connection_state_callbacks`: Idle only. A NULL callback is not called
+/// (a server without a request callback never accepts).
 #[no_mangle]
 pub extern "C" fn doca_rdma_set_connection_state_callbacks(
-    _rdma: *mut DocaRdma,
-    _request: RdmaConnRequestCb,
-    _established: RdmaConnCb,
-    _failure: RdmaConnCb,
-    _disconnect: RdmaConnCb,
+    rdma: *mut DocaRdma,
+    request: RdmaConnRequestCb,
+    established: RdmaConnCb,
+    failure: RdmaConnCb,
+    disconnect: RdmaConnCb,
 ) -> DocaError {
-    no_cm("doca_rdma_set_connection_state_callbacks")
+    guarded("doca_rdma_set_connection_state_callbacks", || {
+        let Some(l) = self::rdma(rdma) else { return invalid() };
+        let wrap = |f: RdmaConnCb| {
+            move |c: Connection, cd: Data, xd: Data| {
+                if let Some(f) = f {
+                    let h = handle_of(rdma, c);
+                    // SAFETY: a callback the application registered, called as its type says.
+                    unsafe { f(h, DocaData::from_data(cd), DocaData::from_data(xd)) }
+                }
+            }
+        };
+        let r = l.obj.set_connection_state_callbacks(
+            move |c, xd| {
+                if let Some(f) = request {
+                    let h = handle_of(rdma, c);
+                    // SAFETY: a callback the application registered, called as its type says.
+                    unsafe { f(h, DocaData::from_data(xd)) }
+                }
+            },
+            wrap(established),
+            wrap(failure),
+            wrap(disconnect),
+        );
+        doca_core::Error::code_of(&r)
+    })
 }
 
 macro_rules! set_conf {
@@ -445,6 +583,9 @@ set_conf! {
     doca_rdma_task_write_imm_set_conf task_write_imm_set_conf WriteImmTask RdmaWriteImm;
     doca_rdma_task_atomic_cmp_swp_set_conf task_atomic_cmp_swp_set_conf CmpSwpTask RdmaCmpSwp;
     doca_rdma_task_atomic_fetch_add_set_conf task_atomic_fetch_add_set_conf FetchAddTask RdmaFetchAdd;
+    doca_rdma_task_remote_net_sync_event_get_set_conf task_remote_net_sync_event_get_set_conf RemoteNetGetTask RdmaSeGet;
+    doca_rdma_task_remote_net_sync_event_notify_set_set_conf task_remote_net_sync_event_notify_set_set_conf RemoteNetNotifySetTask RdmaSeNotifySet;
+    doca_rdma_task_remote_net_sync_event_notify_add_set_conf task_remote_net_sync_event_notify_add_set_conf RemoteNetNotifyAddTask RdmaSeNotifyAdd;
 }
 
 macro_rules! as_tasks {
@@ -466,6 +607,9 @@ as_tasks! {
     doca_rdma_task_write_imm_as_task RdmaWriteImm;
     doca_rdma_task_atomic_cmp_swp_as_task RdmaCmpSwp;
     doca_rdma_task_atomic_fetch_add_as_task RdmaFetchAdd;
+    doca_rdma_task_remote_net_sync_event_get_as_task RdmaSeGet;
+    doca_rdma_task_remote_net_sync_event_notify_set_as_task RdmaSeNotifySet;
+    doca_rdma_task_remote_net_sync_event_notify_add_as_task RdmaSeNotifyAdd;
 }
 
 /// Hands a new task out, remembering its C buffers (`src`, `dst`) for the getters.
@@ -704,9 +848,30 @@ fn receive<R>(p: *const DocaTask, f: impl FnOnce(&ReceiveTask) -> R) -> Option<R
 #[no_mangle]
 pub extern "C" fn doca_rdma_task_receive_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
     crate::shielded("doca_rdma_task_receive_get_dst_buf", std::ptr::null_mut(), || {
+        // A freed handle is never live again (its token's generation is spent).
+        if let Some((_, dst)) = crate::task::freed_bufs(task) {
+            tracing::debug!(target: "doca_sdk", "doca_rdma_task_receive_get_dst_buf: on a freed task (its buffer as it was)");
+            return dst;
+        }
         match receive(task, |_| ()) {
             Some(()) => self::task(task).map_or(std::ptr::null_mut(), |h| h.dst.get()),
             None => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// `doca_rdma_task_receive_get_result_rdma_connection`: the connection a completed receive
+/// task's message came on (NULL before completion).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_receive_get_result_rdma_connection(
+    task: *const DocaTask,
+) -> *const DocaRdmaConnection {
+    crate::shielded("doca_rdma_task_receive_get_result_rdma_connection", std::ptr::null(), || {
+        let Some(c) = receive(task, |t| t.result_connection()).flatten() else { return std::ptr::null() };
+        let ctx = crate::task::ctx_of(task) as usize;
+        match CM_HANDLES.with(|m| m.borrow().get(&(ctx, c)).copied()) {
+            Some(h) => h as *const DocaRdmaConnection,
+            None => std::ptr::null(),
         }
     })
 }
@@ -739,6 +904,11 @@ pub extern "C" fn doca_rdma_task_receive_get_result_opcode(task: *const DocaTask
 #[no_mangle]
 pub extern "C" fn doca_rdma_task_send_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
     crate::shielded("doca_rdma_task_send_get_src_buf", std::ptr::null(), || {
+        // A freed handle is never live again (its token's generation is spent).
+        if let Some((src, _)) = crate::task::freed_bufs(task) {
+            tracing::debug!(target: "doca_sdk", "doca_rdma_task_send_get_src_buf: on a freed task (its buffer as it was)");
+            return src as *const DocaBuf;
+        }
         let ok =
             self::task(task).and_then(|h| h.with(|t| matches!(t, AnyTask::RdmaSend(_)))).unwrap_or(false);
         if ok {
@@ -762,5 +932,1057 @@ pub extern "C" fn doca_rdma_task_read_get_result_len(task: *const DocaTask) -> u
             })
             .flatten()
             .unwrap_or(0)
+    })
+}
+
+/// [`hand_out`] for a remote sync event task, remembering its event's handle for the getter.
+fn hand_out_with_event(
+    l: &DocaRdma,
+    t: doca_core::Result<AnyTask>,
+    src: *const DocaBuf,
+    dst: *mut DocaBuf,
+    event: *mut core::ffi::c_void,
+    task_p: *mut *mut DocaTask,
+) -> DocaError {
+    let r = hand_out(l, t, src, dst, task_p);
+    if r == 0 {
+        // SAFETY: hand_out wrote the new handle through task_p (checked writable by it).
+        let h = unsafe { task_p.read() };
+        if let Some(h) = self::task(h) {
+            h.event.set(event);
+        }
+    }
+    r
+}
+
+/// The remote net sync event behind a handle C gave (NULL: none yet).
+fn opt_remote_net<'a>(
+    p: *const crate::sync_event::DocaSyncEventRemoteNet,
+) -> std::result::Result<Option<&'a doca_sync_event::RemoteNet>, ()> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    crate::sync_event::remote_net(p).map(|r| Some(&r.0)).ok_or(())
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_allocate_init`: the peer's event's value into
+/// `dst_buf` (8 bytes).
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_remote_net_sync_event_get_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    event: *const crate::sync_event::DocaSyncEventRemoteNet,
+    dst_buf: *mut DocaBuf,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_remote_net_sync_event_get_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let (Ok(se), Ok(d)) = (opt_remote_net(event), opt_buf(dst_buf)) else { return invalid() };
+        let t = l
+            .obj
+            .task_remote_net_sync_event_get_alloc_init(c, se, d, user_data.to_data())
+            .map(AnyTask::RdmaSeGet);
+        hand_out_with_event(l, t, std::ptr::null(), dst_buf, event as *mut core::ffi::c_void, task)
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_set_allocate_init`: sets the peer's event to
+/// the 8 bytes at `src_buf`'s data.
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    event: *mut crate::sync_event::DocaSyncEventRemoteNet,
+    src_buf: *const DocaBuf,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_remote_net_sync_event_notify_set_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let (Ok(se), Ok(s)) = (opt_remote_net(event), opt_buf(src_buf)) else { return invalid() };
+        let t = l
+            .obj
+            .task_remote_net_sync_event_notify_set_alloc_init(c, se, s, user_data.to_data())
+            .map(AnyTask::RdmaSeNotifySet);
+        hand_out_with_event(l, t, src_buf, std::ptr::null_mut(), event as *mut core::ffi::c_void, task)
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_allocate_init`: adds `add_data` to the
+/// peer's event; the value before lands in `result_buf` (8 bytes).
+///
+/// # Safety
+/// `task` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(
+    rdma: *mut DocaRdma,
+    rdma_connection: *mut DocaRdmaConnection,
+    event: *mut crate::sync_event::DocaSyncEventRemoteNet,
+    result_buf: *mut DocaBuf,
+    add_data: u64,
+    user_data: DocaData,
+    task: *mut *mut DocaTask,
+) -> DocaError {
+    guarded("doca_rdma_task_remote_net_sync_event_notify_add_allocate_init", || {
+        let (l, c) = match parts(rdma, rdma_connection, task) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        let (Ok(se), Ok(r)) = (opt_remote_net(event), opt_buf(result_buf)) else { return invalid() };
+        let t = l
+            .obj
+            .task_remote_net_sync_event_notify_add_alloc_init(c, se, r, add_data, user_data.to_data())
+            .map(AnyTask::RdmaSeNotifyAdd);
+        hand_out_with_event(l, t, result_buf, std::ptr::null_mut(), event as *mut core::ffi::c_void, task)
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_dst_buf(
+    task: *const DocaTask,
+) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_get_get_dst_buf", std::ptr::null_mut(), || {
+        match self::task(task) {
+            Some(h) if h.with(|t| matches!(t, AnyTask::RdmaSeGet(_))) == Some(true) => h.dst.get(),
+            _ => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_get_result_len`: 8 after completion.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_result_len(task: *const DocaTask) -> u32 {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_get_get_result_len", 0, || {
+        self::task(task)
+            .and_then(|h| {
+                h.with(|t| match t {
+                    AnyTask::RdmaSeGet(t) => Some(t.result_len()),
+                    _ => None,
+                })
+            })
+            .flatten()
+            .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf(
+    task: *const DocaTask,
+) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf", std::ptr::null(), || {
+        match self::task(task) {
+            Some(h) if h.with(|t| matches!(t, AnyTask::RdmaSeNotifySet(_))) == Some(true) => h.buf.get(),
+            _ => std::ptr::null(),
+        }
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf(
+    task: *const DocaTask,
+) -> *mut DocaBuf {
+    crate::shielded(
+        "doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf",
+        std::ptr::null_mut(),
+        || match self::task(task) {
+            Some(h) if h.with(|t| matches!(t, AnyTask::RdmaSeNotifyAdd(_))) == Some(true) => h.buf.get(),
+            _ => std::ptr::null_mut(),
+        },
+    )
+}
+
+// ---- API level 2.6: one connection per context, no argument for it ----
+
+thread_local! {
+    /// Level 2.6: each context's one connection (made by its export or connect), by the
+    /// context's `doca_ctx` handle.
+    static IMPLICIT: RefCell<std::collections::HashMap<usize, usize>> = RefCell::default();
+}
+
+/// The context's 2.6 connection while it names a live connection of it.
+fn implicit(l: &DocaRdma) -> Option<*mut DocaRdmaConnection> {
+    let h = IMPLICIT.with(|m| m.borrow().get(&(l.ctx as usize)).copied())? as *mut DocaRdmaConnection;
+    // SAFETY: CONNS only holds DocaRdmaConnection handles; no log when it is gone.
+    let c = unsafe { CONNS.peek(h as *const DocaRdmaConnection) }?;
+    l.obj.connection_state(c.conn).ok().map(|_| h)
+}
+
+/// The context's 2.6 connection, exported now if it has none that is still exported.
+fn implicit_exported(
+    l: &DocaRdma,
+    rdma: *mut DocaRdma,
+) -> std::result::Result<*mut DocaRdmaConnection, DocaError> {
+    if let Some(h) = implicit(l) {
+        let exported =
+            conn(h).is_some_and(|c| l.obj.connection_state(c.conn) == Ok(doca_rdma::ConnState::Exported));
+        if exported {
+            return Ok(h);
+        }
+    }
+    let (mut p, mut n, mut h) = (std::ptr::null::<std::ffi::c_void>(), 0usize, std::ptr::null_mut());
+    // SAFETY: the out-pointers are this frame's locals.
+    let r = unsafe { doca_rdma_export(rdma, &mut p, &mut n, &mut h) };
+    if r != 0 {
+        return Err(r);
+    }
+    IMPLICIT.with(|m| m.borrow_mut().insert(l.ctx as usize, h as usize));
+    Ok(h)
+}
+
+/// The context's 2.6 connection for a task allocator: `BAD_STATE` before export/connect.
+fn implicit_for_task(
+    rdma: *mut DocaRdma,
+    what: &str,
+) -> std::result::Result<*mut DocaRdmaConnection, DocaError> {
+    let Some(l) = self::rdma(rdma) else { return Err(invalid()) };
+    implicit(l).ok_or_else(|| {
+        doca_core::fail!(
+            doca_core::Error::BadState,
+            "{what}: the context has no connection yet (doca_rdma_export or doca_rdma_connect first)"
+        )
+        .code()
+    })
+}
+
+/// `doca_rdma_create` at level 2.6: the context starts as DOCA 2.6's did — `doca_ctx_start`
+/// answers `IN_PROGRESS` and the context becomes Running when `doca_rdma_connect` connects.
+///
+/// # Safety
+/// `rdma` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_create_v26(dev: *mut DocaDev, rdma: *mut *mut DocaRdma) -> DocaError {
+    guarded("doca_rdma_create", || {
+        libctx::create(&RDMAS, dev, rdma, "rdma", |d| {
+            let r = Rdma::create(d)?;
+            r.set_running_on_connect(true)?;
+            Ok(r)
+        })
+    })
+}
+
+/// `doca_rdma_export` at level 2.6: the context's connection (a new one when it has none
+/// still exported) and its descriptor.
+///
+/// # Safety
+/// The out-pointers are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_export_v26(
+    rdma: *const DocaRdma,
+    local_rdma_conn_details: *mut *const std::ffi::c_void,
+    local_rdma_conn_details_size: *mut usize,
+) -> DocaError {
+    guarded("doca_rdma_export", || {
+        // A handle is a token: the const of 2.6's prototype changes nothing.
+        let rdma = rdma as *mut DocaRdma;
+        let Some(l) = self::rdma(rdma) else { return invalid() };
+        for (p, n) in [
+            (local_rdma_conn_details as *const (), "local_rdma_conn_details"),
+            (local_rdma_conn_details_size as *const (), "local_rdma_conn_details_size"),
+        ] {
+            if let Err(e) = non_null(p, n) {
+                return e;
+            }
+        }
+        let h = match implicit_exported(l, rdma) {
+            Ok(h) => h,
+            Err(e) => return e,
+        };
+        let Some(c) = conn(h) else { return invalid() };
+        let r = out(local_rdma_conn_details, c.desc.as_ptr() as *const std::ffi::c_void);
+        if r != 0 {
+            return r;
+        }
+        out(local_rdma_conn_details_size, c.desc.len())
+    })
+}
+
+/// `doca_rdma_connect` at level 2.6: connects the context's connection (exported now when
+/// the application did not export: a DC requester only reads the peer's details).
+///
+/// # Safety
+/// `remote_rdma_conn_details` is NULL or readable for `remote_rdma_conn_details_size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_connect_v26(
+    rdma: *mut DocaRdma,
+    remote_rdma_conn_details: *const std::ffi::c_void,
+    remote_rdma_conn_details_size: usize,
+) -> DocaError {
+    guarded("doca_rdma_connect", || {
+        let Some(l) = self::rdma(rdma) else { return invalid() };
+        let h = match implicit_exported(l, rdma) {
+            Ok(h) => h,
+            Err(e) => return e,
+        };
+        // SAFETY: the caller's contract, passed on.
+        unsafe { doca_rdma_connect(rdma, remote_rdma_conn_details, remote_rdma_conn_details_size, h) }
+    })
+}
+
+macro_rules! v26_alloc {
+    ($($v26:ident => $v27:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        #[doc = concat!("`", stringify!($v27), "` at level 2.6: on the context's connection (`BAD_STATE` before export or connect).")]
+        ///
+        /// # Safety
+        /// `task` is NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $v26(rdma: *mut DocaRdma, $($arg: $ty,)* user_data: DocaData, task: *mut *mut DocaTask) -> DocaError {
+            let c = match implicit_for_task(rdma, stringify!($v27)) {
+                Ok(c) => c,
+                Err(e) => return e,
+            };
+            // SAFETY: the caller's contract, passed on.
+            unsafe { $v27(rdma, c, $($arg,)* user_data, task) }
+        }
+    )*};
+}
+
+v26_alloc! {
+    doca_rdma_task_send_allocate_init_v26 => doca_rdma_task_send_allocate_init(src_buf: *const DocaBuf);
+    doca_rdma_task_send_imm_allocate_init_v26 => doca_rdma_task_send_imm_allocate_init(src_buf: *const DocaBuf, immediate_data: u32);
+    doca_rdma_task_read_allocate_init_v26 => doca_rdma_task_read_allocate_init(src_buf: *const DocaBuf, dst_buf: *mut DocaBuf);
+    doca_rdma_task_write_allocate_init_v26 => doca_rdma_task_write_allocate_init(src_buf: *const DocaBuf, dst_buf: *mut DocaBuf);
+    doca_rdma_task_write_imm_allocate_init_v26 => doca_rdma_task_write_imm_allocate_init(src_buf: *const DocaBuf, dst_buf: *mut DocaBuf, immediate_data: u32);
+    doca_rdma_task_atomic_cmp_swp_allocate_init_v26 => doca_rdma_task_atomic_cmp_swp_allocate_init(dst_buf: *mut DocaBuf, result_buf: *mut DocaBuf, cmp_data: u64, swap_data: u64);
+    doca_rdma_task_atomic_fetch_add_allocate_init_v26 => doca_rdma_task_atomic_fetch_add_allocate_init(dst_buf: *mut DocaBuf, result_buf: *mut DocaBuf, add_data: u64);
+    doca_rdma_task_remote_net_sync_event_get_allocate_init_v26 => doca_rdma_task_remote_net_sync_event_get_allocate_init(event: *const crate::sync_event::DocaSyncEventRemoteNet, dst_buf: *mut DocaBuf);
+    doca_rdma_task_remote_net_sync_event_notify_set_allocate_init_v26 => doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(event: *mut crate::sync_event::DocaSyncEventRemoteNet, src_buf: *const DocaBuf);
+    doca_rdma_task_remote_net_sync_event_notify_add_allocate_init_v26 => doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(event: *mut crate::sync_event::DocaSyncEventRemoteNet, result_buf: *mut DocaBuf, add_data: u64);
+}
+
+// ---- The getters and setters of allocated tasks ----
+
+/// Runs `f` on the task behind `p` when it is a task of the kind `want` held by the
+/// application (not submitted); logs and returns `None` otherwise.
+fn held<R>(name: &str, p: *const DocaTask, f: impl FnOnce(&AnyTask, &DocaTask) -> Option<R>) -> Option<R> {
+    let h = self::task(p)?;
+    let r = h.with(|t| f(t, h)).flatten();
+    if r.is_none() {
+        tracing::error!(target: "doca_sdk", "{name}: not a task of this kind held by the application (submitted, or another kind)");
+    }
+    r
+}
+
+/// `doca_rdma_task_send_imm_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_imm_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_send_imm_get_src_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_send_imm_get_src_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaSendImm(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_send_imm_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_imm_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
+    crate::shielded("doca_rdma_task_send_imm_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_send_imm_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_send_imm_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaSendImm(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_send_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
+    crate::shielded("doca_rdma_task_send_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_send_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_send_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaSend(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_receive_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_receive_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_receive_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_receive_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_receive_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaReceive(t) => {
+                t.set_dst(b);
+                h.dst.set(buf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_read_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_read_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_read_get_src_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_read_get_src_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaRead(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_read_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_read_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
+    crate::shielded("doca_rdma_task_read_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_read_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_read_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaRead(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_read_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_read_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_read_get_dst_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_read_get_dst_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaRead(_)).then(|| h.dst.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_read_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_read_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_read_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_read_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_read_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaRead(t) => {
+                t.set_dst(b);
+                h.dst.set(buf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_write_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_write_get_src_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_write_get_src_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaWrite(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_write_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
+    crate::shielded("doca_rdma_task_write_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_write_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaWrite(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_write_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_write_get_dst_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_write_get_dst_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaWrite(_)).then(|| h.dst.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_write_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_write_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_write_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaWrite(t) => {
+                t.set_dst(b);
+                h.dst.set(buf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_write_imm_get_src_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
+    crate::shielded("doca_rdma_task_write_imm_get_src_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_write_imm_get_src_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaWriteImm(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_write_imm_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
+    crate::shielded("doca_rdma_task_write_imm_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_imm_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_write_imm_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaWriteImm(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_write_imm_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_write_imm_get_dst_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_write_imm_get_dst_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaWriteImm(_)).then(|| h.dst.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_write_imm_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_write_imm_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_imm_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_write_imm_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaWriteImm(t) => {
+                t.set_dst(b);
+                h.dst.set(buf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_dst_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_atomic_cmp_swp_get_dst_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaCmpSwp(_)).then(|| h.dst.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_cmp_swp_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_atomic_cmp_swp_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaCmpSwp(t) => {
+                t.set_dst(b);
+                h.dst.set(buf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_get_result_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_result_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_result_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_atomic_cmp_swp_get_result_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaCmpSwp(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_set_result_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_result_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_result_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_cmp_swp_set_result_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_atomic_cmp_swp_set_result_buf", task, |t, h| match t {
+            AnyTask::RdmaCmpSwp(t) => {
+                t.set_result(b);
+                h.buf.set(buf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_get_dst_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_get_dst_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_atomic_fetch_add_get_dst_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaFetchAdd(_)).then(|| h.dst.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_fetch_add_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_atomic_fetch_add_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaFetchAdd(t) => {
+                t.set_dst(b);
+                h.dst.set(buf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_get_result_buf`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_get_result_buf(task: *const DocaTask) -> *mut DocaBuf {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_get_result_buf", std::ptr::null_mut(), || {
+        held("doca_rdma_task_atomic_fetch_add_get_result_buf", task, |t, h| {
+            matches!(t, AnyTask::RdmaFetchAdd(_)).then(|| h.buf.get())
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_set_result_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_result_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_set_result_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_fetch_add_set_result_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_atomic_fetch_add_set_result_buf", task, |t, h| match t {
+            AnyTask::RdmaFetchAdd(t) => {
+                t.set_result(b);
+                h.buf.set(buf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_set_dst_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_set_dst_buf(
+    task: *mut DocaTask,
+    buf: *mut DocaBuf,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_get_set_dst_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_get_set_dst_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_get_set_dst_buf", task, |t, h| match t {
+            AnyTask::RdmaSeGet(t) => {
+                t.set_dst(b);
+                h.dst.set(buf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf(
+    task: *mut DocaTask,
+    buf: *const DocaBuf,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf", task, |t, h| match t {
+            AnyTask::RdmaSeNotifySet(t) => {
+                t.set_src(b);
+                h.buf.set(buf as *mut DocaBuf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf(
+    task: *mut DocaTask,
+    buf: *mut DocaBuf,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf", (), || {
+        let Ok(b) = opt_buf(buf) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf: not a live buffer handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf", task, |t, h| match t {
+            AnyTask::RdmaSeNotifyAdd(t) => {
+                t.set_result(b);
+                h.buf.set(buf);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_send_imm_get_immediate_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_imm_get_immediate_data(task: *const DocaTask) -> u32 {
+    crate::shielded("doca_rdma_task_send_imm_get_immediate_data", 0, || {
+        held("doca_rdma_task_send_imm_get_immediate_data", task, |t, _| match t {
+            AnyTask::RdmaSendImm(t) => Some(t.immediate_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_send_imm_set_immediate_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_send_imm_set_immediate_data(task: *mut DocaTask, value: u32) {
+    crate::shielded("doca_rdma_task_send_imm_set_immediate_data", (), || {
+        held("doca_rdma_task_send_imm_set_immediate_data", task, |t, _| match t {
+            AnyTask::RdmaSendImm(t) => {
+                t.set_immediate_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_write_imm_get_immediate_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_get_immediate_data(task: *const DocaTask) -> u32 {
+    crate::shielded("doca_rdma_task_write_imm_get_immediate_data", 0, || {
+        held("doca_rdma_task_write_imm_get_immediate_data", task, |t, _| match t {
+            AnyTask::RdmaWriteImm(t) => Some(t.immediate_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_write_imm_set_immediate_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_write_imm_set_immediate_data(task: *mut DocaTask, value: u32) {
+    crate::shielded("doca_rdma_task_write_imm_set_immediate_data", (), || {
+        held("doca_rdma_task_write_imm_set_immediate_data", task, |t, _| match t {
+            AnyTask::RdmaWriteImm(t) => {
+                t.set_immediate_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_get_cmp_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_cmp_data(task: *const DocaTask) -> u64 {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_cmp_data", 0, || {
+        held("doca_rdma_task_atomic_cmp_swp_get_cmp_data", task, |t, _| match t {
+            AnyTask::RdmaCmpSwp(t) => Some(t.cmp_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_set_cmp_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_cmp_data(task: *mut DocaTask, value: u64) {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_cmp_data", (), || {
+        held("doca_rdma_task_atomic_cmp_swp_set_cmp_data", task, |t, _| match t {
+            AnyTask::RdmaCmpSwp(t) => {
+                t.set_cmp_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_get_swap_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_swap_data(task: *const DocaTask) -> u64 {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_swap_data", 0, || {
+        held("doca_rdma_task_atomic_cmp_swp_get_swap_data", task, |t, _| match t {
+            AnyTask::RdmaCmpSwp(t) => Some(t.swap_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_atomic_cmp_swp_set_swap_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_swap_data(task: *mut DocaTask, value: u64) {
+    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_swap_data", (), || {
+        held("doca_rdma_task_atomic_cmp_swp_set_swap_data", task, |t, _| match t {
+            AnyTask::RdmaCmpSwp(t) => {
+                t.set_swap_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_get_add_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_get_add_data(task: *const DocaTask) -> u64 {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_get_add_data", 0, || {
+        held("doca_rdma_task_atomic_fetch_add_get_add_data", task, |t, _| match t {
+            AnyTask::RdmaFetchAdd(t) => Some(t.add_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_atomic_fetch_add_set_add_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_add_data(task: *mut DocaTask, value: u64) {
+    crate::shielded("doca_rdma_task_atomic_fetch_add_set_add_data", (), || {
+        held("doca_rdma_task_atomic_fetch_add_set_add_data", task, |t, _| match t {
+            AnyTask::RdmaFetchAdd(t) => {
+                t.set_add_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_get_add_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_get_add_data(task: *const DocaTask) -> u64 {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_get_add_data", 0, || {
+        held("doca_rdma_task_remote_net_sync_event_notify_add_get_add_data", task, |t, _| match t {
+            AnyTask::RdmaSeNotifyAdd(t) => Some(t.add_data()),
+            _ => None,
+        })
+        .unwrap_or(0)
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_set_add_data`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_set_add_data(
+    task: *mut DocaTask,
+    value: u64,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_set_add_data", (), || {
+        held("doca_rdma_task_remote_net_sync_event_notify_add_set_add_data", task, |t, _| match t {
+            AnyTask::RdmaSeNotifyAdd(t) => {
+                t.set_add_data(value);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_get_sync_event`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_sync_event(
+    task: *const DocaTask,
+) -> *const crate::sync_event::DocaSyncEventRemoteNet {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_get_get_sync_event", std::ptr::null_mut(), || {
+        held("doca_rdma_task_remote_net_sync_event_get_get_sync_event", task, |t, h| {
+            matches!(t, AnyTask::RdmaSeGet(_))
+                .then(|| h.event.get() as *const crate::sync_event::DocaSyncEventRemoteNet)
+        })
+        .unwrap_or(std::ptr::null_mut())
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_set_sync_event` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_set_sync_event(
+    task: *mut DocaTask,
+    event: *const crate::sync_event::DocaSyncEventRemoteNet,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_get_set_sync_event", (), || {
+        let Ok(se) = opt_remote_net(event) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_get_set_sync_event: not a live remote net sync event handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_get_set_sync_event", task, |t, h| match t {
+            AnyTask::RdmaSeGet(t) => {
+                t.set_sync_event(se);
+                h.event.set(event as *mut core::ffi::c_void);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event(
+    task: *const DocaTask,
+) -> *mut crate::sync_event::DocaSyncEventRemoteNet {
+    crate::shielded(
+        "doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event",
+        std::ptr::null_mut(),
+        || {
+            held("doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event", task, |t, h| {
+                matches!(t, AnyTask::RdmaSeNotifySet(_))
+                    .then(|| h.event.get() as *mut crate::sync_event::DocaSyncEventRemoteNet)
+            })
+            .unwrap_or(std::ptr::null_mut())
+        },
+    )
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(
+    task: *mut DocaTask,
+    event: *mut crate::sync_event::DocaSyncEventRemoteNet,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event", (), || {
+        let Ok(se) = opt_remote_net(event) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event: not a live remote net sync event handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event", task, |t, h| match t {
+            AnyTask::RdmaSeNotifySet(t) => {
+                t.set_sync_event(se);
+                h.event.set(event as *mut core::ffi::c_void);
+                Some(())
+            }
+            _ => None,
+        });
+    })
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event(
+    task: *const DocaTask,
+) -> *mut crate::sync_event::DocaSyncEventRemoteNet {
+    crate::shielded(
+        "doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event",
+        std::ptr::null_mut(),
+        || {
+            held("doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event", task, |t, h| {
+                matches!(t, AnyTask::RdmaSeNotifyAdd(_))
+                    .then(|| h.event.get() as *mut crate::sync_event::DocaSyncEventRemoteNet)
+            })
+            .unwrap_or(std::ptr::null_mut())
+        },
+    )
+}
+
+/// `doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event` (NULL: none).
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event(
+    task: *mut DocaTask,
+    event: *mut crate::sync_event::DocaSyncEventRemoteNet,
+) {
+    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event", (), || {
+        let Ok(se) = opt_remote_net(event) else {
+            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event: not a live remote net sync event handle");
+            return;
+        };
+        held("doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event", task, |t, h| match t {
+            AnyTask::RdmaSeNotifyAdd(t) => {
+                t.set_sync_event(se);
+                h.event.set(event as *mut core::ffi::c_void);
+                Some(())
+            }
+            _ => None,
+        });
     })
 }

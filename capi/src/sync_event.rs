@@ -32,8 +32,17 @@ pub struct Se {
 /// `struct doca_sync_event`.
 pub type DocaSyncEvent = LibCtx<Se>;
 
-/// `struct doca_sync_event_remote_net`: never handed out (no remote network here).
-pub enum DocaSyncEventRemoteNet {}
+/// `struct doca_sync_event_remote_net`: an RDMA peer's event (the RDMA library's remote sync
+/// event tasks name it).
+pub struct DocaSyncEventRemoteNet(pub(crate) doca_sync_event::RemoteNet);
+
+static REMOTE_NETS: Handles = Handles::new(Kind::SyncEventRemoteNet);
+
+/// The remote net event behind a handle C gave.
+pub(crate) fn remote_net<'a>(p: *const DocaSyncEventRemoteNet) -> Option<&'a DocaSyncEventRemoteNet> {
+    // SAFETY: REMOTE_NETS only holds DocaSyncEventRemoteNet handles.
+    unsafe { REMOTE_NETS.get(p) }
+}
 /// `struct doca_dpa` / `struct doca_gpu`: never handed out by this library.
 pub enum DocaDpaOrGpu {}
 
@@ -133,7 +142,7 @@ pub extern "C" fn doca_sync_event_cap_is_create_from_export_supported(
     cap("doca_sync_event_cap_is_create_from_export_supported", devinfo, caps::is_create_from_export_supported)
 }
 
-/// `doca_sync_event_cap_remote_net_is_create_from_export_supported`: never.
+/// `doca_sync_event_cap_remote_net_is_create_from_export_supported`: host and DPU devices.
 #[no_mangle]
 pub extern "C" fn doca_sync_event_cap_remote_net_is_create_from_export_supported(
     devinfo: *const DocaDevinfo,
@@ -141,7 +150,7 @@ pub extern "C" fn doca_sync_event_cap_remote_net_is_create_from_export_supported
     cap(
         "doca_sync_event_cap_remote_net_is_create_from_export_supported",
         devinfo,
-        caps::is_dpa_gpu_or_remote_net_supported,
+        caps::is_remote_net_supported,
     )
 }
 
@@ -152,7 +161,9 @@ fn unsupported(what: &str) -> DocaError {
     Error::NotSupported.code()
 }
 
-/// `doca_sync_event_remote_net_create_from_export`: `NOT_SUPPORTED` (no remote network).
+/// `doca_sync_event_remote_net_create_from_export`: the event an RDMA peer exported with
+/// `doca_sync_event_export_to_remote_net` (`INVALID_VALUE` for another blob, `NOT_FOUND`
+/// when its owner is gone).
 ///
 /// # Safety
 /// `data` points to `sz` readable bytes.
@@ -170,7 +181,13 @@ pub unsafe extern "C" fn doca_sync_event_remote_net_create_from_export(
         if let Err(e) = non_null(event, "event") {
             return e;
         }
-        unsupported("remote net sync event")
+        let Some(d) = crate::dev::dev(dev) else { return invalid() };
+        // SAFETY: the caller's contract.
+        let blob = unsafe { std::slice::from_raw_parts(data, sz) };
+        match doca_sync_event::RemoteNet::create_from_export(&d.dev, blob) {
+            Ok(r) => out(event, REMOTE_NETS.add(DocaSyncEventRemoteNet(r))),
+            Err(e) => e.code(),
+        }
     })
 }
 
@@ -187,11 +204,19 @@ pub unsafe extern "C" fn doca_sync_event_destroy(event: *mut DocaSyncEvent) -> D
     })
 }
 
-/// `doca_sync_event_remote_net_destroy`: no such event can exist here (`INVALID_VALUE`).
+/// `doca_sync_event_remote_net_destroy`: the handle goes (tasks that name the event keep
+/// it until they are freed).
+///
+/// # Safety
+/// `event` is NULL or a handle of this library, not used afterwards.
 #[no_mangle]
-pub extern "C" fn doca_sync_event_remote_net_destroy(event: *mut DocaSyncEventRemoteNet) -> DocaError {
+pub unsafe extern "C" fn doca_sync_event_remote_net_destroy(event: *mut DocaSyncEventRemoteNet) -> DocaError {
     guarded("doca_sync_event_remote_net_destroy", || {
-        crate::check::refuse(|| format!("{event:p} is not a remote net sync event (this library makes none)"))
+        // SAFETY: REMOTE_NETS only holds DocaSyncEventRemoteNet handles; the caller's contract.
+        match unsafe { REMOTE_NETS.remove(event) } {
+            Some(_) => 0,
+            None => invalid(),
+        }
     })
 }
 
@@ -217,7 +242,7 @@ fn cpu_location(
 
 fn remote_location(event: *mut DocaSyncEvent, publisher: bool, name: &'static str) -> DocaError {
     with_event(name, event, |se| {
-        let loc = Location::RemotePci;
+        let loc = if name.ends_with("remote_net") { Location::RemoteNet } else { Location::RemotePci };
         code(if publisher { se.ev.add_publisher_location(loc) } else { se.ev.add_subscriber_location(loc) })
     })
 }
@@ -275,10 +300,10 @@ pub extern "C" fn doca_sync_event_add_publisher_location_remote_pci(event: *mut 
     remote_location(event, true, "doca_sync_event_add_publisher_location_remote_pci")
 }
 
-/// `doca_sync_event_add_publisher_location_remote_net`: `NOT_SUPPORTED`.
+/// `doca_sync_event_add_publisher_location_remote_net`: an RDMA peer sets and adds.
 #[no_mangle]
 pub extern "C" fn doca_sync_event_add_publisher_location_remote_net(event: *mut DocaSyncEvent) -> DocaError {
-    with_event("doca_sync_event_add_publisher_location_remote_net", event, |_| unsupported("remote net"))
+    remote_location(event, true, "doca_sync_event_add_publisher_location_remote_net")
 }
 
 /// `doca_sync_event_add_subscriber_location_cpu`.
@@ -901,14 +926,13 @@ macro_rules! never_cap {
         #[doc = concat!("`", stringify!($fn_name), "`: `NOT_SUPPORTED` (no DPA, GPU or remote network).")]
         #[no_mangle]
         pub extern "C" fn $fn_name(devinfo: *const DocaDevinfo) -> DocaError {
-            cap(stringify!($fn_name), devinfo, caps::is_dpa_gpu_or_remote_net_supported)
+            cap(stringify!($fn_name), devinfo, caps::is_dpa_or_gpu_supported)
         }
     )*};
 }
 never_cap!(
     doca_sync_event_cap_is_export_to_dpa_supported,
     doca_sync_event_cap_is_export_to_gpu_supported,
-    doca_sync_event_cap_is_export_to_remote_net_supported,
     doca_sync_event_cap_remote_net_is_export_to_dpa_supported,
     doca_sync_event_cap_remote_net_is_export_to_gpu_supported,
 );
@@ -970,25 +994,46 @@ pub extern "C" fn doca_sync_event_get_gpu_handle(
     dpa_gpu_handle("doca_sync_event_get_gpu_handle", event, gpu, handle.cast(), "GPU")
 }
 
-/// `doca_sync_event_export_to_remote_net`: `NOT_SUPPORTED`.
+/// `doca_sync_event_cap_is_export_to_remote_net_supported`: host and DPU devices.
+#[no_mangle]
+pub extern "C" fn doca_sync_event_cap_is_export_to_remote_net_supported(
+    devinfo: *const DocaDevinfo,
+) -> DocaError {
+    cap("doca_sync_event_cap_is_export_to_remote_net_supported", devinfo, caps::is_remote_net_supported)
+}
+
+/// `doca_sync_event_export_to_remote_net`: the blob for an RDMA peer's
+/// `doca_sync_event_remote_net_create_from_export`, valid until the next export of this
+/// event or its destroy.
 #[no_mangle]
 pub extern "C" fn doca_sync_event_export_to_remote_net(
     event: *mut DocaSyncEvent,
     data: *mut *const u8,
     sz: *mut usize,
 ) -> DocaError {
-    with_event("doca_sync_event_export_to_remote_net", event, |_| {
+    with_event("doca_sync_event_export_to_remote_net", event, |se| {
         if let Err(e) = non_null(data, "data").and_then(|()| non_null(sz, "sz")) {
             return e;
         }
-        unsupported("remote net export")
+        match se.ev.export_to_remote_net() {
+            Ok(blob) => {
+                let mut b = se.blob.borrow_mut();
+                *b = blob;
+                let (p, n) = (b.as_ptr(), b.len());
+                out(data, p);
+                out(sz, n)
+            }
+            Err(e) => e.code(),
+        }
     })
 }
 
-/// A remote net event's DPA or GPU handle: no remote net event exists (`INVALID_VALUE`).
+/// A remote net event's DPA or GPU handle: `INVALID_VALUE` for a handle that is not a
+/// remote net event, else `NOT_SUPPORTED` (no DPA or GPU here).
 fn remote_net_handle(name: &'static str, event: *mut DocaSyncEventRemoteNet) -> DocaError {
-    guarded(name, || {
-        crate::check::refuse(|| format!("{event:p} is not a remote net sync event (this library makes none)"))
+    guarded(name, || match remote_net(event) {
+        Some(_) => unsupported("a remote net event's DPA or GPU handle"),
+        None => invalid(),
     })
 }
 

@@ -58,6 +58,9 @@ pub(crate) enum AnyTask {
     RdmaWriteImm(doca_rdma::WriteImmTask),
     RdmaCmpSwp(doca_rdma::CmpSwpTask),
     RdmaFetchAdd(doca_rdma::FetchAddTask),
+    RdmaSeGet(doca_rdma::RemoteNetGetTask),
+    RdmaSeNotifySet(doca_rdma::RemoteNetNotifySetTask),
+    RdmaSeNotifyAdd(doca_rdma::RemoteNetNotifyAddTask),
 }
 
 macro_rules! each {
@@ -99,6 +102,9 @@ macro_rules! each {
             AnyTask::RdmaWriteImm($x) => $e,
             AnyTask::RdmaCmpSwp($x) => $e,
             AnyTask::RdmaFetchAdd($x) => $e,
+            AnyTask::RdmaSeGet($x) => $e,
+            AnyTask::RdmaSeNotifySet($x) => $e,
+            AnyTask::RdmaSeNotifyAdd($x) => $e,
         }
     };
 }
@@ -254,6 +260,22 @@ impl AnyTask {
             AnyTask::RdmaFetchAdd(t) => {
                 t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaFetchAdd(r.value)))
             }
+            AnyTask::RdmaSeGet(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaSeGet(r.value)))
+            }
+            AnyTask::RdmaSeGet(t) => t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaSeGet(r.value))),
+            AnyTask::RdmaSeNotifySet(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaSeNotifySet(r.value)))
+            }
+            AnyTask::RdmaSeNotifySet(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaSeNotifySet(r.value)))
+            }
+            AnyTask::RdmaSeNotifyAdd(t) if validate => {
+                t.try_submit().map_err(|r| (r.error, AnyTask::RdmaSeNotifyAdd(r.value)))
+            }
+            AnyTask::RdmaSeNotifyAdd(t) => {
+                t.submit_ex(flags).map_err(|r| (r.error, AnyTask::RdmaSeNotifyAdd(r.value)))
+            }
         }
     }
 
@@ -288,6 +310,8 @@ pub struct DocaTask {
     pub(crate) key: Cell<*mut core::ffi::c_void>,
     /// An erasure coding task's matrix handle (`struct doca_ec_matrix *`).
     pub(crate) matrix: Cell<*mut core::ffi::c_void>,
+    /// An RDMA remote sync event task's event handle (`struct doca_sync_event_remote_net *`).
+    pub(crate) event: Cell<*mut core::ffi::c_void>,
 }
 
 static TASKS: Handles = Handles::new(Kind::Task);
@@ -345,6 +369,9 @@ pub(crate) enum Of {
     RdmaWriteImm,
     RdmaCmpSwp,
     RdmaFetchAdd,
+    RdmaSeGet,
+    RdmaSeNotifySet,
+    RdmaSeNotifyAdd,
 }
 
 impl AnyTask {
@@ -386,6 +413,9 @@ impl AnyTask {
             AnyTask::RdmaWriteImm(_) => Of::RdmaWriteImm,
             AnyTask::RdmaCmpSwp(_) => Of::RdmaCmpSwp,
             AnyTask::RdmaFetchAdd(_) => Of::RdmaFetchAdd,
+            AnyTask::RdmaSeGet(_) => Of::RdmaSeGet,
+            AnyTask::RdmaSeNotifySet(_) => Of::RdmaSeNotifySet,
+            AnyTask::RdmaSeNotifyAdd(_) => Of::RdmaSeNotifyAdd,
         }
     }
 }
@@ -441,6 +471,7 @@ impl TaskTable {
                 out: Cell::new(std::ptr::null_mut()),
                 key: Cell::new(std::ptr::null_mut()),
                 matrix: Cell::new(std::ptr::null_mut()),
+                event: Cell::new(std::ptr::null_mut()),
             })
         });
         if let Some(handle) = own_task(h) {
@@ -580,10 +611,44 @@ pub unsafe extern "C" fn doca_task_free(task: *mut DocaTask) {
         if let Some(table) = h.table.upgrade() {
             table.0.borrow_mut().remove(&h.id);
         }
+        remember_freed(task, h.buf.get(), h.dst.get());
         // SAFETY: TASKS only holds DocaTask handles; freed once, here.
         drop(unsafe { TASKS.remove(task) });
         DOCA_SUCCESS
     });
+}
+
+/// The context handle of the task behind `p` (NULL when it is not a live task).
+pub(crate) fn ctx_of(p: *const DocaTask) -> *mut crate::ctx::DocaCtx {
+    task(p).and_then(|h| h.table.upgrade()).map_or(std::ptr::null_mut(), |t| t.1.get())
+}
+
+/// Freed tasks remembered for [`freed_bufs`].
+const FREED_KEPT: usize = 64;
+
+thread_local! {
+    /// The buffers of the last [`FREED_KEPT`] tasks freed on this thread, by handle.
+    static FREED: RefCell<std::collections::VecDeque<(usize, *mut DocaBuf, *mut DocaBuf)>> =
+        RefCell::default();
+}
+
+fn remember_freed(task: *mut DocaTask, buf: *mut DocaBuf, dst: *mut DocaBuf) {
+    FREED.with(|f| {
+        let mut f = f.borrow_mut();
+        if f.len() == FREED_KEPT {
+            f.pop_front();
+        }
+        f.push_back((task as usize, buf, dst));
+    });
+}
+
+/// The buffer handles (`buf`, `dst`) a task held when it was freed, for a getter called on
+/// the freed handle: in DOCA a freed task's memory stays in its pool, and NVIDIA's RDMA
+/// samples read a send task's source and a receive task's destination right after
+/// `doca_task_free` (`rdma_common.c`'s send and receive callbacks). Only the last 64 frees
+/// of the calling thread are remembered; anything else is a dead handle (`None`).
+pub(crate) fn freed_bufs(p: *const DocaTask) -> Option<(*mut DocaBuf, *mut DocaBuf)> {
+    FREED.with(|f| f.borrow().iter().rev().find(|e| e.0 == p as usize).map(|e| (e.1, e.2)))
 }
 
 /// `doca_task_get_status`.

@@ -97,6 +97,9 @@ pub const TASK_KINDS: &[&str] = &[
     "rdma.write_imm",
     "rdma.atomic_cmp_swp",
     "rdma.atomic_fetch_add",
+    "rdma.remote_net_sync_event_get",
+    "rdma.remote_net_sync_event_notify_set",
+    "rdma.remote_net_sync_event_notify_add",
 ];
 
 /// Every point name outside the `task.<kind>` family.

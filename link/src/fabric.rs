@@ -360,6 +360,47 @@ impl Drop for Listener {
     }
 }
 
+/// A machine-wide port service's socket file name: `<ns>-<port>.sock` (the RDMA connection
+/// manager's listening ports, `rdma-cm-<port>.sock`). `ns` is lowercase letters and dashes.
+pub fn port_file(ns: &str, port: u16) -> Result<String> {
+    if ns.is_empty() || !ns.bytes().all(|b| b.is_ascii_lowercase() || b == b'-') {
+        bail!(Error::InvalidValue, "port service namespace {ns:?} is not lowercase letters and dashes");
+    }
+    Ok(format!("{ns}-{port}.sock"))
+}
+
+impl Listener {
+    /// Binds port `port` of namespace `ns` in the fabric directory ([`port_file`]):
+    /// `IN_USE` while another live process listens there; a stale socket is replaced.
+    pub fn bind_port(ns: &str, port: u16) -> Result<Listener> {
+        Listener::bind_in(FabricDir::open()?, port_file(ns, port)?)
+    }
+}
+
+/// Connects to port `port` of namespace `ns` in the fabric directory and checks that a
+/// process of this user answers: `Ok(None)` when nobody listens there, `AGAIN` when the
+/// listener's backlog is full.
+pub fn connect_port(ns: &str, port: u16) -> Result<Option<OwnedFd>> {
+    let dir = FabricDir::open()?;
+    let sock = connect(&dir.via_fd(&port_file(ns, port)?))?;
+    if let Some(s) = &sock {
+        peer_pid(s.as_fd())?;
+    }
+    Ok(sock)
+}
+
+/// Whether `ip` is an address of this machine (its network namespace): loopback, the
+/// unspecified address, or one a socket can be bound to (an interface's address). Peers at
+/// such an address meet through the fabric directory.
+pub fn is_local_address(ip: std::net::IpAddr) -> bool {
+    if ip.is_loopback() || ip.is_unspecified() {
+        return true;
+    }
+    // Binding a datagram socket to an address succeeds exactly when an interface holds it;
+    // nothing is sent and the socket closes at once.
+    std::net::UdpSocket::bind((ip, 0)).is_ok()
+}
+
 /// Connects to service `name` of namespace `ns` for host function `pci` through the fabric
 /// directory's descriptor, and checks that a process of this user answers. `Ok(None)` when
 /// no server listens there (yet); `AGAIN` when one does but its backlog is full.

@@ -34,8 +34,9 @@ pub mod status;
 
 pub use error::{Error, Result, SDK_STDERR_ENV};
 pub use fabric::{
-    answer_and_close, connect, connect_service, fabric_dir, peer_pid, peer_uid, recv, send, service_file,
-    service_path, socketpair, FabricDir, HostFn, Listener, Recv, FABRIC_ENV,
+    answer_and_close, connect, connect_port, connect_service, fabric_dir, is_local_address, peer_pid,
+    peer_uid, port_file, recv, send, service_file, service_path, socketpair, FabricDir, HostFn, Listener,
+    Recv, FABRIC_ENV,
 };
 
 /// A capability a library reads from the topology: its full name and its default.

@@ -9,6 +9,7 @@
 //! | `doca_rdma_set_*`/`_get_*`                              | [`Rdma::set_permissions`], … (one pair per setting) |
 //! | `doca_rdma_export`/`_connect`, `struct doca_rdma_connection` | [`Rdma::export`], [`Rdma::connect`], [`Connection`] |
 //! | each task type's `_set_conf`, `_allocate_init` and accessors | [`Rdma::task_send_set_conf`], [`SendTask`], [`ReceiveTask`], … |
+//! | the connection manager: `doca_rdma_addr_create`, `_start_listen_to_port`, `_connect_to_addr`, `_connection_accept`/`_reject`/`_disconnect`, `_set_connection_state_callbacks` | [`cm`], [`Rdma::connect_to_addr`], … |
 //!
 //! **Connections.** [`Rdma::export`] makes a connection in the exported state and its
 //! descriptor ([`wire::Desc`]): the name of this process's memory service (`doca_link`'s
@@ -22,6 +23,9 @@
 //! itself with the token of the descriptor it was given) it receives the peer's messages.
 //! Both are non-blocking and registered in the progress engine's notification set: a
 //! sleeping application wakes when a message arrives.
+//! The connection manager ([`cm`]) makes the same connections by address and port: the
+//! two descriptors travel over a listening port's socket instead of the application's
+//! channel.
 //!
 //! **Two-sided.** A send's bytes travel in one packet (at most [`caps::max_message_size`]).
 //! The receiver delivers each message, in order, into the oldest posted receive task (the
@@ -48,10 +52,11 @@
 //! a revoked export (`NOT_FOUND`), receiver-not-ready past the retry budget (`TIME_OUT`), a
 //! peer gone (`CONNECTION_RESET`) — is fatal to its connection and to the context (DOCA's
 //! engine rule, see `doca_core::queue`): the context moves to Stopping and every other task
-//! completes with [`FLUSH_STATUS`]. A peer that stops its context says goodbye (the
-//! connection becomes disconnected, nothing fails); a peer that vanishes without it (killed)
-//! puts the connection in the error state, which fails the context when tasks were waiting
-//! on the connection or receive tasks are posted with no live connection left.
+//! completes with [`FLUSH_STATUS`]; every connection of the failed context closes with a
+//! goodbye. A peer that stops its context (or fails) says goodbye (the connection becomes
+//! disconnected, nothing fails); a peer that vanishes without it (killed) puts the
+//! connection in the error state, which fails the context when tasks were waiting on the
+//! connection, or receive tasks are posted with no live connection left.
 //!
 //! **Hostile peers.** Every packet is checked ([`wire::Hdr::parse`]: kind, lengths against
 //! the receiver's limit, no descriptors attached); a malformed one closes that connection
@@ -61,6 +66,7 @@
 #![forbid(unsafe_code)]
 
 pub mod caps;
+pub mod cm;
 pub mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -150,6 +156,18 @@ pub enum ConnState {
     Disconnected,
     /// The peer vanished, misbehaved, or a task on it failed.
     Error,
+    /// Connection manager, server side: a client asked; waiting for
+    /// [`Rdma::connection_accept`] or [`Rdma::connection_reject`].
+    Requested,
+    /// Connection manager, client side: asked the listener; waiting for its answer.
+    Connecting,
+}
+
+impl ConnState {
+    /// Counts against `max_num_connections` (not yet over).
+    fn is_live(self) -> bool {
+        !matches!(self, ConnState::Disconnected | ConnState::Error)
+    }
 }
 
 /// The settings of a context (`doca_rdma_set_*`), fixed while it runs.
@@ -168,6 +186,8 @@ struct Config {
     max_conns: u16,
     conn_request_timeout: u16,
     rnr_retry: u8,
+    /// DOCA 2.5/2.6's start: Starting until the connection is connected.
+    running_on_connect: bool,
 }
 
 /// What each sending task type is.
@@ -181,6 +201,9 @@ pub enum Code {
     WriteImm,
     Cas,
     Fadd,
+    SeGet,
+    SeSet,
+    SeAdd,
 }
 
 impl Code {
@@ -210,6 +233,8 @@ pub struct OpFields {
     result_len: u32,
     /// A write with immediate: its bytes were written (a resend only sends the notice).
     wrote: bool,
+    /// The peer's sync event (the remote sync event tasks).
+    se: Option<doca_sync_event::RemoteNet>,
 }
 
 /// A sending task's payload; `K` says which type.
@@ -257,6 +282,9 @@ op_kinds! {
     WriteImmK WriteImm "rdma.write_imm" write_imm_pool;
     CasK Cas "rdma.atomic_cmp_swp" cas_pool;
     FaddK Fadd "rdma.atomic_fetch_add" fadd_pool;
+    SeGetK SeGet "rdma.remote_net_sync_event_get" se_get_pool;
+    SeSetK SeSet "rdma.remote_net_sync_event_notify_set" se_set_pool;
+    SeAddK SeAdd "rdma.remote_net_sync_event_notify_add" se_add_pool;
 }
 
 impl<K: OpKind> TaskPayload for Op<K> {
@@ -312,6 +340,55 @@ doca_core::task_handle! {
     /// `struct doca_rdma_task_receive`: a posted receive.
     pub struct ReceiveTask(RecvFields);
 }
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_remote_net_sync_event_get`: reads the peer's sync event's value
+    /// (8 bytes, host order) into a local buffer.
+    pub struct RemoteNetGetTask(Op<SeGetK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_remote_net_sync_event_notify_set`: sets the peer's sync event
+    /// to the 8 bytes (host order) at a local buffer's data.
+    pub struct RemoteNetNotifySetTask(Op<SeSetK>);
+}
+doca_core::task_handle! {
+    /// `struct doca_rdma_task_remote_net_sync_event_notify_add`: adds to the peer's sync
+    /// event; the value before lands in a local result buffer (8 bytes, host order).
+    pub struct RemoteNetNotifyAddTask(Op<SeAddK>);
+}
+
+macro_rules! se_accessors {
+    ($($t:ident),*) => {$(
+        impl $t {
+            /// `_get_sync_event`.
+            pub fn sync_event(&self) -> Option<doca_sync_event::RemoteNet> {
+                self.0.with_payload(|p| p.f.se.clone())
+            }
+            /// `_set_sync_event`.
+            pub fn set_sync_event(&self, se: Option<&doca_sync_event::RemoteNet>) {
+                self.0.with_payload(|p| p.f.se = se.cloned());
+            }
+        }
+    )*};
+}
+se_accessors!(RemoteNetGetTask, RemoteNetNotifySetTask, RemoteNetNotifyAddTask);
+
+impl RemoteNetGetTask {
+    /// `_get_result_len`: bytes written to the destination (8 after completion).
+    pub fn result_len(&self) -> u32 {
+        self.0.with_payload(|p| p.f.result_len)
+    }
+}
+
+impl RemoteNetNotifyAddTask {
+    /// `_get_add_data`.
+    pub fn add_data(&self) -> u64 {
+        self.0.with_payload(|p| p.f.a)
+    }
+    /// `_set_add_data`.
+    pub fn set_add_data(&self, v: u64) {
+        self.0.with_payload(|p| p.f.a = v);
+    }
+}
 
 macro_rules! common_accessors {
     ($($t:ident),*) => {$(
@@ -327,7 +404,18 @@ macro_rules! common_accessors {
         }
     )*};
 }
-common_accessors!(SendTask, SendImmTask, ReadTask, WriteTask, WriteImmTask, CmpSwpTask, FetchAddTask);
+common_accessors!(
+    SendTask,
+    SendImmTask,
+    ReadTask,
+    WriteTask,
+    WriteImmTask,
+    CmpSwpTask,
+    FetchAddTask,
+    RemoteNetGetTask,
+    RemoteNetNotifySetTask,
+    RemoteNetNotifyAddTask
+);
 
 macro_rules! src_accessors {
     ($($t:ident),*) => {$(
@@ -343,7 +431,7 @@ macro_rules! src_accessors {
         }
     )*};
 }
-src_accessors!(SendTask, SendImmTask, ReadTask, WriteTask, WriteImmTask);
+src_accessors!(SendTask, SendImmTask, ReadTask, WriteTask, WriteImmTask, RemoteNetNotifySetTask);
 
 macro_rules! dst_accessors {
     ($($t:ident),*) => {$(
@@ -359,7 +447,7 @@ macro_rules! dst_accessors {
         }
     )*};
 }
-dst_accessors!(ReadTask, WriteTask, WriteImmTask, CmpSwpTask, FetchAddTask);
+dst_accessors!(ReadTask, WriteTask, WriteImmTask, CmpSwpTask, FetchAddTask, RemoteNetGetTask);
 
 macro_rules! imm_accessors {
     ($($t:ident),*) => {$(
@@ -391,7 +479,7 @@ macro_rules! result_buf_accessors {
         }
     )*};
 }
-result_buf_accessors!(CmpSwpTask, FetchAddTask);
+result_buf_accessors!(CmpSwpTask, FetchAddTask, RemoteNetNotifyAddTask);
 
 impl ReadTask {
     /// `doca_rdma_task_read_get_result_len`: bytes read (after completion).
@@ -502,6 +590,8 @@ struct Conn {
     user_data: Data,
     /// The peer said goodbye.
     bye: bool,
+    /// Made by the connection manager (its state callbacks report it).
+    cm: Option<cm::CmConn>,
 }
 
 /// `struct doca_rdma`'s library part (named by the task payloads; reached through [`Rdma`]).
@@ -518,6 +608,8 @@ pub struct RdmaOps {
     bell_watch: RefCell<Option<Watched<EventFd>>>,
     timer: RefCell<Option<Watched<Timer>>>,
     bytes_per_pass: Cell<usize>,
+    /// Stopped with connections: they close at the next progress.
+    closing: Cell<bool>,
     max_msg: Cell<usize>,
     rx: RefCell<Vec<u8>>,
     tx: RefCell<Vec<u8>>,
@@ -528,7 +620,12 @@ pub struct RdmaOps {
     write_imm_pool: TaskPool<Op<WriteImmK>>,
     cas_pool: TaskPool<Op<CasK>>,
     fadd_pool: TaskPool<Op<FaddK>>,
+    se_get_pool: TaskPool<Op<SeGetK>>,
+    se_set_pool: TaskPool<Op<SeSetK>>,
+    se_add_pool: TaskPool<Op<SeAddK>>,
     recv_pool: TaskPool<RecvFields>,
+    /// The connection manager's listening ports, requests and pending callbacks.
+    cm: cm::CmState,
 }
 
 /// `struct doca_rdma`: an RDMA context on one device.
@@ -559,6 +656,7 @@ impl Rdma {
             max_conns: 1,
             conn_request_timeout: 5000,
             rnr_retry: RNR_INFINITE,
+            running_on_connect: false,
         };
         let bell = Arc::new(EventFd::new()?);
         let cell = CtxCell::new(|weak| RdmaOps {
@@ -572,6 +670,7 @@ impl Rdma {
             bell_watch: RefCell::new(None),
             timer: RefCell::new(None),
             bytes_per_pass: Cell::new(1 << 20),
+            closing: Cell::new(false),
             max_msg: Cell::new(65536),
             rx: RefCell::new(Vec::new()),
             tx: RefCell::new(Vec::new()),
@@ -582,7 +681,11 @@ impl Rdma {
             write_imm_pool: TaskPool::new(weak.clone()),
             cas_pool: TaskPool::new(weak.clone()),
             fadd_pool: TaskPool::new(weak.clone()),
+            se_get_pool: TaskPool::new(weak.clone()),
+            se_set_pool: TaskPool::new(weak.clone()),
+            se_add_pool: TaskPool::new(weak.clone()),
             recv_pool: TaskPool::new(weak.clone()),
+            cm: cm::CmState::default(),
         });
         Ok(Rdma { cell })
     }
@@ -816,6 +919,14 @@ impl Rdma {
         self.configure("set_rnr_retry_count", |c| c.rnr_retry = n)
     }
 
+    /// DOCA 2.5/2.6's start (the C ABI's level-2.6 `doca_rdma_create`): `start` leaves the
+    /// context Starting (`IN_PROGRESS`); it becomes Running when [`Rdma::connect`]
+    /// connects, as NVIDIA's 2.6 samples expect (they export and connect in their Starting
+    /// callback). Idle only.
+    pub fn set_running_on_connect(&self, on: bool) -> Result<()> {
+        self.configure("set_running_on_connect", |c| c.running_on_connect = on)
+    }
+
     /// `doca_rdma_get_rnr_retry_count`.
     pub fn rnr_retry_count(&self) -> u8 {
         self.cfg().rnr_retry
@@ -828,71 +939,10 @@ impl Rdma {
         if self.core().state() == CtxState::Stopping {
             bail!(Error::BadState, "rdma export: the context is stopping");
         }
-        let ops = self.ops();
-        let cfg = ops.cfg.get();
-        let mut conns = ops.conns.borrow_mut();
-        let live = conns.iter().flatten().count();
-        if live >= cfg.max_conns as usize {
-            bail!(
-                Error::NoMemory,
-                "rdma export: the context has its {} connections (doca_rdma_set_max_num_connections)",
-                cfg.max_conns
-            );
-        }
-        let inbox: Arc<Mutex<Option<OwnedFd>>> = Arc::default();
-        let (slot, bell) = (inbox.clone(), ops.bell.clone());
-        let offered = doca_link::rendezvous::offer(Offer::Connection(Box::new(move |fd, peer| {
-            let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
-            if s.is_some() {
-                tracing::debug!(target: "doca_sdk", "rdma: a second connection to one offer (pid {}) closed", peer.pid());
-                return;
-            }
-            *s = Some(fd);
-            drop(s);
-            bell.ring();
-        })))?;
-        let idx = match conns.iter().position(Option::is_none) {
-            Some(i) => i,
-            None => {
-                conns.push(None);
-                conns.len() - 1
-            }
-        };
-        let gen = ops.next_gen.get();
-        ops.next_gen.set(gen.wrapping_add(1).max(1));
-        let desc = Desc {
-            transport: cfg.transport as u8,
-            service: offered.service(),
-            token: offered.token(),
-            perms: cfg.perms,
-            gid_index: cfg.gid_index,
-            max_msg: ops.max_msg.get() as u32,
-            conn_id: idx as u32,
-        };
-        let blob = desc.encode();
-        conns[idx] = Some(Conn {
-            gen,
-            state: ConnState::Exported,
-            desc: blob.clone(),
-            token: offered.token(),
-            offered: Some(offered),
-            inbox,
-            remote: None,
-            out: None,
-            inc: None,
-            inc_named: false,
-            pending_reply: None,
-            queue: VecDeque::new(),
-            inflight: VecDeque::new(),
-            next_seq: 0,
-            rnr_retries: 0,
-            backoff_until: None,
-            expect: 0,
-            user_data: Data::default(),
-            bye: false,
-        });
-        tracing::debug!(target: "doca_sdk", "rdma: exported connection {idx}");
-        Ok((blob, Connection { idx: idx as u32, gen }))
+        let conn = self.ops().new_conn(ConnState::Exported, None, None, "export")?;
+        tracing::debug!(target: "doca_sdk", "rdma: exported connection {}", conn.idx);
+        let desc = self.with_descriptor(conn, |d| d.to_vec())?;
+        Ok((desc, conn))
     }
 
     /// The descriptor [`Rdma::export`] returned for `conn` (the C ABI hands out a pointer to
@@ -919,31 +969,18 @@ impl Rdma {
         if d.transport != cfg.transport as u8 {
             bail!(Error::InvalidValue, "rdma connect: the peer's transport type differs from this context's");
         }
-        let token = {
-            let conns = ops.conns.borrow();
-            let Some(c) = lookup(&conns, conn) else {
-                bail!(Error::NotFound, "rdma connect: no such connection (stale or of another context)");
-            };
-            if c.state != ConnState::Exported {
-                bail!(Error::BadState, "rdma connect: the connection is {:?}, not exported", c.state);
-            }
-            c.token
-        };
-        let (fd, _peer) = doca_link::rendezvous::take_connection(d.service, &d.token)
-            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer's connection offer is gone"))?;
-        let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
-        hello.extend_from_slice(&token);
-        doca_link::send(fd.as_fd(), &hello, &[])
-            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer closed the connection"))?;
-        let sock = Sock::new(fd, self.core());
         let mut conns = ops.conns.borrow_mut();
         let Some(c) = lookup_mut(&mut conns, conn) else {
-            bail!(Error::NotFound, "rdma connect: the connection went away");
+            bail!(Error::NotFound, "rdma connect: no such connection (stale or of another context)");
         };
-        c.remote = Some(d);
-        c.out = Some(sock);
-        c.state = ConnState::Connected;
+        if c.state != ConnState::Exported {
+            bail!(Error::BadState, "rdma connect: the connection is {:?}, not exported", c.state);
+        }
+        ops.connect_out(c, d, self.core())?;
         drop(conns);
+        if cfg.running_on_connect {
+            self.core().set_running();
+        }
         self.core().activate();
         tracing::debug!(target: "doca_sdk", "rdma: connection {} connected to pid {}", conn.idx, d.service.pid);
         Ok(())
@@ -1031,31 +1068,116 @@ impl Rdma {
     }
 }
 
-macro_rules! set_conf_fns {
-    ($($fn:ident $t:ident $p:ty, $recv:literal, $doc:literal;)*) => {
-        impl Rdma {$(
-            #[doc = $doc]
-            pub fn $fn(
-                &self,
-                completion: impl FnMut($t, Data, Data) + 'static,
-                error: impl FnMut($t, Data, Data) + 'static,
-                num_tasks: u32,
-            ) -> Result<()> {
-                self.set_conf::<$p, $t>(completion, error, num_tasks, $recv)
-            }
-        )*}
-    };
-}
+impl Rdma {
+    #[doc = "`doca_rdma_task_send_set_conf`: at most the send queue size. Idle only."]
+    pub fn task_send_set_conf(
+        &self,
+        completion: impl FnMut(SendTask, Data, Data) + 'static,
+        error: impl FnMut(SendTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<SendK>, SendTask>(completion, error, num_tasks, false)
+    }
 
-set_conf_fns! {
-    task_send_set_conf SendTask Op<SendK>, false, "`doca_rdma_task_send_set_conf`: at most the send queue size. Idle only.";
-    task_send_imm_set_conf SendImmTask Op<SendImmK>, false, "`doca_rdma_task_send_imm_set_conf`.";
-    task_read_set_conf ReadTask Op<ReadK>, false, "`doca_rdma_task_read_set_conf`.";
-    task_write_set_conf WriteTask Op<WriteK>, false, "`doca_rdma_task_write_set_conf`.";
-    task_write_imm_set_conf WriteImmTask Op<WriteImmK>, false, "`doca_rdma_task_write_imm_set_conf`.";
-    task_atomic_cmp_swp_set_conf CmpSwpTask Op<CasK>, false, "`doca_rdma_task_atomic_cmp_swp_set_conf`.";
-    task_atomic_fetch_add_set_conf FetchAddTask Op<FaddK>, false, "`doca_rdma_task_atomic_fetch_add_set_conf`.";
-    task_receive_set_conf ReceiveTask RecvFields, true, "`doca_rdma_task_receive_set_conf`: at most the receive queue size. Idle only.";
+    #[doc = "`doca_rdma_task_send_imm_set_conf`."]
+    pub fn task_send_imm_set_conf(
+        &self,
+        completion: impl FnMut(SendImmTask, Data, Data) + 'static,
+        error: impl FnMut(SendImmTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<SendImmK>, SendImmTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_read_set_conf`."]
+    pub fn task_read_set_conf(
+        &self,
+        completion: impl FnMut(ReadTask, Data, Data) + 'static,
+        error: impl FnMut(ReadTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<ReadK>, ReadTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_write_set_conf`."]
+    pub fn task_write_set_conf(
+        &self,
+        completion: impl FnMut(WriteTask, Data, Data) + 'static,
+        error: impl FnMut(WriteTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<WriteK>, WriteTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_write_imm_set_conf`."]
+    pub fn task_write_imm_set_conf(
+        &self,
+        completion: impl FnMut(WriteImmTask, Data, Data) + 'static,
+        error: impl FnMut(WriteImmTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<WriteImmK>, WriteImmTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_atomic_cmp_swp_set_conf`."]
+    pub fn task_atomic_cmp_swp_set_conf(
+        &self,
+        completion: impl FnMut(CmpSwpTask, Data, Data) + 'static,
+        error: impl FnMut(CmpSwpTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<CasK>, CmpSwpTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_atomic_fetch_add_set_conf`."]
+    pub fn task_atomic_fetch_add_set_conf(
+        &self,
+        completion: impl FnMut(FetchAddTask, Data, Data) + 'static,
+        error: impl FnMut(FetchAddTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<FaddK>, FetchAddTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_remote_net_sync_event_get_set_conf`."]
+    pub fn task_remote_net_sync_event_get_set_conf(
+        &self,
+        completion: impl FnMut(RemoteNetGetTask, Data, Data) + 'static,
+        error: impl FnMut(RemoteNetGetTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<SeGetK>, RemoteNetGetTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_remote_net_sync_event_notify_set_set_conf`."]
+    pub fn task_remote_net_sync_event_notify_set_set_conf(
+        &self,
+        completion: impl FnMut(RemoteNetNotifySetTask, Data, Data) + 'static,
+        error: impl FnMut(RemoteNetNotifySetTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<SeSetK>, RemoteNetNotifySetTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_remote_net_sync_event_notify_add_set_conf`."]
+    pub fn task_remote_net_sync_event_notify_add_set_conf(
+        &self,
+        completion: impl FnMut(RemoteNetNotifyAddTask, Data, Data) + 'static,
+        error: impl FnMut(RemoteNetNotifyAddTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<Op<SeAddK>, RemoteNetNotifyAddTask>(completion, error, num_tasks, false)
+    }
+
+    #[doc = "`doca_rdma_task_receive_set_conf`: at most the receive queue size. Idle only."]
+    pub fn task_receive_set_conf(
+        &self,
+        completion: impl FnMut(ReceiveTask, Data, Data) + 'static,
+        error: impl FnMut(ReceiveTask, Data, Data) + 'static,
+        num_tasks: u32,
+    ) -> Result<()> {
+        self.set_conf::<RecvFields, ReceiveTask>(completion, error, num_tasks, true)
+    }
 }
 
 impl Rdma {
@@ -1179,6 +1301,59 @@ impl Rdma {
         .map(FetchAddTask)
     }
 
+    /// `doca_rdma_task_remote_net_sync_event_get_allocate_init`: the value of the peer's
+    /// event `se` into `dst`'s room.
+    pub fn task_remote_net_sync_event_get_alloc_init(
+        &self,
+        conn: Connection,
+        se: Option<&doca_sync_event::RemoteNet>,
+        dst: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<RemoteNetGetTask> {
+        self.alloc_op::<SeGetK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.se = se.cloned();
+            f.dst = dst.cloned();
+        })
+        .map(RemoteNetGetTask)
+    }
+
+    /// `doca_rdma_task_remote_net_sync_event_notify_set_allocate_init`: sets the peer's
+    /// event `se` to the 8 bytes at `src`'s data.
+    pub fn task_remote_net_sync_event_notify_set_alloc_init(
+        &self,
+        conn: Connection,
+        se: Option<&doca_sync_event::RemoteNet>,
+        src: Option<&Buf>,
+        user_data: Data,
+    ) -> Result<RemoteNetNotifySetTask> {
+        self.alloc_op::<SeSetK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.se = se.cloned();
+            f.src = src.cloned();
+        })
+        .map(RemoteNetNotifySetTask)
+    }
+
+    /// `doca_rdma_task_remote_net_sync_event_notify_add_allocate_init`: adds `add` to the
+    /// peer's event `se`; the value before lands in `result`.
+    pub fn task_remote_net_sync_event_notify_add_alloc_init(
+        &self,
+        conn: Connection,
+        se: Option<&doca_sync_event::RemoteNet>,
+        result: Option<&Buf>,
+        add: u64,
+        user_data: Data,
+    ) -> Result<RemoteNetNotifyAddTask> {
+        self.alloc_op::<SeAddK>(user_data, |f| {
+            f.conn = Some(conn);
+            f.se = se.cloned();
+            f.src = result.cloned();
+            f.a = add;
+        })
+        .map(RemoteNetNotifyAddTask)
+    }
+
     /// `doca_rdma_task_receive_allocate_init`: a receive into `dst`'s room.
     pub fn task_receive_alloc_init(&self, dst: Option<&Buf>, user_data: Data) -> Result<ReceiveTask> {
         let t = self.ops().recv_pool.alloc(|p| {
@@ -1202,12 +1377,107 @@ fn lookup_mut(conns: &mut [Option<Conn>], c: Connection) -> Option<&mut Conn> {
 fn needed(code: Code) -> (AccessFlags, &'static str) {
     match code {
         Code::Read => (AccessFlags::RDMA_READ, "DOCA_ACCESS_FLAG_RDMA_READ"),
-        Code::Cas | Code::Fadd => (AccessFlags::RDMA_ATOMIC, "DOCA_ACCESS_FLAG_RDMA_ATOMIC"),
+        Code::Cas | Code::Fadd | Code::SeAdd => (AccessFlags::RDMA_ATOMIC, "DOCA_ACCESS_FLAG_RDMA_ATOMIC"),
+        Code::SeGet => (AccessFlags::RDMA_READ, "DOCA_ACCESS_FLAG_RDMA_READ"),
         _ => (AccessFlags::RDMA_WRITE, "DOCA_ACCESS_FLAG_RDMA_WRITE"),
     }
 }
 
 impl RdmaOps {
+    /// A new connection in `state` with a fresh offer (its descriptor kept), at most
+    /// `max_num_connections` live ones (`NO_MEMORY`; `what` names the caller in the log).
+    fn new_conn(
+        &self,
+        state: ConnState,
+        remote: Option<Desc>,
+        cm: Option<cm::CmConn>,
+        what: &str,
+    ) -> Result<Connection> {
+        let cfg = self.cfg.get();
+        let mut conns = self.conns.borrow_mut();
+        let live = conns.iter().flatten().filter(|c| c.state.is_live()).count();
+        if live >= cfg.max_conns as usize {
+            bail!(
+                Error::NoMemory,
+                "rdma {what}: the context has its {} connections (doca_rdma_set_max_num_connections)",
+                cfg.max_conns
+            );
+        }
+        let inbox: Arc<Mutex<Option<OwnedFd>>> = Arc::default();
+        let (slot, bell) = (inbox.clone(), self.bell.clone());
+        let offered = doca_link::rendezvous::offer(Offer::Connection(Box::new(move |fd, peer| {
+            let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
+            if s.is_some() {
+                tracing::debug!(target: "doca_sdk", "rdma: a second connection to one offer (pid {}) closed", peer.pid());
+                return;
+            }
+            *s = Some(fd);
+            drop(s);
+            bell.ring();
+        })))?;
+        // A free slot; else, once the table is large, the oldest connection that is over
+        // (its name goes stale); else a new one.
+        let idx = match conns.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => match conns.iter().position(|c| c.as_ref().is_some_and(|c| !c.state.is_live())) {
+                Some(i) if conns.len() >= 4 * cfg.max_conns as usize + 4 => i,
+                _ => {
+                    conns.push(None);
+                    conns.len() - 1
+                }
+            },
+        };
+        let gen = self.next_gen.get();
+        self.next_gen.set(gen.wrapping_add(1).max(1));
+        let desc = Desc {
+            transport: cfg.transport as u8,
+            service: offered.service(),
+            token: offered.token(),
+            perms: cfg.perms,
+            gid_index: cfg.gid_index,
+            max_msg: self.max_msg.get() as u32,
+            conn_id: idx as u32,
+        };
+        conns[idx] = Some(Conn {
+            gen,
+            state,
+            desc: desc.encode(),
+            token: offered.token(),
+            offered: Some(offered),
+            inbox,
+            remote,
+            out: None,
+            inc: None,
+            inc_named: false,
+            pending_reply: None,
+            queue: VecDeque::new(),
+            inflight: VecDeque::new(),
+            next_seq: 0,
+            rnr_retries: 0,
+            backoff_until: None,
+            expect: 0,
+            user_data: Data::default(),
+            bye: false,
+            cm,
+        });
+        Ok(Connection { idx: idx as u32, gen })
+    }
+
+    /// Opens this side's socket to the peer's offer `d` and names itself: the connection
+    /// is then connected (the peer's socket is adopted when it arrives).
+    fn connect_out(&self, c: &mut Conn, d: Desc, core: &CtxCore) -> Result<()> {
+        let (fd, _peer) = doca_link::rendezvous::take_connection(d.service, &d.token)
+            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer's connection offer is gone"))?;
+        let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
+        hello.extend_from_slice(&c.token);
+        doca_link::send(fd.as_fd(), &hello, &[])
+            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer closed the connection"))?;
+        c.remote = Some(d);
+        c.out = Some(Sock::new(fd, core));
+        c.state = ConnState::Connected;
+        Ok(())
+    }
+
     fn with_job<R>(&self, job: Job, f: impl FnOnce(&mut OpFields) -> R) -> Option<R> {
         match job.code {
             Code::Send => self.send_pool.with_payload(job.id, |p| f(&mut p.f)),
@@ -1217,6 +1487,9 @@ impl RdmaOps {
             Code::WriteImm => self.write_imm_pool.with_payload(job.id, |p| f(&mut p.f)),
             Code::Cas => self.cas_pool.with_payload(job.id, |p| f(&mut p.f)),
             Code::Fadd => self.fadd_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::SeGet => self.se_get_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::SeSet => self.se_set_pool.with_payload(job.id, |p| f(&mut p.f)),
+            Code::SeAdd => self.se_add_pool.with_payload(job.id, |p| f(&mut p.f)),
         }
     }
 
@@ -1229,6 +1502,9 @@ impl RdmaOps {
             Code::WriteImm => self.write_imm_pool.finish(job.id, status),
             Code::Cas => self.cas_pool.finish(job.id, status),
             Code::Fadd => self.fadd_pool.finish(job.id, status),
+            Code::SeGet => self.se_get_pool.finish(job.id, status),
+            Code::SeSet => self.se_set_pool.finish(job.id, status),
+            Code::SeAdd => self.se_add_pool.finish(job.id, status),
         };
     }
 
@@ -1362,10 +1638,60 @@ impl RdmaOps {
                     res.increase_data_len(8)?;
                     Ok(8)
                 }
+                Code::SeGet | Code::SeSet | Code::SeAdd => self.sync_event_op(job.code, f, peer_perms),
                 _ => Err(Error::BadState),
             }
         });
         r.unwrap_or(Err(Error::BadState))
+    }
+
+    /// A remote sync event task: the peer's event (mapped, as its memory is), this side's
+    /// 8-byte buffer. The peer's context must grant what a read (get) or an atomic (set,
+    /// add) of its memory needs.
+    fn sync_event_op(&self, code: Code, f: &mut OpFields, peer_perms: u32) -> Result<usize> {
+        let Some(se) = f.se.clone() else {
+            bail!(Error::InvalidValue, "rdma: the remote sync event task names no event");
+        };
+        let (flag, name) = needed(code);
+        if peer_perms & flag.bits() == 0 {
+            bail!(
+                Error::NotPermitted,
+                "rdma: the peer's RDMA context does not grant {name} (doca_rdma_set_permissions), which a remote sync event task needs"
+            );
+        }
+        let buf = if code == Code::SeGet { f.dst.clone() } else { f.src.clone() };
+        let Some(buf) = buf else {
+            bail!(Error::InvalidValue, "rdma: the remote sync event task has no buffer");
+        };
+        self.check_local(&buf, "sync event task's buffer", code != Code::SeSet)?;
+        let b = buf.shape()?;
+        if b.in_list {
+            bail!(Error::NotSupported, "rdma: buffer lists are not supported");
+        }
+        match code {
+            Code::SeSet => {
+                if b.data_len < 8 {
+                    bail!(
+                        Error::InvalidValue,
+                        "rdma: a notify-set's source holds {} bytes (the value takes 8)",
+                        b.data_len
+                    );
+                }
+                let mut v = [0u8; 8];
+                buf.map().read(b.data, &mut v)?;
+                se.set(u64::from_ne_bytes(v))?;
+            }
+            _ => {
+                if b.room() < 8 {
+                    bail!(Error::InvalidValue, "rdma: the buffer has no room for the 8-byte value");
+                }
+                let v = if code == Code::SeGet { se.get()? } else { se.add(f.a)? };
+                buf.map().write(b.data_end(), &v.to_ne_bytes())?;
+                buf.increase_data_len(8)?;
+                f.result_len = 8;
+            }
+        }
+        Ok(8)
     }
 
     /// The packet of a message task into `tx` (its bytes read from the source).
@@ -1429,14 +1755,29 @@ impl RdmaOps {
         any
     }
 
-    /// Closes every connection (a goodbye on each socket first).
-    fn close_all(&self) {
-        let mut conns = self.conns.borrow_mut();
+    /// Sends a goodbye on both sockets of `c` and closes them.
+    fn say_bye(&self, c: &mut Conn) {
         let bye = Hdr { kind: Kind::Bye, flags: 0, seq: 0, imm: 0, len: 0 }.encode();
+        for s in [&c.out, &c.inc].into_iter().flatten() {
+            let _ = s.send(&bye);
+        }
+        // The peer's socket may still wait in the inbox (not adopted by a progress pass yet):
+        // it gets the goodbye too, or the peer would see it close without one.
+        let waiting = c.inbox.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(fd) = waiting {
+            let _ = doca_link::send(fd.as_fd(), &bye, &[]);
+        }
+        c.out = None;
+        c.inc = None;
+    }
+
+    /// Closes every connection (a goodbye on each socket first) and the connection
+    /// manager's ports.
+    fn close_all(&self) {
+        self.cm_close();
+        let mut conns = self.conns.borrow_mut();
         for c in conns.iter_mut().flatten() {
-            for s in [&c.out, &c.inc].into_iter().flatten() {
-                let _ = s.send(&bye);
-            }
+            self.say_bye(c);
         }
         conns.clear();
     }
@@ -1659,6 +2000,19 @@ impl RdmaOps {
         if matches!(c.state, ConnState::Disconnected | ConnState::Error) {
             return false;
         }
+        // One socket closed: a goodbye may wait on the other (a peer that stopped before
+        // its service handed it this side's socket says goodbye on its own socket only).
+        // What else is there is not for a connection that is going away.
+        if !c.bye {
+            let mut buf = [0u8; HDR_LEN + 16];
+            for s in [&c.out, &c.inc].into_iter().flatten() {
+                while let Ok(Recv::Packet { len, .. }) = doca_link::recv(s.fd.as_fd(), &mut buf) {
+                    if Hdr::parse(&buf[..len.min(buf.len())], 0).is_ok_and(|h| h.kind == Kind::Bye) {
+                        c.bye = true;
+                    }
+                }
+            }
+        }
         c.out = None;
         c.inc = None;
         if c.bye {
@@ -1788,6 +2142,9 @@ impl CtxOps for RdmaOps {
         self.write_imm_pool.prepare(Op::default);
         self.cas_pool.prepare(Op::default);
         self.fadd_pool.prepare(Op::default);
+        self.se_get_pool.prepare(Op::default);
+        self.se_set_pool.prepare(Op::default);
+        self.se_add_pool.prepare(Op::default);
         self.recv_pool.prepare(RecvFields::default);
         if self.bell_watch.borrow().is_none() {
             let dup = self
@@ -1800,14 +2157,22 @@ impl CtxOps for RdmaOps {
         if self.timer.borrow().is_none() {
             *self.timer.borrow_mut() = Some(core.watch(Timer::new()?)?);
         }
-        Ok(Started::Running)
+        Ok(if self.cfg.get().running_on_connect { Started::Starting } else { Started::Running })
     }
 
     /// Every task is handed back with [`FLUSH_STATUS`] (delivered at the next progress:
-    /// callbacks never run inside stop) and every connection says goodbye and closes.
+    /// callbacks never run inside stop). Connections and listening ports close at the next
+    /// progress (each says goodbye): a context that has any stops through Stopping, as
+    /// DOCA's does (its queue pairs are torn down asynchronously; NVIDIA's sync event
+    /// sample expects `IN_PROGRESS` from a stop in a callback).
     fn stop(&self, _core: &CtxCore) {
         self.flush_all(FLUSH_STATUS);
-        self.close_all();
+        self.cm_stop_listening();
+        self.closing.set(!self.conns.borrow().is_empty());
+    }
+
+    fn is_busy(&self, _core: &CtxCore) -> bool {
+        self.closing.get()
     }
 
     fn needs_poll(&self, _core: &CtxCore) -> bool {
@@ -1819,6 +2184,8 @@ impl CtxOps for RdmaOps {
             .all(|c| c.out.is_none() && c.inc.is_none() && c.queue.is_empty())
             || !self.posted.borrow().is_empty()
             || !self.stray.borrow().is_empty()
+            || self.cm_busy()
+            || self.conns.borrow().iter().flatten().any(|c| c.cm.as_ref().is_some_and(|m| m.is_waiting()))
     }
 
     fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool {
@@ -1826,7 +2193,7 @@ impl CtxOps for RdmaOps {
         if core.state() != CtxState::Running {
             let any = self.flush_all(FLUSH_STATUS);
             self.close_all();
-            return any;
+            return any | self.closing.replace(false);
         }
         let mut fatal: Fatal = None;
         let mut did = false;
@@ -1837,9 +2204,10 @@ impl CtxOps for RdmaOps {
             did = true;
         }
         let t = now.get();
+        did |= self.cm_listen(core, t);
         let mut budget = self.bytes_per_pass.get();
         let n = self.conns.borrow().len();
-        let mut live = 0;
+        let (mut live, mut broken) = (0, 0);
         for i in 0..n {
             if fatal.is_some() {
                 break;
@@ -1855,11 +2223,16 @@ impl CtxOps for RdmaOps {
             if fatal.is_none() {
                 did |= self.advance(c, t, &mut budget, &mut fatal);
             }
-            if matches!(c.state, ConnState::Connected | ConnState::Exported) {
+            did |= self.cm_step(c, me, core, t);
+            if c.state.is_live() {
                 live += 1;
+            } else if c.state == ConnState::Error {
+                broken += 1;
             }
         }
-        if fatal.is_none() && live == 0 && n > 0 && !self.posted.borrow().is_empty() {
+        // Receives posted while every connection is over and one of them broke (a peer that
+        // vanished) would wait for ever: they fail. After clean goodbyes they keep waiting.
+        if fatal.is_none() && live == 0 && broken > 0 && !self.posted.borrow().is_empty() {
             let posted: Vec<TaskId> = self.posted.borrow_mut().drain(..).collect();
             for id in posted {
                 self.recv_pool.finish(id, Err(Error::ConnectionReset));
@@ -1868,10 +2241,14 @@ impl CtxOps for RdmaOps {
                 Some((Error::ConnectionReset, "receive tasks are posted and no connection is left".into()));
         }
         if let Some((e, why)) = fatal {
+            // Fatal to the context: every task flushed, every connection closed (with a
+            // goodbye: the peers see a disconnection); a restart exports and connects anew.
             self.flush_all(FLUSH_STATUS);
+            self.close_all();
             core.fail(e, &why);
             return true;
         }
+        did |= self.cm_deliver(core);
         did
     }
 
@@ -1886,8 +2263,11 @@ impl CtxOps for RdmaOps {
                 None => {}
             }
         }
-        if !self.stray.borrow().is_empty() {
+        if !self.stray.borrow().is_empty() || self.cm_has_events() {
             return true;
+        }
+        if let Some(t) = self.cm_due(&conns) {
+            due = Some(due.map_or(t, |d| d.min(t)));
         }
         if let (Some(t), Some(timer)) = (due, self.timer.borrow().as_ref()) {
             timer.arm_at(t, now);

@@ -196,6 +196,70 @@ impl Hdr {
     }
 }
 
+/// The connection manager's packets' magic (on a listening port's socket).
+pub const CM_MAGIC: &[u8; 8] = b"DOCARDCM";
+/// The most private data an accept carries (`doca_rdma_connection_accept`'s length is a u8).
+pub const CM_PRIVATE_MAX: usize = 255;
+
+/// A connection manager packet: `DOCARDCM`, kind (u8), private data length (u8), 0 (u16),
+/// then the sender's connection descriptor ([`DESC_LEN`] bytes) for `REQUEST` and
+/// `ACCEPT`, then the private data (`ACCEPT` only).
+///
+/// | kind          | way               | meaning                                                   |
+/// |---------------|-------------------|-----------------------------------------------------------|
+/// | `REQUEST` (1) | client → listener | connect to me (the client's descriptor of a fresh offer)  |
+/// | `ACCEPT` (2)  | listener → client | accepted: the server connected to the client's offer; here is its own |
+/// | `REJECT` (3)  | listener → client | refused (the application's reject, or no room for a connection) |
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CmMsg {
+    /// A client asks for a connection.
+    Request(Desc),
+    /// The server accepted, with its descriptor and private data.
+    Accept(Desc, Vec<u8>),
+    /// The server refused.
+    Reject,
+}
+
+/// The longest connection manager packet.
+pub const CM_MAX_LEN: usize = 12 + DESC_LEN + CM_PRIVATE_MAX;
+
+impl CmMsg {
+    /// The packet.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(CM_MAX_LEN);
+        v.extend_from_slice(CM_MAGIC);
+        let (kind, desc, private): (u8, Option<&Desc>, &[u8]) = match self {
+            CmMsg::Request(d) => (1, Some(d), &[]),
+            CmMsg::Accept(d, p) => (2, Some(d), &p[..p.len().min(CM_PRIVATE_MAX)]),
+            CmMsg::Reject => (3, None, &[]),
+        };
+        v.push(kind);
+        v.push(private.len() as u8);
+        v.extend_from_slice(&[0, 0]);
+        if let Some(d) = desc {
+            v.extend_from_slice(&d.encode());
+        }
+        v.extend_from_slice(private);
+        v
+    }
+
+    /// Reads a packet: `INVALID_VALUE` unless it is exactly one.
+    pub fn parse(p: &[u8]) -> Result<CmMsg> {
+        if p.len() < 12 || &p[..8] != CM_MAGIC || p[10] != 0 || p[11] != 0 {
+            bail!(Error::InvalidValue, "rdma cm: not a connection manager packet ({} bytes)", p.len());
+        }
+        let private = p[9] as usize;
+        match p[8] {
+            1 if p.len() == 12 + DESC_LEN && private == 0 => Ok(CmMsg::Request(Desc::parse(&p[12..])?)),
+            2 if p.len() == 12 + DESC_LEN + private => {
+                Ok(CmMsg::Accept(Desc::parse(&p[12..12 + DESC_LEN])?, p[12 + DESC_LEN..].to_vec()))
+            }
+            3 if p.len() == 12 && private == 0 => Ok(CmMsg::Reject),
+            k => bail!(Error::InvalidValue, "rdma cm: a malformed packet of kind {k} ({} bytes)", p.len()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,6 +284,31 @@ mod tests {
         let mut bad = b.clone();
         bad[8] = 9;
         assert_eq!(Desc::parse(&bad).err(), Some(Error::InvalidValue));
+    }
+
+    #[test]
+    fn connection_manager_packets_round_trip_and_bad_ones_are_refused() {
+        let d = Desc {
+            transport: 0,
+            service: ServiceName { pid: 1, nonce: 2 },
+            token: [3; 16],
+            perms: 1,
+            gid_index: 0,
+            max_msg: 64,
+            conn_id: 0,
+        };
+        for m in [CmMsg::Request(d), CmMsg::Accept(d, b"hi".to_vec()), CmMsg::Reject] {
+            assert_eq!(CmMsg::parse(&m.encode()), Ok(m));
+        }
+        let mut req = CmMsg::Request(d).encode();
+        req.push(0);
+        assert_eq!(CmMsg::parse(&req).err(), Some(Error::InvalidValue), "trailing bytes");
+        let mut acc = CmMsg::Accept(d, b"hi".to_vec()).encode();
+        acc[9] = 3;
+        assert_eq!(CmMsg::parse(&acc).err(), Some(Error::InvalidValue), "private length lies");
+        let mut rej = CmMsg::Reject.encode();
+        rej[8] = 9;
+        assert_eq!(CmMsg::parse(&rej).err(), Some(Error::InvalidValue), "unknown kind");
     }
 
     #[test]

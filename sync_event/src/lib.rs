@@ -95,6 +95,8 @@ pub const EXPORT_LEN: usize = 48;
 pub const FLUSH_STATUS: Error = Error::Shutdown;
 /// "DOCASEB1": the blob's magic.
 const BLOB_MAGIC: &[u8; 8] = b"DOCASEB1";
+/// "DOCASEN1": the magic of a blob for a remote network peer (`export_to_remote_net`).
+const NET_MAGIC: &[u8; 8] = b"DOCASEN1";
 /// Progress passes between two checks that an importer's exporter still lives (the
 /// page's state word is read at every pass).
 const ALIVE_EVERY: u32 = 64;
@@ -106,6 +108,8 @@ pub enum Location {
     Cpu(PciAddr),
     /// `_location_dpu` (2.5/2.6) and `_location_remote_pci` (2.7+): the other side of the link.
     RemotePci,
+    /// `_location_remote_net`: an RDMA peer (its remote sync event tasks, [`RemoteNet`]).
+    RemoteNet,
 }
 
 /// A wait's comparison (of the masked value with the wait value).
@@ -646,10 +650,14 @@ impl SyncEvent {
     /// configured or exported (`NOT_PERMITTED`); start it (standalone or as a context).
     pub fn create_from_export(dev: &Dev, blob: &[u8]) -> Result<SyncEvent> {
         caps::is_create_from_export_supported(dev.as_devinfo())?;
-        if blob.len() != EXPORT_LEN || &blob[..8] != BLOB_MAGIC {
+        SyncEvent::import(blob, BLOB_MAGIC, "create_from_export")
+    }
+
+    fn import(blob: &[u8], magic: &[u8; 8], what: &str) -> Result<SyncEvent> {
+        if blob.len() != EXPORT_LEN || &blob[..8] != magic {
             bail!(
                 Error::InvalidValue,
-                "sync event create_from_export: not a sync event export ({} bytes; {EXPORT_LEN} expected)",
+                "sync event {what}: not a sync event export of this kind ({} bytes; {EXPORT_LEN} expected)",
                 blob.len()
             );
         }
@@ -828,7 +836,7 @@ impl SyncEvent {
         self.ops().block_until(cmp, value, mask, mode)
     }
 
-    fn export(&self, dev: &Dev, what: &str) -> Result<Vec<u8>> {
+    fn export(&self, dev: Option<&Dev>, what: &str) -> Result<Vec<u8>> {
         if self.is_imported() {
             bail!(
                 Error::NotPermitted,
@@ -862,18 +870,20 @@ impl SyncEvent {
         ops.cfg.borrow_mut().exported = true;
         let (service, token) = (offer.service(), offer.token());
         let mut b = Vec::with_capacity(EXPORT_LEN);
-        b.extend_from_slice(BLOB_MAGIC);
+        b.extend_from_slice(if dev.is_some() { BLOB_MAGIC } else { NET_MAGIC });
         b.extend_from_slice(&service.pid.to_le_bytes());
         b.extend_from_slice(&service.nonce.to_le_bytes());
         b.extend_from_slice(&token);
         debug_assert_eq!(b.len(), AT_PCI);
-        let pci = dev.as_devinfo().pci_addr();
-        b.extend_from_slice(&pci.domain().to_le_bytes());
-        b.extend_from_slice(&[pci.bus(), pci.device(), pci.function()]);
-        b.push(match dev.as_devinfo().kind() {
-            DeviceKind::Host => 0,
-            DeviceKind::Dpu => 1,
-        });
+        if let Some(dev) = dev {
+            let pci = dev.as_devinfo().pci_addr();
+            b.extend_from_slice(&pci.domain().to_le_bytes());
+            b.extend_from_slice(&[pci.bus(), pci.device(), pci.function()]);
+            b.push(match dev.as_devinfo().kind() {
+                DeviceKind::Host => 0,
+                DeviceKind::Dpu => 1,
+            });
+        }
         b.resize(EXPORT_LEN, 0);
         tracing::debug!(target: "doca_sdk", "sync event exported ({what}) for {dev:?}");
         Ok(b)
@@ -889,12 +899,18 @@ impl SyncEvent {
                 "sync event export_to_dpu: DOCA 2.5/2.6 export from the host CPU only ({dev:?} is the DPU's device; 2.7+ has export_to_remote_pci)"
             );
         }
-        self.export(dev, "export_to_dpu")
+        self.export(Some(dev), "export_to_dpu")
     }
 
     /// `doca_sync_event_export_to_remote_pci` (2.7+): from either side.
     pub fn export_to_remote_pci(&self, dev: &Dev) -> Result<Vec<u8>> {
-        self.export(dev, "export_to_remote_pci")
+        self.export(Some(dev), "export_to_remote_pci")
+    }
+
+    /// `doca_sync_event_export_to_remote_net`: the blob for an RDMA peer's
+    /// [`RemoteNet::create_from_export`] (the peer's remote sync event tasks act on the value).
+    pub fn export_to_remote_net(&self) -> Result<Vec<u8>> {
+        self.export(None, "export_to_remote_net")
     }
 
     /// `doca_sync_event_destroy`: a context must be Idle (`BAD_STATE`, and the event back);
@@ -1253,5 +1269,51 @@ mod tests {
         for bad in [1, 0xF0, 0xFFF, 0xFF_FFFF, 0xFF0F, 0x0FF0, 0xFFFF_FF00] {
             assert_eq!(check_mask(bad), Err(Error::InvalidValue), "{bad:#x}");
         }
+    }
+}
+
+/// `struct doca_sync_event_remote_net`: an RDMA peer's event, created from the blob its owner
+/// exported with [`SyncEvent::export_to_remote_net`], acted on by the RDMA library's remote
+/// sync event tasks (get, notify-set, notify-add). Here the owner's page is mapped, as a
+/// one-sided RDMA operation reaches the peer's memory without its application; every
+/// operation first checks that the owner still has the event (`NOT_FOUND` otherwise).
+/// Clones name the same event.
+#[derive(Clone)]
+pub struct RemoteNet(Rc<SyncEvent>);
+
+impl RemoteNet {
+    /// `doca_sync_event_remote_net_create_from_export`: `INVALID_VALUE` for a blob that is
+    /// not a remote-net export; `NOT_FOUND` when its owner exited or destroyed the event.
+    pub fn create_from_export(dev: &Dev, blob: &[u8]) -> Result<RemoteNet> {
+        caps::is_remote_net_supported(dev.as_devinfo())?;
+        let ev = SyncEvent::import(blob, NET_MAGIC, "remote_net_create_from_export")?;
+        ev.start()?;
+        Ok(RemoteNet(Rc::new(ev)))
+    }
+
+    /// The value (a remote get).
+    pub fn get(&self) -> Result<u64> {
+        self.0.get()
+    }
+
+    /// Sets the value (a remote notify-set): the owner's waiters see it.
+    pub fn set(&self, value: u64) -> Result<()> {
+        self.0.update_set(value)
+    }
+
+    /// Adds to the value (a remote notify-add): the value before.
+    pub fn add(&self, value: u64) -> Result<u64> {
+        self.0.update_add(value)
+    }
+
+    /// Whether `other` names the same event.
+    pub fn same(&self, other: &RemoteNet) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for RemoteNet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RemoteNet")
     }
 }

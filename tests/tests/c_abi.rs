@@ -2011,3 +2011,26 @@ fn c_sync_event_importer_of_a_dead_exporter_gets_not_found() {
     sync_event_pair("host", "29", "die");
     sync_event_pair("dpu", "29", "die");
 }
+
+/// DOCA RDMA from C at API level 2.7 (`capi/tests/c/rdma.c`): the connection manager on a
+/// port of this machine, each task kind on the connection it made (send with immediate,
+/// write, read, write with immediate, the atomics, the remote sync event tasks), the
+/// failure callback for a port nobody listens on, and the failure rule (NOT_PERMITTED, the
+/// rest flushed with SHUTDOWN, the peer told of the disconnection).
+#[test]
+fn a_c_program_runs_every_rdma_task_over_a_connection_manager_connection() {
+    let source = capi_dir().join("tests/c/rdma.c");
+    let prog = compile_with("rdma27", &source, "any", &["-DDOCA_EMU_API_LEVEL=27"]);
+    let dir = std::env::temp_dir().join(format!("rdma-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let port = (30000 + std::process::id() % 20000).to_string();
+    let out = Command::new(&prog)
+        .arg(&port)
+        .env("DOCA_EMU_FABRIC_DIR", &dir)
+        .env_remove("DOCA_EMU_SIDE")
+        .output()
+        .expect("run the C program");
+    let _ = std::fs::remove_dir_all(&dir);
+    expect_output(&out, "ok", "rdma.c");
+}

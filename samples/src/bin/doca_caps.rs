@@ -85,6 +85,19 @@ fn aes_gcm(info: &DevInfo) -> String {
     }
 }
 
+/// The RDMA row: transports, GID table, tasks and the connection manager, or why not.
+fn rdma(info: &DevInfo) -> String {
+    use doca_rdma::{caps, TransportType};
+    if let Err(e) = caps::is_supported(info) {
+        return format!("not supported ({})", e.name());
+    }
+    let dc = if caps::transport_type_is_supported(info, TransportType::Dc).is_ok() { ", DC" } else { "" };
+    let gids = caps::gid_table_size(info).map_or_else(|e| e.name().to_string(), |n| n.to_string());
+    format!(
+        "RC{dc}; {gids} GIDs; send, send_imm, receive, read, write, write_imm, atomics, remote sync event; connection manager (this machine's ports)"
+    )
+}
+
 /// `PF`, `VF` or `SF`.
 fn func_type(t: PciFuncType) -> &'static str {
     match t {
@@ -123,6 +136,7 @@ fn print_dev(info: &DevInfo, with_reps: bool) {
     println!("        {:<32}{}", "cc consumer", side(doca_cc::caps::consumer_is_supported(info).is_ok()));
     println!("        {:<32}{}", "cc producer", side(doca_cc::caps::producer_is_supported(info).is_ok()));
     println!("        {:<32}{}", "aes_gcm", aes_gcm(info));
+    println!("        {:<32}{}", "rdma", rdma(info));
     if !with_reps || info.kind() != DeviceKind::Dpu {
         return;
     }
@@ -184,6 +198,9 @@ fn print_limits(info: &DevInfo) {
     }
     for spec in &doca_aes_gcm::caps::ALL {
         limit_row(info, "aes_gcm", &doca_aes_gcm::caps::ALL, spec);
+    }
+    for spec in &doca_rdma::caps::ALL {
+        limit_row(info, "rdma", &doca_rdma::caps::ALL, spec);
     }
 }
 

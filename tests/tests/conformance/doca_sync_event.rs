@@ -107,8 +107,8 @@ fn doca_sync_event_add_publisher_location_cpu_dpu_remote_pci() {
 #[test]
 fn doca_sync_event_add_publisher_location_dpa_gpu_remote_net() {
     // No DPA, GPU or remote network here: their capabilities say so.
-    assert_eq!(caps::is_dpa_gpu_or_remote_net_supported(host().as_devinfo()), Err(Error::NotSupported));
-    assert_eq!(caps::is_dpa_gpu_or_remote_net_supported(dpu().as_devinfo()), Err(Error::NotSupported));
+    assert_eq!(caps::is_dpa_or_gpu_supported(host().as_devinfo()), Err(Error::NotSupported));
+    assert_eq!(caps::is_dpa_or_gpu_supported(dpu().as_devinfo()), Err(Error::NotSupported));
 }
 
 #[test]

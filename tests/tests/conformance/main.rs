@@ -24,6 +24,7 @@ mod doca_graph;
 mod doca_mmap;
 mod doca_mmap_advise;
 mod doca_pe;
+mod doca_rdma;
 mod doca_sha;
 mod doca_sync_event;
 mod support;
