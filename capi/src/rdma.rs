@@ -530,6 +530,11 @@ pub extern "C" fn doca_rdma_set_connection_state_callbacks(
 ) -> DocaError {
     guarded("doca_rdma_set_connection_state_callbacks", || {
         let Some(l) = self::rdma(rdma) else { return invalid() };
+        // All four are the application's to handle (as every DOCA callback set): a NULL one
+        // is refused rather than a connection event silently dropped.
+        if request.is_none() || established.is_none() || failure.is_none() || disconnect.is_none() {
+            return crate::check::refuse(|| "every callback is required (NULL given)".into());
+        }
         let wrap = |f: RdmaConnCb| {
             move |c: Connection, cd: Data, xd: Data| {
                 if let Some(f) = f {

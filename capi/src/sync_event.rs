@@ -175,15 +175,16 @@ pub unsafe extern "C" fn doca_sync_event_remote_net_create_from_export(
     event: *mut *mut DocaSyncEventRemoteNet,
 ) -> DocaError {
     guarded("doca_sync_event_remote_net_create_from_export", || {
-        if crate::dev::dev(dev).is_none() || data.is_null() || sz == 0 {
-            return invalid();
-        }
+        let Some(d) = crate::dev::dev(dev) else { return invalid() };
+        // SAFETY: the caller's contract for data and sz (at most EXPORT_LEN bytes read; a
+        // longer or empty blob is refused before any slice is made).
+        let blob = match unsafe { bytes(data.cast(), sz, EXPORT_LEN, "remote net export blob") } {
+            Ok(b) => b,
+            Err(e) => return e,
+        };
         if let Err(e) = non_null(event, "event") {
             return e;
         }
-        let Some(d) = crate::dev::dev(dev) else { return invalid() };
-        // SAFETY: the caller's contract.
-        let blob = unsafe { std::slice::from_raw_parts(data, sz) };
         match doca_sync_event::RemoteNet::create_from_export(&d.dev, blob) {
             Ok(r) => out(event, REMOTE_NETS.add(DocaSyncEventRemoteNet(r))),
             Err(e) => e.code(),

@@ -615,14 +615,26 @@ impl Gen {
         ADDRS[self.below(ADDRS.len() as u64) as usize].as_ptr()
     }
 
-    /// A `struct doca_rdma_addr *`: the library never makes one (no connection manager), so
-    /// NULL or a pointer into this program's garbage memory, both bad.
+    /// A `struct doca_rdma_addr *`: NULL or a pointer into this program's garbage memory
+    /// (the fuzzer keeps none of the addresses it creates), both bad.
     fn rdma_addr<T>(&self) -> *mut T {
         if self.chance(50) {
             self.bad("NULL doca_rdma_addr");
             return std::ptr::null_mut();
         }
         self.bad("forged doca_rdma_addr (garbage memory)");
+        let i = self.below(self.garbage.len() as u64) as usize;
+        &self.garbage[i] as *const u64 as *mut T
+    }
+
+    /// A `struct doca_sync_event_remote_net *`: NULL or a pointer into this program's garbage
+    /// memory (this fuzzer imports none), both bad.
+    fn remote_net<T>(&self) -> *mut T {
+        if self.chance(50) {
+            self.bad("NULL doca_sync_event_remote_net");
+            return std::ptr::null_mut();
+        }
+        self.bad("forged doca_sync_event_remote_net (garbage memory)");
         let i = self.below(self.garbage.len() as u64) as usize;
         &self.garbage[i] as *const u64 as *mut T
     }
@@ -1673,20 +1685,18 @@ fn table() -> Vec<Entry> {
         doca_rdma_connection_get_user_data => |g| r(doca_rdma_connection_get_user_data(g.h(K::RdmaConn), g.out()));
         doca_rdma_connection_get_id => |g| r(doca_rdma_connection_get_id(g.h(K::RdmaConn), g.out()));
         // the connection manager: not emulated, every call refuses (NOT_SUPPORTED)
-        doca_rdma_addr_create => |g| { g.bad("no connection manager"); r(doca_rdma_addr_create(g.rdma_addr_type(), g.rdma_address(), g.u16(), g.out())) };
+        doca_rdma_addr_create => |g| r(doca_rdma_addr_create(g.rdma_addr_type(), g.rdma_address(), g.u16(), g.out()));
         doca_rdma_addr_destroy => |g| r(doca_rdma_addr_destroy(g.rdma_addr()));
-        doca_rdma_start_listen_to_port => |g| { g.bad("no connection manager"); r(doca_rdma_start_listen_to_port(g.h(K::Rdma), g.u16())) };
-        doca_rdma_stop_listen_to_port => |g| { g.bad("no connection manager"); r(doca_rdma_stop_listen_to_port(g.h(K::Rdma), g.u16())) };
+        doca_rdma_start_listen_to_port => |g| r(doca_rdma_start_listen_to_port(g.h(K::Rdma), g.u16()));
+        doca_rdma_stop_listen_to_port => |g| r(doca_rdma_stop_listen_to_port(g.h(K::Rdma), g.u16()));
         doca_rdma_connect_to_addr => |g| r(doca_rdma_connect_to_addr(g.h(K::Rdma), g.rdma_addr(), g.data()));
         doca_rdma_connection_accept => |g| {
-            g.bad("no connection manager");
             let p: *mut c_void = if g.chance(30) { std::ptr::null_mut() } else { g.region.cast() };
             r(doca_rdma_connection_accept(g.h(K::RdmaConn), p, g.u8()))
         };
-        doca_rdma_connection_reject => |g| { g.bad("no connection manager"); r(doca_rdma_connection_reject(g.h(K::RdmaConn))) };
-        doca_rdma_connection_disconnect => |g| { g.bad("no connection manager"); r(doca_rdma_connection_disconnect(g.h(K::RdmaConn))) };
+        doca_rdma_connection_reject => |g| r(doca_rdma_connection_reject(g.h(K::RdmaConn)));
+        doca_rdma_connection_disconnect => |g| r(doca_rdma_connection_disconnect(g.h(K::RdmaConn)));
         doca_rdma_set_connection_state_callbacks => |g| {
-            g.bad("no connection manager");
             r(doca_rdma_set_connection_state_callbacks(g.h(K::Rdma), g.cb_rdma_request(), g.cb_rdma_conn(), g.cb_rdma_conn(), g.cb_rdma_conn()))
         };
         doca_rdma_cap_get_max_recv_queue_size => |g| r(doca_rdma_cap_get_max_recv_queue_size(g.h(K::Devinfo), g.out()));
@@ -1752,6 +1762,85 @@ fn table() -> Vec<Entry> {
         doca_rdma_task_atomic_fetch_add_set_conf => |g| r(doca_rdma_task_atomic_fetch_add_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
         doca_rdma_task_atomic_fetch_add_allocate_init => |g| r(doca_rdma_task_atomic_fetch_add_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.hopt(K::Buf), g.hopt(K::Buf), g.u64(), g.data(), g.outh(K::Task)));
         doca_rdma_task_atomic_fetch_add_as_task => |g| r(doca_rdma_task_atomic_fetch_add_as_task(g.h(K::Task)));
+        // doca_rdma.h: the task accessors (2.6 and 3.x share them)
+        #[lenient] doca_rdma_task_send_set_src_buf => |g| r(doca_rdma_task_send_set_src_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_send_imm_set_src_buf => |g| r(doca_rdma_task_send_imm_set_src_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_send_imm_get_src_buf => |g| r(doca_rdma_task_send_imm_get_src_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_send_imm_set_immediate_data => |g| r(doca_rdma_task_send_imm_set_immediate_data(g.h(K::Task), g.u32()));
+        #[lenient] doca_rdma_task_send_imm_get_immediate_data => |g| r(doca_rdma_task_send_imm_get_immediate_data(g.h(K::Task)));
+        #[lenient] doca_rdma_task_receive_set_dst_buf => |g| r(doca_rdma_task_receive_set_dst_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_receive_get_result_rdma_connection => |g| r(doca_rdma_task_receive_get_result_rdma_connection(g.h(K::Task)));
+        #[lenient] doca_rdma_task_read_set_src_buf => |g| r(doca_rdma_task_read_set_src_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_read_get_src_buf => |g| r(doca_rdma_task_read_get_src_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_read_set_dst_buf => |g| r(doca_rdma_task_read_set_dst_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_read_get_dst_buf => |g| r(doca_rdma_task_read_get_dst_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_write_set_src_buf => |g| r(doca_rdma_task_write_set_src_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_write_get_src_buf => |g| r(doca_rdma_task_write_get_src_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_write_set_dst_buf => |g| r(doca_rdma_task_write_set_dst_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_write_get_dst_buf => |g| r(doca_rdma_task_write_get_dst_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_write_imm_set_src_buf => |g| r(doca_rdma_task_write_imm_set_src_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_write_imm_get_src_buf => |g| r(doca_rdma_task_write_imm_get_src_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_write_imm_set_dst_buf => |g| r(doca_rdma_task_write_imm_set_dst_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_write_imm_get_dst_buf => |g| r(doca_rdma_task_write_imm_get_dst_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_write_imm_set_immediate_data => |g| r(doca_rdma_task_write_imm_set_immediate_data(g.h(K::Task), g.u32()));
+        #[lenient] doca_rdma_task_write_imm_get_immediate_data => |g| r(doca_rdma_task_write_imm_get_immediate_data(g.h(K::Task)));
+        #[lenient] doca_rdma_task_atomic_cmp_swp_set_dst_buf => |g| r(doca_rdma_task_atomic_cmp_swp_set_dst_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_atomic_cmp_swp_get_dst_buf => |g| r(doca_rdma_task_atomic_cmp_swp_get_dst_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_atomic_cmp_swp_set_result_buf => |g| r(doca_rdma_task_atomic_cmp_swp_set_result_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_atomic_cmp_swp_get_result_buf => |g| r(doca_rdma_task_atomic_cmp_swp_get_result_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_atomic_cmp_swp_set_cmp_data => |g| r(doca_rdma_task_atomic_cmp_swp_set_cmp_data(g.h(K::Task), g.u64()));
+        #[lenient] doca_rdma_task_atomic_cmp_swp_get_cmp_data => |g| r(doca_rdma_task_atomic_cmp_swp_get_cmp_data(g.h(K::Task)));
+        #[lenient] doca_rdma_task_atomic_cmp_swp_set_swap_data => |g| r(doca_rdma_task_atomic_cmp_swp_set_swap_data(g.h(K::Task), g.u64()));
+        #[lenient] doca_rdma_task_atomic_cmp_swp_get_swap_data => |g| r(doca_rdma_task_atomic_cmp_swp_get_swap_data(g.h(K::Task)));
+        #[lenient] doca_rdma_task_atomic_fetch_add_set_dst_buf => |g| r(doca_rdma_task_atomic_fetch_add_set_dst_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_atomic_fetch_add_get_dst_buf => |g| r(doca_rdma_task_atomic_fetch_add_get_dst_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_atomic_fetch_add_set_result_buf => |g| r(doca_rdma_task_atomic_fetch_add_set_result_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_atomic_fetch_add_get_result_buf => |g| r(doca_rdma_task_atomic_fetch_add_get_result_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_atomic_fetch_add_set_add_data => |g| r(doca_rdma_task_atomic_fetch_add_set_add_data(g.h(K::Task), g.u64()));
+        #[lenient] doca_rdma_task_atomic_fetch_add_get_add_data => |g| r(doca_rdma_task_atomic_fetch_add_get_add_data(g.h(K::Task)));
+        // doca_rdma.h: remote-net sync event tasks (the event: NULL or garbage here, bad)
+        doca_rdma_cap_task_remote_net_sync_event_get_is_supported => |g| r(doca_rdma_cap_task_remote_net_sync_event_get_is_supported(g.h(K::Devinfo)));
+        doca_rdma_cap_task_remote_net_sync_event_notify_set_is_supported => |g| r(doca_rdma_cap_task_remote_net_sync_event_notify_set_is_supported(g.h(K::Devinfo)));
+        doca_rdma_cap_task_remote_net_sync_event_notify_add_is_supported => |g| r(doca_rdma_cap_task_remote_net_sync_event_notify_add_is_supported(g.h(K::Devinfo)));
+        doca_rdma_task_remote_net_sync_event_get_set_conf => |g| r(doca_rdma_task_remote_net_sync_event_get_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_remote_net_sync_event_notify_set_set_conf => |g| r(doca_rdma_task_remote_net_sync_event_notify_set_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_remote_net_sync_event_notify_add_set_conf => |g| r(doca_rdma_task_remote_net_sync_event_notify_add_set_conf(g.h(K::Rdma), g.cb_task(), g.cb_task(), g.u32()));
+        doca_rdma_task_remote_net_sync_event_get_allocate_init => |g| r(doca_rdma_task_remote_net_sync_event_get_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.remote_net(), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_remote_net_sync_event_notify_set_allocate_init => |g| r(doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.remote_net(), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_remote_net_sync_event_notify_add_allocate_init => |g| r(doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(g.h(K::Rdma), g.h(K::RdmaConn), g.remote_net(), g.hopt(K::Buf), g.u64(), g.data(), g.outh(K::Task)));
+        doca_rdma_task_remote_net_sync_event_get_as_task => |g| r(doca_rdma_task_remote_net_sync_event_get_as_task(g.h(K::Task)));
+        doca_rdma_task_remote_net_sync_event_notify_set_as_task => |g| r(doca_rdma_task_remote_net_sync_event_notify_set_as_task(g.h(K::Task)));
+        doca_rdma_task_remote_net_sync_event_notify_add_as_task => |g| r(doca_rdma_task_remote_net_sync_event_notify_add_as_task(g.h(K::Task)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_get_set_sync_event => |g| r(doca_rdma_task_remote_net_sync_event_get_set_sync_event(g.h(K::Task), g.remote_net()));
+        #[lenient] doca_rdma_task_remote_net_sync_event_get_get_sync_event => |g| r(doca_rdma_task_remote_net_sync_event_get_get_sync_event(g.h(K::Task)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_get_set_dst_buf => |g| r(doca_rdma_task_remote_net_sync_event_get_set_dst_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_get_get_dst_buf => |g| r(doca_rdma_task_remote_net_sync_event_get_get_dst_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_get_get_result_len => |g| r(doca_rdma_task_remote_net_sync_event_get_get_result_len(g.h(K::Task)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event => |g| r(doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(g.h(K::Task), g.remote_net()));
+        #[lenient] doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event => |g| r(doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event(g.h(K::Task)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf => |g| r(doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf => |g| r(doca_rdma_task_remote_net_sync_event_notify_set_get_src_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event => |g| r(doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event(g.h(K::Task), g.remote_net()));
+        #[lenient] doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event => |g| r(doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event(g.h(K::Task)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf => |g| r(doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf(g.h(K::Task), g.hopt(K::Buf)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf => |g| r(doca_rdma_task_remote_net_sync_event_notify_add_get_result_buf(g.h(K::Task)));
+        #[lenient] doca_rdma_task_remote_net_sync_event_notify_add_set_add_data => |g| r(doca_rdma_task_remote_net_sync_event_notify_add_set_add_data(g.h(K::Task), g.u64()));
+        #[lenient] doca_rdma_task_remote_net_sync_event_notify_add_get_add_data => |g| r(doca_rdma_task_remote_net_sync_event_notify_add_get_add_data(g.h(K::Task)));
+        // doca_rdma.h at level 2.6: the 2.6 shapes (no connection argument; export and connect
+        // of the context's one connection)
+        doca_rdma_create_v26 => |g| r(doca_rdma_create_v26(g.h(K::Dev), g.outh(K::Rdma)));
+        doca_rdma_export_v26 => |g| r(doca_rdma_export_v26(g.h(K::Rdma), g.out(), g.out()));
+        doca_rdma_connect_v26 => |g| { let (m, n) = g.msg(); r(doca_rdma_connect_v26(g.h(K::Rdma), m.cast(), n)) };
+        doca_rdma_task_send_allocate_init_v26 => |g| r(doca_rdma_task_send_allocate_init_v26(g.h(K::Rdma), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_send_imm_allocate_init_v26 => |g| r(doca_rdma_task_send_imm_allocate_init_v26(g.h(K::Rdma), g.hopt(K::Buf), g.u32(), g.data(), g.outh(K::Task)));
+        doca_rdma_task_read_allocate_init_v26 => |g| r(doca_rdma_task_read_allocate_init_v26(g.h(K::Rdma), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_write_allocate_init_v26 => |g| r(doca_rdma_task_write_allocate_init_v26(g.h(K::Rdma), g.hopt(K::Buf), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_write_imm_allocate_init_v26 => |g| r(doca_rdma_task_write_imm_allocate_init_v26(g.h(K::Rdma), g.hopt(K::Buf), g.hopt(K::Buf), g.u32(), g.data(), g.outh(K::Task)));
+        doca_rdma_task_atomic_cmp_swp_allocate_init_v26 => |g| r(doca_rdma_task_atomic_cmp_swp_allocate_init_v26(g.h(K::Rdma), g.hopt(K::Buf), g.hopt(K::Buf), g.u64(), g.u64(), g.data(), g.outh(K::Task)));
+        doca_rdma_task_atomic_fetch_add_allocate_init_v26 => |g| r(doca_rdma_task_atomic_fetch_add_allocate_init_v26(g.h(K::Rdma), g.hopt(K::Buf), g.hopt(K::Buf), g.u64(), g.data(), g.outh(K::Task)));
+        doca_rdma_task_remote_net_sync_event_get_allocate_init_v26 => |g| r(doca_rdma_task_remote_net_sync_event_get_allocate_init_v26(g.h(K::Rdma), g.remote_net(), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_remote_net_sync_event_notify_set_allocate_init_v26 => |g| r(doca_rdma_task_remote_net_sync_event_notify_set_allocate_init_v26(g.h(K::Rdma), g.remote_net(), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
+        doca_rdma_task_remote_net_sync_event_notify_add_allocate_init_v26 => |g| r(doca_rdma_task_remote_net_sync_event_notify_add_allocate_init_v26(g.h(K::Rdma), g.remote_net(), g.hopt(K::Buf), g.u64(), g.data(), g.outh(K::Task)));
         // doca_cc.h
         doca_cc_server_create => |g| r(doca_cc_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
         doca_cc_client_create => |g| r(doca_cc_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
