@@ -1283,597 +1283,137 @@ fn held<R>(name: &str, p: *const DocaTask, f: impl FnOnce(&AnyTask, &DocaTask) -
     r
 }
 
-/// `doca_rdma_task_send_imm_get_src_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_send_imm_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
-    crate::shielded("doca_rdma_task_send_imm_get_src_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_send_imm_get_src_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaSendImm(_)).then(|| h.buf.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
+/// The buffer accessors of a task type: a getter answers the handle C last gave (NULL for a
+/// handle that is not a live task of that type, logged); a setter checks the buffer handle
+/// (NULL: none) and gives it to the task.
+macro_rules! buf_getters {
+    ($($name:ident: $variant:ident, $field:ident, *$ptr:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        #[no_mangle]
+        pub extern "C" fn $name(task: *const DocaTask) -> *$ptr DocaBuf {
+            crate::shielded(stringify!($name), std::ptr::null_mut(), || {
+                held(stringify!($name), task, |t, h| matches!(t, AnyTask::$variant(_)).then(|| h.$field.get()))
+                    .unwrap_or(std::ptr::null_mut())
+            })
+        }
+    )*};
 }
 
-/// `doca_rdma_task_send_imm_set_src_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_send_imm_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
-    crate::shielded("doca_rdma_task_send_imm_set_src_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_send_imm_set_src_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_send_imm_set_src_buf", task, |t, h| match t {
-            AnyTask::RdmaSendImm(t) => {
-                t.set_src(b);
-                h.buf.set(buf as *mut DocaBuf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
+/// See [`buf_getters`].
+macro_rules! buf_setters {
+    ($($name:ident: $variant:ident, $method:ident, $field:ident, *$ptr:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "` (NULL: none).")]
+        #[no_mangle]
+        pub extern "C" fn $name(task: *mut DocaTask, buf: *$ptr DocaBuf) {
+            crate::shielded(stringify!($name), (), || {
+                let Ok(b) = opt_buf(buf) else {
+                    tracing::error!(target: "doca_sdk", "{}: not a live buffer handle", stringify!($name));
+                    return;
+                };
+                held(stringify!($name), task, |t, h| match t {
+                    AnyTask::$variant(t) => {
+                        t.$method(b);
+                        h.$field.set(buf.cast_mut_buf());
+                        Some(())
+                    }
+                    _ => None,
+                });
+            })
+        }
+    )*};
 }
 
-/// `doca_rdma_task_send_set_src_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_send_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
-    crate::shielded("doca_rdma_task_send_set_src_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_send_set_src_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_send_set_src_buf", task, |t, h| match t {
-            AnyTask::RdmaSend(t) => {
-                t.set_src(b);
-                h.buf.set(buf as *mut DocaBuf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
+/// A buffer handle as the task handle keeps it (C's `const` changes nothing: a handle is a
+/// token).
+trait CastMutBuf {
+    fn cast_mut_buf(self) -> *mut DocaBuf;
 }
 
-/// `doca_rdma_task_receive_set_dst_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_receive_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    crate::shielded("doca_rdma_task_receive_set_dst_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_receive_set_dst_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_receive_set_dst_buf", task, |t, h| match t {
-            AnyTask::RdmaReceive(t) => {
-                t.set_dst(b);
-                h.dst.set(buf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
+impl CastMutBuf for *const DocaBuf {
+    fn cast_mut_buf(self) -> *mut DocaBuf {
+        self.cast_mut()
+    }
 }
 
-/// `doca_rdma_task_read_get_src_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_read_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
-    crate::shielded("doca_rdma_task_read_get_src_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_read_get_src_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaRead(_)).then(|| h.buf.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
+impl CastMutBuf for *mut DocaBuf {
+    fn cast_mut_buf(self) -> *mut DocaBuf {
+        self
+    }
 }
 
-/// `doca_rdma_task_read_set_src_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_read_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
-    crate::shielded("doca_rdma_task_read_set_src_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_read_set_src_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_read_set_src_buf", task, |t, h| match t {
-            AnyTask::RdmaRead(t) => {
-                t.set_src(b);
-                h.buf.set(buf as *mut DocaBuf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
+buf_getters! {
+    doca_rdma_task_send_imm_get_src_buf: RdmaSendImm, buf, *const;
+    doca_rdma_task_read_get_src_buf: RdmaRead, buf, *const;
+    doca_rdma_task_read_get_dst_buf: RdmaRead, dst, *mut;
+    doca_rdma_task_write_get_src_buf: RdmaWrite, buf, *const;
+    doca_rdma_task_write_get_dst_buf: RdmaWrite, dst, *mut;
+    doca_rdma_task_write_imm_get_src_buf: RdmaWriteImm, buf, *const;
+    doca_rdma_task_write_imm_get_dst_buf: RdmaWriteImm, dst, *mut;
+    doca_rdma_task_atomic_cmp_swp_get_dst_buf: RdmaCmpSwp, dst, *mut;
+    doca_rdma_task_atomic_cmp_swp_get_result_buf: RdmaCmpSwp, buf, *mut;
+    doca_rdma_task_atomic_fetch_add_get_dst_buf: RdmaFetchAdd, dst, *mut;
+    doca_rdma_task_atomic_fetch_add_get_result_buf: RdmaFetchAdd, buf, *mut;
 }
 
-/// `doca_rdma_task_read_get_dst_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_read_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
-    crate::shielded("doca_rdma_task_read_get_dst_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_read_get_dst_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaRead(_)).then(|| h.dst.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
+buf_setters! {
+    doca_rdma_task_send_imm_set_src_buf: RdmaSendImm, set_src, buf, *const;
+    doca_rdma_task_send_set_src_buf: RdmaSend, set_src, buf, *const;
+    doca_rdma_task_receive_set_dst_buf: RdmaReceive, set_dst, dst, *mut;
+    doca_rdma_task_read_set_src_buf: RdmaRead, set_src, buf, *const;
+    doca_rdma_task_read_set_dst_buf: RdmaRead, set_dst, dst, *mut;
+    doca_rdma_task_write_set_src_buf: RdmaWrite, set_src, buf, *const;
+    doca_rdma_task_write_set_dst_buf: RdmaWrite, set_dst, dst, *mut;
+    doca_rdma_task_write_imm_set_src_buf: RdmaWriteImm, set_src, buf, *const;
+    doca_rdma_task_write_imm_set_dst_buf: RdmaWriteImm, set_dst, dst, *mut;
+    doca_rdma_task_atomic_cmp_swp_set_dst_buf: RdmaCmpSwp, set_dst, dst, *mut;
+    doca_rdma_task_atomic_cmp_swp_set_result_buf: RdmaCmpSwp, set_result, buf, *mut;
+    doca_rdma_task_atomic_fetch_add_set_dst_buf: RdmaFetchAdd, set_dst, dst, *mut;
+    doca_rdma_task_atomic_fetch_add_set_result_buf: RdmaFetchAdd, set_result, buf, *mut;
+    doca_rdma_task_remote_net_sync_event_get_set_dst_buf: RdmaSeGet, set_dst, dst, *mut;
+    doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf: RdmaSeNotifySet, set_src, buf, *const;
+    doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf: RdmaSeNotifyAdd, set_result, buf, *mut;
 }
 
-/// `doca_rdma_task_read_set_dst_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_read_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    crate::shielded("doca_rdma_task_read_set_dst_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_read_set_dst_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_read_set_dst_buf", task, |t, h| match t {
-            AnyTask::RdmaRead(t) => {
-                t.set_dst(b);
-                h.dst.set(buf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
+/// The value accessors of a task type (`get_x` / `set_x` pairs of a number): the getter
+/// answers 0 for a handle that is not a live task of that type, the setter does nothing
+/// then (both logged).
+macro_rules! value_accessors {
+    ($($get:ident / $set:ident: $variant:ident, $ty:ty, $getter:ident / $setter:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($get), "`.")]
+        #[no_mangle]
+        pub extern "C" fn $get(task: *const DocaTask) -> $ty {
+            crate::shielded(stringify!($get), 0, || {
+                held(stringify!($get), task, |t, _| match t {
+                    AnyTask::$variant(t) => Some(t.$getter()),
+                    _ => None,
+                })
+                .unwrap_or(0)
+            })
+        }
+
+        #[doc = concat!("`", stringify!($set), "`.")]
+        #[no_mangle]
+        pub extern "C" fn $set(task: *mut DocaTask, value: $ty) {
+            crate::shielded(stringify!($set), (), || {
+                held(stringify!($set), task, |t, _| match t {
+                    AnyTask::$variant(t) => {
+                        t.$setter(value);
+                        Some(())
+                    }
+                    _ => None,
+                });
+            })
+        }
+    )*};
 }
 
-/// `doca_rdma_task_write_get_src_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_write_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
-    crate::shielded("doca_rdma_task_write_get_src_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_write_get_src_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaWrite(_)).then(|| h.buf.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
-}
-
-/// `doca_rdma_task_write_set_src_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_write_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
-    crate::shielded("doca_rdma_task_write_set_src_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_set_src_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_write_set_src_buf", task, |t, h| match t {
-            AnyTask::RdmaWrite(t) => {
-                t.set_src(b);
-                h.buf.set(buf as *mut DocaBuf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_write_get_dst_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_write_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
-    crate::shielded("doca_rdma_task_write_get_dst_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_write_get_dst_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaWrite(_)).then(|| h.dst.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
-}
-
-/// `doca_rdma_task_write_set_dst_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_write_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    crate::shielded("doca_rdma_task_write_set_dst_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_set_dst_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_write_set_dst_buf", task, |t, h| match t {
-            AnyTask::RdmaWrite(t) => {
-                t.set_dst(b);
-                h.dst.set(buf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_write_imm_get_src_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_write_imm_get_src_buf(task: *const DocaTask) -> *const DocaBuf {
-    crate::shielded("doca_rdma_task_write_imm_get_src_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_write_imm_get_src_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaWriteImm(_)).then(|| h.buf.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
-}
-
-/// `doca_rdma_task_write_imm_set_src_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_write_imm_set_src_buf(task: *mut DocaTask, buf: *const DocaBuf) {
-    crate::shielded("doca_rdma_task_write_imm_set_src_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_imm_set_src_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_write_imm_set_src_buf", task, |t, h| match t {
-            AnyTask::RdmaWriteImm(t) => {
-                t.set_src(b);
-                h.buf.set(buf as *mut DocaBuf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_write_imm_get_dst_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_write_imm_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
-    crate::shielded("doca_rdma_task_write_imm_get_dst_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_write_imm_get_dst_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaWriteImm(_)).then(|| h.dst.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
-}
-
-/// `doca_rdma_task_write_imm_set_dst_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_write_imm_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    crate::shielded("doca_rdma_task_write_imm_set_dst_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_write_imm_set_dst_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_write_imm_set_dst_buf", task, |t, h| match t {
-            AnyTask::RdmaWriteImm(t) => {
-                t.set_dst(b);
-                h.dst.set(buf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_atomic_cmp_swp_get_dst_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
-    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_dst_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_atomic_cmp_swp_get_dst_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaCmpSwp(_)).then(|| h.dst.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
-}
-
-/// `doca_rdma_task_atomic_cmp_swp_set_dst_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_dst_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_cmp_swp_set_dst_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_atomic_cmp_swp_set_dst_buf", task, |t, h| match t {
-            AnyTask::RdmaCmpSwp(t) => {
-                t.set_dst(b);
-                h.dst.set(buf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_atomic_cmp_swp_get_result_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_result_buf(task: *const DocaTask) -> *mut DocaBuf {
-    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_result_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_atomic_cmp_swp_get_result_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaCmpSwp(_)).then(|| h.buf.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
-}
-
-/// `doca_rdma_task_atomic_cmp_swp_set_result_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_result_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_result_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_cmp_swp_set_result_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_atomic_cmp_swp_set_result_buf", task, |t, h| match t {
-            AnyTask::RdmaCmpSwp(t) => {
-                t.set_result(b);
-                h.buf.set(buf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_atomic_fetch_add_get_dst_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_fetch_add_get_dst_buf(task: *const DocaTask) -> *mut DocaBuf {
-    crate::shielded("doca_rdma_task_atomic_fetch_add_get_dst_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_atomic_fetch_add_get_dst_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaFetchAdd(_)).then(|| h.dst.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
-}
-
-/// `doca_rdma_task_atomic_fetch_add_set_dst_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_dst_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    crate::shielded("doca_rdma_task_atomic_fetch_add_set_dst_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_fetch_add_set_dst_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_atomic_fetch_add_set_dst_buf", task, |t, h| match t {
-            AnyTask::RdmaFetchAdd(t) => {
-                t.set_dst(b);
-                h.dst.set(buf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_atomic_fetch_add_get_result_buf`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_fetch_add_get_result_buf(task: *const DocaTask) -> *mut DocaBuf {
-    crate::shielded("doca_rdma_task_atomic_fetch_add_get_result_buf", std::ptr::null_mut(), || {
-        held("doca_rdma_task_atomic_fetch_add_get_result_buf", task, |t, h| {
-            matches!(t, AnyTask::RdmaFetchAdd(_)).then(|| h.buf.get())
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
-}
-
-/// `doca_rdma_task_atomic_fetch_add_set_result_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_result_buf(task: *mut DocaTask, buf: *mut DocaBuf) {
-    crate::shielded("doca_rdma_task_atomic_fetch_add_set_result_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_atomic_fetch_add_set_result_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_atomic_fetch_add_set_result_buf", task, |t, h| match t {
-            AnyTask::RdmaFetchAdd(t) => {
-                t.set_result(b);
-                h.buf.set(buf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_remote_net_sync_event_get_set_dst_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_set_dst_buf(
-    task: *mut DocaTask,
-    buf: *mut DocaBuf,
-) {
-    crate::shielded("doca_rdma_task_remote_net_sync_event_get_set_dst_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_get_set_dst_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_remote_net_sync_event_get_set_dst_buf", task, |t, h| match t {
-            AnyTask::RdmaSeGet(t) => {
-                t.set_dst(b);
-                h.dst.set(buf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf(
-    task: *mut DocaTask,
-    buf: *const DocaBuf,
-) {
-    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_remote_net_sync_event_notify_set_set_src_buf", task, |t, h| match t {
-            AnyTask::RdmaSeNotifySet(t) => {
-                t.set_src(b);
-                h.buf.set(buf as *mut DocaBuf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf(
-    task: *mut DocaTask,
-    buf: *mut DocaBuf,
-) {
-    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf", (), || {
-        let Ok(b) = opt_buf(buf) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf: not a live buffer handle");
-            return;
-        };
-        held("doca_rdma_task_remote_net_sync_event_notify_add_set_result_buf", task, |t, h| match t {
-            AnyTask::RdmaSeNotifyAdd(t) => {
-                t.set_result(b);
-                h.buf.set(buf);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_send_imm_get_immediate_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_send_imm_get_immediate_data(task: *const DocaTask) -> u32 {
-    crate::shielded("doca_rdma_task_send_imm_get_immediate_data", 0, || {
-        held("doca_rdma_task_send_imm_get_immediate_data", task, |t, _| match t {
-            AnyTask::RdmaSendImm(t) => Some(t.immediate_data()),
-            _ => None,
-        })
-        .unwrap_or(0)
-    })
-}
-
-/// `doca_rdma_task_send_imm_set_immediate_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_send_imm_set_immediate_data(task: *mut DocaTask, value: u32) {
-    crate::shielded("doca_rdma_task_send_imm_set_immediate_data", (), || {
-        held("doca_rdma_task_send_imm_set_immediate_data", task, |t, _| match t {
-            AnyTask::RdmaSendImm(t) => {
-                t.set_immediate_data(value);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_write_imm_get_immediate_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_write_imm_get_immediate_data(task: *const DocaTask) -> u32 {
-    crate::shielded("doca_rdma_task_write_imm_get_immediate_data", 0, || {
-        held("doca_rdma_task_write_imm_get_immediate_data", task, |t, _| match t {
-            AnyTask::RdmaWriteImm(t) => Some(t.immediate_data()),
-            _ => None,
-        })
-        .unwrap_or(0)
-    })
-}
-
-/// `doca_rdma_task_write_imm_set_immediate_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_write_imm_set_immediate_data(task: *mut DocaTask, value: u32) {
-    crate::shielded("doca_rdma_task_write_imm_set_immediate_data", (), || {
-        held("doca_rdma_task_write_imm_set_immediate_data", task, |t, _| match t {
-            AnyTask::RdmaWriteImm(t) => {
-                t.set_immediate_data(value);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_atomic_cmp_swp_get_cmp_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_cmp_data(task: *const DocaTask) -> u64 {
-    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_cmp_data", 0, || {
-        held("doca_rdma_task_atomic_cmp_swp_get_cmp_data", task, |t, _| match t {
-            AnyTask::RdmaCmpSwp(t) => Some(t.cmp_data()),
-            _ => None,
-        })
-        .unwrap_or(0)
-    })
-}
-
-/// `doca_rdma_task_atomic_cmp_swp_set_cmp_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_cmp_data(task: *mut DocaTask, value: u64) {
-    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_cmp_data", (), || {
-        held("doca_rdma_task_atomic_cmp_swp_set_cmp_data", task, |t, _| match t {
-            AnyTask::RdmaCmpSwp(t) => {
-                t.set_cmp_data(value);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_atomic_cmp_swp_get_swap_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_cmp_swp_get_swap_data(task: *const DocaTask) -> u64 {
-    crate::shielded("doca_rdma_task_atomic_cmp_swp_get_swap_data", 0, || {
-        held("doca_rdma_task_atomic_cmp_swp_get_swap_data", task, |t, _| match t {
-            AnyTask::RdmaCmpSwp(t) => Some(t.swap_data()),
-            _ => None,
-        })
-        .unwrap_or(0)
-    })
-}
-
-/// `doca_rdma_task_atomic_cmp_swp_set_swap_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_cmp_swp_set_swap_data(task: *mut DocaTask, value: u64) {
-    crate::shielded("doca_rdma_task_atomic_cmp_swp_set_swap_data", (), || {
-        held("doca_rdma_task_atomic_cmp_swp_set_swap_data", task, |t, _| match t {
-            AnyTask::RdmaCmpSwp(t) => {
-                t.set_swap_data(value);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_atomic_fetch_add_get_add_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_fetch_add_get_add_data(task: *const DocaTask) -> u64 {
-    crate::shielded("doca_rdma_task_atomic_fetch_add_get_add_data", 0, || {
-        held("doca_rdma_task_atomic_fetch_add_get_add_data", task, |t, _| match t {
-            AnyTask::RdmaFetchAdd(t) => Some(t.add_data()),
-            _ => None,
-        })
-        .unwrap_or(0)
-    })
-}
-
-/// `doca_rdma_task_atomic_fetch_add_set_add_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_atomic_fetch_add_set_add_data(task: *mut DocaTask, value: u64) {
-    crate::shielded("doca_rdma_task_atomic_fetch_add_set_add_data", (), || {
-        held("doca_rdma_task_atomic_fetch_add_set_add_data", task, |t, _| match t {
-            AnyTask::RdmaFetchAdd(t) => {
-                t.set_add_data(value);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_remote_net_sync_event_notify_add_get_add_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_get_add_data(task: *const DocaTask) -> u64 {
-    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_get_add_data", 0, || {
-        held("doca_rdma_task_remote_net_sync_event_notify_add_get_add_data", task, |t, _| match t {
-            AnyTask::RdmaSeNotifyAdd(t) => Some(t.add_data()),
-            _ => None,
-        })
-        .unwrap_or(0)
-    })
-}
-
-/// `doca_rdma_task_remote_net_sync_event_notify_add_set_add_data`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_set_add_data(
-    task: *mut DocaTask,
-    value: u64,
-) {
-    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_set_add_data", (), || {
-        held("doca_rdma_task_remote_net_sync_event_notify_add_set_add_data", task, |t, _| match t {
-            AnyTask::RdmaSeNotifyAdd(t) => {
-                t.set_add_data(value);
-                Some(())
-            }
-            _ => None,
-        });
-    })
+value_accessors! {
+    doca_rdma_task_send_imm_get_immediate_data / doca_rdma_task_send_imm_set_immediate_data: RdmaSendImm, u32, immediate_data / set_immediate_data;
+    doca_rdma_task_write_imm_get_immediate_data / doca_rdma_task_write_imm_set_immediate_data: RdmaWriteImm, u32, immediate_data / set_immediate_data;
+    doca_rdma_task_atomic_cmp_swp_get_cmp_data / doca_rdma_task_atomic_cmp_swp_set_cmp_data: RdmaCmpSwp, u64, cmp_data / set_cmp_data;
+    doca_rdma_task_atomic_cmp_swp_get_swap_data / doca_rdma_task_atomic_cmp_swp_set_swap_data: RdmaCmpSwp, u64, swap_data / set_swap_data;
+    doca_rdma_task_atomic_fetch_add_get_add_data / doca_rdma_task_atomic_fetch_add_set_add_data: RdmaFetchAdd, u64, add_data / set_add_data;
+    doca_rdma_task_remote_net_sync_event_notify_add_get_add_data / doca_rdma_task_remote_net_sync_event_notify_add_set_add_data: RdmaSeNotifyAdd, u64, add_data / set_add_data;
 }
 
 /// `doca_rdma_task_remote_net_sync_event_get_get_sync_event`.
