@@ -1416,118 +1416,43 @@ value_accessors! {
     doca_rdma_task_remote_net_sync_event_notify_add_get_add_data / doca_rdma_task_remote_net_sync_event_notify_add_set_add_data: RdmaSeNotifyAdd, u64, add_data / set_add_data;
 }
 
-/// `doca_rdma_task_remote_net_sync_event_get_get_sync_event`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_sync_event(
-    task: *const DocaTask,
-) -> *const crate::sync_event::DocaSyncEventRemoteNet {
-    crate::shielded("doca_rdma_task_remote_net_sync_event_get_get_sync_event", std::ptr::null_mut(), || {
-        held("doca_rdma_task_remote_net_sync_event_get_get_sync_event", task, |t, h| {
-            matches!(t, AnyTask::RdmaSeGet(_))
-                .then(|| h.event.get() as *const crate::sync_event::DocaSyncEventRemoteNet)
-        })
-        .unwrap_or(std::ptr::null_mut())
-    })
-}
-
-/// `doca_rdma_task_remote_net_sync_event_get_set_sync_event` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_set_sync_event(
-    task: *mut DocaTask,
-    event: *const crate::sync_event::DocaSyncEventRemoteNet,
-) {
-    crate::shielded("doca_rdma_task_remote_net_sync_event_get_set_sync_event", (), || {
-        let Ok(se) = opt_remote_net(event) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_get_set_sync_event: not a live remote net sync event handle");
-            return;
-        };
-        held("doca_rdma_task_remote_net_sync_event_get_set_sync_event", task, |t, h| match t {
-            AnyTask::RdmaSeGet(t) => {
-                t.set_sync_event(se);
-                h.event.set(event as *mut core::ffi::c_void);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event(
-    task: *const DocaTask,
-) -> *mut crate::sync_event::DocaSyncEventRemoteNet {
-    crate::shielded(
-        "doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event",
-        std::ptr::null_mut(),
-        || {
-            held("doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event", task, |t, h| {
-                matches!(t, AnyTask::RdmaSeNotifySet(_))
-                    .then(|| h.event.get() as *mut crate::sync_event::DocaSyncEventRemoteNet)
+/// The sync-event accessors of the remote-net tasks: a getter answers the handle C last gave
+/// (NULL for a handle that is not a live task of that type, logged); a setter checks the
+/// event handle (NULL: none) and gives it to the task.
+macro_rules! event_accessors {
+    ($($get:ident / $set:ident: $variant:ident, *$gptr:ident / *$sptr:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($get), "`.")]
+        #[no_mangle]
+        pub extern "C" fn $get(task: *const DocaTask) -> *$gptr crate::sync_event::DocaSyncEventRemoteNet {
+            crate::shielded(stringify!($get), std::ptr::null_mut(), || {
+                held(stringify!($get), task, |t, h| matches!(t, AnyTask::$variant(_)).then(|| h.event.get().cast()))
+                    .unwrap_or(std::ptr::null_mut())
             })
-            .unwrap_or(std::ptr::null_mut())
-        },
-    )
-}
+        }
 
-/// `doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(
-    task: *mut DocaTask,
-    event: *mut crate::sync_event::DocaSyncEventRemoteNet,
-) {
-    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event", (), || {
-        let Ok(se) = opt_remote_net(event) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event: not a live remote net sync event handle");
-            return;
-        };
-        held("doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event", task, |t, h| match t {
-            AnyTask::RdmaSeNotifySet(t) => {
-                t.set_sync_event(se);
-                h.event.set(event as *mut core::ffi::c_void);
-                Some(())
-            }
-            _ => None,
-        });
-    })
-}
-
-/// `doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event`.
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event(
-    task: *const DocaTask,
-) -> *mut crate::sync_event::DocaSyncEventRemoteNet {
-    crate::shielded(
-        "doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event",
-        std::ptr::null_mut(),
-        || {
-            held("doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event", task, |t, h| {
-                matches!(t, AnyTask::RdmaSeNotifyAdd(_))
-                    .then(|| h.event.get() as *mut crate::sync_event::DocaSyncEventRemoteNet)
+        #[doc = concat!("`", stringify!($set), "` (NULL: none).")]
+        #[no_mangle]
+        pub extern "C" fn $set(task: *mut DocaTask, event: *$sptr crate::sync_event::DocaSyncEventRemoteNet) {
+            crate::shielded(stringify!($set), (), || {
+                let Ok(se) = opt_remote_net(event) else {
+                    tracing::error!(target: "doca_sdk", "{}: not a live remote net sync event handle", stringify!($set));
+                    return;
+                };
+                held(stringify!($set), task, |t, h| match t {
+                    AnyTask::$variant(t) => {
+                        t.set_sync_event(se);
+                        h.event.set(event as *mut core::ffi::c_void);
+                        Some(())
+                    }
+                    _ => None,
+                });
             })
-            .unwrap_or(std::ptr::null_mut())
-        },
-    )
+        }
+    )*};
 }
 
-/// `doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event` (NULL: none).
-#[no_mangle]
-pub extern "C" fn doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event(
-    task: *mut DocaTask,
-    event: *mut crate::sync_event::DocaSyncEventRemoteNet,
-) {
-    crate::shielded("doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event", (), || {
-        let Ok(se) = opt_remote_net(event) else {
-            tracing::error!(target: "doca_sdk", "doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event: not a live remote net sync event handle");
-            return;
-        };
-        held("doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event", task, |t, h| match t {
-            AnyTask::RdmaSeNotifyAdd(t) => {
-                t.set_sync_event(se);
-                h.event.set(event as *mut core::ffi::c_void);
-                Some(())
-            }
-            _ => None,
-        });
-    })
+event_accessors! {
+    doca_rdma_task_remote_net_sync_event_get_get_sync_event / doca_rdma_task_remote_net_sync_event_get_set_sync_event: RdmaSeGet, *const / *const;
+    doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event / doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event: RdmaSeNotifySet, *mut / *mut;
+    doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event / doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event: RdmaSeNotifyAdd, *mut / *mut;
 }
