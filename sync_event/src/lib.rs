@@ -426,7 +426,7 @@ impl SeOps {
         }
         let limits = doca_mmap::budget::global_limits()?;
         let page = self.page.clone();
-        let board = Board::new(MAX_WAKERS, limits, move |i| page.header().armed[i].load(SeqCst) != 0);
+        let board = Board::new(MAX_WAKERS, limits, move |i| page.header().armed.load(SeqCst) & (1 << i) != 0);
         *b = Some(board.clone());
         Ok(board)
     }
@@ -454,7 +454,7 @@ impl SeOps {
         if h.sleepers.load(SeqCst) > 0 {
             let _ = futex::wake(&h.seq, futex::Flags::empty(), i32::MAX as u32);
         }
-        if !h.armed.iter().any(|a| a.load(SeqCst) != 0) {
+        if h.armed.load(SeqCst) == 0 {
             return;
         }
         match &self.exporter {
@@ -570,7 +570,13 @@ impl SeOps {
 
     fn arm(&self, on: bool) {
         if let Some(Waker { bell: Some((slot, bell)), .. }) = &*self.waker.borrow() {
-            self.page.header().armed[*slot].store(u32::from(on), SeqCst);
+            let bit = 1u64 << *slot;
+            let armed = &self.page.header().armed;
+            if on {
+                armed.fetch_or(bit, SeqCst);
+            } else {
+                armed.fetch_and(!bit, SeqCst);
+            }
             if !on {
                 bell.drain();
             }
@@ -598,7 +604,7 @@ impl Drop for SeOps {
     fn drop(&mut self) {
         self.revoke();
         if let Some(Waker { bell: Some((slot, _)), .. }) = self.waker.get_mut().take() {
-            self.page.header().armed[slot].store(0, SeqCst);
+            self.page.header().armed.fetch_and(!(1u64 << slot), SeqCst);
             if let Some(b) = &*self.board.borrow() {
                 b.unregister(slot);
             }

@@ -34,6 +34,7 @@ const MAGIC: u64 = u64::from_le_bytes(*b"DOCASEV1");
 /// Engines (contexts in Running) that can be woken at once, over all processes (each
 /// importing process registers at most `cap peer.doorbells_per_process` of them).
 pub const MAX_WAKERS: usize = 64;
+const _: () = assert!(MAX_WAKERS <= 64, "one bit of the armed word per slot");
 /// `state`: the exporter is alive and has not destroyed the event.
 pub(crate) const LIVE: u32 = 1;
 /// `state`: the exporter destroyed the event — a hint for importers, which confirm it on
@@ -52,8 +53,9 @@ pub(crate) struct Header {
     _pad: AtomicU32,
     /// The value (unless the exporter keeps it in its own memory: `set_addr`).
     pub(crate) value: AtomicU64,
-    /// Per doorbell slot: set by its engine before it sleeps, cleared when it wakes.
-    pub(crate) armed: [AtomicU32; MAX_WAKERS],
+    /// One bit per doorbell slot: set by its engine before it sleeps, cleared when it wakes
+    /// (so an update learns with one load whether any engine sleeps).
+    pub(crate) armed: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() <= PAGE_LEN);
