@@ -12,6 +12,7 @@
 //! | [`notify`]  | doorbells, eventfds, timers and epoll sets (what a sleeping side waits on) |
 //! | [`rendezvous`] | one memory service per offering process: memfds and served-export connections handed to whoever brings an offer's token, never through `/proc` |
 //! | [`memfd`]   | sealed memfds: shared memory whose size a peer cannot change            |
+//! | [`remote`]  | host and DPU on two kernels: authenticated, encrypted TCP streams (Noise KK), the DPU's listener, opens, presences, keys |
 //! | [`status`]  | this process's status file in the fabric directory (core writes it), and whose a page file is ([`status::mapped_by`]) |
 //! | [`Error`], [`Result`] | the link's own few DOCA codes; `doca_core::Error` converts from them |
 //! | [`CapSpec`] | a limit read from the topology (core's topology reads them; the peer budgets declare theirs here) |
@@ -29,6 +30,7 @@ pub mod fabric;
 pub mod memfd;
 pub mod notify;
 pub mod pidfd;
+pub mod remote;
 pub mod rendezvous;
 pub mod status;
 
