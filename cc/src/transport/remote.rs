@@ -28,9 +28,8 @@
 //! the stream broke or timed out) closes both rings and the socket on each side: the peer
 //! application sees its peer gone as it would locally.
 //!
-//! Fast-path control packets (consumers announced to the peer) are not carried across the
-//! link yet: a consumer announced across it is refused with `NOT_SUPPORTED` (logged), so the
-//! consumer's start fails with that code rather than waiting for ever.
+//! The fast path rides on the same stream (`CTRL` messages): consumers are fed and mirrored
+//! by [`super::remote_fast`].
 //!
 //! Trust: what arrives on the stream comes from an authenticated peer, and is still checked:
 //! the Hello and the answer are decoded by the same code as locally, and a message longer
@@ -47,6 +46,7 @@ use doca_link::remote::{self, Kind, Role, Stream};
 use doca_link::{connect_service, recv, send, socketpair, Recv};
 use rustix::event::{PollFd, PollFlags};
 
+use super::remote_fast::{Fast, CTRL};
 use super::ring::Ring;
 use super::setup::{self, answer, send_hello, Answer, Bells, Served};
 use crate::proto::handshake::{Limits, Occupancy, MAX_QUEUE};
@@ -63,7 +63,6 @@ const PACKET: usize = 512;
 const ANSWER: u8 = 3;
 const NONE: u8 = 4;
 const MSG: u8 = 1;
-const CTRL: u8 = 2;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 
@@ -167,8 +166,11 @@ fn readable(fd: BorrowedFd<'_>, until: Instant) -> bool {
             return false;
         }
         let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
-        let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-        match rustix::event::poll(&mut fds, ms) {
+        let ts = rustix::time::Timespec {
+            tv_sec: left.as_secs() as i64,
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        match rustix::event::poll(&mut fds, Some(&ts)) {
             Ok(0) => {}
             Ok(_) => return true,
             Err(rustix::io::Errno::INTR) => {}
@@ -326,12 +328,12 @@ fn pump(
         return;
     };
     let sock = Arc::new(sock);
-    let signal = tx.signal();
+    let fast = Fast::new(who, stream.clone(), sock.clone(), tx.signal());
     let down = {
-        let (stream, sock, who) = (stream.clone(), sock.clone(), who.to_owned());
+        let (stream, sock, who, fast) = (stream.clone(), sock.clone(), who.to_owned(), fast.clone());
         std::thread::Builder::new()
             .name("doca-cc-link-down".into())
-            .spawn(move || down(&who, tx, app_bell, our_room, &sock, &stream))
+            .spawn(move || down(&who, tx, app_bell, our_room, &sock, &stream, &fast))
     };
     let down = match down {
         Ok(h) => h,
@@ -341,13 +343,14 @@ fn pump(
             return;
         }
     };
-    up(who, &rx, &app_room_bell, &our_msgs, &sock, &signal, &stream);
+    up(who, &rx, &app_room_bell, &our_msgs, &sock, &stream, &fast);
     // This side is over: the peer's stand-in reads the end of the stream; the local
     // application sees its rings closed and its socket's end of file.
     rx.close();
     stream.shutdown();
-    let _ = rustix::net::shutdown(&*sock, rustix::net::Shutdown::ReadWrite);
+    let _ = rustix::net::shutdown(&*sock, rustix::net::Shutdown::Both);
     let _ = down.join();
+    fast.close();
 }
 
 /// Local application → stream, until the application hangs up or the stream fails.
@@ -357,32 +360,12 @@ fn up(
     app_room_bell: &Doorbell,
     our_msgs: &Doorbell,
     sock: &OwnedFd,
-    signal: &super::ring::Signal,
     stream: &Stream,
+    fast: &Arc<Fast>,
 ) {
     let mut packet = [0u8; PACKET];
     loop {
-        let mut sent = 0u32;
-        while let Some(slot) = rx.peek() {
-            let kind = slot.kind();
-            let Some(bytes) = slot.bytes() else {
-                tracing::warn!(target: "doca_sdk", "{who}: the local peer broke its ring");
-                return;
-            };
-            if stream.send_parts(&[&[MSG], &kind.to_le_bytes(), bytes]).is_err() {
-                return;
-            }
-            slot.consume();
-            sent += 1;
-            // Free the application's room as we go on a long batch: it may sleep on it.
-            if sent % 32 == 0 && rx.peer_needs_wakeup() {
-                app_room_bell.ring();
-            }
-        }
-        if rx.peer_needs_wakeup() {
-            app_room_bell.ring();
-        }
-        if rx.is_closed() || rx.is_corrupt() {
+        if !forward(who, rx, app_room_bell, stream) || rx.is_closed() || rx.is_corrupt() {
             return;
         }
         if rx.arm_for_data() {
@@ -392,7 +375,7 @@ fn up(
         // The stream's end is seen by the down thread, which then shuts the local socket
         // down: that wakes this poll too.
         let mut fds = [PollFd::new(our_msgs, PollFlags::IN), PollFd::new(sock, PollFlags::IN)];
-        let woke = rustix::event::poll(&mut fds, -1);
+        let woke = rustix::event::poll(&mut fds, None);
         rx.disarm_data();
         if woke.is_err() {
             continue;
@@ -405,32 +388,65 @@ fn up(
         }
         match recv(sock.as_fd(), &mut packet) {
             Ok(Recv::Empty) => {}
-            Ok(Recv::Closed) | Err(_) => return,
-            Ok(Recv::Packet { len, .. }) => match Ctrl::decode(&packet[..len]) {
-                Ok(Ctrl::NewConsumer { id, .. }) => {
-                    tracing::warn!(
-                        target: "doca_sdk",
-                        "{who}: consumer {id}: the fast path does not cross the link yet (DOCA_ERROR_NOT_SUPPORTED)"
-                    );
-                    let refused = Ctrl::ConsumerRefused { id, status: Error::NotSupported.code() };
-                    // The signal makes a busy application look at its socket at once; a
-                    // sleeping one watches the socket itself.
-                    if send(sock.as_fd(), &refused.encode(), &[]).is_ok() {
-                        signal.bump();
+            // The application closed its socket: what it published before goes first.
+            Ok(Recv::Closed) | Err(_) => {
+                forward(who, rx, app_room_bell, stream);
+                return;
+            }
+            Ok(Recv::Packet { len, truncated: false, fds }) => match Ctrl::decode(&packet[..len]) {
+                Ok(ctrl) => {
+                    if fast.from_app(ctrl, fds).is_err() {
+                        return;
                     }
                 }
-                Ok(_) => {}
                 Err(_) => {
                     tracing::warn!(target: "doca_sdk", "{who}: malformed control packet from the local peer");
                     return;
                 }
             },
+            Ok(Recv::Packet { .. }) => {
+                tracing::warn!(target: "doca_sdk", "{who}: oversized control packet from the local peer");
+                return;
+            }
         }
     }
 }
 
+/// Sends what the application published; false when the stream or the ring broke.
+fn forward(who: &str, rx: &Ring, app_room_bell: &Doorbell, stream: &Stream) -> bool {
+    let mut sent = 0u32;
+    while let Some(slot) = rx.peek() {
+        let kind = slot.kind();
+        let Some(bytes) = slot.bytes() else {
+            tracing::warn!(target: "doca_sdk", "{who}: the local peer broke its ring");
+            return false;
+        };
+        if stream.send_parts(&[&[MSG], &kind.to_le_bytes(), bytes]).is_err() {
+            return false;
+        }
+        slot.consume();
+        sent += 1;
+        // Free the application's room as we go on a long batch: it may sleep on it.
+        if sent % 32 == 0 && rx.peer_needs_wakeup() {
+            app_room_bell.ring();
+        }
+    }
+    if rx.peer_needs_wakeup() {
+        app_room_bell.ring();
+    }
+    true
+}
+
 /// Stream → local application, until the stream ends or the application is gone.
-fn down(who: &str, tx: Ring, app_bell: Doorbell, our_room: Doorbell, sock: &OwnedFd, stream: &Stream) {
+fn down(
+    who: &str,
+    tx: Ring,
+    app_bell: Doorbell,
+    our_room: Doorbell,
+    sock: &OwnedFd,
+    stream: &Stream,
+    fast: &Arc<Fast>,
+) {
     let mut msg = Vec::new();
     'stream: loop {
         match stream.recv(&mut msg) {
@@ -459,7 +475,7 @@ fn down(who: &str, tx: Ring, app_bell: Doorbell, our_room: Doorbell, sock: &Owne
                             }
                             let mut fds =
                                 [PollFd::new(&our_room, PollFlags::IN), PollFd::new(sock, PollFlags::RDHUP)];
-                            let _ = rustix::event::poll(&mut fds, -1);
+                            let _ = rustix::event::poll(&mut fds, None);
                             tx.disarm_room();
                             our_room.drain();
                             if !fds[1].revents().is_empty() {
@@ -482,7 +498,11 @@ fn down(who: &str, tx: Ring, app_bell: Doorbell, our_room: Doorbell, sock: &Owne
                     app_bell.ring();
                 }
             }
-            Some((&CTRL, _)) => {}
+            Some((&CTRL, rest)) => {
+                if fast.from_stream(rest).is_err() {
+                    break;
+                }
+            }
             _ => {
                 tracing::warn!(target: "doca_sdk", "{who}: malformed message from {}", stream.peer());
                 break;
@@ -494,5 +514,5 @@ fn down(who: &str, tx: Ring, app_bell: Doorbell, our_room: Doorbell, sock: &Owne
         app_bell.ring();
     }
     stream.shutdown();
-    let _ = rustix::net::shutdown(sock, rustix::net::Shutdown::ReadWrite);
+    let _ = rustix::net::shutdown(sock, rustix::net::Shutdown::Both);
 }
