@@ -166,10 +166,8 @@ fn readable(fd: BorrowedFd<'_>, until: Instant) -> bool {
             return false;
         }
         let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
-        let ts = rustix::time::Timespec {
-            tv_sec: left.as_secs() as i64,
-            tv_nsec: i64::from(left.subsec_nanos()),
-        };
+        let ts =
+            rustix::time::Timespec { tv_sec: left.as_secs() as i64, tv_nsec: i64::from(left.subsec_nanos()) };
         match rustix::event::poll(&mut fds, Some(&ts)) {
             Ok(0) => {}
             Ok(_) => return true,
@@ -448,11 +446,7 @@ fn down(
     fast: &Arc<Fast>,
 ) {
     let mut msg = Vec::new();
-    'stream: loop {
-        match stream.recv(&mut msg) {
-            Ok(true) => {}
-            Ok(false) | Err(_) => break,
-        }
+    'stream: while let Ok(true) = stream.recv(&mut msg) {
         match msg.split_first() {
             Some((&MSG, rest)) if rest.len() >= 4 => {
                 let kind = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));

@@ -190,7 +190,12 @@ impl Fast {
                 match self.open_feed(id, (mem_offset, mem_len), slots, fds) {
                     Ok(feed) => {
                         self.feeds.lock().insert(id, feed);
-                        self.to_peer(&[&[CTRL, NEW], &id.to_le_bytes(), &slots.to_le_bytes(), &mem_len.to_le_bytes()])
+                        self.to_peer(&[
+                            &[CTRL, NEW],
+                            &id.to_le_bytes(),
+                            &slots.to_le_bytes(),
+                            &mem_len.to_le_bytes(),
+                        ])
                     }
                     Err(e) => {
                         tracing::warn!(target: "doca_sdk", "{}: consumer {id}: cannot relay it ({})", self.who, e.name());
@@ -206,7 +211,11 @@ impl Fast {
                 self.to_peer(&[&[CTRL, what], &id.to_le_bytes()])
             }
             Ctrl::ConsumerAck { id } => {
-                let bell = fds.into_iter().next().ok_or(Error::InvalidValue).and_then(|fd| Ok(Doorbell::from_peer(fd)?))?;
+                let bell = fds
+                    .into_iter()
+                    .next()
+                    .ok_or(Error::InvalidValue)
+                    .and_then(|fd| Ok(Doorbell::from_peer(fd)?))?;
                 let Some(m) = self.mirrors.lock().get(&id).cloned() else { return Ok(()) };
                 let _ = m.app_bell.set(bell);
                 self.to_peer(&[&[CTRL, ACK], &id.to_le_bytes()])?;
@@ -227,7 +236,13 @@ impl Fast {
         }
     }
 
-    fn open_feed(self: &Arc<Self>, id: u32, (mem_offset, mem_len): (u64, u64), slots: u32, fds: Vec<OwnedFd>) -> Result<Arc<Feed>> {
+    fn open_feed(
+        self: &Arc<Self>,
+        id: u32,
+        (mem_offset, mem_len): (u64, u64),
+        slots: u32,
+        fds: Vec<OwnedFd>,
+    ) -> Result<Arc<Feed>> {
         let [seg, mem, bell]: [OwnedFd; 3] = fds.try_into().map_err(|_| Error::InvalidValue)?;
         if slots == 0 || slots > MAX_QUEUE {
             return Err(Error::InvalidValue);
@@ -237,7 +252,11 @@ impl Fast {
         let n = ring_slots(slots);
         let post = Ring::attach_sequenced(&area, 0, n, POST_LEN, End::Consumer, KIND_POST)?;
         let done = Ring::attach_sequenced(&area, comp_at, n, DONE_LEN, End::Producer, KIND_DONE)?;
-        let mem = RemoteMem::open(mem, usize::try_from(mem_offset).map_err(|_| Error::InvalidValue)?, usize::try_from(mem_len).map_err(|_| Error::InvalidValue)?)?;
+        let mem = RemoteMem::open(
+            mem,
+            usize::try_from(mem_offset).map_err(|_| Error::InvalidValue)?,
+            usize::try_from(mem_len).map_err(|_| Error::InvalidValue)?,
+        )?;
         let (ours, theirs) = Doorbell::pair()?;
         let feed = Arc::new(Feed {
             id,
@@ -349,7 +368,13 @@ impl Fast {
         let mut at = 0usize;
         while len - at > PIECE {
             let bytes = m.mem.bytes(offset + at, PIECE)?;
-            self.to_peer(&[&[CTRL, DATA], &m.id.to_le_bytes(), &token.to_le_bytes(), &(at as u64).to_le_bytes(), &bytes])?;
+            self.to_peer(&[
+                &[CTRL, DATA],
+                &m.id.to_le_bytes(),
+                &token.to_le_bytes(),
+                &(at as u64).to_le_bytes(),
+                &bytes,
+            ])?;
             at += PIECE;
         }
         let bytes = m.mem.bytes(offset + at, len - at)?;
@@ -374,7 +399,11 @@ impl Fast {
                 }
                 if slots == 0 || slots > MAX_QUEUE || mem_len == 0 || mem_len > MAX_MIRROR {
                     tracing::warn!(target: "doca_sdk", "{}: consumer {id} of {slots} buffers and {mem_len} bytes refused", self.who);
-                    return self.to_peer(&[&[CTRL, REFUSED], &id.to_le_bytes(), &Error::InvalidValue.code().to_le_bytes()]);
+                    return self.to_peer(&[
+                        &[CTRL, REFUSED],
+                        &id.to_le_bytes(),
+                        &Error::InvalidValue.code().to_le_bytes(),
+                    ]);
                 }
                 match self.open_mirror(id, slots, mem_len as usize) {
                     Ok(()) => Ok(()),
@@ -397,10 +426,17 @@ impl Fast {
                 if let Some(m) = self.mirrors.lock().remove(&id) {
                     m.worker.stop();
                 }
-                self.to_app(&if what == GONE { Ctrl::ConsumerGone { id } } else { Ctrl::ConsumerPaused { id } }, &[])
+                self.to_app(
+                    &if what == GONE { Ctrl::ConsumerGone { id } } else { Ctrl::ConsumerPaused { id } },
+                    &[],
+                )
             }
             POST => {
-                let (token, offset, room) = (u64_at(body, 4).ok_or_else(bad)?, u64_at(body, 12).ok_or_else(bad)?, u64_at(body, 20).ok_or_else(bad)?);
+                let (token, offset, room) = (
+                    u64_at(body, 4).ok_or_else(bad)?,
+                    u64_at(body, 12).ok_or_else(bad)?,
+                    u64_at(body, 20).ok_or_else(bad)?,
+                );
                 let Some(m) = self.mirrors.lock().get(&id).cloned() else { return Ok(()) };
                 if offset.checked_add(room).is_none_or(|end| end > m.mem.len() as u64) {
                     return Err(bad());
@@ -473,7 +509,13 @@ impl Fast {
             posts: Mutex::new(HashMap::with_capacity(n as usize)),
             worker: Worker::new()?,
         });
-        let ctrl = Ctrl::NewConsumer { id, one_copy: true, mem_offset: region.offset as u64, mem_len: region.len as u64, slots };
+        let ctrl = Ctrl::NewConsumer {
+            id,
+            one_copy: true,
+            mem_offset: region.offset as u64,
+            mem_len: region.len as u64,
+            slots,
+        };
         self.mirrors.lock().insert(id, mirror.clone());
         let (fast, m) = (self.clone(), mirror.clone());
         let t = std::thread::Builder::new()
