@@ -66,6 +66,45 @@ const MSG: u8 = 1;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 
+/// The longest a process's exit waits for its stand-ins to forward what its application
+/// published (a server that answers, then returns from `main`).
+pub const EXIT_FLUSH: Duration = Duration::from_secs(2);
+
+/// The rings of this process's running stand-ins that its application writes.
+static OUTBOUND: parking_lot::Mutex<Vec<std::sync::Weak<super::ring::Probe>>> =
+    parking_lot::Mutex::new(Vec::new());
+
+/// At exit: waits (at most [`EXIT_FLUSH`]) until every stand-in forwarded what its
+/// application published. Locally a message published before exiting waits in shared
+/// memory; across the link it is still in this process, so the exit waits for it.
+extern "C" fn flush_at_exit() {
+    let until = Instant::now() + EXIT_FLUSH;
+    loop {
+        let pending = {
+            let mut out = OUTBOUND.lock();
+            out.retain(|p| p.strong_count() > 0);
+            out.iter().filter_map(std::sync::Weak::upgrade).any(|p| p.pending())
+        };
+        if !pending || Instant::now() >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Registers `rx` for the exit flush (and the flush itself, once per process).
+pub(super) fn flush_on_exit(rx: &Ring) -> Arc<super::ring::Probe> {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if !doca_link::cleanup::at_exit(flush_at_exit) {
+            tracing::debug!(target: "doca_sdk", "cc over the link: no exit flush (atexit table full)");
+        }
+    });
+    let probe = Arc::new(rx.probe());
+    OUTBOUND.lock().push(Arc::downgrade(&probe));
+    probe
+}
+
 /// One running stand-in, counted in [`LIVE`] until dropped.
 struct Slot;
 
@@ -326,6 +365,7 @@ fn pump(
         return;
     };
     let sock = Arc::new(sock);
+    let _flush = flush_on_exit(&rx);
     let fast = Fast::new(who, stream.clone(), sock.clone(), tx.signal());
     let down = {
         let (stream, sock, who, fast) = (stream.clone(), sock.clone(), who.to_owned(), fast.clone());
@@ -342,6 +382,7 @@ fn pump(
         }
     };
     up(who, &rx, &app_room_bell, &our_msgs, &sock, &stream, &fast);
+    tracing::debug!(target: "doca_sdk", "{who}: the local side is done");
     // This side is over: the peer's stand-in reads the end of the stream; the local
     // application sees its rings closed and its socket's end of file.
     rx.close();
@@ -363,7 +404,12 @@ fn up(
 ) {
     let mut packet = [0u8; PACKET];
     loop {
-        if !forward(who, rx, app_room_bell, stream) || rx.is_closed() || rx.is_corrupt() {
+        if !forward(who, rx, app_room_bell, stream) || rx.is_corrupt() {
+            return;
+        }
+        if rx.is_closed() {
+            // Closed after its last publish: one more look sends what came in between.
+            forward(who, rx, app_room_bell, stream);
             return;
         }
         if rx.arm_for_data() {
@@ -422,6 +468,7 @@ fn forward(who: &str, rx: &Ring, app_room_bell: &Doorbell, stream: &Stream) -> b
         if stream.send_parts(&[&[MSG], &kind.to_le_bytes(), bytes]).is_err() {
             return false;
         }
+        tracing::trace!(target: "doca_sdk", "{who}: forwarded {} bytes", bytes.len());
         slot.consume();
         sent += 1;
         // Free the application's room as we go on a long batch: it may sleep on it.
@@ -453,7 +500,10 @@ fn down(
                 let payload = &rest[4..];
                 loop {
                     match tx.push_with(kind, payload.len(), |b| b.copy_from_slice(payload)) {
-                        Ok(true) => break,
+                        Ok(true) => {
+                            tracing::trace!(target: "doca_sdk", "{who}: delivered {} bytes", payload.len());
+                            break;
+                        }
                         Ok(false) => {
                             // Full: wake the application if it sleeps, then sleep until it
                             // makes room (or leaves).
@@ -503,6 +553,7 @@ fn down(
             }
         }
     }
+    tracing::debug!(target: "doca_sdk", "{who}: the stream ended");
     tx.close();
     if tx.peer_needs_wakeup() {
         app_bell.ring();

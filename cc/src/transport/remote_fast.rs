@@ -135,6 +135,8 @@ struct Mirror {
     bell: Doorbell,
     posts: Mutex<HashMap<u64, (u64, u64)>>,
     worker: Worker,
+    /// Keeps the done ring in the exit flush while the mirror lives.
+    _flush: Arc<super::ring::Probe>,
 }
 
 fn u32_at(b: &[u8], i: usize) -> Option<u32> {
@@ -498,6 +500,7 @@ impl Fast {
         let done = Ring::attach_sequenced(&area, done_at, n, DONE_LEN, End::Consumer, KIND_DONE)?;
         let mem = SharedMem::alloc(mem_len)?;
         let region = mem.share()?;
+        let flush = super::remote::flush_on_exit(&done);
         let (ours, theirs) = Doorbell::pair()?;
         let mirror = Arc::new(Mirror {
             id,
@@ -508,6 +511,7 @@ impl Fast {
             bell: ours,
             posts: Mutex::new(HashMap::with_capacity(n as usize)),
             worker: Worker::new()?,
+            _flush: flush,
         });
         let ctrl = Ctrl::NewConsumer {
             id,
