@@ -88,7 +88,7 @@ struct Waiter {
 
 enum Listening {
     Not,
-    On(SocketAddr, Arc<TcpListener>),
+    On(SocketAddr, Arc<TcpListener>, Option<std::thread::JoinHandle<()>>),
     Failed(Error),
 }
 
@@ -212,7 +212,7 @@ impl Link {
         }
         let mut l = sh.listener.lock();
         match &*l {
-            Listening::On(a, _) => return Ok(*a),
+            Listening::On(a, _, _) => return Ok(*a),
             Listening::Failed(e) => return Err(*e),
             Listening::Not => {}
         }
@@ -232,15 +232,18 @@ impl Link {
         };
         let local = tl.local_addr().unwrap_or(addr);
         let (sh2, tl2) = (sh.clone(), tl.clone());
-        if let Err(e) =
-            std::thread::Builder::new().name("doca-link-listen".into()).spawn(move || sh2.accept_loop(&tl2))
-        {
-            *l = Listening::Failed(Error::NoMemory);
-            bail!(Error::NoMemory, "link: cannot start the listening thread: {e}");
-        }
+        let spawned =
+            std::thread::Builder::new().name("doca-link-listen".into()).spawn(move || sh2.accept_loop(&tl2));
+        let thread = match spawned {
+            Ok(t) => t,
+            Err(e) => {
+                *l = Listening::Failed(Error::NoMemory);
+                bail!(Error::NoMemory, "link: cannot start the listening thread: {e}");
+            }
+        };
         let how = if sh.keys.is_some() { "encrypted" } else { "NOT encrypted" };
         tracing::info!(target: "doca_sdk", "link: listening on {local} ({how})");
-        *l = Listening::On(local, tl);
+        *l = Listening::On(local, tl, Some(thread));
         Ok(local)
     }
 
@@ -290,6 +293,14 @@ impl Link {
         Ok(Presence { ctl, thread: handle.thread().clone(), key })
     }
 
+    /// The address the listener is bound to, once [`listen`](Self::listen) succeeded.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        match &*self.shared.listener.lock() {
+            Listening::On(a, _, _) => Some(*a),
+            _ => None,
+        }
+    }
+
     /// DPU side: whether host process `key` is present now.
     pub fn is_present(&self, key: PresenceKey) -> bool {
         self.shared.presences.lock().contains_key(&key)
@@ -300,9 +311,15 @@ impl Drop for Link {
     fn drop(&mut self) {
         let sh = &self.shared;
         sh.stop.store(true, Ordering::SeqCst);
-        if let Listening::On(_, tl) = &*sh.listener.lock() {
-            // A listening socket shut down for reading makes a blocked accept return.
-            let _ = rustix::net::shutdown(&**tl, rustix::net::Shutdown::Read);
+        let listening = std::mem::replace(&mut *sh.listener.lock(), Listening::Not);
+        if let Listening::On(_, tl, thread) = listening {
+            // A listening socket shut down for reading makes a blocked accept return; once
+            // the thread is gone the socket closes with this last reference (the address is
+            // free again).
+            let _ = rustix::net::shutdown(&*tl, rustix::net::Shutdown::Read);
+            if let Some(t) = thread {
+                let _ = t.join();
+            }
         }
         for (_, (_, s)) in sh.presences.lock().drain() {
             s.shutdown();
@@ -322,6 +339,7 @@ impl Shared {
                     let Some(slot) = Slot::take(&self.counts, addr.ip()) else {
                         warn_limited!(
                             Reason::Crowded,
+                            Some(addr.ip()),
                             "link: refused {addr}: {MAX_STREAMS_PER_PEER} streams from {} already",
                             addr.ip()
                         );
@@ -332,7 +350,11 @@ impl Shared {
                         .name("doca-link-conn".into())
                         .spawn(move || sh.serve_connection(sock, addr, slot));
                     if let Err(e) = spawned {
-                        warn_limited!(Reason::Accept, "link: refused {addr}: cannot start a thread: {e}");
+                        warn_limited!(
+                            Reason::Accept,
+                            Some(addr.ip()),
+                            "link: refused {addr}: cannot start a thread: {e}"
+                        );
                     }
                 }
                 Err(e)
@@ -341,7 +363,7 @@ impl Shared {
                         std::io::ErrorKind::Interrupted | std::io::ErrorKind::ConnectionAborted
                     ) => {}
                 Err(e) => {
-                    warn_limited!(Reason::Accept, "link: accept on {}: {e}", self.cfg.addr);
+                    warn_limited!(Reason::Accept, None, "link: accept on {}: {e}", self.cfg.addr);
                     std::thread::sleep(Duration::from_millis(100));
                 }
             }
@@ -359,7 +381,7 @@ impl Shared {
                     return;
                 }
                 Err(f) => {
-                    warn_limited!(f.reason, "{}", f.why);
+                    warn_limited!(f.reason, Some(addr.ip()), "{}", f.why);
                     return;
                 }
             };
@@ -367,7 +389,11 @@ impl Shared {
         match stream.recv_timeout(&mut first, deadline.saturating_duration_since(Instant::now())) {
             Ok(Some(true)) => {}
             Ok(None) => {
-                warn_limited!(Reason::Late, "link: closed {addr}: no request within {HANDSHAKE_WAIT:?}");
+                warn_limited!(
+                    Reason::Late,
+                    Some(addr.ip()),
+                    "link: closed {addr}: no request within {HANDSHAKE_WAIT:?}"
+                );
                 return;
             }
             Ok(Some(false)) | Err(_) => return,
@@ -401,6 +427,7 @@ impl Shared {
                 if let Err(e) = spawned {
                     warn_limited!(
                         Reason::Accept,
+                        Some(addr.ip()),
                         "link: refused the {kind} request of {addr}: cannot start a thread: {e}"
                     );
                     if let Some((stream, _)) = shared.lock().take() {
@@ -441,6 +468,7 @@ impl Shared {
             _ => {
                 warn_limited!(
                     Reason::Malformed,
+                    Some(addr.ip()),
                     "link: closed the stream from {addr}: a first message of {} bytes that is no request",
                     first.len()
                 );
@@ -465,6 +493,7 @@ impl Shared {
                 Ok(true) => {
                     warn_limited!(
                         Reason::Malformed,
+                        Some(stream.peer().addr().ip()),
                         "link: closed the presence from {}: a message of {} bytes that is no answer",
                         stream.peer().addr(),
                         buf.len()
@@ -632,6 +661,7 @@ impl Shared {
                         self.dialbacks.fetch_sub(1, Ordering::AcqRel);
                         warn_limited!(
                             Reason::Crowded,
+                            None,
                             "link: {MAX_DIALBACKS} dial-backs in progress: the DPU's {kind} request refused"
                         );
                         nope(&ticket, Error::Full);
@@ -660,6 +690,7 @@ impl Shared {
                 Ok(true) => {
                     warn_limited!(
                         Reason::Malformed,
+                        Some(presence.peer().addr().ip()),
                         "link: closed the presence to {}: a message of {} bytes that is no dial request",
                         presence.peer().addr(),
                         buf.len()

@@ -328,6 +328,15 @@ pub fn ensure_listening() {
     }
 }
 
+/// The address the process-wide listener is bound to (`None` before [`ensure_listening`]
+/// bound it, or on the host side): with port 0 configured, the port the system chose.
+pub fn listening() -> Option<SocketAddr> {
+    match global() {
+        Some(Ok(link)) => link.local_addr(),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
