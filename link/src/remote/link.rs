@@ -474,7 +474,7 @@ impl Shared {
             }
             Some(M_PRESENCE) if first.len() == 9 => {
                 let key = u64::from_le_bytes(first[1..9].try_into().unwrap_or_default());
-                if !answer(&stream, None) {
+                if self.stop.load(Ordering::SeqCst) || !answer(&stream, None) {
                     return;
                 }
                 let stream = Arc::new(stream);
