@@ -1,5 +1,5 @@
 //! The command line: `doca_emu ls [--json]`, `doca_emu watch [--once]`, `doca_emu inject <pid|name>
-//! <plan>`, `doca_emu clean`.
+//! <plan>`, `doca_emu clean`, `doca_emu keygen DIR [--force]`.
 //!
 //! Exit codes: 0 done (an injected plan accepted); 1 an error, or the plan refused or not
 //! available in that process; 3 the plan was written but not read before the timeout (the
@@ -76,6 +76,16 @@ pub enum Cmd {
     },
     /// Remove what processes that are gone left: status pages, sockets, lock files.
     Clean,
+    /// Make the remote link's keys (host and DPU on two machines): DIR, mode 0700, with
+    /// host.key, host.pub, dpu.key, dpu.pub. The host needs host.key and dpu.pub, the DPU
+    /// dpu.key and host.pub (DOCA_EMU_LINK_KEYS=DIR on both).
+    Keygen {
+        /// The key directory (made when missing).
+        dir: std::path::PathBuf,
+        /// Replace keys already there.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 fn fabric() -> Result<FabricDir, String> {
@@ -129,11 +139,37 @@ fn resolve(pages: &[PageFile], target: &str) -> Result<u32, String> {
     }
 }
 
+/// `doca_emu keygen`: the keys, then what to copy where.
+fn keygen(dir: &std::path::Path, force: bool) -> Result<ExitCode, String> {
+    use doca_link::remote::{keys, Keys, Role};
+    keys::generate(dir, force).map_err(|e| match e {
+        doca_link::Error::InUse => {
+            format!("{}: keys are there already (--force replaces them)", dir.display())
+        }
+        e => format!("keygen {}: {e}", dir.display()),
+    })?;
+    let host = Keys::load(dir, Role::Host).map_err(|e| format!("reading the new keys: {e}"))?;
+    let d = dir.display();
+    println!("wrote {d}/host.key, {d}/host.pub, {d}/dpu.key, {d}/dpu.pub");
+    println!(
+        "host key {}, dpu key {} (log lines name a peer by these)",
+        keys::fingerprint(host.public()),
+        keys::fingerprint(host.peer())
+    );
+    println!("the host needs host.key and dpu.pub, the DPU dpu.key and host.pub; on both: DOCA_EMU_LINK_KEYS=<their directory>");
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs the command line `args` (without the program name's handling: clap does it).
 pub fn run(args: Args) -> Result<ExitCode, String> {
+    // keygen needs no fabric directory.
+    let cmd = match args.cmd {
+        Cmd::Keygen { dir, force } => return keygen(&dir, force),
+        cmd => cmd,
+    };
     let dir = fabric()?;
     let shown = dir.path().display().to_string();
-    match args.cmd {
+    match cmd {
         Cmd::Ls { json, stall, all } => {
             let pages = list(&dir)?;
             let orphans = orphans(&dir)?;
@@ -214,6 +250,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 }
             }
         }
+        Cmd::Keygen { dir: keys, force } => keygen(&keys, force),
         Cmd::Clean => {
             let pages = list(&dir)?;
             let mut removed = 0;
@@ -253,5 +290,36 @@ pub fn main() -> ExitCode {
             eprintln!("doca_emu: {why}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn keygen_makes_the_keys_and_keeps_them_unless_forced() {
+        let dir = std::env::temp_dir().join(format!("doca-emu-keygen-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let run_keygen = |force: bool| {
+            let mut argv = vec!["doca_emu".to_owned(), "keygen".to_owned(), dir.display().to_string()];
+            if force {
+                argv.push("--force".into());
+            }
+            run(Args::parse_from(argv))
+        };
+        assert_eq!(run_keygen(false), Ok(ExitCode::SUCCESS));
+        let mode = |f: &str| std::fs::metadata(dir.join(f)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(""), 0o700);
+        assert_eq!((mode("host.key"), mode("dpu.key")), (0o600, 0o600));
+        let before = std::fs::read(dir.join("host.pub")).unwrap();
+        assert_eq!(before.len(), 65, "64 hexadecimal digits and a newline");
+        let refused = run_keygen(false).unwrap_err();
+        assert!(refused.contains("--force"), "{refused}");
+        assert_eq!(std::fs::read(dir.join("host.pub")).unwrap(), before, "kept");
+        assert_eq!(run_keygen(true), Ok(ExitCode::SUCCESS));
+        assert_ne!(std::fs::read(dir.join("host.pub")).unwrap(), before, "replaced");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -11,7 +11,7 @@
 //! | [`report`]  | `ls` as text and as JSON, and `watch`'s frames                   |
 //! | [`inject`]  | writing a plan into a process's mailbox and waiting for its answer |
 //! | [`tui`]     | `watch` on a terminal: the live table, its keys, and its frame as text (`watch --once`) |
-//! | [`cli`]     | the command line (`ls`, `watch`, `inject`, `clean`)              |
+//! | [`cli`]     | the command line (`ls`, `watch`, `inject`, `clean`, `keygen`)    |
 //!
 //! Only pages of this user are read or written: the fabric directory must be this user's
 //! and closed to others, and each page file must belong to this user (others are listed as

@@ -15,8 +15,8 @@ use super::keys::Keys;
 use super::stream::throttle::{warn_limited, Reason};
 use super::stream::{self, Failure, Stream};
 use super::{
-    Config, Kind, PresenceKey, Role, HANDSHAKE_WAIT, MAX_DIALBACKS, MAX_MESSAGE, MAX_STREAMS_PER_PEER,
-    REPLY_WAIT,
+    Config, Kind, PresenceKey, Role, HANDSHAKE_WAIT, MAX_DIALBACKS, MAX_HANDSHAKES, MAX_MESSAGE,
+    MAX_STREAMS_PER_PEER, REPLY_WAIT,
 };
 use crate::error::{bail, fail};
 use crate::{Error, Result};
@@ -71,6 +71,7 @@ struct Shared {
     handlers: Mutex<[Option<Handler>; 5]>,
     listener: Mutex<Listening>,
     counts: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    pending: Arc<AtomicUsize>,
     /// DPU side: the host processes present, each with the serial of its presence stream.
     presences: Mutex<HashMap<PresenceKey, (u64, Arc<Stream>)>>,
     serial: AtomicU64,
@@ -88,7 +89,7 @@ struct Waiter {
 
 enum Listening {
     Not,
-    On(SocketAddr, Arc<TcpListener>),
+    On(SocketAddr, Arc<TcpListener>, Option<std::thread::JoinHandle<()>>),
     Failed(Error),
 }
 
@@ -119,6 +120,26 @@ impl Drop for Slot {
                 c.remove(&self.ip);
             }
         }
+    }
+}
+
+/// One connection between its accept and its first request, counted against
+/// [`MAX_HANDSHAKES`] (dropped once the request is in).
+struct Pending(Arc<AtomicUsize>);
+
+impl Pending {
+    fn take(count: &Arc<AtomicUsize>) -> Option<Pending> {
+        if count.fetch_add(1, Ordering::AcqRel) >= MAX_HANDSHAKES {
+            count.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Pending(count.clone()))
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -176,6 +197,7 @@ impl Link {
                 handlers: Mutex::new([None; 5]),
                 listener: Mutex::new(Listening::Not),
                 counts: Arc::default(),
+                pending: Arc::default(),
                 presences: Mutex::default(),
                 serial: AtomicU64::new(1),
                 tickets: Mutex::default(),
@@ -212,7 +234,7 @@ impl Link {
         }
         let mut l = sh.listener.lock();
         match &*l {
-            Listening::On(a, _) => return Ok(*a),
+            Listening::On(a, _, _) => return Ok(*a),
             Listening::Failed(e) => return Err(*e),
             Listening::Not => {}
         }
@@ -232,15 +254,18 @@ impl Link {
         };
         let local = tl.local_addr().unwrap_or(addr);
         let (sh2, tl2) = (sh.clone(), tl.clone());
-        if let Err(e) =
-            std::thread::Builder::new().name("doca-link-listen".into()).spawn(move || sh2.accept_loop(&tl2))
-        {
-            *l = Listening::Failed(Error::NoMemory);
-            bail!(Error::NoMemory, "link: cannot start the listening thread: {e}");
-        }
+        let spawned =
+            std::thread::Builder::new().name("doca-link-listen".into()).spawn(move || sh2.accept_loop(&tl2));
+        let thread = match spawned {
+            Ok(t) => t,
+            Err(e) => {
+                *l = Listening::Failed(Error::NoMemory);
+                bail!(Error::NoMemory, "link: cannot start the listening thread: {e}");
+            }
+        };
         let how = if sh.keys.is_some() { "encrypted" } else { "NOT encrypted" };
         tracing::info!(target: "doca_sdk", "link: listening on {local} ({how})");
-        *l = Listening::On(local, tl);
+        *l = Listening::On(local, tl, Some(thread));
         Ok(local)
     }
 
@@ -290,6 +315,14 @@ impl Link {
         Ok(Presence { ctl, thread: handle.thread().clone(), key })
     }
 
+    /// The address the listener is bound to, once [`listen`](Self::listen) succeeded.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        match &*self.shared.listener.lock() {
+            Listening::On(a, _, _) => Some(*a),
+            _ => None,
+        }
+    }
+
     /// DPU side: whether host process `key` is present now.
     pub fn is_present(&self, key: PresenceKey) -> bool {
         self.shared.presences.lock().contains_key(&key)
@@ -300,9 +333,15 @@ impl Drop for Link {
     fn drop(&mut self) {
         let sh = &self.shared;
         sh.stop.store(true, Ordering::SeqCst);
-        if let Listening::On(_, tl) = &*sh.listener.lock() {
-            // A listening socket shut down for reading makes a blocked accept return.
-            let _ = rustix::net::shutdown(&**tl, rustix::net::Shutdown::Read);
+        let listening = std::mem::replace(&mut *sh.listener.lock(), Listening::Not);
+        if let Listening::On(_, tl, thread) = listening {
+            // A listening socket shut down for reading makes a blocked accept return; once
+            // the thread is gone the socket closes with this last reference (the address is
+            // free again).
+            let _ = rustix::net::shutdown(&*tl, rustix::net::Shutdown::Read);
+            if let Some(t) = thread {
+                let _ = t.join();
+            }
         }
         for (_, (_, s)) in sh.presences.lock().drain() {
             s.shutdown();
@@ -319,9 +358,18 @@ impl Shared {
             }
             match got {
                 Ok((sock, addr)) => {
+                    let Some(pending) = Pending::take(&self.pending) else {
+                        warn_limited!(
+                            Reason::Crowded,
+                            None,
+                            "link: refused {addr}: {MAX_HANDSHAKES} handshakes in progress already"
+                        );
+                        continue;
+                    };
                     let Some(slot) = Slot::take(&self.counts, addr.ip()) else {
                         warn_limited!(
                             Reason::Crowded,
+                            Some(addr.ip()),
                             "link: refused {addr}: {MAX_STREAMS_PER_PEER} streams from {} already",
                             addr.ip()
                         );
@@ -330,9 +378,13 @@ impl Shared {
                     let sh = self.clone();
                     let spawned = std::thread::Builder::new()
                         .name("doca-link-conn".into())
-                        .spawn(move || sh.serve_connection(sock, addr, slot));
+                        .spawn(move || sh.serve_connection(sock, addr, slot, pending));
                     if let Err(e) = spawned {
-                        warn_limited!(Reason::Accept, "link: refused {addr}: cannot start a thread: {e}");
+                        warn_limited!(
+                            Reason::Accept,
+                            Some(addr.ip()),
+                            "link: refused {addr}: cannot start a thread: {e}"
+                        );
                     }
                 }
                 Err(e)
@@ -341,7 +393,7 @@ impl Shared {
                         std::io::ErrorKind::Interrupted | std::io::ErrorKind::ConnectionAborted
                     ) => {}
                 Err(e) => {
-                    warn_limited!(Reason::Accept, "link: accept on {}: {e}", self.cfg.addr);
+                    warn_limited!(Reason::Accept, None, "link: accept on {}: {e}", self.cfg.addr);
                     std::thread::sleep(Duration::from_millis(100));
                 }
             }
@@ -349,7 +401,13 @@ impl Shared {
     }
 
     /// A connection the listener accepted: handshake, first message, dispatch.
-    fn serve_connection(self: Arc<Shared>, sock: std::net::TcpStream, addr: SocketAddr, slot: Slot) {
+    fn serve_connection(
+        self: Arc<Shared>,
+        sock: std::net::TcpStream,
+        addr: SocketAddr,
+        slot: Slot,
+        pending: Pending,
+    ) {
         let deadline = Instant::now() + HANDSHAKE_WAIT;
         let stream =
             match stream::handshake(sock, addr, self.keys.as_ref(), false, deadline, Some(Box::new(slot))) {
@@ -359,7 +417,7 @@ impl Shared {
                     return;
                 }
                 Err(f) => {
-                    warn_limited!(f.reason, "{}", f.why);
+                    warn_limited!(f.reason, Some(addr.ip()), "{}", f.why);
                     return;
                 }
             };
@@ -367,11 +425,16 @@ impl Shared {
         match stream.recv_timeout(&mut first, deadline.saturating_duration_since(Instant::now())) {
             Ok(Some(true)) => {}
             Ok(None) => {
-                warn_limited!(Reason::Late, "link: closed {addr}: no request within {HANDSHAKE_WAIT:?}");
+                warn_limited!(
+                    Reason::Late,
+                    Some(addr.ip()),
+                    "link: closed {addr}: no request within {HANDSHAKE_WAIT:?}"
+                );
                 return;
             }
             Ok(Some(false)) | Err(_) => return,
         }
+        drop(pending);
         self.dispatch(stream, first);
     }
 
@@ -401,6 +464,7 @@ impl Shared {
                 if let Err(e) = spawned {
                     warn_limited!(
                         Reason::Accept,
+                        Some(addr.ip()),
                         "link: refused the {kind} request of {addr}: cannot start a thread: {e}"
                     );
                     if let Some((stream, _)) = shared.lock().take() {
@@ -410,7 +474,7 @@ impl Shared {
             }
             Some(M_PRESENCE) if first.len() == 9 => {
                 let key = u64::from_le_bytes(first[1..9].try_into().unwrap_or_default());
-                if !answer(&stream, None) {
+                if self.stop.load(Ordering::SeqCst) || !answer(&stream, None) {
                     return;
                 }
                 let stream = Arc::new(stream);
@@ -441,6 +505,7 @@ impl Shared {
             _ => {
                 warn_limited!(
                     Reason::Malformed,
+                    Some(addr.ip()),
                     "link: closed the stream from {addr}: a first message of {} bytes that is no request",
                     first.len()
                 );
@@ -465,6 +530,7 @@ impl Shared {
                 Ok(true) => {
                     warn_limited!(
                         Reason::Malformed,
+                        Some(stream.peer().addr().ip()),
                         "link: closed the presence from {}: a message of {} bytes that is no answer",
                         stream.peer().addr(),
                         buf.len()
@@ -632,6 +698,7 @@ impl Shared {
                         self.dialbacks.fetch_sub(1, Ordering::AcqRel);
                         warn_limited!(
                             Reason::Crowded,
+                            None,
                             "link: {MAX_DIALBACKS} dial-backs in progress: the DPU's {kind} request refused"
                         );
                         nope(&ticket, Error::Full);
@@ -660,6 +727,7 @@ impl Shared {
                 Ok(true) => {
                     warn_limited!(
                         Reason::Malformed,
+                        Some(presence.peer().addr().ip()),
                         "link: closed the presence to {}: a message of {} bytes that is no dial request",
                         presence.peer().addr(),
                         buf.len()

@@ -146,9 +146,12 @@ impl Failure {
     }
 }
 
-/// Rate-limited warn lines, one a second per reason (a hostile peer costs one line a
-/// second), the next telling how many were held back.
+/// Rate-limited warn lines: one a second per reason and per peer address (a hostile peer
+/// costs one line a second; peers apart do not hide each other's lines), the next telling how
+/// many were held back. At most [`throttle::SLOTS`] addresses are told apart at once; beyond,
+/// new ones share one line a second per reason.
 pub(crate) mod throttle {
+    use std::net::IpAddr;
     use std::time::{Duration, Instant};
 
     /// The reasons, each limited on its own.
@@ -164,14 +167,30 @@ pub(crate) mod throttle {
         Accept,
     }
 
-    static LAST: parking_lot::Mutex<Vec<(Reason, Instant, u64)>> = parking_lot::Mutex::new(Vec::new());
+    /// Addresses told apart at once.
+    pub(crate) const SLOTS: usize = 64;
+    const PERIOD: Duration = Duration::from_secs(1);
 
-    /// `Some(held back)` when a line of `reason` may be logged now.
-    pub(crate) fn admit(reason: Reason) -> Option<u64> {
+    type Key = (Reason, Option<IpAddr>);
+    static LAST: parking_lot::Mutex<Vec<(Key, Instant, u64)>> = parking_lot::Mutex::new(Vec::new());
+
+    /// `Some(held back)` when a line of `reason` about `ip` may be logged now.
+    pub(crate) fn admit(reason: Reason, ip: Option<IpAddr>) -> Option<u64> {
         let now = Instant::now();
         let mut last = LAST.lock();
-        match last.iter_mut().find(|(r, _, _)| *r == reason) {
-            Some((_, at, held)) if now.saturating_duration_since(*at) < Duration::from_secs(1) => {
+        let mut key = (reason, ip);
+        if !last.iter().any(|(k, _, _)| *k == key) {
+            if let Some(old) = last.iter_mut().find(|(_, at, _)| now.saturating_duration_since(*at) >= PERIOD)
+            {
+                *old = (key, now, 0);
+                return Some(0);
+            }
+            if last.len() >= SLOTS {
+                key = (reason, None);
+            }
+        }
+        match last.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, at, held)) if now.saturating_duration_since(*at) < PERIOD => {
                 *held += 1;
                 None
             }
@@ -180,16 +199,17 @@ pub(crate) mod throttle {
                 Some(std::mem::take(held))
             }
             None => {
-                last.push((reason, now, 0));
+                last.push((key, now, 0));
                 Some(0)
             }
         }
     }
 
-    /// Logs `msg` at warn level unless a line of `reason` was logged less than a second ago.
+    /// Logs at warn level unless a line of that reason about that address (an
+    /// `Option<IpAddr>`) was logged less than a second ago.
     macro_rules! warn_limited {
-        ($reason:expr, $($arg:tt)+) => {
-            if let Some(held) = $crate::remote::stream::throttle::admit($reason) {
+        ($reason:expr, $ip:expr, $($arg:tt)+) => {
+            if let Some(held) = $crate::remote::stream::throttle::admit($reason, $ip) {
                 if held == 0 {
                     ::tracing::warn!(target: "doca_sdk", $($arg)+);
                 } else {
@@ -830,7 +850,12 @@ impl Inner {
             Ok(()) => Ok(()),
             Err(Errno::AGAIN) => {
                 self.close(BROKEN);
-                warn_limited!(Reason::Stall, "link: {} read nothing for {STALL:?}: stream closed", self.peer);
+                warn_limited!(
+                    Reason::Stall,
+                    Some(self.peer.addr.ip()),
+                    "link: {} read nothing for {STALL:?}: stream closed",
+                    self.peer
+                );
                 Err(peer_fail!(Error::TimeOut, "link: send to {} stalled for {STALL:?}", self.peer))
             }
             Err(e) => {
@@ -885,6 +910,7 @@ impl Inner {
                     self.close(BROKEN);
                     warn_limited!(
                         Reason::Malformed,
+                        Some(self.peer.addr.ip()),
                         "link: closed the stream from {}: it sent {why}",
                         self.peer.addr
                     );
