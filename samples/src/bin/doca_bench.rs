@@ -19,6 +19,7 @@ use doca_core::loopback::{EchoTask, Loopback};
 use doca_core::{Pe, Started};
 use doca_link::notify::EventFd;
 use doca_samples::bench::{self, ns, percentiles, pin, run_until, CcSide, FpSide, FpUse};
+use doca_samples::bench_link::{self, LinkNet};
 
 /// Measure the emulator against same-run baselines.
 #[derive(Parser, Debug)]
@@ -27,7 +28,7 @@ struct Args {
     /// Short run for CI: fewer iterations and smaller sizes (figures are rough).
     #[arg(long)]
     smoke: bool,
-    /// Only these sections (engine, dma, ec, aes_gcm, compress, control, fast, or a part:
+    /// Only these sections (engine, dma, ec, aes_gcm, compress, control, fast, link, or a part:
     /// fast-latency, fast-bandwidth);
     /// the baselines always run.
     #[arg(long, value_delimiter = ',')]
@@ -122,7 +123,21 @@ struct PeerProc {
 impl PeerProc {
     fn spawn(role: &[&str]) -> PeerProc {
         let exe = std::env::current_exe().expect("this program");
-        let mut child = Command::new(exe)
+        PeerProc::start(Command::new(exe), role)
+    }
+
+    /// A peer on side `side` (0 host, 1 DPU) of the link rows' network, with `env`.
+    fn spawn_on(net: &LinkNet, side: usize, role: &[&str], env: &[(&str, &str)]) -> PeerProc {
+        let exe = std::env::current_exe().expect("this program");
+        let mut cmd = net.command(side, &exe);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        PeerProc::start(cmd, role)
+    }
+
+    fn start(mut cmd: Command, role: &[&str]) -> PeerProc {
+        let mut child = cmd
             .arg("--role")
             .args(role)
             .stdin(Stdio::piped())
@@ -154,7 +169,14 @@ impl PeerProc {
 
 /// Runs a peer role; returns when the parent closes stdin.
 fn peer(role: &[String]) -> ExitCode {
-    pin(1);
+    // The link rows' sides are not pinned: each has library threads (the link's stand-ins)
+    // that must run beside its engine.
+    if std::env::var_os(doca_link::remote::LISTEN_ENV).is_none()
+        && std::env::var_os(doca_link::remote::CONNECT_ENV).is_none()
+        && role.first().is_none_or(|r| r != "tcp-echo")
+    {
+        pin(1);
+    }
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
         for _ in std::io::stdin().lock().lines() {}
@@ -192,6 +214,39 @@ fn peer(role: &[String]) -> ExitCode {
                 }
             }
             bench::eventfd_pingpong(&mine, &their_bell, n, false);
+        }
+        "tcp-echo" => {
+            // Served on a thread; the process ends when the parent closes stdin.
+            let addr = arg(1).to_string();
+            std::thread::spawn(move || {
+                if let Err(e) = bench_link::tcp_echo(&addr) {
+                    eprintln!("doca_bench tcp-echo {addr}: {e}");
+                    std::process::exit(1);
+                }
+            });
+            while !done() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        "link-measure" => {
+            // The host side of the link rows: one measurement, printed on one line.
+            let num = |i: usize| arg(i).parse::<u64>().unwrap_or(0);
+            let addr = || arg(2).parse::<std::net::SocketAddr>().ok();
+            let out = match arg(1) {
+                "tcp-lat" => addr()
+                    .and_then(|a| bench_link::tcp_latency(a, num(3)).ok())
+                    .map(|(a, b)| format!("{a} {b}")),
+                "cc-lat" => bench_link::cc_latency(arg(2), num(3)).map(|(a, b)| format!("{a} {b}")),
+                "tcp-bw" => addr()
+                    .and_then(|a| bench_link::tcp_bandwidth(a, num(3) as usize, num(4)).ok())
+                    .map(|g| g.to_string()),
+                "fp-bw" => bench_link::fp_bandwidth(arg(2), num(3) as usize, num(4)).map(|g| g.to_string()),
+                _ => None,
+            };
+            match out {
+                Some(line) => println!("{line}"),
+                None => return ExitCode::FAILURE,
+            }
         }
         "cc-echo" | "cc-sink" => {
             let sink: u64 = arg(3).parse().unwrap_or(0);
@@ -1117,6 +1172,126 @@ fn fast_against_control(cfg: &Cfg) -> Row {
     )
 }
 
+/// The TCP link's rows (see `doca_samples::bench_link`): the comm channel's one-way 64 B
+/// and the fast path's bandwidth between two sides that share nothing but an encrypted TCP
+/// link, each beside raw TCP over the same path, the two measured alternately.
+fn link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
+    let pid = std::process::id();
+    let net = LinkNet::new();
+    let dir = std::env::temp_dir().join(format!("doca-bench-link-{pid}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (keys, fab_h, fab_d) = (dir.join("keys"), dir.join("host"), dir.join("dpu"));
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut b = std::fs::DirBuilder::new();
+        b.mode(0o700).recursive(true);
+        for d in [&fab_h, &fab_d] {
+            b.create(d).expect("a fabric directory");
+        }
+    }
+    doca_link::remote::keys::generate(&keys, true).expect("keys");
+    let port = if net.path() == "veth" {
+        7431
+    } else {
+        std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_or(7431, |a| a.port())
+    };
+    let (link_at, raw_at) = (format!("{}:{port}", net.dpu), format!("{}:{}", net.dpu, port + 1));
+    let s = |p: &std::path::Path| p.to_str().expect("a UTF-8 temp dir").to_string();
+    let (keys, fab_h, fab_d) = (s(&keys), s(&fab_h), s(&fab_d));
+    let dpu_env = [
+        (doca_link::FABRIC_ENV, fab_d.as_str()),
+        (doca_link::remote::LISTEN_ENV, link_at.as_str()),
+        (doca_link::remote::KEYS_ENV, keys.as_str()),
+    ];
+    let host_env = [
+        (doca_link::FABRIC_ENV, fab_h.as_str()),
+        (doca_link::remote::CONNECT_ENV, link_at.as_str()),
+        (doca_link::remote::KEYS_ENV, keys.as_str()),
+    ];
+    let mut raw = PeerProc::spawn_on(&net, 1, &["tcp-echo", &raw_at], &[]);
+    assert_eq!(raw.line(), "ready");
+    let measure = |args: &[&str]| -> Option<String> {
+        let role: Vec<&str> = ["link-measure"].into_iter().chain(args.iter().copied()).collect();
+        let mut m = PeerProc::spawn_on(&net, 0, &role, &host_env);
+        let line = m.line();
+        m.finish();
+        (!line.is_empty()).then_some(line)
+    };
+    let pair = |line: Option<String>| {
+        line.and_then(|l| {
+            let mut it = l.split_whitespace().map(|v| v.parse::<f64>().ok());
+            Some((it.next()??, it.next()??))
+        })
+    };
+    let n = (cfg.lat_n / 10).max(200).to_string();
+    // Latency: the echo server asleep on its notification handle, as the client.
+    let name = format!("bench-link-{pid}");
+    let mut echo = PeerProc::spawn_on(&net, 1, &["cc-echo", &name, "sleep"], &dpu_env);
+    assert_eq!(echo.line(), "ready");
+    let (mut link, mut tcp) = (Vec::new(), Vec::new());
+    for _ in 0..cfg.reps.min(5) {
+        if let Some(v) = pair(measure(&["cc-lat", &name, &n])) {
+            link.push(v);
+        }
+        if let Some(v) = pair(measure(&["tcp-lat", &raw_at, &n])) {
+            tcp.push(v);
+        }
+    }
+    echo.finish();
+    let med = |v: &[(f64, f64)], i: usize| median(v.iter().map(|p| if i == 0 { p.0 } else { p.1 }).collect());
+    if !link.is_empty() && !tcp.is_empty() {
+        rows.push(Row {
+            section: "link",
+            name: format!("control path one-way 64 B over TCP ({}), asleep", net.path()),
+            unit: "ns",
+            value: med(&link, 0),
+            p99: Some(med(&link, 1)),
+            baseline: format!("raw TCP ping-pong ({})", net.path()),
+            base: med(&tcp, 0),
+            lower_is_better: true,
+        });
+    } else {
+        eprintln!("doca_bench: the link latency rows failed");
+    }
+    // Bandwidth: the fast path into the DPU side's consumer, beside a raw TCP stream.
+    for size in [1usize << 20, cfg.big] {
+        let total = ((256usize << 20) / size).clamp(4, 256) as u64 / if cfg.reps < 5 { 4 } else { 1 };
+        let name = format!("bench-link-fp-{size}-{pid}");
+        let (sz, slots) = (size.to_string(), "4".to_string());
+        let mut sink =
+            PeerProc::spawn_on(&net, 1, &["fp", &name, &sz, &slots, "sink", "per-message"], &dpu_env);
+        assert_eq!(sink.line(), "ready");
+        let tot = total.to_string();
+        let (mut fp, mut tcp) = (Vec::new(), Vec::new());
+        if let Some(v) = measure(&["fp-bw", &name, &sz, &tot]).and_then(|l| l.parse::<f64>().ok()) {
+            fp.push(v);
+        }
+        sink.finish();
+        for _ in 0..cfg.reps.min(3) {
+            if let Some(v) = measure(&["tcp-bw", &raw_at, &sz, &tot]).and_then(|l| l.parse::<f64>().ok()) {
+                tcp.push(v);
+            }
+        }
+        if fp.is_empty() || tcp.is_empty() {
+            eprintln!("doca_bench: the link bandwidth row of {size} B failed");
+            continue;
+        }
+        rows.push(Row {
+            section: "link",
+            name: format!("fast path bandwidth {} MiB over TCP ({})", size >> 20, net.path()),
+            unit: "GB/s",
+            value: median(fp),
+            p99: None,
+            baseline: format!("raw TCP stream ({})", net.path()),
+            base: median(tcp),
+            lower_is_better: false,
+        });
+    }
+    raw.finish();
+    drop(net);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Whether part `p` of a section runs: every part unless some `<prefix>…` part is named.
 /// Erasure coding rows: a create task (8 data + 4 redundancy blocks, Cauchy) over 64 KiB and
 /// 1 MiB of data, resubmitted as soon as it completes, beside the same matrix applied to the
@@ -1399,6 +1574,9 @@ fn main() -> ExitCode {
     if wanted("fast") {
         let part = |p: &str| part_wanted(&args.only, "fast-", p);
         fast_path(&cfg, &base, &mut rows, part("fast-latency"), part("fast-bandwidth"));
+    }
+    if wanted("link") {
+        link_rows(&cfg, &mut rows);
     }
     #[cfg(feature = "iceoryx2")]
     if wanted("iceoryx2") {
