@@ -26,9 +26,9 @@ fn ip(args: &[&str]) -> bool {
     Command::new("ip").args(args).output().is_ok_and(|o| o.status.success())
 }
 
-impl LinkNet {
+impl Default for LinkNet {
     /// Two network namespaces over a veth pair (root, `ip` present), else loopback.
-    pub fn new() -> LinkNet {
+    fn default() -> LinkNet {
         let pid = std::process::id();
         let root = rustix::process::geteuid().is_root();
         if root {
@@ -55,6 +55,9 @@ impl LinkNet {
         }
         LinkNet { ns: None, dpu: [127, 0, 0, 1].into() }
     }
+}
+
+impl LinkNet {
 
     /// What the rows say about the path.
     pub fn path(&self) -> &'static str {

@@ -1177,7 +1177,7 @@ fn fast_against_control(cfg: &Cfg) -> Row {
 /// link, each beside raw TCP over the same path, the two measured alternately.
 fn link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
     let pid = std::process::id();
-    let net = LinkNet::new();
+    let net = LinkNet::default();
     let dir = std::env::temp_dir().join(format!("doca-bench-link-{pid}"));
     let _ = std::fs::remove_dir_all(&dir);
     let (keys, fab_h, fab_d) = (dir.join("keys"), dir.join("host"), dir.join("dpu"));
