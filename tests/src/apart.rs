@@ -479,13 +479,14 @@ pub fn c_program(name: &str) -> PathBuf {
 }
 
 /// The Rust samples' programs (`samples/src/bin`) [`sample_program`] builds, all at once.
-pub const SAMPLES: [&str; 6] = [
+pub const SAMPLES: [&str; 7] = [
     "cc_ctrl_path_server",
     "cc_ctrl_path_client",
     "cc_data_path_high_speed_server",
     "cc_data_path_high_speed_client",
     "comm_channel_server",
     "comm_channel_client",
+    "cc_chatter",
 ];
 
 /// The path of the Rust sample `name` (one of [`SAMPLES`]), unmodified, built by cargo into

@@ -40,7 +40,7 @@ struct Machines {
     dpu_fabric: Volume,
     _host_fabric: Volume,
     _keys: Volume,
-    _pair: NetPair,
+    pair: NetPair,
 }
 
 fn machines(tag: &str, subnet: u8) -> Option<Machines> {
@@ -63,7 +63,7 @@ fn machines(tag: &str, subnet: u8) -> Option<Machines> {
         .share(keys.path())
         .env(CONNECT_ENV, &at)
         .env(KEYS_ENV, keys.path());
-    Some(Machines { host, dpu, dpu_fabric, _host_fabric: host_fabric, _keys: keys, _pair: pair })
+    Some(Machines { host, dpu, dpu_fabric, _host_fabric: host_fabric, _keys: keys, pair })
 }
 
 #[test]
@@ -198,6 +198,66 @@ fn a_peer_with_the_wrong_key_is_refused() {
     let line = refusal.lines().find(|l| l.contains("authentication failed")).unwrap();
     assert!(line.contains("127.0.0.1:"), "the refusal names the address: {line}");
     assert!(!refusal.contains("New client connected"), "{refusal}");
+    client.kill();
+    server.kill();
+}
+
+/// Waits (at most a minute) until `peer` wrote `needle` on stderr.
+fn wait_stderr(peer: &Peer, who: &str, needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !peer.stderr().contains(needle) {
+        assert!(Instant::now() < deadline, "{who} never said {needle:?}:\n{}", peer.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The wire between the two machines goes silent (no address resolution any more on either
+/// end: packets leave nowhere, nothing fails locally): each side sees its peer dead — the
+/// client's context fails with `CONNECTION_RESET`, the server closes the connection — within
+/// the link's keepalive bound (about 5 s, not asserted here: timing belongs to the bench).
+#[test]
+fn a_silent_link_is_a_dead_peer_on_both_sides() {
+    let Some(m) = machines("cut", 5) else { return };
+    let server = m.dpu.spawn(apart::sample_program("cc_chatter"), &["server"]);
+    let client = m.host.spawn(apart::sample_program("cc_chatter"), &["client"]);
+    wait_stderr(&server, "the server", "connection 1 accepted");
+    wait_stderr(&client, "the client", "connected to");
+    wait_stderr(&server, "the server", "server: sent");
+    for end in [&m.pair.a, &m.pair.b] {
+        for args in [&["link", "set", &end.ifname, "arp", "off"][..], &["neigh", "flush", "dev", &end.ifname]]
+        {
+            let ok = Command::new("ip").args(["-n", &end.name]).args(args).status().unwrap();
+            assert!(ok.success(), "ip -n {} {args:?}", end.name);
+        }
+    }
+    wait_stderr(&server, "the server", "connection 1 closed");
+    wait_stderr(&client, "the client", "DOCA_ERROR_CONNECTION_RESET");
+    let out = client.output();
+    assert!(!out.success, "the client fails once its server is gone:\n{}", out.stderr);
+    server.kill();
+}
+
+/// A fault plan's `link.drop` in the host's process cuts its connection as locally: across
+/// the link the DPU's server sees its client leave.
+#[test]
+fn a_fault_plan_cuts_the_link_too() {
+    let (keys, fa, fb) = (Volume::new("f-keys"), Volume::new("f-d"), Volume::new("f-h"));
+    keys::generate(keys.path(), true).unwrap();
+    let at = format!("127.0.0.1:{}", free_port());
+    let k = keys.path().to_str().unwrap();
+    let mut cmd = Command::new(apart::sample_program("cc_chatter"));
+    cmd.arg("server").env(doca_link::FABRIC_ENV, fa.path()).env(LISTEN_ENV, &at).env(KEYS_ENV, k);
+    let server = Peer::from_command(cmd, "cc_chatter server", false);
+    let mut cmd = Command::new(apart::sample_program("cc_chatter"));
+    cmd.arg("client")
+        .env(doca_link::FABRIC_ENV, fb.path())
+        .env(CONNECT_ENV, &at)
+        .env(KEYS_ENV, k)
+        .env("DOCA_EMU_FAULTS", "link.drop=nth(30):drop");
+    let client = Peer::from_command(cmd, "cc_chatter client", false);
+    wait_stderr(&server, "the server", "connection 1 accepted");
+    wait_stderr(&server, "the server", "connection 1 closed");
+    wait_stderr(&client, "the client", "the connection ended");
     client.kill();
     server.kill();
 }
