@@ -60,6 +60,9 @@ const ANSWER_WAIT: Duration = Duration::from_secs(10);
 /// Largest handshake packet read.
 const PACKET: usize = 512;
 
+/// The kind of a relayed connection's row in the status page (`doca_emu ls`).
+pub const LINK_ROW: &str = "cc_link";
+
 const ANSWER: u8 = 3;
 const NONE: u8 = 4;
 const MSG: u8 = 1;
@@ -366,12 +369,24 @@ fn pump(
     };
     let sock = Arc::new(sock);
     let _flush = flush_on_exit(&rx);
+    // The connection's row in this process's status page (`doca_emu ls`): the peer's
+    // address and key, bytes each way. Sent bytes are counted by the up thread, received by
+    // the down thread: one writer per word.
+    let row = Arc::new(doca_core::status::Entry::claim(doca_core::status::Identity {
+        kind: LINK_ROW,
+        dev: None,
+        rep: None,
+        name: &stream.peer().to_string(),
+        conn_id: 0,
+    }));
+    row.set_connections(1);
     let fast = Fast::new(who, stream.clone(), sock.clone(), tx.signal());
     let down = {
-        let (stream, sock, who, fast) = (stream.clone(), sock.clone(), who.to_owned(), fast.clone());
+        let (stream, sock, who, fast, row) =
+            (stream.clone(), sock.clone(), who.to_owned(), fast.clone(), row.clone());
         std::thread::Builder::new()
             .name("doca-cc-link-down".into())
-            .spawn(move || down(&who, tx, app_bell, our_room, &sock, &stream, &fast))
+            .spawn(move || down(&who, tx, app_bell, our_room, &sock, &stream, &fast, &row))
     };
     let down = match down {
         Ok(h) => h,
@@ -381,7 +396,7 @@ fn pump(
             return;
         }
     };
-    up(who, &rx, &app_room_bell, &our_msgs, &sock, &stream, &fast);
+    up(who, &rx, &app_room_bell, &our_msgs, &sock, &stream, &fast, &row);
     tracing::debug!(target: "doca_sdk", "{who}: the local side is done");
     // This side is over: the peer's stand-in reads the end of the stream; the local
     // application sees its rings closed and its socket's end of file.
@@ -390,9 +405,11 @@ fn pump(
     let _ = rustix::net::shutdown(&*sock, rustix::net::Shutdown::Both);
     let _ = down.join();
     fast.close();
+    row.set_connections(0);
 }
 
 /// Local application → stream, until the application hangs up or the stream fails.
+#[allow(clippy::too_many_arguments)]
 fn up(
     who: &str,
     rx: &Ring,
@@ -401,15 +418,16 @@ fn up(
     sock: &OwnedFd,
     stream: &Stream,
     fast: &Arc<Fast>,
+    row: &doca_core::status::Entry,
 ) {
     let mut packet = [0u8; PACKET];
     loop {
-        if !forward(who, rx, app_room_bell, stream) || rx.is_corrupt() {
+        if !forward(who, rx, app_room_bell, stream, row) || rx.is_corrupt() {
             return;
         }
         if rx.is_closed() {
             // Closed after its last publish: one more look sends what came in between.
-            forward(who, rx, app_room_bell, stream);
+            forward(who, rx, app_room_bell, stream, row);
             return;
         }
         if rx.arm_for_data() {
@@ -434,7 +452,7 @@ fn up(
             Ok(Recv::Empty) => {}
             // The application closed its socket: what it published before goes first.
             Ok(Recv::Closed) | Err(_) => {
-                forward(who, rx, app_room_bell, stream);
+                forward(who, rx, app_room_bell, stream, row);
                 return;
             }
             Ok(Recv::Packet { len, truncated: false, fds }) => match Ctrl::decode(&packet[..len]) {
@@ -457,7 +475,13 @@ fn up(
 }
 
 /// Sends what the application published; false when the stream or the ring broke.
-fn forward(who: &str, rx: &Ring, app_room_bell: &Doorbell, stream: &Stream) -> bool {
+fn forward(
+    who: &str,
+    rx: &Ring,
+    app_room_bell: &Doorbell,
+    stream: &Stream,
+    row: &doca_core::status::Entry,
+) -> bool {
     let mut sent = 0u32;
     while let Some(slot) = rx.peek() {
         let kind = slot.kind();
@@ -468,7 +492,7 @@ fn forward(who: &str, rx: &Ring, app_room_bell: &Doorbell, stream: &Stream) -> b
         if stream.send_parts(&[&[MSG], &kind.to_le_bytes(), bytes]).is_err() {
             return false;
         }
-        tracing::trace!(target: "doca_sdk", "{who}: forwarded {} bytes", bytes.len());
+        row.sent(bytes.len());
         slot.consume();
         sent += 1;
         // Free the application's room as we go on a long batch: it may sleep on it.
@@ -483,6 +507,7 @@ fn forward(who: &str, rx: &Ring, app_room_bell: &Doorbell, stream: &Stream) -> b
 }
 
 /// Stream → local application, until the stream ends or the application is gone.
+#[allow(clippy::too_many_arguments)]
 fn down(
     who: &str,
     tx: Ring,
@@ -491,6 +516,7 @@ fn down(
     sock: &OwnedFd,
     stream: &Stream,
     fast: &Arc<Fast>,
+    row: &doca_core::status::Entry,
 ) {
     let mut msg = Vec::new();
     'stream: while let Ok(true) = stream.recv(&mut msg) {
@@ -501,7 +527,7 @@ fn down(
                 loop {
                     match tx.push_with(kind, payload.len(), |b| b.copy_from_slice(payload)) {
                         Ok(true) => {
-                            tracing::trace!(target: "doca_sdk", "{who}: delivered {} bytes", payload.len());
+                            row.received(payload.len());
                             break;
                         }
                         Ok(false) => {
