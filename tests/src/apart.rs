@@ -1,27 +1,30 @@
-//! Host and DPU apart, for tests: each side a process in PID and mount namespaces of its own
-//! (and, as chosen, a network namespace of its own), sharing with the other side only the
-//! directories two containers would share as volumes — the fabric directory, and a directory
-//! for the files a pair exchanges. `/tmp` and `/dev/shm` are fresh, private tmpfs mounts in
-//! every side; the shared directories are bind-mounted back at their own paths (or at paths
-//! the test chooses, [`Container::share_at`]); `/proc` shows the side's own PID namespace.
+//! Host and DPU apart, for tests: each side a process in PID, mount, IPC and UTS namespaces
+//! of its own (and, as chosen, a network namespace of its own or one end of a veth pair),
+//! sharing with the other side only what two containers would share as volumes — the fabric
+//! directory, and folders or files the pair exchanges. `/tmp` and `/dev/shm` are fresh,
+//! private tmpfs mounts in every side; the shared paths are bind-mounted back at their own
+//! paths (or at paths the test chooses, [`Container::share_at`]); `/proc` shows the side's
+//! own PID namespace. The TCP tests use the same sides, each with a fabric directory of its
+//! own and a [`NetPair`] end.
 //!
 //! | item                  | what                                                           |
 //! |-----------------------|----------------------------------------------------------------|
-//! | [`containers`]        | whether this machine can (root, `unshare`, `mount`); says why not |
+//! | [`containers`], [`network_pairs`], [`user_namespaces`] | whether this machine can (root, util-linux, iproute2); say why not |
 //! | [`Volume`]            | a fresh 0700 directory, removed at drop: a fabric directory or an exchange folder |
-//! | [`Container`]         | how one side runs: the fabric, what else is shared, its network, its environment |
+//! | [`Container`]         | how one side runs: the fabric, what else is shared, its network, its environment, its uid |
 //! | [`Container::spawn`]  | a [`Peer`] (stdin, stdout lines, stderr captured) in fresh namespaces |
 //! | [`NetPair`]           | two named network namespaces joined by a veth pair, removed at drop (even on panic) |
 //! | [`namespaces`], [`ns_pid`] | which namespaces a process is in; its pid in its own        |
 //! | [`c_program`], [`sample_program`] | the C test programs and the Rust samples, built once |
 //!
 //! The namespaces come from `unshare(1)` (`--pid --fork --mount-proc --kill-child --mount
-//! --propagation private`, and `--net` for a network namespace of the side's own), the
-//! mounts from `mount(8)` in a few lines of `sh` run as the namespace's pid 1, which then
-//! `exec`s the program: the program is pid 1 of its PID namespace, as in a container, and
-//! dies with its wrapper (`--kill-child`). To join a [`NetPair`] end, `nsenter --net` runs
-//! first. Everything runs as this user (root: CI), so both sides have the same uid, as the
-//! fabric directory requires.
+//! --propagation private --ipc --uts`, and `--net` for a network namespace of the side's
+//! own), the mounts from `mount(8)` in a few lines of `sh` run as the namespace's pid 1,
+//! which then `exec`s the program: the program is pid 1 of its PID namespace, as in a
+//! container, and dies with its wrapper (`--kill-child`). To join a [`NetPair`] end,
+//! `nsenter --net` runs first. Sides run as this user (root: CI), so both have the same uid,
+//! as the fabric directory requires — or, as rootless containers, as another uid mapped to
+//! root in a user namespace of their own ([`Container::user`]).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -198,9 +201,19 @@ pub enum Net {
     Join(PathBuf),
 }
 
-/// The options of `unshare(1)` every side runs under.
-const UNSHARE: &[&str] =
-    &["--pid", "--fork", "--mount-proc", "--kill-child", "--mount", "--propagation", "private"];
+/// The options of `unshare(1)` every side runs under: PID, mount, IPC and UTS namespaces of
+/// its own (as docker gives each container), the side's pid 1 killed with its wrapper.
+const UNSHARE: &[&str] = &[
+    "--pid",
+    "--fork",
+    "--mount-proc",
+    "--kill-child",
+    "--mount",
+    "--propagation",
+    "private",
+    "--ipc",
+    "--uts",
+];
 
 /// Runs in the side's new mount namespace, as root: `$1` pairs of (source, target) follow,
 /// then the command to `exec` (the program, or the next stage). Each source is opened
