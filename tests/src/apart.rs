@@ -620,7 +620,7 @@ pub fn c_program(name: &str) -> PathBuf {
     }
     let capi = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").join("capi");
     let lib = lib_dir();
-    let out = lib.join(format!("apart-{name}-{}", std::process::id()));
+    let out = private_bin_dir().join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let strict: Vec<String> =
         ["implicit-function-declaration", "int-conversion", "incompatible-pointer-types"]
@@ -657,13 +657,42 @@ pub const SAMPLES: [&str; 6] = [
     "comm_channel_client",
 ];
 
+/// A folder of this process's own beside the test binary (`target/<profile>/apart-bin-<pid>`)
+/// for the programs the sides run: the C programs built here, and hard links to the Rust
+/// samples, which another cargo build replacing `target/<profile>/<sample>` cannot pull
+/// from under a side. Made on first use, after removing those of processes that are gone.
+fn private_bin_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test binary");
+        let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
+        if let Ok(entries) = std::fs::read_dir(&profile_dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let Some(pid) = name.strip_prefix("apart-bin-").and_then(|p| p.parse::<u32>().ok()) else {
+                    continue;
+                };
+                if !Path::new(&format!("/proc/{pid}")).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let dir = profile_dir.join(format!("apart-bin-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("cannot make {}: {e}", dir.display()));
+        dir
+    })
+    .clone()
+}
+
 /// The path of the Rust sample `name` (one of [`SAMPLES`]), unmodified, built by cargo into
 /// this test binary's target folder and profile on the first call (cargo test of this crate
-/// alone does not build another crate's programs).
+/// alone does not build another crate's programs), and linked into this process's own
+/// folder.
 pub fn sample_program(name: &str) -> PathBuf {
     assert!(SAMPLES.contains(&name), "{name} is not one of the samples built here");
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let profile_dir = BUILT.get_or_init(|| {
+    let dir = BUILT.get_or_init(|| {
         let exe = std::env::current_exe().expect("the test binary");
         let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
         let target = target_dir().expect("a test binary in target/<profile>/deps");
@@ -683,9 +712,14 @@ pub fn sample_program(name: &str) -> PathBuf {
         for s in SAMPLES {
             cmd.args(["--bin", s]);
         }
-        let status = cmd.status().expect("run cargo build");
-        assert!(status.success(), "the samples build");
-        profile_dir
+        let out = cmd.output().expect("run cargo build");
+        assert!(out.status.success(), "the samples do not build:\n{}", String::from_utf8_lossy(&out.stderr));
+        let dir = private_bin_dir();
+        for s in SAMPLES {
+            std::fs::hard_link(profile_dir.join(s), dir.join(s))
+                .unwrap_or_else(|e| panic!("cannot link {s} into {}: {e}", dir.display()));
+        }
+        dir
     });
-    profile_dir.join(name)
+    dir.join(name)
 }
