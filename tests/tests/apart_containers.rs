@@ -132,7 +132,7 @@ fn a_side_sees_only_what_two_containers_share() {
 
 /// Two sides joined by a veth pair reach each other over TCP at the addresses chosen (and a
 /// side with a network of its own reaches neither); the namespaces and the pair are gone
-/// once the pair is dropped.
+/// once the pair is dropped, also by a test that panics.
 #[test]
 fn a_veth_pair_joins_two_sides_and_goes_at_the_end() {
     if !apart::network_pairs("a veth pair") {
@@ -159,6 +159,18 @@ fn a_veth_pair_joins_two_sides_and_goes_at_the_end() {
     assert!(names.iter().all(|n| !n.exists()), "the namespaces are removed");
     let links = std::process::Command::new("ip").args(["-o", "link"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&links.stdout).contains(&ifname), "the veth pair is gone");
+
+    // Also when the test using it panics.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let panicked = std::thread::spawn(move || {
+        let pair = NetPair::new([10, 231, 8, 1].into(), [10, 231, 8, 2].into(), 30);
+        tx.send([pair.a.path(), pair.b.path()]).unwrap();
+        panic!("a test failing with its pair made");
+    })
+    .join();
+    assert!(panicked.is_err());
+    let names = rx.recv().unwrap();
+    assert!(names.iter().all(|n| !n.exists()), "the namespaces are removed after a panic");
 }
 
 /// The unmodified `cc_ctrl_path_server` (DPU) and `cc_ctrl_path_client` (host), apart.
