@@ -87,8 +87,8 @@ fn a_side_sees_only_what_two_containers_share() {
         return;
     }
     let fabric = Volume::new("sees");
-    let outside = std::env::temp_dir().join(format!("doca-apart-outside-{}", std::process::id()));
-    std::fs::write(&outside, "not for the side").unwrap();
+    // Something else of the machine's /tmp, which the side must not see.
+    let outside = Volume::new("outside");
     let script = r#"
         echo "pid $$"
         echo "procs $(cat /proc/[0-9]*/comm | sort -u | tr '\n' ' ')"
@@ -120,14 +120,13 @@ fn a_side_sees_only_what_two_containers_share() {
         text.contains(&format!("{tmp_want}\n")),
         "/tmp holds the fabric directory alone ({tmp_want}): {text}"
     );
-    assert!(!text.contains("doca-apart-outside"), "{text}");
+    assert!(!text.contains(&outside.path().display().to_string()), "{text}");
     assert!(text.contains("shm 0\n"), "{text}");
     assert!(text.contains("links lo \n"), "a network of its own, lo alone: {text}");
     assert!(text.contains(&format!("fabric {} 700\n", fabric.path().display())), "{text}");
     assert_eq!(std::fs::read_to_string(fabric.path().join("written-inside")).unwrap(), "inside\n");
     assert!(!std::env::temp_dir().join("private-file").exists(), "the side's /tmp is its own");
     assert!(!Path::new("/dev/shm/private-shm").exists(), "the side's /dev/shm is its own");
-    let _ = std::fs::remove_file(&outside);
 }
 
 /// Two sides joined by a veth pair reach each other over TCP at the addresses chosen (and a
