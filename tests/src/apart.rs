@@ -1,27 +1,30 @@
-//! Host and DPU apart, for tests: each side a process in PID and mount namespaces of its own
-//! (and, as chosen, a network namespace of its own), sharing with the other side only the
-//! directories two containers would share as volumes — the fabric directory, and a directory
-//! for the files a pair exchanges. `/tmp` and `/dev/shm` are fresh, private tmpfs mounts in
-//! every side; the shared directories are bind-mounted back at their own paths (or at paths
-//! the test chooses, [`Container::share_at`]); `/proc` shows the side's own PID namespace.
+//! Host and DPU apart, for tests: each side a process in PID, mount, IPC and UTS namespaces
+//! of its own (and, as chosen, a network namespace of its own or one end of a veth pair),
+//! sharing with the other side only what two containers would share as volumes — the fabric
+//! directory, and folders or files the pair exchanges. `/tmp` and `/dev/shm` are fresh,
+//! private tmpfs mounts in every side; the shared paths are bind-mounted back at their own
+//! paths (or at paths the test chooses, [`Container::share_at`]); `/proc` shows the side's
+//! own PID namespace. The TCP tests use the same sides, each with a fabric directory of its
+//! own and a [`NetPair`] end.
 //!
 //! | item                  | what                                                           |
 //! |-----------------------|----------------------------------------------------------------|
-//! | [`containers`]        | whether this machine can (root, `unshare`, `mount`); says why not |
+//! | [`containers`], [`network_pairs`], [`user_namespaces`] | whether this machine can (root, util-linux, iproute2); say why not |
 //! | [`Volume`]            | a fresh 0700 directory, removed at drop: a fabric directory or an exchange folder |
-//! | [`Container`]         | how one side runs: the fabric, what else is shared, its network, its environment |
+//! | [`Container`]         | how one side runs: the fabric, what else is shared, its network, its environment, its uid |
 //! | [`Container::spawn`]  | a [`Peer`] (stdin, stdout lines, stderr captured) in fresh namespaces |
 //! | [`NetPair`]           | two named network namespaces joined by a veth pair, removed at drop (even on panic) |
 //! | [`namespaces`], [`ns_pid`] | which namespaces a process is in; its pid in its own        |
 //! | [`c_program`], [`sample_program`] | the C test programs and the Rust samples, built once |
 //!
 //! The namespaces come from `unshare(1)` (`--pid --fork --mount-proc --kill-child --mount
-//! --propagation private`, and `--net` for a network namespace of the side's own), the
-//! mounts from `mount(8)` in a few lines of `sh` run as the namespace's pid 1, which then
-//! `exec`s the program: the program is pid 1 of its PID namespace, as in a container, and
-//! dies with its wrapper (`--kill-child`). To join a [`NetPair`] end, `nsenter --net` runs
-//! first. Everything runs as this user (root: CI), so both sides have the same uid, as the
-//! fabric directory requires.
+//! --propagation private --ipc --uts`, and `--net` for a network namespace of the side's
+//! own), the mounts from `mount(8)` in a few lines of `sh` run as the namespace's pid 1,
+//! which then `exec`s the program: the program is pid 1 of its PID namespace, as in a
+//! container, and dies with its wrapper (`--kill-child`). To join a [`NetPair`] end,
+//! `nsenter --net` runs first. Sides run as this user (root: CI), so both have the same uid,
+//! as the fabric directory requires — or, as rootless containers, as another uid mapped to
+//! root in a user namespace of their own ([`Container::user`]).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -48,7 +51,7 @@ fn have(program: &str) -> bool {
 
 /// Whether this machine lets the tests run sides apart: root, `unshare(1)`, `mount(8)`, and
 /// a trial side (new PID, mount and network namespaces, a tmpfs) that works. When not, says
-/// so on stderr, naming `what` is skipped and why.
+/// so on stderr, naming `what` is skipped and why (fails under [`REQUIRE_ENV`]).
 pub fn containers(what: &str) -> bool {
     static OK: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
     let ok = OK.get_or_init(|| {
@@ -73,21 +76,76 @@ pub fn containers(what: &str) -> bool {
     });
     match ok {
         Ok(()) => true,
+        Err(why) => skip(what, &format!("containers: {why}")),
+    }
+}
+
+/// Set (to anything) where the tests of sides apart must run, as CI sets it when it runs as
+/// root: a machine that cannot run them fails them instead of skipping them.
+pub const REQUIRE_ENV: &str = "DOCA_TEST_REQUIRE_APART";
+
+/// Says on stderr that `what` is skipped for want of `need`, and `false`; fails instead
+/// when [`REQUIRE_ENV`] is set.
+fn skip(what: &str, need: &str) -> bool {
+    if std::env::var_os(REQUIRE_ENV).is_some() {
+        panic!("{what} needs {need} ({REQUIRE_ENV} is set: it must run here)");
+    }
+    eprintln!("skipped: {what} needs {need}");
+    false
+}
+
+/// Whether sides can run as another user in user namespaces of their own
+/// ([`Container::user`]: `setpriv`, and user namespaces made by a user that is not root,
+/// which some systems forbid, e.g. AppArmor's `restrict_unprivileged_userns`); says why not
+/// (and skips even under [`REQUIRE_ENV`]).
+pub fn user_namespaces(what: &str) -> bool {
+    if !containers(what) {
+        return false;
+    }
+    static OK: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let ok = OK.get_or_init(|| {
+        if !have("setpriv") {
+            return Err("setpriv is missing (util-linux)".into());
+        }
+        let trial = Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+                "unshare",
+                "--user",
+                "--map-root-user",
+            ])
+            .args(UNSHARE)
+            .args(["--net", "sh", "-c", "mount -t tmpfs -o mode=1777 doca-apart-trial /tmp"])
+            .output();
+        match trial {
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(format!(
+                "a user namespace made by another user failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
+            Err(e) => Err(format!("cannot run setpriv: {e}")),
+        }
+    });
+    match ok {
+        Ok(()) => true,
         Err(why) => {
-            eprintln!("skipped: {what} needs containers: {why}");
+            eprintln!("skipped: {what} needs user namespaces: {why}");
             false
         }
     }
 }
 
-/// Whether [`NetPair`]s can be made (what [`containers`] needs, and `ip(8)`); says why not.
+/// Whether [`NetPair`]s can be made (what [`containers`] needs, and `ip(8)`); says why not
+/// (fails under [`REQUIRE_ENV`]).
 pub fn network_pairs(what: &str) -> bool {
     if !containers(what) {
         return false;
     }
     if !have("ip") {
-        eprintln!("skipped: {what} needs ip(8) (iproute2) for a veth pair");
-        return false;
+        return skip(what, "ip(8) (iproute2) for a veth pair");
     }
     true
 }
@@ -116,6 +174,12 @@ impl Volume {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Gives it to `uid` (and group `uid`): for sides run as that user ([`Container::user`]).
+    pub fn chown(&self, uid: u32) {
+        std::os::unix::fs::chown(&self.path, Some(uid), Some(uid))
+            .unwrap_or_else(|e| panic!("cannot give {} to uid {uid}: {e}", self.path.display()));
+    }
 }
 
 impl Drop for Volume {
@@ -137,15 +201,26 @@ pub enum Net {
     Join(PathBuf),
 }
 
-/// The options of `unshare(1)` every side runs under.
-const UNSHARE: &[&str] =
-    &["--pid", "--fork", "--mount-proc", "--kill-child", "--mount", "--propagation", "private"];
+/// The options of `unshare(1)` every side runs under: PID, mount, IPC and UTS namespaces of
+/// its own (as docker gives each container), the side's pid 1 killed with its wrapper.
+const UNSHARE: &[&str] = &[
+    "--pid",
+    "--fork",
+    "--mount-proc",
+    "--kill-child",
+    "--mount",
+    "--propagation",
+    "private",
+    "--ipc",
+    "--uts",
+];
 
-/// The side's pid 1 until it `exec`s the program: `$1` pairs of (source, target) follow,
-/// then the program and its arguments. Each source is opened (descriptors 3 and up) before
-/// `/tmp` and `/dev/shm` are covered by fresh tmpfs mounts, then bind-mounted at its target
-/// through the descriptor (a path under the old `/tmp` no longer reaches it;
-/// `--no-canonicalize` keeps mount(8) from turning the descriptor back into that path).
+/// Runs in the side's new mount namespace, as root: `$1` pairs of (source, target) follow,
+/// then the command to `exec` (the program, or the next stage). Each source is opened
+/// (descriptors 3 and up) before `/tmp` and `/dev/shm` are covered by fresh tmpfs mounts,
+/// then bind-mounted at its target through the descriptor (a path under the old `/tmp` no
+/// longer reaches it; `--no-canonicalize` keeps mount(8) from turning the descriptor back
+/// into that path).
 const SETUP: &str = r#"set -e
 n=$1; shift
 k=0
@@ -174,6 +249,52 @@ done
 exec "$@"
 "#;
 
+/// The second stage of a side run as another user ([`Container::user`]), its pid 1 in its
+/// user namespace: `$1` says whether it gets a root file system of its own, `$2` shared
+/// paths follow (already mounted by [`SETUP`]), then the program. A root of its own (as a
+/// container's image is) is a tmpfs of the side's root holding the machine's top
+/// directories bound in — but `/tmp`, a fresh tmpfs of the side's root with the shared
+/// paths bound in, and `/proc`, the side's — entered with chroot(8).
+const OWN_ROOT: &str = r#"set -e
+own_root=$1; n=$2; shift 2
+k=0
+while [ "$k" -lt "$n" ]; do
+    eval "t$k=\$1"
+    shift
+    k=$((k + 1))
+done
+if [ "$own_root" != 1 ]; then exec "$@"; fi
+base=/tmp/.doca-apart-root
+mkdir "$base"
+mount -t tmpfs -o mode=755 doca-apart-root "$base"
+for d in /*; do
+    name=${d#/}
+    case "$name" in tmp|proc) continue ;; esac
+    if [ -L "$d" ]; then
+        ln -s "$(readlink "$d")" "$base/$name"
+    elif [ -d "$d" ]; then
+        mkdir "$base/$name"
+        mount --rbind "$d" "$base/$name"
+    fi
+done
+mkdir "$base/tmp" "$base/proc"
+mount -t tmpfs -o mode=1777,size=64m doca-apart-tmp "$base/tmp"
+mount --rbind /proc "$base/proc"
+k=0
+while [ "$k" -lt "$n" ]; do
+    eval "t=\$t$k"
+    if [ -d "$t" ]; then
+        mkdir -p "$base$t"
+    else
+        mkdir -p "$(dirname "$base$t")"
+        [ -e "$base$t" ] || : > "$base$t"
+    fi
+    mount --rbind "$t" "$base$t"
+    k=$((k + 1))
+done
+exec chroot "$base" "$@"
+"#;
+
 /// At most this many shared paths per side (`sh` redirects descriptors 3 to 9).
 const MAX_SHARED: usize = 7;
 
@@ -188,6 +309,8 @@ pub struct Container {
     shared: Vec<(PathBuf, PathBuf)>,
     net: Net,
     env: Vec<(OsString, Option<OsString>)>,
+    user: Option<u32>,
+    own_root: bool,
 }
 
 impl Container {
@@ -200,7 +323,28 @@ impl Container {
             shared: vec![(fabric.to_path_buf(), fabric.to_path_buf())],
             net: Net::Own,
             env: Vec::new(),
+            user: None,
+            own_root: true,
         }
+    }
+
+    /// Whether a side run as another user ([`Container::user`]) has a root file system of
+    /// its own, as a container has its image (default: it has): a tmpfs of its root holding
+    /// the machine's top directories. Without, its `/` (and `/tmp`) are the machine's root's,
+    /// a user outside its user namespace (as in a shell of `unshare -r`).
+    pub fn own_root(mut self, own: bool) -> Container {
+        self.own_root = own;
+        self
+    }
+
+    /// Runs the side as `uid` of this machine (its groups: `uid` alone), root in a user
+    /// namespace of its own that maps its uid 0 to `uid` and nothing else — a rootless
+    /// container (podman, or docker with user namespaces) — with a root file system of its
+    /// own ([`Container::own_root`]). The shared paths must be that uid's to be of use
+    /// ([`Volume::chown`]). Check [`user_namespaces`] first.
+    pub fn user(mut self, uid: u32) -> Container {
+        self.user = Some(uid);
+        self
     }
 
     /// Shares `path` (a directory or a file that exists) with the side at the same path.
@@ -252,23 +396,48 @@ impl Container {
                 shared.push((target.clone(), target));
             }
         }
-        let mut cmd = match &self.net {
-            Net::Join(ns) => {
-                let mut c = Command::new("nsenter");
-                c.arg(format!("--net={}", ns.display())).arg("--").arg("unshare");
-                c
+        let mut words: Vec<OsString> = Vec::new();
+        if let Net::Join(ns) = &self.net {
+            // First, as root: joining a network namespace takes it.
+            words.extend(["nsenter".into(), format!("--net={}", ns.display()).into(), "--".into()]);
+        }
+        let new_net = matches!(self.net, Net::Own).then_some("--net");
+        match self.user {
+            None => {
+                words.push("unshare".into());
+                words.extend(UNSHARE.iter().chain(&new_net).map(OsString::from));
+                words.extend(["--", "sh", "-c", SETUP, "doca-apart-side"].map(OsString::from));
+                words.push(shared.len().to_string().into());
+                words.extend(shared.iter().flat_map(|(s, t)| [s.into(), t.into()]));
             }
-            _ => Command::new("unshare"),
-        };
-        cmd.args(UNSHARE);
-        if matches!(self.net, Net::Own) {
-            cmd.arg("--net");
+            Some(uid) => {
+                // The mounts by root (as a container engine makes them: a side of another
+                // uid need not be able to open what it is given), then `uid`, which a new
+                // user namespace (owning the side's other namespaces) maps to its root.
+                words.extend(["unshare", "--mount", "--propagation", "private", "--"].map(OsString::from));
+                words.extend(["sh", "-c", SETUP, "doca-apart-mounts"].map(OsString::from));
+                words.push(shared.len().to_string().into());
+                words.extend(shared.iter().flat_map(|(s, t)| [s.into(), t.into()]));
+                let (u, g) = (format!("--reuid={uid}"), format!("--regid={uid}"));
+                words.extend([
+                    OsString::from("setpriv"),
+                    u.into(),
+                    g.into(),
+                    "--clear-groups".into(),
+                    "--".into(),
+                ]);
+                words.extend(["unshare", "--user", "--map-root-user"].map(OsString::from));
+                words.extend(UNSHARE.iter().chain(&new_net).map(OsString::from));
+                words.extend(["--", "sh", "-c", OWN_ROOT, "doca-apart-side"].map(OsString::from));
+                words.push(if self.own_root { "1" } else { "0" }.into());
+                words.push(shared.len().to_string().into());
+                words.extend(shared.iter().map(|(_, t)| t.into()));
+            }
         }
-        cmd.args(["--", "sh", "-c", SETUP, "doca-apart-side"]).arg(shared.len().to_string());
-        for (source, target) in &shared {
-            cmd.arg(source).arg(target);
-        }
-        cmd.arg(program).args(args);
+        words.push(program.as_ref().into());
+        words.extend(args.iter().map(OsString::from));
+        let mut cmd = Command::new(&words[0]);
+        cmd.args(&words[1..]);
         cmd.env(doca_link::FABRIC_ENV, &self.fabric).env_remove(crate::PEER_WRAP_ENV);
         for (k, v) in &self.env {
             match v {
@@ -288,7 +457,7 @@ impl Container {
             program.file_name().unwrap_or(program.as_os_str()).to_string_lossy(),
             self.name
         );
-        Peer::from_command(self.command(program, args), &shown, true)
+        Peer::from_command(self.command(program, args), &shown, crate::Wrapped::NewPidNamespace)
     }
 }
 
@@ -451,7 +620,7 @@ pub fn c_program(name: &str) -> PathBuf {
     }
     let capi = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").join("capi");
     let lib = lib_dir();
-    let out = lib.join(format!("apart-{name}-{}", std::process::id()));
+    let out = private_bin_dir().join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let strict: Vec<String> =
         ["implicit-function-declaration", "int-conversion", "incompatible-pointer-types"]
@@ -489,13 +658,42 @@ pub const SAMPLES: [&str; 7] = [
     "cc_chatter",
 ];
 
+/// A folder of this process's own beside the test binary (`target/<profile>/apart-bin-<pid>`)
+/// for the programs the sides run: the C programs built here, and hard links to the Rust
+/// samples, which another cargo build replacing `target/<profile>/<sample>` cannot pull
+/// from under a side. Made on first use, after removing those of processes that are gone.
+fn private_bin_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test binary");
+        let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
+        if let Ok(entries) = std::fs::read_dir(&profile_dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let Some(pid) = name.strip_prefix("apart-bin-").and_then(|p| p.parse::<u32>().ok()) else {
+                    continue;
+                };
+                if !Path::new(&format!("/proc/{pid}")).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let dir = profile_dir.join(format!("apart-bin-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("cannot make {}: {e}", dir.display()));
+        dir
+    })
+    .clone()
+}
+
 /// The path of the Rust sample `name` (one of [`SAMPLES`]), unmodified, built by cargo into
 /// this test binary's target folder and profile on the first call (cargo test of this crate
-/// alone does not build another crate's programs).
+/// alone does not build another crate's programs), and linked into this process's own
+/// folder.
 pub fn sample_program(name: &str) -> PathBuf {
     assert!(SAMPLES.contains(&name), "{name} is not one of the samples built here");
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let profile_dir = BUILT.get_or_init(|| {
+    let dir = BUILT.get_or_init(|| {
         let exe = std::env::current_exe().expect("the test binary");
         let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
         let target = target_dir().expect("a test binary in target/<profile>/deps");
@@ -515,9 +713,14 @@ pub fn sample_program(name: &str) -> PathBuf {
         for s in SAMPLES {
             cmd.args(["--bin", s]);
         }
-        let status = cmd.status().expect("run cargo build");
-        assert!(status.success(), "the samples build");
-        profile_dir
+        let out = cmd.output().expect("run cargo build");
+        assert!(out.status.success(), "the samples do not build:\n{}", String::from_utf8_lossy(&out.stderr));
+        let dir = private_bin_dir();
+        for s in SAMPLES {
+            std::fs::hard_link(profile_dir.join(s), dir.join(s))
+                .unwrap_or_else(|e| panic!("cannot link {s} into {}: {e}", dir.display()));
+        }
+        dir
     });
-    profile_dir.join(name)
+    dir.join(name)
 }

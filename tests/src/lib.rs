@@ -31,15 +31,53 @@ pub fn wrapped(program: &str) -> Command {
 /// The first child of process `pid` (waiting a little for it to be started): the program a
 /// wrapper such as `unshare --fork` runs.
 pub fn child_of(pid: u32) -> u32 {
+    find_child(pid, Wrapped::Child).unwrap_or_else(|| panic!("process {pid} started no program"))
+}
+
+/// How a [`Peer`]'s command starts its program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrapped {
+    /// The command is the program.
+    No,
+    /// A wrapper (`unshare --pid --fork …`) whose first child is the program.
+    Child,
+    /// A wrapper whose program is its first child in another PID namespace than its own
+    /// (one that first runs other commands of its own, e.g. mount(8), as `apart`'s sides
+    /// run as another user do).
+    NewPidNamespace,
+}
+
+/// The child of `pid` that `how` names, waiting for it up to 5 s; `None` when there is none
+/// (or `pid` is gone).
+fn find_child(pid: u32, how: Wrapped) -> Option<u32> {
     let children = format!("/proc/{pid}/task/{pid}/children");
+    let pid_ns = |p: u32| std::fs::read_link(format!("/proc/{p}/ns/pid")).ok();
+    let exited = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The state follows the command name's closing parenthesis: Z (or X) once it exited.
+        stat.rsplit_once(')')
+            .is_none_or(|(_, rest)| matches!(rest.split_whitespace().next(), Some("Z" | "X")))
+    };
     for _ in 0..500 {
-        let list = std::fs::read_to_string(&children).unwrap_or_default();
-        if let Some(child) = list.split_whitespace().next().and_then(|p| p.parse().ok()) {
-            return child;
+        if exited() {
+            return None;
+        }
+        let list = std::fs::read_to_string(&children).ok()?;
+        let mut kids = list.split_whitespace().filter_map(|p| p.parse::<u32>().ok());
+        let found = match how {
+            Wrapped::No => return Some(pid),
+            Wrapped::Child => kids.next(),
+            Wrapped::NewPidNamespace => {
+                let own = pid_ns(pid)?;
+                kids.find(|&k| pid_ns(k).is_some_and(|ns| ns != own))
+            }
+        };
+        if found.is_some() {
+            return found;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    panic!("process {pid} started no program")
+    None
 }
 
 /// Whether this machine lets the tests make PID namespaces (root and `unshare`): when not,
@@ -68,7 +106,7 @@ pub struct Peer {
     lines: Receiver<String>,
     name: String,
     /// Whether the program runs under a wrapper (`unshare …`): the child is the wrapper.
-    wrapped: bool,
+    wrapped: Wrapped,
     /// Its stderr, when captured ([`Peer::from_command`]).
     stderr: Option<std::sync::Arc<std::sync::Mutex<Vec<u8>>>>,
 }
@@ -111,13 +149,13 @@ impl Peer {
         let mut cmd = wrapped(program);
         cmd.args(args).envs(env.iter().copied()).stderr(stderr);
         let wrap = std::env::var_os(PEER_WRAP_ENV).is_some_and(|w| !w.is_empty());
-        Peer::launch(cmd, program, wrap, None)
+        Peer::launch(cmd, program, if wrap { Wrapped::Child } else { Wrapped::No }, None)
     }
 
     /// Starts `cmd` (stdin and stdout piped, stderr captured: [`Peer::stderr`]), named
-    /// `name` in messages; `wrapped` says that `cmd` is a wrapper (`unshare …`) whose first
-    /// child is the program ([`Peer::pid`]). The way [`apart`] starts its sides.
-    pub fn from_command(mut cmd: Command, name: &str, wrapped: bool) -> Peer {
+    /// `name` in messages; `wrapped` says how `cmd` starts the program ([`Peer::pid`]). The
+    /// way [`apart`] starts its sides.
+    pub fn from_command(mut cmd: Command, name: &str, wrapped: Wrapped) -> Peer {
         cmd.stderr(Stdio::piped());
         let captured = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut peer = Peer::launch(cmd, name, wrapped, Some(captured.clone()));
@@ -136,7 +174,7 @@ impl Peer {
     fn launch(
         mut cmd: Command,
         program: &str,
-        wrapped: bool,
+        wrapped: Wrapped,
         stderr: Option<std::sync::Arc<std::sync::Mutex<Vec<u8>>>>,
     ) -> Peer {
         let mut child = cmd
@@ -203,32 +241,18 @@ impl Peer {
     /// wrapper's child, as this process sees it).
     pub fn pid(&self) -> u32 {
         let outer = self.child.id();
-        if !self.wrapped {
-            return outer;
-        }
-        child_of(outer)
+        find_child(outer, self.wrapped)
+            .unwrap_or_else(|| panic!("{}: process {outer} started no program", self.name))
     }
 
     /// The program's pid while it runs (under a wrapper: the wrapper's first child); `None`
     /// once it is gone. Never waits long: for a program that may be done before it is
     /// looked at.
     pub fn running_pid(&mut self) -> Option<u32> {
-        if !self.wrapped {
-            return self.child.try_wait().ok().flatten().is_none().then(|| self.child.id());
+        if self.child.try_wait().ok().flatten().is_some() {
+            return None;
         }
-        let outer = self.child.id();
-        let children = format!("/proc/{outer}/task/{outer}/children");
-        for _ in 0..500 {
-            let list = std::fs::read_to_string(&children).ok()?;
-            if let Some(child) = list.split_whitespace().next().and_then(|p| p.parse().ok()) {
-                return Some(child);
-            }
-            if self.child.try_wait().ok().flatten().is_some() {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        None
+        find_child(self.child.id(), self.wrapped)
     }
 
     /// The pid of the program a wrapper started (`unshare … program`: the wrapper's child).
@@ -240,7 +264,7 @@ impl Peer {
     /// its own under [`PEER_WRAP_ENV`], where no peer sees another's pid — the words the
     /// library uses for such a process.
     pub fn as_named_by_peers(&self) -> String {
-        if self.wrapped {
+        if self.wrapped != Wrapped::No {
             "a process of another PID namespace".into()
         } else {
             format!("pid {}", self.pid())
@@ -294,7 +318,7 @@ impl Peer {
 
     /// Kills the peer at once (SIGKILL) and reaps it.
     pub fn kill(mut self) {
-        if self.wrapped {
+        if self.wrapped != Wrapped::No {
             if let Some(pid) = rustix::process::Pid::from_raw(self.pid() as i32) {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }

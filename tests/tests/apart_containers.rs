@@ -62,15 +62,18 @@ fn ended_well(who: &str, p: Peer) -> String {
     text
 }
 
-/// Waits (at most a minute) until a file whose name satisfies `is` is in `dir`.
-fn wait_for_file(dir: &Path, what: &str, is: impl Fn(&str) -> bool) {
+/// Waits (at most a minute, and while `maker` runs) until a file whose name satisfies `is`
+/// is in `dir`; fails with `maker`'s log.
+fn wait_for_file(dir: &Path, maker: &mut Peer, what: &str, is: impl Fn(&str) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let found = std::fs::read_dir(dir).unwrap().flatten().any(|e| is(&e.file_name().to_string_lossy()));
         if found {
             return;
         }
-        assert!(Instant::now() < deadline, "{what} never appeared in {}", dir.display());
+        if maker.exited() || Instant::now() > deadline {
+            panic!("{what} never appeared in {}; its maker's log:\n{}", dir.display(), maker.stderr());
+        }
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -84,8 +87,8 @@ fn a_side_sees_only_what_two_containers_share() {
         return;
     }
     let fabric = Volume::new("sees");
-    let outside = std::env::temp_dir().join(format!("doca-apart-outside-{}", std::process::id()));
-    std::fs::write(&outside, "not for the side").unwrap();
+    // Something else of the machine's /tmp, which the side must not see.
+    let outside = Volume::new("outside");
     let script = r#"
         echo "pid $$"
         echo "procs $(cat /proc/[0-9]*/comm | sort -u | tr '\n' ' ')"
@@ -117,19 +120,18 @@ fn a_side_sees_only_what_two_containers_share() {
         text.contains(&format!("{tmp_want}\n")),
         "/tmp holds the fabric directory alone ({tmp_want}): {text}"
     );
-    assert!(!text.contains("doca-apart-outside"), "{text}");
+    assert!(!text.contains(&outside.path().display().to_string()), "{text}");
     assert!(text.contains("shm 0\n"), "{text}");
     assert!(text.contains("links lo \n"), "a network of its own, lo alone: {text}");
     assert!(text.contains(&format!("fabric {} 700\n", fabric.path().display())), "{text}");
     assert_eq!(std::fs::read_to_string(fabric.path().join("written-inside")).unwrap(), "inside\n");
     assert!(!std::env::temp_dir().join("private-file").exists(), "the side's /tmp is its own");
     assert!(!Path::new("/dev/shm/private-shm").exists(), "the side's /dev/shm is its own");
-    let _ = std::fs::remove_file(&outside);
 }
 
 /// Two sides joined by a veth pair reach each other over TCP at the addresses chosen (and a
 /// side with a network of its own reaches neither); the namespaces and the pair are gone
-/// once the pair is dropped.
+/// once the pair is dropped, also by a test that panics.
 #[test]
 fn a_veth_pair_joins_two_sides_and_goes_at_the_end() {
     if !apart::network_pairs("a veth pair") {
@@ -156,6 +158,18 @@ fn a_veth_pair_joins_two_sides_and_goes_at_the_end() {
     assert!(names.iter().all(|n| !n.exists()), "the namespaces are removed");
     let links = std::process::Command::new("ip").args(["-o", "link"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&links.stdout).contains(&ifname), "the veth pair is gone");
+
+    // Also when the test using it panics.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let panicked = std::thread::spawn(move || {
+        let pair = NetPair::new([10, 231, 8, 1].into(), [10, 231, 8, 2].into(), 30);
+        tx.send([pair.a.path(), pair.b.path()]).unwrap();
+        panic!("a test failing with its pair made");
+    })
+    .join();
+    assert!(panicked.is_err());
+    let names = rx.recv().unwrap();
+    assert!(names.iter().all(|n| !n.exists()), "the namespaces are removed after a panic");
 }
 
 /// The unmodified `cc_ctrl_path_server` (DPU) and `cc_ctrl_path_client` (host), apart.
@@ -166,8 +180,8 @@ fn the_ctrl_path_samples_talk_apart() {
     }
     let fabric = Volume::new("ctrl");
     let (host, dpu) = sides(&fabric);
-    let server = dpu.spawn(apart::sample_program("cc_ctrl_path_server"), &["-t", "Reply from the DPU"]);
-    wait_for_file(fabric.path(), "the server's rendezvous socket", |n| n.starts_with("cc-"));
+    let mut server = dpu.spawn(apart::sample_program("cc_ctrl_path_server"), &["-t", "Reply from the DPU"]);
+    wait_for_file(fabric.path(), &mut server, "the server's rendezvous socket", |n| n.starts_with("cc-"));
     let mut client = host.spawn(apart::sample_program("cc_ctrl_path_client"), &[]);
     assert_sample_apart(&server, &mut client);
     let clog = ended_well("the client", client);
@@ -189,9 +203,9 @@ fn the_data_path_samples_talk_apart() {
     }
     let fabric = Volume::new("data");
     let (host, dpu) = sides(&fabric);
-    let server =
+    let mut server =
         dpu.spawn(apart::sample_program("cc_data_path_high_speed_server"), &["-t", "Bulk from the DPU"]);
-    wait_for_file(fabric.path(), "the server's rendezvous socket", |n| n.starts_with("cc-"));
+    wait_for_file(fabric.path(), &mut server, "the server's rendezvous socket", |n| n.starts_with("cc-"));
     let mut client =
         host.spawn(apart::sample_program("cc_data_path_high_speed_client"), &["-t", "Bulk from the host"]);
     assert_sample_apart(&server, &mut client);
@@ -216,9 +230,11 @@ fn the_legacy_samples_talk_apart() {
     }
     let fabric = Volume::new("legacy");
     let (host, dpu) = sides(&fabric);
-    let server = dpu.spawn(apart::sample_program("comm_channel_server"), &[]);
+    let mut server = dpu.spawn(apart::sample_program("comm_channel_server"), &[]);
     // As in DOCA, the legacy client fails when no service listens yet.
-    wait_for_file(fabric.path(), "the service's socket", |n| n.starts_with("ep-") && n.ends_with(".sock"));
+    wait_for_file(fabric.path(), &mut server, "the service's socket", |n| {
+        n.starts_with("ep-") && n.ends_with(".sock")
+    });
     let mut client = host.spawn(apart::sample_program("comm_channel_client"), &[]);
     assert_sample_apart(&server, &mut client);
     let clog = ended_well("the client", client);
@@ -465,7 +481,7 @@ fn a_killed_dpu_container_makes_the_host_client_leave_running() {
     let name = format!("apart-killed-{}", std::process::id());
     let server = dpu.spawn(CC_PEER, &["server", &name]);
     assert_eq!(server.line(), "running", "{}", server.stderr());
-    let mut client = host.spawn(CC_PEER, &["client", &name, "hold"]);
+    let client = host.spawn(CC_PEER, &["client", &name, "hold"]);
     assert_apart(&server, &client);
     assert_eq!(client.line(), "state starting");
     assert_eq!(client.line(), "state running");
@@ -473,7 +489,7 @@ fn a_killed_dpu_container_makes_the_host_client_leave_running() {
     server.kill();
     assert_eq!(client.line(), "state stopping", "{}", client.stderr());
     assert_eq!(client.line(), "state idle");
-    client.send("bye");
+    // Its context Idle, the client exits by itself.
     assert!(client.output().success);
 }
 
@@ -495,4 +511,51 @@ fn a_host_client_apart_waits_for_a_late_dpu_server() {
     let log = ended_well("the late server's client", client);
     assert!(log.contains("ok 5"), "{log}");
     drop(server);
+}
+
+/// Rootless containers: both sides run as one uid of this machine (not root), each root in a
+/// user namespace of its own mapping its root to that uid, with a root file system of its
+/// own; the fabric directory is that uid's. The control-path samples talk. A third
+/// container mapped to another uid cannot use the fabric directory: its client fails, and
+/// says why. A fourth, of the right uid but on the machine's own `/` and `/tmp` (as in a
+/// shell of `unshare -r`), whose owner it cannot know, is refused too, and told so (it used
+/// to be told that "uid 65534" could replace the fabric directory).
+#[test]
+fn rootless_containers_of_one_uid_talk_and_another_uid_is_refused() {
+    if !apart::user_namespaces("rootless containers") {
+        return;
+    }
+    // Uids no account is likely to have (a side needs none: only the mapping).
+    let (uid, stranger) = (42_420, 42_421);
+    let fabric = Volume::new("rootless");
+    fabric.chown(uid);
+    let (host, dpu) = sides(&fabric);
+    let (host, dpu) = (host.user(uid), dpu.user(uid));
+    let mut server = dpu.spawn(apart::sample_program("cc_ctrl_path_server"), &["-t", "Reply from the DPU"]);
+    wait_for_file(fabric.path(), &mut server, "the server's rendezvous socket", |n| n.starts_with("cc-"));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).unwrap();
+    assert!(status.lines().any(|l| l.starts_with("Uid:") && l.contains(&uid.to_string())), "{status}");
+    let uid_map = std::fs::read_to_string(format!("/proc/{}/uid_map", server.pid())).unwrap();
+    assert_eq!(uid_map.split_whitespace().collect::<Vec<_>>(), ["0", &uid.to_string(), "1"]);
+
+    let intruder = Container::new("a container of another uid", fabric.path()).user(stranger);
+    let refused = intruder.spawn(apart::sample_program("cc_ctrl_path_client"), &[]).output();
+    let text = format!("{}{}", refused.stderr, refused.stdout);
+    assert!(!refused.success, "{text}");
+    assert!(text.contains("DOCA_ERROR_NOT_PERMITTED") && text.contains("fabric directory"), "{text}");
+
+    let shared_root =
+        Container::new("a container on the machine's root", fabric.path()).user(uid).own_root(false);
+    let refused = shared_root.spawn(apart::sample_program("cc_ctrl_path_client"), &[]).output();
+    let text = format!("{}{}", refused.stderr, refused.stdout);
+    assert!(!refused.success, "{text}");
+    let want = "its parent directory /tmp belongs to a user outside this user namespace (shown as uid 65534)";
+    assert!(text.contains(want), "{text}");
+
+    let mut client = host.spawn(apart::sample_program("cc_ctrl_path_client"), &[]);
+    assert_sample_apart(&server, &mut client);
+    let clog = ended_well("the client", client);
+    let slog = ended_well("the server", server);
+    assert!(slog.contains("Message received: 'Message from the client'"), "{slog}");
+    assert!(clog.contains("Message received: 'Reply from the DPU'"), "{clog}");
 }
