@@ -587,3 +587,57 @@ fn down(
     stream.shutdown();
     let _ = rustix::net::shutdown(sock, rustix::net::Shutdown::Both);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::PeerKind;
+
+    fn hello() -> Hello {
+        Hello {
+            kind: PeerKind::Client,
+            max_msg_size: 4080,
+            recv_queue_size: 10,
+            function: PciAddr::parse("b1:00.0").unwrap(),
+            name: "svc".into(),
+        }
+    }
+
+    #[test]
+    fn a_request_names_the_namespace_the_function_and_the_hello() {
+        let mut r = encode_request("cc", PciAddr::parse("b1:00.0").unwrap());
+        r.extend_from_slice(&hello().encode());
+        let (ns, pci, h) = decode_request(&r).expect("well formed");
+        assert_eq!((ns.as_str(), pci, h), ("cc", PciAddr::parse("b1:00.0").unwrap(), hello()));
+    }
+
+    /// What an authenticated but broken peer may send is refused, never a panic: cut at every
+    /// length, a namespace that is no name (it becomes part of a file name), a bad function.
+    #[test]
+    fn malformed_requests_are_refused() {
+        let mut r = encode_request("cc", PciAddr::parse("b1:00.0").unwrap());
+        r.extend_from_slice(&hello().encode());
+        for cut in 0..r.len() {
+            assert!(decode_request(&r[..cut]).is_none(), "cut at {cut}");
+        }
+        for ns in ["", "../x", "CC", "c c"] {
+            let mut bad = encode_request(ns, PciAddr::parse("b1:00.0").unwrap());
+            bad.extend_from_slice(&hello().encode());
+            assert!(decode_request(&bad).is_none(), "namespace {ns:?}");
+        }
+        let mut bad = vec![2, b'c', b'c', 3, b'x', b'y', b'z'];
+        bad.extend_from_slice(&hello().encode());
+        assert!(decode_request(&bad).is_none(), "no PCI address");
+        let mut long = vec![255u8];
+        long.extend_from_slice(&[b'a'; 10]);
+        assert!(decode_request(&long).is_none(), "a length beyond the request");
+    }
+
+    #[test]
+    fn without_a_link_a_dial_falls_through_to_the_local_answer() {
+        // No link configured in the unit tests' process: the client sees "no server".
+        if remote::config().is_none() {
+            assert!(dial("cc", PciAddr::parse("b1:00.0").unwrap(), "nobody").unwrap().is_none());
+        }
+    }
+}
