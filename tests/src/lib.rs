@@ -90,8 +90,36 @@ impl Peer {
         Peer::start(program, args, Stdio::from(file), env)
     }
 
+    /// Starts `program` with `args` under the command `prefix` (such as `ip netns exec
+    /// NAME`: in another network namespace), with `env`, its stderr written to `log`.
+    pub fn spawn_under(
+        prefix: &[&str],
+        program: &str,
+        args: &[&str],
+        log: &std::path::Path,
+        env: &[(&str, &str)],
+    ) -> Peer {
+        let file =
+            std::fs::File::create(log).unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
+        let mut cmd = Command::new(prefix.first().copied().unwrap_or(program));
+        if !prefix.is_empty() {
+            cmd.args(&prefix[1..]).arg(program);
+        }
+        Peer::start_command(cmd, program, args, Stdio::from(file), env)
+    }
+
     fn start(program: &str, args: &[&str], stderr: Stdio, env: &[(&str, &str)]) -> Peer {
-        let mut child = wrapped(program)
+        Peer::start_command(wrapped(program), program, args, stderr, env)
+    }
+
+    fn start_command(
+        mut cmd: Command,
+        program: &str,
+        args: &[&str],
+        stderr: Stdio,
+        env: &[(&str, &str)],
+    ) -> Peer {
+        let mut child = cmd
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
@@ -392,6 +420,8 @@ pub mod bulk {
         (got == sum).then_some((tag, seq))
     }
 }
+
+pub mod link;
 
 /// A 2024 comm-channel server in the test process that records what happens: the side the
 /// cross-process tests attack or serve.
