@@ -121,8 +121,14 @@ struct PeerProc {
 
 impl PeerProc {
     fn spawn(role: &[&str]) -> PeerProc {
+        PeerProc::spawn_env(role, &[])
+    }
+
+    /// [`PeerProc::spawn`] with environment variables of the peer's own.
+    fn spawn_env(role: &[&str], env: &[(&str, String)]) -> PeerProc {
         let exe = std::env::current_exe().expect("this program");
         let mut child = Command::new(exe)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .arg("--role")
             .args(role)
             .stdin(Stdio::piped())
@@ -289,9 +295,167 @@ fn peer(role: &[String]) -> ExitCode {
             }
             drop(map);
         }
+        which @ ("link-host" | "link-host-heap") => {
+            // The host of the across-the-link rows (its own fabric directory and the link's
+            // host role, from its environment): the export, and a raw TCP server answering
+            // each 24-byte request with `size` bytes (the baseline), until stdin closes.
+            let size: usize = arg(1).parse().unwrap_or(0);
+            let Ok(map) = dma_host_export(size, which == "link-host-heap") else { return ExitCode::FAILURE };
+            let Ok(raw) = std::net::TcpListener::bind("127.0.0.1:0") else { return ExitCode::FAILURE };
+            let port = raw.local_addr().map_or(0, |a| a.port());
+            std::thread::spawn(move || raw_tcp_server(&raw, size));
+            let hex: String = map.1.iter().map(|b| format!("{b:02x}")).collect();
+            println!("desc {hex} {port}");
+            let _ = std::io::stdout().flush();
+            while !done() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            drop(map);
+        }
+        "link-dpu" => {
+            // The DPU of the across-the-link rows (its own fabric directory and the link's
+            // DPU role): imports the host's export and measures a DMA read of it beside the
+            // raw TCP request of the same bytes, interleaved.
+            pin(0);
+            let num = |i: usize| arg(i).parse::<usize>().unwrap_or(0);
+            let (size, reps, iters) = (num(1), num(4), num(5) as u64);
+            match link_dpu(size, arg(2), num(3) as u16, reps.max(1), iters.max(1)) {
+                Ok((t_dma, t_raw)) => println!("result {t_dma} {t_raw}"),
+                Err(e) => {
+                    eprintln!("link dpu: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            let _ = std::io::stdout().flush();
+            while !done() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
         _ => return ExitCode::FAILURE,
     }
     ExitCode::SUCCESS
+}
+
+/// Answers each 24-byte request on one accepted connection with `size` bytes (the raw TCP
+/// baseline of the across-the-link rows: what a read of `size` bytes costs on a bare socket).
+fn raw_tcp_server(listener: &std::net::TcpListener, size: usize) {
+    use std::io::{Read, Write as _};
+    let Ok((mut sock, _)) = listener.accept() else { return };
+    let _ = sock.set_nodelay(true);
+    let bytes = vec![0x5au8; size];
+    let mut req = [0u8; 24];
+    while sock.read_exact(&mut req).is_ok() {
+        if sock.write_all(&bytes).is_err() {
+            return;
+        }
+    }
+}
+
+/// The DPU's side of an across-the-link row: (ns per DMA read of `size` bytes of the
+/// export `desc`, ns per raw TCP request of `size` bytes from `port`), interleaved.
+fn link_dpu(size: usize, desc: &str, port: u16, reps: usize, iters: u64) -> Result<(f64, f64), String> {
+    use doca_samples::bench::dma::Rig;
+    use std::io::{Read, Write as _};
+    let desc = from_hex(desc).ok_or("a descriptor in hex")?;
+    let dpu = Rig::new("03:00.0", 1, true).map_err(|e| format!("dma: {e}"))?;
+    let remote =
+        doca_mmap::Mmap::create_from_export(None, &desc, &dpu.dev).map_err(|e| format!("import: {e}"))?;
+    let local = dpu.local_map(size, 0).map_err(|e| format!("map: {e}"))?;
+    dpu.tasks(&remote, &local, 1, size).map_err(|e| format!("task: {e}"))?;
+    let mut raw = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("raw tcp: {e}"))?;
+    raw.set_nodelay(true).map_err(|e| format!("raw tcp: {e}"))?;
+    let mut into = vec![0u8; size];
+    let tcp = |k: u64| {
+        for _ in 0..k {
+            raw.write_all(&[1u8; 24]).expect("raw tcp request");
+            raw.read_exact(&mut into).expect("raw tcp answer");
+            black_box(&into);
+        }
+    };
+    let dma = |k| assert!(dpu.cycle(k, 1), "dma copy across the link failed");
+    let (t_dma, t_raw) = measure_pair(reps, iters, dma, tcp);
+    dpu.clear();
+    Ok((t_dma, t_raw))
+}
+
+/// The across-the-link rows: a DPU process and a host process with fabric directories of
+/// their own, the link between them on the loopback (encrypted, or plaintext), the DPU's DMA
+/// reading 1 MiB of the host's export, beside a raw TCP request of 1 MiB between the same
+/// two processes in the same run.
+fn link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
+    use doca_link::remote::{CONNECT_ENV, KEYS_ENV, LISTEN_ENV, PLAINTEXT_ENV};
+    let size = 1usize << 20;
+    let total = if cfg.reps < 5 { 16usize << 20 } else { 256 << 20 };
+    let root = std::env::temp_dir().join(format!("doca-bench-link-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let made = (|| {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut b = std::fs::DirBuilder::new();
+        b.mode(0o700);
+        for d in ["", "host", "dpu"] {
+            b.create(root.join(d)).map_err(|e| e.to_string())?;
+        }
+        doca_link::remote::keys::generate(&root.join("keys"), false).map_err(|e| e.to_string())
+    })();
+    if let Err(e) = made {
+        eprintln!("dma across the link: skipped ({e})");
+        return;
+    }
+    let path = |p: &str| root.join(p).to_string_lossy().into_owned();
+    for (heap, plaintext) in [(false, false), (true, false), (false, true)] {
+        let port = match std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
+            Ok(a) => a.port(),
+            Err(e) => {
+                eprintln!("dma across the link: skipped (no port: {e})");
+                break;
+            }
+        };
+        let addr = format!("127.0.0.1:{port}");
+        let mut common = vec![(KEYS_ENV, path("keys"))];
+        if plaintext {
+            common.push((PLAINTEXT_ENV, "1".to_string()));
+        }
+        let mut host_env = common.clone();
+        host_env.extend([(doca_link::FABRIC_ENV, path("host")), (CONNECT_ENV, addr.clone())]);
+        let mut dpu_env = common;
+        dpu_env.extend([(doca_link::FABRIC_ENV, path("dpu")), (LISTEN_ENV, addr)]);
+        let role = if heap { "link-host-heap" } else { "link-host" };
+        let mut host = PeerProc::spawn_env(&[role, &size.to_string()], &host_env);
+        let line = host.line();
+        let mut words = line.split_whitespace().skip(1);
+        let (Some(desc), Some(raw_port)) = (words.next(), words.next()) else {
+            eprintln!("dma across the link: the host said {line:?}");
+            host.finish();
+            continue;
+        };
+        let (reps, iters) = (cfg.reps.to_string(), copies(total, size).to_string());
+        let mut dpu =
+            PeerProc::spawn_env(&["link-dpu", &size.to_string(), desc, raw_port, &reps, &iters], &dpu_env);
+        let result = dpu.line();
+        dpu.finish();
+        host.finish();
+        let nums: Vec<f64> = result.split_whitespace().skip(1).filter_map(|w| w.parse().ok()).collect();
+        let [t_dma, t_raw] = nums[..] else {
+            eprintln!("dma across the link: the DPU said {result:?}");
+            continue;
+        };
+        rows.push(Row {
+            section: "dma",
+            name: format!(
+                "dma DPU reads host {} across the link ({}) {}",
+                if heap { "heap memory" } else { "memory" },
+                if plaintext { "TCP, plaintext" } else { "TCP, Noise" },
+                kib(size)
+            ),
+            unit: "GB/s",
+            value: size as f64 / t_dma,
+            p99: None,
+            baseline: format!("raw TCP request of {}", kib(size)),
+            base: size as f64 / t_raw,
+            lower_is_better: false,
+        });
+    }
+    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// Shared memory of `size` bytes (filled), exported from host function b1:00.0; with `heap`,
@@ -569,6 +733,8 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
             false,
         ));
     }
+
+    link_rows(cfg, rows);
 
     // Throughput of 4 KiB tasks with 1, 8 and 64 in flight, beside memcpy of the first task's
     // 4 KiB.
