@@ -15,8 +15,8 @@ use super::keys::Keys;
 use super::stream::throttle::{warn_limited, Reason};
 use super::stream::{self, Failure, Stream};
 use super::{
-    Config, Kind, PresenceKey, Role, HANDSHAKE_WAIT, MAX_DIALBACKS, MAX_MESSAGE, MAX_STREAMS_PER_PEER,
-    REPLY_WAIT,
+    Config, Kind, PresenceKey, Role, HANDSHAKE_WAIT, MAX_DIALBACKS, MAX_HANDSHAKES, MAX_MESSAGE,
+    MAX_STREAMS_PER_PEER, REPLY_WAIT,
 };
 use crate::error::{bail, fail};
 use crate::{Error, Result};
@@ -71,6 +71,7 @@ struct Shared {
     handlers: Mutex<[Option<Handler>; 5]>,
     listener: Mutex<Listening>,
     counts: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    pending: Arc<AtomicUsize>,
     /// DPU side: the host processes present, each with the serial of its presence stream.
     presences: Mutex<HashMap<PresenceKey, (u64, Arc<Stream>)>>,
     serial: AtomicU64,
@@ -119,6 +120,26 @@ impl Drop for Slot {
                 c.remove(&self.ip);
             }
         }
+    }
+}
+
+/// One connection between its accept and its first request, counted against
+/// [`MAX_HANDSHAKES`] (dropped once the request is in).
+struct Pending(Arc<AtomicUsize>);
+
+impl Pending {
+    fn take(count: &Arc<AtomicUsize>) -> Option<Pending> {
+        if count.fetch_add(1, Ordering::AcqRel) >= MAX_HANDSHAKES {
+            count.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Pending(count.clone()))
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -176,6 +197,7 @@ impl Link {
                 handlers: Mutex::new([None; 5]),
                 listener: Mutex::new(Listening::Not),
                 counts: Arc::default(),
+                pending: Arc::default(),
                 presences: Mutex::default(),
                 serial: AtomicU64::new(1),
                 tickets: Mutex::default(),
@@ -336,6 +358,14 @@ impl Shared {
             }
             match got {
                 Ok((sock, addr)) => {
+                    let Some(pending) = Pending::take(&self.pending) else {
+                        warn_limited!(
+                            Reason::Crowded,
+                            None,
+                            "link: refused {addr}: {MAX_HANDSHAKES} handshakes in progress already"
+                        );
+                        continue;
+                    };
                     let Some(slot) = Slot::take(&self.counts, addr.ip()) else {
                         warn_limited!(
                             Reason::Crowded,
@@ -348,7 +378,7 @@ impl Shared {
                     let sh = self.clone();
                     let spawned = std::thread::Builder::new()
                         .name("doca-link-conn".into())
-                        .spawn(move || sh.serve_connection(sock, addr, slot));
+                        .spawn(move || sh.serve_connection(sock, addr, slot, pending));
                     if let Err(e) = spawned {
                         warn_limited!(
                             Reason::Accept,
@@ -371,7 +401,13 @@ impl Shared {
     }
 
     /// A connection the listener accepted: handshake, first message, dispatch.
-    fn serve_connection(self: Arc<Shared>, sock: std::net::TcpStream, addr: SocketAddr, slot: Slot) {
+    fn serve_connection(
+        self: Arc<Shared>,
+        sock: std::net::TcpStream,
+        addr: SocketAddr,
+        slot: Slot,
+        pending: Pending,
+    ) {
         let deadline = Instant::now() + HANDSHAKE_WAIT;
         let stream =
             match stream::handshake(sock, addr, self.keys.as_ref(), false, deadline, Some(Box::new(slot))) {
@@ -398,6 +434,7 @@ impl Shared {
             }
             Ok(Some(false)) | Err(_) => return,
         }
+        drop(pending);
         self.dispatch(stream, first);
     }
 
@@ -437,7 +474,7 @@ impl Shared {
             }
             Some(M_PRESENCE) if first.len() == 9 => {
                 let key = u64::from_le_bytes(first[1..9].try_into().unwrap_or_default());
-                if !answer(&stream, None) {
+                if self.stop.load(Ordering::SeqCst) || !answer(&stream, None) {
                     return;
                 }
                 let stream = Arc::new(stream);

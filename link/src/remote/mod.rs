@@ -66,7 +66,8 @@
 //! # Bounds and failures
 //!
 //! - The listener keeps at most [`MAX_STREAMS_PER_PEER`] streams per peer IP address
-//!   (handshakes in progress included); more are closed at once, logged (rate-limited).
+//!   (handshakes in progress included), and at most [`MAX_HANDSHAKES`] connections in their
+//!   handshake over all peers; more are closed at once, logged (rate-limited).
 //! - A peer that fails the handshake is refused with one warn line naming its address
 //!   (`link: refused ADDR: authentication failed (wrong or missing key)`), rate-limited to
 //!   one line a second per reason, as are a bad preface, a mode mismatch, a late handshake.
@@ -122,6 +123,9 @@ pub const STALL: Duration = Duration::from_secs(10);
 pub const DIAL_RETRY: Duration = Duration::from_secs(2);
 /// Streams the listener keeps at once per peer IP address.
 pub const MAX_STREAMS_PER_PEER: usize = 64;
+/// Connections the listener takes through their handshake at once, over all peers (each
+/// for at most [`HANDSHAKE_WAIT`]).
+pub const MAX_HANDSHAKES: usize = 256;
 /// Dial-backs a host process runs at once.
 pub const MAX_DIALBACKS: usize = 64;
 
