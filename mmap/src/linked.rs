@@ -155,21 +155,17 @@ pub const PRESENCE_WAIT: Duration = Duration::from_secs(3);
 
 /// Opens the import stream: on the DPU side (`to` names the host process), a host process
 /// not present yet is waited for, at most [`PRESENCE_WAIT`] (the listener may have started
-/// just now, with this process's first map).
+/// just now, with this process's first map, and the host's presence comes back within its
+/// back-off).
 fn open_stream(to: Option<remote::PresenceKey>, req: &[u8]) -> doca_link::Result<Stream> {
-    let deadline = std::time::Instant::now() + PRESENCE_WAIT;
-    let mut rest = Duration::from_millis(50);
-    loop {
-        match remote::open(Kind::MemoryImport, to, req) {
-            Err(doca_link::Error::NotFound)
-                if to.is_some() && std::time::Instant::now() + rest < deadline =>
-            {
-                std::thread::sleep(rest);
-                rest = (rest * 2).min(Duration::from_millis(500));
-            }
-            r => return r,
+    if let Some(key) = to {
+        remote::ensure_listening();
+        let deadline = std::time::Instant::now() + PRESENCE_WAIT;
+        while !remote::is_present(key) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
+    remote::open(Kind::MemoryImport, to, req)
 }
 
 /// Waits at most `limit` for one whole message: `Ok(false)` when the other side closed.
