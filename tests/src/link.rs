@@ -120,6 +120,8 @@ pub fn pairs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a st
 pub struct Netns {
     host: String,
     dpu: String,
+    /// The host's end of the veth pair.
+    wire: String,
 }
 
 /// The host's address on the veth pair.
@@ -145,8 +147,8 @@ impl Netns {
             return None;
         }
         let tag = format!("{:x}{}", std::process::id() % 0xfffff, serial());
-        let ns = Netns { host: format!("doca-h{tag}"), dpu: format!("doca-d{tag}") };
         let (vh, vd) = (format!("vh{tag}"), format!("vd{tag}"));
+        let ns = Netns { host: format!("doca-h{tag}"), dpu: format!("doca-d{tag}"), wire: vh.clone() };
         let made = (|| {
             ip(&["netns", "add", &ns.host])?;
             ip(&["netns", "add", &ns.dpu])?;
@@ -179,6 +181,12 @@ impl Netns {
     /// The command prefix that runs a program in the DPU's namespace.
     pub fn dpu(&self) -> [&str; 4] {
         ["ip", "netns", "exec", &self.dpu]
+    }
+
+    /// Cuts the wire: the host's end of the veth pair goes down. Nothing passes any more, and
+    /// nothing says so either (no reset): what a pulled cable does.
+    pub fn cut(&self) {
+        ip(&["-n", &self.host, "link", "set", &self.wire, "down"]).expect("the wire cut");
     }
 }
 

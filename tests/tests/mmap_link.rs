@@ -198,3 +198,33 @@ fn host_and_dpu_in_two_network_namespaces_share_memory_over_a_veth_pair() {
         assert!(host.finish() && dpu.finish());
     }
 }
+
+/// The wire cut (the veth pair's host end down: no reset, only silence) while the DPU's DMA
+/// copies 16 MiB of host heap memory again and again: the copy in progress fails — the link's
+/// keepalive ends the stream (`CONNECTION_RESET`) or the answer's wait runs out (`TIME_OUT`) —
+/// and every later access is `NOT_FOUND`; nothing hangs (root only).
+#[test]
+fn a_wire_cut_in_the_middle_of_copies_fails_them_instead_of_hanging() {
+    let Some(ns) = Netns::new("a wire cut between two network namespaces") else { return };
+    let apart = Apart::new("cut", DPU_IP, 18516);
+    let (mut dpu, mut host) = sides(&apart, (&ns.host(), &ns.dpu()));
+    let len = 16 << 20;
+    let desc = export(&mut host, "export_heap", len);
+    assert_eq!(dpu.ask(&format!("import {}", to_hex(&desc))), "ok");
+    dpu.send(&format!("dma_until_error {len}"));
+    assert_eq!(dpu.line(), "looping");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    ns.cut();
+    let cut = std::time::Instant::now();
+    let said = dpu.line();
+    eprintln!("the copy in progress failed {:?} after the cut: {said}", cut.elapsed());
+    let mut words = said.split_whitespace();
+    assert_eq!(words.next(), Some("failed"), "{said}");
+    let copies: u64 = words.next().and_then(|n| n.parse().ok()).expect("a count");
+    assert!(copies > 0, "no copy succeeded before the cut");
+    let code = words.next().unwrap_or_default();
+    assert!(["DOCA_ERROR_CONNECTION_RESET", "DOCA_ERROR_TIME_OUT"].contains(&code), "{said}");
+    assert_eq!(dpu.ask("fetch 0 4"), "err DOCA_ERROR_NOT_FOUND");
+    assert!(dpu.finish());
+    host.kill();
+}
