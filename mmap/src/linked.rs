@@ -31,7 +31,10 @@
 //! one piece per stream, whatever the peer says. A request that breaks the protocol closes
 //! that one stream with a log line; a refused one (out of range, read-only) is answered with
 //! its code and the stream goes on. At most [`MAX_STREAMS`] streams are served at once by one
-//! process (more are refused with `NO_MEMORY`). The importer checks every answer (its size,
+//! process (more are refused with `NO_MEMORY`). A served export (memory registered by address)
+//! is imported on the exporter's side through its own serving threads, all from one process:
+//! at most [`crate::served::MAX_CONNS_PER_PEER`] importers across the link hold one such
+//! export at once (more are `NOT_FOUND`, as a local process beyond its share). The importer checks every answer (its size,
 //! its code) the same way; a broken answer closes the import.
 //!
 //! **Cost.** Every piece crosses the network stack (and the link's encryption) once each
