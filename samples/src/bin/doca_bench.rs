@@ -28,7 +28,7 @@ struct Args {
     #[arg(long)]
     smoke: bool,
     /// Only these sections (engine, dma, ec, aes_gcm, compress, control, fast, or a part:
-    /// fast-latency, fast-bandwidth);
+    /// fast-latency, fast-bandwidth, dma-link);
     /// the baselines always run.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -1518,7 +1518,9 @@ fn main() -> ExitCode {
     if wanted("engine") {
         engine(&cfg, &mut rows);
     }
-    if wanted("dma") {
+    if args.only.iter().any(|o| o == "dma-link") {
+        link_rows(&cfg, &mut rows);
+    } else if wanted("dma") {
         dma_rows(&cfg, &mut rows);
     }
     if wanted("ec") {
