@@ -189,6 +189,15 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
+/// Runs `f` when the process exits normally (`exit`, or a return from `main`), while its
+/// other threads still run: for library threads that must finish their work first (a link
+/// stand-in forwarding what the application published just before exiting). `false` when
+/// the C library's table is full.
+pub fn at_exit(f: extern "C" fn()) -> bool {
+    // SAFETY: `atexit` only stores the function pointer; `f` is a plain `extern "C" fn()`.
+    unsafe { libc::atexit(f) == 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

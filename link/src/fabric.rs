@@ -108,6 +108,18 @@ impl FabricDir {
             if (st.st_uid != 0 && st.st_uid != me) || (writable_by_others && !sticky) {
                 let above: PathBuf = std::iter::repeat_n("..", depth).collect();
                 let shown = std::fs::canonicalize(dir.join(&above)).unwrap_or(above);
+                if st.st_uid != 0 && st.st_uid != me && !uid_is_mapped(st.st_uid) {
+                    // In a user namespace (a rootless container, `unshare -r`), a directory
+                    // of a user the namespace does not map — the machine's root, or anybody
+                    // else — shows the overflow uid: who it is cannot be known from here.
+                    bail!(
+                        Error::NotPermitted,
+                        "fabric directory {}: its parent directory {} belongs to a user outside this user namespace (shown as uid {}): it may be another user of the machine, who could replace the fabric directory: set {FABRIC_ENV} to a directory under directories of this namespace's own users (in a container with a user namespace: a volume mounted in the container's own root file system, such as /run/doca-emu)",
+                        dir.display(),
+                        shown.display(),
+                        st.st_uid
+                    );
+                }
                 bail!(
                     Error::NotPermitted,
                     "fabric directory {}: its parent directory {} (uid {}, mode {:o}) lets another user replace it: set {FABRIC_ENV} to a directory under directories only this user or root can write",
@@ -172,6 +184,26 @@ impl AsFd for FabricDir {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
+}
+
+/// Whether `uid`, as this process sees owners, is a uid of its user namespace
+/// (`/proc/self/uid_map`); a file of a user the namespace does not map shows the overflow
+/// uid instead. Unreadable map: taken as mapped (outside user namespaces every uid is).
+fn uid_is_mapped(uid: u32) -> bool {
+    std::fs::read_to_string("/proc/self/uid_map").map_or(true, |map| uid_in_map(&map, uid))
+}
+
+/// Whether `uid` is inside one of the ranges of a `uid_map` (lines "inside outside count").
+fn uid_in_map(map: &str, uid: u32) -> bool {
+    map.lines().any(|line| {
+        let mut w = line.split_whitespace().map(|n| n.parse::<u64>());
+        match (w.next(), w.next(), w.next()) {
+            (Some(Ok(inside)), Some(Ok(_)), Some(Ok(count))) => {
+                (inside..inside + count).contains(&(uid as u64))
+            }
+            _ => false,
+        }
+    })
 }
 
 /// The fabric directory's path (created and checked as [`FabricDir::open`] does).
@@ -543,4 +575,24 @@ pub fn recv(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Recv> {
         truncated: msg.flags.contains(rustix::net::ReturnFlags::TRUNC),
         fds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uid_in_map;
+
+    /// A rootless container's map (its root is uid 42420 of the machine): its own uids are
+    /// mapped, the overflow uid its unmapped owners show is not; outside user namespaces
+    /// every uid is.
+    #[test]
+    fn a_uid_is_mapped_only_inside_the_ranges_of_the_map() {
+        let rootless = "         0      42420          1\n";
+        assert!(uid_in_map(rootless, 0));
+        assert!(!uid_in_map(rootless, 1) && !uid_in_map(rootless, 65534));
+        let subuids = "0 1000 1\n1 100000 65536\n";
+        assert!(uid_in_map(subuids, 0) && uid_in_map(subuids, 65536) && !uid_in_map(subuids, 65537));
+        let init = "0 0 4294967295\n";
+        assert!(uid_in_map(init, 65534) && uid_in_map(init, u32::MAX - 1));
+        assert!(!uid_in_map("", 0) && !uid_in_map("garbage\n", 0));
+    }
 }

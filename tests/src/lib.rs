@@ -31,15 +31,53 @@ pub fn wrapped(program: &str) -> Command {
 /// The first child of process `pid` (waiting a little for it to be started): the program a
 /// wrapper such as `unshare --fork` runs.
 pub fn child_of(pid: u32) -> u32 {
+    find_child(pid, Wrapped::Child).unwrap_or_else(|| panic!("process {pid} started no program"))
+}
+
+/// How a [`Peer`]'s command starts its program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrapped {
+    /// The command is the program.
+    No,
+    /// A wrapper (`unshare --pid --fork …`) whose first child is the program.
+    Child,
+    /// A wrapper whose program is its first child in another PID namespace than its own
+    /// (one that first runs other commands of its own, e.g. mount(8), as `apart`'s sides
+    /// run as another user do).
+    NewPidNamespace,
+}
+
+/// The child of `pid` that `how` names, waiting for it up to 5 s; `None` when there is none
+/// (or `pid` is gone).
+fn find_child(pid: u32, how: Wrapped) -> Option<u32> {
     let children = format!("/proc/{pid}/task/{pid}/children");
+    let pid_ns = |p: u32| std::fs::read_link(format!("/proc/{p}/ns/pid")).ok();
+    let exited = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The state follows the command name's closing parenthesis: Z (or X) once it exited.
+        stat.rsplit_once(')')
+            .is_none_or(|(_, rest)| matches!(rest.split_whitespace().next(), Some("Z" | "X")))
+    };
     for _ in 0..500 {
-        let list = std::fs::read_to_string(&children).unwrap_or_default();
-        if let Some(child) = list.split_whitespace().next().and_then(|p| p.parse().ok()) {
-            return child;
+        if exited() {
+            return None;
+        }
+        let list = std::fs::read_to_string(&children).ok()?;
+        let mut kids = list.split_whitespace().filter_map(|p| p.parse::<u32>().ok());
+        let found = match how {
+            Wrapped::No => return Some(pid),
+            Wrapped::Child => kids.next(),
+            Wrapped::NewPidNamespace => {
+                let own = pid_ns(pid)?;
+                kids.find(|&k| pid_ns(k).is_some_and(|ns| ns != own))
+            }
+        };
+        if found.is_some() {
+            return found;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    panic!("process {pid} started no program")
+    None
 }
 
 /// Whether this machine lets the tests make PID namespaces (root and `unshare`): when not,
@@ -56,6 +94,8 @@ pub fn pid_namespaces(what: &str) -> bool {
     ok
 }
 
+pub mod apart;
+
 /// How long a peer may take to answer one line.
 pub const ANSWER_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -65,6 +105,21 @@ pub struct Peer {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     name: String,
+    /// Whether the program runs under a wrapper (`unshare …`): the child is the wrapper.
+    wrapped: Wrapped,
+    /// Its stderr, when captured ([`Peer::from_command`]).
+    stderr: Option<std::sync::Arc<std::sync::Mutex<Vec<u8>>>>,
+}
+
+/// How a peer ended ([`Peer::output`]).
+#[derive(Debug)]
+pub struct Ended {
+    /// Whether it exited 0.
+    pub success: bool,
+    /// The lines it printed that nobody read yet, each ending in a newline.
+    pub stdout: String,
+    /// Its stderr (its log), when captured.
+    pub stderr: String,
 }
 
 impl Peer {
@@ -91,7 +146,8 @@ impl Peer {
     }
 
     /// Starts `program` with `args` under the command `prefix` (such as `ip netns exec
-    /// NAME`: in another network namespace), with `env`, its stderr written to `log`.
+    /// NAME`, which runs it in another network namespace as the same process), with `env`,
+    /// its stderr written to `log`.
     pub fn spawn_under(
         prefix: &[&str],
         program: &str,
@@ -105,26 +161,45 @@ impl Peer {
         if !prefix.is_empty() {
             cmd.args(&prefix[1..]).arg(program);
         }
-        Peer::start_command(cmd, program, args, Stdio::from(file), env)
+        cmd.args(args).envs(env.iter().copied()).stderr(Stdio::from(file));
+        Peer::launch(cmd, program, Wrapped::No, None)
     }
 
     fn start(program: &str, args: &[&str], stderr: Stdio, env: &[(&str, &str)]) -> Peer {
-        Peer::start_command(wrapped(program), program, args, stderr, env)
+        let mut cmd = wrapped(program);
+        cmd.args(args).envs(env.iter().copied()).stderr(stderr);
+        let wrap = std::env::var_os(PEER_WRAP_ENV).is_some_and(|w| !w.is_empty());
+        Peer::launch(cmd, program, if wrap { Wrapped::Child } else { Wrapped::No }, None)
     }
 
-    fn start_command(
+    /// Starts `cmd` (stdin and stdout piped, stderr captured: [`Peer::stderr`]), named
+    /// `name` in messages; `wrapped` says how `cmd` starts the program ([`Peer::pid`]). The
+    /// way [`apart`] starts its sides.
+    pub fn from_command(mut cmd: Command, name: &str, wrapped: Wrapped) -> Peer {
+        cmd.stderr(Stdio::piped());
+        let captured = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut peer = Peer::launch(cmd, name, wrapped, Some(captured.clone()));
+        if let Some(mut err) = peer.child.stderr.take() {
+            std::thread::spawn(move || {
+                use std::io::Read;
+                let mut chunk = [0u8; 4096];
+                while let Ok(n @ 1..) = err.read(&mut chunk) {
+                    captured.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(&chunk[..n]);
+                }
+            });
+        }
+        peer
+    }
+
+    fn launch(
         mut cmd: Command,
         program: &str,
-        args: &[&str],
-        stderr: Stdio,
-        env: &[(&str, &str)],
+        wrapped: Wrapped,
+        stderr: Option<std::sync::Arc<std::sync::Mutex<Vec<u8>>>>,
     ) -> Peer {
         let mut child = cmd
-            .args(args)
-            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(stderr)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
         let stdout = child.stdout.take().expect("piped stdout");
@@ -138,17 +213,66 @@ impl Peer {
             }
         });
         let stdin = child.stdin.take();
-        Peer { child, stdin, lines, name: program.rsplit('/').next().unwrap_or(program).to_string() }
+        let name = program.rsplit('/').next().unwrap_or(program).to_string();
+        Peer { child, stdin, lines, name, wrapped, stderr }
+    }
+
+    /// What it wrote on stderr so far (empty unless captured: [`Peer::from_command`]).
+    pub fn stderr(&self) -> String {
+        self.stderr.as_ref().map_or_else(String::new, |s| {
+            String::from_utf8_lossy(&s.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+        })
+    }
+
+    /// Closes stdin, waits (at most [`ANSWER_DEADLINE`]) for the exit and for the end of its
+    /// output: whether it exited 0, the lines nobody read and its captured stderr. Panics,
+    /// naming the peer and with what it wrote, when it does not exit in time.
+    pub fn output(mut self) -> Ended {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + ANSWER_DEADLINE;
+        let status = loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("{}: did not exit within {ANSWER_DEADLINE:?}; its log:\n{}", self.name, self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut stdout = String::new();
+        // The reader ends at the end of the pipe: every holder of its end has exited.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            stdout.push_str(&line);
+            stdout.push('\n');
+        }
+        // The stderr reader likewise (bounded: a grandchild may hold the pipe).
+        let end = std::time::Instant::now() + Duration::from_secs(5);
+        while self.stderr.as_ref().is_some_and(|s| std::sync::Arc::strong_count(s) > 1)
+            && std::time::Instant::now() < end
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ended { success: status.success(), stdout, stderr: self.stderr() }
     }
 
     /// The process id (under a [`PEER_WRAP_ENV`] wrapper: the peer program's, the
     /// wrapper's child, as this process sees it).
     pub fn pid(&self) -> u32 {
         let outer = self.child.id();
-        if std::env::var_os(PEER_WRAP_ENV).is_none_or(|w| w.is_empty()) {
-            return outer;
+        find_child(outer, self.wrapped)
+            .unwrap_or_else(|| panic!("{}: process {outer} started no program", self.name))
+    }
+
+    /// The program's pid while it runs (under a wrapper: the wrapper's first child); `None`
+    /// once it is gone. Never waits long: for a program that may be done before it is
+    /// looked at.
+    pub fn running_pid(&mut self) -> Option<u32> {
+        if self.child.try_wait().ok().flatten().is_some() {
+            return None;
         }
-        child_of(outer)
+        find_child(self.child.id(), self.wrapped)
     }
 
     /// The pid of the program a wrapper started (`unshare … program`: the wrapper's child).
@@ -160,7 +284,7 @@ impl Peer {
     /// its own under [`PEER_WRAP_ENV`], where no peer sees another's pid — the words the
     /// library uses for such a process.
     pub fn as_named_by_peers(&self) -> String {
-        if std::env::var_os(PEER_WRAP_ENV).is_some_and(|w| !w.is_empty()) {
+        if self.wrapped != Wrapped::No {
             "a process of another PID namespace".into()
         } else {
             format!("pid {}", self.pid())
@@ -214,7 +338,7 @@ impl Peer {
 
     /// Kills the peer at once (SIGKILL) and reaps it.
     pub fn kill(mut self) {
-        if std::env::var_os(PEER_WRAP_ENV).is_some_and(|w| !w.is_empty()) {
+        if self.wrapped != Wrapped::No {
             if let Some(pid) = rustix::process::Pid::from_raw(self.pid() as i32) {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }

@@ -4,11 +4,16 @@
  * the export, names host buffers by host addresses, and its DMA reads the host's first half
  * into its own memory and writes its own bytes into the host's second half.
  *
- *   dma_malloc host <len>                 prints "desc <hex> <addr>", blocks in read(), then
- *                                         checks both halves, destroys its map, prints "ok"
+ *   dma_malloc host <len> [<file>]        prints "desc <hex> <addr>" (with <file>: writes
+ *                                         "<hex> <addr>" into it, as dma_copy writes its
+ *                                         descriptor file, and prints "exported"), blocks in
+ *                                         read(), then checks both halves, destroys its map,
+ *                                         prints "ok"
  *   dma_malloc dpu <hex> <addr> <len>     copies both ways, prints "copied", waits for a line,
  *                                         then expects the next task to fail with NOT_FOUND
- *                                         (the host is gone by then) and prints "ok" */
+ *                                         (the host is gone by then) and prints "ok"
+ *   dma_malloc dpu-file <file> <len>      the same, the descriptor and address read from the
+ *                                         file the host wrote */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +39,28 @@ static uint8_t dpu_byte(size_t i)
 	return (uint8_t)(i * 13 + 1);
 }
 
-static int host(size_t len)
+/* Writes "<hex> <addr>" into `path` whole: written under another name, then renamed, so a
+ * reader never sees half of it. */
+static int write_desc_file(const char *path, const uint8_t *desc, size_t desc_len, const void *addr)
+{
+	char tmp[4096];
+	FILE *f;
+	size_t i;
+	int ok;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.part", path) >= (int)sizeof(tmp))
+		return 0;
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		return 0;
+	for (i = 0; i < desc_len; i++)
+		fprintf(f, "%02x", desc[i]);
+	fprintf(f, " %llu\n", (unsigned long long)(uintptr_t)addr);
+	ok = fclose(f) == 0;
+	return ok && rename(tmp, path) == 0;
+}
+
+static int host(size_t len, const char *file)
 {
 	struct doca_dev *dev;
 	struct doca_mmap *map;
@@ -55,10 +81,17 @@ static int host(size_t len)
 	CHECK_CODE(doca_mmap_export_pci(map, dev, (const void **)&desc, &desc_len), DOCA_SUCCESS);
 	if (failures)
 		return checks_result();
-	printf("desc ");
-	for (i = 0; i < desc_len; i++)
-		printf("%02x", desc[i]);
-	printf(" %llu\n", (unsigned long long)(uintptr_t)buf);
+	if (file != NULL) {
+		CHECK(write_desc_file(file, desc, desc_len, buf));
+		if (failures)
+			return checks_result();
+		printf("exported\n");
+	} else {
+		printf("desc ");
+		for (i = 0; i < desc_len; i++)
+			printf("%02x", desc[i]);
+		printf(" %llu\n", (unsigned long long)(uintptr_t)buf);
+	}
 	fflush(stdout);
 
 	/* The DPU copies now; this thread only waits. */
@@ -215,12 +248,35 @@ static int dpu(const char *hex, const char *addr_text, size_t len)
 	return checks_result();
 }
 
+/* The DPU side with the descriptor and address read from the host's file. */
+static int dpu_from_file(const char *path, size_t len)
+{
+	static char hex[1024];
+	char addr[32];
+	FILE *f = fopen(path, "r");
+	int got;
+
+	if (f == NULL) {
+		fprintf(stderr, "dma_malloc: cannot open %s\n", path);
+		return 1;
+	}
+	got = fscanf(f, "%1023s %31s", hex, addr);
+	fclose(f);
+	if (got != 2) {
+		fprintf(stderr, "dma_malloc: %s holds no descriptor\n", path);
+		return 1;
+	}
+	return dpu(hex, addr, len);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc == 3 && strcmp(argv[1], "host") == 0)
-		return host(strtoull(argv[2], NULL, 10));
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "host") == 0)
+		return host(strtoull(argv[2], NULL, 10), argc == 4 ? argv[3] : NULL);
 	if (argc == 5 && strcmp(argv[1], "dpu") == 0)
 		return dpu(argv[2], argv[3], strtoull(argv[4], NULL, 10));
-	fprintf(stderr, "usage: dma_malloc host <len> | dpu <hex> <addr> <len>\n");
+	if (argc == 4 && strcmp(argv[1], "dpu-file") == 0)
+		return dpu_from_file(argv[2], strtoull(argv[3], NULL, 10));
+	fprintf(stderr, "usage: dma_malloc host <len> [<file>] | dpu <hex> <addr> <len> | dpu-file <file> <len>\n");
 	return 2;
 }

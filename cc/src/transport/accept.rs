@@ -125,6 +125,8 @@ impl Acceptor {
     /// the name).
     pub fn listen(set: &EpollSet, ns: &str, limits: Limits) -> Result<Acceptor> {
         let listener = Listener::bind_service(ns, limits.function, &limits.name)?;
+        // On the DPU side of a TCP link, remote clients reach it through this process's link.
+        super::remote::listen_if_dpu();
         Ok(Acceptor {
             listener: set.watch(listener, token::LISTENER)?,
             pending: Slab::new(),

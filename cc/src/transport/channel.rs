@@ -29,6 +29,13 @@ impl Channel {
         Channel { tx, rx, peer_bell, peer_room_bell }
     }
 
+    /// The parts, for a link stand-in that drives each ring from a thread of its own: (the
+    /// ring this side writes, the ring it reads, the peer's messages doorbell, the peer's
+    /// room doorbell).
+    pub fn into_parts(self) -> (Ring, Ring, Doorbell, Doorbell) {
+        (self.tx, self.rx, self.peer_bell, self.peer_room_bell)
+    }
+
     /// Publishes one message of `len` bytes that `fill` writes: false (nothing written)
     /// when the peer's ring is full; `INVALID_VALUE` when `len` exceeds a slot.
     pub fn send(&self, kind: u32, len: usize, fill: impl FnOnce(&mut [u8])) -> Result<bool> {

@@ -47,7 +47,14 @@ impl Dialing<OwnedFd> {
         bells: [std::os::fd::BorrowedFd<'_>; 2],
         now: Instant,
     ) -> Result<Option<Dialing<OwnedFd>>> {
-        let Some(sock) = connect_service(ns, pci, &hello.name)? else { return Ok(None) };
+        let sock = match connect_service(ns, pci, &hello.name)? {
+            Some(sock) => sock,
+            // No local server: across the link when this process is the host side of one.
+            None => match super::remote::dial(ns, pci, &hello.name)? {
+                Some(sock) => sock,
+                None => return Ok(None),
+            },
+        };
         Ok(Some(Dialing::on(sock, hello, bells, now)?))
     }
 

@@ -13,6 +13,8 @@
 //! | [`budget`]   | what each connection holds of its peer process's budget               |
 //! | [`dial`]     | a handshake in flight (client side)                                   |
 //! | [`cadence`]  | when a busy side looks at its control sockets                         |
+//! | [`remote`]   | connections across the TCP link: stand-ins that play the peer locally |
+//! | [`remote_fast`] | the fast path across the link: consumers fed and mirrored          |
 //! | [`throttle`] | peer-caused log lines, at most one per kind and second                |
 //! | [`token`]    | the tokens of a side's control set                                    |
 
@@ -22,6 +24,8 @@ pub mod cadence;
 pub mod channel;
 pub mod dial;
 pub mod lane_lock;
+pub mod remote;
+pub mod remote_fast;
 pub mod ring;
 pub mod setup;
 pub mod throttle;

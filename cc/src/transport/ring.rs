@@ -666,6 +666,11 @@ impl Ring {
         self.c().closed.load(Ordering::Acquire) != 0
     }
 
+    /// A handle that tells from any thread whether messages wait in this ring.
+    pub fn probe(&self) -> Probe {
+        Probe { area: self.area.clone(), ctrl: self.ctrl }
+    }
+
     /// Producer end: a handle that tells the reader "a control packet waits on the socket"
     /// (any thread may use it; it keeps the segment mapped).
     pub fn signal(&self) -> Signal {
@@ -682,6 +687,29 @@ impl Ring {
     /// The segment this ring lives in.
     pub fn area(&self) -> &Arc<Area> {
         &self.area
+    }
+}
+
+/// Whether a ring holds messages its consumer has not released yet, readable from any
+/// thread (a stand-in's exit flush waits on it while its owner forwards them).
+pub struct Probe {
+    area: Arc<Area>,
+    ctrl: NonNull<Ctrl>,
+}
+
+// SAFETY: `Probe` only loads two atomics in the mapped segment it keeps alive.
+unsafe impl Send for Probe {}
+// SAFETY: as above; atomics are shared-safe.
+unsafe impl Sync for Probe {}
+
+impl Probe {
+    /// Whether messages wait: published (`tail`) and not yet released (`head`).
+    pub fn pending(&self) -> bool {
+        let _ = &self.area;
+        // SAFETY: `ctrl` points into `area` (kept alive by `self`), checked at attach.
+        let c = unsafe { self.ctrl.as_ref() };
+        // Acquire pairs with the Release stores of `tail` (producer) and `head` (consumer).
+        c.tail.load(Ordering::Acquire) != c.head.load(Ordering::Acquire)
     }
 }
 

@@ -104,13 +104,30 @@ pub fn serve(
         }
         Ok(Recv::Packet { len, truncated, fds }) => (len, truncated, fds),
     };
+    serve_hello(who, sock, pid, (&buf[..len], truncated, fds), limits, live, id, bells)
+}
+
+/// [`serve`] for a Hello already read from `sock` (the packet, whether it was truncated,
+/// the descriptors it carried): a link stand-in reads the Hello first, asks the real server
+/// across the link, then answers with the real server's limits.
+#[allow(clippy::too_many_arguments)]
+pub fn serve_hello(
+    who: &dyn Display,
+    sock: BorrowedFd<'_>,
+    pid: i32,
+    (packet, truncated, fds): (&[u8], bool, Vec<OwnedFd>),
+    limits: &Limits,
+    live: Occupancy,
+    id: u64,
+    bells: MakeBells<'_>,
+) -> Served {
     let refused = |r: Refusal| {
         if r.answer {
             let _ = send(sock, &Reply::refuse(r.code).encode(), &[]);
         }
         Served::Refused(r)
     };
-    let accepted = match handshake::accept(&buf[..len], truncated, fds.len(), limits, live) {
+    let accepted = match handshake::accept(packet, truncated, fds.len(), limits, live) {
         Ok(a) => a,
         Err(r) => return refused(r),
     };

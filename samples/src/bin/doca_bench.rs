@@ -19,6 +19,7 @@ use doca_core::loopback::{EchoTask, Loopback};
 use doca_core::{Pe, Started};
 use doca_link::notify::EventFd;
 use doca_samples::bench::{self, ns, percentiles, pin, run_until, CcSide, FpSide, FpUse};
+use doca_samples::bench_link::{self, LinkNet};
 
 /// Measure the emulator against same-run baselines.
 #[derive(Parser, Debug)]
@@ -27,8 +28,8 @@ struct Args {
     /// Short run for CI: fewer iterations and smaller sizes (figures are rough).
     #[arg(long)]
     smoke: bool,
-    /// Only these sections (engine, dma, ec, aes_gcm, compress, control, fast, or a part:
-    /// fast-latency, fast-bandwidth, dma-link);
+    /// Only these sections (engine, dma, ec, aes_gcm, compress, control, fast, link, or a part:
+    /// fast-latency, fast-bandwidth);
     /// the baselines always run.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -121,14 +122,22 @@ struct PeerProc {
 
 impl PeerProc {
     fn spawn(role: &[&str]) -> PeerProc {
-        PeerProc::spawn_env(role, &[])
+        let exe = std::env::current_exe().expect("this program");
+        PeerProc::start(Command::new(exe), role)
     }
 
-    /// [`PeerProc::spawn`] with environment variables of the peer's own.
-    fn spawn_env(role: &[&str], env: &[(&str, String)]) -> PeerProc {
+    /// A peer on side `side` (0 host, 1 DPU) of the link rows' network, with `env`.
+    fn spawn_on(net: &LinkNet, side: usize, role: &[&str], env: &[(&str, &str)]) -> PeerProc {
         let exe = std::env::current_exe().expect("this program");
-        let mut child = Command::new(exe)
-            .envs(env.iter().map(|(k, v)| (k, v)))
+        let mut cmd = net.command(side, &exe);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        PeerProc::start(cmd, role)
+    }
+
+    fn start(mut cmd: Command, role: &[&str]) -> PeerProc {
+        let mut child = cmd
             .arg("--role")
             .args(role)
             .stdin(Stdio::piped())
@@ -160,7 +169,14 @@ impl PeerProc {
 
 /// Runs a peer role; returns when the parent closes stdin.
 fn peer(role: &[String]) -> ExitCode {
-    pin(1);
+    // The link rows' sides are not pinned: each has library threads (the link's stand-ins)
+    // that must run beside its engine.
+    if std::env::var_os(doca_link::remote::LISTEN_ENV).is_none()
+        && std::env::var_os(doca_link::remote::CONNECT_ENV).is_none()
+        && role.first().is_none_or(|r| r != "tcp-echo")
+    {
+        pin(1);
+    }
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
         for _ in std::io::stdin().lock().lines() {}
@@ -198,6 +214,39 @@ fn peer(role: &[String]) -> ExitCode {
                 }
             }
             bench::eventfd_pingpong(&mine, &their_bell, n, false);
+        }
+        "tcp-echo" => {
+            // Served on a thread; the process ends when the parent closes stdin.
+            let addr = arg(1).to_string();
+            std::thread::spawn(move || {
+                if let Err(e) = bench_link::tcp_echo(&addr) {
+                    eprintln!("doca_bench tcp-echo {addr}: {e}");
+                    std::process::exit(1);
+                }
+            });
+            while !done() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        "link-measure" => {
+            // The host side of the link rows: one measurement, printed on one line.
+            let num = |i: usize| arg(i).parse::<u64>().unwrap_or(0);
+            let addr = || arg(2).parse::<std::net::SocketAddr>().ok();
+            let out = match arg(1) {
+                "tcp-lat" => addr()
+                    .and_then(|a| bench_link::tcp_latency(a, num(3)).ok())
+                    .map(|(a, b)| format!("{a} {b}")),
+                "cc-lat" => bench_link::cc_latency(arg(2), num(3)).map(|(a, b)| format!("{a} {b}")),
+                "tcp-bw" => addr()
+                    .and_then(|a| bench_link::tcp_bandwidth(a, num(3) as usize, num(4)).ok())
+                    .map(|g| g.to_string()),
+                "fp-bw" => bench_link::fp_bandwidth(arg(2), num(3) as usize, num(4)).map(|g| g.to_string()),
+                _ => None,
+            };
+            match out {
+                Some(line) => println!("{line}"),
+                None => return ExitCode::FAILURE,
+            }
         }
         "cc-echo" | "cc-sink" => {
             let sink: u64 = arg(3).parse().unwrap_or(0);
@@ -296,16 +345,17 @@ fn peer(role: &[String]) -> ExitCode {
             drop(map);
         }
         which @ ("link-host" | "link-host-heap") => {
-            // The host of the across-the-link rows (its own fabric directory and the link's
-            // host role, from its environment): the export, and a raw TCP server answering
-            // each 24-byte request with `size` bytes (the baseline), until stdin closes.
+            // The host of the DMA-across-the-link rows (its own fabric directory and the
+            // link's host role, from its environment): the export, and a raw TCP server at
+            // `arg(2)` answering each 24-byte request with `size` bytes (the baseline), until
+            // stdin closes.
             let size: usize = arg(1).parse().unwrap_or(0);
             let Ok(map) = dma_host_export(size, which == "link-host-heap") else { return ExitCode::FAILURE };
-            let Ok(raw) = std::net::TcpListener::bind("127.0.0.1:0") else { return ExitCode::FAILURE };
-            let port = raw.local_addr().map_or(0, |a| a.port());
+            let Ok(raw) = std::net::TcpListener::bind(arg(2)) else { return ExitCode::FAILURE };
+            let at = raw.local_addr().map_or_else(|_| String::new(), |a| a.to_string());
             std::thread::spawn(move || raw_tcp_server(&raw, size));
             let hex: String = map.1.iter().map(|b| format!("{b:02x}")).collect();
-            println!("desc {hex} {port}");
+            println!("desc {hex} {at}");
             let _ = std::io::stdout().flush();
             while !done() {
                 std::thread::sleep(Duration::from_millis(5));
@@ -313,13 +363,13 @@ fn peer(role: &[String]) -> ExitCode {
             drop(map);
         }
         "link-dpu" => {
-            // The DPU of the across-the-link rows (its own fabric directory and the link's
+            // The DPU of the DMA-across-the-link rows (its own fabric directory and the link's
             // DPU role): imports the host's export and measures a DMA read of it beside the
-            // raw TCP request of the same bytes, interleaved.
+            // raw TCP request of the same bytes from the host's server at `arg(3)`, interleaved.
             pin(0);
             let num = |i: usize| arg(i).parse::<usize>().unwrap_or(0);
             let (size, reps, iters) = (num(1), num(4), num(5) as u64);
-            match link_dpu(size, arg(2), num(3) as u16, reps.max(1), iters.max(1)) {
+            match link_dpu(size, arg(2), arg(3), reps.max(1), iters.max(1)) {
                 Ok((t_dma, t_raw)) => println!("result {t_dma} {t_raw}"),
                 Err(e) => {
                     eprintln!("link dpu: {e}");
@@ -337,9 +387,10 @@ fn peer(role: &[String]) -> ExitCode {
 }
 
 /// Answers each 24-byte request on one accepted connection with `size` bytes (the raw TCP
-/// baseline of the across-the-link rows: what a read of `size` bytes costs on a bare socket).
+/// baseline of the DMA-across-the-link rows: what a read of `size` bytes costs on a bare
+/// socket over the same path).
 fn raw_tcp_server(listener: &std::net::TcpListener, size: usize) {
-    use std::io::{Read, Write as _};
+    use std::io::Read;
     let Ok((mut sock, _)) = listener.accept() else { return };
     let _ = sock.set_nodelay(true);
     let bytes = vec![0x5au8; size];
@@ -351,18 +402,19 @@ fn raw_tcp_server(listener: &std::net::TcpListener, size: usize) {
     }
 }
 
-/// The DPU's side of an across-the-link row: (ns per DMA read of `size` bytes of the
-/// export `desc`, ns per raw TCP request of `size` bytes from `port`), interleaved.
-fn link_dpu(size: usize, desc: &str, port: u16, reps: usize, iters: u64) -> Result<(f64, f64), String> {
+/// The DPU's side of a DMA-across-the-link row: (ns per DMA read of `size` bytes of the
+/// export `desc`, ns per raw TCP request of `size` bytes from the server at `raw_at`),
+/// interleaved.
+fn link_dpu(size: usize, desc: &str, raw_at: &str, reps: usize, iters: u64) -> Result<(f64, f64), String> {
     use doca_samples::bench::dma::Rig;
-    use std::io::{Read, Write as _};
+    use std::io::Read;
     let desc = from_hex(desc).ok_or("a descriptor in hex")?;
     let dpu = Rig::new("03:00.0", 1, true).map_err(|e| format!("dma: {e}"))?;
     let remote =
         doca_mmap::Mmap::create_from_export(None, &desc, &dpu.dev).map_err(|e| format!("import: {e}"))?;
     let local = dpu.local_map(size, 0).map_err(|e| format!("map: {e}"))?;
     dpu.tasks(&remote, &local, 1, size).map_err(|e| format!("task: {e}"))?;
-    let mut raw = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("raw tcp: {e}"))?;
+    let mut raw = std::net::TcpStream::connect(raw_at).map_err(|e| format!("raw tcp: {e}"))?;
     raw.set_nodelay(true).map_err(|e| format!("raw tcp: {e}"))?;
     let mut into = vec![0u8; size];
     let tcp = |k: u64| {
@@ -376,86 +428,6 @@ fn link_dpu(size: usize, desc: &str, port: u16, reps: usize, iters: u64) -> Resu
     let (t_dma, t_raw) = measure_pair(reps, iters, dma, tcp);
     dpu.clear();
     Ok((t_dma, t_raw))
-}
-
-/// The across-the-link rows: a DPU process and a host process with fabric directories of
-/// their own, the link between them on the loopback (encrypted, or plaintext), the DPU's DMA
-/// reading 1 MiB of the host's export, beside a raw TCP request of 1 MiB between the same
-/// two processes in the same run.
-fn link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
-    use doca_link::remote::{CONNECT_ENV, KEYS_ENV, LISTEN_ENV, PLAINTEXT_ENV};
-    let size = 1usize << 20;
-    let total = if cfg.reps < 5 { 16usize << 20 } else { 256 << 20 };
-    let root = std::env::temp_dir().join(format!("doca-bench-link-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&root);
-    let made = (|| {
-        use std::os::unix::fs::DirBuilderExt;
-        let mut b = std::fs::DirBuilder::new();
-        b.mode(0o700);
-        for d in ["", "host", "dpu"] {
-            b.create(root.join(d)).map_err(|e| e.to_string())?;
-        }
-        doca_link::remote::keys::generate(&root.join("keys"), false).map_err(|e| e.to_string())
-    })();
-    if let Err(e) = made {
-        eprintln!("dma across the link: skipped ({e})");
-        return;
-    }
-    let path = |p: &str| root.join(p).to_string_lossy().into_owned();
-    for (heap, plaintext) in [(false, false), (true, false), (false, true)] {
-        let port = match std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
-            Ok(a) => a.port(),
-            Err(e) => {
-                eprintln!("dma across the link: skipped (no port: {e})");
-                break;
-            }
-        };
-        let addr = format!("127.0.0.1:{port}");
-        let mut common = vec![(KEYS_ENV, path("keys"))];
-        if plaintext {
-            common.push((PLAINTEXT_ENV, "1".to_string()));
-        }
-        let mut host_env = common.clone();
-        host_env.extend([(doca_link::FABRIC_ENV, path("host")), (CONNECT_ENV, addr.clone())]);
-        let mut dpu_env = common;
-        dpu_env.extend([(doca_link::FABRIC_ENV, path("dpu")), (LISTEN_ENV, addr)]);
-        let role = if heap { "link-host-heap" } else { "link-host" };
-        let mut host = PeerProc::spawn_env(&[role, &size.to_string()], &host_env);
-        let line = host.line();
-        let mut words = line.split_whitespace().skip(1);
-        let (Some(desc), Some(raw_port)) = (words.next(), words.next()) else {
-            eprintln!("dma across the link: the host said {line:?}");
-            host.finish();
-            continue;
-        };
-        let (reps, iters) = (cfg.reps.to_string(), copies(total, size).to_string());
-        let mut dpu =
-            PeerProc::spawn_env(&["link-dpu", &size.to_string(), desc, raw_port, &reps, &iters], &dpu_env);
-        let result = dpu.line();
-        dpu.finish();
-        host.finish();
-        let nums: Vec<f64> = result.split_whitespace().skip(1).filter_map(|w| w.parse().ok()).collect();
-        let [t_dma, t_raw] = nums[..] else {
-            eprintln!("dma across the link: the DPU said {result:?}");
-            continue;
-        };
-        rows.push(Row {
-            section: "dma",
-            name: format!(
-                "dma DPU reads host {} across the link ({}) {}",
-                if heap { "heap memory" } else { "memory" },
-                if plaintext { "TCP, plaintext" } else { "TCP, Noise" },
-                kib(size)
-            ),
-            unit: "GB/s",
-            value: size as f64 / t_dma,
-            p99: None,
-            baseline: format!("raw TCP request of {}", kib(size)),
-            base: size as f64 / t_raw,
-            lower_is_better: false,
-        });
-    }
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 /// Shared memory of `size` bytes (filled), exported from host function b1:00.0; with `heap`,
@@ -733,8 +705,6 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
             false,
         ));
     }
-
-    link_rows(cfg, rows);
 
     // Throughput of 4 KiB tasks with 1, 8 and 64 in flight, beside memcpy of the first task's
     // 4 KiB.
@@ -1283,6 +1253,184 @@ fn fast_against_control(cfg: &Cfg) -> Row {
     )
 }
 
+/// The TCP link's rows (see `doca_samples::bench_link`): the comm channel's one-way 64 B
+/// and the fast path's bandwidth between two sides that share nothing but an encrypted TCP
+/// link, each beside raw TCP over the same path, the two measured alternately.
+fn link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
+    let pid = std::process::id();
+    let net = LinkNet::default();
+    let dir = std::env::temp_dir().join(format!("doca-bench-link-{pid}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (keys, fab_h, fab_d) = (dir.join("keys"), dir.join("host"), dir.join("dpu"));
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        let mut b = std::fs::DirBuilder::new();
+        b.mode(0o700).recursive(true);
+        for d in [&fab_h, &fab_d] {
+            b.create(d).expect("a fabric directory");
+        }
+    }
+    doca_link::remote::keys::generate(&keys, true).expect("keys");
+    let port = if net.path() == "veth" {
+        7431
+    } else {
+        std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_or(7431, |a| a.port())
+    };
+    let (link_at, raw_at) = (format!("{}:{port}", net.dpu), format!("{}:{}", net.dpu, port + 1));
+    let s = |p: &std::path::Path| p.to_str().expect("a UTF-8 temp dir").to_string();
+    let (keys, fab_h, fab_d) = (s(&keys), s(&fab_h), s(&fab_d));
+    let dpu_env = [
+        (doca_link::FABRIC_ENV, fab_d.as_str()),
+        (doca_link::remote::LISTEN_ENV, link_at.as_str()),
+        (doca_link::remote::KEYS_ENV, keys.as_str()),
+    ];
+    let host_env = [
+        (doca_link::FABRIC_ENV, fab_h.as_str()),
+        (doca_link::remote::CONNECT_ENV, link_at.as_str()),
+        (doca_link::remote::KEYS_ENV, keys.as_str()),
+    ];
+    let mut raw = PeerProc::spawn_on(&net, 1, &["tcp-echo", &raw_at], &[]);
+    assert_eq!(raw.line(), "ready");
+    let measure = |args: &[&str]| -> Option<String> {
+        let role: Vec<&str> = ["link-measure"].into_iter().chain(args.iter().copied()).collect();
+        let mut m = PeerProc::spawn_on(&net, 0, &role, &host_env);
+        let line = m.line();
+        m.finish();
+        (!line.is_empty()).then_some(line)
+    };
+    let pair = |line: Option<String>| {
+        line.and_then(|l| {
+            let mut it = l.split_whitespace().map(|v| v.parse::<f64>().ok());
+            Some((it.next()??, it.next()??))
+        })
+    };
+    let n = (cfg.lat_n / 10).max(200).to_string();
+    // Latency: the echo server asleep on its notification handle, as the client.
+    let name = format!("bench-link-{pid}");
+    let mut echo = PeerProc::spawn_on(&net, 1, &["cc-echo", &name, "sleep"], &dpu_env);
+    assert_eq!(echo.line(), "ready");
+    let (mut link, mut tcp) = (Vec::new(), Vec::new());
+    for _ in 0..cfg.reps.min(5) {
+        if let Some(v) = pair(measure(&["cc-lat", &name, &n])) {
+            link.push(v);
+        }
+        if let Some(v) = pair(measure(&["tcp-lat", &raw_at, &n])) {
+            tcp.push(v);
+        }
+    }
+    echo.finish();
+    let med = |v: &[(f64, f64)], i: usize| median(v.iter().map(|p| if i == 0 { p.0 } else { p.1 }).collect());
+    if !link.is_empty() && !tcp.is_empty() {
+        rows.push(Row {
+            section: "link",
+            name: format!("control path one-way 64 B over TCP ({}), asleep", net.path()),
+            unit: "ns",
+            value: med(&link, 0),
+            p99: Some(med(&link, 1)),
+            baseline: format!("raw TCP ping-pong ({})", net.path()),
+            base: med(&tcp, 0),
+            lower_is_better: true,
+        });
+    } else {
+        eprintln!("doca_bench: the link latency rows failed");
+    }
+    // Bandwidth: the fast path into the DPU side's consumer, beside a raw TCP stream.
+    for size in [1usize << 20, cfg.big] {
+        let total = ((256usize << 20) / size).clamp(4, 256) as u64 / if cfg.reps < 5 { 4 } else { 1 };
+        let name = format!("bench-link-fp-{size}-{pid}");
+        let (sz, slots) = (size.to_string(), "4".to_string());
+        let mut sink =
+            PeerProc::spawn_on(&net, 1, &["fp", &name, &sz, &slots, "sink", "per-message"], &dpu_env);
+        assert_eq!(sink.line(), "ready");
+        let tot = total.to_string();
+        let (mut fp, mut tcp) = (Vec::new(), Vec::new());
+        if let Some(v) = measure(&["fp-bw", &name, &sz, &tot]).and_then(|l| l.parse::<f64>().ok()) {
+            fp.push(v);
+        }
+        sink.finish();
+        for _ in 0..cfg.reps.min(3) {
+            if let Some(v) = measure(&["tcp-bw", &raw_at, &sz, &tot]).and_then(|l| l.parse::<f64>().ok()) {
+                tcp.push(v);
+            }
+        }
+        if fp.is_empty() || tcp.is_empty() {
+            eprintln!("doca_bench: the link bandwidth row of {size} B failed");
+            continue;
+        }
+        rows.push(Row {
+            section: "link",
+            name: format!("fast path bandwidth {} MiB over TCP ({})", size >> 20, net.path()),
+            unit: "GB/s",
+            value: median(fp),
+            p99: None,
+            baseline: format!("raw TCP stream ({})", net.path()),
+            base: median(tcp),
+            lower_is_better: false,
+        });
+    }
+    raw.finish();
+    link_dma_rows(cfg, rows, &net, &host_env, &dpu_env);
+    drop(net);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The DMA-across-the-link rows: the DPU side's DMA reads 1 MiB of the host side's export
+/// (shared memory and heap memory encrypted, shared memory in plaintext), beside a raw TCP
+/// request of 1 MiB from the host side over the same path, measured alternately in the DPU
+/// side's process.
+fn link_dma_rows(
+    cfg: &Cfg,
+    rows: &mut Vec<Row>,
+    net: &LinkNet,
+    host_env: &[(&str, &str)],
+    dpu_env: &[(&str, &str)],
+) {
+    let size = 1usize << 20;
+    let total = if cfg.reps < 5 { 16usize << 20 } else { 256 << 20 };
+    let raw_bind = format!("{}:0", net.host);
+    for (heap, plaintext) in [(false, false), (true, false), (false, true)] {
+        let plain = plaintext.then_some((doca_link::remote::PLAINTEXT_ENV, "1"));
+        let h_env: Vec<(&str, &str)> = host_env.iter().copied().chain(plain).collect();
+        let d_env: Vec<(&str, &str)> = dpu_env.iter().copied().chain(plain).collect();
+        let role = if heap { "link-host-heap" } else { "link-host" };
+        let mut host = PeerProc::spawn_on(net, 0, &[role, &size.to_string(), &raw_bind], &h_env);
+        let line = host.line();
+        let mut words = line.split_whitespace().skip(1);
+        let (Some(desc), Some(raw_at)) = (words.next(), words.next()) else {
+            eprintln!("doca_bench: the DMA-across-the-link host said {line:?}");
+            host.finish();
+            continue;
+        };
+        let (reps, iters) = (cfg.reps.to_string(), copies(total, size).to_string());
+        let mut dpu =
+            PeerProc::spawn_on(net, 1, &["link-dpu", &size.to_string(), desc, raw_at, &reps, &iters], &d_env);
+        let result = dpu.line();
+        dpu.finish();
+        host.finish();
+        let nums: Vec<f64> = result.split_whitespace().skip(1).filter_map(|w| w.parse().ok()).collect();
+        let [t_dma, t_raw] = nums[..] else {
+            eprintln!("doca_bench: the DMA-across-the-link DPU said {result:?}");
+            continue;
+        };
+        rows.push(Row {
+            section: "link",
+            name: format!(
+                "DMA read of host {} {} over TCP ({}{})",
+                if heap { "heap memory" } else { "memory" },
+                kib(size),
+                net.path(),
+                if plaintext { ", plaintext" } else { "" }
+            ),
+            unit: "GB/s",
+            value: size as f64 / t_dma,
+            p99: None,
+            baseline: format!("raw TCP request {} ({})", kib(size), net.path()),
+            base: size as f64 / t_raw,
+            lower_is_better: false,
+        });
+    }
+}
+
 /// Whether part `p` of a section runs: every part unless some `<prefix>…` part is named.
 /// Erasure coding rows: a create task (8 data + 4 redundancy blocks, Cauchy) over 64 KiB and
 /// 1 MiB of data, resubmitted as soon as it completes, beside the same matrix applied to the
@@ -1518,9 +1666,7 @@ fn main() -> ExitCode {
     if wanted("engine") {
         engine(&cfg, &mut rows);
     }
-    if args.only.iter().any(|o| o == "dma-link") {
-        link_rows(&cfg, &mut rows);
-    } else if wanted("dma") {
+    if wanted("dma") {
         dma_rows(&cfg, &mut rows);
     }
     if wanted("ec") {
@@ -1567,6 +1713,9 @@ fn main() -> ExitCode {
     if wanted("fast") {
         let part = |p: &str| part_wanted(&args.only, "fast-", p);
         fast_path(&cfg, &base, &mut rows, part("fast-latency"), part("fast-bandwidth"));
+    }
+    if wanted("link") {
+        link_rows(&cfg, &mut rows);
     }
     #[cfg(feature = "iceoryx2")]
     if wanted("iceoryx2") {
