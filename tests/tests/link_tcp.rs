@@ -140,7 +140,7 @@ fn loopback_side(program: &str, args: &[&str], fabric: &Path, env: &[(&str, &str
     for (k, v) in env {
         cmd.env(k, v);
     }
-    Peer::from_command(cmd, program, false)
+    Peer::from_command(cmd, program, doca_tests::Wrapped::No)
 }
 
 /// No root needed: two processes of this machine with separate fabric directories meet
@@ -247,14 +247,14 @@ fn a_fault_plan_cuts_the_link_too() {
     let k = keys.path().to_str().unwrap();
     let mut cmd = Command::new(apart::sample_program("cc_chatter"));
     cmd.arg("server").env(doca_link::FABRIC_ENV, fa.path()).env(LISTEN_ENV, &at).env(KEYS_ENV, k);
-    let server = Peer::from_command(cmd, "cc_chatter server", false);
+    let server = Peer::from_command(cmd, "cc_chatter server", doca_tests::Wrapped::No);
     let mut cmd = Command::new(apart::sample_program("cc_chatter"));
     cmd.arg("client")
         .env(doca_link::FABRIC_ENV, fb.path())
         .env(CONNECT_ENV, &at)
         .env(KEYS_ENV, k)
         .env("DOCA_EMU_FAULTS", "link.drop=nth(30):drop");
-    let client = Peer::from_command(cmd, "cc_chatter client", false);
+    let client = Peer::from_command(cmd, "cc_chatter client", doca_tests::Wrapped::No);
     wait_stderr(&server, "the server", "connection 1 accepted");
     wait_stderr(&server, "the server", "connection 1 closed");
     wait_stderr(&client, "the client", "the connection ended");
