@@ -1,18 +1,20 @@
 //! Host and DPU apart over the TCP link ([`doca_link::remote`]) on one machine: each side
 //! with a fabric directory of its own (nothing shared but the link), the link's keys, an
-//! address; the environment each side's processes get; and, as root, two network
-//! namespaces joined by a veth pair, so that the link crosses a (virtual) wire.
+//! address; the environment each side's processes get; and, as root, the two sides in two
+//! network namespaces joined by a veth pair, so that the link crosses a (virtual) wire.
 //!
 //! | item        | what                                                                  |
 //! |-------------|-----------------------------------------------------------------------|
 //! | [`Apart`]   | two private fabric directories, a key directory, the DPU's address, the sides' logs; removed at drop (kept when the test fails) |
 //! | [`free_port`] | a TCP port free on the loopback now                                 |
-//! | [`Netns`]   | two network namespaces and a veth pair between them, removed at drop (even on panic) |
+//! | [`veth_pair`], [`inside`], [`cut`] | two network namespaces joined by a veth pair (the apart harness's [`NetPair`]), a program run in one, the wire cut |
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use doca_link::remote::{CONNECT_ENV, KEYS_ENV, LISTEN_ENV};
+
+use crate::apart::{NetEnd, NetPair};
 
 fn serial() -> u32 {
     static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -114,86 +116,29 @@ pub fn pairs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a st
     env.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
-/// Two network namespaces, the host's and the DPU's, joined by a veth pair (the host's end
-/// 10.77.0.1/24, the DPU's 10.77.0.2/24; loopbacks up), removed when dropped. Nothing else
-/// is in them: traffic only between the two ends.
-pub struct Netns {
-    host: String,
-    dpu: String,
-    /// The host's end of the veth pair.
-    wire: String,
+/// The host's address on a veth pair ([`crate::apart::NetPair`]'s first end).
+pub const HOST_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(10, 77, 0, 1);
+/// The DPU's address on a veth pair (its second end).
+pub const DPU_IP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(10, 77, 0, 2);
+
+/// Two network namespaces joined by a veth pair, the host's end first ([`HOST_IP`]) and the
+/// DPU's second ([`DPU_IP`]), removed when dropped; `None` (with a line saying why `what` is
+/// skipped) where this machine cannot make them ([`crate::apart::network_pairs`]).
+pub fn veth_pair(what: &str) -> Option<NetPair> {
+    crate::apart::network_pairs(what).then(|| NetPair::new(HOST_IP, DPU_IP, 24))
 }
 
-/// The host's address on the veth pair.
-pub const HOST_IP: &str = "10.77.0.1";
-/// The DPU's address on the veth pair.
-pub const DPU_IP: &str = "10.77.0.2";
-
-fn ip(args: &[&str]) -> Result<(), String> {
-    let out = std::process::Command::new("ip").args(args).output().map_err(|e| format!("ip: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!("ip {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
-    }
+/// The command prefix that runs a program in the namespace of `end`.
+pub fn inside(end: &NetEnd) -> [&str; 4] {
+    ["ip", "netns", "exec", &end.name]
 }
 
-impl Netns {
-    /// Makes the pair, or says on stderr why `what` is skipped (not root, no `ip`, no
-    /// namespaces) and returns `None`.
-    pub fn new(what: &str) -> Option<Netns> {
-        if !rustix::process::getuid().is_root() {
-            eprintln!("skipped: {what} needs network namespaces (root and ip(8))");
-            return None;
-        }
-        let tag = format!("{:x}{}", std::process::id() % 0xfffff, serial());
-        let (vh, vd) = (format!("vh{tag}"), format!("vd{tag}"));
-        let ns = Netns { host: format!("doca-h{tag}"), dpu: format!("doca-d{tag}"), wire: vh.clone() };
-        let made = (|| {
-            ip(&["netns", "add", &ns.host])?;
-            ip(&["netns", "add", &ns.dpu])?;
-            ip(&["link", "add", &vh, "type", "veth", "peer", "name", &vd])?;
-            ip(&["link", "set", &vh, "netns", &ns.host])?;
-            ip(&["link", "set", &vd, "netns", &ns.dpu])?;
-            for (n, dev, addr) in [(&ns.host, &vh, HOST_IP), (&ns.dpu, &vd, DPU_IP)] {
-                ip(&["-n", n, "addr", "add", &format!("{addr}/24"), "dev", dev])?;
-                ip(&["-n", n, "link", "set", dev, "up"])?;
-                ip(&["-n", n, "link", "set", "lo", "up"])?;
-            }
-            Ok::<(), String>(())
-        })();
-        match made {
-            Ok(()) => Some(ns),
-            Err(why) => {
-                // The veth's host end, if it never moved, goes with it.
-                let _ = ip(&["link", "del", &vh]);
-                eprintln!("skipped: {what} needs network namespaces: {why}");
-                None
-            }
-        }
-    }
-
-    /// The command prefix that runs a program in the host's namespace.
-    pub fn host(&self) -> [&str; 4] {
-        ["ip", "netns", "exec", &self.host]
-    }
-
-    /// The command prefix that runs a program in the DPU's namespace.
-    pub fn dpu(&self) -> [&str; 4] {
-        ["ip", "netns", "exec", &self.dpu]
-    }
-
-    /// Cuts the wire: the host's end of the veth pair goes down. Nothing passes any more, and
-    /// nothing says so either (no reset): what a pulled cable does.
-    pub fn cut(&self) {
-        ip(&["-n", &self.host, "link", "set", &self.wire, "down"]).expect("the wire cut");
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        // Deleting a namespace deletes its end of the veth pair, and the pair with it.
-        let _ = ip(&["netns", "del", &self.host]);
-        let _ = ip(&["netns", "del", &self.dpu]);
-    }
+/// Cuts the wire at `end`: its veth interface goes down. Nothing passes any more, and nothing
+/// says so either (no reset): what a pulled cable does.
+pub fn cut(end: &NetEnd) {
+    let out = std::process::Command::new("ip")
+        .args(["-n", &end.name, "link", "set", &end.ifname, "down"])
+        .output()
+        .expect("ip(8)");
+    assert!(out.status.success(), "the wire not cut: {}", String::from_utf8_lossy(&out.stderr));
 }

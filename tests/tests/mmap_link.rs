@@ -8,7 +8,7 @@
 //! (root only).
 
 use doca_tests::checked::fnv32;
-use doca_tests::link::{pairs, Apart, Netns, DPU_IP};
+use doca_tests::link::{cut, inside, pairs, veth_pair, Apart, DPU_IP};
 use doca_tests::{from_hex, to_hex, Peer};
 
 const PEER: &str = env!("CARGO_BIN_EXE_mem_peer");
@@ -190,10 +190,10 @@ fn a_hostile_importer_across_the_link_gets_codes_or_a_closed_stream() {
 /// the link crosses a wire (root only).
 #[test]
 fn host_and_dpu_in_two_network_namespaces_share_memory_over_a_veth_pair() {
-    let Some(ns) = Netns::new("memory across a veth pair") else { return };
+    let Some(net) = veth_pair("memory across a veth pair") else { return };
     for cmd in ["export", "export_heap"] {
-        let apart = Apart::new("netns", DPU_IP, 18515);
-        let (mut dpu, mut host) = sides(&apart, (&ns.host(), &ns.dpu()));
+        let apart = Apart::new("netns", &DPU_IP.to_string(), 18515);
+        let (mut dpu, mut host) = sides(&apart, (&inside(&net.a), &inside(&net.b)));
         exchange(&mut dpu, &mut host, cmd);
         assert!(host.finish() && dpu.finish());
     }
@@ -205,16 +205,16 @@ fn host_and_dpu_in_two_network_namespaces_share_memory_over_a_veth_pair() {
 /// and every later access is `NOT_FOUND`; nothing hangs (root only).
 #[test]
 fn a_wire_cut_in_the_middle_of_copies_fails_them_instead_of_hanging() {
-    let Some(ns) = Netns::new("a wire cut between two network namespaces") else { return };
-    let apart = Apart::new("cut", DPU_IP, 18516);
-    let (mut dpu, mut host) = sides(&apart, (&ns.host(), &ns.dpu()));
+    let Some(net) = veth_pair("a wire cut between two network namespaces") else { return };
+    let apart = Apart::new("cut", &DPU_IP.to_string(), 18516);
+    let (mut dpu, mut host) = sides(&apart, (&inside(&net.a), &inside(&net.b)));
     let len = 16 << 20;
     let desc = export(&mut host, "export_heap", len);
     assert_eq!(dpu.ask(&format!("import {}", to_hex(&desc))), "ok");
     dpu.send(&format!("dma_until_error {len}"));
     assert_eq!(dpu.line(), "looping");
     std::thread::sleep(std::time::Duration::from_millis(300));
-    ns.cut();
+    cut(&net.a);
     let cut = std::time::Instant::now();
     let said = dpu.line();
     eprintln!("the copy in progress failed {:?} after the cut: {said}", cut.elapsed());
