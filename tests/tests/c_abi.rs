@@ -283,17 +283,39 @@ fn a_c_dpu_copies_both_ways_over_malloc_memory_a_c_host_exported_while_blocked_i
 }
 
 /// The same C pair with host and DPU apart, as on two machines: fabric directories of their
-/// own, nothing shared but the TCP link (its keys made by `doca_link::remote::keys`). The
-/// host's library serves the DPU's DMA across the link while the host blocks in `read()`;
-/// once the host is gone, the DPU's next task fails with `NOT_FOUND`.
+/// own, nothing shared but the TCP link (its keys made by `doca_link::remote::keys`), on the
+/// loopback. The host's library serves the DPU's DMA across the link while the host blocks
+/// in `read()`; once the host is gone, the DPU's next task fails with `NOT_FOUND`.
 #[test]
 fn a_c_dpu_copies_both_ways_over_malloc_memory_of_a_c_host_across_the_link() {
+    let apart = doca_tests::link::Apart::loopback("c-dma");
+    dma_malloc_apart(&apart, (&[], &[]));
+}
+
+/// The same with host and DPU in two network namespaces joined by a veth pair (root).
+#[test]
+fn a_c_dpu_copies_both_ways_over_malloc_memory_of_a_c_host_in_another_network_namespace() {
+    use doca_tests::link::{inside, veth_pair, DPU_IP};
+    let Some(net) = veth_pair("the C dma pair across a veth pair") else { return };
+    let apart = doca_tests::link::Apart::new("c-dma-veth", &DPU_IP.to_string(), 18517);
+    dma_malloc_apart(&apart, (&inside(&net.a), &inside(&net.b)));
+}
+
+/// `dma_malloc`'s host and DPU with the environments of `apart`, each under its prefix.
+fn dma_malloc_apart(apart: &doca_tests::link::Apart, (host_at, dpu_at): (&[&str], &[&str])) {
     use std::io::{BufRead, Write};
     use std::process::Stdio;
     let prog = build("dma_malloc");
-    let apart = doca_tests::link::Apart::loopback("c-dma");
+    let under = |prefix: &[&str]| match prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(&prog);
+            c
+        }
+        None => Command::new(&prog),
+    };
     let len = (4 << 20) + 4096;
-    let mut host = Command::new(&prog)
+    let mut host = under(host_at)
         .args(["host", &len.to_string()])
         .envs(apart.host_env())
         .stdin(Stdio::piped())
@@ -308,7 +330,7 @@ fn a_c_dpu_copies_both_ways_over_malloc_memory_of_a_c_host_across_the_link() {
         let _ = host.kill();
         panic!("the C host said {line:?}");
     };
-    let mut dpu = Command::new(&prog)
+    let mut dpu = under(dpu_at)
         .args(["dpu", hex, addr, &len.to_string()])
         .envs(apart.dpu_env())
         .stdin(Stdio::piped())
