@@ -46,7 +46,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Once, Weak};
 use std::time::Duration;
 
-use doca_core::{fail, peer_fail, Error, Result};
+use doca_core::{fail, peer_fail, Error, PciAddr, Result};
 use doca_link::remote::{self, Kind, Role, Stream};
 use parking_lot::Mutex;
 
@@ -77,6 +77,10 @@ pub const WELCOME_WAIT: Duration = doca_link::rendezvous::REPLY_WAIT;
 pub const TICK: Duration = Duration::from_millis(250);
 /// Import streams one process serves at once.
 pub const MAX_STREAMS: usize = 64;
+/// The kind of an import's row in the importer's status page (`doca_emu ls`).
+pub const IMPORT_ROW: &str = "mmap_link_imp";
+/// The kind of a served import stream's row in the exporter's side's status page.
+pub const SERVE_ROW: &str = "mmap_link_srv";
 
 const _: () = assert!(PIECE + OP_LEN <= remote::MAX_MESSAGE && PIECE + ANSWER_LEN <= remote::MAX_MESSAGE);
 
@@ -212,6 +216,9 @@ pub(crate) struct Client {
     stream: Stream,
     /// One copy at a time; the buffer messages are received into.
     turn: Mutex<Vec<u8>>,
+    /// The import's row in this process's status page (`doca_emu ls`): the other side's
+    /// address and key, bytes each way (counted under `turn`: one writer at a time).
+    row: doca_core::status::Entry,
     dead: AtomicBool,
     len: usize,
     writable: bool,
@@ -225,7 +232,7 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     /// Opens the import of `d` (its bytes `desc`) on the other side of the link.
-    pub(crate) fn open(d: &Desc, desc: &[u8], config: &remote::Config) -> Result<Client> {
+    pub(crate) fn open(d: &Desc, desc: &[u8], config: &remote::Config, dev: PciAddr) -> Result<Client> {
         let len = match usize::try_from(d.len) {
             Ok(l) if l > 0 => l,
             _ => doca_core::bail!(Error::InvalidValue, "mmap export descriptor of {} bytes", d.len),
@@ -286,7 +293,15 @@ impl Client {
             );
         }
         let writable = d.perms.intersects(AccessFlags::PCI_READ_WRITE | AccessFlags::RDMA_WRITE);
-        Ok(Client { stream, turn: Mutex::new(Vec::new()), dead: AtomicBool::new(false), len, writable })
+        let row = doca_core::status::Entry::claim(doca_core::status::Identity {
+            kind: IMPORT_ROW,
+            dev: Some(dev),
+            rep: None,
+            name: &stream.peer().to_string(),
+            conn_id: 0,
+        });
+        row.set_connections(1);
+        Ok(Client { stream, turn: Mutex::new(Vec::new()), row, dead: AtomicBool::new(false), len, writable })
     }
 
     /// The range's length.
@@ -321,6 +336,7 @@ impl Client {
     fn kill(&self) {
         self.dead.store(true, Ordering::Release);
         self.stream.shutdown();
+        self.row.set_connections(0);
     }
 
     fn check_dead(&self) -> Result<()> {
@@ -415,12 +431,14 @@ impl Client {
             while refused.is_none() && sent < pieces && sent - answered < WINDOW {
                 let (at, n) = piece(sent);
                 send(&self.stream, offset + at, n).map_err(|e| self.broke(e))?;
+                self.row.sent(OP_LEN + if data { 0 } else { n });
                 sent += 1;
             }
             if answered == sent {
                 break;
             }
             self.recv(&mut buf)?;
+            self.row.received(buf.len());
             let (at, n) = piece(answered);
             answered += 1;
             match self.answer(&buf, if data { n } else { 0 })? {
@@ -551,12 +569,20 @@ fn handle(stream: Stream, request: Vec<u8>) {
         }
     };
     welcome(&stream, Ok((access.map_len(), access.permissions())));
-    serve(&stream, &access);
+    let row = doca_core::status::Entry::claim(doca_core::status::Identity {
+        kind: SERVE_ROW,
+        dev: None,
+        rep: None,
+        name: &stream.peer().to_string(),
+        conn_id: 0,
+    });
+    row.set_connections(1);
+    serve(&stream, &access, &row);
     stream.shutdown();
 }
 
-/// Serves one import stream until it ends.
-fn serve(stream: &Stream, access: &MapAccess) {
+/// Serves one import stream until it ends (counting the bytes in `row`).
+fn serve(stream: &Stream, access: &MapAccess, row: &doca_core::status::Entry) {
     let mut msg = Vec::new();
     let mut bounce = Vec::new();
     loop {
@@ -577,9 +603,10 @@ fn serve(stream: &Stream, access: &MapAccess) {
                 continue;
             }
         }
+        row.received(msg.len());
         match serve_one(stream, access, &msg, &mut bounce) {
-            Ok(true) => {}
-            Ok(false) => return,
+            Ok(Some(sent)) => row.sent(sent),
+            Ok(None) => return,
             Err(why) => {
                 tracing::warn!(target: "doca_sdk", "mmap across the link: {} broke the protocol ({why}); closed", stream.peer());
                 return;
@@ -588,14 +615,14 @@ fn serve(stream: &Stream, access: &MapAccess) {
     }
 }
 
-/// Answers one request: `Ok(false)` when the stream is to end (revoked, or the answer could
-/// not be sent), `Err` for a request that breaks the protocol.
+/// Answers one request: `Ok(Some(bytes sent))`, `Ok(None)` when the stream is to end
+/// (revoked, or the answer could not be sent), `Err` for a request that breaks the protocol.
 fn serve_one(
     stream: &Stream,
     access: &MapAccess,
     msg: &[u8],
     bounce: &mut Vec<u8>,
-) -> std::result::Result<bool, String> {
+) -> std::result::Result<Option<usize>, String> {
     if msg.len() < OP_LEN {
         return Err(format!("a request of {} bytes", msg.len()));
     }
@@ -626,13 +653,13 @@ fn serve_one(
                 access.read(o, &mut bounce[..n]).map(|()| n)
             });
             match r {
-                Ok(n) => stream.send_parts(&[&status(&Ok(())), &bounce[..n]]),
+                Ok(n) => stream.send_parts(&[&status(&Ok(())), &bounce[..n]]).map(|()| ANSWER_LEN + n),
                 Err(e) => {
                     let sent = stream.send(&status(&Err(e)));
                     if e == Error::NotFound {
-                        return Ok(false);
+                        return Ok(None);
                     }
-                    sent
+                    sent.map(|()| ANSWER_LEN)
                 }
             }
         }
@@ -652,17 +679,17 @@ fn serve_one(
             });
             let sent = stream.send(&status(&r));
             if r == Err(Error::NotFound) {
-                return Ok(false);
+                return Ok(None);
             }
-            sent
+            sent.map(|()| ANSWER_LEN)
         }
         other => return Err(format!("unknown request {other}")),
     };
     match sent {
-        Ok(()) => Ok(true),
+        Ok(n) => Ok(Some(n)),
         Err(e) => {
             tracing::debug!(target: "doca_sdk", "mmap across the link: answering {}: {e}", stream.peer());
-            Ok(false)
+            Ok(None)
         }
     }
 }

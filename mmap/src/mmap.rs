@@ -726,7 +726,7 @@ impl Mmap {
         }
         let map = match crate::linked::across(&d) {
             Some(config) => {
-                let client = crate::linked::Client::open(&d, desc, config)?;
+                let client = crate::linked::Client::open(&d, desc, config, dev.as_devinfo().pci_addr())?;
                 let import = Import {
                     remote: Remote::Linked(client),
                     from: d.from,

@@ -7,6 +7,8 @@
 //! copy out — nothing hangs. Then the same over a veth pair between two network namespaces
 //! (root only).
 
+use std::path::Path;
+
 use doca_tests::checked::fnv32;
 use doca_tests::link::{cut, inside, pairs, veth_pair, Apart, DPU_IP};
 use doca_tests::{from_hex, to_hex, Peer};
@@ -31,9 +33,10 @@ fn export(host: &mut Peer, cmd: &str, len: usize) -> Vec<u8> {
     from_hex(answer.strip_prefix("desc ").unwrap_or_else(|| panic!("the host said {answer:?}"))).unwrap()
 }
 
-/// The whole exchange on one export: DMA reads and writes checked on both sides, plain
-/// copies, a forged descriptor refused, then the export revoked.
-fn exchange(dpu: &mut Peer, host: &mut Peer, cmd: &str) {
+/// The whole exchange on one export: DMA reads and writes checked on both sides (and the
+/// import's stream in `doca_emu ls` of both sides' fabric directories), plain copies, a forged
+/// descriptor refused, then the export revoked.
+fn exchange(dpu: &mut Peer, host: &mut Peer, cmd: &str, fabrics: (&Path, &Path)) {
     // (`dpu` imports, `host` exports: the other way round in the reverse test.)
     let size = 8 << 20;
     let desc = export(host, cmd, size);
@@ -48,6 +51,27 @@ fn exchange(dpu: &mut Peer, host: &mut Peer, cmd: &str) {
     let (off, len) = (123_457usize, (3 << 20) + 5);
     assert_eq!(host.ask(&format!("host_fill 0 {off} {len} 7")), "ok");
     assert_eq!(dpu.ask(&format!("dma_fetch {off} {len}")), format!("fnv {}", fnv32(&pattern(7, len))));
+    // `doca_emu ls` shows the import's stream on both sides, with the bytes it moved.
+    let moved = |fabric: &Path, kind: &str, way: &str| -> u64 {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_emu_cli"))
+            .args(["ls", "--json"])
+            .env(doca_link::FABRIC_ENV, fabric)
+            .output()
+            .expect("doca_emu runs");
+        let seen: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ls --json");
+        let objects = seen["processes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|p| p["objects"].as_array().into_iter().flatten());
+        objects.filter(|o| o["kind"] == kind).filter_map(|o| o[way]["bytes"].as_u64()).sum()
+    };
+    let (imp, exp) =
+        (moved(fabrics.0, "mmap_link_imp", "received"), moved(fabrics.1, "mmap_link_srv", "sent"));
+    assert!(
+        imp >= len as u64 && exp >= len as u64,
+        "doca_emu ls: the importer received {imp}, the exporter sent {exp}"
+    );
     assert_eq!(
         dpu.ask(&format!("dma_fetch {} 100", off + 1000)),
         format!("fnv {}", fnv32(&pattern(7, len)[1000..1100]))
@@ -75,7 +99,7 @@ fn exchange(dpu: &mut Peer, host: &mut Peer, cmd: &str) {
 fn the_dpu_dma_reads_and_writes_shared_host_memory_across_the_link() {
     let apart = Apart::loopback("shared");
     let (mut dpu, mut host) = sides(&apart, (&[], &[]));
-    exchange(&mut dpu, &mut host, "export");
+    exchange(&mut dpu, &mut host, "export", (&apart.dpu_fabric(), &apart.host_fabric()));
     assert!(host.finish() && dpu.finish());
 }
 
@@ -85,7 +109,7 @@ fn the_dpu_dma_reads_and_writes_shared_host_memory_across_the_link() {
 fn the_dpu_dma_reads_and_writes_host_heap_memory_across_the_link_while_the_host_blocks_in_read() {
     let apart = Apart::loopback("heap");
     let (mut dpu, mut host) = sides(&apart, (&[], &[]));
-    exchange(&mut dpu, &mut host, "export_heap");
+    exchange(&mut dpu, &mut host, "export_heap", (&apart.dpu_fabric(), &apart.host_fabric()));
     assert!(host.finish() && dpu.finish());
 }
 
@@ -148,7 +172,7 @@ fn the_host_reads_and_writes_memory_the_dpu_side_exported_across_the_link() {
     for cmd in ["export", "export_heap"] {
         let apart = Apart::loopback("reverse");
         let (mut dpu, mut host) = sides(&apart, (&[], &[]));
-        exchange(&mut host, &mut dpu, cmd);
+        exchange(&mut host, &mut dpu, cmd, (&apart.host_fabric(), &apart.dpu_fabric()));
         assert!(host.finish() && dpu.finish());
     }
 }
@@ -194,7 +218,7 @@ fn host_and_dpu_in_two_network_namespaces_share_memory_over_a_veth_pair() {
     for cmd in ["export", "export_heap"] {
         let apart = Apart::new("netns", &DPU_IP.to_string(), 18515);
         let (mut dpu, mut host) = sides(&apart, (&inside(&net.a), &inside(&net.b)));
-        exchange(&mut dpu, &mut host, cmd);
+        exchange(&mut dpu, &mut host, cmd, (&apart.dpu_fabric(), &apart.host_fabric()));
         assert!(host.finish() && dpu.finish());
     }
 }
