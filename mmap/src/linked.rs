@@ -18,7 +18,8 @@
 //! **Failures.** Every wait of the importer is bounded: an answer that does not come within
 //! [`STALL`] fails the copy with `TIME_OUT`. The link going down fails the copy in progress
 //! with the link's code (`CONNECTION_RESET`); the exporter's side closing the stream (the
-//! export revoked, the exporting process gone) fails it with `NOT_FOUND`. Either way the
+//! export revoked, the exporting process gone) fails it with `NOT_FOUND` (a killed exporting
+//! process, whose kernel may reset the connection, gives either). Either way the
 //! import is dead from then on: every later access is `NOT_FOUND`, as for a revoked local
 //! export. A revoked export answers the request that finds it revoked with `NOT_FOUND` and
 //! closes; an idle stream of a revoked export is closed within [`TICK`] (the importer's next
@@ -31,11 +32,12 @@
 //! one piece per stream, whatever the peer says. A request that breaks the protocol closes
 //! that one stream with a log line; a refused one (out of range, read-only) is answered with
 //! its code and the stream goes on. At most [`MAX_STREAMS`] streams are served at once by one
-//! process (more are refused with `NO_MEMORY`). A served export (memory registered by address)
-//! is imported on the exporter's side through its own serving threads, all from one process:
-//! at most [`crate::served::MAX_CONNS_PER_PEER`] importers across the link hold one such
-//! export at once (more are `NOT_FOUND`, as a local process beyond its share). The importer checks every answer (its size,
-//! its code) the same way; a broken answer closes the import.
+//! process (more are refused with `NO_MEMORY`). A served export (memory registered by
+//! address) is imported on the exporter's side through its own serving threads, all from one
+//! process: at most [`crate::served::MAX_CONNS_PER_PEER`] importers across the link hold one
+//! such export at once (more are `NOT_FOUND`, as a local process beyond its share). The
+//! importer checks every answer (its size, its code) the same way; a broken answer closes the
+//! import.
 //!
 //! **Cost.** Every piece crosses the network stack (and the link's encryption) once each
 //! way, plus a copy on each side (the exporter's memory into the message, the message into
