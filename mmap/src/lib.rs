@@ -6,7 +6,7 @@
 //! | `struct doca_mmap`                    | [`Mmap`] (the state table is in its module docs) |
 //! | `enum doca_access_flag`               | [`AccessFlags`]                          |
 //! | the memory given to `set_memrange`    | [`Memory`]: [`SharedMem`], `Vec<u8>`, `&'static [u8]`, raw |
-//! | `doca_mmap_export_pci` / `_create_from_export` | [`Mmap::export_pci`], [`Mmap::create_from_export`] (memory registered by address: [`served`]) |
+//! | `doca_mmap_export_pci` / `_create_from_export` | [`Mmap::export_pci`], [`Mmap::create_from_export`] (memory registered by address: [`served`]; an exporter across the TCP link: [`linked`]) |
 //!
 //! **Shared backing.** [`SharedMem::alloc`] returns page-aligned memory backed by a memfd:
 //! another process can map the very same pages (and it gives comm-channel consumers the
@@ -36,6 +36,7 @@
 #![deny(unsafe_code)]
 
 pub mod budget;
+pub mod linked;
 mod memory;
 mod mmap;
 pub mod served;

@@ -122,14 +122,20 @@ enum Remote {
     Seg { seg: Arc<Segment>, slot: usize, tag: u64 },
     /// Memory the exporter registered by address, served by its library's threads.
     Served(crate::served::Client),
+    /// Memory of a process on the other side of the TCP link, served by its side's library
+    /// ([`crate::linked`]).
+    Linked(crate::linked::Client),
 }
 
 struct Import {
     remote: Remote,
     from: PciAddr,
-    dev: Dev,
-    /// What the import holds of the exporting process's budget (see [`crate::budget`]).
-    _budget: crate::budget::Hold,
+    /// The device the map was created from the export with (`None` for the map the link's
+    /// serving thread imports on behalf of an importer across the link).
+    dev: Option<Dev>,
+    /// What the import holds of the exporting process's budget (see [`crate::budget`]);
+    /// `None` across the link (nothing of a local process is held).
+    _budget: Option<crate::budget::Hold>,
 }
 
 impl Import {
@@ -141,13 +147,53 @@ impl Import {
                 s.state.load(Ordering::Acquire) == SLOT_LIVE && s.tag.load(Ordering::Relaxed) == *tag
             }
             Remote::Served(c) => c.live(),
+            Remote::Linked(c) => c.live(),
         }
     }
 
-    fn served(&self) -> Option<&crate::served::Client> {
+    fn far(&self) -> Option<Far<'_>> {
         match &self.remote {
-            Remote::Served(c) => Some(c),
+            Remote::Served(c) => Some(Far::Served(c)),
+            Remote::Linked(c) => Some(Far::Linked(c)),
             Remote::Seg { .. } => None,
+        }
+    }
+}
+
+/// An import whose bytes are not mapped here: every access is a copy through a connection
+/// (to the exporter's serving threads, or across the link).
+#[derive(Clone, Copy)]
+enum Far<'a> {
+    Served(&'a crate::served::Client),
+    Linked(&'a crate::linked::Client),
+}
+
+impl Far<'_> {
+    fn len(self) -> usize {
+        match self {
+            Far::Served(c) => c.len(),
+            Far::Linked(c) => c.len(),
+        }
+    }
+
+    fn is_writable(self) -> bool {
+        match self {
+            Far::Served(c) => c.is_writable(),
+            Far::Linked(c) => c.is_writable(),
+        }
+    }
+
+    fn read(self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        match self {
+            Far::Served(c) => c.read(offset, dst),
+            Far::Linked(c) => c.read(offset, dst),
+        }
+    }
+
+    fn write(self, offset: usize, src: &[u8]) -> Result<()> {
+        match self {
+            Far::Served(c) => c.write(offset, src),
+            Far::Linked(c) => c.write(offset, src),
         }
     }
 }
@@ -163,6 +209,9 @@ struct Config {
     exports: SmallVec<[(usize, doca_link::rendezvous::Offered); 2]>,
     /// The export of memory registered by address, while served (see [`crate::served`]).
     served: Option<crate::served::Server>,
+    /// While exported with the link configured: what lets importers across the link reach
+    /// this process's memory service ([`crate::linked::Offered`]).
+    linked: Option<crate::linked::Offered>,
 }
 
 pub(crate) struct MmapInner {
@@ -193,15 +242,16 @@ impl MmapInner {
 
     /// The length of the memory range (`None` before it is set).
     fn len(&self) -> Option<usize> {
-        match self.import.as_ref().and_then(Import::served) {
+        match self.far() {
             Some(c) => Some(c.len()),
             None => self.region.get().map(Region::len),
         }
     }
 
-    /// The connection to the exporter of a served import.
-    fn served(&self) -> Option<&crate::served::Client> {
-        self.import.as_ref().and_then(Import::served)
+    /// The connection to the exporter of an import that is not mapped here (served, or
+    /// across the link).
+    fn far(&self) -> Option<Far<'_>> {
+        self.import.as_ref().and_then(Import::far)
     }
 }
 
@@ -245,6 +295,7 @@ impl Mmap {
     /// and a fault plan may refuse the map (`alloc.mmap`).
     fn admit(what: &'static str) -> Result<()> {
         doca_core::fault::check_env()?;
+        crate::linked::register();
         if doca_core::fault::armed(doca_core::fault::class::ALLOC_MMAP) {
             if let Some(e) = doca_core::fault::on_alloc(doca_core::fault::Alloc::Mmap, &what) {
                 return Err(e);
@@ -265,6 +316,7 @@ impl Mmap {
                     free_cb: None,
                     exports: SmallVec::new(),
                     served: None,
+                    linked: None,
                 }),
                 region: OnceLock::new(),
                 started: AtomicBool::new(false),
@@ -383,7 +435,7 @@ impl Mmap {
     /// The devices added.
     pub fn devs(&self) -> Vec<Dev> {
         match &self.inner.import {
-            Some(i) => vec![i.dev.clone()],
+            Some(i) => i.dev.iter().cloned().collect(),
             None => self.inner.cfg.lock().devs.clone(),
         }
     }
@@ -530,7 +582,7 @@ impl Mmap {
     /// Whether the memory can be mapped by another process (from the shared allocator, or
     /// itself imported).
     pub fn is_shareable(&self) -> bool {
-        (self.is_from_export() && self.inner.served().is_none())
+        (self.is_from_export() && self.inner.far().is_none())
             || self.inner.cfg.lock().memory.as_ref().is_some_and(Memory::is_shareable)
     }
 
@@ -598,6 +650,9 @@ impl Mmap {
                     (s.service(), s.token())
                 }
             };
+            if cfg.linked.is_none() {
+                cfg.linked = crate::linked::offered(service);
+            }
             let fields =
                 DescFields { kind: KIND_SERVED, perms, service, token, len: region.len() as u64, pci, base };
             tracing::debug!(target: "doca_sdk", "mmap exported {} bytes by address (served) for {dev:?}", region.len());
@@ -641,6 +696,9 @@ impl Mmap {
         s.state.store(SLOT_LIVE, Ordering::Release);
         let (service, token) = (offered.service(), offered.token());
         cfg.exports.push((slot, offered));
+        if cfg.linked.is_none() {
+            cfg.linked = crate::linked::offered(service);
+        }
 
         let fields =
             DescFields { kind: KIND_SEGMENT, perms, service, token, len: region.len() as u64, pci, base };
@@ -652,6 +710,11 @@ impl Mmap {
     /// truncated descriptor is `INVALID_VALUE`; a stale one (export revoked, process gone)
     /// or a forged one (token mismatch) is `NOT_FOUND`. The result is started and cannot be
     /// configured.
+    ///
+    /// An exporter on the other side of the TCP link (its memory service is not in this
+    /// side's fabric directory and the link is configured, see [`doca_link::remote`]) is
+    /// reached over the link: the import is then served by the library of the exporter's side
+    /// ([`crate::linked`]: every access a copy, as for memory registered by address).
     pub fn create_from_export(user_data: Option<Data>, desc: &[u8], dev: &Dev) -> Result<Mmap> {
         let d = Desc::parse(desc)?;
         Mmap::admit("mmap create_from_export")?;
@@ -661,6 +724,35 @@ impl Mmap {
                 "mmap create_from_export: {dev:?} cannot import (topology: cap mmap.create_from_export_pci 0)"
             );
         }
+        let map = match crate::linked::across(&d) {
+            Some(config) => {
+                let client = crate::linked::Client::open(&d, desc, config, dev.as_devinfo().pci_addr())?;
+                let import = Import {
+                    remote: Remote::Linked(client),
+                    from: d.from,
+                    dev: Some(dev.clone()),
+                    _budget: None,
+                };
+                let map = Mmap::with(Some(import), d.perms, vec![dev.clone()]);
+                let _ = map.inner.base.set(d.addr as usize);
+                map.inner.started.store(true, Ordering::Release);
+                tracing::debug!(target: "doca_sdk", "mmap imported {} bytes exported by {} across the link", d.len, d.from);
+                map
+            }
+            None => {
+                let limits = crate::budget::limits(dev.as_devinfo().topology())?;
+                Mmap::import_here(&d, Some(dev), limits)?
+            }
+        };
+        map.inner.user_data.store(user_data.unwrap_or_default().as_u64(), Ordering::Relaxed);
+        Ok(map)
+    }
+
+    /// Imports `d` from the memory service of a process of this side (in this fabric
+    /// directory), as [`Mmap::create_from_export`] describes, charging `limits`; `dev` is
+    /// `None` for the map the link's serving thread imports for an importer across the link.
+    pub(crate) fn import_here(d: &Desc, dev: Option<&Dev>, limits: crate::budget::Limits) -> Result<Mmap> {
+        let devs: Vec<Dev> = dev.into_iter().cloned().collect();
         if d.kind == KIND_SERVED {
             let len = usize::try_from(d.len)
                 .map_err(|_| fail!(Error::InvalidValue, "export of {} bytes", d.len))?;
@@ -669,21 +761,24 @@ impl Mmap {
             }
             let (sock, exporter) = doca_link::rendezvous::take_connection(d.service, &d.token)
                 .map_err(|e| fail!(e.into(), "mmap create_from_export: no such live export"))?;
-            let budget = Mmap::import_budget(&d, dev, exporter)?;
+            let budget = Mmap::import_budget(d, limits, exporter)?;
             let client = crate::served::Client::connect(sock, len, d.perms)?;
-            let import =
-                Import { remote: Remote::Served(client), from: d.from, dev: dev.clone(), _budget: budget };
-            let map = Mmap::with(Some(import), d.perms, vec![dev.clone()]);
+            let import = Import {
+                remote: Remote::Served(client),
+                from: d.from,
+                dev: dev.cloned(),
+                _budget: Some(budget),
+            };
+            let map = Mmap::with(Some(import), d.perms, devs);
             let _ = map.inner.base.set(d.addr as usize);
             map.inner.started.store(true, Ordering::Release);
-            map.inner.user_data.store(user_data.unwrap_or_default().as_u64(), Ordering::Relaxed);
             tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes served by {} (pid {})", d.from, d.service.pid);
             return Ok(map);
         }
         let (fd, info, exporter) = doca_link::rendezvous::take_memfd(d.service, &d.token).map_err(|e| {
             fail!(Error::from(e), "mmap create_from_export: no such live export (revoked, stale or forged)")
         })?;
-        let budget = Mmap::import_budget(&d, dev, exporter)?;
+        let budget = Mmap::import_budget(d, limits, exporter)?;
         let (slot, tag) = match <[u8; SEG_INFO_LEN]>::try_from(info.as_slice()) {
             Ok(i) => (
                 u32::from_le_bytes(i[..4].try_into().expect("4 bytes")) as usize,
@@ -715,8 +810,8 @@ impl Mmap {
         let import = Import {
             remote: Remote::Seg { seg: seg.clone(), slot, tag },
             from: d.from,
-            dev: dev.clone(),
-            _budget: budget,
+            dev: dev.cloned(),
+            _budget: Some(budget),
         };
         if !import.live()
             || s.offset.load(Ordering::Relaxed) != d.offset
@@ -732,12 +827,11 @@ impl Mmap {
         let writable =
             d.perms.contains(AccessFlags::PCI_READ_WRITE) || d.perms.contains(AccessFlags::RDMA_WRITE);
         let region = crate::shm::segment_region(&seg, offset, len, writable);
-        let map = Mmap::with(Some(import), d.perms, vec![dev.clone()]);
+        let map = Mmap::with(Some(import), d.perms, devs);
         let _ = map.inner.tracker.set(seg.tracker(offset));
         let _ = map.inner.base.set(d.addr as usize);
         let _ = map.inner.region.set(region);
         map.inner.started.store(true, Ordering::Release);
-        map.inner.user_data.store(user_data.unwrap_or_default().as_u64(), Ordering::Relaxed);
         tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes exported by {} (pid {})", d.from, d.service.pid);
         Ok(map)
     }
@@ -746,9 +840,12 @@ impl Mmap {
     /// to the exporting process's budget (`peer.mem_per_conn` per import,
     /// `peer.mem_per_process` for the exporter): `NO_MEMORY` beyond, before anything is
     /// mapped; `NOT_FOUND` when the exporter is gone.
-    fn import_budget(d: &Desc, dev: &Dev, exporter: crate::budget::PeerId) -> Result<crate::budget::Hold> {
+    fn import_budget(
+        d: &Desc,
+        limits: crate::budget::Limits,
+        exporter: crate::budget::PeerId,
+    ) -> Result<crate::budget::Hold> {
         use crate::budget::Account;
-        let limits = crate::budget::limits(dev.as_devinfo().topology())?;
         let page = crate::shm::page_size() as u64;
         let bytes = d.len.div_ceil(page).saturating_add(1).saturating_mul(page);
         let account = Account::open(exporter, limits);
@@ -805,6 +902,7 @@ impl Mmap {
 }
 
 fn revoke(cfg: &mut Config) {
+    cfg.linked = None;
     if let Some(mut server) = cfg.served.take() {
         server.revoke();
     }
@@ -1019,7 +1117,7 @@ impl MapAccess {
 
     /// Whether the memory may be written.
     pub fn is_writable(&self) -> bool {
-        match self.inner.served() {
+        match self.inner.far() {
             Some(c) => c.is_writable(),
             None => self.region().is_writable(),
         }
@@ -1032,7 +1130,7 @@ impl MapAccess {
 
     /// Whether another process can map this memory (the one-copy fast path).
     pub fn is_shareable(&self) -> bool {
-        (self.is_from_export() && self.inner.served().is_none())
+        (self.is_from_export() && self.inner.far().is_none())
             || self.inner.cfg.lock().memory.as_ref().is_some_and(Memory::is_shareable)
     }
 
@@ -1060,7 +1158,7 @@ impl MapAccess {
     /// device touches a buffer of the map (e.g. a DMA copy).
     pub fn has_dev(&self, dev: &Dev) -> bool {
         match &self.inner.import {
-            Some(i) => i.dev == *dev,
+            Some(i) => i.dev.as_ref() == Some(dev),
             None => self.inner.cfg.lock().devs.contains(dev),
         }
     }
@@ -1070,12 +1168,18 @@ impl MapAccess {
         self.inner.check_live()
     }
 
+    /// Whether the map is usable: false for an import whose exporter revoked it (no log
+    /// line, for a watcher that looks often).
+    pub(crate) fn is_live(&self) -> bool {
+        self.inner.import.as_ref().is_none_or(Import::live)
+    }
+
     /// [`MapAccess::has_dev`] and [`MapAccess::permissions`] in one look: the map's
     /// permissions if `dev` may reach it, else `None`.
     pub fn dev_permissions(&self, dev: &Dev) -> Option<AccessFlags> {
         let cfg = self.inner.cfg.lock();
         let reached = match &self.inner.import {
-            Some(i) => i.dev == *dev,
+            Some(i) => i.dev.as_ref() == Some(dev),
             None => cfg.devs.contains(dev),
         };
         reached.then_some(cfg.perms)
@@ -1094,7 +1198,7 @@ impl MapAccess {
     pub fn copy_to_map(&self, offset: usize, len: usize, dst: &MapAccess, dst_offset: usize) -> Result<()> {
         self.inner.check_live()?;
         dst.inner.check_live()?;
-        match (self.inner.served(), dst.inner.served()) {
+        match (self.inner.far(), dst.inner.far()) {
             (None, None) => {
                 self.tracker().copy_to(self.region(), offset, dst.tracker(), dst.region(), dst_offset, len)
             }
@@ -1115,7 +1219,7 @@ impl MapAccess {
     }
 
     fn no_served_guard(&self) -> Result<()> {
-        if self.inner.served().is_some() {
+        if self.inner.far().is_some() {
             bail!(
                 Error::NotSupported,
                 "the memory of this map is in the exporting process (registered by address there): copy, do not borrow"
@@ -1128,7 +1232,7 @@ impl MapAccess {
     /// `NOT_PERMITTED`; bytes borrowed in this process: `IN_USE`).
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
         self.inner.check_live()?;
-        match self.inner.served() {
+        match self.inner.far() {
             Some(c) => c.write(offset, src),
             None => self.tracker().write(self.region(), offset, src),
         }
@@ -1146,7 +1250,7 @@ impl MapAccess {
     ) -> Result<()> {
         self.inner.check_live()?;
         let (to, region) = dst.parts();
-        if let Some(c) = self.inner.served() {
+        if let Some(c) = self.inner.far() {
             let mut guard = to.bytes_mut(region, dst_offset, len)?;
             return c.read(offset, &mut guard);
         }
@@ -1156,7 +1260,7 @@ impl MapAccess {
     /// Copies bytes at `offset` into `dst`.
     pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         self.inner.check_live()?;
-        match self.inner.served() {
+        match self.inner.far() {
             Some(c) => c.read(offset, dst),
             None => self.tracker().read(self.region(), offset, dst),
         }
@@ -1232,16 +1336,16 @@ impl DescFields {
     }
 }
 
-struct Desc {
-    kind: u16,
-    perms: AccessFlags,
-    service: doca_link::rendezvous::ServiceName,
-    token: doca_link::rendezvous::Token,
-    offset: u64,
-    len: u64,
-    from: PciAddr,
+pub(crate) struct Desc {
+    pub(crate) kind: u16,
+    pub(crate) perms: AccessFlags,
+    pub(crate) service: doca_link::rendezvous::ServiceName,
+    pub(crate) token: doca_link::rendezvous::Token,
+    pub(crate) offset: u64,
+    pub(crate) len: u64,
+    pub(crate) from: PciAddr,
     /// The exporter's address of the range's first byte.
-    addr: u64,
+    pub(crate) addr: u64,
 }
 
 impl Desc {

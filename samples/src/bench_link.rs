@@ -20,6 +20,8 @@ pub struct LinkNet {
     ns: Option<[String; 2]>,
     /// The DPU side's address.
     pub dpu: std::net::IpAddr,
+    /// The host side's address.
+    pub host: std::net::IpAddr,
 }
 
 fn ip(args: &[&str]) -> bool {
@@ -46,19 +48,22 @@ impl Default for LinkNet {
                 && ip(&["-n", &names[0], "link", "set", &vh, "up"])
                 && ip(&["-n", &names[1], "link", "set", &vd, "up"]);
             if ok {
-                return LinkNet { ns: Some(names), dpu: [10, 233, 0, 2].into() };
+                return LinkNet {
+                    ns: Some(names),
+                    dpu: [10, 233, 0, 2].into(),
+                    host: [10, 233, 0, 1].into(),
+                };
             }
             for n in &names {
                 ip(&["netns", "del", n]);
             }
             eprintln!("doca_bench: no veth pair between two namespaces: the link rows run on loopback");
         }
-        LinkNet { ns: None, dpu: [127, 0, 0, 1].into() }
+        LinkNet { ns: None, dpu: [127, 0, 0, 1].into(), host: [127, 0, 0, 1].into() }
     }
 }
 
 impl LinkNet {
-
     /// What the rows say about the path.
     pub fn path(&self) -> &'static str {
         if self.ns.is_some() {

@@ -145,6 +145,26 @@ impl Peer {
         Peer::start(program, args, Stdio::from(file), env)
     }
 
+    /// Starts `program` with `args` under the command `prefix` (such as `ip netns exec
+    /// NAME`, which runs it in another network namespace as the same process), with `env`,
+    /// its stderr written to `log`.
+    pub fn spawn_under(
+        prefix: &[&str],
+        program: &str,
+        args: &[&str],
+        log: &std::path::Path,
+        env: &[(&str, &str)],
+    ) -> Peer {
+        let file =
+            std::fs::File::create(log).unwrap_or_else(|e| panic!("cannot create {}: {e}", log.display()));
+        let mut cmd = Command::new(prefix.first().copied().unwrap_or(program));
+        if !prefix.is_empty() {
+            cmd.args(&prefix[1..]).arg(program);
+        }
+        cmd.args(args).envs(env.iter().copied()).stderr(Stdio::from(file));
+        Peer::launch(cmd, program, Wrapped::No, None)
+    }
+
     fn start(program: &str, args: &[&str], stderr: Stdio, env: &[(&str, &str)]) -> Peer {
         let mut cmd = wrapped(program);
         cmd.args(args).envs(env.iter().copied()).stderr(stderr);
@@ -524,6 +544,8 @@ pub mod bulk {
         (got == sum).then_some((tag, seq))
     }
 }
+
+pub mod link;
 
 /// A 2024 comm-channel server in the test process that records what happens: the side the
 /// cross-process tests attack or serve.

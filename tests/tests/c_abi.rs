@@ -282,6 +282,81 @@ fn a_c_dpu_copies_both_ways_over_malloc_memory_a_c_host_exported_while_blocked_i
     assert!(dpu.wait().expect("the DPU").success() && dpu_said.trim() == "ok", "the C DPU saw {dpu_said:?}");
 }
 
+/// The same C pair with host and DPU apart, as on two machines: fabric directories of their
+/// own, nothing shared but the TCP link (its keys made by `doca_link::remote::keys`), on the
+/// loopback. The host's library serves the DPU's DMA across the link while the host blocks
+/// in `read()`; once the host is gone, the DPU's next task fails with `NOT_FOUND`.
+#[test]
+fn a_c_dpu_copies_both_ways_over_malloc_memory_of_a_c_host_across_the_link() {
+    let apart = doca_tests::link::Apart::loopback("c-dma");
+    dma_malloc_apart(&apart, (&[], &[]));
+}
+
+/// The same with host and DPU in two network namespaces joined by a veth pair (root).
+#[test]
+fn a_c_dpu_copies_both_ways_over_malloc_memory_of_a_c_host_in_another_network_namespace() {
+    use doca_tests::link::{inside, veth_pair, DPU_IP};
+    let Some(net) = veth_pair("the C dma pair across a veth pair") else { return };
+    let apart = doca_tests::link::Apart::new("c-dma-veth", &DPU_IP.to_string(), 18517);
+    dma_malloc_apart(&apart, (&inside(&net.a), &inside(&net.b)));
+}
+
+/// `dma_malloc`'s host and DPU with the environments of `apart`, each under its prefix.
+fn dma_malloc_apart(apart: &doca_tests::link::Apart, (host_at, dpu_at): (&[&str], &[&str])) {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let prog = build("dma_malloc");
+    let under = |prefix: &[&str]| match prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(&prog);
+            c
+        }
+        None => Command::new(&prog),
+    };
+    let len = (4 << 20) + 4096;
+    let mut host = under(host_at)
+        .args(["host", &len.to_string()])
+        .envs(apart.host_env())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the C host");
+    let mut host_out = std::io::BufReader::new(host.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    host_out.read_line(&mut line).expect("the host's descriptor");
+    let mut words = line.split_whitespace();
+    let (Some("desc"), Some(hex), Some(addr)) = (words.next(), words.next(), words.next()) else {
+        let _ = host.kill();
+        panic!("the C host said {line:?}");
+    };
+    let mut dpu = under(dpu_at)
+        .args(["dpu", hex, addr, &len.to_string()])
+        .envs(apart.dpu_env())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the C DPU");
+    let mut dpu_out = std::io::BufReader::new(dpu.stdout.take().expect("stdout"));
+    let mut said = String::new();
+    dpu_out.read_line(&mut said).expect("the DPU's progress");
+    if said.trim() != "copied" {
+        let _ = host.kill();
+        panic!("the C DPU failed before its copies: {said:?}");
+    }
+    host.stdin.take().expect("stdin").write_all(b"\n").expect("wake the host");
+    let mut host_said = String::new();
+    host_out.read_line(&mut host_said).expect("the host's verdict");
+    assert!(
+        host.wait().expect("the host").success() && host_said.trim() == "ok",
+        "the C host saw {host_said:?}"
+    );
+    dpu.stdin.take().expect("stdin").write_all(b"\n").expect("wake the DPU");
+    let mut dpu_said = String::new();
+    dpu_out.read_line(&mut dpu_said).expect("the DPU's verdict");
+    assert!(dpu.wait().expect("the DPU").success() && dpu_said.trim() == "ok", "the C DPU saw {dpu_said:?}");
+}
+
 /// `doca_version.h` through `doca_compat.h` alone: its macros of both generations (checked
 /// at build time by the program) and both functions say the version in `core/DOCA_VERSION`,
 /// as `-v` prints it.

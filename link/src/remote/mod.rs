@@ -332,6 +332,13 @@ pub fn ensure_listening() {
     }
 }
 
+/// DPU side: whether host process `key` keeps a presence at this process's listener now
+/// (for a caller that waits for it before a reverse [`open`], which answers `NOT_FOUND` at
+/// once, logged, when it is not there).
+pub fn is_present(key: PresenceKey) -> bool {
+    matches!(global(), Some(Ok(link)) if link.is_present(key))
+}
+
 /// The address the process-wide listener is bound to (`None` before [`ensure_listening`]
 /// bound it, or on the host side): with port 0 configured, the port the system chose.
 pub fn listening() -> Option<SocketAddr> {

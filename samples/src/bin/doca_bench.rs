@@ -344,9 +344,90 @@ fn peer(role: &[String]) -> ExitCode {
             }
             drop(map);
         }
+        which @ ("link-host" | "link-host-heap") => {
+            // The host of the DMA-across-the-link rows (its own fabric directory and the
+            // link's host role, from its environment): the export, and a raw TCP server at
+            // `arg(2)` answering each 24-byte request with `size` bytes (the baseline), until
+            // stdin closes.
+            let size: usize = arg(1).parse().unwrap_or(0);
+            let Ok(map) = dma_host_export(size, which == "link-host-heap") else { return ExitCode::FAILURE };
+            let Ok(raw) = std::net::TcpListener::bind(arg(2)) else { return ExitCode::FAILURE };
+            let at = raw.local_addr().map_or_else(|_| String::new(), |a| a.to_string());
+            std::thread::spawn(move || raw_tcp_server(&raw, size));
+            let hex: String = map.1.iter().map(|b| format!("{b:02x}")).collect();
+            println!("desc {hex} {at}");
+            let _ = std::io::stdout().flush();
+            while !done() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            drop(map);
+        }
+        "link-dpu" => {
+            // The DPU of the DMA-across-the-link rows (its own fabric directory and the link's
+            // DPU role): imports the host's export and measures a DMA read of it beside the
+            // raw TCP request of the same bytes from the host's server at `arg(3)`, interleaved.
+            pin(0);
+            let num = |i: usize| arg(i).parse::<usize>().unwrap_or(0);
+            let (size, reps, iters) = (num(1), num(4), num(5) as u64);
+            match link_dpu(size, arg(2), arg(3), reps.max(1), iters.max(1)) {
+                Ok((t_dma, t_raw)) => println!("result {t_dma} {t_raw}"),
+                Err(e) => {
+                    eprintln!("link dpu: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            let _ = std::io::stdout().flush();
+            while !done() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
         _ => return ExitCode::FAILURE,
     }
     ExitCode::SUCCESS
+}
+
+/// Answers each 24-byte request on one accepted connection with `size` bytes (the raw TCP
+/// baseline of the DMA-across-the-link rows: what a read of `size` bytes costs on a bare
+/// socket over the same path).
+fn raw_tcp_server(listener: &std::net::TcpListener, size: usize) {
+    use std::io::Read;
+    let Ok((mut sock, _)) = listener.accept() else { return };
+    let _ = sock.set_nodelay(true);
+    let bytes = vec![0x5au8; size];
+    let mut req = [0u8; 24];
+    while sock.read_exact(&mut req).is_ok() {
+        if sock.write_all(&bytes).is_err() {
+            return;
+        }
+    }
+}
+
+/// The DPU's side of a DMA-across-the-link row: (ns per DMA read of `size` bytes of the
+/// export `desc`, ns per raw TCP request of `size` bytes from the server at `raw_at`),
+/// interleaved.
+fn link_dpu(size: usize, desc: &str, raw_at: &str, reps: usize, iters: u64) -> Result<(f64, f64), String> {
+    use doca_samples::bench::dma::Rig;
+    use std::io::Read;
+    let desc = from_hex(desc).ok_or("a descriptor in hex")?;
+    let dpu = Rig::new("03:00.0", 1, true).map_err(|e| format!("dma: {e}"))?;
+    let remote =
+        doca_mmap::Mmap::create_from_export(None, &desc, &dpu.dev).map_err(|e| format!("import: {e}"))?;
+    let local = dpu.local_map(size, 0).map_err(|e| format!("map: {e}"))?;
+    dpu.tasks(&remote, &local, 1, size).map_err(|e| format!("task: {e}"))?;
+    let mut raw = std::net::TcpStream::connect(raw_at).map_err(|e| format!("raw tcp: {e}"))?;
+    raw.set_nodelay(true).map_err(|e| format!("raw tcp: {e}"))?;
+    let mut into = vec![0u8; size];
+    let tcp = |k: u64| {
+        for _ in 0..k {
+            raw.write_all(&[1u8; 24]).expect("raw tcp request");
+            raw.read_exact(&mut into).expect("raw tcp answer");
+            black_box(&into);
+        }
+    };
+    let dma = |k| assert!(dpu.cycle(k, 1), "dma copy across the link failed");
+    let (t_dma, t_raw) = measure_pair(reps, iters, dma, tcp);
+    dpu.clear();
+    Ok((t_dma, t_raw))
 }
 
 /// Shared memory of `size` bytes (filled), exported from host function b1:00.0; with `heap`,
@@ -1288,8 +1369,66 @@ fn link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         });
     }
     raw.finish();
+    link_dma_rows(cfg, rows, &net, &host_env, &dpu_env);
     drop(net);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The DMA-across-the-link rows: the DPU side's DMA reads 1 MiB of the host side's export
+/// (shared memory and heap memory encrypted, shared memory in plaintext), beside a raw TCP
+/// request of 1 MiB from the host side over the same path, measured alternately in the DPU
+/// side's process.
+fn link_dma_rows(
+    cfg: &Cfg,
+    rows: &mut Vec<Row>,
+    net: &LinkNet,
+    host_env: &[(&str, &str)],
+    dpu_env: &[(&str, &str)],
+) {
+    let size = 1usize << 20;
+    let total = if cfg.reps < 5 { 16usize << 20 } else { 256 << 20 };
+    let raw_bind = format!("{}:0", net.host);
+    for (heap, plaintext) in [(false, false), (true, false), (false, true)] {
+        let plain = plaintext.then_some((doca_link::remote::PLAINTEXT_ENV, "1"));
+        let h_env: Vec<(&str, &str)> = host_env.iter().copied().chain(plain).collect();
+        let d_env: Vec<(&str, &str)> = dpu_env.iter().copied().chain(plain).collect();
+        let role = if heap { "link-host-heap" } else { "link-host" };
+        let mut host = PeerProc::spawn_on(net, 0, &[role, &size.to_string(), &raw_bind], &h_env);
+        let line = host.line();
+        let mut words = line.split_whitespace().skip(1);
+        let (Some(desc), Some(raw_at)) = (words.next(), words.next()) else {
+            eprintln!("doca_bench: the DMA-across-the-link host said {line:?}");
+            host.finish();
+            continue;
+        };
+        let (reps, iters) = (cfg.reps.to_string(), copies(total, size).to_string());
+        let mut dpu =
+            PeerProc::spawn_on(net, 1, &["link-dpu", &size.to_string(), desc, raw_at, &reps, &iters], &d_env);
+        let result = dpu.line();
+        dpu.finish();
+        host.finish();
+        let nums: Vec<f64> = result.split_whitespace().skip(1).filter_map(|w| w.parse().ok()).collect();
+        let [t_dma, t_raw] = nums[..] else {
+            eprintln!("doca_bench: the DMA-across-the-link DPU said {result:?}");
+            continue;
+        };
+        rows.push(Row {
+            section: "link",
+            name: format!(
+                "DMA read of host {} {} over TCP ({}{})",
+                if heap { "heap memory" } else { "memory" },
+                kib(size),
+                net.path(),
+                if plaintext { ", plaintext" } else { "" }
+            ),
+            unit: "GB/s",
+            value: size as f64 / t_dma,
+            p99: None,
+            baseline: format!("raw TCP request {} ({})", kib(size), net.path()),
+            base: size as f64 / t_raw,
+            lower_is_better: false,
+        });
+    }
 }
 
 /// Whether part `p` of a section runs: every part unless some `<prefix>…` part is named.

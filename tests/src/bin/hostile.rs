@@ -48,6 +48,11 @@
 //! hostile served-idle <hex> <n>   n imports of the served export <hex>, each a connection
 //!                                 kept idle: "held <k> refused <r>"; then holds them until
 //!                                 stdin EOF
+//! hostile link-import <hex> <len> (the link's host side, from the environment) import
+//!                                 streams across the link to the read-only export <hex> of
+//!                                 <len> bytes, each breaking the protocol one way: one word
+//!                                 per attempt, what came back (a DOCA code's short name, or
+//!                                 "closed")
 //! ```
 
 use std::collections::HashSet;
@@ -592,6 +597,97 @@ fn served_idle(hex: &str, n: usize) -> String {
     String::new()
 }
 
+/// One message on an import stream across the link, and what came back within 5 s: the
+/// answer's DOCA code (short name, `OK` for 0), `closed`, or `silent`.
+fn link_ask(stream: &doca_link::remote::Stream, msg: &[u8]) -> String {
+    if stream.send(msg).is_err() {
+        return "closed".into();
+    }
+    let mut buf = Vec::new();
+    match stream.recv_timeout(&mut buf, Duration::from_secs(5)) {
+        Ok(Some(true)) if buf.len() >= 8 => {
+            let code = u32::from_le_bytes(buf[..4].try_into().unwrap());
+            if code == 0 {
+                return "OK".into();
+            }
+            Error::from_code(code as i32)
+                .map_or(format!("code{code}"), |e| e.name().trim_start_matches("DOCA_ERROR_").to_string())
+        }
+        Ok(Some(true)) => format!("short{}", buf.len()),
+        Ok(Some(false)) | Err(_) => "closed".into(),
+        Ok(None) => "silent".into(),
+    }
+}
+
+/// The first message of an import stream (mmap's wire: magic, version 1, 0, descriptor).
+fn link_request(magic: &[u8; 8], desc: &[u8]) -> Vec<u8> {
+    let mut req = magic.to_vec();
+    req.extend_from_slice(&1u16.to_le_bytes());
+    req.extend_from_slice(&[0, 0]);
+    req.extend_from_slice(desc);
+    req
+}
+
+/// A request on an import stream: op, 0, offset, length (then `bytes`).
+fn link_op(op: u32, offset: u64, len: u64, bytes: &[u8]) -> Vec<u8> {
+    let mut m = op.to_le_bytes().to_vec();
+    m.extend_from_slice(&[0; 4]);
+    m.extend_from_slice(&offset.to_le_bytes());
+    m.extend_from_slice(&len.to_le_bytes());
+    m.extend_from_slice(bytes);
+    m
+}
+
+fn link_import(hex: &str, len: u64) -> String {
+    use doca_link::remote::{open, Kind};
+    let desc = doca_tests::from_hex(hex).expect("a descriptor in hex");
+    let good = link_request(b"DOCAMMLQ", &desc);
+    let mut out = Vec::new();
+    let stream = |req: &[u8]| open(Kind::MemoryImport, None, req).expect("the DPU's listener");
+    // The welcome of a request, as link_ask reads an answer (status at bytes 8..12).
+    let welcome = |s: &doca_link::remote::Stream| {
+        let mut buf = Vec::new();
+        match s.recv_timeout(&mut buf, Duration::from_secs(5)) {
+            Ok(Some(true)) if buf.len() == 32 => {
+                let code = u32::from_le_bytes(buf[8..12].try_into().unwrap());
+                if code == 0 {
+                    "OK".to_string()
+                } else {
+                    Error::from_code(code as i32).map_or(format!("code{code}"), |e| {
+                        e.name().trim_start_matches("DOCA_ERROR_").to_string()
+                    })
+                }
+            }
+            Ok(Some(true)) => format!("short{}", buf.len()),
+            Ok(Some(false)) | Err(_) => "closed".into(),
+            Ok(None) => "silent".into(),
+        }
+    };
+    // Not an import request at all.
+    out.push(welcome(&stream(&link_request(b"NOTMMLQ!", &desc))));
+    // A forged token.
+    let mut forged = desc.clone();
+    forged[30] ^= 0x10;
+    out.push(welcome(&stream(&link_request(b"DOCAMMLQ", &forged))));
+    // A proper import, then refused requests on it (the stream goes on), then one too big.
+    let s = stream(&good);
+    out.push(welcome(&s));
+    out.push(link_ask(&s, &link_op(1, len - 1, 2, &[])));
+    out.push(link_ask(&s, &link_op(1, u64::MAX, 1, &[])));
+    out.push(link_ask(&s, &link_op(1, 0, 0, &[])));
+    out.push(link_ask(&s, &link_op(2, 0, 4, b"evil")));
+    out.push(link_ask(&s, &link_op(1, 0, 4, &[])));
+    out.push(link_ask(&s, &link_op(1, 0, 1 << 30, &[])));
+    // Protocol breaks, one stream each: an unknown request, a short one, a write whose length
+    // is not what it carries.
+    for msg in [link_op(77, 0, 4, &[]), vec![1, 2, 3], link_op(2, 0, 100, b"four")] {
+        let s = stream(&good);
+        let w = welcome(&s);
+        out.push(if w == "OK" { link_ask(&s, &msg) } else { format!("welcome-{w}") });
+    }
+    out.join(" ")
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or_default();
@@ -612,6 +708,7 @@ fn main() -> ExitCode {
         "ep-stamp-zero" => ep_stamp_zero(arg(1)),
         "served-stall" => served_stall(arg(1), arg(2) == "write", arg(3).parse().unwrap()),
         "served-idle" => served_idle(arg(1), arg(2).parse().unwrap()),
+        "link-import" => link_import(arg(1), arg(2).parse().unwrap()),
         other => {
             eprintln!("hostile: unknown mode {other:?}");
             return ExitCode::FAILURE;
