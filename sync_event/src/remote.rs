@@ -267,11 +267,13 @@ impl Wire {
                     "sync event {what}: the exporter's side did not answer within {ANSWER_WAIT:?}"
                 ))
             }
-            (Ok(Some(true)), _, n) => return Err(fail!(
+            (Ok(Some(true)), _, n) => {
+                return Err(fail!(
                 Error::NotFound,
                 "sync event {what}: the exporter's side ({}) answered with a malformed message ({n} bytes)",
                 stream.peer()
-            )),
+            ))
+            }
             (Ok(Some(false)) | Err(_), _, _) => {
                 return Err(fail!(
                     Error::NotFound,
@@ -632,6 +634,18 @@ impl SeOps {
     }
 }
 
+/// Whether a warn line about refused importers may be logged now (one a second at most).
+fn warn_now() -> bool {
+    static LAST: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    let now = Instant::now();
+    if last.is_some_and(|t| now.duration_since(t) < Duration::from_secs(1)) {
+        return false;
+    }
+    *last = Some(now);
+    true
+}
+
 /// Importers served at once in this process, counted until dropped.
 static SERVED: AtomicUsize = AtomicUsize::new(0);
 
@@ -662,11 +676,13 @@ fn refuse(stream: &Stream, e: Error) {
 /// on the other machine until it closes its stream or the event goes.
 fn serve(stream: Stream, request: Vec<u8>) {
     let Some(_slot) = ServedSlot::take() else {
-        tracing::warn!(target: "doca_sdk", "sync event: {MAX_SERVED} importers across the link served already; {} refused", stream.peer());
+        if warn_now() {
+            tracing::warn!(target: "doca_sdk", "sync event: {MAX_SERVED} importers across the link served already; {} refused (one line a second at most)", stream.peer());
+        }
         return refuse(&stream, Error::Full);
     };
     if request.len() != REQUEST_LEN {
-        tracing::warn!(target: "doca_sdk", "sync event: {} sent an import request of {} bytes ({REQUEST_LEN} expected); refused", stream.peer(), request.len());
+        tracing::debug!(target: "doca_sdk", "sync event: {} sent an import request of {} bytes ({REQUEST_LEN} expected); refused", stream.peer(), request.len());
         return refuse(&stream, Error::InvalidValue);
     }
     let service = ServiceName {
@@ -801,7 +817,8 @@ impl Served {
                 (before, before.wrapping_add(inc))
             }
             (_, n) => {
-                tracing::warn!(
+                // A peer's doing: at debug level (a hostile peer must not flood the log).
+                tracing::debug!(
                     target: "doca_sdk",
                     "sync event: the importer at {} sent a malformed request ({n} bytes); its stream is closed",
                     self.stream.peer()

@@ -240,3 +240,149 @@ fn a_sync_event_across_two_machines() {
     assert_eq!(d.line(), NOT_FOUND, "{}", d.stderr());
     assert!(d.finish());
 }
+
+fn link(role: doca_link::remote::Role, addr: std::net::SocketAddr, keys: &Path) -> doca_link::remote::Link {
+    let cfg = doca_link::remote::Config { role, addr, keys: keys.to_path_buf(), plaintext: false };
+    doca_link::remote::Link::new(cfg).unwrap()
+}
+
+/// The next message on `s` within 5 s (`None`: the stream ended or broke).
+fn next(s: &doca_link::remote::Stream) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    match s.recv_timeout(&mut buf, Duration::from_secs(5)) {
+        Ok(Some(true)) => Some(buf),
+        Ok(None) => panic!("no message within 5 s"),
+        Ok(Some(false)) | Err(_) => None,
+    }
+}
+
+/// A hostile importer on the DPU (this test, holding the link's DPU side itself) against a
+/// host exporter: a request of the wrong size, a wrong token, malformed messages are
+/// refused or end that stream alone; watches asked for without reading bring one change
+/// at most; the exporter goes on serving.
+#[test]
+fn a_hostile_importer_cannot_harm_the_exporter() {
+    use doca_link::remote::{Kind, Role};
+    let keys = Volume::new("sel-hi-keys");
+    keys::generate(keys.path(), true).unwrap();
+    let fh = Volume::new("sel-hi-h");
+    let d = link(Role::Dpu, "127.0.0.1:0".parse().unwrap(), keys.path());
+    let at = d.listen().unwrap().to_string();
+    let mut host = side("host", fh.path(), &[(CONNECT_ENV, &at), (KEYS_ENV, keys.path().to_str().unwrap())]);
+    let b = from_hex(&blob(&mut host, "export host 29")).unwrap();
+    let nonce = u64::from_le_bytes(b[12..20].try_into().unwrap());
+    let until = Instant::now() + Duration::from_secs(10);
+    while !d.is_present(nonce) {
+        assert!(Instant::now() < until, "the exporter's presence never came");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let request = &b[8..36];
+    let open = |req: &[u8]| d.open(Kind::SyncEvent, Some(nonce), req).unwrap();
+    // A request of the wrong size: INVALID_VALUE (code 3), then the end.
+    let s = open(b"short");
+    assert_eq!(next(&s).unwrap(), [b'X', 3]);
+    assert_eq!(next(&s), None);
+    // A wrong token: NOT_FOUND (code 1), as a forged blob locally.
+    let mut wrong = request.to_vec();
+    wrong[20] ^= 1;
+    let s = open(&wrong);
+    assert_eq!(next(&s).unwrap(), [b'X', 1]);
+    assert_eq!(next(&s), None);
+    // Malformed messages after a good open end that stream.
+    for bad in [&b"Z"[..], b"S12345", b"G1", &[b'A'; 12]] {
+        let s = open(request);
+        assert_eq!(next(&s).unwrap()[0], b'R');
+        s.send(bad).unwrap();
+        assert_eq!(next(&s), None, "{bad:?} ends the stream");
+    }
+    // Watches asked for and never read: each answered, one change told at most.
+    let s = open(request);
+    assert_eq!(next(&s).unwrap(), [&[b'R'][..], &0u64.to_le_bytes()].concat());
+    for _ in 0..100 {
+        s.send(b"W").unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(host.ask("set 77"), "ok");
+    assert_eq!(host.ask("set 78"), "ok");
+    let mut got = Vec::new();
+    let mut buf = Vec::new();
+    while let Ok(Some(true)) = s.recv_timeout(&mut buf, Duration::from_millis(500)) {
+        got.push(buf.clone());
+    }
+    let answers = got.iter().filter(|m| m[0] == b'V' && m.len() == 17).count();
+    let told: Vec<_> = got.iter().filter(|m| m[0] == b'N').collect();
+    assert_eq!(answers, 100, "every watch answered");
+    assert_eq!(told.len(), 1, "one change told, not one per update or per watch: {got:?}");
+    assert_eq!(got.len(), 101);
+    // Its set is applied to the exporter's page (it holds the token: it is an importer).
+    s.send(&[&[b'S'][..], &5u64.to_le_bytes()].concat()).unwrap();
+    let v = next(&s).unwrap();
+    assert_eq!(v, [&[b'V'][..], &78u64.to_le_bytes(), &5u64.to_le_bytes()].concat());
+    assert_eq!(host.ask("get"), "value 5");
+    assert_eq!(host.ask("add 1"), "value 5", "the exporter works on");
+    // The exporter destroys it: the stream is told, then ends.
+    assert_eq!(host.ask("destroy"), "ok");
+    let mut last = Vec::new();
+    while let Some(m) = next(&s) {
+        last = m;
+    }
+    assert_eq!(last, [b'X', 1], "told NOT_FOUND");
+    assert!(host.finish());
+}
+
+/// What the hostile exporter's side of [`a_hostile_exporter_side_ends_only_that_import`]
+/// does: 1 a first answer of the wrong size; 2 an unasked-for change; 3 answers of the wrong
+/// size.
+static MODE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+fn hostile_exporter(s: doca_link::remote::Stream, _request: Vec<u8>) {
+    let mode = MODE.load(std::sync::atomic::Ordering::SeqCst);
+    if mode == 1 {
+        let _ = s.send(b"R12");
+        return;
+    }
+    let _ = s.send(&[&[b'R'][..], &5u64.to_le_bytes()].concat());
+    if mode == 2 {
+        let _ = s.send(&[&[b'N'][..], &9u64.to_le_bytes()].concat());
+    }
+    let mut buf = Vec::new();
+    while let Ok(true) = s.recv(&mut buf) {
+        let _ = s.send(b"V1234");
+    }
+}
+
+/// A hostile exporter's side (this test, holding the link's host side itself) against an
+/// importer on the DPU: a malformed first answer fails the import with `NOT_FOUND`; an
+/// unasked-for change, a malformed answer make the event gone (`NOT_FOUND`) — the importing
+/// process goes on.
+#[test]
+fn a_hostile_exporter_side_ends_only_that_import() {
+    use doca_link::remote::{Kind, Role};
+    let keys = Volume::new("sel-he-keys");
+    keys::generate(keys.path(), true).unwrap();
+    let fd = Volume::new("sel-he-d");
+    let at: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let mut dpu =
+        side("dpu", fd.path(), &[(LISTEN_ENV, &at.to_string()), (KEYS_ENV, keys.path().to_str().unwrap())]);
+    let h = link(Role::Host, at, keys.path());
+    h.serve(Kind::SyncEvent, hostile_exporter);
+    let nonce = 0x0bad_5eed_0000_0001u64;
+    let _presence = h.present(nonce).unwrap();
+    let mut b = b"DOCASEB1".to_vec();
+    b.extend_from_slice(&4242u32.to_le_bytes());
+    b.extend_from_slice(&nonce.to_le_bytes());
+    b.extend_from_slice(&[7u8; 16]);
+    b.resize(48, 0);
+    let b: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    MODE.store(1, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(dpu.ask(&format!("import {b}")), NOT_FOUND, "{}", dpu.stderr());
+    MODE.store(2, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(dpu.ask(&format!("import {b}")), "ok", "{}", dpu.stderr());
+    assert_eq!(dpu.ask("wait_eq 9"), NOT_FOUND, "a change nobody watched");
+    MODE.store(3, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(dpu.ask(&format!("import {b}")), "ok");
+    assert_eq!(dpu.ask("get"), NOT_FOUND, "a malformed answer");
+    assert_eq!(dpu.ask("add 1"), NOT_FOUND, "gone for good");
+    assert!(dpu.stderr().contains("malformed message"), "{}", dpu.stderr());
+    assert!(dpu.finish(), "the importing process goes on and exits cleanly");
+}
