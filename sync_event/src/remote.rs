@@ -10,8 +10,8 @@
 //! presence (`to` = the nonce of the exporter's memory service, which the blob carries); the
 //! host side's importer dials the DPU's listener. So an exporter on the host keeps a
 //! presence (keyed by that nonce) from its first export until the event is destroyed, and an
-//! exporter on the DPU makes sure its process listens; both register the handler
-//! (the handler of `Kind::SyncEvent`).
+//! exporter on the DPU makes sure its process listens; both register the link's
+//! handler of [`Kind::SyncEvent`].
 //!
 //! **The exporter's side.** The handler takes the page exactly as a local importer does
 //! ([`doca_link::bells::take_board`] with the blob's token: an unknown or revoked token,
