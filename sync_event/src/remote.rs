@@ -601,7 +601,7 @@ impl SeOps {
         let was_on = w.watching.get() == Watching::On;
         let arrived = self.pump(w);
         if self.waits.borrow().is_empty() {
-            return arrived;
+            return false;
         }
         if core.state() != doca_core::CtxState::Running {
             self.flush_waits(crate::FLUSH_STATUS);
@@ -614,8 +614,9 @@ impl SeOps {
         }
         let fresh = was_on || arrived || w.watching.get() == Watching::On;
         self.ask_watch(w);
-        let done = fresh && self.complete_waits();
-        arrived || done
+        // Progress is a callback to run: a message that completed nothing is none (NVIDIA's
+        // samples progress until it reports some, then expect their task done).
+        fresh && self.complete_waits()
     }
 
     /// Before the engine sleeps: a watch is on while tasks wait; `true` when there is

@@ -386,3 +386,46 @@ fn a_hostile_exporter_side_ends_only_that_import() {
     assert!(dpu.stderr().contains("malformed message"), "{}", dpu.stderr());
     assert!(dpu.finish(), "the importing process goes on and exits cleanly");
 }
+
+/// The C pair in the shape of NVIDIA's samples (`capi/tests/c/sync_event.c`: the blob
+/// crosses over Comm Channel, as the samples send it) on two sides that share nothing but
+/// the link on loopback: 2.5's and 2.9's flows, synchronous and with tasks on engines asleep
+/// on their notification handles, either side exporting, and an exporter that exits.
+#[test]
+fn the_c_sync_event_pair_over_loopback() {
+    for (exporter, api, mode) in [
+        ("host", "25", "sync"),
+        ("host", "29", "sync"),
+        ("host", "25", "async"),
+        ("host", "29", "async"),
+        ("dpu", "29", "sync"),
+        ("dpu", "29", "async"),
+        ("host", "29", "die"),
+        ("dpu", "29", "die"),
+    ] {
+        let keys = Volume::new("sel-c-keys");
+        keys::generate(keys.path(), true).unwrap();
+        let (fh, fd) = (Volume::new("sel-c-h"), Volume::new("sel-c-d"));
+        let at = format!("127.0.0.1:{}", free_port());
+        let k = keys.path().to_str().unwrap();
+        let name = format!("se-link-{exporter}-{api}-{mode}-{}", std::process::id());
+        let run = |side: &str, fabric: &Path, env: (&str, &str)| {
+            let mut cmd = Command::new(apart::c_program("sync_event"));
+            cmd.args([name.as_str(), side, exporter, api, mode])
+                .env(doca_link::FABRIC_ENV, fabric)
+                .env_remove("DOCA_EMU_SIDE")
+                .env_remove(PLAINTEXT_ENV)
+                .env(env.0, env.1)
+                .env(KEYS_ENV, k);
+            Peer::from_command(cmd, &format!("sync_event.c ({side})"), false)
+        };
+        let dpu = run("dpu", fd.path(), (LISTEN_ENV, &at));
+        assert_eq!(dpu.line(), "running", "{}", dpu.stderr());
+        let host = run("host", fh.path(), (CONNECT_ENV, &at));
+        let what = format!("{exporter} exports, {api}, {mode}");
+        let h = host.output();
+        assert!(h.success && h.stdout.trim() == "ok", "host ({what}): {}{}", h.stdout, h.stderr);
+        let d = dpu.output();
+        assert!(d.success && d.stdout.trim() == "ok", "DPU ({what}): {}{}", d.stdout, d.stderr);
+    }
+}
