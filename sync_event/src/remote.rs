@@ -57,6 +57,9 @@
 //! wait sees the value only as notifications bring it: a value that holds for less than a
 //! notification's trip may be missed by an `eq` wait (as a local waiter that wakes late may
 //! miss it too), and a get answers with the value when the exporter read it, a trip ago.
+//! An update is answered before the exporter's waiters are woken, but an exporter that
+//! dies (or polls the value and exits) between applying an update and answering it leaves
+//! the importer with `NOT_FOUND` for an update that was applied.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -795,6 +798,7 @@ impl Served {
     fn request(&mut self) -> Next {
         let h = self.page.header();
         let m = &self.buf;
+        let mut updated = false;
         let (before, after) = match (m.first().copied(), m.len()) {
             (Some(GET), 1) => {
                 let v = h.value.load(SeqCst);
@@ -807,14 +811,13 @@ impl Served {
             }
             (Some(SET), 9) => {
                 let v = u64_at(m, 1);
-                let before = h.value.swap(v, SeqCst);
-                crate::wake(h, || self.ex.link.ring());
-                (before, v)
+                updated = true;
+                (h.value.swap(v, SeqCst), v)
             }
             (Some(ADD), 9) => {
                 let inc = u64_at(m, 1);
                 let before = h.value.fetch_add(inc, SeqCst);
-                crate::wake(h, || self.ex.link.ring());
+                updated = true;
                 (before, before.wrapping_add(inc))
             }
             (_, n) => {
@@ -828,7 +831,13 @@ impl Served {
                 return Next::End;
             }
         };
-        match self.send(&[&[VALUE], &before.to_le_bytes(), &after.to_le_bytes()]) {
+        // The answer leaves before the waiters are woken: an exporter that exits as soon as
+        // its wait returns (NVIDIA's samples do) has then already answered the update.
+        let sent = self.send(&[&[VALUE], &before.to_le_bytes(), &after.to_le_bytes()]);
+        if updated {
+            crate::wake(h, || self.ex.link.ring());
+        }
+        match sent {
             Ok(()) => Next::Go,
             Err(()) => Next::End,
         }
