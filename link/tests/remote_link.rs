@@ -441,6 +441,41 @@ fn presence_and_reverse_open() {
     assert_eq!(d.open(Kind::MemoryImport, Some(key), b"x").unwrap_err(), Error::NotFound);
 }
 
+/// Two guards for one key share one presence: they do not replace each other at the
+/// listener (a DPU that saw a presence replaced would log it), and the presence lasts until
+/// the last guard drops.
+#[test]
+fn presences_of_one_key_are_shared() {
+    let k = KeyDir::new("shared");
+    let (d, addr) = dpu(Some(&k.0));
+    let h = host(addr, Some(&k.0));
+    h.serve(Kind::MemoryImport, host_side);
+    let key = 0x5eed_0000_0000_0099;
+    let a = h.present(key).unwrap();
+    let b = h.present(key).unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while !(d.is_present(key) && a.is_connected() && b.is_connected()) {
+        assert!(Instant::now() < until, "the presence never arrived");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Stable: one stream, announced once.
+    std::thread::sleep(Duration::from_millis(300));
+    let announced = lines_with(&[&format!("host process {key:016x} present from")]);
+    assert_eq!(announced.len(), 1, "{announced:?}");
+    drop(a);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(d.is_present(key) && b.is_connected(), "the other guard keeps it");
+    let s = d.open(Kind::MemoryImport, Some(key), b"still").unwrap();
+    let mut buf = Vec::new();
+    assert_eq!(s.recv(&mut buf), Ok(true));
+    drop(b);
+    let until = Instant::now() + Duration::from_secs(10);
+    while d.is_present(key) {
+        assert!(Instant::now() < until, "the presence stayed");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn presence_waits_for_the_listener_and_comes_back() {
     let k = KeyDir::new("comeback");

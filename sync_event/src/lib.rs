@@ -63,6 +63,7 @@
 
 pub mod caps;
 mod page;
+pub mod remote;
 
 use std::cell::{Cell, RefCell};
 use std::os::fd::OwnedFd;
@@ -172,14 +173,14 @@ enum Mode {
 /// The exporter of an imported event: its process (a pidfd, readable once it exits, where
 /// the kernel gives one) and the connection to its memory service (ended by the exporter
 /// when it destroys the event, by the kernel when it dies).
-struct Exporter {
-    pid: u32,
-    pidfd: Option<OwnedFd>,
-    link: BoardLink,
+pub(crate) struct Exporter {
+    pub(crate) pid: u32,
+    pub(crate) pidfd: Option<OwnedFd>,
+    pub(crate) link: BoardLink,
 }
 
 impl Exporter {
-    fn exited(&self) -> bool {
+    pub(crate) fn exited(&self) -> bool {
         let Some(pidfd) = &self.pidfd else { return false };
         let mut fds = [rustix::event::PollFd::new(pidfd, rustix::event::PollFlags::IN)];
         !matches!(rustix::event::poll(&mut fds, Some(&ZERO)), Ok(0))
@@ -187,6 +188,21 @@ impl Exporter {
 }
 
 const ZERO: rustix::time::Timespec = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
+
+/// After an update of the page's value: bumps the futex word, wakes its sleepers (only if
+/// one announced itself) and, when an engine is armed, calls `ring` (the exporter rings its
+/// board, an importer asks the exporter to).
+pub(crate) fn wake(h: &page::Header, ring: impl FnOnce()) {
+    // SeqCst after the value's update: a sleeper that announced itself before reading
+    // the value (SeqCst too) is seen here, or it sees the new value.
+    h.seq.fetch_add(1, SeqCst);
+    if h.sleepers.load(SeqCst) > 0 {
+        let _ = futex::wake(&h.seq, futex::Flags::empty(), i32::MAX as u32);
+    }
+    if h.armed.load(SeqCst) != 0 {
+        ring();
+    }
+}
 
 struct Config {
     mode: Mode,
@@ -345,6 +361,12 @@ pub struct SeOps {
     /// The application's memory holding the value (`set_addr`), if any.
     user: Cell<Option<&'static AtomicU64>>,
     exporter: Option<Exporter>,
+    /// An importer's whose exporter is across the link: its stream (`page` is then this
+    /// process's mirror of the value, shared with nobody).
+    wire: Option<remote::Wire>,
+    /// The exporter's on the host side of a link: its presence at the DPU (from the first
+    /// export until the event is destroyed).
+    presence: RefCell<Option<doca_link::remote::Presence>>,
     cfg: RefCell<Config>,
     get: TaskPool<GetP>,
     set: TaskPool<SetP>,
@@ -375,7 +397,8 @@ pub struct SyncEvent {
 
 impl std::fmt::Debug for SyncEvent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SyncEvent(imported: {})", self.ctx.ops().exporter.is_some())
+        let ops = self.ctx.ops();
+        write!(f, "SyncEvent(imported: {}, across the link: {})", self.is_imported(), ops.wire.is_some())
     }
 }
 
@@ -392,15 +415,25 @@ impl SeOps {
     /// when the page's hint says the event is gone (a peer can write the hint: only the
     /// connection decides).
     fn check_alive(&self, full: bool) -> Result<()> {
-        let Some(ex) = &self.exporter else { return Ok(()) };
+        let pid = match (&self.exporter, &self.wire) {
+            (Some(ex), _) => ex.pid,
+            (None, Some(w)) => w.pid,
+            (None, None) => return Ok(()),
+        };
         match self.look(full) {
-            Some(why) => Err(fail!(Error::NotFound, "sync event: its exporter (process {}) {why}", ex.pid)),
+            Some(why) => Err(fail!(Error::NotFound, "sync event: its exporter (process {pid}) {why}")),
             None => Ok(()),
         }
     }
 
     /// [`SeOps::check_alive`] without a log line: why the exporter is gone, if it is.
     fn look(&self, full: bool) -> Option<&'static str> {
+        if let Some(w) = &self.wire {
+            if w.is_lost() && self.gone.get().is_none() {
+                self.gone.set(Some("destroyed it, exited, or the link to it went down"));
+            }
+            return self.gone.get();
+        }
         let ex = self.exporter.as_ref()?;
         if self.gone.get().is_none() && (full || self.page.header().state.load(SeqCst) != LIVE) {
             if ex.exited() {
@@ -447,29 +480,22 @@ impl SeOps {
     /// Wakes whoever waits: futex sleepers (only if one announced itself) and armed engines
     /// (none armed: no syscall).
     fn updated(&self) {
-        let h = self.page.header();
-        // SeqCst after the value's update: a sleeper that announced itself before reading
-        // the value (SeqCst too) is seen here, or it sees the new value.
-        h.seq.fetch_add(1, SeqCst);
-        if h.sleepers.load(SeqCst) > 0 {
-            let _ = futex::wake(&h.seq, futex::Flags::empty(), i32::MAX as u32);
-        }
-        if h.armed.load(SeqCst) == 0 {
-            return;
-        }
-        match &self.exporter {
+        wake(self.page.header(), || match &self.exporter {
             Some(ex) => ex.link.ring(),
             None => {
                 if let Some(b) = &*self.board.borrow() {
                     b.ring_armed();
                 }
             }
-        }
+        });
     }
 
     fn block_until(&self, cmp: Cmp, val: u64, mask: u64, mode: WaitMode) -> Result<()> {
         check_mask(mask)?;
         self.check_started("wait")?;
+        if let Some(w) = &self.wire {
+            return self.remote_block(w, cmp, val, mask);
+        }
         let h = self.page.header();
         let mut yields = 0;
         let slice = rustix::time::Timespec {
@@ -535,6 +561,13 @@ impl SeOps {
         if self.waker.borrow().is_some() {
             return Ok(());
         }
+        if let Some(w) = &self.wire {
+            // Across the link the exporter's changes come on the stream: the engine watches
+            // its socket (until the exporter is gone).
+            let gone = if w.is_lost() { Vec::new() } else { vec![core.watch(w.watchable()?)?] };
+            *self.waker.borrow_mut() = Some(Waker { bell: None, gone });
+            return Ok(());
+        }
         let (bell, ring) = Doorbell::pair()?;
         let slot = match &self.exporter {
             None => self.board()?.register_local(ring),
@@ -586,10 +619,11 @@ impl SeOps {
     /// The exporter's: withdraws the offer and ends every importer's connection (they
     /// answer `NOT_FOUND` from then on), then wakes whoever waits to look.
     fn revoke(&self) {
-        if self.exporter.is_some() {
+        if self.exporter.is_some() || self.wire.is_some() {
             return;
         }
         drop(self.offered.borrow_mut().take());
+        drop(self.presence.borrow_mut().take());
         if let Some(b) = &*self.board.borrow() {
             b.revoke_all();
         }
@@ -613,11 +647,13 @@ impl Drop for SeOps {
 }
 
 impl SyncEvent {
-    fn with(page: Page, exporter: Option<Exporter>) -> SyncEvent {
+    fn with(page: Page, exporter: Option<Exporter>, wire: Option<remote::Wire>) -> SyncEvent {
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<SeOps>>| SeOps {
             page: Arc::new(page),
             user: Cell::new(None),
             exporter,
+            wire,
+            presence: RefCell::new(None),
             cfg: RefCell::new(Config {
                 mode: Mode::Unset,
                 publishers: Vec::new(),
@@ -647,7 +683,7 @@ impl SyncEvent {
 
     /// `doca_sync_event_create`: a new event of this process, value 0.
     pub fn create() -> Result<SyncEvent> {
-        Ok(SyncEvent::with(Page::create()?, None))
+        Ok(SyncEvent::with(Page::create()?, None, None))
     }
 
     /// `doca_sync_event_create_from_export`: the event another process exported (the blob
@@ -673,6 +709,13 @@ impl SyncEvent {
         };
         let token: doca_link::rendezvous::Token = blob[AT_TOKEN..AT_PCI].try_into().expect("16 bytes");
         let pid = service.pid;
+        if remote::is_remote(service) {
+            let (wire, value) = remote::Wire::open(service, &token, what)?;
+            // This process's mirror of the value (the exporter's page stays on its machine).
+            let mirror = Page::create()?;
+            mirror.header().value.store(value, SeqCst);
+            return Ok(SyncEvent::with(mirror, None, Some(wire)));
+        }
         let (taken, link) = doca_link::bells::take_board(service, &token).map_err(|e| {
             fail!(
                 Error::from(e),
@@ -685,7 +728,7 @@ impl SyncEvent {
             bail!(Error::NotFound, "sync event create_from_export: the exporter (process {pid}) is gone");
         }
         tracing::debug!(target: "doca_sdk", "sync event imported from process {pid}");
-        Ok(SyncEvent::with(page, Some(ex)))
+        Ok(SyncEvent::with(page, Some(ex), None))
     }
 
     /// Writes `pattern`, repeated, over `len` bytes of the shared page from byte `offset`
@@ -704,7 +747,14 @@ impl SyncEvent {
 
     /// Whether this event was created from an export.
     pub fn is_imported(&self) -> bool {
-        self.ops().exporter.is_some()
+        let ops = self.ops();
+        ops.exporter.is_some() || ops.wire.is_some()
+    }
+
+    /// Whether this event was imported from an exporter on the other side of the remote
+    /// link ([`remote`]).
+    pub fn is_across_link(&self) -> bool {
+        self.ops().wire.is_some()
     }
 
     fn configurable(&self, what: &str) -> Result<std::cell::RefMut<'_, Config>> {
@@ -811,6 +861,9 @@ impl SyncEvent {
     pub fn get(&self) -> Result<u64> {
         let ops = self.ops();
         ops.check_started("get")?;
+        if let Some(w) = &ops.wire {
+            return ops.remote_get(w);
+        }
         ops.check_alive(true)?;
         Ok(ops.value().load(SeqCst))
     }
@@ -819,6 +872,9 @@ impl SyncEvent {
     pub fn update_set(&self, value: u64) -> Result<()> {
         let ops = self.ops();
         ops.check_started("update_set")?;
+        if let Some(w) = &ops.wire {
+            return ops.remote_set(w, value);
+        }
         ops.check_alive(true)?;
         ops.value().store(value, SeqCst);
         ops.updated();
@@ -829,6 +885,9 @@ impl SyncEvent {
     pub fn update_add(&self, value: u64) -> Result<u64> {
         let ops = self.ops();
         ops.check_started("update_add")?;
+        if let Some(w) = &ops.wire {
+            return ops.remote_add(w, value);
+        }
         ops.check_alive(true)?;
         let before = ops.value().fetch_add(value, SeqCst);
         ops.updated();
@@ -870,6 +929,7 @@ impl SyncEvent {
                 keeper: board,
             })
             .map_err(|e| fail!(Error::from(e), "sync event {what}: offering the page"))?;
+            *ops.presence.borrow_mut() = remote::offered(offer.service().nonce);
             *offered = Some(offer);
         }
         let offer = offered.as_ref().expect("offered above");
@@ -1138,10 +1198,16 @@ impl CtxOps for SeOps {
 
     /// Only while wait tasks wait.
     fn needs_poll(&self, _core: &CtxCore) -> bool {
-        !self.waits.borrow().is_empty()
+        match &self.wire {
+            Some(w) => self.remote_needs_poll(w),
+            None => !self.waits.borrow().is_empty(),
+        }
     }
 
     fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
+        if let Some(w) = &self.wire {
+            return self.remote_progress(core, w);
+        }
         if self.waits.borrow().is_empty() {
             return false;
         }
@@ -1155,6 +1221,40 @@ impl CtxOps for SeOps {
             self.flush_waits(e);
             return true;
         }
+        self.complete_waits()
+    }
+
+    fn request_notification(&self, _core: &CtxCore) -> bool {
+        if let Some(w) = &self.wire {
+            return self.remote_request_notification(w);
+        }
+        if self.waits.borrow().is_empty() {
+            return false;
+        }
+        self.arm(true);
+        // After arming (SeqCst): an update made before this look is seen here, a later one
+        // sees the armed flag and rings.
+        self.waiting_satisfied() || self.check_alive(true).is_err()
+    }
+
+    fn clear_notification(&self, _core: &CtxCore) {
+        if let Some(w) = &self.wire {
+            // What woke the engine may be a message nobody waits for (a late change, the
+            // end of the stream): taken now, so that the socket does not stay readable.
+            self.pump(w);
+            return;
+        }
+        self.arm(false);
+        self.woke.set(true);
+        // The exporter's end may be what woke the engine (with no wait task to look at it):
+        // looked at now, so that its watches go once it is gone.
+        self.look(true);
+    }
+}
+
+impl SeOps {
+    /// Completes the wait tasks whose condition holds on the value now: whether any did.
+    fn complete_waits(&self) -> bool {
         let v = self.value().load(SeqCst);
         let mut done = false;
         let mut i = 0;
@@ -1171,24 +1271,6 @@ impl CtxOps for SeOps {
             }
         }
         done
-    }
-
-    fn request_notification(&self, _core: &CtxCore) -> bool {
-        if self.waits.borrow().is_empty() {
-            return false;
-        }
-        self.arm(true);
-        // After arming (SeqCst): an update made before this look is seen here, a later one
-        // sees the armed flag and rings.
-        self.waiting_satisfied() || self.check_alive(true).is_err()
-    }
-
-    fn clear_notification(&self, _core: &CtxCore) {
-        self.arm(false);
-        self.woke.set(true);
-        // The exporter's end may be what woke the engine (with no wait task to look at it):
-        // looked at now, so that its watches go once it is gone.
-        self.look(true);
     }
 }
 
@@ -1216,6 +1298,9 @@ macro_rules! lib_for {
 }
 
 lib_for!(GetP, get, |ops, id| {
+    if let Some(w) = &ops.wire {
+        return ops.remote_submit(w, remote::Pending::Get(id), 0);
+    }
     let status = ops.check_alive(true).map(|()| {
         let v = ops.value().load(SeqCst);
         ops.get.with_payload(id, |p| p.value = v);
@@ -1225,6 +1310,10 @@ lib_for!(GetP, get, |ops, id| {
 });
 
 lib_for!(SetP, set, |ops, id| {
+    if let Some(w) = &ops.wire {
+        let v = ops.set.with_payload(id, |p| p.val).unwrap_or(0);
+        return ops.remote_submit(w, remote::Pending::Set(id), v);
+    }
     let status = ops.check_alive(true).map(|()| {
         if let Some(v) = ops.set.with_payload(id, |p| p.val) {
             ops.value().store(v, SeqCst);
@@ -1236,6 +1325,10 @@ lib_for!(SetP, set, |ops, id| {
 });
 
 lib_for!(AddP, add, |ops, id| {
+    if let Some(w) = &ops.wire {
+        let inc = ops.add.with_payload(id, |p| p.inc).unwrap_or(0);
+        return ops.remote_submit(w, remote::Pending::Add(id), inc);
+    }
     let status = ops.check_alive(true).map(|()| {
         if let Some(inc) = ops.add.with_payload(id, |p| p.inc) {
             let before = ops.value().fetch_add(inc, SeqCst);

@@ -555,6 +555,10 @@ impl TaskLib<SendPayload> for SideOps {
     }
 
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.side.submit(task)
+        self.side.submit(task, true)
+    }
+
+    fn submit_ex(&self, _core: &CtxCore, task: TaskId, _flags: doca_core::TaskSubmitFlags) -> Result<()> {
+        self.side.submit(task, false)
     }
 }

@@ -273,14 +273,24 @@ impl Side {
 
     /// Task submission: written now if the ring has room and nothing waits before it, else
     /// queued; a connection that is gone fails it (`CONNECTION_RESET`, delivered on the next
-    /// progress).
-    pub(crate) fn submit(&self, id: TaskId) -> Result<()> {
+    /// progress). A flushing submission (`doca_task_submit`) also wakes the peer if it
+    /// sleeps waiting for messages — as hardware posts a send at once, the message must
+    /// reach a peer asleep in epoll (or a stand-in across the link) even when this
+    /// application does not progress its engine afterwards; without the flag the wake-up
+    /// waits for the next progress, one check for the batch.
+    pub(crate) fn submit(&self, id: TaskId, flush: bool) -> Result<()> {
         let target = self.pool.with_payload(id, |p| p.target()).flatten();
         let Some((key, conn)) = target else {
             bail!(Error::InvalidValue, "{self}: a send task without its connection");
         };
         let status = match self.link_of(key, conn) {
-            Some(link) => link.submit(&self.pool, id),
+            Some(link) => {
+                let status = link.submit(&self.pool, id);
+                if flush && matches!(status, Some(Ok(()))) {
+                    link.wake_peer();
+                }
+                status
+            }
             None => Some(Err(Error::ConnectionReset)),
         };
         if let Some(status) = status {

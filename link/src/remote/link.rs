@@ -80,6 +80,8 @@ struct Shared {
     stop: AtomicBool,
     /// Host side: dial-backs in progress.
     dialbacks: AtomicUsize,
+    /// Host side: the presences kept, by key (shared by the guards of a key).
+    held: Mutex<HashMap<PresenceKey, std::sync::Weak<Held>>>,
 }
 
 struct Waiter {
@@ -144,8 +146,14 @@ impl Drop for Pending {
 }
 
 /// A host process's presence at the listener ([`Link::present`]): kept (and re-made when
-/// the link breaks) until this guard drops.
+/// the link breaks) until the last guard for its key drops. Guards for one key in one
+/// process share one stream (two would replace each other at the listener).
 pub struct Presence {
+    held: Arc<Held>,
+}
+
+/// The presence of one key: its thread stops when the last [`Presence`] drops.
+struct Held {
     ctl: Arc<PresenceCtl>,
     thread: Thread,
     key: PresenceKey,
@@ -160,16 +168,16 @@ struct PresenceCtl {
 impl Presence {
     /// The key it announces.
     pub fn key(&self) -> PresenceKey {
-        self.key
+        self.held.key
     }
 
     /// Whether its stream to the listener is up now.
     pub fn is_connected(&self) -> bool {
-        self.ctl.connected.load(Ordering::Acquire)
+        self.held.ctl.connected.load(Ordering::Acquire)
     }
 }
 
-impl Drop for Presence {
+impl Drop for Held {
     fn drop(&mut self) {
         self.ctl.stop.store(true, Ordering::SeqCst);
         if let Some(s) = self.ctl.current.lock().take() {
@@ -181,7 +189,7 @@ impl Drop for Presence {
 
 impl std::fmt::Debug for Presence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Presence({:016x}, connected: {})", self.key, self.is_connected())
+        write!(f, "Presence({:016x}, connected: {})", self.key(), self.is_connected())
     }
 }
 
@@ -203,6 +211,7 @@ impl Link {
                 tickets: Mutex::default(),
                 stop: AtomicBool::new(false),
                 dialbacks: AtomicUsize::new(0),
+                held: Mutex::default(),
             }),
         })
     }
@@ -296,11 +305,16 @@ impl Link {
 
     /// Host side: keeps a presence at the listener for `key` until the guard drops (a thread,
     /// `doca-link-pres`, reconnecting with back-off). Returns at once: the first connection
-    /// is made on that thread. `INVALID_VALUE` on the DPU side.
+    /// is made on that thread. A key present already shares that presence (the last guard
+    /// ends it). `INVALID_VALUE` on the DPU side.
     pub fn present(&self, key: PresenceKey) -> Result<Presence> {
         let sh = &self.shared;
         if sh.cfg.role != Role::Host {
             bail!(Error::InvalidValue, "link: only the host side keeps presences (this side listens)");
+        }
+        let mut held = sh.held.lock();
+        if let Some(h) = held.get(&key).and_then(std::sync::Weak::upgrade) {
+            return Ok(Presence { held: h });
         }
         let ctl = Arc::new(PresenceCtl {
             stop: AtomicBool::new(false),
@@ -312,7 +326,10 @@ impl Link {
             .name("doca-link-pres".into())
             .spawn(move || sh2.keep_presence(key, &ctl2))
             .map_err(|e| fail!(Error::NoMemory, "link: cannot start the presence thread: {e}"))?;
-        Ok(Presence { ctl, thread: handle.thread().clone(), key })
+        let h = Arc::new(Held { ctl, thread: handle.thread().clone(), key });
+        held.retain(|_, w| w.strong_count() > 0);
+        held.insert(key, Arc::downgrade(&h));
+        Ok(Presence { held: h })
     }
 
     /// The address the listener is bound to, once [`listen`](Self::listen) succeeded.

@@ -28,8 +28,8 @@ struct Args {
     /// Short run for CI: fewer iterations and smaller sizes (figures are rough).
     #[arg(long)]
     smoke: bool,
-    /// Only these sections (engine, dma, ec, aes_gcm, compress, control, fast, link, or a part:
-    /// fast-latency, fast-bandwidth);
+    /// Only these sections (engine, dma, ec, aes_gcm, compress, control, fast, link, or a
+    /// part: fast-latency, fast-bandwidth);
     /// the baselines always run.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -149,8 +149,30 @@ impl PeerProc {
         PeerProc { child, out }
     }
 
+    /// [`PeerProc::spawn`] with environment variables set for the peer alone.
+    fn spawn_env(role: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> PeerProc {
+        let exe = std::env::current_exe().expect("this program");
+        let mut child = Command::new(exe)
+            .arg("--role")
+            .args(role)
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the peer");
+        let out = BufReader::new(child.stdout.take().expect("piped")).lines();
+        PeerProc { child, out }
+    }
+
     fn line(&mut self) -> String {
         self.out.next().and_then(Result::ok).unwrap_or_default()
+    }
+
+    fn send(&mut self, line: &str) {
+        if let Some(stdin) = self.child.stdin.as_mut() {
+            let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());
+        }
     }
 
     fn finish(mut self) {
@@ -169,6 +191,9 @@ impl PeerProc {
 
 /// Runs a peer role; returns when the parent closes stdin.
 fn peer(role: &[String]) -> ExitCode {
+    if let Some(r) = role.first().and_then(|r| r.strip_prefix("se-link-")) {
+        return se_link_peer(r, role.get(1).and_then(|n| n.parse().ok()).unwrap_or(0));
+    }
     // The link rows' sides are not pinned: each has library threads (the link's stand-ins)
     // that must run beside its engine.
     if std::env::var_os(doca_link::remote::LISTEN_ENV).is_none()
@@ -1599,6 +1624,206 @@ fn compress_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
     }
 }
 
+/// The two sides of the link rows (`--role se-link-host|se-link-dpu N`), each with its own
+/// fabric directory and the link's variables, on loopback.
+///
+/// The DPU side echoes 8-byte messages on a plain TCP socket (the baseline: its listener's
+/// port is printed first), imports the host's event as a context and, `N` times, sleeps in
+/// epoll on its engine until a wait task for the host's odd value completes, then sets the
+/// next even value (one request over the link). The host side exports the event, and per
+/// iteration sets an odd value and blocks until the DPU's even value is there: one round
+/// trip. It measures both, interleaved, and prints `se P50 P99` and `tcp P50 P99` (ns).
+fn se_link_peer(role: &str, n: u64) -> ExitCode {
+    use doca_sync_event::{Cmp, SyncEvent, WaitMode};
+    let mut stdin = std::io::stdin().lock().lines();
+    let mut read = || stdin.next().and_then(Result::ok).unwrap_or_default();
+    let fail = |what: &str, e: doca_core::Error| {
+        eprintln!("doca_bench link peer ({role}): {what}: {}", e.name());
+        ExitCode::FAILURE
+    };
+    match role {
+        "dpu" => {
+            pin(1);
+            let Ok(tcp) = std::net::TcpListener::bind("127.0.0.1:0") else { return ExitCode::FAILURE };
+            println!("port {}", tcp.local_addr().map(|a| a.port()).unwrap_or(0));
+            std::thread::spawn(move || {
+                let Ok((mut s, _)) = tcp.accept() else { return };
+                let _ = s.set_nodelay(true);
+                let mut b = [0u8; 8];
+                while std::io::Read::read_exact(&mut s, &mut b).is_ok() {
+                    if std::io::Write::write_all(&mut s, &b).is_err() {
+                        return;
+                    }
+                }
+            });
+            let blob = read();
+            let Some(blob) = blob.strip_prefix("blob ").and_then(from_hex) else { return ExitCode::FAILURE };
+            let run = || -> Result<(), doca_core::Error> {
+                let dev = doca_core::open_device_with_pci("03:00.0", None)?;
+                let ev = SyncEvent::create_from_export(&dev, &blob)?;
+                let pe = Pe::create()?;
+                let ctx = ev.as_ctx()?;
+                pe.connect_ctx(&ctx)?;
+                let status: Rc<Cell<Option<Result<(), doca_core::Error>>>> = Rc::default();
+                let (a, b) = (status.clone(), status.clone());
+                ev.task_wait_eq_set_conf(
+                    move |t, _, _| a.set(Some(t.status())),
+                    move |t, _, _| b.set(Some(t.status())),
+                    1,
+                )?;
+                ctx.start()?;
+                while pe.progress() {}
+                println!("ok");
+                let _ = std::io::stdout().flush();
+                for i in 1..=n {
+                    ev.task_wait_eq_alloc_init(2 * i - 1, u64::MAX, doca_core::Data::NONE)?
+                        .submit()
+                        .map_err(|r| r.error)?;
+                    let done = loop {
+                        while pe.progress() {}
+                        if let Some(s) = status.take() {
+                            break s;
+                        }
+                        pe.wait(None)?;
+                    };
+                    if done.is_err() {
+                        return Ok(()); // the host destroyed the event: the end
+                    }
+                    ev.update_set(2 * i)?;
+                }
+                Ok(())
+            };
+            if let Err(e) = run() {
+                return fail("the event", e);
+            }
+        }
+        "host" => {
+            pin(0);
+            let mut run = || -> Result<(Vec<f64>, Vec<f64>), doca_core::Error> {
+                let dev = doca_core::open_device_with_pci("b1:00.0", None)?;
+                let ev = SyncEvent::create()?;
+                ev.add_publisher_location(doca_sync_event::Location::RemotePci)?;
+                ev.start()?;
+                let blob = ev.export_to_remote_pci(&dev)?;
+                println!("blob {}", blob.iter().map(|b| format!("{b:02x}")).collect::<String>());
+                let _ = std::io::stdout().flush();
+                let port = read();
+                let port: u16 = port.strip_prefix("port ").and_then(|p| p.parse().ok()).unwrap_or(0);
+                let mut tcp = std::net::TcpStream::connect(("127.0.0.1", port))
+                    .map_err(|_| doca_core::Error::NotFound)?;
+                let _ = tcp.set_nodelay(true);
+                let (mut se, mut raw) = (Vec::with_capacity(n as usize), Vec::with_capacity(n as usize));
+                let mut i = 0u64;
+                let mut b = [7u8; 8];
+                // Blocks of each, alternated: a noisy machine's phases weigh on both alike.
+                let block = (n / 10).max(1);
+                while i < n {
+                    for _ in 0..block.min(n - i) {
+                        i += 1;
+                        let t = Instant::now();
+                        ev.update_set(2 * i - 1)?;
+                        ev.wait(Cmp::Eq, 2 * i, u64::MAX, WaitMode::Sleep)?;
+                        se.push(ns(t));
+                        let t = Instant::now();
+                        std::io::Write::write_all(&mut tcp, &b).map_err(|_| doca_core::Error::IoFailed)?;
+                        std::io::Read::read_exact(&mut tcp, &mut b)
+                            .map_err(|_| doca_core::Error::IoFailed)?;
+                        raw.push(ns(t));
+                    }
+                }
+                let _ = ev.stop();
+                let _ = ev.destroy();
+                Ok((se, raw))
+            };
+            match run() {
+                Ok((se, raw)) => {
+                    // The first tenth is a warm-up.
+                    let skip = |v: Vec<f64>| v[v.len() / 10..].to_vec();
+                    let (a, b) = percentiles(skip(se));
+                    let (c, d) = percentiles(skip(raw));
+                    println!("se {a} {b}");
+                    println!("tcp {c} {d}");
+                }
+                Err(e) => return fail("the event", e),
+            }
+        }
+        _ => return ExitCode::FAILURE,
+    }
+    ExitCode::SUCCESS
+}
+
+/// The link rows of sync events: an update→wake round trip between two processes that share
+/// nothing but the encrypted TCP link on loopback (a fabric directory each), beside a raw
+/// TCP ping-pong of 8 bytes between the same two processes.
+fn se_link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
+    use doca_link::remote::{keys, CONNECT_ENV, KEYS_ENV, LISTEN_ENV};
+    let dir = std::env::temp_dir().join(format!("doca-bench-link-{}", std::process::id()));
+    let (k, fh, fd) = (dir.join("keys"), dir.join("h"), dir.join("d"));
+    let made = (|| -> std::io::Result<()> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().mode(0o700).recursive(true).create(&fh)?;
+        std::fs::DirBuilder::new().mode(0o700).recursive(true).create(&fd)?;
+        Ok(())
+    })();
+    if made.is_err() || keys::generate(&k, true).is_err() {
+        eprintln!("doca_bench: cannot make {}: no link rows", dir.display());
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    let at = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let n = (cfg.lat_n / 10).max(200).to_string();
+    let fabric = doca_link::FABRIC_ENV;
+    let mut dpu = PeerProc::spawn_env(
+        &["se-link-dpu", &n],
+        &[(LISTEN_ENV, at.as_ref()), (KEYS_ENV, k.as_os_str()), (fabric, fd.as_os_str())],
+    );
+    let mut host = PeerProc::spawn_env(
+        &["se-link-host", &n],
+        &[(CONNECT_ENV, at.as_ref()), (KEYS_ENV, k.as_os_str()), (fabric, fh.as_os_str())],
+    );
+    let port = dpu.line();
+    let blob = host.line();
+    dpu.send(&blob);
+    let imported = dpu.line();
+    host.send(&port);
+    let parse = |l: String, tag: &str| -> Option<(f64, f64)> {
+        let mut w = l.strip_prefix(tag)?.split_whitespace().map(|x| x.parse::<f64>().ok());
+        Some((w.next()??, w.next()??))
+    };
+    let se = parse(host.line(), "se ");
+    let tcp = parse(host.line(), "tcp ");
+    host.finish();
+    dpu.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+    let (Some(se), Some(tcp), "ok") = (se, tcp, imported.as_str()) else {
+        eprintln!("doca_bench: the link rows failed (import: {imported:?})");
+        return;
+    };
+    rows.push(Row {
+        section: "baseline",
+        name: "raw TCP ping-pong RTT 8 B, loopback".into(),
+        unit: "ns",
+        value: tcp.0,
+        p99: Some(tcp.1),
+        baseline: "-".into(),
+        base: tcp.0,
+        lower_is_better: true,
+    });
+    rows.push(Row {
+        section: "link",
+        name: "sync event update→wake RTT, loopback".into(),
+        unit: "ns",
+        value: se.0,
+        p99: Some(se.1),
+        baseline: "raw TCP ping-pong RTT".into(),
+        base: tcp.0,
+        lower_is_better: true,
+    });
+}
+
 fn part_wanted(only: &[String], prefix: &str, p: &str) -> bool {
     !only.iter().any(|o| o.starts_with(prefix)) || only.iter().any(|o| o == p)
 }
@@ -1716,6 +1941,9 @@ fn main() -> ExitCode {
     }
     if wanted("link") {
         link_rows(&cfg, &mut rows);
+    }
+    if wanted("link") {
+        se_link_rows(&cfg, &mut rows);
     }
     #[cfg(feature = "iceoryx2")]
     if wanted("iceoryx2") {
