@@ -322,15 +322,6 @@ pub fn present(key: PresenceKey) -> Result<Presence> {
     }
 }
 
-/// DPU side: whether host process `key` keeps a presence at this process's listener now
-/// (`false` without a configured link, or on the host side).
-pub fn is_present(key: PresenceKey) -> bool {
-    match global() {
-        Some(Ok(link)) => link.is_present(key),
-        _ => false,
-    }
-}
-
 /// Starts the listener if this process is the DPU side (idempotent; a bind failure is logged
 /// once, and not retried).
 pub fn ensure_listening() {
