@@ -32,7 +32,7 @@ fn side(side: &str, fabric: &Path, env: &[(&str, &str)]) -> Peer {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    Peer::from_command(cmd, &format!("se_peer ({side})"), false)
+    Peer::from_command(cmd, &format!("se_peer ({side})"), doca_tests::Wrapped::No)
 }
 
 /// The two sides on this machine, the link on loopback: (directories, host, DPU).
@@ -417,7 +417,7 @@ fn the_c_sync_event_pair_over_loopback() {
                 .env_remove(PLAINTEXT_ENV)
                 .env(env.0, env.1)
                 .env(KEYS_ENV, k);
-            Peer::from_command(cmd, &format!("sync_event.c ({side})"), false)
+            Peer::from_command(cmd, &format!("sync_event.c ({side})"), doca_tests::Wrapped::No)
         };
         let dpu = run("dpu", fd.path(), (LISTEN_ENV, &at));
         assert_eq!(dpu.line(), "running", "{}", dpu.stderr());
