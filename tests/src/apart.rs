@@ -724,3 +724,24 @@ pub fn sample_program(name: &str) -> PathBuf {
     });
     dir.join(name)
 }
+
+/// Waits for `p` to end and checks it ended well: its stdout and stderr together, for the
+/// checks (panics with them when it failed).
+pub fn ended_well(who: &str, p: Peer) -> String {
+    let out = p.output();
+    let text = format!("{}{}", out.stderr, out.stdout);
+    assert!(out.success, "{who} failed:\n{text}");
+    text
+}
+
+/// Waits (at most a minute) until a file whose name satisfies `is` is in `dir`.
+pub fn wait_for_file(dir: &Path, what: &str, is: impl Fn(&str) -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if std::fs::read_dir(dir).unwrap().flatten().any(|e| is(&e.file_name().to_string_lossy())) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{what} never appeared in {}", dir.display());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}

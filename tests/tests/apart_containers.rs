@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use doca_tests::apart::{self, namespaces, ns_pid, Container, NetPair, Volume};
+use doca_tests::apart::{self, ended_well, namespaces, ns_pid, Container, NetPair, Volume};
 use doca_tests::Peer;
 
 const CC_PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
@@ -52,14 +52,6 @@ fn assert_sample_apart(server: &Peer, client: &mut Peer) {
     if let Some(c) = client.running_pid().and_then(namespaces) {
         assert!(c.0 != s.0 && c.1 != s.1 && c.2 != s.2 && c.0 != here.0, "{c:?} {s:?} {here:?}");
     }
-}
-
-/// Both ended well; their stdout and stderr together, for the checks.
-fn ended_well(who: &str, p: Peer) -> String {
-    let out = p.output();
-    let text = format!("{}{}", out.stderr, out.stdout);
-    assert!(out.success, "{who} failed:\n{text}");
-    text
 }
 
 /// Waits (at most a minute, and while `maker` runs) until a file whose name satisfies `is`

@@ -9,28 +9,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use doca_link::remote::{keys, CONNECT_ENV, KEYS_ENV, LISTEN_ENV};
-use doca_tests::apart::{self, Container, NetPair, Volume};
+use doca_tests::apart::{self, ended_well, wait_for_file, Container, NetPair, Volume};
 use doca_tests::Peer;
-
-/// Both ended well; their stdout and stderr together, for the checks.
-fn ended_well(who: &str, p: Peer) -> String {
-    let out = p.output();
-    let text = format!("{}{}", out.stderr, out.stdout);
-    assert!(out.success, "{who} failed:\n{text}");
-    text
-}
-
-/// Waits (at most a minute) until a file whose name satisfies `is` is in `dir`.
-fn wait_for_file(dir: &Path, what: &str, is: impl Fn(&str) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if std::fs::read_dir(dir).unwrap().flatten().any(|e| is(&e.file_name().to_string_lossy())) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{what} never appeared in {}", dir.display());
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
 
 /// Two machines: a veth pair between two network namespaces, a fabric directory per side,
 /// the keys `doca_emu keygen` makes shared by both; the DPU listens on its end's address.
