@@ -13,6 +13,7 @@
 //! | [`budget`]   | what each connection holds of its peer process's budget               |
 //! | [`dial`]     | a handshake in flight (client side)                                   |
 //! | [`cadence`]  | when a busy side looks at its control sockets                         |
+//! | [`exit_flush`] | an exiting process waits until its stand-ins forwarded what it sent   |
 //! | [`remote`]   | connections across the TCP link: stand-ins that play the peer locally |
 //! | [`remote_fast`] | the fast path across the link: consumers fed and mirrored          |
 //! | [`throttle`] | peer-caused log lines, at most one per kind and second                |
@@ -23,6 +24,7 @@ pub mod budget;
 pub mod cadence;
 pub mod channel;
 pub mod dial;
+pub mod exit_flush;
 pub mod lane_lock;
 pub mod remote;
 pub mod remote_fast;

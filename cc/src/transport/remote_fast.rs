@@ -500,7 +500,7 @@ impl Fast {
         let done = Ring::attach_sequenced(&area, done_at, n, DONE_LEN, End::Consumer, KIND_DONE)?;
         let mem = SharedMem::alloc(mem_len)?;
         let region = mem.share()?;
-        let flush = super::remote::flush_on_exit(&done);
+        let flush = super::exit_flush::register(&done);
         let (ours, theirs) = Doorbell::pair()?;
         let mirror = Arc::new(Mirror {
             id,
