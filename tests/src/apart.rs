@@ -461,8 +461,9 @@ impl Container {
     }
 }
 
-/// The target folder (`target/`) of the running test binary, when it is one.
-fn target_dir() -> Option<PathBuf> {
+/// The target folder (`target/`) of the running test binary, when it is one (a side shares
+/// it when it lies under `/tmp`, as in a CI clone there: the programs it runs are in it).
+pub fn target_dir() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let deps = exe.parent()?;
     (deps.file_name()? == "deps").then(|| deps.parent()?.parent().map(Path::to_path_buf))?
