@@ -67,6 +67,7 @@
 
 pub mod caps;
 pub mod cm;
+pub mod linked;
 pub mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -592,6 +593,8 @@ struct Conn {
     bye: bool,
     /// Made by the connection manager (its state callbacks report it).
     cm: Option<cm::CmConn>,
+    /// Host side of a link: the presence that lets the DPU's connectors reach the offer.
+    _presence: Option<doca_link::remote::Presence>,
 }
 
 /// `struct doca_rdma`'s library part (named by the task payloads; reached through [`Rdma`]).
@@ -641,6 +644,7 @@ impl Rdma {
     /// device no RDMA).
     pub fn create(dev: &Dev) -> Result<Rdma> {
         caps::is_supported(dev.as_devinfo())?;
+        linked::register();
         let info = dev.as_devinfo();
         let cfg = Config {
             perms: AccessFlags::LOCAL_READ_WRITE.bits(),
@@ -1459,6 +1463,7 @@ impl RdmaOps {
             user_data: Data::default(),
             bye: false,
             cm,
+            _presence: linked::offered(desc.service),
         });
         Ok(Connection { idx: idx as u32, gen })
     }
@@ -1466,8 +1471,7 @@ impl RdmaOps {
     /// Opens this side's socket to the peer's offer `d` and names itself: the connection
     /// is then connected (the peer's socket is adopted when it arrives).
     fn connect_out(&self, c: &mut Conn, d: Desc, core: &CtxCore) -> Result<()> {
-        let (fd, _peer) = doca_link::rendezvous::take_connection(d.service, &d.token)
-            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer's connection offer is gone"))?;
+        let fd = linked::take(&d)?;
         let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
         hello.extend_from_slice(&c.token);
         doca_link::send(fd.as_fd(), &hello, &[])
