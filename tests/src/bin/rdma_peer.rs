@@ -11,6 +11,12 @@
 //! - `send <text>` / `send_imm <imm> <text>`: sends and waits for the completion → `ok` / `err <code>`
 //! - `hex <offset> <len>`: the exported memory's bytes → `hex <hex>`
 //! - `fill <offset> <text>`: writes the exported memory → `ok`
+//! - `import <hex>`: creates a map from the peer's RDMA export descriptor → `ok` / `err <code>`
+//! - `write <offset> <text>`: an RDMA write of `text` into the imported map at `offset`,
+//!   waited for → `ok` / `err <code>`
+//! - `read <offset> <len>`: an RDMA read of the imported map, waited for → `hex <hex>` / `err <code>`
+//! - `post_send <text>`: submits a send without waiting → `ok` / `err <code>`; `wait_send`
+//!   waits for the oldest send's completion → `ok` / `err <code>`
 //! - `state`: the context's state → `state <Running|Stopping|Idle|...>`
 //! - `stop`: stops the context (a goodbye to the peer) → `ok`
 
@@ -24,7 +30,7 @@ use std::time::{Duration, Instant};
 use doca_buf::Inventory;
 use doca_core::{open_device_with_pci, Data, Error, Pe};
 use doca_mmap::{AccessFlags, Mmap, SharedMem};
-use doca_rdma::{Rdma, ReceiveTask, SendImmTask, SendTask};
+use doca_rdma::{Rdma, ReadTask, ReceiveTask, SendImmTask, SendTask, WriteTask};
 use doca_tests::{from_hex, to_hex};
 
 type Seen = Rc<RefCell<VecDeque<Result<String, Error>>>>;
@@ -77,8 +83,26 @@ fn main() {
         8,
     )
     .unwrap();
+    let oneway: Seen = Rc::default();
+    let (o1, o2, o3, o4) = (oneway.clone(), oneway.clone(), oneway.clone(), oneway.clone());
+    rdma.task_write_set_conf(
+        move |_: WriteTask, _, _| o1.borrow_mut().push_back(Ok("ok".into())),
+        move |t: WriteTask, _, _| o2.borrow_mut().push_back(Err(t.status().unwrap_err())),
+        8,
+    )
+    .unwrap();
+    rdma.task_read_set_conf(
+        move |t: ReadTask, _, _| {
+            let bytes = t.dst().unwrap().data_to_vec().unwrap();
+            o3.borrow_mut().push_back(Ok(format!("hex {}", to_hex(&bytes))))
+        },
+        move |t: ReadTask, _, _| o4.borrow_mut().push_back(Err(t.status().unwrap_err())),
+        8,
+    )
+    .unwrap();
     pe.connect_ctx(&rdma.as_ctx()).unwrap();
     rdma.as_ctx().start().unwrap();
+    let mut imported: Option<Mmap> = None;
 
     let mem = SharedMem::alloc(1 << 16).unwrap();
     let map = Mmap::create().unwrap();
@@ -176,6 +200,48 @@ fn main() {
                     Err(e) => format!("err {}", e.name()),
                 }
             }
+            "import" => match Mmap::create_from_export(None, &from_hex(rest).unwrap_or_default(), &dev) {
+                Ok(m) => {
+                    imported = Some(m);
+                    "ok".into()
+                }
+                Err(e) => format!("err {}", e.name()),
+            },
+            "write" | "read" => {
+                let (o, arg) = rest.split_once(' ').unwrap();
+                let o: usize = o.parse().unwrap();
+                let remote = imported.as_ref().expect("import first");
+                let base = remote.memrange().unwrap().0;
+                let local_buf = inv.buf_get_at(&local, (next_slot % 256) * 256, 256).unwrap();
+                next_slot += 1;
+                let r = if cmd == "write" {
+                    local_buf.append(arg.as_bytes()).unwrap();
+                    let dst = inv.buf_get_by_addr(remote, base + o, arg.len()).unwrap();
+                    rdma.task_write_alloc_init(conn, Some(&local_buf), Some(&dst), Data::NONE)
+                        .and_then(|t| t.submit().map_err(|r| r.error))
+                } else {
+                    let src = inv.buf_get_by_data(remote, base + o, arg.parse().unwrap()).unwrap();
+                    rdma.task_read_alloc_init(conn, Some(&src), Some(&local_buf), Data::NONE)
+                        .and_then(|t| t.submit().map_err(|r| r.error))
+                };
+                match r {
+                    Ok(()) => wait(&oneway),
+                    Err(e) => format!("err {}", e.name()),
+                }
+            }
+            "post_send" => {
+                let b = inv.buf_get_at(&local, (next_slot % 256) * 256, 256).unwrap();
+                next_slot += 1;
+                b.append(rest.as_bytes()).unwrap();
+                match rdma
+                    .task_send_alloc_init(conn, Some(&b), Data::NONE)
+                    .and_then(|t| t.submit().map_err(|r| r.error))
+                {
+                    Ok(()) => "ok".into(),
+                    Err(e) => format!("err {}", e.name()),
+                }
+            }
+            "wait_send" => wait(&sent),
             "hex" => {
                 let (o, l) = rest.split_once(' ').unwrap();
                 let (o, l): (usize, usize) = (o.parse().unwrap(), l.parse().unwrap());
