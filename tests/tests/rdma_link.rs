@@ -10,7 +10,7 @@
 
 use doca_mmap::AccessFlags;
 use doca_tests::link::{inside, pairs, veth_pair, Apart, DPU_IP};
-use doca_tests::{to_hex, Peer};
+use doca_tests::{from_hex, to_hex, Peer};
 
 const PEER: &str = env!("CARGO_BIN_EXE_rdma_peer");
 
@@ -131,4 +131,37 @@ fn rdma_between_two_network_namespaces_over_a_veth_pair() {
     exchange(&mut dpu, &mut host);
     killed(&mut host, dpu);
     assert!(host.finish());
+}
+
+/// Descriptors that name nothing on the other side: a forged token is found as locally (the
+/// offering process closes the socket: the connection fails at its first use); a service
+/// that is not on the other side is `NOT_FOUND` at the connect, from either side.
+#[test]
+fn forged_descriptors_across_the_link_connect_nothing() {
+    let apart = Apart::loopback("rdma-forged");
+    let p = perms();
+    let args = [p.as_str(), p.as_str()];
+    let mut dpu = Peer::spawn_under(&[], PEER, &args, &apart.log("dpu"), &pairs(&apart.dpu_env()));
+    let mut host = Peer::spawn_under(&[], PEER, &args, &apart.log("host"), &pairs(&apart.host_env()));
+    let conn_of = |p: &mut Peer| {
+        let conn = from_hex(p.line().strip_prefix("conn ").expect("a connection descriptor")).unwrap();
+        let _mmap = p.line();
+        conn
+    };
+    let (dpu_conn, host_conn) = (conn_of(&mut dpu), conn_of(&mut host));
+    // The nonce of the service (bytes 16..24) changed: no such service on the other side.
+    let mut elsewhere = dpu_conn.clone();
+    elsewhere[18] ^= 0x40;
+    assert_eq!(host.ask(&format!("connect {}", to_hex(&elsewhere))), "err DOCA_ERROR_NOT_FOUND");
+    let mut elsewhere = host_conn.clone();
+    elsewhere[18] ^= 0x40;
+    assert_eq!(dpu.ask(&format!("connect {}", to_hex(&elsewhere))), "err DOCA_ERROR_NOT_FOUND");
+    // The token (bytes 24..40) forged: the connect goes through, the first send fails.
+    let mut forged = host_conn.clone();
+    forged[30] ^= 0x10;
+    assert_eq!(dpu.ask(&format!("connect {}", to_hex(&forged))), "ok");
+    let said = dpu.ask("send to nobody");
+    assert!(said.starts_with("err DOCA_ERROR_"), "{said}");
+    assert_eq!(host.ask("state"), "state Running", "the host's context is untouched");
+    assert!(host.finish() && dpu.finish());
 }
