@@ -1807,7 +1807,7 @@ impl RdmaOps {
             match doca_link::recv(out.fd.as_fd(), &mut buf) {
                 Ok(Recv::Empty) => break,
                 Ok(Recv::Closed) | Err(_) => {
-                    did |= self.peer_gone(c, "its acknowledgements' socket closed", fatal);
+                    did |= self.peer_gone(c, true, "its acknowledgements' socket closed", fatal);
                     break;
                 }
                 Ok(Recv::Packet { len, truncated, fds }) => {
@@ -1880,7 +1880,7 @@ impl RdmaOps {
                     Ok(()) => c.pending_reply = None,
                     Err(doca_link::Error::Again) => break,
                     Err(_) => {
-                        did |= self.peer_gone(c, "its messages' socket closed", fatal);
+                        did |= self.peer_gone(c, false, "its messages' socket closed", fatal);
                         break;
                     }
                 }
@@ -1889,7 +1889,7 @@ impl RdmaOps {
             let (len, truncated, fds) = match doca_link::recv(inc.fd.as_fd(), &mut rx) {
                 Ok(Recv::Empty) => break,
                 Ok(Recv::Closed) | Err(_) => {
-                    did |= self.peer_gone(c, "its messages' socket closed", fatal);
+                    did |= self.peer_gone(c, false, "its messages' socket closed", fatal);
                     break;
                 }
                 Ok(Recv::Packet { len, truncated, fds }) => (len, truncated, fds),
@@ -1999,10 +1999,25 @@ impl RdmaOps {
         reply
     }
 
-    /// The peer's end closed: a goodbye before it means disconnected, else the error state.
-    fn peer_gone(&self, c: &mut Conn, why: &str, fatal: &mut Fatal) -> bool {
+    /// The peer's end of one socket closed (`on_out`: the one this side opened): a goodbye
+    /// before it means disconnected, else the error state — once the other socket, if open,
+    /// has ended too.
+    fn peer_gone(&self, c: &mut Conn, on_out: bool, why: &str, fatal: &mut Fatal) -> bool {
         if matches!(c.state, ConnState::Disconnected | ConnState::Error) {
             return false;
+        }
+        // Across the link each socket is relayed on a stream of its own: the other socket's
+        // last packets (an acknowledgement, a goodbye) may come after this one's end. The
+        // connection is over when both have ended (locally they end together).
+        let other_open = if on_out { c.inc.is_some() } else { c.out.is_some() };
+        if other_open {
+            if on_out {
+                c.out = None;
+            } else {
+                c.inc = None;
+            }
+            tracing::debug!(target: "doca_sdk", "rdma: {why}; waiting for the other socket's end");
+            return true;
         }
         // One socket closed: a goodbye may wait on the other (a peer that stopped before
         // its service handed it this side's socket says goodbye on its own socket only).

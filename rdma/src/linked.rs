@@ -146,6 +146,24 @@ fn encode_request(s: ServiceName, token: &Token) -> [u8; REQUEST_LEN] {
     r
 }
 
+const PORT_MAGIC: &[u8; 8] = b"DOCARDLP";
+const PORT_REQUEST_LEN: usize = 16;
+
+fn encode_port_request(port: u16) -> [u8; PORT_REQUEST_LEN] {
+    let mut r = [0u8; PORT_REQUEST_LEN];
+    r[..8].copy_from_slice(PORT_MAGIC);
+    r[8..10].copy_from_slice(&VERSION.to_le_bytes());
+    r[12..14].copy_from_slice(&port.to_le_bytes());
+    r
+}
+
+fn decode_port_request(r: &[u8]) -> Option<u16> {
+    if r.len() != PORT_REQUEST_LEN || &r[..8] != PORT_MAGIC || r[8..12] != [1, 0, 0, 0] || r[14..] != [0, 0] {
+        return None;
+    }
+    Some(u16::from_le_bytes([r[12], r[13]]))
+}
+
 fn decode_request(r: &[u8]) -> Option<(ServiceName, Token)> {
     if r.len() != REQUEST_LEN || &r[..8] != REQUEST_MAGIC || r[8..12] != [1, 0, 0, 0] {
         return None;
@@ -156,9 +174,6 @@ fn decode_request(r: &[u8]) -> Option<(ServiceName, Token)> {
 }
 
 fn connect_across(config: &remote::Config, s: ServiceName, token: &Token) -> Result<OwnedFd> {
-    let Some(slot) = Slot::take() else {
-        bail!(Error::NoMemory, "rdma connect: {MAX_RELAYS} connections across the link run already");
-    };
     let to = match config.role {
         Role::Host => None,
         Role::Dpu => {
@@ -170,43 +185,67 @@ fn connect_across(config: &remote::Config, s: ServiceName, token: &Token) -> Res
             Some(s.nonce)
         }
     };
-    let stream = remote::open(Kind::Rdma, to, &encode_request(s, token))
-        .map_err(|e| fail!(Error::from(e), "rdma connect: the peer across the link cannot be reached"))?;
+    open_relayed(to, &encode_request(s, token), &format!("pid {}", s.pid))
+        .map_err(|e| fail!(e, "rdma connect: the peer's connection offer across the link cannot be reached"))
+}
+
+/// Whether `ip` names the DPU side across the link from this process: the host side of a
+/// configured link, and `ip` the address its link connects to.
+pub(crate) fn reaches_dpu_at(ip: std::net::IpAddr) -> bool {
+    remote::config().is_some_and(|c| c.role == Role::Host && c.addr.ip() == ip)
+}
+
+/// Host side: a socket connected to the connection manager's listening `port` on the DPU
+/// side, relayed across the link; `Ok(None)` when nobody listens there.
+pub(crate) fn connect_port(port: u16) -> Result<Option<OwnedFd>> {
+    match open_relayed(None, &encode_port_request(port), &format!("port {port}")) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(Error::NotFound) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Opens a stream for `request`, waits for the answer and relays: the local end.
+fn open_relayed(to: Option<remote::PresenceKey>, request: &[u8], what: &str) -> Result<OwnedFd> {
+    let Some(slot) = Slot::take() else {
+        bail!(Error::NoMemory, "rdma over the link: {MAX_RELAYS} connections across the link run already");
+    };
+    let stream = remote::open(Kind::Rdma, to, request)?;
     let mut answer = Vec::new();
     match stream.recv_timeout(&mut answer, ANSWER_WAIT) {
         Ok(Some(true)) if answer.len() == 4 => {}
         Ok(Some(true)) => {
-            bail!(Error::ConnectionReset, "rdma connect: a malformed answer from {}", stream.peer())
+            bail!(Error::ConnectionReset, "rdma over the link: a malformed answer from {}", stream.peer())
         }
         Ok(None) => {
-            bail!(Error::TimeOut, "rdma connect: {} did not answer in {ANSWER_WAIT:?}", stream.peer())
+            bail!(Error::TimeOut, "rdma over the link: {} did not answer in {ANSWER_WAIT:?}", stream.peer())
         }
         Ok(Some(false)) | Err(_) => {
-            bail!(Error::NotFound, "rdma connect: {} closed before answering", stream.peer())
+            bail!(Error::NotFound, "rdma over the link: {} closed before answering", stream.peer())
         }
     }
     match u32::from_le_bytes(answer[..4].try_into().expect("4 bytes")) {
         0 => {}
         c => match Error::from_code(c as i32) {
             Some(e) if e != Error::Success => {
-                bail!(e, "rdma connect: the peer's side across the link refused the connection")
+                bail!(e, "rdma over the link: {} refused ({what})", stream.peer())
             }
             _ => bail!(
                 Error::ConnectionReset,
-                "rdma connect: an answer of unknown code {c} from {}",
+                "rdma over the link: an answer of unknown code {c} from {}",
                 stream.peer()
             ),
         },
     }
     let (app, ours) = doca_link::socketpair()?;
-    let who = format!("rdma link relay to {} (pid {})", stream.peer(), s.pid);
+    let who = format!("rdma link relay to {} ({what})", stream.peer());
     std::thread::Builder::new()
         .name("doca-rdma-link".into())
         .spawn(move || {
             let _slot = slot;
             relay(&who, ours, stream);
         })
-        .map_err(|e| fail!(Error::NoMemory, "rdma connect: cannot start a thread: {e}"))?;
+        .map_err(|e| fail!(Error::NoMemory, "rdma over the link: cannot start a thread: {e}"))?;
     Ok(app)
 }
 
@@ -217,10 +256,18 @@ fn handle(stream: Stream, request: Vec<u8>) {
         let code = e.map_or(0u32, |e| e.code() as u32);
         stream.send(&code.to_le_bytes())
     };
-    let Some((s, token)) = decode_request(&request) else {
-        tracing::warn!(target: "doca_sdk", "rdma over the link: a malformed request from {}", stream.peer());
-        let _ = answer(Some(Error::InvalidValue));
-        return;
+    enum Asked {
+        Conn(ServiceName, Token),
+        Port(u16),
+    }
+    let asked = match (decode_request(&request), decode_port_request(&request)) {
+        (Some((s, token)), _) => Asked::Conn(s, token),
+        (None, Some(port)) => Asked::Port(port),
+        (None, None) => {
+            tracing::warn!(target: "doca_sdk", "rdma over the link: a malformed request from {}", stream.peer());
+            let _ = answer(Some(Error::InvalidValue));
+            return;
+        }
     };
     let Some(slot) = Slot::take() else {
         tracing::warn!(target: "doca_sdk", "rdma over the link: {MAX_RELAYS} connections run already; {} refused", stream.peer());
@@ -228,17 +275,34 @@ fn handle(stream: Stream, request: Vec<u8>) {
         return;
     };
     let _slot = slot;
-    // Only services of this side: a request naming one that is not here is not relayed on.
-    let sock = match doca_link::fabric_dir() {
-        Ok(dir) if dir.join(s.file()).symlink_metadata().is_ok() => {
-            doca_link::rendezvous::take_connection(s, &token).map(|(fd, _)| fd).map_err(Error::from)
-        }
-        _ => Err(peer_fail!(
-            Error::NotFound,
-            "rdma over the link: {} asks for service of pid {}, which is not here",
-            stream.peer(),
-            s.pid
-        )),
+    let (sock, what) = match asked {
+        // Only services of this side: a request naming one that is not here is not relayed on.
+        Asked::Conn(s, token) => (
+            match doca_link::fabric_dir() {
+                Ok(dir) if dir.join(s.file()).symlink_metadata().is_ok() => {
+                    doca_link::rendezvous::take_connection(s, &token).map(|(fd, _)| fd).map_err(Error::from)
+                }
+                _ => Err(peer_fail!(
+                    Error::NotFound,
+                    "rdma over the link: {} asks for service of pid {}, which is not here",
+                    stream.peer(),
+                    s.pid
+                )),
+            },
+            format!("pid {}", s.pid),
+        ),
+        Asked::Port(port) => (
+            match doca_link::connect_port(crate::cm::PORT_NS, port) {
+                Ok(Some(fd)) => Ok(fd),
+                Ok(None) => Err(peer_fail!(
+                    Error::NotFound,
+                    "rdma over the link: {} asks for port {port}, where nobody listens",
+                    stream.peer()
+                )),
+                Err(e) => Err(Error::from(e)),
+            },
+            format!("port {port}"),
+        ),
     };
     let sock = match sock {
         Ok(fd) => fd,
@@ -250,7 +314,7 @@ fn handle(stream: Stream, request: Vec<u8>) {
     if answer(None).is_err() {
         return;
     }
-    let who = format!("rdma link relay for {} (pid {})", stream.peer(), s.pid);
+    let who = format!("rdma link relay for {} ({what})", stream.peer());
     relay(&who, sock, stream);
 }
 
