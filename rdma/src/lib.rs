@@ -26,6 +26,9 @@
 //! The connection manager ([`cm`]) makes the same connections by address and port: the
 //! two descriptors travel over a listening port's socket instead of the application's
 //! channel.
+//! Host and DPU on two kernels ([`linked`]): a descriptor whose memory service is not in
+//! this side's fabric directory is connected across the TCP link, each socket relayed packet
+//! by packet; a connection is over once both its sockets have ended.
 //!
 //! **Two-sided.** A send's bytes travel in one packet (at most [`caps::max_message_size`]).
 //! The receiver delivers each message, in order, into the oldest posted receive task (the

@@ -165,3 +165,69 @@ fn forged_descriptors_across_the_link_connect_nothing() {
     assert_eq!(host.ask("state"), "state Running", "the host's context is untouched");
     assert!(host.finish() && dpu.finish());
 }
+
+/// The connection manager across the link: the DPU side listens on a port, the host side
+/// connects to the link's address and that port (its own fabric directory has no such port);
+/// sends both ways and a write into the DPU's memory. A port nobody listens on across the
+/// link is the client's failure.
+fn cm_across(apart: &Apart, prefixes: (&[&str], &[&str]), dpu_ip: &str) {
+    let p = perms();
+    let port = doca_tests::link::free_port().to_string();
+    let listen = format!("listen:{port}");
+    let mut dpu = Peer::spawn_under(
+        prefixes.1,
+        PEER,
+        &[p.as_str(), p.as_str(), listen.as_str()],
+        &apart.log("dpu"),
+        &pairs(&apart.dpu_env()),
+    );
+    assert_eq!(dpu.line(), "conn cm");
+    let dpu_mmap = dpu.line().strip_prefix("mmap ").expect("a map descriptor").to_owned();
+    let dial = |port: &str, log: &str| {
+        let at = format!("dial:{dpu_ip}:{port}");
+        let host = Peer::spawn_under(
+            prefixes.0,
+            PEER,
+            &[p.as_str(), p.as_str(), at.as_str()],
+            &apart.log(log),
+            &pairs(&apart.host_env()),
+        );
+        assert_eq!(host.line(), "conn cm");
+        let _mmap = host.line();
+        host
+    };
+    let mut nobody = dial("1", "host-nobody");
+    assert_eq!(nobody.ask("wait_established"), "failure");
+    assert!(nobody.finish());
+
+    let mut host = dial(&port, "host");
+    assert_eq!(host.ask("wait_established"), "established");
+    assert_eq!(dpu.ask("wait_established"), "established");
+    assert_eq!(dpu.ask("recv 1"), "ok");
+    assert_eq!(host.ask("send_imm 9 by address"), "ok");
+    let got = dpu.ask("wait_recv");
+    assert!(got.starts_with("received 10 9 ") && got.ends_with(&to_hex(b"by address")), "{got}");
+    assert_eq!(host.ask("recv 1"), "ok");
+    assert_eq!(dpu.ask("send back"), "ok");
+    let got = host.ask("wait_recv");
+    assert!(got.starts_with("received 4 0 ") && got.ends_with(&to_hex(b"back")), "{got}");
+    assert_eq!(host.ask(&format!("import {dpu_mmap}")), "ok");
+    assert_eq!(host.ask("write 500 cm write"), "ok");
+    assert_eq!(dpu.ask("hex 500 8"), format!("hex {}", to_hex(b"cm write")));
+    assert_eq!(host.ask("stop"), "ok");
+    assert!(host.finish() && dpu.finish());
+}
+
+#[test]
+fn the_connection_manager_reaches_the_dpu_sides_port_across_the_link() {
+    let apart = Apart::loopback("rdma-cm");
+    cm_across(&apart, (&[], &[]), "127.0.0.1");
+}
+
+/// The same between two network namespaces (root only).
+#[test]
+fn the_connection_manager_across_a_veth_pair() {
+    let Some(net) = veth_pair("rdma cm across a veth pair") else { return };
+    let apart = Apart::new("rdma-cm-netns", &DPU_IP.to_string(), 18526);
+    cm_across(&apart, (&inside(&net.a), &inside(&net.b)), &DPU_IP.to_string());
+}
