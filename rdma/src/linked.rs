@@ -10,9 +10,10 @@
 //!
 //! | side | what |
 //! |------|------|
-//! | connector | [`take`]: when the descriptor's service is not in the local fabric directory and the link is configured, `remote::open(Kind::Rdma)` with the service and the offer's token (the DPU side names the exporting host process by its presence, the service's nonce; the host side dials the DPU's listener), then waits for the answer (a DOCA code); on success hands the RDMA code one end of a socket pair and relays the other end on a thread of its own |
-//! | offerer's side | [`handle`], the link's handler of [`Kind::Rdma`] (in the exporting host process, which keeps a presence at the listener while it has connections; on the DPU, the listening process): takes the connection **locally**, as a local connector does (an unknown token → `NOT_FOUND`), answers the code, then relays |
-//! | wire | request `DOCARDLQ`, version u16, 0 u16, the service (pid u32, nonce u64), the token (16 bytes); answer: a DOCA code (u32 LE, 0 ok); then one stream message per packet, either way |
+//! | connector | `take` (from `doca_rdma_connect`): when the descriptor's service is not in the local fabric directory and the link is configured, `remote::open(Kind::Rdma)` with the service and the offer's token (the DPU side names the exporting host process by its presence, the service's nonce; the host side dials the DPU's listener), then waits for the answer (a DOCA code); on success hands the RDMA code one end of a socket pair and relays the other end on a thread of its own |
+//! | offerer's side | `handle`, the link's handler of [`Kind::Rdma`] (in the exporting host process, which keeps a presence at the listener while it has connections; on the DPU, the listening process): takes the connection **locally**, as a local connector does (an unknown token → `NOT_FOUND`), answers the code, then relays |
+//! | connection manager | `connect_port` (from `doca_rdma_connect_to_addr` on the host side, at the link's address, when no local port answers): the request names a port; the DPU side's handler connects to that listening port locally (nobody there → `NOT_FOUND`: the client's failure) and relays its socket the same way |
+//! | wire | request `DOCARDLQ`, version u16, 0 u16, the service (pid u32, nonce u64), the token (16 bytes) — or `DOCARDLP`, version u16, 0 u16, the port (u16), 0 u16; answer: a DOCA code (u32 LE, 0 ok); then one stream message per packet, either way |
 //!
 //! **Relay.** Two threads per relayed socket: *up* reads each packet the local side sends and
 //! sends it as one message; *down* writes each message as one packet, waiting for room when
