@@ -8,9 +8,12 @@
 //! one `rdma_cm` id binds a port (a second listener gets `IN_USE`). An address is an IPv4 or
 //! IPv6 address, or a GID written as an IPv6 address; this machine's addresses (loopback,
 //! and any an interface holds: `doca_link::is_local_address`) reach the fabric directory's
-//! ports. Other addresses would need a route to another machine, which the connection
-//! manager does not have (the link between two kernels carries descriptor connections
-//! only): connecting to one reports a failure, as an unreachable address does.
+//! ports. The host side of a link (`doca_link::remote`) also reaches the DPU side's ports at
+//! the address its link connects to: the request's socket is relayed across the link
+//! ([`crate::linked`]), and the two connections' descriptors it carries are then connected
+//! across the link as any. Other addresses would need a route to another machine, which the
+//! connection manager does not have (nor has the DPU side a way to the host's ports):
+//! connecting to one reports a failure, as an unreachable address does.
 //!
 //! **Handshake** ([`crate::wire::CmMsg`]). The client makes a connection with a fresh offer
 //! (the same as [`crate::Rdma::export`]'s), connects to the port and sends `REQUEST` with
@@ -262,12 +265,13 @@ impl Rdma {
     pub fn connect_to_addr(&self, addr: &Addr, user_data: Data) -> Result<()> {
         self.require_cm("connect_to_addr")?;
         let ops = self.ops();
-        let sock = if !addr.is_local() {
-            tracing::error!(target: "doca_sdk", "rdma connect_to_addr: {} is not an address of this machine: no route (the connection manager reaches this machine's ports only)", addr.ip);
-            None
-        } else {
+        // The DPU side across the link (this process the host side of one, the address the
+        // link's): its ports are reached through the link when this side's have nobody there.
+        let across = crate::linked::reaches_dpu_at(addr.ip);
+        let local = if addr.is_local() {
             match doca_link::connect_port(PORT_NS, addr.port) {
                 Ok(Some(s)) => Some(s),
+                Ok(None) if across => None,
                 Ok(None) => {
                     tracing::error!(target: "doca_sdk", "rdma connect_to_addr: nobody listens on port {} of {}", addr.port, addr.ip);
                     None
@@ -277,6 +281,26 @@ impl Rdma {
                     None
                 }
             }
+        } else {
+            if !across {
+                tracing::error!(target: "doca_sdk", "rdma connect_to_addr: {} is not an address of this machine nor the DPU side's of a link: no route", addr.ip);
+            }
+            None
+        };
+        let sock = match local {
+            Some(s) => Some(s),
+            None if across => match crate::linked::connect_port(addr.port) {
+                Ok(Some(s)) => Some(s),
+                Ok(None) => {
+                    tracing::error!(target: "doca_sdk", "rdma connect_to_addr: nobody listens on port {} of {} (the DPU side, across the link)", addr.port, addr.ip);
+                    None
+                }
+                Err(e) => {
+                    tracing::error!(target: "doca_sdk", "rdma connect_to_addr: port {} of {} across the link: {}", addr.port, addr.ip, e.name());
+                    None
+                }
+            },
+            None => None,
         };
         let timeout = Duration::from_millis(ops.cfg.get().conn_request_timeout.max(1) as u64);
         let cm = CmConn {

@@ -26,6 +26,9 @@
 //! The connection manager ([`cm`]) makes the same connections by address and port: the
 //! two descriptors travel over a listening port's socket instead of the application's
 //! channel.
+//! Host and DPU on two kernels ([`linked`]): a descriptor whose memory service is not in
+//! this side's fabric directory is connected across the TCP link, each socket relayed packet
+//! by packet; a connection is over once both its sockets have ended.
 //!
 //! **Two-sided.** A send's bytes travel in one packet (at most [`caps::max_message_size`]).
 //! The receiver delivers each message, in order, into the oldest posted receive task (the
@@ -67,6 +70,7 @@
 
 pub mod caps;
 pub mod cm;
+pub mod linked;
 pub mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -592,6 +596,8 @@ struct Conn {
     bye: bool,
     /// Made by the connection manager (its state callbacks report it).
     cm: Option<cm::CmConn>,
+    /// Host side of a link: the presence that lets the DPU's connectors reach the offer.
+    _presence: Option<doca_link::remote::Presence>,
 }
 
 /// `struct doca_rdma`'s library part (named by the task payloads; reached through [`Rdma`]).
@@ -641,6 +647,7 @@ impl Rdma {
     /// device no RDMA).
     pub fn create(dev: &Dev) -> Result<Rdma> {
         caps::is_supported(dev.as_devinfo())?;
+        linked::register();
         let info = dev.as_devinfo();
         let cfg = Config {
             perms: AccessFlags::LOCAL_READ_WRITE.bits(),
@@ -1459,6 +1466,7 @@ impl RdmaOps {
             user_data: Data::default(),
             bye: false,
             cm,
+            _presence: linked::offered(desc.service),
         });
         Ok(Connection { idx: idx as u32, gen })
     }
@@ -1466,8 +1474,7 @@ impl RdmaOps {
     /// Opens this side's socket to the peer's offer `d` and names itself: the connection
     /// is then connected (the peer's socket is adopted when it arrives).
     fn connect_out(&self, c: &mut Conn, d: Desc, core: &CtxCore) -> Result<()> {
-        let (fd, _peer) = doca_link::rendezvous::take_connection(d.service, &d.token)
-            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer's connection offer is gone"))?;
+        let fd = linked::take(&d)?;
         let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
         hello.extend_from_slice(&c.token);
         doca_link::send(fd.as_fd(), &hello, &[])
@@ -1803,7 +1810,7 @@ impl RdmaOps {
             match doca_link::recv(out.fd.as_fd(), &mut buf) {
                 Ok(Recv::Empty) => break,
                 Ok(Recv::Closed) | Err(_) => {
-                    did |= self.peer_gone(c, "its acknowledgements' socket closed", fatal);
+                    did |= self.peer_gone(c, true, "its acknowledgements' socket closed", fatal);
                     break;
                 }
                 Ok(Recv::Packet { len, truncated, fds }) => {
@@ -1876,7 +1883,7 @@ impl RdmaOps {
                     Ok(()) => c.pending_reply = None,
                     Err(doca_link::Error::Again) => break,
                     Err(_) => {
-                        did |= self.peer_gone(c, "its messages' socket closed", fatal);
+                        did |= self.peer_gone(c, false, "its messages' socket closed", fatal);
                         break;
                     }
                 }
@@ -1885,7 +1892,7 @@ impl RdmaOps {
             let (len, truncated, fds) = match doca_link::recv(inc.fd.as_fd(), &mut rx) {
                 Ok(Recv::Empty) => break,
                 Ok(Recv::Closed) | Err(_) => {
-                    did |= self.peer_gone(c, "its messages' socket closed", fatal);
+                    did |= self.peer_gone(c, false, "its messages' socket closed", fatal);
                     break;
                 }
                 Ok(Recv::Packet { len, truncated, fds }) => (len, truncated, fds),
@@ -1995,10 +2002,25 @@ impl RdmaOps {
         reply
     }
 
-    /// The peer's end closed: a goodbye before it means disconnected, else the error state.
-    fn peer_gone(&self, c: &mut Conn, why: &str, fatal: &mut Fatal) -> bool {
+    /// The peer's end of one socket closed (`on_out`: the one this side opened): a goodbye
+    /// before it means disconnected, else the error state — once the other socket, if open,
+    /// has ended too.
+    fn peer_gone(&self, c: &mut Conn, on_out: bool, why: &str, fatal: &mut Fatal) -> bool {
         if matches!(c.state, ConnState::Disconnected | ConnState::Error) {
             return false;
+        }
+        // Across the link each socket is relayed on a stream of its own: the other socket's
+        // last packets (an acknowledgement, a goodbye) may come after this one's end. The
+        // connection is over when both have ended (locally they end together).
+        let other_open = if on_out { c.inc.is_some() } else { c.out.is_some() };
+        if other_open {
+            if on_out {
+                c.out = None;
+            } else {
+                c.inc = None;
+            }
+            tracing::debug!(target: "doca_sdk", "rdma: {why}; waiting for the other socket's end");
+            return true;
         }
         // One socket closed: a goodbye may wait on the other (a peer that stopped before
         // its service handed it this side's socket says goodbye on its own socket only).

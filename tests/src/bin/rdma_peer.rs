@@ -1,6 +1,8 @@
 //! The other side of an RDMA connection, for the RDMA tests: a device, a progress engine, a
 //! started RDMA context with one exported connection, and 64 KiB of exported shared memory.
-//! Arguments: the context's permissions and the map's (`DOCA_ACCESS_FLAG_*` masks, decimal).
+//! Arguments: the context's permissions and the map's (`DOCA_ACCESS_FLAG_*` masks, decimal),
+//! then optionally the connection manager instead of an exported connection: `listen:PORT`
+//! (accepts every request) or `dial:IPV4:PORT` (its `conn` line is then `conn cm`).
 //! It prints `conn <hex>` (its connection descriptor) and `mmap <hex>` (the map's RDMA export
 //! descriptor), then one answer line per stdin line, progressing its engine between lines:
 //!
@@ -11,6 +13,14 @@
 //! - `send <text>` / `send_imm <imm> <text>`: sends and waits for the completion → `ok` / `err <code>`
 //! - `hex <offset> <len>`: the exported memory's bytes → `hex <hex>`
 //! - `fill <offset> <text>`: writes the exported memory → `ok`
+//! - `import <hex>`: creates a map from the peer's RDMA export descriptor → `ok` / `err <code>`
+//! - `write <offset> <text>`: an RDMA write of `text` into the imported map at `offset`,
+//!   waited for → `ok` / `err <code>`
+//! - `read <offset> <len>`: an RDMA read of the imported map, waited for → `hex <hex>` / `err <code>`
+//! - `post_send <text>`: submits a send without waiting → `ok` / `err <code>`; `wait_send`
+//!   waits for the oldest send's completion → `ok` / `err <code>`
+//! - `wait_established`: progresses until the connection manager's connection is up →
+//!   `established` / `failure` (at most 20 s: `err TIME_OUT`)
 //! - `state`: the context's state → `state <Running|Stopping|Idle|...>`
 //! - `stop`: stops the context (a goodbye to the peer) → `ok`
 
@@ -24,7 +34,8 @@ use std::time::{Duration, Instant};
 use doca_buf::Inventory;
 use doca_core::{open_device_with_pci, Data, Error, Pe};
 use doca_mmap::{AccessFlags, Mmap, SharedMem};
-use doca_rdma::{Rdma, ReceiveTask, SendImmTask, SendTask};
+use doca_rdma::cm::{Addr, AddrType};
+use doca_rdma::{Connection, Rdma, ReadTask, ReceiveTask, SendImmTask, SendTask, WriteTask};
 use doca_tests::{from_hex, to_hex};
 
 type Seen = Rc<RefCell<VecDeque<Result<String, Error>>>>;
@@ -35,11 +46,34 @@ fn main() {
         .with_ansi(false)
         .with_max_level(tracing::Level::WARN)
         .init();
-    let args: Vec<u32> = std::env::args().skip(1).map(|a| a.parse().expect("a mask")).collect();
-    let (ctx_perms, map_perms) = (args[0], args[1]);
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let (ctx_perms, map_perms): (u32, u32) =
+        (argv[0].parse().expect("a mask"), argv[1].parse().expect("a mask"));
+    let cm_mode = argv.get(2).cloned();
     let dev = open_device_with_pci("03:00.0", None).expect("device");
     let pe = Pe::create().expect("pe");
-    let rdma = Rdma::create(&dev).expect("rdma");
+    let rdma = Rc::new(Rdma::create(&dev).expect("rdma"));
+    // The connection manager's connection, once established ("established"/"failure" events).
+    let cm_conn: Rc<RefCell<Option<Connection>>> = Rc::default();
+    let cm_events: Seen = Rc::default();
+    if cm_mode.is_some() {
+        let me = Rc::downgrade(&rdma);
+        let (c1, e1, e2, e3) = (cm_conn.clone(), cm_events.clone(), cm_events.clone(), cm_events.clone());
+        rdma.set_connection_state_callbacks(
+            move |c, _| {
+                if let Some(r) = me.upgrade() {
+                    let _ = r.connection_accept(c, &[]);
+                }
+            },
+            move |c, _, _| {
+                *c1.borrow_mut() = Some(c);
+                e1.borrow_mut().push_back(Ok("established".into()));
+            },
+            move |_, _, _| e2.borrow_mut().push_back(Ok("failure".into())),
+            move |_, _, _| e3.borrow_mut().push_back(Ok("disconnected".into())),
+        )
+        .unwrap();
+    }
     rdma.set_permissions(ctx_perms).expect("permissions");
     let received: Seen = Rc::default();
     let sent: Seen = Rc::default();
@@ -77,8 +111,26 @@ fn main() {
         8,
     )
     .unwrap();
+    let oneway: Seen = Rc::default();
+    let (o1, o2, o3, o4) = (oneway.clone(), oneway.clone(), oneway.clone(), oneway.clone());
+    rdma.task_write_set_conf(
+        move |_: WriteTask, _, _| o1.borrow_mut().push_back(Ok("ok".into())),
+        move |t: WriteTask, _, _| o2.borrow_mut().push_back(Err(t.status().unwrap_err())),
+        8,
+    )
+    .unwrap();
+    rdma.task_read_set_conf(
+        move |t: ReadTask, _, _| {
+            let bytes = t.dst().unwrap().data_to_vec().unwrap();
+            o3.borrow_mut().push_back(Ok(format!("hex {}", to_hex(&bytes))))
+        },
+        move |t: ReadTask, _, _| o4.borrow_mut().push_back(Err(t.status().unwrap_err())),
+        8,
+    )
+    .unwrap();
     pe.connect_ctx(&rdma.as_ctx()).unwrap();
     rdma.as_ctx().start().unwrap();
+    let mut imported: Option<Mmap> = None;
 
     let mem = SharedMem::alloc(1 << 16).unwrap();
     let map = Mmap::create().unwrap();
@@ -94,8 +146,26 @@ fn main() {
     let inv = Inventory::create(256).unwrap();
     inv.start().unwrap();
 
-    let (desc, conn) = rdma.export().unwrap();
-    println!("conn {}", to_hex(&desc));
+    let mut exported = None;
+    match cm_mode.as_deref().map(|m| m.split_once(':').unwrap_or((m, ""))) {
+        None => {
+            let (desc, conn) = rdma.export().unwrap();
+            exported = Some(conn);
+            println!("conn {}", to_hex(&desc));
+        }
+        Some(("listen", port)) => {
+            rdma.start_listen_to_port(port.parse().unwrap()).unwrap();
+            println!("conn cm");
+        }
+        Some(("dial", at)) => {
+            let (ip, port) = at.rsplit_once(':').unwrap();
+            let addr = Addr::create(AddrType::Ipv4, ip, port.parse().unwrap()).unwrap();
+            rdma.connect_to_addr(&addr, Data::NONE).unwrap();
+            println!("conn cm");
+        }
+        Some((m, _)) => panic!("unknown mode {m}"),
+    }
+    let conn_of = || exported.or(*cm_conn.borrow()).expect("a connection");
     println!(
         "mmap {}",
         map.export_rdma(&dev).map(|d| to_hex(&d)).unwrap_or_else(|e| format!("err {}", e.name()))
@@ -135,7 +205,8 @@ fn main() {
         };
         let (cmd, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
         let answer = match cmd {
-            "connect" => match rdma.connect(&from_hex(rest).unwrap_or_default(), conn) {
+            "wait_established" => wait(&cm_events),
+            "connect" => match rdma.connect(&from_hex(rest).unwrap_or_default(), conn_of()) {
                 Ok(()) => "ok".into(),
                 Err(e) => format!("err {}", e.name()),
             },
@@ -165,10 +236,10 @@ fn main() {
                 b.append(text.as_bytes()).unwrap();
                 let r = match imm {
                     Some(i) => rdma
-                        .task_send_imm_alloc_init(conn, Some(&b), i, Data::NONE)
+                        .task_send_imm_alloc_init(conn_of(), Some(&b), i, Data::NONE)
                         .and_then(|t| t.submit().map_err(|r| r.error)),
                     None => rdma
-                        .task_send_alloc_init(conn, Some(&b), Data::NONE)
+                        .task_send_alloc_init(conn_of(), Some(&b), Data::NONE)
                         .and_then(|t| t.submit().map_err(|r| r.error)),
                 };
                 match r {
@@ -176,6 +247,48 @@ fn main() {
                     Err(e) => format!("err {}", e.name()),
                 }
             }
+            "import" => match Mmap::create_from_export(None, &from_hex(rest).unwrap_or_default(), &dev) {
+                Ok(m) => {
+                    imported = Some(m);
+                    "ok".into()
+                }
+                Err(e) => format!("err {}", e.name()),
+            },
+            "write" | "read" => {
+                let (o, arg) = rest.split_once(' ').unwrap();
+                let o: usize = o.parse().unwrap();
+                let remote = imported.as_ref().expect("import first");
+                let base = remote.memrange().unwrap().0;
+                let local_buf = inv.buf_get_at(&local, (next_slot % 256) * 256, 256).unwrap();
+                next_slot += 1;
+                let r = if cmd == "write" {
+                    local_buf.append(arg.as_bytes()).unwrap();
+                    let dst = inv.buf_get_by_addr(remote, base + o, arg.len()).unwrap();
+                    rdma.task_write_alloc_init(conn_of(), Some(&local_buf), Some(&dst), Data::NONE)
+                        .and_then(|t| t.submit().map_err(|r| r.error))
+                } else {
+                    let src = inv.buf_get_by_data(remote, base + o, arg.parse().unwrap()).unwrap();
+                    rdma.task_read_alloc_init(conn_of(), Some(&src), Some(&local_buf), Data::NONE)
+                        .and_then(|t| t.submit().map_err(|r| r.error))
+                };
+                match r {
+                    Ok(()) => wait(&oneway),
+                    Err(e) => format!("err {}", e.name()),
+                }
+            }
+            "post_send" => {
+                let b = inv.buf_get_at(&local, (next_slot % 256) * 256, 256).unwrap();
+                next_slot += 1;
+                b.append(rest.as_bytes()).unwrap();
+                match rdma
+                    .task_send_alloc_init(conn_of(), Some(&b), Data::NONE)
+                    .and_then(|t| t.submit().map_err(|r| r.error))
+                {
+                    Ok(()) => "ok".into(),
+                    Err(e) => format!("err {}", e.name()),
+                }
+            }
+            "wait_send" => wait(&sent),
             "hex" => {
                 let (o, l) = rest.split_once(' ').unwrap();
                 let (o, l): (usize, usize) = (o.parse().unwrap(), l.parse().unwrap());
