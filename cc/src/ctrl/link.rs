@@ -135,6 +135,11 @@ impl Link {
         self.channel.wake_peer();
     }
 
+    /// Whether the peer wants each flushing send's wake-up checked at once.
+    pub(crate) fn peer_wants_eager(&self) -> bool {
+        self.channel.peer_wants_eager()
+    }
+
     /// Whether [`Link::wake_peer`] has something to check.
     pub(crate) fn wakeup_check_due(&self) -> bool {
         self.channel.wakeup_check_due()

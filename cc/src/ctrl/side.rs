@@ -273,11 +273,12 @@ impl Side {
 
     /// Task submission: written now if the ring has room and nothing waits before it, else
     /// queued; a connection that is gone fails it (`CONNECTION_RESET`, delivered on the next
-    /// progress). A flushing submission (`doca_task_submit`) also wakes the peer if it
-    /// sleeps waiting for messages — as hardware posts a send at once, the message must
-    /// reach a peer asleep in epoll (or a stand-in across the link) even when this
-    /// application does not progress its engine afterwards; without the flag the wake-up
-    /// waits for the next progress, one check for the batch.
+    /// progress). A flushing submission (`doca_task_submit`) to a peer that asked for it (a
+    /// link stand-in, which nothing else wakes) also wakes that peer if it sleeps — as
+    /// hardware posts a send at once, the message must cross the link even when this
+    /// application does not progress its engine afterwards (NVIDIA's sync_event sample
+    /// sends its blob and goes straight into a blocking wait). Otherwise the wake-up waits
+    /// for the next progress: one fenced check per batch, not per message.
     pub(crate) fn submit(&self, id: TaskId, flush: bool) -> Result<()> {
         let target = self.pool.with_payload(id, |p| p.target()).flatten();
         let Some((key, conn)) = target else {
@@ -286,7 +287,7 @@ impl Side {
         let status = match self.link_of(key, conn) {
             Some(link) => {
                 let status = link.submit(&self.pool, id);
-                if flush && matches!(status, Some(Ok(()))) {
+                if flush && matches!(status, Some(Ok(()))) && link.peer_wants_eager() {
                     link.wake_peer();
                 }
                 status

@@ -86,6 +86,12 @@ impl Channel {
         }
     }
 
+    /// Whether the peer asked that each flushing send check its sleep at once (a link
+    /// stand-in: see [`Ring::set_eager`]).
+    pub fn peer_wants_eager(&self) -> bool {
+        self.tx.peer_wants_eager()
+    }
+
     /// Whether [`Channel::wake_peer`] has something to check.
     pub fn wakeup_check_due(&self) -> bool {
         self.tx.wakeup_check_due() || self.rx.wakeup_check_due()

@@ -329,6 +329,9 @@ fn pump(
         return;
     };
     let sock = Arc::new(sock);
+    // Nothing but the doorbell wakes the up thread: the application checks it at each
+    // flushing send (before the thread first arms).
+    rx.set_eager();
     let _flush = super::exit_flush::register(&rx);
     // The connection's row in this process's status page (`doca_emu ls`): the peer's
     // address and key, bytes each way. Sent bytes are counted by the up thread, received by

@@ -97,7 +97,12 @@ struct Ctrl {
     slot_size: AtomicU32,
     closed: AtomicU32,
     signal: AtomicU32,
+    /// Set by a consumer that sleeps on its doorbell only (a link stand-in): the producer
+    /// checks whether to wake it at each flushing send, not once per batch.
+    eager: AtomicU32,
 }
+
+const _: () = assert!(std::mem::size_of::<Ctrl>() <= crate::proto::layout::RING_CTRL);
 
 /// A shared memory segment (memfd), mapped read-write, unmapped on drop.
 pub struct Area {
@@ -664,6 +669,19 @@ impl Ring {
     /// Whether an end hung up with [`Ring::close`].
     pub fn is_closed(&self) -> bool {
         self.c().closed.load(Ordering::Acquire) != 0
+    }
+
+    /// Consumer: asks the producer to check at each flushing send whether this end sleeps
+    /// (instead of once per batch, at its next progress): for a reader that nothing else
+    /// wakes — a link stand-in, whose application may submit and then never progress.
+    pub fn set_eager(&self) {
+        // Relaxed: set before this end first arms (whose SeqCst fence orders it).
+        self.c().eager.store(1, Ordering::Relaxed);
+    }
+
+    /// Producer: whether the consumer asked for [`Ring::set_eager`] (one relaxed load).
+    pub fn peer_wants_eager(&self) -> bool {
+        self.c().eager.load(Ordering::Relaxed) != 0
     }
 
     /// A handle that tells from any thread whether messages wait in this ring.
