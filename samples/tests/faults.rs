@@ -300,7 +300,11 @@ fn a_consumer_post_receive_completes_with_the_chosen_code() {
     assert_eq!(scode, Some(1), "{slog}");
     assert!(slog.contains("Consumer task failed: Err(Again)"), "{slog}");
     assert_eq!(ccode, Some(1), "{clog}");
-    assert!(saw_the_peer_go(&clog), "{clog}");
+    // Either the connection's end reached the client first, or the server's consumer's
+    // expiry did (its send then names a consumer the peer no longer has): both tell the
+    // client its peer went, neither waits for ever.
+    let consumer_expired = clog.contains("is out of range (not a consumer of the peer)");
+    assert!(saw_the_peer_go(&clog) || consumer_expired, "{clog}");
     assert_eq!(r.len(), 1, "{r:?}");
     assert!(r[0].contains("\"point\":\"task.cc.consumer.post_recv\""), "{r:?}");
 }
