@@ -44,7 +44,7 @@
 //! the destination): slower than a served export between local processes, which moves the
 //! pages through a pipe (see the book, "Exported memory across the link").
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once, Weak};
 use std::time::Duration;
 
@@ -491,25 +491,7 @@ impl Client {
 }
 
 /// Import streams being served in this process (at most [`MAX_STREAMS`]).
-static STREAMS: AtomicUsize = AtomicUsize::new(0);
-
-/// One of the [`MAX_STREAMS`] places, given back on drop.
-struct Place;
-
-impl Place {
-    fn take() -> Option<Place> {
-        STREAMS
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < MAX_STREAMS).then_some(n + 1))
-            .ok()
-            .map(|_| Place)
-    }
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        STREAMS.fetch_sub(1, Ordering::AcqRel);
-    }
-}
+static STREAMS: remote::Quota = remote::Quota::new(MAX_STREAMS);
 
 fn welcome(stream: &Stream, r: Result<(usize, AccessFlags)>) {
     let mut w = [0u8; WELCOME_LEN];
@@ -542,7 +524,7 @@ fn parse_request(req: &[u8]) -> std::result::Result<&[u8], String> {
 /// here and serves the importer's requests until it leaves, the export is revoked or the
 /// importer breaks the protocol.
 fn handle(stream: Stream, request: Vec<u8>) {
-    let Some(_place) = Place::take() else {
+    let Some(_place) = STREAMS.take() else {
         tracing::warn!(target: "doca_sdk", "mmap across the link: {} refused: {MAX_STREAMS} imports are served already", stream.peer());
         welcome(&stream, Err(Error::NoMemory));
         stream.shutdown();

@@ -35,7 +35,7 @@
 //! presence (DPU side) and the link's own answer time for the answer.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once, Weak};
 use std::time::{Duration, Instant};
 
@@ -64,26 +64,8 @@ pub const EXIT_FLUSH: Duration = Duration::from_secs(2);
 
 const _: () = assert!(MAX_PACKET > HDR_LEN + 16);
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-/// One running relay, counted in [`LIVE`] until dropped.
-struct Slot;
-
-impl Slot {
-    fn take() -> Option<Slot> {
-        if LIVE.fetch_add(1, Ordering::Relaxed) >= MAX_RELAYS {
-            LIVE.fetch_sub(1, Ordering::Relaxed);
-            return None;
-        }
-        Some(Slot)
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        LIVE.fetch_sub(1, Ordering::Relaxed);
-    }
-}
+/// The relays running in this process (at most [`MAX_RELAYS`]).
+static LIVE: remote::Quota = remote::Quota::new(MAX_RELAYS);
 
 /// The link's configuration if service `s` is to be reached across it: the link is
 /// configured and the service is not in this side's fabric directory.
@@ -208,7 +190,7 @@ pub(crate) fn connect_port(port: u16) -> Result<Option<OwnedFd>> {
 
 /// Opens a stream for `request`, waits for the answer and relays: the local end.
 fn open_relayed(to: Option<remote::PresenceKey>, request: &[u8], what: &str) -> Result<OwnedFd> {
-    let Some(slot) = Slot::take() else {
+    let Some(slot) = LIVE.take() else {
         bail!(Error::NoMemory, "rdma over the link: {MAX_RELAYS} connections across the link run already");
     };
     let stream = remote::open(Kind::Rdma, to, request)?;
@@ -270,7 +252,7 @@ fn handle(stream: Stream, request: Vec<u8>) {
             return;
         }
     };
-    let Some(slot) = Slot::take() else {
+    let Some(slot) = LIVE.take() else {
         tracing::warn!(target: "doca_sdk", "rdma over the link: {MAX_RELAYS} connections run already; {} refused", stream.peer());
         let _ = answer(Some(Error::NoMemory));
         return;

@@ -64,7 +64,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
 
 use doca_core::{fail, Error, Result, TaskId};
@@ -650,26 +650,8 @@ fn warn_now() -> bool {
     true
 }
 
-/// Importers served at once in this process, counted until dropped.
-static SERVED: AtomicUsize = AtomicUsize::new(0);
-
-struct ServedSlot;
-
-impl ServedSlot {
-    fn take() -> Option<ServedSlot> {
-        if SERVED.fetch_add(1, SeqCst) >= MAX_SERVED {
-            SERVED.fetch_sub(1, SeqCst);
-            return None;
-        }
-        Some(ServedSlot)
-    }
-}
-
-impl Drop for ServedSlot {
-    fn drop(&mut self) {
-        SERVED.fetch_sub(1, SeqCst);
-    }
-}
+/// Importers served at once in this process (at most [`MAX_SERVED`]).
+static SERVED: remote::Quota = remote::Quota::new(MAX_SERVED);
 
 fn refuse(stream: &Stream, e: Error) {
     let _ = stream.send(&[GONE, code_of(e)]);
@@ -679,7 +661,7 @@ fn refuse(stream: &Stream, e: Error) {
 /// The link's handler of [`Kind::SyncEvent`], on a thread of its own: serves one importer
 /// on the other machine until it closes its stream or the event goes.
 fn serve(stream: Stream, request: Vec<u8>) {
-    let Some(_slot) = ServedSlot::take() else {
+    let Some(_slot) = SERVED.take() else {
         if warn_now() {
             tracing::warn!(target: "doca_sdk", "sync event: {MAX_SERVED} importers across the link served already; {} refused (one line a second at most)", stream.peer());
         }

@@ -36,7 +36,6 @@
 //! than the ring's slot closes the connection with a log line.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,27 +66,8 @@ const ANSWER: u8 = 3;
 const NONE: u8 = 4;
 const MSG: u8 = 1;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-/// One running stand-in, counted in [`LIVE`] until dropped.
-struct Slot;
-
-impl Slot {
-    fn take() -> Option<Slot> {
-        let n = LIVE.fetch_add(1, Ordering::Relaxed);
-        if n >= MAX_STAND_INS {
-            LIVE.fetch_sub(1, Ordering::Relaxed);
-            return None;
-        }
-        Some(Slot)
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        LIVE.fetch_sub(1, Ordering::Relaxed);
-    }
-}
+/// The stand-ins running in this process (at most [`MAX_STAND_INS`]).
+static LIVE: remote::Quota = remote::Quota::new(MAX_STAND_INS);
 
 /// Whether this process reaches servers across the link (the host side is configured).
 pub fn is_host() -> bool {
@@ -102,7 +82,7 @@ pub fn dial(ns: &str, pci: PciAddr, name: &str) -> Result<Option<OwnedFd>> {
         return Ok(None);
     }
     register();
-    let Some(slot) = Slot::take() else {
+    let Some(slot) = LIVE.take() else {
         tracing::debug!(target: "doca_sdk", "cc over the link: {MAX_STAND_INS} connections run already");
         return Err(Error::Again);
     };
@@ -267,7 +247,7 @@ pub fn serve(stream: Stream, request: Vec<u8>) {
         return;
     };
     let who = format!("cc link stand-in for {} (service {:?})", stream.peer(), hello.name);
-    let Some(slot) = Slot::take() else {
+    let Some(slot) = LIVE.take() else {
         let _ = stream.send_parts(&[&[ANSWER], &Reply::refuse(Error::Again).encode()]);
         return;
     };

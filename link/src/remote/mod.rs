@@ -389,3 +389,59 @@ mod tests {
         assert_eq!(Kind::from_u8(5), None);
     }
 }
+
+/// A process-wide bound on what the link's users run at once (relayed connections, serving
+/// threads): `take` gives a place while fewer than the bound are taken, and the place is
+/// given back when its guard drops. One relaxed counter, no lock.
+pub struct Quota {
+    taken: std::sync::atomic::AtomicUsize,
+    max: usize,
+}
+
+/// A place of a [`Quota`], given back on drop.
+#[must_use = "the place is given back when this is dropped"]
+pub struct Place(&'static Quota);
+
+impl Quota {
+    /// A quota of `max` places.
+    pub const fn new(max: usize) -> Quota {
+        Quota { taken: std::sync::atomic::AtomicUsize::new(0), max }
+    }
+
+    /// A place, or `None` when all `max` are taken.
+    pub fn take(&'static self) -> Option<Place> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.taken
+            .fetch_update(Relaxed, Relaxed, |n| (n < self.max).then_some(n + 1))
+            .ok()
+            .map(|_| Place(self))
+    }
+
+    /// Places taken now.
+    pub fn taken(&self) -> usize {
+        self.taken.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.0.taken.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod quota_tests {
+    use super::Quota;
+
+    #[test]
+    fn a_quota_gives_its_places_and_takes_them_back() {
+        static Q: Quota = Quota::new(2);
+        let (a, b) = (Q.take().expect("one"), Q.take().expect("two"));
+        assert!(Q.take().is_none(), "no third place");
+        drop(a);
+        let c = Q.take().expect("a place given back is taken again");
+        assert_eq!(Q.taken(), 2);
+        drop((b, c));
+        assert_eq!(Q.taken(), 0);
+    }
+}

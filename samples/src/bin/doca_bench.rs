@@ -1456,7 +1456,6 @@ fn link_dma_rows(
     }
 }
 
-/// Whether part `p` of a section runs: every part unless some `<prefix>…` part is named.
 /// Erasure coding rows: a create task (8 data + 4 redundancy blocks, Cauchy) over 64 KiB and
 /// 1 MiB of data, resubmitted as soon as it completes, beside the same matrix applied to the
 /// very same bytes by calling the crate directly (`Matrix::apply`: the same GF(2^8) code, no
@@ -1824,6 +1823,7 @@ fn se_link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
     });
 }
 
+/// Whether part `p` of a section runs: every part unless some `<prefix>…` part is named.
 fn part_wanted(only: &[String], prefix: &str, p: &str) -> bool {
     !only.iter().any(|o| o.starts_with(prefix)) || only.iter().any(|o| o == p)
 }
