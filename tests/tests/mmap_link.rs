@@ -157,6 +157,19 @@ fn a_stopped_host_times_the_copy_out_across_the_link() {
     assert_eq!(dpu.ask("fetch 0 8"), "data exported");
     let pid = Pid::from_raw(host.pid() as i32).unwrap();
     kill_process(pid, Signal::STOP).unwrap();
+    // A stop is delivered to each thread on its next way through the kernel: the copy is
+    // asked only once every thread of the host (its serving threads too) is stopped.
+    let stopped = || {
+        std::fs::read_dir(format!("/proc/{}/task", host.pid())).unwrap().flatten().all(|t| {
+            let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+            stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('T') || rest.starts_with('t'))
+        })
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !stopped() {
+        assert!(std::time::Instant::now() < until, "the host never stopped");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     let said = dpu.ask("dma_fetch 0 4096");
     kill_process(pid, Signal::CONT).unwrap();
     assert_eq!(said, "err DOCA_ERROR_TIME_OUT");
