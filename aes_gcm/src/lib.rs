@@ -417,7 +417,7 @@ impl AesGcm {
     /// `doca_aes_gcm_create`: a context on `dev`; `NOT_SUPPORTED` when the topology gives the
     /// device no AES-GCM ([`caps::is_supported`]).
     pub fn create(dev: &Dev) -> Result<AesGcm> {
-        caps::is_supported(dev.as_devinfo())?;
+        doca_core::require(caps::is_supported(dev.as_devinfo()), "doca_aes_gcm_create")?;
         let limits = Limits { max_buf: 0, max_list_len: 1, max_iv_len: 0 };
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let ctx = LibCtx::new(|weak| AesGcmOps {
@@ -689,8 +689,8 @@ impl AesGcmOps {
             bail!(Error::InvalidValue, "aes_gcm: the {what} task's key belongs to another AES-GCM context");
         }
         let info = self.dev.as_devinfo();
-        caps::task_is_supported(info, op)?;
-        caps::key_type_is_supported(info, op, key.key_type())?;
+        doca_core::require(caps::task_is_supported(info, op), "doca_aes_gcm task")?;
+        doca_core::require(caps::key_type_is_supported(info, op, key.key_type()), "doca_aes_gcm task")?;
         if iv_len > limits.max_iv_len {
             bail!(
                 Error::InvalidValue,
@@ -698,7 +698,7 @@ impl AesGcmOps {
                 limits.max_iv_len
             );
         }
-        caps::tag_is_supported(info, op, tag)?;
+        doca_core::require(caps::tag_is_supported(info, op, tag), "doca_aes_gcm task")?;
         let mut len = 0usize;
         walk(&src, limits.max_list_len, "source", |b| {
             self.check_map(b, "source")?;

@@ -338,7 +338,7 @@ impl Compress {
     /// `doca_compress_create`: a context on `dev`; `NOT_SUPPORTED` when the topology gives the
     /// device no compress task type ([`caps::is_supported`]).
     pub fn create(dev: &Dev) -> Result<Compress> {
-        caps::is_supported(dev.as_devinfo())?;
+        doca_core::require(caps::is_supported(dev.as_devinfo()), "doca_compress_create")?;
         let ctx = LibCtx::new(|weak| CompressOps {
             dev: dev.clone(),
             deflate: TaskPool::new(weak.clone()),
@@ -680,7 +680,7 @@ impl CompressOps {
     fn checks<P: Kind>(&self, id: TaskId) -> Result<(Buf, Buf, usize, (bool, bool))> {
         let limits = self.limits.get();
         let what = P::TYPE.name();
-        caps::task_is_supported(self.dev.as_devinfo(), P::TYPE)?;
+        doca_core::require(caps::task_is_supported(self.dev.as_devinfo(), P::TYPE), "doca_compress task")?;
         let (src, dst, flags) = self
             .pool::<P>()
             .with_payload(id, |p| {

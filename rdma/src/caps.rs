@@ -2,7 +2,7 @@
 //! with these defaults. Every query first checks the topology's `rdma.*` lines, so a misspelt
 //! limit is an error naming its line instead of being ignored.
 
-use doca_core::{bail, CapSpec, DevInfo, Error, Result};
+use doca_core::{bail, cap_no, CapSpec, DevInfo, Error, Result};
 
 /// Whether the device can run RDMA contexts (`cap rdma.supported 0`: `NOT_SUPPORTED`).
 pub const SUPPORTED: CapSpec =
@@ -67,7 +67,7 @@ fn get_u32(dev: &DevInfo, spec: &CapSpec) -> Result<u32> {
 /// Whether `dev` runs RDMA contexts: every `doca_rdma_cap_task_*_is_supported`.
 pub fn is_supported(dev: &DevInfo) -> Result<()> {
     if get(dev, &SUPPORTED)? == 0 {
-        bail!(Error::NotSupported, "rdma: the topology says this device has no RDMA (cap rdma.supported 0)");
+        cap_no!("rdma: the topology says this device has no RDMA (cap rdma.supported 0)");
     }
     Ok(())
 }
@@ -106,7 +106,7 @@ pub fn max_connections(dev: &DevInfo) -> Result<u32> {
 pub fn transport_type_is_supported(dev: &DevInfo, t: crate::TransportType) -> Result<()> {
     is_supported(dev)?;
     if t == crate::TransportType::Dc && get(dev, &DC)? == 0 {
-        bail!(Error::NotSupported, "rdma: the topology says this device has no DC transport (cap rdma.dc 0)");
+        cap_no!("rdma: the topology says this device has no DC transport (cap rdma.dc 0)");
     }
     Ok(())
 }

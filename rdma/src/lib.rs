@@ -646,7 +646,7 @@ impl Rdma {
     /// `doca_rdma_create`: a context on `dev` (`NOT_SUPPORTED` when the topology gives the
     /// device no RDMA).
     pub fn create(dev: &Dev) -> Result<Rdma> {
-        caps::is_supported(dev.as_devinfo())?;
+        doca_core::require(caps::is_supported(dev.as_devinfo()), "doca_rdma_create")?;
         linked::register();
         let info = dev.as_devinfo();
         let cfg = Config {
@@ -780,7 +780,10 @@ impl Rdma {
 
     /// `doca_rdma_set_transport_type`: RC, or DC where the device has it. Idle only.
     pub fn set_transport_type(&self, t: TransportType) -> Result<()> {
-        caps::transport_type_is_supported(self.dev().as_devinfo(), t)?;
+        doca_core::require(
+            caps::transport_type_is_supported(self.dev().as_devinfo(), t),
+            "doca_rdma_set_transport_type",
+        )?;
         self.configure("set_transport_type", |c| c.transport = t)
     }
 

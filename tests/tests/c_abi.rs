@@ -432,6 +432,38 @@ fn a_c_program_reads_the_clocks_and_cross_timestamps() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// DOCA's capability queries answer "no" quietly (programs probe every device with them);
+/// the create that needs the capability logs the refusal and its reason once.
+#[test]
+fn a_capability_query_says_no_quietly_and_the_refused_create_says_why() {
+    let dir = lib_dir().join(format!("c-cap-quiet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder for the topology");
+    let topo = dir.join("nodma.topology");
+    std::fs::write(
+        &topo,
+        "device 03:00.0 dpu\nrep b1:00.0 pf\ndevice b1:00.0 host\ncap dma.memcpy 0\ncap sha.hash 0\ncap sha.partial_hash 0\n",
+    )
+    .expect("write the topology");
+    let out = Command::new(build("cap_quiet"))
+        .env("DOCA_EMU_SIDE", "host")
+        .env("DOCA_EMU_TOPOLOGY", &topo)
+        .output()
+        .expect("run cap_quiet");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && stdout.trim() == "ok", "cap_quiet:\n{stdout}{stderr}");
+    let (queries, creates) = stderr.split_once("--- create ---").expect("the program's marker line");
+    assert!(!queries.contains("NOT_SUPPORTED"), "a query's \"no\" logged a line:\n{stderr}");
+    assert!(
+        creates.contains("doca_dma_create") && creates.contains("cap dma.memcpy 0"),
+        "the refused DMA create says why:\n{stderr}"
+    );
+    assert!(
+        creates.contains("doca_sha_create") && creates.contains("sha.hash"),
+        "the refused SHA create says why:\n{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// DOCA 2.9's cache_invalidate flow from C: a DMA copy whose completion submits a
 /// cache-invalidate task, whose completion ends the loop; its error paths, accessors and pool.
 #[test]
