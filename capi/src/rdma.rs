@@ -530,10 +530,14 @@ pub extern "C" fn doca_rdma_set_connection_state_callbacks(
 ) -> DocaError {
     guarded("doca_rdma_set_connection_state_callbacks", || {
         let Some(l) = self::rdma(rdma) else { return invalid() };
-        // All four are the application's to handle (as every DOCA callback set): a NULL one
-        // is refused rather than a connection event silently dropped.
-        if request.is_none() || established.is_none() || failure.is_none() || disconnect.is_none() {
-            return crate::check::refuse(|| "every callback is required (NULL given)".into());
+        // The request callback may be NULL (the header: for an application that is only a
+        // client); the other three are required: a NULL one is refused rather than a
+        // connection event silently dropped. A request reaching a context without one is
+        // rejected (nobody could accept it), with a warning.
+        if established.is_none() || failure.is_none() || disconnect.is_none() {
+            return crate::check::refuse(|| {
+                "the established, failure and disconnect callbacks are required (NULL given)".into()
+            });
         }
         let wrap = |f: RdmaConnCb| {
             move |c: Connection, cd: Data, xd: Data| {
@@ -546,10 +550,18 @@ pub extern "C" fn doca_rdma_set_connection_state_callbacks(
         };
         let r = l.obj.set_connection_state_callbacks(
             move |c, xd| {
-                if let Some(f) = request {
-                    let h = handle_of(rdma, c);
+                let h = handle_of(rdma, c);
+                match request {
                     // SAFETY: a callback the application registered, called as its type says.
-                    unsafe { f(h, DocaData::from_data(xd)) }
+                    Some(f) => unsafe { f(h, DocaData::from_data(xd)) },
+                    None => {
+                        tracing::warn!(
+                            target: "doca_sdk",
+                            "rdma: a connection request reached a context without a request callback \
+                             (doca_rdma_set_connection_state_callbacks was given NULL): rejected"
+                        );
+                        let _ = doca_rdma_connection_reject(h);
+                    }
                 }
             },
             wrap(established),
