@@ -41,7 +41,8 @@
 //!   plaintext leaves the engine). Like every failed engine task, it is fatal to the context
 //!   (see below).
 //! - *A key type other than 128 or 256 bits* (any other `enum doca_aes_gcm_key_type` value):
-//!   `NOT_SUPPORTED`, the code DOCA documents for a key type the device does not support.
+//!   `INVALID_VALUE`, as DOCA's library answers it (a key type the topology takes away:
+//!   `NOT_SUPPORTED`).
 //!
 //! **The engine.** A submitted task joins the context's queue (encrypt and decrypt tasks in
 //! one queue, in submission order); the cipher work is the emulated engine's, done inside the
@@ -178,11 +179,31 @@ struct KeyInner {
     key_type: KeyType,
     cipher: Cipher,
     live: Cell<bool>,
+    /// Its context's count of live keys (a context with keys is not destroyed: `IN_USE`).
+    count: Rc<Cell<u32>>,
+}
+
+impl KeyInner {
+    /// Ends the key once: destroyed, or its last clone dropped.
+    fn end(&self) -> bool {
+        let was = self.live.replace(false);
+        if was {
+            self.count.set(self.count.get().saturating_sub(1));
+        }
+        was
+    }
+}
+
+impl Drop for KeyInner {
+    fn drop(&mut self) {
+        self.end();
+    }
 }
 
 /// `struct doca_aes_gcm_key`: a key of one AES-GCM context, for its tasks. Clones are the
 /// same key; [`Key::destroy`] ends it for every clone (a task using it afterwards fails with
-/// `BAD_STATE`).
+/// `BAD_STATE`), and so does dropping its last clone. While a key lives its context cannot be
+/// destroyed (`IN_USE`, as DOCA's).
 #[derive(Clone)]
 pub struct Key(Rc<KeyInner>);
 
@@ -212,7 +233,7 @@ impl Key {
     /// `doca_aes_gcm_key_destroy`: tasks still naming the key fail with `BAD_STATE` when the
     /// engine reaches them. A second destroy (through a clone) is `BAD_STATE`.
     pub fn destroy(self) -> Result<()> {
-        if !self.0.live.replace(false) {
+        if !self.0.end() {
             bail!(Error::BadState, "aes_gcm: the key was already destroyed");
         }
         Ok(())
@@ -403,6 +424,8 @@ pub struct AesGcmOps {
     /// The bytes of the task being worked (grown to the largest task, kept between tasks: no
     /// allocation per task once warm).
     scratch: RefCell<Vec<u8>>,
+    /// Keys created and not yet destroyed (nor dropped).
+    live_keys: Rc<Cell<u32>>,
 }
 
 /// `struct doca_aes_gcm`: an AES-GCM context on one device.
@@ -427,6 +450,7 @@ impl AesGcm {
             decrypt: TaskPool::new(weak.clone()),
             limits: Cell::new(limits),
             scratch: RefCell::new(Vec::new()),
+            live_keys: Rc::new(Cell::new(0)),
         });
         Ok(AesGcm { ctx })
     }
@@ -477,7 +501,14 @@ impl AesGcm {
             KeyType::Aes128 => Cipher::A128(aes::Aes128::new(GenericArray::from_slice(raw_key))),
             KeyType::Aes256 => Cipher::A256(aes::Aes256::new(GenericArray::from_slice(raw_key))),
         };
-        Ok(Key(Rc::new(KeyInner { owner: e.id, key_type, cipher, live: Cell::new(true) })))
+        e.live_keys.set(e.live_keys.get() + 1);
+        Ok(Key(Rc::new(KeyInner {
+            owner: e.id,
+            key_type,
+            cipher,
+            live: Cell::new(true),
+            count: e.live_keys.clone(),
+        })))
     }
 
     /// `doca_aes_gcm_task_encrypt_set_conf`: callbacks and `num_tasks` tasks (1 or more; with
@@ -541,9 +572,16 @@ impl AesGcm {
         Ok(DecryptTask(self.ctx.alloc(user_data, |x: &mut Decrypt| *x = Decrypt { p })?))
     }
 
-    /// `doca_aes_gcm_destroy`: Idle only (`BAD_STATE`, and the context back). Its keys stay
-    /// usable as values but belong to no context.
+    /// `doca_aes_gcm_destroy`: Idle only (`BAD_STATE`, and the context back); `IN_USE` while
+    /// keys of it live (destroy them, or drop them, first: DOCA's rule).
     pub fn destroy(self) -> Result<(), Refused<AesGcm>> {
+        let keys = self.ctx.engine().live_keys.get();
+        if keys > 0 && self.ctx.as_ctx().state() == doca_core::CtxState::Idle {
+            return Err(Refused::new(
+                fail!(Error::InUse, "aes_gcm destroy: {keys} key(s) of this context are not destroyed"),
+                self,
+            ));
+        }
         self.ctx.destroy().map_err(|r| r.map(|ctx| AesGcm { ctx }))
     }
 }
