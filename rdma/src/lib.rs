@@ -823,12 +823,15 @@ impl Rdma {
         self.cfg().recv_queue_size
     }
 
-    /// `doca_rdma_set_max_send_buf_list_len`: 1 (buffer lists are not supported). Idle only.
+    /// `doca_rdma_set_max_send_buf_list_len`: the longest buffer list a send, send with
+    /// immediate, write or write with immediate gathers from, 1..=`rdma.max_buf_list_len`
+    /// (`INVALID_VALUE` beyond). Idle only.
     pub fn set_max_send_buf_list_len(&self, n: u32) -> Result<()> {
-        if n != 1 {
+        let max = caps::max_buf_list_len(self.dev().as_devinfo())?;
+        if n == 0 || n > max {
             bail!(
-                Error::NotSupported,
-                "rdma set_max_send_buf_list_len: {n}: buffer lists are not supported (1 only)"
+                Error::InvalidValue,
+                "rdma set_max_send_buf_list_len: {n} outside 1..={max} (cap rdma.max_buf_list_len)"
             );
         }
         self.configure("set_max_send_buf_list_len", |c| c.max_send_buf_list_len = n)
@@ -839,12 +842,14 @@ impl Rdma {
         self.cfg().max_send_buf_list_len
     }
 
-    /// `doca_rdma_task_receive_set_dst_buf_list_len`: 1 (no lists). Idle only.
+    /// `doca_rdma_task_receive_set_dst_buf_list_len`: the longest buffer list a receive
+    /// scatters into, 1..=`rdma.max_buf_list_len` (`INVALID_VALUE` beyond). Idle only.
     pub fn set_recv_buf_list_len(&self, n: u32) -> Result<()> {
-        if n != 1 {
+        let max = caps::max_buf_list_len(self.dev().as_devinfo())?;
+        if n == 0 || n > max {
             bail!(
-                Error::NotSupported,
-                "rdma task_receive_set_dst_buf_list_len: {n}: buffer lists are not supported (1 only)"
+                Error::InvalidValue,
+                "rdma task_receive_set_dst_buf_list_len: {n} outside 1..={max} (cap rdma.max_buf_list_len)"
             );
         }
         self.configure("task_receive_set_dst_buf_list_len", |c| c.recv_buf_list_len = n)
@@ -929,7 +934,9 @@ impl Rdma {
     /// DOCA 2.5/2.6's start (the C ABI's level-2.6 `doca_rdma_create`): `start` leaves the
     /// context Starting (`IN_PROGRESS`); it becomes Running when [`Rdma::connect`]
     /// connects, as NVIDIA's 2.6 samples expect (they export and connect in their Starting
-    /// callback). Idle only.
+    /// callback). A remote sync event get of such a context writes the value as its
+    /// destination's data (at the data address, data length 8) instead of appending it, as
+    /// the 2.5/2.6 samples read it. Idle only.
     pub fn set_running_on_connect(&self, on: bool) -> Result<()> {
         self.configure("set_running_on_connect", |c| c.running_on_connect = on)
     }
@@ -1687,6 +1694,21 @@ impl RdmaOps {
                 let mut v = [0u8; 8];
                 buf.map().read(b.data, &mut v)?;
                 se.set(u64::from_ne_bytes(v))?;
+            }
+            Code::SeGet if self.cfg.get().running_on_connect => {
+                // DOCA 2.5/2.6: the value becomes the destination's data (at its data
+                // address, data length 8), so one get task resubmitted into one buffer reads
+                // the latest value where it read the first (NVIDIA's 2.5/2.6 samples poll so).
+                if b.head + b.len < b.data + 8 {
+                    bail!(
+                        Error::InvalidValue,
+                        "rdma: the buffer has no room for the 8-byte value at its data"
+                    );
+                }
+                let v = se.get()?;
+                buf.map().write(b.data, &v.to_ne_bytes())?;
+                buf.set_data_offset(b.data, 8)?;
+                f.result_len = 8;
             }
             _ => {
                 if b.room() < 8 {
