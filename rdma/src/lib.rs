@@ -71,6 +71,7 @@
 pub mod caps;
 pub mod cm;
 pub mod linked;
+mod lists;
 pub mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -1582,37 +1583,30 @@ impl RdmaOps {
                     let (Some(src), Some(dst)) = (&f.src, &f.dst) else {
                         bail!(Error::InvalidValue, "rdma: the task has no source or no destination");
                     };
-                    if job.code == Code::Read {
+                    let (s, d) = if job.code == Code::Read {
                         self.check_remote(src, "source", job.code, peer_perms)?;
-                        self.check_local(dst, "destination", true)?;
+                        (
+                            self.remote_seg(src, "source", false)?,
+                            self.send_side_list(dst, "destination", true, true)?,
+                        )
                     } else {
-                        self.check_local(src, "source", false)?;
                         self.check_remote(dst, "destination", job.code, peer_perms)?;
-                    }
-                    let (s, d) = (src.shape()?, dst.shape()?);
-                    if s.in_list || d.in_list {
-                        bail!(Error::NotSupported, "rdma: buffer lists are not supported");
-                    }
-                    if s.data_len as u64 > max {
+                        (
+                            self.send_side_list(src, "source", false, false)?,
+                            self.remote_seg(dst, "destination", true)?,
+                        )
+                    };
+                    let len = doca_buf::list::total(&s);
+                    if len as u64 > max {
                         bail!(
                             Error::InvalidValue,
-                            "rdma: {} bytes exceed the maximum {max} (cap rdma.max_rdma_size)",
-                            s.data_len
+                            "rdma: {len} bytes exceed the maximum {max} (cap rdma.max_rdma_size)"
                         );
                     }
-                    if d.room() < s.data_len {
-                        bail!(
-                            Error::InvalidValue,
-                            "rdma: the destination has room for {} bytes, the source holds {}",
-                            d.room(),
-                            s.data_len
-                        );
-                    }
-                    src.map().copy_to_map(s.data, s.data_len, dst.map(), d.data_end())?;
-                    dst.increase_data_len(s.data_len)?;
-                    f.result_len = s.data_len as u32;
+                    let n = doca_buf::list::copy(&s, &d, "rdma")?;
+                    f.result_len = n as u32;
                     f.wrote = true;
-                    Ok(s.data_len)
+                    Ok(n)
                 }
                 Code::Cas | Code::Fadd => {
                     let (Some(dst), Some(res)) = (&f.dst, &f.src) else {
@@ -1679,21 +1673,19 @@ impl RdmaOps {
         };
         self.check_local(&buf, "sync event task's buffer", code != Code::SeSet)?;
         let b = buf.shape()?;
-        if b.in_list {
-            bail!(Error::NotSupported, "rdma: buffer lists are not supported");
-        }
         match code {
             Code::SeSet => {
-                if b.data_len < 8 {
+                let segs = self.send_side_list(&buf, "notify-set's source", false, false)?;
+                let mut v = Vec::with_capacity(8);
+                doca_buf::list::gather(&segs, &mut v)?;
+                if v.len() < 8 {
                     bail!(
                         Error::InvalidValue,
                         "rdma: a notify-set's source holds {} bytes (the value takes 8)",
-                        b.data_len
+                        v.len()
                     );
                 }
-                let mut v = [0u8; 8];
-                buf.map().read(b.data, &mut v)?;
-                se.set(u64::from_ne_bytes(v))?;
+                se.set(u64::from_ne_bytes(v[..8].try_into().map_err(|_| Error::InvalidValue)?))?;
             }
             Code::SeGet if self.cfg.get().running_on_connect => {
                 // DOCA 2.5/2.6: the value becomes the destination's data (at its data
@@ -1711,12 +1703,12 @@ impl RdmaOps {
                 f.result_len = 8;
             }
             _ => {
-                if b.room() < 8 {
+                let segs = self.send_side_list(&buf, "sync event task's buffer", true, true)?;
+                if doca_buf::list::total(&segs) < 8 {
                     bail!(Error::InvalidValue, "rdma: the buffer has no room for the 8-byte value");
                 }
                 let v = if code == Code::SeGet { se.get()? } else { se.add(f.a)? };
-                buf.map().write(b.data_end(), &v.to_ne_bytes())?;
-                buf.increase_data_len(8)?;
+                doca_buf::list::scatter(&segs, &v.to_ne_bytes(), "rdma")?;
                 f.result_len = 8;
             }
         }
@@ -1733,23 +1725,18 @@ impl RdmaOps {
                     let Some(src) = &f.src else {
                         bail!(Error::InvalidValue, "rdma: the send task has no source")
                     };
-                    self.check_local(src, "source", false)?;
-                    let s = src.shape()?;
-                    if s.in_list {
-                        bail!(Error::NotSupported, "rdma: buffer lists are not supported");
-                    }
-                    if s.data_len > max {
+                    let segs = self.send_side_list(src, "source", false, false)?;
+                    let len = doca_buf::list::total(&segs);
+                    if len > max {
                         bail!(
                             Error::InvalidValue,
-                            "rdma: a send of {} bytes (at most {max}: cap rdma.max_message_size)",
-                            s.data_len
+                            "rdma: a send of {len} bytes (at most {max}: cap rdma.max_message_size)"
                         );
                     }
                     let flags = if job.code == Code::SendImm { FLAG_IMM } else { 0 };
-                    let h = Hdr { kind: Kind::Send, flags, seq, imm: f.imm, len: s.data_len as u32 };
+                    let h = Hdr { kind: Kind::Send, flags, seq, imm: f.imm, len: len as u32 };
                     tx.extend_from_slice(&h.encode());
-                    tx.resize(HDR_LEN + s.data_len, 0);
-                    src.map().read(s.data, &mut tx[HDR_LEN..])?;
+                    doca_buf::list::gather(&segs, tx)?;
                     Ok(())
                 }
                 Code::WriteImm => {
@@ -1981,21 +1968,16 @@ impl RdmaOps {
                 ),
                 None => {}
                 Some(dst) => {
-                    self.check_local(dst, "receive destination", true)?;
-                    let d = dst.shape()?;
-                    if d.in_list {
-                        bail!(Error::NotSupported, "rdma: buffer lists are not supported");
-                    }
-                    if d.room() < n {
+                    let segs = self.recv_list(dst)?;
+                    let room = doca_buf::list::total(&segs);
+                    if room < n {
                         bail!(
                             Error::InvalidValue,
-                            "rdma: a message of {n} bytes, the receive buffer has room for {}",
-                            d.room()
+                            "rdma: a message of {n} bytes, the receive buffer has room for {room}"
                         );
                     }
                     if n > 0 {
-                        dst.map().write(d.data_end(), payload)?;
-                        dst.increase_data_len(n)?;
+                        doca_buf::list::scatter(&segs, payload, "rdma")?;
                     }
                 }
             }
@@ -2234,6 +2216,11 @@ impl CtxOps for RdmaOps {
 
     fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool {
         let _ = self.bell.drain();
+        if core.state() == CtxState::Starting {
+            // DOCA 2.5/2.6's start: exported connections wait for `connect` (a program may
+            // progress while it waits for its peer's descriptor).
+            return false;
+        }
         if core.state() != CtxState::Running {
             let any = self.flush_all(FLUSH_STATUS);
             self.close_all();
