@@ -46,8 +46,12 @@
 //! shared memory, or the exporter's library thread for memory registered by address), so the
 //! peer's application threads take no part, as on the hardware. Operations on one connection
 //! are carried out in submission order (a read or write waits for the sends before it to be
-//! acknowledged). Atomics read, compute and write the 8 bytes with two copies: they are
-//! atomic against the other atomics of this context only, not against the peer's CPU.
+//! acknowledged). Atomics on shared memory (an export of memory the exporter allocated as
+//! shared, `SharedMem`, and so mapped here) are one CPU atomic
+//! instruction on the word itself (`MapAccess::atomic_cas_u64`/`_fetch_add_u64`): atomic
+//! against the exporter's own CPU atomics and every other process's. On memory registered
+//! by address (served by the exporter's library thread) they read, compute and write the 8
+//! bytes with two copies: atomic against the other atomics of this context only.
 //!
 //! **The error rule.** As on an RC queue pair, a task that fails — a remote buffer whose
 //! map or whose peer context lacks the permission (`NOT_PERMITTED`: the headers document no
@@ -1627,22 +1631,31 @@ impl RdmaOps {
                     if r.room() < 8 {
                         bail!(Error::InvalidValue, "rdma: the result buffer has no room for 8 bytes");
                     }
-                    let mut old = [0u8; 8];
-                    dst.map().read(d.data, &mut old)?;
-                    let v = u64::from_ne_bytes(old);
-                    let new = if job.code == Code::Cas {
-                        if v == f.a {
-                            Some(f.b)
+                    let old = if dst.map().is_mapped_here() {
+                        // Shared memory (an export of memory the exporter allocated as
+                        // shared): one CPU atomic on the very word, atomic against the
+                        // exporter's own atomics and every other context's.
+                        if job.code == Code::Cas {
+                            dst.map().atomic_cas_u64(d.data, f.a, f.b)?
                         } else {
-                            None
+                            dst.map().atomic_fetch_add_u64(d.data, f.a)?
                         }
                     } else {
-                        Some(v.wrapping_add(f.a))
+                        // Memory registered by address, served by the exporter's library:
+                        // read, compute, write (atomic against this context's atomics only).
+                        let mut old = [0u8; 8];
+                        dst.map().read(d.data, &mut old)?;
+                        let v = u64::from_ne_bytes(old);
+                        let new = match job.code {
+                            Code::Cas => (v == f.a).then_some(f.b),
+                            _ => Some(v.wrapping_add(f.a)),
+                        };
+                        if let Some(n) = new {
+                            dst.map().write(d.data, &n.to_ne_bytes())?;
+                        }
+                        v
                     };
-                    if let Some(n) = new {
-                        dst.map().write(d.data, &n.to_ne_bytes())?;
-                    }
-                    res.map().write(r.data_end(), &old)?;
+                    res.map().write(r.data_end(), &old.to_ne_bytes())?;
                     res.increase_data_len(8)?;
                     Ok(8)
                 }

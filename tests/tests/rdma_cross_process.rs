@@ -470,3 +470,54 @@ fn a_list_longer_than_the_limit_fails_its_task() {
     assert_eq!(s.wait(1), vec![("recv", Err(Error::InvalidValue), 0, 0)]);
     s.settle_idle();
 }
+
+#[test]
+fn remote_fetch_adds_and_the_peers_cpu_atomics_on_one_word_lose_nothing() {
+    // The peer's memory is shared (SharedMem): a remote atomic is a CPU atomic on the word.
+    let mut s = Side::new(LOCAL_RW, 7, ATOMIC, LOCAL_RW | READ | WRITE | ATOMIC);
+    const CPU: u64 = 300_000;
+    const REMOTE: usize = 4000;
+    assert_eq!(s.peer.ask(&format!("cpu_add 512 {CPU}")), "ok");
+    let target = s.remote_at(512, 8);
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..REMOTE / 16 {
+        let rooms: Vec<Buf> = (0..16).map(|i| room_of(&s, 8 * i, 8)).collect();
+        for r in &rooms {
+            s.rdma
+                .task_atomic_fetch_add_alloc_init(s.conn, Some(&target), Some(r), 1 << 32, Data::NONE)
+                .unwrap()
+                .submit()
+                .unwrap();
+        }
+        assert!(s.wait(16).iter().all(|(_, r, _, _)| r.is_ok()));
+        for r in rooms {
+            let old = u64::from_ne_bytes(r.data_to_vec().unwrap()[..8].try_into().unwrap());
+            assert!(seen.insert(old >> 32), "two remote fetch-and-adds saw the same value");
+            r.dec_refcount().unwrap();
+        }
+    }
+    assert_eq!(s.peer.ask("cpu_join"), "ok");
+    let want = (REMOTE as u64) << 32 | CPU;
+    assert_eq!(s.peer.ask("hex 512 8"), format!("hex {}", to_hex(&want.to_ne_bytes())));
+    let Side { peer, .. } = s;
+    assert!(peer.finish());
+
+    // Memory exported with RDMA_ATOMIC but not RDMA_WRITE takes atomics, not writes.
+    let mut s = Side::new(LOCAL_RW, 7, WRITE | ATOMIC, LOCAL_RW | READ | ATOMIC);
+    let r = room_of(&s, 0, 8);
+    s.rdma
+        .task_atomic_cmp_swp_alloc_init(s.conn, Some(&s.remote_at(64, 8)), Some(&r), 0, 99, Data::NONE)
+        .unwrap()
+        .submit()
+        .unwrap();
+    assert_eq!(s.wait(1), vec![("cas", Ok(()), 0, 0)]);
+    assert_eq!(s.peer.ask("hex 64 8"), format!("hex {}", to_hex(&99u64.to_ne_bytes())));
+    s.rdma
+        .task_write_alloc_init(s.conn, Some(&s.data(4096, b"no")), Some(&s.remote_at(128, 8)), Data::NONE)
+        .unwrap()
+        .submit()
+        .unwrap();
+    assert_eq!(s.wait(1), vec![("write", Err(Error::NotPermitted), 0, 0)]);
+    s.settle_idle();
+    assert!(s.peer.finish());
+}
