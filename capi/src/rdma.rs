@@ -2,8 +2,10 @@
 //! contexts, settings, descriptor export/connect and the send, send-immediate, receive,
 //! read, write, write-immediate and atomic tasks. See the `doca_rdma` crate for the
 //! connection model, the statuses and the error rule. Levels 2.5/2.6 (one implicit
-//! connection per context) are not implemented yet. The connection manager
-//! (`doca_rdma_start_listen_to_port`, `_connect_to_addr`, …) is `doca_rdma::cm`.
+//! connection per context, a context Starting until it connects) are the `_v26` exports;
+//! 2.5's `bool` grh setting the `_v25` ones, its `_get_result_length` names plain exports
+//! (the end of this file). The connection manager (`doca_rdma_start_listen_to_port`,
+//! `_connect_to_addr`, …) is `doca_rdma::cm`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
