@@ -620,20 +620,16 @@ fn params(
     Ok(p)
 }
 
-/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`).
+/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`): the
+/// shared walk of `doca_buf::list`.
 fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>) -> Result<()> {
-    let mut cur = Some(head.clone());
-    let mut n = 0u32;
-    while let Some(b) = cur {
-        n += 1;
-        if n > max {
-            bail!(
-                Error::InvalidValue,
-                "aes_gcm: the {what} list has more than {max} elements (cap aes_gcm.max_list_buf_num_elem)"
-            );
-        }
+    for b in doca_buf::list::elements(
+        head,
+        max,
+        &format!("aes_gcm: the {what}"),
+        "cap aes_gcm.max_list_buf_num_elem",
+    )? {
         f(&b)?;
-        cur = b.next_in_list()?;
     }
     Ok(())
 }

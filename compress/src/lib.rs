@@ -558,20 +558,16 @@ fn locate(head: &Buf, mut pos: usize, room: bool) -> Result<Option<(Buf, usize, 
     }
 }
 
-/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`).
+/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`): the
+/// shared walk of `doca_buf::list`.
 fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>) -> Result<()> {
-    let mut cur = Some(head.clone());
-    let mut n = 0u32;
-    while let Some(b) = cur {
-        n += 1;
-        if n > max {
-            bail!(
-                Error::InvalidValue,
-                "compress: the {what} list has more than {max} elements (cap compress.max_buf_list_len)"
-            );
-        }
+    for b in doca_buf::list::elements(
+        head,
+        max,
+        &format!("compress: the {what}"),
+        "cap compress.max_buf_list_len",
+    )? {
         f(&b)?;
-        cur = b.next_in_list()?;
     }
     Ok(())
 }

@@ -32,6 +32,11 @@ pub const DC: CapSpec =
 /// Connections one context may hold (`doca_rdma_set_max_num_connections` at most).
 pub const MAX_CONNECTIONS: CapSpec =
     CapSpec { name: "rdma.max_connections", default: 1024, descr: "connections per RDMA context" };
+/// `doca_rdma_cap_get_max_send_buf_list_len` and
+/// `doca_rdma_cap_task_receive_get_max_dst_buf_list_len`: buffers in the list a send or write
+/// gathers from, or a receive or read scatters into.
+pub const MAX_BUF_LIST_LEN: CapSpec =
+    CapSpec { name: "rdma.max_buf_list_len", default: 16, descr: "buffers in one task's buffer list" };
 /// Emulator-only: bytes one context copies for one-sided operations per progress pass.
 pub const BYTES_PER_PASS: CapSpec = CapSpec {
     name: "rdma.bytes_per_pass",
@@ -40,7 +45,7 @@ pub const BYTES_PER_PASS: CapSpec = CapSpec {
 };
 
 /// Every capability this library reads.
-pub const ALL: [CapSpec; 9] = [
+pub const ALL: [CapSpec; 10] = [
     SUPPORTED,
     MAX_SEND_QUEUE_SIZE,
     MAX_RECV_QUEUE_SIZE,
@@ -50,6 +55,7 @@ pub const ALL: [CapSpec; 9] = [
     DC,
     MAX_CONNECTIONS,
     BYTES_PER_PASS,
+    MAX_BUF_LIST_LEN,
 ];
 
 /// The value of `spec` for `dev` (after checking the topology's `rdma.*` names).
@@ -95,6 +101,11 @@ pub fn max_rdma_size(dev: &DevInfo) -> Result<u64> {
 /// `doca_rdma_cap_get_gid_table_size`.
 pub fn gid_table_size(dev: &DevInfo) -> Result<u32> {
     Ok(get_u32(dev, &GID_TABLE_SIZE)?.clamp(1, 256))
+}
+
+/// Buffers in one task's list (at least 1).
+pub fn max_buf_list_len(dev: &DevInfo) -> Result<u32> {
+    Ok(get_u32(dev, &MAX_BUF_LIST_LEN)?.max(1))
 }
 
 /// Connections per context.

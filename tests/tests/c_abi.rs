@@ -2141,3 +2141,35 @@ fn a_c_program_runs_every_rdma_task_over_a_connection_manager_connection() {
     let _ = std::fs::remove_dir_all(&dir);
     expect_output(&out, "ok", "rdma.c");
 }
+
+/// DOCA RDMA from C at API level 2.5 (`capi/tests/c/rdma25.c`), two processes exchanging
+/// descriptors through files as NVIDIA's 2.5 samples do: the 2.5 start (Starting until
+/// connected), export and connect without a connection argument, the `bool` grh setting,
+/// the MTU and buffer-list settings and their limits, a send gathered from a list of two
+/// buffers into a receive scattering into a list of two, and a read of the peer's exported
+/// bytes into a list of two; the lengths read with 2.5's `_get_result_length` getters.
+#[test]
+fn two_c_programs_at_api_level_25_send_receive_and_read_through_buffer_lists() {
+    let prog = build("rdma25");
+    let dir = std::env::temp_dir().join(format!("rdma25-c-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let fabric = dir.join("fabric");
+    std::fs::create_dir_all(&fabric).unwrap();
+    std::fs::set_permissions(&fabric, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let run = |role: &str| {
+        Command::new(&prog)
+            .args([role, dir.to_str().unwrap()])
+            .env("DOCA_EMU_FABRIC_DIR", &fabric)
+            .env_remove("DOCA_EMU_SIDE")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start rdma25")
+    };
+    let a = run("a");
+    let b = run("b");
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+    expect_output(&b, "ok", "rdma25 b");
+    expect_output(&a, "ok", "rdma25 a");
+}
