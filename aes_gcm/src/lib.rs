@@ -520,6 +520,7 @@ impl AesGcm {
         error: impl FnMut(EncryptTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
+        self.ctx.core().require_idle("aes_gcm task set_conf")?;
         nonzero(num_tasks)?;
         let max = self.room_for(self.ctx.engine().decrypt.capacity())?;
         self.ctx.set_conf(completion, error, num_tasks, max)
@@ -532,6 +533,7 @@ impl AesGcm {
         error: impl FnMut(DecryptTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
+        self.ctx.core().require_idle("aes_gcm task set_conf")?;
         nonzero(num_tasks)?;
         let max = self.room_for(self.ctx.engine().encrypt.capacity())?;
         self.ctx.set_conf(completion, error, num_tasks, max)
