@@ -172,6 +172,22 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_recv_queue_size(struct doca_rdma *r
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_recv_queue_size(const struct doca_rdma *rdma, uint32_t *recv_queue_size);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_sl(struct doca_rdma *rdma, uint32_t sl);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_sl(const struct doca_rdma *rdma, uint32_t *sl);
+
+/* A context's handle in a DPA's or a GPU's memory: BAD_STATE, as for a context not assigned
+ * to such a data path (none is emulated). */
+#if DOCA_EMU_API_LEVEL >= 27
+#ifndef DOCA_EMU_DPA_DEV_RDMA_T_
+#define DOCA_EMU_DPA_DEV_RDMA_T_
+typedef uint64_t doca_dpa_dev_rdma_t;
+#endif
+struct doca_gpu_dev_rdma;
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_dpa_handle(struct doca_rdma *rdma, doca_dpa_dev_rdma_t *dpa_rdma);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_gpu_handle(struct doca_rdma *rdma, struct doca_gpu_dev_rdma **gpu_rdma);
+#else
+struct doca_dpa_dev_rdma;
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_dpa_handle(struct doca_rdma *rdma, struct doca_dpa_dev_rdma **dpa_rdma)
+	DOCA_EMU_V26(doca_rdma_get_dpa_handle);
+#endif
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_rnr_retry_count(struct doca_rdma *rdma, uint8_t rnr_retry_count);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_rnr_retry_count(const struct doca_rdma *rdma, uint8_t *rnr_retry_count);
 #if DOCA_EMU_API_LEVEL >= 26

@@ -1614,3 +1614,52 @@ pub extern "C" fn doca_rdma_task_read_get_result_length(task: *const DocaTask) -
 pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_result_length(task: *const DocaTask) -> u32 {
     doca_rdma_task_remote_net_sync_event_get_get_result_len(task)
 }
+
+/// `struct doca_dpa_dev_rdma` (DOCA 2.5/2.6): a context's handle in a DPA's memory. No DPA is
+/// emulated: never made.
+pub enum DocaDpaDevRdma {}
+
+/// `struct doca_gpu_dev_rdma`: a context's handle in a GPU's memory. No GPU is emulated:
+/// never made.
+pub enum DocaGpuDevRdma {}
+
+/// The handle getters' answer for a context that runs on the CPU: `BAD_STATE`, the header's
+/// code for a context "not assigned to" a DPA or GPU data path (no context here can be).
+fn no_device_handle(name: &'static str, rdma: *const DocaRdma, out_null: bool, what: &str) -> DocaError {
+    guarded(name, || {
+        if self::rdma(rdma).is_none() || out_null {
+            return invalid();
+        }
+        doca_core::fail!(
+            doca_core::Error::BadState,
+            "{name}: the context runs on the CPU, not on a {what} data path (no {what} is emulated)"
+        )
+        .code()
+    })
+}
+
+/// `doca_rdma_get_dpa_handle` (3.x shape: a 64-bit `doca_dpa_dev_rdma_t`): `BAD_STATE`,
+/// see [`no_device_handle`].
+#[no_mangle]
+pub extern "C" fn doca_rdma_get_dpa_handle(rdma: *mut DocaRdma, dpa_rdma: *mut u64) -> DocaError {
+    no_device_handle("doca_rdma_get_dpa_handle", rdma, dpa_rdma.is_null(), "DPA")
+}
+
+/// `doca_rdma_get_dpa_handle` at levels 2.5/2.6 (a `struct doca_dpa_dev_rdma *`):
+/// `BAD_STATE`, see [`no_device_handle`].
+#[no_mangle]
+pub extern "C" fn doca_rdma_get_dpa_handle_v26(
+    rdma: *mut DocaRdma,
+    dpa_rdma: *mut *mut DocaDpaDevRdma,
+) -> DocaError {
+    no_device_handle("doca_rdma_get_dpa_handle", rdma, dpa_rdma.is_null(), "DPA")
+}
+
+/// `doca_rdma_get_gpu_handle` (3.x): `BAD_STATE`, see [`no_device_handle`].
+#[no_mangle]
+pub extern "C" fn doca_rdma_get_gpu_handle(
+    rdma: *mut DocaRdma,
+    gpu_rdma: *mut *mut DocaGpuDevRdma,
+) -> DocaError {
+    no_device_handle("doca_rdma_get_gpu_handle", rdma, gpu_rdma.is_null(), "GPU")
+}

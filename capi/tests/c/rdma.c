@@ -137,6 +137,16 @@ static struct doca_rdma *context(struct doca_dev *dev, uint64_t who)
 							DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC),
 		   DOCA_SUCCESS);
 	CHECK_CODE(doca_rdma_set_max_num_connections(r, 4), DOCA_SUCCESS);
+	{
+		/* No DPA or GPU data path here: the handles are BAD_STATE, NULL is INVALID_VALUE. */
+		doca_dpa_dev_rdma_t dpa;
+		struct doca_gpu_dev_rdma *gpu;
+
+		CHECK_CODE(doca_rdma_get_dpa_handle(r, &dpa), DOCA_ERROR_BAD_STATE);
+		CHECK_CODE(doca_rdma_get_dpa_handle(r, NULL), DOCA_ERROR_INVALID_VALUE);
+		CHECK_CODE(doca_rdma_get_gpu_handle(r, &gpu), DOCA_ERROR_BAD_STATE);
+		CHECK_CODE(doca_rdma_get_gpu_handle(NULL, &gpu), DOCA_ERROR_INVALID_VALUE);
+	}
 	/* The request callback may be NULL (a client only); the three others may not. */
 	CHECK_CODE(doca_rdma_set_connection_state_callbacks(r, NULL, on_established, on_failure, on_disconnect),
 		   DOCA_SUCCESS);

@@ -189,6 +189,13 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_rdma_set_permissions(rdma, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_RDMA_READ),
 		   DOCA_SUCCESS);
 
+	{
+		/* The 2.5 shape of the DPA handle getter: no DPA data path here, BAD_STATE. */
+		struct doca_dpa_dev_rdma *dpa;
+
+		CHECK_CODE(doca_rdma_get_dpa_handle(rdma, &dpa), DOCA_ERROR_BAD_STATE);
+	}
+
 	/* Settings: the 2.5 grh shape (a bool), the MTU class, the buffer-list lengths. */
 	CHECK_CODE(doca_rdma_set_grh_enabled(rdma, true), DOCA_SUCCESS);
 	grh = false;

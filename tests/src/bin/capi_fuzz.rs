@@ -639,8 +639,13 @@ impl Gen {
         &self.garbage[i] as *const u64 as *mut T
     }
 
+    /// The request callback may be NULL (the header: an application that is only a client):
+    /// not a bad argument.
     fn cb_rdma_request(&self) -> RdmaConnRequestCb {
-        self.opt_cb(cb_rdma_request as unsafe extern "C" fn(*mut DocaRdmaConnection, DocaData))
+        if self.chance(15) {
+            return None;
+        }
+        Some(cb_rdma_request as unsafe extern "C" fn(*mut DocaRdmaConnection, DocaData))
     }
 
     fn cb_rdma_conn(&self) -> RdmaConnCb {
@@ -1718,6 +1723,9 @@ fn table() -> Vec<Entry> {
         doca_rdma_get_recv_queue_size => |g| r(doca_rdma_get_recv_queue_size(g.h(K::Rdma), g.out()));
         doca_rdma_set_sl => |g| r(doca_rdma_set_sl(g.h(K::Rdma), g.u32()));
         doca_rdma_get_sl => |g| r(doca_rdma_get_sl(g.h(K::Rdma), g.out()));
+        doca_rdma_get_dpa_handle => |g| r(doca_rdma_get_dpa_handle(g.h(K::Rdma), g.out()));
+        doca_rdma_get_dpa_handle_v26 => |g| r(doca_rdma_get_dpa_handle_v26(g.h(K::Rdma), g.out()));
+        doca_rdma_get_gpu_handle => |g| r(doca_rdma_get_gpu_handle(g.h(K::Rdma), g.out()));
         doca_rdma_set_rnr_retry_count => |g| r(doca_rdma_set_rnr_retry_count(g.h(K::Rdma), g.u8()));
         doca_rdma_get_rnr_retry_count => |g| r(doca_rdma_get_rnr_retry_count(g.h(K::Rdma), g.out()));
         doca_rdma_set_grh_enabled => |g| r(doca_rdma_set_grh_enabled(g.h(K::Rdma), g.u8()));
