@@ -476,6 +476,41 @@ DOCA_EXPERIMENTAL uint32_t doca_rdma_task_read_get_result_length(const struct do
 DOCA_EXPERIMENTAL uint32_t
 doca_rdma_task_remote_net_sync_event_get_get_result_length(const struct doca_rdma_task_remote_net_sync_event_get *task);
 
+/* DOCA 3.x: the connection an allocated sending task acts on (set: a connection of the task's
+ * own context; another is logged and ignored). */
+#if DOCA_EMU_API_LEVEL >= 27
+DOCA_EXPERIMENTAL void doca_rdma_task_send_set_rdma_connection(struct doca_rdma_task_send *task,
+	struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *doca_rdma_task_send_get_rdma_connection(const struct doca_rdma_task_send *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_send_imm_set_rdma_connection(struct doca_rdma_task_send_imm *task,
+	struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *doca_rdma_task_send_imm_get_rdma_connection(const struct doca_rdma_task_send_imm *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_read_set_rdma_connection(struct doca_rdma_task_read *task,
+	struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *doca_rdma_task_read_get_rdma_connection(const struct doca_rdma_task_read *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_write_set_rdma_connection(struct doca_rdma_task_write *task,
+	struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *doca_rdma_task_write_get_rdma_connection(const struct doca_rdma_task_write *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_write_imm_set_rdma_connection(struct doca_rdma_task_write_imm *task,
+	struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *doca_rdma_task_write_imm_get_rdma_connection(const struct doca_rdma_task_write_imm *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_atomic_cmp_swp_set_rdma_connection(struct doca_rdma_task_atomic_cmp_swp *task,
+	struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *doca_rdma_task_atomic_cmp_swp_get_rdma_connection(const struct doca_rdma_task_atomic_cmp_swp *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_atomic_fetch_add_set_rdma_connection(struct doca_rdma_task_atomic_fetch_add *task,
+	struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *doca_rdma_task_atomic_fetch_add_get_rdma_connection(const struct doca_rdma_task_atomic_fetch_add *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_get_set_rdma_connection(struct doca_rdma_task_remote_net_sync_event_get *task,
+	struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *doca_rdma_task_remote_net_sync_event_get_get_rdma_connection(const struct doca_rdma_task_remote_net_sync_event_get *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_set_set_rdma_connection(struct doca_rdma_task_remote_net_sync_event_notify_set *task,
+	struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *doca_rdma_task_remote_net_sync_event_notify_set_get_rdma_connection(const struct doca_rdma_task_remote_net_sync_event_notify_set *task);
+DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_add_set_rdma_connection(struct doca_rdma_task_remote_net_sync_event_notify_add *task,
+	struct doca_rdma_connection *rdma_connection);
+DOCA_EXPERIMENTAL const struct doca_rdma_connection *doca_rdma_task_remote_net_sync_event_notify_add_get_rdma_connection(const struct doca_rdma_task_remote_net_sync_event_notify_add *task);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

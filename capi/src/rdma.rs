@@ -1663,3 +1663,66 @@ pub extern "C" fn doca_rdma_get_gpu_handle(
 ) -> DocaError {
     no_device_handle("doca_rdma_get_gpu_handle", rdma, gpu_rdma.is_null(), "GPU")
 }
+
+/// The connection accessors of the sending task types (DOCA 3.x: `_get_rdma_connection` /
+/// `_set_rdma_connection`): the getter answers the connection's handle (NULL for a handle
+/// that is not a live task of that type, logged); the setter takes a connection of the
+/// task's own context (another context's, or a stale handle: logged, nothing changes).
+macro_rules! connection_accessors {
+    ($($get:ident / $set:ident: $variant:ident;)*) => {$(
+        #[doc = concat!("`", stringify!($get), "`.")]
+        #[no_mangle]
+        pub extern "C" fn $get(task: *const DocaTask) -> *const DocaRdmaConnection {
+            crate::shielded(stringify!($get), std::ptr::null(), || {
+                let Some(c) = held(stringify!($get), task, |t, _| match t {
+                    AnyTask::$variant(t) => Some(t.connection()),
+                    _ => None,
+                })
+                .flatten() else {
+                    return std::ptr::null();
+                };
+                let ctx = crate::task::ctx_of(task) as usize;
+                CM_HANDLES.with(|m| m.borrow().get(&(ctx, c)).copied()).map_or(std::ptr::null(), |h| h as *const _)
+            })
+        }
+
+        #[doc = concat!("`", stringify!($set), "`.")]
+        #[no_mangle]
+        pub extern "C" fn $set(task: *mut DocaTask, rdma_connection: *mut DocaRdmaConnection) {
+            crate::shielded(stringify!($set), (), || {
+                let ctx = crate::task::ctx_of(task) as usize;
+                let Some(c) = conn(rdma_connection)
+                    .filter(|c| self::rdma(c.rdma).is_some_and(|l| l.ctx as usize == ctx))
+                    .map(|c| c.conn)
+                else {
+                    tracing::error!(
+                        target: "doca_sdk",
+                        "{}: not a live connection of the task's context: the task keeps its connection",
+                        stringify!($set)
+                    );
+                    return;
+                };
+                held(stringify!($set), task, |t, _| match t {
+                    AnyTask::$variant(t) => {
+                        t.set_connection(c);
+                        Some(())
+                    }
+                    _ => None,
+                });
+            })
+        }
+    )*};
+}
+
+connection_accessors! {
+    doca_rdma_task_send_get_rdma_connection / doca_rdma_task_send_set_rdma_connection: RdmaSend;
+    doca_rdma_task_send_imm_get_rdma_connection / doca_rdma_task_send_imm_set_rdma_connection: RdmaSendImm;
+    doca_rdma_task_read_get_rdma_connection / doca_rdma_task_read_set_rdma_connection: RdmaRead;
+    doca_rdma_task_write_get_rdma_connection / doca_rdma_task_write_set_rdma_connection: RdmaWrite;
+    doca_rdma_task_write_imm_get_rdma_connection / doca_rdma_task_write_imm_set_rdma_connection: RdmaWriteImm;
+    doca_rdma_task_atomic_cmp_swp_get_rdma_connection / doca_rdma_task_atomic_cmp_swp_set_rdma_connection: RdmaCmpSwp;
+    doca_rdma_task_atomic_fetch_add_get_rdma_connection / doca_rdma_task_atomic_fetch_add_set_rdma_connection: RdmaFetchAdd;
+    doca_rdma_task_remote_net_sync_event_get_get_rdma_connection / doca_rdma_task_remote_net_sync_event_get_set_rdma_connection: RdmaSeGet;
+    doca_rdma_task_remote_net_sync_event_notify_set_get_rdma_connection / doca_rdma_task_remote_net_sync_event_notify_set_set_rdma_connection: RdmaSeNotifySet;
+    doca_rdma_task_remote_net_sync_event_notify_add_get_rdma_connection / doca_rdma_task_remote_net_sync_event_notify_add_set_rdma_connection: RdmaSeNotifyAdd;
+}

@@ -267,6 +267,12 @@ int main(int argc, char **argv)
 	doca_rdma_task_write_set_src_buf(wt, a);
 	doca_rdma_task_write_set_dst_buf(wt, b);
 	CHECK(doca_rdma_task_write_get_src_buf(wt) == a && doca_rdma_task_write_get_dst_buf(wt) == b);
+	/* 3.x: the task's connection; one of another context is refused (logged), the task keeps its own. */
+	CHECK(doca_rdma_task_write_get_rdma_connection(wt) == cli_conn);
+	doca_rdma_task_write_set_rdma_connection(wt, srv_conn);
+	CHECK(doca_rdma_task_write_get_rdma_connection(wt) == cli_conn);
+	doca_rdma_task_write_set_rdma_connection(wt, cli_conn);
+	CHECK(doca_rdma_task_write_get_rdma_connection(wt) == cli_conn);
 	CHECK_CODE(doca_task_submit(doca_rdma_task_write_as_task(wt)), DOCA_SUCCESS);
 	until(&done, 3);
 	CHECK(memcmp(smem + 2048, "hello over rdma", 15) == 0);
