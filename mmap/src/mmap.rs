@@ -212,6 +212,8 @@ struct Config {
     /// While exported with the link configured: what lets importers across the link reach
     /// this process's memory service ([`crate::linked::Offered`]).
     linked: Option<crate::linked::Offered>,
+    /// [`Mmap::enable_thread_safety`] was called.
+    thread_safe: bool,
 }
 
 pub(crate) struct MmapInner {
@@ -317,6 +319,7 @@ impl Mmap {
                     exports: SmallVec::new(),
                     served: None,
                     linked: None,
+                    thread_safe: false,
                 }),
                 region: OnceLock::new(),
                 started: AtomicBool::new(false),
@@ -535,11 +538,37 @@ impl Mmap {
         Ok(())
     }
 
-    /// `doca_mmap_destroy`: `NOT_PERMITTED` (and the map back) while buffers point into it.
-    /// A started map's free callback runs with the memory.
-    pub fn destroy(self) -> Result<(), Refused<Mmap>> {
+    /// `doca_mmap_enable_thread_safety` (DOCA 3.x): lets the map be used from several threads
+    /// at once — which every map here allows already (`Send + Sync`, buffers counted
+    /// atomically) — and lets [`Mmap::destroy`] succeed while buffers still point into it
+    /// (the memory then stays until the last of them is freed; its free callback runs then).
+    /// A map of this process: before start (`NOT_PERMITTED`); a map from export (started
+    /// when created) too, as DOCA's storage application does. Either only while no buffer
+    /// points into it (`NOT_PERMITTED`).
+    pub fn enable_thread_safety(&self) -> Result<()> {
+        let mut cfg = self.inner.cfg.lock();
+        if !self.is_from_export() && self.is_started() {
+            bail!(Error::NotPermitted, "mmap enable_thread_safety: the map is started");
+        }
         let bufs = self.num_bufs();
         if bufs > 0 {
+            bail!(Error::NotPermitted, "mmap enable_thread_safety: {bufs} buffer(s) point into the map");
+        }
+        cfg.thread_safe = true;
+        Ok(())
+    }
+
+    /// Whether [`Mmap::enable_thread_safety`] was called.
+    pub fn is_thread_safe(&self) -> bool {
+        self.inner.cfg.lock().thread_safe
+    }
+
+    /// `doca_mmap_destroy`: `NOT_PERMITTED` (and the map back) while buffers point into it,
+    /// unless thread safety is enabled ([`Mmap::enable_thread_safety`]). A started map's
+    /// free callback runs with the memory (once the last buffer is freed).
+    pub fn destroy(self) -> Result<(), Refused<Mmap>> {
+        let bufs = self.num_bufs();
+        if bufs > 0 && !self.is_thread_safe() {
             let e = fail!(Error::NotPermitted, "mmap destroy: {bufs} buffer(s) still point into the map");
             return Err(Refused::new(e, self));
         }
