@@ -743,7 +743,7 @@ impl Buf {
     /// addresses of its own map, `addr..addr+len`, with data `data..data+data_len` (addresses
     /// as the map's memrange counts them), without going back to the inventory. Both ranges
     /// must lie in the map and the data in the buffer (`INVALID_VALUE`); a freed buffer's
-    /// handle is stale (`INVALID_VALUE`).
+    /// handle is stale (`BAD_STATE`).
     pub fn reuse(&self, addr: usize, len: usize, data: usize, data_len: usize) -> Result<()> {
         let e = self.elem()?;
         let map = &self.h.map;
