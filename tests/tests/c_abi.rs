@@ -2109,3 +2109,10 @@ fn a_c_program_runs_every_rdma_task_over_a_connection_manager_connection() {
     let _ = std::fs::remove_dir_all(&dir);
     expect_output(&out, "ok", "rdma.c");
 }
+
+/// What NVIDIA's storage application needs of DOCA Core, from C: a map from export exported
+/// on for RDMA, thread-safe maps destroyed with buffers out, buffers reused (3.x).
+#[test]
+fn a_c_program_reexports_an_import_for_rdma_and_reuses_buffers_on_a_thread_safe_map() {
+    run(&build("storage_support"), &[], None);
+}
