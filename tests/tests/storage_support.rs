@@ -2,11 +2,15 @@
 //! `comch_to_rdma_zero_copy` / `target_rdma`) needs of the libraries, tested on our own code
 //! (the application itself is never in this repository; the book's storage page tells how it
 //! runs): a map from export exported on for RDMA (the DPU giving the storage node the host's
-//! memory), `doca_mmap_enable_thread_safety`, `doca_buf_inventory_buf_reuse_by_*`, RDMA task
+//! memory) and decompressed into by an LZ4 stream task, `doca_mmap_enable_thread_safety`, `doca_buf_inventory_buf_reuse_by_*`, RDMA task
 //! pools larger than the queue sizes, and an RDMA stop outside a callback that ends at once.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use doca_buf::Inventory;
-use doca_core::{open_device_with_pci, CtxState, Dev, Error, Pe};
+use doca_compress::Compress;
+use doca_core::{open_device_with_pci, CtxState, Data, Dev, Error, Pe};
 use doca_mmap::{AccessFlags, Mmap};
 use doca_rdma::{Rdma, ReceiveTask, SendTask};
 
@@ -206,4 +210,147 @@ fn rdma_task_pools_may_exceed_the_queue_sizes_and_a_stop_outside_a_callback_ends
     assert_eq!(b.as_ctx().stop(), Ok(()));
     assert_eq!(b.as_ctx().state(), CtxState::Idle);
     assert!(a.destroy().is_ok() && b.destroy().is_ok());
+}
+
+#[test]
+fn an_lz4_stream_task_decompresses_into_the_hosts_memory_through_a_map_from_export() {
+    // The host's memory as the DPU imported it (served: ordinary memory of the host).
+    let (host_map, on_dpu) = host_map_on_the_dpu(64 << 10, ALL);
+    let dpu = dev("03:00.0");
+    let plain: Vec<u8> = (0..(40 << 10)).map(|i| b"storage block "[i % 14]).collect();
+    // Two independent blocks without checksums, as the application stores its blocks.
+    let mut stream = Vec::new();
+    for half in plain.chunks(20 << 10) {
+        let c = lz4_flex::block::compress(half);
+        stream.extend_from_slice(&(c.len() as u32).to_le_bytes());
+        stream.extend_from_slice(&c);
+    }
+    let src_map = Mmap::create().unwrap();
+    src_map.set_memrange(stream.clone()).unwrap();
+    src_map.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+    src_map.add_dev(&dpu).unwrap();
+    src_map.start().unwrap();
+    let inv = Inventory::create(4).unwrap();
+    inv.start().unwrap();
+    let src = inv.buf_get_data_at(&src_map, 0, stream.len()).unwrap();
+    let dst = inv.buf_get_at(&on_dpu, 1000, plain.len()).unwrap();
+
+    let pe = Pe::create().unwrap();
+    let cmp = Compress::create(&dpu).unwrap();
+    pe.connect_ctx(&cmp.as_ctx()).unwrap();
+    let seen: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+    let (a, b) = (seen.clone(), seen.clone());
+    cmp.task_decompress_lz4_stream_set_conf(
+        move |t, _, _| a.borrow_mut().push(t.status()),
+        move |t, _, _| b.borrow_mut().push(t.status()),
+        4,
+    )
+    .unwrap();
+    let (a, b) = (seen.clone(), seen.clone());
+    cmp.task_compress_deflate_set_conf(
+        move |t, _, _| a.borrow_mut().push(t.status()),
+        move |t, _, _| b.borrow_mut().push(t.status()),
+        4,
+    )
+    .unwrap();
+    cmp.as_ctx().start().unwrap();
+    let wait = |n: usize| {
+        for _ in 0..100_000 {
+            if seen.borrow().len() >= n {
+                return;
+            }
+            pe.progress();
+        }
+        panic!("the engine did not finish");
+    };
+
+    let t =
+        cmp.task_decompress_lz4_stream_alloc_init(false, true, Some(&src), Some(&dst), Data::NONE).unwrap();
+    t.submit().unwrap();
+    wait(1);
+    assert_eq!(seen.borrow()[0], Ok(()));
+    assert_eq!(dst.data_len().unwrap(), plain.len());
+    let mut back = vec![0u8; plain.len()];
+    host_map.access().unwrap().read(1000, &mut back).unwrap();
+    assert!(back == plain, "the bytes are in the host's memory");
+
+    // Deflate borrows its buffers: a map from export is not supported there (yet).
+    let t = cmp.task_compress_deflate_alloc_init(Some(&src), Some(&dst), Data::NONE).unwrap();
+    t.submit().unwrap();
+    wait(2);
+    assert_eq!(seen.borrow()[1], Err(Error::NotSupported));
+}
+
+#[test]
+fn a_recover_task_applies_a_coding_matrix_of_one_parity_block_as_given() {
+    use doca_erasure_coding::{Ec, MatrixType};
+    let d = dev("03:00.0");
+    let pe = Pe::create().unwrap();
+    let ec = Ec::create(&d).unwrap();
+    pe.connect_ctx(&ec.as_ctx()).unwrap();
+    let seen: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
+    let (a, b) = (seen.clone(), seen.clone());
+    ec.task_create_set_conf(
+        move |t, _, _| a.borrow_mut().push(t.status()),
+        move |t, _, _| b.borrow_mut().push(t.status()),
+        2,
+    )
+    .unwrap();
+    let (a, b) = (seen.clone(), seen.clone());
+    ec.task_recover_set_conf(
+        move |t, _, _| a.borrow_mut().push(t.status()),
+        move |t, _, _| b.borrow_mut().push(t.status()),
+        2,
+    )
+    .unwrap();
+    ec.as_ctx().start().unwrap();
+    let coding = ec.matrix_create(MatrixType::Vandermonde, 2, 1).unwrap();
+    // d1 | d2 | parity, 64 bytes each, in one map (as the application lays a block out).
+    let mut mem = vec![0u8; 192];
+    for (i, x) in mem[..128].iter_mut().enumerate() {
+        *x = (i * 7 + 3) as u8;
+    }
+    let map = Mmap::create().unwrap();
+    map.set_memrange(mem).unwrap();
+    map.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+    map.add_dev(&d).unwrap();
+    map.start().unwrap();
+    let inv = Inventory::create(8).unwrap();
+    inv.start().unwrap();
+    let wait = |n: usize| {
+        for _ in 0..100_000 {
+            if seen.borrow().len() >= n {
+                return;
+            }
+            pe.progress();
+        }
+        panic!("the engine did not finish");
+    };
+    let data = inv.buf_get_data_at(&map, 0, 128).unwrap();
+    let parity = inv.buf_get_at(&map, 128, 64).unwrap();
+    ec.task_create_alloc_init(Some(&coding), Some(&data), Some(&parity), Data::NONE)
+        .unwrap()
+        .submit()
+        .unwrap();
+    wait(1);
+    assert_eq!(seen.borrow()[0], Ok(()));
+    let acc = map.access().unwrap();
+    let mut all = vec![0u8; 192];
+    acc.read(0, &mut all).unwrap();
+    let d1 = all[..64].to_vec();
+    // d1 lost: the coding matrix over (parity, d2) gives it back.
+    acc.write(0, &[0u8; 64]).unwrap();
+    let avail = inv.buf_get_data_at(&map, 128, 64).unwrap();
+    let d2 = inv.buf_get_data_at(&map, 64, 64).unwrap();
+    avail.chain_list(&d2).unwrap();
+    let out = inv.buf_get_at(&map, 0, 64).unwrap();
+    ec.task_recover_alloc_init(Some(&coding), Some(&avail), Some(&out), Data::NONE)
+        .unwrap()
+        .submit()
+        .unwrap();
+    wait(2);
+    assert_eq!(seen.borrow()[1], Ok(()));
+    let mut back = vec![0u8; 64];
+    acc.read(0, &mut back).unwrap();
+    assert_eq!(back, d1, "the lost block, recovered");
 }
