@@ -741,6 +741,39 @@ impl Buf {
         }
     }
 
+    /// What `doca_buf_inventory_buf_reuse_by_addr`/`_by_data` (DOCA 3.x) share: points this buffer at other
+    /// addresses of its own map, `addr..addr+len`, with data `data..data+data_len` (addresses
+    /// as the map's memrange counts them), without going back to the inventory. Both ranges
+    /// must lie in the map and the data in the buffer (`INVALID_VALUE`); a freed buffer's
+    /// handle is stale (`BAD_STATE`).
+    pub fn reuse(&self, addr: usize, len: usize, data: usize, data_len: usize) -> Result<()> {
+        let e = self.elem()?;
+        let map = &self.h.map;
+        let (head, data) = (map.offset_of(addr, len)?, map.offset_of(data, data_len)?);
+        match (data.checked_add(data_len), head.checked_add(len)) {
+            (Some(de), Some(he)) if data >= head && de <= he => {}
+            _ => bail!(
+                Error::InvalidValue,
+                "buf reuse: data {data}+{data_len} does not lie inside the buffer {head}+{len}"
+            ),
+        }
+        e.head.store(head, Ordering::Relaxed);
+        e.len.store(len, Ordering::Relaxed);
+        e.data.store(data, Ordering::Relaxed);
+        e.data_len.store(data_len, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// `doca_buf_inventory_buf_reuse_by_addr`: [`Buf::reuse`] with empty data at `addr`.
+    pub fn reuse_by_addr(&self, addr: usize, len: usize) -> Result<()> {
+        self.reuse(addr, len, addr, 0)
+    }
+
+    /// `doca_buf_inventory_buf_reuse_by_data`: [`Buf::reuse`] with the whole buffer as data.
+    pub fn reuse_by_data(&self, data: usize, data_len: usize) -> Result<()> {
+        self.reuse(data, data_len, data, data_len)
+    }
+
     /// `doca_buf_reset_data_len`: data length 0, data position unchanged.
     pub fn reset_data_len(&self) -> Result<()> {
         self.elem()?.data_len.store(0, Ordering::Relaxed);

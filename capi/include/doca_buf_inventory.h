@@ -32,6 +32,10 @@ DOCA_STABLE doca_error_t doca_buf_inventory_buf_get_by_addr(struct doca_buf_inve
 							     void *addr, size_t len, struct doca_buf **buf);
 DOCA_STABLE doca_error_t doca_buf_inventory_buf_get_by_data(struct doca_buf_inventory *inventory, struct doca_mmap *mmap,
 							     void *data, size_t data_len, struct doca_buf **buf);
+/* DOCA 3.x: point a buffer at other addresses of its own map without returning it (by_addr:
+ * empty data at addr; by_data: all of it data). Outside the map: DOCA_ERROR_INVALID_VALUE. */
+DOCA_EXPERIMENTAL doca_error_t doca_buf_inventory_buf_reuse_by_addr(struct doca_buf *buf, void *addr, size_t len);
+DOCA_EXPERIMENTAL doca_error_t doca_buf_inventory_buf_reuse_by_data(struct doca_buf *buf, void *data, size_t data_len);
 
 /* A copy of the list headed by src (same ranges), from this inventory. */
 DOCA_STABLE doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, const struct doca_buf *src,

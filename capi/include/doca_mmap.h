@@ -52,6 +52,9 @@ DOCA_STABLE doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, u
 DOCA_STABLE doca_error_t doca_mmap_get_max_num_devices(const struct doca_mmap *mmap, uint32_t *max_num_devices);
 DOCA_STABLE doca_error_t doca_mmap_get_exported(const struct doca_mmap *mmap, uint8_t *exported);
 DOCA_STABLE doca_error_t doca_mmap_get_from_export(const struct doca_mmap *mmap, uint8_t *from_export);
+/* DOCA 3.x: use from several threads (every map here may be); destroy then succeeds while
+ * buffers point into the map. Before start (a map from export: any time), with no buffer out. */
+DOCA_EXPERIMENTAL doca_error_t doca_mmap_enable_thread_safety(struct doca_mmap *mmap);
 
 /* Export: the map must be started, dev added, a PCI (or RDMA) permission set. Memory registered
  * by address (malloc, aligned_alloc, a static array) is served to importers by the library's own

@@ -31,6 +31,20 @@
 #include "doca_pe.h"
 #include "doca_types.h"
 
+/* From 2.7 on DOCA's header brings in the RDMA connection manager's header (rdma_cma.h, for
+ * the rdma_cm_id of its bridge function), and with it the verbs definitions programs use
+ * unnamed, such as IB_DEVICE_NAME_MAX (NVIDIA's storage application sizes a device-name
+ * buffer with it). The emulator needs neither library: it includes the connection manager's
+ * header when the system has it, else the kernel's verbs ABI header that defines the same
+ * limits, else nothing. */
+#if DOCA_EMU_API_LEVEL >= 27 && defined(__has_include)
+#if __has_include(<rdma/rdma_cma.h>)
+#include <rdma/rdma_cma.h>
+#elif __has_include(<rdma/ib_user_verbs.h>)
+#include <rdma/ib_user_verbs.h>
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

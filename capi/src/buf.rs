@@ -246,6 +246,34 @@ pub unsafe extern "C" fn doca_buf_inventory_buf_get_by_data(
     })
 }
 
+/// `doca_buf_inventory_buf_reuse_by_addr` (DOCA 3.x): the buffer now covers `addr..addr+len`
+/// of its own map, with empty data at `addr`.
+#[no_mangle]
+pub extern "C" fn doca_buf_inventory_buf_reuse_by_addr(
+    b: *mut DocaBuf,
+    addr: *mut c_void,
+    len: usize,
+) -> DocaError {
+    guarded("doca_buf_inventory_buf_reuse_by_addr", || match buf(b) {
+        Some(bf) => doca_core::Error::code_of(&bf.reuse_by_addr(addr as usize, len)),
+        None => invalid(),
+    })
+}
+
+/// `doca_buf_inventory_buf_reuse_by_data` (DOCA 3.x): the buffer now covers
+/// `data..data+data_len` of its own map, all of it data.
+#[no_mangle]
+pub extern "C" fn doca_buf_inventory_buf_reuse_by_data(
+    b: *mut DocaBuf,
+    data: *mut c_void,
+    data_len: usize,
+) -> DocaError {
+    guarded("doca_buf_inventory_buf_reuse_by_data", || match buf(b) {
+        Some(bf) => doca_core::Error::code_of(&bf.reuse_by_data(data as usize, data_len)),
+        None => invalid(),
+    })
+}
+
 /// `doca_buf_get_head`.
 ///
 /// # Safety

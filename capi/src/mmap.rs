@@ -46,7 +46,7 @@ pub unsafe extern "C" fn doca_mmap_create(mmap: *mut *mut DocaMmap) -> DocaError
 pub unsafe extern "C" fn doca_mmap_destroy(mmap: *mut DocaMmap) -> DocaError {
     guarded("doca_mmap_destroy", || {
         let Some(m) = self::mmap(mmap) else { return invalid() };
-        if m.num_bufs() > 0 {
+        if m.num_bufs() > 0 && !m.is_thread_safe() {
             return doca_core::Error::NotPermitted.code();
         }
         // SAFETY: MMAPS only holds DocaMmap handles; freed once, here.
@@ -232,6 +232,16 @@ pub unsafe extern "C" fn doca_mmap_get_user_data(
 ) -> DocaError {
     guarded("doca_mmap_get_user_data", || match self::mmap(mmap) {
         Some(m) => out(user_data, DocaData::from_data(m.user_data())),
+        None => invalid(),
+    })
+}
+
+/// `doca_mmap_enable_thread_safety`: before start (a map from export: at any time), with
+/// no buffer on the map; destroy then succeeds with buffers out.
+#[no_mangle]
+pub extern "C" fn doca_mmap_enable_thread_safety(mmap: *mut DocaMmap) -> DocaError {
+    guarded("doca_mmap_enable_thread_safety", || match self::mmap(mmap) {
+        Some(m) => doca_core::Error::code_of(&m.enable_thread_safety()),
         None => invalid(),
     })
 }

@@ -52,7 +52,8 @@
 //! | a task type the topology takes away (`compress.<type> 0`)       | `NOT_SUPPORTED`       |
 //! | a buffer of a map not added to the context's device             | `NOT_PERMITTED`       |
 //! | a destination whose map lacks `LOCAL_READ_WRITE`                | `NOT_PERMITTED`       |
-//! | a buffer of a map created from an export (not supported yet)    | `NOT_SUPPORTED`       |
+//! | a buffer of a map created from an export, but for the LZ4 stream and LZ4 frame tasks (which copy through it: NVIDIA's storage application decompresses into the host's memory) | `NOT_SUPPORTED` |
+//! | a destination of a map from export whose exporter did not grant `PCI_READ_WRITE` | `NOT_PERMITTED` |
 //! | a buffer returned to its inventory meanwhile                    | `BAD_STATE`           |
 //! | source and destination overlapping in one map                   | `IN_USE`              |
 //! | *ours*: corrupt or truncated input (a bad DEFLATE stream, a bad LZ4 block, a block or content checksum that does not match, a bad frame header, a block above the 4 MiB LZ4 maximum) | `INVALID_VALUE` |
@@ -611,7 +612,10 @@ impl Run {
                 bail!(Error::InvalidValue, "compress: the source list changed");
             };
             let take = left.min(avail);
-            out.extend_from_slice(&b.map().bytes(off, take)?);
+            // A copy (not a borrow): the map may be an import served by its exporter.
+            let at = out.len();
+            out.resize(at + take, 0);
+            b.map().read(off, &mut out[at..])?;
             self.src_pos += take;
             left -= take;
         }
@@ -633,7 +637,8 @@ impl Run {
                 return Err(too_big(what));
             };
             let n = room.min(bytes.len() - done);
-            b.map().bytes_mut(off, n)?.copy_from_slice(&bytes[done..done + n]);
+            // A copy (not a borrow): the map may be an import served by its exporter.
+            b.map().write(off, &bytes[done..done + n])?;
             done += n;
             self.dst_pos += n;
         }
@@ -646,14 +651,32 @@ impl CompressOps {
         P::pool(self)
     }
 
-    /// Whether `buf`'s map is one this device may reach (local, added to the device).
-    fn check_map(&self, buf: &Buf, what: &str, write: bool) -> Result<()> {
+    /// Whether `buf`'s map is one this device may reach: local and added to the device, or
+    /// (`imports`: the LZ4 stream and frame tasks, which copy in and out) created from an
+    /// export with the device, whose exporter granted `PCI_READ_WRITE` for a destination.
+    fn check_map(&self, buf: &Buf, what: &str, write: bool, imports: bool) -> Result<()> {
         let map = buf.map();
         if map.is_from_export() {
-            bail!(
-                Error::NotSupported,
-                "compress: the {what} is a buffer of a map created from an export (not supported yet)"
-            );
+            if !imports {
+                bail!(
+                    Error::NotSupported,
+                    "compress: the {what} is a buffer of a map created from an export (only the LZ4 stream and frame tasks take one)"
+                );
+            }
+            let Some(perms) = map.dev_permissions(&self.dev) else {
+                bail!(
+                    Error::NotPermitted,
+                    "compress: the {what}'s map was created from an export with another device than the compress context's"
+                );
+            };
+            map.check_live()?;
+            if write && !perms.contains(AccessFlags::PCI_READ_WRITE) {
+                bail!(
+                    Error::NotPermitted,
+                    "compress: the destination's exporter did not grant DOCA_ACCESS_FLAG_PCI_READ_WRITE"
+                );
+            }
+            return Ok(());
         }
         let Some(perms) = map.dev_permissions(&self.dev) else {
             bail!(
@@ -689,9 +712,10 @@ impl CompressOps {
         let Some(dst) = dst else {
             bail!(Error::InvalidValue, "compress: the {what} task has no destination")
         };
+        let imports = matches!(P::TYPE, TaskType::DecompressLz4Stream | TaskType::DecompressLz4);
         let mut len = 0usize;
         walk(&src, limits.max_list_len, "source", |b| {
-            self.check_map(b, "source", false)?;
+            self.check_map(b, "source", false, imports)?;
             len = len.saturating_add(b.data_len()?);
             Ok(())
         })?;
@@ -707,7 +731,7 @@ impl CompressOps {
         }
         let mut room = 0usize;
         walk(&dst, limits.max_list_len, "destination", |b| {
-            self.check_map(b, "destination", true)?;
+            self.check_map(b, "destination", true, imports)?;
             room = room.saturating_add(b.tail_room()?);
             Ok(())
         })?;

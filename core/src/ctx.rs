@@ -602,6 +602,12 @@ impl CtxCore {
         }
     }
 
+    /// Whether the context's progress engine is inside a progress pass now (a call made
+    /// from one of its callbacks); false without an engine.
+    pub fn engine_in_progress(&self) -> bool {
+        self.pe.borrow().upgrade().is_some_and(|pe| pe.in_progress.get())
+    }
+
     /// The time on the clock of the context's progress engine (the system clock without
     /// one). Inside [`CtxOps::progress`], prefer the pass's `now`.
     pub fn now(&self) -> Instant {

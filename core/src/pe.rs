@@ -29,7 +29,7 @@ pub(crate) struct PeInner {
     /// part that was there when the pass began. Removing an entry shifts both, so a pass
     /// whose callbacks destroy contexts neither skips nor revisits one.
     walk: Cell<Walk>,
-    in_progress: Cell<bool>,
+    pub(crate) in_progress: Cell<bool>,
     armed: Cell<bool>,
     pub(crate) epoll: EpollSet,
     bell: Watched<EventFd>,

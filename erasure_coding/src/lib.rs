@@ -25,7 +25,7 @@
 //! |-----------|--------------------------------|------------------------------------------|-------------|
 //! | create    | coding (`matrix_create`, raw)  | the `k` data blocks                      | the `m` redundancy blocks |
 //! | update    | update, or raw                 | `old_u, new_u` per updated block, then the `m` redundancy blocks | the `m` new redundancy blocks |
-//! | recover   | recover, or raw                | the first `k` blocks not missing (data, then redundancy) | the missing blocks, in order |
+//! | recover   | recover, or coding (applied as given) | the first `k` blocks not missing (data, then redundancy) | the missing blocks, in order |
 //! | galois_mul| coding (`matrix_create`, raw)  | the `k` blocks                           | the `m` products |
 //!
 //! **The engine.** A submitted task joins the context's queue (the four types in one queue,
@@ -431,7 +431,10 @@ fn takes(t: TaskType, role: Role) -> bool {
         (_, Role::Coding(None))
             | (TaskType::Create | TaskType::GaloisMul, Role::Coding(Some(_)))
             | (TaskType::Update, Role::Update)
-            | (TaskType::Recover, Role::Recover)
+            // A coding matrix is applied as given, as DOCA's engine does: with one XOR parity
+            // block (a Vandermonde matrix of m = 1), what NVIDIA's storage application
+            // passes, it recovers the one missing data block from the others and the parity.
+            | (TaskType::Recover, Role::Recover | Role::Coding(Some(_)))
     )
 }
 

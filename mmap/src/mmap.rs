@@ -212,6 +212,8 @@ struct Config {
     /// While exported with the link configured: what lets importers across the link reach
     /// this process's memory service ([`crate::linked::Offered`]).
     linked: Option<crate::linked::Offered>,
+    /// [`Mmap::enable_thread_safety`] was called.
+    thread_safe: bool,
 }
 
 pub(crate) struct MmapInner {
@@ -317,6 +319,7 @@ impl Mmap {
                     exports: SmallVec::new(),
                     served: None,
                     linked: None,
+                    thread_safe: false,
                 }),
                 region: OnceLock::new(),
                 started: AtomicBool::new(false),
@@ -517,6 +520,8 @@ impl Mmap {
             if bufs > 0 {
                 bail!(Error::NotPermitted, "mmap stop: {bufs} buffer(s) still point into the map");
             }
+            // Its own export for RDMA, if any, ends with it.
+            revoke(&mut self.inner.cfg.lock());
             self.inner.started.store(false, Ordering::Release);
             return Ok(());
         }
@@ -533,11 +538,37 @@ impl Mmap {
         Ok(())
     }
 
-    /// `doca_mmap_destroy`: `NOT_PERMITTED` (and the map back) while buffers point into it.
-    /// A started map's free callback runs with the memory.
-    pub fn destroy(self) -> Result<(), Refused<Mmap>> {
+    /// `doca_mmap_enable_thread_safety` (DOCA 3.x): lets the map be used from several threads
+    /// at once — which every map here allows already (`Send + Sync`, buffers counted
+    /// atomically) — and lets [`Mmap::destroy`] succeed while buffers still point into it
+    /// (the memory then stays until the last of them is freed; its free callback runs then).
+    /// A map of this process: before start (`NOT_PERMITTED`); a map from export (started
+    /// when created) too, as DOCA's storage application does. Either only while no buffer
+    /// points into it (`NOT_PERMITTED`).
+    pub fn enable_thread_safety(&self) -> Result<()> {
+        let mut cfg = self.inner.cfg.lock();
+        if !self.is_from_export() && self.is_started() {
+            bail!(Error::NotPermitted, "mmap enable_thread_safety: the map is started");
+        }
         let bufs = self.num_bufs();
         if bufs > 0 {
+            bail!(Error::NotPermitted, "mmap enable_thread_safety: {bufs} buffer(s) point into the map");
+        }
+        cfg.thread_safe = true;
+        Ok(())
+    }
+
+    /// Whether [`Mmap::enable_thread_safety`] was called.
+    pub fn is_thread_safe(&self) -> bool {
+        self.inner.cfg.lock().thread_safe
+    }
+
+    /// `doca_mmap_destroy`: `NOT_PERMITTED` (and the map back) while buffers point into it,
+    /// unless thread safety is enabled ([`Mmap::enable_thread_safety`]). A started map's
+    /// free callback runs with the memory (once the last buffer is freed).
+    pub fn destroy(self) -> Result<(), Refused<Mmap>> {
+        let bufs = self.num_bufs();
+        if bufs > 0 && !self.is_thread_safe() {
             let e = fail!(Error::NotPermitted, "mmap destroy: {bufs} buffer(s) still point into the map");
             return Err(Refused::new(e, self));
         }
@@ -609,8 +640,60 @@ impl Mmap {
     }
 
     /// `doca_mmap_export_rdma`: as [`Mmap::export_pci`] with an RDMA permission.
+    ///
+    /// A map created from an export may be exported for RDMA too (as a DPU gives a storage
+    /// node RDMA access to the host memory the host exported to it): the permissions are the
+    /// original export's, `dev` must be the device the map was created with (`NOT_FOUND`),
+    /// and the map must be started and its exporter's export live (`NOT_FOUND`). Importers
+    /// of this export reach the memory through this process ([`crate::served`]: every copy
+    /// relayed by its library's threads), until this map is stopped or destroyed, or the
+    /// original exporter revokes its export (copies then fail with `NOT_FOUND`).
     pub fn export_rdma(&self, dev: &Dev) -> Result<Vec<u8>> {
+        if self.is_from_export() {
+            return self.reexport_rdma(dev);
+        }
         self.export(dev, AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE, "RDMA")
+    }
+
+    fn reexport_rdma(&self, dev: &Dev) -> Result<Vec<u8>> {
+        let mut cfg = self.inner.cfg.lock();
+        if !self.is_started() {
+            bail!(Error::NotPermitted, "mmap export_rdma: the map from export was stopped");
+        }
+        self.inner.check_live()?;
+        let perms = cfg.perms;
+        if !perms.intersects(AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE) {
+            bail!(
+                Error::NotPermitted,
+                "mmap export_rdma: the map's exporter granted no RDMA permission ({perms:?})"
+            );
+        }
+        if !cfg.devs.contains(dev) {
+            bail!(
+                Error::NotFound,
+                "mmap export_rdma: the map was created from export with another device than {dev:?}"
+            );
+        }
+        let Some(len) = self.inner.len() else {
+            bail!(Error::BadState, "mmap export_rdma: the map from export has no memory range");
+        };
+        let (service, token) = match &cfg.served {
+            Some(s) => (s.service(), s.token()),
+            None => {
+                let writable = perms.intersects(AccessFlags::PCI_READ_WRITE | AccessFlags::RDMA_WRITE);
+                let relay = Reexported { inner: Arc::downgrade(&self.inner), len, writable };
+                let s = cfg.served.insert(crate::served::Server::relay(Box::new(relay), perms)?);
+                (s.service(), s.token())
+            }
+        };
+        if cfg.linked.is_none() {
+            cfg.linked = crate::linked::offered(service);
+        }
+        let pci = dev.as_devinfo().pci_addr();
+        let base = self.inner.base() as u64;
+        let fields = DescFields { kind: KIND_SERVED, perms, service, token, len: len as u64, pci, base };
+        tracing::debug!(target: "doca_sdk", "mmap from export re-exported {len} bytes for RDMA (relayed) for {dev:?}");
+        Ok(fields.encode())
     }
 
     fn export(&self, dev: &Dev, needed: AccessFlags, kind: &str) -> Result<Vec<u8>> {
@@ -917,9 +1000,44 @@ fn revoke(cfg: &mut Config) {
 
 impl Drop for Mmap {
     fn drop(&mut self) {
-        if self.inner.import.is_none() {
-            revoke(&mut self.inner.cfg.lock());
+        // A map from export may have been exported on for RDMA: that export ends too.
+        revoke(&mut self.inner.cfg.lock());
+    }
+}
+
+/// A map from export as the server of its own RDMA export reaches it (see
+/// [`Mmap::export_rdma`]): by a weak reference, so the server never keeps the map alive (the
+/// map revokes the server when stopped or dropped).
+struct Reexported {
+    inner: Weak<MmapInner>,
+    len: usize,
+    writable: bool,
+}
+
+impl Reexported {
+    fn access(&self) -> Result<MapAccess> {
+        match self.inner.upgrade() {
+            Some(inner) => Ok(MapAccess { inner }),
+            None => Err(fail!(Error::NotFound, "mmap export_rdma: the re-exported map is gone")),
         }
+    }
+}
+
+impl crate::served::Relay for Reexported {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.access()?.read(offset, dst)
+    }
+
+    fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.access()?.write(offset, src)
     }
 }
 

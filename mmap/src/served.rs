@@ -112,8 +112,7 @@ struct Shared {
     revoked: AtomicBool,
     /// Readable once revoked (an eventfd written once, never read).
     stop: OwnedFd,
-    region: Region,
-    tracker: Tracker,
+    backing: Backing,
     perms: AccessFlags,
     /// The live connections, one place each (see [`Shared::take_place`]).
     places: std::sync::Mutex<Places>,
@@ -123,6 +122,45 @@ struct Shared {
     logs: std::sync::Mutex<LogLimit>,
     /// The peer budgets the serving threads are charged to.
     limits: Limits,
+}
+
+/// The bytes an export serves.
+pub(crate) enum Backing {
+    /// Memory of this process, mapped here: the pages go to the pipe by reference.
+    Local { region: Region, tracker: Tracker },
+    /// A map this process created from another process's export, exported on (a DPU
+    /// exporting for RDMA the host memory it was given): every copy goes through this
+    /// process, with a bounce buffer, and fails as the import does once its exporter
+    /// revoked it.
+    Relay(Box<dyn Relay>),
+}
+
+/// Access to the bytes of a re-exported import (see [`Backing::Relay`]).
+pub(crate) trait Relay: Send + Sync {
+    /// The range's length.
+    fn len(&self) -> usize;
+    /// Whether writes may reach the memory.
+    fn is_writable(&self) -> bool;
+    /// Copies `dst.len()` bytes at `offset` into `dst`.
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()>;
+    /// Copies `src` to `offset`.
+    fn write(&self, offset: usize, src: &[u8]) -> Result<()>;
+}
+
+impl Backing {
+    fn len(&self) -> usize {
+        match self {
+            Backing::Local { region, .. } => region.len(),
+            Backing::Relay(r) => r.len(),
+        }
+    }
+
+    fn is_writable(&self) -> bool {
+        match self {
+            Backing::Local { region, .. } => region.is_writable(),
+            Backing::Relay(r) => r.is_writable(),
+        }
+    }
 }
 
 /// Descriptors the exporter keeps for one importer: its socket and both ends of both pipes
@@ -252,6 +290,16 @@ impl Server {
     /// The region must stay valid until [`Server::revoke`] returns (the map revokes before
     /// it gives its memory back).
     pub(crate) fn start(region: Region, tracker: Tracker, perms: AccessFlags) -> Result<Server> {
+        Server::start_with(Backing::Local { region, tracker }, perms)
+    }
+
+    /// Serves the import `relay` with `perms` under a fresh token (a map from export,
+    /// exported again: see [`Backing::Relay`]).
+    pub(crate) fn relay(relay: Box<dyn Relay>, perms: AccessFlags) -> Result<Server> {
+        Server::start_with(Backing::Relay(relay), perms)
+    }
+
+    fn start_with(backing: Backing, perms: AccessFlags) -> Result<Server> {
         let pid = std::process::id();
         let stop = rustix::event::eventfd(
             0,
@@ -263,8 +311,7 @@ impl Server {
         let shared = Arc::new(Shared {
             revoked: AtomicBool::new(false),
             stop,
-            region,
-            tracker,
+            backing,
             perms,
             places: std::sync::Mutex::new(Places { live: Vec::with_capacity(MAX_CONNS), next_seq: 0 }),
             conns: std::sync::Mutex::new(Vec::new()),
@@ -576,7 +623,7 @@ fn welcome(conn: &OwnedFd, sh: &Shared) -> Result<(OwnedFd, OwnedFd, [OwnedFd; 2
     }
     let mut msg = [0u8; WELCOME_LEN];
     msg[..8].copy_from_slice(WELCOME_MAGIC);
-    msg[8..16].copy_from_slice(&(sh.region.len() as u64).to_le_bytes());
+    msg[8..16].copy_from_slice(&(sh.backing.len() as u64).to_le_bytes());
     msg[16..20].copy_from_slice(&sh.perms.bits().to_le_bytes());
     send(conn.as_fd(), &msg, &[to_r.as_fd(), from_w.as_fd(), from_r.as_fd()])?;
     Ok((to_w, from_r, [to_r, from_w]))
@@ -588,12 +635,12 @@ fn check(sh: &Shared, op: u32, offset: u64, len: u64) -> Result<(usize, usize)> 
         return Err(Error::NotFound);
     }
     let (off, n) = match (usize::try_from(offset), usize::try_from(len)) {
-        (Ok(o), Ok(n)) if o.checked_add(n).is_some_and(|e| e <= sh.region.len()) && n > 0 => (o, n),
+        (Ok(o), Ok(n)) if o.checked_add(n).is_some_and(|e| e <= sh.backing.len()) && n > 0 => (o, n),
         _ => {
             return Err(peer_fail!(
                 Error::InvalidValue,
                 "served export: request for {offset}+{len} outside the exported {} bytes",
-                sh.region.len()
+                sh.backing.len()
             ))
         }
     };
@@ -601,7 +648,7 @@ fn check(sh: &Shared, op: u32, offset: u64, len: u64) -> Result<(usize, usize)> 
         OP_READ => Ok((off, n)),
         OP_WRITE
             if sh.perms.intersects(AccessFlags::PCI_READ_WRITE | AccessFlags::RDMA_WRITE)
-                && sh.region.is_writable() =>
+                && sh.backing.is_writable() =>
         {
             Ok((off, n))
         }
@@ -658,11 +705,20 @@ fn serve_one(
     // before any byte moves (`IN_USE`), as before; the copy itself then borrows piece by
     // piece, and only around one non-blocking pipe call: no borrow is held while waiting
     // for the importer (an importer that never sends or drains its bytes blocks nobody).
+    let (region, tracker) = match &sh.backing {
+        Backing::Local { region, tracker } => (region, tracker),
+        Backing::Relay(relay) => {
+            return match check(sh, op, u64_at(8), u64_at(16)) {
+                Ok((off, len)) => relayed(&**relay, op == OP_READ, off, len, sock, to_imp, from_imp, stop),
+                Err(e) => answer(sock, Err(e)).is_ok(),
+            }
+        }
+    };
     let checked = check(sh, op, u64_at(8), u64_at(16)).and_then(|(off, len)| {
         if op == OP_READ {
-            sh.tracker.bytes(&sh.region, off, len).map(drop)?;
+            tracker.bytes(region, off, len).map(drop)?;
         } else {
-            sh.tracker.bytes_mut(&sh.region, off, len).map(drop)?;
+            tracker.bytes_mut(region, off, len).map(drop)?;
         }
         Ok((off, len))
     });
@@ -676,7 +732,7 @@ fn serve_one(
         give(
             to_imp.as_fd(),
             len,
-            |from, to| borrowed(sh.stop.as_fd(), || sh.tracker.try_bytes(&sh.region, off + from, to - from)),
+            |from, to| borrowed(sh.stop.as_fd(), || tracker.try_bytes(region, off + from, to - from)),
             (sock, PollFlags::IN),
             stop,
         )
@@ -684,10 +740,108 @@ fn serve_one(
         if answer(sock, Ok(())).is_err() {
             return false;
         }
-        take(from_imp.as_fd(), sh, off, len, (sock, PollFlags::IN), stop)
+        take(from_imp.as_fd(), sh, (region, tracker), off, len, (sock, PollFlags::IN), stop)
     };
     // Every piece's borrow has ended before the importer hears the copy is done.
     streamed.and_then(|()| answer(sock, Ok(()))).is_ok()
+}
+
+/// The bounce buffer of a relayed copy: at most this much at a time.
+const RELAY_PIECE: usize = 1 << 20;
+
+/// Serves one checked request of `len` bytes at `off` from a re-exported import (see
+/// [`Backing::Relay`]), a piece at a time through a bounce buffer whose bytes are copied into
+/// the pipe (never lent to it: the buffer is reused). A read that the import refuses before
+/// any byte is answered with its code; later, the connection ends (the importer sees
+/// `NOT_FOUND`). A write takes all its bytes and answers the import's code last. False when
+/// the connection is to end.
+#[allow(clippy::too_many_arguments)]
+fn relayed(
+    relay: &dyn Relay,
+    read: bool,
+    off: usize,
+    len: usize,
+    sock: BorrowedFd<'_>,
+    to_imp: &OwnedFd,
+    from_imp: &OwnedFd,
+    stop: Option<BorrowedFd<'_>>,
+) -> bool {
+    let mut bounce = vec![0u8; len.min(RELAY_PIECE)];
+    let mut done = 0;
+    if read {
+        while done < len {
+            let n = (len - done).min(bounce.len());
+            if let Err(e) = relay.read(off + done, &mut bounce[..n]) {
+                tracing::debug!(target: "doca_sdk", "served export: the relayed import failed a read: {e}");
+                return done == 0 && answer(sock, Err(e)).is_ok();
+            }
+            if give_copy(to_imp.as_fd(), &bounce[..n], (sock, PollFlags::IN), stop).is_err() {
+                return false;
+            }
+            done += n;
+        }
+        return answer(sock, Ok(())).is_ok();
+    }
+    if answer(sock, Ok(())).is_err() {
+        return false;
+    }
+    let mut result = Ok(());
+    while done < len {
+        let n = (len - done).min(bounce.len());
+        if take_into(from_imp.as_fd(), &mut bounce[..n], (sock, PollFlags::IN), stop).is_err() {
+            return false;
+        }
+        // After a refused piece the rest is still taken (the importer streams it all), not
+        // written.
+        if result.is_ok() {
+            result = relay.write(off + done, &bounce[..n]);
+        }
+        done += n;
+    }
+    answer(sock, result).is_ok()
+}
+
+/// Copies `bytes` into the pipe `to`, waiting for room (watching the socket and `stop`).
+fn give_copy(
+    to: BorrowedFd<'_>,
+    bytes: &[u8],
+    sock: (BorrowedFd<'_>, PollFlags),
+    stop: Option<BorrowedFd<'_>>,
+) -> Result<()> {
+    let mut done = 0;
+    while done < bytes.len() {
+        match rustix::io::write(to, &bytes[done..]) {
+            Ok(n) => done += n,
+            Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(to, PollFlags::OUT, Some(sock), stop)? {
+                Woke::Ready => {}
+                Woke::Socket | Woke::Stop => return Err(Error::NotFound),
+            },
+            Err(e) => return Err(os("write", e)),
+        }
+    }
+    Ok(())
+}
+
+/// Reads exactly `into.len()` bytes from the pipe `from`, waiting for them.
+fn take_into(
+    from: BorrowedFd<'_>,
+    into: &mut [u8],
+    sock: (BorrowedFd<'_>, PollFlags),
+    stop: Option<BorrowedFd<'_>>,
+) -> Result<()> {
+    let mut done = 0;
+    while done < into.len() {
+        match rustix::io::read(from, &mut into[done..]) {
+            Ok(0) => return Err(Error::NotFound),
+            Ok(n) => done += n,
+            Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(from, PollFlags::IN, Some(sock), stop)? {
+                Woke::Ready => {}
+                Woke::Socket | Woke::Stop => return Err(Error::NotFound),
+            },
+            Err(e) => return Err(os("read", e)),
+        }
+    }
+    Ok(())
 }
 
 /// Borrows a piece with `try_borrow`, waiting while this process holds it borrowed (its own
@@ -758,6 +912,7 @@ fn give<B: std::ops::Deref<Target = [u8]>>(
 fn take(
     from: BorrowedFd<'_>,
     sh: &Shared,
+    (region, tracker): (&Region, &Tracker),
     off: usize,
     len: usize,
     sock: (BorrowedFd<'_>, PollFlags),
@@ -769,7 +924,7 @@ fn take(
         let end = len.min(done + PIPE_BYTES);
         let got = {
             let mut into =
-                borrowed(sh.stop.as_fd(), || sh.tracker.try_bytes_mut(&sh.region, off + done, end - done))?;
+                borrowed(sh.stop.as_fd(), || tracker.try_bytes_mut(region, off + done, end - done))?;
             rustix::io::read(from, &mut into[..])
         };
         match got {

@@ -1036,36 +1036,19 @@ impl Rdma {
             .ok_or_else(|| fail!(Error::NotFound, "rdma: no such connection"))
     }
 
-    fn max_tasks(&self, recv: bool) -> u32 {
-        let c = self.cfg();
-        if recv {
-            c.recv_queue_size
-        } else {
-            c.send_queue_size
-        }
-    }
-
     fn set_conf<P, H>(
         &self,
         completion: impl FnMut(H, Data, Data) + 'static,
         error: impl FnMut(H, Data, Data) + 'static,
         num: u32,
-        recv: bool,
     ) -> Result<()>
     where
         P: TaskPayload<Lib = RdmaOps>,
         RdmaOps: TaskLib<P>,
         H: From<doca_core::Task<P>>,
     {
-        let max = self.max_tasks(recv);
-        if num > max {
-            bail!(
-                Error::InvalidValue,
-                "rdma: {num} tasks exceed the {} queue size {max} (doca_rdma_set_{}_queue_size)",
-                if recv { "receive" } else { "send" },
-                if recv { "recv" } else { "send" }
-            );
-        }
+        // The pool is not bounded by the queue sizes: DOCA documents no such bound, and
+        // NVIDIA's storage application asks for more tasks than the default queue holds.
         let (mut done, mut failed) = (completion, error);
         TaskLib::<P>::pool(self.ops()).set_conf(
             self.core(),
@@ -1091,14 +1074,14 @@ impl Rdma {
 }
 
 impl Rdma {
-    #[doc = "`doca_rdma_task_send_set_conf`: at most the send queue size. Idle only."]
+    #[doc = "`doca_rdma_task_send_set_conf`: Idle only."]
     pub fn task_send_set_conf(
         &self,
         completion: impl FnMut(SendTask, Data, Data) + 'static,
         error: impl FnMut(SendTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<Op<SendK>, SendTask>(completion, error, num_tasks, false)
+        self.set_conf::<Op<SendK>, SendTask>(completion, error, num_tasks)
     }
 
     #[doc = "`doca_rdma_task_send_imm_set_conf`."]
@@ -1108,7 +1091,7 @@ impl Rdma {
         error: impl FnMut(SendImmTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<Op<SendImmK>, SendImmTask>(completion, error, num_tasks, false)
+        self.set_conf::<Op<SendImmK>, SendImmTask>(completion, error, num_tasks)
     }
 
     #[doc = "`doca_rdma_task_read_set_conf`."]
@@ -1118,7 +1101,7 @@ impl Rdma {
         error: impl FnMut(ReadTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<Op<ReadK>, ReadTask>(completion, error, num_tasks, false)
+        self.set_conf::<Op<ReadK>, ReadTask>(completion, error, num_tasks)
     }
 
     #[doc = "`doca_rdma_task_write_set_conf`."]
@@ -1128,7 +1111,7 @@ impl Rdma {
         error: impl FnMut(WriteTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<Op<WriteK>, WriteTask>(completion, error, num_tasks, false)
+        self.set_conf::<Op<WriteK>, WriteTask>(completion, error, num_tasks)
     }
 
     #[doc = "`doca_rdma_task_write_imm_set_conf`."]
@@ -1138,7 +1121,7 @@ impl Rdma {
         error: impl FnMut(WriteImmTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<Op<WriteImmK>, WriteImmTask>(completion, error, num_tasks, false)
+        self.set_conf::<Op<WriteImmK>, WriteImmTask>(completion, error, num_tasks)
     }
 
     #[doc = "`doca_rdma_task_atomic_cmp_swp_set_conf`."]
@@ -1148,7 +1131,7 @@ impl Rdma {
         error: impl FnMut(CmpSwpTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<Op<CasK>, CmpSwpTask>(completion, error, num_tasks, false)
+        self.set_conf::<Op<CasK>, CmpSwpTask>(completion, error, num_tasks)
     }
 
     #[doc = "`doca_rdma_task_atomic_fetch_add_set_conf`."]
@@ -1158,7 +1141,7 @@ impl Rdma {
         error: impl FnMut(FetchAddTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<Op<FaddK>, FetchAddTask>(completion, error, num_tasks, false)
+        self.set_conf::<Op<FaddK>, FetchAddTask>(completion, error, num_tasks)
     }
 
     #[doc = "`doca_rdma_task_remote_net_sync_event_get_set_conf`."]
@@ -1168,7 +1151,7 @@ impl Rdma {
         error: impl FnMut(RemoteNetGetTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<Op<SeGetK>, RemoteNetGetTask>(completion, error, num_tasks, false)
+        self.set_conf::<Op<SeGetK>, RemoteNetGetTask>(completion, error, num_tasks)
     }
 
     #[doc = "`doca_rdma_task_remote_net_sync_event_notify_set_set_conf`."]
@@ -1178,7 +1161,7 @@ impl Rdma {
         error: impl FnMut(RemoteNetNotifySetTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<Op<SeSetK>, RemoteNetNotifySetTask>(completion, error, num_tasks, false)
+        self.set_conf::<Op<SeSetK>, RemoteNetNotifySetTask>(completion, error, num_tasks)
     }
 
     #[doc = "`doca_rdma_task_remote_net_sync_event_notify_add_set_conf`."]
@@ -1188,17 +1171,17 @@ impl Rdma {
         error: impl FnMut(RemoteNetNotifyAddTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<Op<SeAddK>, RemoteNetNotifyAddTask>(completion, error, num_tasks, false)
+        self.set_conf::<Op<SeAddK>, RemoteNetNotifyAddTask>(completion, error, num_tasks)
     }
 
-    #[doc = "`doca_rdma_task_receive_set_conf`: at most the receive queue size. Idle only."]
+    #[doc = "`doca_rdma_task_receive_set_conf`: Idle only."]
     pub fn task_receive_set_conf(
         &self,
         completion: impl FnMut(ReceiveTask, Data, Data) + 'static,
         error: impl FnMut(ReceiveTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.set_conf::<RecvFields, ReceiveTask>(completion, error, num_tasks, true)
+        self.set_conf::<RecvFields, ReceiveTask>(completion, error, num_tasks)
     }
 }
 
@@ -2203,14 +2186,20 @@ impl CtxOps for RdmaOps {
     }
 
     /// Every task is handed back with [`FLUSH_STATUS`] (delivered at the next progress:
-    /// callbacks never run inside stop). Connections and listening ports close at the next
-    /// progress (each says goodbye): a context that has any stops through Stopping, as
-    /// DOCA's does (its queue pairs are torn down asynchronously; NVIDIA's sync event
-    /// sample expects `IN_PROGRESS` from a stop in a callback).
-    fn stop(&self, _core: &CtxCore) {
+    /// callbacks never run inside stop). Connections (each says goodbye) and listening
+    /// ports close: from inside a callback of the context's engine at the next progress, so
+    /// a context that has any stops through Stopping there (NVIDIA's sync event sample
+    /// expects `IN_PROGRESS` from a stop in a callback); outside one at once, so a context
+    /// with no task left stops synchronously (NVIDIA's storage application stops an RDMA
+    /// context whose engine it no longer progresses, and waits for Idle).
+    fn stop(&self, core: &CtxCore) {
         self.flush_all(FLUSH_STATUS);
         self.cm_stop_listening();
-        self.closing.set(!self.conns.borrow().is_empty());
+        if core.engine_in_progress() {
+            self.closing.set(!self.conns.borrow().is_empty());
+        } else {
+            self.close_all();
+        }
     }
 
     fn is_busy(&self, _core: &CtxCore) -> bool {

@@ -2173,3 +2173,10 @@ fn two_c_programs_at_api_level_25_send_receive_and_read_through_buffer_lists() {
     expect_output(&b, "ok", "rdma25 b");
     expect_output(&a, "ok", "rdma25 a");
 }
+
+/// What NVIDIA's storage application needs of DOCA Core, from C: a map from export exported
+/// on for RDMA, thread-safe maps destroyed with buffers out, buffers reused (3.x).
+#[test]
+fn a_c_program_reexports_an_import_for_rdma_and_reuses_buffers_on_a_thread_safe_map() {
+    run(&build("storage_support"), &[], None);
+}

@@ -230,8 +230,10 @@ impl Producer {
 
     /// `doca_comch_producer_task_send_alloc_init`: with up to [`IMM_MAX`] bytes of immediate
     /// data, readable on the consumer's completed task. Refused (`INVALID_VALUE`): a chained
-    /// or empty buffer, one beyond the maximum buffer size, too much immediate data, a
-    /// consumer id the peer never announced (or that expired).
+    /// buffer, one beyond the maximum buffer size, too much immediate data, a consumer id the
+    /// peer never announced (or that expired). An empty buffer is taken (a program may
+    /// allocate the task over a buffer it fills later, as NVIDIA's storage application does
+    /// with the buffer an RDMA receive fills): its submission is refused while it is empty.
     pub fn task_send_alloc_init_imm(
         &self,
         buf: &Buf,
@@ -239,7 +241,7 @@ impl Producer {
         consumer_id: u32,
     ) -> Result<ProducerSendTask> {
         let ops = self.ctx.ops();
-        ops.check_buf(buf)?;
+        ops.check_buf(buf, true)?;
         let imm_max = ops.limits.1;
         if imm.len() > imm_max {
             bail!(Error::InvalidValue, "cc producer: {} bytes of immediate data exceed {imm_max}", imm.len());
@@ -299,9 +301,9 @@ enum Step {
 }
 
 impl ProducerOps {
-    /// A buffer this producer can send: not chained, not empty, within the maximum size
-    /// (`INVALID_VALUE` otherwise).
-    fn check_buf(&self, buf: &Buf) -> Result<()> {
+    /// A buffer this producer can send: not chained, not empty (unless `may_be_empty`, at
+    /// allocation), within the maximum size (`INVALID_VALUE` otherwise).
+    fn check_buf(&self, buf: &Buf, may_be_empty: bool) -> Result<()> {
         let shape = buf.shape()?;
         if shape.in_list {
             bail!(
@@ -310,7 +312,7 @@ impl ProducerOps {
             );
         }
         let len = shape.data_len;
-        if len == 0 {
+        if len == 0 && !may_be_empty {
             bail!(Error::InvalidValue, "Producer task validation fail: buffer length is 0");
         }
         let max = self.limits.0;
@@ -632,7 +634,7 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
         let consumer_id = self
             .pool
             .with_payload(task, |p| -> Result<u32> {
-                self.check_buf(p.buf.as_ref().ok_or(Error::InvalidValue)?)?;
+                self.check_buf(p.buf.as_ref().ok_or(Error::InvalidValue)?, false)?;
                 self.target(p, p.consumer_id)?;
                 Ok(p.consumer_id)
             })

@@ -1239,6 +1239,7 @@ fn table() -> Vec<Entry> {
         doca_mmap_add_dev => |g| r(doca_mmap_add_dev(g.h(K::Mmap), g.h(K::Dev)));
         doca_mmap_rm_dev => |g| r(doca_mmap_rm_dev(g.h(K::Mmap), g.h(K::Dev)));
         doca_mmap_start => |g| r(doca_mmap_start(g.h(K::Mmap)));
+        doca_mmap_enable_thread_safety => |g| r(doca_mmap_enable_thread_safety(g.h(K::Mmap)));
         doca_mmap_stop => |g| r(doca_mmap_stop(if g.chance(10) { g.h(K::Mmap) } else { g.hn(K::Mmap) }));
         doca_mmap_get_num_bufs => |g| r(doca_mmap_get_num_bufs(g.h(K::Mmap), g.out()));
         doca_mmap_set_free_cb => |g| r(doca_mmap_set_free_cb(g.h(K::Mmap), g.cb_free(), std::ptr::null_mut()));
@@ -1278,6 +1279,8 @@ fn table() -> Vec<Entry> {
         doca_buf_inventory_get_user_data => |g| r(doca_buf_inventory_get_user_data(g.h(K::Inventory), g.out()));
         doca_buf_inventory_buf_get_by_args => |g| r(doca_buf_inventory_buf_get_by_args(g.h(K::Inventory), g.h(K::Mmap), g.addr(), g.range_len(), g.addr(), g.range_len(), g.outh(K::Buf)));
         doca_buf_inventory_buf_get_by_addr => |g| r(doca_buf_inventory_buf_get_by_addr(g.h(K::Inventory), g.h(K::Mmap), g.addr(), g.range_len(), g.outh(K::Buf)));
+        doca_buf_inventory_buf_reuse_by_addr => |g| r(doca_buf_inventory_buf_reuse_by_addr(g.h(K::Buf), g.addr(), g.range_len()));
+        doca_buf_inventory_buf_reuse_by_data => |g| r(doca_buf_inventory_buf_reuse_by_data(g.h(K::Buf), g.addr(), g.range_len()));
         doca_buf_inventory_buf_get_by_data => |g| r(doca_buf_inventory_buf_get_by_data(g.h(K::Inventory), g.h(K::Mmap), g.addr(), g.range_len(), g.outh(K::Buf)));
         doca_buf_inventory_buf_dup => |g| r(doca_buf_inventory_buf_dup(g.h(K::Inventory), g.h(K::Buf), g.outh(K::Buf)));
         doca_buf_get_head => |g| r(doca_buf_get_head(g.h(K::Buf), g.out()));
@@ -2889,7 +2892,9 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         must(doca_comm_channel_ep_destroy(gone_ep), 0, "ep destroy");
         stale(K::Ep, gone_ep as usize);
         // the argument parser with one parameter registered, and one destroyed with an
-        // earlier parser
+        // earlier parser (a case run from a callback of the set-up above may have made a
+        // parser already: a second init is BAD_STATE, so that one goes first)
+        doca_argp_destroy();
         must(doca_argp_init(c"capi_fuzz".as_ptr(), std::ptr::null_mut()), 0, "argp");
         let mut p = std::ptr::null_mut();
         must(doca_argp_param_create(&mut p), 0, "param");

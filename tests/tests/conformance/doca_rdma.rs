@@ -151,8 +151,9 @@ fn doca_rdma_export_and_connect() {
         }
         Err(e) => assert_eq!(e, Error::ConnectionReset),
     }
-    r.as_ctx().stop().unwrap_err();
-    until(&pe, || r.as_ctx().state() == CtxState::Idle);
+    // Outside a callback, with no task out: Idle at once.
+    r.as_ctx().stop().unwrap();
+    assert_eq!(r.as_ctx().state(), CtxState::Idle);
     assert_eq!(r.connect(&desc, c).err(), Some(Error::BadState), "not running");
 }
 
@@ -160,8 +161,8 @@ fn doca_rdma_export_and_connect() {
 fn doca_rdma_task_send_set_conf() {
     let r = Rdma::create(&dev()).unwrap();
     r.set_send_queue_size(4).unwrap();
-    let e = r.task_send_set_conf(|_: SendTask, _, _| {}, |_: SendTask, _, _| {}, 5);
-    assert_eq!(e, Err(Error::InvalidValue), "more tasks than the send queue");
+    // The pool is not bounded by the queue (NVIDIA's storage application asks for more).
+    r.task_send_set_conf(|_: SendTask, _, _| {}, |_: SendTask, _, _| {}, 5).unwrap();
     r.task_send_set_conf(|_: SendTask, _, _| {}, |_: SendTask, _, _| {}, 4).unwrap();
 }
 
