@@ -1754,7 +1754,7 @@ pub unsafe extern "C" fn doca_rdma_srq_get_dpa_handle(
             return e;
         }
         match l.obj.dpa_handle() {
-            Ok(_) => doca_core::Error::Unexpected.code(),
+            Ok(never) => match never {},
             Err(e) => e.code(),
         }
     })

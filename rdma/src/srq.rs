@@ -231,8 +231,9 @@ impl Srq {
     }
 
     /// `doca_rdma_srq_get_dpa_handle`: `BAD_STATE` before start, and after it too — the
-    /// header's code for a queue not assigned to the DPA data path (there is no DPA here).
-    pub fn dpa_handle(&self) -> Result<u64> {
+    /// header's code for a queue not assigned to the DPA data path (there is no DPA here, so
+    /// the call never succeeds: its `Ok` type has no value).
+    pub fn dpa_handle(&self) -> Result<std::convert::Infallible> {
         let state = self.cell.core().state();
         if state != CtxState::Running {
             bail!(Error::BadState, "rdma_srq get_dpa_handle: the queue is not started ({state:?})");

@@ -1,8 +1,9 @@
 //! `doca_rdma.h` (API level 2.7, the 2.9/3.x shape): settings and their limits, descriptor
 //! export and connect, task configuration, the codes this library chose where the headers
 //! are silent (permissions, ranges, receiver-not-ready: see the porting table), the error
-//! rule, and the connection manager's state rules. Two contexts of this process on one
-//! engine stand for the two sides.
+//! rule, the connection manager's state rules, and 2.6's shared receive queues (the queue
+//! as a context; a context created with one takes no CPU receive). Two contexts of this
+//! process on one engine stand for the two sides.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -296,12 +297,12 @@ fn doca_rdma_srq_settings_states_and_dpa_handle() {
     assert_eq!(SrqType::from_raw(2).err(), Some(Error::InvalidValue));
     s.set_type(SrqType::Cyclic).unwrap();
     assert_eq!(s.srq_type(), SrqType::Cyclic);
-    assert_eq!(s.dpa_handle(), Err(Error::BadState), "not started");
+    assert_eq!(s.dpa_handle().err(), Some(Error::BadState), "not started");
     let pe = Pe::create().unwrap();
     pe.connect_ctx(&s.as_ctx()).unwrap();
     assert_eq!(s.as_ctx().start(), Ok(()));
     assert_eq!(s.as_ctx().state(), CtxState::Running);
-    assert_eq!(s.dpa_handle(), Err(Error::BadState), "not on the DPA data path");
+    assert_eq!(s.dpa_handle().err(), Some(Error::BadState), "not on the DPA data path");
     assert_eq!(s.set_shared_recv_queue_size(64), Err(Error::BadState), "running");
     assert_eq!(s.set_dst_buf_list_len(1), Err(Error::BadState), "running");
     assert_eq!(s.set_type(SrqType::LinkedList), Err(Error::BadState), "running");
