@@ -13,8 +13,11 @@
  * address and port of this machine, accept/reject/disconnect) reports through the state
  * callbacks, from progress. Level 2.5 (DOCA 2.5) is level 2.6's shape, but for the grh
  * setting (a bool there, the <name>_v25 symbols) and three result getters that 2.5 names
- * ..._result_length (declared at every level: they collide with nothing). Not here: the DPA
- * handles and shared receive queues (a DPA data path in DOCA 2.6). */
+ * ..._result_length (declared at every level: they collide with nothing). The shared receive
+ * queues of DOCA 2.6 (levels 2.6 and 2.7, end of this file) serve the DPA data path, which is
+ * not emulated: a queue is created, configured, started and stopped, and RDMA contexts are
+ * created with it, but no CPU receive takes its buffers and its DPA handle is refused. Not
+ * here: doca_rdma_get_dpa_handle. */
 #ifndef DOCA_EMU_RDMA_H_
 #define DOCA_EMU_RDMA_H_
 
@@ -483,6 +486,59 @@ DOCA_EXPERIMENTAL struct doca_sync_event_remote_net *doca_rdma_task_remote_net_s
 DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event(struct doca_rdma_task_remote_net_sync_event_notify_set *task, struct doca_sync_event_remote_net *event);
 DOCA_EXPERIMENTAL struct doca_sync_event_remote_net *doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event(const struct doca_rdma_task_remote_net_sync_event_notify_add *task);
 DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event(struct doca_rdma_task_remote_net_sync_event_notify_add *task, struct doca_sync_event_remote_net *event);
+
+#if DOCA_EMU_API_LEVEL >= 26
+/* Shared receive queues (DOCA 2.6). A queue is a context with no tasks, on one device; its
+ * receives are posted from the DPA (not emulated here). Settings are accepted while the
+ * queue's context is idle only (DOCA_ERROR_BAD_STATE after start); destroy needs it idle,
+ * which it becomes only once the RDMA contexts created with it are stopped. */
+struct doca_rdma_srq;
+struct doca_dpa_dev_rdma_srq;
+
+/* How the queue keeps its receives. */
+enum doca_rdma_srq_type {
+	DOCA_RDMA_SRQ_TYPE_LINKED_LIST, /* the default */
+	DOCA_RDMA_SRQ_TYPE_CYCLIC,
+};
+
+/* DOCA_ERROR_NOT_SUPPORTED on a device without RDMA. */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_create(struct doca_dev *dev, struct doca_rdma_srq **rdma_srq);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_destroy(struct doca_rdma_srq *rdma_srq);
+DOCA_EXPERIMENTAL struct doca_ctx *doca_rdma_srq_as_ctx(struct doca_rdma_srq *rdma_srq_ctx);
+/* Limits of a device's queues: receives held, buffers in one receive's list. */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_cap_get_max_shared_recv_queue_size(const struct doca_devinfo *devinfo,
+										 uint32_t *max_shared_recv_queue_size);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_cap_task_receive_get_max_dst_buf_list_len(const struct doca_devinfo *devinfo,
+											uint32_t *max_buf_list_len);
+/* The size is rounded up to a power of 2; above the device's limit it is
+ * DOCA_ERROR_NOT_SUPPORTED, 0 is DOCA_ERROR_INVALID_VALUE. */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_set_shared_recv_queue_size(struct doca_rdma_srq *rdma_srq,
+									 uint32_t shared_recv_queue_size);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_task_receive_set_dst_buf_list_len(struct doca_rdma_srq *rdma_srq,
+										uint32_t buf_list_len);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_set_type(struct doca_rdma_srq *rdma_srq, enum doca_rdma_srq_type srq_type);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_get_type(struct doca_rdma_srq *rdma_srq, enum doca_rdma_srq_type *srq_type);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_task_receive_get_dst_buf_list_len(const struct doca_rdma_srq *rdma_srq,
+										uint32_t *buf_list_len);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_get_shared_recv_queue_size(const struct doca_rdma_srq *rdma_srq,
+									 uint32_t *shared_recv_queue_size);
+/* DOCA_ERROR_BAD_STATE always: the queue is never on the DPA data path here. */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_srq_get_dpa_handle(const struct doca_rdma_srq *rdma_srq,
+							     struct doca_dpa_dev_rdma_srq **dpa_rdma_srq);
+
+/* An RDMA context whose receives are the queue's (DOCA_ERROR_BAD_STATE unless the queue is
+ * started). It sends, reads and writes as any context; its receive settings and their
+ * getters are DOCA_ERROR_BAD_STATE, its receive task configuration DOCA_ERROR_INVALID_VALUE
+ * and a receive allocation DOCA_ERROR_NO_MEMORY (no CPU receives); it starts only while the
+ * queue runs. */
+#if DOCA_EMU_API_LEVEL >= 27
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_create_with_srq(struct doca_dev *dev, struct doca_rdma_srq *rdma_srq,
+							  struct doca_rdma **rdma);
+#else /* DOCA 2.6: the context is Starting until doca_rdma_connect connects it */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_create_with_srq(struct doca_dev *dev, struct doca_rdma_srq *rdma_srq,
+							  struct doca_rdma **rdma) DOCA_EMU_V26(doca_rdma_create_with_srq);
+#endif
+#endif /* DOCA_EMU_API_LEVEL >= 26 */
 
 /* DOCA 2.5's names of three result getters (2.6 renamed them ..._result_len). */
 DOCA_EXPERIMENTAL uint32_t doca_rdma_task_receive_get_result_length(const struct doca_rdma_task_receive *task);

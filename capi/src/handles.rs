@@ -61,12 +61,13 @@ pub(crate) enum Kind {
     RdmaConn,
     RdmaAddr,
     SyncEventRemoteNet,
+    RdmaSrq,
 }
 
 /// The C type of each kind, by number: one entry per kind (the length is the last kind's
-/// number + 1: a kind added after `SyncEventRemoteNet` moves it there, and a missing name
+/// number + 1: a kind added after `RdmaSrq` moves it there, and a missing name
 /// then fails to compile).
-const NAMES: [&str; Kind::SyncEventRemoteNet as usize + 1] = [
+const NAMES: [&str; Kind::RdmaSrq as usize + 1] = [
     "",
     "struct doca_argp_param",
     "struct doca_buf_inventory",
@@ -110,6 +111,7 @@ const NAMES: [&str; Kind::SyncEventRemoteNet as usize + 1] = [
     "struct doca_rdma_connection",
     "struct doca_rdma_addr",
     "struct doca_sync_event_remote_net",
+    "struct doca_rdma_srq",
 ];
 
 impl Kind {

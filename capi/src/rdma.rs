@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use doca_core::Data;
+use doca_rdma::srq::{Srq, SrqType};
 use doca_rdma::{
     caps, CmpSwpTask, Connection, FetchAddTask, Rdma, ReadTask, ReceiveTask, RemoteNetGetTask,
     RemoteNetNotifyAddTask, RemoteNetNotifySetTask, SendImmTask, SendTask, TransportType, WriteImmTask,
@@ -143,7 +144,6 @@ getters! {
     doca_rdma_get_max_num_connections(*mut DocaRdma, u16) => |r| r.max_num_connections();
     doca_rdma_get_transport_type(*const DocaRdma, u32) => |r| r.transport_type() as u32;
     doca_rdma_get_send_queue_size(*const DocaRdma, u32) => |r| r.send_queue_size();
-    doca_rdma_get_recv_queue_size(*const DocaRdma, u32) => |r| r.recv_queue_size();
     doca_rdma_get_sl(*const DocaRdma, u32) => |r| r.sl();
     doca_rdma_get_rnr_retry_count(*const DocaRdma, u8) => |r| r.rnr_retry_count();
     doca_rdma_get_grh_enabled(*const DocaRdma, u8) => |r| r.grh_enabled() as u8;
@@ -1481,7 +1481,6 @@ setters! {
 
 getters! {
     doca_rdma_get_max_send_buf_list_len(*const DocaRdma, u32) => |r| r.max_send_buf_list_len();
-    doca_rdma_task_receive_get_dst_buf_list_len(*const DocaRdma, u32) => |r| r.recv_buf_list_len();
     doca_rdma_get_mtu(*const DocaRdma, u32) => |r| mtu_enum(r.mtu());
 }
 
@@ -1613,6 +1612,244 @@ pub extern "C" fn doca_rdma_task_read_get_result_length(task: *const DocaTask) -
 #[no_mangle]
 pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_result_length(task: *const DocaTask) -> u32 {
     doca_rdma_task_remote_net_sync_event_get_get_result_len(task)
+}
+
+// ---- Shared receive queues (DOCA 2.6, levels 2.6 and 2.7): `doca_rdma::srq` ----
+//
+// A queue is a context with no tasks; its receives are posted from the DPA, which is not
+// emulated (`doca_rdma_srq_get_dpa_handle` answers the header's BAD_STATE). An RDMA context
+// created with one has no receive queue of its own: its receive settings and their getters
+// are BAD_STATE (the header's code), its receive configuration INVALID_VALUE and a receive
+// allocation NO_MEMORY (this library's codes).
+
+/// `struct doca_rdma_srq`.
+pub type DocaRdmaSrq = LibCtx<Srq>;
+
+/// `struct doca_dpa_dev_rdma_srq`: never handed out (no DPA here).
+pub enum DocaDpaDevRdmaSrq {}
+
+impl Library for Srq {
+    fn ctx(&self) -> doca_core::Ctx {
+        self.as_ctx()
+    }
+    fn destroy(self) -> doca_core::Result<()> {
+        Srq::destroy(self).map_err(|r| r.error)
+    }
+}
+
+static SRQS: Handles = Handles::new(Kind::RdmaSrq);
+
+fn srq<'a>(p: *const DocaRdmaSrq) -> Option<&'a DocaRdmaSrq> {
+    libctx::get(&SRQS, p)
+}
+
+/// `doca_rdma_srq_create`: `NOT_SUPPORTED` on a device without RDMA.
+///
+/// # Safety
+/// `rdma_srq` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_srq_create(
+    dev: *mut DocaDev,
+    rdma_srq: *mut *mut DocaRdmaSrq,
+) -> DocaError {
+    guarded("doca_rdma_srq_create", || libctx::create(&SRQS, dev, rdma_srq, "rdma_srq", Srq::create))
+}
+
+/// `doca_rdma_srq_destroy`: Idle only (`BAD_STATE`; a queue stopped while RDMA contexts
+/// using it run stays Stopping until they stop).
+///
+/// # Safety
+/// `rdma_srq` is NULL or a handle of this library, not used after a successful destroy.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_srq_destroy(rdma_srq: *mut DocaRdmaSrq) -> DocaError {
+    guarded("doca_rdma_srq_destroy", || {
+        let Some(l) = srq(rdma_srq) else { return invalid() };
+        let state = l.obj.as_ctx().state();
+        if state != doca_core::CtxState::Idle {
+            crate::check::note(|| {
+                format!(
+                    "the queue's context is {} (stop it, and first the {} RDMA context(s) using it)",
+                    state.name(),
+                    l.obj.num_running_users()
+                )
+            });
+            return doca_core::Error::BadState.code();
+        }
+        // SAFETY: the caller's contract, as `libctx::destroy` states it.
+        unsafe { libctx::destroy(&SRQS, rdma_srq) }
+    })
+}
+
+/// `doca_rdma_srq_as_ctx`.
+#[no_mangle]
+pub extern "C" fn doca_rdma_srq_as_ctx(rdma_srq_ctx: *mut DocaRdmaSrq) -> *mut DocaCtx {
+    crate::shielded("doca_rdma_srq_as_ctx", std::ptr::null_mut(), || libctx::as_ctx(&SRQS, rdma_srq_ctx))
+}
+
+devinfo_caps! {
+    doca_rdma_srq_cap_get_max_shared_recv_queue_size => caps::srq_max_size;
+    doca_rdma_srq_cap_task_receive_get_max_dst_buf_list_len => caps::srq_max_buf_list_len;
+}
+
+macro_rules! srq_setters {
+    ($($name:ident => |$s:ident, $v:ident| $e:expr;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`: Idle only (see `doca_rdma::srq`).")]
+        #[no_mangle]
+        pub extern "C" fn $name(rdma_srq: *mut DocaRdmaSrq, value: u32) -> DocaError {
+            guarded(stringify!($name), || match self::srq(rdma_srq) {
+                Some(l) => {
+                    let ($s, $v) = (&l.obj, value);
+                    doca_core::Error::code_of(&$e)
+                }
+                None => invalid(),
+            })
+        }
+    )*};
+}
+
+srq_setters! {
+    doca_rdma_srq_set_shared_recv_queue_size => |s, v| s.set_shared_recv_queue_size(v);
+    doca_rdma_srq_task_receive_set_dst_buf_list_len => |s, v| s.set_dst_buf_list_len(v);
+    doca_rdma_srq_set_type => |s, v| SrqType::from_raw(v).and_then(|t| s.set_type(t));
+}
+
+macro_rules! srq_getters {
+    ($($name:ident($p:ty) => |$s:ident| $e:expr;)*) => {$(
+        #[doc = concat!("`", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        /// `value` is NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(rdma_srq: $p, value: *mut u32) -> DocaError {
+            guarded(stringify!($name), || match self::srq(rdma_srq) {
+                Some(l) => {
+                    let $s = &l.obj;
+                    out(value, $e)
+                }
+                None => invalid(),
+            })
+        }
+    )*};
+}
+
+srq_getters! {
+    doca_rdma_srq_get_type(*mut DocaRdmaSrq) => |s| s.srq_type() as u32;
+    doca_rdma_srq_task_receive_get_dst_buf_list_len(*const DocaRdmaSrq) => |s| s.dst_buf_list_len();
+    doca_rdma_srq_get_shared_recv_queue_size(*const DocaRdmaSrq) => |s| s.shared_recv_queue_size();
+}
+
+/// `doca_rdma_srq_get_dpa_handle`: `BAD_STATE` (before start, and after it: the queue is
+/// not on the DPA data path, which this emulation does not have); nothing is written.
+///
+/// # Safety
+/// `dpa_rdma_srq` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_srq_get_dpa_handle(
+    rdma_srq: *const DocaRdmaSrq,
+    dpa_rdma_srq: *mut *mut DocaDpaDevRdmaSrq,
+) -> DocaError {
+    guarded("doca_rdma_srq_get_dpa_handle", || {
+        let Some(l) = srq(rdma_srq) else { return invalid() };
+        if let Err(e) = non_null(dpa_rdma_srq, "dpa_rdma_srq") {
+            return e;
+        }
+        match l.obj.dpa_handle() {
+            Ok(never) => match never {},
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// `doca_rdma_create_with_srq` in either level's shape (`running_on_connect`: 2.6's start).
+fn create_with_srq(
+    name: &'static str,
+    dev: *mut DocaDev,
+    rdma_srq: *mut DocaRdmaSrq,
+    rdma: *mut *mut DocaRdma,
+    running_on_connect: bool,
+) -> DocaError {
+    guarded(name, || {
+        let Some(s) = srq(rdma_srq) else { return invalid() };
+        libctx::create(&RDMAS, dev, rdma, "rdma", |d| {
+            let r = Rdma::create_with_srq(d, &s.obj)?;
+            if running_on_connect {
+                r.set_running_on_connect(true)?;
+            }
+            Ok(r)
+        })
+    })
+}
+
+/// `doca_rdma_create_with_srq` (level 2.7): `BAD_STATE` unless the queue is started.
+///
+/// # Safety
+/// `rdma` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_create_with_srq(
+    dev: *mut DocaDev,
+    rdma_srq: *mut DocaRdmaSrq,
+    rdma: *mut *mut DocaRdma,
+) -> DocaError {
+    create_with_srq("doca_rdma_create_with_srq", dev, rdma_srq, rdma, false)
+}
+
+/// `doca_rdma_create_with_srq` at level 2.6: the context is Starting until it connects, as
+/// `doca_rdma_create`'s at that level.
+///
+/// # Safety
+/// `rdma` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_create_with_srq_v26(
+    dev: *mut DocaDev,
+    rdma_srq: *mut DocaRdmaSrq,
+    rdma: *mut *mut DocaRdma,
+) -> DocaError {
+    create_with_srq("doca_rdma_create_with_srq", dev, rdma_srq, rdma, true)
+}
+
+/// A receive setting's getter: `BAD_STATE` for a context created with a shared receive
+/// queue (the header's code), else the value.
+fn receive_getter(
+    name: &'static str,
+    rdma: *const DocaRdma,
+    value: *mut u32,
+    get: fn(&Rdma) -> u32,
+) -> DocaError {
+    guarded(name, || match self::rdma(rdma) {
+        Some(l) if l.obj.has_srq() => {
+            crate::check::note(|| {
+                "the context was created with a shared receive queue: its receives are the queue's".into()
+            });
+            doca_core::Error::BadState.code()
+        }
+        Some(l) => out(value, get(&l.obj)),
+        None => invalid(),
+    })
+}
+
+/// `doca_rdma_get_recv_queue_size`: `BAD_STATE` for a context with a shared receive queue.
+///
+/// # Safety
+/// `recv_queue_size` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_get_recv_queue_size(
+    rdma: *const DocaRdma,
+    recv_queue_size: *mut u32,
+) -> DocaError {
+    receive_getter("doca_rdma_get_recv_queue_size", rdma, recv_queue_size, Rdma::recv_queue_size)
+}
+
+/// `doca_rdma_task_receive_get_dst_buf_list_len`: `BAD_STATE` for a context with a shared
+/// receive queue.
+///
+/// # Safety
+/// `buf_list_len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_task_receive_get_dst_buf_list_len(
+    rdma: *const DocaRdma,
+    buf_list_len: *mut u32,
+) -> DocaError {
+    receive_getter("doca_rdma_task_receive_get_dst_buf_list_len", rdma, buf_list_len, Rdma::recv_buf_list_len)
 }
 
 /// `struct doca_dpa_dev_rdma` (DOCA 2.5/2.6): a context's handle in a DPA's memory. No DPA is

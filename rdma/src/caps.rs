@@ -44,8 +44,19 @@ pub const BYTES_PER_PASS: CapSpec = CapSpec {
     descr: "bytes one RDMA context copies per progress pass",
 };
 
+/// `doca_rdma_srq_cap_get_max_shared_recv_queue_size`: receives a shared receive queue holds.
+pub const SRQ_MAX_SIZE: CapSpec =
+    CapSpec { name: "rdma.srq_max_size", default: 8192, descr: "shared receive queue size (receives)" };
+/// `doca_rdma_srq_cap_task_receive_get_max_dst_buf_list_len`: buffers in the list one receive
+/// of a shared receive queue scatters into.
+pub const SRQ_MAX_BUF_LIST_LEN: CapSpec = CapSpec {
+    name: "rdma.srq_max_buf_list_len",
+    default: 16,
+    descr: "buffers in one shared-receive-queue receive's list",
+};
+
 /// Every capability this library reads.
-pub const ALL: [CapSpec; 10] = [
+pub const ALL: [CapSpec; 12] = [
     SUPPORTED,
     MAX_SEND_QUEUE_SIZE,
     MAX_RECV_QUEUE_SIZE,
@@ -56,6 +67,8 @@ pub const ALL: [CapSpec; 10] = [
     MAX_CONNECTIONS,
     BYTES_PER_PASS,
     MAX_BUF_LIST_LEN,
+    SRQ_MAX_SIZE,
+    SRQ_MAX_BUF_LIST_LEN,
 ];
 
 /// The value of `spec` for `dev` (after checking the topology's `rdma.*` names).
@@ -106,6 +119,20 @@ pub fn gid_table_size(dev: &DevInfo) -> Result<u32> {
 /// Buffers in one task's list (at least 1).
 pub fn max_buf_list_len(dev: &DevInfo) -> Result<u32> {
     Ok(get_u32(dev, &MAX_BUF_LIST_LEN)?.max(1))
+}
+
+/// `doca_rdma_srq_cap_get_max_shared_recv_queue_size` (at least 1; `NOT_SUPPORTED` on a
+/// device without RDMA).
+pub fn srq_max_size(dev: &DevInfo) -> Result<u32> {
+    is_supported(dev)?;
+    Ok(get_u32(dev, &SRQ_MAX_SIZE)?.max(1))
+}
+
+/// `doca_rdma_srq_cap_task_receive_get_max_dst_buf_list_len` (at least 1; `NOT_SUPPORTED` on
+/// a device without RDMA).
+pub fn srq_max_buf_list_len(dev: &DevInfo) -> Result<u32> {
+    is_supported(dev)?;
+    Ok(get_u32(dev, &SRQ_MAX_BUF_LIST_LEN)?.max(1))
 }
 
 /// Connections per context.

@@ -9,6 +9,7 @@
 //! | `doca_rdma_set_*`/`_get_*`                              | [`Rdma::set_permissions`], … (one pair per setting) |
 //! | `doca_rdma_export`/`_connect`, `struct doca_rdma_connection` | [`Rdma::export`], [`Rdma::connect`], [`Connection`] |
 //! | each task type's `_set_conf`, `_allocate_init` and accessors | [`Rdma::task_send_set_conf`], [`SendTask`], [`ReceiveTask`], … |
+//! | `struct doca_rdma_srq`, `doca_rdma_srq_*`, `doca_rdma_create_with_srq` (DPA data path) | [`srq`] |
 //! | the connection manager: `doca_rdma_addr_create`, `_start_listen_to_port`, `_connect_to_addr`, `_connection_accept`/`_reject`/`_disconnect`, `_set_connection_state_callbacks` | [`cm`], [`Rdma::connect_to_addr`], … |
 //!
 //! **Connections.** [`Rdma::export`] makes a connection in the exported state and its
@@ -76,6 +77,7 @@ pub mod caps;
 pub mod cm;
 pub mod linked;
 mod lists;
+pub mod srq;
 pub mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -637,6 +639,8 @@ pub struct RdmaOps {
     recv_pool: TaskPool<RecvFields>,
     /// The connection manager's listening ports, requests and pending callbacks.
     cm: cm::CmState,
+    /// The shared receive queue of a context made by [`Rdma::create_with_srq`].
+    srq: std::cell::OnceCell<srq::Attached>,
 }
 
 /// `struct doca_rdma`: an RDMA context on one device.
@@ -698,6 +702,7 @@ impl Rdma {
             se_add_pool: TaskPool::new(weak.clone()),
             recv_pool: TaskPool::new(weak.clone()),
             cm: cm::CmState::default(),
+            srq: std::cell::OnceCell::new(),
         });
         Ok(Rdma { cell })
     }
@@ -816,6 +821,7 @@ impl Rdma {
 
     /// `doca_rdma_set_recv_queue_size`: 1..=`rdma.max_recv_queue_size`. Idle only.
     pub fn set_recv_queue_size(&self, n: u32) -> Result<()> {
+        srq::refuse_receive(self.ops(), "set_recv_queue_size", Error::BadState)?;
         let max = caps::max_recv_queue_size(self.dev().as_devinfo())?;
         if n == 0 || n > max {
             bail!(
@@ -853,6 +859,7 @@ impl Rdma {
     /// `doca_rdma_task_receive_set_dst_buf_list_len`: the longest buffer list a receive
     /// scatters into, 1..=`rdma.max_buf_list_len` (`INVALID_VALUE` beyond). Idle only.
     pub fn set_recv_buf_list_len(&self, n: u32) -> Result<()> {
+        srq::refuse_receive(self.ops(), "task_receive_set_dst_buf_list_len", Error::BadState)?;
         let max = caps::max_buf_list_len(self.dev().as_devinfo())?;
         if n == 0 || n > max {
             bail!(
@@ -1181,6 +1188,7 @@ impl Rdma {
         error: impl FnMut(ReceiveTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
+        srq::refuse_receive(self.ops(), "task_receive_set_conf", Error::InvalidValue)?;
         self.set_conf::<RecvFields, ReceiveTask>(completion, error, num_tasks)
     }
 }
@@ -1361,6 +1369,7 @@ impl Rdma {
 
     /// `doca_rdma_task_receive_allocate_init`: a receive into `dst`'s room.
     pub fn task_receive_alloc_init(&self, dst: Option<&Buf>, user_data: Data) -> Result<ReceiveTask> {
+        srq::refuse_receive(self.ops(), "task_receive_allocate_init", Error::NoMemory)?;
         let t = self.ops().recv_pool.alloc(|p| {
             *p = RecvFields { dst: dst.cloned(), ..RecvFields::default() };
             Ok(())
@@ -2157,6 +2166,7 @@ impl CtxOps for RdmaOps {
     }
 
     fn start(&self, core: &CtxCore) -> Result<Started> {
+        srq::check_start(self)?;
         let info = self.dev.as_devinfo();
         self.bytes_per_pass.set(caps::bytes_per_pass(info)?);
         self.max_msg.set(caps::max_message_size(info)? as usize);

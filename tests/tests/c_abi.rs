@@ -2142,6 +2142,56 @@ fn a_c_program_runs_every_rdma_task_over_a_connection_manager_connection() {
     expect_output(&out, "ok", "rdma.c");
 }
 
+/// DOCA RDMA's shared receive queues from C (`capi/tests/c/rdma_srq.c`) at API levels 2.7
+/// and 2.6 (where `doca_rdma_create_with_srq` makes a context Starting until it connects):
+/// caps, settings and their codes, the queue's states, its DPA handle refused
+/// (`BAD_STATE`), an RDMA context created with it refusing CPU receives, the queue stopping
+/// only once that context stops; then a topology without RDMA (`NOT_SUPPORTED`); and the
+/// names are not declared at level 2.5 (DOCA 2.5 has no shared receive queue).
+#[test]
+fn a_c_program_configures_a_shared_receive_queue_and_an_rdma_context_on_it() {
+    let source = capi_dir().join("tests/c/rdma_srq.c");
+    for level in ["27", "26"] {
+        let prog = compile_with(
+            &format!("rdma_srq{level}"),
+            &source,
+            "any",
+            &[&format!("-DDOCA_EMU_API_LEVEL={level}")],
+        );
+        run(&prog, &[], None);
+        if level == "27" {
+            let dir = lib_dir().join(format!("c-srq-topology-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("a folder for the topology");
+            let topo = dir.join("nordma.topology");
+            std::fs::write(
+                &topo,
+                "device 03:00.0 dpu\nrep b1:00.0 pf\ndevice b1:00.0 host\ncap rdma.supported 0\n",
+            )
+            .expect("write the topology");
+            let out = Command::new(&prog)
+                .arg("nordma")
+                .env_remove("DOCA_EMU_SIDE")
+                .env("DOCA_EMU_TOPOLOGY", &topo)
+                .output()
+                .expect("run rdma_srq nordma");
+            let _ = std::fs::remove_dir_all(&dir);
+            expect_output(&out, "ok", "rdma_srq nordma");
+        }
+    }
+    let at25 = Command::new(cc())
+        .args(["-std=gnu17", "-fsyntax-only"])
+        .args(c_flags("any"))
+        .arg("-DDOCA_EMU_API_LEVEL=25")
+        .arg(&source)
+        .output()
+        .expect("run the C compiler");
+    let err = String::from_utf8_lossy(&at25.stderr);
+    assert!(
+        !at25.status.success() && err.contains("doca_rdma_srq_create"),
+        "level 2.5 must not declare the shared receive queue functions:\n{err}"
+    );
+}
+
 /// DOCA RDMA from C at API level 2.5 (`capi/tests/c/rdma25.c`), two processes exchanging
 /// descriptors through files as NVIDIA's 2.5 samples do: the 2.5 start (Starting until
 /// connected), export and connect without a connection argument, the `bool` grh setting,

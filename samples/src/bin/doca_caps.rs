@@ -94,7 +94,7 @@ fn rdma(info: &DevInfo) -> String {
     let dc = if caps::transport_type_is_supported(info, TransportType::Dc).is_ok() { ", DC" } else { "" };
     let gids = caps::gid_table_size(info).map_or_else(|e| e.name().to_string(), |n| n.to_string());
     format!(
-        "RC{dc}; {gids} GIDs; send, send_imm, receive, read, write, write_imm, atomics, remote sync event; connection manager (this machine's ports)"
+        "RC{dc}; {gids} GIDs; send, send_imm, receive, read, write, write_imm, atomics, remote sync event; connection manager (this machine's ports); shared receive queues (no CPU receives: their data path is the DPA's)"
     )
 }
 

@@ -74,8 +74,9 @@ enum K {
     // doca_rdma
     Rdma,
     RdmaConn,
+    RdmaSrq,
 }
-const KINDS: usize = 33;
+const KINDS: usize = 34;
 /// The size of the memory region maps and messages use.
 const REGION_LEN: usize = 1 << 16;
 
@@ -639,8 +640,8 @@ impl Gen {
         &self.garbage[i] as *const u64 as *mut T
     }
 
-    /// The request callback may be NULL (the header: an application that is only a client):
-    /// not a bad argument.
+    /// The connection request callback: NULL is allowed (a client only, which rejects a
+    /// request reaching it: capi's `doca_rdma_set_connection_state_callbacks`).
     fn cb_rdma_request(&self) -> RdmaConnRequestCb {
         if self.chance(15) {
             return None;
@@ -887,6 +888,7 @@ const ALL: [K; KINDS] = [
     // doca_rdma
     K::Rdma,
     K::RdmaConn,
+    K::RdmaSrq,
 ];
 
 /// Panics inside the library (caught at its C boundary and turned into
@@ -1891,6 +1893,21 @@ fn table() -> Vec<Entry> {
         doca_rdma_task_receive_get_result_length => |g| r(doca_rdma_task_receive_get_result_length(g.h(K::Task)));
         doca_rdma_task_read_get_result_length => |g| r(doca_rdma_task_read_get_result_length(g.h(K::Task)));
         doca_rdma_task_remote_net_sync_event_get_get_result_length => |g| r(doca_rdma_task_remote_net_sync_event_get_get_result_length(g.h(K::Task)));
+        // doca_rdma.h's shared receive queues (levels 2.6 and 2.7)
+        doca_rdma_srq_create => |g| r(doca_rdma_srq_create(g.h(K::Dev), g.outh(K::RdmaSrq)));
+        doca_rdma_srq_destroy => |g| r(doca_rdma_srq_destroy(g.hn(K::RdmaSrq)));
+        doca_rdma_srq_as_ctx => |g| r(doca_rdma_srq_as_ctx(g.h(K::RdmaSrq)));
+        doca_rdma_srq_cap_get_max_shared_recv_queue_size => |g| r(doca_rdma_srq_cap_get_max_shared_recv_queue_size(g.h(K::Devinfo), g.out()));
+        doca_rdma_srq_cap_task_receive_get_max_dst_buf_list_len => |g| r(doca_rdma_srq_cap_task_receive_get_max_dst_buf_list_len(g.h(K::Devinfo), g.out()));
+        doca_rdma_srq_set_shared_recv_queue_size => |g| r(doca_rdma_srq_set_shared_recv_queue_size(g.h(K::RdmaSrq), g.u32()));
+        doca_rdma_srq_get_shared_recv_queue_size => |g| r(doca_rdma_srq_get_shared_recv_queue_size(g.h(K::RdmaSrq), g.out()));
+        doca_rdma_srq_task_receive_set_dst_buf_list_len => |g| r(doca_rdma_srq_task_receive_set_dst_buf_list_len(g.h(K::RdmaSrq), g.u32()));
+        doca_rdma_srq_task_receive_get_dst_buf_list_len => |g| r(doca_rdma_srq_task_receive_get_dst_buf_list_len(g.h(K::RdmaSrq), g.out()));
+        doca_rdma_srq_set_type => |g| r(doca_rdma_srq_set_type(g.h(K::RdmaSrq), g.u32() % 4));
+        doca_rdma_srq_get_type => |g| r(doca_rdma_srq_get_type(g.h(K::RdmaSrq), g.out()));
+        doca_rdma_srq_get_dpa_handle => |g| r(doca_rdma_srq_get_dpa_handle(g.h(K::RdmaSrq), g.out()));
+        doca_rdma_create_with_srq => |g| r(doca_rdma_create_with_srq(g.h(K::Dev), g.h(K::RdmaSrq), g.outh(K::Rdma)));
+        doca_rdma_create_with_srq_v26 => |g| r(doca_rdma_create_with_srq_v26(g.h(K::Dev), g.h(K::RdmaSrq), g.outh(K::Rdma)));
         // doca_cc.h
         doca_cc_server_create => |g| r(doca_cc_server_create(g.h(K::Dev), g.h(K::DevRep), g.cstr(), g.outh(K::Server)));
         doca_cc_client_create => |g| r(doca_cc_client_create(g.h(K::Dev), g.cstr(), g.outh(K::Client)));
@@ -2653,6 +2670,27 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         must(doca_rdma_destroy(orphan_ctx), 0, "rdma destroy");
         stale(K::Rdma, orphan_ctx as usize);
         add(K::RdmaConn, orphan as usize);
+        // doca_rdma's shared receive queues: one destroyed at once (stale); one started on
+        // the host engine, and an RDMA context created with it, started (no CPU receives)
+        let mut sq = std::ptr::null_mut();
+        must(doca_rdma_srq_create(host, &mut sq), 0, "rdma srq");
+        must(doca_rdma_srq_destroy(sq), 0, "rdma srq destroy");
+        stale(K::RdmaSrq, sq as usize);
+        let mut srq = std::ptr::null_mut();
+        must(doca_rdma_srq_create(host, &mut srq), 0, "rdma srq");
+        let sctx = doca_rdma_srq_as_ctx(srq);
+        must(doca_pe_connect_ctx(cpe, sctx), 0, "rdma srq connect");
+        must(doca_ctx_start(sctx), 0, "rdma srq start");
+        add(K::RdmaSrq, srq as usize);
+        add(K::Ctx, sctx as usize);
+        let mut on_srq = std::ptr::null_mut();
+        must(doca_rdma_create_with_srq(host, srq, &mut on_srq), 0, "rdma with srq");
+        must(doca_rdma_task_send_set_conf(on_srq, cb, cb, 4), 0, "rdma with srq send conf");
+        let octx = doca_rdma_as_ctx(on_srq);
+        must(doca_pe_connect_ctx(cpe, octx), 0, "rdma with srq connect");
+        must(doca_ctx_start(octx), 0, "rdma with srq start");
+        add(K::Rdma, on_srq as usize);
+        add(K::Ctx, octx as usize);
         // doca_sync_event: one destroyed at once (stale); one started standalone and exported,
         // one imported from that export (in this process) and started; one a context running
         // on the host engine with every task type configured and one task of each

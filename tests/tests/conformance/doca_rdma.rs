@@ -1,8 +1,9 @@
 //! `doca_rdma.h` (API level 2.7, the 2.9/3.x shape): settings and their limits, descriptor
 //! export and connect, task configuration, the codes this library chose where the headers
 //! are silent (permissions, ranges, receiver-not-ready: see the porting table), the error
-//! rule, and the connection manager's state rules. Two contexts of this process on one
-//! engine stand for the two sides.
+//! rule, the connection manager's state rules, and 2.6's shared receive queues (the queue
+//! as a context; a context created with one takes no CPU receive). Two contexts of this
+//! process on one engine stand for the two sides.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -10,6 +11,7 @@ use std::rc::Rc;
 use doca_core::{open_device_with_pci, CtxState, Data, Dev, Error, Pe};
 use doca_mmap::{AccessFlags, Mmap};
 use doca_rdma::cm::{Addr, AddrType};
+use doca_rdma::srq::{Srq, SrqType};
 use doca_rdma::{caps, ConnState, Connection, Rdma, ReceiveTask, SendTask, TransportType, WriteTask};
 
 use crate::support::{started_inventory, until};
@@ -265,4 +267,141 @@ fn doca_rdma_create_v26_starts_when_connected() {
     b.connect(&da, cb).unwrap();
     until(&pe, || a.as_ctx().state() == CtxState::Running);
     assert_eq!(a.set_running_on_connect(false), Err(Error::BadState), "Idle only");
+}
+
+/// Shared receive queues (DOCA 2.6): a context with no tasks; settings Idle only and checked
+/// against the topology's `rdma.srq_*` caps with the header's codes (0 `INVALID_VALUE`, a
+/// size above the cap `NOT_SUPPORTED`, rounded up to a power of 2); the DPA handle
+/// `BAD_STATE` before and after start (no queue is on the DPA data path here).
+#[test]
+fn doca_rdma_srq_settings_states_and_dpa_handle() {
+    let d = dev();
+    let info = d.as_devinfo();
+    let max = caps::srq_max_size(info).unwrap();
+    let lists = caps::srq_max_buf_list_len(info).unwrap();
+    assert_eq!((max, lists), (8192, 16), "the default topology's caps");
+    let s = Srq::create(&d).unwrap();
+    assert_eq!(
+        (s.shared_recv_queue_size(), s.dst_buf_list_len(), s.srq_type()),
+        (64, 1, SrqType::LinkedList)
+    );
+    assert_eq!(s.set_shared_recv_queue_size(0), Err(Error::InvalidValue));
+    assert_eq!(s.set_shared_recv_queue_size(max + 1), Err(Error::NotSupported));
+    s.set_shared_recv_queue_size(100).unwrap();
+    assert_eq!(s.shared_recv_queue_size(), 128, "rounded up to a power of 2");
+    s.set_shared_recv_queue_size(max).unwrap();
+    assert_eq!(s.shared_recv_queue_size(), max);
+    assert_eq!(s.set_dst_buf_list_len(0), Err(Error::InvalidValue));
+    assert_eq!(s.set_dst_buf_list_len(lists + 1), Err(Error::InvalidValue));
+    s.set_dst_buf_list_len(lists).unwrap();
+    assert_eq!(s.dst_buf_list_len(), lists);
+    assert_eq!(SrqType::from_raw(2).err(), Some(Error::InvalidValue));
+    s.set_type(SrqType::Cyclic).unwrap();
+    assert_eq!(s.srq_type(), SrqType::Cyclic);
+    assert_eq!(s.dpa_handle().err(), Some(Error::BadState), "not started");
+    let pe = Pe::create().unwrap();
+    pe.connect_ctx(&s.as_ctx()).unwrap();
+    assert_eq!(s.as_ctx().start(), Ok(()));
+    assert_eq!(s.as_ctx().state(), CtxState::Running);
+    assert_eq!(s.dpa_handle().err(), Some(Error::BadState), "not on the DPA data path");
+    assert_eq!(s.set_shared_recv_queue_size(64), Err(Error::BadState), "running");
+    assert_eq!(s.set_dst_buf_list_len(1), Err(Error::BadState), "running");
+    assert_eq!(s.set_type(SrqType::LinkedList), Err(Error::BadState), "running");
+    let s = s.destroy().expect_err("running: BAD_STATE").into_inner();
+    assert_eq!(s.as_ctx().stop(), Ok(()), "no RDMA context uses it: Idle at once");
+    assert_eq!(s.as_ctx().state(), CtxState::Idle);
+    s.set_type(SrqType::LinkedList).unwrap();
+    assert!(s.destroy().is_ok());
+}
+
+/// `doca_rdma_create_with_srq`: `BAD_STATE` unless the queue runs; the context's receive
+/// settings are `BAD_STATE` (the header), its receive configuration `INVALID_VALUE` and a
+/// receive allocation `NO_MEMORY` (ours: no CPU receives); the queue stopped under a running
+/// user stays Stopping (destroy `BAD_STATE`) until the user stops; a user whose queue is
+/// gone cannot start.
+#[test]
+fn doca_rdma_create_with_srq_and_the_queue_s_life() {
+    let d = dev();
+    let pe = Pe::create().unwrap();
+    let s = Srq::create(&d).unwrap();
+    assert_eq!(Rdma::create_with_srq(&d, &s).err(), Some(Error::BadState), "the queue is not started");
+    pe.connect_ctx(&s.as_ctx()).unwrap();
+    s.as_ctx().start().unwrap();
+    let other = open_device_with_pci("b1:00.0", None).unwrap();
+    assert_eq!(Rdma::create_with_srq(&other, &s).err(), Some(Error::InvalidValue), "another device's queue");
+    let r = Rdma::create_with_srq(&d, &s).unwrap();
+    assert!(r.has_srq() && !Rdma::create(&d).unwrap().has_srq());
+    assert_eq!(r.set_recv_queue_size(16), Err(Error::BadState));
+    assert_eq!(r.set_recv_buf_list_len(1), Err(Error::BadState));
+    let e = r.task_receive_set_conf(|_: ReceiveTask, _, _| {}, |_: ReceiveTask, _, _| {}, 4);
+    assert_eq!(e, Err(Error::InvalidValue));
+    r.task_send_set_conf(|_: SendTask, _, _| {}, |_: SendTask, _, _| {}, 4).unwrap();
+    r.set_send_queue_size(32).unwrap();
+    pe.connect_ctx(&r.as_ctx()).unwrap();
+    r.as_ctx().start().unwrap();
+    assert_eq!(r.task_receive_alloc_init(None, Data::NONE).err(), Some(Error::NoMemory));
+    assert_eq!(s.num_running_users(), 1);
+    assert_eq!(s.as_ctx().stop(), Err(Error::InProgress), "its user runs");
+    assert_eq!(s.as_ctx().state(), CtxState::Stopping);
+    pe.progress();
+    assert_eq!(s.as_ctx().state(), CtxState::Stopping, "still");
+    let s = s.destroy().expect_err("stopping: BAD_STATE").into_inner();
+    r.as_ctx().stop().unwrap();
+    until(&pe, || s.as_ctx().state() == CtxState::Idle);
+    assert!(s.destroy().is_ok());
+    assert_eq!(r.as_ctx().start(), Err(Error::BadState), "its queue is destroyed");
+    assert_eq!(r.as_ctx().state(), CtxState::Idle);
+    assert!(r.destroy().is_ok());
+}
+
+/// A context with a shared receive queue sends as any context, and receives nothing on the
+/// CPU: the peer's send to it is answered receiver-not-ready (`TIME_OUT` with
+/// `rnr_retry_count` 0).
+#[test]
+fn doca_rdma_with_srq_sends_and_takes_no_cpu_receive() {
+    let d = dev();
+    let pe = Pe::create().unwrap();
+    let s = Srq::create(&d).unwrap();
+    pe.connect_ctx(&s.as_ctx()).unwrap();
+    s.as_ctx().start().unwrap();
+    let seen: Seen = Rc::default();
+    let a = Rdma::create_with_srq(&d, &s).unwrap();
+    let (x, y) = (seen.clone(), seen.clone());
+    a.task_send_set_conf(
+        move |_t: SendTask, _, _| x.borrow_mut().push(("a send", Ok(()))),
+        move |t: SendTask, _, _| y.borrow_mut().push(("a send", t.status())),
+        4,
+    )
+    .unwrap();
+    let b = Rdma::create(&d).unwrap();
+    b.set_rnr_retry_count(0).unwrap();
+    conf(&b, &seen);
+    for r in [&a, &b] {
+        pe.connect_ctx(&r.as_ctx()).unwrap();
+        r.as_ctx().start().unwrap();
+    }
+    let (da, ca) = a.export().unwrap();
+    let (db, cb) = b.export().unwrap();
+    a.connect(&db, ca).unwrap();
+    b.connect(&da, cb).unwrap();
+    let local = Mmap::create().unwrap();
+    local.set_memrange(vec![0u8; 4096]).unwrap();
+    local.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+    local.add_dev(&d).unwrap();
+    local.start().unwrap();
+    let inv = started_inventory(4);
+    let room = inv.buf_get_at(&local, 1024, 64).unwrap();
+    b.task_receive_alloc_init(Some(&room), Data::NONE).unwrap().submit().unwrap();
+    let src = inv.buf_get_at(&local, 0, 8).unwrap();
+    src.append(b"from srq").unwrap();
+    a.task_send_alloc_init(ca, Some(&src), Data::NONE).unwrap().submit().unwrap();
+    until(&pe, || seen.borrow().len() >= 2);
+    assert!(seen.borrow().contains(&("a send", Ok(()))), "{:?}", seen.borrow());
+    assert!(seen.borrow().contains(&("recv", Ok(()))), "{:?}", seen.borrow());
+    assert_eq!(room.data_to_vec().unwrap(), b"from srq");
+    let back = inv.buf_get_at(&local, 2048, 8).unwrap();
+    back.append(b"to srq").unwrap();
+    b.task_send_alloc_init(cb, Some(&back), Data::NONE).unwrap().submit().unwrap();
+    until(&pe, || seen.borrow().len() >= 3);
+    assert_eq!(seen.borrow()[2], ("send", Err(Error::TimeOut)), "no receive on the CPU");
 }
