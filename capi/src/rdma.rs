@@ -278,8 +278,17 @@ pub unsafe extern "C" fn doca_rdma_connect(
 ) -> DocaError {
     guarded("doca_rdma_connect", || {
         let (Some(l), Some(c)) = (self::rdma(rdma), conn(rdma_connection)) else { return invalid() };
-        if c.rdma != rdma || remote_rdma_conn_details.is_null() || remote_rdma_conn_details_size > 4096 {
+        if c.rdma != rdma || remote_rdma_conn_details.is_null() {
             return invalid();
+        }
+        if remote_rdma_conn_details_size > 4096 {
+            // Not read: no descriptor is that long (the header's code for details that are
+            // not a connection's).
+            return doca_core::fail!(
+                doca_core::Error::ConnectionAborted,
+                "doca_rdma_connect: {remote_rdma_conn_details_size} bytes are no connection details"
+            )
+            .code();
         }
         // SAFETY: the caller's contract.
         let blob = unsafe {

@@ -225,13 +225,17 @@ impl Rdma {
     }
 
     /// `doca_rdma_start_listen_to_port`: clients of this machine may connect to `port`
-    /// (`IN_USE` when a context of any process listens there already). Starting or
-    /// Running, with the connection state callbacks set (`BAD_STATE`).
+    /// (`IN_USE` when a context of another process listens there already, `INVALID_VALUE`
+    /// when this one does). Starting or Running, with the connection state callbacks set
+    /// (`BAD_STATE`).
     pub fn start_listen_to_port(&self, port: u16) -> Result<()> {
         self.require_cm("start_listen_to_port")?;
         let ops = self.ops();
         if ops.cm.ports.borrow().iter().any(|p| p.port == port) {
-            bail!(Error::InUse, "rdma start_listen_to_port: this context listens on port {port} already");
+            bail!(
+                Error::InvalidValue,
+                "rdma start_listen_to_port: this context listens on port {port} already"
+            );
         }
         let listener = Listener::bind_port(PORT_NS, port)
             .map_err(|e| fail!(Error::from(e), "rdma start_listen_to_port: port {port}"))?;
@@ -242,7 +246,7 @@ impl Rdma {
         Ok(())
     }
 
-    /// `doca_rdma_stop_listen_to_port`: no new requests on `port` (`NOT_FOUND` when this
+    /// `doca_rdma_stop_listen_to_port`: no new requests on `port` (`INVALID_VALUE` when this
     /// context does not listen there); connections made stay.
     pub fn stop_listen_to_port(&self, port: u16) -> Result<()> {
         let mut ports = self.ops().cm.ports.borrow_mut();
@@ -252,7 +256,7 @@ impl Rdma {
                 Ok(())
             }
             None => Err(fail!(
-                Error::NotFound,
+                Error::InvalidValue,
                 "rdma stop_listen_to_port: this context does not listen on port {port}"
             )),
         }
@@ -340,9 +344,10 @@ impl Rdma {
         Ok(())
     }
 
-    /// `doca_rdma_connection_accept`: accepts a requested connection (`BAD_STATE` unless
-    /// [`ConnState::Requested`]), with up to 255 bytes of private data for the client.
-    /// `CONNECTION_RESET` (the connection in error) when the client went away meanwhile.
+    /// `doca_rdma_connection_accept`: accepts a requested connection (`INVALID_VALUE` unless
+    /// [`ConnState::Requested`], or a stale name: the header's only fitting code), with up to
+    /// 255 bytes of private data for the client. `CONNECTION_ABORTED` (the connection in
+    /// error) when the client went away meanwhile.
     pub fn connection_accept(&self, conn: Connection, private_data: &[u8]) -> Result<()> {
         if private_data.len() > CM_PRIVATE_MAX {
             bail!(
@@ -354,20 +359,33 @@ impl Rdma {
         let ops = self.ops();
         let mut conns = ops.conns.borrow_mut();
         let Some(c) = lookup_mut(&mut conns, conn) else {
-            bail!(Error::NotFound, "rdma connection_accept: no such connection");
+            bail!(Error::InvalidValue, "rdma connection_accept: no such connection (stale, or rejected)");
         };
         if c.state != ConnState::Requested {
-            bail!(Error::BadState, "rdma connection_accept: the connection is {:?}, not requested", c.state);
+            bail!(
+                Error::InvalidValue,
+                "rdma connection_accept: the connection is {:?}, not requested",
+                c.state
+            );
         }
         let remote = c.remote.expect("a request carries the client's descriptor");
         let own = Desc::parse(&c.desc).expect("our own descriptor");
-        let r = ops.connect_out(c, remote, self.core()).and_then(|()| {
-            let sock = c.cm.as_mut().and_then(|m| m.sock.take());
-            match sock.map(|s| s.send(&CmMsg::Accept(own, private_data.to_vec()).encode())) {
-                Some(Ok(())) => Ok(()),
-                _ => Err(fail!(Error::ConnectionReset, "rdma connection_accept: the client went away")),
-            }
-        });
+        let r = ops
+            .connect_out(c, remote, self.core())
+            .map_err(|e| {
+                fail!(
+                    Error::ConnectionAborted,
+                    "rdma connection_accept: the client cannot be reached ({})",
+                    e.name()
+                )
+            })
+            .and_then(|()| {
+                let sock = c.cm.as_mut().and_then(|m| m.sock.take());
+                match sock.map(|s| s.send(&CmMsg::Accept(own, private_data.to_vec()).encode())) {
+                    Some(Ok(())) => Ok(()),
+                    _ => Err(fail!(Error::ConnectionAborted, "rdma connection_accept: the client went away")),
+                }
+            });
         if let Err(e) = r {
             c.state = ConnState::Error;
             c.out = None;
@@ -383,15 +401,19 @@ impl Rdma {
         Ok(())
     }
 
-    /// `doca_rdma_connection_reject`: refuses a requested connection (`BAD_STATE` unless
-    /// [`ConnState::Requested`]); its name goes stale.
+    /// `doca_rdma_connection_reject`: refuses a requested connection (`INVALID_VALUE` unless
+    /// [`ConnState::Requested`], or a stale name); its name goes stale.
     pub fn connection_reject(&self, conn: Connection) -> Result<()> {
         let mut conns = self.ops().conns.borrow_mut();
         let Some(c) = lookup_mut(&mut conns, conn) else {
-            bail!(Error::NotFound, "rdma connection_reject: no such connection");
+            bail!(Error::InvalidValue, "rdma connection_reject: no such connection (stale, or rejected)");
         };
         if c.state != ConnState::Requested {
-            bail!(Error::BadState, "rdma connection_reject: the connection is {:?}, not requested", c.state);
+            bail!(
+                Error::InvalidValue,
+                "rdma connection_reject: the connection is {:?}, not requested",
+                c.state
+            );
         }
         if let Some(s) = c.cm.as_mut().and_then(|m| m.sock.take()) {
             let _ = s.send(&CmMsg::Reject.encode());
@@ -408,7 +430,7 @@ impl Rdma {
         let ops = self.ops();
         let mut conns = ops.conns.borrow_mut();
         let Some(c) = lookup_mut(&mut conns, conn) else {
-            bail!(Error::NotFound, "rdma connection_disconnect: no such connection");
+            bail!(Error::InvalidValue, "rdma connection_disconnect: no such connection");
         };
         if !c.state.is_live() {
             tracing::debug!(target: "doca_sdk", "rdma: connection {} is {:?} already", conn.idx, c.state);

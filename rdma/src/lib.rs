@@ -752,6 +752,7 @@ impl Rdma {
     /// (`DOCA_ACCESS_FLAG_*`: LOCAL_READ_WRITE, RDMA_READ, RDMA_WRITE, RDMA_ATOMIC; others
     /// `INVALID_VALUE`). Idle only.
     pub fn set_permissions(&self, mask: u32) -> Result<()> {
+        self.core().require_idle("rdma set_permissions")?; // the state first, as DOCA's library
         let allowed = (AccessFlags::LOCAL_READ_WRITE
             | AccessFlags::RDMA_READ
             | AccessFlags::RDMA_WRITE
@@ -773,6 +774,7 @@ impl Rdma {
 
     /// `doca_rdma_set_gid_index`: below `rdma.gid_table_size` (`INVALID_VALUE`). Idle only.
     pub fn set_gid_index(&self, index: u32) -> Result<()> {
+        self.core().require_idle("rdma set_gid_index")?; // the state first, as DOCA's library
         let n = caps::gid_table_size(self.dev().as_devinfo())?;
         if index >= n {
             bail!(
@@ -790,6 +792,7 @@ impl Rdma {
 
     /// `doca_rdma_set_transport_type`: RC, or DC where the device has it. Idle only.
     pub fn set_transport_type(&self, t: TransportType) -> Result<()> {
+        self.core().require_idle("rdma set_transport_type")?; // the state first, as DOCA's library
         doca_core::require(
             caps::transport_type_is_supported(self.dev().as_devinfo(), t),
             "doca_rdma_set_transport_type",
@@ -802,15 +805,22 @@ impl Rdma {
         self.cfg().transport
     }
 
-    /// `doca_rdma_set_send_queue_size`: 1..=`rdma.max_send_queue_size`. Idle only.
+    /// `doca_rdma_set_send_queue_size`: 0 is `INVALID_VALUE`, above `rdma.max_send_queue_size`
+    /// `NOT_SUPPORTED`; rounded up to a power of 2. Idle only (checked first: `BAD_STATE`).
     pub fn set_send_queue_size(&self, n: u32) -> Result<()> {
+        self.core().require_idle("rdma set_send_queue_size")?; // the state first, as DOCA's library
         let max = caps::max_send_queue_size(self.dev().as_devinfo())?;
-        if n == 0 || n > max {
+        if n == 0 {
+            bail!(Error::InvalidValue, "rdma set_send_queue_size: a queue of 0");
+        }
+        if n > max {
             bail!(
-                Error::InvalidValue,
-                "rdma set_send_queue_size: {n} outside 1..={max} (cap rdma.max_send_queue_size)"
+                Error::NotSupported,
+                "rdma set_send_queue_size: {n} above the device's {max} (cap rdma.max_send_queue_size)"
             );
         }
+        // Rounded up to a power of 2, as DOCA's (the getter answers the size in use).
+        let n = n.checked_next_power_of_two().unwrap_or(max).min(max);
         self.configure("set_send_queue_size", |c| c.send_queue_size = n)
     }
 
@@ -819,16 +829,23 @@ impl Rdma {
         self.cfg().send_queue_size
     }
 
-    /// `doca_rdma_set_recv_queue_size`: 1..=`rdma.max_recv_queue_size`. Idle only.
+    /// `doca_rdma_set_recv_queue_size`: as [`Rdma::set_send_queue_size`]
+    /// (`rdma.max_recv_queue_size`). Idle only.
     pub fn set_recv_queue_size(&self, n: u32) -> Result<()> {
+        self.core().require_idle("rdma set_recv_queue_size")?; // the state first, as DOCA's library
         srq::refuse_receive(self.ops(), "set_recv_queue_size", Error::BadState)?;
         let max = caps::max_recv_queue_size(self.dev().as_devinfo())?;
-        if n == 0 || n > max {
+        if n == 0 {
+            bail!(Error::InvalidValue, "rdma set_recv_queue_size: a queue of 0");
+        }
+        if n > max {
             bail!(
-                Error::InvalidValue,
-                "rdma set_recv_queue_size: {n} outside 1..={max} (cap rdma.max_recv_queue_size)"
+                Error::NotSupported,
+                "rdma set_recv_queue_size: {n} above the device's {max} (cap rdma.max_recv_queue_size)"
             );
         }
+        // Rounded up to a power of 2, as DOCA's (the getter answers the size in use).
+        let n = n.checked_next_power_of_two().unwrap_or(max).min(max);
         self.configure("set_recv_queue_size", |c| c.recv_queue_size = n)
     }
 
@@ -841,6 +858,7 @@ impl Rdma {
     /// immediate, write or write with immediate gathers from, 1..=`rdma.max_buf_list_len`
     /// (`INVALID_VALUE` beyond). Idle only.
     pub fn set_max_send_buf_list_len(&self, n: u32) -> Result<()> {
+        self.core().require_idle("rdma set_max_send_buf_list_len")?; // the state first, as DOCA's library
         let max = caps::max_buf_list_len(self.dev().as_devinfo())?;
         if n == 0 || n > max {
             bail!(
@@ -859,6 +877,7 @@ impl Rdma {
     /// `doca_rdma_task_receive_set_dst_buf_list_len`: the longest buffer list a receive
     /// scatters into, 1..=`rdma.max_buf_list_len` (`INVALID_VALUE` beyond). Idle only.
     pub fn set_recv_buf_list_len(&self, n: u32) -> Result<()> {
+        self.core().require_idle("rdma set_recv_buf_list_len")?; // the state first, as DOCA's library
         srq::refuse_receive(self.ops(), "task_receive_set_dst_buf_list_len", Error::BadState)?;
         let max = caps::max_buf_list_len(self.dev().as_devinfo())?;
         if n == 0 || n > max {
@@ -877,6 +896,7 @@ impl Rdma {
 
     /// `doca_rdma_set_mtu`: 256, 512, 1024, 2048 or 4096 bytes (`INVALID_VALUE`). Idle only.
     pub fn set_mtu(&self, bytes: u32) -> Result<()> {
+        self.core().require_idle("rdma set_mtu")?; // the state first, as DOCA's library
         if !matches!(bytes, 256 | 512 | 1024 | 2048 | 4096) {
             bail!(Error::InvalidValue, "rdma set_mtu: {bytes} is not an IB MTU");
         }
@@ -890,6 +910,7 @@ impl Rdma {
 
     /// `doca_rdma_set_grh_enabled`. Idle only.
     pub fn set_grh_enabled(&self, on: bool) -> Result<()> {
+        self.core().require_idle("rdma set_grh_enabled")?; // the state first, as DOCA's library
         self.configure("set_grh_enabled", |c| c.grh = on)
     }
 
@@ -900,6 +921,7 @@ impl Rdma {
 
     /// `doca_rdma_set_sl`: service level 0..=15. Idle only.
     pub fn set_sl(&self, sl: u32) -> Result<()> {
+        self.core().require_idle("rdma set_sl")?; // the state first, as DOCA's library
         if sl > 15 {
             bail!(Error::InvalidValue, "rdma set_sl: service level {sl} above 15");
         }
@@ -911,13 +933,19 @@ impl Rdma {
         self.cfg().sl
     }
 
-    /// `doca_rdma_set_max_num_connections`: 1..=`rdma.max_connections`. Idle only.
+    /// `doca_rdma_set_max_num_connections`: 0 is `NOT_SUPPORTED` (the header's code), above
+    /// `rdma.max_connections` `INVALID_VALUE`. Idle only.
     pub fn set_max_num_connections(&self, n: u16) -> Result<()> {
+        self.core().require_idle("rdma set_max_num_connections")?; // the state first, as DOCA's library
         let max = caps::max_connections(self.dev().as_devinfo())?;
-        if n == 0 || n as u32 > max {
+        if n == 0 {
+            // The header's code for a count "smaller than minimum value supported".
+            bail!(Error::NotSupported, "rdma set_max_num_connections: 0 connections");
+        }
+        if n as u32 > max {
             bail!(
                 Error::InvalidValue,
-                "rdma set_max_num_connections: {n} outside 1..={max} (cap rdma.max_connections)"
+                "rdma set_max_num_connections: {n} above {max} (cap rdma.max_connections)"
             );
         }
         self.configure("set_max_num_connections", |c| c.max_conns = n)
@@ -930,6 +958,7 @@ impl Rdma {
 
     /// `doca_rdma_set_connection_request_timeout` (ms; kept, used by the connection manager).
     pub fn set_connection_request_timeout(&self, ms: u16) -> Result<()> {
+        self.core().require_idle("rdma set_connection_request_timeout")?; // the state first, as DOCA's library
         self.configure("set_connection_request_timeout", |c| c.conn_request_timeout = ms)
     }
 
@@ -940,6 +969,7 @@ impl Rdma {
 
     /// `doca_rdma_set_rnr_retry_count`: 0..=7, 7 for ever. Idle only.
     pub fn set_rnr_retry_count(&self, n: u8) -> Result<()> {
+        self.core().require_idle("rdma set_rnr_retry_count")?; // the state first, as DOCA's library
         if n > RNR_INFINITE {
             bail!(Error::InvalidValue, "rdma set_rnr_retry_count: {n} above 7");
         }
@@ -962,11 +992,17 @@ impl Rdma {
     }
 
     /// `doca_rdma_export`: a new connection in the exported state and its descriptor, for
-    /// the peer's [`Rdma::connect`]. Idle, Starting or Running (`BAD_STATE` while
-    /// Stopping); at most `max_num_connections` connections (`NO_MEMORY`).
+    /// the peer's [`Rdma::connect`]. Starting or Running (`BAD_STATE` otherwise); at most
+    /// `max_num_connections` connections (`FULL`).
     pub fn export(&self) -> Result<(Vec<u8>, Connection)> {
-        if self.core().state() == CtxState::Stopping {
-            bail!(Error::BadState, "rdma export: the context is stopping");
+        // After start only, as DOCA's (the header: BAD_STATE "if called before calling
+        // ctx_start()"); a 2.5/2.6 context exports while Starting (it runs once connected).
+        match self.core().state() {
+            CtxState::Starting | CtxState::Running => {}
+            CtxState::Idle => {
+                bail!(Error::BadState, "rdma export: the context is not started (doca_ctx_start first)")
+            }
+            CtxState::Stopping => bail!(Error::BadState, "rdma export: the context is stopping"),
         }
         let conn = self.ops().new_conn(ConnState::Exported, None, None, "export")?;
         tracing::debug!(target: "doca_sdk", "rdma: exported connection {}", conn.idx);
@@ -985,18 +1021,29 @@ impl Rdma {
     }
 
     /// `doca_rdma_connect`: connects exported `conn` to the peer whose descriptor is
-    /// `remote` (`INVALID_VALUE` for a blob that is not one; `NOT_FOUND` when its offer is
-    /// gone; `BAD_STATE` when `conn` is already connected). The connection is usable at
+    /// `remote` (`CONNECTION_ABORTED` for a blob that is not one, of another transport, or
+    /// whose offer is gone; `BAD_STATE` when `conn` is already connected). The connection is usable at
     /// once: the peer's side follows when it connects in turn. Starting or Running.
     pub fn connect(&self, remote: &[u8], conn: Connection) -> Result<()> {
         if !matches!(self.core().state(), CtxState::Running | CtxState::Starting) {
             bail!(Error::BadState, "rdma connect: the context is not running ({:?})", self.core().state());
         }
-        let d = Desc::parse(remote)?;
+        // A descriptor that is not one, or of another transport, and a peer that cannot be
+        // reached are CONNECTION_ABORTED: the header's code for "connection failed or
+        // connection details object was corrupted" (DOCA's library answers both so).
+        let d = Desc::parse(remote).map_err(|_| {
+            fail!(
+                Error::ConnectionAborted,
+                "rdma connect: the remote connection details are not a descriptor"
+            )
+        })?;
         let ops = self.ops();
         let cfg = ops.cfg.get();
         if d.transport != cfg.transport as u8 {
-            bail!(Error::InvalidValue, "rdma connect: the peer's transport type differs from this context's");
+            bail!(
+                Error::ConnectionAborted,
+                "rdma connect: the peer's transport type differs from this context's"
+            );
         }
         let mut conns = ops.conns.borrow_mut();
         let Some(c) = lookup_mut(&mut conns, conn) else {
@@ -1005,7 +1052,10 @@ impl Rdma {
         if c.state != ConnState::Exported {
             bail!(Error::BadState, "rdma connect: the connection is {:?}, not exported", c.state);
         }
-        ops.connect_out(c, d, self.core())?;
+        ops.connect_out(c, d, self.core()).map_err(|e| match e {
+            Error::BadState | Error::InvalidValue => e,
+            _ => fail!(Error::ConnectionAborted, "rdma connect: the peer cannot be reached ({})", e.name()),
+        })?;
         drop(conns);
         if cfg.running_on_connect {
             self.core().set_running();
@@ -1399,7 +1449,7 @@ fn needed(code: Code) -> (AccessFlags, &'static str) {
 
 impl RdmaOps {
     /// A new connection in `state` with a fresh offer (its descriptor kept), at most
-    /// `max_num_connections` live ones (`NO_MEMORY`; `what` names the caller in the log).
+    /// `max_num_connections` live ones (`FULL`; `what` names the caller in the log).
     fn new_conn(
         &self,
         state: ConnState,
@@ -1412,7 +1462,7 @@ impl RdmaOps {
         let live = conns.iter().flatten().filter(|c| c.state.is_live()).count();
         if live >= cfg.max_conns as usize {
             bail!(
-                Error::NoMemory,
+                Error::Full,
                 "rdma {what}: the context has its {} connections (doca_rdma_set_max_num_connections)",
                 cfg.max_conns
             );

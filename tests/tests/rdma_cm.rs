@@ -117,7 +117,11 @@ fn a_client_connects_by_address_sends_and_disconnects() {
     let (client, clog) = side(&pe, 1, true);
     let p = port(0);
     server.start_listen_to_port(p).unwrap();
-    assert_eq!(server.start_listen_to_port(p).err(), Some(Error::InUse), "twice on one port");
+    assert_eq!(
+        server.start_listen_to_port(p).err(),
+        Some(Error::InvalidValue),
+        "twice on one port (of this context)"
+    );
     assert_eq!(local().port(), 0);
     client.connect_to_addr(&at(p), Data::from_u64(42)).unwrap();
     assert!(slog.borrow().is_empty() && clog.borrow().is_empty(), "callbacks only from progress");
@@ -135,7 +139,11 @@ fn a_client_connects_by_address_sends_and_disconnects() {
         ref e => panic!("first client event {e:?}"),
     };
     assert_eq!(server.connection_state(sc), Ok(ConnState::Connected));
-    assert_eq!(server.connection_accept(sc, &[]).err(), Some(Error::BadState), "accepted already");
+    assert_eq!(
+        server.connection_accept(sc, &[]).err(),
+        Some(Error::InvalidValue),
+        "accepted already: not a request"
+    );
 
     // A message from the client lands in the server's receive, naming the connection.
     let dev = server.dev().clone();
@@ -167,7 +175,11 @@ fn a_client_connects_by_address_sends_and_disconnects() {
         clog.borrow()
     );
     server.stop_listen_to_port(p).unwrap();
-    assert_eq!(server.stop_listen_to_port(p).err(), Some(Error::NotFound));
+    assert_eq!(
+        server.stop_listen_to_port(p).err(),
+        Some(Error::InvalidValue),
+        "not listening there any more"
+    );
 }
 
 #[test]
@@ -366,8 +378,8 @@ fn junk_on_a_listening_port_is_closed_and_real_clients_still_connect() {
         matches!(doca_link::recv(std::os::fd::AsFd::as_fd(&junk), &mut buf), Ok(doca_link::Recv::Closed))
     });
     // The forged request reaches the request callback; accepting it cannot reach the
-    // forged offer: NOT_FOUND, and that connection is over.
-    until(&pe, "the forged request", || slog.borrow().contains(&Ev::AcceptFailed(Error::NotFound)));
+    // forged offer: CONNECTION_ABORTED, and that connection is over.
+    until(&pe, "the forged request", || slog.borrow().contains(&Ev::AcceptFailed(Error::ConnectionAborted)));
     client.connect_to_addr(&at(p), Data::from_u64(9)).unwrap();
     until(&pe, "the real client", || clog.borrow().iter().any(|e| matches!(e, Ev::Established(_, 9))));
     until(&pe, "the server's side", || slog.borrow().iter().any(|e| matches!(e, Ev::Established(..))));

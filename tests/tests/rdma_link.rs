@@ -135,7 +135,8 @@ fn rdma_between_two_network_namespaces_over_a_veth_pair() {
 
 /// Descriptors that name nothing on the other side: a forged token is found as locally (the
 /// offering process closes the socket: the connection fails at its first use); a service
-/// that is not on the other side is `NOT_FOUND` at the connect, from either side.
+/// that is not on the other side is `CONNECTION_ABORTED` at the connect (the header's code
+/// for a connection that failed), from either side.
 #[test]
 fn forged_descriptors_across_the_link_connect_nothing() {
     let apart = Apart::loopback("rdma-forged");
@@ -152,10 +153,10 @@ fn forged_descriptors_across_the_link_connect_nothing() {
     // The nonce of the service (bytes 16..24) changed: no such service on the other side.
     let mut elsewhere = dpu_conn.clone();
     elsewhere[18] ^= 0x40;
-    assert_eq!(host.ask(&format!("connect {}", to_hex(&elsewhere))), "err DOCA_ERROR_NOT_FOUND");
+    assert_eq!(host.ask(&format!("connect {}", to_hex(&elsewhere))), "err DOCA_ERROR_CONNECTION_ABORTED");
     let mut elsewhere = host_conn.clone();
     elsewhere[18] ^= 0x40;
-    assert_eq!(dpu.ask(&format!("connect {}", to_hex(&elsewhere))), "err DOCA_ERROR_NOT_FOUND");
+    assert_eq!(dpu.ask(&format!("connect {}", to_hex(&elsewhere))), "err DOCA_ERROR_CONNECTION_ABORTED");
     // The token (bytes 24..40) forged: the connect goes through, the first send fails.
     let mut forged = host_conn.clone();
     forged[30] ^= 0x10;

@@ -2608,8 +2608,8 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         // doca_rdma: a context destroyed at once (stale), then a live one running on the host
         // engine with every task type configured, two connections exported and connected to
         // each other (a loopback in this process), and one task of each type on the first;
-        // a context destroyed after exporting a connection leaves that connection's handle
-        // orphaned (live, refused beside any live context)
+        // a context stopped and destroyed after exporting a connection leaves that
+        // connection's handle orphaned (live, refused beside any live context)
         let mut rd = std::ptr::null_mut();
         must(doca_rdma_create(host, &mut rd), 0, "rdma");
         must(doca_rdma_destroy(rd), 0, "rdma destroy");
@@ -2665,8 +2665,20 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         }
         let mut orphan_ctx = std::ptr::null_mut();
         must(doca_rdma_create(host, &mut orphan_ctx), 0, "rdma");
+        let octx = doca_rdma_as_ctx(orphan_ctx);
+        must(doca_pe_connect_ctx(cpe, octx), 0, "rdma connect");
+        must(doca_ctx_start(octx), 0, "rdma start");
         let (mut od, mut on, mut orphan) = (std::ptr::null(), 0usize, std::ptr::null_mut());
-        must(doca_rdma_export(orphan_ctx, &mut od, &mut on, &mut orphan), 0, "rdma idle export");
+        must(doca_rdma_export(orphan_ctx, &mut od, &mut on, &mut orphan), 0, "rdma export");
+        let rc = doca_ctx_stop(octx);
+        if rc != 0 && rc != doca_core::Error::InProgress.code() {
+            must(rc, 0, "rdma stop");
+        }
+        let mut state = 1u32;
+        until(&[cpe], "the orphan's context idle", || {
+            doca_ctx_get_state(octx, &mut state);
+            state == 0
+        });
         must(doca_rdma_destroy(orphan_ctx), 0, "rdma destroy");
         stale(K::Rdma, orphan_ctx as usize);
         add(K::RdmaConn, orphan as usize);

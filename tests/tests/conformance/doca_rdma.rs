@@ -99,18 +99,34 @@ fn doca_rdma_set_limits() {
     let info = d.as_devinfo();
     let r = Rdma::create(&d).unwrap();
     let gids = caps::gid_table_size(info).unwrap();
+    {
+        // After start a setter is BAD_STATE whatever its value: the state is checked first.
+        let pe = Pe::create().unwrap();
+        let started = Rdma::create(&d).unwrap();
+        pe.connect_ctx(&started.as_ctx()).unwrap();
+        started.as_ctx().start().unwrap();
+        assert_eq!(started.set_send_queue_size(0), Err(Error::BadState));
+        assert_eq!(started.set_gid_index(gids), Err(Error::BadState));
+        started.as_ctx().stop().unwrap();
+    }
     assert_eq!(r.set_gid_index(gids), Err(Error::InvalidValue));
     r.set_gid_index(gids - 1).unwrap();
     assert_eq!(r.gid_index(), gids - 1);
     let max_sq = caps::max_send_queue_size(info).unwrap();
     assert_eq!(r.set_send_queue_size(0), Err(Error::InvalidValue));
-    assert_eq!(r.set_send_queue_size(max_sq + 1), Err(Error::InvalidValue));
+    assert_eq!(r.set_send_queue_size(max_sq + 1), Err(Error::NotSupported), "the header's code");
     r.set_send_queue_size(max_sq).unwrap();
+    r.set_send_queue_size(100).unwrap();
+    assert_eq!(r.send_queue_size(), 128, "rounded up to a power of 2");
     assert_eq!(r.set_recv_queue_size(0), Err(Error::InvalidValue));
     assert_eq!(r.set_sl(16), Err(Error::InvalidValue));
     r.set_sl(15).unwrap();
     assert_eq!(r.set_rnr_retry_count(8), Err(Error::InvalidValue));
-    assert_eq!(r.set_max_num_connections(0), Err(Error::InvalidValue));
+    assert_eq!(
+        r.set_max_num_connections(0),
+        Err(Error::NotSupported),
+        "below the minimum: the header's code"
+    );
     assert_eq!(r.set_transport_type(TransportType::Rc), Ok(()));
     assert_eq!(TransportType::from_raw(2).err(), Some(Error::InvalidValue));
     r.set_connection_request_timeout(250).unwrap();
@@ -135,13 +151,14 @@ fn doca_rdma_export_and_connect() {
     let pe = Pe::create().unwrap();
     let r = Rdma::create(&dev()).unwrap();
     pe.connect_ctx(&r.as_ctx()).unwrap();
+    assert_eq!(r.export().err(), Some(Error::BadState), "before doca_ctx_start");
     r.as_ctx().start().unwrap();
     let (desc, c) = r.export().unwrap();
-    assert_eq!(r.export().err(), Some(Error::NoMemory), "one connection by default");
+    assert_eq!(r.export().err(), Some(Error::Full), "one connection by default: all in use");
     assert_eq!(r.connection_state(c), Ok(ConnState::Exported));
-    assert_eq!(r.connect(&desc[..10], c).err(), Some(Error::InvalidValue), "not a descriptor");
+    assert_eq!(r.connect(&desc[..10], c).err(), Some(Error::ConnectionAborted), "not a descriptor");
     // A forged token: the offerer's service closes the socket. Connecting does not wait for
-    // the peer, so the refusal comes at once (`CONNECTION_RESET`, when the socket closed
+    // the peer, so the refusal comes at once (`CONNECTION_ABORTED`, when the socket closed
     // before the greeting went out) or puts the connection in the error state at a later
     // progress.
     let mut forged = desc.clone();
@@ -151,7 +168,7 @@ fn doca_rdma_export_and_connect() {
             until(&pe, || r.connection_state(c) == Ok(ConnState::Error));
             assert_eq!(r.connect(&desc, c).err(), Some(Error::BadState), "not exported any more");
         }
-        Err(e) => assert_eq!(e, Error::ConnectionReset),
+        Err(e) => assert_eq!(e, Error::ConnectionAborted),
     }
     // Outside a callback, with no task out: Idle at once.
     r.as_ctx().stop().unwrap();
@@ -235,8 +252,9 @@ fn doca_rdma_connection_manager_states() {
     let e = r.set_connection_state_callbacks(|_, _| {}, |_, _, _| {}, |_, _, _| {}, |_, _, _| {});
     assert_eq!(e, Err(Error::BadState), "callbacks before start only");
     let (_, c) = r.export().unwrap();
-    assert_eq!(r.connection_accept(c, &[]).err(), Some(Error::BadState), "not a request");
-    assert_eq!(r.connection_reject(c).err(), Some(Error::BadState), "not a request");
+    assert_eq!(r.connection_accept(c, &[]).err(), Some(Error::InvalidValue), "not a request");
+    assert_eq!(r.connection_reject(c).err(), Some(Error::InvalidValue), "not a request");
+    assert_eq!(r.stop_listen_to_port(1).err(), Some(Error::InvalidValue), "not listening there");
     assert_eq!(r.connection_accept(c, &[0; 256]).err(), Some(Error::InvalidValue), "private data");
     r.connection_disconnect(c).unwrap();
     assert_eq!(r.connection_state(c), Ok(ConnState::Disconnected));
