@@ -85,12 +85,12 @@ pub const RING_CTRL: usize = 4 * LINE;
 pub const SLOT_HEADER: usize = 8;
 
 /// The slot size for messages of up to `max_payload` bytes (a multiple of a cache line).
-pub fn slot_size(max_payload: usize) -> usize {
+pub const fn slot_size(max_payload: usize) -> usize {
     (SLOT_HEADER + max_payload).div_ceil(LINE) * LINE
 }
 
 /// Bytes a ring of `nslots` messages of up to `max_payload` bytes occupies.
-pub fn ring_bytes(nslots: u32, max_payload: usize) -> usize {
+pub const fn ring_bytes(nslots: u32, max_payload: usize) -> usize {
     RING_CTRL + (nslots as usize + 1) * slot_size(max_payload)
 }
 
