@@ -2,7 +2,7 @@
 //! defaults. Every query first checks the topology's `mmap_advise.*` lines, so a misspelt
 //! limit is an error naming its line instead of being ignored.
 
-use doca_core::{bail, CapSpec, DevInfo, Error, Result};
+use doca_core::{bail, cap_no, CapSpec, DevInfo, Result};
 
 /// `doca_mmap_advise_cap_task_cache_invalidate_is_supported`: `cap mmap_advise.cache_invalidate
 /// 0` emulates a device without it (`NOT_SUPPORTED`, and `MmapAdvise::create` refuses the
@@ -42,8 +42,7 @@ pub fn get(dev: &DevInfo, spec: &CapSpec) -> Result<u64> {
 /// unless the topology says `cap mmap_advise.cache_invalidate 0` (`NOT_SUPPORTED`).
 pub fn task_cache_invalidate_is_supported(dev: &DevInfo) -> Result<()> {
     if get(dev, &CACHE_INVALIDATE)? == 0 {
-        bail!(
-            Error::NotSupported,
+        cap_no!(
             "mmap advise: the topology says this device cannot invalidate caches (cap mmap_advise.cache_invalidate 0)"
         );
     }

@@ -86,7 +86,10 @@ impl MmapAdvise {
     /// `doca_mmap_advise_create`: a context on `dev`; `NOT_SUPPORTED` when the device has no
     /// cache invalidation ([`caps::task_cache_invalidate_is_supported`]).
     pub fn create(dev: &Dev) -> Result<MmapAdvise> {
-        caps::task_cache_invalidate_is_supported(dev.as_devinfo())?;
+        doca_core::require(
+            caps::task_cache_invalidate_is_supported(dev.as_devinfo()),
+            "doca_mmap_advise_create",
+        )?;
         let ctx = LibCtx::new(|weak| AdviseOps {
             dev: dev.clone(),
             pool: TaskPool::new(weak.clone()),

@@ -4,7 +4,7 @@
 //! first checks the topology's `aes_gcm.*` lines, so a misspelt limit is an error naming its
 //! line instead of being ignored.
 
-use doca_core::{bail, CapSpec, DevInfo, Error, Result};
+use doca_core::{bail, cap_no, CapSpec, DevInfo, Error, Result};
 
 use crate::{KeyType, Op, MAX_IV_LEN};
 
@@ -87,10 +87,7 @@ pub fn get(dev: &DevInfo, spec: &CapSpec) -> Result<u64> {
 /// `NOT_SUPPORTED` otherwise, and `AesGcm::create` refuses.
 pub fn is_supported(dev: &DevInfo) -> Result<()> {
     if get(dev, &ENCRYPT)? == 0 && get(dev, &DECRYPT)? == 0 {
-        bail!(
-            Error::NotSupported,
-            "aes_gcm: the topology says this device has no AES-GCM (cap aes_gcm.encrypt/decrypt 0)"
-        );
+        cap_no!("aes_gcm: the topology says this device has no AES-GCM (cap aes_gcm.encrypt/decrypt 0)");
     }
     Ok(())
 }
@@ -103,12 +100,7 @@ pub fn task_is_supported(dev: &DevInfo, op: Op) -> Result<()> {
         Op::Decrypt => DECRYPT,
     };
     if get(dev, &spec)? == 0 {
-        bail!(
-            Error::NotSupported,
-            "aes_gcm: the topology says this device has no {} tasks (cap {} 0)",
-            op.name(),
-            spec.name
-        );
+        cap_no!("aes_gcm: the topology says this device has no {} tasks (cap {} 0)", op.name(), spec.name);
     }
     Ok(())
 }
@@ -121,8 +113,7 @@ pub fn key_type_is_supported(dev: &DevInfo, op: Op, key_type: KeyType) -> Result
         KeyType::Aes256 => KEY_256,
     };
     if get(dev, &spec)? == 0 {
-        bail!(
-            Error::NotSupported,
+        cap_no!(
             "aes_gcm: the topology says this device has no {}-bit keys (cap {} 0)",
             key_type.bits(),
             spec.name
@@ -151,11 +142,7 @@ pub fn tag_is_supported(dev: &DevInfo, op: Op, tag_size: u32) -> Result<()> {
         _ => bail!(Error::InvalidValue, "aes_gcm: a tag of {tag_size} bytes (DOCA supports 12 and 16 only)"),
     };
     if get(dev, &spec)? == 0 {
-        bail!(
-            Error::NotSupported,
-            "aes_gcm: the topology says this device has no {tag_size}-byte tags (cap {} 0)",
-            spec.name
-        );
+        cap_no!("aes_gcm: the topology says this device has no {tag_size}-byte tags (cap {} 0)", spec.name);
     }
     Ok(())
 }

@@ -41,7 +41,8 @@
 //!   plaintext leaves the engine). Like every failed engine task, it is fatal to the context
 //!   (see below).
 //! - *A key type other than 128 or 256 bits* (any other `enum doca_aes_gcm_key_type` value):
-//!   `NOT_SUPPORTED`, the code DOCA documents for a key type the device does not support.
+//!   `INVALID_VALUE`, as DOCA's library answers it (a key type the topology takes away:
+//!   `NOT_SUPPORTED`).
 //!
 //! **The engine.** A submitted task joins the context's queue (encrypt and decrypt tasks in
 //! one queue, in submission order); the cipher work is the emulated engine's, done inside the
@@ -178,11 +179,31 @@ struct KeyInner {
     key_type: KeyType,
     cipher: Cipher,
     live: Cell<bool>,
+    /// Its context's count of live keys (a context with keys is not destroyed: `IN_USE`).
+    count: Rc<Cell<u32>>,
+}
+
+impl KeyInner {
+    /// Ends the key once: destroyed, or its last clone dropped.
+    fn end(&self) -> bool {
+        let was = self.live.replace(false);
+        if was {
+            self.count.set(self.count.get().saturating_sub(1));
+        }
+        was
+    }
+}
+
+impl Drop for KeyInner {
+    fn drop(&mut self) {
+        self.end();
+    }
 }
 
 /// `struct doca_aes_gcm_key`: a key of one AES-GCM context, for its tasks. Clones are the
 /// same key; [`Key::destroy`] ends it for every clone (a task using it afterwards fails with
-/// `BAD_STATE`).
+/// `BAD_STATE`), and so does dropping its last clone. While a key lives its context cannot be
+/// destroyed (`IN_USE`, as DOCA's).
 #[derive(Clone)]
 pub struct Key(Rc<KeyInner>);
 
@@ -212,7 +233,7 @@ impl Key {
     /// `doca_aes_gcm_key_destroy`: tasks still naming the key fail with `BAD_STATE` when the
     /// engine reaches them. A second destroy (through a clone) is `BAD_STATE`.
     pub fn destroy(self) -> Result<()> {
-        if !self.0.live.replace(false) {
+        if !self.0.end() {
             bail!(Error::BadState, "aes_gcm: the key was already destroyed");
         }
         Ok(())
@@ -403,6 +424,8 @@ pub struct AesGcmOps {
     /// The bytes of the task being worked (grown to the largest task, kept between tasks: no
     /// allocation per task once warm).
     scratch: RefCell<Vec<u8>>,
+    /// Keys created and not yet destroyed (nor dropped).
+    live_keys: Rc<Cell<u32>>,
 }
 
 /// `struct doca_aes_gcm`: an AES-GCM context on one device.
@@ -417,7 +440,7 @@ impl AesGcm {
     /// `doca_aes_gcm_create`: a context on `dev`; `NOT_SUPPORTED` when the topology gives the
     /// device no AES-GCM ([`caps::is_supported`]).
     pub fn create(dev: &Dev) -> Result<AesGcm> {
-        caps::is_supported(dev.as_devinfo())?;
+        doca_core::require(caps::is_supported(dev.as_devinfo()), "doca_aes_gcm_create")?;
         let limits = Limits { max_buf: 0, max_list_len: 1, max_iv_len: 0 };
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         let ctx = LibCtx::new(|weak| AesGcmOps {
@@ -427,6 +450,7 @@ impl AesGcm {
             decrypt: TaskPool::new(weak.clone()),
             limits: Cell::new(limits),
             scratch: RefCell::new(Vec::new()),
+            live_keys: Rc::new(Cell::new(0)),
         });
         Ok(AesGcm { ctx })
     }
@@ -477,7 +501,14 @@ impl AesGcm {
             KeyType::Aes128 => Cipher::A128(aes::Aes128::new(GenericArray::from_slice(raw_key))),
             KeyType::Aes256 => Cipher::A256(aes::Aes256::new(GenericArray::from_slice(raw_key))),
         };
-        Ok(Key(Rc::new(KeyInner { owner: e.id, key_type, cipher, live: Cell::new(true) })))
+        e.live_keys.set(e.live_keys.get() + 1);
+        Ok(Key(Rc::new(KeyInner {
+            owner: e.id,
+            key_type,
+            cipher,
+            live: Cell::new(true),
+            count: e.live_keys.clone(),
+        })))
     }
 
     /// `doca_aes_gcm_task_encrypt_set_conf`: callbacks and `num_tasks` tasks (1 or more; with
@@ -489,6 +520,7 @@ impl AesGcm {
         error: impl FnMut(EncryptTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
+        self.ctx.core().require_idle("aes_gcm task set_conf")?;
         nonzero(num_tasks)?;
         let max = self.room_for(self.ctx.engine().decrypt.capacity())?;
         self.ctx.set_conf(completion, error, num_tasks, max)
@@ -501,6 +533,7 @@ impl AesGcm {
         error: impl FnMut(DecryptTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
+        self.ctx.core().require_idle("aes_gcm task set_conf")?;
         nonzero(num_tasks)?;
         let max = self.room_for(self.ctx.engine().encrypt.capacity())?;
         self.ctx.set_conf(completion, error, num_tasks, max)
@@ -541,9 +574,16 @@ impl AesGcm {
         Ok(DecryptTask(self.ctx.alloc(user_data, |x: &mut Decrypt| *x = Decrypt { p })?))
     }
 
-    /// `doca_aes_gcm_destroy`: Idle only (`BAD_STATE`, and the context back). Its keys stay
-    /// usable as values but belong to no context.
+    /// `doca_aes_gcm_destroy`: Idle only (`BAD_STATE`, and the context back); `IN_USE` while
+    /// keys of it live (destroy them, or drop them, first: DOCA's rule).
     pub fn destroy(self) -> Result<(), Refused<AesGcm>> {
+        let keys = self.ctx.engine().live_keys.get();
+        if keys > 0 && self.ctx.as_ctx().state() == doca_core::CtxState::Idle {
+            return Err(Refused::new(
+                fail!(Error::InUse, "aes_gcm destroy: {keys} key(s) of this context are not destroyed"),
+                self,
+            ));
+        }
         self.ctx.destroy().map_err(|r| r.map(|ctx| AesGcm { ctx }))
     }
 }
@@ -582,20 +622,16 @@ fn params(
     Ok(p)
 }
 
-/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`).
+/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`): the
+/// shared walk of `doca_buf::list`.
 fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>) -> Result<()> {
-    let mut cur = Some(head.clone());
-    let mut n = 0u32;
-    while let Some(b) = cur {
-        n += 1;
-        if n > max {
-            bail!(
-                Error::InvalidValue,
-                "aes_gcm: the {what} list has more than {max} elements (cap aes_gcm.max_list_buf_num_elem)"
-            );
-        }
+    for b in doca_buf::list::elements(
+        head,
+        max,
+        &format!("aes_gcm: the {what}"),
+        "cap aes_gcm.max_list_buf_num_elem",
+    )? {
         f(&b)?;
-        cur = b.next_in_list()?;
     }
     Ok(())
 }
@@ -689,8 +725,8 @@ impl AesGcmOps {
             bail!(Error::InvalidValue, "aes_gcm: the {what} task's key belongs to another AES-GCM context");
         }
         let info = self.dev.as_devinfo();
-        caps::task_is_supported(info, op)?;
-        caps::key_type_is_supported(info, op, key.key_type())?;
+        doca_core::require(caps::task_is_supported(info, op), "doca_aes_gcm task")?;
+        doca_core::require(caps::key_type_is_supported(info, op, key.key_type()), "doca_aes_gcm task")?;
         if iv_len > limits.max_iv_len {
             bail!(
                 Error::InvalidValue,
@@ -698,7 +734,7 @@ impl AesGcmOps {
                 limits.max_iv_len
             );
         }
-        caps::tag_is_supported(info, op, tag)?;
+        doca_core::require(caps::tag_is_supported(info, op, tag), "doca_aes_gcm task")?;
         let mut len = 0usize;
         walk(&src, limits.max_list_len, "source", |b| {
             self.check_map(b, "source")?;

@@ -37,6 +37,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod list;
+
 use std::fmt;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};

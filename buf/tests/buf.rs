@@ -222,3 +222,49 @@ fn a_list_over_two_maps_keeps_both_after_its_inventory_handle_goes() {
     drop(x);
     assert!(freed2.load(Ordering::SeqCst), "the map went with the list");
 }
+
+#[test]
+fn a_list_walk_gathers_scatters_and_copies_across_uneven_elements() {
+    use doca_buf::list;
+    let inv = started_inventory(16);
+    let map = Mmap::create().unwrap();
+    map.set_memrange(vec![0u8; 4096]).unwrap();
+    map.start().unwrap();
+    // A source list of data 3 + 0 + 5 bytes.
+    let s = inv.buf_get_at(&map, 0, 16).unwrap();
+    s.append(b"abc").unwrap();
+    let empty = inv.buf_get_at(&map, 16, 16).unwrap();
+    let s3 = inv.buf_get_at(&map, 32, 16).unwrap();
+    s3.append(b"defgh").unwrap();
+    s.chain_list(&empty).unwrap();
+    s.chain_list(&s3).unwrap();
+    assert_eq!(
+        list::elements(&s, 2, "src", "limit").err(),
+        Some(Error::InvalidValue),
+        "three elements, two allowed"
+    );
+    let data = list::data(&s, 3, "src", "limit").unwrap();
+    assert_eq!(list::total(&data), 8);
+    let mut v = Vec::new();
+    list::gather(&data, &mut v).unwrap();
+    assert_eq!(v, b"abcdefgh");
+    // Destination rooms of 2 + 4 + 10 bytes: copied in order, data lengths grown.
+    let (d1, d2, d3) = (
+        inv.buf_get_at(&map, 100, 2).unwrap(),
+        inv.buf_get_at(&map, 200, 4).unwrap(),
+        inv.buf_get_at(&map, 300, 10).unwrap(),
+    );
+    d1.chain_list(&d2).unwrap();
+    d1.chain_list(&d3).unwrap();
+    let room = list::room(&d1, 3, "dst", "limit").unwrap();
+    assert_eq!(list::copy(&data, &room, "t").unwrap(), 8);
+    assert_eq!((d1.data_to_vec().unwrap(), d2.data_to_vec().unwrap()), (b"ab".to_vec(), b"cdef".to_vec()));
+    assert_eq!(d3.data_to_vec().unwrap(), b"gh");
+    // Too many bytes for the room left (8 bytes: 8 of 16 used): nothing written.
+    let room = list::room(&d1, 3, "dst", "limit").unwrap();
+    assert_eq!(list::total(&room), 8);
+    assert_eq!(list::scatter(&room, b"123456789", "t").err(), Some(Error::InvalidValue));
+    assert_eq!(d3.data_to_vec().unwrap(), b"gh");
+    list::scatter(&room, b"12345678", "t").unwrap();
+    assert_eq!(d3.data_to_vec().unwrap(), b"gh12345678");
+}

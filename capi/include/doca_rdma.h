@@ -11,8 +11,10 @@
  * count: DOCA_ERROR_TIME_OUT; a peer gone: DOCA_ERROR_CONNECTION_RESET) moves the context to
  * stopping and flushes the rest. The connection manager (listen on a port, connect to an
  * address and port of this machine, accept/reject/disconnect) reports through the state
- * callbacks, from progress. Not yet here: level 2.5 of this header, 2.6's shared receive
- * queues, buffer lists. */
+ * callbacks, from progress. Level 2.5 (DOCA 2.5) is level 2.6's shape, but for the grh
+ * setting (a bool there, the <name>_v25 symbols) and three result getters that 2.5 names
+ * ..._result_length (declared at every level: they collide with nothing). Not here: the DPA
+ * handles and shared receive queues (a DPA data path in DOCA 2.6). */
 #ifndef DOCA_EMU_RDMA_H_
 #define DOCA_EMU_RDMA_H_
 
@@ -28,8 +30,6 @@
 #include "doca_error.h"
 #include "doca_pe.h"
 #include "doca_types.h"
-
-#if DOCA_EMU_API_LEVEL >= 26
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,7 +71,7 @@ enum doca_rdma_opcode {
 /* Context life: Idle only for destroy and every setter. */
 #if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma);
-#else /* DOCA 2.6: the context is Starting until doca_rdma_connect connects it */
+#else /* DOCA 2.5/2.6: the context is Starting until doca_rdma_connect connects it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_create(struct doca_dev *dev, struct doca_rdma **rdma) DOCA_EMU_V26(doca_rdma_create);
 #endif
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_destroy(struct doca_rdma *rdma);
@@ -83,7 +83,7 @@ DOCA_EXPERIMENTAL struct doca_ctx *doca_rdma_as_ctx(struct doca_rdma *rdma);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_export(struct doca_rdma *rdma, const void **local_rdma_conn_details,
 						 size_t *local_rdma_conn_details_size,
 						 struct doca_rdma_connection **rdma_connection);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_export(const struct doca_rdma *rdma, const void **local_rdma_conn_details,
 						size_t *local_rdma_conn_details_size) DOCA_EMU_V26(doca_rdma_export);
 #endif
@@ -91,7 +91,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_export(const struct doca_rdma *rdma, co
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_rdma_conn_details,
 						  size_t remote_rdma_conn_details_size,
 						  struct doca_rdma_connection *rdma_connection);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_connect(struct doca_rdma *rdma, const void *remote_rdma_conn_details,
 						 size_t remote_rdma_conn_details_size) DOCA_EMU_V26(doca_rdma_connect);
 #endif
@@ -143,6 +143,17 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_get_gid_table_size(const struct doc
 								 uint32_t *gid_table_size);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_transport_type_is_supported(const struct doca_devinfo *devinfo,
 									  enum doca_rdma_transport_type transport_type);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_get_max_send_buf_list_len(const struct doca_devinfo *devinfo,
+									uint32_t *max_send_buf_list_len);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_receive_get_max_dst_buf_list_len(
+	const struct doca_devinfo *devinfo, enum doca_rdma_transport_type transport_type, uint32_t *max_buf_list_len);
+/* One GID of the device's table: 16 bytes. */
+struct doca_rdma_gid {
+	uint8_t raw[DOCA_GID_BYTE_LENGTH];
+};
+/* num_entries entries of the GID table from start_index into gid_array (which holds them). */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_get_gid(struct doca_devinfo *devinfo, uint32_t start_index,
+						      uint32_t num_entries, struct doca_rdma_gid *gid_array);
 
 /* Settings (Idle only) and their getters. */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_permissions(struct doca_rdma *rdma, uint32_t permissions);
@@ -163,8 +174,24 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_sl(struct doca_rdma *rdma, uint32_t
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_sl(const struct doca_rdma *rdma, uint32_t *sl);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_rnr_retry_count(struct doca_rdma *rdma, uint8_t rnr_retry_count);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_rnr_retry_count(const struct doca_rdma *rdma, uint8_t *rnr_retry_count);
+#if DOCA_EMU_API_LEVEL >= 26
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_grh_enabled(struct doca_rdma *rdma, uint8_t grh_enabled);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_grh_enabled(const struct doca_rdma *rdma, uint8_t *grh_enabled);
+#else /* DOCA 2.5: a bool */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_grh_enabled(struct doca_rdma *rdma, bool grh_enabled) DOCA_EMU_V25(doca_rdma_set_grh_enabled);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_grh_enabled(const struct doca_rdma *rdma, bool *grh_enabled) DOCA_EMU_V25(doca_rdma_get_grh_enabled);
+#endif
+/* The path MTU (enum doca_mtu_size; raw Ethernet is refused). */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_mtu(struct doca_rdma *rdma, enum doca_mtu_size mtu);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_mtu(const struct doca_rdma *rdma, enum doca_mtu_size *mtu);
+/* Buffer lists: the longest list a send/write gathers from, and a receive scatters into
+ * (1 to doca_rdma_cap_get_max_send_buf_list_len / _cap_task_receive_get_max_dst_buf_list_len). */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_max_send_buf_list_len(struct doca_rdma *rdma, uint32_t max_send_buf_list_len);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_max_send_buf_list_len(const struct doca_rdma *rdma,
+								    uint32_t *max_send_buf_list_len);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_receive_set_dst_buf_list_len(struct doca_rdma *rdma, uint32_t buf_list_len);
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_receive_get_dst_buf_list_len(const struct doca_rdma *rdma,
+									    uint32_t *buf_list_len);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_connection_request_timeout(struct doca_rdma *rdma, uint16_t timeout);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_connection_request_timeout(const struct doca_rdma *rdma, uint16_t *timeout);
 
@@ -178,7 +205,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_set_conf(struct doca_rdma *rd
 #if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, 
 		union doca_data user_data, struct doca_rdma_task_send **task);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_allocate_init(struct doca_rdma *rdma, const struct doca_buf *src_buf,
 		union doca_data user_data, struct doca_rdma_task_send **task) DOCA_EMU_V26(doca_rdma_task_send_allocate_init);
 #endif
@@ -195,7 +222,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_imm_set_conf(struct doca_rdma
 #if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, doca_be32_t immediate_data, 
 		union doca_data user_data, struct doca_rdma_task_send_imm **task);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_send_imm_allocate_init(struct doca_rdma *rdma, const struct doca_buf *src_buf,
 		doca_be32_t immediate_data, union doca_data user_data, struct doca_rdma_task_send_imm **task) DOCA_EMU_V26(doca_rdma_task_send_imm_allocate_init);
 #endif
@@ -228,7 +255,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_read_set_conf(struct doca_rdma *rd
 #if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_read_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, 
 		union doca_data user_data, struct doca_rdma_task_read **task);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_read_allocate_init(struct doca_rdma *rdma, const struct doca_buf *src_buf,
 		struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_read **task) DOCA_EMU_V26(doca_rdma_task_read_allocate_init);
 #endif
@@ -245,7 +272,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_set_conf(struct doca_rdma *r
 #if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, 
 		union doca_data user_data, struct doca_rdma_task_write **task);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_allocate_init(struct doca_rdma *rdma, const struct doca_buf *src_buf,
 		struct doca_buf *dst_buf, union doca_data user_data, struct doca_rdma_task_write **task) DOCA_EMU_V26(doca_rdma_task_write_allocate_init);
 #endif
@@ -261,7 +288,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_imm_set_conf(struct doca_rdm
 #if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, const struct doca_buf *src_buf, struct doca_buf *dst_buf, doca_be32_t immediate_data, 
 		union doca_data user_data, struct doca_rdma_task_write_imm **task);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_write_imm_allocate_init(struct doca_rdma *rdma, const struct doca_buf *src_buf,
 		struct doca_buf *dst_buf, doca_be32_t immediate_data, union doca_data user_data,
 		struct doca_rdma_task_write_imm **task) DOCA_EMU_V26(doca_rdma_task_write_imm_allocate_init);
@@ -278,7 +305,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_cmp_swp_set_conf(struct doc
 #if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_buf *dst_buf, struct doca_buf *result_buf, uint64_t cmp_data, uint64_t swap_data, 
 		union doca_data user_data, struct doca_rdma_task_atomic_cmp_swp **task);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_cmp_swp_allocate_init(struct doca_rdma *rdma, struct doca_buf *dst_buf,
 		struct doca_buf *result_buf, uint64_t cmp_data, uint64_t swap_data, union doca_data user_data,
 		struct doca_rdma_task_atomic_cmp_swp **task) DOCA_EMU_V26(doca_rdma_task_atomic_cmp_swp_allocate_init);
@@ -295,7 +322,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_fetch_add_set_conf(struct d
 #if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_buf *dst_buf, struct doca_buf *result_buf, uint64_t add_data, 
 		union doca_data user_data, struct doca_rdma_task_atomic_fetch_add **task);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_atomic_fetch_add_allocate_init(struct doca_rdma *rdma, struct doca_buf *dst_buf,
 		struct doca_buf *result_buf, uint64_t add_data, union doca_data user_data,
 		struct doca_rdma_task_atomic_fetch_add **task) DOCA_EMU_V26(doca_rdma_task_atomic_fetch_add_allocate_init);
@@ -340,7 +367,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_get_allocate
 	struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection,
 	const struct doca_sync_event_remote_net *event, struct doca_buf *dst_buf, union doca_data user_data,
 	struct doca_rdma_task_remote_net_sync_event_get **task);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_get_allocate_init(
 	struct doca_rdma *rdma, const struct doca_sync_event_remote_net *event, struct doca_buf *dst_buf,
 	union doca_data user_data, struct doca_rdma_task_remote_net_sync_event_get **task) DOCA_EMU_V26(doca_rdma_task_remote_net_sync_event_get_allocate_init);
@@ -350,7 +377,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_notify_set_a
 	struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_sync_event_remote_net *event,
 	const struct doca_buf *src_buf, union doca_data user_data,
 	struct doca_rdma_task_remote_net_sync_event_notify_set **task);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_notify_set_allocate_init(
 	struct doca_rdma *rdma, struct doca_sync_event_remote_net *event, const struct doca_buf *src_buf,
 	union doca_data user_data, struct doca_rdma_task_remote_net_sync_event_notify_set **task) DOCA_EMU_V26(doca_rdma_task_remote_net_sync_event_notify_set_allocate_init);
@@ -360,7 +387,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_notify_add_a
 	struct doca_rdma *rdma, struct doca_rdma_connection *rdma_connection, struct doca_sync_event_remote_net *event,
 	struct doca_buf *result_buf, uint64_t add_data, union doca_data user_data,
 	struct doca_rdma_task_remote_net_sync_event_notify_add **task);
-#else /* DOCA 2.6: the context's one connection, no argument for it */
+#else /* DOCA 2.5/2.6: the context's one connection, no argument for it */
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_task_remote_net_sync_event_notify_add_allocate_init(
 	struct doca_rdma *rdma, struct doca_sync_event_remote_net *event, struct doca_buf *result_buf,
 	uint64_t add_data, union doca_data user_data, struct doca_rdma_task_remote_net_sync_event_notify_add **task) DOCA_EMU_V26(doca_rdma_task_remote_net_sync_event_notify_add_allocate_init);
@@ -427,10 +454,14 @@ DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_set_set_sync_
 DOCA_EXPERIMENTAL struct doca_sync_event_remote_net *doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event(const struct doca_rdma_task_remote_net_sync_event_notify_add *task);
 DOCA_EXPERIMENTAL void doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event(struct doca_rdma_task_remote_net_sync_event_notify_add *task, struct doca_sync_event_remote_net *event);
 
+/* DOCA 2.5's names of three result getters (2.6 renamed them ..._result_len). */
+DOCA_EXPERIMENTAL uint32_t doca_rdma_task_receive_get_result_length(const struct doca_rdma_task_receive *task);
+DOCA_EXPERIMENTAL uint32_t doca_rdma_task_read_get_result_length(const struct doca_rdma_task_read *task);
+DOCA_EXPERIMENTAL uint32_t
+doca_rdma_task_remote_net_sync_event_get_get_result_length(const struct doca_rdma_task_remote_net_sync_event_get *task);
+
 #ifdef __cplusplus
 }
 #endif
-
-#endif /* DOCA_EMU_API_LEVEL >= 26 */
 
 #endif /* DOCA_EMU_RDMA_H_ */

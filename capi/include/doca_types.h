@@ -33,6 +33,19 @@ enum doca_pci_func_type {
 	DOCA_PCI_FUNC_TYPE_SF = 2,
 };
 
+/* Path MTU of an RDMA queue pair, by size class (doca_rdma_set_mtu). */
+enum doca_mtu_size {
+	DOCA_MTU_SIZE_256_BYTES = 0x0,
+	DOCA_MTU_SIZE_512_BYTES = 0x1,
+	DOCA_MTU_SIZE_1K_BYTES = 0x2,
+	DOCA_MTU_SIZE_2K_BYTES = 0x3,
+	DOCA_MTU_SIZE_4K_BYTES = 0x4,
+	DOCA_MTU_SIZE_RAW_ETHERNET = 0x5, /* reserved: refused */
+};
+
+/* Bytes of a GID (struct doca_rdma_gid). */
+#define DOCA_GID_BYTE_LENGTH 16
+
 #ifdef __cplusplus
 }
 #endif

@@ -169,7 +169,7 @@ pub unsafe extern "C" fn doca_aes_gcm_key_create(
         }
         let Some(t) = key_type(raw_key_type) else {
             return doca_core::fail!(
-                doca_core::Error::NotSupported,
+                doca_core::Error::InvalidValue,
                 "aes_gcm: key type {raw_key_type}: only DOCA_AES_GCM_KEY_128 (1) and DOCA_AES_GCM_KEY_256 (2) are supported"
             )
             .code();
@@ -266,12 +266,12 @@ macro_rules! caps_of {
             })
         }
 
-        #[doc = concat!("`doca_aes_gcm_cap_task_", $c, "_is_key_type_supported`: another key type than 1 or 2 is `NOT_SUPPORTED`.")]
+        #[doc = concat!("`doca_aes_gcm_cap_task_", $c, "_is_key_type_supported`: another key type than 1 or 2 is `INVALID_VALUE` (DOCA's library's answer).")]
         #[no_mangle]
         pub extern "C" fn $key_type(devinfo: *const DocaDevinfo, key_type: u32) -> DocaError {
             cap_devinfo(stringify!($key_type), devinfo, |d| match self::key_type(key_type) {
                 Some(t) => doca_core::Error::code_of(&caps::key_type_is_supported(d, $op, t)),
-                None => doca_core::Error::NotSupported.code(),
+                None => doca_core::Error::InvalidValue.code(),
             })
         }
 

@@ -2,8 +2,10 @@
 //! contexts, settings, descriptor export/connect and the send, send-immediate, receive,
 //! read, write, write-immediate and atomic tasks. See the `doca_rdma` crate for the
 //! connection model, the statuses and the error rule. Levels 2.5/2.6 (one implicit
-//! connection per context) are not implemented yet. The connection manager
-//! (`doca_rdma_start_listen_to_port`, `_connect_to_addr`, …) is `doca_rdma::cm`.
+//! connection per context, a context Starting until it connects) are the `_v26` exports;
+//! 2.5's `bool` grh setting the `_v25` ones, its `_get_result_length` names plain exports
+//! (the end of this file). The connection manager (`doca_rdma_start_listen_to_port`,
+//! `_connect_to_addr`, …) is `doca_rdma::cm`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -530,10 +532,14 @@ pub extern "C" fn doca_rdma_set_connection_state_callbacks(
 ) -> DocaError {
     guarded("doca_rdma_set_connection_state_callbacks", || {
         let Some(l) = self::rdma(rdma) else { return invalid() };
-        // All four are the application's to handle (as every DOCA callback set): a NULL one
-        // is refused rather than a connection event silently dropped.
-        if request.is_none() || established.is_none() || failure.is_none() || disconnect.is_none() {
-            return crate::check::refuse(|| "every callback is required (NULL given)".into());
+        // The request callback may be NULL (the header: for an application that is only a
+        // client); the other three are required: a NULL one is refused rather than a
+        // connection event silently dropped. A request reaching a context without one is
+        // rejected (nobody could accept it), with a warning.
+        if established.is_none() || failure.is_none() || disconnect.is_none() {
+            return crate::check::refuse(|| {
+                "the established, failure and disconnect callbacks are required (NULL given)".into()
+            });
         }
         let wrap = |f: RdmaConnCb| {
             move |c: Connection, cd: Data, xd: Data| {
@@ -546,10 +552,18 @@ pub extern "C" fn doca_rdma_set_connection_state_callbacks(
         };
         let r = l.obj.set_connection_state_callbacks(
             move |c, xd| {
-                if let Some(f) = request {
-                    let h = handle_of(rdma, c);
+                let h = handle_of(rdma, c);
+                match request {
                     // SAFETY: a callback the application registered, called as its type says.
-                    unsafe { f(h, DocaData::from_data(xd)) }
+                    Some(f) => unsafe { f(h, DocaData::from_data(xd)) },
+                    None => {
+                        tracing::warn!(
+                            target: "doca_sdk",
+                            "rdma: a connection request reached a context without a request callback \
+                             (doca_rdma_set_connection_state_callbacks was given NULL): rejected"
+                        );
+                        let _ = doca_rdma_connection_reject(h);
+                    }
                 }
             },
             wrap(established),
@@ -1455,4 +1469,148 @@ event_accessors! {
     doca_rdma_task_remote_net_sync_event_get_get_sync_event / doca_rdma_task_remote_net_sync_event_get_set_sync_event: RdmaSeGet, *const / *const;
     doca_rdma_task_remote_net_sync_event_notify_set_get_sync_event / doca_rdma_task_remote_net_sync_event_notify_set_set_sync_event: RdmaSeNotifySet, *mut / *mut;
     doca_rdma_task_remote_net_sync_event_notify_add_get_sync_event / doca_rdma_task_remote_net_sync_event_notify_add_set_sync_event: RdmaSeNotifyAdd, *mut / *mut;
+}
+
+// ---- The remaining 2.6 settings and capabilities ----
+
+setters! {
+    doca_rdma_set_max_send_buf_list_len(u32) => |r, v| r.set_max_send_buf_list_len(v);
+    doca_rdma_task_receive_set_dst_buf_list_len(u32) => |r, v| r.set_recv_buf_list_len(v);
+    doca_rdma_set_mtu(u32) => |r, v| mtu_bytes(v).and_then(|b| r.set_mtu(b));
+}
+
+getters! {
+    doca_rdma_get_max_send_buf_list_len(*const DocaRdma, u32) => |r| r.max_send_buf_list_len();
+    doca_rdma_task_receive_get_dst_buf_list_len(*const DocaRdma, u32) => |r| r.recv_buf_list_len();
+    doca_rdma_get_mtu(*const DocaRdma, u32) => |r| mtu_enum(r.mtu());
+}
+
+/// `enum doca_mtu_size` (256 bytes is 0, … 4 KiB is 4) to bytes; 5 (raw Ethernet, reserved)
+/// and beyond are `INVALID_VALUE`.
+fn mtu_bytes(v: u32) -> doca_core::Result<u32> {
+    match v {
+        0..=4 => Ok(256 << v),
+        _ => Err(doca_core::fail!(
+            doca_core::Error::InvalidValue,
+            "doca_rdma_set_mtu: {v} is not an IB MTU of enum doca_mtu_size (0..=4)"
+        )),
+    }
+}
+
+/// Bytes (one of 256 … 4096, as [`Rdma::set_mtu`] keeps them) to `enum doca_mtu_size`.
+fn mtu_enum(bytes: u32) -> u32 {
+    (bytes / 256).trailing_zeros()
+}
+
+devinfo_caps! {
+    doca_rdma_cap_get_max_send_buf_list_len => caps::max_buf_list_len;
+}
+
+/// `doca_rdma_cap_task_receive_get_max_dst_buf_list_len`: the same limit for both transports
+/// (an unknown transport is `INVALID_VALUE`).
+///
+/// # Safety
+/// `value` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_cap_task_receive_get_max_dst_buf_list_len(
+    devinfo: *const DocaDevinfo,
+    transport_type: u32,
+    value: *mut u32,
+) -> DocaError {
+    guarded("doca_rdma_cap_task_receive_get_max_dst_buf_list_len", || match crate::dev::devinfo(devinfo) {
+        Some(d) => match TransportType::from_raw(transport_type)
+            .and_then(|t| caps::transport_type_is_supported(d, t))
+            .and_then(|()| caps::max_buf_list_len(d))
+        {
+            Ok(v) => out(value, v),
+            Err(e) => e.code(),
+        },
+        None => invalid(),
+    })
+}
+
+/// `doca_rdma_cap_get_gid`: `num_entries` entries of the device's GID table from
+/// `start_index` (16 bytes each) into `gid_array`; a range beyond the table
+/// (`doca_rdma_cap_get_gid_table_size`) or an empty one is `INVALID_VALUE`.
+///
+/// # Safety
+/// `gid_array` is NULL or holds `num_entries` writable 16-byte entries.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_cap_get_gid(
+    devinfo: *mut DocaDevinfo,
+    start_index: u32,
+    num_entries: u32,
+    gid_array: *mut DocaRdmaGid,
+) -> DocaError {
+    guarded("doca_rdma_cap_get_gid", || {
+        let Some(d) = crate::dev::devinfo(devinfo) else { return invalid() };
+        if gid_array.is_null() || num_entries == 0 {
+            tracing::error!(target: "doca_sdk", "doca_rdma_cap_get_gid: no array, or no entries asked");
+            return invalid();
+        }
+        let Some(end) = start_index.checked_add(num_entries) else { return invalid() };
+        let mut gids = Vec::with_capacity(num_entries as usize);
+        for i in start_index..end {
+            match caps::gid(d, i) {
+                Ok(g) => gids.push(g),
+                Err(e) => return e.code(),
+            }
+        }
+        for (i, g) in gids.into_iter().enumerate() {
+            // SAFETY: the caller gives num_entries writable entries.
+            unsafe { gid_array.add(i).write(DocaRdmaGid { raw: g }) };
+        }
+        crate::DOCA_SUCCESS
+    })
+}
+
+/// `struct doca_rdma_gid`.
+#[repr(C)]
+pub struct DocaRdmaGid {
+    /// The GID's 16 bytes.
+    pub raw: [u8; 16],
+}
+
+// ---- API level 2.5: the names and shapes that differ from 2.6 ----
+
+/// `doca_rdma_set_grh_enabled` at level 2.5 (a `bool`; 2.6 takes a `uint8_t`).
+#[no_mangle]
+pub extern "C" fn doca_rdma_set_grh_enabled_v25(rdma: *mut DocaRdma, grh_enabled: bool) -> DocaError {
+    doca_rdma_set_grh_enabled(rdma, grh_enabled as u8)
+}
+
+/// `doca_rdma_get_grh_enabled` at level 2.5 (writes a `bool`).
+///
+/// # Safety
+/// `grh_enabled` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn doca_rdma_get_grh_enabled_v25(
+    rdma: *const DocaRdma,
+    grh_enabled: *mut bool,
+) -> DocaError {
+    guarded("doca_rdma_get_grh_enabled", || match self::rdma(rdma) {
+        Some(l) => out(grh_enabled, l.obj.grh_enabled()),
+        None => invalid(),
+    })
+}
+
+/// `doca_rdma_task_receive_get_result_length`: DOCA 2.5's name of
+/// [`doca_rdma_task_receive_get_result_len`].
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_receive_get_result_length(task: *const DocaTask) -> u32 {
+    doca_rdma_task_receive_get_result_len(task)
+}
+
+/// `doca_rdma_task_read_get_result_length`: DOCA 2.5's name of
+/// [`doca_rdma_task_read_get_result_len`].
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_read_get_result_length(task: *const DocaTask) -> u32 {
+    doca_rdma_task_read_get_result_len(task)
+}
+
+/// `doca_rdma_task_remote_net_sync_event_get_get_result_length`: DOCA 2.5's name of
+/// [`doca_rdma_task_remote_net_sync_event_get_get_result_len`].
+#[no_mangle]
+pub extern "C" fn doca_rdma_task_remote_net_sync_event_get_get_result_length(task: *const DocaTask) -> u32 {
+    doca_rdma_task_remote_net_sync_event_get_get_result_len(task)
 }

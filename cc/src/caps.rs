@@ -2,7 +2,7 @@
 //! with these defaults. Every query first checks the topology's `cc.*` lines, so a misspelt
 //! limit is an error naming its line instead of being ignored.
 
-use doca_core::{bail, CapSpec, DevInfo, DeviceKind, Error, Result};
+use doca_core::{bail, cap_no, CapSpec, DevInfo, DeviceKind, Error, Result};
 
 /// `doca_cc_cap_get_max_name_len`: longest server name, counting the terminating NUL.
 pub const MAX_NAME_LEN: CapSpec =
@@ -125,10 +125,7 @@ pub fn producer_is_supported(dev: &DevInfo) -> Result<()> {
 
 fn fast_path_supported(dev: &DevInfo, what: &str) -> Result<()> {
     if get(dev, &FAST_PATH)? == 0 {
-        bail!(
-            Error::NotSupported,
-            "{dev:?} has no fast path: {what} are not supported (topology: cap cc.fast_path 0)"
-        );
+        cap_no!("{dev:?} has no fast path: {what} are not supported (topology: cap cc.fast_path 0)");
     }
     Ok(())
 }

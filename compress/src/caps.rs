@@ -4,7 +4,7 @@
 //! being ignored. One size limit and one list limit serve every task type (DOCA asks per task
 //! type; here they answer alike); each task type can be taken away on its own.
 
-use doca_core::{bail, CapSpec, DevInfo, Error, Result};
+use doca_core::{bail, cap_no, CapSpec, DevInfo, Result};
 
 /// `doca_compress_cap_task_compress_deflate_is_supported`: `cap compress.compress_deflate 0`
 /// emulates a device that only decompresses (as a BlueField-3 does).
@@ -143,12 +143,7 @@ pub fn get(dev: &DevInfo, spec: &CapSpec) -> Result<u64> {
 pub fn task_is_supported(dev: &DevInfo, task: TaskType) -> Result<()> {
     let spec = task.spec();
     if get(dev, spec)? == 0 {
-        bail!(
-            Error::NotSupported,
-            "compress: the topology says this device has no {} tasks (cap {} 0)",
-            task.name(),
-            spec.name
-        );
+        cap_no!("compress: the topology says this device has no {} tasks (cap {} 0)", task.name(), spec.name);
     }
     Ok(())
 }
@@ -160,10 +155,7 @@ pub fn is_supported(dev: &DevInfo) -> Result<()> {
             return Ok(());
         }
     }
-    bail!(
-        Error::NotSupported,
-        "compress: the topology says this device has no compress engine (every compress.* task is 0)"
-    )
+    cap_no!("compress: the topology says this device has no compress engine (every compress.* task is 0)")
 }
 
 /// `doca_compress_cap_task_<type>_get_max_buf_size` (`NOT_SUPPORTED` without the task type).

@@ -338,7 +338,7 @@ impl Compress {
     /// `doca_compress_create`: a context on `dev`; `NOT_SUPPORTED` when the topology gives the
     /// device no compress task type ([`caps::is_supported`]).
     pub fn create(dev: &Dev) -> Result<Compress> {
-        caps::is_supported(dev.as_devinfo())?;
+        doca_core::require(caps::is_supported(dev.as_devinfo()), "doca_compress_create")?;
         let ctx = LibCtx::new(|weak| CompressOps {
             dev: dev.clone(),
             deflate: TaskPool::new(weak.clone()),
@@ -558,20 +558,16 @@ fn locate(head: &Buf, mut pos: usize, room: bool) -> Result<Option<(Buf, usize, 
     }
 }
 
-/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`).
+/// The elements of the list headed by `head`, in order (`INVALID_VALUE` beyond `max`): the
+/// shared walk of `doca_buf::list`.
 fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>) -> Result<()> {
-    let mut cur = Some(head.clone());
-    let mut n = 0u32;
-    while let Some(b) = cur {
-        n += 1;
-        if n > max {
-            bail!(
-                Error::InvalidValue,
-                "compress: the {what} list has more than {max} elements (cap compress.max_buf_list_len)"
-            );
-        }
+    for b in doca_buf::list::elements(
+        head,
+        max,
+        &format!("compress: the {what}"),
+        "cap compress.max_buf_list_len",
+    )? {
         f(&b)?;
-        cur = b.next_in_list()?;
     }
     Ok(())
 }
@@ -680,7 +676,7 @@ impl CompressOps {
     fn checks<P: Kind>(&self, id: TaskId) -> Result<(Buf, Buf, usize, (bool, bool))> {
         let limits = self.limits.get();
         let what = P::TYPE.name();
-        caps::task_is_supported(self.dev.as_devinfo(), P::TYPE)?;
+        doca_core::require(caps::task_is_supported(self.dev.as_devinfo(), P::TYPE), "doca_compress task")?;
         let (src, dst, flags) = self
             .pool::<P>()
             .with_payload(id, |p| {

@@ -266,6 +266,46 @@ macro_rules! peer_fail {
     }};
 }
 
+/// A capability query's "no": `return Err(NOT_SUPPORTED)` with the reason in the debug log
+/// only. DOCA's `*_cap_*` queries answer quietly — programs probe every device with them
+/// (NVIDIA's samples' device-opening loops), and an error line per device that lacks a
+/// capability would be noise. A call that *needs* the capability (a context's `create`)
+/// logs the refusal with this reason: see [`require`].
+#[macro_export]
+macro_rules! cap_no {
+    ($($arg:tt)+) => {
+        return ::core::result::Result::Err($crate::__cap_no(::std::format!($($arg)+)).into())
+    };
+}
+
+thread_local! {
+    /// The reason of this thread's last [`cap_no!`], for [`require`].
+    static LAST_CAP_NO: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+#[doc(hidden)]
+pub fn cap_no(reason: String) -> Error {
+    tracing::debug!(target: "doca_sdk", "{}: {reason}", Error::NotSupported.name());
+    LAST_CAP_NO.with(|r| *r.borrow_mut() = reason);
+    Error::NotSupported
+}
+
+/// A capability that `call` needs, from a query written with [`cap_no!`]: its "no" becomes
+/// this call's error line, with the query's reason.
+pub fn require(answer: Result<(), Error>, call: &str) -> Result<(), Error> {
+    answer.map_err(|e| {
+        if e != Error::NotSupported {
+            return e; // not a capability's "no": the query logged it already
+        }
+        let why = LAST_CAP_NO.with(|r| std::mem::take(&mut *r.borrow_mut()));
+        if why.is_empty() {
+            fail!(e, "{call}: this device lacks the capability")
+        } else {
+            fail!(e, "{call}: {why}")
+        }
+    })
+}
+
 /// `return Err(fail!(..))` in one word.
 #[macro_export]
 macro_rules! bail {

@@ -63,6 +63,7 @@ pub use dev::{
 };
 #[doc(hidden)]
 pub use error::unlogged as __unlogged;
+pub use error::{cap_no as __cap_no, require};
 pub use error::{Error, InProgressOk, Refused, Result, UnrecognizedCode, SDK_STDERR_ENV, UNRECOGNIZED};
 pub use graph::{Graph, GraphInstance, Node};
 pub use hwclock::{ClockType, CrossTimestamp, HwClock, Timestamp};

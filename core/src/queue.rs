@@ -386,6 +386,9 @@ impl<L: CtxOps> LibCtx<L> {
         L: TaskLib<P>,
         H: From<Task<P>>,
     {
+        // The state first, as DOCA's libraries check it: a call after start is BAD_STATE
+        // whatever its count.
+        self.core().require_idle("task set_conf")?;
         if num_tasks > max {
             let kind = self.core().kind();
             bail!(

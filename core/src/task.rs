@@ -291,16 +291,17 @@ impl<P: TaskPayload> TaskPool<P> {
     }
 
     /// Takes a free task, resets its user data and status, and lets `init` fill its payload
-    /// (an `init` error returns the slot and is returned). Running only (`BAD_STATE`); not
-    /// configured → `NOT_PERMITTED`; pool empty → `NO_MEMORY`.
+    /// (an `init` error returns the slot and is returned). Running only (`BAD_STATE`); pool
+    /// empty → `NO_MEMORY`, and a task type never configured is a pool of none: `NO_MEMORY`
+    /// too (the code every `*_alloc_init` documents, and DOCA's own library's answer).
     pub fn alloc(&self, init: impl FnOnce(&mut P) -> Result<()>) -> Result<Task<P>> {
         let owner = self.owner.upgrade().ok_or(Error::BadState)?;
         let core = owner.core();
         core.require_running("task alloc")?;
         if !self.configured.get() {
             bail!(
-                Error::NotPermitted,
-                "{}: task type not configured (call its set_conf before start)",
+                Error::NoMemory,
+                "{}: task type not configured, its pool has no task (call its set_conf before start)",
                 core.kind()
             );
         }

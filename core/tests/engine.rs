@@ -208,7 +208,7 @@ fn pool_limits_and_configuration_errors() {
         Err(Error::InvalidValue)
     );
     ctx.start().unwrap();
-    assert_eq!(lb.alloc_task(0).unwrap_err(), Error::NotPermitted, "task type not configured");
+    assert_eq!(lb.alloc_task(0).unwrap_err(), Error::NoMemory, "task type not configured: a pool of none");
     assert_eq!(
         lb.set_conf(|_, _, _| {}, |_, _, _| {}, 2),
         Err(Error::BadState),

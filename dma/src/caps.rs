@@ -2,7 +2,7 @@
 //! with these defaults. Every query first checks the topology's `dma.*` lines, so a misspelt
 //! limit is an error naming its line instead of being ignored.
 
-use doca_core::{bail, CapSpec, DevInfo, Error, Result};
+use doca_core::{bail, cap_no, CapSpec, DevInfo, Result};
 
 /// `doca_dma_cap_task_memcpy_is_supported`: `cap dma.memcpy 0` emulates a device without
 /// DMA (`NOT_SUPPORTED`, and `Dma::create` refuses the same way).
@@ -45,7 +45,7 @@ pub fn get(dev: &DevInfo, spec: &CapSpec) -> Result<u64> {
 /// topology says `cap dma.memcpy 0` (`NOT_SUPPORTED`).
 pub fn task_memcpy_is_supported(dev: &DevInfo) -> Result<()> {
     if get(dev, &MEMCPY)? == 0 {
-        bail!(Error::NotSupported, "dma: the topology says this device has no DMA (cap dma.memcpy 0)");
+        cap_no!("dma: the topology says this device has no DMA (cap dma.memcpy 0)");
     }
     Ok(())
 }

@@ -188,7 +188,7 @@ impl Dma {
     /// `doca_dma_create`: a context on `dev`; `NOT_SUPPORTED` when the device has no DMA
     /// ([`caps::task_memcpy_is_supported`]).
     pub fn create(dev: &Dev) -> Result<Dma> {
-        caps::task_memcpy_is_supported(dev.as_devinfo())?;
+        doca_core::require(caps::task_memcpy_is_supported(dev.as_devinfo()), "doca_dma_create")?;
         let limits = Limits { max_buf_size: 0, max_list_len: 1 };
         let ctx = LibCtx::new(|weak| DmaOps {
             dev: dev.clone(),

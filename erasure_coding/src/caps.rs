@@ -2,7 +2,7 @@
 //! with these defaults. Every query first checks the topology's `ec.*` lines, so a misspelt
 //! limit is an error naming its line instead of being ignored.
 
-use doca_core::{bail, CapSpec, DevInfo, Error, Result};
+use doca_core::{bail, cap_no, CapSpec, DevInfo, Result};
 
 /// `doca_ec_cap_task_create_is_supported`: `cap ec.create 0` emulates a device without
 /// create (encode) tasks.
@@ -101,12 +101,7 @@ impl TaskType {
 pub fn task_is_supported(dev: &DevInfo, t: TaskType) -> Result<()> {
     let spec = t.spec();
     if get(dev, &spec)? == 0 {
-        bail!(
-            Error::NotSupported,
-            "ec: the topology says this device has no {:?} tasks (cap {} 0)",
-            t,
-            spec.name
-        );
+        cap_no!("ec: the topology says this device has no {:?} tasks (cap {} 0)", t, spec.name);
     }
     Ok(())
 }
@@ -119,8 +114,7 @@ pub fn is_supported(dev: &DevInfo) -> Result<()> {
         any |= get(dev, &t.spec())? != 0;
     }
     if !any {
-        bail!(
-            Error::NotSupported,
+        cap_no!(
             "ec: the topology says this device has no erasure coding (cap ec.create/update/recover/galois_mul all 0)"
         );
     }

@@ -243,7 +243,7 @@ impl Ec {
     /// `doca_ec_create`: a context on `dev`; `NOT_SUPPORTED` when the topology gives the
     /// device no erasure coding ([`caps::is_supported`]).
     pub fn create(dev: &Dev) -> Result<Ec> {
-        caps::is_supported(dev.as_devinfo())?;
+        doca_core::require(caps::is_supported(dev.as_devinfo()), "doca_ec_create")?;
         let ctx = LibCtx::new(|weak| EcOps {
             dev: dev.clone(),
             create: TaskPool::new(weak.clone()),
@@ -527,7 +527,7 @@ impl EcOps {
         if !takes(P::TYPE, matrix.role()) {
             bail!(Error::InvalidValue, "ec: a {} task does not take a {:?} matrix", P::WHAT, matrix.role());
         }
-        caps::task_is_supported(self.dev.as_devinfo(), P::TYPE)?;
+        doca_core::require(caps::task_is_supported(self.dev.as_devinfo(), P::TYPE), "doca_ec task")?;
         let mut len = 0usize;
         let mut reads: SmallVec<[_; 8]> = SmallVec::new();
         walk(&src, limits.max_list_len, "source", |b| {

@@ -1228,6 +1228,43 @@ impl MapAccess {
         Ok(())
     }
 
+    /// Whether this map's memory is mapped in this process (its own memory, or an import of
+    /// shared memory), so [`MapAccess::atomic_cas_u64`] and
+    /// [`MapAccess::atomic_fetch_add_u64`] work on it; an import of memory registered by
+    /// address (served by the exporter's library) is not.
+    pub fn is_mapped_here(&self) -> bool {
+        self.inner.far().is_none()
+    }
+
+    /// Compare-and-swap of the 8 bytes at `offset` (native byte order): writes `swap` when
+    /// they hold `cmp`; returns the value before. A real atomic on the mapped memory,
+    /// atomic against the atomics of every process mapping it (an exporter's own CPU atomics
+    /// included). `INVALID_VALUE` out of bounds or not 8-byte aligned; `NOT_PERMITTED` on
+    /// read-only memory (an import whose export grants `RDMA_ATOMIC` takes atomics even
+    /// without `RDMA_WRITE`); `NOT_SUPPORTED` when the memory is not mapped here
+    /// ([`MapAccess::is_mapped_here`]).
+    pub fn atomic_cas_u64(&self, offset: usize, cmp: u64, swap: u64) -> Result<u64> {
+        self.atomic(offset, crate::shm::Atomic64::CompareSwap { cmp, swap })
+    }
+
+    /// Fetch-and-add (wrapping) of the 8 bytes at `offset`; returns the value before. As
+    /// [`MapAccess::atomic_cas_u64`].
+    pub fn atomic_fetch_add_u64(&self, offset: usize, add: u64) -> Result<u64> {
+        self.atomic(offset, crate::shm::Atomic64::FetchAdd(add))
+    }
+
+    fn atomic(&self, offset: usize, op: crate::shm::Atomic64) -> Result<u64> {
+        self.inner.check_live()?;
+        if !self.is_mapped_here() {
+            bail!(
+                Error::NotSupported,
+                "an atomic on memory registered by address in the exporting process: not mapped here"
+            );
+        }
+        let atomic_ok = self.is_from_export() && self.permissions().contains(AccessFlags::RDMA_ATOMIC);
+        self.tracker().atomic_u64(self.region(), offset, op, atomic_ok)
+    }
+
     /// Copies `src` into the map at `offset` (bounds: `INVALID_VALUE`; read-only memory:
     /// `NOT_PERMITTED`; bytes borrowed in this process: `IN_USE`).
     pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {

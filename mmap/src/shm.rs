@@ -426,6 +426,16 @@ impl Region {
     }
 }
 
+/// An 8-byte atomic operation ([`crate::MapAccess::atomic_cas_u64`],
+/// [`crate::MapAccess::atomic_fetch_add_u64`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Atomic64 {
+    /// Writes `swap` when the value is `cmp`.
+    CompareSwap { cmp: u64, swap: u64 },
+    /// Adds (wrapping).
+    FetchAdd(u64),
+}
+
 /// The ranges of one map's memory borrowed in this process: many readers or one writer per
 /// byte, checked at run time (`IN_USE` on conflict, never a panic).
 ///
@@ -769,6 +779,52 @@ impl Tracker {
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), region.ptr.as_ptr().add(offset), src.len()) };
         drop((blocked, held));
         Ok(())
+    }
+
+    /// An 8-byte atomic read-modify-write at `offset` of `region` (see [`Atomic64`]): a CPU
+    /// atomic instruction on the mapped memory itself, so it is atomic against every other
+    /// process's atomics on the same memory. `INVALID_VALUE` out of bounds or not 8-byte
+    /// aligned, `NOT_PERMITTED` on read-only memory, `IN_USE` when this process has the
+    /// bytes borrowed. Returns the value before.
+    /// `atomic_ok`: the memory takes atomics although read-only here (an import whose
+    /// export grants RDMA_ATOMIC but not RDMA_WRITE, as a memory region may on the hardware).
+    pub(crate) fn atomic_u64(
+        &self,
+        region: &Region,
+        offset: usize,
+        op: Atomic64,
+        atomic_ok: bool,
+    ) -> Result<u64> {
+        region.check(offset, 8)?;
+        if !region.writable && !atomic_ok {
+            return Err(fail!(Error::NotPermitted, "the map's memory is read-only (and takes no atomics)"));
+        }
+        let addr = region.addr() + offset;
+        if addr % 8 != 0 {
+            return Err(fail!(Error::InvalidValue, "an 8-byte atomic at {addr:#x}: not 8-byte aligned"));
+        }
+        let held = self.borrows.held.lock();
+        Borrows::check(&held, self.base + offset, 8, true)?;
+        let blocked = Blocked::raise(&self.borrows, NO_READS | NO_WRITES);
+        wait_for_copies();
+        // In bounds (checked) of memory valid for writes while `region`'s owner lives,
+        // aligned for a u64 (checked); no borrow of these bytes exists in this process
+        // (checked, none can be taken while we hold the lock) and no unlocked copy of this
+        // process touches them (blocked). Other processes reach these bytes only through
+        // copies and through atomics of their own: an AtomicU64 over shared memory is what
+        // makes the latter exclusive.
+        // SAFETY: see above.
+        let word = unsafe { &*(region.ptr.as_ptr().add(offset) as *const AtomicU64) };
+        let old = match op {
+            Atomic64::CompareSwap { cmp, swap } => {
+                match word.compare_exchange(cmp, swap, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(v) | Err(v) => v,
+                }
+            }
+            Atomic64::FetchAdd(add) => word.fetch_add(add, Ordering::SeqCst),
+        };
+        drop((blocked, held));
+        Ok(old)
     }
 
     /// Copies `dst.len()` bytes out from `offset` of `region`, under the tracker's lock.

@@ -308,3 +308,44 @@ fn a_copy_never_reads_under_another_threads_write() {
     let writes = writer.join().unwrap();
     assert_eq!(torn, 0, "{torn} of {copied} copies read half of {writes} writes");
 }
+
+#[test]
+fn eight_byte_atomics_on_shared_memory_are_exact_and_checked() {
+    private_fabric();
+    let (d, h) = (dpu(), host());
+    let map = Mmap::create().unwrap();
+    map.set_memrange(doca_mmap::SharedMem::alloc(8192).unwrap()).unwrap();
+    map.set_permissions(AccessFlags::PCI_READ_WRITE | AccessFlags::LOCAL_READ_WRITE).unwrap();
+    map.add_dev(&h).unwrap();
+    map.start().unwrap();
+    let imported = Mmap::create_from_export(None, &map.export_pci(&h).unwrap(), &d).unwrap();
+    let (here, there) = (map.access().unwrap(), imported.access().unwrap());
+    assert!(here.is_mapped_here() && there.is_mapped_here());
+    // The checks: alignment, bounds; a borrow of the word in this process.
+    assert_eq!(there.atomic_fetch_add_u64(4, 1).err(), Some(Error::InvalidValue), "not aligned");
+    assert_eq!(there.atomic_cas_u64(8192 - 4, 0, 1).err(), Some(Error::InvalidValue), "out of bounds");
+    let g = here.bytes(64, 8).unwrap();
+    assert_eq!(there.atomic_fetch_add_u64(64, 1).err(), Some(Error::InUse));
+    drop(g);
+    // Compare-and-swap: the old value either way, the swap only on a match.
+    assert_eq!(there.atomic_cas_u64(64, 0, 10).unwrap(), 0);
+    assert_eq!(there.atomic_cas_u64(64, 0, 20).unwrap(), 10);
+    assert_eq!(here.atomic_fetch_add_u64(64, 5).unwrap(), 10);
+    // Four threads through two mappings of the same pages: not one addition lost.
+    std::thread::scope(|s| {
+        for i in 0..4 {
+            let a = if i % 2 == 0 { here.clone() } else { there.clone() };
+            s.spawn(move || {
+                for _ in 0..10_000 {
+                    a.atomic_fetch_add_u64(128, 1).unwrap();
+                }
+            });
+        }
+    });
+    let mut v = [0u8; 8];
+    here.read(128, &mut v).unwrap();
+    assert_eq!(u64::from_ne_bytes(v), 40_000);
+    // Private memory is mapped here too.
+    let p = private_map(64);
+    assert_eq!(p.access().unwrap().atomic_fetch_add_u64(8, 2).unwrap(), 0);
+}

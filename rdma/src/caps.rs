@@ -2,7 +2,7 @@
 //! with these defaults. Every query first checks the topology's `rdma.*` lines, so a misspelt
 //! limit is an error naming its line instead of being ignored.
 
-use doca_core::{bail, CapSpec, DevInfo, Error, Result};
+use doca_core::{bail, cap_no, CapSpec, DevInfo, Error, Result};
 
 /// Whether the device can run RDMA contexts (`cap rdma.supported 0`: `NOT_SUPPORTED`).
 pub const SUPPORTED: CapSpec =
@@ -32,6 +32,11 @@ pub const DC: CapSpec =
 /// Connections one context may hold (`doca_rdma_set_max_num_connections` at most).
 pub const MAX_CONNECTIONS: CapSpec =
     CapSpec { name: "rdma.max_connections", default: 1024, descr: "connections per RDMA context" };
+/// `doca_rdma_cap_get_max_send_buf_list_len` and
+/// `doca_rdma_cap_task_receive_get_max_dst_buf_list_len`: buffers in the list a send or write
+/// gathers from, or a receive or read scatters into.
+pub const MAX_BUF_LIST_LEN: CapSpec =
+    CapSpec { name: "rdma.max_buf_list_len", default: 16, descr: "buffers in one task's buffer list" };
 /// Emulator-only: bytes one context copies for one-sided operations per progress pass.
 pub const BYTES_PER_PASS: CapSpec = CapSpec {
     name: "rdma.bytes_per_pass",
@@ -40,7 +45,7 @@ pub const BYTES_PER_PASS: CapSpec = CapSpec {
 };
 
 /// Every capability this library reads.
-pub const ALL: [CapSpec; 9] = [
+pub const ALL: [CapSpec; 10] = [
     SUPPORTED,
     MAX_SEND_QUEUE_SIZE,
     MAX_RECV_QUEUE_SIZE,
@@ -50,6 +55,7 @@ pub const ALL: [CapSpec; 9] = [
     DC,
     MAX_CONNECTIONS,
     BYTES_PER_PASS,
+    MAX_BUF_LIST_LEN,
 ];
 
 /// The value of `spec` for `dev` (after checking the topology's `rdma.*` names).
@@ -67,7 +73,7 @@ fn get_u32(dev: &DevInfo, spec: &CapSpec) -> Result<u32> {
 /// Whether `dev` runs RDMA contexts: every `doca_rdma_cap_task_*_is_supported`.
 pub fn is_supported(dev: &DevInfo) -> Result<()> {
     if get(dev, &SUPPORTED)? == 0 {
-        bail!(Error::NotSupported, "rdma: the topology says this device has no RDMA (cap rdma.supported 0)");
+        cap_no!("rdma: the topology says this device has no RDMA (cap rdma.supported 0)");
     }
     Ok(())
 }
@@ -97,6 +103,11 @@ pub fn gid_table_size(dev: &DevInfo) -> Result<u32> {
     Ok(get_u32(dev, &GID_TABLE_SIZE)?.clamp(1, 256))
 }
 
+/// Buffers in one task's list (at least 1).
+pub fn max_buf_list_len(dev: &DevInfo) -> Result<u32> {
+    Ok(get_u32(dev, &MAX_BUF_LIST_LEN)?.max(1))
+}
+
 /// Connections per context.
 pub fn max_connections(dev: &DevInfo) -> Result<u32> {
     Ok(get_u32(dev, &MAX_CONNECTIONS)?.clamp(1, u16::MAX as u32))
@@ -106,7 +117,7 @@ pub fn max_connections(dev: &DevInfo) -> Result<u32> {
 pub fn transport_type_is_supported(dev: &DevInfo, t: crate::TransportType) -> Result<()> {
     is_supported(dev)?;
     if t == crate::TransportType::Dc && get(dev, &DC)? == 0 {
-        bail!(Error::NotSupported, "rdma: the topology says this device has no DC transport (cap rdma.dc 0)");
+        cap_no!("rdma: the topology says this device has no DC transport (cap rdma.dc 0)");
     }
     Ok(())
 }

@@ -62,8 +62,12 @@
 //! shared memory, or the exporter's library thread for memory registered by address), so the
 //! peer's application threads take no part, as on the hardware. Operations on one connection
 //! are carried out in submission order (a read or write waits for the sends before it to be
-//! acknowledged). Atomics read, compute and write the 8 bytes with two copies: they are
-//! atomic against the other atomics of this context only, not against the peer's CPU.
+//! acknowledged). Atomics on shared memory (an export of memory the exporter allocated as
+//! shared, `SharedMem`, and so mapped here) are one CPU atomic
+//! instruction on the word itself (`MapAccess::atomic_cas_u64`/`_fetch_add_u64`): atomic
+//! against the exporter's own CPU atomics and every other process's. On memory registered
+//! by address (served by the exporter's library thread) they read, compute and write the 8
+//! bytes with two copies: atomic against the other atomics of this context only.
 //!
 //! **The error rule.** As on an RC queue pair, a task that fails — a remote buffer whose
 //! map or whose peer context lacks the permission (`NOT_PERMITTED`: the headers document no
@@ -89,6 +93,7 @@
 pub mod caps;
 pub mod cm;
 pub mod linked;
+mod lists;
 pub mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -715,7 +720,7 @@ impl Rdma {
     /// `doca_rdma_create`: a context on `dev` (`NOT_SUPPORTED` when the topology gives the
     /// device no RDMA).
     pub fn create(dev: &Dev) -> Result<Rdma> {
-        caps::is_supported(dev.as_devinfo())?;
+        doca_core::require(caps::is_supported(dev.as_devinfo()), "doca_rdma_create")?;
         linked::register();
         let info = dev.as_devinfo();
         let cfg = Config {
@@ -850,7 +855,10 @@ impl Rdma {
 
     /// `doca_rdma_set_transport_type`: RC, or DC where the device has it. Idle only.
     pub fn set_transport_type(&self, t: TransportType) -> Result<()> {
-        caps::transport_type_is_supported(self.dev().as_devinfo(), t)?;
+        doca_core::require(
+            caps::transport_type_is_supported(self.dev().as_devinfo(), t),
+            "doca_rdma_set_transport_type",
+        )?;
         self.configure("set_transport_type", |c| c.transport = t)
     }
 
@@ -893,12 +901,15 @@ impl Rdma {
         self.cfg().recv_queue_size
     }
 
-    /// `doca_rdma_set_max_send_buf_list_len`: 1 (buffer lists are not supported). Idle only.
+    /// `doca_rdma_set_max_send_buf_list_len`: the longest buffer list a send, send with
+    /// immediate, write or write with immediate gathers from, 1..=`rdma.max_buf_list_len`
+    /// (`INVALID_VALUE` beyond). Idle only.
     pub fn set_max_send_buf_list_len(&self, n: u32) -> Result<()> {
-        if n != 1 {
+        let max = caps::max_buf_list_len(self.dev().as_devinfo())?;
+        if n == 0 || n > max {
             bail!(
-                Error::NotSupported,
-                "rdma set_max_send_buf_list_len: {n}: buffer lists are not supported (1 only)"
+                Error::InvalidValue,
+                "rdma set_max_send_buf_list_len: {n} outside 1..={max} (cap rdma.max_buf_list_len)"
             );
         }
         self.configure("set_max_send_buf_list_len", |c| c.max_send_buf_list_len = n)
@@ -909,12 +920,14 @@ impl Rdma {
         self.cfg().max_send_buf_list_len
     }
 
-    /// `doca_rdma_task_receive_set_dst_buf_list_len`: 1 (no lists). Idle only.
+    /// `doca_rdma_task_receive_set_dst_buf_list_len`: the longest buffer list a receive
+    /// scatters into, 1..=`rdma.max_buf_list_len` (`INVALID_VALUE` beyond). Idle only.
     pub fn set_recv_buf_list_len(&self, n: u32) -> Result<()> {
-        if n != 1 {
+        let max = caps::max_buf_list_len(self.dev().as_devinfo())?;
+        if n == 0 || n > max {
             bail!(
-                Error::NotSupported,
-                "rdma task_receive_set_dst_buf_list_len: {n}: buffer lists are not supported (1 only)"
+                Error::InvalidValue,
+                "rdma task_receive_set_dst_buf_list_len: {n} outside 1..={max} (cap rdma.max_buf_list_len)"
             );
         }
         self.configure("task_receive_set_dst_buf_list_len", |c| c.recv_buf_list_len = n)
@@ -999,7 +1012,9 @@ impl Rdma {
     /// DOCA 2.5/2.6's start (the C ABI's level-2.6 `doca_rdma_create`): `start` leaves the
     /// context Starting (`IN_PROGRESS`); it becomes Running when [`Rdma::connect`]
     /// connects, as NVIDIA's 2.6 samples expect (they export and connect in their Starting
-    /// callback). Idle only.
+    /// callback). A remote sync event get of such a context writes the value as its
+    /// destination's data (at the data address, data length 8) instead of appending it, as
+    /// the 2.5/2.6 samples read it. Idle only.
     pub fn set_running_on_connect(&self, on: bool) -> Result<()> {
         self.configure("set_running_on_connect", |c| c.running_on_connect = on)
     }
@@ -1695,37 +1710,30 @@ impl RdmaOps {
                     let (Some(src), Some(dst)) = (&f.src, &f.dst) else {
                         bail!(Error::InvalidValue, "rdma: the task has no source or no destination");
                     };
-                    if job.code == Code::Read {
+                    let (s, d) = if job.code == Code::Read {
                         self.check_remote(src, "source", job.code, peer_perms)?;
-                        self.check_local(dst, "destination", true)?;
+                        (
+                            self.remote_seg(src, "source", false)?,
+                            self.send_side_list(dst, "destination", true, true)?,
+                        )
                     } else {
-                        self.check_local(src, "source", false)?;
                         self.check_remote(dst, "destination", job.code, peer_perms)?;
-                    }
-                    let (s, d) = (src.shape()?, dst.shape()?);
-                    if s.in_list || d.in_list {
-                        bail!(Error::NotSupported, "rdma: buffer lists are not supported");
-                    }
-                    if s.data_len as u64 > max {
+                        (
+                            self.send_side_list(src, "source", false, false)?,
+                            self.remote_seg(dst, "destination", true)?,
+                        )
+                    };
+                    let len = doca_buf::list::total(&s);
+                    if len as u64 > max {
                         bail!(
                             Error::InvalidValue,
-                            "rdma: {} bytes exceed the maximum {max} (cap rdma.max_rdma_size)",
-                            s.data_len
+                            "rdma: {len} bytes exceed the maximum {max} (cap rdma.max_rdma_size)"
                         );
                     }
-                    if d.room() < s.data_len {
-                        bail!(
-                            Error::InvalidValue,
-                            "rdma: the destination has room for {} bytes, the source holds {}",
-                            d.room(),
-                            s.data_len
-                        );
-                    }
-                    src.map().copy_to_map(s.data, s.data_len, dst.map(), d.data_end())?;
-                    dst.increase_data_len(s.data_len)?;
-                    f.result_len = s.data_len as u32;
+                    let n = doca_buf::list::copy(&s, &d, "rdma")?;
+                    f.result_len = n as u32;
                     f.wrote = true;
-                    Ok(s.data_len)
+                    Ok(n)
                 }
                 Code::Cas | Code::Fadd => {
                     let (Some(dst), Some(res)) = (&f.dst, &f.src) else {
@@ -1746,22 +1754,31 @@ impl RdmaOps {
                     if r.room() < 8 {
                         bail!(Error::InvalidValue, "rdma: the result buffer has no room for 8 bytes");
                     }
-                    let mut old = [0u8; 8];
-                    dst.map().read(d.data, &mut old)?;
-                    let v = u64::from_ne_bytes(old);
-                    let new = if job.code == Code::Cas {
-                        if v == f.a {
-                            Some(f.b)
+                    let old = if dst.map().is_mapped_here() {
+                        // Shared memory (an export of memory the exporter allocated as
+                        // shared): one CPU atomic on the very word, atomic against the
+                        // exporter's own atomics and every other context's.
+                        if job.code == Code::Cas {
+                            dst.map().atomic_cas_u64(d.data, f.a, f.b)?
                         } else {
-                            None
+                            dst.map().atomic_fetch_add_u64(d.data, f.a)?
                         }
                     } else {
-                        Some(v.wrapping_add(f.a))
+                        // Memory registered by address, served by the exporter's library:
+                        // read, compute, write (atomic against this context's atomics only).
+                        let mut old = [0u8; 8];
+                        dst.map().read(d.data, &mut old)?;
+                        let v = u64::from_ne_bytes(old);
+                        let new = match job.code {
+                            Code::Cas => (v == f.a).then_some(f.b),
+                            _ => Some(v.wrapping_add(f.a)),
+                        };
+                        if let Some(n) = new {
+                            dst.map().write(d.data, &n.to_ne_bytes())?;
+                        }
+                        v
                     };
-                    if let Some(n) = new {
-                        dst.map().write(d.data, &n.to_ne_bytes())?;
-                    }
-                    res.map().write(r.data_end(), &old)?;
+                    res.map().write(r.data_end(), &old.to_ne_bytes())?;
                     res.increase_data_len(8)?;
                     Ok(8)
                 }
@@ -1792,29 +1809,42 @@ impl RdmaOps {
         };
         self.check_local(&buf, "sync event task's buffer", code != Code::SeSet)?;
         let b = buf.shape()?;
-        if b.in_list {
-            bail!(Error::NotSupported, "rdma: buffer lists are not supported");
-        }
         match code {
             Code::SeSet => {
-                if b.data_len < 8 {
+                let segs = self.send_side_list(&buf, "notify-set's source", false, false)?;
+                let mut v = Vec::with_capacity(8);
+                doca_buf::list::gather(&segs, &mut v)?;
+                if v.len() < 8 {
                     bail!(
                         Error::InvalidValue,
                         "rdma: a notify-set's source holds {} bytes (the value takes 8)",
-                        b.data_len
+                        v.len()
                     );
                 }
-                let mut v = [0u8; 8];
-                buf.map().read(b.data, &mut v)?;
-                se.set(u64::from_ne_bytes(v))?;
+                se.set(u64::from_ne_bytes(v[..8].try_into().map_err(|_| Error::InvalidValue)?))?;
+            }
+            Code::SeGet if self.cfg.get().running_on_connect => {
+                // DOCA 2.5/2.6: the value becomes the destination's data (at its data
+                // address, data length 8), so one get task resubmitted into one buffer reads
+                // the latest value where it read the first (NVIDIA's 2.5/2.6 samples poll so).
+                if b.head + b.len < b.data + 8 {
+                    bail!(
+                        Error::InvalidValue,
+                        "rdma: the buffer has no room for the 8-byte value at its data"
+                    );
+                }
+                let v = se.get()?;
+                buf.map().write(b.data, &v.to_ne_bytes())?;
+                buf.set_data_offset(b.data, 8)?;
+                f.result_len = 8;
             }
             _ => {
-                if b.room() < 8 {
+                let segs = self.send_side_list(&buf, "sync event task's buffer", true, true)?;
+                if doca_buf::list::total(&segs) < 8 {
                     bail!(Error::InvalidValue, "rdma: the buffer has no room for the 8-byte value");
                 }
                 let v = if code == Code::SeGet { se.get()? } else { se.add(f.a)? };
-                buf.map().write(b.data_end(), &v.to_ne_bytes())?;
-                buf.increase_data_len(8)?;
+                doca_buf::list::scatter(&segs, &v.to_ne_bytes(), "rdma")?;
                 f.result_len = 8;
             }
         }
@@ -1831,23 +1861,18 @@ impl RdmaOps {
                     let Some(src) = &f.src else {
                         bail!(Error::InvalidValue, "rdma: the send task has no source")
                     };
-                    self.check_local(src, "source", false)?;
-                    let s = src.shape()?;
-                    if s.in_list {
-                        bail!(Error::NotSupported, "rdma: buffer lists are not supported");
-                    }
-                    if s.data_len > max {
+                    let segs = self.send_side_list(src, "source", false, false)?;
+                    let len = doca_buf::list::total(&segs);
+                    if len > max {
                         bail!(
                             Error::InvalidValue,
-                            "rdma: a send of {} bytes (at most {max}: cap rdma.max_message_size)",
-                            s.data_len
+                            "rdma: a send of {len} bytes (at most {max}: cap rdma.max_message_size)"
                         );
                     }
                     let flags = if job.code == Code::SendImm { FLAG_IMM } else { 0 };
-                    let h = Hdr { kind: Kind::Send, flags, seq, imm: f.imm, len: s.data_len as u32 };
+                    let h = Hdr { kind: Kind::Send, flags, seq, imm: f.imm, len: len as u32 };
                     tx.extend_from_slice(&h.encode());
-                    tx.resize(HDR_LEN + s.data_len, 0);
-                    src.map().read(s.data, &mut tx[HDR_LEN..])?;
+                    doca_buf::list::gather(&segs, tx)?;
                     Ok(())
                 }
                 Code::WriteImm => {
@@ -2260,21 +2285,16 @@ impl RdmaOps {
                 ),
                 None => {}
                 Some(dst) => {
-                    self.check_local(dst, "receive destination", true)?;
-                    let d = dst.shape()?;
-                    if d.in_list {
-                        bail!(Error::NotSupported, "rdma: buffer lists are not supported");
-                    }
-                    if d.room() < n {
+                    let segs = self.recv_list(dst)?;
+                    let room = doca_buf::list::total(&segs);
+                    if room < n {
                         bail!(
                             Error::InvalidValue,
-                            "rdma: a message of {n} bytes, the receive buffer has room for {}",
-                            d.room()
+                            "rdma: a message of {n} bytes, the receive buffer has room for {room}"
                         );
                     }
                     if n > 0 {
-                        dst.map().write(d.data_end(), payload)?;
-                        dst.increase_data_len(n)?;
+                        doca_buf::list::scatter(&segs, payload, "rdma")?;
                     }
                 }
             }
@@ -2546,6 +2566,11 @@ impl CtxOps for RdmaOps {
     }
 
     fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool {
+        if core.state() == CtxState::Starting {
+            // DOCA 2.5/2.6's start: exported connections wait for `connect` (a program may
+            // progress while it waits for its peer's descriptor).
+            return false;
+        }
         if core.state() != CtxState::Running {
             let any = self.flush_all(FLUSH_STATUS);
             self.close_all();

@@ -3,7 +3,7 @@
 //! first checks the topology's `sha.*` lines, so a misspelt limit is an error naming its line
 //! instead of being ignored.
 
-use doca_core::{bail, CapSpec, DevInfo, Error, Result};
+use doca_core::{bail, cap_no, CapSpec, DevInfo, Result};
 
 use crate::Algorithm;
 
@@ -55,11 +55,7 @@ pub fn get(dev: &DevInfo, spec: &CapSpec) -> Result<u64> {
 /// Whether the device offers `algorithm` (`NOT_SUPPORTED` when `sha.algorithms` lacks it).
 pub fn algorithm_is_supported(dev: &DevInfo, algorithm: Algorithm) -> Result<()> {
     if get(dev, &ALGORITHMS)? & (1 << algorithm as u32) == 0 {
-        bail!(
-            Error::NotSupported,
-            "sha: the topology says this device has no {} (cap sha.algorithms)",
-            algorithm.name()
-        );
+        cap_no!("sha: the topology says this device has no {} (cap sha.algorithms)", algorithm.name());
     }
     Ok(())
 }
@@ -68,7 +64,7 @@ pub fn algorithm_is_supported(dev: &DevInfo, algorithm: Algorithm) -> Result<()>
 /// topology says otherwise (`sha.hash`, `sha.algorithms`).
 pub fn task_hash_is_supported(dev: &DevInfo, algorithm: Algorithm) -> Result<()> {
     if get(dev, &HASH)? == 0 {
-        bail!(Error::NotSupported, "sha: the topology says this device has no hash tasks (cap sha.hash 0)");
+        cap_no!("sha: the topology says this device has no hash tasks (cap sha.hash 0)");
     }
     algorithm_is_supported(dev, algorithm)
 }
@@ -76,10 +72,7 @@ pub fn task_hash_is_supported(dev: &DevInfo, algorithm: Algorithm) -> Result<()>
 /// `doca_sha_cap_task_partial_hash_get_supported`.
 pub fn task_partial_hash_is_supported(dev: &DevInfo, algorithm: Algorithm) -> Result<()> {
     if get(dev, &PARTIAL_HASH)? == 0 {
-        bail!(
-            Error::NotSupported,
-            "sha: the topology says this device has no partial hash tasks (cap sha.partial_hash 0)"
-        );
+        cap_no!("sha: the topology says this device has no partial hash tasks (cap sha.partial_hash 0)");
     }
     algorithm_is_supported(dev, algorithm)
 }
@@ -88,10 +81,7 @@ pub fn task_partial_hash_is_supported(dev: &DevInfo, algorithm: Algorithm) -> Re
 /// answer `NOT_SUPPORTED` otherwise, and `Sha::create` refuses.
 pub fn is_supported(dev: &DevInfo) -> Result<()> {
     if (get(dev, &HASH)? == 0 && get(dev, &PARTIAL_HASH)? == 0) || get(dev, &ALGORITHMS)? & 0b111 == 0 {
-        bail!(
-            Error::NotSupported,
-            "sha: the topology says this device has no SHA (cap sha.hash/partial_hash/algorithms)"
-        );
+        cap_no!("sha: the topology says this device has no SHA (cap sha.hash/partial_hash/algorithms)");
     }
     Ok(())
 }

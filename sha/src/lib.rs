@@ -369,7 +369,7 @@ impl Sha {
     /// `doca_sha_create`: a context on `dev`; `NOT_SUPPORTED` when the topology gives the
     /// device no SHA ([`caps::is_supported`]).
     pub fn create(dev: &Dev) -> Result<Sha> {
-        caps::is_supported(dev.as_devinfo())?;
+        doca_core::require(caps::is_supported(dev.as_devinfo()), "doca_sha_create")?;
         let limits = Limits { max_src: 0, max_list_len: 1 };
         let ctx = LibCtx::new(|weak| ShaOps {
             dev: dev.clone(),
@@ -514,7 +514,7 @@ impl Kind for Hash {
     }
 
     fn begin(&mut self, dev: &Dev, _len: usize) -> Result<Hasher> {
-        caps::task_hash_is_supported(dev.as_devinfo(), self.c.alg)?;
+        doca_core::require(caps::task_hash_is_supported(dev.as_devinfo(), self.c.alg), "doca_sha hash task")?;
         Ok(Hasher::new(self.c.alg))
     }
 
@@ -549,7 +549,10 @@ impl Kind for Partial {
     }
 
     fn begin(&mut self, dev: &Dev, len: usize) -> Result<Hasher> {
-        caps::task_partial_hash_is_supported(dev.as_devinfo(), self.c.alg)?;
+        doca_core::require(
+            caps::task_partial_hash_is_supported(dev.as_devinfo(), self.c.alg),
+            "doca_sha partial hash task",
+        )?;
         let block = self.c.alg.block_len();
         if !self.is_final && len % block != 0 {
             bail!(

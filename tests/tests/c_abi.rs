@@ -432,6 +432,38 @@ fn a_c_program_reads_the_clocks_and_cross_timestamps() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// DOCA's capability queries answer "no" quietly (programs probe every device with them);
+/// the create that needs the capability logs the refusal and its reason once.
+#[test]
+fn a_capability_query_says_no_quietly_and_the_refused_create_says_why() {
+    let dir = lib_dir().join(format!("c-cap-quiet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder for the topology");
+    let topo = dir.join("nodma.topology");
+    std::fs::write(
+        &topo,
+        "device 03:00.0 dpu\nrep b1:00.0 pf\ndevice b1:00.0 host\ncap dma.memcpy 0\ncap sha.hash 0\ncap sha.partial_hash 0\n",
+    )
+    .expect("write the topology");
+    let out = Command::new(build("cap_quiet"))
+        .env("DOCA_EMU_SIDE", "host")
+        .env("DOCA_EMU_TOPOLOGY", &topo)
+        .output()
+        .expect("run cap_quiet");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && stdout.trim() == "ok", "cap_quiet:\n{stdout}{stderr}");
+    let (queries, creates) = stderr.split_once("--- create ---").expect("the program's marker line");
+    assert!(!queries.contains("NOT_SUPPORTED"), "a query's \"no\" logged a line:\n{stderr}");
+    assert!(
+        creates.contains("doca_dma_create") && creates.contains("cap dma.memcpy 0"),
+        "the refused DMA create says why:\n{stderr}"
+    );
+    assert!(
+        creates.contains("doca_sha_create") && creates.contains("sha.hash"),
+        "the refused SHA create says why:\n{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// DOCA 2.9's cache_invalidate flow from C: a DMA copy whose completion submits a
 /// cache-invalidate task, whose completion ends the loop; its error paths, accessors and pool.
 #[test]
@@ -2108,4 +2140,36 @@ fn a_c_program_runs_every_rdma_task_over_a_connection_manager_connection() {
         .expect("run the C program");
     let _ = std::fs::remove_dir_all(&dir);
     expect_output(&out, "ok", "rdma.c");
+}
+
+/// DOCA RDMA from C at API level 2.5 (`capi/tests/c/rdma25.c`), two processes exchanging
+/// descriptors through files as NVIDIA's 2.5 samples do: the 2.5 start (Starting until
+/// connected), export and connect without a connection argument, the `bool` grh setting,
+/// the MTU and buffer-list settings and their limits, a send gathered from a list of two
+/// buffers into a receive scattering into a list of two, and a read of the peer's exported
+/// bytes into a list of two; the lengths read with 2.5's `_get_result_length` getters.
+#[test]
+fn two_c_programs_at_api_level_25_send_receive_and_read_through_buffer_lists() {
+    let prog = build("rdma25");
+    let dir = std::env::temp_dir().join(format!("rdma25-c-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let fabric = dir.join("fabric");
+    std::fs::create_dir_all(&fabric).unwrap();
+    std::fs::set_permissions(&fabric, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let run = |role: &str| {
+        Command::new(&prog)
+            .args([role, dir.to_str().unwrap()])
+            .env("DOCA_EMU_FABRIC_DIR", &fabric)
+            .env_remove("DOCA_EMU_SIDE")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start rdma25")
+    };
+    let a = run("a");
+    let b = run("b");
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+    expect_output(&b, "ok", "rdma25 b");
+    expect_output(&a, "ok", "rdma25 a");
 }

@@ -63,6 +63,11 @@ impl Side {
     /// This side (context permissions `perms`, RNR retries `rnr`) and a peer whose context
     /// grants `peer_ctx` and whose exported map grants `peer_map`; connected both ways.
     fn new(perms: u32, rnr: u8, peer_ctx: u32, peer_map: u32) -> Side {
+        Side::new_with(perms, rnr, peer_ctx, peer_map, |_| {})
+    }
+
+    /// [`Side::new`] with more settings (`set`) before the start.
+    fn new_with(perms: u32, rnr: u8, peer_ctx: u32, peer_map: u32, set: impl FnOnce(&Rdma)) -> Side {
         fabric();
         let dev = open_device_with_pci("03:00.0", None).unwrap();
         let pe = Pe::create().unwrap();
@@ -86,6 +91,7 @@ impl Side {
             |t: &ReceiveTask| t.result_len(),
             |t: &ReceiveTask| t.result_immediate_data()
         );
+        set(&rdma);
         pe.connect_ctx(&rdma.as_ctx()).unwrap();
         rdma.as_ctx().start().unwrap();
         let mut peer = Peer::spawn(PEER, &[&peer_ctx.to_string(), &peer_map.to_string()]);
@@ -365,4 +371,153 @@ fn a_killed_peer_fails_the_waiting_tasks_and_a_stopped_one_disconnects_cleanly()
     assert_eq!(s.rdma.as_ctx().state(), CtxState::Running);
     assert_eq!(s.rdma.connection_state(s.conn).unwrap(), doca_rdma::ConnState::Disconnected);
     let _ = &s.dev;
+}
+
+/// `n` bytes of room at `off` of this side's memory.
+fn room_of(s: &Side, off: usize, n: usize) -> Buf {
+    s.inv.buf_get_at(&s.local, off, n).unwrap()
+}
+
+#[test]
+fn buffer_lists_gather_and_scatter_within_their_limits() {
+    let mut s = Side::new_with(LOCAL_RW, 7, LOCAL_RW | READ | WRITE, LOCAL_RW | READ | WRITE, |r| {
+        assert_eq!(
+            r.set_max_send_buf_list_len(17),
+            Err(Error::InvalidValue),
+            "beyond cap rdma.max_buf_list_len"
+        );
+        r.set_max_send_buf_list_len(3).unwrap();
+        r.set_recv_buf_list_len(2).unwrap();
+    });
+    // A send gathered from three buffers: one message of the three data lengths.
+    assert_eq!(s.peer.ask("recv 1"), "ok");
+    let h = s.data(0, b"gathered ");
+    h.chain_list(&s.data(4096, b"from three ")).unwrap();
+    h.chain_list(&s.data(8192, b"buffers")).unwrap();
+    s.rdma.task_send_alloc_init(s.conn, Some(&h), Data::NONE).unwrap().submit().unwrap();
+    assert_eq!(s.wait(1), vec![("send", Ok(()), 0, 0)]);
+    let msg = b"gathered from three buffers";
+    assert_eq!(s.peer.ask("wait_recv"), format!("received {} 0 0 {}", msg.len(), to_hex(msg)));
+
+    // A write gathered from two buffers into the peer's memory.
+    let w = s.data(12288, b"two ");
+    w.chain_list(&s.data(16384, b"pieces")).unwrap();
+    s.rdma
+        .task_write_alloc_init(s.conn, Some(&w), Some(&s.remote_at(100, 64)), Data::NONE)
+        .unwrap()
+        .submit()
+        .unwrap();
+    assert_eq!(s.wait(1), vec![("write", Ok(()), 0, 0)]);
+    assert_eq!(s.peer.ask("hex 100 10"), format!("hex {}", to_hex(b"two pieces")));
+
+    // A read scattered into rooms of 6 and 64 bytes: each element's data grows.
+    assert_eq!(s.peer.ask("fill 2000 the peer's bytes"), "ok");
+    let (r1, r2) = (room_of(&s, 20480, 6), room_of(&s, 24576, 64));
+    r1.chain_list(&r2).unwrap();
+    let from = {
+        let r = s.remote.as_ref().unwrap();
+        s.inv.buf_get_by_data(r, r.memrange().unwrap().0 + 2000, 16).unwrap()
+    };
+    s.rdma.task_read_alloc_init(s.conn, Some(&from), Some(&r1), Data::NONE).unwrap().submit().unwrap();
+    assert_eq!(s.wait(1), vec![("read", Ok(()), 16, 0)]);
+    assert_eq!(r1.data_to_vec().unwrap(), b"the pe");
+    assert_eq!(r2.data_to_vec().unwrap(), b"er's bytes");
+
+    // A receive scattering into rooms of 4 and 64 bytes.
+    let (q1, q2) = (room_of(&s, 28672, 4), room_of(&s, 32768, 64));
+    q1.chain_list(&q2).unwrap();
+    s.rdma.task_receive_alloc_init(Some(&q1), Data::NONE).unwrap().submit().unwrap();
+    s.peer.send("send_imm 9 hello from the peer");
+    assert_eq!(s.wait(1), vec![("recv", Ok(()), 19, 9)]);
+    assert_eq!(s.peer.line(), "ok");
+    assert_eq!(
+        (q1.data_to_vec().unwrap(), q2.data_to_vec().unwrap()),
+        (b"hell".to_vec(), b"o from the peer".to_vec())
+    );
+
+    // The peer's side of a one-sided operation is one buffer, not a list.
+    let (d1, d2) = (s.remote_at(200, 8), s.remote_at(300, 8));
+    d1.chain_list(&d2).unwrap();
+    s.rdma
+        .task_write_alloc_init(s.conn, Some(&s.data(36864, b"x")), Some(&d1), Data::NONE)
+        .unwrap()
+        .submit()
+        .unwrap();
+    assert_eq!(s.wait(1), vec![("write", Err(Error::InvalidValue), 0, 0)]);
+    s.settle_idle();
+    assert!(s.peer.finish());
+}
+
+#[test]
+fn a_list_longer_than_the_limit_fails_its_task() {
+    // max_send_buf_list_len 2: a send of three buffers is INVALID_VALUE, fatal to the context.
+    let s =
+        Side::new_with(LOCAL_RW, 7, LOCAL_RW, LOCAL_RW | READ, |r| r.set_max_send_buf_list_len(2).unwrap());
+    let h = s.data(0, b"a");
+    h.chain_list(&s.data(4096, b"b")).unwrap();
+    h.chain_list(&s.data(8192, b"c")).unwrap();
+    s.rdma.task_send_alloc_init(s.conn, Some(&h), Data::NONE).unwrap().submit().unwrap();
+    assert_eq!(s.wait(1), vec![("send", Err(Error::InvalidValue), 0, 0)]);
+    s.settle_idle();
+    drop(s);
+
+    // A receive list of two when the receive list length is 1 (the default).
+    let mut s = Side::new(LOCAL_RW, 7, LOCAL_RW, LOCAL_RW | READ);
+    let q = room_of(&s, 0, 4);
+    q.chain_list(&room_of(&s, 4096, 64)).unwrap();
+    s.rdma.task_receive_alloc_init(Some(&q), Data::NONE).unwrap().submit().unwrap();
+    s.peer.send("send_imm 1 too long for four bytes");
+    assert_eq!(s.wait(1), vec![("recv", Err(Error::InvalidValue), 0, 0)]);
+    s.settle_idle();
+}
+
+#[test]
+fn remote_fetch_adds_and_the_peers_cpu_atomics_on_one_word_lose_nothing() {
+    // The peer's memory is shared (SharedMem): a remote atomic is a CPU atomic on the word.
+    let mut s = Side::new(LOCAL_RW, 7, ATOMIC, LOCAL_RW | READ | WRITE | ATOMIC);
+    const CPU: u64 = 300_000;
+    const REMOTE: usize = 4000;
+    assert_eq!(s.peer.ask(&format!("cpu_add 512 {CPU}")), "ok");
+    let target = s.remote_at(512, 8);
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..REMOTE / 16 {
+        let rooms: Vec<Buf> = (0..16).map(|i| room_of(&s, 8 * i, 8)).collect();
+        for r in &rooms {
+            s.rdma
+                .task_atomic_fetch_add_alloc_init(s.conn, Some(&target), Some(r), 1 << 32, Data::NONE)
+                .unwrap()
+                .submit()
+                .unwrap();
+        }
+        assert!(s.wait(16).iter().all(|(_, r, _, _)| r.is_ok()));
+        for r in rooms {
+            let old = u64::from_ne_bytes(r.data_to_vec().unwrap()[..8].try_into().unwrap());
+            assert!(seen.insert(old >> 32), "two remote fetch-and-adds saw the same value");
+            r.dec_refcount().unwrap();
+        }
+    }
+    assert_eq!(s.peer.ask("cpu_join"), "ok");
+    let want = (REMOTE as u64) << 32 | CPU;
+    assert_eq!(s.peer.ask("hex 512 8"), format!("hex {}", to_hex(&want.to_ne_bytes())));
+    let Side { peer, .. } = s;
+    assert!(peer.finish());
+
+    // Memory exported with RDMA_ATOMIC but not RDMA_WRITE takes atomics, not writes.
+    let mut s = Side::new(LOCAL_RW, 7, WRITE | ATOMIC, LOCAL_RW | READ | ATOMIC);
+    let r = room_of(&s, 0, 8);
+    s.rdma
+        .task_atomic_cmp_swp_alloc_init(s.conn, Some(&s.remote_at(64, 8)), Some(&r), 0, 99, Data::NONE)
+        .unwrap()
+        .submit()
+        .unwrap();
+    assert_eq!(s.wait(1), vec![("cas", Ok(()), 0, 0)]);
+    assert_eq!(s.peer.ask("hex 64 8"), format!("hex {}", to_hex(&99u64.to_ne_bytes())));
+    s.rdma
+        .task_write_alloc_init(s.conn, Some(&s.data(4096, b"no")), Some(&s.remote_at(128, 8)), Data::NONE)
+        .unwrap()
+        .submit()
+        .unwrap();
+    assert_eq!(s.wait(1), vec![("write", Err(Error::NotPermitted), 0, 0)]);
+    s.settle_idle();
+    assert!(s.peer.finish());
 }

@@ -143,7 +143,7 @@ int main(void)
 	CHECK_CODE(doca_aes_gcm_cap_task_encrypt_is_key_type_supported(info, DOCA_AES_GCM_KEY_128), DOCA_SUCCESS);
 	CHECK_CODE(doca_aes_gcm_cap_task_decrypt_is_key_type_supported(info, DOCA_AES_GCM_KEY_256), DOCA_SUCCESS);
 	CHECK_CODE(doca_aes_gcm_cap_task_encrypt_is_key_type_supported(info, (enum doca_aes_gcm_key_type)3),
-		   DOCA_ERROR_NOT_SUPPORTED);
+		   DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_aes_gcm_cap_task_encrypt_get_max_buf_size(info, &max_buf), DOCA_SUCCESS);
 	CHECK_CODE(doca_aes_gcm_cap_task_decrypt_get_max_list_buf_num_elem(info, &n32), DOCA_SUCCESS);
 	CHECK(max_buf >= 4096 && n32 >= 2);
@@ -162,7 +162,7 @@ int main(void)
 	CHECK_CODE(doca_ctx_start(ctx), DOCA_SUCCESS);
 
 	/* Keys: 128 and 256 bits; another type is not supported. */
-	CHECK_CODE(doca_aes_gcm_key_create(gcm, raw, (enum doca_aes_gcm_key_type)5, &key), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_CODE(doca_aes_gcm_key_create(gcm, raw, (enum doca_aes_gcm_key_type)5, &key), DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_aes_gcm_key_create(gcm, NULL, DOCA_AES_GCM_KEY_256, &key), DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_aes_gcm_key_create(gcm, raw, DOCA_AES_GCM_KEY_128, &gone), DOCA_SUCCESS);
 	CHECK_CODE(doca_aes_gcm_key_create(gcm, raw, DOCA_AES_GCM_KEY_256, &key), DOCA_SUCCESS);
@@ -310,6 +310,7 @@ int main(void)
 
 	CHECK_CODE(doca_aes_gcm_destroy(gcm), DOCA_ERROR_BAD_STATE);
 	CHECK_CODE(doca_ctx_stop(ctx), DOCA_SUCCESS);
+	CHECK_CODE(doca_aes_gcm_destroy(gcm), DOCA_ERROR_IN_USE); /* a key of it lives */
 	CHECK_CODE(doca_aes_gcm_key_destroy(key), DOCA_SUCCESS);
 	CHECK_CODE(doca_aes_gcm_destroy(gcm), DOCA_SUCCESS);
 	doca_buf_dec_refcount(src, NULL);

@@ -137,6 +137,11 @@ static struct doca_rdma *context(struct doca_dev *dev, uint64_t who)
 							DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC),
 		   DOCA_SUCCESS);
 	CHECK_CODE(doca_rdma_set_max_num_connections(r, 4), DOCA_SUCCESS);
+	/* The request callback may be NULL (a client only); the three others may not. */
+	CHECK_CODE(doca_rdma_set_connection_state_callbacks(r, NULL, on_established, on_failure, on_disconnect),
+		   DOCA_SUCCESS);
+	CHECK_CODE(doca_rdma_set_connection_state_callbacks(r, on_request, NULL, on_failure, on_disconnect),
+		   DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_rdma_set_connection_state_callbacks(r, on_request, on_established, on_failure, on_disconnect),
 		   DOCA_SUCCESS);
 	CHECK_CODE(doca_rdma_task_receive_set_conf(r, recv_ok, recv_err, 4), DOCA_SUCCESS);

@@ -199,7 +199,10 @@ impl Consumer {
     /// capability → `NO_MEMORY`; a device without the fast path (`caps::consumer_is_supported`)
     /// → `NOT_SUPPORTED`.
     pub fn create(conn: &Connection, mmap: &Mmap) -> Result<Consumer> {
-        caps::consumer_is_supported(conn.dev().as_devinfo())?;
+        doca_core::require(
+            caps::consumer_is_supported(conn.dev().as_devinfo()),
+            "doca_comch_consumer_create",
+        )?;
         if !conn.is_connected() {
             bail!(Error::BadState, "cc consumer: the connection is not established");
         }

@@ -146,7 +146,10 @@ impl Producer {
     /// otherwise); beyond `caps::MAX_PRODUCERS` producers on this side → `NO_MEMORY`; a device without the fast path
     /// (`caps::producer_is_supported`) → `NOT_SUPPORTED`.
     pub fn create(conn: &Connection) -> Result<Producer> {
-        caps::producer_is_supported(conn.dev().as_devinfo())?;
+        doca_core::require(
+            caps::producer_is_supported(conn.dev().as_devinfo()),
+            "doca_comch_producer_create",
+        )?;
         if !conn.is_connected() {
             bail!(Error::BadState, "cc producer: the connection is not established");
         }

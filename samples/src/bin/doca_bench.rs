@@ -860,6 +860,21 @@ fn aes_gcm_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
             base: size as f64 / t_direct,
             lower_is_better: false,
         });
+        // The machine's OpenSSL on blocks of the same size, as a reference (its own process
+        // and second, right after the pair above).
+        match doca_samples::bench_sysref::openssl_aes256gcm(size) {
+            Ok(bytes_per_s) => rows.push(Row {
+                section: "aes_gcm",
+                name: format!("aes_gcm encrypt task {} (reference)", kib(size)),
+                unit: "GB/s",
+                value: size as f64 / t_doca,
+                p99: None,
+                baseline: format!("openssl speed aes-256-gcm {}", kib(size)),
+                base: bytes_per_s / 1e9,
+                lower_is_better: false,
+            }),
+            Err(why) => eprintln!("doca_bench: the OpenSSL reference row is skipped: {why}"),
+        }
     }
 }
 
@@ -1588,6 +1603,7 @@ fn compress_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         m
     };
     let total = if cfg.reps < 5 { 16usize << 20 } else { 128 << 20 };
+    let zlib = doca_samples::bench_sysref::Zlib::load();
     for size in [64usize << 10, 1 << 20] {
         // Text-like data that compresses about 3:1.
         let mut data = Vec::with_capacity(size);
@@ -1627,7 +1643,7 @@ fn compress_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
                 black_box((written, crc32fast::hash(&from), adler2::adler32_slice(&from)));
             }
         };
-        let (t_task, t_direct) = measure_pair(cfg.reps, copies(total, size), task, direct);
+        let (t_task, t_direct) = measure_pair(cfg.reps, copies(total, size), &task, direct);
         assert_eq!(failed.get(), 0, "a compress task failed");
         rows.push(Row {
             section: "compress",
@@ -1639,6 +1655,32 @@ fn compress_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
             base: size as f64 / t_direct * 1e3,
             lower_is_better: false,
         });
+        // The system zlib at the same level (compress2: deflate and Adler-32, then crc32), as
+        // a reference, interleaved with the task again.
+        match &zlib {
+            Ok(z) => {
+                let from = a.bytes(0, size).expect("nothing borrows the source").to_vec();
+                let mut to = vec![0u8; room];
+                let system = |n: u64| {
+                    for _ in 0..n {
+                        black_box(z.compress_crc(black_box(&from), &mut to, 6).expect("zlib compress2"));
+                    }
+                };
+                let (t_task, t_zlib) = measure_pair(cfg.reps, copies(total, size), &task, system);
+                assert_eq!(failed.get(), 0, "a compress task failed");
+                rows.push(Row {
+                    section: "compress",
+                    name: format!("compress deflate task, {} (reference)", kib(size)),
+                    unit: "MB/s",
+                    value: size as f64 / t_task * 1e3,
+                    p99: None,
+                    baseline: format!("system zlib level 6 + crc32 {}", kib(size)),
+                    base: size as f64 / t_zlib * 1e3,
+                    lower_is_better: false,
+                });
+            }
+            Err(why) => eprintln!("doca_bench: the zlib reference row is skipped: {why}"),
+        }
         drop((src, dst));
     }
 }

@@ -21,6 +21,8 @@
 //!   waits for the oldest send's completion → `ok` / `err <code>`
 //! - `wait_established`: progresses until the connection manager's connection is up →
 //!   `established` / `failure` (at most 20 s: `err TIME_OUT`)
+//! - `cpu_add <offset> <n>`: starts a thread making `n` CPU fetch-and-adds of 1 on the
+//!   exported memory's 8 bytes at `offset` → `ok`; `cpu_join` waits for it → `ok`
 //! - `state`: the context's state → `state <Running|Stopping|Idle|...>`
 //! - `stop`: stops the context (a goodbye to the peer) → `ok`
 
@@ -181,6 +183,7 @@ fn main() {
         }
     });
     let mut next_slot = 0usize;
+    let mut adder: Option<std::thread::JoinHandle<()>> = None;
     let wait = |q: &Seen| -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
@@ -301,6 +304,21 @@ fn main() {
                 map.access().unwrap().write(o.parse().unwrap(), t.as_bytes()).unwrap();
                 "ok".into()
             }
+            "cpu_add" => {
+                let (o, n) = rest.split_once(' ').unwrap();
+                let (o, n): (usize, u64) = (o.parse().unwrap(), n.parse().unwrap());
+                let a = map.access().unwrap();
+                adder = Some(std::thread::spawn(move || {
+                    for _ in 0..n {
+                        a.atomic_fetch_add_u64(o, 1).unwrap();
+                    }
+                }));
+                "ok".into()
+            }
+            "cpu_join" => match adder.take().map(|t| t.join()) {
+                Some(Ok(())) => "ok".into(),
+                _ => "err BAD_STATE".into(),
+            },
             "state" => format!("state {:?}", rdma.as_ctx().state()),
             "stop" => {
                 let _ = rdma.as_ctx().stop();

@@ -195,11 +195,40 @@ fn doca_aes_gcm_key_create_invalid_value_for_the_wrong_length_and_not_supported_
     assert_eq!(r.gcm.key_create(&[1; 32], KeyType::Aes128).map(|_| ()), Err(Error::InvalidValue));
     assert_eq!(r.gcm.key_create(&[1; 24], KeyType::Aes256).map(|_| ()), Err(Error::InvalidValue));
     assert_eq!((KeyType::from_raw(1), KeyType::from_raw(2)), (Some(KeyType::Aes128), Some(KeyType::Aes256)));
-    assert_eq!(KeyType::from_raw(3), None, "another enum value (NOT_SUPPORTED in C)");
+    assert_eq!(KeyType::from_raw(3), None, "another enum value (INVALID_VALUE in C)");
     let no256 = device_of("device b1:00.0 host\ncap aes_gcm.key_256 0\n");
     let gcm = AesGcm::create(&no256).unwrap();
     assert_eq!(gcm.key_create(&[1; 32], KeyType::Aes256).map(|_| ()), Err(Error::NotSupported));
     assert!(gcm.key_create(&[1; 16], KeyType::Aes128).is_ok(), "any context state: Idle here");
+}
+
+/// A context with a live key is not destroyed (`IN_USE`, the context back); destroying the key,
+/// or dropping its last clone, frees it.
+#[test]
+fn doca_aes_gcm_destroy_in_use_while_a_key_lives() {
+    let dev = device_of("device b1:00.0 host\n");
+    let gcm = AesGcm::create(&dev).unwrap();
+    let (a, b) = (
+        gcm.key_create(&[1; 16], KeyType::Aes128).unwrap(),
+        gcm.key_create(&[2; 32], KeyType::Aes256).unwrap(),
+    );
+    let b2 = b.clone();
+    let refused = |gcm: AesGcm| match gcm.destroy() {
+        Err(r) => {
+            assert_eq!(r.error, Error::InUse);
+            r.value
+        }
+        Ok(()) => panic!("destroyed with a live key"),
+    };
+    let gcm = refused(gcm);
+    a.destroy().unwrap();
+    drop(b);
+    let gcm = refused(gcm); // a clone of the second key still lives
+    drop(b2);
+    assert!(gcm.destroy().is_ok(), "every key destroyed or dropped");
+    let gcm = AesGcm::create(&dev).unwrap();
+    drop(gcm.key_create(&[1; 16], KeyType::Aes128).unwrap());
+    assert!(gcm.destroy().is_ok(), "a dropped key frees its context");
 }
 
 /// A destroyed key: a second destroy is `BAD_STATE`, and a task naming it fails with

@@ -182,11 +182,13 @@ fn doca_ctx_set_user_data_get_user_data_and_get_num_inflight_tasks() {
     assert_eq!(changes.borrow()[0].3, 42, "the callback gets the context's user data");
 }
 
+/// A task type whose `set_conf` was never called has a pool of no task: `NO_MEMORY`, the code
+/// every `*_alloc_init` documents (and DOCA 2.5's library's answer).
 #[test]
-fn doca_task_alloc_of_an_unconfigured_type_is_not_permitted() {
+fn doca_task_alloc_of_an_unconfigured_type_is_no_memory() {
     let pe = Pe::create().unwrap();
     let lb = Loopback::create(Started::Running);
     pe.connect_ctx(&lb.as_ctx()).unwrap();
     lb.as_ctx().start().unwrap();
-    assert_eq!(lb.alloc_task(1).unwrap_err(), Error::NotPermitted);
+    assert_eq!(lb.alloc_task(1).unwrap_err(), Error::NoMemory);
 }

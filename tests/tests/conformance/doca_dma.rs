@@ -70,6 +70,11 @@ fn doca_dma_task_memcpy_set_conf() {
     assert_eq!(dma.task_memcpy_set_conf(none, none, 0), Err(Error::InvalidValue), "no task");
     let (_pe, dma) = running(&d, 2);
     assert_eq!(dma.task_memcpy_set_conf(none, none, 2), Err(Error::BadState), "while running");
+    assert_eq!(
+        dma.task_memcpy_set_conf(none, none, max + 1),
+        Err(Error::BadState),
+        "while running, whatever the count: the state is checked first, as DOCA's libraries do"
+    );
 }
 
 #[test]

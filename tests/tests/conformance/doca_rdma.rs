@@ -113,6 +113,19 @@ fn doca_rdma_set_limits() {
     assert_eq!(TransportType::from_raw(2).err(), Some(Error::InvalidValue));
     r.set_connection_request_timeout(250).unwrap();
     assert_eq!(r.connection_request_timeout(), 250);
+    // Buffer lists: 1 to the topology's rdma.max_buf_list_len, for sends and receives.
+    let lists = caps::max_buf_list_len(info).unwrap();
+    assert_eq!(r.set_max_send_buf_list_len(0), Err(Error::InvalidValue));
+    assert_eq!(r.set_max_send_buf_list_len(lists + 1), Err(Error::InvalidValue));
+    r.set_max_send_buf_list_len(lists).unwrap();
+    assert_eq!(r.max_send_buf_list_len(), lists);
+    assert_eq!(r.set_recv_buf_list_len(lists + 1), Err(Error::InvalidValue));
+    r.set_recv_buf_list_len(2).unwrap();
+    assert_eq!(r.recv_buf_list_len(), 2);
+    assert_eq!(r.set_mtu(1000), Err(Error::InvalidValue));
+    r.set_mtu(4096).unwrap();
+    assert_eq!(r.mtu(), 4096);
+    assert_eq!(caps::gid(info, gids).err(), Some(Error::InvalidValue));
 }
 
 #[test]
