@@ -706,6 +706,9 @@ pub struct RdmaOps {
     recv_pool: TaskPool<RecvFields>,
     /// The connection manager's listening ports, requests and pending callbacks.
     cm: cm::CmState,
+    /// This context's row on the status page (`doca_emu ls`/`watch`): live connections,
+    /// receives posted, messages in flight of the window, messages and bytes each way.
+    status: doca_core::status::Entry,
 }
 
 /// `struct doca_rdma`: an RDMA context on one device.
@@ -768,6 +771,13 @@ impl Rdma {
             se_add_pool: TaskPool::new(weak.clone()),
             recv_pool: TaskPool::new(weak.clone()),
             cm: cm::CmState::default(),
+            status: doca_core::status::Entry::claim(doca_core::status::Identity {
+                kind: "rdma",
+                dev: Some(dev.as_devinfo().pci_addr()),
+                rep: None,
+                name: "rdma context",
+                conn_id: 0,
+            }),
         });
         Ok(Rdma { cell })
     }
@@ -1886,6 +1896,23 @@ impl RdmaOps {
         r.unwrap_or(Err(Error::BadState))
     }
 
+    /// A message delivered (answered `ACK`) counts on the status row as received.
+    fn counted(&self, h: &Hdr, payload: usize, reply: &Hdr) {
+        if reply.kind == Kind::Ack {
+            self.status.received(if h.kind == Kind::Send { payload } else { 0 });
+        }
+    }
+
+    /// The status row after a pass: live connections, receives posted, messages in flight
+    /// (sent, not answered) of the connections' windows. Relaxed stores, no syscall.
+    fn show(&self, live: usize) {
+        self.status.set_connections(live);
+        self.status.set_posted(self.posted.borrow().len());
+        let conns = self.conns.borrow();
+        let inflight: usize = conns.iter().flatten().map(|c| c.inflight.len()).sum();
+        self.status.ring_fill(inflight as u64, (WINDOW * live) as u64);
+    }
+
     /// Every task of the context handed back with `status` (the failing one aside), every
     /// connection closed with a goodbye. Returns whether anything was flushed.
     fn flush_all(&self, status: Error) -> bool {
@@ -2156,6 +2183,7 @@ impl RdmaOps {
                         continue; // after a receiver-not-ready: the sender goes back to `expect`
                     }
                     let reply = self.deliver(&h, &rx[HDR_LEN..len], me, fatal);
+                    self.counted(&h, len - HDR_LEN, &reply);
                     c.pending_reply = Some(reply.encode());
                     if reply.kind == Kind::Ack {
                         c.expect = c.expect.wrapping_add(1);
@@ -2230,6 +2258,7 @@ impl RdmaOps {
                         continue;
                     }
                     let reply = self.deliver(&h, part, me, fatal);
+                    self.counted(&h, part.len(), &reply);
                     slot.consume();
                     reply
                 }
@@ -2243,7 +2272,9 @@ impl RdmaOps {
                         continue;
                     }
                     *assembling = false;
-                    self.deliver(&asm.hdr, &asm.bytes, me, fatal)
+                    let reply = self.deliver(&asm.hdr, &asm.bytes, me, fatal);
+                    self.counted(&asm.hdr, asm.bytes.len(), &reply);
+                    reply
                 }
                 Kind::More if !*assembling && h.seq != *expect => {
                     slot.consume(); // the rest of a message dropped after a receiver-not-ready
@@ -2449,6 +2480,8 @@ impl RdmaOps {
                 };
                 match sent {
                     Ok(()) => {
+                        let bytes = if tx[0] == Kind::Send as u8 { tx.len() - HDR_LEN } else { 0 };
+                        self.status.sent(bytes);
                         c.queue.pop_front();
                         c.inflight.push_back((seq, job));
                         c.next_seq = seq.wrapping_add(1);
@@ -2534,6 +2567,7 @@ impl CtxOps for RdmaOps {
         if self.timer.borrow().is_none() {
             *self.timer.borrow_mut() = Some(core.watch(Timer::new()?)?);
         }
+        self.status.set_engine(core.engine_status_id());
         Ok(if self.cfg.get().running_on_connect { Started::Starting } else { Started::Running })
     }
 
@@ -2617,6 +2651,7 @@ impl CtxOps for RdmaOps {
                 broken += 1;
             }
         }
+        self.show(live);
         // Receives posted while every connection is over and one of them broke (a peer that
         // vanished) would wait for ever: they fail. After clean goodbyes they keep waiting.
         if fatal.is_none() && live == 0 && broken > 0 && !self.posted.borrow().is_empty() {

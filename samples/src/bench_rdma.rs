@@ -85,7 +85,9 @@ impl Side {
         rdma.as_ctx().start()?;
         let map = Mmap::create()?;
         map.set_memrange(doca_mmap::SharedMem::alloc(MAP_BYTES)?)?;
-        map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE)?;
+        map.set_permissions(
+            AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_READ | AccessFlags::RDMA_WRITE,
+        )?;
         map.add_dev(&dev)?;
         map.start()?;
         let export = map.export_rdma(&dev)?;

@@ -402,3 +402,53 @@ fn garbage_in_the_shared_rings_closes_the_connection_in_error() {
         );
     }
 }
+
+/// `doca_emu ls` shows each RDMA context of this process: its engine, its live connection,
+/// the receives it has posted, and the messages and bytes each way.
+#[test]
+fn doca_emu_shows_each_rdma_context_with_its_traffic() {
+    let (a, ca, b, _cb) = pair();
+    for i in 0..3 {
+        let room = b.inv.buf_get_at(&b.map, i * 4096, 4096).unwrap();
+        b.rdma.task_receive_alloc_init(Some(&room), Data::NONE).unwrap().submit().unwrap();
+    }
+    for i in 0..2 {
+        let src = a.inv.buf_get_at(&a.map, i * 4096, 4096).unwrap();
+        src.append(&pattern(100, 0)).unwrap();
+        a.rdma.task_send_alloc_init(ca, Some(&src), Data::NONE).unwrap().submit().unwrap();
+    }
+    run(&a.pe, &b.pe, || a.sent.borrow().len() == 2 && b.got.borrow().len() == 2);
+    // One more pass each: the rows say what the last pass saw.
+    a.pe.progress();
+    b.pe.progress();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_emu_cli"))
+        .args(["ls", "--json"])
+        .output()
+        .expect("doca_emu runs");
+    let ls: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ls --json is JSON");
+    let me = ls["processes"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["pid"] == std::process::id()))
+        .unwrap_or_else(|| panic!("this process is listed: {ls}"));
+    let rows: Vec<&serde_json::Value> =
+        me["objects"].as_array().unwrap().iter().filter(|o| o["kind"] == "rdma").collect();
+    // Other tests of this binary run beside this one: find the two rows of this pair by
+    // their traffic (a sender of exactly 2 messages of 100 bytes, a receiver of them).
+    let sender = rows
+        .iter()
+        .find(|o| o["sent"]["messages"] == 2 && o["sent"]["bytes"] == 200 && o["received"]["messages"] == 0)
+        .unwrap_or_else(|| panic!("the sending context's row: {rows:?}"));
+    assert_eq!(sender["connections"], 1);
+    assert_eq!(sender["ring"]["fill"], 0, "nothing in flight once answered");
+    assert!(sender["engine"].as_u64().unwrap() > 0, "connected to an engine: {sender}");
+    assert_eq!(sender["dev"], "0000:03:00.0");
+    let receiver = rows
+        .iter()
+        .find(|o| {
+            o["received"]["messages"] == 2 && o["received"]["bytes"] == 200 && o["sent"]["messages"] == 0
+        })
+        .unwrap_or_else(|| panic!("the receiving context's row: {rows:?}"));
+    assert_eq!(receiver["connections"], 1);
+    assert_eq!(receiver["posted_buffers"], 1, "one receive still posted");
+    drop((a, b));
+}
