@@ -2460,8 +2460,12 @@ impl RdmaOps {
                 if let Some(r) = &out.rings {
                     // Room for the longest message this context may send, before its bytes are
                     // read: a full ring costs no copy.
+                    // What this side last saw of the reader first (no shared line read);
+                    // the reader's position only when that is not enough.
                     let need = records_for(HDR_LEN + self.max_msg.get()) as u64;
-                    if r.tx.capacity() - r.tx.in_flight() < need || r.is_corrupt() {
+                    if r.tx.capacity() - r.tx.fill_seen() < need
+                        && (r.tx.capacity() - r.tx.in_flight() < need || r.is_corrupt())
+                    {
                         break;
                     }
                 }
