@@ -2219,6 +2219,11 @@ impl RdmaOps {
         let Conn { inc, pending_reply, expect, asm, assembling, state, .. } = c;
         let Some(r) = inc.as_ref().and_then(|s| s.rings.as_deref()) else { return Ok(false) };
         let mut did = false;
+        // At most a window of messages per pass: a sender that refills the ring as fast as
+        // this side answers would otherwise keep one pass delivering until the posted
+        // receives ran out, the application's callbacks (which post them again) waiting for
+        // the pass to end.
+        let mut taken = 0;
         loop {
             // An answer not yet sent goes first; nothing more is read until it is.
             if let Some(reply) = *pending_reply {
@@ -2228,6 +2233,9 @@ impl RdmaOps {
                     Ok(false) => break, // the peer reads its answers first
                     Err(_) => return Err("an answer the ring cannot carry"),
                 }
+            }
+            if taken >= WINDOW {
+                break; // the rest at the next pass (`did` is set: the engine calls again)
             }
             if r.is_corrupt() {
                 return Err("shared ring indices out of bounds");
@@ -2283,6 +2291,7 @@ impl RdmaOps {
                 _ => return Err("a record out of place"),
             };
             *pending_reply = Some(reply.encode());
+            taken += 1;
             if reply.kind == Kind::Ack {
                 *expect = expect.wrapping_add(1);
             }
