@@ -83,6 +83,12 @@ impl<'a> Now<'a> {
     }
 }
 
+impl doca_link::cadence::PassTime for Now<'_> {
+    fn instant(&self) -> Instant {
+        self.get()
+    }
+}
+
 impl Now<'static> {
     /// A pass over the system clock (for code that runs outside a progress engine).
     pub fn system() -> Now<'static> {

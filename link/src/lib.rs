@@ -12,6 +12,8 @@
 //! | [`notify`]  | doorbells, eventfds, timers and epoll sets (what a sleeping side waits on) |
 //! | [`rendezvous`] | one memory service per offering process: memfds and served-export connections handed to whoever brings an offer's token, never through `/proc` |
 //! | [`memfd`]   | sealed memfds: shared memory whose size a peer cannot change            |
+//! | [`ring`]    | shared-memory segments and the SPSC message rings in them (Comm Channel's and RDMA's messages) |
+//! | [`cadence`] | when a busy side looks at its sockets (a syscall) instead of only its rings |
 //! | [`remote`]  | host and DPU on two kernels: authenticated, encrypted TCP streams (Noise KK), the DPU's listener, opens, presences, keys |
 //! | [`status`]  | this process's status file in the fabric directory (core writes it), and whose a page file is ([`status::mapped_by`]) |
 //! | [`Error`], [`Result`] | the link's own few DOCA codes; `doca_core::Error` converts from them |
@@ -22,6 +24,7 @@
 
 pub mod bells;
 pub mod budget;
+pub mod cadence;
 pub mod cleanup;
 #[doc(hidden)]
 pub mod doctest;
@@ -32,6 +35,7 @@ pub mod notify;
 pub mod pidfd;
 pub mod remote;
 pub mod rendezvous;
+pub mod ring;
 pub mod status;
 
 pub use error::{Error, Result, SDK_STDERR_ENV};

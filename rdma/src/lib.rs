@@ -22,8 +22,23 @@
 //! on the one a side opened it sends its messages and reads their acknowledgements; on the
 //! one its offer accepted (adopted once it has connected itself, and only if the peer named
 //! itself with the token of the descriptor it was given) it receives the peer's messages.
-//! Both are non-blocking and registered in the progress engine's notification set: a
-//! sleeping application wakes when a message arrives.
+//! Both are non-blocking and registered in the progress engine's notification set.
+//!
+//! **Shared rings.** Between two processes of one kernel the sockets only set a connection
+//! up, say goodbye and tell a peer's death: the connector's first packet hands over a sealed
+//! memfd with two `doca_link::ring` rings (its messages, their answers) and a doorbell, the
+//! offerer answers with its own doorbell ([`wire`]'s *shared rings*). Messages, their
+//! acknowledgements and receiver-not-ready answers then travel through shared memory: a
+//! progress pass reads and writes the rings with no system call; it looks at the sockets on
+//! a cadence (`doca_link::cadence`: at most once every 50 µs while busy) and at once after a
+//! wake-up. Before sleeping, a side arms its rings (the Dekker pattern of `doca_link::ring`);
+//! the peer rings its doorbell after a batch only when it sleeps, so a sleeping application
+//! wakes on a message, on an answer and — through the socket — on a peer's death. A message
+//! longer than a ring record ([`wire::MSG_RECORD`], 16 KiB) goes as consecutive records,
+//! pushed in one batch once the ring has room for the longest message the context may send;
+//! the receiver puts it together in a buffer of the connection (allocated once, at its
+//! first long message) and delivers it whole. Across the link (below) the sockets carry
+//! everything, as before.
 //! The connection manager ([`cm`]) makes the same connections by address and port: the
 //! two descriptors travel over a listening port's socket instead of the application's
 //! channel.
@@ -31,7 +46,8 @@
 //! this side's fabric directory is connected across the TCP link, each socket relayed packet
 //! by packet; a connection is over once both its sockets have ended.
 //!
-//! **Two-sided.** A send's bytes travel in one packet (at most [`caps::max_message_size`]).
+//! **Two-sided.** A send's bytes travel in one ring message or socket packet (at most
+//! [`caps::max_message_size`]).
 //! The receiver delivers each message, in order, into the oldest posted receive task (the
 //! received length and immediate data are the task's results) and acknowledges it; the send
 //! completes at the acknowledgement. With no receive posted, the receiver answers
@@ -67,8 +83,10 @@
 //! connection, or receive tasks are posted with no live connection left.
 //!
 //! **Hostile peers.** Every packet is checked ([`wire::Hdr::parse`]: kind, lengths against
-//! the receiver's limit, no descriptors attached); a malformed one closes that connection
-//! (error state, logged). A peer can make this side do nothing but deliver what its posted
+//! the receiver's limit, descriptors only where the handshake has them), every ring record
+//! too ([`wire::Hdr::parse_record`], and a `MORE` only inside the message it continues), and
+//! the ring checks the peer's indices; a malformed one closes that connection (error state,
+//! logged). A peer can make this side do nothing but deliver what its posted
 //! receives asked for.
 
 #![forbid(unsafe_code)]
@@ -94,12 +112,17 @@ use doca_core::{
     bail, fail, Ctx, CtxCore, CtxOps, CtxState, Data, Dev, Error, Now, Refused, Result, Started, TaskId,
     TaskLib, TaskPayload, TaskPool,
 };
-use doca_link::notify::{EventFd, Timer, Watched};
+use doca_link::cadence::Cadence;
+use doca_link::notify::{Doorbell, EventFd, Timer, Watched};
 use doca_link::rendezvous::{Offer, Offered, Token};
+use doca_link::ring::{Area, End, Ring};
 use doca_link::Recv;
 use doca_mmap::AccessFlags;
 
-use crate::wire::{Desc, Hdr, Kind, FLAG_IMM, HDR_LEN};
+use crate::wire::{
+    records_for, Desc, Hdr, Kind, ACK_AT, ACK_SLOTS, AREA_LEN, CHUNK, FLAG_IMM, HDR_LEN, MSG_RECORD,
+    MSG_SLOTS,
+};
 
 /// Status of the tasks a stop or a failure flushes: `DOCA_ERROR_SHUTDOWN`.
 pub const FLUSH_STATUS: Error = doca_core::queue::FLUSH_STATUS;
@@ -556,21 +579,59 @@ impl ReceiveTask {
     }
 }
 
-/// One direction's socket: the fd, and a duplicate in the engine's notification set.
+/// One direction's socket: the fd, a duplicate in the engine's notification set, and the
+/// direction's shared rings when the peer is a process of this kernel.
 struct Sock {
     fd: OwnedFd,
     _watch: Option<Watched<OwnedFd>>,
+    rings: Option<Box<Rings>>,
 }
 
 impl Sock {
     fn new(fd: OwnedFd, core: &CtxCore) -> Sock {
         let watch = fd.try_clone().ok().and_then(|d| core.watch(d).ok());
-        Sock { fd, _watch: watch }
+        Sock { fd, _watch: watch, rings: None }
     }
 
     fn send(&self, bytes: &[u8]) -> doca_link::Result<()> {
         doca_link::send(self.fd.as_fd(), bytes, &[])
     }
+}
+
+/// One direction's pair of shared rings ([`wire`]'s *shared rings*): on the socket this side
+/// opened, `tx` carries its messages and `rx` their answers; on the peer's socket, `rx` the
+/// peer's messages and `tx` the answers.
+struct Rings {
+    tx: Ring,
+    rx: Ring,
+    /// Rings the peer's doorbell: after a batch, when the peer sleeps waiting for it (the
+    /// connector has it once the offerer's `READY` came).
+    peer: Option<Doorbell>,
+    /// This side's doorbell for this direction, in the engine's notification set.
+    wake: Watched<Doorbell>,
+}
+
+impl Rings {
+    /// After a pass: rings the peer when it sleeps waiting for what this side published or
+    /// freed (a fence per ring that moved, a syscall only for a sleeping peer).
+    fn wake_peer(&self) {
+        let (a, b) = (self.tx.peer_needs_wakeup(), self.rx.peer_needs_wakeup());
+        if a || b {
+            if let Some(p) = &self.peer {
+                p.ring();
+            }
+        }
+    }
+
+    fn is_corrupt(&self) -> bool {
+        self.tx.is_corrupt() || self.rx.is_corrupt()
+    }
+}
+
+/// A message being put together from its ring records.
+struct Assembly {
+    hdr: Hdr,
+    bytes: Vec<u8>,
 }
 
 /// One connection.
@@ -590,8 +651,13 @@ struct Conn {
     inc: Option<Sock>,
     /// The peer named itself on `inc`.
     inc_named: bool,
-    /// An acknowledgement the socket had no room for.
+    /// An acknowledgement the socket (or the answers ring) had no room for.
     pending_reply: Option<[u8; HDR_LEN]>,
+    /// Shared rings: the message whose `MORE` records are coming (its bytes kept between
+    /// messages: allocated once per connection, at its first long message).
+    asm: Assembly,
+    /// Shared rings: whether `asm` holds a message in progress.
+    assembling: bool,
     queue: VecDeque<Job>,
     inflight: VecDeque<(u32, Job)>,
     next_seq: u32,
@@ -621,6 +687,9 @@ pub struct RdmaOps {
     bell_watch: RefCell<Option<Watched<EventFd>>>,
     timer: RefCell<Option<Watched<Timer>>>,
     bytes_per_pass: Cell<usize>,
+    /// When a pass looks at the connections' sockets (shared rings carry the traffic; the
+    /// sockets only a goodbye or the peer's end): on a cadence, and at once after a wake-up.
+    cadence: Cadence,
     /// Stopped with connections: they close at the next progress.
     closing: Cell<bool>,
     max_msg: Cell<usize>,
@@ -641,6 +710,9 @@ pub struct RdmaOps {
     cm: cm::CmState,
     /// The shared receive queue of a context made by [`Rdma::create_with_srq`].
     srq: std::cell::OnceCell<srq::Attached>,
+    /// This context's row on the status page (`doca_emu ls`/`watch`): live connections,
+    /// receives posted, messages in flight of the window, messages and bytes each way.
+    status: doca_core::status::Entry,
 }
 
 /// `struct doca_rdma`: an RDMA context on one device.
@@ -686,6 +758,7 @@ impl Rdma {
             bell_watch: RefCell::new(None),
             timer: RefCell::new(None),
             bytes_per_pass: Cell::new(1 << 20),
+            cadence: Cadence::new(),
             closing: Cell::new(false),
             max_msg: Cell::new(65536),
             rx: RefCell::new(Vec::new()),
@@ -703,6 +776,13 @@ impl Rdma {
             recv_pool: TaskPool::new(weak.clone()),
             cm: cm::CmState::default(),
             srq: std::cell::OnceCell::new(),
+            status: doca_core::status::Entry::claim(doca_core::status::Identity {
+                kind: "rdma",
+                dev: Some(dev.as_devinfo().pci_addr()),
+                rep: None,
+                name: "rdma context",
+                conn_id: 0,
+            }),
         });
         Ok(Rdma { cell })
     }
@@ -1514,6 +1594,11 @@ impl RdmaOps {
             inc: None,
             inc_named: false,
             pending_reply: None,
+            asm: Assembly {
+                hdr: Hdr { kind: Kind::Send, flags: 0, seq: 0, imm: 0, len: 0 },
+                bytes: Vec::new(),
+            },
+            assembling: false,
             queue: VecDeque::new(),
             inflight: VecDeque::new(),
             next_seq: 0,
@@ -1529,16 +1614,61 @@ impl RdmaOps {
     }
 
     /// Opens this side's socket to the peer's offer `d` and names itself: the connection
-    /// is then connected (the peer's socket is adopted when it arrives).
+    /// is then connected (the peer's socket is adopted when it arrives). A peer of this
+    /// kernel gets the direction's shared rings and this side's doorbell with the name.
     fn connect_out(&self, c: &mut Conn, d: Desc, core: &CtxCore) -> Result<()> {
+        let local = linked::across(d.service).is_none();
         let fd = linked::take(&d)?;
         let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
         hello.extend_from_slice(&c.token);
-        doca_link::send(fd.as_fd(), &hello, &[])
-            .map_err(|e| fail!(Error::from(e), "rdma connect: the peer closed the connection"))?;
+        let mut rings = None;
+        let sent = if local {
+            let area = Area::create("doca-rdma-conn", AREA_LEN)?;
+            Ring::init(&area, 0, MSG_SLOTS, MSG_RECORD)?;
+            Ring::init(&area, ACK_AT, ACK_SLOTS, HDR_LEN)?;
+            let tx = Ring::attach(&area, 0, MSG_SLOTS, MSG_RECORD, End::Producer)?;
+            let rx = Ring::attach(&area, ACK_AT, ACK_SLOTS, HDR_LEN, End::Consumer)?;
+            let (wake, ringer) = Doorbell::pair()?;
+            let sent = doca_link::send(fd.as_fd(), &hello, &[area.as_fd(), ringer.as_fd()]);
+            rings = Some(Box::new(Rings { tx, rx, peer: None, wake: core.watch(wake)? }));
+            sent
+        } else {
+            doca_link::send(fd.as_fd(), &hello, &[])
+        };
+        sent.map_err(|e| fail!(Error::from(e), "rdma connect: the peer closed the connection"))?;
         c.remote = Some(d);
-        c.out = Some(Sock::new(fd, core));
+        let mut out = Sock::new(fd, core);
+        out.rings = rings;
+        c.out = Some(out);
         c.state = ConnState::Connected;
+        Ok(())
+    }
+
+    /// Offerer side: the connector's `HELLO` brought shared rings (`fds`: the area, the socket
+    /// that rings the connector): attaches to them and answers `READY` with this side's
+    /// doorbell. `Err` names what was wrong (the caller closes the connection).
+    fn accept_rings(
+        &self,
+        inc: &mut Sock,
+        fds: Vec<OwnedFd>,
+        core: &CtxCore,
+    ) -> std::result::Result<(), &'static str> {
+        let [area, ringer]: [OwnedFd; 2] =
+            fds.try_into().map_err(|_| "a HELLO with a wrong number of descriptors")?;
+        let area = Area::open(area, AREA_LEN)
+            .map_err(|_| "a shared area that is not a sealed memfd of the agreed size")?;
+        let rx = Ring::attach(&area, 0, MSG_SLOTS, MSG_RECORD, End::Consumer)
+            .map_err(|_| "a shared messages ring of another geometry")?;
+        let tx = Ring::attach(&area, ACK_AT, ACK_SLOTS, HDR_LEN, End::Producer)
+            .map_err(|_| "a shared answers ring of another geometry")?;
+        let peer = Doorbell::from_peer(ringer).map_err(|_| "a doorbell that is not a datagram socket")?;
+        let (wake, mine) = Doorbell::pair().map_err(|_| "no doorbell could be made here")?;
+        let wake = core.watch(wake).map_err(|_| "no doorbell could be watched here")?;
+        let ready = Hdr { kind: Kind::Ready, flags: 0, seq: 0, imm: 0, len: 0 }.encode();
+        // A peer that went already (stopped right after connecting) left a goodbye or its end
+        // on the socket: the reader finds it next.
+        let _ = doca_link::send(inc.fd.as_fd(), &ready, &[mine.as_fd()]);
+        inc.rings = Some(Box::new(Rings { tx, rx, peer: Some(peer), wake }));
         Ok(())
     }
 
@@ -1808,6 +1938,23 @@ impl RdmaOps {
         r.unwrap_or(Err(Error::BadState))
     }
 
+    /// A message delivered (answered `ACK`) counts on the status row as received.
+    fn counted(&self, h: &Hdr, payload: usize, reply: &Hdr) {
+        if reply.kind == Kind::Ack {
+            self.status.received(if h.kind == Kind::Send { payload } else { 0 });
+        }
+    }
+
+    /// The status row after a pass: live connections, receives posted, messages in flight
+    /// (sent, not answered) of the connections' windows. Relaxed stores, no syscall.
+    fn show(&self, live: usize) {
+        self.status.set_connections(live);
+        self.status.set_posted(self.posted.borrow().len());
+        let conns = self.conns.borrow();
+        let inflight: usize = conns.iter().flatten().map(|c| c.inflight.len()).sum();
+        self.status.ring_fill(inflight as u64, (WINDOW * live) as u64);
+    }
+
     /// Every task of the context handed back with `status` (the failing one aside), every
     /// connection closed with a goodbye. Returns whether anything was flushed.
     fn flush_all(&self, status: Error) -> bool {
@@ -1868,12 +2015,41 @@ impl RdmaOps {
         }
     }
 
-    /// Reads the acknowledgements on `out`. Returns whether anything happened.
-    fn read_acks(&self, c: &mut Conn, now: Instant, fatal: &mut Fatal) -> bool {
-        let Some(out) = &c.out else { return false };
+    /// Reads the answers to this side's messages: from the shared answers ring, then (in
+    /// socket mode, until the peer's `READY`, or when `look`) from `out`. Returns whether
+    /// anything happened.
+    fn read_acks(&self, c: &mut Conn, now: Instant, look: bool, fatal: &mut Fatal) -> bool {
         let mut did = false;
+        while let Some(r) = c.out.as_ref().and_then(|s| s.rings.as_deref()) {
+            if r.is_corrupt() {
+                self.hostile(c, "shared ring indices out of bounds", fatal);
+                return true;
+            }
+            let Some(slot) = r.rx.peek() else { break };
+            let h = match slot.bytes().map(|p| Hdr::parse_record(p, 0)) {
+                Some(Ok(h))
+                    if slot.kind() == h.kind as u32
+                        && matches!(h.kind, Kind::Ack | Kind::Rnr | Kind::Nak) =>
+                {
+                    h
+                }
+                _ => {
+                    self.hostile(c, "a malformed answer record", fatal);
+                    return true;
+                }
+            };
+            slot.consume();
+            did = true;
+            if self.on_answer(c, h, now, fatal) {
+                return true;
+            }
+        }
+        let Some(out) = &c.out else { return did };
+        if out.rings.as_ref().is_some_and(|r| r.peer.is_some()) && !look {
+            return did;
+        }
         let mut buf = [0u8; HDR_LEN + 16];
-        loop {
+        while let Some(out) = &c.out {
             match doca_link::recv(out.fd.as_fd(), &mut buf) {
                 Ok(Recv::Empty) => break,
                 Ok(Recv::Closed) | Err(_) => {
@@ -1883,53 +2059,37 @@ impl RdmaOps {
                 Ok(Recv::Packet { len, truncated, fds }) => {
                     did = true;
                     let h = match Hdr::parse(&buf[..len], 0) {
-                        Ok(h) if !truncated && fds.is_empty() => h,
+                        Ok(h) if !truncated && (fds.is_empty() || h.kind == Kind::Ready) => h,
                         _ => {
                             self.hostile(c, "a malformed acknowledgement", fatal);
                             break;
                         }
                     };
-                    let front = c.inflight.front().map(|&(s, _)| s);
-                    match h.kind {
-                        Kind::Ack if front == Some(h.seq) => {
-                            let (_, job) = c.inflight.pop_front().expect("front checked");
-                            c.rnr_retries = 0;
-                            self.finish(job, Ok(()));
-                        }
-                        Kind::Rnr if front == Some(h.seq) => {
-                            c.rnr_retries += 1;
-                            let budget = self.cfg.get().rnr_retry;
-                            if budget != RNR_INFINITE && c.rnr_retries > budget as u32 {
-                                let (_, job) = c.inflight.pop_front().expect("front checked");
-                                self.finish(job, Err(Error::TimeOut));
-                                c.state = ConnState::Error;
-                                *fatal = Some((
-                                    Error::TimeOut,
-                                    format!("the peer had no receive posted after {budget} retries (rnr_retry_count)"),
-                                ));
-                                return true;
+                    if h.kind == Kind::Ready {
+                        // The offerer's doorbell: the shared rings are both sides' now.
+                        let rings = c.out.as_mut().and_then(|s| s.rings.as_deref_mut());
+                        let peer = match (rings, <[OwnedFd; 1]>::try_from(fds)) {
+                            (Some(r), Ok([fd])) if r.peer.is_none() => {
+                                Doorbell::from_peer(fd).ok().map(|p| (r, p))
                             }
-                            // Go back: resend from this message, after the delay.
-                            while let Some((_, j)) = c.inflight.pop_back() {
-                                c.queue.push_front(j);
-                            }
-                            c.next_seq = h.seq;
-                            c.backoff_until = Some(now + RNR_DELAY);
-                        }
-                        Kind::Nak if front == Some(h.seq) => {
-                            let (_, job) = c.inflight.pop_front().expect("front checked");
-                            let e = Error::from_code(h.imm as i32).unwrap_or(Error::Unexpected);
-                            self.finish(job, Err(e));
-                            c.state = ConnState::Error;
-                            *fatal = Some((e, "the peer could not take the message".into()));
-                            return true;
-                        }
-                        Kind::Bye => {
-                            c.bye = true;
-                        }
-                        _ => {
-                            tracing::debug!(target: "doca_sdk", "rdma: an acknowledgement {:?} {} not for the oldest message, ignored", h.kind, h.seq);
-                        }
+                            _ => None,
+                        };
+                        let Some((r, p)) = peer else {
+                            self.hostile(c, "a READY out of place", fatal);
+                            break;
+                        };
+                        p.ring(); // what was published before it came, in case it sleeps
+                        r.peer = Some(p);
+                        continue;
+                    }
+                    if matches!(h.kind, Kind::Ack | Kind::Rnr | Kind::Nak)
+                        && c.out.as_ref().is_some_and(|s| s.rings.is_some())
+                    {
+                        self.hostile(c, "an answer on the socket while the rings carry them", fatal);
+                        break;
+                    }
+                    if self.on_answer(c, h, now, fatal) {
+                        return true;
                     }
                 }
             }
@@ -1937,21 +2097,92 @@ impl RdmaOps {
         did
     }
 
-    /// Reads the peer's messages on `inc`. Returns whether anything happened.
-    fn read_messages(&self, c: &mut Conn, me: Connection, fatal: &mut Fatal) -> bool {
+    /// One answer (or goodbye) to this side's messages. Returns true when it failed the
+    /// connection (`fatal` set).
+    fn on_answer(&self, c: &mut Conn, h: Hdr, now: Instant, fatal: &mut Fatal) -> bool {
+        let front = c.inflight.front().map(|&(s, _)| s);
+        match h.kind {
+            Kind::Ack if front == Some(h.seq) => {
+                let (_, job) = c.inflight.pop_front().expect("front checked");
+                c.rnr_retries = 0;
+                self.finish(job, Ok(()));
+            }
+            Kind::Rnr if front == Some(h.seq) => {
+                c.rnr_retries += 1;
+                let budget = self.cfg.get().rnr_retry;
+                if budget != RNR_INFINITE && c.rnr_retries > budget as u32 {
+                    let (_, job) = c.inflight.pop_front().expect("front checked");
+                    self.finish(job, Err(Error::TimeOut));
+                    c.state = ConnState::Error;
+                    *fatal = Some((
+                        Error::TimeOut,
+                        format!("the peer had no receive posted after {budget} retries (rnr_retry_count)"),
+                    ));
+                    return true;
+                }
+                // Go back: resend from this message, after the delay.
+                while let Some((_, j)) = c.inflight.pop_back() {
+                    c.queue.push_front(j);
+                }
+                c.next_seq = h.seq;
+                c.backoff_until = Some(now + RNR_DELAY);
+            }
+            Kind::Nak if front == Some(h.seq) => {
+                let (_, job) = c.inflight.pop_front().expect("front checked");
+                let e = Error::from_code(h.imm as i32).unwrap_or(Error::Unexpected);
+                self.finish(job, Err(e));
+                c.state = ConnState::Error;
+                *fatal = Some((e, "the peer could not take the message".into()));
+                return true;
+            }
+            Kind::Bye => {
+                c.bye = true;
+            }
+            _ => {
+                tracing::debug!(target: "doca_sdk", "rdma: an acknowledgement {:?} {} not for the oldest message, ignored", h.kind, h.seq);
+            }
+        }
+        false
+    }
+
+    /// Reads the peer's messages: from the shared messages ring, then (in socket mode, until
+    /// the peer named itself, or when `look`) from `inc`. Returns whether anything happened.
+    fn read_messages(
+        &self,
+        c: &mut Conn,
+        me: Connection,
+        look: bool,
+        core: &CtxCore,
+        fatal: &mut Fatal,
+    ) -> bool {
         let mut did = false;
+        match self.ring_messages(c, me, fatal) {
+            Ok(d) => did |= d,
+            Err(what) => {
+                self.hostile(c, what, fatal);
+                return true;
+            }
+        }
+        if fatal.is_some() {
+            return true;
+        }
+        if c.inc.as_ref().is_some_and(|s| s.rings.is_some()) && !look {
+            return did;
+        }
         let max = self.max_msg.get();
         let mut rx = self.rx.borrow_mut();
         rx.resize(HDR_LEN + max + 1, 0);
         loop {
             // An acknowledgement not yet sent goes first; nothing more is read until it is.
             if let (Some(r), Some(inc)) = (c.pending_reply, &c.inc) {
-                match inc.send(&r) {
-                    Ok(()) => c.pending_reply = None,
-                    Err(doca_link::Error::Again) => break,
-                    Err(_) => {
-                        did |= self.peer_gone(c, false, "its messages' socket closed", fatal);
-                        break;
+                if inc.rings.is_none() {
+                    match inc.send(&r) {
+                        Ok(()) => c.pending_reply = None,
+                        Err(doca_link::Error::Again) => break,
+                        Err(_) => {
+                            did |= self.peer_gone(c, false, "its messages' socket closed", fatal);
+                            break;
+                        }
                     }
                 }
             }
@@ -1966,12 +2197,13 @@ impl RdmaOps {
             };
             did = true;
             let h = match Hdr::parse(&rx[..len], max) {
-                Ok(h) if !truncated && fds.is_empty() => h,
+                Ok(h) if !truncated && (fds.is_empty() || h.kind == Kind::Hello) => h,
                 _ => {
                     self.hostile(c, "a malformed message", fatal);
                     break;
                 }
             };
+            let ringed = c.inc.as_ref().is_some_and(|s| s.rings.is_some());
             match h.kind {
                 Kind::Hello if !c.inc_named => {
                     let named = c.remote.is_some_and(|r| rx[HDR_LEN..HDR_LEN + 16] == r.token);
@@ -1979,13 +2211,21 @@ impl RdmaOps {
                         self.hostile(c, "a peer that is not the one connected to", fatal);
                         break;
                     }
+                    if !fds.is_empty() {
+                        let inc = c.inc.as_mut().expect("read from it above");
+                        if let Err(what) = self.accept_rings(inc, fds, core) {
+                            self.hostile(c, what, fatal);
+                            break;
+                        }
+                    }
                     c.inc_named = true;
                 }
-                Kind::Send | Kind::WriteImm if c.inc_named => {
+                Kind::Send | Kind::WriteImm if c.inc_named && !ringed => {
                     if h.seq != c.expect {
                         continue; // after a receiver-not-ready: the sender goes back to `expect`
                     }
                     let reply = self.deliver(&h, &rx[HDR_LEN..len], me, fatal);
+                    self.counted(&h, len - HDR_LEN, &reply);
                     c.pending_reply = Some(reply.encode());
                     if reply.kind == Kind::Ack {
                         c.expect = c.expect.wrapping_add(1);
@@ -2006,6 +2246,107 @@ impl RdmaOps {
             }
         }
         did
+    }
+
+    /// The peer's messages in the shared messages ring (when there is one): each delivered
+    /// and answered in the answers ring. `Err` names what the peer broke (the caller closes
+    /// the connection).
+    fn ring_messages(
+        &self,
+        c: &mut Conn,
+        me: Connection,
+        fatal: &mut Fatal,
+    ) -> std::result::Result<bool, &'static str> {
+        let max = self.max_msg.get();
+        let Conn { inc, pending_reply, expect, asm, assembling, state, .. } = c;
+        let Some(r) = inc.as_ref().and_then(|s| s.rings.as_deref()) else { return Ok(false) };
+        let mut did = false;
+        // At most a window of messages per pass: a sender that refills the ring as fast as
+        // this side answers would otherwise keep one pass delivering until the posted
+        // receives ran out, the application's callbacks (which post them again) waiting for
+        // the pass to end.
+        let mut taken = 0;
+        loop {
+            // An answer not yet sent goes first; nothing more is read until it is.
+            if let Some(reply) = *pending_reply {
+                match r.tx.push_with(u32::from(reply[0]), HDR_LEN, |b| b.copy_from_slice(&reply)) {
+                    Ok(true) => *pending_reply = None,
+                    Ok(false) if r.tx.is_corrupt() => return Err("shared ring indices out of bounds"),
+                    Ok(false) => break, // the peer reads its answers first
+                    Err(_) => return Err("an answer the ring cannot carry"),
+                }
+            }
+            if taken >= WINDOW {
+                break; // the rest at the next pass (`did` is set: the engine calls again)
+            }
+            if r.is_corrupt() {
+                return Err("shared ring indices out of bounds");
+            }
+            let Some(slot) = r.rx.peek() else { break };
+            did = true;
+            let Some(p) = slot.bytes() else { return Err("a record longer than its slot") };
+            let h = match Hdr::parse_record(p, max) {
+                Ok(h) if slot.kind() == h.kind as u32 => h,
+                _ => return Err("a malformed message record"),
+            };
+            let part = &p[HDR_LEN..];
+            let reply = match h.kind {
+                Kind::Send | Kind::WriteImm => {
+                    if *assembling {
+                        return Err("a new message before the last one's end");
+                    }
+                    if h.seq != *expect {
+                        slot.consume(); // after a receiver-not-ready: the sender goes back to `expect`
+                        continue;
+                    }
+                    if h.kind == Kind::Send && part.len() < h.len as usize {
+                        asm.hdr = h;
+                        asm.bytes.clear();
+                        asm.bytes.extend_from_slice(part);
+                        *assembling = true;
+                        slot.consume();
+                        continue;
+                    }
+                    let reply = self.deliver(&h, part, me, fatal);
+                    self.counted(&h, part.len(), &reply);
+                    slot.consume();
+                    reply
+                }
+                Kind::More if *assembling && h.seq == asm.hdr.seq => {
+                    if asm.bytes.len() + part.len() > asm.hdr.len as usize {
+                        return Err("a message longer than it said");
+                    }
+                    asm.bytes.extend_from_slice(part);
+                    slot.consume();
+                    if asm.bytes.len() < asm.hdr.len as usize {
+                        continue;
+                    }
+                    *assembling = false;
+                    let reply = self.deliver(&asm.hdr, &asm.bytes, me, fatal);
+                    self.counted(&asm.hdr, asm.bytes.len(), &reply);
+                    reply
+                }
+                Kind::More if !*assembling && h.seq != *expect => {
+                    slot.consume(); // the rest of a message dropped after a receiver-not-ready
+                    continue;
+                }
+                _ => return Err("a record out of place"),
+            };
+            *pending_reply = Some(reply.encode());
+            taken += 1;
+            if reply.kind == Kind::Ack {
+                *expect = expect.wrapping_add(1);
+            }
+            if fatal.is_some() {
+                *state = ConnState::Error;
+                if let Some(reply) = pending_reply.take() {
+                    let _ = r.tx.push_with(u32::from(reply[0]), HDR_LEN, |b| b.copy_from_slice(&reply));
+                    r.wake_peer();
+                }
+                break;
+            }
+        }
+        Ok(did)
     }
 
     /// Delivers a message into the oldest posted receive: the answer for the sender.
@@ -2167,6 +2508,18 @@ impl RdmaOps {
                     break;
                 }
                 let Some(out) = &c.out else { break };
+                if let Some(r) = &out.rings {
+                    // Room for the longest message this context may send, before its bytes are
+                    // read: a full ring costs no copy.
+                    // What this side last saw of the reader first (no shared line read);
+                    // the reader's position only when that is not enough.
+                    let need = records_for(HDR_LEN + self.max_msg.get()) as u64;
+                    if r.tx.capacity() - r.tx.fill_seen() < need
+                        && (r.tx.capacity() - r.tx.in_flight() < need || r.is_corrupt())
+                    {
+                        break;
+                    }
+                }
                 let mut tx = self.tx.borrow_mut();
                 let seq = c.next_seq;
                 if let Err(e) = self.build_message(job, seq, &mut tx) {
@@ -2176,8 +2529,14 @@ impl RdmaOps {
                     *fatal = Some((e, "a send task failed".into()));
                     return true;
                 }
-                match out.send(&tx) {
+                let sent = match &out.rings {
+                    Some(r) => push_records(&r.tx, &tx, seq),
+                    None => out.send(&tx),
+                };
+                match sent {
                     Ok(()) => {
+                        let bytes = if tx[0] == Kind::Send as u8 { tx.len() - HDR_LEN } else { 0 };
+                        self.status.sent(bytes);
                         c.queue.pop_front();
                         c.inflight.push_back((seq, job));
                         c.next_seq = seq.wrapping_add(1);
@@ -2208,6 +2567,28 @@ impl RdmaOps {
         }
         did
     }
+}
+
+/// Puts one message's packet (`tx`: header, then the message) into the messages ring: the
+/// first record holds the header and as much of the message as fits, `MORE` records the rest
+/// (the caller made sure of the room, so the whole message goes in one batch).
+fn push_records(ring: &Ring, tx: &[u8], seq: u32) -> doca_link::Result<()> {
+    let first = tx.len().min(MSG_RECORD);
+    if !ring.push_with(u32::from(tx[0]), first, |b| b.copy_from_slice(&tx[..first]))? {
+        return Err(doca_link::Error::Again);
+    }
+    for part in tx[first..].chunks(CHUNK) {
+        let h = Hdr { kind: Kind::More, flags: 0, seq, imm: 0, len: part.len() as u32 }.encode();
+        let pushed = ring.push_with(Kind::More as u32, HDR_LEN + part.len(), |b| {
+            b[..HDR_LEN].copy_from_slice(&h);
+            b[HDR_LEN..].copy_from_slice(part);
+        })?;
+        if !pushed {
+            // Room was checked: only a corrupt ring refuses; the caller closes it.
+            return Err(doca_link::Error::IoFailed);
+        }
+    }
+    Ok(())
 }
 
 impl CtxOps for RdmaOps {
@@ -2242,6 +2623,7 @@ impl CtxOps for RdmaOps {
         if self.timer.borrow().is_none() {
             *self.timer.borrow_mut() = Some(core.watch(Timer::new()?)?);
         }
+        self.status.set_engine(core.engine_status_id());
         Ok(if self.cfg.get().running_on_connect { Started::Starting } else { Started::Running })
     }
 
@@ -2280,7 +2662,6 @@ impl CtxOps for RdmaOps {
     }
 
     fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool {
-        let _ = self.bell.drain();
         if core.state() == CtxState::Starting {
             // DOCA 2.5/2.6's start: exported connections wait for `connect` (a program may
             // progress while it waits for its peer's descriptor).
@@ -2300,6 +2681,9 @@ impl CtxOps for RdmaOps {
             did = true;
         }
         let t = now.get();
+        // The sockets (a goodbye, the peer's end) are looked at on a cadence; shared rings on
+        // every pass, without a syscall.
+        let look = self.cadence.turn(now);
         did |= self.cm_listen(core, t);
         let mut budget = self.bytes_per_pass.get();
         let n = self.conns.borrow().len();
@@ -2312,12 +2696,15 @@ impl CtxOps for RdmaOps {
             let Some(c) = conns[i].as_mut() else { continue };
             let me = Connection { idx: i as u32, gen: c.gen };
             self.adopt(c, core);
-            did |= self.read_acks(c, t, &mut fatal);
+            did |= self.read_acks(c, t, look, &mut fatal);
             if fatal.is_none() {
-                did |= self.read_messages(c, me, &mut fatal);
+                did |= self.read_messages(c, me, look, core, &mut fatal);
             }
             if fatal.is_none() {
                 did |= self.advance(c, t, &mut budget, &mut fatal);
+            }
+            for r in [&c.out, &c.inc].into_iter().flatten().filter_map(|s| s.rings.as_deref()) {
+                r.wake_peer();
             }
             did |= self.cm_step(c, me, core, t);
             if c.state.is_live() {
@@ -2326,6 +2713,7 @@ impl CtxOps for RdmaOps {
                 broken += 1;
             }
         }
+        self.show(live);
         // Receives posted while every connection is over and one of them broke (a peer that
         // vanished) would wait for ever: they fail. After clean goodbyes they keep waiting.
         if fatal.is_none() && live == 0 && broken > 0 && !self.posted.borrow().is_empty() {
@@ -2352,10 +2740,37 @@ impl CtxOps for RdmaOps {
         let now = Instant::now();
         let conns = self.conns.borrow();
         let mut due: Option<Instant> = None;
+        let need = records_for(HDR_LEN + self.max_msg.get()) as u64;
         for c in conns.iter().flatten() {
+            // Shared rings: sleep armed, unless something came meanwhile (Dekker: the peer
+            // publishing after the arming sees the flag and rings this side's doorbell).
+            let (out, inc) = (
+                c.out.as_ref().and_then(|s| s.rings.as_deref()),
+                c.inc.as_ref().and_then(|s| s.rings.as_deref()),
+            );
+            for r in [out, inc].into_iter().flatten() {
+                if r.rx.arm_for_data() {
+                    return true;
+                }
+            }
+            if let (Some(r), Some(_)) = (inc, c.pending_reply) {
+                if r.tx.arm_for_room() {
+                    return true;
+                }
+            }
             match c.backoff_until {
                 Some(t) => due = Some(due.map_or(t, |d| d.min(t))),
-                None if !c.queue.is_empty() && c.state == ConnState::Connected => return true,
+                None if !c.queue.is_empty() && c.state == ConnState::Connected => match out {
+                    // Waiting for answers (armed above) or for room in the ring.
+                    Some(_) if c.inflight.len() >= WINDOW => {}
+                    Some(r) => {
+                        let _ = r.tx.arm_for_room();
+                        if r.tx.capacity() - r.tx.in_flight() >= need {
+                            return true;
+                        }
+                    }
+                    None => return true,
+                },
                 None => {}
             }
         }
@@ -2376,6 +2791,16 @@ impl CtxOps for RdmaOps {
             t.drain();
         }
         let _ = self.bell.drain();
+        // Woken: the next pass looks at the sockets (a goodbye or a peer's end may be what
+        // woke it), and the rings are disarmed.
+        self.cadence.soon();
+        for s in self.conns.borrow().iter().flatten().flat_map(|c| [&c.out, &c.inc]).flatten() {
+            if let Some(r) = s.rings.as_deref() {
+                r.rx.disarm_data();
+                r.tx.disarm_room();
+                let _ = r.wake.drain();
+            }
+        }
     }
 }
 

@@ -19,8 +19,23 @@
 //! | `RNR`       | offerer → connector   | no receive posted for `seq`: retry later (later messages are dropped until `seq` comes again) |
 //! | `NAK`       | offerer → connector   | `seq` failed at the receiver (`imm`: the DOCA code) |
 //! | `BYE`       | either                | the context stopped: a clean disconnection         |
+//! | `READY`     | offerer → connector   | none; carries the offerer's doorbell (one fd): rings are in use |
+//! | `MORE`      | connector → offerer   | the next part of message `seq` (shared rings only) |
+//!
+//! **Shared rings** (two processes of one kernel). The connector's `HELLO` may carry two
+//! descriptors: a sealed memfd of [`AREA_LEN`] bytes holding two `doca_link::ring` rings —
+//! messages at offset 0 ([`MSG_SLOTS`] records of up to [`MSG_RECORD`] bytes), answers at
+//! [`ACK_AT`] ([`ACK_SLOTS`] records of [`HDR_LEN`] bytes) — and the socket that rings the
+//! connector's doorbell. The offerer answers `READY` with the socket that rings its own. From
+//! then on `SEND`, `WRITE_IMM`, `MORE`, `ACK`, `RNR` and `NAK` travel as ring records (the
+//! record's kind is the packet's kind, its bytes the packet: header then payload); the socket
+//! keeps `HELLO`, `READY`, `BYE` and its end (the peer's death). A message longer than a
+//! record goes as a `SEND` (or `WRITE_IMM`) whose `len` is the whole message and whose payload
+//! is its first part, followed at once by `MORE` records (their `len`: their own payload) until
+//! the whole is there ([`Hdr::parse_record`] checks each). Across the link (relayed sockets)
+//! no descriptor travels: `HELLO` carries none and everything stays on the sockets.
 
-use doca_core::{bail, Error, Result};
+use doca_core::{bail, peer_fail, Error, Result};
 use doca_link::rendezvous::{ServiceName, Token};
 
 /// The descriptor's magic.
@@ -110,6 +125,28 @@ impl Desc {
 
 /// The packet header's length.
 pub const HDR_LEN: usize = 16;
+/// Messages ring: records in flight at most (a message of [`MSG_RECORD`] bytes or less is one
+/// record; a 1 MiB one, the longest a topology may allow, is 65).
+pub const MSG_SLOTS: u32 = 128;
+/// Messages ring: the longest record (header included).
+pub const MSG_RECORD: usize = 16 << 10;
+/// Message bytes in a `MORE` record at most.
+pub const CHUNK: usize = MSG_RECORD - HDR_LEN;
+/// Answers ring: records in flight at most (at most one answer per message of the window).
+pub const ACK_SLOTS: u32 = 128;
+/// Where the answers ring starts in the shared area.
+pub const ACK_AT: usize = doca_link::ring::ring_bytes(MSG_SLOTS, MSG_RECORD);
+/// The shared area's length.
+pub const AREA_LEN: usize = ACK_AT + doca_link::ring::ring_bytes(ACK_SLOTS, HDR_LEN);
+
+/// Ring records a message of `len` bytes (header included) takes.
+pub fn records_for(len: usize) -> usize {
+    if len <= MSG_RECORD {
+        1
+    } else {
+        1 + (len - MSG_RECORD).div_ceil(CHUNK)
+    }
+}
 /// `SEND` carries immediate data.
 pub const FLAG_IMM: u8 = 1;
 
@@ -131,6 +168,10 @@ pub enum Kind {
     Nak = 6,
     /// Clean disconnection.
     Bye = 7,
+    /// The offerer's doorbell (shared rings in use).
+    Ready = 8,
+    /// The next part of a message (shared rings only).
+    More = 9,
 }
 
 /// A packet header.
@@ -175,6 +216,8 @@ impl Hdr {
             5 => Kind::Rnr,
             6 => Kind::Nak,
             7 => Kind::Bye,
+            8 => Kind::Ready,
+            9 => Kind::More,
             k => bail!(Error::InvalidValue, "rdma: a packet of unknown kind {k}"),
         };
         let u32_at = |i: usize| u32::from_le_bytes(p[i..i + 4].try_into().expect("4 bytes"));
@@ -183,6 +226,7 @@ impl Hdr {
         let ok = match kind {
             Kind::Send => payload == h.len as usize && payload <= max_payload && h.flags & !FLAG_IMM == 0,
             Kind::Hello => payload == 16,
+            Kind::More => false,
             _ => payload == 0,
         };
         if !ok {
@@ -191,6 +235,50 @@ impl Hdr {
                 "rdma: a malformed {kind:?} packet ({payload} payload bytes, length field {})",
                 h.len
             );
+        }
+        Ok(h)
+    }
+}
+
+impl Hdr {
+    /// Reads a ring record (a packet in a shared ring): `SEND` whose first part is the whole
+    /// message or [`CHUNK`] bytes of it, `len` at most `max_msg`; `MORE` with exactly `len` bytes, at most
+    /// [`CHUNK`]; `WRITE_IMM`, `ACK`, `RNR`, `NAK` with none. `HELLO`, `READY` and `BYE`
+    /// never travel in a ring. `INVALID_VALUE` otherwise (logged at debug level: the caller
+    /// closes the connection and says so).
+    pub fn parse_record(p: &[u8], max_msg: usize) -> Result<Hdr> {
+        if p.len() < HDR_LEN {
+            return Err(peer_fail!(
+                Error::InvalidValue,
+                "rdma: a record of {} bytes (header {HDR_LEN})",
+                p.len()
+            ));
+        }
+        let kind = match p[0] {
+            2 => Kind::Send,
+            3 => Kind::WriteImm,
+            4 => Kind::Ack,
+            5 => Kind::Rnr,
+            6 => Kind::Nak,
+            9 => Kind::More,
+            k => return Err(peer_fail!(Error::InvalidValue, "rdma: a record of kind {k}")),
+        };
+        let u32_at = |i: usize| u32::from_le_bytes(p[i..i + 4].try_into().expect("4 bytes"));
+        let h = Hdr { kind, flags: p[1], seq: u32_at(4), imm: u32_at(8), len: u32_at(12) };
+        let part = p.len() - HDR_LEN;
+        let ok = match kind {
+            Kind::Send => {
+                part == (h.len as usize).min(CHUNK) && h.len as usize <= max_msg && h.flags & !FLAG_IMM == 0
+            }
+            Kind::More => part == h.len as usize && part <= CHUNK && h.flags == 0 && part > 0,
+            _ => part == 0,
+        };
+        if !ok {
+            return Err(peer_fail!(
+                Error::InvalidValue,
+                "rdma: a malformed {kind:?} record ({part} payload bytes, length field {})",
+                h.len
+            ));
         }
         Ok(h)
     }

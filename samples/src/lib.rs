@@ -20,6 +20,7 @@ pub mod against;
 pub mod args;
 pub mod bench;
 pub mod bench_link;
+pub mod bench_rdma;
 pub mod bench_sysref;
 pub mod cc_ctrl_path;
 pub mod cc_data_path;

@@ -1,32 +1,11 @@
 //! The layout of a message ring in shared memory, and the kinds of message its slots carry:
 //! sizes both sides compute from the handshake's numbers (so a peer that lies about them is
-//! caught), without I/O. `transport::ring` maps and uses the rings.
+//! caught), without I/O. `doca_link::ring` maps and uses the rings.
 //!
 //! A ring occupies [`RING_CTRL`] bytes of control lines, then a record area of `nslots + 1`
 //! slots of [`slot_size`] bytes, where records (`len: u32`, `kind: u32`, payload) are packed.
 
-/// A cache line.
-pub const LINE: usize = 64;
-/// Bytes before a ring's slots.
-pub const RING_CTRL: usize = 4 * LINE;
-/// Bytes of a slot header (`len`, `kind`).
-pub const SLOT_HEADER: usize = 8;
-
-/// The slot size for messages of up to `max_payload` bytes (a multiple of a cache line).
-pub fn slot_size(max_payload: usize) -> usize {
-    (SLOT_HEADER + max_payload).div_ceil(LINE) * LINE
-}
-
-/// Bytes a ring of `nslots` messages of up to `max_payload` bytes occupies.
-pub fn ring_bytes(nslots: u32, max_payload: usize) -> usize {
-    RING_CTRL + (nslots as usize + 1) * slot_size(max_payload)
-}
-
-/// [`ring_bytes`] for sizes a peer chose: `None` when the result does not fit in `usize`.
-pub fn ring_bytes_checked(nslots: u32, max_payload: usize) -> Option<usize> {
-    let slot = SLOT_HEADER.checked_add(max_payload)?.div_ceil(LINE).checked_mul(LINE)?;
-    (nslots as usize).checked_add(1)?.checked_mul(slot)?.checked_add(RING_CTRL)
-}
+pub use doca_link::ring::{ring_bytes, ring_bytes_checked, slot_size, LINE, RING_CTRL, SLOT_HEADER};
 
 /// Slot kind: a 2024 control-path message.
 pub const KIND_MSG: u32 = 1;

@@ -39,7 +39,7 @@ impl Channel {
     /// Publishes one message of `len` bytes that `fill` writes: false (nothing written)
     /// when the peer's ring is full; `INVALID_VALUE` when `len` exceeds a slot.
     pub fn send(&self, kind: u32, len: usize, fill: impl FnOnce(&mut [u8])) -> Result<bool> {
-        self.tx.push_with(kind, len, fill)
+        Ok(self.tx.push_with(kind, len, fill)?)
     }
 
     /// The next received message, if any ([`Slot::consume`] releases it).

@@ -5,14 +5,14 @@
 //!
 //! | module       | what                                                                  |
 //! |--------------|-----------------------------------------------------------------------|
-//! | [`ring`]     | shared-memory segments and the SPSC message rings in them             |
+//! | [`ring`]     | shared-memory segments and the SPSC message rings in them (`doca_link::ring`, re-exported) |
 //! | [`lane_lock`] | the lock producers take to write a remote consumer's rings           |
 //! | [`channel`]  | an established connection's rings and the peer's doorbells            |
 //! | [`setup`]    | the handshake's I/O (one path for servers, clients, services, endpoints) |
 //! | [`accept`]   | a listening socket and its handshakes in progress (server side)       |
 //! | [`budget`]   | what each connection holds of its peer process's budget               |
 //! | [`dial`]     | a handshake in flight (client side)                                   |
-//! | [`cadence`]  | when a busy side looks at its control sockets                         |
+//! | [`cadence`]  | when a busy side looks at its control sockets (`doca_link::cadence`, re-exported) |
 //! | [`exit_flush`] | an exiting process waits until its stand-ins forwarded what it sent   |
 //! | [`remote`]   | connections across the TCP link: stand-ins that play the peer locally |
 //! | [`remote_fast`] | the fast path across the link: consumers fed and mirrored          |
@@ -21,14 +21,14 @@
 
 pub mod accept;
 pub mod budget;
-pub mod cadence;
+pub use doca_link::cadence;
 pub mod channel;
 pub mod dial;
 pub mod exit_flush;
 pub mod lane_lock;
 pub mod remote;
 pub mod remote_fast;
-pub mod ring;
+pub use doca_link::ring;
 pub mod setup;
 pub mod throttle;
 

@@ -28,8 +28,8 @@ struct Args {
     /// Short run for CI: fewer iterations and smaller sizes (figures are rough).
     #[arg(long)]
     smoke: bool,
-    /// Only these sections (engine, dma, ec, aes_gcm, compress, control, fast, link, or a
-    /// part: fast-latency, fast-bandwidth);
+    /// Only these sections (engine, dma, ec, aes_gcm, compress, control, fast, link, rdma,
+    /// or a part: fast-latency, fast-bandwidth);
     /// the baselines always run.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -201,6 +201,26 @@ fn peer(role: &[String]) -> ExitCode {
         && role.first().is_none_or(|r| r != "tcp-echo")
     {
         pin(1);
+    }
+    if role.first().is_some_and(|r| r == "rdma") {
+        // The peer of the RDMA rows: echoes each message, or only takes them ("sink"). Its
+        // first input line is the measuring side's connect line; then stdin's end stops it.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let mut tx = Some(tx);
+        let line = || {
+            let mut first = String::new();
+            let _ = std::io::stdin().read_line(&mut first);
+            let tx = tx.take()?;
+            std::thread::spawn(move || {
+                for _ in std::io::stdin().lock().lines() {}
+                let _ = tx.send(());
+            });
+            Some(first)
+        };
+        let done = || !matches!(rx.try_recv(), Err(std::sync::mpsc::TryRecvError::Empty));
+        let echo = role.get(1).is_some_and(|m| m == "echo");
+        let ok = doca_samples::bench_rdma::serve(echo, done, line);
+        return if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
     }
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
@@ -1913,6 +1933,127 @@ fn against(args: &Args, other: &std::path::Path) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The RDMA rows: two processes, a context each, connected. Write bandwidth beside memcpy of
+/// the same size (interleaved), send/receive one-way 64 B beside the Comm Channel control
+/// path's one-way measured just before, a 64 B read's round trip beside the raw ring's round
+/// trip, and a pipelined send rate (64 in flight) beside the raw SPSC stream.
+fn rdma_rows(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
+    use doca_samples::bench_rdma::{from_hex, hex, Side};
+    let pid = std::process::id();
+    // The control path's one-way, 64 B, busy: the baseline of the send/receive row.
+    let name = format!("bench-rdma-cc-{pid}");
+    let mut p = PeerProc::spawn(&["cc-echo", &name, "busy"]);
+    assert_eq!(p.line(), "ready");
+    let c = CcSide::client(&name, 1024, 1024).expect("client");
+    let msg = [5u8; 64];
+    let mut rtts = Vec::with_capacity(cfg.lat_n as usize);
+    for i in 0..cfg.lat_n + cfg.lat_n / 10 {
+        if i == cfg.lat_n / 10 {
+            rtts.clear();
+        }
+        let before = c.received.get();
+        let t = Instant::now();
+        if !c.send(&msg) || !run_until(&[&c.pe], false, || c.received.get() > before) {
+            break;
+        }
+        rtts.push(ns(t));
+    }
+    drop(c);
+    p.finish();
+    let cc_one_way = half(percentiles(rtts)).0;
+
+    let connect = |mode: &str| -> (Side, PeerProc) {
+        let (mut side, desc, export) = Side::new().expect("an RDMA context");
+        let mut p = PeerProc::spawn(&["rdma", mode]);
+        let line = p.line();
+        let mut w = line.split_whitespace().skip(1).map(from_hex);
+        let (Some(Some(d)), Some(Some(e))) = (w.next(), w.next()) else { panic!("rdma peer: {line}") };
+        side.connect(&d, &e).expect("connect");
+        p.send(&format!("connect {} {}", hex(&desc), hex(&export)));
+        assert_eq!(p.line(), "ready");
+        (side, p)
+    };
+    let (side, p) = connect("echo");
+    let rtts = side.ping(64, cfg.lat_n);
+    let name = "send/receive one-way 64 B, busy progress".to_string();
+    rows.push(latency_row("rdma", name, rtts, ("cc control path one-way 64 B".into(), cc_one_way)));
+    // A read's round trip: the peer's bytes into this side's buffer.
+    let (src, dst) = (side.remote(64, true).expect("remote"), side.local(4096, 64).expect("local"));
+    let mut rtts = Vec::with_capacity(cfg.lat_n as usize);
+    for i in 0..cfg.lat_n + cfg.lat_n / 10 {
+        if i == cfg.lat_n / 10 {
+            rtts.clear();
+        }
+        let t = Instant::now();
+        if !side.read_once(&src, &dst) {
+            break;
+        }
+        rtts.push(ns(t));
+    }
+    let (p50, p99) = percentiles(rtts);
+    let ring_rtt = 2.0 * base.ring_now(cfg, 64).1;
+    rows.push(Row {
+        section: "rdma",
+        name: "read round trip 64 B".into(),
+        unit: "ns",
+        value: p50,
+        p99: Some(p99),
+        baseline: "raw shm ring round trip 64 B".into(),
+        base: ring_rtt,
+        lower_is_better: true,
+    });
+    for size in [64usize << 10, 1 << 20] {
+        let (src, dst) = (side.local(0, size).expect("local"), side.remote(size, false).expect("remote"));
+        let (from, mut to) = (vec![1u8; size], vec![0u8; size]);
+        let iters = ((cfg.big * 4) / size).clamp(16, 100_000) as u64;
+        let mut ok = true;
+        let (t_write, t_copy) = measure_pair(
+            cfg.reps,
+            iters,
+            |k| {
+                for _ in 0..k {
+                    ok &= side.write_once(&src, &dst);
+                }
+            },
+            |k| {
+                for _ in 0..k {
+                    to.copy_from_slice(black_box(&from));
+                    black_box(&to);
+                }
+            },
+        );
+        rows.push(Row {
+            section: "rdma",
+            name: format!("write bandwidth {}", kib(size)),
+            unit: "GB/s",
+            value: if ok { size as f64 / t_write } else { f64::NAN },
+            p99: None,
+            baseline: format!("memcpy {}", kib(size)),
+            base: size as f64 / t_copy,
+            lower_is_better: false,
+        });
+    }
+    drop(side);
+    p.finish();
+    let (side, p) = connect("sink");
+    let mut rates = Vec::new();
+    for _ in 0..cfg.reps.min(5) {
+        rates.push(side.rate(64, cfg.rate_n / 4, 64));
+    }
+    drop(side);
+    p.finish();
+    rows.push(Row {
+        section: "rdma",
+        name: "send rate 64 B, 64 in flight".into(),
+        unit: "Mmsg/s",
+        value: median(rates) / 1e6,
+        p99: None,
+        baseline: "raw SPSC stream, 64 B slots".into(),
+        base: base.stream / 1e6,
+        lower_is_better: false,
+    });
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     if !args.role.is_empty() {
@@ -1983,6 +2124,9 @@ fn main() -> ExitCode {
     }
     if wanted("link") {
         link_rows(&cfg, &mut rows);
+    }
+    if wanted("rdma") {
+        rdma_rows(&cfg, &base, &mut rows);
     }
     if wanted("link") {
         se_link_rows(&cfg, &mut rows);

@@ -1,5 +1,5 @@
 //! When a busy side looks at its control sockets (new clients, handshakes, a peer's end of
-//! file).
+//! file): Comm Channel's sides and RDMA's connections.
 //!
 //! Looking costs a syscall (`epoll_wait` with a zero timeout), so a side that is polled in a
 //! busy loop looks at most once every [`CTRL_PERIOD`], reading the clock only every
@@ -12,7 +12,18 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use doca_core::Now;
+/// The time of a progress pass, read at most once per pass (core's `Now` is one): what a
+/// [`Cadence`] is given.
+pub trait PassTime {
+    /// The pass's instant.
+    fn instant(&self) -> Instant;
+}
+
+impl PassTime for Instant {
+    fn instant(&self) -> Instant {
+        *self
+    }
+}
 
 /// Calls between two looks at the clock while busy.
 pub const CTRL_EVERY: u32 = 64;
@@ -47,13 +58,13 @@ impl Cadence {
     /// (NVIDIA's sync_event samples progress their Comm Channel once a second) looks at
     /// each call; a busy one still at most once every [`CTRL_PERIOD`].
     #[inline]
-    pub fn turn_unlinked(&self, now: &Now<'_>) -> bool {
+    pub fn turn_unlinked(&self, now: &impl PassTime) -> bool {
         self.tick.set(self.tick.get().wrapping_add(1));
         if self.due.replace(false) {
-            self.last.set(Some(now.get()));
+            self.last.set(Some(now.instant()));
             return true;
         }
-        let now = now.get();
+        let now = now.instant();
         match self.last.get() {
             Some(last) if now.saturating_duration_since(last) < CTRL_PERIOD => false,
             _ => {
@@ -65,17 +76,17 @@ impl Cadence {
 
     /// Whether this call should look at the control sockets.
     #[inline]
-    pub fn turn(&self, now: &Now<'_>) -> bool {
+    pub fn turn(&self, now: &impl PassTime) -> bool {
         let t = self.tick.get().wrapping_add(1);
         self.tick.set(t);
         if self.due.replace(false) {
-            self.last.set(Some(now.get()));
+            self.last.set(Some(now.instant()));
             return true;
         }
         if t % CTRL_EVERY != 0 {
             return false;
         }
-        let now = now.get();
+        let now = now.instant();
         match self.last.get() {
             Some(last) if now.saturating_duration_since(last) < CTRL_PERIOD => false,
             _ => {
@@ -96,7 +107,7 @@ mod tests {
     use super::*;
 
     fn looks(c: &Cadence, calls: u32, at: Instant) -> u32 {
-        (0..calls).filter(|_| c.turn(&Now::at(at))).count() as u32
+        (0..calls).filter(|_| c.turn(&at)).count() as u32
     }
 
     #[test]
@@ -118,7 +129,7 @@ mod tests {
     fn an_unlinked_side_looks_at_the_first_call_after_each_period_whatever_the_count() {
         let t0 = Instant::now();
         let c = Cadence::new();
-        let look = |at: Instant| c.turn_unlinked(&Now::at(at));
+        let look = |at: Instant| c.turn_unlinked(&at);
         assert!(look(t0), "the first call looks");
         assert!(!look(t0), "no time passed: no look");
         // One call a second (a sample's loop): each one looks.

@@ -1,4 +1,5 @@
-//! Shared-memory segments and the single-producer/single-consumer message rings in them.
+//! Shared-memory segments and the single-producer/single-consumer message rings in them
+//! (Comm Channel's connections and RDMA's carry their messages in these).
 //!
 //! One of the few modules with `unsafe`: it maps memory and reads and writes ring slots in
 //! memory another process maps too. Shared memory holds plain data and offsets only.
@@ -71,10 +72,33 @@ use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use doca_core::{fail, peer_fail, Error, Result};
 use rustix::mm::{MapFlags, ProtFlags};
 
-use crate::proto::layout::{slot_size, LINE, RING_CTRL, SLOT_HEADER};
+use crate::error::{fail, peer_fail};
+use crate::{Error, Result};
+
+/// A cache line.
+pub const LINE: usize = 64;
+/// Bytes before a ring's slots.
+pub const RING_CTRL: usize = 4 * LINE;
+/// Bytes of a slot header (`len`, `kind`).
+pub const SLOT_HEADER: usize = 8;
+
+/// The slot size for messages of up to `max_payload` bytes (a multiple of a cache line).
+pub const fn slot_size(max_payload: usize) -> usize {
+    (SLOT_HEADER + max_payload).div_ceil(LINE) * LINE
+}
+
+/// Bytes a ring of `nslots` messages of up to `max_payload` bytes occupies.
+pub const fn ring_bytes(nslots: u32, max_payload: usize) -> usize {
+    RING_CTRL + (nslots as usize + 1) * slot_size(max_payload)
+}
+
+/// [`ring_bytes`] for sizes a peer chose: `None` when the result does not fit in `usize`.
+pub fn ring_bytes_checked(nslots: u32, max_payload: usize) -> Option<usize> {
+    let slot = SLOT_HEADER.checked_add(max_payload)?.div_ceil(LINE).checked_mul(LINE)?;
+    (nslots as usize).checked_add(1)?.checked_mul(slot)?.checked_add(RING_CTRL)
+}
 
 /// Past this position, a producer that finds the ring empty starts again at 0 (it looks once
 /// per batch: at its first record after each wake-up check): a ring that is drained as fast
@@ -102,7 +126,7 @@ struct Ctrl {
     eager: AtomicU32,
 }
 
-const _: () = assert!(std::mem::size_of::<Ctrl>() <= crate::proto::layout::RING_CTRL);
+const _: () = assert!(std::mem::size_of::<Ctrl>() <= RING_CTRL);
 
 /// A shared memory segment (memfd), mapped read-write, unmapped on drop.
 pub struct Area {
@@ -121,13 +145,13 @@ impl Area {
     /// A new zeroed segment of `len` bytes, sealed against resizing (so a peer can never
     /// truncate it under this side's mapping).
     pub fn create(name: &str, len: usize) -> Result<Arc<Area>> {
-        Area::map(doca_link::memfd::create_sealed(name, len)?, len)
+        Area::map(crate::memfd::create_sealed(name, len)?, len)
     }
 
     /// Maps a segment received from the peer: it must be a memfd sealed against resizing, of
     /// exactly `len` bytes (`INVALID_VALUE` otherwise, logged).
     pub fn open(fd: OwnedFd, len: usize) -> Result<Arc<Area>> {
-        doca_link::memfd::check_sealed(&fd, Some(len))?;
+        crate::memfd::check_sealed(&fd, Some(len))?;
         Area::map(fd, len)
     }
 
@@ -850,7 +874,7 @@ mod tests {
 
     /// A fresh ring of `nslots` slots for `max` payload bytes: (producer end, consumer end).
     fn sized_pair(nslots: u32, max: usize) -> (Ring, Ring) {
-        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(nslots, max)).unwrap();
+        let area = Area::create("ring-test", ring_bytes(nslots, max)).unwrap();
         Ring::init(&area, 0, nslots, max).unwrap();
         let tx = Ring::attach(&area, 0, nslots, max, End::Producer).unwrap();
         let rx = Ring::attach(&area, 0, nslots, max, End::Consumer).unwrap();
@@ -917,7 +941,7 @@ mod tests {
 
     #[test]
     fn a_segment_with_inconsistent_indices_is_not_attached() {
-        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(4, 16)).unwrap();
+        let area = Area::create("ring-test", ring_bytes(4, 16)).unwrap();
         Ring::init(&area, 0, 4, 16).unwrap();
         let probe = Ring::attach(&area, 0, 4, 16, End::Consumer).unwrap();
         probe.c().tail.store(9, Ordering::Release);
@@ -1002,7 +1026,7 @@ mod tests {
 
     /// A sequenced ring of `nslots` records of `len` bytes of kind 9: (producer, consumer).
     fn sequenced_pair(nslots: u32, len: usize) -> (Ring, Ring) {
-        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(nslots, len)).unwrap();
+        let area = Area::create("ring-test", ring_bytes(nslots, len)).unwrap();
         Ring::init(&area, 0, nslots, len).unwrap();
         let tx = Ring::attach_sequenced(&area, 0, nslots, len, End::Producer, 9).unwrap();
         let rx = Ring::attach_sequenced(&area, 0, nslots, len, End::Consumer, 9).unwrap();
@@ -1063,7 +1087,7 @@ mod tests {
 
     #[test]
     fn messages_cross_in_order_and_the_ring_fills() {
-        let area = Area::create("ring-test", crate::proto::layout::ring_bytes(4, 100)).unwrap();
+        let area = Area::create("ring-test", ring_bytes(4, 100)).unwrap();
         Ring::init(&area, 0, 4, 100).unwrap();
         let tx = Ring::attach(&area, 0, 4, 100, End::Producer).unwrap();
         let rx = Ring::attach(&area, 0, 4, 100, End::Consumer).unwrap();
