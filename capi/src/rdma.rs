@@ -1884,15 +1884,15 @@ fn no_device_handle(name: &'static str, rdma: *const DocaRdma, out_null: bool, w
     })
 }
 
-/// `doca_rdma_get_dpa_handle` (3.x shape: a 64-bit `doca_dpa_dev_rdma_t`): `BAD_STATE`,
-/// see [`no_device_handle`].
+/// `doca_rdma_get_dpa_handle` (3.x shape: a 64-bit `doca_dpa_dev_rdma_t`): `BAD_STATE`:
+/// no context here runs on a DPA data path.
 #[no_mangle]
 pub extern "C" fn doca_rdma_get_dpa_handle(rdma: *mut DocaRdma, dpa_rdma: *mut u64) -> DocaError {
     no_device_handle("doca_rdma_get_dpa_handle", rdma, dpa_rdma.is_null(), "DPA")
 }
 
 /// `doca_rdma_get_dpa_handle` at levels 2.5/2.6 (a `struct doca_dpa_dev_rdma *`):
-/// `BAD_STATE`, see [`no_device_handle`].
+/// `BAD_STATE`: no context here runs on a DPA data path.
 #[no_mangle]
 pub extern "C" fn doca_rdma_get_dpa_handle_v26(
     rdma: *mut DocaRdma,
@@ -1901,7 +1901,7 @@ pub extern "C" fn doca_rdma_get_dpa_handle_v26(
     no_device_handle("doca_rdma_get_dpa_handle", rdma, dpa_rdma.is_null(), "DPA")
 }
 
-/// `doca_rdma_get_gpu_handle` (3.x): `BAD_STATE`, see [`no_device_handle`].
+/// `doca_rdma_get_gpu_handle` (3.x): `BAD_STATE`: no context here runs on a GPU data path.
 #[no_mangle]
 pub extern "C" fn doca_rdma_get_gpu_handle(
     rdma: *mut DocaRdma,
