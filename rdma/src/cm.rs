@@ -49,8 +49,7 @@ use doca_link::{Listener, Recv};
 use crate::wire::{CmMsg, Desc, CM_MAX_LEN, CM_PRIVATE_MAX};
 use crate::{lookup, lookup_mut, ConnState, Connection, Rdma, RdmaOps, Sock};
 
-/// The fabric namespace of listening ports.
-pub const PORT_NS: &str = "rdma-cm";
+pub use crate::wire::PORT_NS;
 /// The longest an accepted socket may take to send its request before it is closed.
 pub const REQUEST_WAIT: Duration = Duration::from_secs(5);
 /// Sockets accepted and waiting for their request, at most (more are closed at once).

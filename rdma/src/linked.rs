@@ -275,7 +275,7 @@ fn handle(stream: Stream, request: Vec<u8>) {
             format!("pid {}", s.pid),
         ),
         Asked::Port(port) => (
-            match doca_link::connect_port(crate::cm::PORT_NS, port) {
+            match doca_link::connect_port(crate::wire::PORT_NS, port) {
                 Ok(Some(fd)) => Ok(fd),
                 Ok(None) => Err(peer_fail!(
                     Error::NotFound,

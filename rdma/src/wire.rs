@@ -348,6 +348,10 @@ impl CmMsg {
     }
 }
 
+/// The fabric namespace of the connection manager's listening ports (`doca_link`'s named
+/// ports: `rdma-cm-<port>`).
+pub const PORT_NS: &str = "rdma-cm";
+
 #[cfg(test)]
 mod tests {
     use super::*;
