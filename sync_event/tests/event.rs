@@ -142,8 +142,8 @@ fn context_mode_tasks_complete_and_an_update_wakes_the_sleeping_engine() {
     assert_eq!(*log.borrow(), [("add", 3), ("get", 7), ("set", 3)]);
     assert_eq!(
         se.task_wait_gt_alloc_init(1, u64::MAX, Data::NONE).err(),
-        Some(Error::NotPermitted),
-        "no conf"
+        Some(Error::NoMemory),
+        "no conf: a pool of no task"
     );
     assert_eq!(se.task_wait_eq_alloc_init(1, 0x0F, Data::NONE).err(), Some(Error::InvalidValue), "mask");
 
