@@ -488,7 +488,7 @@ impl RdmaOps {
 
     /// Accepts new sockets on the listening ports and reads their requests: each valid one
     /// becomes a requested connection (request callback). Returns whether anything happened.
-    pub(crate) fn cm_listen(&self, core: &CtxCore, now: Instant) -> bool {
+    pub(crate) fn cm_listen(&self, core: &CtxCore, now: &doca_core::Now<'_>) -> bool {
         let mut did = false;
         {
             let ports = self.cm.ports.borrow();
@@ -505,7 +505,7 @@ impl RdmaOps {
                             } else {
                                 pending.push(Pending {
                                     sock: Sock::new(fd, core),
-                                    deadline: now + REQUEST_WAIT,
+                                    deadline: now.get() + REQUEST_WAIT,
                                 });
                             }
                         }
@@ -523,7 +523,7 @@ impl RdmaOps {
         let mut buf = [0u8; CM_MAX_LEN + 1];
         for p in waiting {
             match doca_link::recv(p.sock.fd.as_fd(), &mut buf) {
-                Ok(Recv::Empty) if p.deadline > now => keep.push(p),
+                Ok(Recv::Empty) if p.deadline > now.get() => keep.push(p),
                 Ok(Recv::Empty) => {
                     tracing::debug!(target: "doca_sdk", "rdma: a connection sent no request in {REQUEST_WAIT:?}; closed")
                 }
@@ -573,13 +573,19 @@ impl RdmaOps {
     /// A connection's connection-manager steps in a progress pass: the client reads the
     /// server's answer (or times out); both report establishment, failure and
     /// disconnection. Returns whether anything happened.
-    pub(crate) fn cm_step(&self, c: &mut crate::Conn, me: Connection, core: &CtxCore, now: Instant) -> bool {
+    pub(crate) fn cm_step(
+        &self,
+        c: &mut crate::Conn,
+        me: Connection,
+        core: &CtxCore,
+        now: &doca_core::Now<'_>,
+    ) -> bool {
         let Some(m) = c.cm.as_mut() else { return false };
         let mut did = false;
         if c.state == ConnState::Connecting {
             let mut buf = [0u8; CM_MAX_LEN + 1];
             let got = match m.sock.as_ref().map(|s| doca_link::recv(s.fd.as_fd(), &mut buf)) {
-                Some(Ok(Recv::Empty)) if m.deadline.is_some_and(|t| now >= t) => {
+                Some(Ok(Recv::Empty)) if m.deadline.is_some_and(|t| now.get() >= t) => {
                     Err("the server gave no answer within connection_request_timeout".to_string())
                 }
                 Some(Ok(Recv::Empty)) => return false,

@@ -2018,7 +2018,7 @@ impl RdmaOps {
     /// Reads the answers to this side's messages: from the shared answers ring, then (in
     /// socket mode, until the peer's `READY`, or when `look`) from `out`. Returns whether
     /// anything happened.
-    fn read_acks(&self, c: &mut Conn, now: Instant, look: bool, fatal: &mut Fatal) -> bool {
+    fn read_acks(&self, c: &mut Conn, now: &Now<'_>, look: bool, fatal: &mut Fatal) -> bool {
         let mut did = false;
         while let Some(r) = c.out.as_ref().and_then(|s| s.rings.as_deref()) {
             if r.is_corrupt() {
@@ -2099,7 +2099,7 @@ impl RdmaOps {
 
     /// One answer (or goodbye) to this side's messages. Returns true when it failed the
     /// connection (`fatal` set).
-    fn on_answer(&self, c: &mut Conn, h: Hdr, now: Instant, fatal: &mut Fatal) -> bool {
+    fn on_answer(&self, c: &mut Conn, h: Hdr, now: &Now<'_>, fatal: &mut Fatal) -> bool {
         let front = c.inflight.front().map(|&(s, _)| s);
         match h.kind {
             Kind::Ack if front == Some(h.seq) => {
@@ -2125,7 +2125,7 @@ impl RdmaOps {
                     c.queue.push_front(j);
                 }
                 c.next_seq = h.seq;
-                c.backoff_until = Some(now + RNR_DELAY);
+                c.backoff_until = Some(now.get() + RNR_DELAY);
             }
             Kind::Nak if front == Some(h.seq) => {
                 let (_, job) = c.inflight.pop_front().expect("front checked");
@@ -2475,8 +2475,8 @@ impl RdmaOps {
     }
 
     /// Works through a connection's queue. Returns whether anything happened.
-    fn advance(&self, c: &mut Conn, now: Instant, budget: &mut usize, fatal: &mut Fatal) -> bool {
-        if c.backoff_until.is_some_and(|t| now < t) {
+    fn advance(&self, c: &mut Conn, now: &Now<'_>, budget: &mut usize, fatal: &mut Fatal) -> bool {
+        if c.backoff_until.is_some_and(|t| now.get() < t) {
             return false;
         }
         c.backoff_until = None;
@@ -2680,11 +2680,14 @@ impl CtxOps for RdmaOps {
             fatal = Some((Error::InvalidValue, "a task names no connection of this context".into()));
             did = true;
         }
-        let t = now.get();
-        // The sockets (a goodbye, the peer's end) are looked at on a cadence; shared rings on
-        // every pass, without a syscall.
+        // The sockets (a goodbye, the peer's end, the connection manager's listening ports and
+        // the requests waiting on them) are looked at on a cadence or after a wake-up; shared
+        // rings on every pass, without a syscall. The clock is read only when a time is
+        // needed (a receiver-not-ready back-off, a deadline).
         let look = self.cadence.turn(now);
-        did |= self.cm_listen(core, t);
+        if look {
+            did |= self.cm_listen(core, now);
+        }
         let mut budget = self.bytes_per_pass.get();
         let n = self.conns.borrow().len();
         let (mut live, mut broken) = (0, 0);
@@ -2696,17 +2699,17 @@ impl CtxOps for RdmaOps {
             let Some(c) = conns[i].as_mut() else { continue };
             let me = Connection { idx: i as u32, gen: c.gen };
             self.adopt(c, core);
-            did |= self.read_acks(c, t, look, &mut fatal);
+            did |= self.read_acks(c, now, look, &mut fatal);
             if fatal.is_none() {
                 did |= self.read_messages(c, me, look, core, &mut fatal);
             }
             if fatal.is_none() {
-                did |= self.advance(c, t, &mut budget, &mut fatal);
+                did |= self.advance(c, now, &mut budget, &mut fatal);
             }
             for r in [&c.out, &c.inc].into_iter().flatten().filter_map(|s| s.rings.as_deref()) {
                 r.wake_peer();
             }
-            did |= self.cm_step(c, me, core, t);
+            did |= self.cm_step(c, me, core, now);
             if c.state.is_live() {
                 live += 1;
             } else if c.state == ConnState::Error {
