@@ -192,6 +192,8 @@ pub struct CtxCore {
     pe: RefCell<Weak<PeInner>>,
     /// The engine's status row, where task counts go too.
     status: Cell<crate::status::EngineRow>,
+    /// Where this context's state is shown on the status page (its object's row), if told.
+    state_slot: Cell<Option<crate::status::StateSlot>>,
     this: Weak<CtxCell<dyn CtxOps>>,
 }
 
@@ -228,6 +230,7 @@ impl<L: CtxOps> CtxCell<L> {
                     quiet_passes: Cell::new(0),
                     pe: RefCell::new(Weak::new()),
                     status: Cell::new(Default::default()),
+                    state_slot: Cell::new(None),
                     this,
                 },
                 ops,
@@ -522,6 +525,17 @@ impl CtxCore {
         Ctx(self.this.upgrade().expect("a context's core is only reachable while the context lives"))
     }
 
+    /// Shows this context's state in `entry`'s row of the status page (`doca_emu ls`/`watch`),
+    /// now and at every change. A library calls it once, with the row of the object the
+    /// context is.
+    pub fn show_state_in(&self, entry: &crate::status::Entry) {
+        let slot = entry.state_slot();
+        self.state_slot.set(slot);
+        if let Some(slot) = slot {
+            slot.write(self.state());
+        }
+    }
+
     /// `Ok` in Idle, else `BAD_STATE` naming `what` (for configuration calls).
     pub fn require_idle(&self, what: &str) -> Result<()> {
         if self.state() != CtxState::Idle {
@@ -762,6 +776,9 @@ impl CtxCore {
 
     fn transition(&self, next: CtxState) {
         let prev = self.state.replace(next);
+        if let Some(slot) = self.state_slot.get() {
+            slot.write(next);
+        }
         tracing::debug!(target: "doca_sdk", "{}: {:?} -> {:?}", self.kind, prev, next);
         self.transitions.borrow_mut().push((prev, next));
         self.has_transitions.set(true);

@@ -112,7 +112,9 @@ pub const O_DEV: usize = 4;
 pub const O_REP: usize = 5;
 /// Object word: the number of the engine its context is connected to (0 none yet).
 pub const O_ENGINE: usize = 6;
-// Object word 7: reserved (0).
+/// Object word: its context's state, for objects that are contexts ([`state_code`]; 0: not
+/// a context, or not told).
+pub const O_STATE: usize = 7;
 /// Object word: length of its name in bytes.
 pub const O_NAME_LEN: usize = 8;
 /// Object words 9–14: its name (service name; 48 bytes at most, cut at a character).
@@ -529,6 +531,12 @@ impl Entry {
         }
     }
 
+    /// Where the object's context writes its state ([`StateSlot`]; `None` without a row).
+    pub fn state_slot(&self) -> Option<StateSlot> {
+        let r = self.row?;
+        Some(StateSlot { row: r, gen: page().w(r + O_GEN).load(Relaxed) })
+    }
+
     /// The engine (its [`EngineSlot::id`]) the object's context is connected to.
     pub fn set_engine(&self, engine: u64) {
         if let Some(w) = self.word(O_ENGINE) {
@@ -546,6 +554,46 @@ impl Drop for Entry {
             p.w(r + O_USED).store(0, Relaxed);
             p.w(r + O_GEN).fetch_add(1, Release);
         }
+    }
+}
+
+/// A context's state word in its object's row: written on each state change, only while the
+/// row is still the one the object claimed (its generation unchanged), so a context that
+/// outlives its row never writes into another object's.
+#[derive(Clone, Copy, Debug)]
+pub struct StateSlot {
+    row: usize,
+    gen: u64,
+}
+
+impl StateSlot {
+    /// Records `state` (a relaxed store; state changes are rare).
+    pub fn write(self, state: crate::CtxState) {
+        let p = page();
+        if p.w(self.row + O_GEN).load(Relaxed) == self.gen {
+            p.w(self.row + O_STATE).store(state_code(state), Relaxed);
+        }
+    }
+}
+
+/// The page's code of a context state: 1 Idle, 2 Starting, 3 Running, 4 Stopping.
+pub fn state_code(state: crate::CtxState) -> u64 {
+    match state {
+        crate::CtxState::Idle => 1,
+        crate::CtxState::Starting => 2,
+        crate::CtxState::Running => 3,
+        crate::CtxState::Stopping => 4,
+    }
+}
+
+/// A state word read from a page (anything else than 1–4: none).
+pub fn state_name(code: u64) -> Option<&'static str> {
+    match code {
+        1 => Some("idle"),
+        2 => Some("starting"),
+        3 => Some("running"),
+        4 => Some("stopping"),
+        _ => None,
     }
 }
 
@@ -706,6 +754,9 @@ pub struct EntryView {
     pub received: (u64, u64),
     /// The connection it belongs to (0 none).
     pub conn_id: u64,
+    /// Its context's state (`idle`, `starting`, `running`, `stopping`), for objects that are
+    /// contexts and told the page.
+    pub ctx_state: Option<&'static str>,
 }
 
 /// A validated copy of a status page.
@@ -800,6 +851,7 @@ impl Snapshot {
                 sent: (word(bytes, r + O_MSGS_SENT), word(bytes, r + O_BYTES_SENT)),
                 received: (word(bytes, r + O_MSGS_RECV), word(bytes, r + O_BYTES_RECV)),
                 conn_id: word(bytes, r + O_CONN_ID),
+                ctx_state: state_name(word(bytes, r + O_STATE)),
             })
             .collect();
         Ok(Snapshot {

@@ -47,6 +47,7 @@ fn entry_json(o: &EntryView) -> Value {
     json!({
         "kind": o.kind,
         "name": o.name,
+        "state": o.ctx_state,
         "dev": pci(o.dev),
         "rep": pci(o.rep),
         "engine": o.engine,
@@ -170,6 +171,9 @@ pub fn text(
             }
             if o.conn_id != 0 {
                 let _ = write!(what, " conn #{}", o.conn_id);
+            }
+            if let Some(st) = o.ctx_state {
+                let _ = write!(what, " [{st}]");
             }
             let _ = writeln!(
                 out,

@@ -140,12 +140,17 @@ pub fn process(s: &Snapshot, now: u64, stall: f64) -> Proc {
     }
     for o in &s.entries {
         let server_side = o.kind == "cc_server" || (o.kind == "comm_channel_ep" && o.rep.is_some());
-        let state = match o.kind.as_str() {
+        let role = match o.kind.as_str() {
             "cc_consumer" | "cc_producer" => "open",
             _ if server_side && o.connections > 0 => "serving",
             _ if server_side => "listening",
             _ if o.connections > 0 => "connected",
             _ => "connecting",
+        };
+        // The context's own state where the page has it; what it does while running beside.
+        let state = match o.ctx_state {
+            Some("running") | None => role.to_string(),
+            Some(st) => st.to_string(),
         };
         let conn = if o.conn_id != 0 { format!("#{}", o.conn_id) } else { o.connections.to_string() };
         let inflight = if o.kind == "cc_consumer" { o.posted.to_string() } else { dash() };
@@ -154,7 +159,7 @@ pub fn process(s: &Snapshot, now: u64, stall: f64) -> Proc {
         let last = last.map_or(dash(), |e| secs(since(now, e.last_progress_ns)));
         let [a, b, c, d] = head(o.kind.clone(), o.name.clone());
         rows.push(Row {
-            cells: [a, b, c, d, state.into(), conn, way(o.sent), way(o.received), inflight, ring, last],
+            cells: [a, b, c, d, state, conn, way(o.sent), way(o.received), inflight, ring, last],
             flagged: false,
         });
     }
@@ -638,6 +643,7 @@ mod tests {
             sent: (1, bytes),
             received: (2, bytes),
             conn_id: 0,
+            ctx_state: Some("running"),
         }
     }
 

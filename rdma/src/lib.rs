@@ -784,6 +784,7 @@ impl Rdma {
                 conn_id: 0,
             }),
         });
+        cell.core().show_state_in(&cell.ops().status);
         Ok(Rdma { cell })
     }
 

@@ -829,6 +829,7 @@ fn the_books_watch_frame_is_what_the_table_draws() {
         sent,
         received,
         conn_id: 0,
+        ctx_state: Some("running"),
     };
     let mut app = App::new("/run/user/1000/doca-emu");
     app.refresh(

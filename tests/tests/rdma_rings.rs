@@ -403,8 +403,8 @@ fn garbage_in_the_shared_rings_closes_the_connection_in_error() {
     }
 }
 
-/// `doca_emu ls` shows each RDMA context of this process: its engine, its live connection,
-/// the receives it has posted, and the messages and bytes each way.
+/// `doca_emu ls` shows each RDMA context of this process: its state, its engine, its live
+/// connection, the receives it has posted, and the messages and bytes each way.
 #[test]
 fn doca_emu_shows_each_rdma_context_with_its_traffic() {
     let (a, ca, b, _cb) = pair();
@@ -450,5 +450,23 @@ fn doca_emu_shows_each_rdma_context_with_its_traffic() {
         .unwrap_or_else(|| panic!("the receiving context's row: {rows:?}"));
     assert_eq!(receiver["connections"], 1);
     assert_eq!(receiver["posted_buffers"], 1, "one receive still posted");
+    assert_eq!(
+        (&sender["state"], &receiver["state"]),
+        (&serde_json::json!("running"), &serde_json::json!("running"))
+    );
+    // A stopped context's row says so.
+    a.rdma.as_ctx().stop().unwrap();
+    let out =
+        std::process::Command::new(env!("CARGO_BIN_EXE_emu_cli")).args(["ls", "--json"]).output().unwrap();
+    let ls: serde_json::Value = serde_json::from_slice(&out.stdout).expect("ls --json is JSON");
+    let me =
+        ls["processes"].as_array().and_then(|ps| ps.iter().find(|p| p["pid"] == std::process::id())).unwrap();
+    let stopped = me["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "rdma" && o["sent"]["messages"] == 2 && o["sent"]["bytes"] == 200)
+        .unwrap_or_else(|| panic!("the sender's row after its stop: {me}"));
+    assert_eq!(stopped["state"], "idle", "{stopped}");
     drop((a, b));
 }

@@ -136,7 +136,7 @@ fn create_ops(dev: &Dev, name: &str, role: RoleState) -> Result<Rc<CtxCell<SideO
         RoleState::Server(s) => Some(s.rep.as_devinfo().pci_addr()),
         RoleState::Client(_) => None,
     };
-    Ok(CtxCell::new(|weak: &Weak<CtxCell<SideOps>>| {
+    let cell = CtxCell::new(|weak: &Weak<CtxCell<SideOps>>| {
         let owner: Weak<dyn std::any::Any> = weak.clone();
         SideOps {
             side: Side::new(is_server, dev, name, owner, TaskPool::new(weak.clone()), limits, rep),
@@ -144,7 +144,9 @@ fn create_ops(dev: &Dev, name: &str, role: RoleState) -> Result<Rc<CtxCell<SideO
             stopped: RefCell::new(Vec::new()),
             c_names: std::cell::Cell::new(CNames::Cc),
         }
-    }))
+    });
+    cell.core().show_state_in(cell.ops().side.status_entry());
+    Ok(cell)
 }
 
 /// Which of DOCA's C names an application uses for a comm-channel context, so that a log

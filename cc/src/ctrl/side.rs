@@ -197,6 +197,11 @@ impl Side {
         )
     }
 
+    /// Its row on the status page (where its context's state is shown too).
+    pub(crate) fn status_entry(&self) -> &doca_core::status::Entry {
+        &self.status
+    }
+
     /// At start: task slots with message buffers; the control set and the timer, registered
     /// with the progress engine (once: they live until destroy).
     pub(crate) fn prepare(&self, core: &CtxCore) -> Result<()> {

@@ -239,6 +239,7 @@ impl Consumer {
             nposted: Cell::new(0),
             malformed: Cell::new(false),
         });
+        ctx.core().show_state_in(&ctx.ops().status);
         Ok(Consumer { ctx })
     }
 

@@ -178,6 +178,7 @@ impl Producer {
             last: RefCell::new(None),
             status,
         });
+        ctx.core().show_state_in(&ctx.ops().status);
         Ok(Producer { ctx })
     }
 
