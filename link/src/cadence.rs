@@ -59,31 +59,27 @@ impl Cadence {
     /// each call; a busy one still at most once every [`CTRL_PERIOD`].
     #[inline]
     pub fn turn_unlinked(&self, now: &impl PassTime) -> bool {
-        self.tick.set(self.tick.get().wrapping_add(1));
-        if self.due.replace(false) {
-            self.last.set(Some(now.instant()));
-            return true;
-        }
-        let now = now.instant();
-        match self.last.get() {
-            Some(last) if now.saturating_duration_since(last) < CTRL_PERIOD => false,
-            _ => {
-                self.last.set(Some(now));
-                true
-            }
-        }
+        self.step(now, false)
     }
 
     /// Whether this call should look at the control sockets.
     #[inline]
     pub fn turn(&self, now: &impl PassTime) -> bool {
+        self.step(now, true)
+    }
+
+    /// One call: a pending look first; then (when `every`, on every [`CTRL_EVERY`]th call
+    /// only, so that the clock is not read on the others) a look once [`CTRL_PERIOD`] has
+    /// passed since the last.
+    #[inline]
+    fn step(&self, now: &impl PassTime, every: bool) -> bool {
         let t = self.tick.get().wrapping_add(1);
         self.tick.set(t);
         if self.due.replace(false) {
             self.last.set(Some(now.instant()));
             return true;
         }
-        if t % CTRL_EVERY != 0 {
+        if every && t % CTRL_EVERY != 0 {
             return false;
         }
         let now = now.instant();

@@ -23,10 +23,10 @@ type Crc32 = unsafe extern "C" fn(c_ulong, *const u8, u32) -> c_ulong;
 struct Handle(*mut c_void);
 
 impl Drop for Handle {
+    #[allow(unsafe_code)]
     fn drop(&mut self) {
         // SAFETY: a handle `dlopen` returned, closed once; the function pointers taken from it
         // live in the same `Zlib` and are dropped with it.
-        #[allow(unsafe_code)]
         unsafe {
             libc::dlclose(self.0);
         }

@@ -1643,18 +1643,25 @@ fn compress_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
                 black_box((written, crc32fast::hash(&from), adler2::adler32_slice(&from)));
             }
         };
-        let (t_task, t_direct) = measure_pair(cfg.reps, copies(total, size), &task, direct);
-        assert_eq!(failed.get(), 0, "a compress task failed");
-        rows.push(Row {
+        // A row of the task's rate beside a baseline's, both in MB/s of input.
+        let row = |name: String, t_task: f64, baseline: String, t_base: f64| Row {
             section: "compress",
-            name: format!("compress deflate task, {}", kib(size)),
+            name,
             unit: "MB/s",
             value: size as f64 / t_task * 1e3,
             p99: None,
-            baseline: format!("miniz_oxide+crc+adler {}", kib(size)),
-            base: size as f64 / t_direct * 1e3,
+            baseline,
+            base: size as f64 / t_base * 1e3,
             lower_is_better: false,
-        });
+        };
+        let (t_task, t_direct) = measure_pair(cfg.reps, copies(total, size), &task, direct);
+        assert_eq!(failed.get(), 0, "a compress task failed");
+        rows.push(row(
+            format!("compress deflate task, {}", kib(size)),
+            t_task,
+            format!("miniz_oxide+crc+adler {}", kib(size)),
+            t_direct,
+        ));
         // The system zlib at the same level (compress2: deflate and Adler-32, then crc32), as
         // a reference, interleaved with the task again.
         match &zlib {
@@ -1668,16 +1675,12 @@ fn compress_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
                 };
                 let (t_task, t_zlib) = measure_pair(cfg.reps, copies(total, size), &task, system);
                 assert_eq!(failed.get(), 0, "a compress task failed");
-                rows.push(Row {
-                    section: "compress",
-                    name: format!("compress deflate task, {} (reference)", kib(size)),
-                    unit: "MB/s",
-                    value: size as f64 / t_task * 1e3,
-                    p99: None,
-                    baseline: format!("system zlib level 6 + crc32 {}", kib(size)),
-                    base: size as f64 / t_zlib * 1e3,
-                    lower_is_better: false,
-                });
+                rows.push(row(
+                    format!("compress deflate task, {} (reference)", kib(size)),
+                    t_task,
+                    format!("system zlib level 6 + crc32 {}", kib(size)),
+                    t_zlib,
+                ));
             }
             Err(why) => eprintln!("doca_bench: the zlib reference row is skipped: {why}"),
         }
