@@ -33,6 +33,67 @@ pub fn percentiles(mut v: Vec<f64>) -> (f64, f64) {
     (at(0.5), at(0.99))
 }
 
+/// A figure measured several times: the median of its repetitions and its spread, half the
+/// range of the repetitions over the median (as `doca_bench --against` reports it). A figure
+/// derived from another (a rate from a time, another unit) keeps its relative spread: exact
+/// for a scale, to first order for an inverse.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Est {
+    /// The median.
+    pub v: f64,
+    /// The spread, a fraction of the median (0.05: ±5 %).
+    pub sp: f64,
+}
+
+impl Est {
+    /// The median and spread of `values` (NaN when there are none: the measurement failed).
+    pub fn of(values: &[f64]) -> Est {
+        if values.is_empty() {
+            return Est { v: f64::NAN, sp: 0.0 };
+        }
+        let (v, sp) = crate::against::median_spread(values);
+        Est { v, sp }
+    }
+
+    /// A figure measured once (no repetitions: its spread is unknown, shown as `-`) or
+    /// exact (a size).
+    pub fn once(v: f64) -> Est {
+        Est { v, sp: f64::NAN }
+    }
+
+    /// The same measurement in another unit (`f` monotonic: a scale, an inverse).
+    pub fn map(self, f: impl FnOnce(f64) -> f64) -> Est {
+        Est { v: f(self.v), sp: self.sp }
+    }
+
+    /// Whether the spread is beyond [`crate::against::NOISY`] (a figure measured once is
+    /// not said to be noisy: nothing is known of its spread).
+    pub fn noisy(self) -> bool {
+        self.sp > crate::against::NOISY
+    }
+}
+
+/// Blocks a latency series is cut into for its spread (see [`one_way`]).
+pub const LATENCY_BLOCKS: usize = 5;
+
+/// The one-way latency of round trips `rtts` (in order of measurement): half the p50, with
+/// the spread of the p50s of [`LATENCY_BLOCKS`] consecutive blocks (a series has no
+/// repetitions; its blocks are), and half the p99.
+pub fn one_way(rtts: &[f64]) -> (Est, f64) {
+    let (p50, p99) = percentiles(rtts.to_vec());
+    let per = rtts.len() / LATENCY_BLOCKS;
+    let sp = if per == 0 || !p50.is_finite() || p50 == 0.0 {
+        f64::NAN // too few round trips for blocks: the spread is unknown
+    } else {
+        let blocks: Vec<f64> =
+            rtts.chunks(per).take(LATENCY_BLOCKS).map(|b| percentiles(b.to_vec()).0).collect();
+        let (lo, hi) =
+            blocks.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+        (hi - lo) / 2.0 / p50
+    };
+    (Est { v: p50 / 2.0, sp }, p99 / 2.0)
+}
+
 /// Pins this process to one CPU when the machine has more than one (best effort). The CPU
 /// count comes from `DOCA_BENCH_CPUS` when set (a pinned parent passes the count it saw
 /// before pinning itself, since its children inherit its one-CPU mask).
@@ -865,5 +926,42 @@ pub mod dma {
             }
             true
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{one_way, Est, LATENCY_BLOCKS};
+
+    #[test]
+    fn a_figure_carries_its_median_and_spread() {
+        let e = Est::of(&[10.0, 12.0, 11.0, 30.0, 11.0]);
+        assert_eq!(e.v, 11.0);
+        assert!((e.sp - 10.0 / 11.0).abs() < 1e-9, "half of 30 − 10 over 11: {}", e.sp);
+        assert!(e.noisy());
+        let rate = e.map(|t| 1e3 / t);
+        assert!((rate.v - 1e3 / 11.0).abs() < 1e-9 && rate.sp == e.sp);
+        assert!(Est::of(&[]).v.is_nan(), "no repetition: NaN, not a panic");
+        assert!(!Est::once(5.0).noisy() && Est::once(5.0).sp.is_nan());
+        let steady = Est::of(&[100.0, 101.0, 99.0]);
+        assert!(!steady.noisy() && (steady.sp - 0.01).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_latency_series_is_spread_by_its_blocks() {
+        // Steady round trips of 200 ns: one way 100 ns, no spread.
+        let steady = vec![200.0; 1000];
+        let (p50, p99) = one_way(&steady);
+        assert_eq!((p50.v, p50.sp, p99), (100.0, 0.0, 100.0));
+        // One block of five twice as slow (a slow phase of the machine): its p50 is 400, the
+        // others' 200, the whole series' 200: ±50 %, noisy.
+        let mut phased = vec![200.0; 1000];
+        phased[800..].fill(400.0);
+        let (p50, _) = one_way(&phased);
+        assert_eq!(LATENCY_BLOCKS, 5);
+        assert_eq!(p50.v, 100.0);
+        assert!((p50.sp - 0.5).abs() < 1e-9 && p50.noisy(), "{p50:?}");
+        // Too short a series for blocks: its spread is unknown, not zero.
+        assert!(one_way(&[300.0, 100.0]).0.sp.is_nan());
     }
 }

@@ -18,7 +18,7 @@ use clap::Parser;
 use doca_core::loopback::{EchoTask, Loopback};
 use doca_core::{Pe, Started};
 use doca_link::notify::EventFd;
-use doca_samples::bench::{self, ns, percentiles, pin, run_until, CcSide, FpSide, FpUse};
+use doca_samples::bench::{self, ns, one_way, pin, run_until, CcSide, Est, FpSide, FpUse};
 use doca_samples::bench_link::{self, LinkNet};
 
 /// Measure the emulator against same-run baselines.
@@ -53,10 +53,10 @@ struct Row {
     section: &'static str,
     name: String,
     unit: &'static str,
-    value: f64,
+    value: Est,
     p99: Option<f64>,
     baseline: String,
-    base: f64,
+    base: Est,
     /// Whether smaller is better (times) or larger (rates).
     lower_is_better: bool,
 }
@@ -64,10 +64,15 @@ struct Row {
 impl Row {
     fn ratio(&self) -> f64 {
         if self.lower_is_better {
-            self.value / self.base
+            self.value.v / self.base.v
         } else {
-            self.base / self.value
+            self.base.v / self.value.v
         }
+    }
+
+    /// Whether the value's or the baseline's spread is beyond ±20 %: the ratio tells nothing.
+    fn noisy(&self) -> bool {
+        self.value.noisy() || self.base.noisy()
     }
 }
 
@@ -79,22 +84,22 @@ struct Cfg {
     big: usize,
 }
 
-fn measure(reps: usize, iters: u64, mut f: impl FnMut(u64)) -> f64 {
+/// ns per iteration of `f(iters)`: the median of `reps` repetitions and their spread.
+fn measure(reps: usize, iters: u64, mut f: impl FnMut(u64)) -> Est {
     f(iters / 10 + 1);
-    let mut s: Vec<f64> = (0..reps)
+    let s: Vec<f64> = (0..reps)
         .map(|_| {
             let t = Instant::now();
             f(iters);
             ns(t) / iters as f64
         })
         .collect();
-    s.sort_by(f64::total_cmp);
-    s[s.len() / 2]
+    Est::of(&s)
 }
 
 /// As [`measure`] for two loops at once, their repetitions interleaved (a, b, a, b, …): a
 /// shared machine's slow and fast phases then weigh on both alike. (ns per iteration of each.)
-fn measure_pair(reps: usize, iters: u64, mut a: impl FnMut(u64), mut b: impl FnMut(u64)) -> (f64, f64) {
+fn measure_pair(reps: usize, iters: u64, mut a: impl FnMut(u64), mut b: impl FnMut(u64)) -> (Est, Est) {
     a(iters / 10 + 1);
     b(iters / 10 + 1);
     let (mut sa, mut sb) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
@@ -106,12 +111,7 @@ fn measure_pair(reps: usize, iters: u64, mut a: impl FnMut(u64), mut b: impl FnM
         b(iters);
         sb.push(ns(t) / iters as f64);
     }
-    (median(sa), median(sb))
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    (Est::of(&sa), Est::of(&sb))
 }
 
 /// The peer process: `doca_bench --role <what> …`.
@@ -415,7 +415,7 @@ fn peer(role: &[String]) -> ExitCode {
             let num = |i: usize| arg(i).parse::<usize>().unwrap_or(0);
             let (size, reps, iters) = (num(1), num(4), num(5) as u64);
             match link_dpu(size, arg(2), arg(3), reps.max(1), iters.max(1)) {
-                Ok((t_dma, t_raw)) => println!("result {t_dma} {t_raw}"),
+                Ok((t_dma, t_raw)) => println!("result {} {} {} {}", t_dma.v, t_dma.sp, t_raw.v, t_raw.sp),
                 Err(e) => {
                     eprintln!("link dpu: {e}");
                     return ExitCode::FAILURE;
@@ -450,7 +450,7 @@ fn raw_tcp_server(listener: &std::net::TcpListener, size: usize) {
 /// The DPU's side of a DMA-across-the-link row: (ns per DMA read of `size` bytes of the
 /// export `desc`, ns per raw TCP request of `size` bytes from the server at `raw_at`),
 /// interleaved.
-fn link_dpu(size: usize, desc: &str, raw_at: &str, reps: usize, iters: u64) -> Result<(f64, f64), String> {
+fn link_dpu(size: usize, desc: &str, raw_at: &str, reps: usize, iters: u64) -> Result<(Est, Est), String> {
     use doca_samples::bench::dma::Rig;
     use std::io::Read;
     let desc = from_hex(desc).ok_or("a descriptor in hex")?;
@@ -573,7 +573,7 @@ fn engine(cfg: &Cfg, rows: &mut Vec<Row>) {
 
 /// The core loopback context's task cycle (alloc, submit, one progress that completes it and
 /// frees it in its callback), ns.
-fn loopback_cycle(cfg: &Cfg) -> f64 {
+fn loopback_cycle(cfg: &Cfg) -> Est {
     measure(cfg.reps, cfg.iters, loopback_loop())
 }
 
@@ -670,7 +670,7 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         let dma = |k| assert!(rig.cycle(k, 1), "dma copy failed");
         let (t_dma, t_memcpy) = measure_pair(cfg.reps, copies(total, size), dma, memcpy_maps(src, dst, size));
         rig.clear();
-        (size as f64 / t_dma, size as f64 / t_memcpy)
+        (t_dma.map(|t| size as f64 / t), t_memcpy.map(|t| size as f64 / t))
     };
     let rig = Rig::new("b1:00.0", 64, true).expect("dma context");
     for size in [64usize << 10, 1 << 20, cfg.big] {
@@ -744,9 +744,9 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         rows.push(row(
             format!("dma DPU reads host heap memory (served) {}", kib(size)),
             "GB/s",
-            size as f64 / t_dma,
+            t_dma.map(|t| size as f64 / t),
             format!("memcpy {}", kib(size)),
-            size as f64 / t_memcpy,
+            t_memcpy.map(|t| size as f64 / t),
             false,
         ));
     }
@@ -761,11 +761,11 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         let dma = |k| assert!(rig.cycle(k, n), "dma copy failed");
         let (t_per, t_memcpy) = measure_pair(cfg.reps, cfg.iters / 4, dma, memcpy_maps(&src, &dst, size));
         rig.clear();
-        let base = 1e3 / t_memcpy;
+        let base = t_memcpy.map(|t| 1e3 / t);
         rows.push(row(
             format!("dma 4 KiB tasks, {n} in flight"),
             "Mtask/s",
-            1e3 / t_per,
+            t_per.map(|t| 1e3 / t),
             "memcpy 4 KiB".into(),
             base,
             false,
@@ -854,10 +854,10 @@ fn aes_gcm_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
             section: "aes_gcm",
             name: format!("aes_gcm encrypt task {} (256-bit key)", kib(size)),
             unit: "GB/s",
-            value: size as f64 / t_doca,
+            value: t_doca.map(|t| size as f64 / t),
             p99: None,
             baseline: format!("aes-gcm crate {}", kib(size)),
-            base: size as f64 / t_direct,
+            base: t_direct.map(|t| size as f64 / t),
             lower_is_better: false,
         });
         // The machine's OpenSSL on blocks of the same size, as a reference (its own process
@@ -867,10 +867,10 @@ fn aes_gcm_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
                 section: "aes_gcm",
                 name: format!("aes_gcm encrypt task {} (reference)", kib(size)),
                 unit: "GB/s",
-                value: size as f64 / t_doca,
+                value: t_doca.map(|t| size as f64 / t),
                 p99: None,
                 baseline: format!("openssl speed aes-256-gcm {}", kib(size)),
-                base: bytes_per_s / 1e9,
+                base: Est { v: bytes_per_s / 1e9, sp: 0.0 },
                 lower_is_better: false,
             }),
             Err(why) => eprintln!("doca_bench: the OpenSSL reference row is skipped: {why}"),
@@ -886,11 +886,11 @@ fn from_hex(s: &str) -> Option<Vec<u8>> {
 /// seqpacket and eventfd one-way latencies (p50, p99).
 struct Base {
     /// (message size, (p50, p99)) of the raw ping-pong.
-    ring: Vec<(usize, (f64, f64))>,
+    ring: Vec<(usize, (Est, f64))>,
     /// Messages per second through the raw streaming ring.
-    stream: f64,
-    sock: (f64, f64),
-    eventfd: (f64, f64),
+    stream: Est,
+    sock: (Est, f64),
+    eventfd: (Est, f64),
 }
 
 impl Base {
@@ -899,7 +899,7 @@ impl Base {
     /// process of the bench may be running: the control rows take theirs just before their
     /// peer starts, the fast-path rows just after theirs stops): the machine's slow and fast
     /// phases last seconds, so a baseline taken minutes earlier can be in another phase.
-    fn ring_now(&self, cfg: &Cfg, size: usize) -> (String, f64) {
+    fn ring_now(&self, cfg: &Cfg, size: usize) -> (String, Est) {
         let (s, _) =
             *self.ring.iter().min_by_key(|(s, _)| s.abs_diff(size)).expect("the raw ring was measured");
         (format!("raw shm ring {s} B"), raw_ring(cfg, s).0)
@@ -907,7 +907,7 @@ impl Base {
 }
 
 /// The raw ping-pong of `size`-byte messages, one-way (p50, p99).
-fn raw_ring(cfg: &Cfg, size: usize) -> (f64, f64) {
+fn raw_ring(cfg: &Cfg, size: usize) -> (Est, f64) {
     let shm = bench::raw::Shm::create(bench::raw::PINGPONG_LEN).expect("shared memory");
     let pid = std::process::id().to_string();
     let (fd, n) = (shm.fd().to_string(), cfg.lat_n.to_string());
@@ -915,11 +915,11 @@ fn raw_ring(cfg: &Cfg, size: usize) -> (f64, f64) {
     assert_eq!(p.line(), "ready");
     let rtts = bench::raw::PingPong::new(&shm, size).ping(cfg.lat_n, Instant::now() + bench::GIVE_UP);
     p.finish();
-    half(percentiles(rtts))
+    one_way(&rtts)
 }
 
 /// The raw streaming ring's rate (messages per second; median of repetitions).
-fn raw_stream(cfg: &Cfg) -> f64 {
+fn raw_stream(cfg: &Cfg) -> Est {
     let mut rates = Vec::new();
     for _ in 0..cfg.reps.min(5) {
         let shm = bench::raw::Shm::create(bench::raw::STREAM_LEN).expect("shared memory");
@@ -935,11 +935,7 @@ fn raw_stream(cfg: &Cfg) -> f64 {
         }
         p.finish();
     }
-    if rates.is_empty() {
-        f64::NAN
-    } else {
-        median(rates)
-    }
+    Est::of(&rates)
 }
 
 fn baselines(cfg: &Cfg) -> Base {
@@ -975,19 +971,15 @@ fn baselines(cfg: &Cfg) -> Base {
         }
         rtts.push(ns(t));
     }
-    let sockl = half(percentiles(rtts));
+    let sockl = one_way(&rtts);
     let rtts = bench::eventfd_pingpong(&mine, &their_bell, cfg.lat_n, true);
-    let eventfd = half(percentiles(rtts));
+    let eventfd = one_way(&rtts);
     p.finish();
     let _ = std::fs::remove_dir_all(&dir);
     Base { ring, stream, sock: sockl, eventfd }
 }
 
-fn half((a, b): (f64, f64)) -> (f64, f64) {
-    (a / 2.0, b / 2.0)
-}
-
-fn memcpy_gbps(size: usize, reps: usize) -> f64 {
+fn memcpy_gbps(size: usize, reps: usize) -> Est {
     let src = vec![1u8; size];
     let mut dst = vec![0u8; size];
     let iters = ((256usize << 20) / size).clamp(4, 100_000) as u64;
@@ -997,11 +989,11 @@ fn memcpy_gbps(size: usize, reps: usize) -> f64 {
             black_box(&dst);
         }
     });
-    size as f64 / t_per
+    t_per.map(|t| size as f64 / t)
 }
 
 /// memcpy between two buffers of the shared allocator (memfd pages, as the fast path copies).
-fn memcpy_shared_gbps(size: usize, reps: usize) -> f64 {
+fn memcpy_shared_gbps(size: usize, reps: usize) -> Est {
     let src_mem = doca_mmap::SharedMem::alloc(size).expect("shared memory");
     let dst_mem = doca_mmap::SharedMem::alloc(size).expect("shared memory");
     let mut src = src_mem.bytes_mut(0, size).expect("a fresh allocation");
@@ -1014,7 +1006,7 @@ fn memcpy_shared_gbps(size: usize, reps: usize) -> f64 {
             black_box(&*dst);
         }
     });
-    size as f64 / t_per
+    t_per.map(|t| size as f64 / t)
 }
 
 fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, scale): (bool, bool, bool)) {
@@ -1078,15 +1070,14 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
             rates.push(cfg.rate_n as f64 / (ns(t) / 1e9));
         }
         p.finish();
-        let rate = median(rates);
         rows.push(Row {
             section: "control path",
             name: "pipelined one-way rate, 64 B".into(),
             unit: "Mmsg/s",
-            value: rate / 1e6,
+            value: Est::of(&rates).map(|r| r / 1e6),
             p99: None,
             baseline: "raw SPSC stream, 64 B slots".into(),
-            base: base.stream / 1e6,
+            base: base.stream.map(|r| r / 1e6),
             lower_is_better: false,
         });
     }
@@ -1121,10 +1112,10 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
             section: "scale",
             name: format!("aggregate rate, {clients} client(s)"),
             unit: "Mmsg/s",
-            value: rate / 1e6,
+            value: Est::once(rate / 1e6),
             p99: None,
             baseline: "1 client".into(),
-            base: one / 1e6,
+            base: Est::once(one / 1e6),
             lower_is_better: false,
         });
     }
@@ -1135,10 +1126,10 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
             section: "scale",
             name: "shared memory mapped per connection (default)".into(),
             unit: "KiB",
-            value: per_conn as f64 / 1024.0,
+            value: Est::once(per_conn as f64 / 1024.0),
             p99: None,
             baseline: "-".into(),
-            base: per_conn as f64 / 1024.0,
+            base: Est::once(per_conn as f64 / 1024.0),
             lower_is_better: true,
         });
     }
@@ -1168,8 +1159,8 @@ fn iceoryx2_rows(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
 }
 
 /// A one-way latency row (half the round trips' p50 and p99) beside the raw ring's row.
-fn latency_row(section: &'static str, name: String, rtts: Vec<f64>, (baseline, base): (String, f64)) -> Row {
-    let (p50, p99) = half(percentiles(rtts));
+fn latency_row(section: &'static str, name: String, rtts: Vec<f64>, (baseline, base): (String, Est)) -> Row {
+    let (p50, p99) = one_way(&rtts);
     Row { section, name, unit: "ns", value: p50, p99: Some(p99), baseline, base, lower_is_better: true }
 }
 
@@ -1229,7 +1220,7 @@ fn fast_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, latency: bool, bandwid
             rates.push((total as usize * size) as f64 / ns(t));
         }
         p.finish();
-        let gbps = median(rates);
+        let gbps = Est::of(&rates);
         let label =
             if size >= 1 << 20 { format!("{} MiB", size >> 20) } else { format!("{} KiB", size >> 10) };
         let baselines = [
@@ -1304,7 +1295,7 @@ fn fast_against_control(cfg: &Cfg) -> Row {
     }
     p.finish();
     bench::keep(&fp.maps());
-    let (control, _) = half(percentiles(control));
+    let (control, _) = one_way(&control);
     latency_row(
         "fast path",
         "one-way 64 B, tasks reused, interleaved".into(),
@@ -1379,14 +1370,16 @@ fn link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         }
     }
     echo.finish();
-    let med = |v: &[(f64, f64)], i: usize| median(v.iter().map(|p| if i == 0 { p.0 } else { p.1 }).collect());
+    let med = |v: &[(f64, f64)], i: usize| {
+        Est::of(&v.iter().map(|p| if i == 0 { p.0 } else { p.1 }).collect::<Vec<_>>())
+    };
     if !link.is_empty() && !tcp.is_empty() {
         rows.push(Row {
             section: "link",
             name: format!("control path one-way 64 B over TCP ({}), asleep", net.path()),
             unit: "ns",
             value: med(&link, 0),
-            p99: Some(med(&link, 1)),
+            p99: Some(med(&link, 1).v),
             baseline: format!("raw TCP ping-pong ({})", net.path()),
             base: med(&tcp, 0),
             lower_is_better: true,
@@ -1421,10 +1414,10 @@ fn link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
             section: "link",
             name: format!("fast path bandwidth {} MiB over TCP ({})", size >> 20, net.path()),
             unit: "GB/s",
-            value: median(fp),
+            value: Est::of(&fp),
             p99: None,
             baseline: format!("raw TCP stream ({})", net.path()),
-            base: median(tcp),
+            base: Est::of(&tcp),
             lower_is_better: false,
         });
     }
@@ -1468,7 +1461,7 @@ fn link_dma_rows(
         dpu.finish();
         host.finish();
         let nums: Vec<f64> = result.split_whitespace().skip(1).filter_map(|w| w.parse().ok()).collect();
-        let [t_dma, t_raw] = nums[..] else {
+        let [t_dma, sp_dma, t_raw, sp_raw] = nums[..] else {
             eprintln!("doca_bench: the DMA-across-the-link DPU said {result:?}");
             continue;
         };
@@ -1482,10 +1475,10 @@ fn link_dma_rows(
                 if plaintext { ", plaintext" } else { "" }
             ),
             unit: "GB/s",
-            value: size as f64 / t_dma,
+            value: Est { v: size as f64 / t_dma, sp: sp_dma },
             p99: None,
             baseline: format!("raw TCP request {} ({})", kib(size), net.path()),
-            base: size as f64 / t_raw,
+            base: Est { v: size as f64 / t_raw, sp: sp_raw },
             lower_is_better: false,
         });
     }
@@ -1562,10 +1555,10 @@ fn ec_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
             section: "ec",
             name: format!("ec create task 8+4, {} of data", kib(size)),
             unit: "GB/s",
-            value: size as f64 / t_task,
+            value: t_task.map(|t| size as f64 / t),
             p99: None,
             baseline: format!("Matrix::apply {}", kib(size)),
-            base: size as f64 / t_direct,
+            base: t_direct.map(|t| size as f64 / t),
             lower_is_better: false,
         });
         drop((src, dst));
@@ -1644,14 +1637,14 @@ fn compress_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
             }
         };
         // A row of the task's rate beside a baseline's, both in MB/s of input.
-        let row = |name: String, t_task: f64, baseline: String, t_base: f64| Row {
+        let row = |name: String, t_task: Est, baseline: String, t_base: Est| Row {
             section: "compress",
             name,
             unit: "MB/s",
-            value: size as f64 / t_task * 1e3,
+            value: t_task.map(|t| size as f64 / t * 1e3),
             p99: None,
             baseline,
-            base: size as f64 / t_base * 1e3,
+            base: t_base.map(|t| size as f64 / t * 1e3),
             lower_is_better: false,
         };
         let (t_task, t_direct) = measure_pair(cfg.reps, copies(total, size), &task, direct);
@@ -1696,7 +1689,8 @@ fn compress_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
 /// epoll on its engine until a wait task for the host's odd value completes, then sets the
 /// next even value (one request over the link). The host side exports the event, and per
 /// iteration sets an odd value and blocks until the DPU's even value is there: one round
-/// trip. It measures both, interleaved, and prints `se P50 P99` and `tcp P50 P99` (ns).
+/// trip. It measures both, interleaved, and prints `se P50 P99 SPREAD` and `tcp P50 P99 SPREAD` (ns; the
+/// p50's spread as [`one_way`] has it).
 fn se_link_peer(role: &str, n: u64) -> ExitCode {
     use doca_sync_event::{Cmp, SyncEvent, WaitMode};
     let mut stdin = std::io::stdin().lock().lines();
@@ -1803,10 +1797,11 @@ fn se_link_peer(role: &str, n: u64) -> ExitCode {
                 Ok((se, raw)) => {
                     // The first tenth is a warm-up.
                     let skip = |v: Vec<f64>| v[v.len() / 10..].to_vec();
-                    let (a, b) = percentiles(skip(se));
-                    let (c, d) = percentiles(skip(raw));
-                    println!("se {a} {b}");
-                    println!("tcp {c} {d}");
+                    // Round trips: p50, p99 and the p50's spread (see `one_way`).
+                    for (tag, v) in [("se", se), ("tcp", raw)] {
+                        let (p50, p99) = one_way(&skip(v));
+                        println!("{tag} {} {} {}", 2.0 * p50.v, 2.0 * p99, p50.sp);
+                    }
                 }
                 Err(e) => return fail("the event", e),
             }
@@ -1853,9 +1848,10 @@ fn se_link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
     dpu.send(&blob);
     let imported = dpu.line();
     host.send(&port);
-    let parse = |l: String, tag: &str| -> Option<(f64, f64)> {
+    let parse = |l: String, tag: &str| -> Option<(Est, f64)> {
         let mut w = l.strip_prefix(tag)?.split_whitespace().map(|x| x.parse::<f64>().ok());
-        Some((w.next()??, w.next()??))
+        let (p50, p99, sp) = (w.next()??, w.next()??, w.next()??);
+        Some((Est { v: p50, sp }, p99))
     };
     let se = parse(host.line(), "se ");
     let tcp = parse(host.line(), "tcp ");
@@ -1886,6 +1882,24 @@ fn se_link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         base: tcp.0,
         lower_is_better: true,
     });
+}
+
+/// A spread as the table shows it: `±x %`, or `-` for a figure measured once.
+fn spread_text(e: Est) -> String {
+    if e.sp.is_finite() {
+        format!("{:.0}%", e.sp * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// A number for the JSON file (`null` when not finite).
+fn json_num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.4}")
+    } else {
+        "null".into()
+    }
 }
 
 /// Whether part `p` of a section runs: every part unless some `<prefix>…` part is named.
@@ -1963,7 +1977,7 @@ fn rdma_rows(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
     }
     drop(c);
     p.finish();
-    let cc_one_way = half(percentiles(rtts)).0;
+    let cc_one_way = one_way(&rtts).0;
 
     let connect = |mode: &str| -> (Side, PeerProc) {
         let (mut side, desc, export) = Side::new().expect("an RDMA context");
@@ -1993,14 +2007,14 @@ fn rdma_rows(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
         }
         rtts.push(ns(t));
     }
-    let (p50, p99) = percentiles(rtts);
-    let ring_rtt = 2.0 * base.ring_now(cfg, 64).1;
+    let (p50, p99) = one_way(&rtts);
+    let ring_rtt = base.ring_now(cfg, 64).1.map(|t| 2.0 * t);
     rows.push(Row {
         section: "rdma",
         name: "read round trip 64 B".into(),
         unit: "ns",
-        value: p50,
-        p99: Some(p99),
+        value: p50.map(|t| 2.0 * t),
+        p99: Some(2.0 * p99),
         baseline: "raw shm ring round trip 64 B".into(),
         base: ring_rtt,
         lower_is_better: true,
@@ -2029,10 +2043,10 @@ fn rdma_rows(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
             section: "rdma",
             name: format!("write bandwidth {}", kib(size)),
             unit: "GB/s",
-            value: if ok { size as f64 / t_write } else { f64::NAN },
+            value: if ok { t_write.map(|t| size as f64 / t) } else { Est::once(f64::NAN) },
             p99: None,
             baseline: format!("memcpy {}", kib(size)),
-            base: size as f64 / t_copy,
+            base: t_copy.map(|t| size as f64 / t),
             lower_is_better: false,
         });
     }
@@ -2049,10 +2063,10 @@ fn rdma_rows(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>) {
         section: "rdma",
         name: "send rate 64 B, 64 in flight".into(),
         unit: "Mmsg/s",
-        value: median(rates) / 1e6,
+        value: Est::of(&rates).map(|r| r / 1e6),
         p99: None,
         baseline: "raw SPSC stream, 64 B slots".into(),
-        base: base.stream / 1e6,
+        base: base.stream.map(|r| r / 1e6),
         lower_is_better: false,
     });
 }
@@ -2110,10 +2124,10 @@ fn main() -> ExitCode {
         section: "baseline",
         name: "raw SPSC stream rate, 64 B slots".into(),
         unit: "Mmsg/s",
-        value: base.stream / 1e6,
+        value: base.stream.map(|r| r / 1e6),
         p99: None,
         baseline: "-".into(),
-        base: base.stream / 1e6,
+        base: base.stream.map(|r| r / 1e6),
         lower_is_better: false,
     });
     if wanted("control") {
@@ -2140,38 +2154,50 @@ fn main() -> ExitCode {
     }
 
     println!(
-        "{:<14} {:<48} {:>10} {:>10} {:<7} {:<26} {:>10} {:>7}",
-        "section", "measurement", "p50/value", "p99", "unit", "baseline", "value", "ratio"
+        "{:<14} {:<48} {:>10} {:>5} {:>10} {:<7} {:<26} {:>10} {:>5} {:>7}",
+        "section", "measurement", "p50/value", "±", "p99", "unit", "baseline", "value", "±", "ratio"
     );
     for r in &rows {
         let p99 = r.p99.map_or(String::from("-"), |v| format!("{v:.1}"));
         println!(
-            "{:<14} {:<48} {:>10.2} {:>10} {:<7} {:<26} {:>10.2} {:>6.2}x",
+            "{:<14} {:<48} {:>10.2} {:>5} {:>10} {:<7} {:<26} {:>10.2} {:>5} {:>6.2}x{}",
             r.section,
             r.name,
-            r.value,
+            r.value.v,
+            spread_text(r.value),
             p99,
             r.unit,
             r.baseline,
-            r.base,
-            r.ratio()
+            r.base.v,
+            spread_text(r.base),
+            r.ratio(),
+            if r.noisy() { "  noisy" } else { "" }
         );
     }
     println!("(ratio: how many times worse than the baseline; 1.00x = as good, below 1 = better)");
+    println!(
+        "(±: the spread of a figure's repetitions, half their range over the median (a latency's: of its {} blocks' p50s); \
+         \"noisy\": a spread beyond ±{:.0} % on either side, the ratio tells nothing; -: measured once)",
+        bench::LATENCY_BLOCKS,
+        doca_samples::against::NOISY * 100.0
+    );
     if let Some(path) = args.json {
         let items: Vec<String> = rows
             .iter()
             .map(|r| {
                 format!(
-                    "  {{\"section\": \"{}\", \"name\": \"{}\", \"unit\": \"{}\", \"value\": {:.3}, \"p99\": {}, \"baseline\": \"{}\", \"baseline_value\": {:.3}, \"ratio\": {:.3}}}",
+                    "  {{\"section\": \"{}\", \"name\": \"{}\", \"unit\": \"{}\", \"value\": {:.3}, \"spread\": {}, \"p99\": {}, \"baseline\": \"{}\", \"baseline_value\": {:.3}, \"baseline_spread\": {}, \"ratio\": {:.3}, \"noisy\": {}}}",
                     r.section,
                     r.name,
                     r.unit,
-                    r.value,
+                    r.value.v,
+                    json_num(r.value.sp),
                     r.p99.map_or("null".to_string(), |v| format!("{v:.3}")),
                     r.baseline,
-                    r.base,
-                    r.ratio()
+                    r.base.v,
+                    json_num(r.base.sp),
+                    r.ratio(),
+                    r.noisy()
                 )
             })
             .collect();
