@@ -453,6 +453,12 @@ impl CcSide {
     /// A client of `name` with a receive queue of `queue` messages and `tasks` send tasks,
     /// Running when this returns.
     pub fn client(name: &str, queue: u32, tasks: u32) -> Result<CcSide, Error> {
+        CcSide::client_beside(name, queue, tasks, &[])
+    }
+
+    /// As [`CcSide::client`], progressing `beside` too while it connects (a server in this
+    /// same thread).
+    pub fn client_beside(name: &str, queue: u32, tasks: u32, beside: &[&Pe]) -> Result<CcSide, Error> {
         let dev = open_device_with_pci("b1:00.0", None)?;
         let pe = Pe::create()?;
         let client = Client::create(&dev, name)?;
@@ -470,7 +476,8 @@ impl CcSide {
             other => return Err(other.err().unwrap_or(Error::BadState)),
         }
         let ctx = client.as_ctx();
-        if !run_until(&[&pe], false, || ctx.state() == doca_core::CtxState::Running) {
+        let pes: Vec<&Pe> = std::iter::once(&pe).chain(beside.iter().copied()).collect();
+        if !run_until(&pes, false, || ctx.state() == doca_core::CtxState::Running) {
             return Err(Error::TimeOut);
         }
         let conn = Rc::new(RefCell::new(Some(client.get_connection()?)));

@@ -373,6 +373,26 @@ fn peer(role: &[String]) -> ExitCode {
                     f(n / 10 + 1);
                     f(n);
                 }
+                "control" => {
+                    // Both ends of the control path in this one process (a server echoing, a
+                    // client), one thread: `n` 64-byte round trips, each the client's send,
+                    // the server's receive and echo, the client's receive.
+                    let name = format!("bench-cycle-{}", std::process::id());
+                    let Ok(server) = CcSide::server(&name, true, 0, 1024) else { return ExitCode::FAILURE };
+                    let Ok(client) = CcSide::client_beside(&name, 1024, 1024, &[&server.pe]) else {
+                        return ExitCode::FAILURE;
+                    };
+                    let msg = [5u8; 64];
+                    for _ in 0..n / 10 + 1 + n {
+                        let before = client.received.get();
+                        if !client.send(&msg)
+                            || !run_until(&[&client.pe, &server.pe], false, || client.received.get() > before)
+                        {
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                    eprintln!("{} round trips", client.received.get());
+                }
                 _ => return ExitCode::FAILURE,
             }
         }
