@@ -33,6 +33,11 @@ pub(crate) struct PeInner {
     armed: Cell<bool>,
     pub(crate) epoll: EpollSet,
     bell: Watched<EventFd>,
+    /// Whether `bell` was rung since it was last drained: clearing a notification reads the
+    /// eventfd only then (one syscall less per wake-up; the bell is this thread's alone).
+    bell_rung: Cell<bool>,
+    /// Whether `timer` is armed and not yet seen expired: read only then.
+    timer_armed: Cell<bool>,
     /// Wakes a sleeper when a held completion (a fault plan's `delay`) is due: made at the
     /// first one, in the epoll set from then on.
     timer: RefCell<Option<Watched<Timer>>>,
@@ -95,13 +100,19 @@ impl PeInner {
     /// wake a sleeper.
     pub(crate) fn work_pending(&self) {
         if self.armed.get() {
-            self.bell.ring();
+            self.ring_bell();
         }
     }
 
     /// The engine's clock, read now.
     pub(crate) fn now(&self) -> Instant {
         self.clock.now()
+    }
+
+    /// Makes the notification handle readable.
+    fn ring_bell(&self) {
+        self.bell_rung.set(true);
+        self.bell.ring();
     }
 
     /// While arming: wake the application at `at` at the latest (a held completion is due).
@@ -125,6 +136,7 @@ impl PeInner {
         }
         if let Some(t) = timer.as_ref() {
             t.arm_at(at, self.now());
+            self.timer_armed.set(true);
         }
         true
     }
@@ -184,6 +196,8 @@ impl Pe {
                 armed: Cell::new(false),
                 epoll,
                 bell,
+                bell_rung: Cell::new(false),
+                timer_armed: Cell::new(false),
                 timer: RefCell::new(None),
                 wake_at: Cell::new(None),
                 clock,
@@ -304,7 +318,7 @@ impl Pe {
             ready |= !inner.arm_timer(at);
         }
         if ready {
-            inner.bell.ring();
+            inner.ring_bell();
         }
         Ok(())
     }
@@ -314,9 +328,16 @@ impl Pe {
         let inner = &*self.inner;
         inner.armed.set(false);
         inner.status.set_armed(false);
-        inner.bell.drain();
-        if let Some(timer) = inner.timer.borrow().as_ref() {
-            timer.drain();
+        // Only what may be readable is read: a wake-up by a context's own fd (a peer's
+        // doorbell) costs no read of the engine's bell or timer.
+        if inner.bell_rung.replace(false) {
+            inner.bell.drain();
+        }
+        if inner.timer_armed.get() {
+            if let Some(timer) = inner.timer.borrow().as_ref() {
+                // Still armed until seen expired (read before its deadline: not yet).
+                inner.timer_armed.set(!timer.drain());
+            }
         }
         inner.each_ctx(Ctx::clear_notification);
         Ok(())

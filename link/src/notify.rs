@@ -99,6 +99,20 @@ impl Doorbell {
         let _ = rustix::net::send(&self.fd, &[1], SendFlags::DONTWAIT | SendFlags::NOSIGNAL);
     }
 
+    /// Takes one ring off the doorbell (one `recv`); returns whether it was ringing. For a
+    /// waker that rings once per sleep of this side (the usual case): a second ring, if any,
+    /// leaves the socket readable, so it costs a spurious wake-up later instead of a second
+    /// `recv` now on every wake-up.
+    pub fn drain_once(&self) -> bool {
+        let mut buf = [0u8; 8];
+        match rustix::net::recv(&self.fd, &mut buf, RecvFlags::DONTWAIT) {
+            Ok(_) => true,
+            Err(Errno::AGAIN) => false,
+            // A pending socket error was read and so cleared; what follows is left to drain.
+            Err(_) => self.drain(),
+        }
+    }
+
     /// Silences the doorbell; returns whether it was ringing. A few `recv` calls at most,
     /// whatever the peer keeps sending (what is left keeps it readable: a spurious wake-up,
     /// for this pair's connection only). A pending socket error (a peer reconnecting its
@@ -193,10 +207,10 @@ impl Timer {
         }
     }
 
-    /// Silences an expired timer.
-    pub fn drain(&self) {
+    /// Silences an expired timer; returns whether it had expired (one `read`).
+    pub fn drain(&self) -> bool {
         let mut buf = [0u8; 8];
-        let _ = rustix::io::read(&self.fd, &mut buf);
+        matches!(rustix::io::read(&self.fd, &mut buf), Ok(8))
     }
 }
 
@@ -333,6 +347,23 @@ mod tests {
     fn bell_and_ringer() -> (Doorbell, Doorbell) {
         let (bell, theirs) = Doorbell::pair().unwrap();
         (bell, Doorbell::from_peer(theirs).unwrap())
+    }
+
+    #[test]
+    fn drain_once_takes_one_ring_and_a_second_keeps_the_set_awake() {
+        let set = EpollSet::new().unwrap();
+        let (bell, ringer) = bell_and_ringer();
+        let _w = set.watch(bell.as_fd().try_clone_to_owned().unwrap(), 1).unwrap();
+        assert!(!bell.drain_once(), "silent");
+        ringer.ring();
+        assert!(bell.drain_once());
+        assert!(!set.wait(Some(Duration::ZERO)).unwrap(), "one ring, one recv: silent again");
+        ringer.ring();
+        ringer.ring();
+        assert!(bell.drain_once());
+        assert!(set.wait(Some(Duration::ZERO)).unwrap(), "the second ring still wakes the set");
+        assert!(bell.drain_once());
+        assert!(!set.wait(Some(Duration::ZERO)).unwrap());
     }
 
     #[test]

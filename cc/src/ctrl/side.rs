@@ -65,6 +65,8 @@ struct Resources {
     ctrl: EpollSet,
     _ctrl_watch: Watched<EpollSet>,
     timer: Watched<Timer>,
+    /// Whether `timer` is armed and not yet seen expired: a wake-up reads it only then.
+    timer_armed: Cell<bool>,
 }
 
 /// A connection that completed its handshake, ready to become a [`Link`].
@@ -209,8 +211,12 @@ impl Side {
         self.pool.prepare(|| SendPayload::with_capacity(max));
         if self.res.borrow().is_none() {
             let ctrl = EpollSet::new()?;
-            let res =
-                Resources { _ctrl_watch: core.watch(ctrl.clone())?, ctrl, timer: core.watch(Timer::new()?)? };
+            let res = Resources {
+                _ctrl_watch: core.watch(ctrl.clone())?,
+                ctrl,
+                timer: core.watch(Timer::new()?)?,
+                timer_armed: Cell::new(false),
+            };
             *self.res.borrow_mut() = Some(res);
         }
         self.cadence.soon();
@@ -351,10 +357,11 @@ impl Side {
         }
     }
 
-    /// Silences link `key`'s doorbell, which rang (the control set said so).
+    /// Silences link `key`'s doorbell, which rang (the control set said so): one ring per
+    /// wake-up (the peer rings once per sleep of ours; a second ring wakes the set again).
     pub(crate) fn drain_link_bell(&self, key: usize) {
         if let Some(link) = self.links.borrow().get(key) {
-            link.bell.drain();
+            link.bell.drain_once();
         }
     }
 
@@ -564,6 +571,7 @@ impl Side {
             let now = core.now();
             ready |= deadline <= now;
             res.timer.arm_at(deadline, now);
+            res.timer_armed.set(true);
         }
         ready
     }
@@ -574,8 +582,9 @@ impl Side {
         for link in self.active.borrow().iter() {
             link.disarm();
         }
-        if let Some(res) = self.res.borrow().as_ref() {
-            res.timer.drain();
+        if let Some(res) = self.res.borrow().as_ref().filter(|r| r.timer_armed.get()) {
+            // Still armed until seen expired (read before its deadline: not yet).
+            res.timer_armed.set(!res.timer.drain());
         }
         self.cadence.soon();
     }
