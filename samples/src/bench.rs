@@ -570,6 +570,18 @@ impl FpSide {
         owner_pe: &Pe,
         how: FpUse,
     ) -> Result<FpSide, Error> {
+        FpSide::new_beside(conn, (size, slots), owner_pe, how, &[])
+    }
+
+    /// As [`FpSide::new`], progressing `beside` too while the consumer starts (the peer's
+    /// engines in this same thread).
+    pub fn new_beside(
+        conn: &Connection,
+        (size, slots): (usize, usize),
+        owner_pe: &Pe,
+        how: FpUse,
+        beside: &[&Pe],
+    ) -> Result<FpSide, Error> {
         let pe = Pe::create()?;
         let producer = Producer::create(conn)?;
         pe.connect_ctx(&producer.as_ctx())?;
@@ -641,7 +653,8 @@ impl FpSide {
         )?;
         let _ = consumer.as_ctx().start();
         let ctx = consumer.as_ctx();
-        if !run_until(&[owner_pe, &pe], false, || ctx.state() == doca_core::CtxState::Running) {
+        let pes: Vec<&Pe> = [owner_pe, &pe].into_iter().chain(beside.iter().copied()).collect();
+        if !run_until(&pes, false, || ctx.state() == doca_core::CtxState::Running) {
             return Err(Error::TimeOut);
         }
         for (i, buf) in dst_bufs.iter().enumerate() {

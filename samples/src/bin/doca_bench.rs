@@ -393,6 +393,50 @@ fn peer(role: &[String]) -> ExitCode {
                     }
                     eprintln!("{} round trips", client.received.get());
                 }
+                "fast" => {
+                    // The fast path's 64-byte echo (tasks reused) with both ends in this one
+                    // process and thread: `n` round trips, each the client's producer send
+                    // into the server's consumer, the server's send back, the client's
+                    // consumer filled.
+                    let name = format!("bench-cycle-fp-{}", std::process::id());
+                    let Ok(server) = CcSide::server(&name, false, 0, 64) else { return ExitCode::FAILURE };
+                    let Ok(client) = CcSide::client_beside(&name, 64, 1024, &[&server.pe]) else {
+                        return ExitCode::FAILURE;
+                    };
+                    let Some(conn) = server.wait_connection() else { return ExitCode::FAILURE };
+                    let Some(cconn) = client.conn.borrow().clone() else { return ExitCode::FAILURE };
+                    let Ok(sfp) =
+                        FpSide::new_beside(&conn, (64, 8), &server.pe, FpUse::Recycled, &[&client.pe])
+                    else {
+                        return ExitCode::FAILURE;
+                    };
+                    let beside = [&server.pe, &sfp.pe];
+                    let Ok(cfp) = FpSide::new_beside(&cconn, (64, 8), &client.pe, FpUse::Recycled, &beside)
+                    else {
+                        return ExitCode::FAILURE;
+                    };
+                    let pes = [&server.pe, &client.pe, &sfp.pe, &cfp.pe];
+                    if !run_until(&pes, false, || {
+                        !server.remote.borrow().is_empty() && !client.remote.borrow().is_empty()
+                    }) {
+                        return ExitCode::FAILURE;
+                    }
+                    let (to_server, to_client) = (client.remote.borrow()[0], server.remote.borrow()[0]);
+                    let fps = [&sfp.pe, &cfp.pe];
+                    for _ in 0..n / 10 + 1 + n {
+                        let before = cfp.filled.get().0;
+                        let echoed = sfp.filled.get().0;
+                        if !cfp.send(to_server, 64)
+                            || !run_until(&fps, false, || sfp.filled.get().0 > echoed)
+                            || !sfp.send(to_client, 64)
+                            || !run_until(&fps, false, || cfp.filled.get().0 > before)
+                        {
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                    eprintln!("{} round trips", cfp.filled.get().0);
+                    bench::keep(&(sfp.maps(), cfp.maps()));
+                }
                 _ => return ExitCode::FAILURE,
             }
         }
