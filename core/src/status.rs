@@ -158,7 +158,10 @@ pub const O_BYTES_DONE: usize = 27;
 /// Object word: what the row is: [`ROLE_OBJECT`], [`ROLE_CONNECTION`] or
 /// [`ROLE_ENGINE_CTX`].
 pub const O_ROLE: usize = 28;
-// Object words 29–31: reserved (0).
+/// Object word: a connection row's owner (a server, an RDMA context): the number of the
+/// owner's row (its index from 1; 0 none: the owner has no row).
+pub const O_PARENT: usize = 29;
+// Object words 30–31: reserved (0).
 
 /// [`O_ROLE`]: a library object (a server, client, consumer, …: [`Entry::claim`]).
 pub const ROLE_OBJECT: u64 = 0;
@@ -488,27 +491,29 @@ impl Entry {
 
     /// Claims a row for an object with `id`.
     pub fn claim(id: Identity<'_>) -> Entry {
-        Entry::claim_leaving(id, 0, ROLE_OBJECT)
+        Entry::claim_leaving(id, 0, (ROLE_OBJECT, 0))
     }
 
     /// Claims a row for an engine library context with `id` (core's queue kit does, for
     /// every such library).
     pub fn claim_engine_ctx(id: Identity<'_>) -> Entry {
-        Entry::claim_leaving(id, 0, ROLE_ENGINE_CTX)
+        Entry::claim_leaving(id, 0, (ROLE_ENGINE_CTX, 0))
     }
 
-    /// Claims a row for a connection with `id` (`id.conn_id` is its number), only while more
+    /// Claims a row for a connection of `owner` with `id` (`id.conn_id` is its number; the row
+    /// names its owner's, [`O_PARENT`]), only while more
     /// than [`RESERVED_ROWS`] rows are free: a server with hundreds of connections shows the
     /// first ones each in its row and never takes the rows the objects made after them need
     /// (a connection refused a row stays without one; one closing frees its row for the
     /// next). A connection without a row is counted in [`W_CONNS_UNSHOWN`] while it lasts;
     /// its traffic still shows in its server's row.
-    pub fn claim_connection(id: Identity<'_>) -> Entry {
-        Entry::claim_leaving(id, RESERVED_ROWS, ROLE_CONNECTION)
+    pub fn claim_connection(id: Identity<'_>, owner: &Entry) -> Entry {
+        Entry::claim_leaving(id, RESERVED_ROWS, (ROLE_CONNECTION, owner.row.map_or(0, row_number)))
     }
 
-    /// Claims a free row for a `role` object if more than `reserve` rows are free.
-    fn claim_leaving(id: Identity<'_>, reserve: usize, role: u64) -> Entry {
+    /// Claims a free row for a `role` object (owned by row number `parent`, 0 none) if more
+    /// than `reserve` rows are free.
+    fn claim_leaving(id: Identity<'_>, reserve: usize, (role, parent): (u64, u64)) -> Entry {
         if !enabled() {
             return Entry { row: None, unshown_conn: false };
         }
@@ -543,6 +548,7 @@ impl Entry {
         p.write_text(r + O_NAME, 6, &id.name.as_bytes()[..cut]);
         p.w(r + O_CONN_ID).store(id.conn_id, Relaxed);
         p.w(r + O_ROLE).store(role, Relaxed);
+        p.w(r + O_PARENT).store(parent, Relaxed);
         p.w(r + O_USED).store(1, Relaxed);
         p.w(r + O_GEN).fetch_add(1, Release); // even: whole
         Entry { row: Some(r), unshown_conn: false }
@@ -558,33 +564,50 @@ impl Entry {
         self.row.map(|r| page().w(r + k))
     }
 
+    /// The row's words: one look at the page and one range check for all of them (the
+    /// counters below then index a fixed-size array).
+    #[inline]
+    fn words(&self) -> Option<&'static [AtomicU64; ENTRY_WORDS]> {
+        let r = self.row?;
+        page().0.get(r..r + ENTRY_WORDS)?.try_into().ok()
+    }
+
     /// A message of `bytes` sent.
     #[inline]
     pub fn sent(&self, bytes: usize) {
-        if let Some(r) = self.row {
-            let p = page();
-            bump(p.w(r + O_MSGS_SENT), 1);
-            bump(p.w(r + O_BYTES_SENT), bytes as u64);
+        if let Some(w) = self.words() {
+            bump(&w[O_MSGS_SENT], 1);
+            bump(&w[O_BYTES_SENT], bytes as u64);
+        }
+    }
+
+    /// A message of `bytes` sent, after which the send ring holds `fill` of its `slots`
+    /// ([`Entry::sent`] and [`Entry::ring_fill`] in one).
+    #[inline]
+    pub fn sent_filled(&self, bytes: usize, fill: u64, slots: u64) {
+        if let Some(w) = self.words() {
+            bump(&w[O_MSGS_SENT], 1);
+            bump(&w[O_BYTES_SENT], bytes as u64);
+            w[O_RING_FILL].store(fill, Relaxed);
+            w[O_RING_SLOTS].store(slots, Relaxed);
         }
     }
 
     /// A message of `bytes` received.
     #[inline]
     pub fn received(&self, bytes: usize) {
-        if let Some(r) = self.row {
-            let p = page();
-            bump(p.w(r + O_MSGS_RECV), 1);
-            bump(p.w(r + O_BYTES_RECV), bytes as u64);
+        if let Some(w) = self.words() {
+            bump(&w[O_MSGS_RECV], 1);
+            bump(&w[O_BYTES_RECV], bytes as u64);
         }
     }
 
     /// Send-ring slots in use after a send, of `slots`.
     #[inline]
     pub fn ring_fill(&self, fill: u64, slots: u64) {
-        if let Some(r) = self.row {
-            let p = page();
-            p.w(r + O_RING_FILL).store(fill, Relaxed);
-            p.w(r + O_RING_SLOTS).store(slots, Relaxed);
+        if let Some(w) = self.words() {
+            w[O_RING_FILL].store(fill, Relaxed);
+            w[O_RING_SLOTS].store(slots, Relaxed);
         }
     }
 
@@ -635,11 +658,10 @@ impl Entry {
     /// loads, once a pass whatever its number of tasks).
     #[inline]
     pub fn engine_pass(&self, queued: usize, done: u64, bytes: u64) {
-        if let Some(r) = self.row {
-            let p = page();
-            p.w(r + O_QUEUED).store(queued as u64, Relaxed);
-            bump(p.w(r + O_TASKS_DONE), done);
-            bump(p.w(r + O_BYTES_DONE), bytes);
+        if let Some(w) = self.words() {
+            w[O_QUEUED].store(queued as u64, Relaxed);
+            bump(&w[O_TASKS_DONE], done);
+            bump(&w[O_BYTES_DONE], bytes);
         }
     }
 }
@@ -677,6 +699,11 @@ impl StateSlot {
             p.w(self.row + O_STATE).store(state_code(state), Relaxed);
         }
     }
+}
+
+/// The number of the row at word `r` (from 1).
+fn row_number(r: usize) -> u64 {
+    ((r - ENTRY_BASE) / ENTRY_WORDS + 1) as u64
 }
 
 /// A connection's state word: up.
@@ -870,6 +897,10 @@ pub struct EntryView {
     /// What the row is ([`ROLE_OBJECT`], [`ROLE_CONNECTION`], [`ROLE_ENGINE_CTX`]; another
     /// number is read as an object).
     pub role: u64,
+    /// Its row's number (from 1).
+    pub slot: u64,
+    /// A connection row's owner: the [`EntryView::slot`] of its row (0 none).
+    pub parent: u64,
     /// The pid at the other end (connection rows; 0 none).
     pub peer_pid: u64,
     /// Engine library contexts: tasks waiting in its queue, tasks and bytes worked through.
@@ -975,6 +1006,8 @@ impl Snapshot {
                     w @ (ROLE_CONNECTION | ROLE_ENGINE_CTX) => w,
                     _ => ROLE_OBJECT,
                 },
+                slot: row_number(r),
+                parent: word(bytes, r + O_PARENT),
                 peer_pid: word(bytes, r + O_PEER_PID),
                 tasks: (
                     word(bytes, r + O_QUEUED),

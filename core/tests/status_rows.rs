@@ -47,7 +47,7 @@ fn connections_never_take_the_last_reserved_rows_and_are_counted_while_they_last
     let free = ENTRIES - base - 1;
     let conns: Vec<Entry> = (1..=free as u64 + 3)
         .map(|n| {
-            let e = Entry::claim_connection(id("cc_conn", "svc", n));
+            let e = Entry::claim_connection(id("cc_conn", "svc", n), &server);
             e.set_peer_pid(4000 + n as i32);
             e.set_connection_up(true);
             e
@@ -64,7 +64,9 @@ fn connections_never_take_the_last_reserved_rows_and_are_counted_while_they_last
     let first = rows.iter().find(|o| o.conn_id == 1).expect("connection #1 has a row");
     assert_eq!((first.kind.as_str(), first.name.as_str()), ("cc_conn", "svc"));
     assert_eq!((first.peer_pid, first.ctx_state), (4001, Some("connected")));
-    assert_eq!(s.entries.iter().find(|o| o.kind == "cc_server").map(|o| o.role), Some(ROLE_OBJECT));
+    let srv = s.entries.iter().find(|o| o.kind == "cc_server").expect("the server's row");
+    assert_eq!((srv.role, srv.parent), (ROLE_OBJECT, 0));
+    assert!(rows.iter().all(|c| c.parent == srv.slot), "each connection names its server's row");
 
     // Counters go to the connection's own row.
     conns[0].sent(10);
@@ -91,7 +93,7 @@ fn connections_never_take_the_last_reserved_rows_and_are_counted_while_they_last
     assert_eq!(word(W_CONNS_UNSHOWN), unshown as u64 - 1);
     conns.remove(0); // shown
     assert!(snapshot().entries.iter().all(|o| o.conn_id != 1), "connection #1's row is gone");
-    let newcomer = Entry::claim_connection(id("cc_conn", "svc", 999));
+    let newcomer = Entry::claim_connection(id("cc_conn", "svc", 999), &server);
     assert!(!newcomer.is_shown(), "one row free is less than the reserve");
     drop((newcomer, conns, objects, one_more, server));
     assert_eq!(word(W_CONNS_UNSHOWN), 0);

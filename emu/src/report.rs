@@ -53,9 +53,8 @@ fn role_name(role: u64) -> &'static str {
 }
 
 /// The objects of a process in the order they are shown: each object followed by its
-/// connections (the connection rows of the same device and name), with their depth (0 an
-/// object, 1 a connection under it); connections whose object has no row come last, at depth
-/// 0.
+/// connections (the connection rows that name its row), with their depth (0 an object, 1 a
+/// connection under it); connections whose owner has no row come last, at depth 0.
 pub fn grouped(entries: &[EntryView]) -> Vec<(usize, &EntryView)> {
     let is_conn = |o: &EntryView| o.role == ROLE_CONNECTION;
     let mut out = Vec::with_capacity(entries.len());
@@ -63,7 +62,7 @@ pub fn grouped(entries: &[EntryView]) -> Vec<(usize, &EntryView)> {
     for o in entries.iter().filter(|o| !is_conn(o)) {
         out.push((0, o));
         for (i, c) in entries.iter().enumerate() {
-            if is_conn(c) && !placed[i] && c.name == o.name && c.dev == o.dev {
+            if is_conn(c) && !placed[i] && c.parent != 0 && c.parent == o.slot {
                 placed[i] = true;
                 out.push((1, c));
             }
@@ -89,6 +88,8 @@ fn entry_json(o: &EntryView) -> Value {
         "sent": { "messages": o.sent.0, "bytes": o.sent.1 },
         "received": { "messages": o.received.0, "bytes": o.received.1 },
         "peer_pid": o.peer_pid,
+        "row": o.slot,
+        "owner_row": o.parent,
         "tasks": { "queued": o.tasks.0, "done": o.tasks.1, "bytes": o.tasks.2 },
     })
 }

@@ -679,6 +679,8 @@ mod tests {
             conn_id: 0,
             ctx_state: Some("running"),
             role: doca_core::status::ROLE_OBJECT,
+            slot: 1,
+            parent: 0,
             peer_pid: 0,
             tasks: (0, 0, 0),
         }
@@ -745,6 +747,8 @@ mod tests {
         let now = 100 * S;
         let conn = |id: u64, peer: u64, msgs: u64| EntryView {
             role: ROLE_CONNECTION,
+            slot: 10 + id,
+            parent: 3,
             conn_id: id,
             peer_pid: peer,
             connections: 0,
@@ -763,15 +767,15 @@ mod tests {
             tasks: (2, 7, 7 << 20),
             ..entry("dma", 0, 0)
         };
-        // A connection of a server without a row (another name) comes last, unindented.
-        let stray = EntryView { name: "gone".into(), ..conn(9, 77, 1) };
+        // A connection whose owner has no row comes last, unindented.
+        let stray = EntryView { parent: 0, ..conn(9, 77, 1) };
         let entries = vec![
             conn(1, 41, 3),
             stray,
-            entry("cc_server", 2, 50),
+            EntryView { slot: 3, ..entry("cc_server", 2, 50) },
             dma,
             conn(2, 42, 5),
-            entry("cc_client", 1, 1),
+            EntryView { slot: 4, ..entry("cc_client", 1, 1) },
         ];
         let mut s = snap(10, "srv", vec![engine(1, false, 0, now)], entries);
         s.unshown_conns = 498;

@@ -213,6 +213,7 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
         );
         assert!(c["ring"]["slots"].as_u64().unwrap() > 0, "{c}");
         assert_eq!(c["engine"], srv["engine"], "{c}");
+        assert_eq!(c["owner_row"], srv["row"], "its server's row: {c}");
     }
     let (ida, idb) =
         (conn_of(ap)["connection_id"].as_u64().unwrap(), conn_of(bp)["connection_id"].as_u64().unwrap());
@@ -949,11 +950,15 @@ fn the_books_watch_frame_is_what_the_table_draws() {
         conn_id: 0,
         ctx_state: Some("running"),
         role: doca_core::status::ROLE_OBJECT,
+        slot: 1,
+        parent: 0,
         peer_pid: 0,
         tasks: (0, 0, 0),
     };
     let conn = EntryView {
         role: doca_core::status::ROLE_CONNECTION,
+        slot: 2,
+        parent: 1,
         kind: "cc_conn".into(),
         conn_id: 1,
         peer_pid: 4250,

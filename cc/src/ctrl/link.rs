@@ -193,11 +193,9 @@ impl Link {
         match written {
             Some(Ok(Some(len))) => {
                 self.conn.count(Counter::SentMessages, len);
-                self.status.sent(len);
-                self.row.sent(len);
                 let (fill, slots) = self.channel.tx_fill_seen();
-                self.status.ring_fill(fill, slots);
-                self.row.ring_fill(fill, slots);
+                self.status.sent_filled(len, fill, slots);
+                self.row.sent_filled(len, fill, slots);
                 Ok(true)
             }
             Some(Ok(None)) => Ok(false),

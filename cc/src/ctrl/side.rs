@@ -446,13 +446,16 @@ impl Side {
         if !self.is_server {
             return doca_core::status::Entry::none();
         }
-        let row = doca_core::status::Entry::claim_connection(doca_core::status::Identity {
-            kind: "cc_conn",
-            dev: Some(self.dev.as_devinfo().pci_addr()),
-            rep: None,
-            name: &self.name,
-            conn_id: id,
-        });
+        let row = doca_core::status::Entry::claim_connection(
+            doca_core::status::Identity {
+                kind: "cc_conn",
+                dev: Some(self.dev.as_devinfo().pci_addr()),
+                rep: None,
+                name: &self.name,
+                conn_id: id,
+            },
+            &self.status,
+        );
         row.set_engine(self.engine.get());
         row.set_peer_pid(pid);
         row.set_connection_up(true);
