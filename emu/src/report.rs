@@ -195,11 +195,11 @@ pub fn text(
         for (depth, o) in grouped(&s.entries) {
             if depth > 0 {
                 // A connection under its server: its number, peer, state and traffic.
+                let peer = if o.peer_pid != 0 { format!(" peer pid {}", o.peer_pid) } else { String::new() };
                 let _ = writeln!(
                     out,
-                    "    conn #{} peer pid {} [{}]: sent {} msg {}, recv {} msg {}, ring {}/{}",
+                    "    conn #{}{peer} [{}]: sent {} msg {}, recv {} msg {}, ring {}/{}",
                     o.conn_id,
-                    o.peer_pid,
                     o.ctx_state.unwrap_or("?"),
                     o.sent.0,
                     bytes(o.sent.1),

@@ -152,7 +152,8 @@ pub fn process(s: &Snapshot, now: u64, stall: f64) -> Proc {
         let state = o.ctx_state.unwrap_or("-").to_string();
         if o.role == ROLE_CONNECTION {
             let object = if depth > 0 { format!("  {}", o.kind) } else { o.kind.clone() };
-            let [a, b, c, d] = head(object, format!("pid {}", o.peer_pid));
+            let peer = if o.peer_pid != 0 { format!("pid {}", o.peer_pid) } else { o.name.clone() };
+            let [a, b, c, d] = head(object, peer);
             let conn = format!("#{}", o.conn_id);
             let cells = [a, b, c, d, state, conn, way(o.sent), way(o.received), dash(), dash(), ring, last];
             rows.push(Row { cells, flagged: false });
