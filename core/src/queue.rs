@@ -15,6 +15,7 @@
 //! |--------------------------------------------|-----------------------------------------------|
 //! | an [`Engine`]: limits and pools at start (and the budget of a pass), one [`Step`] on the front job, how to hand a job's task back | [`Fifo`]: the whole [`CtxOps`] (start, stop, `needs_poll`, progress, notification), the queue, finishing each task from its step, the failure rule, the flush |
 //! | an [`EngineTask`] per task type: its pool, its queue entry, its checks | the whole [`TaskLib`]: submit, `try_submit`'s check (`INVALID_VALUE` naming the status), fault injection |
+//! | [`Engine::device`] | the context's row on the status page ([`crate::status`], what `doca_emu` shows): kind, device, engine, state, tasks queued and worked through |
 //! | its handle type over a [`LibCtx`], the `doca_*` calls | `as_ctx`, `destroy`, a `set_conf` per task type, `alloc_init` |
 //!
 //! A complete engine (its tasks add up the bytes of a vector, at most `budget` a pass):
