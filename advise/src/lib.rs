@@ -140,6 +140,10 @@ impl Engine for AdviseOps {
     const KIND: &'static str = "mmap_advise";
     const FAILED: &'static str = "a cache-invalidate task failed";
 
+    fn device(&self) -> Option<doca_core::PciAddr> {
+        Some(self.dev.as_devinfo().pci_addr())
+    }
+
     fn start(&self) -> Result<Sizes> {
         self.max_buf_size.set(caps::task_cache_invalidate_max_buf_size(self.dev.as_devinfo())?);
         self.pool.prepare(Invalidate::default);

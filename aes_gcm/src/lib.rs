@@ -996,6 +996,10 @@ impl Engine for AesGcmOps {
     const KIND: &'static str = "aes_gcm";
     const FAILED: &'static str = "an encrypt or decrypt task failed";
 
+    fn device(&self) -> Option<doca_core::PciAddr> {
+        Some(self.dev.as_devinfo().pci_addr())
+    }
+
     fn start(&self) -> Result<Sizes> {
         let info = self.dev.as_devinfo();
         let op = if caps::task_is_supported(info, Op::Encrypt).is_ok() { Op::Encrypt } else { Op::Decrypt };

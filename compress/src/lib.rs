@@ -1053,6 +1053,10 @@ impl Engine for CompressOps {
     const KIND: &'static str = "compress";
     const FAILED: &'static str = "a compress task failed";
 
+    fn device(&self) -> Option<doca_core::PciAddr> {
+        Some(self.dev.as_devinfo().pci_addr())
+    }
+
     /// At most [`caps::BYTES_PER_PASS`] source bytes a pass (`compress.bytes_per_pass`).
     fn start(&self) -> Result<Sizes> {
         let info = self.dev.as_devinfo();

@@ -15,6 +15,7 @@
 //! |--------------------------------------------|-----------------------------------------------|
 //! | an [`Engine`]: limits and pools at start (and the budget of a pass), one [`Step`] on the front job, how to hand a job's task back | [`Fifo`]: the whole [`CtxOps`] (start, stop, `needs_poll`, progress, notification), the queue, finishing each task from its step, the failure rule, the flush |
 //! | an [`EngineTask`] per task type: its pool, its queue entry, its checks | the whole [`TaskLib`]: submit, `try_submit`'s check (`INVALID_VALUE` naming the status), fault injection |
+//! | [`Engine::device`] | the context's row on the status page ([`crate::status`], what `doca_emu` shows): kind, device, engine, state, tasks queued and worked through |
 //! | its handle type over a [`LibCtx`], the `doca_*` calls | `as_ctx`, `destroy`, a `set_conf` per task type, `alloc_init` |
 //!
 //! A complete engine (its tasks add up the bytes of a vector, at most `budget` a pass):
@@ -148,6 +149,12 @@ pub trait Engine: Sized + 'static {
 
     /// Hands the task of `job` back with `status`: [`TaskPool::finish`] on its pool.
     fn finish(&self, job: Self::Job, status: Result<()>);
+
+    /// The device the context is on, shown in its row of the status page (`doca_emu`).
+    /// Default: none (an engine that is on no device).
+    fn device(&self) -> Option<crate::PciAddr> {
+        None
+    }
 }
 
 /// What an engine library writes for each of its task types.
@@ -177,18 +184,32 @@ struct Entry<J> {
 /// An engine library's context part: its [`Engine`] and the queue of submitted jobs; the
 /// [`CtxOps`] and [`TaskLib`] of every engine library. Payloads name it as their library
 /// (`type Lib = Fifo<MyEngine>`).
+///
+/// Its row on the status page ([`crate::status`], what `doca_emu` shows) is claimed here for
+/// every engine library: kind [`Engine::KIND`], device [`Engine::device`], engine, the
+/// context's state, and after each pass that had work the queue's length and the tasks and
+/// bytes worked through (written once a pass, not per task).
 pub struct Fifo<E: Engine> {
     engine: E,
     /// Submitted jobs in order; the front one is being worked on. Sized at each start.
     jobs: RefCell<VecDeque<Entry<E::Job>>>,
     /// The bytes a pass may work through ([`Sizes::bytes_per_pass`] of this run).
     budget: Cell<usize>,
+    /// The context's row on the status page.
+    row: crate::status::Entry,
 }
 
 impl<E: Engine> Fifo<E> {
-    /// The context part of `engine`, with an empty queue.
+    /// The context part of `engine`, with an empty queue and its status-page row.
     pub fn new(engine: E) -> Self {
-        Fifo { engine, jobs: RefCell::new(VecDeque::new()), budget: Cell::new(0) }
+        let row = crate::status::Entry::claim_engine_ctx(crate::status::Identity {
+            kind: E::KIND,
+            dev: engine.device(),
+            rep: None,
+            name: "",
+            conn_id: 0,
+        });
+        Fifo { engine, jobs: RefCell::new(VecDeque::new()), budget: Cell::new(0), row }
     }
 
     /// The library's engine.
@@ -212,6 +233,7 @@ impl<E: Engine> Fifo<E> {
             let Some(entry) = self.jobs.borrow_mut().pop_front() else { break };
             self.engine.finish(entry.job, Err(FLUSH_STATUS));
         }
+        self.row.engine_pass(self.jobs.borrow().len(), 0, 0);
     }
 }
 
@@ -220,12 +242,13 @@ impl<E: Engine> CtxOps for Fifo<E> {
         E::KIND
     }
 
-    fn start(&self, _core: &CtxCore) -> Result<Started> {
+    fn start(&self, core: &CtxCore) -> Result<Started> {
         let sizes = self.engine.start()?;
         self.budget.set(sizes.bytes_per_pass);
         let mut q = self.jobs.borrow_mut();
         q.clear();
         q.reserve(sizes.tasks);
+        self.row.set_engine(core.engine_status_id());
         Ok(Started::Running)
     }
 
@@ -253,6 +276,7 @@ impl<E: Engine> CtxOps for Fifo<E> {
         }
         let mut budget = self.budget.get();
         let n = self.jobs.borrow().len();
+        let (mut done, mut bytes) = (0u64, 0usize);
         for _ in 0..n {
             let Some(Entry { job, injected }) = self.jobs.borrow().front().copied() else { break };
             let step = match injected {
@@ -260,10 +284,14 @@ impl<E: Engine> CtxOps for Fifo<E> {
                 None => self.engine.step(job, budget),
             };
             match step {
-                Step::Partial(_) => break, // the budget is spent: the front job goes on next pass
+                Step::Partial(used) => {
+                    bytes = bytes.wrapping_add(used);
+                    break; // the budget is spent: the front job goes on next pass
+                }
                 Step::Done(used) => {
                     self.jobs.borrow_mut().pop_front();
                     self.engine.finish(job, Ok(()));
+                    (done, bytes) = (done + 1, bytes.wrapping_add(used));
                     budget -= used.min(budget);
                     if budget == 0 {
                         break;
@@ -273,12 +301,14 @@ impl<E: Engine> CtxOps for Fifo<E> {
                     self.jobs.borrow_mut().pop_front();
                     tracing::debug!(target: "doca_sdk", "{}: {}: {e:?}", E::KIND, E::FAILED);
                     self.engine.finish(job, Err(e));
+                    self.row.engine_pass(self.jobs.borrow().len(), done + 1, bytes as u64);
                     core.fail(e, E::FAILED);
                     self.flush();
-                    break;
+                    return true;
                 }
             }
         }
+        self.row.engine_pass(self.jobs.borrow().len(), done, bytes as u64);
         true
     }
 
@@ -331,9 +361,11 @@ pub struct LibCtx<L: CtxOps> {
 
 impl<E: Engine> LibCtx<Fifo<E>> {
     /// A context in Idle on `make`'s engine (which receives the weak handle that
-    /// [`TaskPool::new`] takes).
+    /// [`TaskPool::new`] takes), its state shown in its status-page row.
     pub fn new(make: impl FnOnce(&Weak<CtxCell<Fifo<E>>>) -> E) -> Self {
-        LibCtx { cell: CtxCell::new(|weak| Fifo::new(make(weak))) }
+        let cell = CtxCell::new(|weak| Fifo::new(make(weak)));
+        cell.core().show_state_in(&cell.ops().row);
+        LibCtx { cell }
     }
 
     /// The library's engine.

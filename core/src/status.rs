@@ -41,7 +41,7 @@ use crate::PciAddr;
 /// `"DOCA-EMU"`, little-endian: the first word of a page.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DOCA-EMU");
 /// The layout's version (word [`W_VERSION`]).
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 pub use doca_link::status::{Page, PAGE_BYTES, PAGE_WORDS};
 
 /// Header word: [`MAGIC`] (written last, with release: a page without it is not ready).
@@ -61,7 +61,10 @@ pub const W_START: usize = 5;
 pub const W_CREATED: usize = 6;
 /// Header words 7–8: the process's name (`/proc/self/comm`, 16 bytes, NUL-padded).
 pub const W_COMM: usize = 7;
-/// Header word 9: reserved (0).
+/// Header word: connections open now without a row of their own ([`Entry::claim_connection`]:
+/// connections never take the last [`RESERVED_ROWS`] free rows). Unlike the two counts below,
+/// a gauge: it goes down when such a connection goes.
+pub const W_CONNS_UNSHOWN: usize = 9;
 /// Header word: engines made but not shown (all [`ENGINES`] rows taken).
 pub const W_ENGINES_UNSHOWN: usize = 10;
 /// Header word: objects made but not shown (all [`ENTRIES`] rows taken).
@@ -99,7 +102,10 @@ pub const ENTRY_BASE: usize = ENGINE_BASE + ENGINES * ENGINE_WORDS;
 /// Number of object rows.
 pub const ENTRIES: usize = 48;
 /// Words per object row.
-pub const ENTRY_WORDS: usize = 24;
+pub const ENTRY_WORDS: usize = 32;
+/// Free object rows a connection's row never takes ([`Entry::claim_connection`]): however
+/// many connections a server has, this many objects made after them still get a row.
+pub const RESERVED_ROWS: usize = 16;
 /// Object word: generation (odd while the identity is being written).
 pub const O_GEN: usize = 0;
 /// Object word: 1 while the object lives.
@@ -112,8 +118,8 @@ pub const O_DEV: usize = 4;
 pub const O_REP: usize = 5;
 /// Object word: the number of the engine its context is connected to (0 none yet).
 pub const O_ENGINE: usize = 6;
-/// Object word: its context's state, for objects that are contexts ([`state_code`]; 0: not
-/// a context, or not told).
+/// Object word: its context's state, for objects that are contexts, or a connection's
+/// ([`state_code`], [`CONN_CONNECTED`], [`CONN_CLOSING`]; 0: not told).
 pub const O_STATE: usize = 7;
 /// Object word: length of its name in bytes.
 pub const O_NAME_LEN: usize = 8;
@@ -136,8 +142,34 @@ pub const O_BYTES_SENT: usize = 20;
 pub const O_MSGS_RECV: usize = 21;
 /// Object word: bytes received.
 pub const O_BYTES_RECV: usize = 22;
-/// Object word: the connection it belongs to (consumers and producers; 0 none).
+/// Object word: the connection it belongs to (consumers and producers), or that it is
+/// (connection rows; 0 none).
 pub const O_CONN_ID: usize = 23;
+/// Object word: the pid of the process at the other end (connection rows; 0 none).
+pub const O_PEER_PID: usize = 24;
+/// Object word: tasks submitted and not yet worked through (engine library contexts: the
+/// length of its queue at the end of its last progress pass).
+pub const O_QUEUED: usize = 25;
+/// Object word: tasks its engine worked through (engine library contexts; completed
+/// successfully or failed, flushed ones not counted).
+pub const O_TASKS_DONE: usize = 26;
+/// Object word: bytes its engine worked through (engine library contexts).
+pub const O_BYTES_DONE: usize = 27;
+/// Object word: what the row is: [`ROLE_OBJECT`], [`ROLE_CONNECTION`] or
+/// [`ROLE_ENGINE_CTX`].
+pub const O_ROLE: usize = 28;
+/// Object word: a connection row's owner (a server, an RDMA context): the number of the
+/// owner's row (its index from 1; 0 none: the owner has no row).
+pub const O_PARENT: usize = 29;
+// Object words 30–31: reserved (0).
+
+/// [`O_ROLE`]: a library object (a server, client, consumer, …: [`Entry::claim`]).
+pub const ROLE_OBJECT: u64 = 0;
+/// [`O_ROLE`]: one connection of an object ([`Entry::claim_connection`]).
+pub const ROLE_CONNECTION: u64 = 1;
+/// [`O_ROLE`]: an engine library context (DMA, SHA, …: [`Entry::claim_engine_ctx`]), whose
+/// words [`O_QUEUED`], [`O_TASKS_DONE`] and [`O_BYTES_DONE`] count its tasks.
+pub const ROLE_ENGINE_CTX: u64 = 2;
 
 /// First word of the mailbox.
 pub const MAIL_BASE: usize = ENTRY_BASE + ENTRIES * ENTRY_WORDS;
@@ -170,6 +202,7 @@ pub const ANSWER_UNAVAILABLE: u64 = 3;
 pub const UNAVAILABLE_TEXT: &str = "fault plans are not available in this process";
 
 const _: () = assert!(M_ANSWER_TEXT + ANSWER_MAX / 8 <= PAGE_WORDS);
+const _: () = assert!(O_ROLE < ENTRY_WORDS && RESERVED_ROWS < ENTRIES);
 
 /// A PCI address as one word (`domain << 16 | bus << 8 | device << 3 | function`).
 pub fn pack_pci(pci: PciAddr) -> u64 {
@@ -280,7 +313,7 @@ pub fn attach(shared: &'static Page, start_time: u64) -> bool {
     for i in ENGINE_BASE..MAIL_BASE {
         shared.w(i).store(LOCAL.w(i).load(Relaxed), Relaxed);
     }
-    for i in [W_ENGINES_UNSHOWN, W_ENTRIES_UNSHOWN] {
+    for i in [W_CONNS_UNSHOWN, W_ENGINES_UNSHOWN, W_ENTRIES_UNSHOWN] {
         shared.w(i).store(LOCAL.w(i).load(Relaxed), Relaxed);
     }
     shared.init_header(start_time);
@@ -440,26 +473,64 @@ pub struct Identity<'a> {
     pub conn_id: u64,
 }
 
-/// A library object's row (a server, a client, a consumer, …), freed on drop. Beyond
-/// [`ENTRIES`] objects share no row: they are counted in [`W_ENTRIES_UNSHOWN`] and their
-/// counters go nowhere. Every setter is a relaxed store: call it from the object's thread.
+/// A library object's row (a server, a client, a consumer, a connection, …), freed on drop.
+/// Beyond [`ENTRIES`] objects share no row: they are counted in [`W_ENTRIES_UNSHOWN`] and
+/// their counters go nowhere. Every setter is a relaxed store: call it from the object's
+/// thread.
 pub struct Entry {
     row: Option<usize>,
+    /// A connection without a row, counted in [`W_CONNS_UNSHOWN`] until it goes.
+    unshown_conn: bool,
 }
 
 impl Entry {
+    /// An object without a row, on purpose (not counted as unshown): its setters do nothing.
+    pub const fn none() -> Entry {
+        Entry { row: None, unshown_conn: false }
+    }
+
     /// Claims a row for an object with `id`.
     pub fn claim(id: Identity<'_>) -> Entry {
+        Entry::claim_leaving(id, 0, (ROLE_OBJECT, 0))
+    }
+
+    /// Claims a row for an engine library context with `id` (core's queue kit does, for
+    /// every such library).
+    pub fn claim_engine_ctx(id: Identity<'_>) -> Entry {
+        Entry::claim_leaving(id, 0, (ROLE_ENGINE_CTX, 0))
+    }
+
+    /// Claims a row for a connection of `owner` with `id` (`id.conn_id` is its number; the row
+    /// names its owner's, [`O_PARENT`]), only while more
+    /// than [`RESERVED_ROWS`] rows are free: a server with hundreds of connections shows the
+    /// first ones each in its row and never takes the rows the objects made after them need
+    /// (a connection refused a row stays without one; one closing frees its row for the
+    /// next). A connection without a row is counted in [`W_CONNS_UNSHOWN`] while it lasts;
+    /// its traffic still shows in its server's row.
+    pub fn claim_connection(id: Identity<'_>, owner: &Entry) -> Entry {
+        Entry::claim_leaving(id, RESERVED_ROWS, (ROLE_CONNECTION, owner.row.map_or(0, row_number)))
+    }
+
+    /// Claims a free row for a `role` object (owned by row number `parent`, 0 none) if more
+    /// than `reserve` rows are free.
+    fn claim_leaving(id: Identity<'_>, reserve: usize, (role, parent): (u64, u64)) -> Entry {
         if !enabled() {
-            return Entry { row: None };
+            return Entry { row: None, unshown_conn: false };
         }
         let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
         let p = page();
-        let row =
-            (0..ENTRIES).map(|i| ENTRY_BASE + i * ENTRY_WORDS).find(|&r| p.w(r + O_USED).load(Relaxed) == 0);
+        let mut free = (0..ENTRIES)
+            .map(|i| ENTRY_BASE + i * ENTRY_WORDS)
+            .filter(|&r| p.w(r + O_USED).load(Relaxed) == 0);
+        let row = free.next();
+        let row = if reserve == 0 { row } else { row.filter(|_| free.count() >= reserve) };
         let Some(r) = row else {
-            bump(p.w(W_ENTRIES_UNSHOWN), 1);
-            return Entry { row: None };
+            if reserve == 0 {
+                bump(p.w(W_ENTRIES_UNSHOWN), 1);
+            } else {
+                bump(p.w(W_CONNS_UNSHOWN), 1);
+            }
+            return Entry { row: None, unshown_conn: reserve != 0 };
         };
         bump(p.w(r + O_GEN), 1); // odd: identity being written
         for k in O_USED..ENTRY_WORDS {
@@ -476,9 +547,16 @@ impl Entry {
         p.w(r + O_NAME_LEN).store(cut as u64, Relaxed);
         p.write_text(r + O_NAME, 6, &id.name.as_bytes()[..cut]);
         p.w(r + O_CONN_ID).store(id.conn_id, Relaxed);
+        p.w(r + O_ROLE).store(role, Relaxed);
+        p.w(r + O_PARENT).store(parent, Relaxed);
         p.w(r + O_USED).store(1, Relaxed);
         p.w(r + O_GEN).fetch_add(1, Release); // even: whole
-        Entry { row: Some(r) }
+        Entry { row: Some(r), unshown_conn: false }
+    }
+
+    /// Whether the object has a row (its counters are shown).
+    pub fn is_shown(&self) -> bool {
+        self.row.is_some()
     }
 
     #[inline]
@@ -486,33 +564,50 @@ impl Entry {
         self.row.map(|r| page().w(r + k))
     }
 
+    /// The row's words: one look at the page and one range check for all of them (the
+    /// counters below then index a fixed-size array).
+    #[inline]
+    fn words(&self) -> Option<&'static [AtomicU64; ENTRY_WORDS]> {
+        let r = self.row?;
+        page().0.get(r..r + ENTRY_WORDS)?.try_into().ok()
+    }
+
     /// A message of `bytes` sent.
     #[inline]
     pub fn sent(&self, bytes: usize) {
-        if let Some(r) = self.row {
-            let p = page();
-            bump(p.w(r + O_MSGS_SENT), 1);
-            bump(p.w(r + O_BYTES_SENT), bytes as u64);
+        if let Some(w) = self.words() {
+            bump(&w[O_MSGS_SENT], 1);
+            bump(&w[O_BYTES_SENT], bytes as u64);
+        }
+    }
+
+    /// A message of `bytes` sent, after which the send ring holds `fill` of its `slots`
+    /// ([`Entry::sent`] and [`Entry::ring_fill`] in one).
+    #[inline]
+    pub fn sent_filled(&self, bytes: usize, fill: u64, slots: u64) {
+        if let Some(w) = self.words() {
+            bump(&w[O_MSGS_SENT], 1);
+            bump(&w[O_BYTES_SENT], bytes as u64);
+            w[O_RING_FILL].store(fill, Relaxed);
+            w[O_RING_SLOTS].store(slots, Relaxed);
         }
     }
 
     /// A message of `bytes` received.
     #[inline]
     pub fn received(&self, bytes: usize) {
-        if let Some(r) = self.row {
-            let p = page();
-            bump(p.w(r + O_MSGS_RECV), 1);
-            bump(p.w(r + O_BYTES_RECV), bytes as u64);
+        if let Some(w) = self.words() {
+            bump(&w[O_MSGS_RECV], 1);
+            bump(&w[O_BYTES_RECV], bytes as u64);
         }
     }
 
     /// Send-ring slots in use after a send, of `slots`.
     #[inline]
     pub fn ring_fill(&self, fill: u64, slots: u64) {
-        if let Some(r) = self.row {
-            let p = page();
-            p.w(r + O_RING_FILL).store(fill, Relaxed);
-            p.w(r + O_RING_SLOTS).store(slots, Relaxed);
+        if let Some(w) = self.words() {
+            w[O_RING_FILL].store(fill, Relaxed);
+            w[O_RING_SLOTS].store(slots, Relaxed);
         }
     }
 
@@ -543,10 +638,40 @@ impl Entry {
             w.store(engine, Relaxed);
         }
     }
+
+    /// A connection row: the pid of the process at the other end.
+    pub fn set_peer_pid(&self, pid: i32) {
+        if let Some(w) = self.word(O_PEER_PID) {
+            w.store(u64::try_from(pid).unwrap_or(0), Relaxed);
+        }
+    }
+
+    /// A connection row: up ([`CONN_CONNECTED`]) or being closed ([`CONN_CLOSING`]).
+    pub fn set_connection_up(&self, up: bool) {
+        if let Some(w) = self.word(O_STATE) {
+            w.store(if up { CONN_CONNECTED } else { CONN_CLOSING }, Relaxed);
+        }
+    }
+
+    /// An engine library context after a progress pass: `queued` tasks wait, and the pass
+    /// worked through `done` more tasks and `bytes` more bytes (three relaxed stores and two
+    /// loads, once a pass whatever its number of tasks).
+    #[inline]
+    pub fn engine_pass(&self, queued: usize, done: u64, bytes: u64) {
+        if let Some(w) = self.words() {
+            w[O_QUEUED].store(queued as u64, Relaxed);
+            bump(&w[O_TASKS_DONE], done);
+            bump(&w[O_BYTES_DONE], bytes);
+        }
+    }
 }
 
 impl Drop for Entry {
     fn drop(&mut self) {
+        if self.unshown_conn {
+            let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
+            bump(page().w(W_CONNS_UNSHOWN), u64::MAX); // minus one
+        }
         if let Some(r) = self.row {
             let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
             let p = page();
@@ -576,6 +701,16 @@ impl StateSlot {
     }
 }
 
+/// The number of the row at word `r` (from 1).
+fn row_number(r: usize) -> u64 {
+    ((r - ENTRY_BASE) / ENTRY_WORDS + 1) as u64
+}
+
+/// A connection's state word: up.
+pub const CONN_CONNECTED: u64 = 5;
+/// A connection's state word: being closed (by this side, the peer, or a fault plan).
+pub const CONN_CLOSING: u64 = 6;
+
 /// The page's code of a context state: 1 Idle, 2 Starting, 3 Running, 4 Stopping.
 pub fn state_code(state: crate::CtxState) -> u64 {
     match state {
@@ -586,13 +721,15 @@ pub fn state_code(state: crate::CtxState) -> u64 {
     }
 }
 
-/// A state word read from a page (anything else than 1–4: none).
+/// A state word read from a page (anything else than 1–6: none).
 pub fn state_name(code: u64) -> Option<&'static str> {
     match code {
         1 => Some("idle"),
         2 => Some("starting"),
         3 => Some("running"),
         4 => Some("stopping"),
+        CONN_CONNECTED => Some("connected"),
+        CONN_CLOSING => Some("closing"),
         _ => None,
     }
 }
@@ -755,8 +892,19 @@ pub struct EntryView {
     /// The connection it belongs to (0 none).
     pub conn_id: u64,
     /// Its context's state (`idle`, `starting`, `running`, `stopping`), for objects that are
-    /// contexts and told the page.
+    /// contexts and told the page; a connection's (`connected`, `closing`).
     pub ctx_state: Option<&'static str>,
+    /// What the row is ([`ROLE_OBJECT`], [`ROLE_CONNECTION`], [`ROLE_ENGINE_CTX`]; another
+    /// number is read as an object).
+    pub role: u64,
+    /// Its row's number (from 1).
+    pub slot: u64,
+    /// A connection row's owner: the [`EntryView::slot`] of its row (0 none).
+    pub parent: u64,
+    /// The pid at the other end (connection rows; 0 none).
+    pub peer_pid: u64,
+    /// Engine library contexts: tasks waiting in its queue, tasks and bytes worked through.
+    pub tasks: (u64, u64, u64),
 }
 
 /// A validated copy of a status page.
@@ -774,8 +922,10 @@ pub struct Snapshot {
     pub comm: String,
     /// The most recent [`EngineView::last_progress_ns`] of its engines (0 never).
     pub last_progress_ns: u64,
-    /// Engines and objects without a row.
+    /// Engines and objects made without a row (counts since the process began).
     pub unshown: (u64, u64),
+    /// Connections open now without a row of their own.
+    pub unshown_conns: u64,
     /// Live engines.
     pub engines: Vec<EngineView>,
     /// Live objects whose identity was whole.
@@ -852,6 +1002,18 @@ impl Snapshot {
                 received: (word(bytes, r + O_MSGS_RECV), word(bytes, r + O_BYTES_RECV)),
                 conn_id: word(bytes, r + O_CONN_ID),
                 ctx_state: state_name(word(bytes, r + O_STATE)),
+                role: match word(bytes, r + O_ROLE) {
+                    w @ (ROLE_CONNECTION | ROLE_ENGINE_CTX) => w,
+                    _ => ROLE_OBJECT,
+                },
+                slot: row_number(r),
+                parent: word(bytes, r + O_PARENT),
+                peer_pid: word(bytes, r + O_PEER_PID),
+                tasks: (
+                    word(bytes, r + O_QUEUED),
+                    word(bytes, r + O_TASKS_DONE),
+                    word(bytes, r + O_BYTES_DONE),
+                ),
             })
             .collect();
         Ok(Snapshot {
@@ -862,6 +1024,7 @@ impl Snapshot {
             comm: text(bytes, W_COMM, 16),
             last_progress_ns: engines.iter().map(|e| e.last_progress_ns).max().unwrap_or(0),
             unshown: (word(bytes, W_ENGINES_UNSHOWN), word(bytes, W_ENTRIES_UNSHOWN)),
+            unshown_conns: word(bytes, W_CONNS_UNSHOWN),
             engines,
             entries,
             plan_seq: word(bytes, M_PLAN_SEQ),

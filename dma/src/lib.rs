@@ -533,6 +533,10 @@ impl Engine for DmaOps {
     const KIND: &'static str = "dma";
     const FAILED: &'static str = "a memcpy task failed";
 
+    fn device(&self) -> Option<doca_core::PciAddr> {
+        Some(self.dev.as_devinfo().pci_addr())
+    }
+
     /// At most [`caps::BYTES_PER_PASS`] bytes a pass (`dma.bytes_per_pass`).
     fn start(&self) -> Result<Sizes> {
         self.limits.set(Limits::read(self.dev.as_devinfo())?);

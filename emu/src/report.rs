@@ -7,7 +7,8 @@
 use std::fmt::Write as _;
 
 use doca_core::status::{
-    EngineView, EntryView, Snapshot, ANSWER_ACCEPTED, ANSWER_REFUSED, ANSWER_UNAVAILABLE,
+    EngineView, EntryView, Snapshot, ANSWER_ACCEPTED, ANSWER_REFUSED, ANSWER_UNAVAILABLE, ROLE_CONNECTION,
+    ROLE_ENGINE_CTX,
 };
 use serde_json::{json, Value};
 
@@ -43,8 +44,37 @@ fn engine_json(e: &EngineView, now: u64) -> Value {
     })
 }
 
+fn role_name(role: u64) -> &'static str {
+    match role {
+        ROLE_CONNECTION => "connection",
+        ROLE_ENGINE_CTX => "engine_context",
+        _ => "object",
+    }
+}
+
+/// The objects of a process in the order they are shown: each object followed by its
+/// connections (the connection rows that name its row), with their depth (0 an object, 1 a
+/// connection under it); connections whose owner has no row come last, at depth 0.
+pub fn grouped(entries: &[EntryView]) -> Vec<(usize, &EntryView)> {
+    let is_conn = |o: &EntryView| o.role == ROLE_CONNECTION;
+    let mut out = Vec::with_capacity(entries.len());
+    let mut placed = vec![false; entries.len()];
+    for o in entries.iter().filter(|o| !is_conn(o)) {
+        out.push((0, o));
+        for (i, c) in entries.iter().enumerate() {
+            if is_conn(c) && !placed[i] && c.parent != 0 && c.parent == o.slot {
+                placed[i] = true;
+                out.push((1, c));
+            }
+        }
+    }
+    out.extend(entries.iter().enumerate().filter(|&(i, c)| is_conn(c) && !placed[i]).map(|(_, c)| (0, c)));
+    out
+}
+
 fn entry_json(o: &EntryView) -> Value {
     json!({
+        "role": role_name(o.role),
         "kind": o.kind,
         "name": o.name,
         "state": o.ctx_state,
@@ -57,6 +87,10 @@ fn entry_json(o: &EntryView) -> Value {
         "ring": { "fill": o.ring.0, "slots": o.ring.1 },
         "sent": { "messages": o.sent.0, "bytes": o.sent.1 },
         "received": { "messages": o.received.0, "bytes": o.received.1 },
+        "peer_pid": o.peer_pid,
+        "row": o.slot,
+        "owner_row": o.parent,
+        "tasks": { "queued": o.tasks.0, "done": o.tasks.1, "bytes": o.tasks.2 },
     })
 }
 
@@ -69,7 +103,7 @@ fn process_json(s: &Snapshot, now: u64, alive: bool) -> Value {
         "since_progress_s": since(now, s.last_progress_ns),
         "engines": s.engines.iter().map(|e| engine_json(e, now)).collect::<Vec<_>>(),
         "objects": s.entries.iter().map(entry_json).collect::<Vec<_>>(),
-        "unshown": { "engines": s.unshown.0, "objects": s.unshown.1 },
+        "unshown": { "engines": s.unshown.0, "objects": s.unshown.1, "connections": s.unshown_conns },
         "plan": {
             "seq": s.plan_seq,
             "answered": s.answer.0,
@@ -158,8 +192,28 @@ pub fn text(
                 if e.armed { ", asleep on its handle" } else { "" }
             );
         }
-        for o in &s.entries {
-            let mut what = format!("  {} {:?}", o.kind, o.name);
+        for (depth, o) in grouped(&s.entries) {
+            if depth > 0 {
+                // A connection under its server: its number, peer, state and traffic.
+                let peer = if o.peer_pid != 0 { format!(" peer pid {}", o.peer_pid) } else { String::new() };
+                let _ = writeln!(
+                    out,
+                    "    conn #{}{peer} [{}]: sent {} msg {}, recv {} msg {}, ring {}/{}",
+                    o.conn_id,
+                    o.ctx_state.unwrap_or("?"),
+                    o.sent.0,
+                    bytes(o.sent.1),
+                    o.received.0,
+                    bytes(o.received.1),
+                    o.ring.0,
+                    o.ring.1
+                );
+                continue;
+            }
+            let mut what = format!("  {}", o.kind);
+            if !o.name.is_empty() {
+                let _ = write!(what, " {:?}", o.name);
+            }
             if let Some(d) = o.dev {
                 let _ = write!(what, " dev {d}");
             }
@@ -172,8 +226,16 @@ pub fn text(
             if o.conn_id != 0 {
                 let _ = write!(what, " conn #{}", o.conn_id);
             }
+            if o.peer_pid != 0 {
+                let _ = write!(what, " peer pid {}", o.peer_pid);
+            }
             if let Some(st) = o.ctx_state {
                 let _ = write!(what, " [{st}]");
+            }
+            if o.role == ROLE_ENGINE_CTX {
+                let (queued, done, b) = o.tasks;
+                let _ = writeln!(out, "{what}: {queued} task(s) queued, {done} done ({})", bytes(b));
+                continue;
             }
             let _ = writeln!(
                 out,
@@ -193,6 +255,13 @@ pub fn text(
                 out,
                 "  (+{} engines, +{} objects not shown: no row left)",
                 s.unshown.0, s.unshown.1
+            );
+        }
+        if s.unshown_conns != 0 {
+            let _ = writeln!(
+                out,
+                "  (+{} connections without a row of their own: counted in their server's)",
+                s.unshown_conns
             );
         }
     }

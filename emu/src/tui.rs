@@ -8,17 +8,22 @@
 //! returns the screen as plain lines (`watch --once` prints that; the book's captured frame
 //! is that too). Only [`run`] touches the terminal.
 //!
-//! | column   | engine row (`pe N`)                              | object row (`cc_server`, …)          |
-//! |----------|--------------------------------------------------|--------------------------------------|
-//! | STATE    | `running`, `asleep` (armed on its handle), `stalled` (no progress for `--stall` s), `never` | `listening`/`serving` (a server without/with connections), `connecting`/`connected` (a client), `open` (a consumer or producer) |
-//! | CONN     | —                                                | open connections (`#id`: the connection a consumer or producer belongs to) |
-//! | SENT, RECV | —                                              | messages/bytes each way              |
-//! | INFL     | tasks in flight                                  | a consumer's posted receive buffers  |
-//! | RING     | —                                                | send-ring fill/slots at the last send |
-//! | LAST     | seconds since its last progress                  | its engine's                         |
+//! | column   | engine row (`pe N`)  | object row (`cc_server`, …) | connection row (`  cc_conn`, under its server) | engine library context row (`dma`, `sha`, …) |
+//! |----------|----------------------|-----------------------------|-----------------------------------|------------------------------|
+//! | NAME     | connected contexts   | service name                | `pid N`: the process at the other end | its device              |
+//! | STATE    | `running`, `asleep` (armed on its handle), `stalled` (no progress for `--stall` s), `never` | `listening`/`serving` (a server without/with connections), `connecting`/`connected` (a client), `open` (a consumer or producer); the context's state when not running | `connected`, `closing` | the context's state (`idle`, `starting`, `running`, `stopping`) |
+//! | CONN     | —                    | open connections (`#id`: the connection a consumer or producer belongs to) | `#id`    | —                            |
+//! | SENT, RECV | —                  | messages/bytes each way     | messages/bytes each way on it     | —                            |
+//! | INFL     | tasks in flight      | a consumer's posted receive buffers | —                         | tasks queued (after its last pass) |
+//! | DONE     | —                    | —                           | —                                 | tasks/bytes worked through   |
+//! | RING     | —                    | send-ring fill/slots at the last send | the same, on it         | —                            |
+//! | LAST     | seconds since its last progress | its engine's     | its server's engine's             | its engine's                 |
 //!
-//! A process with neither engine nor object (a legacy endpoint user between calls has its
-//! objects; a process that only opened devices has nothing) is one `process` row.
+//! A server's connections each have a row, indented under it, while rows are free on the
+//! process's page (they never take the last `RESERVED_ROWS`: see
+//! [`doca_core::status::Entry::claim_connection`]); the others are counted in a `(more)` row
+//! as `+N conn`, their traffic in their server's row. A process with neither engine nor object
+//! (a process that only opened devices) is one `process` row.
 
 use std::io::IsTerminal;
 use std::os::fd::OwnedFd;
@@ -26,7 +31,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use doca_core::status::Snapshot;
+use doca_core::status::{Snapshot, ROLE_CONNECTION, ROLE_ENGINE_CTX};
 use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -39,10 +44,10 @@ use crate::scan::{Found, PageFile};
 use crate::sockets::Orphan;
 
 /// The table's columns, in order.
-pub const COLUMNS: [&str; 11] =
-    ["PID", "PROCESS", "OBJECT", "NAME", "STATE", "CONN", "SENT", "RECV", "INFL", "RING", "LAST"];
+pub const COLUMNS: [&str; 12] =
+    ["PID", "PROCESS", "OBJECT", "NAME", "STATE", "CONN", "SENT", "RECV", "INFL", "DONE", "RING", "LAST"];
 
-const WIDTHS: [Constraint; 11] = [
+const WIDTHS: [Constraint; 12] = [
     Constraint::Length(7),
     Constraint::Length(15),
     Constraint::Length(15),
@@ -52,18 +57,19 @@ const WIDTHS: [Constraint; 11] = [
     Constraint::Length(11),
     Constraint::Length(11),
     Constraint::Length(4),
+    Constraint::Length(11),
     Constraint::Length(5),
     Constraint::Length(6),
 ];
 
 /// The width `watch --once` renders at (and the book's frame).
-pub const WIDTH: u16 = 112;
+pub const WIDTH: u16 = 124;
 
 /// One row of the table: the cells as shown, and whether it is flagged (a stalled engine).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     /// The cells, one per [`COLUMNS`] entry.
-    pub cells: [String; 11],
+    pub cells: [String; 12],
     /// Shown highlighted: an engine without progress for the stall time.
     pub flagged: bool,
 }
@@ -133,12 +139,34 @@ pub fn process(s: &Snapshot, now: u64, stall: f64) -> Proc {
                 dash(),
                 e.inflight.to_string(),
                 dash(),
+                dash(),
                 secs(idle),
             ],
             flagged,
         });
     }
-    for o in &s.entries {
+    for (depth, o) in crate::report::grouped(&s.entries) {
+        let last = s.engines.iter().find(|e| o.engine != 0 && e.id == o.engine);
+        let last = last.map_or(dash(), |e| secs(since(now, e.last_progress_ns)));
+        let ring = if o.ring.1 > 0 { format!("{}/{}", o.ring.0, o.ring.1) } else { dash() };
+        let state = o.ctx_state.unwrap_or("-").to_string();
+        if o.role == ROLE_CONNECTION {
+            let object = if depth > 0 { format!("  {}", o.kind) } else { o.kind.clone() };
+            let peer = if o.peer_pid != 0 { format!("pid {}", o.peer_pid) } else { o.name.clone() };
+            let [a, b, c, d] = head(object, peer);
+            let conn = format!("#{}", o.conn_id);
+            let cells = [a, b, c, d, state, conn, way(o.sent), way(o.received), dash(), dash(), ring, last];
+            rows.push(Row { cells, flagged: false });
+            continue;
+        }
+        if o.role == ROLE_ENGINE_CTX {
+            let [a, b, c, d] = head(o.kind.clone(), o.dev.map_or(dash(), |d| d.to_string()));
+            let (queued, done, b_done) = o.tasks;
+            let done = format!("{done}/{}", bytes(b_done));
+            let cells = [a, b, c, d, state, dash(), dash(), dash(), queued.to_string(), done, dash(), last];
+            rows.push(Row { cells, flagged: false });
+            continue;
+        }
         let server_side = o.kind == "cc_server" || (o.kind == "comm_channel_ep" && o.rep.is_some());
         let role = match o.kind.as_str() {
             "cc_consumer" | "cc_producer" => "open",
@@ -154,26 +182,32 @@ pub fn process(s: &Snapshot, now: u64, stall: f64) -> Proc {
         };
         let conn = if o.conn_id != 0 { format!("#{}", o.conn_id) } else { o.connections.to_string() };
         let inflight = if o.kind == "cc_consumer" { o.posted.to_string() } else { dash() };
-        let ring = if o.ring.1 > 0 { format!("{}/{}", o.ring.0, o.ring.1) } else { dash() };
-        let last = s.engines.iter().find(|e| o.engine != 0 && e.id == o.engine);
-        let last = last.map_or(dash(), |e| secs(since(now, e.last_progress_ns)));
         let [a, b, c, d] = head(o.kind.clone(), o.name.clone());
         rows.push(Row {
-            cells: [a, b, c, d, state, conn, way(o.sent), way(o.received), inflight, ring, last],
+            cells: [a, b, c, d, state, conn, way(o.sent), way(o.received), inflight, dash(), ring, last],
             flagged: false,
         });
     }
+    let rest = || [dash(), dash(), dash(), dash(), dash(), dash(), dash()];
     if rows.is_empty() {
         let [a, b, c, d] = head("process".into(), dash());
-        let cells = [a, b, c, d, "no engine".into(), dash(), dash(), dash(), dash(), dash(), dash()];
-        rows.push(Row { cells, flagged: false });
+        let [f, g, h, i, j, k, l] = rest();
+        rows.push(Row { cells: [a, b, c, d, "no engine".into(), f, g, h, i, j, k, l], flagged: false });
     }
-    if s.unshown != (0, 0) {
-        let [a, b, c, d] = head("(more)".into(), format!("+{} pe +{} obj", s.unshown.0, s.unshown.1));
-        let cells = [a, b, c, d, "no row left".into(), dash(), dash(), dash(), dash(), dash(), dash()];
-        rows.push(Row { cells, flagged: false });
+    if s.unshown != (0, 0) || s.unshown_conns != 0 {
+        let mut more = Vec::new();
+        for (n, what) in [(s.unshown.0, "pe"), (s.unshown.1, "obj"), (s.unshown_conns, "conn")] {
+            if n > 0 {
+                more.push(format!("+{n} {what}"));
+            }
+        }
+        let [a, b, c, d] = head("(more)".into(), more.join(" "));
+        let [f, g, h, i, j, k, l] = rest();
+        rows.push(Row { cells: [a, b, c, d, "no row left".into(), f, g, h, i, j, k, l], flagged: false });
     }
-    let traffic = s.entries.iter().map(|o| o.sent.1 + o.received.1).sum();
+    // A connection's traffic is its server's too: counted once.
+    let traffic =
+        s.entries.iter().filter(|o| o.role != ROLE_CONNECTION).map(|o| o.sent.1 + o.received.1).sum();
     let idle = if s.engines.is_empty() { None } else { since(now, s.last_progress_ns) };
     Proc { pid: s.pid, name: s.comm.clone(), traffic, idle, rows }
 }
@@ -618,6 +652,7 @@ mod tests {
             comm: comm.into(),
             last_progress_ns: last,
             unshown: (0, 0),
+            unshown_conns: 0,
             engines,
             entries,
             plan_seq: 0,
@@ -644,6 +679,11 @@ mod tests {
             received: (2, bytes),
             conn_id: 0,
             ctx_state: Some("running"),
+            role: doca_core::status::ROLE_OBJECT,
+            slot: 1,
+            parent: 0,
+            peer_pid: 0,
+            tasks: (0, 0, 0),
         }
     }
 
@@ -686,13 +726,13 @@ mod tests {
         };
         let stalled = cells(30, "pe 1");
         assert_eq!(
-            (stalled.cells[4].as_str(), stalled.flagged, stalled.cells[10].as_str()),
+            (stalled.cells[4].as_str(), stalled.flagged, stalled.cells[11].as_str()),
             ("stalled", true, "5.0s")
         );
         assert_eq!(cells(10, "pe 1").cells[4], "asleep");
         assert_eq!(cells(20, "pe 1").cells[8], "2", "tasks in flight");
         let srv = cells(10, "cc_server").cells;
-        assert_eq!(&srv[4..], ["listening", "0", "1/10B", "2/10B", "-", "1/64", "0.0s"]);
+        assert_eq!(&srv[4..], ["listening", "0", "1/10B", "2/10B", "-", "-", "1/64", "0.0s"]);
         let cli = cells(20, "cc_client").cells;
         assert_eq!(&cli[4..8], ["connected", "1", "1/4.9K", "2/4.9K"]);
         assert_eq!(
@@ -700,6 +740,60 @@ mod tests {
             "no engine",
             "a process with nothing yet still has its row"
         );
+    }
+
+    #[test]
+    fn connections_sit_under_their_server_and_engine_contexts_count_their_tasks() {
+        use doca_core::status::{ROLE_CONNECTION, ROLE_ENGINE_CTX};
+        let now = 100 * S;
+        let conn = |id: u64, peer: u64, msgs: u64| EntryView {
+            role: ROLE_CONNECTION,
+            slot: 10 + id,
+            parent: 3,
+            conn_id: id,
+            peer_pid: peer,
+            connections: 0,
+            posted: 0,
+            sent: (msgs, msgs * 10),
+            received: (msgs, msgs * 10),
+            ctx_state: Some("connected"),
+            ..entry("cc_conn", 0, 0)
+        };
+        let dma = EntryView {
+            role: ROLE_ENGINE_CTX,
+            kind: "dma".into(),
+            name: String::new(),
+            dev: "03:00.0".parse().ok(),
+            ring: (0, 0),
+            tasks: (2, 7, 7 << 20),
+            ..entry("dma", 0, 0)
+        };
+        // A connection whose owner has no row comes last, unindented.
+        let stray = EntryView { parent: 0, ..conn(9, 77, 1) };
+        let entries = vec![
+            conn(1, 41, 3),
+            stray,
+            EntryView { slot: 3, ..entry("cc_server", 2, 50) },
+            dma,
+            conn(2, 42, 5),
+            EntryView { slot: 4, ..entry("cc_client", 1, 1) },
+        ];
+        let mut s = snap(10, "srv", vec![engine(1, false, 0, now)], entries);
+        s.unshown_conns = 498;
+        let p = process(&s, now, 1.0);
+        let cells: Vec<Vec<&str>> =
+            p.rows.iter().map(|r| r.cells[2..].iter().map(|c| c.as_str()).collect()).collect();
+        assert_eq!(cells[1][..2], ["cc_server", "svc"]);
+        assert_eq!(
+            cells[2],
+            ["  cc_conn", "pid 41", "connected", "#1", "3/30B", "3/30B", "-", "-", "1/64", "0.0s"]
+        );
+        assert_eq!(cells[3][..6], ["  cc_conn", "pid 42", "connected", "#2", "5/50B", "5/50B"]);
+        assert_eq!(cells[4], ["dma", "0000:03:00.0", "running", "-", "-", "-", "2", "7/7.0M", "-", "0.0s"]);
+        assert_eq!(cells[5][0], "cc_client");
+        assert_eq!(cells[6][..4], ["cc_conn", "pid 77", "connected", "#9"]);
+        assert_eq!(cells[7][..3], ["(more)", "+498 conn", "no row left"]);
+        assert_eq!(p.traffic, 50 * 2 + 2, "the connections' bytes are their server's: counted once");
     }
 
     #[test]

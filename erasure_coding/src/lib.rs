@@ -672,6 +672,10 @@ impl Engine for EcOps {
     const KIND: &'static str = "ec";
     const FAILED: &'static str = "an erasure coding task failed";
 
+    fn device(&self) -> Option<doca_core::PciAddr> {
+        Some(self.dev.as_devinfo().pci_addr())
+    }
+
     fn start(&self) -> Result<Sizes> {
         let info = self.dev.as_devinfo();
         self.limits.set(Limits {

@@ -671,6 +671,11 @@ struct Conn {
     cm: Option<cm::CmConn>,
     /// Host side of a link: the presence that lets the DPU's connectors reach the offer.
     _presence: Option<doca_link::remote::Presence>,
+    /// Its own row on the status page while it is connected (claimed once, at the first pass
+    /// that finds it connected; let go once it is over): messages each way, its window.
+    row: doca_core::status::Entry,
+    /// A row was asked for (granted or not: never asked again).
+    rowed: bool,
 }
 
 /// `struct doca_rdma`'s library part (named by the task payloads; reached through [`Rdma`]).
@@ -1610,6 +1615,8 @@ impl RdmaOps {
             bye: false,
             cm,
             _presence: linked::offered(desc.service),
+            row: doca_core::status::Entry::none(),
+            rowed: false,
         });
         Ok(Connection { idx: idx as u32, gen })
     }
@@ -1939,11 +1946,52 @@ impl RdmaOps {
         r.unwrap_or(Err(Error::BadState))
     }
 
-    /// A message delivered (answered `ACK`) counts on the status row as received.
-    fn counted(&self, h: &Hdr, payload: usize, reply: &Hdr) {
+    /// A message delivered (answered `ACK`) counts on the status rows (the context's and its
+    /// connection's `row`) as received.
+    fn counted(&self, h: &Hdr, payload: usize, reply: &Hdr, row: &doca_core::status::Entry) {
         if reply.kind == Kind::Ack {
-            self.status.received(if h.kind == Kind::Send { payload } else { 0 });
+            let bytes = if h.kind == Kind::Send { payload } else { 0 };
+            self.status.received(bytes);
+            row.received(bytes);
         }
+    }
+
+    /// Connection `idx`'s row, before a pass works on it: claimed the first time it is found
+    /// connected (while rows are free: `doca_core::status::Entry::claim_connection`), so its
+    /// first messages count.
+    fn claim_row(&self, c: &mut Conn, idx: usize, core: &CtxCore) {
+        if c.state == ConnState::Connected && !c.rowed {
+            c.rowed = true;
+            let row = doca_core::status::Entry::claim_connection(
+                doca_core::status::Identity {
+                    kind: "rdma_conn",
+                    dev: Some(self.dev.as_devinfo().pci_addr()),
+                    rep: None,
+                    name: "rdma context",
+                    conn_id: idx as u64,
+                },
+                &self.status,
+            );
+            row.set_engine(core.engine_status_id());
+            row.set_connection_up(true);
+            // A peer of this kernel (shared rings): the process at the other end of the
+            // socket this side opened (across the link it would be the relay's).
+            if let Some(out) = c.out.as_ref().filter(|o| o.rings.is_some()) {
+                if let Ok(pid) = doca_link::peer_pid(out.fd.as_fd()) {
+                    row.set_peer_pid(pid);
+                }
+            }
+            c.row = row;
+        }
+    }
+
+    /// Connection `c`'s row after a pass: its window's messages in flight (sent, not
+    /// answered); let go once the connection is over.
+    fn show_conn(&self, c: &mut Conn) {
+        if !c.state.is_live() && c.rowed {
+            c.row = doca_core::status::Entry::none();
+        }
+        c.row.ring_fill(c.inflight.len() as u64, WINDOW as u64);
     }
 
     /// The status row after a pass: live connections, receives posted, messages in flight
@@ -1991,6 +2039,7 @@ impl RdmaOps {
         }
         c.out = None;
         c.inc = None;
+        c.row = doca_core::status::Entry::none(); // over: its row goes now
     }
 
     /// Closes every connection (a goodbye on each socket first) and the connection
@@ -2226,7 +2275,7 @@ impl RdmaOps {
                         continue; // after a receiver-not-ready: the sender goes back to `expect`
                     }
                     let reply = self.deliver(&h, &rx[HDR_LEN..len], me, fatal);
-                    self.counted(&h, len - HDR_LEN, &reply);
+                    self.counted(&h, len - HDR_LEN, &reply, &c.row);
                     c.pending_reply = Some(reply.encode());
                     if reply.kind == Kind::Ack {
                         c.expect = c.expect.wrapping_add(1);
@@ -2259,7 +2308,7 @@ impl RdmaOps {
         fatal: &mut Fatal,
     ) -> std::result::Result<bool, &'static str> {
         let max = self.max_msg.get();
-        let Conn { inc, pending_reply, expect, asm, assembling, state, .. } = c;
+        let Conn { inc, pending_reply, expect, asm, assembling, state, row, .. } = c;
         let Some(r) = inc.as_ref().and_then(|s| s.rings.as_deref()) else { return Ok(false) };
         let mut did = false;
         // At most a window of messages per pass: a sender that refills the ring as fast as
@@ -2309,7 +2358,7 @@ impl RdmaOps {
                         continue;
                     }
                     let reply = self.deliver(&h, part, me, fatal);
-                    self.counted(&h, part.len(), &reply);
+                    self.counted(&h, part.len(), &reply, row);
                     slot.consume();
                     reply
                 }
@@ -2324,7 +2373,7 @@ impl RdmaOps {
                     }
                     *assembling = false;
                     let reply = self.deliver(&asm.hdr, &asm.bytes, me, fatal);
-                    self.counted(&asm.hdr, asm.bytes.len(), &reply);
+                    self.counted(&asm.hdr, asm.bytes.len(), &reply, row);
                     reply
                 }
                 Kind::More if !*assembling && h.seq != *expect => {
@@ -2538,6 +2587,7 @@ impl RdmaOps {
                     Ok(()) => {
                         let bytes = if tx[0] == Kind::Send as u8 { tx.len() - HDR_LEN } else { 0 };
                         self.status.sent(bytes);
+                        c.row.sent(bytes);
                         c.queue.pop_front();
                         c.inflight.push_back((seq, job));
                         c.next_seq = seq.wrapping_add(1);
@@ -2700,6 +2750,7 @@ impl CtxOps for RdmaOps {
             let Some(c) = conns[i].as_mut() else { continue };
             let me = Connection { idx: i as u32, gen: c.gen };
             self.adopt(c, core);
+            self.claim_row(c, i, core);
             did |= self.read_acks(c, now, look, &mut fatal);
             if fatal.is_none() {
                 did |= self.read_messages(c, me, look, core, &mut fatal);
@@ -2711,6 +2762,7 @@ impl CtxOps for RdmaOps {
                 r.wake_peer();
             }
             did |= self.cm_step(c, me, core, now);
+            self.show_conn(c);
             if c.state.is_live() {
                 live += 1;
             } else if c.state == ConnState::Error {

@@ -752,6 +752,10 @@ impl Engine for ShaOps {
     const KIND: &'static str = "sha";
     const FAILED: &'static str = "a hash or partial-hash task failed";
 
+    fn device(&self) -> Option<doca_core::PciAddr> {
+        Some(self.dev.as_devinfo().pci_addr())
+    }
+
     fn start(&self) -> Result<Sizes> {
         let info = self.dev.as_devinfo();
         let max_src = caps::max_src_buf_size(info)?;

@@ -126,6 +126,18 @@ fn only_object(p: &Value) -> &Value {
     &objects[0]
 }
 
+/// The one object of process `p` whose role is `role`.
+fn only_object_of<'a>(p: &'a Value, role: &str) -> &'a Value {
+    let of = objects(p, role);
+    assert_eq!(of.len(), 1, "one {role}: {p}");
+    of[0]
+}
+
+/// The objects of process `p` whose role is `role` (`object`, `connection`, `engine_context`).
+fn objects<'a>(p: &'a Value, role: &str) -> Vec<&'a Value> {
+    p["objects"].as_array().expect("objects").iter().filter(|o| o["role"] == role).collect()
+}
+
 #[test]
 fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_reaches_them() {
     let mut f = Fabric::new("ls");
@@ -162,7 +174,7 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
         assert_eq!(engines[0]["inflight_tasks"], 0, "{p}");
         assert!(engines[0]["progress_calls"].as_u64().unwrap() > 0, "{p}");
     }
-    let srv = only_object(s);
+    let srv = only_object_of(s, "object");
     assert_eq!(srv["kind"], "cc_server");
     assert_eq!(srv["name"], name.as_str());
     assert_eq!(srv["dev"], "0000:03:00.0");
@@ -172,6 +184,40 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
     assert_eq!(srv["received"]["bytes"], 3 + 3 + 5, "{srv}");
     assert_eq!(srv["sent"]["messages"], 3, "the echoes: {srv}");
     assert!(srv["ring"]["slots"].as_u64().unwrap() > 0, "{srv}");
+    // Each connection has its own row, with its own counts: a sent 2 messages, b 1.
+    let conns = objects(s, "connection");
+    assert_eq!(conns.len(), 2, "{s}");
+    let conn_of = |pid: u32| {
+        *conns
+            .iter()
+            .find(|c| c["peer_pid"] == pid)
+            .unwrap_or_else(|| panic!("no row of pid {pid}'s connection: {s}"))
+    };
+    for (pid, msgs, bytes) in [(ap, 2, 6), (bp, 1, 5)] {
+        let c = conn_of(pid);
+        assert_eq!((c["kind"].as_str(), c["name"].as_str()), (Some("cc_conn"), Some(name.as_str())), "{c}");
+        assert_eq!(
+            (c["dev"].as_str(), c["state"].as_str()),
+            (Some("0000:03:00.0"), Some("connected")),
+            "{c}"
+        );
+        assert_eq!(
+            (c["received"]["messages"].as_u64(), c["received"]["bytes"].as_u64()),
+            (Some(msgs), Some(bytes)),
+            "{c}"
+        );
+        assert_eq!(
+            (c["sent"]["messages"].as_u64(), c["sent"]["bytes"].as_u64()),
+            (Some(msgs), Some(bytes)),
+            "the echoes: {c}"
+        );
+        assert!(c["ring"]["slots"].as_u64().unwrap() > 0, "{c}");
+        assert_eq!(c["engine"], srv["engine"], "{c}");
+        assert_eq!(c["owner_row"], srv["row"], "its server's row: {c}");
+    }
+    let (ida, idb) =
+        (conn_of(ap)["connection_id"].as_u64().unwrap(), conn_of(bp)["connection_id"].as_u64().unwrap());
+    assert!(ida != 0 && idb != 0 && ida != idb, "{s}");
     let (ca, cb) = (only_object(pa), only_object(pb));
     for (c, msgs, bytes) in [(ca, 2, 6), (cb, 1, 5)] {
         assert_eq!(c["kind"], "cc_client");
@@ -193,6 +239,13 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
     let (code, text, _) = f.emu(&["ls"]);
     assert_eq!(code, 0);
     assert!(text.contains(&format!("pid {bp} cc_peer  no progress for ")), "{text}");
+    let under = format!("  cc_server {name:?} dev 0000:03:00.0 rep 0000:b1:00.0 pe ");
+    let at = text.find(&under).unwrap_or_else(|| panic!("no server line: {text}"));
+    let next: Vec<&str> = text[at..].lines().skip(1).take(2).collect();
+    for (pid, id, way) in [(ap, ida, "2 msg 6B"), (bp, idb, "1 msg 5B")] {
+        let line = format!("    conn #{id} peer pid {pid} [connected]: sent {way}, recv {way}, ring ");
+        assert!(next.iter().any(|l| l.starts_with(&line)), "{line:?} under the server: {text}");
+    }
     assert!(!text.contains(&format!("pid {ap} cc_peer  no progress")), "{text}");
     let (code, frames, err) = f.emu(&["watch", "--count", "2", "--interval", "0.1"]);
     assert_eq!(code, 0, "{err}");
@@ -207,13 +260,38 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
     let row = |pid: u32, object: &str| {
         lines
             .iter()
-            .find(|w| w.len() == 11 && w[0] == pid.to_string() && w[2] == object)
+            .find(|w| w.len() == 12 && w[0] == pid.to_string() && w[2] == object)
             .unwrap_or_else(|| panic!("no {object} row of {pid}: {table}"))
             .clone()
     };
     assert_eq!(row(sp, "cc_server")[3..8], [name.as_str(), "serving", "2", "3/11B", "3/11B"], "{table}");
     assert_eq!(row(ap, "cc_client")[3..8], [name.as_str(), "connected", "1", "2/6B", "2/6B"], "{table}");
     assert_eq!(row(bp, "cc_client")[3..8], [name.as_str(), "connected", "1", "1/5B", "1/5B"], "{table}");
+    // The server's connections, each a row under it ("  cc_conn", NAME "pid N").
+    let conn_rows: Vec<&Vec<&str>> = lines.iter().filter(|w| w.len() == 13 && w[2] == "cc_conn").collect();
+    assert_eq!(conn_rows.len(), 2, "{table}");
+    for (pid, id, way) in [(ap, ida, "2/6B"), (bp, idb, "1/5B")] {
+        let r = conn_rows.iter().find(|w| w[4] == pid.to_string()).unwrap_or_else(|| panic!("{table}"));
+        assert_eq!(
+            r[..9],
+            [
+                sp.to_string().as_str(),
+                "cc_peer",
+                "cc_conn",
+                "pid",
+                pid.to_string().as_str(),
+                "connected",
+                format!("#{id}").as_str(),
+                way,
+                way
+            ],
+            "{table}"
+        );
+    }
+    let srv_line = table.lines().position(|l| l.contains(" cc_server ")).unwrap();
+    let conn_lines: Vec<usize> =
+        table.lines().enumerate().filter(|(_, l)| l.contains("   cc_conn ")).map(|(i, _)| i).collect();
+    assert_eq!(conn_lines, [srv_line + 1, srv_line + 2], "indented right under their server: {table}");
     let engine_of_b = table.lines().find(|l| l.starts_with(&format!("{bp} ")) && l.contains(" pe 1 "));
     assert!(engine_of_b.is_some_and(|l| l.contains(" stalled ")), "b stopped progressing: {table}");
     assert!(!table.contains("q quit"), "no keys in a printed frame: {table}");
@@ -253,8 +331,15 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
     b.kill();
     let ls = ls_until(&f, "b stale and the server down to one connection", |ls| {
         pids_in(ls, "stale") == [bp as u64]
-            && process(ls, sp).is_some_and(|s| only_object(s)["connections"] == 1)
+            && process(ls, sp).is_some_and(|s| only_object_of(s, "object")["connections"] == 1)
     });
+    // b's connection row went with it; a's is there with its counts.
+    let conns = objects(process(&ls, sp).unwrap(), "connection");
+    assert_eq!(conns.len(), 1, "{ls}");
+    assert_eq!(
+        (conns[0]["peer_pid"].as_u64(), conns[0]["received"]["messages"].as_u64()),
+        (Some(ap as u64), Some(2))
+    );
     assert!(process(&ls, bp).is_none());
     let (code, out, _) = f.emu(&["clean"]);
     assert_eq!(code, 0);
@@ -263,6 +348,11 @@ fn ls_shows_a_server_and_two_clients_one_blocked_outside_progress_and_inject_rea
     a.send("stop");
     assert!(a.finish());
     assert!(!f.page(ap).exists(), "an exiting process removes its page");
+    // a disconnected: the server has no connection row left.
+    ls_until(&f, "the server without connections", |ls| {
+        process(ls, sp)
+            .is_some_and(|s| objects(s, "connection").is_empty() && only_object(s)["connections"] == 0)
+    });
     assert!(server.finish());
     assert!(!f.page(sp).exists());
 }
@@ -655,13 +745,18 @@ fn watch_on_a_terminal_is_a_live_table_that_pauses_sorts_filters_and_injects() {
     let row = |s: &[String], pid: u32, object: &str, state: &str| {
         s.iter().any(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
-            w.len() == 11 && w[0] == pid.to_string() && w[2] == object && w[4] == state
+            w.len() == 12 && w[0] == pid.to_string() && w[2] == object && w[4] == state
         })
     };
     let (cp, sps) = (client.pid(), sp.to_string());
     shown("both processes' rows, engines and objects", &|s| {
         let engine = |pid: u32| s.iter().any(|l| l.starts_with(&format!("{pid} ")) && l.contains(" pe 1 "));
         row(s, sp, "cc_server", "serving") && row(s, cp, "cc_client", "connected") && engine(sp) && engine(cp)
+    });
+    shown("the server's connection under it", &|s| {
+        let at = s.iter().position(|l| l.starts_with(&format!("{sp} ")) && l.contains(" cc_server "));
+        let next = at.and_then(|i| s.get(i + 1)).map_or(vec![], |l| l.split_whitespace().collect::<Vec<_>>());
+        next.len() == 13 && next[2..7] == ["cc_conn", "pid", cp.to_string().as_str(), "connected", "#1"]
     });
     shown("PAUSED", &|s| s[0].contains("PAUSED"));
     shown("sorted by name", &|s| s[0].contains("sort name") && !s[0].contains("PAUSED"));
@@ -684,7 +779,7 @@ fn watch_on_a_terminal_is_a_live_table_that_pauses_sorts_filters_and_injects() {
 #[test]
 fn a_dma_only_rust_process_is_listed_and_takes_an_injected_plan() {
     let mut f = Fabric::new("dma-only");
-    let peer = f.spawn_program(DMA_PEER, &[]);
+    let mut peer = f.spawn_program(DMA_PEER, &[]);
     expect(&peer, "running");
     let pid = peer.pid();
     let ls = ls_until(&f, "the DMA-only process", |ls| process(ls, pid).is_some());
@@ -694,11 +789,32 @@ fn a_dma_only_rust_process_is_listed_and_takes_an_injected_plan() {
     let (code, table, _) = f.emu(&["watch", "--once"]);
     assert_eq!(code, 0);
     let rows: Vec<&str> = table.lines().filter(|l| l.starts_with(&format!("{pid} "))).collect();
-    assert_eq!(rows.len(), 1, "one row, its engine's: {table}");
+    assert_eq!(rows.len(), 2, "its engine's row and its DMA context's: {table}");
     assert!(
         rows[0].contains(" dma_peer ") && rows[0].contains(" pe 1 ") && rows[0].contains(" 1 ctx "),
         "{table}"
     );
+    let words: Vec<&str> = rows[1].split_whitespace().collect();
+    assert_eq!(words[2..10], ["dma", "0000:03:00.0", "running", "-", "-", "-", "0", "0/0B"], "{table}");
+
+    // Its row counts the copies and says its state.
+    let dma_row = |ls: &Value| process(ls, pid).map(|p| only_object_of(p, "engine_context").clone());
+    let row = dma_row(&f.ls()).expect("the DMA context's row");
+    assert_eq!((row["kind"].as_str(), row["dev"].as_str()), (Some("dma"), Some("0000:03:00.0")), "{row}");
+    assert_eq!((row["state"].as_str(), row["engine"].as_u64()), (Some("running"), Some(1)), "{row}");
+    peer.send("copy 10");
+    expect(&peer, "copied 10");
+    let row = dma_row(&f.ls()).unwrap();
+    assert_eq!(row["tasks"], serde_json::json!({"queued": 0, "done": 10, "bytes": 10 * 4096}), "{row}");
+    let (_, text, _) = f.emu(&["ls"]);
+    assert!(
+        text.contains("  dma dev 0000:03:00.0 pe 1 [running]: 0 task(s) queued, 10 done (40.0K)\n"),
+        "{text}"
+    );
+    peer.send("stop");
+    expect(&peer, "idle");
+    let row = dma_row(&f.ls()).unwrap();
+    assert_eq!((row["state"].as_str(), row["tasks"]["done"].as_u64()), (Some("idle"), Some(10)), "{row}");
     // Its fault plan takes the text (a plan that never fires here); a typo is refused.
     let plan = "task.dma.memcpy=nth(1000000):fail(IO_FAILED)";
     let (code, out, err) = f.emu(&["inject", &pid.to_string(), plan]);
@@ -706,6 +822,8 @@ fn a_dma_only_rust_process_is_listed_and_takes_an_injected_plan() {
     let (code, out, _) = f.emu(&["inject", &pid.to_string(), "task.dma.memcpy=nth(1):fial"]);
     assert_eq!(code, 1);
     assert!(out.contains("plan refused") && out.contains("fial"), "{out}");
+    assert!(peer.finish());
+    assert!(process(&f.ls(), pid).is_none(), "gone with its process");
 }
 
 /// A page written for a live process that is no DOCA process (a `sleep` child), with that
@@ -803,6 +921,7 @@ fn the_books_watch_frame_is_what_the_table_draws() {
         comm: comm.into(),
         last_progress_ns: engines.iter().map(|e| e.last_progress_ns).max().unwrap_or(0),
         unshown: (0, 0),
+        unshown_conns: 0,
         engines,
         entries,
         plan_seq: 0,
@@ -830,6 +949,31 @@ fn the_books_watch_frame_is_what_the_table_draws() {
         received,
         conn_id: 0,
         ctx_state: Some("running"),
+        role: doca_core::status::ROLE_OBJECT,
+        slot: 1,
+        parent: 0,
+        peer_pid: 0,
+        tasks: (0, 0, 0),
+    };
+    let conn = EntryView {
+        role: doca_core::status::ROLE_CONNECTION,
+        slot: 2,
+        parent: 1,
+        kind: "cc_conn".into(),
+        conn_id: 1,
+        peer_pid: 4250,
+        connections: 0,
+        ctx_state: Some("connected"),
+        ..obj("", (1183, 603_211), (1183, 603_211), (3, 64))
+    };
+    let dma = EntryView {
+        role: doca_core::status::ROLE_ENGINE_CTX,
+        kind: "dma".into(),
+        name: String::new(),
+        dev: "03:00.0".parse().ok(),
+        connections: 0,
+        tasks: (1, 1532, 1532 << 20),
+        ..obj("", (0, 0), (0, 0), (0, 0))
     };
     let mut app = App::new("/run/user/1000/doca-emu");
     app.refresh(
@@ -839,7 +983,7 @@ fn the_books_watch_frame_is_what_the_table_draws() {
                     4242,
                     "cc_chatter",
                     vec![pe(1, true, 0, 12)],
-                    vec![obj("cc_server", (1183, 603_211), (1183, 603_211), (3, 64))],
+                    vec![obj("cc_server", (1183, 603_211), (1183, 603_211), (3, 64)), conn],
                 ),
                 now,
                 1.0,
@@ -854,7 +998,7 @@ fn the_books_watch_frame_is_what_the_table_draws() {
                 now,
                 1.0,
             ),
-            process(&snap(4261, "my_dma", vec![pe(1, false, 1, 12_400)], vec![]), now, 1.0),
+            process(&snap(4261, "my_dma", vec![pe(1, false, 1, 12_400)], vec![dma]), now, 1.0),
         ],
         "not live: 2 stale page(s) (`doca_emu ls` says which)".into(),
     );

@@ -454,6 +454,36 @@ fn doca_emu_shows_each_rdma_context_with_its_traffic() {
         (&sender["state"], &receiver["state"]),
         (&serde_json::json!("running"), &serde_json::json!("running"))
     );
+    // Each context's connection has a row of its own under it, with its own counts and
+    // window; its peer is this process (both contexts live here).
+    let conn_of = |owner: &serde_json::Value| -> serde_json::Value {
+        let of: Vec<&serde_json::Value> = me["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["role"] == "connection" && o["owner_row"] == owner["row"])
+            .collect();
+        assert_eq!(of.len(), 1, "one connection row under {owner}: {me}");
+        of[0].clone()
+    };
+    let (sc, rc) = (conn_of(sender), conn_of(receiver));
+    for (owner, c) in [(sender, &sc), (receiver, &rc)] {
+        assert_eq!((c["kind"].as_str(), c["state"].as_str()), (Some("rdma_conn"), Some("connected")), "{c}");
+        assert_eq!(c["peer_pid"], std::process::id(), "{c}");
+        assert_eq!(c["engine"], owner["engine"], "its context's engine: {c}");
+    }
+    assert_eq!((sc["sent"]["messages"].as_u64(), sc["sent"]["bytes"].as_u64()), (Some(2), Some(200)), "{sc}");
+    assert_eq!(
+        (rc["received"]["messages"].as_u64(), rc["received"]["bytes"].as_u64()),
+        (Some(2), Some(200)),
+        "{rc}"
+    );
+    assert_eq!(
+        (sc["ring"]["fill"].as_u64(), rc["sent"]["messages"].as_u64()),
+        (Some(0), Some(0)),
+        "{sc} {rc}"
+    );
+    let sender_row = sender["row"].clone();
     // A stopped context's row says so.
     a.rdma.as_ctx().stop().unwrap();
     let out =
@@ -468,5 +498,7 @@ fn doca_emu_shows_each_rdma_context_with_its_traffic() {
         .find(|o| o["kind"] == "rdma" && o["sent"]["messages"] == 2 && o["sent"]["bytes"] == 200)
         .unwrap_or_else(|| panic!("the sender's row after its stop: {me}"));
     assert_eq!(stopped["state"], "idle", "{stopped}");
+    let left = me["objects"].as_array().unwrap().iter().filter(|o| o["owner_row"] == sender_row).count();
+    assert_eq!(left, 0, "a stopped context's connection rows are gone: {me}");
     drop((a, b));
 }

@@ -46,6 +46,10 @@ pub(crate) struct Link {
     signals: Cell<u32>,
     /// The owner's row in the status page (messages, bytes, ring fill).
     status: Rc<doca_core::status::Entry>,
+    /// The connection's own row (a server's connections; [`doca_core::status::Entry::none`]
+    /// for a client's, whose row is the connection): the same counts, bumped beside the
+    /// owner's; freed with the link.
+    row: doca_core::status::Entry,
     /// A fault plan cut the link (`link.drop`): nothing more is sent or delivered.
     cut: Cell<bool>,
 }
@@ -60,7 +64,7 @@ impl Link {
         channel: Channel,
         state: ConnState,
         max_pending: usize,
-        status: Rc<doca_core::status::Entry>,
+        (status, row): (Rc<doca_core::status::Entry>, doca_core::status::Entry),
     ) -> Link {
         Link {
             conn,
@@ -73,6 +77,7 @@ impl Link {
             violation: RefCell::new(None),
             signals: Cell::new(0),
             status,
+            row,
             cut: Cell::new(false),
         }
     }
@@ -88,6 +93,9 @@ impl Link {
         let mut s = self.state.get();
         let changed = s.set(next, who);
         self.state.set(s);
+        if changed && !s.is_up() {
+            self.row.set_connection_up(false);
+        }
         if changed && s.failure().is_some() {
             self.conn.mark_down();
         }
@@ -185,9 +193,9 @@ impl Link {
         match written {
             Some(Ok(Some(len))) => {
                 self.conn.count(Counter::SentMessages, len);
-                self.status.sent(len);
                 let (fill, slots) = self.channel.tx_fill_seen();
-                self.status.ring_fill(fill, slots);
+                self.status.sent_filled(len, fill, slots);
+                self.row.sent_filled(len, fill, slots);
                 Ok(true)
             }
             Some(Ok(None)) => Ok(false),
@@ -270,6 +278,7 @@ impl Link {
                 }
                 self.conn.count(Counter::RecvMessages, bytes.len());
                 self.status.received(bytes.len());
+                self.row.received(bytes.len());
                 deliver(bytes, &self.conn);
             }
             slot.consume();

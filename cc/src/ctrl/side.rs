@@ -106,6 +106,8 @@ pub(crate) struct Side {
     is_server: bool,
     /// Its row in the process's status page (`doca_emu`), shared with its links.
     status: Rc<doca_core::status::Entry>,
+    /// The status-page number of the engine it was started on (its connections' rows say it).
+    engine: Cell<u64>,
 }
 
 impl fmt::Display for Side {
@@ -152,6 +154,7 @@ impl Side {
             owner,
             is_server,
             status: Rc::new(status),
+            engine: Cell::new(0),
         }
     }
 
@@ -220,7 +223,8 @@ impl Side {
             *self.res.borrow_mut() = Some(res);
         }
         self.cadence.soon();
-        self.status.set_engine(core.engine_status_id());
+        self.engine.set(core.engine_status_id());
+        self.status.set_engine(self.engine.get());
         Ok(())
     }
 
@@ -426,7 +430,7 @@ impl Side {
         let (peer, dev) = ((new.pid, new.budget), self.dev.clone());
         let conn = Connection::new(new.id, self.is_server, owner, peer, dev, Some((dup, signal)))?;
         let max_pending = self.pool.capacity() as usize;
-        let status = self.status.clone();
+        let rows = (self.status.clone(), self.connection_row(new.id, new.pid));
         entry.insert(Rc::new(Link::new(
             conn.clone(),
             new.sock,
@@ -434,12 +438,35 @@ impl Side {
             new.channel,
             new.state,
             max_pending,
-            status,
+            rows,
         )));
         self.status.set_connections(links.len());
         drop(links);
         self.rebuild_active();
         Ok(conn)
+    }
+
+    /// A server's connection `id` with process `pid` gets a row of its own on the status page
+    /// while rows are free ([`doca_core::status::Entry::claim_connection`]); a client's
+    /// connection is its client's row.
+    fn connection_row(&self, id: u64, pid: i32) -> doca_core::status::Entry {
+        if !self.is_server {
+            return doca_core::status::Entry::none();
+        }
+        let row = doca_core::status::Entry::claim_connection(
+            doca_core::status::Identity {
+                kind: "cc_conn",
+                dev: Some(self.dev.as_devinfo().pci_addr()),
+                rep: None,
+                name: &self.name,
+                conn_id: id,
+            },
+            &self.status,
+        );
+        row.set_engine(self.engine.get());
+        row.set_peer_pid(pid);
+        row.set_connection_up(true);
+        row
     }
 
     /// A connection that never came up (a refused handshake the server reports): owned by
