@@ -41,6 +41,7 @@ mod memory;
 mod mmap;
 pub mod served;
 mod shm;
+mod swap;
 
 pub use memory::{Memory, RawMem, RemoteMem, SharedMem, SharedRegion};
 pub use mmap::{
@@ -50,7 +51,9 @@ pub use mmap::{
 pub use shm::{Bytes, BytesMut, Region};
 
 #[doc(hidden)]
-pub use mmap::stalled_served_request;
+pub use mmap::{served_shared_pages, stalled_served_request};
+#[doc(hidden)]
+pub use swap::frozen_writes;
 
 /// For this crate's tests that export: a private fabric directory (where the memory
 /// service's socket goes), set before the first export, so tests never touch the user's
