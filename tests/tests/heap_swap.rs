@@ -164,8 +164,8 @@ fn writers_in_the_host_lose_no_increment_when_their_pages_are_swapped_in_and_bac
     let mut host = Peer::spawn(HOST, &[]);
     let mut last_waited = String::new();
     for i in 0..6 {
-        let (desc, addr) = export(&mut host, "export_counting 4194304 4");
-        let (head, _) = whole_pages(addr, 4 << 20);
+        let (desc, addr) = export(&mut host, "export_counting 16777216 4");
+        let (head, _) = whole_pages(addr, 16 << 20);
         let remote = Mmap::create_from_export(None, &desc, &dev).unwrap();
         let access = remote.access().unwrap();
         let read = |t: usize| {
