@@ -499,30 +499,8 @@ fn recv_within(
     stall: Option<Duration>,
 ) -> Result<Vec<OwnedFd>> {
     loop {
-        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
-        let mut control = RecvAncillaryBuffer::new(&mut space);
-        match rustix::net::recvmsg(
-            sock,
-            &mut [std::io::IoSliceMut::new(buf)],
-            &mut control,
-            RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
-        ) {
-            Ok(m) => {
-                let fds: Vec<OwnedFd> = control
-                    .drain()
-                    .filter_map(|m| match m {
-                        RecvAncillaryMessage::ScmRights(r) => Some(r.collect::<Vec<_>>()),
-                        _ => None,
-                    })
-                    .flatten()
-                    .collect();
-                if m.bytes != buf.len() || m.flags.contains(rustix::net::ReturnFlags::TRUNC) {
-                    return Err(Error::NotFound);
-                }
-                return Ok(fds);
-            }
-            Err(Errno::AGAIN) | Err(Errno::INTR) => {}
-            Err(_) => return Err(Error::NotFound),
+        if let Some(r) = recv_now(sock, buf) {
+            return r;
         }
         match wait_within(sock, PollFlags::IN, None, stop, stall)? {
             Woke::Stop => return Err(Error::NotFound),
@@ -530,6 +508,40 @@ fn recv_within(
         }
     }
 }
+
+/// One packet of exactly `buf.len()` bytes if one is there (`None`: nothing yet), as
+/// [`recv`] takes it.
+fn recv_now(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Option<Result<Vec<OwnedFd>>> {
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    match rustix::net::recvmsg(
+        sock,
+        &mut [std::io::IoSliceMut::new(buf)],
+        &mut control,
+        RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
+    ) {
+        Ok(m) => {
+            let fds: Vec<OwnedFd> = control
+                .drain()
+                .filter_map(|m| match m {
+                    RecvAncillaryMessage::ScmRights(r) => Some(r.collect::<Vec<_>>()),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            if m.bytes != buf.len() || m.flags.contains(rustix::net::ReturnFlags::TRUNC) {
+                return Some(Err(Error::NotFound));
+            }
+            Some(Ok(fds))
+        }
+        Err(Errno::AGAIN) | Err(Errno::INTR) => None,
+        Err(_) => Some(Err(Error::NotFound)),
+    }
+}
+
+/// How long a serving thread of an export with shared pages looks for its importer's next
+/// request before it sleeps (see `serve`).
+const SPIN: Duration = Duration::from_micros(50);
 
 /// Peer-caused log lines of the accepting thread, at most one per kind and second (the next
 /// one telling how many were held back).
@@ -718,8 +730,23 @@ fn serve(conn: &Conn, to_imp: &OwnedFd, from_imp: &OwnedFd, sh: &Shared) {
     let mut req = [0u8; REQ_LEN];
     loop {
         // Between copies the importer may idle as long as it likes (its process may wait
-        // for its user); a stall counts only inside a copy.
-        if recv_within(sock, &mut req, stop, None).is_err() {
+        // for its user); a stall counts only inside a copy. An importer that maps the whole
+        // pages asks only for the partial ends, back to back when it streams copies: the
+        // next request is looked for a little before sleeping (no wake-up on its way; the
+        // importer copies the middle meanwhile), at most `SPIN` of this thread's time each.
+        let mut got = None;
+        if sh.shared_pages.is_some() {
+            let until = Instant::now() + SPIN;
+            while got.is_none() && Instant::now() < until {
+                got = recv_now(sock, &mut req);
+                std::hint::spin_loop();
+            }
+        }
+        let got = match got {
+            Some(r) => r,
+            None => recv_within(sock, &mut req, stop, None),
+        };
+        if got.is_err() {
             return;
         }
         // Inside a copy: the place is not given away meanwhile (given away already: end).
