@@ -12,8 +12,10 @@
 //! another process can map the very same pages (and it gives comm-channel consumers the
 //! one-copy fast path). Any other memory — a `Vec`, a static, memory from C's `malloc` —
 //! can be exported too: its export is **served** by threads of this library in the exporting
-//! process ([`served`]: one copy through a pipe per DMA copy, no mapping in the importer),
-//! so the exporter's own threads may do nothing at all.
+//! process ([`served`]: one copy through a pipe per DMA copy), so the exporter's own threads
+//! may do nothing at all; for heap memory the pages wholly inside the range are moreover
+//! swapped for shared memory while exported, so an importer of another process maps them and
+//! copies them at memory speed (only the partial pages at the ends stay served).
 //!
 //! **Access to the bytes.** Buffers reach the bytes through a [`MapAccess`] (counted in
 //! [`Mmap::num_bufs`] by their inventory's [`BufCount`], or by a [`MapRef`]): bounds-checked
@@ -41,7 +43,7 @@ mod memory;
 mod mmap;
 pub mod served;
 mod shm;
-mod swap;
+pub mod swap;
 
 pub use memory::{Memory, RawMem, RemoteMem, SharedMem, SharedRegion};
 pub use mmap::{

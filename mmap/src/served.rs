@@ -1,12 +1,34 @@
 //! Exports of memory registered by address (a C program's `malloc`, a `Vec`, a static):
 //! served by threads of this library in the exporting process, so that the exporter's own
-//! threads can do nothing at all (block in `read()`, `getchar()`, sleep).
+//! threads can do nothing at all (block in `read()`, `getchar()`, sleep) — and, for heap
+//! memory, its whole pages shared at memory speed (**Shared pages** below).
+//!
+//! **Shared pages.** At the first export of private anonymous memory (the heap, an anonymous
+//! `mmap`), the pages lying wholly inside the range are swapped for a sealed memfd mapping
+//! ([`crate::swap`]: how the swap, other threads writing meanwhile, `fork()` and revocation
+//! are handled). The welcome hands that memfd to an importer of another process (never to
+//! one of this process: it keeps the served path, where this process's borrow tracker is
+//! checked), with where the pages start in the range and their length; the importer checks
+//! the seals and size and maps exactly those pages (read-only for a read-only export, whose
+//! memfd also carries `F_SEAL_FUTURE_WRITE`: no writable mapping nor `write` can be made of
+//! it by anyone). Its copies of the middle are then a memcpy; the partial pages at the two
+//! ends — which hold the range's neighbours, never shared — are still served, both in one
+//! request sent before the middle is copied (the serving thread hands them over meanwhile,
+//! and looks for the next request for [`SPIN`] before sleeping, so a stream of copies needs
+//! no wake-up). A copy wholly inside the shared pages asks the socket whether the export is
+//! still live (a `poll`, no request). Memory that is not private anonymous read-write (a
+//! static, a file mapping, shared memory, the main thread's stack), a range without a whole
+//! page, or a swap that fails for any reason keeps the served path only (logged at debug
+//! level). What changes with shared pages: the exporter's own borrows of those bytes no
+//! longer make an importer's copy `IN_USE` (as on the hardware, DMA races the CPU); a copy
+//! that races the revocation may land in pages the exporter no longer maps (never in its
+//! memory after the stop returned).
 //!
 //! | side     | what                                                                    |
 //! |----------|-------------------------------------------------------------------------|
 //! | exporter | `Server`: at the first export, a connection offer with a 128-bit random token in this process's memory service ([`doca_link::rendezvous`]: one named socket in the fabric directory, no secret in its name; the descriptor carries its name and the token); the service's thread hands each importer that brings the token to a thread of its own (at most [`MAX_CONNS`], see **Places**) |
 //! | importer | `Client`: one connection; a copy is a request, then the bytes through a pipe |
-//! | wire     | request `op u32, 0 u32, offset u64, len u64`; answer `status u32, 0 u32` (a DOCA code): a refusal alone; else for a read the bytes then `0`, for a write `0`, the bytes, `0` again — the last answer once the exporter's borrow of its bytes has ended |
+//! | wire     | welcome `magic, len u64, perms u32, head u64, shared u64` with the pipes' ends (and the shared pages' memfd); request `op u32, 0 u32, offset u64, len u64, offset2 u64, len2 u64` (a second piece when `len2` is not 0, its bytes after the first's); answer `status u32, 0 u32` (a DOCA code): a refusal alone; else for a read the bytes then `0`, for a write `0`, the bytes, `0` again — the last answer once the exporter's borrow of its bytes has ended |
 //!
 //! **The bytes** go through two pipes the exporter makes per importer, one per direction, with
 //! `vmsplice`: the side that has the bytes hands the pipe references to its pages (no copy),
@@ -41,9 +63,10 @@
 //! its memory service ([`doca_link::rendezvous`]: a socket of its own uid in the 0700 fabric
 //! directory, the token in the descriptor); the exporter's identity comes from that socket
 //! (its pidfd), not from any pid the descriptor carries, and the importer checks that the
-//! descriptors it receives are pipes. Nothing else of the exporter is reachable: unlike
-//! `process_vm_readv` (ptrace rights over the whole process) or a memfd mapped in place (the
-//! neighbours on the same pages), the importer gets exactly the range.
+//! descriptors it receives are pipes (and a sealed memfd of the announced size). Nothing else
+//! of the exporter is reachable: unlike `process_vm_readv` (ptrace rights over the whole
+//! process), the importer gets exactly the range — its whole pages mapped, the neighbours on
+//! the partial pages at its ends never.
 //!
 //! **Why not ptrace.** `process_vm_readv`/`writev` need ptrace rights over the exporter:
 //! under Yama `ptrace_scope=1` only a tracer the exporter names with `PR_SET_PTRACER` (it does
@@ -51,16 +74,20 @@
 //! or 3, nor for a non-dumpable process or under a seccomp filter; and measured here it
 //! copies slower than a pipe. The pipe path needs no right at all.
 //!
-//! **Cost.** Per copy a request, a wake-up of the serving thread, `vmsplice` of the pages
-//! (128 KiB at a time, so the importer copies while later pages are handed over) and one
-//! `read` copy: a 1 MiB read across processes takes about 85–90 µs here where a mapped
-//! shared export takes about 25 µs (measurements in the DMA crate's docs and the bench).
+//! **Cost.** Without shared pages, per copy a request, a wake-up of the serving thread,
+//! `vmsplice` of the pages (128 KiB at a time, so the importer copies while later pages are
+//! handed over) and one `read` copy: a 1 MiB read across processes takes about 85–90 µs here
+//! where a mapped shared export takes about 25 µs. With shared pages, a memcpy of the middle
+//! overlapped with one request for the two ends: about 0.7–0.8× memcpy at 1 MiB on a loaded
+//! 2-core machine (measurements in the DMA crate's docs and the bench).
 //!
 //! **Revocation** (the exporting map stopped or destroyed) raises an event the threads wait
 //! on; the map's stop joins them, so no thread touches the memory once stop returns, and their
 //! sockets are closed: the importer's next look finds `NOT_FOUND`. A killed exporter closes
-//! them too (same answer). In a child of `fork`, the threads do not exist: the child's copy of
-//! the map revokes nothing of its parent's (its exports keep being served by the parent).
+//! them too (same answer). Once the threads are joined, shared pages are swapped back to
+//! private memory ([`crate::swap`]). In a child of `fork`, the threads do not exist: the
+//! child's copy of the map revokes nothing of its parent's (its exports keep being served by
+//! the parent), and its copy of the shared pages was made private at the fork.
 
 #![allow(unsafe_code)]
 
@@ -541,7 +568,7 @@ fn recv_now(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Option<Result<Vec<OwnedFd>>
 
 /// How long a serving thread of an export with shared pages looks for its importer's next
 /// request before it sleeps (see `serve`).
-const SPIN: Duration = Duration::from_micros(50);
+pub const SPIN: Duration = Duration::from_micros(50);
 
 /// Peer-caused log lines of the accepting thread, at most one per kind and second (the next
 /// one telling how many were held back).

@@ -68,6 +68,7 @@ static WAITED: AtomicU64 = AtomicU64::new(0);
 
 /// How many writes of this process's threads met a span being swapped and waited for the
 /// swap to finish (for tests: proof that the handler ran).
+#[doc(hidden)]
 pub fn frozen_writes() -> u64 {
     WAITED.load(Ordering::Relaxed)
 }
