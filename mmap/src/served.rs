@@ -1687,6 +1687,49 @@ mod tests {
         Error::check(i32::from_le_bytes(a[..4].try_into().unwrap()))
     }
 
+    /// Requests in two pieces (what an importer mapping the whole pages sends for the partial
+    /// ends): both pieces' bytes in order, then one answer; a bad second piece is refused
+    /// with its code before any byte, and the connection goes on serving.
+    #[test]
+    fn a_request_in_two_pieces_is_served_in_order_and_a_bad_second_piece_refused() {
+        let len = 1 << 16;
+        let (_map, desc, _dev) = exported(len, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_ONLY);
+        let sock = raw_sock(&desc);
+        let mut w = [0u8; WELCOME_LEN];
+        let fds = recv(sock.as_fd(), &mut w, None).unwrap();
+        assert_eq!(fds.len(), 3, "an importer of the exporter's own process gets no shared pages");
+        let ask2 = |op: u32, a: (u64, u64), b: (u64, u64)| {
+            let mut req = [0u8; REQ_LEN];
+            req[..4].copy_from_slice(&op.to_le_bytes());
+            for (i, v) in [a.0, a.1, b.0, b.1].into_iter().enumerate() {
+                req[8 + 8 * i..16 + 8 * i].copy_from_slice(&v.to_le_bytes());
+            }
+            send(sock.as_fd(), &req, &[]).unwrap();
+        };
+        let answer_code = || {
+            let mut a = [0u8; ANSWER_LEN];
+            recv(sock.as_fd(), &mut a, None).unwrap();
+            i32::from_le_bytes(a[..4].try_into().unwrap())
+        };
+        let l = len as u64;
+        ask2(OP_READ, (0, 16), (l - 1, 2));
+        assert_eq!(answer_code(), Error::InvalidValue.code());
+        ask2(OP_READ, (0, 16), (u64::MAX, 2));
+        assert_eq!(answer_code(), Error::InvalidValue.code());
+        ask2(OP_WRITE, (0, 16), (100, 2));
+        assert_eq!(answer_code(), Error::NotPermitted.code());
+        ask2(OP_READ, (5, 3), (l - 4, 4));
+        let mut got = [0u8; 7];
+        let mut done = 0;
+        while done < got.len() {
+            wait(fds[0].as_fd(), PollFlags::IN, None, None).unwrap();
+            done += rustix::io::read(&fds[0], &mut got[done..]).unwrap();
+        }
+        assert_eq!(answer_code(), 0);
+        let want: Vec<u8> = [5u64, 6, 7, l - 4, l - 3, l - 2, l - 1].iter().map(|&i| i as u8).collect();
+        assert_eq!(&got[..], &want[..]);
+    }
+
     /// What a hostile importer can send: ranges out of bounds or overflowing, a write into a
     /// read-only export, unknown requests — each answered with its code, the connection still
     /// served; a packet of another size closes that connection only; an importer dying in the

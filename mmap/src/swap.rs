@@ -417,6 +417,26 @@ fn prot_of(perms: &[u8]) -> i32 {
     p
 }
 
+/// Whether `start..start+len` overlaps the calling thread's stack (which it writes while the
+/// span is frozen: it would wait for itself). Unknown → true.
+fn on_my_stack(start: usize, len: usize) -> bool {
+    // SAFETY: the attributes of the calling thread, read into a zeroed struct and destroyed.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return true;
+        }
+        let (mut base, mut size) = (std::ptr::null_mut(), 0usize);
+        let r = libc::pthread_attr_getstack(&attr, &mut base, &mut size);
+        libc::pthread_attr_destroy(&mut attr);
+        if r != 0 {
+            return true;
+        }
+        let (s, e) = (base as usize, base as usize + size);
+        start < e && s < start + len
+    }
+}
+
 /// Whether every page of `start..start+len` is private anonymous read-write memory (not the
 /// main thread's stack).
 fn is_private_heap(start: usize, len: usize) -> bool {
@@ -574,6 +594,9 @@ impl Swapped {
         if !install() {
             return Err("no fault handler".into());
         }
+        if on_my_stack(start, span) {
+            return Err(format!("{span} bytes at {start:#x} are on this thread's stack"));
+        }
         let _lock = Locked::take();
         if !is_private_heap(start, span) {
             return Err(format!(
@@ -590,6 +613,7 @@ impl Swapped {
             .map_err(|e| os("memfd_create", e))?;
         rustix::fs::ftruncate(&fd, span as u64).map_err(|e| format!("memfd of {span} bytes: {e}"))?;
         rustix::fs::fcntl_add_seals(&fd, SealFlags::SHRINK | SealFlags::GROW).map_err(|e| os("seal", e))?;
+        let ino = rustix::fs::fstat(&fd).map_err(|e| os("fstat", e))?.st_ino;
         // SAFETY: a fresh shared mapping of our memfd.
         let tmp = unsafe {
             libc::mmap(
@@ -619,7 +643,6 @@ impl Swapped {
         unsafe {
             libc::madvise(tmp, span, 23 /* MADV_POPULATE_WRITE */)
         };
-        let ino = rustix::fs::fstat(&fd).map_err(|e| os("fstat", e))?.st_ino;
         let piece = Piece { start, len: span, prot: libc::PROT_READ | libc::PROT_WRITE };
         // SAFETY: the span is our private anonymous read-write memory (checked under the swap
         // lock), `tmp` our fresh mapping of its length.
@@ -675,5 +698,72 @@ impl Drop for Swapped {
         } else {
             tracing::warn!(target: "doca_sdk", "mmap export revoked: of {} bytes at {:#x} shared, {back} were still mapped and made private again (the rest was unmapped or remapped by the application)", self.len, self.start);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The mapping line of `addr` in `/proc/self/maps`: (perms, path).
+    fn vma_of(addr: usize) -> (String, String) {
+        let mut found = (String::new(), String::new());
+        for_each_vma(|v| {
+            if v.start <= addr && addr < v.end {
+                found = (
+                    String::from_utf8_lossy(v.perms).into_owned(),
+                    String::from_utf8_lossy(v.path).into_owned(),
+                );
+                return false;
+            }
+            true
+        });
+        found
+    }
+
+    /// A heap range's whole pages become the memfd's (same bytes, same addresses, shared)
+    /// and private again when the swap ends, bytes kept; writes in between stay.
+    #[test]
+    fn heap_pages_are_swapped_in_and_back_with_their_bytes() {
+        let mut v: Vec<u8> = (0..5 * PAGE_TEST + 100).map(|i| (i % 251) as u8).collect();
+        let addr = v.as_mut_ptr() as usize + 50;
+        let len = 4 * PAGE_TEST + 10;
+        let s = Swapped::swap_in(addr, len, false).unwrap();
+        let start = addr + s.head(addr);
+        assert_eq!(start % PAGE_TEST, 0);
+        assert!(s.head(addr) < PAGE_TEST && s.len() >= 3 * PAGE_TEST);
+        let (perms, path) = vma_of(start);
+        assert!(perms.ends_with('s') && path.starts_with("/memfd:doca-emu-swap"), "{perms} {path}");
+        assert!(v.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8), "bytes kept by the swap");
+        let k = start - v.as_ptr() as usize;
+        v[k] = 7;
+        drop(s);
+        let (perms, path) = vma_of(start);
+        assert!(perms == "rw-p" && path.is_empty(), "{perms} {path}");
+        assert_eq!(v[k], 7, "a write while shared kept");
+        v[k] = (k % 251) as u8;
+        assert!(v.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8), "bytes kept by the swap back");
+    }
+
+    const PAGE_TEST: usize = 4096;
+
+    /// Not swapped: a range without a whole page, the calling thread's stack, a file mapping
+    /// (this program's text), memory swapped already.
+    #[test]
+    fn what_cannot_be_swapped_is_refused_with_a_reason() {
+        let v = vec![1u8; 8 * PAGE_TEST];
+        let a = v.as_ptr() as usize;
+        assert!(Swapped::swap_in(a.div_ceil(PAGE_TEST) * PAGE_TEST + 1, PAGE_TEST, false).is_err());
+        let on_stack = [0u8; 4 * PAGE_TEST];
+        let why = Swapped::swap_in(on_stack.as_ptr() as usize, on_stack.len(), false).unwrap_err();
+        assert!(why.contains("stack"), "{why}");
+        let text = heap_pages_are_swapped_in_and_back_with_their_bytes as *const () as usize;
+        let why = Swapped::swap_in(text / PAGE_TEST * PAGE_TEST, PAGE_TEST, false).unwrap_err();
+        assert!(why.contains("not all private anonymous"), "{why}");
+        let s = Swapped::swap_in(a, v.len(), true).unwrap();
+        let why = Swapped::swap_in(a, v.len(), false).unwrap_err();
+        assert!(why.contains("not all private anonymous"), "{why}");
+        drop(s);
+        assert!(v.iter().all(|&b| b == 1));
     }
 }
