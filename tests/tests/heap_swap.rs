@@ -311,6 +311,16 @@ fn shared_pages_cannot_be_resized_nor_written_through_a_read_only_export() {
             assert!(fallocate(&fd, punch, 0, PAGE as u64).is_err(), "a hole punched in a read-only export");
         }
         assert_eq!(host.ask(&format!("fnv {i} 0 {len}")), format!("fnv {}", fnv32(&pattern(1, len))));
+        // An honest importer: the whole range read (the middle through its mapping, read-only
+        // for a read-only export), writes as the permissions say.
+        let dev = open_device_with_pci("03:00.0", None).unwrap();
+        let access = Mmap::create_from_export(None, &desc, &dev).unwrap().access().unwrap();
+        let mut got = vec![0u8; len];
+        access.read(0, &mut got).unwrap();
+        assert!(got == pattern(1, len), "{mode}: the whole range");
+        let (head, _) = whole_pages(addr, len);
+        let w = access.write(head + PAGE, b"mid");
+        assert_eq!(w, if mode == "ro" { Err(Error::NotPermitted) } else { Ok(()) }, "{mode}");
     }
     assert!(host.finish());
 }
