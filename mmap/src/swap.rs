@@ -449,7 +449,10 @@ fn is_private_heap(start: usize, len: usize) -> bool {
         if v.start > next {
             return false; // a hole
         }
-        let anon = v.inode == 0 && (v.path.is_empty() || v.path == b"[heap]");
+        // Unnamed, the heap, or anonymous memory named with `PR_SET_VMA_ANON_NAME` (glibc
+        // names its arenas so when asked to).
+        let anon =
+            v.inode == 0 && (v.path.is_empty() || v.path == b"[heap]" || v.path.starts_with(b"[anon:"));
         if !anon || v.perms.get(..4) != Some(b"rw-p") {
             return false;
         }
