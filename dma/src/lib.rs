@@ -56,11 +56,13 @@
 //! | exporter's memory | how the engine copies | cost (measured, `doca_bench --only dma`) |
 //! |-------------------|-----------------------|------------------------------------------|
 //! | `doca_mmap::SharedMem` (memfd) | memcpy through this process's own mapping of the exported pages | as memcpy (1 MiB: about 1.0×) |
-//! | registered by address (C's `malloc`, `aligned_alloc`, a static array; a Rust `Vec`) | one request per pass to a thread of the exporter's library (`doca_mmap::served`), the bytes through a pipe: the exporter's pages handed over with `vmsplice`, copied once by `read` into the destination (a write the other way round) | 0.15× (bench row, processes pinned) to 0.3× memcpy of cache-hot 1 MiB; 0.2× at 8 MiB; the exporter's thread must be scheduled for every pass |
+//! | registered by address, heap memory (C's `malloc`, `aligned_alloc`, an anonymous `mmap`; a Rust `Vec`) | the pages wholly inside the range: memcpy through this process's mapping of them (the exporter's library swapped them for shared memory at export, `doca_mmap::swap`); the partial pages at the two ends: one request per pass to a thread of the exporter's library (`doca_mmap::served`), sent before the middle is copied | 0.7–0.8× memcpy at 1 MiB (bench row, loaded 2-core machine; it was 0.15×) |
+//! | registered by address, anything else (a static array, a file mapping) or no whole page | one request per pass to a thread of the exporter's library, the bytes through a pipe: the exporter's pages handed over with `vmsplice`, copied once by `read` into the destination (a write the other way round) | 0.15× (bench row, processes pinned) to 0.3× memcpy of cache-hot 1 MiB; the exporter's thread must be scheduled for every pass |
 //!
-//! Neither path uses ptrace rights (`process_vm_readv`) nor remaps the exporter's pages, so
-//! Yama's `ptrace_scope`, non-dumpable processes and seccomp filters change nothing, and
-//! `fork` in the exporter keeps copy-on-write (see `doca_mmap::served`). The exporter's revocation
+//! Neither path uses ptrace rights (`process_vm_readv`), so Yama's `ptrace_scope`,
+//! non-dumpable processes and seccomp filters change nothing; `fork` in the exporter keeps
+//! copy-on-write semantics (the child's copy of swapped pages is made private at the fork,
+//! see `doca_mmap::swap`). The exporter's revocation
 //! is checked per task and again by every copy of a pass, so the first task reaching the
 //! engine after the exporter stopped its map fails with `NOT_FOUND`; a task half copied when
 //! it happens fails the same way, having written part of its destination. (An exporter that

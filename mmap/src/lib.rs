@@ -12,8 +12,10 @@
 //! another process can map the very same pages (and it gives comm-channel consumers the
 //! one-copy fast path). Any other memory — a `Vec`, a static, memory from C's `malloc` —
 //! can be exported too: its export is **served** by threads of this library in the exporting
-//! process ([`served`]: one copy through a pipe per DMA copy, no mapping in the importer),
-//! so the exporter's own threads may do nothing at all.
+//! process ([`served`]: one copy through a pipe per DMA copy), so the exporter's own threads
+//! may do nothing at all; for heap memory the pages wholly inside the range are moreover
+//! swapped for shared memory while exported, so an importer of another process maps them and
+//! copies them at memory speed (only the partial pages at the ends stay served).
 //!
 //! **Access to the bytes.** Buffers reach the bytes through a [`MapAccess`] (counted in
 //! [`Mmap::num_bufs`] by their inventory's [`BufCount`], or by a [`MapRef`]): bounds-checked
@@ -41,6 +43,7 @@ mod memory;
 mod mmap;
 pub mod served;
 mod shm;
+pub mod swap;
 
 pub use memory::{Memory, RawMem, RemoteMem, SharedMem, SharedRegion};
 pub use mmap::{
@@ -50,7 +53,9 @@ pub use mmap::{
 pub use shm::{Bytes, BytesMut, Region};
 
 #[doc(hidden)]
-pub use mmap::stalled_served_request;
+pub use mmap::{served_shared_pages, stalled_served_request};
+#[doc(hidden)]
+pub use swap::frozen_writes;
 
 /// For this crate's tests that export: a private fabric directory (where the memory
 /// service's socket goes), set before the first export, so tests never touch the user's

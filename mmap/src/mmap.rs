@@ -1454,6 +1454,16 @@ pub fn stalled_served_request(
     crate::served::stalled_request(d.service, &d.token, write, offset, len)
 }
 
+/// For attack harnesses only (the tests' hostile importer), never for applications: the
+/// memfd of the whole pages a served export of descriptor `desc` shares with importers of
+/// other processes, with where they start in the range and their length (`None` when it
+/// shares none: everything served). See [`crate::served::shared_pages`].
+#[doc(hidden)]
+pub fn served_shared_pages(desc: &[u8]) -> Result<Option<(std::os::fd::OwnedFd, usize, usize)>> {
+    let d = Desc::parse(desc)?;
+    crate::served::shared_pages(d.service, &d.token)
+}
+
 /// Descriptor kinds: shared memory mapped by the importer, or memory served by the exporter.
 const KIND_SEGMENT: u16 = 0;
 const KIND_SERVED: u16 = 1;

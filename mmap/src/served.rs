@@ -1,12 +1,34 @@
 //! Exports of memory registered by address (a C program's `malloc`, a `Vec`, a static):
 //! served by threads of this library in the exporting process, so that the exporter's own
-//! threads can do nothing at all (block in `read()`, `getchar()`, sleep).
+//! threads can do nothing at all (block in `read()`, `getchar()`, sleep) — and, for heap
+//! memory, its whole pages shared at memory speed (**Shared pages** below).
+//!
+//! **Shared pages.** At the first export of private anonymous memory (the heap, an anonymous
+//! `mmap`), the pages lying wholly inside the range are swapped for a sealed memfd mapping
+//! ([`crate::swap`]: how the swap, other threads writing meanwhile, `fork()` and revocation
+//! are handled). The welcome hands that memfd to an importer of another process (never to
+//! one of this process: it keeps the served path, where this process's borrow tracker is
+//! checked), with where the pages start in the range and their length; the importer checks
+//! the seals and size and maps exactly those pages (read-only for a read-only export, whose
+//! memfd also carries `F_SEAL_FUTURE_WRITE`: no writable mapping nor `write` can be made of
+//! it by anyone). Its copies of the middle are then a memcpy; the partial pages at the two
+//! ends — which hold the range's neighbours, never shared — are still served, both in one
+//! request sent before the middle is copied (the serving thread hands them over meanwhile,
+//! and looks for the next request for [`SPIN`] before sleeping, so a stream of copies needs
+//! no wake-up). A copy wholly inside the shared pages asks the socket whether the export is
+//! still live (a `poll`, no request). Memory that is not private anonymous read-write (a
+//! static, a file mapping, shared memory, the main thread's stack), a range without a whole
+//! page, or a swap that fails for any reason keeps the served path only (logged at debug
+//! level). What changes with shared pages: the exporter's own borrows of those bytes no
+//! longer make an importer's copy `IN_USE` (as on the hardware, DMA races the CPU); a copy
+//! that races the revocation may land in pages the exporter no longer maps (never in its
+//! memory after the stop returned).
 //!
 //! | side     | what                                                                    |
 //! |----------|-------------------------------------------------------------------------|
 //! | exporter | `Server`: at the first export, a connection offer with a 128-bit random token in this process's memory service ([`doca_link::rendezvous`]: one named socket in the fabric directory, no secret in its name; the descriptor carries its name and the token); the service's thread hands each importer that brings the token to a thread of its own (at most [`MAX_CONNS`], see **Places**) |
 //! | importer | `Client`: one connection; a copy is a request, then the bytes through a pipe |
-//! | wire     | request `op u32, 0 u32, offset u64, len u64`; answer `status u32, 0 u32` (a DOCA code): a refusal alone; else for a read the bytes then `0`, for a write `0`, the bytes, `0` again — the last answer once the exporter's borrow of its bytes has ended |
+//! | wire     | welcome `magic, len u64, perms u32, head u64, shared u64` with the pipes' ends (and the shared pages' memfd); request `op u32, 0 u32, offset u64, len u64, offset2 u64, len2 u64` (a second piece when `len2` is not 0, its bytes after the first's); answer `status u32, 0 u32` (a DOCA code): a refusal alone; else for a read the bytes then `0`, for a write `0`, the bytes, `0` again — the last answer once the exporter's borrow of its bytes has ended |
 //!
 //! **The bytes** go through two pipes the exporter makes per importer, one per direction, with
 //! `vmsplice`: the side that has the bytes hands the pipe references to its pages (no copy),
@@ -41,9 +63,10 @@
 //! its memory service ([`doca_link::rendezvous`]: a socket of its own uid in the 0700 fabric
 //! directory, the token in the descriptor); the exporter's identity comes from that socket
 //! (its pidfd), not from any pid the descriptor carries, and the importer checks that the
-//! descriptors it receives are pipes. Nothing else of the exporter is reachable: unlike
-//! `process_vm_readv` (ptrace rights over the whole process) or a memfd mapped in place (the
-//! neighbours on the same pages), the importer gets exactly the range.
+//! descriptors it receives are pipes (and a sealed memfd of the announced size). Nothing else
+//! of the exporter is reachable: unlike `process_vm_readv` (ptrace rights over the whole
+//! process), the importer gets exactly the range — its whole pages mapped, the neighbours on
+//! the partial pages at its ends never.
 //!
 //! **Why not ptrace.** `process_vm_readv`/`writev` need ptrace rights over the exporter:
 //! under Yama `ptrace_scope=1` only a tracer the exporter names with `PR_SET_PTRACER` (it does
@@ -51,16 +74,20 @@
 //! or 3, nor for a non-dumpable process or under a seccomp filter; and measured here it
 //! copies slower than a pipe. The pipe path needs no right at all.
 //!
-//! **Cost.** Per copy a request, a wake-up of the serving thread, `vmsplice` of the pages
-//! (128 KiB at a time, so the importer copies while later pages are handed over) and one
-//! `read` copy: a 1 MiB read across processes takes about 85–90 µs here where a mapped
-//! shared export takes about 25 µs (measurements in the DMA crate's docs and the bench).
+//! **Cost.** Without shared pages, per copy a request, a wake-up of the serving thread,
+//! `vmsplice` of the pages (128 KiB at a time, so the importer copies while later pages are
+//! handed over) and one `read` copy: a 1 MiB read across processes takes about 85–90 µs here
+//! where a mapped shared export takes about 25 µs. With shared pages, a memcpy of the middle
+//! overlapped with one request for the two ends: about 0.7–0.8× memcpy at 1 MiB on a loaded
+//! 2-core machine (measurements in the DMA crate's docs and the bench).
 //!
 //! **Revocation** (the exporting map stopped or destroyed) raises an event the threads wait
 //! on; the map's stop joins them, so no thread touches the memory once stop returns, and their
 //! sockets are closed: the importer's next look finds `NOT_FOUND`. A killed exporter closes
-//! them too (same answer). In a child of `fork`, the threads do not exist: the child's copy of
-//! the map revokes nothing of its parent's (its exports keep being served by the parent).
+//! them too (same answer). Once the threads are joined, shared pages are swapped back to
+//! private memory ([`crate::swap`]). In a child of `fork`, the threads do not exist: the
+//! child's copy of the map revokes nothing of its parent's (its exports keep being served by
+//! the parent), and its copy of the shared pages was made private at the fork.
 
 #![allow(unsafe_code)]
 
@@ -98,10 +125,10 @@ const PIPE_BYTES: usize = 1 << 20;
 pub const GIVE_PIECE: usize = 128 << 10;
 const OP_READ: u32 = 1;
 const OP_WRITE: u32 = 2;
-const REQ_LEN: usize = 24;
+const REQ_LEN: usize = 40;
 const ANSWER_LEN: usize = 8;
 const WELCOME_MAGIC: &[u8; 8] = b"DOCAMMSV";
-const WELCOME_LEN: usize = 20;
+const WELCOME_LEN: usize = 36;
 
 fn os(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
@@ -122,6 +149,10 @@ struct Shared {
     logs: std::sync::Mutex<LogLimit>,
     /// The peer budgets the serving threads are charged to.
     limits: Limits,
+    /// The whole pages of the range shared through a memfd (see [`crate::swap`]): the
+    /// memfd, where its pages start in the range, and how many bytes, for importers of other
+    /// processes.
+    shared_pages: Option<(OwnedFd, usize, usize)>,
 }
 
 /// The bytes an export serves.
@@ -282,6 +313,8 @@ pub(crate) struct Server {
     service: doca_link::rendezvous::ServiceName,
     token: doca_link::rendezvous::Token,
     pid: u32,
+    /// The range's whole pages, swapped for shared memory until revoked.
+    swapped: Option<crate::swap::Swapped>,
 }
 
 impl Server {
@@ -290,16 +323,30 @@ impl Server {
     /// The region must stay valid until [`Server::revoke`] returns (the map revokes before
     /// it gives its memory back).
     pub(crate) fn start(region: Region, tracker: Tracker, perms: AccessFlags) -> Result<Server> {
-        Server::start_with(Backing::Local { region, tracker }, perms)
+        let writes =
+            perms.intersects(AccessFlags::PCI_READ_WRITE | AccessFlags::RDMA_WRITE) && region.is_writable();
+        let swapped = match crate::swap::Swapped::swap_in(region.addr(), region.len(), !writes) {
+            Ok(s) => Some(s),
+            Err(why) => {
+                tracing::debug!(target: "doca_sdk", "mmap export: served only: {why}");
+                None
+            }
+        };
+        // (On failure, dropping `swapped` swaps the pages back.)
+        Server::start_with(Backing::Local { region, tracker }, perms, swapped)
     }
 
     /// Serves the import `relay` with `perms` under a fresh token (a map from export,
     /// exported again: see [`Backing::Relay`]).
     pub(crate) fn relay(relay: Box<dyn Relay>, perms: AccessFlags) -> Result<Server> {
-        Server::start_with(Backing::Relay(relay), perms)
+        Server::start_with(Backing::Relay(relay), perms, None)
     }
 
-    fn start_with(backing: Backing, perms: AccessFlags) -> Result<Server> {
+    fn start_with(
+        backing: Backing,
+        perms: AccessFlags,
+        swapped: Option<crate::swap::Swapped>,
+    ) -> Result<Server> {
         let pid = std::process::id();
         let stop = rustix::event::eventfd(
             0,
@@ -308,6 +355,13 @@ impl Server {
         .map_err(|e| os("eventfd", e))?;
         // A topology that cannot be read fails the first export long before: none here.
         let limits = crate::budget::global_limits().unwrap_or(Limits::NONE);
+        let shared_pages = match (&swapped, &backing) {
+            (Some(s), Backing::Local { region, .. }) => {
+                let fd = s.fd().try_clone().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
+                Some((fd, s.head(region.addr()), s.len()))
+            }
+            _ => None,
+        };
         let shared = Arc::new(Shared {
             revoked: AtomicBool::new(false),
             stop,
@@ -317,12 +371,20 @@ impl Server {
             conns: std::sync::Mutex::new(Vec::new()),
             logs: std::sync::Mutex::new(LogLimit::default()),
             limits,
+            shared_pages,
         });
         let sh = shared.clone();
         let offered = doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Connection(Box::new(
             move |conn, peer| admit(conn, peer, &sh),
         )))?;
-        Ok(Server { shared, service: offered.service(), token: offered.token(), offered: Some(offered), pid })
+        Ok(Server {
+            shared,
+            service: offered.service(),
+            token: offered.token(),
+            offered: Some(offered),
+            pid,
+            swapped,
+        })
     }
 
     /// The memory service the descriptor names.
@@ -348,6 +410,8 @@ impl Server {
                 let _ = h.join();
             }
         }
+        // No thread serves any more: the pages become private again (see `crate::swap`).
+        drop(self.swapped.take());
     }
 }
 
@@ -428,7 +492,7 @@ fn wait_within(
 }
 
 fn send(sock: BorrowedFd<'_>, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> Result<()> {
-    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(3))];
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
     let mut control = SendAncillaryBuffer::new(&mut space);
     if !fds.is_empty() && !control.push(SendAncillaryMessage::ScmRights(fds)) {
         return Err(fail!(Error::InvalidValue, "too many descriptors for one message"));
@@ -462,30 +526,8 @@ fn recv_within(
     stall: Option<Duration>,
 ) -> Result<Vec<OwnedFd>> {
     loop {
-        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(3))];
-        let mut control = RecvAncillaryBuffer::new(&mut space);
-        match rustix::net::recvmsg(
-            sock,
-            &mut [std::io::IoSliceMut::new(buf)],
-            &mut control,
-            RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
-        ) {
-            Ok(m) => {
-                let fds: Vec<OwnedFd> = control
-                    .drain()
-                    .filter_map(|m| match m {
-                        RecvAncillaryMessage::ScmRights(r) => Some(r.collect::<Vec<_>>()),
-                        _ => None,
-                    })
-                    .flatten()
-                    .collect();
-                if m.bytes != buf.len() || m.flags.contains(rustix::net::ReturnFlags::TRUNC) {
-                    return Err(Error::NotFound);
-                }
-                return Ok(fds);
-            }
-            Err(Errno::AGAIN) | Err(Errno::INTR) => {}
-            Err(_) => return Err(Error::NotFound),
+        if let Some(r) = recv_now(sock, buf) {
+            return r;
         }
         match wait_within(sock, PollFlags::IN, None, stop, stall)? {
             Woke::Stop => return Err(Error::NotFound),
@@ -493,6 +535,40 @@ fn recv_within(
         }
     }
 }
+
+/// One packet of exactly `buf.len()` bytes if one is there (`None`: nothing yet), as
+/// [`recv`] takes it.
+fn recv_now(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Option<Result<Vec<OwnedFd>>> {
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    match rustix::net::recvmsg(
+        sock,
+        &mut [std::io::IoSliceMut::new(buf)],
+        &mut control,
+        RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
+    ) {
+        Ok(m) => {
+            let fds: Vec<OwnedFd> = control
+                .drain()
+                .filter_map(|m| match m {
+                    RecvAncillaryMessage::ScmRights(r) => Some(r.collect::<Vec<_>>()),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            if m.bytes != buf.len() || m.flags.contains(rustix::net::ReturnFlags::TRUNC) {
+                return Some(Err(Error::NotFound));
+            }
+            Some(Ok(fds))
+        }
+        Err(Errno::AGAIN) | Err(Errno::INTR) => None,
+        Err(_) => Some(Err(Error::NotFound)),
+    }
+}
+
+/// How long a serving thread of an export with shared pages looks for its importer's next
+/// request before it sleeps (see `serve`).
+pub const SPIN: Duration = Duration::from_micros(50);
 
 /// Peer-caused log lines of the accepting thread, at most one per kind and second (the next
 /// one telling how many were held back).
@@ -588,7 +664,7 @@ fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
     for h in done {
         let _ = h.join();
     }
-    match welcome(&conn.sock, sh) {
+    match welcome(&conn.sock, sh, !peer.is_this_process()) {
         Ok((to_imp, from_imp, keep)) => {
             let s = sh.clone();
             let spawned = std::thread::Builder::new().name("doca-mmap-serve".into()).spawn(move || {
@@ -611,10 +687,11 @@ fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
     }
 }
 
-/// Makes the connection's pipes and sends the welcome (range length, permissions) with the
-/// importer's ends. Returns the exporter's: to the importer (write end), from it (read end),
-/// and the ends kept so no pipe loses its other side.
-fn welcome(conn: &OwnedFd, sh: &Shared) -> Result<(OwnedFd, OwnedFd, [OwnedFd; 2])> {
+/// Makes the connection's pipes and sends the welcome (range length, permissions, where the
+/// shared pages are) with the importer's ends and, to an importer of another process
+/// (`other`), the memfd of the shared pages. Returns the exporter's: to the importer (write
+/// end), from it (read end), and the ends kept so no pipe loses its other side.
+fn welcome(conn: &OwnedFd, sh: &Shared, other: bool) -> Result<(OwnedFd, OwnedFd, [OwnedFd; 2])> {
     let flags = PipeFlags::CLOEXEC | PipeFlags::NONBLOCK;
     let (to_r, to_w) = rustix::pipe::pipe_with(flags).map_err(|e| os("pipe", e))?;
     let (from_r, from_w) = rustix::pipe::pipe_with(flags).map_err(|e| os("pipe", e))?;
@@ -625,7 +702,13 @@ fn welcome(conn: &OwnedFd, sh: &Shared) -> Result<(OwnedFd, OwnedFd, [OwnedFd; 2
     msg[..8].copy_from_slice(WELCOME_MAGIC);
     msg[8..16].copy_from_slice(&(sh.backing.len() as u64).to_le_bytes());
     msg[16..20].copy_from_slice(&sh.perms.bits().to_le_bytes());
-    send(conn.as_fd(), &msg, &[to_r.as_fd(), from_w.as_fd(), from_r.as_fd()])?;
+    let mut fds = vec![to_r.as_fd(), from_w.as_fd(), from_r.as_fd()];
+    if let (Some((fd, head, len)), true) = (&sh.shared_pages, other) {
+        msg[20..28].copy_from_slice(&(*head as u64).to_le_bytes());
+        msg[28..36].copy_from_slice(&(*len as u64).to_le_bytes());
+        fds.push(fd.as_fd());
+    }
+    send(conn.as_fd(), &msg, &fds)?;
     Ok((to_w, from_r, [to_r, from_w]))
 }
 
@@ -674,8 +757,23 @@ fn serve(conn: &Conn, to_imp: &OwnedFd, from_imp: &OwnedFd, sh: &Shared) {
     let mut req = [0u8; REQ_LEN];
     loop {
         // Between copies the importer may idle as long as it likes (its process may wait
-        // for its user); a stall counts only inside a copy.
-        if recv_within(sock, &mut req, stop, None).is_err() {
+        // for its user); a stall counts only inside a copy. An importer that maps the whole
+        // pages asks only for the partial ends, back to back when it streams copies: the
+        // next request is looked for a little before sleeping (no wake-up on its way; the
+        // importer copies the middle meanwhile), at most `SPIN` of this thread's time each.
+        let mut got = None;
+        if sh.shared_pages.is_some() {
+            let until = Instant::now() + SPIN;
+            while got.is_none() && Instant::now() < until {
+                got = recv_now(sock, &mut req);
+                std::hint::spin_loop();
+            }
+        }
+        let got = match got {
+            Some(r) => r,
+            None => recv_within(sock, &mut req, stop, None),
+        };
+        if got.is_err() {
             return;
         }
         // Inside a copy: the place is not given away meanwhile (given away already: end).
@@ -707,6 +805,11 @@ fn serve_one(
     // for the importer (an importer that never sends or drains its bytes blocks nobody).
     let (region, tracker) = match &sh.backing {
         Backing::Local { region, tracker } => (region, tracker),
+        Backing::Relay(_) if u64_at(32) != 0 => {
+            let e =
+                peer_fail!(Error::InvalidValue, "served export: a request in two pieces to a relayed export");
+            return answer(sock, Err(e)).is_ok();
+        }
         Backing::Relay(relay) => {
             return match check(sh, op, u64_at(8), u64_at(16)) {
                 Ok((off, len)) => relayed(&**relay, op == OP_READ, off, len, sock, to_imp, from_imp, stop),
@@ -714,33 +817,45 @@ fn serve_one(
             }
         }
     };
-    let checked = check(sh, op, u64_at(8), u64_at(16)).and_then(|(off, len)| {
-        if op == OP_READ {
-            tracker.bytes(region, off, len).map(drop)?;
-        } else {
-            tracker.bytes_mut(region, off, len).map(drop)?;
-        }
-        Ok((off, len))
+    // One piece, or two (an importer that maps the whole pages asks for both partial ends
+    // at once): the second's bytes follow the first's.
+    let piece = |o: usize| {
+        check(sh, op, u64_at(o), u64_at(o + 8)).and_then(|(off, len)| {
+            if op == OP_READ {
+                tracker.bytes(region, off, len).map(drop)?;
+            } else {
+                tracker.bytes_mut(region, off, len).map(drop)?;
+            }
+            Ok((off, len))
+        })
+    };
+    let checked = piece(8).and_then(|first| match u64_at(32) {
+        0 => Ok([Some(first), None]),
+        _ => Ok([Some(first), Some(piece(24)?)]),
     });
-    let (off, len) = match checked {
+    let pieces = match checked {
         Ok(r) => r,
         Err(e) => return answer(sock, Err(e)).is_ok(),
     };
     let streamed = if op == OP_READ {
         // No answer before the bytes (one wake-up less): the importer waits for either.
         // The importer sends nothing while bytes flow: the socket readable is a violation.
-        give(
-            to_imp.as_fd(),
-            len,
-            |from, to| borrowed(sh.stop.as_fd(), || tracker.try_bytes(region, off + from, to - from)),
-            (sock, PollFlags::IN),
-            stop,
-        )
+        pieces.iter().flatten().try_for_each(|&(off, len)| {
+            give(
+                to_imp.as_fd(),
+                len,
+                |from, to| borrowed(sh.stop.as_fd(), || tracker.try_bytes(region, off + from, to - from)),
+                (sock, PollFlags::IN),
+                stop,
+            )
+        })
     } else {
         if answer(sock, Ok(())).is_err() {
             return false;
         }
-        take(from_imp.as_fd(), sh, (region, tracker), off, len, (sock, PollFlags::IN), stop)
+        pieces.iter().flatten().try_for_each(|&(off, len)| {
+            take(from_imp.as_fd(), sh, (region, tracker), off, len, (sock, PollFlags::IN), stop)
+        })
     };
     // Every piece's borrow has ended before the importer hears the copy is done.
     streamed.and_then(|()| answer(sock, Ok(()))).is_ok()
@@ -952,6 +1067,81 @@ pub(crate) struct Client {
     dead: AtomicBool,
     len: usize,
     writable: bool,
+    /// The exporter's whole pages, mapped here when it shares them (another process's
+    /// export of heap memory, see [`crate::swap`]).
+    pages: Option<Pages>,
+}
+
+/// The whole pages of an export mapped here: `len` bytes from `head` of the range.
+struct Pages {
+    base: std::ptr::NonNull<u8>,
+    head: usize,
+    len: usize,
+}
+
+// SAFETY: a shared mapping reached only through bounds-checked raw copies (`read`, `write`).
+unsafe impl Send for Pages {}
+// SAFETY: as above.
+unsafe impl Sync for Pages {}
+
+impl Pages {
+    /// Maps the memfd `fd` of `len` bytes shared by the exporter at `head` of a range of
+    /// `range` bytes (writable when `writable`). Anything else than what was announced
+    /// (unsealed, another size, a range outside) → `NOT_FOUND`.
+    fn map(fd: &OwnedFd, head: usize, len: usize, range: usize, writable: bool) -> Result<Pages> {
+        let page = crate::shm::page_size();
+        let fits =
+            head < page && len % page == 0 && len > 0 && head.checked_add(len).is_some_and(|e| e <= range);
+        if !fits || doca_link::memfd::check_sealed(fd, Some(len)).is_err() {
+            return Err(peer_fail!(
+                Error::NotFound,
+                "mmap create_from_export: the exporter's shared pages ({len} bytes at {head}) are not as described"
+            ));
+        }
+        crate::shm::reserve_from_elsewhere(len)?;
+        let prot = if writable {
+            rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE
+        } else {
+            rustix::mm::ProtFlags::READ
+        };
+        // SAFETY: a fresh shared mapping of a sealed memfd (it cannot shrink under it).
+        let ptr =
+            unsafe { rustix::mm::mmap(std::ptr::null_mut(), len, prot, rustix::mm::MapFlags::SHARED, fd, 0) };
+        match ptr.ok().and_then(|p| std::ptr::NonNull::new(p.cast::<u8>())) {
+            Some(base) => Ok(Pages { base, head, len }),
+            None => {
+                crate::shm::release_from_elsewhere(len);
+                Err(peer_fail!(
+                    Error::NotFound,
+                    "mmap create_from_export: the exporter's shared pages cannot be mapped"
+                ))
+            }
+        }
+    }
+
+    /// Copies `dst.len()` bytes from `offset` of the pages (in bounds: checked by the caller).
+    fn read(&self, offset: usize, dst: &mut [u8]) {
+        assert!(offset.checked_add(dst.len()).is_some_and(|e| e <= self.len), "checked by the caller");
+        // SAFETY: in bounds of the mapping (asserted), which lives as long as `self`; the
+        // exporter may write meanwhile (as DMA races the CPU): bytes, never a reference.
+        unsafe { std::ptr::copy_nonoverlapping(self.base.as_ptr().add(offset), dst.as_mut_ptr(), dst.len()) }
+    }
+
+    /// Copies `src` to `offset` of the pages (in bounds, writable: checked by the caller).
+    fn write(&self, offset: usize, src: &[u8]) {
+        assert!(offset.checked_add(src.len()).is_some_and(|e| e <= self.len), "checked by the caller");
+        // SAFETY: as in `read`; the mapping is writable (mapped so for a writable export, and
+        // writes are refused before on a read-only one).
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.base.as_ptr().add(offset), src.len()) }
+    }
+}
+
+impl Drop for Pages {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`, used only through `&self`.
+        let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
+        crate::shm::release_from_elsewhere(self.len);
+    }
 }
 
 impl std::fmt::Debug for Client {
@@ -973,6 +1163,8 @@ impl Client {
         let mut w = [0u8; WELCOME_LEN];
         let fds = recv(sock.as_fd(), &mut w, None)
             .map_err(|e| fail!(Error::NotFound, "mmap create_from_export: the exporter refused ({e})"))?;
+        let mut fds = fds;
+        let memfd = if fds.len() == 4 { fds.pop() } else { None };
         let (Ok([from_exp, to_exp, keep]), true) = (<[OwnedFd; 3]>::try_from(fds), &w[..8] == WELCOME_MAGIC)
         else {
             return Err(peer_fail!(Error::NotFound, "mmap create_from_export: not a served export"));
@@ -989,6 +1181,17 @@ impl Client {
             ));
         }
         let writable = perms.intersects(AccessFlags::PCI_READ_WRITE | AccessFlags::RDMA_WRITE);
+        let u64_at = |i: usize| usize::try_from(u64::from_le_bytes(w[i..i + 8].try_into().expect("8 bytes")));
+        let pages = match (memfd, u64_at(20), u64_at(28)) {
+            (Some(fd), Ok(head), Ok(n)) => Some(Pages::map(&fd, head, n, len, writable)?),
+            (None, _, _) => None,
+            _ => {
+                return Err(peer_fail!(
+                    Error::NotFound,
+                    "mmap create_from_export: the export is not the one described"
+                ))
+            }
+        };
         Ok(Client {
             sock,
             from_exp,
@@ -998,6 +1201,7 @@ impl Client {
             dead: AtomicBool::new(false),
             len,
             writable,
+            pages,
         })
     }
 
@@ -1034,16 +1238,16 @@ impl Client {
         fail!(Error::NotFound, "the exporter of this map revoked it (stopped, destroyed or exited)")
     }
 
-    /// Sends a request and reads its first answer. A DOCA code from the exporter comes back
-    /// as is; a broken connection is `NOT_FOUND` (and stays so).
-    ///
-    /// (Reads send only: their bytes come without an answer first.)
-    fn request(&self, op: u32, offset: usize, len: usize) -> Result<()> {
-        self.send_request(op, offset, len)?;
-        self.answer()
-    }
-
-    fn send_request(&self, op: u32, offset: usize, len: usize) -> Result<()> {
+    /// Sends a request for one piece (`offset`, `len`), or two when the second's length is
+    /// not 0. A broken connection is `NOT_FOUND` (and stays so). Its answer (a DOCA code from
+    /// the exporter comes back as is) is read by the caller: a write's first, a read's after
+    /// the bytes.
+    fn send_request(
+        &self,
+        op: u32,
+        (offset, len): (usize, usize),
+        (off2, len2): (usize, usize),
+    ) -> Result<()> {
         if self.dead.load(Ordering::Acquire) {
             return Err(self.gone());
         }
@@ -1051,6 +1255,8 @@ impl Client {
         req[..4].copy_from_slice(&op.to_le_bytes());
         req[8..16].copy_from_slice(&(offset as u64).to_le_bytes());
         req[16..24].copy_from_slice(&(len as u64).to_le_bytes());
+        req[24..32].copy_from_slice(&(off2 as u64).to_le_bytes());
+        req[32..40].copy_from_slice(&(len2 as u64).to_le_bytes());
         send(self.sock.as_fd(), &req, &[]).map_err(|_| self.gone())
     }
 
@@ -1084,38 +1290,83 @@ impl Client {
         self.gone()
     }
 
-    /// Copies `dst.len()` bytes from `offset` of the range into `dst`.
+    /// Splits `offset..offset+len` into the part before the mapped pages, the mapped part
+    /// and the part after (lengths), when some of it is mapped here.
+    fn split(&self, offset: usize, len: usize) -> Option<(&Pages, usize, usize, usize)> {
+        let p = self.pages.as_ref()?;
+        let end = offset + len;
+        let (ms, me) = (offset.max(p.head), end.min(p.head + p.len));
+        (ms < me).then(|| (p, ms - offset, me - ms, end - me))
+    }
+
+    /// Copies `dst.len()` bytes from `offset` of the range into `dst`: the whole pages the
+    /// exporter shares by plain copy from the mapping, the rest served.
     pub(crate) fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
         self.bounds(offset, dst.len())?;
-        let _turn = self.turn.lock();
-        self.send_request(OP_READ, offset, dst.len())?;
-        // The bytes come first, then the answer; a refusal comes alone, before any byte.
-        let (mut done, mut answered) = (0, false);
-        while done < dst.len() {
-            match rustix::io::read(&self.from_exp, &mut dst[done..]) {
-                Ok(0) => return Err(self.stream_failed(Error::NotFound)),
-                Ok(n) => done += n,
-                // Answered yet bytes missing: the exporter broke the protocol.
-                Err(Errno::AGAIN) | Err(Errno::INTR) if answered => {
-                    return Err(self.stream_failed(Error::NotFound))
+        let Some((p, pre, mid, _)) = self.split(offset, dst.len()) else {
+            return self.read_served(&mut [(offset, dst)], || {});
+        };
+        let (before, rest) = dst.split_at_mut(pre);
+        let (middle, after) = rest.split_at_mut(mid);
+        let from = offset + pre - p.head;
+        let copy = |middle: &mut [u8]| p.read(from, middle);
+        match (before.is_empty(), after.is_empty()) {
+            (true, true) => {
+                if !self.live() {
+                    return Err(self.gone());
                 }
-                Err(Errno::AGAIN) | Err(Errno::INTR) => {
-                    let woke = wait(
-                        self.from_exp.as_fd(),
-                        PollFlags::IN,
-                        Some((self.sock.as_fd(), PollFlags::IN)),
-                        None,
-                    )
-                    .map_err(|e| self.stream_failed(e))?;
-                    if woke == Woke::Socket {
-                        match self.answer() {
-                            Err(e) if done == 0 => return Err(e),
-                            Err(_) => return Err(self.stream_failed(Error::NotFound)),
-                            Ok(()) => answered = true,
+                copy(middle);
+                Ok(())
+            }
+            // The ends asked for first: the exporter's thread hands them over while this one
+            // copies the middle.
+            (false, true) => self.read_served(&mut [(offset, before)], || copy(middle)),
+            (true, false) => self.read_served(&mut [(offset + pre + mid, after)], || copy(middle)),
+            (false, false) => {
+                self.read_served(&mut [(offset, before), (offset + pre + mid, after)], || copy(middle))
+            }
+        }
+    }
+
+    /// Reads one or two pieces served, running `meanwhile` once the request is sent.
+    fn read_served(&self, parts: &mut [(usize, &mut [u8])], meanwhile: impl FnOnce()) -> Result<()> {
+        let _turn = self.turn.lock();
+        let second = parts.get(1).map_or((0, 0), |(o, d)| (*o, d.len()));
+        self.send_request(OP_READ, (parts[0].0, parts[0].1.len()), second)?;
+        meanwhile();
+        // The bytes come first, then the answer; a refusal comes alone, before any byte.
+        let (mut total, mut answered) = (0, false);
+        for (_, dst) in parts.iter_mut() {
+            let mut done = 0;
+            while done < dst.len() {
+                match rustix::io::read(&self.from_exp, &mut dst[done..]) {
+                    Ok(0) => return Err(self.stream_failed(Error::NotFound)),
+                    Ok(n) => {
+                        done += n;
+                        total += n;
+                    }
+                    // Answered yet bytes missing: the exporter broke the protocol.
+                    Err(Errno::AGAIN) | Err(Errno::INTR) if answered => {
+                        return Err(self.stream_failed(Error::NotFound))
+                    }
+                    Err(Errno::AGAIN) | Err(Errno::INTR) => {
+                        let woke = wait(
+                            self.from_exp.as_fd(),
+                            PollFlags::IN,
+                            Some((self.sock.as_fd(), PollFlags::IN)),
+                            None,
+                        )
+                        .map_err(|e| self.stream_failed(e))?;
+                        if woke == Woke::Socket {
+                            match self.answer() {
+                                Err(e) if total == 0 => return Err(e),
+                                Err(_) => return Err(self.stream_failed(Error::NotFound)),
+                                Ok(()) => answered = true,
+                            }
                         }
                     }
+                    Err(e) => return Err(self.stream_failed(os("read", e))),
                 }
-                Err(e) => return Err(self.stream_failed(os("read", e))),
             }
         }
         if answered {
@@ -1125,22 +1376,52 @@ impl Client {
         }
     }
 
-    /// Copies `src` to `offset` of the range.
+    /// Copies `src` to `offset` of the range: the whole pages the exporter shares by plain
+    /// copy into the mapping (once the exporter accepted the served ends), the rest served.
     pub(crate) fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
         self.bounds(offset, src.len())?;
         if !self.writable {
             return Err(fail!(Error::NotPermitted, "the export is read-only"));
         }
+        let Some((p, pre, mid, post)) = self.split(offset, src.len()) else {
+            return self.write_served(&[(offset, src)], || {});
+        };
+        let (before, rest) = src.split_at(pre);
+        let (middle, after) = rest.split_at(mid);
+        let to = offset + pre - p.head;
+        let copy = || p.write(to, middle);
+        let after_at = offset + pre + mid;
+        match (pre, post) {
+            (0, 0) => {
+                if !self.live() {
+                    return Err(self.gone());
+                }
+                copy();
+                Ok(())
+            }
+            (_, 0) => self.write_served(&[(offset, before)], copy),
+            (0, _) => self.write_served(&[(after_at, after)], copy),
+            _ => self.write_served(&[(offset, before), (after_at, after)], copy),
+        }
+    }
+
+    /// Writes one or two pieces served, running `meanwhile` once the exporter accepted.
+    fn write_served(&self, parts: &[(usize, &[u8])], meanwhile: impl FnOnce()) -> Result<()> {
         let _turn = self.turn.lock();
-        self.request(OP_WRITE, offset, src.len())?;
-        give(
-            self.to_exp.as_fd(),
-            src.len(),
-            |from, to| Ok(&src[from..to]),
-            (self.sock.as_fd(), PollFlags::empty()),
-            None,
-        )
-        .map_err(|e| self.stream_failed(e))?;
+        let second = parts.get(1).map_or((0, 0), |(o, d)| (*o, d.len()));
+        self.send_request(OP_WRITE, (parts[0].0, parts[0].1.len()), second)?;
+        self.answer()?;
+        meanwhile();
+        for (_, src) in parts {
+            give(
+                self.to_exp.as_fd(),
+                src.len(),
+                |from, to| Ok(&src[from..to]),
+                (self.sock.as_fd(), PollFlags::empty()),
+                None,
+            )
+            .map_err(|e| self.stream_failed(e))?;
+        }
         self.answer()
     }
 
@@ -1220,6 +1501,22 @@ pub fn stalled_request(
         }
     }
     Ok(StalledRequest { sock, _pipes: pipes })
+}
+
+/// For attack harnesses only (through [`crate::served_shared_pages`]): connects to a served
+/// export's memory service with its token as an importer and returns the memfd of the whole
+/// pages it shares (with their start in the range and length) as the welcome brings it,
+/// unchecked and unmapped; `None` when the welcome brings none.
+#[doc(hidden)]
+pub fn shared_pages(
+    service: doca_link::rendezvous::ServiceName,
+    token: &doca_link::rendezvous::Token,
+) -> Result<Option<(OwnedFd, usize, usize)>> {
+    let (sock, _exporter) = doca_link::rendezvous::take_connection(service, token)?;
+    let mut w = [0u8; WELCOME_LEN];
+    let mut fds = recv(sock.as_fd(), &mut w, None)?;
+    let at = |i: usize| u64::from_le_bytes(w[i..i + 8].try_into().expect("8 bytes")) as usize;
+    Ok((fds.len() == 4).then(|| (fds.remove(3), at(20), at(28))))
 }
 
 #[cfg(test)]
@@ -1388,6 +1685,49 @@ mod tests {
         let mut a = [0u8; ANSWER_LEN];
         recv(sock.as_fd(), &mut a, None)?;
         Error::check(i32::from_le_bytes(a[..4].try_into().unwrap()))
+    }
+
+    /// Requests in two pieces (what an importer mapping the whole pages sends for the partial
+    /// ends): both pieces' bytes in order, then one answer; a bad second piece is refused
+    /// with its code before any byte, and the connection goes on serving.
+    #[test]
+    fn a_request_in_two_pieces_is_served_in_order_and_a_bad_second_piece_refused() {
+        let len = 1 << 16;
+        let (_map, desc, _dev) = exported(len, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_ONLY);
+        let sock = raw_sock(&desc);
+        let mut w = [0u8; WELCOME_LEN];
+        let fds = recv(sock.as_fd(), &mut w, None).unwrap();
+        assert_eq!(fds.len(), 3, "an importer of the exporter's own process gets no shared pages");
+        let ask2 = |op: u32, a: (u64, u64), b: (u64, u64)| {
+            let mut req = [0u8; REQ_LEN];
+            req[..4].copy_from_slice(&op.to_le_bytes());
+            for (i, v) in [a.0, a.1, b.0, b.1].into_iter().enumerate() {
+                req[8 + 8 * i..16 + 8 * i].copy_from_slice(&v.to_le_bytes());
+            }
+            send(sock.as_fd(), &req, &[]).unwrap();
+        };
+        let answer_code = || {
+            let mut a = [0u8; ANSWER_LEN];
+            recv(sock.as_fd(), &mut a, None).unwrap();
+            i32::from_le_bytes(a[..4].try_into().unwrap())
+        };
+        let l = len as u64;
+        ask2(OP_READ, (0, 16), (l - 1, 2));
+        assert_eq!(answer_code(), Error::InvalidValue.code());
+        ask2(OP_READ, (0, 16), (u64::MAX, 2));
+        assert_eq!(answer_code(), Error::InvalidValue.code());
+        ask2(OP_WRITE, (0, 16), (100, 2));
+        assert_eq!(answer_code(), Error::NotPermitted.code());
+        ask2(OP_READ, (5, 3), (l - 4, 4));
+        let mut got = [0u8; 7];
+        let mut done = 0;
+        while done < got.len() {
+            wait(fds[0].as_fd(), PollFlags::IN, None, None).unwrap();
+            done += rustix::io::read(&fds[0], &mut got[done..]).unwrap();
+        }
+        assert_eq!(answer_code(), 0);
+        let want: Vec<u8> = [5u64, 6, 7, l - 4, l - 3, l - 2, l - 1].iter().map(|&i| i as u8).collect();
+        assert_eq!(&got[..], &want[..]);
     }
 
     /// What a hostile importer can send: ranges out of bounds or overflowing, a write into a

@@ -101,7 +101,7 @@ pub(crate) fn window_of(offset: usize, len: usize) -> Option<(usize, usize)> {
 
 /// Counts `bytes` more of others' memory mapped here (`NO_MEMORY` beyond
 /// [`FROM_ELSEWHERE_MAX`]); the caller gives them back when it unmaps.
-fn reserve_from_elsewhere(bytes: usize) -> Result<()> {
+pub(crate) fn reserve_from_elsewhere(bytes: usize) -> Result<()> {
     let reserved = FROM_ELSEWHERE.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
         used.checked_add(bytes).filter(|&n| n <= FROM_ELSEWHERE_MAX)
     });
@@ -135,6 +135,11 @@ fn received_data_len(fd: &OwnedFd) -> Result<usize> {
         return Err(peer_fail!(Error::NotFound, "corrupt doca-emu shared memory segment header"));
     }
     Ok(data_len)
+}
+
+/// Gives back `bytes` counted by [`reserve_from_elsewhere`] (unmapped).
+pub(crate) fn release_from_elsewhere(bytes: usize) {
+    FROM_ELSEWHERE.fetch_sub(bytes, Ordering::Relaxed);
 }
 
 /// A mapping of part of a segment's data area received from elsewhere (see

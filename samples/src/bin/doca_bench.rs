@@ -788,9 +788,10 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         ));
     }
 
-    // The DPU reads host heap memory (registered by address, as a C host's malloc): served by
-    // the host library's threads, one copy through a pipe. No mapping of it here, so the
-    // baseline is memcpy between two local maps of the same size.
+    // The DPU reads host heap memory (registered by address, as a C host's malloc): its whole
+    // pages mapped here (swapped for shared memory by the host's library), the partial ends
+    // served by the host library's thread. The baseline is memcpy between two local maps of
+    // the same size.
     for size in [1usize << 20, big] {
         let mut host = PeerProc::spawn(&["dma-host-heap", &size.to_string()]);
         let line = host.line();
