@@ -244,7 +244,8 @@ impl<E: Engine> CtxOps for Fifo<E> {
     /// is flushed. No borrow of the queue is held across the engine's calls or the failure
     /// (whose state callback may run application code).
     fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        if self.is_empty() {
+        let n = self.jobs.borrow().len();
+        if n == 0 {
             return false;
         }
         if core.state() != CtxState::Running {
@@ -252,17 +253,23 @@ impl<E: Engine> CtxOps for Fifo<E> {
             return true;
         }
         let mut budget = self.budget.get();
-        let n = self.jobs.borrow().len();
         for _ in 0..n {
-            let Some(Entry { job, injected }) = self.jobs.borrow().front().copied() else { break };
+            // Taken off the queue for its step (which sees no queue), and put back in front
+            // if it goes on next pass: one borrow per job in the usual case.
+            let Some(entry) = self.jobs.borrow_mut().pop_front() else { break };
+            let Entry { job, injected } = entry;
             let step = match injected {
                 Some(e) => Step::Failed(e),
                 None => self.engine.step(job, budget),
             };
             match step {
-                Step::Partial(_) => break, // the budget is spent: the front job goes on next pass
+                Step::Partial(_) => {
+                    // The budget is spent: the front job goes on next pass (the room it
+                    // left is there: nothing was queued meanwhile).
+                    self.jobs.borrow_mut().push_front(entry);
+                    break;
+                }
                 Step::Done(used) => {
-                    self.jobs.borrow_mut().pop_front();
                     self.engine.finish(job, Ok(()));
                     budget -= used.min(budget);
                     if budget == 0 {
@@ -270,7 +277,6 @@ impl<E: Engine> CtxOps for Fifo<E> {
                     }
                 }
                 Step::Failed(e) => {
-                    self.jobs.borrow_mut().pop_front();
                     tracing::debug!(target: "doca_sdk", "{}: {}: {e:?}", E::KIND, E::FAILED);
                     self.engine.finish(job, Err(e));
                     core.fail(e, E::FAILED);
