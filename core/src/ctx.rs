@@ -467,12 +467,16 @@ impl Ctx {
 
     /// One visit of the engine's walk: [`CtxCell::progress`], then whether the context
     /// stays on the engine's list — it has something to do ([`CtxCell::keeps_active`]), or
-    /// it is not Idle and has been quiet for fewer than [`LINGER_PASSES`] passes. The cell
-    /// behind the handle is found once for both.
+    /// it is not Idle and has been quiet (a pass that delivered nothing) for fewer than
+    /// [`LINGER_PASSES`] passes. The cell behind the handle is found once for both.
     #[inline]
     pub(crate) fn visit(&self, now: &Now<'_>) -> (bool, bool) {
         let cell = &*self.0;
         let any = cell.progress(now);
+        if any {
+            // Not quiet: a context with a task cycle every pass never leaves and rejoins.
+            cell.core.quiet_passes.set(0);
+        }
         let stay = cell.keeps_active() || (cell.core.state() != CtxState::Idle && cell.core.linger());
         (any, stay)
     }
