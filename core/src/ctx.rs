@@ -45,7 +45,7 @@
 //! library (tasks worked through in order inside progress: DMA, SHA, …) writes only its
 //! engine: [`crate::queue`]'s kit is its [`CtxOps`] and [`crate::TaskLib`].
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::fmt;
 use std::os::fd::AsFd;
 use std::rc::{Rc, Weak};
@@ -101,6 +101,9 @@ pub enum Started {
 
 /// Passes a context with nothing to do stays on its engine's list before leaving it.
 const LINGER_PASSES: u8 = 16;
+
+/// Pools a context keeps in its fixed slots (most contexts have one to three task types).
+const FIXED_POOLS: usize = 4;
 
 /// What a library context implements to plug into core. Every method runs on the thread of
 /// the context's progress engine; none may call user callbacks except `progress`.
@@ -182,7 +185,12 @@ pub struct CtxCore {
     /// and when the first is due.
     held: Cell<usize>,
     next_due: Cell<Option<Instant>>,
-    pools: RefCell<SmallVec<[Rc<dyn Deliver>; 2]>>,
+    /// The context's first pools, each set once (at the pool's first configuration) and
+    /// never changed: delivery calls them through a plain reference, with no count to take
+    /// and no borrow to hold across the callbacks.
+    pools: [OnceCell<Rc<dyn Deliver>>; FIXED_POOLS],
+    /// Pools beyond those.
+    more_pools: RefCell<Vec<Rc<dyn Deliver>>>,
     /// The engine's application is (about to be) asleep: finishing a task must wake it.
     armed: Cell<bool>,
     /// In the engine's list of contexts to visit.
@@ -224,7 +232,8 @@ impl<L: CtxOps> CtxCell<L> {
                     finished: Cell::new(0),
                     held: Cell::new(0),
                     next_due: Cell::new(None),
-                    pools: RefCell::new(SmallVec::new()),
+                    pools: Default::default(),
+                    more_pools: RefCell::new(Vec::new()),
                     armed: Cell::new(false),
                     active: Cell::new(false),
                     quiet_passes: Cell::new(0),
@@ -236,6 +245,51 @@ impl<L: CtxOps> CtxCell<L> {
                 ops,
             }
         })
+    }
+}
+
+impl CtxCell<dyn CtxOps> {
+    /// One progress pass over this context: pending state callbacks, the library's poll,
+    /// the tasks it finished, and the Stopping → Idle check.
+    #[inline]
+    fn progress(&self, now: &Now<'_>) -> bool {
+        let core = &self.core;
+        let mut any = core.deliver_transitions();
+        if core.state() != CtxState::Idle {
+            core.in_poll.set(true);
+            let polled = self.ops.progress(core, now);
+            core.in_poll.set(false);
+            any |= polled;
+            if core.finished.get() > 0 || (core.held.get() > 0 && core.held_due(now.get())) {
+                any |= core.deliver_finished() > 0;
+            }
+            if core.state() == CtxState::Stopping && core.drained(&self.ops) {
+                core.transition(CtxState::Idle);
+            }
+            // What the library's poll changed (Starting -> Running, fatal errors, the
+            // final Idle) is reported in this same pass.
+            any |= core.deliver_transitions();
+        }
+        any
+    }
+
+    /// Whether the engine must visit this context again: something to deliver, a stop to
+    /// finish, or a library that polls.
+    #[inline]
+    fn keeps_active(&self) -> bool {
+        let core = &self.core;
+        let busy = core.has_transitions.get()
+            || core.finished.get() > 0
+            || core.held.get() > 0
+            || match core.state() {
+                CtxState::Idle => false,
+                CtxState::Stopping => true,
+                CtxState::Starting | CtxState::Running => self.ops.needs_poll(core),
+            };
+        if busy {
+            core.quiet_passes.set(0);
+        }
+        busy
     }
 }
 
@@ -411,47 +465,20 @@ impl Ctx {
         self.core().kind
     }
 
-    /// One progress pass over this context: pending state callbacks, the library's poll,
-    /// the tasks it finished, and the Stopping → Idle check.
+    /// One visit of the engine's walk: [`CtxCell::progress`], then whether the context
+    /// stays on the engine's list — it has something to do ([`CtxCell::keeps_active`]), or
+    /// it is not Idle and has been quiet (a pass that delivered nothing) for fewer than
+    /// [`LINGER_PASSES`] passes. The cell behind the handle is found once for both.
     #[inline]
-    pub(crate) fn progress(&self, now: &Now<'_>) -> bool {
-        let core = self.core();
-        let mut any = core.deliver_transitions();
-        if core.state() != CtxState::Idle {
-            core.in_poll.set(true);
-            let polled = self.0.ops.progress(core, now);
-            core.in_poll.set(false);
-            any |= polled;
-            if core.finished.get() > 0 || (core.held.get() > 0 && core.held_due(now.get())) {
-                any |= core.deliver_finished() > 0;
-            }
-            if core.state() == CtxState::Stopping && core.drained(&self.0.ops) {
-                core.transition(CtxState::Idle);
-            }
-            // What the library's poll changed (Starting -> Running, fatal errors, the
-            // final Idle) is reported in this same pass.
-            any |= core.deliver_transitions();
+    pub(crate) fn visit(&self, now: &Now<'_>) -> (bool, bool) {
+        let cell = &*self.0;
+        let any = cell.progress(now);
+        if any {
+            // Not quiet: a context with a task cycle every pass never leaves and rejoins.
+            cell.core.quiet_passes.set(0);
         }
-        any
-    }
-
-    /// Whether the engine must visit this context again: something to deliver, a stop to
-    /// finish, or a library that polls.
-    #[inline]
-    pub(crate) fn keeps_active(&self) -> bool {
-        let core = self.core();
-        let busy = core.has_transitions.get()
-            || core.finished.get() > 0
-            || core.held.get() > 0
-            || match core.state() {
-                CtxState::Idle => false,
-                CtxState::Stopping => true,
-                CtxState::Starting | CtxState::Running => self.0.ops.needs_poll(core),
-            };
-        if busy {
-            core.quiet_passes.set(0);
-        }
-        busy
+        let stay = cell.keeps_active() || (cell.core.state() != CtxState::Idle && cell.core.linger());
+        (any, stay)
     }
 
     pub(crate) fn has_pending_transitions(&self) -> bool {
@@ -662,7 +689,32 @@ impl CtxCore {
 
     /// A pool of this context delivers through it (registered once, at its first `set_conf`).
     pub(crate) fn register_pool(&self, pool: Rc<dyn Deliver>) {
-        self.pools.borrow_mut().push(pool);
+        let mut pool = Some(pool);
+        for slot in &self.pools {
+            if slot.get().is_none() {
+                let _ = slot.set(pool.take().expect("set once"));
+                return;
+            }
+        }
+        self.more_pools.borrow_mut().extend(pool);
+    }
+
+    /// Calls `f` on each pool, in the order they were registered, holding no borrow
+    /// across the call.
+    #[inline]
+    fn each_pool(&self, mut f: impl FnMut(&dyn Deliver)) {
+        for slot in &self.pools {
+            match slot.get() {
+                Some(pool) => f(&**pool),
+                None => return,
+            }
+        }
+        let mut i = 0;
+        loop {
+            let Some(pool) = self.more_pools.borrow().get(i).cloned() else { break };
+            f(&*pool);
+            i += 1;
+        }
     }
 
     /// A task was finished: deliver it on the next progress (and wake a sleeper).
@@ -722,13 +774,8 @@ impl CtxCore {
     /// Delivers what every pool finished so far (no borrow held across the callbacks);
     /// returns how many callbacks ran.
     fn deliver_finished(&self) -> usize {
-        let mut i = 0;
         let mut delivered = 0;
-        loop {
-            let Some(pool) = self.pools.borrow().get(i).cloned() else { break };
-            delivered += pool.deliver();
-            i += 1;
-        }
+        self.each_pool(|pool| delivered += pool.deliver());
         if self.held.get() > 0 {
             self.recompute_due();
         } else {
@@ -770,8 +817,9 @@ impl CtxCore {
 
     #[cold]
     fn recompute_due(&self) {
-        let pools = self.pools.borrow();
-        self.next_due.set(pools.iter().filter_map(|p| p.next_due()).min());
+        let mut due: Option<Instant> = None;
+        self.each_pool(|p| due = due.into_iter().chain(p.next_due()).min());
+        self.next_due.set(due);
     }
 
     fn transition(&self, next: CtxState) {

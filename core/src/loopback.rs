@@ -8,7 +8,6 @@
 //! [`FLUSH_STATUS`] through the error callback.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 use std::time::{Duration, Instant};
 
@@ -60,8 +59,10 @@ impl Task<Echo> {
 pub struct LoopbackOps {
     start_mode: Started,
     pool: TaskPool<Echo>,
-    ready: RefCell<VecDeque<TaskId>>,
-    delayed: RefCell<Vec<(Instant, TaskId)>>,
+    /// Tasks to complete at the next poll, in order, each with the error it is to fail with
+    /// (read from its payload once, at submit: a submitted task cannot be changed).
+    ready: RefCell<Vec<(TaskId, Option<Error>)>>,
+    delayed: RefCell<Vec<(Instant, TaskId, Option<Error>)>>,
     timer: RefCell<Option<Watched<Timer>>>,
     armed: Cell<bool>,
     /// Submitted tasks not yet completed (ready or delayed): the idle poll reads only this.
@@ -80,7 +81,7 @@ impl Loopback {
         let ctx = CtxCell::new(|weak: &Weak<CtxCell<LoopbackOps>>| LoopbackOps {
             start_mode,
             pool: TaskPool::new(weak.clone()),
-            ready: RefCell::new(VecDeque::new()),
+            ready: RefCell::new(Vec::new()),
             delayed: RefCell::new(Vec::new()),
             timer: RefCell::new(None),
             armed: Cell::new(false),
@@ -133,9 +134,9 @@ impl LoopbackOps {
     fn fire_due(&self, now: Instant) {
         let mut delayed = self.delayed.borrow_mut();
         let mut ready = self.ready.borrow_mut();
-        delayed.retain(|&(due, id)| {
+        delayed.retain(|&(due, id, fail)| {
             if due <= now {
-                ready.push_back(id);
+                ready.push((id, fail));
                 false
             } else {
                 true
@@ -144,7 +145,7 @@ impl LoopbackOps {
     }
 
     fn arm_timer(&self, now: Instant) {
-        let next = self.delayed.borrow().iter().map(|&(due, _)| due).min();
+        let next = self.delayed.borrow().iter().map(|&(due, _, _)| due).min();
         if let (Some(next), Some(timer)) = (next, self.timer.borrow().as_ref()) {
             timer.arm_at(next, now);
         }
@@ -190,26 +191,24 @@ impl CtxOps for LoopbackOps {
         let stopping = core.state() == CtxState::Stopping;
         if stopping {
             let mut delayed = self.delayed.borrow_mut();
-            self.ready.borrow_mut().extend(delayed.drain(..).map(|(_, id)| id));
+            self.ready.borrow_mut().extend(delayed.drain(..).map(|(_, id, fail)| (id, fail)));
         } else if !self.delayed.borrow().is_empty() {
             self.fire_due(now.get());
         }
         // Core delivers what is finished here once this poll returns; tasks its callbacks
         // submit wait for the next progress, as on hardware.
-        let n = self.ready.borrow().len();
-        for _ in 0..n {
-            let Some(id) = self.ready.borrow_mut().pop_front() else { break };
-            let status = if stopping {
-                Err(FLUSH_STATUS)
-            } else {
-                match self.pool.with_payload(id, |p| p.fail) {
-                    Some(Some(e)) if e.is_error() => Err(e),
-                    _ => Ok(()),
-                }
+        // `finish` runs no user code and never reaches this queue: one borrow for the batch.
+        let mut ready = self.ready.borrow_mut();
+        let n = ready.len();
+        for (id, fail) in ready.drain(..) {
+            let status = match fail {
+                _ if stopping => Err(FLUSH_STATUS),
+                Some(e) if e.is_error() => Err(e),
+                _ => Ok(()),
             };
-            self.pending.set(self.pending.get() - 1);
             self.pool.finish(id, status);
         }
+        self.pending.set(self.pending.get() - n);
         n > 0
     }
 
@@ -241,16 +240,16 @@ impl TaskLib<Echo> for LoopbackOps {
     }
 
     fn submit(&self, core: &CtxCore, task: TaskId) -> Result<()> {
-        let delay = self.pool.with_payload(task, |p| p.delay).unwrap_or_default();
+        let (delay, fail) = self.pool.with_payload(task, |p| (p.delay, p.fail)).unwrap_or_default();
         if delay > MAX_DELAY {
             bail!(Error::InvalidValue, "loopback: delay {delay:?} above the maximum {MAX_DELAY:?}");
         }
         self.pending.set(self.pending.get() + 1);
         if delay.is_zero() {
-            self.ready.borrow_mut().push_back(task);
+            self.ready.borrow_mut().push((task, fail));
         } else {
             let now = core.now();
-            self.delayed.borrow_mut().push((now + delay, task));
+            self.delayed.borrow_mut().push((now + delay, task, fail));
             if self.armed.get() {
                 self.arm_timer(now);
             }

@@ -255,11 +255,12 @@ impl Pe {
             }
             let Some(ctx) = inner.active.borrow().get(i).cloned() else { break };
             inner.walk.set(Walk { next: i + 1, end });
-            any |= ctx.progress(&now);
             // A running context that just went quiet stays a few passes (a task cycle per
             // pass then never pays for leaving and rejoining the list); an Idle one (stopped,
             // or destroyed meanwhile) leaves at once, so nothing keeps it alive.
-            if !(ctx.keeps_active() || (ctx.state() != crate::CtxState::Idle && ctx.core().linger())) {
+            let (progressed, stay) = ctx.visit(&now);
+            any |= progressed;
+            if !stay {
                 ctx.core().deactivate();
                 // Just behind the walk, unless callbacks destroyed contexts before it (or it).
                 let behind = inner.walk.get().next.wrapping_sub(1);

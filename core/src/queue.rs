@@ -267,7 +267,8 @@ impl<E: Engine> CtxOps for Fifo<E> {
     /// is flushed. No borrow of the queue is held across the engine's calls or the failure
     /// (whose state callback may run application code).
     fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        if self.is_empty() {
+        let n = self.jobs.borrow().len();
+        if n == 0 {
             return false;
         }
         if core.state() != CtxState::Running {
@@ -275,21 +276,25 @@ impl<E: Engine> CtxOps for Fifo<E> {
             return true;
         }
         let mut budget = self.budget.get();
-        let n = self.jobs.borrow().len();
         let (mut done, mut bytes) = (0u64, 0usize);
         for _ in 0..n {
-            let Some(Entry { job, injected }) = self.jobs.borrow().front().copied() else { break };
+            // Taken off the queue for its step (which sees no queue), and put back in front
+            // if it goes on next pass: one borrow per job in the usual case.
+            let Some(entry) = self.jobs.borrow_mut().pop_front() else { break };
+            let Entry { job, injected } = entry;
             let step = match injected {
                 Some(e) => Step::Failed(e),
                 None => self.engine.step(job, budget),
             };
             match step {
                 Step::Partial(used) => {
+                    // The budget is spent: the front job goes on next pass (the room it
+                    // left is there: nothing was queued meanwhile).
                     bytes = bytes.wrapping_add(used);
-                    break; // the budget is spent: the front job goes on next pass
+                    self.jobs.borrow_mut().push_front(entry);
+                    break;
                 }
                 Step::Done(used) => {
-                    self.jobs.borrow_mut().pop_front();
                     self.engine.finish(job, Ok(()));
                     (done, bytes) = (done + 1, bytes.wrapping_add(used));
                     budget -= used.min(budget);
@@ -298,7 +303,6 @@ impl<E: Engine> CtxOps for Fifo<E> {
                     }
                 }
                 Step::Failed(e) => {
-                    self.jobs.borrow_mut().pop_front();
                     tracing::debug!(target: "doca_sdk", "{}: {}: {e:?}", E::KIND, E::FAILED);
                     self.engine.finish(job, Err(e));
                     self.row.engine_pass(self.jobs.borrow().len(), done + 1, bytes as u64);

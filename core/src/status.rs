@@ -355,6 +355,11 @@ pub struct EngineSlot {
     row: Option<usize>,
     id: u64,
     on: bool,
+    /// The page the row is in, found once at the claim: the engine's hot path writes it
+    /// without asking which page is in use. (Core attaches the shared page in
+    /// [`publish`], which [`crate::Pe::create`] runs before it claims a row, so the page of
+    /// an engine never changes after its claim.)
+    page: &'static Page,
 }
 
 impl EngineSlot {
@@ -362,7 +367,7 @@ impl EngineSlot {
     pub fn claim() -> EngineSlot {
         let id = NEXT_ENGINE.fetch_add(1, Relaxed);
         if !enabled() {
-            return EngineSlot { row: None, id, on: false };
+            return EngineSlot { row: None, id, on: false, page: &LOCAL };
         }
         let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
         let p = page();
@@ -379,7 +384,7 @@ impl EngineSlot {
             }
             None => bump(p.w(W_ENGINES_UNSHOWN), 1),
         }
-        EngineSlot { row, id, on: true }
+        EngineSlot { row, id, on: true, page: p }
     }
 
     /// The engine's number in this process.
@@ -393,7 +398,7 @@ impl EngineSlot {
         if !self.on {
             return;
         }
-        let p = page();
+        let p = self.page;
         if let Some(r) = self.row {
             let calls = p.w(r + E_PROGRESS).load(Relaxed).wrapping_add(1);
             p.w(r + E_PROGRESS).store(calls, Relaxed);
@@ -409,13 +414,13 @@ impl EngineSlot {
 
     /// The handle its contexts count their tasks through.
     pub fn row(&self) -> EngineRow {
-        EngineRow(self.row, self.id)
+        EngineRow(self.row.map(|r| self.page.w(r + E_INFLIGHT)), self.id)
     }
 
     /// Connected contexts now.
     pub fn set_ctxs(&self, n: usize) {
         if let Some(r) = self.row {
-            page().w(r + E_CTXS).store(n as u64, Relaxed);
+            self.page.w(r + E_CTXS).store(n as u64, Relaxed);
         }
     }
 
@@ -423,7 +428,7 @@ impl EngineSlot {
     /// too: it goes to sleep or wakes up in its progress loop).
     pub fn set_armed(&self, armed: bool) {
         if let Some(r) = self.row {
-            let p = page();
+            let p = self.page;
             p.w(r + E_ARMED).store(armed as u64, Relaxed);
             p.w(r + E_LAST).store(now_ns(), Relaxed);
         }
@@ -434,14 +439,15 @@ impl Drop for EngineSlot {
     fn drop(&mut self) {
         if let Some(r) = self.row {
             let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
-            page().w(r + E_USED).store(0, Release);
+            self.page.w(r + E_USED).store(0, Release);
         }
     }
 }
 
-/// An engine's row as its contexts hold it (on the engine's thread).
+/// An engine's row as its contexts hold it (on the engine's thread): its in-flight word,
+/// and the engine's number.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct EngineRow(Option<usize>, u64);
+pub struct EngineRow(Option<&'static AtomicU64>, u64);
 
 impl EngineRow {
     /// The engine's number (0: not connected to an engine).
@@ -452,8 +458,8 @@ impl EngineRow {
     /// Tasks submitted (`delta` > 0) or completed.
     #[inline]
     pub fn add_inflight(self, delta: isize) {
-        if let Some(r) = self.0 {
-            bump(page().w(r + E_INFLIGHT), delta as u64);
+        if let Some(w) = self.0 {
+            bump(w, delta as u64);
         }
     }
 }

@@ -122,7 +122,7 @@ impl RemoteMem {
     /// received from the peer (and nothing else of it). Not such a memfd → `NOT_FOUND`; a
     /// range outside it → `INVALID_VALUE`. The descriptor is closed once mapped.
     pub fn open(fd: std::os::fd::OwnedFd, offset: usize, len: usize) -> Result<RemoteMem> {
-        // Copies only: no borrow is taken through this mapping (see `Borrows::views`).
+        // Copies only: no borrow is taken through this mapping.
         let win = Segment::open_window(fd, offset, len)?;
         // SAFETY: the window maps `len` bytes from its start while `win` (owned by self) lives.
         let region = unsafe { Region::new(win.start(), len, true) };

@@ -871,7 +871,7 @@ impl Mmap {
                 bail!(Error::NotFound, "mmap create_from_export: the exporter's answer is not an export")
             }
         };
-        let seg = Arc::new(Segment::open(fd, true).map_err(|e| {
+        let seg = Arc::new(Segment::open(fd).map_err(|e| {
             fail!(
                 Error::NotFound,
                 "mmap create_from_export: the exporter handed over no export ({})",

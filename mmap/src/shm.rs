@@ -193,8 +193,6 @@ pub(crate) struct Segment {
     /// The borrows of this memory in this process, shared with every other mapping of the
     /// same memfd here (offsets in the data area).
     borrows: Arc<Borrows>,
-    /// Counted in `borrows.views`: bytes can be borrowed through this mapping.
-    view: bool,
     /// Received from elsewhere: counted in [`FROM_ELSEWHERE`].
     received: bool,
 }
@@ -227,7 +225,7 @@ impl Segment {
                 fail!(Error::NoMemory, "shared memory of {data_len} bytes is more than can exist")
             })?;
         let fd = create_sealed("doca-emu-shm", map_len)?;
-        let seg = Segment::map(fd, map_len, data_len, true)?;
+        let seg = Segment::map(fd, map_len, data_len)?;
         seg.header().data_len.store(data_len as u64, Ordering::Relaxed);
         seg.header().magic.store(MAGIC, Ordering::Release);
         Ok(seg)
@@ -236,14 +234,13 @@ impl Segment {
     /// Maps a segment received from elsewhere, after checking its seals, size and magic
     /// (`NOT_FOUND` when it is not one of ours: it cannot shrink under the mapping): its
     /// header page and the data its header announces, not the rest of the file (a peer's
-    /// sparse memfd may be far larger). `view`: bytes will be borrowed through it (false:
-    /// only copied in and out, see [`Borrows::views`]).
-    pub(crate) fn open(fd: OwnedFd, view: bool) -> Result<Segment> {
+    /// sparse memfd may be far larger).
+    pub(crate) fn open(fd: OwnedFd) -> Result<Segment> {
         let data_len = received_data_len(&fd)?;
         let page = page_size();
         let map_len = page + round_up(data_len, page).expect("within the file's size");
         reserve_from_elsewhere(map_len)?;
-        let mut seg = match Segment::map(fd, map_len, 0, view) {
+        let mut seg = match Segment::map(fd, map_len, 0) {
             Ok(seg) => seg,
             Err(e) => {
                 FROM_ELSEWHERE.fetch_sub(map_len, Ordering::Relaxed);
@@ -279,7 +276,7 @@ impl Segment {
         Ok(win)
     }
 
-    fn map(fd: OwnedFd, map_len: usize, data_len: usize, view: bool) -> Result<Segment> {
+    fn map(fd: OwnedFd, map_len: usize, data_len: usize) -> Result<Segment> {
         let base = map_shared(&fd, map_len, 0)?;
         let borrows = match tracker_of(&fd) {
             Ok(b) => b,
@@ -289,10 +286,7 @@ impl Segment {
                 return Err(e);
             }
         };
-        if view {
-            borrows.add_view();
-        }
-        Ok(Segment { fd, base, map_len, data_len, borrows, view, received: false })
+        Ok(Segment { fd, base, map_len, data_len, borrows, received: false })
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -354,9 +348,6 @@ fn tracker_of(fd: &OwnedFd) -> Result<Arc<Borrows>> {
 
 impl Drop for Segment {
     fn drop(&mut self) {
-        if self.view {
-            self.borrows.remove_view();
-        }
         // SAFETY: `base..base+map_len` is the mapping made in `map` and nothing borrows it any
         // more: every borrow of its bytes is tied to `&self`.
         let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.map_len) };
@@ -447,8 +438,9 @@ pub(crate) enum Atomic64 {
 /// A copy between two memories (`Tracker::copy_to`) may skip the trackers' locks: it reads
 /// without one while nothing blocks unlocked reads of the source ([`NO_READS`] in `block`:
 /// a write borrow, a locked write in progress), and writes without one while nothing blocks
-/// unlocked writes of the destination ([`NO_WRITES`]: a mapping here through which bytes can
-/// be borrowed, a locked access in progress). Such a copy announces itself first (its
+/// unlocked writes of the destination ([`NO_WRITES`]: a borrow of any kind, a locked access
+/// in progress). Memory nothing borrows at the moment — a DMA task's buffers, a posted
+/// receive buffer — is copied into without a lock. Such a copy announces itself first (its
 /// thread's [`CopySlot`]) and then looks at `block`; everything else that touches the bytes
 /// raises `block` first and then waits for the copies announced meanwhile
 /// ([`wait_for_copies`]). Both in that order, sequentially consistent: either the copy sees
@@ -471,7 +463,7 @@ const NO_WRITES: u64 = 1 << 32;
 const READS_MASK: u64 = NO_WRITES - 1;
 
 impl Default for Borrows {
-    /// The tracker of memory with no mapping yet (`Segment::map` counts its views).
+    /// The tracker of memory nothing borrows yet.
     fn default() -> Self {
         Borrows { held: Mutex::default(), block: AtomicU64::new(0) }
     }
@@ -635,11 +627,9 @@ impl Borrows {
             return Ok(());
         }
         b.push((offset, offset + len, exclusive));
-        if exclusive {
-            // Held until `release`: no unlocked copy reads these bytes meanwhile. (Unlocked
-            // copies into them are kept away by the view the borrow goes through.)
-            self.block.fetch_add(NO_READS, Ordering::SeqCst);
-        }
+        // Held until `release`: no unlocked copy writes these bytes meanwhile (nor reads
+        // them, for a write borrow).
+        self.block.fetch_add(Borrows::blocks(exclusive), Ordering::SeqCst);
         drop(b);
         // Copies announced before the borrow could be seen may still touch the bytes.
         wait_for_copies();
@@ -653,20 +643,18 @@ impl Borrows {
         let mut b = self.held.lock();
         if let Some(i) = b.iter().position(|&t| t == (offset, offset + len, exclusive)) {
             b.swap_remove(i);
-            if exclusive {
-                self.block.fetch_sub(NO_READS, Ordering::Release);
-            }
+            self.block.fetch_sub(Borrows::blocks(exclusive), Ordering::Release);
         }
     }
 
-    /// Counts a mapping through which bytes can be borrowed.
-    fn add_view(&self) {
-        // Before any borrow through it (which then waits for the copies that saw none).
-        self.block.fetch_add(NO_WRITES, Ordering::SeqCst);
-    }
-
-    fn remove_view(&self) {
-        self.block.fetch_sub(NO_WRITES, Ordering::Release);
+    /// What a borrow keeps unlocked copies from doing while it lasts: writing its bytes (a
+    /// read borrow), or touching them at all (a write borrow).
+    fn blocks(exclusive: bool) -> u64 {
+        if exclusive {
+            NO_READS | NO_WRITES
+        } else {
+            NO_WRITES
+        }
     }
 }
 
@@ -679,11 +667,9 @@ pub(crate) struct Tracker {
 }
 
 impl Default for Tracker {
-    /// The tracker of private memory: its one map can borrow the bytes.
+    /// The tracker of private memory (of one map).
     fn default() -> Self {
-        let borrows = Borrows::default();
-        borrows.add_view();
-        Tracker { borrows: Arc::new(borrows), base: 0 }
+        Tracker { borrows: Arc::new(Borrows::default()), base: 0 }
     }
 }
 
@@ -883,11 +869,11 @@ impl Tracker {
                 "copy ranges overlap: the two maps register the same memory ({pa:#x}+{len}, {pb:#x}+{len})"
             ));
         }
-        // The usual fast-path send — a buffer of this process that nothing borrows for
-        // writing, into a peer's posted buffer mapped here only as a `RemoteMem` — takes
+        // The usual copies — a fast-path send from a buffer nothing borrows for writing into
+        // a peer's posted buffer, a DMA task between two buffers nothing borrows — take
         // neither lock. A first relaxed look skips the announcement when the copy would take
-        // the locks anyway (memory this process can borrow always blocks unlocked writes:
-        // a DMA copy between two local maps); what decides is the look after announcing.
+        // the locks anyway (a borrow or a locked access in progress); what decides is the
+        // look after announcing.
         let may_skip_locks = || {
             self.borrows.block.load(Ordering::Relaxed) & READS_MASK == 0
                 && to.borrows.block.load(Ordering::Relaxed) < NO_WRITES
@@ -1017,10 +1003,10 @@ mod tests {
     #[test]
     fn memory_from_elsewhere_beyond_the_budget_is_refused_unmapped() {
         let huge = forged(FROM_ELSEWHERE_MAX + 2 * page_size(), FROM_ELSEWHERE_MAX + page_size());
-        assert_eq!(Segment::open(huge, false).err(), Some(Error::NoMemory));
+        assert_eq!(Segment::open(huge).err(), Some(Error::NoMemory));
         let mine = Segment::create(4096).unwrap();
         let fd = mine.fd.try_clone().unwrap();
-        let theirs = Segment::open(fd, false).unwrap();
+        let theirs = Segment::open(fd).unwrap();
         assert!(FROM_ELSEWHERE.load(Ordering::Relaxed) >= theirs.map_len);
     }
 
@@ -1030,7 +1016,7 @@ mod tests {
     #[test]
     fn only_the_announced_bytes_of_a_huge_sparse_segment_are_mapped() {
         let page = page_size();
-        let seg = Segment::open(forged(1 << 40, 4096), false).unwrap();
+        let seg = Segment::open(forged(1 << 40, 4096)).unwrap();
         assert_eq!((seg.map_len, seg.data_len()), (2 * page, 4096));
 
         let fd = forged(1 << 40, (1 << 40) - page);
@@ -1048,14 +1034,14 @@ mod tests {
         assert_eq!(Segment::open_window(fd, (1 << 40) - page, 1).err(), Some(Error::InvalidValue));
     }
 
-    /// Copies into memory that only a copy-only mapping (`RemoteMem`) reaches take no lock. A
-    /// mapping that can borrow, opened meanwhile (an import of the same memory), waits for
-    /// them before its first borrow: no copy ever lands under a write guard.
+    /// Copies into memory nothing borrows take no lock. A write borrow taken meanwhile,
+    /// through another mapping of the same memory (an import of it), waits for them: no
+    /// copy ever lands under a write guard.
     #[test]
     fn a_view_opened_during_unlocked_copies_sees_no_copy_land_under_its_guard() {
         const N: usize = 64 << 10;
         let first = Segment::create(N).unwrap();
-        let remote = Segment::open(first.fd().try_clone().unwrap(), false).unwrap();
+        let remote = Segment::open(first.fd().try_clone().unwrap()).unwrap();
         let fd = first.fd().try_clone().unwrap();
         drop(first); // only the copy-only mapping now: copies into it start unlocked
         let stop = Arc::new(AtomicBool::new(false));
@@ -1063,7 +1049,7 @@ mod tests {
         let viewer = std::thread::spawn(move || {
             let (mut guarded, mut landed) = (0, 0);
             while !halt.load(Ordering::Relaxed) {
-                let view = Segment::open(fd.try_clone().unwrap(), true).unwrap();
+                let view = Segment::open(fd.try_clone().unwrap()).unwrap();
                 let (tracker, region) = (view.tracker(0), view.data_region(true));
                 if let Ok(g) = tracker.bytes_mut(&region, 0, N) {
                     guarded += 1;
@@ -1095,5 +1081,58 @@ mod tests {
         let (guarded, landed) = viewer.join().unwrap();
         assert!(guarded > 0, "the viewer never borrowed");
         assert_eq!(landed, 0, "{landed} of {guarded} write guards saw a copy land under them");
+    }
+
+    /// Copies into private memory nothing borrows take no lock; a read borrow of it taken
+    /// meanwhile waits for them and keeps the next ones out: no copy ever lands under a read
+    /// guard, and a copy into a range borrowed for reading is `IN_USE`.
+    #[test]
+    fn no_unlocked_copy_lands_under_a_read_guard() {
+        const N: usize = 64 << 10;
+        let mut memory = vec![0u8; N];
+        // SAFETY: `memory` outlives the region, used only below while it lives.
+        let dst = unsafe { Region::new(NonNull::new(memory.as_mut_ptr()).unwrap(), N, true) };
+        let to = Tracker::default();
+        let mut fills = [vec![0xa5u8; N], vec![0x5au8; N]];
+        // SAFETY: `fills` outlives the regions, which are only used below while it lives.
+        let sources =
+            fills.each_mut().map(|v| unsafe { Region::new(NonNull::new(v.as_mut_ptr()).unwrap(), N, true) });
+        let src_tracker = [Tracker::default(), Tracker::default()];
+        {
+            let _guard = to.bytes(&dst, 0, 8).unwrap();
+            assert_eq!(src_tracker[0].copy_to(&sources[0], 0, &to, &dst, 0, N), Err(Error::InUse));
+        }
+        assert_eq!(src_tracker[0].copy_to(&sources[0], 0, &to, &dst, 0, N), Ok(()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let halt = stop.clone();
+        let (reader, region) = (to.clone(), dst);
+        let viewer = std::thread::spawn(move || {
+            let (mut guarded, mut landed) = (0, 0);
+            while !halt.load(Ordering::Relaxed) {
+                if let Ok(g) = reader.try_bytes(&region, 0, N) {
+                    guarded += 1;
+                    // The copies alternate two fills: bytes that change under the guard
+                    // were written by one.
+                    let probe = |g: &[u8]| [g[0], g[N / 2], g[N - 1]];
+                    let before = probe(&g);
+                    for _ in 0..2_000 {
+                        std::hint::spin_loop();
+                    }
+                    landed += usize::from(probe(std::hint::black_box(&g)) != before);
+                }
+            }
+            (guarded, landed)
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+        let (mut i, mut copied) = (0, 0);
+        while std::time::Instant::now() < deadline {
+            copied += usize::from(src_tracker[i & 1].copy_to(&sources[i & 1], 0, &to, &dst, 0, N).is_ok());
+            i += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        let (guarded, landed) = viewer.join().unwrap();
+        assert!(guarded > 0 && copied > 0, "the reader borrowed {guarded} times, {copied} copies went");
+        assert_eq!(landed, 0, "{landed} of {guarded} read guards saw a copy land under them");
+        drop(memory);
     }
 }
