@@ -43,8 +43,8 @@ struct Args {
     /// Runs of each build with `--against`.
     #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(1..=50))]
     runs: u32,
-    /// Internal: run as the peer process (or `cycle dma|loopback N`: only N task cycles of
-    /// one kind, a driver for profilers such as callgrind).
+    /// Internal: run as the peer process (or `cycle dma|loopback|control|fast|empty N`: only
+    /// N cycles of one kind, a driver for profilers such as callgrind).
     #[arg(long, num_args = 1.., hide = true)]
     role: Vec<String>,
 }
@@ -372,6 +372,22 @@ fn peer(role: &[String]) -> ExitCode {
                     let mut f = loopback_loop();
                     f(n / 10 + 1);
                     f(n);
+                }
+                "empty" => {
+                    // `n` progress calls of an engine with one idle context (the "empty
+                    // progress, 1 idle ctx" row).
+                    let Ok(pe) = Pe::create() else { return ExitCode::FAILURE };
+                    let lb = Loopback::create(Started::Running);
+                    let ready = pe.connect_ctx(&lb.as_ctx()).is_ok()
+                        && lb.set_conf(|_, _, _| {}, |_, _, _| {}, 1).is_ok()
+                        && lb.as_ctx().start().is_ok();
+                    if !ready {
+                        return ExitCode::FAILURE;
+                    }
+                    while pe.progress() {}
+                    for _ in 0..n / 10 + 1 + n {
+                        black_box(pe.progress());
+                    }
                 }
                 "control" => {
                     // Both ends of the control path in this one process (a server echoing, a
