@@ -242,6 +242,12 @@ impl Pe {
             return false;
         }
         inner.status.progressed();
+        // An engine with nothing to visit (the usual spin of a waiting application) pays the
+        // count and this look only.
+        if inner.active.borrow().is_empty() {
+            inner.in_progress.set(false);
+            return false;
+        }
         let now = Now::new(&*inner.clock);
         let mut any = false;
         // Visit the list in place, borrowing it only to take the next context: contexts
