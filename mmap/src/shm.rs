@@ -990,6 +990,17 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
 
+    /// Whether bytes under a guard change while it is held (a little while): the copies of
+    /// the tests alternate two fills, so a change is a copy that landed under the guard.
+    fn changes_under_guard(g: &[u8]) -> bool {
+        let probe = |g: &[u8]| [g[0], g[g.len() / 2], g[g.len() - 1]];
+        let before = probe(g);
+        for _ in 0..2_000 {
+            std::hint::spin_loop();
+        }
+        probe(std::hint::black_box(g)) != before
+    }
+
     /// A sealed memfd of `file_len` bytes whose header announces `data_len` bytes of data.
     fn forged(file_len: usize, data_len: usize) -> OwnedFd {
         let fd = create_sealed("budget-test", file_len).unwrap();
@@ -1053,14 +1064,7 @@ mod tests {
                 let (tracker, region) = (view.tracker(0), view.data_region(true));
                 if let Ok(g) = tracker.bytes_mut(&region, 0, N) {
                     guarded += 1;
-                    // The copies alternate two fills: bytes that change under the guard
-                    // were written by one.
-                    let probe = |g: &[u8]| [g[0], g[N / 2], g[N - 1]];
-                    let before = probe(&g);
-                    for _ in 0..2_000 {
-                        std::hint::spin_loop();
-                    }
-                    landed += usize::from(probe(std::hint::black_box(&g)) != before);
+                    landed += usize::from(changes_under_guard(&g));
                 };
             }
             (guarded, landed)
@@ -1111,14 +1115,7 @@ mod tests {
             while !halt.load(Ordering::Relaxed) {
                 if let Ok(g) = reader.try_bytes(&region, 0, N) {
                     guarded += 1;
-                    // The copies alternate two fills: bytes that change under the guard
-                    // were written by one.
-                    let probe = |g: &[u8]| [g[0], g[N / 2], g[N - 1]];
-                    let before = probe(&g);
-                    for _ in 0..2_000 {
-                        std::hint::spin_loop();
-                    }
-                    landed += usize::from(probe(std::hint::black_box(&g)) != before);
+                    landed += usize::from(changes_under_guard(&g));
                 }
             }
             (guarded, landed)

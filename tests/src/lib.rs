@@ -433,6 +433,75 @@ pub fn ep_sleep(ep: &doca_cc::legacy::Endpoint, which: EpChannel) {
     }
 }
 
+/// A DMA context on the DPU device (03:00.0) with its engine, for the cross-process DMA
+/// tests: one memcpy task at a time.
+pub struct DpuDma {
+    /// The engine.
+    pub pe: doca_core::Pe,
+    /// The context.
+    pub dma: doca_dma::Dma,
+    seen: std::rc::Rc<std::cell::RefCell<Vec<Result<(), doca_core::Error>>>>,
+}
+
+impl DpuDma {
+    /// Created, connected, configured for 8 tasks and started.
+    pub fn new() -> DpuDma {
+        let dev = doca_core::open_device_with_pci("03:00.0", None).unwrap();
+        let pe = doca_core::Pe::create().unwrap();
+        let dma = doca_dma::Dma::create(&dev).unwrap();
+        pe.connect_ctx(&dma.as_ctx()).unwrap();
+        let seen: std::rc::Rc<std::cell::RefCell<Vec<Result<(), doca_core::Error>>>> = Default::default();
+        let (a, b) = (seen.clone(), seen.clone());
+        dma.task_memcpy_set_conf(
+            move |t: doca_dma::MemcpyTask, _, _| a.borrow_mut().push(t.status()),
+            move |t: doca_dma::MemcpyTask, _, _| b.borrow_mut().push(t.status()),
+            8,
+        )
+        .unwrap();
+        dma.as_ctx().start().unwrap();
+        DpuDma { pe, dma, seen }
+    }
+
+    /// One task, progressed until it completes (bounded); its status. A failed task stops
+    /// the context (as DOCA's engine does): it must reach Idle, and is started again.
+    pub fn copy(&self, src: &doca_buf::Buf, dst: &doca_buf::Buf) -> Result<(), doca_core::Error> {
+        let before = self.seen.borrow().len();
+        self.dma
+            .task_memcpy_alloc_init(Some(src), Some(dst), doca_core::Data::NONE)
+            .unwrap()
+            .submit()
+            .unwrap();
+        for _ in 0..10_000_000 {
+            if self.seen.borrow().len() > before {
+                let status = *self.seen.borrow().last().unwrap();
+                if status.is_err() {
+                    for _ in 0..100 {
+                        if self.dma.as_ctx().state() == doca_core::CtxState::Idle {
+                            break;
+                        }
+                        self.pe.progress();
+                    }
+                    assert_eq!(
+                        self.dma.as_ctx().state(),
+                        doca_core::CtxState::Idle,
+                        "a failed task stops its context"
+                    );
+                    self.dma.as_ctx().start().unwrap();
+                }
+                return status;
+            }
+            self.pe.progress();
+        }
+        panic!("the DMA engine did not finish");
+    }
+}
+
+impl Default for DpuDma {
+    fn default() -> Self {
+        DpuDma::new()
+    }
+}
+
 /// Hex text of bytes (descriptors travel as text between test processes).
 pub fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

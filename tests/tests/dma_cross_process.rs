@@ -4,75 +4,17 @@
 //! host memory into its own and writes its own into the host's, checked on both sides. Once
 //! the host stops (or destroys) its map, the next task on the import fails with `NOT_FOUND`.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
-use doca_buf::{Buf, Inventory};
-use doca_core::{open_device_with_pci, Data, Error, Pe};
-use doca_dma::{Dma, MemcpyTask};
+use doca_buf::Inventory;
+use doca_core::{open_device_with_pci, Error};
 use doca_mmap::Mmap;
 use doca_tests::checked::fnv32;
-use doca_tests::{from_hex, to_hex, Peer};
+use doca_tests::{from_hex, to_hex, DpuDma, Peer};
 
 const PEER: &str = env!("CARGO_BIN_EXE_mem_peer");
 
 /// `mem_peer`'s `host_fill` pattern.
 fn pattern(seed: u64, len: usize) -> Vec<u8> {
     (0..len as u64).map(|i| (i.wrapping_mul(0x9e37_79b9).wrapping_add(seed) >> 3) as u8).collect()
-}
-
-struct Dpu {
-    pe: Pe,
-    dma: Dma,
-    seen: Rc<RefCell<Vec<Result<(), Error>>>>,
-}
-
-impl Dpu {
-    fn new() -> Dpu {
-        let dev = open_device_with_pci("03:00.0", None).unwrap();
-        let pe = Pe::create().unwrap();
-        let dma = Dma::create(&dev).unwrap();
-        pe.connect_ctx(&dma.as_ctx()).unwrap();
-        let seen: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
-        let (a, b) = (seen.clone(), seen.clone());
-        dma.task_memcpy_set_conf(
-            move |t: MemcpyTask, _, _| a.borrow_mut().push(t.status()),
-            move |t: MemcpyTask, _, _| b.borrow_mut().push(t.status()),
-            8,
-        )
-        .unwrap();
-        dma.as_ctx().start().unwrap();
-        Dpu { pe, dma, seen }
-    }
-
-    /// One task, progressed until it completes (bounded); its status. A failed task stops the
-    /// context (as DOCA's engine does): it reaches Idle and is started again.
-    fn copy(&self, src: &Buf, dst: &Buf) -> Result<(), Error> {
-        let before = self.seen.borrow().len();
-        self.dma.task_memcpy_alloc_init(Some(src), Some(dst), Data::NONE).unwrap().submit().unwrap();
-        for _ in 0..1_000_000 {
-            if self.seen.borrow().len() > before {
-                let status = *self.seen.borrow().last().unwrap();
-                if status.is_err() {
-                    for _ in 0..100 {
-                        if self.dma.as_ctx().state() == doca_core::CtxState::Idle {
-                            break;
-                        }
-                        self.pe.progress();
-                    }
-                    assert_eq!(
-                        self.dma.as_ctx().state(),
-                        doca_core::CtxState::Idle,
-                        "a failed task stops its context"
-                    );
-                    self.dma.as_ctx().start().unwrap();
-                }
-                return status;
-            }
-            self.pe.progress();
-        }
-        panic!("the DMA engine did not finish");
-    }
 }
 
 /// Asks the host for an export of `len` bytes; returns the descriptor and the host's address
@@ -103,7 +45,7 @@ fn reads_and_writes_until_revoked(export: &str) {
     let mut host = Peer::spawn(PEER, &[]);
     let size = 8 << 20;
     let (desc, host_base) = host_export(&mut host, export, 0, size);
-    let dpu = Dpu::new();
+    let dpu = DpuDma::new();
     let remote = Mmap::create_from_export(None, &desc, &dpu_dev).unwrap();
     let local = Mmap::create().unwrap();
     local.set_memrange(vec![0u8; 12 << 20]).unwrap();
@@ -164,7 +106,7 @@ fn a_killed_host_fails_the_dpu_tasks_on_its_served_export_with_not_found() {
     let dpu_dev = open_device_with_pci("03:00.0", None).unwrap();
     let mut host = Peer::spawn(PEER, &[]);
     let (desc, base) = host_export(&mut host, "export_heap", 0, 1 << 20);
-    let dpu = Dpu::new();
+    let dpu = DpuDma::new();
     let remote = Mmap::create_from_export(None, &desc, &dpu_dev).unwrap();
     let local = Mmap::create().unwrap();
     local.set_memrange(vec![0u8; 1 << 20]).unwrap();
@@ -194,7 +136,7 @@ fn a_stopped_host_fails_the_dpu_task_on_its_served_export_with_time_out() {
     let dpu_dev = open_device_with_pci("03:00.0", None).unwrap();
     let mut host = Peer::spawn(PEER, &[]);
     let (desc, base) = host_export(&mut host, "export_heap", 0, 1 << 16);
-    let dpu = Dpu::new();
+    let dpu = DpuDma::new();
     let remote = Mmap::create_from_export(None, &desc, &dpu_dev).unwrap();
     let local = Mmap::create().unwrap();
     local.set_memrange(vec![0u8; 1 << 16]).unwrap();

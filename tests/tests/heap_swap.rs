@@ -6,15 +6,11 @@
 //! increment), `fork` in the exporter, revocation, what a hostile importer can do with the
 //! pages, and memory the application freed before destroying its map.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use doca_buf::Inventory;
-use doca_core::{open_device_with_pci, Data, Error, Pe};
-use doca_dma::{Dma, MemcpyTask};
+use doca_core::{open_device_with_pci, Error};
 use doca_mmap::Mmap;
 use doca_tests::checked::fnv32;
-use doca_tests::{from_hex, to_hex, Peer};
+use doca_tests::{from_hex, to_hex, DpuDma, Peer};
 
 const HOST: &str = env!("CARGO_BIN_EXE_swap_host");
 const PAGE: usize = 4096;
@@ -37,44 +33,6 @@ fn whole_pages(addr: usize, len: usize) -> (usize, usize) {
     (start - addr, (addr + len) / PAGE * PAGE - start)
 }
 
-/// A DMA context on the DPU device, one task at a time.
-struct Dpu {
-    pe: Pe,
-    dma: Dma,
-    seen: Rc<RefCell<Vec<Result<(), Error>>>>,
-}
-
-impl Dpu {
-    fn new() -> Dpu {
-        let dev = open_device_with_pci("03:00.0", None).unwrap();
-        let pe = Pe::create().unwrap();
-        let dma = Dma::create(&dev).unwrap();
-        pe.connect_ctx(&dma.as_ctx()).unwrap();
-        let seen: Rc<RefCell<Vec<Result<(), Error>>>> = Rc::default();
-        let (a, b) = (seen.clone(), seen.clone());
-        dma.task_memcpy_set_conf(
-            move |t: MemcpyTask, _, _| a.borrow_mut().push(t.status()),
-            move |t: MemcpyTask, _, _| b.borrow_mut().push(t.status()),
-            8,
-        )
-        .unwrap();
-        dma.as_ctx().start().unwrap();
-        Dpu { pe, dma, seen }
-    }
-
-    fn copy(&self, src: &doca_buf::Buf, dst: &doca_buf::Buf) -> Result<(), Error> {
-        let before = self.seen.borrow().len();
-        self.dma.task_memcpy_alloc_init(Some(src), Some(dst), Data::NONE).unwrap().submit().unwrap();
-        for _ in 0..10_000_000 {
-            if self.seen.borrow().len() > before {
-                return *self.seen.borrow().last().unwrap();
-            }
-            self.pe.progress();
-        }
-        panic!("the DMA engine did not finish");
-    }
-}
-
 /// DMA reads and writes of the whole range (both partial ends served, the middle mapped),
 /// of pieces within one end, across one end, and within the middle; for memory of `malloc`
 /// and of an anonymous `mmap` 100 bytes in. The middle is read even while every thread of
@@ -83,7 +41,7 @@ impl Dpu {
 fn dma_reads_and_writes_heap_exports_across_their_partial_pages() {
     let dev = open_device_with_pci("03:00.0", None).unwrap();
     let mut host = Peer::spawn(HOST, &[]);
-    let dpu = Dpu::new();
+    let dpu = DpuDma::new();
     let inv = Inventory::create(16).unwrap();
     inv.start().unwrap();
     let local = Mmap::create().unwrap();
