@@ -252,6 +252,7 @@ impl MmapInner {
 
     /// The connection to the exporter of an import that is not mapped here (served, or
     /// across the link).
+    #[inline]
     fn far(&self) -> Option<Far<'_>> {
         self.import.as_ref().and_then(Import::far)
     }
@@ -1053,15 +1054,22 @@ impl Drop for MmapInner {
 }
 
 impl MmapInner {
+    /// `NOT_FOUND` for an import whose exporter revoked it. Inlined: for a map of this
+    /// process it is one test of the import's presence (every DMA copy makes two).
+    #[inline]
     fn check_live(&self) -> Result<()> {
         match &self.import {
-            Some(i) if !i.live() => Err(fail!(
-                Error::NotFound,
-                "the exporter of this map revoked it (stopped, destroyed or exited)"
-            )),
+            Some(i) if !i.live() => Err(revoked()),
             _ => Ok(()),
         }
     }
+}
+
+/// The error of a revoked import (out of line: the live check stays a test and a branch).
+#[cold]
+#[inline(never)]
+fn revoked() -> Error {
+    fail!(Error::NotFound, "the exporter of this map revoked it (stopped, destroyed or exited)")
 }
 
 /// Buffers that one holder has on a map ([`MapAccess::buf_count`]): counted in
@@ -1184,10 +1192,12 @@ impl PartialEq for MapAccess {
 impl Eq for MapAccess {}
 
 impl MapAccess {
+    #[inline]
     fn region(&self) -> &Region {
         self.inner.region.get().expect("a referenced map has a region")
     }
 
+    #[inline]
     fn tracker(&self) -> &Tracker {
         self.inner.tracker.get().expect("a referenced map has a tracker")
     }
