@@ -1326,6 +1326,23 @@ impl MapAccess {
     pub fn copy_to_map(&self, offset: usize, len: usize, dst: &MapAccess, dst_offset: usize) -> Result<()> {
         self.inner.check_live()?;
         dst.inner.check_live()?;
+        if self.inner.far().is_none() && dst.inner.far().is_none() {
+            return self.tracker().copy_to(
+                self.region(),
+                offset,
+                dst.tracker(),
+                dst.region(),
+                dst_offset,
+                len,
+            );
+        }
+        self.copy_far(offset, len, dst, dst_offset)
+    }
+
+    /// [`MapAccess::copy_to_map`] when either map is not mapped here (both checked live).
+    /// Out of line: the copy between two mapped memories stays short.
+    #[inline(never)]
+    fn copy_far(&self, offset: usize, len: usize, dst: &MapAccess, dst_offset: usize) -> Result<()> {
         match (self.inner.far(), dst.inner.far()) {
             (None, None) => {
                 self.tracker().copy_to(self.region(), offset, dst.tracker(), dst.region(), dst_offset, len)

@@ -871,6 +871,7 @@ impl Tracker {
     /// (tracked by `to`), each range checked against this process's borrows. Without the
     /// trackers' locks when nothing blocks it (see [`Borrows`]); otherwise under both (taken
     /// in address order, once when both memories are the same).
+    #[inline]
     pub(crate) fn copy_to(
         &self,
         src: &Region,
@@ -931,6 +932,25 @@ impl Tracker {
                 drop(pass); // before any lock: an announced copy never blocks
             }
         }
+        self.copy_locked(src, src_off, to, dst, dst_off, len, same)
+    }
+
+    /// [`Tracker::copy_to`] under the trackers' locks, its ranges checked (bounds, a writable
+    /// destination, no overlap; `same`: both memories are one). Out of line: the usual copy
+    /// takes no lock and its caller keeps its registers.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)] // copy_to's arguments and what it found
+    fn copy_locked(
+        &self,
+        src: &Region,
+        src_off: usize,
+        to: &Tracker,
+        dst: &Region,
+        dst_off: usize,
+        len: usize,
+        same: bool,
+    ) -> Result<()> {
+        let (a, b) = (self.base + src_off, to.base + dst_off);
         // Two locks are taken in address order.
         let (first, second) = if Arc::as_ptr(&self.borrows) <= Arc::as_ptr(&to.borrows) {
             (&self.borrows, &to.borrows)
