@@ -1292,6 +1292,7 @@ impl MapAccess {
     }
 
     /// `Ok` unless the map is an import whose exporter revoked it (`NOT_FOUND`).
+    #[inline]
     pub fn check_live(&self) -> Result<()> {
         self.inner.check_live()
     }

@@ -871,7 +871,7 @@ impl Tracker {
     /// (tracked by `to`), each range checked against this process's borrows. Without the
     /// trackers' locks when nothing blocks it (see [`Borrows`]); otherwise under both (taken
     /// in address order, once when both memories are the same).
-    #[inline]
+    #[inline(always)] // into MapAccess::copy_to_map: a DMA copy is one call, not two
     pub(crate) fn copy_to(
         &self,
         src: &Region,
