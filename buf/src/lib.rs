@@ -628,8 +628,12 @@ pub struct Buf {
 }
 
 impl PartialEq for Buf {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.h.inv, &other.h.inv) && self.idx == other.idx && self.gen == other.gen
+        // One shared handle means one inventory (the usual case: two handles of one buffer).
+        self.idx == other.idx
+            && self.gen == other.gen
+            && (Arc::ptr_eq(&self.h, &other.h) || Arc::ptr_eq(&self.h.inv, &other.h.inv))
     }
 }
 impl Eq for Buf {}

@@ -1325,9 +1325,8 @@ impl MapAccess {
     /// library, see [`crate::served`]) copies through its connection: one request, the bytes
     /// through a pipe straight into (or out of) the other map's memory.
     pub fn copy_to_map(&self, offset: usize, len: usize, dst: &MapAccess, dst_offset: usize) -> Result<()> {
-        self.inner.check_live()?;
-        dst.inner.check_live()?;
-        if self.inner.far().is_none() && dst.inner.far().is_none() {
+        if self.inner.import.is_none() && dst.inner.import.is_none() {
+            // Two maps of this process's memory: neither can be revoked, both are mapped here.
             return self.tracker().copy_to(
                 self.region(),
                 offset,
@@ -1337,13 +1336,15 @@ impl MapAccess {
                 len,
             );
         }
-        self.copy_far(offset, len, dst, dst_offset)
+        self.copy_imported(offset, len, dst, dst_offset)
     }
 
-    /// [`MapAccess::copy_to_map`] when either map is not mapped here (both checked live).
-    /// Out of line: the copy between two mapped memories stays short.
+    /// [`MapAccess::copy_to_map`] when either map is created from an export: both checked
+    /// live first. Out of line: the copy between two maps of this process stays short.
     #[inline(never)]
-    fn copy_far(&self, offset: usize, len: usize, dst: &MapAccess, dst_offset: usize) -> Result<()> {
+    fn copy_imported(&self, offset: usize, len: usize, dst: &MapAccess, dst_offset: usize) -> Result<()> {
+        self.inner.check_live()?;
+        dst.inner.check_live()?;
         match (self.inner.far(), dst.inner.far()) {
             (None, None) => {
                 self.tracker().copy_to(self.region(), offset, dst.tracker(), dst.region(), dst_offset, len)
