@@ -501,6 +501,7 @@ impl DmaOps {
     /// under the pool's borrow (nothing here reaches the pool or runs user code). A task
     /// whose buffers are in no list and that fits the budget is checked and copied in one
     /// go, each buffer's shape read once.
+    #[inline]
     fn advance_front(&self, id: TaskId, budget: usize) -> Step {
         let step = self.pool.with_payload(id, |p| -> Result<(usize, bool)> {
             if p.len == 0 {
@@ -587,10 +588,12 @@ impl Engine for DmaOps {
         Ok(Sizes { tasks: self.pool.capacity() as usize, bytes_per_pass })
     }
 
+    #[inline]
     fn step(&self, id: TaskId, budget: usize) -> Step {
         self.advance_front(id, budget)
     }
 
+    #[inline]
     fn finish(&self, id: TaskId, status: Result<()>) {
         self.pool.finish(id, status);
     }
