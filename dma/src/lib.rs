@@ -26,7 +26,10 @@
 //! `INVALID_VALUE` (the log line says which check). A buffer's map (reached by the device,
 //! with the permission needed) is checked once per buffer handle: the answer cannot change
 //! while the handle is live (its map cannot be stopped), so a task slot allocated again with
-//! the same buffers checks only their handles and the revocation of a map from export. The
+//! the same buffers checks only their handles and the revocation of a map from export. Such
+//! a task, when neither buffer is in a list and it fits the pass's budget, takes a short path
+//! (each buffer's shape read once, the maps' revocation checked by the copy itself);
+//! any check failing there sends it through the full checks, so its status is theirs. The
 //! statuses:
 //!
 //! | the task                                                        | error callback status |
@@ -400,7 +403,7 @@ impl DmaOps {
         dst.increase_data_len(n)
     }
 
-    /// The usual task in one go, each buffer's element found and its shape read once: two
+    /// The usual task in one go, each buffer's shape read once: two
     /// buffers in no list whose maps passed the device checks for these very handles (see
     /// [`Side`]), a copy that fits `budget`. `None` when the task is anything else, or when
     /// a check fails before the copy: the general path ([`DmaOps::check_task`]) then makes
