@@ -86,14 +86,17 @@ impl Elem {
         }
     }
 
+    #[inline]
     fn next(&self) -> Option<u32> {
         Some(self.next.load(Ordering::Relaxed)).filter(|&n| n != NO_NEXT)
     }
 
+    #[inline]
     fn is_head(&self) -> bool {
         self.meta.load(Ordering::Relaxed) & HEAD != 0
     }
 
+    #[inline]
     fn shape(&self) -> Shape {
         Shape {
             head: self.head.load(Ordering::Relaxed),
@@ -584,12 +587,14 @@ pub struct Shape {
 
 impl Shape {
     /// Free room after the data.
+    #[inline]
     pub fn room(&self) -> usize {
         // Saturating: a shape read while another thread changes the buffer may not add up.
         (self.head.saturating_add(self.len)).saturating_sub(self.data.saturating_add(self.data_len))
     }
 
     /// Where the data ends.
+    #[inline]
     pub fn data_end(&self) -> usize {
         self.data.saturating_add(self.data_len)
     }
@@ -623,8 +628,12 @@ pub struct Buf {
 }
 
 impl PartialEq for Buf {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.h.inv, &other.h.inv) && self.idx == other.idx && self.gen == other.gen
+        // One shared handle means one inventory (the usual case: two handles of one buffer).
+        self.idx == other.idx
+            && self.gen == other.gen
+            && (Arc::ptr_eq(&self.h, &other.h) || Arc::ptr_eq(&self.h.inv, &other.h.inv))
     }
 }
 impl Eq for Buf {}
@@ -646,6 +655,13 @@ impl fmt::Debug for Buf {
 #[inline(never)]
 fn stale() -> Error {
     doca_core::fail!(Error::BadState, "stale buffer handle: the buffer went back to its inventory")
+}
+
+/// The error of a data length that would pass the buffer's end (out of line).
+#[cold]
+#[inline(never)]
+fn no_room(room: usize, n: usize) -> Error {
+    doca_core::fail!(Error::InvalidValue, "buffer has {room} free bytes after its data, {n} needed")
 }
 
 impl Buf {
@@ -782,8 +798,19 @@ impl Buf {
 
     /// Grows the data by `n` bytes after what it holds (what a receive does once it wrote
     /// them); beyond the buffer → `INVALID_VALUE`.
+    #[inline]
     pub fn increase_data_len(&self, n: usize) -> Result<()> {
-        self.append_len(n).map(drop)
+        let e = self.elem()?;
+        let (head, len) = (e.head.load(Ordering::Relaxed), e.len.load(Ordering::Relaxed));
+        let (data, data_len) = (e.data.load(Ordering::Relaxed), e.data_len.load(Ordering::Relaxed));
+        // The layout rule holds (`data + data_len <= head + len`) unless another thread changes
+        // the buffer meanwhile: the room is then counted as `Shape::room` counts it.
+        let room = head.saturating_add(len).saturating_sub(data.saturating_add(data_len));
+        if n > room {
+            return Err(no_room(room, n));
+        }
+        e.data_len.store(data_len + n, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Grows the data by `n` bytes like [`Buf::increase_data_len`] and returns where the
@@ -793,7 +820,7 @@ impl Buf {
         let shape = e.shape();
         let room = shape.room();
         if n > room {
-            bail!(Error::InvalidValue, "buffer has {room} free bytes after its data, {n} needed");
+            return Err(no_room(room, n));
         }
         e.data_len.store(shape.data_len + n, Ordering::Relaxed);
         Ok(shape.data_end())
@@ -801,6 +828,7 @@ impl Buf {
 
     /// Everything about the buffer's position in one call: what a library checks before
     /// using a buffer.
+    #[inline]
     pub fn shape(&self) -> Result<Shape> {
         Ok(self.elem()?.shape())
     }

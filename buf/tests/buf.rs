@@ -268,3 +268,21 @@ fn a_list_walk_gathers_scatters_and_copies_across_uneven_elements() {
     list::scatter(&room, b"12345678", "t").unwrap();
     assert_eq!(d3.data_to_vec().unwrap(), b"gh12345678");
 }
+
+/// Handles are equal when they name one buffer: the same descriptor of the same inventory in
+/// the same generation — never two inventories' first descriptors on one map.
+#[test]
+fn equal_handles_name_one_buffer_of_one_inventory() {
+    let (one, two) = (started_inventory(2), started_inventory(2));
+    let (map, _freed) = map_with_free_flag();
+    let a = one.buf_get_at(&map, 0, 64).unwrap();
+    let b = two.buf_get_at(&map, 0, 64).unwrap();
+    assert_eq!((a.index(), a.layout()), (b.index(), b.layout()), "same descriptor, same place");
+    assert_ne!(a, b, "two inventories");
+    assert_eq!(a, a.clone());
+    let idx = a.index();
+    a.dec_refcount().unwrap();
+    let again = one.buf_get_at(&map, 0, 64).unwrap();
+    assert_eq!(again.index(), idx);
+    assert_ne!(again, a, "the same descriptor in a new generation");
+}

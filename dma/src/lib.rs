@@ -26,7 +26,10 @@
 //! `INVALID_VALUE` (the log line says which check). A buffer's map (reached by the device,
 //! with the permission needed) is checked once per buffer handle: the answer cannot change
 //! while the handle is live (its map cannot be stopped), so a task slot allocated again with
-//! the same buffers checks only their handles and the revocation of a map from export. The
+//! the same buffers checks only their handles and the revocation of a map from export. Such
+//! a task, when neither buffer is in a list and it fits the pass's budget, takes a short path
+//! (each buffer's shape read once, the maps' revocation checked by the copy itself);
+//! any check failing there sends it through the full checks, so its status is theirs. The
 //! statuses:
 //!
 //! | the task                                                        | error callback status |
@@ -394,10 +397,43 @@ impl DmaOps {
     fn copy_single(src: &Buf, s: Shape, dst: &Buf, d: Shape) -> Result<()> {
         let (from, to, n) = (s.data, d.data_end(), s.data_len);
         if src.map() == dst.map() && from < to + n && to < from + n {
-            bail!(Error::InUse, "dma: the source and destination overlap ({from}+{n}, {to}+{n} in one map)");
+            return Err(overlap(from, to, n));
         }
         src.map().copy_to_map(from, n, dst.map(), to)?;
         dst.increase_data_len(n)
+    }
+
+    /// The usual task in one go, each buffer's shape read once: two
+    /// buffers in no list whose maps passed the device checks for these very handles (see
+    /// [`Side`]), a copy that fits `budget`. `None` when the task is anything else, or when
+    /// a check fails before the copy: the general path ([`DmaOps::check_task`]) then makes
+    /// every check in its order, so that the status is the one it gives. Past the checks
+    /// nothing differs from that path: the maps' revocation is checked by the copy itself
+    /// (and first when the ranges overlap, as [`DmaOps::check_bufs`] checks it before).
+    #[inline]
+    fn try_single(&self, p: &Memcpy, budget: usize) -> Option<Result<usize>> {
+        let (Some(src), Some(dst)) = (&p.src.buf, &p.dst.buf) else { return None };
+        if !(p.src.reached && p.dst.reached) {
+            return None;
+        }
+        let (Ok(s), Ok(d)) = (src.shape(), dst.shape()) else { return None };
+        let n = s.data_len;
+        if s.in_list
+            || d.in_list
+            || n == 0
+            || n > budget
+            || n as u64 > self.limits.get().max_buf_size
+            || d.room() < n
+        {
+            return None;
+        }
+        let (from, to) = (s.data, d.data_end());
+        if src.map() == dst.map() && from < to + n && to < from + n {
+            return Some(src.map().check_live().and_then(|()| Err(overlap(from, to, n))));
+        }
+        Some(
+            src.map().copy_to_map(from, n, dst.map(), to).and_then(|()| dst.increase_data_len(n)).map(|()| n),
+        )
     }
 
     /// Copies up to `budget` bytes of the copy `src` → `dst` from byte `copied` of `len`;
@@ -417,10 +453,7 @@ impl DmaOps {
             if n > 0 {
                 let (from, to) = (s_shape.data + s_off, d_shape.data_end() + d_off);
                 if s.map() == d.map() && from < to + n && to < from + n {
-                    bail!(
-                        Error::InUse,
-                        "dma: the source and destination overlap ({from}+{n}, {to}+{n} in one map)"
-                    );
+                    return Err(overlap(from, to, n));
                 }
                 // Through this process's own mappings, at offsets: for a map from export the
                 // exporter's addresses are only names (`buf_get_by_addr`), never touched.
@@ -471,9 +504,13 @@ impl DmaOps {
     /// under the pool's borrow (nothing here reaches the pool or runs user code). A task
     /// whose buffers are in no list and that fits the budget is checked and copied in one
     /// go, each buffer's shape read once.
+    #[inline]
     fn advance_front(&self, id: TaskId, budget: usize) -> Step {
         let step = self.pool.with_payload(id, |p| -> Result<(usize, bool)> {
             if p.len == 0 {
+                if let Some(done) = self.try_single(p, budget) {
+                    return done.map(|n| (n, true));
+                }
                 let checked = self.check_task(p)?;
                 match (checked.single, &p.src.buf, &p.dst.buf) {
                     (Some((s, d)), Some(src), Some(dst)) if checked.len <= budget => {
@@ -503,6 +540,13 @@ impl DmaOps {
             None => Step::Failed(Error::BadState),
         }
     }
+}
+
+/// The error of a copy whose source and destination ranges overlap in one map (out of line).
+#[cold]
+#[inline(never)]
+fn overlap(from: usize, to: usize, n: usize) -> Error {
+    fail!(Error::InUse, "dma: the source and destination overlap ({from}+{n}, {to}+{n} in one map)")
 }
 
 /// The element of the list headed by `head` holding byte `pos` of what `size` counts in
@@ -547,10 +591,12 @@ impl Engine for DmaOps {
         Ok(Sizes { tasks: self.pool.capacity() as usize, bytes_per_pass })
     }
 
+    #[inline]
     fn step(&self, id: TaskId, budget: usize) -> Step {
         self.advance_front(id, budget)
     }
 
+    #[inline]
     fn finish(&self, id: TaskId, status: Result<()>) {
         self.pool.finish(id, status);
     }

@@ -468,3 +468,62 @@ fn a_buffer_checked_before_is_checked_again_once_it_went_back_to_its_inventory()
     // The stale handle itself (the failure above restarted the context: a fresh slot).
     assert_eq!(copy(&src), Err(Error::BadState));
 }
+
+/// A slot allocated again with the buffers it already checked takes the engine's short path
+/// (each buffer read once, the copy, the data length): the statuses are those of the full
+/// checks, and the buffers' data is read when the engine reaches the task, not at alloc.
+#[test]
+fn a_slot_with_buffers_checked_before_gives_the_statuses_of_the_full_checks() {
+    let s = setup(1); // one slot: every task below reuses it, with its last buffers
+    let m = map(Some(&s.dev), 4096, 0, AccessFlags::LOCAL_READ_WRITE);
+    let fill: Vec<u8> = (0..=255).collect();
+    let src = s.inv.buf_get_at(&m, 0, 256).unwrap();
+    src.append(&fill).unwrap();
+    let (base, _) = m.memrange().unwrap();
+    let dst = s.inv.buf_get_by_addr(&m, base + 128, 128).unwrap(); // overlaps src's buffer
+    let copy = |data: usize, len: usize, change_after_alloc: Option<(usize, usize)>| {
+        dst.reset_data_len().unwrap();
+        src.set_data_offset(data, len).unwrap();
+        let t = s.dma.task_memcpy_alloc_init(Some(&src), Some(&dst), Data::NONE).unwrap();
+        if let Some((data, len)) = change_after_alloc {
+            src.set_data_offset(data, len).unwrap();
+        }
+        t.submit().unwrap();
+        let before = s.seen.borrow().len();
+        run(&s.pe, || s.seen.borrow().len() > before);
+        let status = s.seen.borrow().last().unwrap().1;
+        if status.is_err() {
+            run(&s.pe, || s.dma.as_ctx().state() == CtxState::Idle);
+            s.dma.as_ctx().start().unwrap();
+        }
+        status
+    };
+    for _ in 0..3 {
+        assert_eq!(copy(0, 64, None), Ok(()));
+        assert_eq!(dst.data_to_vec().unwrap(), fill[..64]);
+    }
+    // The source's data changed between alloc and submit: the engine copies what it holds then.
+    assert_eq!(copy(0, 64, Some((10, 32))), Ok(()));
+    assert_eq!(dst.data_to_vec().unwrap(), fill[10..42]);
+    // Ranges overlapping in one map: IN_USE (the slot's buffers passed their map checks).
+    assert_eq!(copy(100, 64, None), Err(Error::InUse));
+    assert_eq!(copy(0, 64, None), Ok(()));
+    assert_eq!(copy(100, 64, None), Err(Error::InUse), "again, right after a good copy");
+    // No data, more data than the destination's room: INVALID_VALUE.
+    assert_eq!(copy(0, 64, None), Ok(()));
+    assert_eq!(copy(0, 0, None), Err(Error::InvalidValue));
+    assert_eq!(copy(0, 64, None), Ok(()));
+    assert_eq!(copy(0, 129, None), Err(Error::InvalidValue));
+    // The destination's room after its data: a copy lands after what it holds.
+    assert_eq!(copy(0, 64, None), Ok(()));
+    dst.reset_data_len().unwrap();
+    dst.increase_data_len(100).unwrap();
+    src.set_data_offset(0, 28).unwrap();
+    let t = s.dma.task_memcpy_alloc_init(Some(&src), Some(&dst), Data::NONE).unwrap();
+    t.submit().unwrap();
+    let before = s.seen.borrow().len();
+    run(&s.pe, || s.seen.borrow().len() > before);
+    assert_eq!(s.seen.borrow().last().unwrap().1, Ok(()));
+    assert_eq!(dst.data_len().unwrap(), 128, "the whole room used");
+    assert_eq!(dst.data_to_vec().unwrap()[100..], fill[..28]);
+}

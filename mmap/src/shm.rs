@@ -414,11 +414,19 @@ impl Region {
         self.writable
     }
 
+    #[inline]
     fn check(&self, offset: usize, len: usize) -> Result<()> {
         match offset.checked_add(len) {
             Some(end) if end <= self.len => Ok(()),
-            _ => Err(fail!(Error::InvalidValue, "range {offset}+{len} outside the map's {} bytes", self.len)),
+            _ => Err(self.outside(offset, len)),
         }
+    }
+
+    /// The error of [`Region::check`] (out of line: the check stays an add and a compare).
+    #[cold]
+    #[inline(never)]
+    fn outside(&self, offset: usize, len: usize) -> Error {
+        fail!(Error::InvalidValue, "range {offset}+{len} outside the map's {} bytes", self.len)
     }
 }
 
@@ -673,6 +681,29 @@ impl Default for Tracker {
     }
 }
 
+/// Why [`Tracker::copy_to`] refused a copy before touching anything.
+#[derive(Clone, Copy)]
+enum CopyRefused {
+    ReadOnly,
+    Overlap,
+    SameMemory,
+}
+
+/// The error (and log line) of a refused copy: out of line, so that the checks of a copy
+/// stay compares and branches.
+#[cold]
+#[inline(never)]
+fn copy_refused(why: CopyRefused, a: usize, b: usize, len: usize) -> Error {
+    match why {
+        CopyRefused::ReadOnly => fail!(Error::NotPermitted, "the destination memory is read-only"),
+        CopyRefused::Overlap => fail!(Error::InvalidValue, "copy ranges {a}+{len} and {b}+{len} overlap"),
+        CopyRefused::SameMemory => fail!(
+            Error::InvalidValue,
+            "copy ranges overlap: the two maps register the same memory ({a:#x}+{len}, {b:#x}+{len})"
+        ),
+    }
+}
+
 impl Tracker {
     /// Borrows `offset..offset+len` of `region` for reading.
     pub(crate) fn bytes<'a>(&'a self, region: &'a Region, offset: usize, len: usize) -> Result<Bytes<'a>> {
@@ -840,6 +871,7 @@ impl Tracker {
     /// (tracked by `to`), each range checked against this process's borrows. Without the
     /// trackers' locks when nothing blocks it (see [`Borrows`]); otherwise under both (taken
     /// in address order, once when both memories are the same).
+    #[inline(always)] // into MapAccess::copy_to_map: a DMA copy is one call, not two
     pub(crate) fn copy_to(
         &self,
         src: &Region,
@@ -852,22 +884,19 @@ impl Tracker {
         src.check(src_off, len)?;
         dst.check(dst_off, len)?;
         if !dst.writable {
-            return Err(fail!(Error::NotPermitted, "the destination memory is read-only"));
+            return Err(copy_refused(CopyRefused::ReadOnly, 0, 0, len));
         }
         let (a, b) = (self.base + src_off, to.base + dst_off);
         let same = Arc::ptr_eq(&self.borrows, &to.borrows);
         if same && a < b + len && b < a + len {
-            return Err(fail!(Error::InvalidValue, "copy ranges {a}+{len} and {b}+{len} overlap"));
+            return Err(copy_refused(CopyRefused::Overlap, a, b, len));
         }
         // Two memories may still be one: a C program can register the same bytes in two maps
         // (`doca_mmap_set_memrange` twice over one buffer). Overlapping addresses are refused
         // as ranges of one memory are (a copy between them would be undefined).
         let (pa, pb) = (src.ptr.as_ptr() as usize + src_off, dst.ptr.as_ptr() as usize + dst_off);
         if !same && len > 0 && pa < pb + len && pb < pa + len {
-            return Err(fail!(
-                Error::InvalidValue,
-                "copy ranges overlap: the two maps register the same memory ({pa:#x}+{len}, {pb:#x}+{len})"
-            ));
+            return Err(copy_refused(CopyRefused::SameMemory, pa, pb, len));
         }
         // The usual copies — a fast-path send from a buffer nothing borrows for writing into
         // a peer's posted buffer, a DMA task between two buffers nothing borrows — take
@@ -903,6 +932,25 @@ impl Tracker {
                 drop(pass); // before any lock: an announced copy never blocks
             }
         }
+        self.copy_locked(src, src_off, to, dst, dst_off, len, same)
+    }
+
+    /// [`Tracker::copy_to`] under the trackers' locks, its ranges checked (bounds, a writable
+    /// destination, no overlap; `same`: both memories are one). Out of line: the usual copy
+    /// takes no lock and its caller keeps its registers.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)] // copy_to's arguments and what it found
+    fn copy_locked(
+        &self,
+        src: &Region,
+        src_off: usize,
+        to: &Tracker,
+        dst: &Region,
+        dst_off: usize,
+        len: usize,
+        same: bool,
+    ) -> Result<()> {
+        let (a, b) = (self.base + src_off, to.base + dst_off);
         // Two locks are taken in address order.
         let (first, second) = if Arc::as_ptr(&self.borrows) <= Arc::as_ptr(&to.borrows) {
             (&self.borrows, &to.borrows)
