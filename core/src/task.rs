@@ -370,12 +370,7 @@ impl<P: TaskPayload> TaskPool<P> {
         // A callback that restarted the context (possible only after the last task of the
         // batch) began a new run whose queue starts empty: nothing of this batch is left.
         if self.runs.get() == run {
-            let mut finished = self.finished.borrow_mut();
-            if finished.len() == n {
-                finished.clear(); // the usual case: no callback finished another task
-            } else {
-                finished.drain(..n);
-            }
+            self.finished.borrow_mut().drain(..n);
         }
         delivered
     }
@@ -479,10 +474,6 @@ impl<P: TaskPayload> TaskPool<P> {
     }
 }
 
-/// The slot index of a [`Task`] handle whose task was submitted (never a real slot: a pool
-/// holds fewer than `u32::MAX` tasks): dropping it leaves the pool alone.
-const HANDED_OVER: u32 = u32::MAX;
-
 /// A task owned by the application (`struct doca_task` plus its library-specific part `P`).
 /// Dropping it frees it back to its pool (`doca_task_free`).
 pub struct Task<P: TaskPayload> {
@@ -524,15 +515,9 @@ impl<P: TaskPayload> Task<P> {
     /// progress at the latest — so that a batch costs one hand-over (the cc consumer keeps
     /// its posted buffers back this way).
     pub fn submit_ex(self, flags: TaskSubmitFlags) -> Result<(), Refused<Self>> {
-        let mut this = self;
-        match submit_slot::<P>(&this.owner, this.id, flags, None) {
-            Ok(()) => {
-                // The library holds the task now: the handle goes without a visit to the
-                // pool (its drop would find the slot submitted and leave it).
-                this.id.idx = HANDED_OVER;
-                Ok(())
-            }
-            Err(e) => Err(Refused::new(e, this)),
+        match submit_slot::<P>(&self.owner, self.id, flags, None) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Refused::new(e, self)),
         }
     }
 
@@ -719,9 +704,6 @@ impl<P: TaskPayload> NodeTask for Named<P> {
 
 impl<P: TaskPayload> Drop for Task<P> {
     fn drop(&mut self) {
-        if self.id.idx == HANDED_OVER {
-            return;
-        }
         let (core, pool) = parts::<P>(&self.owner);
         pool.release(self.id, core);
     }
