@@ -923,15 +923,28 @@ fn give_copy(
     sock: (BorrowedFd<'_>, PollFlags),
     stop: Option<BorrowedFd<'_>>,
 ) -> Result<()> {
+    push_all(to, bytes.len(), (sock, stop), "write", |done| Ok(rustix::io::write(to, &bytes[done..])))
+}
+
+/// Pushes `len` bytes into the pipe `to` by `push(done)` (how many more went in; `AGAIN`
+/// when the pipe is full), waiting for room while watching the socket and `stop`: the loop
+/// of [`give_copy`] and [`give`], which differ only in the call that hands bytes over.
+fn push_all(
+    to: BorrowedFd<'_>,
+    len: usize,
+    (sock, stop): ((BorrowedFd<'_>, PollFlags), Option<BorrowedFd<'_>>),
+    what: &str,
+    mut push: impl FnMut(usize) -> Result<rustix::io::Result<usize>>,
+) -> Result<()> {
     let mut done = 0;
-    while done < bytes.len() {
-        match rustix::io::write(to, &bytes[done..]) {
+    while done < len {
+        match push(done)? {
             Ok(n) => done += n,
             Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(to, PollFlags::OUT, Some(sock), stop)? {
                 Woke::Ready => {}
                 Woke::Socket | Woke::Stop => return Err(Error::NotFound),
             },
-            Err(e) => return Err(os("write", e)),
+            Err(e) => return Err(os(what, e)),
         }
     }
     Ok(())
@@ -999,27 +1012,15 @@ fn give<B: std::ops::Deref<Target = [u8]>>(
     sock: (BorrowedFd<'_>, PollFlags),
     stop: Option<BorrowedFd<'_>>,
 ) -> Result<()> {
-    let mut done = 0;
-    while done < len {
+    push_all(to, len, (sock, stop), "vmsplice", |done| {
         // In pieces, so that the reader starts copying while later pages are handed over.
         let end = len.min(done + GIVE_PIECE);
-        let given = {
-            let bytes = piece(done, end)?;
-            let iov = [IoSliceRaw::from_slice(&bytes)];
-            // SAFETY: vmsplice only reads the slice's pages (no SPLICE_F_GIFT: the pipe takes
-            // references to them, never writes them); the slice is valid for the whole call.
-            unsafe { rustix::pipe::vmsplice(to, &iov, SpliceFlags::NONBLOCK) }
-        };
-        match given {
-            Ok(n) => done += n,
-            Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(to, PollFlags::OUT, Some(sock), stop)? {
-                Woke::Ready => {}
-                Woke::Socket | Woke::Stop => return Err(Error::NotFound),
-            },
-            Err(e) => return Err(os("vmsplice", e)),
-        }
-    }
-    Ok(())
+        let bytes = piece(done, end)?;
+        let iov = [IoSliceRaw::from_slice(&bytes)];
+        // SAFETY: vmsplice only reads the slice's pages (no SPLICE_F_GIFT: the pipe takes
+        // references to them, never writes them); the slice is valid for the whole call.
+        Ok(unsafe { rustix::pipe::vmsplice(to, &iov, SpliceFlags::NONBLOCK) })
+    })
 }
 
 /// Reads exactly `len` bytes from the pipe `from` into `off..off+len` of the export,
