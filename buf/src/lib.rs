@@ -98,12 +98,18 @@ impl Elem {
 
     #[inline]
     fn shape(&self) -> Shape {
+        self.shape_at(self.meta.load(Ordering::Relaxed))
+    }
+
+    /// [`Elem::shape`] with the element's `meta` as the caller just read it (no second load).
+    #[inline]
+    fn shape_at(&self, meta: u64) -> Shape {
         Shape {
             head: self.head.load(Ordering::Relaxed),
             len: self.len.load(Ordering::Relaxed),
             data: self.data.load(Ordering::Relaxed),
             data_len: self.data_len.load(Ordering::Relaxed),
-            in_list: !self.is_head() || self.next().is_some(),
+            in_list: meta & HEAD == 0 || self.next().is_some(),
         }
     }
 }
@@ -664,16 +670,57 @@ fn no_room(room: usize, n: usize) -> Error {
     doca_core::fail!(Error::InvalidValue, "buffer has {room} free bytes after its data, {n} needed")
 }
 
-impl Buf {
-    /// The buffer's element, if this handle is not stale.
+/// A buffer's data grows by `n` bytes after what it holds; beyond the buffer → `INVALID_VALUE`.
+#[inline]
+fn grow_data(e: &Elem, n: usize) -> Result<()> {
+    let (head, len) = (e.head.load(Ordering::Relaxed), e.len.load(Ordering::Relaxed));
+    let (data, data_len) = (e.data.load(Ordering::Relaxed), e.data_len.load(Ordering::Relaxed));
+    // The layout rule holds (`data + data_len <= head + len`) unless another thread changes
+    // the buffer meanwhile: the room is then counted as `Shape::room` counts it.
+    let room = head.saturating_add(len).saturating_sub(data.saturating_add(data_len));
+    if n > room {
+        return Err(no_room(room, n));
+    }
+    e.data_len.store(data_len + n, Ordering::Relaxed);
+    Ok(())
+}
+
+/// A buffer found once ([`Buf::view`]) for an engine that reads its shape, writes into its
+/// room and then grows its data: the growth checks the handle again (one load: `BAD_STATE` if
+/// the buffer went back to its inventory meanwhile) without finding the buffer again.
+pub struct BufView<'a> {
+    e: &'a Elem,
+    gen: u32,
+}
+
+impl BufView<'_> {
+    /// [`Buf::increase_data_len`] on the viewed buffer.
     #[inline]
-    fn elem(&self) -> Result<&Elem> {
+    pub fn increase_data_len(&self, n: usize) -> Result<()> {
+        let meta = self.e.meta.load(Ordering::Acquire);
+        if meta & IN_USE == 0 || gen_of(meta) != self.gen {
+            return Err(stale());
+        }
+        grow_data(self.e, n)
+    }
+}
+
+impl Buf {
+    /// The buffer's element and its `meta` word, if this handle is not stale.
+    #[inline]
+    fn elem_meta(&self) -> Result<(&Elem, u64)> {
         let e = &self.h.inv.elems[self.idx as usize];
         let meta = e.meta.load(Ordering::Acquire);
         if meta & IN_USE == 0 || gen_of(meta) != self.gen {
             return Err(stale());
         }
-        Ok(e)
+        Ok((e, meta))
+    }
+
+    /// The buffer's element, if this handle is not stale.
+    #[inline]
+    fn elem(&self) -> Result<&Elem> {
+        self.elem_meta().map(|(e, _)| e)
     }
 
     /// `(head, len, data, data_len)` as offsets in the map, in one call.
@@ -800,17 +847,7 @@ impl Buf {
     /// them); beyond the buffer → `INVALID_VALUE`.
     #[inline]
     pub fn increase_data_len(&self, n: usize) -> Result<()> {
-        let e = self.elem()?;
-        let (head, len) = (e.head.load(Ordering::Relaxed), e.len.load(Ordering::Relaxed));
-        let (data, data_len) = (e.data.load(Ordering::Relaxed), e.data_len.load(Ordering::Relaxed));
-        // The layout rule holds (`data + data_len <= head + len`) unless another thread changes
-        // the buffer meanwhile: the room is then counted as `Shape::room` counts it.
-        let room = head.saturating_add(len).saturating_sub(data.saturating_add(data_len));
-        if n > room {
-            return Err(no_room(room, n));
-        }
-        e.data_len.store(data_len + n, Ordering::Relaxed);
-        Ok(())
+        grow_data(self.elem()?, n)
     }
 
     /// Grows the data by `n` bytes like [`Buf::increase_data_len`] and returns where the
@@ -830,7 +867,16 @@ impl Buf {
     /// using a buffer.
     #[inline]
     pub fn shape(&self) -> Result<Shape> {
-        Ok(self.elem()?.shape())
+        let (e, meta) = self.elem_meta()?;
+        Ok(e.shape_at(meta))
+    }
+
+    /// [`Buf::shape`] and a view of the buffer for a later [`BufView::increase_data_len`]
+    /// (one lookup for both: what a copy into the buffer's room needs).
+    #[inline]
+    pub fn view(&self) -> Result<(Shape, BufView<'_>)> {
+        let (e, meta) = self.elem_meta()?;
+        Ok((e.shape_at(meta), BufView { e, gen: self.gen }))
     }
 
     /// `(in a list of two or more, end of the data, free room after it)` in one call.

@@ -286,3 +286,31 @@ fn equal_handles_name_one_buffer_of_one_inventory() {
     assert_eq!(again.index(), idx);
     assert_ne!(again, a, "the same descriptor in a new generation");
 }
+
+#[test]
+fn a_view_reads_the_shape_and_grows_the_data_of_its_buffer_only_while_it_is_out() {
+    let map = Mmap::create().unwrap();
+    map.set_memrange(vec![0u8; 4096]).unwrap();
+    map.start().unwrap();
+    let inv = started_inventory(4);
+    let b = inv.buf_get_data_at(&map, 100, 10).unwrap();
+    b.set_data_offset(100, 4).unwrap(); // room: 6 after the data
+    let (shape, view) = b.view().unwrap();
+    assert_eq!(Ok(shape), b.shape());
+    assert_eq!((shape.data, shape.data_len, shape.room(), shape.in_list), (100, 4, 6, false));
+    view.increase_data_len(5).unwrap();
+    assert_eq!(b.data_len(), Ok(9));
+    assert_eq!(view.increase_data_len(2), Err(Error::InvalidValue), "1 byte of room left");
+    assert_eq!(b.data_len(), Ok(9), "a refused growth changes nothing");
+    // A list element's shape says it is in a list, through the view as through shape.
+    let next = inv.buf_get_at(&map, 200, 8).unwrap();
+    b.chain_list(&next).unwrap();
+    assert!(b.view().unwrap().0.in_list && next.view().unwrap().0.in_list);
+    b.unchain_list(&next).unwrap();
+    assert!(!b.view().unwrap().0.in_list);
+    // Back to the inventory while viewed: the growth is a stale handle's.
+    let (_, view) = b.view().unwrap();
+    b.dec_refcount().unwrap(); // its last reference
+    assert_eq!(view.increase_data_len(1), Err(Error::BadState));
+    assert_eq!(b.view().err(), Some(Error::BadState));
+}

@@ -227,6 +227,7 @@ impl Dma {
     /// `doca_dma_task_memcpy_alloc_init`: a task copying `src`'s data into `dst`'s room.
     /// Either may be `None` and set later ([`MemcpyTask::set_src`]); nothing is checked
     /// before submission. Running only (`BAD_STATE`); every task out → `NO_MEMORY`.
+    #[inline]
     pub fn task_memcpy_alloc_init(
         &self,
         src: Option<&Buf>,
@@ -236,10 +237,9 @@ impl Dma {
         let t = self.ctx.alloc(user_data, |p: &mut Memcpy| {
             // A slot keeps the buffers of its last task: the same ones again (a task
             // allocated per copy of one pair) cost no handle clone and no second map check.
+            // Its cursor is at rest (`Engine::finish` leaves it so).
             p.src.set(src);
             p.dst.set(dst);
-            p.copied = 0;
-            p.len = 0;
         })?;
         Ok(MemcpyTask(t))
     }
@@ -416,7 +416,8 @@ impl DmaOps {
         if !(p.src.reached && p.dst.reached) {
             return None;
         }
-        let (Ok(s), Ok(d)) = (src.shape(), dst.shape()) else { return None };
+        // The destination found once for its shape and its data length's growth.
+        let (Ok(s), Ok((d, dst_view))) = (src.shape(), dst.view()) else { return None };
         let n = s.data_len;
         if s.in_list
             || d.in_list
@@ -432,7 +433,10 @@ impl DmaOps {
             return Some(src.map().check_live().and_then(|()| Err(overlap(from, to, n))));
         }
         Some(
-            src.map().copy_to_map(from, n, dst.map(), to).and_then(|()| dst.increase_data_len(n)).map(|()| n),
+            src.map()
+                .copy_to_map(from, n, dst.map(), to)
+                .and_then(|()| dst_view.increase_data_len(n))
+                .map(|()| n),
         )
     }
 
@@ -542,6 +546,15 @@ impl DmaOps {
     }
 }
 
+impl DmaOps {
+    /// The task's cursor at rest (out of line: only failed and flushed tasks need it).
+    #[cold]
+    #[inline(never)]
+    fn rest(&self, id: TaskId) {
+        self.pool.with_payload(id, |p| (p.copied, p.len) = (0, 0));
+    }
+}
+
 /// The error of a copy whose source and destination ranges overlap in one map (out of line).
 #[cold]
 #[inline(never)]
@@ -596,8 +609,14 @@ impl Engine for DmaOps {
         self.advance_front(id, budget)
     }
 
+    /// A task handed back with an error (failed or flushed, maybe part-way) gets its cursor
+    /// back at rest first, as every completed task has it: a slot is always at rest when it
+    /// is free, allocated or queued, and alloc_init need not touch it.
     #[inline]
     fn finish(&self, id: TaskId, status: Result<()>) {
+        if status.is_err() {
+            self.rest(id);
+        }
         self.pool.finish(id, status);
     }
 }
@@ -608,9 +627,8 @@ impl TaskPayload for Memcpy {
 }
 
 /// Submitted tasks are queued as they are and checked when the engine reaches them (DOCA's
-/// submit does not validate). A task's cursor is at rest when it is queued: alloc_init and
-/// every completion leave it so, and a task flushed or failed part-way is never submitted
-/// again in the same run.
+/// submit does not validate). A task's cursor is at rest when it is queued: every completion
+/// leaves it so (a success at its end, a failure or a flush in [`Engine::finish`]).
 impl EngineTask<Memcpy> for DmaOps {
     fn pool(&self) -> &TaskPool<Memcpy> {
         &self.pool

@@ -527,3 +527,30 @@ fn a_slot_with_buffers_checked_before_gives_the_statuses_of_the_full_checks() {
     assert_eq!(dst.data_len().unwrap(), 128, "the whole room used");
     assert_eq!(dst.data_to_vec().unwrap()[100..], fill[..28]);
 }
+
+#[test]
+fn a_slot_whose_copy_was_flushed_part_way_copies_from_its_first_byte_after_a_restart() {
+    let s = setup(1);
+    let rw = AccessFlags::LOCAL_READ_WRITE;
+    let per_pass = caps::bytes_per_pass(s.dev.as_devinfo()).unwrap();
+    let big = 2 * per_pass;
+    let src_map = map(Some(&s.dev), big, 7, rw);
+    let dst_map = map(Some(&s.dev), big, 0, rw);
+    let (src, dst) = pair(&s, &src_map, 0, &dst_map, 0, big);
+    s.dma.task_memcpy_alloc_init(Some(&src), Some(&dst), Data::from_u64(1)).unwrap().submit().unwrap();
+    s.pe.progress(); // half of it copied
+    assert!(s.seen.borrow().is_empty(), "not done in one pass");
+    let ctx = s.dma.as_ctx();
+    assert_eq!(ctx.stop(), Err(Error::InProgress));
+    run(&s.pe, || ctx.state() == CtxState::Idle);
+    assert_eq!(s.seen.borrow()[0].1, Err(FLUSH_STATUS));
+    assert_eq!(dst.data_len().unwrap(), 0, "a flushed copy changes no data length");
+    // The one slot again, on a small copy of other bytes: from its first byte, all of it.
+    ctx.start().unwrap();
+    let m = map(Some(&s.dev), 8192, 9, rw);
+    let (ss, sd) = pair(&s, &m, 0, &m, 4096, 100);
+    s.dma.task_memcpy_alloc_init(Some(&ss), Some(&sd), Data::from_u64(2)).unwrap().submit().unwrap();
+    run(&s.pe, || s.seen.borrow().len() == 2);
+    assert_eq!(s.seen.borrow()[1], (2, Ok(()), 100));
+    assert_eq!(sd.data_to_vec().unwrap(), vec![9u8; 100]);
+}

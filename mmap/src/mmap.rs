@@ -218,7 +218,9 @@ struct Config {
 
 pub(crate) struct MmapInner {
     cfg: Mutex<Config>,
-    region: OnceLock<Region>,
+    /// The memory as mapped here and where borrows of its bytes are tracked, set together
+    /// (one look finds both: a copy between two maps makes two, not four).
+    mapped: OnceLock<(Region, Tracker)>,
     started: AtomicBool,
     num_bufs: AtomicU32,
     /// Buffers counted by their holders ([`BufCount`]), added up when asked.
@@ -229,8 +231,6 @@ pub(crate) struct MmapInner {
     users: Arc<AtomicU32>,
     user_data: AtomicU64,
     import: Option<Import>,
-    /// Where borrows of the bytes are tracked (set with the region).
-    tracker: OnceLock<Tracker>,
     /// The address of the first byte as the map's owner sees it (C's memrange start): the
     /// local mapping's for a map of this process, the exporter's for a map from export.
     base: OnceLock<usize>,
@@ -246,8 +246,15 @@ impl MmapInner {
     fn len(&self) -> Option<usize> {
         match self.far() {
             Some(c) => Some(c.len()),
-            None => self.region.get().map(Region::len),
+            None => self.region().map(Region::len),
         }
+    }
+
+    /// The memory as mapped here (`None` before a memory range is set, and for an import not
+    /// mapped here).
+    #[inline]
+    fn region(&self) -> Option<&Region> {
+        self.mapped.get().map(|(region, _)| region)
     }
 
     /// The connection to the exporter of an import that is not mapped here (served, or
@@ -322,14 +329,13 @@ impl Mmap {
                     linked: None,
                     thread_safe: false,
                 }),
-                region: OnceLock::new(),
+                mapped: OnceLock::new(),
                 started: AtomicBool::new(false),
                 num_bufs: AtomicU32::new(0),
                 counts: Mutex::new(Vec::new()),
                 users: Arc::new(AtomicU32::new(0)),
                 user_data: AtomicU64::new(0),
                 import,
-                tracker: OnceLock::new(),
                 base: OnceLock::new(),
             }),
         }
@@ -351,14 +357,14 @@ impl Mmap {
         if self.is_started() {
             bail!(Error::BadState, "mmap set_memrange after start");
         }
-        if self.inner.region.get().is_some() {
+        if self.inner.region().is_some() {
             bail!(Error::NotPermitted, "mmap set_memrange: the memory range is already set");
         }
         let region = memory.region()?;
-        let _ = self.inner.tracker.set(memory.tracker());
+        let tracker = memory.tracker();
         let _ = self.inner.base.set(region.addr());
         cfg.memory = Some(memory);
-        let _ = self.inner.region.set(region);
+        let _ = self.inner.mapped.set((region, tracker));
         Ok(())
     }
 
@@ -500,7 +506,7 @@ impl Mmap {
         if self.is_started() {
             bail!(Error::BadState, "mmap start: already started");
         }
-        if self.inner.region.get().is_none() {
+        if self.inner.region().is_none() {
             bail!(Error::BadState, "mmap start: set a memory range first");
         }
         cfg.ever_started = true;
@@ -718,7 +724,8 @@ impl Mmap {
                 "mmap export_pci: {dev:?} cannot export (topology: cap mmap.export_pci 0)"
             );
         }
-        let region = *self.inner.region.get().expect("a started map has a region");
+        let (region, tracker) = self.inner.mapped.get().expect("a started map has a region");
+        let region = *region;
         let pci = dev.as_devinfo().pci_addr();
         let perms = cfg.perms;
         let base = self.inner.base() as u64;
@@ -728,7 +735,7 @@ impl Mmap {
             let (service, token) = match &cfg.served {
                 Some(s) => (s.service(), s.token()),
                 None => {
-                    let tracker = self.inner.tracker.get().expect("a started map has a tracker").clone();
+                    let tracker = tracker.clone();
                     let server = crate::served::Server::start(region, tracker, perms)?;
                     let s = cfg.served.insert(server);
                     (s.service(), s.token())
@@ -912,9 +919,8 @@ impl Mmap {
             d.perms.contains(AccessFlags::PCI_READ_WRITE) || d.perms.contains(AccessFlags::RDMA_WRITE);
         let region = crate::shm::segment_region(&seg, offset, len, writable);
         let map = Mmap::with(Some(import), d.perms, devs);
-        let _ = map.inner.tracker.set(seg.tracker(offset));
         let _ = map.inner.base.set(d.addr as usize);
-        let _ = map.inner.region.set(region);
+        let _ = map.inner.mapped.set((region, seg.tracker(offset)));
         map.inner.started.store(true, Ordering::Release);
         tracing::debug!(target: "doca_sdk", "mmap imported {len} bytes exported by {} (pid {})", d.from, d.service.pid);
         Ok(map)
@@ -1194,12 +1200,19 @@ impl Eq for MapAccess {}
 impl MapAccess {
     #[inline]
     fn region(&self) -> &Region {
-        self.inner.region.get().expect("a referenced map has a region")
+        self.mapped().0
     }
 
     #[inline]
     fn tracker(&self) -> &Tracker {
-        self.inner.tracker.get().expect("a referenced map has a tracker")
+        self.mapped().1
+    }
+
+    /// The memory as mapped here and its tracker, in one look.
+    #[inline]
+    fn mapped(&self) -> (&Region, &Tracker) {
+        let (region, tracker) = self.inner.mapped.get().expect("a referenced map has a region");
+        (region, tracker)
     }
 
     /// The map's length in bytes.
@@ -1327,14 +1340,8 @@ impl MapAccess {
     pub fn copy_to_map(&self, offset: usize, len: usize, dst: &MapAccess, dst_offset: usize) -> Result<()> {
         if self.inner.import.is_none() && dst.inner.import.is_none() {
             // Two maps of this process's memory: neither can be revoked, both are mapped here.
-            return self.tracker().copy_to(
-                self.region(),
-                offset,
-                dst.tracker(),
-                dst.region(),
-                dst_offset,
-                len,
-            );
+            let ((from, from_tracker), (to, to_tracker)) = (self.mapped(), dst.mapped());
+            return from_tracker.copy_to(from, offset, to_tracker, to, dst_offset, len);
         }
         self.copy_imported(offset, len, dst, dst_offset)
     }

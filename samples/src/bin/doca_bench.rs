@@ -43,8 +43,8 @@ struct Args {
     /// Runs of each build with `--against`.
     #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(1..=50))]
     runs: u32,
-    /// Internal: run as the peer process (or `cycle dma|loopback|control|fast|empty N`: only
-    /// N cycles of one kind, a driver for profilers such as callgrind).
+    /// Internal: run as the peer process (or `cycle dma|dma4k|loopback|control|fast|empty N`:
+    /// only N cycles of one kind, a driver for profilers such as callgrind).
     #[arg(long, num_args = 1.., hide = true)]
     role: Vec<String>,
 }
@@ -367,6 +367,19 @@ fn peer(role: &[String]) -> ExitCode {
                     if failed.get() > 0 {
                         return ExitCode::FAILURE;
                     }
+                }
+                "dma4k" => {
+                    // The "dma 4 KiB tasks, D in flight" row's loop (`cycle dma4k N D`, D 1 by
+                    // default): N tasks completed, kept tasks resubmitted.
+                    let depth: usize = arg(3).parse().unwrap_or(1).max(1);
+                    let rig = doca_samples::bench::dma::Rig::new("b1:00.0", 64, true).expect("dma context");
+                    let src = rig.local_map(4096 * depth, 1).expect("map");
+                    let dst = rig.local_map(4096 * depth, 0).expect("map");
+                    rig.tasks(&src, &dst, depth, 4096).expect("dma tasks");
+                    if !(rig.cycle(n / 10 + 1, depth) && rig.cycle(n, depth)) {
+                        return ExitCode::FAILURE;
+                    }
+                    rig.clear();
                 }
                 "loopback" => {
                     let mut f = loopback_loop();
