@@ -326,24 +326,44 @@ impl PostRecvTask {
 
 /// A buffer the consumer can post: in its map, not chained, with room after its data
 /// (`INVALID_VALUE` otherwise). Returns (end of the data, free room).
+#[inline]
 fn check_buf(map: &MapAccess, buf: &Buf) -> Result<(usize, usize)> {
     if buf.map() != map {
-        bail!(Error::InvalidValue, "Consumer task validation fail: buffer is outside of exported mmap range (not in the consumer's map)");
+        return Err(refuse_buf(BadPost::Outside));
     }
     let (chained, end, room) = buf.list_and_room()?;
     if chained {
-        bail!(
-            Error::InvalidValue,
-            "Consumer task validation fail: buffer is chained (lists are not supported)"
-        );
+        return Err(refuse_buf(BadPost::Chained));
     }
     if room == 0 {
-        bail!(
-            Error::InvalidValue,
-            "Consumer task validation fail: buffer free space is 0 (no room after its data)"
-        );
+        return Err(refuse_buf(BadPost::NoRoom));
     }
     Ok((end, room))
+}
+
+/// Why [`check_buf`] refused a buffer.
+enum BadPost {
+    Outside,
+    Chained,
+    NoRoom,
+}
+
+/// [`check_buf`]'s refusal, with its log line (out of line: the check stays a few compares
+/// where it is inlined).
+#[cold]
+#[inline(never)]
+fn refuse_buf(why: BadPost) -> Error {
+    match why {
+        BadPost::Outside => fail!(Error::InvalidValue, "Consumer task validation fail: buffer is outside of exported mmap range (not in the consumer's map)"),
+        BadPost::Chained => fail!(
+            Error::InvalidValue,
+            "Consumer task validation fail: buffer is chained (lists are not supported)"
+        ),
+        BadPost::NoRoom => fail!(
+            Error::InvalidValue,
+            "Consumer task validation fail: buffer free space is 0 (no room after its data)"
+        ),
+    }
 }
 
 impl ConsumerOps {

@@ -309,28 +309,38 @@ impl ProducerOps {
     /// A buffer this producer can send: not chained, not empty (unless `may_be_empty`, at
     /// allocation), within the maximum size (`INVALID_VALUE` otherwise). Returns where its
     /// data lies (offset in its map, length).
+    #[inline]
     fn check_buf(&self, buf: &Buf, may_be_empty: bool) -> Result<(usize, usize)> {
         let shape = buf.shape()?;
-        if shape.in_list {
-            bail!(
+        let len = shape.data_len;
+        if shape.in_list || (len == 0 && !may_be_empty) || len > self.limits.0 {
+            return Err(self.refuse_buf(shape.in_list, len));
+        }
+        Ok((shape.data, len))
+    }
+
+    /// [`ProducerOps::check_buf`]'s refusal, with its log line (out of line: the check stays
+    /// a few compares where it is inlined).
+    #[cold]
+    #[inline(never)]
+    fn refuse_buf(&self, in_list: bool, len: usize) -> Error {
+        if in_list {
+            return fail!(
                 Error::InvalidValue,
                 "Producer task validation fail: buffer is chained (lists are not supported)"
             );
         }
-        let len = shape.data_len;
-        if len == 0 && !may_be_empty {
-            bail!(Error::InvalidValue, "Producer task validation fail: buffer length is 0");
+        if len == 0 {
+            return fail!(Error::InvalidValue, "Producer task validation fail: buffer length is 0");
         }
         let max = self.limits.0;
-        if len > max {
-            bail!(Error::InvalidValue, "cc producer: {len} bytes exceed the maximum buffer size {max}");
-        }
-        Ok((shape.data, len))
+        fail!(Error::InvalidValue, "cc producer: {len} bytes exceed the maximum buffer size {max}")
     }
 
     /// Points the task's payload at consumer `id`: the consumer it already holds when that
     /// is the one and alive (no lookup), else the peer's current one — another consumer, or
     /// this one restarted (same id, new rings); `INVALID_VALUE` when it expired.
+    #[inline]
     fn target(&self, p: &mut ProducerSendPayload, id: u32) -> Result<()> {
         if !p.target.as_ref().is_some_and(|t| t.id == id && t.alive.load(Ordering::Acquire)) {
             p.target = Some(self.consumer(id)?);
