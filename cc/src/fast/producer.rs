@@ -340,7 +340,7 @@ impl ProducerOps {
     /// Points the task's payload at consumer `id`: the consumer it already holds when that
     /// is the one and alive (no lookup), else the peer's current one — another consumer, or
     /// this one restarted (same id, new rings); `INVALID_VALUE` when it expired.
-    #[inline]
+    #[inline(always)] // two loads and a compare where a send is checked
     fn target(&self, p: &mut ProducerSendPayload, id: u32) -> Result<()> {
         if !p.target.as_ref().is_some_and(|t| t.id == id && t.alive.load(Ordering::Acquire)) {
             p.target = Some(self.consumer(id)?);
@@ -350,6 +350,7 @@ impl ProducerOps {
 
     /// The peer's consumer `id` (`INVALID_VALUE` when the peer never announced it or it
     /// expired).
+    #[inline(never)] // the lookup when a task's consumer changed: not where a send is checked
     fn consumer(&self, id: u32) -> Result<Arc<RemoteConsumer>> {
         if let Some(t) = self.last.borrow().as_ref() {
             // An expired or restarted consumer is marked dead when the registry drops it.
