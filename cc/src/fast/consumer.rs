@@ -391,10 +391,16 @@ impl ConsumerOps {
     /// [`ConsumerOps::publish_posts`] into `chan` (the caller's borrow of the channel).
     #[inline]
     fn publish_to(&self, chan: &Channel) {
-        let mut staged = self.staged.borrow_mut();
-        if staged.is_empty() {
-            return;
+        // Most passes have nothing kept back: a look, not a call.
+        if !self.staged.borrow().is_empty() {
+            self.publish_staged(chan);
         }
+    }
+
+    /// [`ConsumerOps::publish_to`]'s writes (out of line).
+    #[inline(never)]
+    fn publish_staged(&self, chan: &Channel) {
+        let mut staged = self.staged.borrow_mut();
         let mut written = 0;
         for post in staged.iter() {
             if !matches!(chan.post.push_with(KIND_POST, POST_LEN, |b| post.write(b)), Ok(true)) {
