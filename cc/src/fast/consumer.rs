@@ -326,24 +326,44 @@ impl PostRecvTask {
 
 /// A buffer the consumer can post: in its map, not chained, with room after its data
 /// (`INVALID_VALUE` otherwise). Returns (end of the data, free room).
+#[inline]
 fn check_buf(map: &MapAccess, buf: &Buf) -> Result<(usize, usize)> {
     if buf.map() != map {
-        bail!(Error::InvalidValue, "Consumer task validation fail: buffer is outside of exported mmap range (not in the consumer's map)");
+        return Err(refuse_buf(BadPost::Outside));
     }
     let (chained, end, room) = buf.list_and_room()?;
     if chained {
-        bail!(
-            Error::InvalidValue,
-            "Consumer task validation fail: buffer is chained (lists are not supported)"
-        );
+        return Err(refuse_buf(BadPost::Chained));
     }
     if room == 0 {
-        bail!(
-            Error::InvalidValue,
-            "Consumer task validation fail: buffer free space is 0 (no room after its data)"
-        );
+        return Err(refuse_buf(BadPost::NoRoom));
     }
     Ok((end, room))
+}
+
+/// Why [`check_buf`] refused a buffer.
+enum BadPost {
+    Outside,
+    Chained,
+    NoRoom,
+}
+
+/// [`check_buf`]'s refusal, with its log line (out of line: the check stays a few compares
+/// where it is inlined).
+#[cold]
+#[inline(never)]
+fn refuse_buf(why: BadPost) -> Error {
+    match why {
+        BadPost::Outside => fail!(Error::InvalidValue, "Consumer task validation fail: buffer is outside of exported mmap range (not in the consumer's map)"),
+        BadPost::Chained => fail!(
+            Error::InvalidValue,
+            "Consumer task validation fail: buffer is chained (lists are not supported)"
+        ),
+        BadPost::NoRoom => fail!(
+            Error::InvalidValue,
+            "Consumer task validation fail: buffer free space is 0 (no room after its data)"
+        ),
+    }
 }
 
 impl ConsumerOps {
@@ -363,12 +383,24 @@ impl ConsumerOps {
     /// Writes the staged posts to the post ring (in submission order). One that does not fit
     /// (the ring has a slot for twice the tasks: only a broken ring refuses) stays staged.
     fn publish_posts(&self) {
-        let mut staged = self.staged.borrow_mut();
-        if staged.is_empty() {
-            return;
+        if let Some(chan) = self.chan.borrow().as_ref() {
+            self.publish_to(chan);
         }
-        let chan = self.chan.borrow();
-        let Some(chan) = chan.as_ref() else { return };
+    }
+
+    /// [`ConsumerOps::publish_posts`] into `chan` (the caller's borrow of the channel).
+    #[inline]
+    fn publish_to(&self, chan: &Channel) {
+        // Most passes have nothing kept back: a look, not a call.
+        if !self.staged.borrow().is_empty() {
+            self.publish_staged(chan);
+        }
+    }
+
+    /// [`ConsumerOps::publish_to`]'s writes (out of line).
+    #[inline(never)]
+    fn publish_staged(&self, chan: &Channel) {
+        let mut staged = self.staged.borrow_mut();
         let mut written = 0;
         for post in staged.iter() {
             if !matches!(chan.post.push_with(KIND_POST, POST_LEN, |b| post.write(b)), Ok(true)) {
@@ -376,37 +408,46 @@ impl ConsumerOps {
             }
             written += 1;
         }
-        staged.drain(..written);
+        if written == staged.len() {
+            staged.clear();
+        } else {
+            staged.drain(..written);
+        }
     }
 
     /// Wakes the peer's producers if they sleep waiting for buffers posted since the last
     /// check (one fence per batch).
     fn wake_producers(&self) {
         if let Some(chan) = self.chan.borrow().as_ref() {
-            if chan.post.peer_needs_wakeup() {
-                if let Some(bell) = self.shared.borrow().as_ref().and_then(|s| s.peer_bell.get()) {
-                    bell.ring();
-                }
-            }
-            // The completion ring is never full (it has a slot per post): no room to announce.
-            chan.done.forget_wakeup_check();
+            self.wake_producers_of(chan);
         }
+    }
+
+    /// [`ConsumerOps::wake_producers`] for `chan` (the caller's borrow of the channel).
+    #[inline]
+    fn wake_producers_of(&self, chan: &Channel) {
+        if chan.post.peer_needs_wakeup() {
+            if let Some(bell) = self.shared.borrow().as_ref().and_then(|s| s.peer_bell.get()) {
+                bell.ring();
+            }
+        }
+        // The completion ring is never full (it has a slot per post): no room to announce.
+        chan.done.forget_wakeup_check();
     }
 
     /// Finishes the posted tasks whose buffers were filled — at most a ring's worth per call,
     /// whatever the peer writes; in Stopping, every posted task (`SHUTDOWN`). A malformed
     /// completion record breaks the consumer's rings (the peer is broken or hostile).
-    fn deliver(&self, core: &CtxCore) -> bool {
+    fn deliver(&self, core: &CtxCore, chan: Option<&Channel>) -> bool {
         let mut any = false;
         let stopping = core.state() == CtxState::Stopping;
-        if let Some(chan) = self.chan.borrow().as_ref().filter(|_| !self.malformed.get()) {
+        if let Some(chan) = chan.filter(|_| !self.malformed.get()) {
             for _ in 0..chan.done.capacity() {
                 let Some(slot) = chan.done.peek() else { break };
                 let rec = slot.bytes().and_then(Done::read);
                 slot.consume();
                 let Some(rec) = rec else {
-                    tracing::error!(target: "doca_sdk", "cc consumer {}: malformed completion record from the peer", self.id);
-                    self.malformed.set(true);
+                    self.malformed_record();
                     break;
                 };
                 if !self.unpost(rec.token) {
@@ -427,6 +468,15 @@ impl ConsumerOps {
             }
         }
         any
+    }
+
+    /// The peer wrote a completion record that does not decode: the rings are not used any
+    /// more (out of line: the usual pass keeps its registers).
+    #[cold]
+    #[inline(never)]
+    fn malformed_record(&self) {
+        tracing::error!(target: "doca_sdk", "cc consumer {}: malformed completion record from the peer", self.id);
+        self.malformed.set(true);
     }
 
     /// A filled buffer: copy from the shadow if any, grow the data, record who sent it.
@@ -558,6 +608,63 @@ impl CtxOps for ConsumerOps {
 
     fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
         if core.state() == CtxState::Starting {
+            return self.progress_starting(core);
+        }
+        // Buffers posted since the last call (completion callbacks run after it returns) go to
+        // the peer now, and its producers are woken if they sleep for one: done first, so that
+        // neither the ring's stores nor the fence come between a callback's re-post and the
+        // reply the application sends next. One borrow of the channel for both.
+        if let Some(chan) = self.chan.borrow().as_ref() {
+            self.publish_to(chan);
+            self.wake_producers_of(chan);
+        }
+        if !self.conn.is_connected() && core.state() == CtxState::Running {
+            self.connection_down(core);
+        }
+        // One borrow of the channel for the completions and the look at the rings after.
+        let (any, broken) = {
+            let chan = self.chan.borrow();
+            let any = self.deliver(core, chan.as_ref());
+            let broken = self.malformed.get()
+                || chan.as_ref().is_some_and(|c| c.done.is_corrupt() || c.post.is_corrupt());
+            (any, broken)
+        };
+        if broken && core.state() == CtxState::Running {
+            self.rings_broken(core);
+        }
+        any
+    }
+
+    fn request_notification(&self, core: &CtxCore) -> bool {
+        if core.state() == CtxState::Starting {
+            return false;
+        }
+        self.publish_posts();
+        self.wake_producers();
+        self.chan.borrow().as_ref().is_some_and(|c| c.done.arm_for_data())
+    }
+
+    fn flush_tasks(&self, _core: &CtxCore) {
+        self.publish_posts();
+    }
+
+    fn clear_notification(&self, _core: &CtxCore) {
+        if let Some(c) = self.chan.borrow().as_ref() {
+            c.done.disarm_data();
+        }
+        if let Some(b) = self.bell.borrow().as_ref() {
+            b.drain();
+        }
+    }
+}
+
+impl ConsumerOps {
+    /// [`CtxOps::progress`] while Starting: waits for the peer's answer (out of line: a
+    /// running consumer's pass keeps its registers).
+    #[cold]
+    #[inline(never)]
+    fn progress_starting(&self, core: &CtxCore) -> bool {
+        {
             let acked = self.shared.borrow().as_ref().is_some_and(|s| s.acked.load(Ordering::Acquire));
             if acked {
                 core.set_running();
@@ -584,49 +691,25 @@ impl CtxOps for ConsumerOps {
                 );
                 return true;
             }
-            return false;
+            false
         }
-        // Buffers posted since the last call (completion callbacks run after it returns) go to
-        // the peer now, and its producers are woken if they sleep for one: done first, so that
-        // neither the ring's stores nor the fence come between a callback's re-post and the
-        // reply the application sends next.
-        self.publish_posts();
-        self.wake_producers();
-        if !self.conn.is_connected() && core.state() == CtxState::Running {
-            self.withdraw();
-            core.fail(Error::ConnectionReset, "the connection went down");
-        }
-        let any = self.deliver(core);
-        let broken = self.malformed.get()
-            || self.chan.borrow().as_ref().is_some_and(|c| c.done.is_corrupt() || c.post.is_corrupt());
-        if broken && core.state() == CtxState::Running {
-            // The peer's producers must not fill buffers the application gets back now.
-            self.withdraw();
-            core.fail(Error::ConnectionReset, "the peer broke the consumer's rings");
-        }
-        any
     }
 
-    fn request_notification(&self, core: &CtxCore) -> bool {
-        if core.state() == CtxState::Starting {
-            return false;
-        }
-        self.publish_posts();
-        self.wake_producers();
-        self.chan.borrow().as_ref().is_some_and(|c| c.done.arm_for_data())
+    /// The connection went down while Running (out of line).
+    #[cold]
+    #[inline(never)]
+    fn connection_down(&self, core: &CtxCore) {
+        self.withdraw();
+        core.fail(Error::ConnectionReset, "the connection went down");
     }
 
-    fn flush_tasks(&self, _core: &CtxCore) {
-        self.publish_posts();
-    }
-
-    fn clear_notification(&self, _core: &CtxCore) {
-        if let Some(c) = self.chan.borrow().as_ref() {
-            c.done.disarm_data();
-        }
-        if let Some(b) = self.bell.borrow().as_ref() {
-            b.drain();
-        }
+    /// The peer broke the rings while Running (out of line).
+    #[cold]
+    #[inline(never)]
+    fn rings_broken(&self, core: &CtxCore) {
+        // The peer's producers must not fill buffers the application gets back now.
+        self.withdraw();
+        core.fail(Error::ConnectionReset, "the peer broke the consumer's rings");
     }
 }
 

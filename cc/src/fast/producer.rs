@@ -9,7 +9,7 @@
 //! consumer that goes away fails the sends still waiting for it with
 //! `DOCA_ERROR_CONNECTION_ABORTED`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::os::fd::{AsFd, OwnedFd};
 use std::rc::{Rc, Weak};
@@ -65,6 +65,9 @@ pub struct ProducerOps {
     pool: TaskPool<ProducerSendPayload>,
     /// Sends waiting for a posted buffer, one queue per consumer (order is per consumer).
     queues: RefCell<Vec<Queue>>,
+    /// How many sends wait in `queues` in all: an idle producer's pass, and a submit when
+    /// nothing waits, look at this count instead of walking the queues.
+    waiting: Cell<usize>,
     /// The connection's fast-path doorbell (a duplicate), in the engine's notification set.
     bell: RefCell<Option<Watched<OwnedFd>>>,
     /// The consumer found last (a send usually goes where the previous one went): found
@@ -174,6 +177,7 @@ impl Producer {
             limits,
             pool: TaskPool::new(weak.clone()),
             queues: RefCell::new(Vec::new()),
+            waiting: Cell::new(0),
             bell: RefCell::new(None),
             last: RefCell::new(None),
             status,
@@ -303,29 +307,40 @@ enum Step {
 
 impl ProducerOps {
     /// A buffer this producer can send: not chained, not empty (unless `may_be_empty`, at
-    /// allocation), within the maximum size (`INVALID_VALUE` otherwise).
-    fn check_buf(&self, buf: &Buf, may_be_empty: bool) -> Result<()> {
+    /// allocation), within the maximum size (`INVALID_VALUE` otherwise). Returns where its
+    /// data lies (offset in its map, length).
+    #[inline]
+    fn check_buf(&self, buf: &Buf, may_be_empty: bool) -> Result<(usize, usize)> {
         let shape = buf.shape()?;
-        if shape.in_list {
-            bail!(
+        let len = shape.data_len;
+        if shape.in_list || (len == 0 && !may_be_empty) || len > self.limits.0 {
+            return Err(self.refuse_buf(shape.in_list, len));
+        }
+        Ok((shape.data, len))
+    }
+
+    /// [`ProducerOps::check_buf`]'s refusal, with its log line (out of line: the check stays
+    /// a few compares where it is inlined).
+    #[cold]
+    #[inline(never)]
+    fn refuse_buf(&self, in_list: bool, len: usize) -> Error {
+        if in_list {
+            return fail!(
                 Error::InvalidValue,
                 "Producer task validation fail: buffer is chained (lists are not supported)"
             );
         }
-        let len = shape.data_len;
-        if len == 0 && !may_be_empty {
-            bail!(Error::InvalidValue, "Producer task validation fail: buffer length is 0");
+        if len == 0 {
+            return fail!(Error::InvalidValue, "Producer task validation fail: buffer length is 0");
         }
         let max = self.limits.0;
-        if len > max {
-            bail!(Error::InvalidValue, "cc producer: {len} bytes exceed the maximum buffer size {max}");
-        }
-        Ok(())
+        fail!(Error::InvalidValue, "cc producer: {len} bytes exceed the maximum buffer size {max}")
     }
 
     /// Points the task's payload at consumer `id`: the consumer it already holds when that
     /// is the one and alive (no lookup), else the peer's current one — another consumer, or
     /// this one restarted (same id, new rings); `INVALID_VALUE` when it expired.
+    #[inline(always)] // two loads and a compare where a send is checked
     fn target(&self, p: &mut ProducerSendPayload, id: u32) -> Result<()> {
         if !p.target.as_ref().is_some_and(|t| t.id == id && t.alive.load(Ordering::Acquire)) {
             p.target = Some(self.consumer(id)?);
@@ -335,6 +350,7 @@ impl ProducerOps {
 
     /// The peer's consumer `id` (`INVALID_VALUE` when the peer never announced it or it
     /// expired).
+    #[inline(never)] // the lookup when a task's consumer changed: not where a send is checked
     fn consumer(&self, id: u32) -> Result<Arc<RemoteConsumer>> {
         if let Some(t) = self.last.borrow().as_ref() {
             // An expired or restarted consumer is marked dead when the registry drops it.
@@ -357,7 +373,11 @@ impl ProducerOps {
     fn step(&self, id: TaskId, last: bool) -> (Step, bool) {
         // The payload is only read here (nothing in the send touches the pool): no clones.
         let step = self.pool.with_payload(id, |p| match (&p.buf, &p.target) {
-            (Some(buf), Some(target)) => self.send_to(buf, target, &p.imm[..p.imm_len], last),
+            // The data may have changed since the submit's check (a queued send).
+            (Some(buf), Some(target)) => match buf.layout() {
+                Ok((_, _, data, len)) => self.send_to(buf, (data, len), target, &p.imm[..p.imm_len], last),
+                Err(e) => Step::Done(Err(e)),
+            },
             _ => Step::Done(Err(Error::InvalidValue)),
         });
         let step = step.unwrap_or(Step::Done(Err(Error::BadState)));
@@ -372,17 +392,21 @@ impl ProducerOps {
         }
     }
 
-    /// Writes `buf`'s data into the next buffer `target` posted, with its completion record;
-    /// with the `last` send of a batch, wakes the consumer if it sleeps (one fence per batch).
-    /// The consumer's rings are locked only for the writes: a wake-up or a log line comes after.
-    fn send_to(&self, buf: &Buf, target: &Arc<RemoteConsumer>, imm: &[u8], last: bool) -> Step {
+    /// Writes `buf`'s data (`data`, `len`: read from the buffer by the caller) into the next
+    /// buffer `target` posted, with its completion record; with the `last` send of a batch,
+    /// wakes the consumer if it sleeps (one fence per batch). The consumer's rings are
+    /// locked only for the writes: a wake-up or a log line comes after.
+    fn send_to(
+        &self,
+        buf: &Buf,
+        (data, len): (usize, usize),
+        target: &Arc<RemoteConsumer>,
+        imm: &[u8],
+        last: bool,
+    ) -> Step {
         if !target.alive.load(Ordering::Acquire) {
             return Step::Done(Err(Error::ConnectionAborted));
         }
-        let (data, len) = match buf.layout() {
-            Ok((_, _, data, len)) => (data, len),
-            Err(e) => return Step::Done(Err(e)),
-        };
         // Checked at submit; the data may have grown since (a completion carries 32 bits).
         let Ok(len32) = u32::try_from(len) else {
             return Step::Done(Err(doca_core::fail!(
@@ -527,6 +551,7 @@ impl ProducerOps {
                             unchecked = None; // checked with this send
                         }
                         q.tasks.pop_front();
+                        self.waiting.set(self.waiting.get() - 1);
                         self.pool.finish(id, status);
                         any = true;
                     }
@@ -539,9 +564,16 @@ impl ProducerOps {
         any
     }
 
+    /// Whether no send waits for consumer `id` (a send to it goes out at once).
+    #[inline]
+    fn idle_for(&self, id: u32) -> bool {
+        self.waiting.get() == 0 || self.queues.borrow().iter().all(|q| q.consumer != id || q.tasks.is_empty())
+    }
+
     /// Whether sends wait.
+    #[inline]
     fn has_pending(&self) -> bool {
-        self.queues.borrow().iter().any(|q| !q.tasks.is_empty())
+        self.waiting.get() != 0
     }
 }
 
@@ -570,6 +602,7 @@ impl CtxOps for ProducerOps {
         }
         self.pool.prepare(ProducerSendPayload::default);
         self.queues.borrow_mut().clear();
+        self.waiting.set(0);
         if self.bell.borrow().is_none() {
             let dup = self.conn.fast().bell.as_fd().try_clone_to_owned();
             let dup = dup.map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
@@ -585,6 +618,7 @@ impl CtxOps for ProducerOps {
                 self.pool.finish(id, Err(Error::Shutdown));
             }
         }
+        self.waiting.set(0);
     }
 
     fn progress(&self, _core: &CtxCore, _now: &Now<'_>) -> bool {
@@ -632,22 +666,33 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
     /// then sends at once when no send waits before it for that consumer, or queues it
     /// behind them.
     fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        let consumer_id = self
+        // One look at the payload: the checks, then, when no send waits before it for that
+        // consumer, the send itself (from the data the check read).
+        let step = self
             .pool
-            .with_payload(task, |p| -> Result<u32> {
-                self.check_buf(p.buf.as_ref().ok_or(Error::InvalidValue)?, false)?;
+            .with_payload(task, |p| -> Result<(Step, u32)> {
+                let buf = p.buf.as_ref().ok_or(Error::InvalidValue)?;
+                let at = self.check_buf(buf, false)?;
                 self.target(p, p.consumer_id)?;
-                Ok(p.consumer_id)
+                let consumer_id = p.consumer_id;
+                if !self.idle_for(consumer_id) {
+                    return Ok((Step::Wait, consumer_id));
+                }
+                // Nothing before it for this consumer: send now, so the consumer sees it at once.
+                let step = match (&p.buf, &p.target) {
+                    (Some(buf), Some(target)) => self.send_to(buf, at, target, &p.imm[..p.imm_len], true),
+                    _ => Step::Done(Err(Error::InvalidValue)),
+                };
+                Ok((step, consumer_id))
             })
             .ok_or(Error::BadState)??;
-        let idle = self.queues.borrow().iter().all(|q| q.consumer != consumer_id || q.tasks.is_empty());
-        if idle {
-            // Nothing before it for this consumer: send now, so the consumer sees it at once.
-            if let (Step::Done(status), _) = self.step(task, true) {
+        let consumer_id = match step {
+            (Step::Done(status), _) => {
                 self.pool.finish(task, status);
                 return Ok(());
             }
-        }
+            (Step::Wait, consumer_id) => consumer_id,
+        };
         let mut queues = self.queues.borrow_mut();
         // An empty queue serves the next consumer that needs one: queues never outnumber the
         // tasks that ever waited at once, however many consumers the peer announces.
@@ -666,6 +711,7 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
             },
         };
         queues[at].tasks.push_back(task);
+        self.waiting.set(self.waiting.get() + 1);
         Ok(())
     }
 }
