@@ -110,7 +110,7 @@ impl Loopback {
 
     /// Allocates a task carrying `value`. Running only; `NO_MEMORY` when the pool is empty.
     pub fn alloc_task(&self, value: u64) -> Result<EchoTask> {
-        self.ctx.ops().pool.alloc(|p| {
+        TaskPool::alloc_in(&self.ctx, Data::NONE, |p| {
             *p = Echo { value, delay: Duration::ZERO, fail: None };
             Ok(())
         })
@@ -198,16 +198,18 @@ impl CtxOps for LoopbackOps {
         // Core delivers what is finished here once this poll returns; tasks its callbacks
         // submit wait for the next progress, as on hardware.
         // `finish` runs no user code and never reaches this queue: one borrow for the batch.
+        // The batch is read in place and the queue emptied after it (no drain to keep up).
         let mut ready = self.ready.borrow_mut();
         let n = ready.len();
-        for (id, fail) in ready.drain(..) {
+        for &(id, fail) in ready.iter() {
             let status = match fail {
                 _ if stopping => Err(FLUSH_STATUS),
                 Some(e) if e.is_error() => Err(e),
                 _ => Ok(()),
             };
-            self.pool.finish(id, status);
+            self.pool.finish_in(core, id, status);
         }
+        ready.clear();
         self.pending.set(self.pending.get() - n);
         n > 0
     }
