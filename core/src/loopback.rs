@@ -131,9 +131,8 @@ impl Loopback {
 }
 
 impl LoopbackOps {
-    fn fire_due(&self, now: Instant) {
+    fn fire_due(&self, ready: &mut Vec<(TaskId, Option<Error>)>, now: Instant) {
         let mut delayed = self.delayed.borrow_mut();
-        let mut ready = self.ready.borrow_mut();
         delayed.retain(|&(due, id, fail)| {
             if due <= now {
                 ready.push((id, fail));
@@ -189,17 +188,18 @@ impl CtxOps for LoopbackOps {
             return true;
         }
         let stopping = core.state() == CtxState::Stopping;
-        if stopping {
-            let mut delayed = self.delayed.borrow_mut();
-            self.ready.borrow_mut().extend(delayed.drain(..).map(|(_, id, fail)| (id, fail)));
-        } else if !self.delayed.borrow().is_empty() {
-            self.fire_due(now.get());
-        }
         // Core delivers what is finished here once this poll returns; tasks its callbacks
         // submit wait for the next progress, as on hardware.
         // `finish` runs no user code and never reaches this queue: one borrow for the batch.
         // The batch is read in place and the queue emptied after it (no drain to keep up).
         let mut ready = self.ready.borrow_mut();
+        if stopping {
+            let mut delayed = self.delayed.borrow_mut();
+            ready.extend(delayed.drain(..).map(|(_, id, fail)| (id, fail)));
+        } else if self.pending.get() > ready.len() {
+            // Pending tasks not ready are delayed ones: some may be due.
+            self.fire_due(&mut ready, now.get());
+        }
         let n = ready.len();
         for &(id, fail) in ready.iter() {
             let status = match fail {

@@ -278,19 +278,20 @@ impl Pe {
             return false;
         }
         inner.status.progressed();
-        // An engine with nothing to visit (the usual spin of a waiting application) pays the
-        // count and this look only.
-        if inner.active.borrow().is_empty() {
-            inner.in_progress.set(false);
-            return false;
-        }
-        let now = Now::new(&*inner.clock);
-        let mut any = false;
         // Visit the list in place under one shared borrow, which also keeps each context
         // alive while its callbacks run: contexts activated during the pass join it after
         // the walk and wait for the next pass; contexts destroyed by a callback are skipped
         // and leave after the walk.
         let list = inner.active.borrow();
+        // An engine with nothing to visit (the usual spin of a waiting application) pays the
+        // count and this look only.
+        if list.is_empty() {
+            drop(list);
+            inner.in_progress.set(false);
+            return false;
+        }
+        let now = Now::new(&*inner.clock);
+        let mut any = false;
         for (i, ctx) in list.iter().enumerate() {
             if !ctx.core().is_active() {
                 continue;
