@@ -37,9 +37,9 @@ impl<F: ?Sized> CbSlot<F> {
     pub fn call<R>(&self, invoke: impl FnOnce(&mut F) -> R) -> Option<R> {
         let mut f = self.0.take()?;
         let r = invoke(&mut f);
-        match self.0.take() {
-            Some(replacement) => self.0.set(Some(replacement)),
-            None => self.0.set(Some(f)),
+        // Put back in one exchange; a replacement the callback installed meanwhile wins.
+        if let Some(replacement) = self.0.replace(Some(f)) {
+            self.0.set(Some(replacement));
         }
         Some(r)
     }

@@ -473,11 +473,16 @@ impl Ctx {
     pub(crate) fn visit(&self, now: &Now<'_>) -> (bool, bool) {
         let cell = &*self.0;
         let any = cell.progress(now);
+        let running = cell.core.state() != CtxState::Idle;
         if any {
-            // Not quiet: a context with a task cycle every pass never leaves and rejoins.
+            // Not quiet: a context with a task cycle every pass never leaves and rejoins. It
+            // stays without asking its library (its quiet passes count from the next one).
             cell.core.quiet_passes.set(0);
+            if running {
+                return (true, true);
+            }
         }
-        let stay = cell.keeps_active() || (cell.core.state() != CtxState::Idle && cell.core.linger());
+        let stay = cell.keeps_active() || (running && cell.core.linger());
         (any, stay)
     }
 
@@ -741,7 +746,7 @@ impl CtxCore {
     fn activate_slow(&self) {
         if let Some(pe) = self.pe.borrow().upgrade() {
             self.active.set(true);
-            pe.active.borrow_mut().push(self.ctx());
+            pe.join(self.ctx());
         }
     }
 
@@ -754,6 +759,12 @@ impl CtxCore {
         n < LINGER_PASSES
     }
 
+    /// Whether the context is on its engine's list of contexts to visit.
+    #[inline]
+    pub(crate) fn is_active(&self) -> bool {
+        self.active.get()
+    }
+
     pub(crate) fn deactivate(&self) {
         self.active.set(false);
         self.quiet_passes.set(0);
@@ -764,6 +775,18 @@ impl CtxCore {
         if let Some(pe) = self.pe.borrow().upgrade() {
             pe.work_pending();
         }
+    }
+
+    /// Whether `owner` (a pool's link to its context) is this core's context.
+    #[inline]
+    pub(crate) fn is_core_of<T: ?Sized>(&self, owner: &Weak<T>) -> bool {
+        std::ptr::addr_eq(self.this.as_ptr(), owner.as_ptr())
+    }
+
+    /// Whether a pool of this context holds back a completion (a fault plan's `delay`).
+    #[inline]
+    pub(crate) fn holds(&self) -> bool {
+        self.held.get() > 0
     }
 
     /// `n` finished tasks are being delivered.

@@ -110,7 +110,7 @@ impl Loopback {
 
     /// Allocates a task carrying `value`. Running only; `NO_MEMORY` when the pool is empty.
     pub fn alloc_task(&self, value: u64) -> Result<EchoTask> {
-        self.ctx.ops().pool.alloc(|p| {
+        TaskPool::alloc_in(&self.ctx, Data::NONE, |p| {
             *p = Echo { value, delay: Duration::ZERO, fail: None };
             Ok(())
         })
@@ -131,9 +131,8 @@ impl Loopback {
 }
 
 impl LoopbackOps {
-    fn fire_due(&self, now: Instant) {
+    fn fire_due(&self, ready: &mut Vec<(TaskId, Option<Error>)>, now: Instant) {
         let mut delayed = self.delayed.borrow_mut();
-        let mut ready = self.ready.borrow_mut();
         delayed.retain(|&(due, id, fail)| {
             if due <= now {
                 ready.push((id, fail));
@@ -189,25 +188,28 @@ impl CtxOps for LoopbackOps {
             return true;
         }
         let stopping = core.state() == CtxState::Stopping;
-        if stopping {
-            let mut delayed = self.delayed.borrow_mut();
-            self.ready.borrow_mut().extend(delayed.drain(..).map(|(_, id, fail)| (id, fail)));
-        } else if !self.delayed.borrow().is_empty() {
-            self.fire_due(now.get());
-        }
         // Core delivers what is finished here once this poll returns; tasks its callbacks
         // submit wait for the next progress, as on hardware.
         // `finish` runs no user code and never reaches this queue: one borrow for the batch.
+        // The batch is read in place and the queue emptied after it (no drain to keep up).
         let mut ready = self.ready.borrow_mut();
+        if stopping {
+            let mut delayed = self.delayed.borrow_mut();
+            ready.extend(delayed.drain(..).map(|(_, id, fail)| (id, fail)));
+        } else if self.pending.get() > ready.len() {
+            // Pending tasks not ready are delayed ones: some may be due.
+            self.fire_due(&mut ready, now.get());
+        }
         let n = ready.len();
-        for (id, fail) in ready.drain(..) {
+        for &(id, fail) in ready.iter() {
             let status = match fail {
                 _ if stopping => Err(FLUSH_STATUS),
                 Some(e) if e.is_error() => Err(e),
                 _ => Ok(()),
             };
-            self.pool.finish(id, status);
+            self.pool.finish_in(core, id, status);
         }
+        ready.clear();
         self.pending.set(self.pending.get() - n);
         n > 0
     }

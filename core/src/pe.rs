@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use crate::clock::{Clock, Now, SystemClock};
 use crate::{Ctx, Refused, Result};
 use doca_link::notify::{EpollSet, EventFd, Timer, Watched};
+use smallvec::SmallVec;
 
 pub(crate) struct PeInner {
     /// Connected contexts, copied on write: progress walks a snapshot without cloning or
@@ -23,12 +24,18 @@ pub(crate) struct PeInner {
     ctxs: RefCell<Rc<[Ctx]>>,
     /// The contexts progress visits: those with something for core to deliver, or that
     /// their library polls ([`crate::CtxOps::needs_poll`]). A context with nothing to do
-    /// costs an empty progress nothing.
-    pub(crate) active: RefCell<Vec<Ctx>>,
-    /// The walk of a running pass over `active`: the next index to visit and the end of the
-    /// part that was there when the pass began. Removing an entry shifts both, so a pass
-    /// whose callbacks destroy contexts neither skips nor revisits one.
-    walk: Cell<Walk>,
+    /// costs an empty progress nothing. A pass walks it under one shared borrow (no count
+    /// taken on each context it visits): meanwhile the list does not change, and what its
+    /// callbacks change waits in `joining` and `leaving` until the walk ends.
+    active: RefCell<Vec<Ctx>>,
+    /// Contexts activated while a pass walks `active` (they go to its end after the walk,
+    /// and wait for the next pass).
+    joining: RefCell<Vec<Ctx>>,
+    /// Entries of `active` to take out after the walk: contexts that left it, or that a
+    /// callback destroyed (which the walk skips: their core is no longer active).
+    leaving: RefCell<Vec<usize>>,
+    /// Whether `joining` or `leaving` holds anything (one look per pass).
+    changed: Cell<bool>,
     pub(crate) in_progress: Cell<bool>,
     armed: Cell<bool>,
     pub(crate) epoll: EpollSet,
@@ -46,13 +53,6 @@ pub(crate) struct PeInner {
     clock: Rc<dyn Clock>,
     /// This engine's row in the process's status page.
     pub(crate) status: crate::status::EngineSlot,
-}
-
-/// See [`PeInner::walk`].
-#[derive(Clone, Copy, Default)]
-struct Walk {
-    next: usize,
-    end: usize,
 }
 
 impl PeInner {
@@ -73,27 +73,56 @@ impl PeInner {
         // A destroyed context is not kept alive by the visiting list (its library's drop
         // may have something to tell the peer).
         self.status.set_ctxs(self.ctxs.borrow().len());
+        let joined = self.joining.borrow().iter().position(|c| c == ctx);
+        if let Some(at) = joined {
+            let removed = self.joining.borrow_mut().remove(at);
+            drop(removed);
+        }
         let at = self.active.borrow().iter().position(|c| c == ctx);
-        if let Some(at) = at {
-            self.remove_active(at);
+        let Some(at) = at else { return };
+        let removed = match self.active.try_borrow_mut() {
+            Ok(mut active) => active.remove(at),
+            Err(_) => {
+                // A pass walks the list: taken out when its walk ends (the walk skips it).
+                self.leaving.borrow_mut().push(at);
+                self.changed.set(true);
+                return;
+            }
+        };
+        // Dropped with no borrow held (the last handle of a context may run its library's
+        // drop, which may reach the engine and remove another).
+        drop(removed);
+    }
+
+    /// Puts `ctx` on the visiting list (at its end, after a running walk).
+    pub(crate) fn join(&self, ctx: Ctx) {
+        match self.active.try_borrow_mut() {
+            Ok(mut active) => active.push(ctx),
+            Err(_) => {
+                self.joining.borrow_mut().push(ctx);
+                self.changed.set(true);
+            }
         }
     }
 
-    /// Takes entry `at` out of the visiting list, keeping a running pass's walk on the
-    /// same contexts.
-    fn remove_active(&self, at: usize) {
-        let removed = self.active.borrow_mut().remove(at);
-        let mut walk = self.walk.get();
-        if at < walk.next {
-            walk.next -= 1;
+    /// After a walk: the list takes in what changed during it. Returns the entries taken
+    /// out, to be dropped once no borrow is held.
+    #[cold]
+    fn settle(&self) -> SmallVec<[Ctx; 2]> {
+        self.changed.set(false);
+        let mut removed = SmallVec::new();
+        let mut leaving = self.leaving.borrow_mut();
+        let mut active = self.active.borrow_mut();
+        leaving.sort_unstable();
+        leaving.dedup();
+        for &at in leaving.iter().rev() {
+            if at < active.len() {
+                removed.push(active.remove(at));
+            }
         }
-        if at < walk.end {
-            walk.end -= 1;
-        }
-        self.walk.set(walk);
-        // Dropped once the list and the walk agree again (the last handle of a context may
-        // run its library's drop, which may reach the engine and remove another).
-        drop(removed);
+        leaving.clear();
+        active.append(&mut self.joining.borrow_mut());
+        removed
     }
 
     /// Something core itself will deliver (a state change, a finished task) is pending:
@@ -191,7 +220,9 @@ impl Pe {
             inner: Rc::new(PeInner {
                 ctxs: RefCell::new(Rc::from(Vec::new())),
                 active: RefCell::new(Vec::new()),
-                walk: Cell::new(Walk::default()),
+                joining: RefCell::new(Vec::new()),
+                leaving: RefCell::new(Vec::new()),
+                changed: Cell::new(false),
                 in_progress: Cell::new(false),
                 armed: Cell::new(false),
                 epoll,
@@ -224,7 +255,12 @@ impl Pe {
         ctx.attach(&self.inner)?;
         let mut ctxs = self.inner.ctxs.borrow_mut();
         *ctxs = ctxs.iter().chain(std::iter::once(ctx)).cloned().collect();
-        self.inner.active.borrow_mut().reserve(ctxs.len());
+        // (A context connected by a callback during a walk finds its room when it joins.)
+        if let Ok(mut active) = self.inner.active.try_borrow_mut() {
+            active.reserve(ctxs.len());
+            self.inner.joining.borrow_mut().reserve(ctxs.len());
+            self.inner.leaving.borrow_mut().reserve(ctxs.len());
+        }
         self.inner.status.set_ctxs(ctxs.len());
         Ok(())
     }
@@ -242,25 +278,24 @@ impl Pe {
             return false;
         }
         inner.status.progressed();
+        // Visit the list in place under one shared borrow, which also keeps each context
+        // alive while its callbacks run: contexts activated during the pass join it after
+        // the walk and wait for the next pass; contexts destroyed by a callback are skipped
+        // and leave after the walk.
+        let list = inner.active.borrow();
         // An engine with nothing to visit (the usual spin of a waiting application) pays the
         // count and this look only.
-        if inner.active.borrow().is_empty() {
+        if list.is_empty() {
+            drop(list);
             inner.in_progress.set(false);
             return false;
         }
         let now = Now::new(&*inner.clock);
         let mut any = false;
-        // Visit the list in place, borrowing it only to take the next context: contexts
-        // activated during the pass go to its end and wait for the next pass; contexts
-        // destroyed by a callback move the walk back (`remove_active`).
-        inner.walk.set(Walk { next: 0, end: inner.active.borrow().len() });
-        loop {
-            let Walk { next: i, end } = inner.walk.get();
-            if i >= end {
-                break;
+        for (i, ctx) in list.iter().enumerate() {
+            if !ctx.core().is_active() {
+                continue;
             }
-            let Some(ctx) = inner.active.borrow().get(i).cloned() else { break };
-            inner.walk.set(Walk { next: i + 1, end });
             // A running context that just went quiet stays a few passes (a task cycle per
             // pass then never pays for leaving and rejoining the list); an Idle one (stopped,
             // or destroyed meanwhile) leaves at once, so nothing keeps it alive.
@@ -268,21 +303,18 @@ impl Pe {
             any |= progressed;
             if !stay {
                 ctx.core().deactivate();
-                // Just behind the walk, unless callbacks destroyed contexts before it (or it).
-                let behind = inner.walk.get().next.wrapping_sub(1);
-                let active = inner.active.borrow();
-                let at = match active.get(behind) {
-                    Some(c) if *c == ctx => Some(behind),
-                    _ => active.iter().position(|c| *c == ctx),
-                };
-                drop(active);
-                if let Some(at) = at {
-                    inner.remove_active(at);
-                }
+                inner.leaving.borrow_mut().push(i);
+                inner.changed.set(true);
             }
         }
-        inner.walk.set(Walk::default());
-        inner.in_progress.set(false);
+        drop(list);
+        if inner.changed.get() {
+            let removed = inner.settle();
+            inner.in_progress.set(false);
+            drop(removed);
+        } else {
+            inner.in_progress.set(false);
+        }
         any
     }
 

@@ -150,6 +150,14 @@ pub trait Engine: Sized + 'static {
     /// Hands the task of `job` back with `status`: [`TaskPool::finish`] on its pool.
     fn finish(&self, job: Self::Job, status: Result<()>);
 
+    /// [`Engine::finish`] from the kit's pass, with the context's core at hand: an engine
+    /// overrides it to hand back through [`TaskPool::finish_in`] (no count taken on the
+    /// context per task). Default: [`Engine::finish`].
+    #[inline]
+    fn finish_in(&self, _core: &CtxCore, job: Self::Job, status: Result<()>) {
+        self.finish(job, status);
+    }
+
     /// The device the context is on, shown in its row of the status page (`doca_emu`).
     /// Default: none (an engine that is on no device).
     fn device(&self) -> Option<crate::PciAddr> {
@@ -295,7 +303,7 @@ impl<E: Engine> CtxOps for Fifo<E> {
                     break;
                 }
                 Step::Done(used) => {
-                    self.engine.finish(job, Ok(()));
+                    self.engine.finish_in(core, job, Ok(()));
                     (done, bytes) = (done + 1, bytes.wrapping_add(used));
                     budget -= used.min(budget);
                     if budget == 0 {
@@ -304,7 +312,7 @@ impl<E: Engine> CtxOps for Fifo<E> {
                 }
                 Step::Failed(e) => {
                     tracing::debug!(target: "doca_sdk", "{}: {}: {e:?}", E::KIND, E::FAILED);
-                    self.engine.finish(job, Err(e));
+                    self.engine.finish_in(core, job, Err(e));
                     self.row.engine_pass(self.jobs.borrow().len(), done + 1, bytes as u64);
                     core.fail(e, E::FAILED);
                     self.flush();
@@ -448,11 +456,9 @@ impl<L: CtxOps> LibCtx<L> {
         P: TaskPayload<Lib = L>,
         L: TaskLib<P>,
     {
-        let t = TaskLib::<P>::pool(self.ops()).alloc(|p| {
+        TaskPool::<P>::alloc_in(&self.cell, user_data, |p| {
             init(p);
             Ok(())
-        })?;
-        t.set_user_data(user_data);
-        Ok(t)
+        })
     }
 }

@@ -360,6 +360,8 @@ pub struct EngineSlot {
     /// [`publish`], which [`crate::Pe::create`] runs before it claims a row, so the page of
     /// an engine never changes after its claim.)
     page: &'static Page,
+    /// The row's pass count, found once at the claim (the pass adds to it without an index).
+    progress: Option<&'static AtomicU64>,
 }
 
 impl EngineSlot {
@@ -367,7 +369,7 @@ impl EngineSlot {
     pub fn claim() -> EngineSlot {
         let id = NEXT_ENGINE.fetch_add(1, Relaxed);
         if !enabled() {
-            return EngineSlot { row: None, id, on: false, page: &LOCAL };
+            return EngineSlot { row: None, id, on: false, page: &LOCAL, progress: None };
         }
         let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
         let p = page();
@@ -384,7 +386,15 @@ impl EngineSlot {
             }
             None => bump(p.w(W_ENGINES_UNSHOWN), 1),
         }
-        EngineSlot { row, id, on: true, page: p }
+        EngineSlot { row, id, on: true, page: p, progress: row.map(|r| p.w(r + E_PROGRESS)) }
+    }
+
+    /// The time of the last pass (one pass in [`TIME_EVERY`]).
+    #[cold]
+    fn stamp(&self) {
+        if let Some(r) = self.row {
+            self.page.w(r + E_LAST).store(now_ns(), Relaxed);
+        }
     }
 
     /// The engine's number in this process.
@@ -399,11 +409,11 @@ impl EngineSlot {
             return;
         }
         let p = self.page;
-        if let Some(r) = self.row {
-            let calls = p.w(r + E_PROGRESS).load(Relaxed).wrapping_add(1);
-            p.w(r + E_PROGRESS).store(calls, Relaxed);
+        if let Some(w) = self.progress {
+            let calls = w.load(Relaxed).wrapping_add(1);
+            w.store(calls, Relaxed);
             if calls % TIME_EVERY == 1 {
-                p.w(r + E_LAST).store(now_ns(), Relaxed);
+                self.stamp();
             }
         }
         let seq = p.w(M_PLAN_SEQ).load(Relaxed);

@@ -99,6 +99,10 @@ pub(crate) trait Route {
 struct Slots<P> {
     slots: Vec<Slot<P>>,
     free: Vec<u32>,
+    /// Tasks the library finished, in order, with their status (sized at start). Beside the
+    /// slots: finishing a task and queueing it is one borrow, and delivery reads an entry
+    /// under the borrow it takes for the slot.
+    finished: Vec<(TaskId, Result<()>)>,
     /// The generation new slots start at: above every generation handed out before, so an
     /// id from an earlier run never names a task of this one.
     next_gen: u32,
@@ -181,8 +185,6 @@ fn pool_of<P: TaskPayload>(owner: &Owner<P>) -> &TaskPool<P> {
 pub struct TaskPool<P: TaskPayload> {
     owner: Weak<Owner<P>>,
     slots: RefCell<Slots<P>>,
-    /// Tasks the library finished, in order, with their status (sized at start).
-    finished: RefCell<Vec<(TaskId, Result<()>)>>,
     /// Finished tasks whose completion a fault plan's `delay` holds back, with the instant it
     /// is due (sized at start; empty without a plan).
     held: RefCell<Vec<(Instant, TaskId, Result<()>)>>,
@@ -192,6 +194,9 @@ pub struct TaskPool<P: TaskPayload> {
     configured: Cell<bool>,
     completion: CbSlot<TaskCb<P>>,
     error: CbSlot<TaskCb<P>>,
+    /// The address of the owning context's core, recorded at the first `set_conf` (checked
+    /// there to be the owner's): [`TaskPool::finish_in`] compares it, never follows it.
+    core_at: Cell<usize>,
 }
 
 /// A pool, reached through its owning context.
@@ -217,14 +222,19 @@ impl<P: TaskPayload> TaskPool<P> {
     pub fn new(owner: Weak<Owner<P>>) -> Self {
         TaskPool {
             owner,
-            slots: RefCell::new(Slots { slots: Vec::new(), free: Vec::new(), next_gen: 0 }),
-            finished: RefCell::new(Vec::new()),
+            slots: RefCell::new(Slots {
+                slots: Vec::new(),
+                free: Vec::new(),
+                finished: Vec::new(),
+                next_gen: 0,
+            }),
             held: RefCell::new(Vec::new()),
             runs: Cell::new(0),
             capacity: Cell::new(0),
             configured: Cell::new(false),
             completion: CbSlot::empty(),
             error: CbSlot::empty(),
+            core_at: Cell::new(0),
         }
     }
 
@@ -246,6 +256,9 @@ impl<P: TaskPayload> TaskPool<P> {
         self.capacity.set(count);
         if !self.configured.replace(true) {
             core.register_pool(Rc::new(PoolOf::<P>(self.owner.clone())));
+            if core.is_core_of(&self.owner) {
+                self.core_at.set(core as *const CtxCore as usize);
+            }
         }
         Ok(())
     }
@@ -281,9 +294,9 @@ impl<P: TaskPayload> TaskPool<P> {
             })
             .collect();
         s.free = (0..want as u32).rev().collect();
-        let mut finished = self.finished.borrow_mut();
-        finished.clear();
-        finished.reserve(want);
+        s.finished.clear();
+        s.finished.reserve(want);
+        drop(s);
         let mut held = self.held.borrow_mut();
         held.clear();
         held.reserve(want);
@@ -296,6 +309,27 @@ impl<P: TaskPayload> TaskPool<P> {
     /// too (the code every `*_alloc_init` documents, and DOCA's own library's answer).
     pub fn alloc(&self, init: impl FnOnce(&mut P) -> Result<()>) -> Result<Task<P>> {
         let owner = self.owner.upgrade().ok_or(Error::BadState)?;
+        self.alloc_for(owner, Data::NONE, init)
+    }
+
+    /// [`TaskPool::alloc`] from a library holding its context (`owner`, whose pool of `P`
+    /// tasks it takes from), with the task's user data set at once: the task's handle
+    /// takes its count on the context from `owner`, and the slot is visited once.
+    pub fn alloc_in(
+        owner: &Rc<Owner<P>>,
+        user_data: Data,
+        init: impl FnOnce(&mut P) -> Result<()>,
+    ) -> Result<Task<P>> {
+        pool_of::<P>(owner).alloc_for(owner.clone(), user_data, init)
+    }
+
+    #[inline]
+    fn alloc_for(
+        &self,
+        owner: Rc<Owner<P>>,
+        user_data: Data,
+        init: impl FnOnce(&mut P) -> Result<()>,
+    ) -> Result<Task<P>> {
         let core = owner.core();
         core.require_running("task alloc")?;
         if !self.configured.get() {
@@ -320,7 +354,7 @@ impl<P: TaskPayload> TaskPool<P> {
                 return Err(e);
             }
             slot.state = SlotState::Owned;
-            slot.user_data = Data::NONE;
+            slot.user_data = user_data;
             slot.status = Ok(());
             TaskId { idx, gen: slot.gen }
         };
@@ -334,7 +368,29 @@ impl<P: TaskPayload> TaskPool<P> {
     /// tasks anywhere (submit, stop, progress). A stale id, or one not submitted (or already
     /// finished), is ignored and returns false.
     pub fn finish(&self, id: TaskId, status: Result<()>) -> bool {
-        let Some(owner) = self.owner.upgrade() else { return false };
+        match self.owner.upgrade() {
+            Some(owner) => self.finish_queued(owner.core(), id, status),
+            None => false,
+        }
+    }
+
+    /// [`TaskPool::finish`] from a library that has its context's core at hand (its
+    /// [`CtxOps::progress`], a [`TaskLib::submit`]): the pool reaches the context without
+    /// taking a count on it. `core` must be this pool's context's; another one (a library's
+    /// mistake) is not trusted: the task is finished through the pool's own link instead.
+    #[inline]
+    pub fn finish_in(&self, core: &CtxCore, id: TaskId, status: Result<()>) -> bool {
+        if core as *const CtxCore as usize != self.core_at.get() {
+            debug_assert!(false, "{}: finish_in called with another context's core", core.kind());
+            return self.finish(id, status);
+        }
+        self.finish_queued(core, id, status)
+    }
+
+    /// Marks submitted task `id` finished and queues it for delivery; `core` is the pool's
+    /// context's.
+    #[inline]
+    fn finish_queued(&self, core: &CtxCore, id: TaskId, status: Result<()>) -> bool {
         {
             let mut s = self.slots.borrow_mut();
             match s.slots.get_mut(id.idx as usize) {
@@ -343,10 +399,10 @@ impl<P: TaskPayload> TaskPool<P> {
                 }
                 _ => return false,
             }
+            // Never grows: at most `capacity` tasks are out of the pool.
+            s.finished.push((id, status));
         }
-        // Never grows: at most `capacity` tasks are out of the pool.
-        self.finished.borrow_mut().push((id, status));
-        owner.core().add_finished();
+        core.add_finished();
         true
     }
 
@@ -355,22 +411,28 @@ impl<P: TaskPayload> TaskPool<P> {
     /// a fault plan delays is held back, not delivered). `owner` is this pool's context.
     fn deliver_finished(&self, owner: &Rc<Owner<P>>) -> usize {
         let core = owner.core();
-        if !self.held.borrow().is_empty() {
+        // The context's count of held completions says first whether any pool holds one.
+        if core.holds() && !self.held.borrow().is_empty() {
             self.release_due(core);
         }
-        let n = self.finished.borrow().len();
+        let n = self.slots.borrow().finished.len();
         let run = self.runs.get();
         core.tasks_delivered(n);
         let mut delivered = 0;
         for i in 0..n {
             // Short borrows: the callbacks may finish more tasks (appended after `n`).
-            let Some(&(id, status)) = self.finished.borrow().get(i) else { break };
-            delivered += usize::from(self.deliver(owner, core, id, status));
+            delivered += usize::from(self.deliver(owner, core, i));
         }
         // A callback that restarted the context (possible only after the last task of the
         // batch) began a new run whose queue starts empty: nothing of this batch is left.
+        // Usually the callbacks finished nothing more and the queue is simply emptied.
         if self.runs.get() == run {
-            self.finished.borrow_mut().drain(..n);
+            let mut s = self.slots.borrow_mut();
+            if s.finished.len() == n {
+                s.finished.clear();
+            } else {
+                s.finished.drain(..n);
+            }
         }
         delivered
     }
@@ -381,11 +443,11 @@ impl<P: TaskPayload> TaskPool<P> {
     fn release_due(&self, core: &CtxCore) {
         let now = core.now();
         let mut held = self.held.borrow_mut();
-        let mut finished = self.finished.borrow_mut();
+        let mut s = self.slots.borrow_mut();
         held.retain(|&(due, id, status)| {
             if due <= now {
                 // Never grows: held and finished tasks together are at most `capacity`.
-                finished.push((id, status));
+                s.finished.push((id, status));
                 core.add_finished();
                 core.unhold();
                 false
@@ -395,11 +457,13 @@ impl<P: TaskPayload> TaskPool<P> {
         });
     }
 
-    /// Delivers finished task `id` through its callback (or its graph's route); false when
-    /// it was not delivered: stale, or held back by a fault plan's `delay` not yet due.
-    fn deliver(&self, owner: &Rc<Owner<P>>, core: &CtxCore, id: TaskId, status: Result<()>) -> bool {
-        let (user_data, route, orphan) = {
+    /// Delivers entry `i` of the finished queue through its callback (or its graph's route);
+    /// false when it was not delivered: stale (or gone: a callback restarted the context),
+    /// or held back by a fault plan's `delay` not yet due.
+    fn deliver(&self, owner: &Rc<Owner<P>>, core: &CtxCore, i: usize) -> bool {
+        let (id, status, user_data, route, orphan) = {
             let mut s = self.slots.borrow_mut();
+            let Some(&(id, status)) = s.finished.get(i) else { return false };
             match s.slots.get_mut(id.idx as usize) {
                 Some(slot) if slot.gen == id.gen && slot.state == SlotState::Finished => {
                     if let Some(due) = slot.due {
@@ -415,7 +479,7 @@ impl<P: TaskPayload> TaskPool<P> {
                     }
                     slot.state = SlotState::Owned;
                     slot.status = status;
-                    (slot.user_data, slot.route.take(), std::mem::take(&mut slot.orphan))
+                    (id, status, slot.user_data, slot.route.take(), std::mem::take(&mut slot.orphan))
                 }
                 _ => return false,
             }

@@ -90,7 +90,7 @@ use std::cell::Cell;
 
 use doca_buf::{Buf, Shape};
 use doca_core::queue::{Engine, EngineTask, Fifo, LibCtx, Sizes, Step};
-use doca_core::{bail, fail, Ctx, Data, Dev, Error, Refused, Result, TaskId, TaskPayload, TaskPool};
+use doca_core::{bail, fail, Ctx, CtxCore, Data, Dev, Error, Refused, Result, TaskId, TaskPayload, TaskPool};
 use doca_mmap::AccessFlags;
 
 /// Status of the tasks a stop or a failure flushes: `DOCA_ERROR_SHUTDOWN`.
@@ -618,6 +618,11 @@ impl Engine for DmaOps {
             self.rest(id);
         }
         self.pool.finish(id, status);
+    }
+
+    #[inline]
+    fn finish_in(&self, core: &CtxCore, id: TaskId, status: Result<()>) {
+        self.pool.finish_in(core, id, status);
     }
 }
 

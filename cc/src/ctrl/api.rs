@@ -523,7 +523,7 @@ impl CtxOps for SideOps {
             }
             return true;
         }
-        let mut any = self.side.progress_links();
+        let mut any = self.side.progress_links(core);
         // Without an established connection, every call may look (time-limited only): a
         // rarely progressed server or client is served at once, not after CTRL_EVERY calls.
         let look = if self.side.num_links() == 0 {
@@ -556,11 +556,11 @@ impl TaskLib<SendPayload> for SideOps {
         &self.side.pool
     }
 
-    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
-        self.side.submit(task, true)
+    fn submit(&self, core: &CtxCore, task: TaskId) -> Result<()> {
+        self.side.submit(core, task, true)
     }
 
-    fn submit_ex(&self, _core: &CtxCore, task: TaskId, _flags: doca_core::TaskSubmitFlags) -> Result<()> {
-        self.side.submit(task, false)
+    fn submit_ex(&self, core: &CtxCore, task: TaskId, _flags: doca_core::TaskSubmitFlags) -> Result<()> {
+        self.side.submit(core, task, false)
     }
 }

@@ -294,7 +294,7 @@ impl Side {
     /// application does not progress its engine afterwards (NVIDIA's sync_event sample
     /// sends its blob and goes straight into a blocking wait). Otherwise the wake-up waits
     /// for the next progress: one fenced check per batch, not per message.
-    pub(crate) fn submit(&self, id: TaskId, flush: bool) -> Result<()> {
+    pub(crate) fn submit(&self, core: &CtxCore, id: TaskId, flush: bool) -> Result<()> {
         let target = self.pool.with_payload(id, |p| p.target()).flatten();
         let Some((key, conn)) = target else {
             bail!(Error::InvalidValue, "{self}: a send task without its connection");
@@ -310,14 +310,14 @@ impl Side {
             None => Some(Err(Error::ConnectionReset)),
         };
         if let Some(status) = status {
-            self.pool.finish(id, status);
+            self.pool.finish_in(core, id, status);
         }
         Ok(())
     }
 
     /// The busy path: received messages, queued sends, wake-ups. Asks for a control poll
     /// when a link is ending.
-    pub(crate) fn progress_links(&self) -> bool {
+    pub(crate) fn progress_links(&self, core: &CtxCore) -> bool {
         let active = self.active.borrow().clone();
         let (mut any, mut check) = (false, false);
         for link in active.iter() {
@@ -325,7 +325,7 @@ impl Side {
             if link.has_pending() {
                 link.push_pending(&self.pool, |id, status| {
                     any = true;
-                    self.pool.finish(id, status);
+                    self.pool.finish_in(core, id, status);
                 });
             }
             check |= link.wakeup_check_due();
