@@ -270,10 +270,13 @@ impl Link {
                 if fault::armed(fault::class::MESSAGE) && self.fault("recv") {
                     break;
                 }
-                self.conn.count(Counter::RecvMessages, bytes.len());
-                self.status.received(bytes.len());
-                self.row.received(bytes.len());
+                let len = bytes.len();
+                self.conn.count(Counter::RecvMessages, len);
                 deliver(bytes, &self.conn);
+                // The status page's counts after the callback: not on the way from a message
+                // landing to the answer the callback sends.
+                self.status.received(len);
+                self.row.received(len);
             }
             slot.consume();
             n += 1;
