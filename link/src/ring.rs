@@ -625,15 +625,8 @@ impl Ring {
             let len = unsafe { slot.cast::<u32>().read_unaligned() };
             return Some(Slot { ring: self, ptr: slot, len: len as usize, kind });
         }
-        if next == self.seen.get() {
-            // Nothing seen yet: the next record's lines start on their way here now, beside
-            // the load of `tail` below — when that load shows a message, its bytes are
-            // already coming rather than asked for only then (two trips to the producer's
-            // core in a row become one). A hint: what is read is read after the Acquire.
-            self.prefetch_record();
-            if !self.refresh_tail() || next == self.seen.get() {
-                return None;
-            }
+        if next == self.seen.get() && (!self.refresh_tail() || next == self.seen.get()) {
+            return None;
         }
         // Ordered by the Acquire load of `tail` that showed this message.
         if self.c().wrap_at.load(Ordering::Relaxed) == next {
@@ -654,15 +647,6 @@ impl Ring {
         if self.sequenced.is_some() && !self.corrupt.get() {
             prefetch(self.record(self.pos.get()));
         }
-    }
-
-    /// Packed consumer: the first two lines of where the next record goes (unless a wrap
-    /// moves it to 0): a 64-byte message's record (72 bytes) spans two lines.
-    fn prefetch_record(&self) {
-        let pos = self.pos.get();
-        prefetch(self.record(pos));
-        // `pos + slot_size` lies inside the area and a slot is at least a line.
-        prefetch(self.record(pos).wrapping_add(LINE));
     }
 
     /// Consumer: going to sleep. Returns true when a message arrived meanwhile.
