@@ -543,8 +543,9 @@ impl Side {
     /// Marks connection `conn` closing (`NOT_FOUND` when it is not a live connection of this
     /// side); it is wound up on the next progress.
     pub(crate) fn disconnect(&self, conn: &Connection) -> Result<()> {
-        let links = self.links.borrow();
-        let Some(link) = links.get(conn.key()).filter(|l| l.conn == *conn) else {
+        // A clone: the table is not borrowed while the state changes (not a busy path).
+        let link = self.links.borrow().get(conn.key()).filter(|l| l.conn == *conn).cloned();
+        let Some(link) = link else {
             bail!(Error::NotFound, "{self} disconnect: not a live connection of this side");
         };
         link.set_state(ConnState::Closing(Error::ConnectionReset), self);
