@@ -441,6 +441,7 @@ impl Ring {
     }
 
     /// Moves `pos` past a record of `len` payload bytes, by the placement rule (both ends).
+    #[inline]
     fn advance(&self, len: usize) {
         // A sequenced ring keeps to its grid whatever a header says.
         let len = match self.sequenced {
@@ -458,6 +459,7 @@ impl Ring {
     /// Producer, before placing a record: past [`SOFT_WRAP`] (once per batch), if the consumer
     /// has read everything, go back to 0; the record says so through `wrap_at` (published
     /// with it by the `tail` store).
+    #[inline]
     fn maybe_soft_wrap(&self) {
         let pos = self.pos.get();
         if pos < SOFT_WRAP || self.sequenced.is_some() || self.soft_tried.replace(true) {

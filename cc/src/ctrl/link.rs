@@ -179,36 +179,29 @@ impl Link {
         }
     }
 
-    /// Writes task `id`'s message into the peer's ring: `Ok(false)` when the ring is full.
-    fn write(&self, pool: &TaskPool<SendPayload>, id: TaskId) -> Result<bool> {
+    /// Writes `payload`'s message into the peer's ring: `Ok(false)` when the ring is full.
+    /// The counters are bumped after the message is published (off the peer's wait).
+    fn write(&self, payload: &SendPayload) -> Result<bool> {
         if self.cut.get() || (fault::armed(fault::class::MESSAGE) && self.fault("send")) {
             return Err(Error::ConnectionReset);
         }
-        let written = pool.with_payload(id, |p| {
-            let msg = p.msg();
-            self.channel
-                .send(KIND_MSG, msg.len(), |dst| dst.copy_from_slice(msg))
-                .map(|ok| ok.then_some(msg.len()))
-        });
-        match written {
-            Some(Ok(Some(len))) => {
-                self.conn.count(Counter::SentMessages, len);
-                let (fill, slots) = self.channel.tx_fill_seen();
-                self.status.sent_filled(len, fill, slots);
-                self.row.sent_filled(len, fill, slots);
-                Ok(true)
-            }
-            Some(Ok(None)) => Ok(false),
-            Some(Err(e)) => Err(e),
-            None => Err(Error::BadState),
+        let msg = payload.msg();
+        if !self.channel.send(KIND_MSG, msg.len(), |dst| dst.copy_from_slice(msg))? {
+            return Ok(false);
         }
+        let len = msg.len();
+        self.conn.count(Counter::SentMessages, len);
+        let (fill, slots) = self.channel.tx_fill_seen();
+        self.status.sent_filled(len, fill, slots);
+        self.row.sent_filled(len, fill, slots);
+        Ok(true)
     }
 
-    /// A submitted send: written now when the ring has room and nothing waits before it,
-    /// else queued. Returns the status to finish it with now, or `None` when queued. A send
-    /// completes successfully only once its bytes are in a ring the peer will read: a
-    /// connection that is ending fails it with `CONNECTION_RESET`.
-    pub(crate) fn submit(&self, pool: &TaskPool<SendPayload>, id: TaskId) -> Option<Result<()>> {
+    /// A submitted send (task `id`, its `payload` at hand): written now when the ring has
+    /// room and nothing waits before it, else queued. Returns the status to finish it with
+    /// now, or `None` when queued. A send completes successfully only once its bytes are in a
+    /// ring the peer will read: a connection that is ending fails it with `CONNECTION_RESET`.
+    pub(crate) fn submit(&self, id: TaskId, payload: &SendPayload) -> Option<Result<()>> {
         if let Some(e) = self.state().failure() {
             return Some(Err(e));
         }
@@ -216,7 +209,7 @@ impl Link {
             return Some(Err(Error::ConnectionReset));
         }
         if self.pending.borrow().is_empty() {
-            match self.write(pool, id) {
+            match self.write(payload) {
                 Ok(true) => return Some(Ok(())),
                 Ok(false) => {}
                 Err(e) => return Some(Err(e)),
@@ -234,10 +227,11 @@ impl Link {
     ) {
         loop {
             let Some(id) = self.pending.borrow().front().copied() else { break };
-            let status = match self.write(pool, id) {
-                Ok(true) => Ok(()),
-                Ok(false) => break,
-                Err(e) => Err(e),
+            let status = match pool.with_payload(id, |p| self.write(p)) {
+                Some(Ok(true)) => Ok(()),
+                Some(Ok(false)) => break,
+                Some(Err(e)) => Err(e),
+                None => Err(Error::BadState),
             };
             self.pending.borrow_mut().pop_front();
             done(id, status);
@@ -276,10 +270,13 @@ impl Link {
                 if fault::armed(fault::class::MESSAGE) && self.fault("recv") {
                     break;
                 }
-                self.conn.count(Counter::RecvMessages, bytes.len());
-                self.status.received(bytes.len());
-                self.row.received(bytes.len());
+                let len = bytes.len();
+                self.conn.count(Counter::RecvMessages, len);
                 deliver(bytes, &self.conn);
+                // The status page's counts after the callback: not on the way from a message
+                // landing to the answer the callback sends.
+                self.status.received(len);
+                self.row.received(len);
             }
             slot.consume();
             n += 1;

@@ -48,11 +48,6 @@ impl SendPayload {
     pub(crate) fn len(&self) -> usize {
         self.len
     }
-
-    /// Where the connection sits in its owner's table, and which connection it is.
-    pub(crate) fn target(&self) -> Option<(usize, *const ())> {
-        self.conn.as_ref().map(|c| (c.key(), std::sync::Arc::as_ptr(&c.inner).cast()))
-    }
 }
 
 doca_core::task_handle! {

@@ -258,7 +258,7 @@ impl Side {
                 msg.len()
             );
         }
-        if self.link_of(conn.key(), std::sync::Arc::as_ptr(&conn.inner).cast()).is_none() {
+        if !self.links.borrow().get(conn.key()).is_some_and(|l| l.conn == *conn) {
             if conn.side() == self.side_id() {
                 bail!(Error::NotConnected, "{self}: connection #{} is closed", conn.id());
             }
@@ -279,13 +279,6 @@ impl Side {
         self.owner.as_ptr().cast::<()>() as usize
     }
 
-    /// The live link at `key` if it is connection `conn` (an address).
-    fn link_of(&self, key: usize, conn: *const ()) -> Option<Rc<Link>> {
-        let links = self.links.borrow();
-        let link = links.get(key)?;
-        (std::sync::Arc::as_ptr(&link.conn.inner).cast::<()>() == conn).then(|| link.clone())
-    }
-
     /// Task submission: written now if the ring has room and nothing waits before it, else
     /// queued; a connection that is gone fails it (`CONNECTION_RESET`, delivered on the next
     /// progress). A flushing submission (`doca_task_submit`) to a peer that asked for it (a
@@ -295,19 +288,27 @@ impl Side {
     /// sends its blob and goes straight into a blocking wait). Otherwise the wake-up waits
     /// for the next progress: one fenced check per batch, not per message.
     pub(crate) fn submit(&self, core: &CtxCore, id: TaskId, flush: bool) -> Result<()> {
-        let target = self.pool.with_payload(id, |p| p.target()).flatten();
-        let Some((key, conn)) = target else {
-            bail!(Error::InvalidValue, "{self}: a send task without its connection");
-        };
-        let status = match self.link_of(key, conn) {
-            Some(link) => {
-                let status = link.submit(&self.pool, id);
-                if flush && matches!(status, Some(Ok(()))) && link.peer_wants_eager() {
-                    link.wake_peer();
+        // One look at the slot: its connection's link is found and the message written while
+        // the payload is at hand (the link borrowed from the table: nothing in a write
+        // changes the table).
+        let links = self.links.borrow();
+        let found = self.pool.with_payload(id, |p| {
+            let conn = p.conn.as_ref()?;
+            let status = match links.get(conn.key()).filter(|l| l.conn == *conn) {
+                Some(link) => {
+                    let status = link.submit(id, p);
+                    if flush && matches!(status, Some(Ok(()))) && link.peer_wants_eager() {
+                        link.wake_peer();
+                    }
+                    status
                 }
-                status
-            }
-            None => Some(Err(Error::ConnectionReset)),
+                None => Some(Err(Error::ConnectionReset)),
+            };
+            Some(status)
+        });
+        drop(links);
+        let Some(status) = found.flatten() else {
+            bail!(Error::InvalidValue, "{self}: a send task without its connection");
         };
         if let Some(status) = status {
             self.pool.finish_in(core, id, status);
@@ -542,7 +543,9 @@ impl Side {
     /// Marks connection `conn` closing (`NOT_FOUND` when it is not a live connection of this
     /// side); it is wound up on the next progress.
     pub(crate) fn disconnect(&self, conn: &Connection) -> Result<()> {
-        let Some(link) = self.link_of(conn.key(), std::sync::Arc::as_ptr(&conn.inner).cast()) else {
+        // A clone: the table is not borrowed while the state changes (not a busy path).
+        let link = self.links.borrow().get(conn.key()).filter(|l| l.conn == *conn).cloned();
+        let Some(link) = link else {
             bail!(Error::NotFound, "{self} disconnect: not a live connection of this side");
         };
         link.set_state(ConnState::Closing(Error::ConnectionReset), self);

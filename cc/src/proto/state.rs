@@ -69,7 +69,7 @@ impl ConnState {
 
     /// Whether messages may be sent (`Up` only).
     pub fn is_up(self) -> bool {
-        self == ConnState::Up
+        matches!(self, ConnState::Up)
     }
 
     /// The code sends fail with in this state: `None` while up or handshaking.
