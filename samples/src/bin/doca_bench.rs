@@ -373,8 +373,8 @@ fn peer(role: &[String]) -> ExitCode {
                     // default): N tasks completed, kept tasks resubmitted.
                     let depth: usize = arg(3).parse().unwrap_or(1).max(1);
                     let rig = doca_samples::bench::dma::Rig::new("b1:00.0", 64, true).expect("dma context");
-                    let src = rig.local_map(4096 * depth, 1).expect("map");
-                    let dst = rig.local_map(4096 * depth, 0).expect("map");
+                    let src = rig.local_map_paged(4096 * depth, 1).expect("map");
+                    let dst = rig.local_map_paged(4096 * depth, 0).expect("map");
                     rig.tasks(&src, &dst, depth, 4096).expect("dma tasks");
                     if !(rig.cycle(n / 10 + 1, depth) && rig.cycle(n, depth)) {
                         return ExitCode::FAILURE;
@@ -849,8 +849,9 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
     // 4 KiB.
     let size = 4096;
     for n in [1usize, 8, 64] {
-        let src = rig.local_map(size * n, 1).expect("map");
-        let dst = rig.local_map(size * n, 0).expect("map");
+        // Page-aligned, so that the row does not move with where the heap puts its buffers.
+        let src = rig.local_map_paged(size * n, 1).expect("map");
+        let dst = rig.local_map_paged(size * n, 0).expect("map");
         rig.tasks(&src, &dst, n, size).expect("dma tasks");
         let dma = |k| assert!(rig.cycle(k, n), "dma copy failed");
         let (t_per, t_memcpy) = measure_pair(cfg.reps, cfg.iters / 4, dma, memcpy_maps(&src, &dst, size));
