@@ -696,6 +696,71 @@ fn destroying_an_earlier_context_from_a_callback_skips_no_context_in_the_pass() 
     assert_eq!(pe.num_ctxs(), 2);
 }
 
+/// A callback that destroys a context the pass has not reached yet (on the visiting list
+/// behind it, lingering after its last completion): the walk skips it, the list drops it
+/// after the walk, and the engine goes on with the others — later passes deliver as before.
+#[test]
+fn destroying_a_later_context_from_a_callback_skips_it_and_keeps_the_list_whole() {
+    let pe = Pe::create().unwrap();
+    let (first, other) = (Loopback::create(Started::Running), Loopback::create(Started::Running));
+    let last = Rc::new(RefCell::new(Some(Loopback::create(Started::Running))));
+    let done = Rc::new(RefCell::new(Vec::new()));
+    let (d, l) = (done.clone(), last.clone());
+    first
+        .set_conf(
+            move |t, _, _| {
+                d.borrow_mut().push("first");
+                // Its second completion destroys `last`, which lingers behind it on the list.
+                if t.value() == 2 {
+                    let lb = l.borrow_mut().take().unwrap();
+                    lb.as_ctx().stop().unwrap();
+                    assert_eq!(lb.as_ctx().state(), Idle, "nothing in flight: Idle at once");
+                    lb.destroy().map_err(|r| r.error).unwrap();
+                }
+            },
+            |_, _, _| {},
+            1,
+        )
+        .unwrap();
+    let d = done.clone();
+    other.set_conf(move |_, _, _| d.borrow_mut().push("other"), |_, _, _| {}, 1).unwrap();
+    let d = done.clone();
+    last.borrow()
+        .as_ref()
+        .unwrap()
+        .set_conf(move |_, _, _| d.borrow_mut().push("last"), |_, _, _| {}, 1)
+        .unwrap();
+    for lb in [&first, &other, last.borrow().as_ref().unwrap()] {
+        pe.connect_ctx(&lb.as_ctx()).unwrap();
+        lb.as_ctx().start().unwrap();
+    }
+    for _ in 0..64 {
+        pe.progress();
+    }
+    // Visiting list [first, last]: both complete a task, then linger.
+    first.alloc_task(1).unwrap().submit().unwrap();
+    last.borrow().as_ref().unwrap().alloc_task(3).unwrap().submit().unwrap();
+    assert!(pe.progress());
+    assert_eq!(*done.borrow(), ["first", "last"]);
+    // first's next completion destroys last, still on the list behind it; `other` joins
+    // during the pass and waits for the next one.
+    first.alloc_task(2).unwrap().submit().unwrap();
+    other.alloc_task(4).unwrap().submit().unwrap();
+    assert!(pe.progress());
+    assert!(last.borrow().is_none(), "destroyed by first's callback");
+    assert_eq!(pe.num_ctxs(), 2);
+    while pe.progress() {}
+    assert_eq!(*done.borrow(), ["first", "last", "first", "other"]);
+    // The engine goes on: both survivors deliver in later passes.
+    done.borrow_mut().clear();
+    for round in 0..3 {
+        other.alloc_task(20 + round).unwrap().submit().unwrap();
+        first.alloc_task(10 + round).unwrap().submit().unwrap();
+        while pe.progress() {}
+    }
+    assert_eq!(done.borrow().len(), 6, "every later task delivered once: {:?}", done.borrow());
+}
+
 /// `doca_task_submit_ex`: a library that keeps nothing back takes a task submitted without
 /// `FLUSH` as a flushing one (it completes on the next progress); `doca_ctx_flush_tasks` is
 /// harmless in any state.
