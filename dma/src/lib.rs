@@ -620,8 +620,12 @@ impl Engine for DmaOps {
         self.pool.finish(id, status);
     }
 
+    /// As [`Engine::finish`] (the cursor at rest after an error), without the pool's upgrade.
     #[inline]
     fn finish_in(&self, core: &CtxCore, id: TaskId, status: Result<()>) {
+        if status.is_err() {
+            self.rest(id);
+        }
         self.pool.finish_in(core, id, status);
     }
 }
