@@ -38,6 +38,7 @@
 #![deny(unsafe_code)]
 
 pub mod budget;
+mod desc;
 pub mod linked;
 mod memory;
 mod mmap;
@@ -45,10 +46,11 @@ pub mod served;
 mod shm;
 pub mod swap;
 
+pub use desc::{AccessFlags, EXPORT_DESC_LEN};
 pub use memory::{Memory, RawMem, RemoteMem, SharedMem, SharedRegion};
 pub use mmap::{
-    AccessFlags, BufCount, MapAccess, MapPin, MapRef, Mmap, CAPS, CAP_CREATE_FROM_EXPORT_PCI, CAP_EXPORT_PCI,
-    DEFAULT_MAX_NUM_DEVICES, EXPORT_DESC_LEN,
+    BufCount, MapAccess, MapPin, MapRef, Mmap, CAPS, CAP_CREATE_FROM_EXPORT_PCI, CAP_EXPORT_PCI,
+    DEFAULT_MAX_NUM_DEVICES,
 };
 pub use shm::{Bytes, BytesMut, Region};
 

@@ -52,8 +52,7 @@ use doca_core::{fail, peer_fail, Error, PciAddr, Result};
 use doca_link::remote::{self, Kind, Role, Stream};
 use parking_lot::Mutex;
 
-use crate::mmap::Desc;
-use crate::{AccessFlags, MapAccess, Mmap, EXPORT_DESC_LEN};
+use crate::desc::{AccessFlags, Desc, EXPORT_DESC_LEN};
 
 const REQUEST_MAGIC: &[u8; 8] = b"DOCAMMLQ";
 const WELCOME_MAGIC: &[u8; 8] = b"DOCAMMLA";
@@ -96,14 +95,40 @@ pub(crate) fn across(d: &Desc) -> Option<&'static remote::Config> {
     }
 }
 
+/// The memory an import stream serves: the map this process imported, as a local importer
+/// does, on behalf of the importer across the link (see [`ImportHere`]).
+pub(crate) trait Range {
+    /// The range's length.
+    fn map_len(&self) -> usize;
+    /// The export's permissions (told to the importer in the welcome).
+    fn permissions(&self) -> AccessFlags;
+    /// Whether the importer may write.
+    fn is_writable(&self) -> bool;
+    /// Whether the export is still there (false once revoked).
+    fn is_live(&self) -> bool;
+    /// Copies `dst.len()` bytes from `offset` of the range (checked there).
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()>;
+    /// Copies `src` to `offset` of the range (checked there).
+    fn write(&self, offset: usize, src: &[u8]) -> Result<()>;
+}
+
+/// How the serving thread imports the export a request describes: given by the map's
+/// module at [`register`] (the token is checked by the exporter's memory service, as for any
+/// local importer).
+pub(crate) type ImportHere = fn(&Desc) -> Result<Box<dyn Range>>;
+
+/// What [`register`] was given (the handler, a plain function, reads it).
+static IMPORT: std::sync::OnceLock<ImportHere> = std::sync::OnceLock::new();
+
 /// Registers this library's handler of import streams with the link (once per process;
-/// nothing when the link is not configured). Called at every map's creation: a process of
-/// the exporter's side that accepts streams (the DPU's listener) serves imports even if it
-/// exports nothing itself.
-pub(crate) fn register() {
+/// nothing when the link is not configured), serving each with what `import` gives. Called
+/// at every map's creation: a process of the exporter's side that accepts streams (the
+/// DPU's listener) serves imports even if it exports nothing itself.
+pub(crate) fn register(import: ImportHere) {
     static ONCE: Once = Once::new();
     if let Some(config) = remote::config() {
         ONCE.call_once(|| {
+            let _ = IMPORT.set(import);
             remote::serve(Kind::MemoryImport, handle);
             // The DPU side listens from its first map on, so that the host's presences find
             // the listener before this process imports anything.
@@ -123,9 +148,9 @@ pub(crate) struct Offered {
 
 /// Called at each export of memory of service `service` (this process's): `None` when the
 /// link is not configured, or (logged) when this process cannot be present at the listener.
-pub(crate) fn offered(service: doca_link::rendezvous::ServiceName) -> Option<Offered> {
+pub(crate) fn offered(service: doca_link::rendezvous::ServiceName, import: ImportHere) -> Option<Offered> {
     let config = remote::config()?;
-    register();
+    register(import);
     match config.role {
         Role::Dpu => {
             remote::ensure_listening();
@@ -539,12 +564,9 @@ fn handle(stream: Stream, request: Vec<u8>) {
         }
     };
     // As a local importer does: the token checked by the exporter's memory service.
-    let map = Desc::parse(desc).and_then(|d| {
-        let limits = crate::budget::global_limits()?;
-        Mmap::import_here(&d, None, limits)
-    });
-    let access = match map.and_then(|m| m.access().map(|a| (m, a))) {
-        Ok((_map, access)) => access,
+    let import = IMPORT.get().copied().ok_or(Error::NotSupported);
+    let access = match import.and_then(|import| Desc::parse(desc).and_then(|d| import(&d))) {
+        Ok(access) => access,
         Err(e) => {
             tracing::info!(target: "doca_sdk", "mmap across the link: the import asked by {} is refused: {}", stream.peer(), e.name());
             welcome(&stream, Err(e));
@@ -561,12 +583,12 @@ fn handle(stream: Stream, request: Vec<u8>) {
         conn_id: 0,
     });
     row.set_connections(1);
-    serve(&stream, &access, &row);
+    serve(&stream, &*access, &row);
     stream.shutdown();
 }
 
 /// Serves one import stream until it ends (counting the bytes in `row`).
-fn serve(stream: &Stream, access: &MapAccess, row: &doca_core::status::Entry) {
+fn serve(stream: &Stream, access: &dyn Range, row: &doca_core::status::Entry) {
     let mut msg = Vec::new();
     let mut bounce = Vec::new();
     loop {
@@ -603,7 +625,7 @@ fn serve(stream: &Stream, access: &MapAccess, row: &doca_core::status::Entry) {
 /// (revoked, or the answer could not be sent), `Err` for a request that breaks the protocol.
 fn serve_one(
     stream: &Stream,
-    access: &MapAccess,
+    access: &dyn Range,
     msg: &[u8],
     bounce: &mut Vec<u8>,
 ) -> std::result::Result<Option<usize>, String> {

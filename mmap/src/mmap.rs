@@ -31,54 +31,15 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
-use bitflags::bitflags;
 use doca_core::{bail, fail, CapSpec, Data, Dev, DevInfo, Error, PciAddr, Refused, Result};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 
+use crate::desc::{AccessFlags, Desc, DescFields, KIND_SEGMENT, KIND_SERVED};
 use crate::memory::Memory;
 use crate::shm::{
     Bytes, BytesMut, Region, Segment, Tracker, MAX_EXPORTS, SLOT_FREE, SLOT_LIVE, SLOT_REVOKED,
 };
-
-bitflags! {
-    /// `enum doca_access_flag`, DOCA's exact values. Local read is always allowed
-    /// ([`AccessFlags::LOCAL_READ_ONLY`] is 0).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-    pub struct AccessFlags: u32 {
-        /// `DOCA_ACCESS_FLAG_LOCAL_READ_WRITE` (1).
-        const LOCAL_READ_WRITE = 1 << 0;
-        /// `DOCA_ACCESS_FLAG_RDMA_READ` (2).
-        const RDMA_READ = 1 << 1;
-        /// `DOCA_ACCESS_FLAG_RDMA_WRITE` (4).
-        const RDMA_WRITE = 1 << 2;
-        /// `DOCA_ACCESS_FLAG_RDMA_ATOMIC` (8).
-        const RDMA_ATOMIC = 1 << 3;
-        /// `DOCA_ACCESS_FLAG_PCI_READ_ONLY` (16).
-        const PCI_READ_ONLY = 1 << 4;
-        /// `DOCA_ACCESS_FLAG_PCI_READ_WRITE` (32).
-        const PCI_READ_WRITE = 1 << 5;
-        /// `DOCA_ACCESS_FLAG_PCI_RELAXED_ORDERING` (64).
-        const PCI_RELAXED_ORDERING = 1 << 6;
-    }
-}
-
-impl AccessFlags {
-    /// `DOCA_ACCESS_FLAG_LOCAL_READ_ONLY` (0).
-    pub const LOCAL_READ_ONLY: AccessFlags = AccessFlags::empty();
-
-    /// Checks a raw mask: unknown bits, or PCI read-only together with PCI read-write, are
-    /// `INVALID_VALUE`.
-    pub fn from_mask(mask: u32) -> Result<AccessFlags> {
-        let Some(flags) = AccessFlags::from_bits(mask) else {
-            bail!(Error::InvalidValue, "access mask {mask:#x} has undefined bits");
-        };
-        if flags.contains(AccessFlags::PCI_READ_ONLY | AccessFlags::PCI_READ_WRITE) {
-            bail!(Error::InvalidValue, "PCI_READ_ONLY and PCI_READ_WRITE are mutually exclusive");
-        }
-        Ok(flags)
-    }
-}
 
 /// Default number of devices a map can be registered with.
 pub const DEFAULT_MAX_NUM_DEVICES: u32 = 8;
@@ -104,17 +65,11 @@ fn cap_flag(dev: &DevInfo, spec: &CapSpec) -> Result<bool> {
     Ok(dev.cap(spec) != 0)
 }
 
-const DESC_MAGIC: &[u8; 8] = b"DOCAMMEX";
-const DESC_VERSION: u16 = 3;
 /// What the exporter's service tells an importer of shared memory with the memfd: slot u32,
 /// tag u64, offset u64, len u64, perms u32 (little-endian).
 const SEG_INFO_LEN: usize = 32;
 /// The next export's slot tag (see [`crate::shm`]).
 static NEXT_TAG: AtomicU64 = AtomicU64::new(1);
-/// The length of every export descriptor ([`Mmap::export_pci`]); [`Mmap::create_from_export`]
-/// refuses any other length (`INVALID_VALUE`), and the C ABI reads no more than this.
-pub const EXPORT_DESC_LEN: usize = 76;
-const DESC_LEN: usize = EXPORT_DESC_LEN;
 
 /// Where an imported map's bytes are.
 enum Remote {
@@ -305,7 +260,7 @@ impl Mmap {
     /// and a fault plan may refuse the map (`alloc.mmap`).
     fn admit(what: &'static str) -> Result<()> {
         doca_core::fault::check_env()?;
-        crate::linked::register();
+        crate::linked::register(import_for_link);
         if doca_core::fault::armed(doca_core::fault::class::ALLOC_MMAP) {
             if let Some(e) = doca_core::fault::on_alloc(doca_core::fault::Alloc::Mmap, &what) {
                 return Err(e);
@@ -694,7 +649,7 @@ impl Mmap {
             }
         };
         if cfg.linked.is_none() {
-            cfg.linked = crate::linked::offered(service);
+            cfg.linked = crate::linked::offered(service, import_for_link);
         }
         let pci = dev.as_devinfo().pci_addr();
         let base = self.inner.base() as u64;
@@ -742,7 +697,7 @@ impl Mmap {
                 }
             };
             if cfg.linked.is_none() {
-                cfg.linked = crate::linked::offered(service);
+                cfg.linked = crate::linked::offered(service, import_for_link);
             }
             let fields =
                 DescFields { kind: KIND_SERVED, perms, service, token, len: region.len() as u64, pci, base };
@@ -788,7 +743,7 @@ impl Mmap {
         let (service, token) = (offered.service(), offered.token());
         cfg.exports.push((slot, offered));
         if cfg.linked.is_none() {
-            cfg.linked = crate::linked::offered(service);
+            cfg.linked = crate::linked::offered(service, import_for_link);
         }
 
         let fields =
@@ -1500,98 +1455,45 @@ pub fn served_shared_pages(desc: &[u8]) -> Result<Option<(std::os::fd::OwnedFd, 
     crate::served::shared_pages(d.service, &d.token)
 }
 
-/// Descriptor kinds: shared memory mapped by the importer, or memory served by the exporter.
-const KIND_SEGMENT: u16 = 0;
-const KIND_SERVED: u16 = 1;
-
-/// What a descriptor says, to encode.
-struct DescFields {
-    kind: u16,
-    perms: AccessFlags,
-    service: doca_link::rendezvous::ServiceName,
-    token: doca_link::rendezvous::Token,
-    len: u64,
-    pci: PciAddr,
-    base: u64,
+/// The map the link's serving thread imports for an importer across the link
+/// ([`crate::linked`]), held with its access while the stream is served.
+struct LinkedRange {
+    _map: Mmap,
+    access: MapAccess,
 }
 
-impl DescFields {
-    fn encode(&self) -> Vec<u8> {
-        let mut d = Vec::with_capacity(DESC_LEN);
-        d.extend_from_slice(DESC_MAGIC);
-        d.extend_from_slice(&DESC_VERSION.to_le_bytes());
-        d.extend_from_slice(&self.kind.to_le_bytes());
-        d.extend_from_slice(&self.perms.bits().to_le_bytes());
-        d.extend_from_slice(&self.service.pid.to_le_bytes());
-        d.extend_from_slice(&self.service.nonce.to_le_bytes());
-        d.extend_from_slice(&self.token);
-        d.extend_from_slice(&0u64.to_le_bytes());
-        d.extend_from_slice(&self.len.to_le_bytes());
-        d.extend_from_slice(&self.pci.domain().to_le_bytes());
-        d.extend_from_slice(&[self.pci.bus(), self.pci.device(), self.pci.function(), 0, 0, 0]);
-        // Where the range starts in the exporter's address space: the importer accepts
-        // the exporter's addresses (C code sends its own buffer addresses across).
-        d.extend_from_slice(&self.base.to_le_bytes());
-        debug_assert_eq!(d.len(), DESC_LEN);
-        d
+/// [`crate::linked::ImportHere`]: imports the export here, under the process's own budget
+/// (no device: the importer's side checked its own).
+fn import_for_link(d: &Desc) -> Result<Box<dyn crate::linked::Range>> {
+    let limits = crate::budget::global_limits()?;
+    let map = Mmap::import_here(d, None, limits)?;
+    let access = map.access()?;
+    Ok(Box::new(LinkedRange { _map: map, access }))
+}
+
+impl crate::linked::Range for LinkedRange {
+    fn map_len(&self) -> usize {
+        self.access.map_len()
     }
-}
 
-pub(crate) struct Desc {
-    pub(crate) kind: u16,
-    pub(crate) perms: AccessFlags,
-    pub(crate) service: doca_link::rendezvous::ServiceName,
-    pub(crate) token: doca_link::rendezvous::Token,
-    pub(crate) offset: u64,
-    pub(crate) len: u64,
-    pub(crate) from: PciAddr,
-    /// The exporter's address of the range's first byte.
-    pub(crate) addr: u64,
-}
+    fn permissions(&self) -> AccessFlags {
+        self.access.permissions()
+    }
 
-impl Desc {
-    pub(crate) fn parse(d: &[u8]) -> Result<Desc> {
-        if d.len() != DESC_LEN {
-            bail!(Error::InvalidValue, "mmap export descriptor of {} bytes (expected {DESC_LEN})", d.len());
-        }
-        if &d[..8] != DESC_MAGIC {
-            bail!(Error::InvalidValue, "not a mmap export descriptor (bad magic)");
-        }
-        let u16_at = |i: usize| u16::from_le_bytes([d[i], d[i + 1]]);
-        let u32_at = |i: usize| u32::from_le_bytes(d[i..i + 4].try_into().expect("4 bytes"));
-        let u64_at = |i: usize| u64::from_le_bytes(d[i..i + 8].try_into().expect("8 bytes"));
-        if u16_at(8) != DESC_VERSION {
-            bail!(
-                Error::InvalidValue,
-                "mmap export descriptor version {} (expected {DESC_VERSION})",
-                u16_at(8)
-            );
-        }
-        let kind = u16_at(10);
-        if kind != KIND_SEGMENT && kind != KIND_SERVED {
-            bail!(Error::InvalidValue, "mmap export descriptor of unknown kind {kind}");
-        }
-        let perms = AccessFlags::from_mask(u32_at(12))?;
-        let from = PciAddr::new(u16_at(60), d[62], d[63], d[64])?;
-        // The exporter's addresses of the range must be addresses here too: a buffer's
-        // address (base + offset) can then never overflow.
-        let (addr, len) = (u64_at(68), u64_at(52));
-        if addr.checked_add(len).is_none_or(|end| usize::try_from(end).is_err()) {
-            bail!(
-                Error::InvalidValue,
-                "mmap export descriptor range {addr:#x}+{len} is not an address range"
-            );
-        }
-        Ok(Desc {
-            kind,
-            perms,
-            service: doca_link::rendezvous::ServiceName { pid: u32_at(16), nonce: u64_at(20) },
-            token: d[28..44].try_into().expect("16 bytes"),
-            offset: u64_at(44),
-            len: u64_at(52),
-            from,
-            addr: u64_at(68),
-        })
+    fn is_writable(&self) -> bool {
+        self.access.is_writable()
+    }
+
+    fn is_live(&self) -> bool {
+        self.access.is_live()
+    }
+
+    fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.access.read(offset, dst)
+    }
+
+    fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.access.write(offset, src)
     }
 }
 
