@@ -43,7 +43,7 @@ struct Args {
     /// Runs of each build with `--against`.
     #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(1..=50))]
     runs: u32,
-    /// Internal: run as the peer process (or `cycle dma|dma4k|loopback|control|fast|empty N`:
+    /// Internal: run as the peer process (or `cycle dma|dma4k|loopback|control|fast|empty|idle N`:
     /// only N cycles of one kind, a driver for profilers such as callgrind).
     #[arg(long, num_args = 1.., hide = true)]
     role: Vec<String>,
@@ -421,6 +421,24 @@ fn peer(role: &[String]) -> ExitCode {
                         }
                     }
                     eprintln!("{} round trips", client.received.get());
+                }
+                "idle" => {
+                    // `n` progress calls of a connected server's engine with nothing arriving
+                    // (after one round trip): the pass a busy receiver spins on; a message
+                    // that lands waits half of one on average before it is seen.
+                    let name = format!("bench-cycle-idle-{}", std::process::id());
+                    let Ok(server) = CcSide::server(&name, true, 0, 1024) else { return ExitCode::FAILURE };
+                    let Ok(client) = CcSide::client_beside(&name, 1024, 1024, &[&server.pe]) else {
+                        return ExitCode::FAILURE;
+                    };
+                    if !client.send(&[5u8; 64])
+                        || !run_until(&[&client.pe, &server.pe], false, || client.received.get() > 0)
+                    {
+                        return ExitCode::FAILURE;
+                    }
+                    for _ in 0..n / 10 + 1 + n {
+                        black_box(server.pe.progress());
+                    }
                 }
                 "fast" => {
                     // The fast path's 64-byte echo (tasks reused) with both ends in this one
