@@ -455,7 +455,7 @@ impl ConsumerOps {
                 }
                 let id = TaskId::from_bits(rec.token);
                 let status = if stopping { Err(Error::Shutdown) } else { self.land(chan, id, &rec) };
-                self.pool.finish(id, status);
+                self.pool.finish_in(core, id, status);
                 any = true;
             }
         }
@@ -463,7 +463,7 @@ impl ConsumerOps {
             let tokens: Vec<u64> = self.posted.borrow_mut().iter_mut().filter_map(Option::take).collect();
             self.count_posted(-(tokens.len() as isize));
             for token in tokens {
-                self.pool.finish(TaskId::from_bits(token), Err(Error::Shutdown));
+                self.pool.finish_in(core, TaskId::from_bits(token), Err(Error::Shutdown));
                 any = true;
             }
         }

@@ -530,7 +530,7 @@ impl ProducerOps {
     }
 
     /// Sends what can be sent, in order for each consumer; true when something completed.
-    fn drain(&self) -> bool {
+    fn drain(&self, core: &CtxCore) -> bool {
         let mut any = false;
         let mut queues = self.queues.borrow_mut();
         for q in queues.iter_mut() {
@@ -552,7 +552,7 @@ impl ProducerOps {
                         }
                         q.tasks.pop_front();
                         self.waiting.set(self.waiting.get() - 1);
-                        self.pool.finish(id, status);
+                        self.pool.finish_in(core, id, status);
                         any = true;
                     }
                 }
@@ -621,8 +621,8 @@ impl CtxOps for ProducerOps {
         self.waiting.set(0);
     }
 
-    fn progress(&self, _core: &CtxCore, _now: &Now<'_>) -> bool {
-        self.has_pending() && self.drain()
+    fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
+        self.has_pending() && self.drain(core)
     }
 
     /// Only sends waiting for a buffer need polling (a submit puts the producer back on the
@@ -665,7 +665,7 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
     /// Checks the buffer and finds the consumer (a reused task may have a new one of each),
     /// then sends at once when no send waits before it for that consumer, or queues it
     /// behind them.
-    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+    fn submit(&self, core: &CtxCore, task: TaskId) -> Result<()> {
         // One look at the payload: the checks, then, when no send waits before it for that
         // consumer, the send itself (from the data the check read).
         let step = self
@@ -688,7 +688,7 @@ impl TaskLib<ProducerSendPayload> for ProducerOps {
             .ok_or(Error::BadState)??;
         let consumer_id = match step {
             (Step::Done(status), _) => {
-                self.pool.finish(task, status);
+                self.pool.finish_in(core, task, status);
                 return Ok(());
             }
             (Step::Wait, consumer_id) => consumer_id,
