@@ -136,14 +136,11 @@ fn create_ops(dev: &Dev, name: &str, role: RoleState) -> Result<Rc<CtxCell<SideO
         RoleState::Server(s) => Some(s.rep.as_devinfo().pci_addr()),
         RoleState::Client(_) => None,
     };
-    let cell = CtxCell::new(|weak: &Weak<CtxCell<SideOps>>| {
-        let owner: Weak<dyn std::any::Any> = weak.clone();
-        SideOps {
-            side: Side::new(is_server, dev, name, owner, TaskPool::new(weak.clone()), limits, rep),
-            role,
-            stopped: RefCell::new(Vec::new()),
-            c_names: std::cell::Cell::new(CNames::Cc),
-        }
+    let cell = CtxCell::new(|weak: &Weak<CtxCell<SideOps>>| SideOps {
+        side: Side::new(is_server, dev, name, weak.clone(), TaskPool::new(weak.clone()), limits, rep),
+        role,
+        stopped: RefCell::new(Vec::new()),
+        c_names: std::cell::Cell::new(CNames::Cc),
     });
     cell.core().show_state_in(cell.ops().side.status_entry());
     Ok(cell)
@@ -390,10 +387,9 @@ impl Cc<ClientRole> {
 }
 
 impl Connection {
+    #[inline]
     fn owner<R>(&self, server: bool, what: &str) -> Result<Cc<R>> {
-        let any = self.owner_ctx(server, what)?;
-        let ctx = any.downcast::<CtxCell<SideOps>>().map_err(|_| Error::Unexpected)?;
-        Ok(Cc::from_ctx(ctx))
+        Ok(Cc::from_ctx(self.owner_ctx(server, what)?))
     }
 
     /// `doca_cc_server_get_server_ctx`: the server this connection belongs to. A client's

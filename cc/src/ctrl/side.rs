@@ -11,18 +11,18 @@
 //! its own, in the control set, drained only when it rang), and the winding up of links
 //! that ended.
 
-use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::os::fd::OwnedFd;
 use std::rc::{Rc, Weak};
 use std::time::Instant;
 
-use doca_core::{bail, fail, CbSlot, CtxCore, Data, Dev, Error, Result, TaskId, TaskPool};
+use doca_core::{bail, fail, CbSlot, CtxCell, CtxCore, Data, Dev, Error, Result, TaskId, TaskPool};
 use doca_link::notify::{Doorbell, EpollSet, Timer, Watched};
 use slab::Slab;
 use smallvec::SmallVec;
 
+use super::api::SideOps;
 use super::link::{Link, RX_BATCH};
 use super::send::{SendPayload, SendTask};
 use crate::caps;
@@ -102,7 +102,9 @@ pub(crate) struct Side {
     /// Peer-caused log lines, at most one a second.
     throttle: RefCell<Throttle>,
     /// The context this side belongs to (what its connections report as their owner).
-    owner: Weak<dyn Any>,
+    owner: Weak<CtxCell<SideOps>>,
+    /// This side's identity, as its connections record it (its context's address).
+    side_id: usize,
     is_server: bool,
     /// Its row in the process's status page (`doca_emu`), shared with its links.
     status: Rc<doca_core::status::Entry>,
@@ -116,6 +118,16 @@ impl fmt::Display for Side {
     }
 }
 
+impl Drop for Side {
+    fn drop(&mut self) {
+        // Connections still in the table (a side dropped without a stop) leave it with the
+        // side: a handle kept elsewhere no longer counts as listed.
+        for (_, link) in self.links.get_mut().iter() {
+            link.conn.set_listed(false);
+        }
+    }
+}
+
 impl Side {
     /// A side named `name` on `dev`, with the capability defaults. `owner` is the context
     /// being built; `pool` its send pool (made for that context).
@@ -123,7 +135,7 @@ impl Side {
         is_server: bool,
         dev: &Dev,
         name: &str,
-        owner: Weak<dyn Any>,
+        owner: Weak<CtxCell<SideOps>>,
         pool: TaskPool<SendPayload>,
         (max_msg_size, recv_queue_size): (u32, u32),
         rep: Option<doca_core::PciAddr>,
@@ -151,6 +163,7 @@ impl Side {
             res: RefCell::new(None),
             cadence: Cadence::new(),
             throttle: RefCell::new(Throttle::new()),
+            side_id: owner.as_ptr().cast::<()>() as usize,
             owner,
             is_server,
             status: Rc::new(status),
@@ -258,7 +271,8 @@ impl Side {
                 msg.len()
             );
         }
-        if !self.links.borrow().get(conn.key()).is_some_and(|l| l.conn == *conn) {
+        // In this side's table: its own connection, listed (one load each, no table look).
+        if conn.side() != self.side_id() || !conn.is_listed() {
             if conn.side() == self.side_id() {
                 bail!(Error::NotConnected, "{self}: connection #{} is closed", conn.id());
             }
@@ -276,7 +290,7 @@ impl Side {
 
     /// This side's identity, as its connections record it.
     fn side_id(&self) -> usize {
-        self.owner.as_ptr().cast::<()>() as usize
+        self.side_id
     }
 
     /// Task submission: written now if the ring has room and nothing waits before it, else
@@ -443,6 +457,7 @@ impl Side {
         )));
         self.status.set_connections(links.len());
         drop(links);
+        conn.set_listed(true);
         self.rebuild_active();
         Ok(conn)
     }
@@ -516,6 +531,7 @@ impl Side {
         link.hang_up();
         link.set_state(ConnState::Down(code), self);
         self.links.borrow_mut().try_remove(key);
+        link.conn.set_listed(false);
         self.status.set_connections(self.links.borrow().len());
         self.rebuild_active();
         match link.violation() {
