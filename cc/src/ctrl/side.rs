@@ -333,10 +333,18 @@ impl Side {
     /// The busy path: received messages, queued sends, wake-ups. Asks for a control poll
     /// when a link is ending.
     pub(crate) fn progress_links(&self, core: &CtxCore) -> bool {
+        // An idle pass: each link's ring look and a few loads ([`Link::quiet`]), no copy of
+        // the list, no call.
+        if self.active.borrow().iter().all(|link| link.quiet()) {
+            return false;
+        }
+        // Callbacks run from here on (they may change the table): the walk holds a copy.
         let active = self.active.borrow().clone();
         let (mut any, mut check) = (false, false);
         for link in active.iter() {
-            any |= self.deliver(link, RX_BATCH) > 0;
+            if link.has_data() {
+                any |= self.deliver(link, RX_BATCH) > 0;
+            }
             if link.has_pending() {
                 link.push_pending(&self.pool, |id, status| {
                     any = true;
