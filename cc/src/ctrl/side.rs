@@ -31,7 +31,7 @@ use crate::conn::{Connection, Owner, ThreadBound};
 use crate::proto::state::ConnState;
 use crate::proto::Ctrl;
 use crate::transport::budget::ConnBudget;
-use crate::transport::cadence::Cadence;
+use crate::transport::cadence::{Cadence, PassTime, CTRL_EVERY};
 use crate::transport::channel::Channel;
 use crate::transport::throttle::{held_back, Throttle};
 use crate::transport::token;
@@ -98,7 +98,14 @@ pub(crate) struct Side {
     /// The links, copied on change: the busy path walks it without borrowing the table.
     active: RefCell<Rc<[Rc<Link>]>>,
     res: RefCell<Option<Resources>>,
-    pub(crate) cadence: Cadence,
+    cadence: Cadence,
+    /// Passes of this side since it was made: a linked side asks its cadence only every
+    /// [`CTRL_EVERY`]th pass, or when a look is due.
+    tick: Cell<u32>,
+    /// A look at the control sockets is due on the next pass: the cadence's own flag, which
+    /// [`Side::soon`] sets beside it and [`Side::turn`] clears with it (the cadence keeps it
+    /// private), read here without a call.
+    look_due: Cell<bool>,
     /// Peer-caused log lines, at most one a second.
     throttle: RefCell<Throttle>,
     /// The context this side belongs to (what its connections report as their owner).
@@ -162,6 +169,8 @@ impl Side {
             active: RefCell::new(Rc::from(Vec::new())),
             res: RefCell::new(None),
             cadence: Cadence::new(),
+            tick: Cell::new(0),
+            look_due: Cell::new(true),
             throttle: RefCell::new(Throttle::new()),
             side_id: owner.as_ptr().cast::<()>() as usize,
             owner,
@@ -235,7 +244,7 @@ impl Side {
             };
             *self.res.borrow_mut() = Some(res);
         }
-        self.cadence.soon();
+        self.soon();
         self.engine.set(core.engine_status_id());
         self.status.set_engine(self.engine.get());
         Ok(())
@@ -330,14 +339,46 @@ impl Side {
         Ok(())
     }
 
+    /// Makes the next pass look at the control sockets (something is known to wait, or the
+    /// side just woke up).
+    pub(crate) fn soon(&self) {
+        self.look_due.set(true);
+        self.cadence.soon();
+    }
+
+    /// Whether this pass looks at the control sockets: [`Cadence::turn`] for a side with
+    /// links, [`Cadence::turn_unlinked`] for one without. A linked side's pass that has no
+    /// look due and is not a [`CTRL_EVERY`]th one is decided here with two loads (no call,
+    /// no clock); the others ask the cadence, which looks when told to or when its period
+    /// passed — as `turn` itself does at those calls.
+    #[inline]
+    pub(crate) fn turn(&self, now: &impl PassTime, linked: bool) -> bool {
+        let t = self.tick.get().wrapping_add(1);
+        self.tick.set(t);
+        if linked && !self.look_due.get() && t % CTRL_EVERY != 0 {
+            return false;
+        }
+        self.ask_cadence(now)
+    }
+
+    #[inline(never)]
+    fn ask_cadence(&self, now: &impl PassTime) -> bool {
+        self.look_due.set(false);
+        self.cadence.turn_unlinked(now)
+    }
+
+    /// Whether this side has established connections and every one is quiet
+    /// ([`Link::quiet`]): then [`Side::progress_links`] would do nothing, and the pass is
+    /// the rings' looks (no copy of the list, no call).
+    #[inline]
+    pub(crate) fn links_quiet(&self) -> bool {
+        let active = self.active.borrow();
+        !active.is_empty() && active.iter().all(|link| link.quiet())
+    }
+
     /// The busy path: received messages, queued sends, wake-ups. Asks for a control poll
     /// when a link is ending.
     pub(crate) fn progress_links(&self, core: &CtxCore) -> bool {
-        // An idle pass: each link's ring look and a few loads ([`Link::quiet`]), no copy of
-        // the list, no call.
-        if self.active.borrow().iter().all(|link| link.quiet()) {
-            return false;
-        }
         // Callbacks run from here on (they may change the table): the walk holds a copy.
         let active = self.active.borrow().clone();
         let (mut any, mut check) = (false, false);
@@ -353,7 +394,7 @@ impl Side {
             }
             check |= link.wakeup_check_due();
             if link.is_ending() || link.signalled() {
-                self.cadence.soon();
+                self.soon();
             }
         }
         if check {
@@ -436,7 +477,7 @@ impl Side {
             }
         });
         if more || link.is_ending() {
-            self.cadence.soon();
+            self.soon();
         }
     }
 
@@ -573,7 +614,7 @@ impl Side {
             bail!(Error::NotFound, "{self} disconnect: not a live connection of this side");
         };
         link.set_state(ConnState::Closing(Error::ConnectionReset), self);
-        self.cadence.soon();
+        self.soon();
         Ok(())
     }
 
@@ -640,6 +681,6 @@ impl Side {
             // Still armed until seen expired (read before its deadline: not yet).
             res.timer_armed.set(!res.timer.drain());
         }
-        self.cadence.soon();
+        self.soon();
     }
 }
