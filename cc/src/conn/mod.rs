@@ -7,14 +7,13 @@
 //! [`Connection::server`] and [`Connection::client`] find the owning context through an
 //! owner slot that only the owner's thread can read.
 
-use std::any::Any;
 use std::fmt;
 use std::os::fd::OwnedFd;
-use std::rc::Weak;
+use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use doca_core::{Data, Dev, Error, Result};
+use doca_core::{CtxCell, Data, Dev, Error, Result};
 use parking_lot::Mutex;
 
 mod owner;
@@ -23,6 +22,7 @@ pub(crate) mod registry;
 pub(crate) use owner::ThreadBound;
 pub(crate) use registry::Registry;
 
+use crate::ctrl::api::SideOps;
 use crate::transport::budget::ConnBudget;
 use crate::transport::ring::Signal;
 
@@ -57,8 +57,8 @@ pub struct FastPathStats {
 
 /// Who owns a connection: its side's context, and the connection's key in its table.
 pub(crate) struct Owner {
-    /// The owning server or client context (a `CtxCell`), readable on its thread only.
-    pub(crate) ctx: ThreadBound<Weak<dyn Any>>,
+    /// The owning server or client context, readable on its thread only.
+    pub(crate) ctx: ThreadBound<Weak<CtxCell<SideOps>>>,
     /// The connection's key in its owner's table of links.
     pub(crate) key: usize,
     /// Identifies the owning context (its address) for error messages and checks.
@@ -71,6 +71,9 @@ pub(crate) struct ConnInner {
     pub(crate) owner: Owner,
     user_data: AtomicU64,
     live: AtomicBool,
+    /// Whether it is in its owner's table of links (written on the owner's thread only, where
+    /// it is read too: a send's allocation checks it instead of looking in the table).
+    listed: AtomicBool,
     /// This process's fault plan cut it (`link.drop`).
     cut_by_plan: AtomicBool,
     counters: [AtomicU64; 4],
@@ -157,6 +160,7 @@ impl Connection {
                 owner,
                 user_data: AtomicU64::new(0),
                 live: AtomicBool::new(sock.is_some()),
+                listed: AtomicBool::new(false),
                 cut_by_plan: AtomicBool::new(false),
                 counters: Default::default(),
                 snapshot: Mutex::new([0; 4]),
@@ -203,12 +207,13 @@ impl Connection {
     /// The owning context, for [`Connection::server`] and [`Connection::client`]: a
     /// connection of the other role → `INVALID_VALUE`; called off the owner's thread →
     /// `NOT_PERMITTED` (logged); the owner let the connection go → `NOT_FOUND`.
-    pub(crate) fn owner_ctx(&self, server: bool, what: &str) -> Result<std::rc::Rc<dyn Any>> {
+    #[inline]
+    pub(crate) fn owner_ctx(&self, server: bool, what: &str) -> Result<Rc<CtxCell<SideOps>>> {
         if self.inner.is_server != server {
             return Err(Error::InvalidValue);
         }
-        match self.inner.owner.ctx.get() {
-            Ok(weak) => weak.upgrade().ok_or(Error::NotFound),
+        match self.inner.owner.ctx.with(Weak::upgrade) {
+            Ok(found) => found.ok_or(Error::NotFound),
             Err(Error::NotPermitted) => Err(doca_core::fail!(
                 Error::NotPermitted,
                 "{what}: called off the thread of the progress engine that owns connection #{}",
@@ -306,5 +311,15 @@ impl Connection {
     /// Identifies the owning context.
     pub(crate) fn side(&self) -> usize {
         self.inner.owner.side
+    }
+
+    /// Whether it is in its owner's table of links (the owner's thread).
+    pub(crate) fn is_listed(&self) -> bool {
+        self.inner.listed.load(Ordering::Relaxed)
+    }
+
+    /// Records whether it is in its owner's table of links (the owner's thread).
+    pub(crate) fn set_listed(&self, listed: bool) {
+        self.inner.listed.store(listed, Ordering::Relaxed);
     }
 }

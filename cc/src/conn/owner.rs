@@ -9,14 +9,36 @@
 
 #![allow(unsafe_code)]
 
-use std::cell::UnsafeCell;
-use std::thread::{self, ThreadId};
+use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use doca_core::{Error, Result};
 
+/// The next thread number to hand out (0 means "not yet numbered").
+static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
+
+std::thread_local! {
+    /// This thread's number, given at its first look (a plain thread-local word: reading it is
+    /// one load, where `thread::current().id()` goes through the thread's handle).
+    static THIS_THREAD: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A number that tells the calling thread apart from every other thread the process ever ran
+/// (numbers are never reused: a thread that ends takes its number with it).
+fn this_thread() -> u64 {
+    THIS_THREAD.with(|me| match me.get() {
+        0 => {
+            let n = NEXT_THREAD.fetch_add(1, Ordering::Relaxed);
+            me.set(n);
+            n
+        }
+        n => n,
+    })
+}
+
 /// See the module documentation.
 pub(crate) struct ThreadBound<T> {
-    thread: ThreadId,
+    thread: u64,
     value: UnsafeCell<Option<T>>,
 }
 
@@ -27,33 +49,34 @@ unsafe impl<T> Send for ThreadBound<T> {}
 // SAFETY: as above: `&ThreadBound` gives other threads no access to the value.
 unsafe impl<T> Sync for ThreadBound<T> {}
 
-impl<T: Clone> ThreadBound<T> {
+impl<T> ThreadBound<T> {
     /// Holds `value` for the current thread.
     pub(crate) fn new(value: T) -> ThreadBound<T> {
-        ThreadBound { thread: thread::current().id(), value: UnsafeCell::new(Some(value)) }
+        ThreadBound { thread: this_thread(), value: UnsafeCell::new(Some(value)) }
     }
 
     fn on_owner_thread(&self) -> bool {
-        thread::current().id() == self.thread
+        this_thread() == self.thread
     }
 
-    /// A clone of the value: `NOT_PERMITTED` on another thread, `NOT_FOUND` once cleared.
-    pub(crate) fn get(&self) -> Result<T> {
+    /// `look` at the value (it must not reach this wrapper again, nor run user code):
+    /// `NOT_PERMITTED` on another thread, `NOT_FOUND` once cleared.
+    #[inline]
+    pub(crate) fn with<R>(&self, look: impl FnOnce(&T) -> R) -> Result<R> {
         if !self.on_owner_thread() {
             return Err(Error::NotPermitted);
         }
-        // on the owner thread, the only thread that ever touches the value; no
-        // reference to it outlives this call (clearing cannot run during the clone, which
-        // calls no user code).
+        // on the owner thread, the only thread that ever touches the value; the reference
+        // lives for `look` only, which neither clears the value nor calls user code.
         // SAFETY: see above.
         let value = unsafe { &*self.value.get() };
-        value.clone().ok_or(Error::NotFound)
+        value.as_ref().map(look).ok_or(Error::NotFound)
     }
 
     /// Drops the value (on the owner thread; elsewhere nothing happens).
     pub(crate) fn clear(&self) {
         if self.on_owner_thread() {
-            // SAFETY: owner thread, no outstanding reference (see `get`).
+            // SAFETY: owner thread, no outstanding reference (see `with`).
             let old = unsafe { (*self.value.get()).take() };
             drop(old);
         }
@@ -63,7 +86,7 @@ impl<T: Clone> ThreadBound<T> {
 impl<T> Drop for ThreadBound<T> {
     fn drop(&mut self) {
         let value = self.value.get_mut().take();
-        if thread::current().id() != self.thread {
+        if !self.on_owner_thread() {
             // Dropping it here would touch it off its thread: leak it instead.
             std::mem::forget(value);
         }
@@ -73,23 +96,24 @@ impl<T> Drop for ThreadBound<T> {
 #[cfg(test)]
 mod tests {
     use std::rc::Rc;
+    use std::thread;
 
     use super::*;
 
     #[test]
     fn only_the_owner_thread_reads_or_clears_the_value() {
         let slot = std::sync::Arc::new(ThreadBound::new(Rc::new(5)));
-        assert_eq!(*slot.get().unwrap(), 5);
+        assert_eq!(slot.with(|v| **v), Ok(5));
         let other = slot.clone();
         let seen = thread::spawn(move || {
             other.clear();
-            other.get().map(|_| ())
+            other.with(|_| ())
         })
         .join()
         .unwrap();
         assert_eq!(seen, Err(Error::NotPermitted));
-        assert_eq!(*slot.get().unwrap(), 5, "another thread's clear did nothing");
+        assert_eq!(slot.with(|v| **v), Ok(5), "another thread's clear did nothing");
         slot.clear();
-        assert_eq!(slot.get().map(|_| ()), Err(Error::NotFound));
+        assert_eq!(slot.with(|_| ()), Err(Error::NotFound));
     }
 }

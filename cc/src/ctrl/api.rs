@@ -136,14 +136,11 @@ fn create_ops(dev: &Dev, name: &str, role: RoleState) -> Result<Rc<CtxCell<SideO
         RoleState::Server(s) => Some(s.rep.as_devinfo().pci_addr()),
         RoleState::Client(_) => None,
     };
-    let cell = CtxCell::new(|weak: &Weak<CtxCell<SideOps>>| {
-        let owner: Weak<dyn std::any::Any> = weak.clone();
-        SideOps {
-            side: Side::new(is_server, dev, name, owner, TaskPool::new(weak.clone()), limits, rep),
-            role,
-            stopped: RefCell::new(Vec::new()),
-            c_names: std::cell::Cell::new(CNames::Cc),
-        }
+    let cell = CtxCell::new(|weak: &Weak<CtxCell<SideOps>>| SideOps {
+        side: Side::new(is_server, dev, name, weak.clone(), TaskPool::new(weak.clone()), limits, rep),
+        role,
+        stopped: RefCell::new(Vec::new()),
+        c_names: std::cell::Cell::new(CNames::Cc),
     });
     cell.core().show_state_in(cell.ops().side.status_entry());
     Ok(cell)
@@ -390,10 +387,9 @@ impl Cc<ClientRole> {
 }
 
 impl Connection {
+    #[inline]
     fn owner<R>(&self, server: bool, what: &str) -> Result<Cc<R>> {
-        let any = self.owner_ctx(server, what)?;
-        let ctx = any.downcast::<CtxCell<SideOps>>().map_err(|_| Error::Unexpected)?;
-        Ok(Cc::from_ctx(ctx))
+        Ok(Cc::from_ctx(self.owner_ctx(server, what)?))
     }
 
     /// `doca_cc_server_get_server_ctx`: the server this connection belongs to. A client's
@@ -450,6 +446,26 @@ impl SideOps {
             RoleState::Server(s) => s.next_deadline(),
             RoleState::Client(c) => c.next_deadline(),
         }
+    }
+
+    /// A pass with something to do (or no connection): connections closed by a stop
+    /// reported, then the links' work and the cadence's look at the control sockets.
+    #[inline(never)]
+    fn busy_pass(&self, core: &CtxCore, now: &Now<'_>) -> bool {
+        if !self.stopped.borrow().is_empty() {
+            let stopped = std::mem::take(&mut *self.stopped.borrow_mut());
+            for conn in stopped {
+                self.report(core, conn);
+            }
+            return true;
+        }
+        let mut any = self.side.progress_links(core);
+        // Without an established connection, every call may look (time-limited only): a
+        // rarely progressed server or client is served at once, not after CTRL_EVERY calls.
+        if self.side.turn(now, self.side.num_links() != 0) {
+            any |= self.poll_ctrl(core, now);
+        }
+        any
     }
 }
 
@@ -515,26 +531,19 @@ impl CtxOps for SideOps {
         !self.stopped.borrow().is_empty()
     }
 
+    #[inline]
     fn progress(&self, core: &CtxCore, now: &Now<'_>) -> bool {
-        if !self.stopped.borrow().is_empty() {
-            let stopped = std::mem::take(&mut *self.stopped.borrow_mut());
-            for conn in stopped {
-                self.report(core, conn);
+        // A pass of a connected side whose links are all quiet: the rings' looks and a few
+        // loads, then the cadence (no call, no copy of the list). Connections closed by a
+        // stop wait only while the table is empty (stop empties it; nothing adds to it
+        // before the next progress reports them), so they need no look here.
+        if self.side.links_quiet() {
+            if self.side.turn(now, true) {
+                return self.poll_ctrl(core, now);
             }
-            return true;
+            return false;
         }
-        let mut any = self.side.progress_links(core);
-        // Without an established connection, every call may look (time-limited only): a
-        // rarely progressed server or client is served at once, not after CTRL_EVERY calls.
-        let look = if self.side.num_links() == 0 {
-            self.side.cadence.turn_unlinked(now)
-        } else {
-            self.side.cadence.turn(now)
-        };
-        if look {
-            any |= self.poll_ctrl(core, now);
-        }
-        any
+        self.busy_pass(core, now)
     }
 
     fn request_notification(&self, core: &CtxCore) -> bool {

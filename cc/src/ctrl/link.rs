@@ -52,6 +52,11 @@ pub(crate) struct Link {
     row: doca_core::status::Entry,
     /// A fault plan cut the link (`link.drop`): nothing more is sent or delivered.
     cut: Cell<bool>,
+    /// Whether anything of this side's own needs a look beyond the rings: sends wait for
+    /// room, the state is not `Up`, the socket reached end of file, or a fault plan cut the
+    /// link. Kept by every change of those ([`Link::note`]), so that an idle pass and a
+    /// submit read one word for them.
+    attention: Cell<bool>,
 }
 
 impl Link {
@@ -79,7 +84,36 @@ impl Link {
             status,
             row,
             cut: Cell::new(false),
+            attention: Cell::new(!state.is_up()),
         }
+    }
+
+    /// Recomputes [`Link::attention`] after a change of what it sums up.
+    fn note(&self) {
+        let calm =
+            self.pending.borrow().is_empty() && self.state().is_up() && !self.eof.get() && !self.cut.get();
+        self.attention.set(!calm);
+    }
+
+    /// Whether a pass has nothing to do for this link: no message waits in the receive ring,
+    /// nothing of this side's own needs a look ([`Link::attention`]), no wake-up check is
+    /// due, the peer neither hung up nor broke a ring, and it signalled no control packet
+    /// since the last look. The same conditions the busy path tests one by one, read
+    /// without side effects: when this says true, that path would do nothing.
+    #[inline]
+    pub(crate) fn quiet(&self) -> bool {
+        !self.channel.has_data()
+            && !self.attention.get()
+            && !self.channel.wakeup_check_due()
+            && !self.channel.peer_hung_up()
+            && self.channel.signals() == self.signals.get()
+    }
+
+    /// Whether a received message may wait (no fence; a corrupt ring has none). The busy
+    /// path reads the ring only then.
+    #[inline]
+    pub(crate) fn has_data(&self) -> bool {
+        self.channel.has_data()
     }
 
     /// The connection's state.
@@ -93,6 +127,7 @@ impl Link {
         let mut s = self.state.get();
         let changed = s.set(next, who);
         self.state.set(s);
+        self.note();
         if changed && !s.is_up() {
             self.row.set_connection_up(false);
         }
@@ -172,6 +207,7 @@ impl Link {
                 self.cut.set(true);
                 self.conn.mark_cut_by_fault_plan();
                 self.eof.set(true);
+                self.note();
                 let _ = rustix::net::shutdown(&*self.sock, rustix::net::Shutdown::Both);
                 true
             }
@@ -202,6 +238,22 @@ impl Link {
     /// now, or `None` when queued. A send completes successfully only once its bytes are in a
     /// ring the peer will read: a connection that is ending fails it with `CONNECTION_RESET`.
     pub(crate) fn submit(&self, id: TaskId, payload: &SendPayload) -> Option<Result<()>> {
+        if !self.attention.get() {
+            // Up, no end of file, not cut, nothing waiting before it: only the rings' own
+            // flags (the peer's hang-up, a broken ring) can refuse it.
+            if self.channel.peer_hung_up() {
+                return Some(Err(Error::ConnectionReset));
+            }
+            return match self.write(payload) {
+                Ok(true) => Some(Ok(())),
+                Ok(false) => {
+                    self.pending.borrow_mut().push_back(id);
+                    self.attention.set(true);
+                    None
+                }
+                Err(e) => Some(Err(e)),
+            };
+        }
         if let Some(e) = self.state().failure() {
             return Some(Err(e));
         }
@@ -216,6 +268,7 @@ impl Link {
             }
         }
         self.pending.borrow_mut().push_back(id);
+        self.attention.set(true);
         None
     }
 
@@ -234,6 +287,7 @@ impl Link {
                 None => Err(Error::BadState),
             };
             self.pending.borrow_mut().pop_front();
+            self.note();
             done(id, status);
         }
     }
@@ -247,6 +301,7 @@ impl Link {
     pub(crate) fn fail_pending(&self, status: Error, mut done: impl FnMut(TaskId, Result<()>)) {
         loop {
             let Some(id) = self.pending.borrow_mut().pop_front() else { break };
+            self.note();
             done(id, Err(status));
         }
     }
@@ -260,8 +315,13 @@ impl Link {
         mut deliver: impl FnMut(&[u8], &Connection),
     ) -> usize {
         let mut n = 0;
-        while n < max && self.state().is_up() && !self.cut.get() {
+        while n < max {
             let Some(slot) = self.channel.recv() else { break };
+            // Nothing is delivered once the connection is closing or cut (looked at once a
+            // message is there: the look at the ring comes first).
+            if self.attention.get() && (!self.state().is_up() || self.cut.get()) {
+                break;
+            }
             let Some(bytes) = slot.bytes() else {
                 self.violated("a corrupt message header".into(), who);
                 break;
@@ -299,6 +359,7 @@ impl Link {
                 Ok(Recv::Empty) => return false,
                 Ok(Recv::Closed) | Err(_) => {
                     self.eof.set(true);
+                    self.note();
                     return false;
                 }
                 Ok(Recv::Packet { len, truncated, fds }) => {

@@ -11,18 +11,18 @@
 //! its own, in the control set, drained only when it rang), and the winding up of links
 //! that ended.
 
-use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::os::fd::OwnedFd;
 use std::rc::{Rc, Weak};
 use std::time::Instant;
 
-use doca_core::{bail, fail, CbSlot, CtxCore, Data, Dev, Error, Result, TaskId, TaskPool};
+use doca_core::{bail, fail, CbSlot, CtxCell, CtxCore, Data, Dev, Error, Result, TaskId, TaskPool};
 use doca_link::notify::{Doorbell, EpollSet, Timer, Watched};
 use slab::Slab;
 use smallvec::SmallVec;
 
+use super::api::SideOps;
 use super::link::{Link, RX_BATCH};
 use super::send::{SendPayload, SendTask};
 use crate::caps;
@@ -31,7 +31,7 @@ use crate::conn::{Connection, Owner, ThreadBound};
 use crate::proto::state::ConnState;
 use crate::proto::Ctrl;
 use crate::transport::budget::ConnBudget;
-use crate::transport::cadence::Cadence;
+use crate::transport::cadence::{Cadence, PassTime, CTRL_EVERY};
 use crate::transport::channel::Channel;
 use crate::transport::throttle::{held_back, Throttle};
 use crate::transport::token;
@@ -98,11 +98,20 @@ pub(crate) struct Side {
     /// The links, copied on change: the busy path walks it without borrowing the table.
     active: RefCell<Rc<[Rc<Link>]>>,
     res: RefCell<Option<Resources>>,
-    pub(crate) cadence: Cadence,
+    cadence: Cadence,
+    /// Passes of this side since it was made: a linked side asks its cadence only every
+    /// [`CTRL_EVERY`]th pass, or when a look is due.
+    tick: Cell<u32>,
+    /// A look at the control sockets is due on the next pass: the cadence's own flag, which
+    /// [`Side::soon`] sets beside it and [`Side::turn`] clears with it (the cadence keeps it
+    /// private), read here without a call.
+    look_due: Cell<bool>,
     /// Peer-caused log lines, at most one a second.
     throttle: RefCell<Throttle>,
     /// The context this side belongs to (what its connections report as their owner).
-    owner: Weak<dyn Any>,
+    owner: Weak<CtxCell<SideOps>>,
+    /// This side's identity, as its connections record it (its context's address).
+    side_id: usize,
     is_server: bool,
     /// Its row in the process's status page (`doca_emu`), shared with its links.
     status: Rc<doca_core::status::Entry>,
@@ -116,6 +125,16 @@ impl fmt::Display for Side {
     }
 }
 
+impl Drop for Side {
+    fn drop(&mut self) {
+        // Connections still in the table (a side dropped without a stop) leave it with the
+        // side: a handle kept elsewhere no longer counts as listed.
+        for (_, link) in self.links.get_mut().iter() {
+            link.conn.set_listed(false);
+        }
+    }
+}
+
 impl Side {
     /// A side named `name` on `dev`, with the capability defaults. `owner` is the context
     /// being built; `pool` its send pool (made for that context).
@@ -123,7 +142,7 @@ impl Side {
         is_server: bool,
         dev: &Dev,
         name: &str,
-        owner: Weak<dyn Any>,
+        owner: Weak<CtxCell<SideOps>>,
         pool: TaskPool<SendPayload>,
         (max_msg_size, recv_queue_size): (u32, u32),
         rep: Option<doca_core::PciAddr>,
@@ -150,7 +169,10 @@ impl Side {
             active: RefCell::new(Rc::from(Vec::new())),
             res: RefCell::new(None),
             cadence: Cadence::new(),
+            tick: Cell::new(0),
+            look_due: Cell::new(true),
             throttle: RefCell::new(Throttle::new()),
+            side_id: owner.as_ptr().cast::<()>() as usize,
             owner,
             is_server,
             status: Rc::new(status),
@@ -222,7 +244,7 @@ impl Side {
             };
             *self.res.borrow_mut() = Some(res);
         }
-        self.cadence.soon();
+        self.soon();
         self.engine.set(core.engine_status_id());
         self.status.set_engine(self.engine.get());
         Ok(())
@@ -258,7 +280,8 @@ impl Side {
                 msg.len()
             );
         }
-        if !self.links.borrow().get(conn.key()).is_some_and(|l| l.conn == *conn) {
+        // In this side's table: its own connection, listed (one load each, no table look).
+        if conn.side() != self.side_id() || !conn.is_listed() {
             if conn.side() == self.side_id() {
                 bail!(Error::NotConnected, "{self}: connection #{} is closed", conn.id());
             }
@@ -276,7 +299,7 @@ impl Side {
 
     /// This side's identity, as its connections record it.
     fn side_id(&self) -> usize {
-        self.owner.as_ptr().cast::<()>() as usize
+        self.side_id
     }
 
     /// Task submission: written now if the ring has room and nothing waits before it, else
@@ -316,13 +339,53 @@ impl Side {
         Ok(())
     }
 
+    /// Makes the next pass look at the control sockets (something is known to wait, or the
+    /// side just woke up).
+    pub(crate) fn soon(&self) {
+        self.look_due.set(true);
+        self.cadence.soon();
+    }
+
+    /// Whether this pass looks at the control sockets: [`Cadence::turn`] for a side with
+    /// links, [`Cadence::turn_unlinked`] for one without. A linked side's pass that has no
+    /// look due and is not a [`CTRL_EVERY`]th one is decided here with two loads (no call,
+    /// no clock); the others ask the cadence, which looks when told to or when its period
+    /// passed — as `turn` itself does at those calls.
+    #[inline]
+    pub(crate) fn turn(&self, now: &impl PassTime, linked: bool) -> bool {
+        let t = self.tick.get().wrapping_add(1);
+        self.tick.set(t);
+        if linked && !self.look_due.get() && t % CTRL_EVERY != 0 {
+            return false;
+        }
+        self.ask_cadence(now)
+    }
+
+    #[inline(never)]
+    fn ask_cadence(&self, now: &impl PassTime) -> bool {
+        self.look_due.set(false);
+        self.cadence.turn_unlinked(now)
+    }
+
+    /// Whether this side has established connections and every one is quiet
+    /// ([`Link::quiet`]): then [`Side::progress_links`] would do nothing, and the pass is
+    /// the rings' looks (no copy of the list, no call).
+    #[inline]
+    pub(crate) fn links_quiet(&self) -> bool {
+        let active = self.active.borrow();
+        !active.is_empty() && active.iter().all(|link| link.quiet())
+    }
+
     /// The busy path: received messages, queued sends, wake-ups. Asks for a control poll
     /// when a link is ending.
     pub(crate) fn progress_links(&self, core: &CtxCore) -> bool {
+        // Callbacks run from here on (they may change the table): the walk holds a copy.
         let active = self.active.borrow().clone();
         let (mut any, mut check) = (false, false);
         for link in active.iter() {
-            any |= self.deliver(link, RX_BATCH) > 0;
+            if link.has_data() {
+                any |= self.deliver(link, RX_BATCH) > 0;
+            }
             if link.has_pending() {
                 link.push_pending(&self.pool, |id, status| {
                     any = true;
@@ -331,7 +394,7 @@ impl Side {
             }
             check |= link.wakeup_check_due();
             if link.is_ending() || link.signalled() {
-                self.cadence.soon();
+                self.soon();
             }
         }
         if check {
@@ -414,7 +477,7 @@ impl Side {
             }
         });
         if more || link.is_ending() {
-            self.cadence.soon();
+            self.soon();
         }
     }
 
@@ -443,6 +506,7 @@ impl Side {
         )));
         self.status.set_connections(links.len());
         drop(links);
+        conn.set_listed(true);
         self.rebuild_active();
         Ok(conn)
     }
@@ -516,6 +580,7 @@ impl Side {
         link.hang_up();
         link.set_state(ConnState::Down(code), self);
         self.links.borrow_mut().try_remove(key);
+        link.conn.set_listed(false);
         self.status.set_connections(self.links.borrow().len());
         self.rebuild_active();
         match link.violation() {
@@ -549,7 +614,7 @@ impl Side {
             bail!(Error::NotFound, "{self} disconnect: not a live connection of this side");
         };
         link.set_state(ConnState::Closing(Error::ConnectionReset), self);
-        self.cadence.soon();
+        self.soon();
         Ok(())
     }
 
@@ -616,6 +681,6 @@ impl Side {
             // Still armed until seen expired (read before its deadline: not yet).
             res.timer_armed.set(!res.timer.drain());
         }
-        self.cadence.soon();
+        self.soon();
     }
 }
