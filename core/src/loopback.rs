@@ -241,7 +241,6 @@ impl TaskLib<Echo> for LoopbackOps {
         &self.pool
     }
 
-    #[inline(always)]
     fn submit(&self, core: &CtxCore, task: TaskId) -> Result<()> {
         let (delay, fail) = self.pool.with_payload(task, |p| (p.delay, p.fail)).unwrap_or_default();
         if delay > MAX_DELAY {

@@ -31,7 +31,7 @@ use std::time::Instant;
 
 use crate::callback::CbSlot;
 use crate::ctx::{CtxCell, CtxCore, CtxOps, Deliver};
-use crate::{bail, fail, fault, Ctx, Data, Error, Refused, Result};
+use crate::{bail, fault, Ctx, Data, Error, Refused, Result};
 
 /// The completion and error callback shape (`doca_task_completion_cb_t`):
 /// `(task, task user data, context user data)`.
@@ -332,21 +332,22 @@ impl<P: TaskPayload> TaskPool<P> {
     ) -> Result<Task<P>> {
         let core = owner.core();
         core.require_running("task alloc")?;
+        if !self.configured.get() {
+            bail!(
+                Error::NoMemory,
+                "{}: task type not configured, its pool has no task (call its set_conf before start)",
+                core.kind()
+            );
+        }
         if fault::armed(fault::class::ALLOC_TASK) {
-            // A pool never configured answers first, as without a plan.
-            if !self.configured.get() {
-                return Err(self.empty(core));
-            }
-            if let Some(e) = Self::alloc_fault(core) {
+            let kind = if P::FAULT_KIND.is_empty() { core.kind() } else { P::FAULT_KIND };
+            if let Some(e) = fault::on_alloc(fault::Alloc::Task, &kind) {
                 return Err(e);
             }
         }
         let id = {
             let mut s = self.slots.borrow_mut();
-            let Some(idx) = s.free.pop() else {
-                drop(s);
-                return Err(self.empty(core));
-            };
+            let Some(idx) = s.free.pop() else { return Err(Error::NoMemory) };
             let slot = &mut s.slots[idx as usize];
             if let Err(e) = init(&mut slot.payload) {
                 s.free.push(idx);
@@ -359,27 +360,6 @@ impl<P: TaskPayload> TaskPool<P> {
         };
         core.add_allocated(1);
         Ok(Task { owner, id })
-    }
-
-    /// Why no task could be taken: a pool never configured has none (said so), a
-    /// configured one is empty; `NO_MEMORY` either way.
-    #[cold]
-    fn empty(&self, core: &CtxCore) -> Error {
-        if !self.configured.get() {
-            return fail!(
-                Error::NoMemory,
-                "{}: task type not configured, its pool has no task (call its set_conf before start)",
-                core.kind()
-            );
-        }
-        Error::NoMemory
-    }
-
-    /// Asks the fault plan about this allocation (only when an allocation point is armed).
-    #[cold]
-    fn alloc_fault(core: &CtxCore) -> Option<Error> {
-        let kind = if P::FAULT_KIND.is_empty() { core.kind() } else { P::FAULT_KIND };
-        fault::on_alloc(fault::Alloc::Task, &kind)
     }
 
     /// The library is done with submitted task `id`: it is handed back with `status`
@@ -521,40 +501,6 @@ impl<P: TaskPayload> TaskPool<P> {
         true
     }
 
-    /// Marks task `id`, held by the application, submitted (with the graph's `route` and a
-    /// fault plan's `due` instant, if any): `IN_USE` when it is submitted already (a graph
-    /// instance runs it), `BAD_STATE` when it was freed.
-    #[inline(always)]
-    fn mark_submitted(
-        &self,
-        core: &CtxCore,
-        id: TaskId,
-        route: Option<(Rc<dyn Route>, u64)>,
-        due: Option<Instant>,
-    ) -> Result<()> {
-        let mut s = self.slots.borrow_mut();
-        match s.slots.get_mut(id.idx as usize) {
-            Some(slot) if slot.gen == id.gen && slot.state == SlotState::Owned => {
-                slot.state = SlotState::Submitted;
-                if route.is_some() || slot.route.is_some() {
-                    slot.route = route;
-                }
-                if due.is_some() {
-                    slot.due = due;
-                }
-                Ok(())
-            }
-            Some(slot) if slot.gen == id.gen => {
-                bail!(
-                    Error::InUse,
-                    "{}: the task is already submitted (a graph instance runs it)",
-                    core.kind()
-                )
-            }
-            _ => bail!(Error::BadState, "{}: the task was freed", core.kind()),
-        }
-    }
-
     /// Runs `f` on the payload of a task the library holds by id; `None` if the id is stale.
     pub fn with_payload<R>(&self, id: TaskId, f: impl FnOnce(&mut P) -> R) -> Option<R> {
         let mut s = self.slots.borrow_mut();
@@ -623,7 +569,6 @@ impl<P: TaskPayload> Task<P> {
     /// `doca_task_submit`: passes the task to its library. The context must be Running
     /// (`BAD_STATE`); on any refusal the task comes back in [`Refused`] (e.g. `AGAIN` when a
     /// queue is full: submit it again later).
-    #[inline(always)]
     pub fn submit(self) -> Result<(), Refused<Self>> {
         self.submit_ex(TaskSubmitFlags::FLUSH)
     }
@@ -633,7 +578,6 @@ impl<P: TaskPayload> Task<P> {
     /// later ones — at a flushing submit, at [`Ctx::flush_tasks`], or at its context's next
     /// progress at the latest — so that a batch costs one hand-over (the cc consumer keeps
     /// its posted buffers back this way).
-    #[inline(always)]
     pub fn submit_ex(self, flags: TaskSubmitFlags) -> Result<(), Refused<Self>> {
         match submit_slot::<P>(&self.owner, self.id, flags, None) {
             Ok(()) => Ok(()),
@@ -694,7 +638,6 @@ impl<P: TaskPayload> Task<P> {
 /// Submits the task in slot `id` of `owner`'s pool: the path of [`Task::submit_ex`] and of a
 /// graph running the task as a node (`route`). The task must be held by the application, not
 /// already submitted (`IN_USE`: a task a graph instance is running) nor freed (`BAD_STATE`).
-#[inline(always)]
 fn submit_slot<P: TaskPayload>(
     owner: &Rc<Owner<P>>,
     id: TaskId,
@@ -703,48 +646,35 @@ fn submit_slot<P: TaskPayload>(
 ) -> Result<()> {
     let (core, pool) = parts::<P>(owner);
     core.require_running("task submit")?;
-    // Without a plan: one relaxed load, and the plan's questions stay out of this path.
-    if fault::armed(fault::class::TASK) {
-        return submit_slot_planned::<P>(owner, id, flags, route);
+    // Without a plan: one relaxed load, and the slot is written as before.
+    let injected = if fault::armed(fault::class::TASK) { Task::<P>::fault(core) } else { None };
+    {
+        let mut s = pool.slots.borrow_mut();
+        match s.slots.get_mut(id.idx as usize) {
+            Some(slot) if slot.gen == id.gen && slot.state == SlotState::Owned => {
+                slot.state = SlotState::Submitted;
+                slot.route = route;
+                if let Some(fault::TaskFault::Delay(d)) = injected {
+                    slot.due = Some(core.now() + d);
+                }
+            }
+            Some(slot) if slot.gen == id.gen => {
+                bail!(
+                    Error::InUse,
+                    "{}: the task is already submitted (a graph instance runs it)",
+                    core.kind()
+                )
+            }
+            _ => bail!(Error::BadState, "{}: the task was freed", core.kind()),
+        }
     }
-    pool.mark_submitted(core, id, route, None)?;
-    hand_over::<P>(owner, id, flags)
-}
-
-/// [`submit_slot`] while a fault plan's task point is armed: the plan may fail the task
-/// instead of its work, or hold its completion back.
-#[cold]
-#[inline(never)]
-fn submit_slot_planned<P: TaskPayload>(
-    owner: &Rc<Owner<P>>,
-    id: TaskId,
-    flags: TaskSubmitFlags,
-    route: Option<(Rc<dyn Route>, u64)>,
-) -> Result<()> {
-    let (core, pool) = parts::<P>(owner);
-    let injected = Task::<P>::fault(core);
-    let due = match injected {
-        Some(fault::TaskFault::Delay(d)) => Some(core.now() + d),
-        _ => None,
-    };
-    pool.mark_submitted(core, id, route, due)?;
+    core.add_inflight(1);
+    let lib = owner.ops();
     if let Some(fault::TaskFault::Fail(e)) = injected {
-        core.add_inflight(1);
-        TaskLib::<P>::inject_failure(owner.ops(), core, id, e);
+        TaskLib::<P>::inject_failure(lib, core, id, e);
         core.activate();
         return Ok(());
     }
-    hand_over::<P>(owner, id, flags)
-}
-
-/// Hands submitted task `id` (marked so) to its library; a refusal puts it back in the
-/// application's hands. The in-flight count is taken once the library accepted it: what a
-/// library writes to the peer at submit (a Comm Channel send) goes out before core's
-/// counters.
-#[inline(always)]
-fn hand_over<P: TaskPayload>(owner: &Rc<Owner<P>>, id: TaskId, flags: TaskSubmitFlags) -> Result<()> {
-    let (core, pool) = parts::<P>(owner);
-    let lib = owner.ops();
     let submitted = if flags.contains(TaskSubmitFlags::FLUSH) {
         TaskLib::<P>::submit(lib, core, id)
     } else {
@@ -752,7 +682,6 @@ fn hand_over<P: TaskPayload>(owner: &Rc<Owner<P>>, id: TaskId, flags: TaskSubmit
     };
     match submitted {
         Ok(()) => {
-            core.add_inflight(1);
             core.activate();
             Ok(())
         }
@@ -762,6 +691,7 @@ fn hand_over<P: TaskPayload>(owner: &Rc<Owner<P>>, id: TaskId, flags: TaskSubmit
                 s.route = None;
                 s.due = None;
             });
+            core.add_inflight(-1);
             Err(e)
         }
     }
@@ -879,7 +809,6 @@ macro_rules! task_handle {
 
         impl $name {
             /// `doca_task_submit`: hands the task to its library; on refusal it comes back.
-            #[inline]
             pub fn submit(self) -> ::std::result::Result<(), $crate::Refused<$name>> {
                 self.0.submit().map_err(|r| $crate::Refused::new(r.error, $name(r.value)))
             }
