@@ -275,20 +275,27 @@ impl<E: Engine> CtxOps for Fifo<E> {
     /// is flushed. No borrow of the queue is held across the engine's calls or the failure
     /// (whose state callback may run application code).
     fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        let n = self.jobs.borrow().len();
-        if n == 0 {
-            return false;
-        }
         if core.state() != CtxState::Running {
+            if self.is_empty() {
+                return false;
+            }
             self.flush();
             return true;
         }
+        // The queue's length and its front job under one borrow. Each job is taken off the
+        // queue for its step (which sees no queue), and put back in front if it goes on next
+        // pass: one borrow per job (the first one's taken with the length).
+        let (n, mut next) = {
+            let mut q = self.jobs.borrow_mut();
+            (q.len(), q.pop_front())
+        };
+        if n == 0 {
+            return false;
+        }
         let mut budget = self.budget.get();
         let (mut done, mut bytes) = (0u64, 0usize);
-        for _ in 0..n {
-            // Taken off the queue for its step (which sees no queue), and put back in front
-            // if it goes on next pass: one borrow per job in the usual case.
-            let Some(entry) = self.jobs.borrow_mut().pop_front() else { break };
+        let mut left = n;
+        while let Some(entry) = next {
             let Entry { job, injected } = entry;
             let step = match injected {
                 Some(e) => Step::Failed(e),
@@ -319,8 +326,16 @@ impl<E: Engine> CtxOps for Fifo<E> {
                     return true;
                 }
             }
+            // Only the jobs queued when the pass began: not those submitted after it.
+            left -= 1;
+            if left == 0 {
+                break;
+            }
+            next = self.jobs.borrow_mut().pop_front();
         }
-        self.row.engine_pass(self.jobs.borrow().len(), done, bytes as u64);
+        // Nothing joins the queue during a pass (no user code runs in it: callbacks run at
+        // delivery), so what is left is what was there less what completed.
+        self.row.engine_pass(n - done as usize, done, bytes as u64);
         true
     }
 
