@@ -96,7 +96,6 @@
 //! ```
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
 use crate::clock::Now;
@@ -189,6 +188,68 @@ struct Entry<J> {
     injected: Option<Error>,
 }
 
+/// The queue of submitted jobs: a vector read from a cursor (`entries[head..]` wait, front
+/// first). A pop moves the cursor, and the vector is emptied when the cursor reaches its end;
+/// a push that finds the vector full moves the waiting entries to its front first. Sized at
+/// each start for every task of the run, so neither ever allocates.
+struct Jobs<J> {
+    entries: Vec<Entry<J>>,
+    head: usize,
+}
+
+impl<J: Copy> Jobs<J> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.entries.len() - self.head
+    }
+
+    #[inline]
+    fn push_back(&mut self, entry: Entry<J>) {
+        if self.entries.len() == self.entries.capacity() && self.head > 0 {
+            self.compact();
+        }
+        self.entries.push(entry);
+    }
+
+    /// The popped entries give their room back (out of line: only when the vector is full).
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        self.entries.drain(..self.head);
+        self.head = 0;
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<Entry<J>> {
+        let entry = *self.entries.get(self.head)?;
+        self.head += 1;
+        if self.head == self.entries.len() {
+            self.entries.clear();
+            self.head = 0;
+        }
+        Some(entry)
+    }
+
+    /// `entry`, just popped, back in front.
+    fn push_front(&mut self, entry: Entry<J>) {
+        match self.head.checked_sub(1) {
+            Some(h) => {
+                self.entries[h] = entry;
+                self.head = h;
+            }
+            // The pop emptied the vector: room for it at the front.
+            None => self.entries.insert(0, entry),
+        }
+    }
+
+    /// Empty, with room for `tasks` entries.
+    fn reset(&mut self, tasks: usize) {
+        self.entries.clear();
+        self.head = 0;
+        self.entries.reserve(tasks);
+    }
+}
+
 /// An engine library's context part: its [`Engine`] and the queue of submitted jobs; the
 /// [`CtxOps`] and [`TaskLib`] of every engine library. Payloads name it as their library
 /// (`type Lib = Fifo<MyEngine>`).
@@ -200,7 +261,7 @@ struct Entry<J> {
 pub struct Fifo<E: Engine> {
     engine: E,
     /// Submitted jobs in order; the front one is being worked on. Sized at each start.
-    jobs: RefCell<VecDeque<Entry<E::Job>>>,
+    jobs: RefCell<Jobs<E::Job>>,
     /// The bytes a pass may work through ([`Sizes::bytes_per_pass`] of this run).
     budget: Cell<usize>,
     /// The context's row on the status page.
@@ -217,7 +278,8 @@ impl<E: Engine> Fifo<E> {
             name: "",
             conn_id: 0,
         });
-        Fifo { engine, jobs: RefCell::new(VecDeque::new()), budget: Cell::new(0), row }
+        let jobs = RefCell::new(Jobs { entries: Vec::new(), head: 0 });
+        Fifo { engine, jobs, budget: Cell::new(0), row }
     }
 
     /// The library's engine.
@@ -227,7 +289,7 @@ impl<E: Engine> Fifo<E> {
 
     /// Whether no job waits.
     fn is_empty(&self) -> bool {
-        self.jobs.borrow().is_empty()
+        self.jobs.borrow().len() == 0
     }
 
     fn push(&self, job: E::Job, injected: Option<Error>) {
@@ -253,9 +315,7 @@ impl<E: Engine> CtxOps for Fifo<E> {
     fn start(&self, core: &CtxCore) -> Result<Started> {
         let sizes = self.engine.start()?;
         self.budget.set(sizes.bytes_per_pass);
-        let mut q = self.jobs.borrow_mut();
-        q.clear();
-        q.reserve(sizes.tasks);
+        self.jobs.borrow_mut().reset(sizes.tasks);
         self.row.set_engine(core.engine_status_id());
         Ok(Started::Running)
     }
@@ -275,20 +335,27 @@ impl<E: Engine> CtxOps for Fifo<E> {
     /// is flushed. No borrow of the queue is held across the engine's calls or the failure
     /// (whose state callback may run application code).
     fn progress(&self, core: &CtxCore, _now: &Now<'_>) -> bool {
-        let n = self.jobs.borrow().len();
-        if n == 0 {
-            return false;
-        }
         if core.state() != CtxState::Running {
+            if self.is_empty() {
+                return false;
+            }
             self.flush();
             return true;
         }
+        // The queue's length and its front job under one borrow. Each job is taken off the
+        // queue for its step (which sees no queue), and put back in front if it goes on next
+        // pass: one borrow per job (the first one's taken with the length).
+        let (n, mut next) = {
+            let mut q = self.jobs.borrow_mut();
+            (q.len(), q.pop_front())
+        };
+        if n == 0 {
+            return false;
+        }
         let mut budget = self.budget.get();
         let (mut done, mut bytes) = (0u64, 0usize);
-        for _ in 0..n {
-            // Taken off the queue for its step (which sees no queue), and put back in front
-            // if it goes on next pass: one borrow per job in the usual case.
-            let Some(entry) = self.jobs.borrow_mut().pop_front() else { break };
+        let mut left = n;
+        while let Some(entry) = next {
             let Entry { job, injected } = entry;
             let step = match injected {
                 Some(e) => Step::Failed(e),
@@ -319,8 +386,16 @@ impl<E: Engine> CtxOps for Fifo<E> {
                     return true;
                 }
             }
+            // Only the jobs queued when the pass began: not those submitted after it.
+            left -= 1;
+            if left == 0 {
+                break;
+            }
+            next = self.jobs.borrow_mut().pop_front();
         }
-        self.row.engine_pass(self.jobs.borrow().len(), done, bytes as u64);
+        // Nothing joins the queue during a pass (no user code runs in it: callbacks run at
+        // delivery), so what is left is what was there less what completed.
+        self.row.engine_pass(n - done as usize, done, bytes as u64);
         true
     }
 
@@ -460,5 +535,47 @@ impl<L: CtxOps> LibCtx<L> {
             init(p);
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Entry, Jobs};
+
+    fn e(job: u32) -> Entry<u32> {
+        Entry { job, injected: None }
+    }
+
+    fn drain(q: &mut Jobs<u32>) -> Vec<u32> {
+        std::iter::from_fn(|| q.pop_front().map(|e| e.job)).collect()
+    }
+
+    #[test]
+    fn the_queue_keeps_its_order_and_its_room_through_pops_pushes_and_put_backs() {
+        let mut q = Jobs { entries: Vec::new(), head: 0 };
+        q.reset(4);
+        let room = q.entries.capacity();
+        for j in 0..4 {
+            q.push_back(e(j));
+        }
+        // Two popped, two more pushed into a full vector: the waiting ones move to the front.
+        assert_eq!(q.pop_front().map(|e| e.job), Some(0));
+        assert_eq!(q.pop_front().map(|e| e.job), Some(1));
+        q.push_back(e(4));
+        q.push_back(e(5));
+        assert_eq!(q.len(), 4);
+        // A popped job put back goes in front again.
+        let front = q.pop_front().expect("a job");
+        q.push_front(front);
+        assert_eq!(drain(&mut q), [2, 3, 4, 5]);
+        assert_eq!((q.len(), q.head), (0, 0));
+        // The last job popped empties the vector; put back, it is the only one.
+        q.push_back(e(6));
+        let last = q.pop_front().expect("a job");
+        assert_eq!(q.len(), 0);
+        q.push_front(last);
+        q.push_back(e(7));
+        assert_eq!(drain(&mut q), [6, 7]);
+        assert_eq!(q.entries.capacity(), room, "no push allocated");
     }
 }

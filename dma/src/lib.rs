@@ -621,7 +621,9 @@ impl Engine for DmaOps {
     }
 
     /// As [`Engine::finish`] (the cursor at rest after an error), without the pool's upgrade.
-    #[inline]
+    /// Always inline: the kit's pass calls it for each completed task, and a call of its own
+    /// cost a prologue and an epilogue per task (the error's `rest` stays out of line).
+    #[inline(always)]
     fn finish_in(&self, core: &CtxCore, id: TaskId, status: Result<()>) {
         if status.is_err() {
             self.rest(id);

@@ -17,6 +17,7 @@
 
 #![allow(unsafe_code)]
 
+use std::cell::Cell;
 use std::ops::{Deref, DerefMut};
 use std::os::fd::{AsFd, OwnedFd};
 use std::ptr::NonNull;
@@ -507,6 +508,7 @@ impl MySlot {
                 // Before this thread's first announcement (sequentially consistent with a
                 // waiter's read of the count: see `wait_for_copies`).
                 SLOTS_USED.fetch_max(i + 1, Ordering::SeqCst);
+                MY_SLOT_AT.set(Some(slot));
                 return MySlot(Some(slot));
             }
         }
@@ -517,14 +519,29 @@ impl MySlot {
 impl Drop for MySlot {
     fn drop(&mut self) {
         if let Some(slot) = self.0 {
-            // Even (no copy in flight at thread exit): another thread may claim it.
+            // Never announced through again by this thread (a copy from a later thread-local
+            // destructor takes the locks), then even (no copy in flight at thread exit):
+            // another thread may claim it.
+            MY_SLOT_AT.set(None);
             slot.taken.store(false, Ordering::Release);
         }
     }
 }
 
 thread_local! {
+    /// The thread's claim of a slot, given back when the thread exits.
     static MY_SLOT: MySlot = MySlot::claim();
+    /// The slot of that claim while it holds, for the copy's path: a plain thread-local load
+    /// (no lazy initialisation to look at), `None` before the claim and after the give-back.
+    static MY_SLOT_AT: Cell<Option<&'static CopySlot>> = const { Cell::new(None) };
+}
+
+/// This thread's slot, claimed at its first copy (out of line: once per thread, or per
+/// copy of a thread that got none or is exiting).
+#[cold]
+#[inline(never)]
+fn my_slot() -> Option<&'static CopySlot> {
+    MY_SLOT.try_with(|me| me.0).ok().flatten()
 }
 
 /// A copy announced in its thread's slot; over on drop.
@@ -540,7 +557,10 @@ impl Drop for Announced {
 /// Announces a copy in this thread's slot; `None` when the thread has none (more than
 /// [`MAX_COPIERS`] threads copy, or it is exiting): the copy takes the locks.
 fn announce() -> Option<Announced> {
-    let slot = MY_SLOT.try_with(|me| me.0).ok().flatten()?;
+    let slot = match MY_SLOT_AT.get() {
+        Some(slot) => slot,
+        None => my_slot()?,
+    };
     // Odd: announced before this thread looks at any tracker's `block` (a full barrier).
     let at = slot.seq.fetch_add(1, Ordering::SeqCst) + 1;
     Some(Announced(slot, at))
@@ -900,14 +920,10 @@ impl Tracker {
         }
         // The usual copies — a fast-path send from a buffer nothing borrows for writing into
         // a peer's posted buffer, a DMA task between two buffers nothing borrows — take
-        // neither lock. A first relaxed look skips the announcement when the copy would take
-        // the locks anyway (a borrow or a locked access in progress); what decides is the
-        // look after announcing.
-        let may_skip_locks = || {
-            self.borrows.block.load(Ordering::Relaxed) & READS_MASK == 0
-                && to.borrows.block.load(Ordering::Relaxed) < NO_WRITES
-        };
-        if !same && may_skip_locks() {
+        // neither lock. What decides is the look after announcing: a copy that finds a
+        // borrow or a locked access in progress there ends its announcement at once (a
+        // waiter that saw it waits that long) and takes the locks.
+        if !same {
             if let Some(pass) = announce() {
                 let free = self.borrows.block.load(Ordering::SeqCst) & READS_MASK == 0
                     && to.borrows.block.load(Ordering::SeqCst) < NO_WRITES;
