@@ -7,13 +7,14 @@
 //! [`Connection::server`] and [`Connection::client`] find the owning context through an
 //! owner slot that only the owner's thread can read.
 
+use std::any::Any;
 use std::fmt;
 use std::os::fd::OwnedFd;
 use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use doca_core::{CtxCell, Data, Dev, Error, Result};
+use doca_core::{Data, Dev, Error, Result};
 use parking_lot::Mutex;
 
 mod owner;
@@ -22,7 +23,6 @@ pub(crate) mod registry;
 pub(crate) use owner::ThreadBound;
 pub(crate) use registry::Registry;
 
-use crate::ctrl::api::SideOps;
 use crate::transport::budget::ConnBudget;
 use crate::transport::ring::Signal;
 
@@ -57,8 +57,9 @@ pub struct FastPathStats {
 
 /// Who owns a connection: its side's context, and the connection's key in its table.
 pub(crate) struct Owner {
-    /// The owning server or client context, readable on its thread only.
-    pub(crate) ctx: ThreadBound<Weak<CtxCell<SideOps>>>,
+    /// The owning server or client context (a `CtxCell`; this module stays below the
+    /// control path's, which knows its type), readable on its thread only.
+    pub(crate) ctx: ThreadBound<Weak<dyn Any>>,
     /// The connection's key in its owner's table of links.
     pub(crate) key: usize,
     /// Identifies the owning context (its address) for error messages and checks.
@@ -208,7 +209,7 @@ impl Connection {
     /// connection of the other role → `INVALID_VALUE`; called off the owner's thread →
     /// `NOT_PERMITTED` (logged); the owner let the connection go → `NOT_FOUND`.
     #[inline]
-    pub(crate) fn owner_ctx(&self, server: bool, what: &str) -> Result<Rc<CtxCell<SideOps>>> {
+    pub(crate) fn owner_ctx(&self, server: bool, what: &str) -> Result<Rc<dyn Any>> {
         if self.inner.is_server != server {
             return Err(Error::InvalidValue);
         }

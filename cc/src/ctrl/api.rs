@@ -389,7 +389,9 @@ impl Cc<ClientRole> {
 impl Connection {
     #[inline]
     fn owner<R>(&self, server: bool, what: &str) -> Result<Cc<R>> {
-        Ok(Cc::from_ctx(self.owner_ctx(server, what)?))
+        let any = self.owner_ctx(server, what)?;
+        let ctx = any.downcast::<CtxCell<SideOps>>().map_err(|_| Error::Unexpected)?;
+        Ok(Cc::from_ctx(ctx))
     }
 
     /// `doca_cc_server_get_server_ctx`: the server this connection belongs to. A client's

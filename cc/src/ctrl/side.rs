@@ -11,18 +11,18 @@
 //! its own, in the control set, drained only when it rang), and the winding up of links
 //! that ended.
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::os::fd::OwnedFd;
 use std::rc::{Rc, Weak};
 use std::time::Instant;
 
-use doca_core::{bail, fail, CbSlot, CtxCell, CtxCore, Data, Dev, Error, Result, TaskId, TaskPool};
+use doca_core::{bail, fail, CbSlot, CtxCore, Data, Dev, Error, Result, TaskId, TaskPool};
 use doca_link::notify::{Doorbell, EpollSet, Timer, Watched};
 use slab::Slab;
 use smallvec::SmallVec;
 
-use super::api::SideOps;
 use super::link::{Link, RX_BATCH};
 use super::send::{SendPayload, SendTask};
 use crate::caps;
@@ -109,7 +109,7 @@ pub(crate) struct Side {
     /// Peer-caused log lines, at most one a second.
     throttle: RefCell<Throttle>,
     /// The context this side belongs to (what its connections report as their owner).
-    owner: Weak<CtxCell<SideOps>>,
+    owner: Weak<dyn Any>,
     /// This side's identity, as its connections record it (its context's address).
     side_id: usize,
     is_server: bool,
@@ -142,7 +142,7 @@ impl Side {
         is_server: bool,
         dev: &Dev,
         name: &str,
-        owner: Weak<CtxCell<SideOps>>,
+        owner: Weak<dyn Any>,
         pool: TaskPool<SendPayload>,
         (max_msg_size, recv_queue_size): (u32, u32),
         rep: Option<doca_core::PciAddr>,
