@@ -56,39 +56,8 @@ const DESC_LEN: usize = EXPORT_DESC_LEN;
 pub(crate) const KIND_SEGMENT: u16 = 0;
 pub(crate) const KIND_SERVED: u16 = 1;
 
-/// What a descriptor says, to encode.
-pub(crate) struct DescFields {
-    pub(crate) kind: u16,
-    pub(crate) perms: AccessFlags,
-    pub(crate) service: doca_link::rendezvous::ServiceName,
-    pub(crate) token: doca_link::rendezvous::Token,
-    pub(crate) len: u64,
-    pub(crate) pci: PciAddr,
-    pub(crate) base: u64,
-}
-
-impl DescFields {
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut d = Vec::with_capacity(DESC_LEN);
-        d.extend_from_slice(DESC_MAGIC);
-        d.extend_from_slice(&DESC_VERSION.to_le_bytes());
-        d.extend_from_slice(&self.kind.to_le_bytes());
-        d.extend_from_slice(&self.perms.bits().to_le_bytes());
-        d.extend_from_slice(&self.service.pid.to_le_bytes());
-        d.extend_from_slice(&self.service.nonce.to_le_bytes());
-        d.extend_from_slice(&self.token);
-        d.extend_from_slice(&0u64.to_le_bytes());
-        d.extend_from_slice(&self.len.to_le_bytes());
-        d.extend_from_slice(&self.pci.domain().to_le_bytes());
-        d.extend_from_slice(&[self.pci.bus(), self.pci.device(), self.pci.function(), 0, 0, 0]);
-        // Where the range starts in the exporter's address space: the importer accepts
-        // the exporter's addresses (C code sends its own buffer addresses across).
-        d.extend_from_slice(&self.base.to_le_bytes());
-        debug_assert_eq!(d.len(), DESC_LEN);
-        d
-    }
-}
-
+/// What a descriptor says: written by [`Desc::encode`] at export, read back by
+/// [`Desc::parse`] at import.
 pub(crate) struct Desc {
     pub(crate) kind: u16,
     pub(crate) perms: AccessFlags,
@@ -102,6 +71,27 @@ pub(crate) struct Desc {
 }
 
 impl Desc {
+    /// The descriptor's bytes ([`EXPORT_DESC_LEN`] of them).
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut d = Vec::with_capacity(DESC_LEN);
+        d.extend_from_slice(DESC_MAGIC);
+        d.extend_from_slice(&DESC_VERSION.to_le_bytes());
+        d.extend_from_slice(&self.kind.to_le_bytes());
+        d.extend_from_slice(&self.perms.bits().to_le_bytes());
+        d.extend_from_slice(&self.service.pid.to_le_bytes());
+        d.extend_from_slice(&self.service.nonce.to_le_bytes());
+        d.extend_from_slice(&self.token);
+        d.extend_from_slice(&self.offset.to_le_bytes());
+        d.extend_from_slice(&self.len.to_le_bytes());
+        d.extend_from_slice(&self.from.domain().to_le_bytes());
+        d.extend_from_slice(&[self.from.bus(), self.from.device(), self.from.function(), 0, 0, 0]);
+        // Where the range starts in the exporter's address space: the importer accepts
+        // the exporter's addresses (C code sends its own buffer addresses across).
+        d.extend_from_slice(&self.addr.to_le_bytes());
+        debug_assert_eq!(d.len(), DESC_LEN);
+        d
+    }
+
     pub(crate) fn parse(d: &[u8]) -> Result<Desc> {
         if d.len() != DESC_LEN {
             bail!(Error::InvalidValue, "mmap export descriptor of {} bytes (expected {DESC_LEN})", d.len());

@@ -35,7 +35,7 @@ use doca_core::{bail, fail, CapSpec, Data, Dev, DevInfo, Error, PciAddr, Refused
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 
-use crate::desc::{AccessFlags, Desc, DescFields, KIND_SEGMENT, KIND_SERVED};
+use crate::desc::{AccessFlags, Desc, KIND_SEGMENT, KIND_SERVED};
 use crate::memory::Memory;
 use crate::shm::{
     Bytes, BytesMut, Region, Segment, Tracker, MAX_EXPORTS, SLOT_FREE, SLOT_LIVE, SLOT_REVOKED,
@@ -653,7 +653,16 @@ impl Mmap {
         }
         let pci = dev.as_devinfo().pci_addr();
         let base = self.inner.base() as u64;
-        let fields = DescFields { kind: KIND_SERVED, perms, service, token, len: len as u64, pci, base };
+        let fields = Desc {
+            kind: KIND_SERVED,
+            perms,
+            service,
+            token,
+            offset: 0,
+            len: len as u64,
+            from: pci,
+            addr: base,
+        };
         tracing::debug!(target: "doca_sdk", "mmap from export re-exported {len} bytes for RDMA (relayed) for {dev:?}");
         Ok(fields.encode())
     }
@@ -699,8 +708,16 @@ impl Mmap {
             if cfg.linked.is_none() {
                 cfg.linked = crate::linked::offered(service, import_for_link);
             }
-            let fields =
-                DescFields { kind: KIND_SERVED, perms, service, token, len: region.len() as u64, pci, base };
+            let fields = Desc {
+                kind: KIND_SERVED,
+                perms,
+                service,
+                token,
+                offset: 0,
+                len: region.len() as u64,
+                from: pci,
+                addr: base,
+            };
             tracing::debug!(target: "doca_sdk", "mmap exported {} bytes by address (served) for {dev:?}", region.len());
             return Ok(fields.encode());
         };
@@ -746,8 +763,16 @@ impl Mmap {
             cfg.linked = crate::linked::offered(service, import_for_link);
         }
 
-        let fields =
-            DescFields { kind: KIND_SEGMENT, perms, service, token, len: region.len() as u64, pci, base };
+        let fields = Desc {
+            kind: KIND_SEGMENT,
+            perms,
+            service,
+            token,
+            offset: 0,
+            len: region.len() as u64,
+            from: pci,
+            addr: base,
+        };
         tracing::debug!(target: "doca_sdk", "mmap exported {} bytes as slot {slot} for {dev:?}", region.len());
         Ok(fields.encode())
     }
