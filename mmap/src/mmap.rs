@@ -648,23 +648,35 @@ impl Mmap {
                 (s.service(), s.token())
             }
         };
+        tracing::debug!(target: "doca_sdk", "mmap from export re-exported {len} bytes for RDMA (relayed) for {dev:?}");
+        Ok(self.descriptor(&mut cfg, KIND_SERVED, (service, token), len, dev))
+    }
+
+    /// The descriptor of an export of the whole range (`len` bytes) through `service` and
+    /// `token`; the first export with the link configured also offers the service across
+    /// it (what lets importers on the other side reach this process's memory service).
+    fn descriptor(
+        &self,
+        cfg: &mut Config,
+        kind: u16,
+        (service, token): (doca_link::rendezvous::ServiceName, doca_link::rendezvous::Token),
+        len: usize,
+        dev: &Dev,
+    ) -> Vec<u8> {
         if cfg.linked.is_none() {
             cfg.linked = crate::linked::offered(service, import_for_link);
         }
-        let pci = dev.as_devinfo().pci_addr();
-        let base = self.inner.base() as u64;
-        let fields = Desc {
-            kind: KIND_SERVED,
-            perms,
+        Desc {
+            kind,
+            perms: cfg.perms,
             service,
             token,
             offset: 0,
             len: len as u64,
-            from: pci,
-            addr: base,
-        };
-        tracing::debug!(target: "doca_sdk", "mmap from export re-exported {len} bytes for RDMA (relayed) for {dev:?}");
-        Ok(fields.encode())
+            from: dev.as_devinfo().pci_addr(),
+            addr: self.inner.base() as u64,
+        }
+        .encode()
     }
 
     fn export(&self, dev: &Dev, needed: AccessFlags, kind: &str) -> Result<Vec<u8>> {
@@ -690,9 +702,7 @@ impl Mmap {
         }
         let (region, tracker) = self.inner.mapped.get().expect("a started map has a region");
         let region = *region;
-        let pci = dev.as_devinfo().pci_addr();
         let perms = cfg.perms;
-        let base = self.inner.base() as u64;
         let Some(Memory::Shared(shared)) = &cfg.memory else {
             // Memory registered by address: served by this library's threads (one server per
             // map, started at its first export, revoked at stop).
@@ -705,21 +715,8 @@ impl Mmap {
                     (s.service(), s.token())
                 }
             };
-            if cfg.linked.is_none() {
-                cfg.linked = crate::linked::offered(service, import_for_link);
-            }
-            let fields = Desc {
-                kind: KIND_SERVED,
-                perms,
-                service,
-                token,
-                offset: 0,
-                len: region.len() as u64,
-                from: pci,
-                addr: base,
-            };
             tracing::debug!(target: "doca_sdk", "mmap exported {} bytes by address (served) for {dev:?}", region.len());
-            return Ok(fields.encode());
+            return Ok(self.descriptor(&mut cfg, KIND_SERVED, (service, token), region.len(), dev));
         };
         let seg = shared.segment().clone();
         let slots = &seg.header().slots;
@@ -759,22 +756,8 @@ impl Mmap {
         s.state.store(SLOT_LIVE, Ordering::Release);
         let (service, token) = (offered.service(), offered.token());
         cfg.exports.push((slot, offered));
-        if cfg.linked.is_none() {
-            cfg.linked = crate::linked::offered(service, import_for_link);
-        }
-
-        let fields = Desc {
-            kind: KIND_SEGMENT,
-            perms,
-            service,
-            token,
-            offset: 0,
-            len: region.len() as u64,
-            from: pci,
-            addr: base,
-        };
         tracing::debug!(target: "doca_sdk", "mmap exported {} bytes as slot {slot} for {dev:?}", region.len());
-        Ok(fields.encode())
+        Ok(self.descriptor(&mut cfg, KIND_SEGMENT, (service, token), region.len(), dev))
     }
 
     /// `doca_mmap_create_from_export`: maps the memory another process exported. A wrong or
