@@ -33,6 +33,7 @@ use std::any::Any;
 use std::fmt;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
+use std::ops::Deref;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -641,6 +642,15 @@ impl Stream {
         self.inner.send_parts(parts)
     }
 
+    /// [`send_parts`](Self::send_parts) whose last part is lent by a guard (a borrow of
+    /// memory others wait to use): `lent` is dropped as soon as its bytes are gathered, before
+    /// the message's last frame is written, so the borrow is over before the peer can have
+    /// the message — and before anything the peer does in answer to it comes back. On an
+    /// error it is dropped too.
+    pub fn send_lent<L: Deref<Target = [u8]>>(&self, parts: &[&[u8]], lent: L) -> Result<()> {
+        self.inner.send_with(parts, Some(lent))
+    }
+
     /// Receives one whole message into `buf` (its contents replaced; hand the same vector
     /// back each time and nothing is allocated): `Ok(true)`; `Ok(false)` when the peer closed
     /// cleanly (between messages) or this side shut the stream down. Blocks until then (a dead
@@ -712,6 +722,11 @@ impl StreamTx {
         self.inner.send_parts(parts)
     }
 
+    /// As [`Stream::send_lent`].
+    pub fn send_lent<L: Deref<Target = [u8]>>(&self, parts: &[&[u8]], lent: L) -> Result<()> {
+        self.inner.send_with(parts, Some(lent))
+    }
+
     /// As [`Stream::peer`].
     pub fn peer(&self) -> &Peer {
         &self.inner.peer
@@ -777,7 +792,14 @@ impl Inner {
     }
 
     fn send_parts(&self, parts: &[&[u8]]) -> Result<()> {
-        let total: usize = parts.iter().map(|p| p.len()).sum();
+        self.send_with(parts, None::<&[u8]>)
+    }
+
+    /// Sends `parts` followed by `lent`, which is dropped once its bytes are gathered (before
+    /// the last frame goes out: see [`Stream::send_lent`]), or on an error.
+    fn send_with<L: Deref<Target = [u8]>>(&self, parts: &[&[u8]], mut lent: Option<L>) -> Result<()> {
+        let lent_len = lent.as_deref().map_or(0, <[u8]>::len);
+        let total: usize = parts.iter().map(|p| p.len()).sum::<usize>() + lent_len;
         if total > MAX_MESSAGE {
             return Err(fail!(
                 Error::InvalidValue,
@@ -808,15 +830,25 @@ impl Inner {
             }
             let mut filled = 0;
             while filled < take {
-                let p = &parts[part][offset..];
+                // The lent part comes after the others.
+                let whole = match parts.get(part) {
+                    Some(p) => p,
+                    None => lent.as_deref().unwrap_or_default(),
+                };
+                let p = &whole[offset..];
                 let n = p.len().min(take - filled);
                 buf[at + filled..at + filled + n].copy_from_slice(&p[..n]);
                 filled += n;
                 offset += n;
-                if offset == parts[part].len() {
+                if offset == whole.len() {
                     part += 1;
                     offset = 0;
                 }
+            }
+            if remaining == 0 {
+                // Every byte is in the scratch buffer: the lender may have its memory back
+                // before the peer can see the message's end.
+                drop(lent.take());
             }
             self.frame_out(&mut tx, header, take)?;
             if remaining == 0 {
@@ -1016,6 +1048,59 @@ mod tests {
             assert_eq!(buf, b"back");
             drop(a);
             assert_eq!(b.recv(&mut buf), Ok(false));
+        }
+    }
+
+    /// A lent last part is given back once gathered, before the message's last frame is
+    /// written: the peer has nothing of a one-frame message when the guard drops; a message of
+    /// several frames arrives whole, its lent part gathered across fragments. Both modes.
+    #[test]
+    fn a_lent_part_is_given_back_before_the_last_frame_leaves() {
+        use std::sync::atomic::AtomicUsize;
+        /// Lends `bytes`; at drop, notes how many bytes the peer's socket holds.
+        struct Lent<'a> {
+            bytes: Vec<u8>,
+            peer: &'a Stream,
+            seen: &'a AtomicUsize,
+        }
+        impl Deref for Lent<'_> {
+            type Target = [u8];
+            fn deref(&self) -> &[u8] {
+                &self.bytes
+            }
+        }
+        impl Drop for Lent<'_> {
+            fn drop(&mut self) {
+                let mut probe = [0u8; 256];
+                let flags = RecvFlags::PEEK | RecvFlags::DONTWAIT;
+                let n = rustix::net::recv(self.peer.as_fd(), &mut probe, flags).map_or(0, |(n, _)| n);
+                self.seen.store(n + 1, Ordering::SeqCst);
+            }
+        }
+        for encrypted in [true, false] {
+            let (a, b) = pair(encrypted);
+            let mut buf = Vec::new();
+            for len in [64, 3 * FRAGMENT + 5] {
+                let lent: Vec<u8> = (0..len).map(|i| (i * 3) as u8).collect();
+                let seen = AtomicUsize::new(0);
+                let guard = Lent { bytes: lent.clone(), peer: &b, seen: &seen };
+                if len < FRAGMENT {
+                    a.send_lent(&[b"head"], guard).unwrap();
+                    // One frame, written after the guard went: the peer had nothing then.
+                    assert_eq!(seen.load(Ordering::SeqCst), 1, "encrypted {encrypted}: the peer had bytes");
+                    assert_eq!(b.recv(&mut buf), Ok(true));
+                } else {
+                    // Several frames: the peer reads while they are written.
+                    std::thread::scope(|s| {
+                        let sender = s.spawn(|| a.send_lent(&[b"head"], guard));
+                        assert_eq!(b.recv(&mut buf), Ok(true));
+                        sender.join().unwrap().unwrap();
+                    });
+                    assert_ne!(seen.load(Ordering::SeqCst), 0, "the guard was dropped");
+                }
+                assert_eq!(buf[..4], *b"head");
+                assert_eq!(buf[4..], lent[..], "len {len} encrypted {encrypted}");
+            }
         }
     }
 
