@@ -115,12 +115,17 @@ fn free_port() -> u16 {
 
 /// A side on this machine with a fabric directory of its own: nothing shared with the other.
 fn loopback_side(program: &str, args: &[&str], fabric: &Path, env: &[(&str, &str)]) -> Peer {
-    let mut cmd = Command::new(apart::sample_program(program));
+    loopback_program(&apart::sample_program(program), args, fabric, env)
+}
+
+/// [`loopback_side`] for any program (a test peer of this crate).
+fn loopback_program(program: &Path, args: &[&str], fabric: &Path, env: &[(&str, &str)]) -> Peer {
+    let mut cmd = Command::new(program);
     cmd.args(args).env(doca_link::FABRIC_ENV, fabric).env_remove(doca_link::remote::PLAINTEXT_ENV);
     for (k, v) in env {
         cmd.env(k, v);
     }
-    Peer::from_command(cmd, program, doca_tests::Wrapped::No)
+    Peer::from_command(cmd, &program.to_string_lossy(), doca_tests::Wrapped::No)
 }
 
 /// No root needed: two processes of this machine with separate fabric directories meet
@@ -240,4 +245,89 @@ fn a_fault_plan_cuts_the_link_too() {
     wait_stderr(&client, "the client", "the connection ended");
     client.kill();
     server.kill();
+}
+
+/// Runs `start` (which starts processes) with this thread on one CPU alone, the first it may
+/// use: what `start` starts inherits that set, each of its threads too. This thread's own set
+/// is given back after.
+fn on_one_cpu<T>(start: impl FnOnce() -> T) -> T {
+    use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
+    let mine = sched_getaffinity(None).expect("this thread's CPUs");
+    let cpu = (0..CpuSet::MAX_CPU).find(|&c| mine.is_set(c)).expect("a CPU");
+    let mut one = CpuSet::new();
+    one.set(cpu);
+    sched_setaffinity(None, &one).expect("pin this thread");
+    let started = start();
+    sched_setaffinity(None, &mine).expect("unpin this thread");
+    started
+}
+
+/// The threads of process `pid` named `name` (as `/proc` shows names: their first 15 bytes).
+fn threads_named(pid: u32, name: &str) -> Vec<i32> {
+    let shown = &name[..name.len().min(15)];
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("the process's threads")
+        .flatten()
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == shown))
+        .filter_map(|t| t.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// Thread `tid` runs only when no other thread of its CPU wants to (`SCHED_IDLE`): any
+/// thread woken on that CPU preempts it at once, wherever it is.
+fn run_last(tid: i32) {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: a system call on a thread id, with a parameter that outlives it.
+    let r = unsafe { libc::sched_setscheduler(tid, libc::SCHED_IDLE, &param) };
+    assert_eq!(r, 0, "SCHED_IDLE for thread {tid}: {}", std::io::Error::last_os_error());
+}
+
+/// A consumer across the link posts a buffer again as soon as its completion arrives, and
+/// the producer fills it again at once. The producer side's stand-in reads each send's bytes
+/// out of its mirror of the consumer's memory to forward them: its borrow of them must be
+/// over before the completion can reach the peer, or the producer's next write into the
+/// buffer finds it still borrowed (`IN_USE`: the bench's link rows failed so). Made certain
+/// to show rather than rare: both processes on one CPU, the stand-in's mirror thread run
+/// last, so that every thread the completion wakes on either side runs before it takes its
+/// next step.
+#[test]
+fn a_buffer_reposted_across_the_link_can_be_filled_again_at_once() {
+    const FP_PRODUCER: &str = env!("CARGO_BIN_EXE_fp_producer");
+    const FP_PEER: &str = env!("CARGO_BIN_EXE_fp_peer");
+    let (keys, fa, fb) = (Volume::new("refill-keys"), Volume::new("refill-d"), Volume::new("refill-h"));
+    keys::generate(keys.path(), true).unwrap();
+    let at = format!("127.0.0.1:{}", free_port());
+    let k = keys.path().to_str().unwrap();
+    let name = format!("link-refill-{}", std::process::id());
+    // 1 MiB: a data piece and a completion carrying the last 64 bytes, as in the bench.
+    let (count, size) = (32u64, 1usize << 20);
+    let (mut producer, consumer) = on_one_cpu(|| {
+        let producer = loopback_program(
+            Path::new(FP_PRODUCER),
+            &[&name, &count.to_string(), &size.to_string(), "4"],
+            fa.path(),
+            &[(LISTEN_ENV, &at), (KEYS_ENV, k)],
+        );
+        let consumer = loopback_program(
+            Path::new(FP_PEER),
+            &[&name, "1", &size.to_string(), "4", "shared", &count.to_string()],
+            fb.path(),
+            &[(CONNECT_ENV, &at), (KEYS_ENV, k)],
+        );
+        (producer, consumer)
+    });
+    let announced = producer.line();
+    assert!(announced.starts_with("consumer "), "{announced}\n{}", producer.stderr());
+    assert!(consumer.line().starts_with("consumers "));
+    // The mirror of the consumer is made before the producer's side hears of the consumer.
+    let mirror = threads_named(producer.pid(), "doca-cc-link-mirror");
+    assert_eq!(mirror.len(), 1, "one mirror thread in the producer's process");
+    run_last(mirror[0]);
+    producer.send("go");
+    let sent = producer.line();
+    assert_eq!(sent, format!("sent {count}"), "the producer's log:\n{}", producer.stderr());
+    let got = consumer.line();
+    assert!(got.starts_with(&format!("ok {} ", count * size as u64)), "{got}\n{}", consumer.stderr());
+    assert!(consumer.finish());
+    assert!(producer.finish());
 }

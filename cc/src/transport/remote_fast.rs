@@ -181,6 +181,12 @@ impl Fast {
         Ok(self.stream.send_parts(parts)?)
     }
 
+    /// [`Fast::to_peer`] with a last part read out of a mirror's memory: the borrow ends
+    /// before the message can reach the peer (see [`Fast::send_done`]).
+    fn to_peer_lent(&self, parts: &[&[u8]], bytes: doca_mmap::Bytes<'_>) -> Result<()> {
+        Ok(self.stream.send_lent(parts, bytes)?)
+    }
+
     /// A registration packet the local application sent (with its descriptors). `Err`: the
     /// connection must end.
     pub(super) fn from_app(self: &Arc<Self>, ctrl: Ctrl, fds: Vec<OwnedFd>) -> Result<()> {
@@ -366,21 +372,23 @@ impl Fast {
     }
 
     /// Sends a completion's bytes (in pieces past [`PIECE`]) and its record.
+    ///
+    /// Each piece is borrowed out of the mirror only while the stream gathers it: the last
+    /// one's borrow ends before its message can reach the peer. The peer's consumer may post
+    /// the buffer again the moment the completion lands, and this side's producer then
+    /// writes into it at once: a borrow still held here would refuse that write (`IN_USE`).
     fn send_done(&self, m: &Mirror, token: u64, offset: usize, len: usize, rec: &[u8]) -> Result<()> {
         let mut at = 0usize;
         while len - at > PIECE {
             let bytes = m.mem.bytes(offset + at, PIECE)?;
-            self.to_peer(&[
-                &[CTRL, DATA],
-                &m.id.to_le_bytes(),
-                &token.to_le_bytes(),
-                &(at as u64).to_le_bytes(),
-                &bytes,
-            ])?;
+            self.to_peer_lent(
+                &[&[CTRL, DATA], &m.id.to_le_bytes(), &token.to_le_bytes(), &(at as u64).to_le_bytes()],
+                bytes,
+            )?;
             at += PIECE;
         }
         let bytes = m.mem.bytes(offset + at, len - at)?;
-        self.to_peer(&[&[CTRL, DONE], &m.id.to_le_bytes(), rec, &bytes])
+        self.to_peer_lent(&[&[CTRL, DONE], &m.id.to_le_bytes(), rec], bytes)
     }
 
     /// A fast-path message from the peer's stand-in (after the `CTRL` byte). `Err`: the
