@@ -1805,7 +1805,7 @@ fn compress_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
 /// The DPU side echoes 8-byte messages on a plain TCP socket (the baseline: its listener's
 /// port is printed first), imports the host's event as a context and, `N` times, sleeps in
 /// epoll on its engine until a wait task for the host's odd value completes, then sets the
-/// next even value (one request over the link). The host side exports the event, and per
+/// next even value (one request over the link); then it echoes on until its stdin closes. The host side exports the event, and per
 /// iteration sets an odd value and blocks until the DPU's even value is there: one round
 /// trip. It measures both, interleaved, and prints `se P50 P99 SPREAD` and `tcp P50 P99 SPREAD` (ns; the
 /// p50's spread as [`one_way`] has it).
@@ -1872,6 +1872,9 @@ fn se_link_peer(role: &str, n: u64) -> ExitCode {
             if let Err(e) = run() {
                 return fail("the event", e);
             }
+            // The host side's last raw TCP round trip comes after this side's last update:
+            // the echo thread (and so the process) stays until the bench closes stdin.
+            for _ in stdin {}
         }
         "host" => {
             pin(0);
