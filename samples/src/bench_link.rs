@@ -212,7 +212,9 @@ pub fn fp_bandwidth(name: &str, size: usize, total: u64) -> Option<f64> {
             queued += 1;
         }
         if !fp.pe.progress() {
-            std::thread::sleep(Duration::from_micros(20));
+            // Asleep on the engine's notification handle until a post or a completion comes
+            // (the link's threads need the CPU this side would spin on).
+            let _ = fp.pe.wait(Some(Duration::from_millis(100)));
         }
     }
     let gbps = (total as usize * size) as f64 / ns(t);

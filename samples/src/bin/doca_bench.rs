@@ -308,8 +308,11 @@ fn peer(role: &[String]) -> ExitCode {
         }
         "fp" => {
             // With "control", the server also echoes control-path messages and its engine is
-            // progressed at every pass (the interleaved comparison of the two paths).
+            // progressed at every pass (the interleaved comparison of the two paths). With
+            // "sleep", an idle pass sleeps on both engines' notification handles instead of
+            // spinning (across the link: see `link_rows`).
             let control = arg(6) == "control";
+            let sleep = arg(6) == "sleep";
             let side = CcSide::server(arg(1), control, 0, 64).unwrap();
             println!("ready");
             let conn = side.wait_connection().unwrap();
@@ -346,11 +349,15 @@ fn peer(role: &[String]) -> ExitCode {
                         any = true;
                     }
                 }
-                if control || pass % 64 == 0 {
+                if control || sleep || pass % 64 == 0 {
                     any |= side.pe.progress();
                 }
                 if !any {
-                    std::hint::spin_loop();
+                    if sleep {
+                        bench::wait_any(&[&fp.pe, &side.pe], Duration::from_millis(100));
+                    } else {
+                        std::hint::spin_loop();
+                    }
                 }
             }
             bench::keep(&fp.maps());
@@ -1505,13 +1512,19 @@ fn link_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
     } else {
         eprintln!("doca_bench: the link latency rows failed");
     }
-    // Bandwidth: the fast path into the DPU side's consumer, beside a raw TCP stream.
+    // Bandwidth: the fast path into the DPU side's consumer, beside a raw TCP stream. Both
+    // sides sleep on their engines when idle: on one shared machine a spinning side would
+    // take the core the link's threads (cipher, copies) run on.
     for size in [1usize << 20, cfg.big] {
         let total = ((256usize << 20) / size).clamp(4, 256) as u64 / if cfg.reps < 5 { 4 } else { 1 };
         let name = format!("bench-link-fp-{size}-{pid}");
         let (sz, slots) = (size.to_string(), "4".to_string());
-        let mut sink =
-            PeerProc::spawn_on(&net, 1, &["fp", &name, &sz, &slots, "sink", "per-message"], &dpu_env);
+        let mut sink = PeerProc::spawn_on(
+            &net,
+            1,
+            &["fp", &name, &sz, &slots, "sink", "per-message", "sleep"],
+            &dpu_env,
+        );
         assert_eq!(sink.line(), "ready");
         let tot = total.to_string();
         let (mut fp, mut tcp) = (Vec::new(), Vec::new());
