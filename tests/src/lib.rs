@@ -616,6 +616,57 @@ pub mod bulk {
 
 pub mod link;
 
+/// A 2024 comm-channel server on `03:00.0` for host function `b1:00.0`, started, that records
+/// the peer's consumers as they are announced and as they expire: the producer side of the
+/// fast-path tests.
+pub struct FastServer {
+    /// The server's engine.
+    pub pe: doca_core::Pe,
+    /// The server.
+    pub server: doca_cc::Server,
+    /// Consumers announced, in order.
+    pub consumers: std::rc::Rc<std::cell::RefCell<Vec<u32>>>,
+    /// Consumers expired, in order.
+    pub expired: std::rc::Rc<std::cell::RefCell<Vec<u32>>>,
+}
+
+impl FastServer {
+    /// Serves `name`.
+    pub fn serve(name: &str) -> FastServer {
+        use doca_core::{open_device_rep_with_pci, open_device_with_pci, RepFilter};
+        let dev = open_device_with_pci("03:00.0", None).unwrap();
+        let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
+        let pe = doca_core::Pe::create().unwrap();
+        let server = doca_cc::Server::create(&dev, &rep, name).unwrap();
+        pe.connect_ctx(&server.as_ctx()).unwrap();
+        let consumers: std::rc::Rc<std::cell::RefCell<Vec<u32>>> = std::rc::Rc::default();
+        let expired: std::rc::Rc<std::cell::RefCell<Vec<u32>>> = std::rc::Rc::default();
+        let (c, e) = (consumers.clone(), expired.clone());
+        server
+            .event_consumer_register(
+                move |_, id| c.borrow_mut().push(id),
+                move |_, id| e.borrow_mut().push(id),
+            )
+            .unwrap();
+        server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 16).unwrap();
+        server.event_msg_recv_register(|_, _| {}).unwrap();
+        server.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
+        server.as_ctx().start().unwrap();
+        FastServer { pe, server, consumers, expired }
+    }
+}
+
+/// A producer's source memory: `slots` buffers of `size` bytes in shared memory (a started
+/// map) and an inventory for their buffers.
+pub fn source_buffers(size: usize, slots: usize) -> (doca_mmap::Mmap, doca_buf::Inventory) {
+    let map = doca_mmap::Mmap::create().unwrap();
+    map.set_memrange(doca_mmap::SharedMem::alloc(size * slots).unwrap()).unwrap();
+    map.start().unwrap();
+    let inv = doca_buf::Inventory::create(slots as u32).unwrap();
+    inv.start().unwrap();
+    (map, inv)
+}
+
 /// A 2024 comm-channel server in the test process that records what happens: the side the
 /// cross-process tests attack or serve.
 pub mod harness {

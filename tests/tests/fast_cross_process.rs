@@ -7,10 +7,10 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use doca_buf::{Buf, Inventory};
-use doca_cc::{Connection, Producer, ProducerSendTask, Server};
-use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, Pe, RepFilter};
-use doca_mmap::{Mmap, SharedMem};
-use doca_tests::{bulk, Peer};
+use doca_cc::{Connection, Producer, ProducerSendTask};
+use doca_core::{Error, Pe};
+use doca_mmap::Mmap;
+use doca_tests::{bulk, FastServer, Peer};
 
 const FP_PEER: &str = env!("CARGO_BIN_EXE_fp_peer");
 
@@ -23,30 +23,17 @@ fn deadline() -> Instant {
 }
 
 /// A server here that learns the peer's consumers.
-struct Side {
-    pe: Pe,
-    server: Server,
-    consumers: Rc<RefCell<Vec<u32>>>,
-    expired: Rc<RefCell<Vec<u32>>>,
+struct Side(FastServer);
+
+impl std::ops::Deref for Side {
+    type Target = FastServer;
+    fn deref(&self) -> &FastServer {
+        &self.0
+    }
 }
 
 fn serve(name: &str) -> Side {
-    let dev = open_device_with_pci("03:00.0", None).unwrap();
-    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
-    let pe = Pe::create().unwrap();
-    let server = Server::create(&dev, &rep, name).unwrap();
-    pe.connect_ctx(&server.as_ctx()).unwrap();
-    let consumers: Rc<RefCell<Vec<u32>>> = Rc::default();
-    let expired: Rc<RefCell<Vec<u32>>> = Rc::default();
-    let (c, e) = (consumers.clone(), expired.clone());
-    server
-        .event_consumer_register(move |_, id| c.borrow_mut().push(id), move |_, id| e.borrow_mut().push(id))
-        .unwrap();
-    server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 16).unwrap();
-    server.event_msg_recv_register(|_, _| {}).unwrap();
-    server.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
-    server.as_ctx().start().unwrap();
-    Side { pe, server, consumers, expired }
+    Side(FastServer::serve(name))
 }
 
 impl Side {
@@ -99,11 +86,7 @@ impl Sender {
             )
             .unwrap();
         producer.as_ctx().start().unwrap();
-        let map = Mmap::create().unwrap();
-        map.set_memrange(SharedMem::alloc(size * slots).unwrap()).unwrap();
-        map.start().unwrap();
-        let inv = Inventory::create(slots as u32).unwrap();
-        inv.start().unwrap();
+        let (map, inv) = doca_tests::source_buffers(size, slots);
         Sender { pe, producer, inv, map, free, results, size }
     }
 

@@ -17,11 +17,9 @@ use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use doca_buf::Inventory;
-use doca_cc::{Producer, ProducerSendTask, Server};
-use doca_core::{open_device_rep_with_pci, open_device_with_pci, Error, Pe, RepFilter};
-use doca_mmap::{Mmap, SharedMem};
-use doca_tests::bulk;
+use doca_cc::{Producer, ProducerSendTask};
+use doca_core::{Error, Pe};
+use doca_tests::{bulk, FastServer};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
@@ -31,18 +29,7 @@ fn main() -> ExitCode {
     };
     let (count, size, slots): (u64, usize, usize) =
         (count.parse().unwrap(), size.parse().unwrap(), slots.parse().unwrap());
-    let dev = open_device_with_pci("03:00.0", None).unwrap();
-    let rep = open_device_rep_with_pci(&dev, RepFilter::NET, "b1:00.0").unwrap();
-    let pe = Pe::create().unwrap();
-    let server = Server::create(&dev, &rep, name).unwrap();
-    pe.connect_ctx(&server.as_ctx()).unwrap();
-    let consumers: Rc<RefCell<Vec<u32>>> = Rc::default();
-    let c = consumers.clone();
-    server.event_consumer_register(move |_, id| c.borrow_mut().push(id), |_, _| {}).unwrap();
-    server.task_send_set_conf(|_, _, _| {}, |_, _, _| {}, 16).unwrap();
-    server.event_msg_recv_register(|_, _| {}).unwrap();
-    server.event_connection_register(|_, _| {}, |_, _| {}).unwrap();
-    server.as_ctx().start().unwrap();
+    let FastServer { pe, server, consumers, .. } = FastServer::serve(name);
     let deadline = Instant::now() + Duration::from_secs(120);
     while consumers.borrow().is_empty() {
         assert!(Instant::now() < deadline, "no consumer announced");
@@ -71,11 +58,7 @@ fn main() -> ExitCode {
     };
     producer.task_send_set_conf(on_done(), on_done(), slots as u32).unwrap();
     producer.as_ctx().start().unwrap();
-    let map = Mmap::create().unwrap();
-    map.set_memrange(SharedMem::alloc(size * slots).unwrap()).unwrap();
-    map.start().unwrap();
-    let inv = Inventory::create(slots as u32).unwrap();
-    inv.start().unwrap();
+    let (map, inv) = doca_tests::source_buffers(size, slots);
     let mut seq = 0;
     let outcome = loop {
         assert!(Instant::now() < deadline, "the sends did not complete in time");
