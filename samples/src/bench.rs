@@ -369,8 +369,8 @@ pub fn run_until(pes: &[&Pe], sleep: bool, mut done: impl FnMut() -> bool) -> bo
             if idle % 1024 == 0 && Instant::now() > deadline {
                 return false;
             }
-            if sleep && pes.len() == 1 {
-                let _ = pes[0].wait(Some(Duration::from_millis(100)));
+            if sleep {
+                wait_any(pes, Duration::from_millis(100));
             } else {
                 std::hint::spin_loop();
             }
