@@ -752,13 +752,24 @@ fn copies(total: usize, size: usize) -> u64 {
 /// very bytes the DMA rows copy (same memory, same alignment, same pages). The bytes are
 /// borrowed for each loop only (a DMA task cannot copy borrowed bytes: `IN_USE`).
 fn memcpy_maps(src: &doca_mmap::Mmap, dst: &doca_mmap::Mmap, size: usize) -> impl FnMut(u64) {
+    memcpy_chunks(src, dst, size, 1)
+}
+
+/// [`memcpy_maps`] over `n` chunks of `size` bytes (chunk `i` at `i * size` of each map, as
+/// the `n` tasks of a row with `n` in flight copy them), one after the other: the copies
+/// touch as much memory as the row's tasks do, not one chunk that stays in the first-level
+/// cache.
+fn memcpy_chunks(src: &doca_mmap::Mmap, dst: &doca_mmap::Mmap, size: usize, n: usize) -> impl FnMut(u64) {
     let (a, b) = (src.access().expect("started"), dst.access().expect("started"));
     move |k| {
-        let from = a.bytes(0, size).expect("nothing borrows the source");
-        let mut to = b.bytes_mut(0, size).expect("nothing borrows the destination");
+        let from = a.bytes(0, size * n).expect("nothing borrows the source");
+        let mut to = b.bytes_mut(0, size * n).expect("nothing borrows the destination");
+        let mut i = 0;
         for _ in 0..k {
-            to.copy_from_slice(black_box(&from));
+            let at = i * size;
+            to[at..at + size].copy_from_slice(black_box(&from[at..at + size]));
             black_box(&*to);
+            i = if i + 1 == n { 0 } else { i + 1 };
         }
     }
 }
@@ -870,8 +881,9 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         ));
     }
 
-    // Throughput of 4 KiB tasks with 1, 8 and 64 in flight, beside memcpy of the first task's
-    // 4 KiB.
+    // Throughput of 4 KiB tasks with 1, 8 and 64 in flight, beside memcpy of the same 4 KiB
+    // chunks, one after the other (with 64 in flight they are 256 KiB each way: not the
+    // first-level cache's, for the tasks nor for the baseline).
     let size = 4096;
     for n in [1usize, 8, 64] {
         // Page-aligned, so that the row does not move with where the heap puts its buffers.
@@ -879,7 +891,8 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         let dst = rig.local_map_paged(size * n, 0).expect("map");
         rig.tasks(&src, &dst, n, size).expect("dma tasks");
         let dma = |k| assert!(rig.cycle(k, n), "dma copy failed");
-        let (t_per, t_memcpy) = measure_pair(cfg.reps, cfg.iters / 4, dma, memcpy_maps(&src, &dst, size));
+        let (t_per, t_memcpy) =
+            measure_pair(cfg.reps, cfg.iters / 4, dma, memcpy_chunks(&src, &dst, size, n));
         rig.clear();
         let base = t_memcpy.map(|t| 1e3 / t);
         rows.push(row(
