@@ -628,7 +628,7 @@ fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>)
     for b in doca_buf::list::elements(
         head,
         max,
-        &format!("aes_gcm: the {what}"),
+        format_args!("aes_gcm: the {what}"),
         "cap aes_gcm.max_list_buf_num_elem",
     )? {
         f(&b)?;

@@ -4,6 +4,8 @@
 //! bytes into the destination's rooms, copy map to map from one list's data into another's
 //! rooms. A destination's data lengths grow only once every byte is in place.
 
+use std::fmt;
+
 use doca_core::{bail, Error, Result};
 
 use crate::Buf;
@@ -19,9 +21,30 @@ pub struct Seg {
     pub len: usize,
 }
 
+/// The segments of a list walk ([`data`], [`room`]): one element held in place — a task's
+/// usual single buffer, walked without allocating — or several. Reads as a slice.
+#[derive(Clone, Debug)]
+pub enum Segs {
+    /// A buffer in no list (or the last of one).
+    One([Seg; 1]),
+    /// The elements of a list.
+    Many(Vec<Seg>),
+}
+
+impl std::ops::Deref for Segs {
+    type Target = [Seg];
+
+    fn deref(&self) -> &[Seg] {
+        match self {
+            Segs::One(one) => one,
+            Segs::Many(many) => many,
+        }
+    }
+}
+
 /// The elements of the list headed by `head`, in order. More than `max` is
 /// `INVALID_VALUE`, logged with `what` (which list) and `limit` (where `max` comes from).
-pub fn elements(head: &Buf, max: u32, what: &str, limit: &str) -> Result<Vec<Buf>> {
+pub fn elements(head: &Buf, max: u32, what: impl fmt::Display, limit: &str) -> Result<Vec<Buf>> {
     let mut out = Vec::new();
     let mut cur = Some(head.clone());
     while let Some(b) = cur {
@@ -35,25 +58,34 @@ pub fn elements(head: &Buf, max: u32, what: &str, limit: &str) -> Result<Vec<Buf
 }
 
 /// The data of each element of the list (see [`elements`] for `max`, `what`, `limit`).
-pub fn data(head: &Buf, max: u32, what: &str, limit: &str) -> Result<Vec<Seg>> {
-    elements(head, max, what, limit)?
-        .into_iter()
-        .map(|b| {
-            let s = b.shape()?;
-            Ok(Seg { buf: b, at: s.data, len: s.data_len })
-        })
-        .collect()
+pub fn data(head: &Buf, max: u32, what: impl fmt::Display, limit: &str) -> Result<Segs> {
+    walk(head, max, what, limit, |b| {
+        let s = b.shape()?;
+        Ok(Seg { buf: b, at: s.data, len: s.data_len })
+    })
 }
 
 /// The free room after the data of each element of the list (see [`elements`]).
-pub fn room(head: &Buf, max: u32, what: &str, limit: &str) -> Result<Vec<Seg>> {
-    elements(head, max, what, limit)?
-        .into_iter()
-        .map(|b| {
-            let s = b.shape()?;
-            Ok(Seg { buf: b, at: s.data_end(), len: s.room() })
-        })
-        .collect()
+pub fn room(head: &Buf, max: u32, what: impl fmt::Display, limit: &str) -> Result<Segs> {
+    walk(head, max, what, limit, |b| {
+        let s = b.shape()?;
+        Ok(Seg { buf: b, at: s.data_end(), len: s.room() })
+    })
+}
+
+/// A segment `seg` of each element: a buffer with nothing after it is one segment, in place;
+/// a list is walked by [`elements`] (its limit checked there).
+fn walk(
+    head: &Buf,
+    max: u32,
+    what: impl fmt::Display,
+    limit: &str,
+    seg: impl Fn(Buf) -> Result<Seg>,
+) -> Result<Segs> {
+    if max > 0 && head.next_in_list()?.is_none() {
+        return Ok(Segs::One([seg(head.clone())?]));
+    }
+    elements(head, max, what, limit)?.into_iter().map(seg).collect::<Result<Vec<Seg>>>().map(Segs::Many)
 }
 
 /// The bytes of all segments.

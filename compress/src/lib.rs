@@ -565,7 +565,7 @@ fn walk(head: &Buf, max: u32, what: &str, mut f: impl FnMut(&Buf) -> Result<()>)
     for b in doca_buf::list::elements(
         head,
         max,
-        &format!("compress: the {what}"),
+        format_args!("compress: the {what}"),
         "cap compress.max_buf_list_len",
     )? {
         f(&b)?;

@@ -698,6 +698,8 @@ pub struct RdmaOps {
     /// Stopped with connections: they close at the next progress.
     closing: Cell<bool>,
     max_msg: Cell<usize>,
+    /// The longest read or write (`rdma.max_rdma_size`), read at start.
+    max_rdma: Cell<u64>,
     rx: RefCell<Vec<u8>>,
     tx: RefCell<Vec<u8>>,
     send_pool: TaskPool<Op<SendK>>,
@@ -766,6 +768,7 @@ impl Rdma {
             cadence: Cadence::new(),
             closing: Cell::new(false),
             max_msg: Cell::new(65536),
+            max_rdma: Cell::new(1 << 30),
             rx: RefCell::new(Vec::new()),
             tx: RefCell::new(Vec::new()),
             send_pool: TaskPool::new(weak.clone()),
@@ -2531,7 +2534,7 @@ impl RdmaOps {
         }
         c.backoff_until = None;
         let mut did = false;
-        let max_rdma = caps::max_rdma_size(self.dev.as_devinfo()).unwrap_or(1 << 30);
+        let max_rdma = self.max_rdma.get();
         while let Some(&job) = c.queue.front() {
             if c.state != ConnState::Connected {
                 c.queue.pop_front();
@@ -2652,6 +2655,7 @@ impl CtxOps for RdmaOps {
         let info = self.dev.as_devinfo();
         self.bytes_per_pass.set(caps::bytes_per_pass(info)?);
         self.max_msg.set(caps::max_message_size(info)? as usize);
+        self.max_rdma.set(caps::max_rdma_size(info)?);
         self.send_pool.prepare(Op::default);
         self.send_imm_pool.prepare(Op::default);
         self.read_pool.prepare(Op::default);

@@ -219,6 +219,19 @@ impl Side {
         ok && self.until(false, |s| s.done.get() > before)
     }
 
+    /// One send of `src`'s data (a task allocated and submitted; false if either failed).
+    pub fn send(&self, src: &Buf) -> bool {
+        self.rdma
+            .task_send_alloc_init(self.conn, Some(src), Data::NONE)
+            .and_then(|s| s.submit().map_err(|r| r.error))
+            .is_ok()
+    }
+
+    /// Tasks that failed so far.
+    pub fn failures(&self) -> u64 {
+        self.failed.get()
+    }
+
     /// Round trips of `len`-byte messages to an echoing peer (ns each; the first tenth
     /// warms up and is left out).
     pub fn ping(&self, len: usize, n: u64) -> Vec<f64> {
@@ -230,12 +243,7 @@ impl Side {
             }
             let before = self.received.get();
             let t = Instant::now();
-            let ok = self
-                .rdma
-                .task_send_alloc_init(self.conn, Some(&src), Data::NONE)
-                .and_then(|s| s.submit().map_err(|r| r.error))
-                .is_ok();
-            if !ok || !self.until(false, |s| s.received.get() > before) {
+            if !self.send(&src) || !self.until(false, |s| s.received.get() > before) {
                 break;
             }
             rtts.push(ns(t));

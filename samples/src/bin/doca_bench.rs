@@ -491,6 +491,40 @@ fn peer(role: &[String]) -> ExitCode {
                     eprintln!("{} round trips", cfp.filled.get().0);
                     bench::keep(&(sfp.maps(), cfp.maps()));
                 }
+                "rdma" => {
+                    // Two RDMA contexts of this one process, connected to each other and
+                    // progressed in turn by this one thread: `n` 64-byte round trips, each a
+                    // send, its receive and echo on the other side, the echo's receive, and
+                    // both acknowledgements.
+                    use doca_samples::bench_rdma::Side;
+                    let (Ok((mut a, da, ea)), Ok((mut b, db, eb))) = (Side::new(), Side::new()) else {
+                        return ExitCode::FAILURE;
+                    };
+                    if a.connect(&db, &eb).is_err() || b.connect(&da, &ea).is_err() {
+                        return ExitCode::FAILURE;
+                    }
+                    let Ok(src) = a.local(0, 64) else { return ExitCode::FAILURE };
+                    let deadline = Instant::now() + bench::GIVE_UP;
+                    let mut passes = 0u64;
+                    for _ in 0..n / 10 + 1 + n {
+                        let before = a.received.get();
+                        if !a.send(&src) {
+                            return ExitCode::FAILURE;
+                        }
+                        let mut pass = 0u32;
+                        while a.received.get() == before {
+                            let _ = a.pe.progress() | a.repost(false) | b.pe.progress() | b.repost(true);
+                            pass = pass.wrapping_add(1);
+                            passes += 1;
+                            if a.failures() + b.failures() > 0
+                                || (pass % 1024 == 0 && Instant::now() > deadline)
+                            {
+                                return ExitCode::FAILURE;
+                            }
+                        }
+                    }
+                    eprintln!("{} round trips, {passes} passes of each engine", a.received.get());
+                }
                 _ => return ExitCode::FAILURE,
             }
         }
