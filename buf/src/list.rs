@@ -8,7 +8,7 @@ use std::fmt;
 
 use doca_core::{bail, Error, Result};
 
-use crate::Buf;
+use crate::{Buf, Shape};
 
 /// One element's part of a list walk: its data, or its free room after the data.
 #[derive(Clone, Debug)]
@@ -59,33 +59,33 @@ pub fn elements(head: &Buf, max: u32, what: impl fmt::Display, limit: &str) -> R
 
 /// The data of each element of the list (see [`elements`] for `max`, `what`, `limit`).
 pub fn data(head: &Buf, max: u32, what: impl fmt::Display, limit: &str) -> Result<Segs> {
-    walk(head, max, what, limit, |b| {
-        let s = b.shape()?;
-        Ok(Seg { buf: b, at: s.data, len: s.data_len })
-    })
+    walk(head, max, what, limit, |buf, s| Seg { buf, at: s.data, len: s.data_len })
 }
 
 /// The free room after the data of each element of the list (see [`elements`]).
 pub fn room(head: &Buf, max: u32, what: impl fmt::Display, limit: &str) -> Result<Segs> {
-    walk(head, max, what, limit, |b| {
-        let s = b.shape()?;
-        Ok(Seg { buf: b, at: s.data_end(), len: s.room() })
-    })
+    walk(head, max, what, limit, |buf, s| Seg { buf, at: s.data_end(), len: s.room() })
 }
 
-/// A segment `seg` of each element: a buffer with nothing after it is one segment, in place;
-/// a list is walked by [`elements`] (its limit checked there).
+/// A segment `seg` of each element: a buffer in no list is one segment, held in place (one
+/// look at it); a list is walked by [`elements`] (its limit checked there).
 fn walk(
     head: &Buf,
     max: u32,
     what: impl fmt::Display,
     limit: &str,
-    seg: impl Fn(Buf) -> Result<Seg>,
+    seg: impl Fn(Buf, Shape) -> Seg,
 ) -> Result<Segs> {
-    if max > 0 && head.next_in_list()?.is_none() {
-        return Ok(Segs::One([seg(head.clone())?]));
+    let shape = head.shape()?;
+    if max > 0 && !shape.in_list {
+        return Ok(Segs::One([seg(head.clone(), shape)]));
     }
-    elements(head, max, what, limit)?.into_iter().map(seg).collect::<Result<Vec<Seg>>>().map(Segs::Many)
+    let mut segs = Vec::new();
+    for b in elements(head, max, what, limit)? {
+        let shape = b.shape()?;
+        segs.push(seg(b, shape));
+    }
+    Ok(Segs::Many(segs))
 }
 
 /// The bytes of all segments.

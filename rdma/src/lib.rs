@@ -2729,7 +2729,11 @@ impl CtxOps for RdmaOps {
         }
         let mut fatal: Fatal = None;
         let mut did = false;
-        let strays: Vec<Job> = self.stray.borrow_mut().drain(..).collect();
+        let strays: Vec<Job> = if self.stray.borrow().is_empty() {
+            Vec::new()
+        } else {
+            self.stray.borrow_mut().drain(..).collect()
+        };
         for j in strays {
             self.finish(j, Err(Error::InvalidValue));
             fatal = Some((Error::InvalidValue, "a task names no connection of this context".into()));
