@@ -1209,13 +1209,13 @@ impl Rdma {
         user_data: Data,
         init: impl FnOnce(&mut OpFields),
     ) -> Result<doca_core::Task<Op<K>>> {
-        let t = K::pool(self.ops()).alloc(|p| {
+        // The handle's count on the context from the one held here, the user data set in the
+        // same visit of the slot.
+        TaskPool::<Op<K>>::alloc_in(&self.cell, user_data, |p| {
             p.f = OpFields::default();
             init(&mut p.f);
             Ok(())
-        })?;
-        t.set_user_data(user_data);
-        Ok(t)
+        })
     }
 }
 
@@ -1998,12 +1998,11 @@ impl RdmaOps {
     }
 
     /// The status row after a pass: live connections, receives posted, messages in flight
-    /// (sent, not answered) of the connections' windows. Relaxed stores, no syscall.
-    fn show(&self, live: usize) {
+    /// (sent, not answered) of the connections' windows (`inflight`, counted by the pass).
+    /// Relaxed stores, no syscall.
+    fn show(&self, live: usize, inflight: usize) {
         self.status.set_connections(live);
         self.status.set_posted(self.posted.borrow().len());
-        let conns = self.conns.borrow();
-        let inflight: usize = conns.iter().flatten().map(|c| c.inflight.len()).sum();
         self.status.ring_fill(inflight as u64, (WINDOW * live) as u64);
     }
 
@@ -2749,7 +2748,7 @@ impl CtxOps for RdmaOps {
         }
         let mut budget = self.bytes_per_pass.get();
         let n = self.conns.borrow().len();
-        let (mut live, mut broken) = (0, 0);
+        let (mut live, mut broken, mut inflight) = (0, 0, 0);
         for i in 0..n {
             if fatal.is_some() {
                 break;
@@ -2766,18 +2765,21 @@ impl CtxOps for RdmaOps {
             if fatal.is_none() {
                 did |= self.advance(c, now, &mut budget, &mut fatal);
             }
-            for r in [&c.out, &c.inc].into_iter().flatten().filter_map(|s| s.rings.as_deref()) {
-                r.wake_peer();
+            for s in [&c.out, &c.inc] {
+                if let Some(r) = s.as_ref().and_then(|s| s.rings.as_deref()) {
+                    r.wake_peer();
+                }
             }
             did |= self.cm_step(c, me, core, now);
             self.show_conn(c);
+            inflight += c.inflight.len();
             if c.state.is_live() {
                 live += 1;
             } else if c.state == ConnState::Error {
                 broken += 1;
             }
         }
-        self.show(live);
+        self.show(live, inflight);
         // Receives posted while every connection is over and one of them broke (a peer that
         // vanished) would wait for ever: they fail. After clean goodbyes they keep waiting.
         if fatal.is_none() && live == 0 && broken > 0 && !self.posted.borrow().is_empty() {

@@ -524,6 +524,13 @@ fn peer(role: &[String]) -> ExitCode {
                         }
                     }
                     eprintln!("{} round trips, {passes} passes of each engine", a.received.get());
+                    if arg(3) == "idle" {
+                        // Then `n` passes of one side with nothing arriving: the pass a busy
+                        // receiver spins on (`cycle rdma N idle` minus `cycle rdma N`).
+                        for _ in 0..n / 10 + 1 + n {
+                            black_box(a.pe.progress());
+                        }
+                    }
                 }
                 _ => return ExitCode::FAILURE,
             }
