@@ -110,7 +110,7 @@ use doca_buf::Buf;
 use doca_core::ctx::CtxCell;
 use doca_core::{
     bail, fail, Ctx, CtxCore, CtxOps, CtxState, Data, Dev, Error, Now, Refused, Result, Started, TaskId,
-    TaskLib, TaskPayload, TaskPool,
+    TaskLib, TaskPayload, TaskPool, TaskSubmitFlags,
 };
 use doca_link::cadence::Cadence;
 use doca_link::notify::{Doorbell, EventFd, Timer, Watched};
@@ -1713,13 +1713,56 @@ impl RdmaOps {
         };
     }
 
-    fn enqueue(&self, job: Job) {
+    /// Queues `job` on its connection (or as a stray, failed at the next pass). A send
+    /// (`at_once`) that can go at once goes into the shared ring now ([`RdmaOps::send_now`]).
+    fn enqueue(&self, job: Job, at_once: bool) {
         let conn = self.with_job(job, |f| f.conn).flatten();
         let mut conns = self.conns.borrow_mut();
         match conn.and_then(|c| lookup_mut(&mut conns, c)) {
-            Some(c) => c.queue.push_back(job),
+            Some(c) => {
+                c.queue.push_back(job);
+                if at_once && c.queue.len() == 1 {
+                    self.send_now(c, job);
+                }
+            }
             None => self.stray.borrow_mut().push_back(job),
         }
+    }
+
+    /// A send submitted to a connection with nothing queued before it, over shared rings,
+    /// with room in its window and in the ring and no receiver-not-ready back-off, goes into
+    /// the ring at its submission (as a doorbell starts it on the hardware) instead of at the
+    /// next pass: a reply sent from a completion callback does not wait for another pass.
+    /// Anything else, a failure included, is left queued: the pass does it, or fails the
+    /// task, as for any other (no callback and no state change can happen in a submission).
+    fn send_now(&self, c: &mut Conn, job: Job) {
+        // A connection the pass has not yet seen connected has no status row to count on.
+        if c.state != ConnState::Connected
+            || !c.rowed
+            || c.backoff_until.is_some()
+            || c.inflight.len() >= WINDOW
+        {
+            return;
+        }
+        let Some(r) = c.out.as_ref().and_then(|s| s.rings.as_deref()) else { return };
+        let need = records_for(HDR_LEN + self.max_msg.get()) as u64;
+        if r.is_corrupt()
+            || (r.tx.capacity() - r.tx.fill_seen() < need && r.tx.capacity() - r.tx.in_flight() < need)
+        {
+            return;
+        }
+        let mut tx = self.tx.borrow_mut();
+        let seq = c.next_seq;
+        if self.build_message(job, seq, &mut tx).is_err() || push_records(&r.tx, &tx, seq).is_err() {
+            return;
+        }
+        r.wake_peer();
+        let bytes = if tx[0] == Kind::Send as u8 { tx.len() - HDR_LEN } else { 0 };
+        self.status.sent(bytes);
+        c.row.sent(bytes);
+        c.queue.pop_front();
+        c.inflight.push_back((seq, job));
+        c.next_seq = seq.wrapping_add(1);
     }
 
     /// A local buffer this context's device may use (`write`: it is written).
@@ -2875,11 +2918,18 @@ impl<K: OpKind> TaskLib<Op<K>> for RdmaOps {
         K::pool(self)
     }
 
-    /// Queued on its connection as it is: checked when the engine reaches it.
-    fn submit(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+    /// Queued on its connection as it is: checked when the engine reaches it. A send that can
+    /// go at once goes into the shared ring now ([`RdmaOps::send_now`]).
+    fn submit(&self, core: &CtxCore, task: TaskId) -> Result<()> {
+        TaskLib::<Op<K>>::submit_ex(self, core, task, TaskSubmitFlags::FLUSH)
+    }
+
+    /// Without `FLUSH` a send waits for the next pass (with what is submitted after it).
+    fn submit_ex(&self, _core: &CtxCore, task: TaskId, flags: TaskSubmitFlags) -> Result<()> {
         let job = Job { code: K::CODE, id: task };
         self.with_job(job, |f| f.wrote = false);
-        self.enqueue(job);
+        let at_once = flags.contains(TaskSubmitFlags::FLUSH) && matches!(K::CODE, Code::Send | Code::SendImm);
+        self.enqueue(job, at_once);
         Ok(())
     }
 
