@@ -613,9 +613,16 @@ struct Rings {
 
 impl Rings {
     /// After a pass: rings the peer when it sleeps waiting for what this side published or
-    /// freed (a fence per ring that moved, a syscall only for a sleeping peer).
+    /// freed (one fence for the two rings when either moved, a syscall only for a sleeping
+    /// peer).
     fn wake_peer(&self) {
-        let (a, b) = (self.tx.peer_needs_wakeup(), self.rx.peer_needs_wakeup());
+        if !self.tx.wakeup_check_due() && !self.rx.wakeup_check_due() {
+            return;
+        }
+        // SeqCst: this side's `tail` and `head` stores before the peer's armed flags are read
+        // (the Dekker pattern of `doca_link::ring`, one fence for both rings).
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        let (a, b) = (self.tx.peer_needs_wakeup_fenced(), self.rx.peer_needs_wakeup_fenced());
         if a || b {
             if let Some(p) = &self.peer {
                 p.ring();
