@@ -390,6 +390,22 @@ impl Pe {
         self.clear_notification()?;
         Ok(woke?)
     }
+
+    /// [`Pe::wait`] for a program with several engines: arms each of `pes`, sleeps until
+    /// one's notification handle is readable or `timeout` passes (`None`: no limit), clears
+    /// each; true when woken by one. What a C program does with several
+    /// `doca_pe_get_notification_handle`s in one `epoll` or `poll`.
+    pub fn wait_any(pes: &[&Pe], timeout: Option<Duration>) -> Result<bool> {
+        for pe in pes {
+            pe.request_notification()?;
+        }
+        let fds: SmallVec<[BorrowedFd<'_>; 8]> = pes.iter().map(|pe| pe.notification_handle()).collect();
+        let woke = doca_link::notify::wait_any(&fds, timeout);
+        for pe in pes {
+            pe.clear_notification()?;
+        }
+        Ok(woke?)
+    }
 }
 
 impl AsFd for Pe {

@@ -392,6 +392,34 @@ fn a_sleeping_epoll_wait_wakes_when_a_task_completes() {
     let _ = r.pe.as_fd();
 }
 
+/// A program with two engines sleeps on both (`Pe::wait_any`): it times out while neither
+/// has work, and is woken by the one whose task comes due — the other stays untouched.
+#[test]
+fn wait_any_sleeps_on_several_engines_and_wakes_for_the_one_with_work() {
+    let (a, b) = (rig(Started::Running, 4), rig(Started::Running, 4));
+    a.ctx.start().unwrap();
+    b.ctx.start().unwrap();
+    while a.pe.progress() | b.pe.progress() {}
+
+    assert!(
+        !Pe::wait_any(&[&a.pe, &b.pe], Some(Duration::from_millis(10))).unwrap(),
+        "nothing to do: timed out"
+    );
+
+    let task = b.lb.alloc_task(7).unwrap();
+    task.set_delay(Duration::from_millis(20));
+    task.submit().unwrap();
+    assert!(!b.pe.progress(), "not due yet");
+    while b.done.borrow().is_empty() {
+        if Pe::wait_any(&[&a.pe, &b.pe], Some(Duration::from_secs(30))).unwrap() {
+            assert!(!a.pe.progress(), "the idle engine has nothing to deliver");
+        }
+        b.pe.progress();
+    }
+    assert_eq!(*b.done.borrow(), [(7, Ok(()))]);
+    assert!(a.done.borrow().is_empty());
+}
+
 /// A library context written outside core, against the public plug-in interface only; its
 /// start result and what its next poll reports are scripted by the test.
 mod scripted {

@@ -289,6 +289,25 @@ impl AsFd for EpollSet {
     }
 }
 
+/// Sleeps until one of `fds` is readable or the timeout passes (`None`: no limit); true when
+/// woken by one. A program with several engines sleeps on all their notification handles
+/// this way (a `poll` over them: nothing to register, no set to keep).
+pub fn wait_any(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> Result<bool> {
+    use rustix::event::{poll, PollFd, PollFlags};
+    let mut polled: SmallVec<[PollFd<'_>; 8]> =
+        fds.iter().map(|fd| PollFd::from_borrowed_fd(*fd, PollFlags::IN)).collect();
+    let ts = timeout.map(|d| rustix::time::Timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as i64,
+        tv_nsec: d.subsec_nanos().into(),
+    });
+    match poll(&mut polled, ts.as_ref()) {
+        Ok(n) => Ok(n > 0),
+        // A signal ended the sleep early: the caller looks again, as after a wake-up.
+        Err(Errno::INTR) => Ok(false),
+        Err(e) => Err(os_error("poll", e)),
+    }
+}
+
 /// A file descriptor registered in an [`EpollSet`]: derefs to it; dropping unregisters it,
 /// then drops it.
 #[derive(Debug)]

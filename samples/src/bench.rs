@@ -370,36 +370,13 @@ pub fn run_until(pes: &[&Pe], sleep: bool, mut done: impl FnMut() -> bool) -> bo
                 return false;
             }
             if sleep {
-                wait_any(pes, Duration::from_millis(100));
+                let _ = Pe::wait_any(pes, Some(Duration::from_millis(100)));
             } else {
                 std::hint::spin_loop();
             }
         }
     }
     true
-}
-
-/// Sleeps until one of `pes` has work (each one's notification handle, as an application
-/// waiting on several engines' event channels does) or `timeout` passes.
-pub fn wait_any(pes: &[&Pe], timeout: Duration) {
-    for pe in pes {
-        let _ = pe.request_notification();
-    }
-    let mut fds: Vec<_> = pes
-        .iter()
-        .map(|pe| {
-            rustix::event::PollFd::from_borrowed_fd(pe.notification_handle(), rustix::event::PollFlags::IN)
-        })
-        .collect();
-    let wait = rustix::event::Timespec {
-        tv_sec: timeout.as_secs().try_into().unwrap_or(i64::MAX),
-        tv_nsec: timeout.subsec_nanos().into(),
-    };
-    let _ = rustix::event::poll(&mut fds, Some(&wait));
-    drop(fds);
-    for pe in pes {
-        let _ = pe.clear_notification();
-    }
 }
 
 /// A server (peer side) or client (measuring side) with its engine.

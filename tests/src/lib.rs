@@ -382,23 +382,8 @@ pub fn idle_all<'a>(pes: impl Iterator<Item = &'a doca_core::Pe> + Clone) {
     if any {
         return;
     }
-    for pe in pes.clone() {
-        pe.request_notification().expect("request notification");
-    }
-    let mut fds: Vec<rustix::event::PollFd<'_>> = pes
-        .clone()
-        .map(|pe| {
-            rustix::event::PollFd::from_borrowed_fd(pe.notification_handle(), rustix::event::PollFlags::IN)
-        })
-        .collect();
-    let timeout = rustix::time::Timespec { tv_sec: 0, tv_nsec: RECHECK.as_nanos() as i64 };
-    match rustix::event::poll(&mut fds, Some(&timeout)) {
-        Ok(_) | Err(rustix::io::Errno::INTR) => {}
-        Err(e) => panic!("poll on the engines' notification handles: {e}"),
-    }
-    for pe in pes {
-        pe.clear_notification().expect("clear notification");
-    }
+    let pes: Vec<&doca_core::Pe> = pes.collect();
+    doca_core::Pe::wait_any(&pes, Some(RECHECK)).expect("sleep on the engines' notification handles");
 }
 
 /// Which event channel of a legacy endpoint [`ep_sleep`] sleeps on.

@@ -354,7 +354,7 @@ fn peer(role: &[String]) -> ExitCode {
                 }
                 if !any {
                     if sleep {
-                        bench::wait_any(&[&fp.pe, &side.pe], Duration::from_millis(100));
+                        let _ = Pe::wait_any(&[&fp.pe, &side.pe], Some(Duration::from_millis(100)));
                     } else {
                         std::hint::spin_loop();
                     }
