@@ -273,6 +273,19 @@ fn threads_named(pid: u32, name: &str) -> Vec<i32> {
         .collect()
 }
 
+/// [`threads_named`] once it finds one, or after 10 s: a new thread names itself when it
+/// first runs, which on a busy CPU can come after whatever made it was already answered.
+fn wait_threads_named(pid: u32, name: &str) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = threads_named(pid, name);
+        if !found.is_empty() || Instant::now() > deadline {
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Thread `tid` runs only when no other thread of its CPU wants to (`SCHED_IDLE`): any
 /// thread woken on that CPU preempts it at once, wherever it is.
 fn run_last(tid: i32) {
@@ -320,7 +333,7 @@ fn a_buffer_reposted_across_the_link_can_be_filled_again_at_once() {
     assert!(announced.starts_with("consumer "), "{announced}\n{}", producer.stderr());
     assert!(consumer.line().starts_with("consumers "));
     // The mirror of the consumer is made before the producer's side hears of the consumer.
-    let mirror = threads_named(producer.pid(), "doca-cc-link-mirror");
+    let mirror = wait_threads_named(producer.pid(), "doca-cc-link-mirror");
     assert_eq!(mirror.len(), 1, "one mirror thread in the producer's process");
     run_last(mirror[0]);
     producer.send("go");
