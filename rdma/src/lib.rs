@@ -1764,6 +1764,12 @@ impl RdmaOps {
             return;
         }
         r.wake_peer();
+        self.went_out(c, job, seq, &tx);
+    }
+
+    /// The message `tx` (sequence number `seq`) of `c`'s first queued task, `job`, went out:
+    /// counted on the status rows, and the task waits in the window for its answer.
+    fn went_out(&self, c: &mut Conn, job: Job, seq: u32, tx: &[u8]) {
         let bytes = if tx[0] == Kind::Send as u8 { tx.len() - HDR_LEN } else { 0 };
         self.status.sent(bytes);
         c.row.sent(bytes);
@@ -2637,12 +2643,7 @@ impl RdmaOps {
                 };
                 match sent {
                     Ok(()) => {
-                        let bytes = if tx[0] == Kind::Send as u8 { tx.len() - HDR_LEN } else { 0 };
-                        self.status.sent(bytes);
-                        c.row.sent(bytes);
-                        c.queue.pop_front();
-                        c.inflight.push_back((seq, job));
-                        c.next_seq = seq.wrapping_add(1);
+                        self.went_out(c, job, seq, &tx);
                         did = true;
                     }
                     Err(doca_link::Error::Again) => break,
