@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use doca_buf::Inventory;
-use doca_core::{open_device_with_pci, Data, Dev, Error, Pe};
+use doca_core::{open_device_with_pci, Data, Dev, Error, Pe, TaskSubmitFlags};
 use doca_link::notify::Doorbell;
 use doca_link::rendezvous::{Offer, Offered};
 use doca_link::ring::{Area, End, Ring};
@@ -501,4 +501,54 @@ fn doca_emu_shows_each_rdma_context_with_its_traffic() {
     let left = me["objects"].as_array().unwrap().iter().filter(|o| o["owner_row"] == sender_row).count();
     assert_eq!(left, 0, "a stopped context's connection rows are gone: {me}");
     drop((a, b));
+}
+
+/// A send leaves at its submission, as a doorbell starts it on the hardware: the peer
+/// receives it while the sender's engine is not progressed again. Submitted without
+/// `DOCA_TASK_SUBMIT_FLAG_FLUSH` it waits for the sender's next progress.
+#[test]
+fn a_send_leaves_at_submission_and_one_kept_back_at_the_next_progress() {
+    let (a, ca, b, _cb) = pair();
+    for i in 0..2 {
+        let room = b.inv.buf_get_at(&b.map, i * 4096, 4096).unwrap();
+        b.rdma.task_receive_alloc_init(Some(&room), Data::NONE).unwrap().submit().unwrap();
+    }
+    // One message first, so that both sides have seen the connection up.
+    let first = a.inv.buf_get_at(&a.map, 0, 4096).unwrap();
+    first.append(&pattern(64, 1)).unwrap();
+    a.rdma.task_send_alloc_init(ca, Some(&first), Data::NONE).unwrap().submit().unwrap();
+    run(&a.pe, &b.pe, || a.sent.borrow().len() == 1 && b.got.borrow().len() == 1);
+
+    let progress_b_only = |want: usize, passes: u32| {
+        for _ in 0..passes {
+            if b.got.borrow().len() == want {
+                return true;
+            }
+            b.pe.progress();
+        }
+        b.got.borrow().len() == want
+    };
+    let kept = a.inv.buf_get_at(&a.map, 4096, 4096).unwrap();
+    kept.append(&pattern(64, 2)).unwrap();
+    a.rdma
+        .task_send_alloc_init(ca, Some(&kept), Data::NONE)
+        .unwrap()
+        .submit_ex(TaskSubmitFlags::empty())
+        .unwrap();
+    assert!(!progress_b_only(2, 1000), "a send kept back does not leave before the sender's progress");
+    a.pe.progress();
+    assert!(progress_b_only(2, 100_000), "it leaves at the sender's next progress");
+
+    let room = b.inv.buf_get_at(&b.map, 2 * 4096, 4096).unwrap();
+    b.rdma.task_receive_alloc_init(Some(&room), Data::NONE).unwrap().submit().unwrap();
+    run(&a.pe, &b.pe, || a.sent.borrow().len() == 2);
+    let now = a.inv.buf_get_at(&a.map, 2 * 4096, 4096).unwrap();
+    now.append(&pattern(64, 3)).unwrap();
+    a.rdma.task_send_alloc_init(ca, Some(&now), Data::NONE).unwrap().submit().unwrap();
+    assert!(progress_b_only(3, 100_000), "a flushing send reaches the peer without the sender's progress");
+    let got = b.got.borrow();
+    assert_eq!(
+        got.iter().map(|g| g.1.clone()).collect::<Vec<_>>(),
+        [pattern(64, 1), pattern(64, 2), pattern(64, 3)]
+    );
 }
