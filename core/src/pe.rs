@@ -396,8 +396,14 @@ impl Pe {
     /// each; true when woken by one. What a C program does with several
     /// `doca_pe_get_notification_handle`s in one `epoll` or `poll`.
     pub fn wait_any(pes: &[&Pe], timeout: Option<Duration>) -> Result<bool> {
-        for pe in pes {
-            pe.request_notification()?;
+        for (i, pe) in pes.iter().enumerate() {
+            if let Err(e) = pe.request_notification() {
+                // The ones armed before it are cleared again: nothing sleeps.
+                for armed in &pes[..i] {
+                    let _ = armed.clear_notification();
+                }
+                return Err(e);
+            }
         }
         let fds: SmallVec<[BorrowedFd<'_>; 8]> = pes.iter().map(|pe| pe.notification_handle()).collect();
         let woke = doca_link::notify::wait_any(&fds, timeout);
