@@ -44,6 +44,12 @@ struct End2 {
 }
 
 fn end() -> End2 {
+    end_keeping(None)
+}
+
+/// [`end`] whose completed receive tasks go to `kept` (to be posted again) instead of
+/// being freed.
+fn end_keeping(kept: Option<Rc<RefCell<Vec<ReceiveTask>>>>) -> End2 {
     fabric();
     let dev = open_device_with_pci("03:00.0", None).unwrap();
     let pe = Pe::create().unwrap();
@@ -64,7 +70,10 @@ fn end() -> End2 {
     rdma.task_receive_set_conf(
         move |t: ReceiveTask, _, _| {
             let bytes = t.dst().map(|d| d.data_to_vec().unwrap()).unwrap_or_default();
-            a.borrow_mut().push((Ok(()), bytes, t.result_len()))
+            a.borrow_mut().push((Ok(()), bytes, t.result_len()));
+            if let Some(k) = &kept {
+                k.borrow_mut().push(t);
+            }
         },
         move |t: ReceiveTask, _, _| b.borrow_mut().push((t.status(), Vec::new(), 0)),
         256,
@@ -551,4 +560,47 @@ fn a_send_leaves_at_submission_and_one_kept_back_at_the_next_progress() {
         got.iter().map(|g| g.1.clone()).collect::<Vec<_>>(),
         [pattern(64, 1), pattern(64, 2), pattern(64, 3)]
     );
+}
+
+/// A receive posted again with the same buffer is not checked again, but one given another
+/// buffer is: a buffer of a read-only map fails it (`NOT_PERMITTED`, the error rule then
+/// fails the context), as it would have at its first post.
+#[test]
+fn a_receive_posted_again_with_another_buffer_is_checked_again() {
+    let kept: Rc<RefCell<Vec<ReceiveTask>>> = Rc::default();
+    let (a, b) = (end(), end_keeping(Some(kept.clone())));
+    let (da, ca) = a.rdma.export().unwrap();
+    let (db, cb) = b.rdma.export().unwrap();
+    a.rdma.connect(&db, ca).unwrap();
+    b.rdma.connect(&da, cb).unwrap();
+    let room = b.inv.buf_get_at(&b.map, 0, 4096).unwrap();
+    b.rdma.task_receive_alloc_init(Some(&room), Data::NONE).unwrap().submit().unwrap();
+    let send = |i: usize| {
+        let src = a.inv.buf_get_at(&a.map, i * 4096, 4096).unwrap();
+        src.append(&pattern(64, i as u8)).unwrap();
+        a.rdma.task_send_alloc_init(ca, Some(&src), Data::NONE).unwrap().submit().unwrap();
+    };
+    for i in 0..2 {
+        send(i);
+        run(&a.pe, &b.pe, || b.got.borrow().len() == i + 1);
+        let t = kept.borrow_mut().pop().expect("the receive came back");
+        room.reset_data_len().unwrap();
+        t.submit().unwrap();
+    }
+    assert!(b.got.borrow().iter().all(|g| g.0.is_ok()), "{:?}", b.got.borrow());
+    // The same task, given a buffer of a read-only map.
+    let ro = Mmap::create().unwrap();
+    ro.set_memrange(vec![0u8; 4096]).unwrap();
+    ro.set_permissions(AccessFlags::LOCAL_READ_ONLY).unwrap();
+    ro.add_dev(&b._dev).unwrap();
+    ro.start().unwrap();
+    let bad = b.inv.buf_get_at(&ro, 0, 4096).unwrap();
+    send(2);
+    run(&a.pe, &b.pe, || b.got.borrow().len() == 3);
+    let t = kept.borrow_mut().pop().expect("the receive came back");
+    t.set_dst(Some(&bad));
+    t.submit().unwrap();
+    send(3);
+    run(&a.pe, &b.pe, || b.got.borrow().len() == 4);
+    assert_eq!(b.got.borrow()[3].0, Err(Error::NotPermitted), "{:?}", b.got.borrow());
 }
