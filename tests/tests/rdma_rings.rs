@@ -94,11 +94,23 @@ fn end_keeping(kept: Option<Rc<RefCell<Vec<ReceiveTask>>>>) -> End2 {
 /// Two contexts connected both ways.
 fn pair() -> (End2, Connection, End2, Connection) {
     let (a, b) = (end(), end());
+    let (ca, cb) = connect(&a, &b);
+    (a, ca, b, cb)
+}
+
+/// Connects `a` and `b` both ways: each one's connection.
+fn connect(a: &End2, b: &End2) -> (Connection, Connection) {
     let (da, ca) = a.rdma.export().unwrap();
     let (db, cb) = b.rdma.export().unwrap();
     a.rdma.connect(&db, ca).unwrap();
     b.rdma.connect(&da, cb).unwrap();
-    (a, ca, b, cb)
+    (ca, cb)
+}
+
+/// Posts a receive of 4 KiB at `at` of `e`'s map.
+fn post_receive(e: &End2, at: usize) {
+    let room = e.inv.buf_get_at(&e.map, at, 4096).unwrap();
+    e.rdma.task_receive_alloc_init(Some(&room), Data::NONE).unwrap().submit().unwrap();
 }
 
 /// Progresses both engines until `done` (at most 10 s).
@@ -418,8 +430,7 @@ fn garbage_in_the_shared_rings_closes_the_connection_in_error() {
 fn doca_emu_shows_each_rdma_context_with_its_traffic() {
     let (a, ca, b, _cb) = pair();
     for i in 0..3 {
-        let room = b.inv.buf_get_at(&b.map, i * 4096, 4096).unwrap();
-        b.rdma.task_receive_alloc_init(Some(&room), Data::NONE).unwrap().submit().unwrap();
+        post_receive(&b, i * 4096);
     }
     for i in 0..2 {
         let src = a.inv.buf_get_at(&a.map, i * 4096, 4096).unwrap();
@@ -519,8 +530,7 @@ fn doca_emu_shows_each_rdma_context_with_its_traffic() {
 fn a_send_leaves_at_submission_and_one_kept_back_at_the_next_progress() {
     let (a, ca, b, _cb) = pair();
     for i in 0..2 {
-        let room = b.inv.buf_get_at(&b.map, i * 4096, 4096).unwrap();
-        b.rdma.task_receive_alloc_init(Some(&room), Data::NONE).unwrap().submit().unwrap();
+        post_receive(&b, i * 4096);
     }
     // One message first, so that both sides have seen the connection up.
     let first = a.inv.buf_get_at(&a.map, 0, 4096).unwrap();
@@ -548,8 +558,7 @@ fn a_send_leaves_at_submission_and_one_kept_back_at_the_next_progress() {
     a.pe.progress();
     assert!(progress_b_only(2, 100_000), "it leaves at the sender's next progress");
 
-    let room = b.inv.buf_get_at(&b.map, 2 * 4096, 4096).unwrap();
-    b.rdma.task_receive_alloc_init(Some(&room), Data::NONE).unwrap().submit().unwrap();
+    post_receive(&b, 2 * 4096);
     run(&a.pe, &b.pe, || a.sent.borrow().len() == 2);
     let now = a.inv.buf_get_at(&a.map, 2 * 4096, 4096).unwrap();
     now.append(&pattern(64, 3)).unwrap();
@@ -569,10 +578,7 @@ fn a_send_leaves_at_submission_and_one_kept_back_at_the_next_progress() {
 fn a_receive_posted_again_with_another_buffer_is_checked_again() {
     let kept: Rc<RefCell<Vec<ReceiveTask>>> = Rc::default();
     let (a, b) = (end(), end_keeping(Some(kept.clone())));
-    let (da, ca) = a.rdma.export().unwrap();
-    let (db, cb) = b.rdma.export().unwrap();
-    a.rdma.connect(&db, ca).unwrap();
-    b.rdma.connect(&da, cb).unwrap();
+    let (ca, _cb) = connect(&a, &b);
     let room = b.inv.buf_get_at(&b.map, 0, 4096).unwrap();
     b.rdma.task_receive_alloc_init(Some(&room), Data::NONE).unwrap().submit().unwrap();
     let send = |i: usize| {
