@@ -385,10 +385,7 @@ impl Pe {
     /// Request, sleep on the handle (at most `timeout`; `None` = no limit), clear. Returns
     /// whether something woke it. Follow with progress until it returns false.
     pub fn wait(&self, timeout: Option<Duration>) -> Result<bool> {
-        self.request_notification()?;
-        let woke = self.inner.epoll.wait(timeout);
-        self.clear_notification()?;
-        Ok(woke?)
+        Pe::wait_any(&[self], timeout)
     }
 
     /// [`Pe::wait`] for a program with several engines: arms each of `pes`, sleeps until

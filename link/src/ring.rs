@@ -587,6 +587,19 @@ impl Ring {
         self.unchecked.get()
     }
 
+    /// [`Ring::peer_needs_wakeup`] of a connection's two rings (the one it writes, the one
+    /// it reads) for one fence: `(tx's peer sleeps, rx's peer sleeps)`; free when neither
+    /// moved since its last check.
+    pub fn pair_needs_wakeup(tx: &Ring, rx: &Ring) -> (bool, bool) {
+        if !tx.wakeup_check_due() && !rx.wakeup_check_due() {
+            return (false, false);
+        }
+        // SeqCst fence: both rings' `tail`/`head` stores before the peer's armed flags are
+        // read (Dekker, paired with the fence in `arm_for_data` / `arm_for_room`).
+        fence(Ordering::SeqCst);
+        (tx.peer_needs_wakeup_fenced(), rx.peer_needs_wakeup_fenced())
+    }
+
     /// [`Ring::peer_needs_wakeup`] for a caller that issued the `SeqCst` fence itself, after
     /// this ring's last store: an owner of many rings pays one fence for all of them.
     pub fn peer_needs_wakeup_fenced(&self) -> bool {

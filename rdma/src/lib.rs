@@ -616,13 +616,7 @@ impl Rings {
     /// freed (one fence for the two rings when either moved, a syscall only for a sleeping
     /// peer).
     fn wake_peer(&self) {
-        if !self.tx.wakeup_check_due() && !self.rx.wakeup_check_due() {
-            return;
-        }
-        // SeqCst: this side's `tail` and `head` stores before the peer's armed flags are read
-        // (the Dekker pattern of `doca_link::ring`, one fence for both rings).
-        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        let (a, b) = (self.tx.peer_needs_wakeup_fenced(), self.rx.peer_needs_wakeup_fenced());
+        let (a, b) = Ring::pair_needs_wakeup(&self.tx, &self.rx);
         if a || b {
             if let Some(p) = &self.peer {
                 p.ring();

@@ -80,9 +80,12 @@ impl Channel {
     /// Rings the peer's doorbells when it sleeps waiting for what this side did since the
     /// last check (messages published, slots freed): one fence per batch, not per message.
     pub fn wake_peer(&self) {
-        if self.wakeup_check_due() {
-            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-            self.wake_peer_fenced();
+        let (data, room) = Ring::pair_needs_wakeup(&self.tx, &self.rx);
+        if data {
+            self.peer_bell.ring();
+        }
+        if room {
+            self.peer_room_bell.ring();
         }
     }
 
