@@ -271,25 +271,41 @@ impl Pe {
     /// callback is not progress). Calling it from inside one of its own callbacks is refused (logged,
     /// returns false). A context that becomes active during the pass (a callback submitted
     /// to it) is visited on the next pass.
+    #[inline]
     pub fn progress(&self) -> bool {
         let inner = &*self.inner;
-        if inner.in_progress.replace(true) {
-            tracing::error!(target: "doca_sdk", "progress called from inside a callback of the same engine: ignored");
-            return false;
+        if inner.in_progress.get() {
+            return Self::reentered();
         }
         inner.status.progressed();
+        // An engine with nothing to visit (the usual spin of a waiting application) pays the
+        // count and this look only, inline in the caller's loop: no callback can run, so the
+        // pass is not even marked as running.
+        if inner.active.borrow().is_empty() {
+            return false;
+        }
+        self.walk()
+    }
+
+    /// A `progress` called from inside one of its engine's callbacks: refused.
+    #[cold]
+    #[inline(never)]
+    fn reentered() -> bool {
+        tracing::error!(target: "doca_sdk", "progress called from inside a callback of the same engine: ignored");
+        false
+    }
+
+    /// The walk of a pass over the contexts on the list (not empty), out of line: the empty
+    /// pass above does not pay for this one's frame.
+    #[inline(never)]
+    fn walk(&self) -> bool {
+        let inner = &*self.inner;
+        inner.in_progress.set(true);
         // Visit the list in place under one shared borrow, which also keeps each context
         // alive while its callbacks run: contexts activated during the pass join it after
         // the walk and wait for the next pass; contexts destroyed by a callback are skipped
         // and leave after the walk.
         let list = inner.active.borrow();
-        // An engine with nothing to visit (the usual spin of a waiting application) pays the
-        // count and this look only.
-        if list.is_empty() {
-            drop(list);
-            inner.in_progress.set(false);
-            return false;
-        }
         let now = Now::new(&*inner.clock);
         let mut any = false;
         for (i, ctx) in list.iter().enumerate() {
