@@ -274,14 +274,14 @@ impl Pe {
     #[inline]
     pub fn progress(&self) -> bool {
         let inner = &*self.inner;
-        if inner.in_progress.get() {
+        if inner.in_progress.replace(true) {
             return Self::reentered();
         }
         inner.status.progressed();
         // An engine with nothing to visit (the usual spin of a waiting application) pays the
-        // count and this look only, inline in the caller's loop: no callback can run, so the
-        // pass is not even marked as running.
+        // count and this look only, inline in the caller's loop, without the walk's frame.
         if inner.active.borrow().is_empty() {
+            inner.in_progress.set(false);
             return false;
         }
         self.walk()
@@ -300,7 +300,6 @@ impl Pe {
     #[inline(never)]
     fn walk(&self) -> bool {
         let inner = &*self.inner;
-        inner.in_progress.set(true);
         // Visit the list in place under one shared borrow, which also keeps each context
         // alive while its callbacks run: contexts activated during the pass join it after
         // the walk and wait for the next pass; contexts destroyed by a callback are skipped
