@@ -81,6 +81,12 @@ impl Channel {
     /// last check (messages published, slots freed): one fence per batch, not per message.
     pub fn wake_peer(&self) {
         let (data, room) = Ring::pair_needs_wakeup(&self.tx, &self.rx);
+        self.ring_bells(data, room);
+    }
+
+    /// Rings the peer's data doorbell when it sleeps waiting for a message (`data`) and its
+    /// room doorbell when it sleeps waiting for a free slot (`room`).
+    fn ring_bells(&self, data: bool, room: bool) {
         if data {
             self.peer_bell.ring();
         }
@@ -103,12 +109,7 @@ impl Channel {
     /// [`Channel::wake_peer`] after the caller's own `SeqCst` fence (one fence for all the
     /// channels of a pass).
     pub fn wake_peer_fenced(&self) {
-        if self.tx.peer_needs_wakeup_fenced() {
-            self.peer_bell.ring();
-        }
-        if self.rx.peer_needs_wakeup_fenced() {
-            self.peer_room_bell.ring();
-        }
+        self.ring_bells(self.tx.peer_needs_wakeup_fenced(), self.rx.peer_needs_wakeup_fenced());
     }
 
     /// Before sleeping until a message arrives: true when one arrived meanwhile (or the
