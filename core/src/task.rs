@@ -63,6 +63,12 @@ impl TaskId {
     }
 }
 
+/// The slot index of a handle whose task was submitted ([`Task::submit_ex`]): no slot has
+/// it (a pool's slots are numbered below its `u32` capacity), and the handle's drop
+/// returns before looking at the pool (the check sits in `release`, so every drop site
+/// stays one call).
+const SPENT: u32 = u32::MAX;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SlotState {
     Free,
@@ -518,6 +524,10 @@ impl<P: TaskPayload> TaskPool<P> {
     }
 
     fn release(&self, id: TaskId, core: &CtxCore) {
+        if id.idx == SPENT {
+            // A handle spent by its submission: the library holds the task.
+            return;
+        }
         let mut s = self.slots.borrow_mut();
         let slot = &mut s.slots[id.idx as usize];
         if slot.gen != id.gen {
@@ -580,7 +590,13 @@ impl<P: TaskPayload> Task<P> {
     /// its posted buffers back this way).
     pub fn submit_ex(self, flags: TaskSubmitFlags) -> Result<(), Refused<Self>> {
         match submit_slot::<P>(&self.owner, self.id, flags, None) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                // The library has the task now: this handle ends without visiting its slot
+                // (a submitted slot is not freed by a handle's drop; only its `Rc` goes).
+                let mut spent = self;
+                spent.id.idx = SPENT;
+                Ok(())
+            }
             Err(e) => Err(Refused::new(e, self)),
         }
     }
