@@ -265,7 +265,14 @@ impl<R> Cc<R> {
     /// this one that closed → `NOT_CONNECTED`; pool empty → `NO_MEMORY`.
     pub fn task_send_alloc_init(&self, peer: &Connection, msg: &[u8]) -> Result<SendTask> {
         self.core().require_running("task_send_alloc_init")?;
-        self.side().alloc_send(peer, msg)
+        self.side().check_send(peer, msg)?;
+        // From the context's own handle: the task's count on it is taken without upgrading
+        // the pool's link.
+        let task = TaskPool::alloc_in(&self.ctx, Data::NONE, |p| {
+            Side::fill_send(p, peer, msg);
+            Ok(())
+        })?;
+        Ok(SendTask(task))
     }
 
     /// `doca_cc_server_event_msg_recv_register` / `doca_cc_client_event_msg_recv_register`:

@@ -267,10 +267,11 @@ impl Side {
         }
     }
 
-    /// `*_task_send_alloc_init`: copies `msg` into a free task. Longer than the max message
-    /// size → `INVALID_VALUE`; a connection of another context → `INVALID_VALUE`; a
-    /// connection of this one that is gone → `NOT_CONNECTED`; pool empty → `NO_MEMORY`.
-    pub(crate) fn alloc_send(&self, conn: &Connection, msg: &[u8]) -> Result<SendTask> {
+    /// `*_task_send_alloc_init`'s checks before a task is taken (the caller takes it from
+    /// the pool, filled by [`Side::fill_send`]). Longer than the max message size →
+    /// `INVALID_VALUE`; a connection of another context → `INVALID_VALUE`; a connection of
+    /// this one that is gone → `NOT_CONNECTED`.
+    pub(crate) fn check_send(&self, conn: &Connection, msg: &[u8]) -> Result<()> {
         let max = self.max_msg_size.get() as usize;
         if msg.len() > max {
             // DOCA's own wording (libdoca_cc), then the size asked for.
@@ -287,14 +288,16 @@ impl Side {
             }
             bail!(Error::InvalidValue, "{self}: the connection belongs to another server or client");
         }
-        let task = self.pool.alloc(|p| {
-            p.set_msg(msg);
-            if p.conn.as_ref() != Some(conn) {
-                p.conn = Some(conn.clone());
-            }
-            Ok(())
-        })?;
-        Ok(SendTask(task))
+        Ok(())
+    }
+
+    /// Fills a free send task's payload with `msg` for `conn` (checked by
+    /// [`Side::check_send`]).
+    pub(crate) fn fill_send(p: &mut SendPayload, conn: &Connection, msg: &[u8]) {
+        p.set_msg(msg);
+        if p.conn.as_ref() != Some(conn) {
+            p.conn = Some(conn.clone());
+        }
     }
 
     /// This side's identity, as its connections record it.

@@ -294,7 +294,7 @@ impl Consumer {
     pub fn task_post_recv_alloc_init(&self, buf: &Buf) -> Result<PostRecvTask> {
         let ops = self.ctx.ops();
         check_buf(&ops.map, buf)?;
-        let task = ops.pool.alloc(|p| {
+        let task = TaskPool::alloc_in(&self.ctx, Data::NONE, |p: &mut PostRecvPayload| {
             // A buffer posted again usually lands in the slot it left: no new handle then.
             if p.buf.as_ref() != Some(buf) {
                 p.buf = Some(buf.clone());

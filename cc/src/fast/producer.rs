@@ -251,7 +251,7 @@ impl Producer {
         if imm.len() > imm_max {
             bail!(Error::InvalidValue, "cc producer: {} bytes of immediate data exceed {imm_max}", imm.len());
         }
-        let task = ops.pool.alloc(|p| {
+        let task = TaskPool::alloc_in(&self.ctx, Data::NONE, |p: &mut ProducerSendPayload| {
             ops.target(p, consumer_id)?;
             if p.buf.as_ref() != Some(buf) {
                 p.buf = Some(buf.clone());
