@@ -2121,31 +2121,7 @@ impl RdmaOps {
     /// socket mode, until the peer's `READY`, or when `look`) from `out`. Returns whether
     /// anything happened.
     fn read_acks(&self, c: &mut Conn, now: &Now<'_>, look: bool, fatal: &mut Fatal) -> bool {
-        let mut did = false;
-        while let Some(r) = c.out.as_ref().and_then(|s| s.rings.as_deref()) {
-            if r.is_corrupt() {
-                self.hostile(c, "shared ring indices out of bounds", fatal);
-                return true;
-            }
-            let Some(slot) = r.rx.peek() else { break };
-            let h = match slot.bytes().map(|p| Hdr::parse_record(p, 0)) {
-                Some(Ok(h))
-                    if slot.kind() == h.kind as u32
-                        && matches!(h.kind, Kind::Ack | Kind::Rnr | Kind::Nak) =>
-                {
-                    h
-                }
-                _ => {
-                    self.hostile(c, "a malformed answer record", fatal);
-                    return true;
-                }
-            };
-            slot.consume();
-            did = true;
-            if self.on_answer(c, h, now, fatal) {
-                return true;
-            }
-        }
+        let Some(mut did) = self.ring_answers(c, now, fatal) else { return true };
         let Some(out) = &c.out else { return did };
         if out.rings.as_ref().is_some_and(|r| r.peer.is_some()) && !look {
             return did;
@@ -2155,6 +2131,12 @@ impl RdmaOps {
             match doca_link::recv(out.fd.as_fd(), &mut buf) {
                 Ok(Recv::Empty) => break,
                 Ok(Recv::Closed) | Err(_) => {
+                    // The peer answered in the ring before it closed its socket (a receiver
+                    // that takes the message, disconnects and exits): those answers are
+                    // there to take before the socket and its rings go, or a send the peer
+                    // acknowledged would fail with the connection.
+                    let Some(more) = self.ring_answers(c, now, fatal) else { return true };
+                    did |= more;
                     did |= self.peer_gone(c, true, "its acknowledgements' socket closed", fatal);
                     break;
                 }
@@ -2197,6 +2179,38 @@ impl RdmaOps {
             }
         }
         did
+    }
+
+    /// The answers waiting in the shared answers ring (when there is one). `None` when one
+    /// failed the connection (`fatal` set, or the peer broke the ring: closed as hostile);
+    /// else whether any was taken.
+    fn ring_answers(&self, c: &mut Conn, now: &Now<'_>, fatal: &mut Fatal) -> Option<bool> {
+        let mut did = false;
+        while let Some(r) = c.out.as_ref().and_then(|s| s.rings.as_deref()) {
+            if r.is_corrupt() {
+                self.hostile(c, "shared ring indices out of bounds", fatal);
+                return None;
+            }
+            let Some(slot) = r.rx.peek() else { break };
+            let h = match slot.bytes().map(|p| Hdr::parse_record(p, 0)) {
+                Some(Ok(h))
+                    if slot.kind() == h.kind as u32
+                        && matches!(h.kind, Kind::Ack | Kind::Rnr | Kind::Nak) =>
+                {
+                    h
+                }
+                _ => {
+                    self.hostile(c, "a malformed answer record", fatal);
+                    return None;
+                }
+            };
+            slot.consume();
+            did = true;
+            if self.on_answer(c, h, now, fatal) {
+                return None;
+            }
+        }
+        Some(did)
     }
 
     /// One answer (or goodbye) to this side's messages. Returns true when it failed the
@@ -2292,6 +2306,19 @@ impl RdmaOps {
             let (len, truncated, fds) = match doca_link::recv(inc.fd.as_fd(), &mut rx) {
                 Ok(Recv::Empty) => break,
                 Ok(Recv::Closed) | Err(_) => {
+                    // Messages the peer put in the ring before it closed its socket are
+                    // delivered before the socket and its rings go (a window of them, as a
+                    // pass takes).
+                    match self.ring_messages(c, me, fatal) {
+                        Ok(more) => did |= more,
+                        Err(what) => {
+                            self.hostile(c, what, fatal);
+                            return true;
+                        }
+                    }
+                    if fatal.is_some() {
+                        return true;
+                    }
                     did |= self.peer_gone(c, false, "its messages' socket closed", fatal);
                     break;
                 }
