@@ -2271,17 +2271,7 @@ impl RdmaOps {
         core: &CtxCore,
         fatal: &mut Fatal,
     ) -> bool {
-        let mut did = false;
-        match self.ring_messages(c, me, fatal) {
-            Ok(d) => did |= d,
-            Err(what) => {
-                self.hostile(c, what, fatal);
-                return true;
-            }
-        }
-        if fatal.is_some() {
-            return true;
-        }
+        let Some(mut did) = self.take_ring_messages(c, me, fatal) else { return true };
         if c.inc.as_ref().is_some_and(|s| s.rings.is_some()) && !look {
             return did;
         }
@@ -2309,16 +2299,8 @@ impl RdmaOps {
                     // Messages the peer put in the ring before it closed its socket are
                     // delivered before the socket and its rings go (a window of them, as a
                     // pass takes).
-                    match self.ring_messages(c, me, fatal) {
-                        Ok(more) => did |= more,
-                        Err(what) => {
-                            self.hostile(c, what, fatal);
-                            return true;
-                        }
-                    }
-                    if fatal.is_some() {
-                        return true;
-                    }
+                    let Some(more) = self.take_ring_messages(c, me, fatal) else { return true };
+                    did |= more;
                     did |= self.peer_gone(c, false, "its messages' socket closed", fatal);
                     break;
                 }
@@ -2375,6 +2357,19 @@ impl RdmaOps {
             }
         }
         did
+    }
+
+    /// [`RdmaOps::ring_messages`] for a pass: `None` when the connection failed (a broken
+    /// ring closes it as hostile, or a message set `fatal`), else whether anything happened.
+    fn take_ring_messages(&self, c: &mut Conn, me: Connection, fatal: &mut Fatal) -> Option<bool> {
+        match self.ring_messages(c, me, fatal) {
+            Ok(did) if fatal.is_none() => Some(did),
+            Ok(_) => None,
+            Err(what) => {
+                self.hostile(c, what, fatal);
+                None
+            }
+        }
     }
 
     /// The peer's messages in the shared messages ring (when there is one): each delivered
