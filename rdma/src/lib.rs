@@ -2181,12 +2181,20 @@ impl RdmaOps {
         did
     }
 
-    /// The answers waiting in the shared answers ring (when there is one). `None` when one
-    /// failed the connection (`fatal` set, or the peer broke the ring: closed as hostile);
-    /// else whether any was taken.
+    /// The answers waiting in the shared answers ring (when there is one), at most one ring's
+    /// worth ([`ACK_SLOTS`]) a call: a peer that refills the ring as fast as this side reads
+    /// it (answers to nothing in flight are ignored, not refused) would otherwise hold the
+    /// pass; the rest is read at the next pass. `None` when one failed the connection
+    /// (`fatal` set, or the peer broke the ring: closed as hostile); else whether any was
+    /// taken.
     fn ring_answers(&self, c: &mut Conn, now: &Now<'_>, fatal: &mut Fatal) -> Option<bool> {
         let mut did = false;
+        let mut taken = 0;
         while let Some(r) = c.out.as_ref().and_then(|s| s.rings.as_deref()) {
+            if taken >= ACK_SLOTS {
+                break; // `did` is set: the engine calls again
+            }
+            taken += 1;
             if r.is_corrupt() {
                 self.hostile(c, "shared ring indices out of bounds", fatal);
                 return None;
