@@ -268,8 +268,8 @@ impl<R> Cc<R> {
         self.side().check_send(peer, msg)?;
         // From the context's own handle: the task's count on it is taken without upgrading
         // the pool's link.
-        let task = TaskPool::alloc_in(&self.ctx, Data::NONE, |p| {
-            Side::fill_send(p, peer, msg);
+        let task = TaskPool::alloc_in(&self.ctx, Data::NONE, |p: &mut SendPayload| {
+            p.fill(peer, msg);
             Ok(())
         })?;
         Ok(SendTask(task))

@@ -28,8 +28,18 @@ impl SendPayload {
         SendPayload { buf: vec![0u8; heap].into_boxed_slice(), ..SendPayload::default() }
     }
 
+    /// Fills a free send task's payload with `msg` for `conn` (both checked by
+    /// [`Side::check_send`](super::side::Side::check_send)); the connection's handle is
+    /// cloned only when the slot last carried another one.
+    pub(crate) fn fill(&mut self, conn: &Connection, msg: &[u8]) {
+        self.set_msg(msg);
+        if self.conn.as_ref() != Some(conn) {
+            self.conn = Some(conn.clone());
+        }
+    }
+
     /// Takes `msg` as the message (it fits: the caller checked the maximum size).
-    pub(crate) fn set_msg(&mut self, msg: &[u8]) {
+    fn set_msg(&mut self, msg: &[u8]) {
         let room = if msg.len() <= INLINE { &mut self.inline[..] } else { &mut self.buf[..] };
         room[..msg.len()].copy_from_slice(msg);
         self.len = msg.len();

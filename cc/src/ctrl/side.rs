@@ -268,7 +268,7 @@ impl Side {
     }
 
     /// `*_task_send_alloc_init`'s checks before a task is taken (the caller takes it from
-    /// the pool, filled by [`Side::fill_send`]). Longer than the max message size →
+    /// the pool, filled by [`SendPayload::fill`]). Longer than the max message size →
     /// `INVALID_VALUE`; a connection of another context → `INVALID_VALUE`; a connection of
     /// this one that is gone → `NOT_CONNECTED`.
     pub(crate) fn check_send(&self, conn: &Connection, msg: &[u8]) -> Result<()> {
@@ -289,15 +289,6 @@ impl Side {
             bail!(Error::InvalidValue, "{self}: the connection belongs to another server or client");
         }
         Ok(())
-    }
-
-    /// Fills a free send task's payload with `msg` for `conn` (checked by
-    /// [`Side::check_send`]).
-    pub(crate) fn fill_send(p: &mut SendPayload, conn: &Connection, msg: &[u8]) {
-        p.set_msg(msg);
-        if p.conn.as_ref() != Some(conn) {
-            p.conn = Some(conn.clone());
-        }
     }
 
     /// This side's identity, as its connections record it.
