@@ -65,21 +65,28 @@ pub struct Doorbell {
 
 /// The pipe `fd` opened again through this process's descriptor table: an open file of this
 /// side's own (readable, writable, non-blocking, close-on-exec), whose flags no other
-/// process can change. `None` when it is not a pipe; the error when the reopening failed.
+/// process can change. `None` when it is not an unnamed pipe; the error when the reopening
+/// failed.
+///
+/// Only an unnamed pipe (`pipe:[inode]` in `/proc/self/fd`), not a FIFO of a file system: the
+/// name is read from the descriptor table alone, and opening a pipe asks no file system, so
+/// a peer's file on a file system it serves itself (FUSE) is refused without a request that
+/// its server could leave unanswered.
 fn own_file_of(fd: BorrowedFd<'_>) -> std::result::Result<Option<OwnedFd>, Errno> {
-    use rustix::fs::{FileType, Mode, OFlags};
-    let st = rustix::fs::fstat(fd)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::Fifo {
+    use rustix::fs::{Mode, OFlags};
+    let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    let name = rustix::fs::readlink(&path, Vec::new())?;
+    if !name.as_bytes().starts_with(b"pipe:[") {
         return Ok(None);
     }
     let own = rustix::fs::open(
-        format!("/proc/self/fd/{}", fd.as_raw_fd()),
+        &path,
         OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
         Mode::empty(),
     )?;
     // The same pipe (a `/proc` that is not the kernel's would name something else).
-    let again = rustix::fs::fstat(&own)?;
-    if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
+    let again = rustix::fs::readlink(format!("/proc/self/fd/{}", own.as_raw_fd()), Vec::new())?;
+    if again != name {
         return Err(Errno::XDEV);
     }
     Ok(Some(own))
@@ -104,15 +111,15 @@ impl Doorbell {
     }
 
     /// Wraps a pipe end a peer gave to ring its doorbell with, opened again as this side's
-    /// own file. It must be a pipe (`INVALID_VALUE` for an eventfd, a socket, a file, a
-    /// device…: what could block the side ringing it, or stay readable for ever), and one
-    /// this process may open (`INVALID_VALUE` otherwise).
+    /// own file. It must be an unnamed pipe (`INVALID_VALUE` for an eventfd, a socket, a
+    /// file, a device, a FIFO of a file system…: what could block the side ringing it, or
+    /// stay readable for ever), and one this process may open (`INVALID_VALUE` otherwise).
     pub fn from_peer(fd: OwnedFd) -> Result<Self> {
         match own_file_of(fd.as_fd()) {
             Ok(Some(own)) => Ok(Doorbell { fd: own }),
             Ok(None) => Err(peer_fail!(
                 Error::InvalidValue,
-                "the peer's doorbell (fd {}) is not a pipe",
+                "the peer's doorbell (fd {}) is not an unnamed pipe",
                 fd.as_raw_fd()
             )),
             Err(e) => Err(peer_fail!(
@@ -476,6 +483,20 @@ mod tests {
         let null =
             rustix::fs::open("/dev/null", rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty()).unwrap();
         assert_eq!(Doorbell::from_peer(null).unwrap_err(), Error::InvalidValue, "a device");
+        let dir = std::env::temp_dir().join(format!("doorbell-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let fifo = rustix::fs::open(&path, rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(Doorbell::from_peer(fifo).unwrap_err(), Error::InvalidValue, "a FIFO of a file system");
 
         // The peer's doorbell, and the pipe end of it that this side gets (kept, as a hostile
         // peer keeps its copy of the file it handed over).
