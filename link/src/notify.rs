@@ -36,9 +36,10 @@ pub(crate) fn os_error(what: &str, e: Errno) -> Error {
 /// wraps what it received with [`Doorbell::from_peer`] and rings with one `write`. `Send +
 /// Sync`.
 ///
-/// Each side reaches the pipe through an open file of its own: the peer's end is opened again
+/// Each side reaches the pipe through an open file of its own: each opens its end again
 /// through `/proc/self/fd` (this process's own table, so it works in any PID namespace and
-/// for a process that is not dumpable), readable and writable, non-blocking. So:
+/// for a process that is not dumpable), readable and writable, non-blocking, and uses only
+/// that file. So:
 /// - file status flags are not shared: a peer that makes the file it holds blocking, or
 ///   fills the pipe, cannot block this side's `write` (a full pipe is a doorbell ringing
 ///   already) nor its `read`;
