@@ -1,6 +1,6 @@
-//! Kernel objects for sleeping: doorbells (pipes between processes, each side reaching the
-//! pipe through an open file of its own; an eventfd within one), timers (timerfd), and epoll
-//! sets with the watches that register file descriptors in them.
+//! Kernel objects for sleeping: doorbells (Unix datagram socket pairs between processes, an
+//! eventfd within one), timers (timerfd), and epoll sets with the watches that register file
+//! descriptors in them.
 //!
 //! The busy path never touches these: a side rings a doorbell only when the other side has
 //! armed itself (DESIGN §3 "Notification"), so a busy-polling pair makes no syscalls and a
@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{epoll, eventfd, EventfdFlags};
 use rustix::io::Errno;
+use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 use rustix::time::{
     timerfd_create, timerfd_settime, Itimerspec, TimerfdClockId, TimerfdFlags, TimerfdTimerFlags, Timespec,
 };
@@ -30,134 +31,100 @@ pub(crate) fn os_error(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
 }
 
-/// A doorbell between processes: a pipe with no name, readable until drained once a byte
-/// reaches it. [`Doorbell::pair`] makes one and the pipe end that rings it, which this side
-/// hands to one peer (over the authenticated handshake socket, with `SCM_RIGHTS`); the peer
-/// wraps what it received with [`Doorbell::from_peer`] and rings with one `write`. `Send +
-/// Sync`.
+/// A doorbell between processes: one end of a Unix datagram socket pair with no address,
+/// readable until drained once a datagram reaches it. [`Doorbell::pair`] makes one and the
+/// single socket that rings it, which this side hands to one peer (over the authenticated
+/// handshake socket, with `SCM_RIGHTS`); the peer wraps what it received with
+/// [`Doorbell::from_peer`] and rings with `send(MSG_DONTWAIT)`. `Send + Sync`.
 ///
-/// Each side reaches the pipe through an open file of its own: each opens its end again
-/// through `/proc/self/fd` (this process's own table, so it works in any PID namespace and
-/// for a process that is not dumpable), readable and writable, non-blocking, and uses only
-/// that file. So:
-/// - file status flags are not shared: a peer that makes the file it holds blocking, or
-///   fills the pipe, cannot block this side's `write` (a full pipe is a doorbell ringing
-///   already) nor its `read`;
-/// - each side's file reads and writes, so the pipe always has a reader and a writer while
-///   either side holds it: a ring never raises `SIGPIPE` (a C program's default kills the
-///   process) when the peer closed its end or died, and this side's end never reads end of
-///   file (a sleeper on it would spin);
-/// - nobody but the one peer holding the other end can reach it: a pipe has no name, and its
-///   files are reachable through `/proc/<pid>/fd` only by what may trace this process anyway;
-///   what one peer does to its pipe touches that pipe only (a peer flooding its own pipe wakes
-///   this side for its own connection, never fills another connection's doorbell).
-///
-/// Why not the others: an eventfd cannot be opened again (its one open file is shared whole
-/// with the peer, flags included: a hostile peer could fill its counter and clear
-/// `O_NONBLOCK` between this side's check and its `write`); a socket pair works the same
-/// way as this (datagrams, `MSG_DONTWAIT`) but costs several times a pipe's `write` and
-/// `read` for each wake-up; a socket bound to a name (even an abstract one) can be found in
-/// `/proc/net/unix` and flooded by any process of any user.
+/// Why so: an eventfd is one open file, shared whole with the peer that holds it, file status
+/// flags included — a hostile peer could fill its counter and clear `O_NONBLOCK` between this
+/// side's check and its `write` (or drain it and make this side's `read` block), hanging the
+/// thread. A stream socket pair would not do either: a peer that shuts its end down leaves
+/// this end readable for ever (the sleeper would spin). A socket bound to a name (even an
+/// abstract one) can be found in `/proc/net/unix` and flooded by any process of any user,
+/// filling its receive queue: honest rings then fail with `EAGAIN` and the sleeper spins.
+/// Here nobody but the one peer holding the other end can reach this socket (it has no
+/// address to send to or connect to); a send never blocks whatever the peer does to its end;
+/// a datagram peer that shuts its end down or closes it leaves this end silent; and what one
+/// peer does to its pair touches that pair only: a peer flooding its own end wakes this side
+/// for its own connection, never fills another connection's doorbell.
 #[derive(Debug)]
 pub struct Doorbell {
-    /// This side's own open file of the pipe (watched and drained, or rung).
+    /// This side's end (watched, drained), or the end a peer handed over (rung).
     fd: OwnedFd,
 }
 
-/// The pipe `fd` opened again through this process's descriptor table: an open file of this
-/// side's own (readable, writable, non-blocking, close-on-exec), whose flags no other
-/// process can change. `None` when it is not an unnamed pipe; the error when the reopening
-/// failed.
-///
-/// Only an unnamed pipe (`pipe:[inode]` in `/proc/self/fd`), not a FIFO of a file system: the
-/// name is read from the descriptor table alone, and opening a pipe asks no file system, so
-/// a peer's file on a file system it serves itself (FUSE) is refused without a request that
-/// its server could leave unanswered.
-fn own_file_of(fd: BorrowedFd<'_>) -> std::result::Result<Option<OwnedFd>, Errno> {
-    use rustix::fs::{Mode, OFlags};
-    let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
-    let name = rustix::fs::readlink(&path, Vec::new())?;
-    if !name.as_bytes().starts_with(b"pipe:[") {
-        return Ok(None);
-    }
-    let own = rustix::fs::open(
-        &path,
-        OFlags::RDWR | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
-        Mode::empty(),
-    )?;
-    // The same pipe (a `/proc` that is not the kernel's would name something else).
-    let again = rustix::fs::readlink(format!("/proc/self/fd/{}", own.as_raw_fd()), Vec::new())?;
-    if again != name {
-        return Err(Errno::XDEV);
-    }
-    Ok(Some(own))
-}
-
 impl Doorbell {
-    /// A new, silent doorbell (non-blocking, close-on-exec, no name), and the pipe end that
+    /// A new, silent doorbell (non-blocking, close-on-exec, no address), and the socket that
     /// rings it: hand that to exactly one peer (and close this process's copy once handed
-    /// over). What the peer does to it — closing it, making it blocking, flooding it —
-    /// touches this pipe only. Needs `/proc` (`OPERATING_SYSTEM` without it).
+    /// over). What the peer does to it — shutting it down, closing it, flooding it — touches
+    /// this pair only.
     pub fn pair() -> Result<(Doorbell, OwnedFd)> {
-        use rustix::pipe::{pipe_with, PipeFlags};
-        let (r, w) = pipe_with(PipeFlags::NONBLOCK | PipeFlags::CLOEXEC).map_err(|e| os_error("pipe", e))?;
-        match own_file_of(r.as_fd()) {
-            Ok(Some(ours)) => Ok((Doorbell { fd: ours }, w)),
-            Ok(None) => Err(fail!(Error::OperatingSystem, "pipe2 made something that is not a pipe")),
-            Err(e @ (Errno::NOENT | Errno::NOTDIR)) => {
-                Err(os_error("opening a doorbell's pipe again through /proc/self/fd (is /proc mounted?)", e))
-            }
-            Err(e) => Err(os_error("opening a doorbell's pipe again through /proc/self/fd", e)),
-        }
+        let (ours, theirs) = rustix::net::socketpair(
+            AddressFamily::UNIX,
+            SocketType::DGRAM,
+            SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| os_error("socketpair", e))?;
+        Ok((Doorbell { fd: ours }, theirs))
     }
 
-    /// Wraps a pipe end a peer gave to ring its doorbell with, opened again as this side's
-    /// own file. It must be an unnamed pipe (`INVALID_VALUE` for an eventfd, a socket, a
-    /// file, a device, a FIFO of a file system…: what could block the side ringing it, or
-    /// stay readable for ever), and one this process may open (`INVALID_VALUE` otherwise).
+    /// Wraps a socket a peer gave to ring its doorbell with: it must be a Unix datagram
+    /// socket (`INVALID_VALUE` for an eventfd, a pipe, a file, a stream or seqpacket socket,
+    /// another family…: what could block the side ringing it, or stay readable for ever).
     pub fn from_peer(fd: OwnedFd) -> Result<Self> {
-        match own_file_of(fd.as_fd()) {
-            Ok(Some(own)) => Ok(Doorbell { fd: own }),
-            Ok(None) => Err(peer_fail!(
+        if !matches!(rustix::net::sockopt::socket_domain(&fd), Ok(AddressFamily::UNIX)) {
+            return Err(peer_fail!(
                 Error::InvalidValue,
-                "the peer's doorbell (fd {}) is not an unnamed pipe",
+                "the peer's doorbell (fd {}) is not a Unix socket",
                 fd.as_raw_fd()
-            )),
-            Err(e) => Err(peer_fail!(
+            ));
+        }
+        if !matches!(rustix::net::sockopt::socket_type(&fd), Ok(SocketType::DGRAM)) {
+            return Err(peer_fail!(
                 Error::InvalidValue,
-                "the peer's doorbell (fd {}) cannot be opened again through /proc/self/fd: {e}",
+                "the peer's doorbell (fd {}) is not a datagram socket",
                 fd.as_raw_fd()
-            )),
+            ));
+        }
+        Ok(Doorbell { fd })
+    }
+
+    /// Makes the other end of the pair readable: one `send` that never blocks (a full queue
+    /// means it is ringing already; a peer that went away is not there to wake). Rung on a
+    /// peer's doorbell ([`Doorbell::from_peer`]).
+    pub fn ring(&self) {
+        let _ = rustix::net::send(&self.fd, &[1], SendFlags::DONTWAIT | SendFlags::NOSIGNAL);
+    }
+
+    /// Takes one ring off the doorbell (one `recv`); returns whether it was ringing. For a
+    /// waker that rings once per sleep of this side (the usual case): a second ring, if any,
+    /// leaves the socket readable, so it costs a spurious wake-up later instead of a second
+    /// `recv` now on every wake-up.
+    pub fn drain_once(&self) -> bool {
+        let mut buf = [0u8; 8];
+        match rustix::net::recv(&self.fd, &mut buf, RecvFlags::DONTWAIT) {
+            Ok(_) => true,
+            Err(Errno::AGAIN) => false,
+            // A pending socket error was read and so cleared; what follows is left to drain.
+            Err(_) => self.drain(),
         }
     }
 
-    /// Makes the peer's end readable: one `write` on this side's own non-blocking file (a
-    /// full pipe means it is ringing already; a peer that went away is not there to wake,
-    /// and its leaving raises no `SIGPIPE`: this file reads too). Rung on a peer's doorbell
-    /// ([`Doorbell::from_peer`]).
-    pub fn ring(&self) {
-        let _ = rustix::io::write(&self.fd, &[1]);
-    }
-
-    /// Takes the rings off the doorbell (one `read` of up to 64); returns whether it was
-    /// ringing. For a waker that rings once per sleep of this side (the usual case): what a
-    /// flood leaves keeps the pipe readable, a spurious wake-up later instead of more reads
-    /// now.
-    pub fn drain_once(&self) -> bool {
-        let mut buf = [0u8; 64];
-        matches!(rustix::io::read(&self.fd, &mut buf), Ok(n) if n > 0)
-    }
-
-    /// Silences the doorbell; returns whether it was ringing. A few `read`s at most,
-    /// whatever the peer keeps writing (what is left keeps it readable: a spurious wake-up,
-    /// for this pipe's connection only).
+    /// Silences the doorbell; returns whether it was ringing. A few `recv` calls at most,
+    /// whatever the peer keeps sending (what is left keeps it readable: a spurious wake-up,
+    /// for this pair's connection only). A pending socket error (a peer reconnecting its
+    /// end elsewhere can leave one) is read and so cleared too.
     pub fn drain(&self) -> bool {
-        let mut buf = [0u8; 512];
+        let mut buf = [0u8; 8];
         let mut rang = false;
         for _ in 0..8 {
-            match rustix::io::read(&self.fd, &mut buf) {
-                Ok(n) if n > 0 => rang = true,
-                _ => break,
+            match rustix::net::recv(&self.fd, &mut buf, RecvFlags::DONTWAIT) {
+                Ok(_) => rang = true,
+                Err(Errno::AGAIN) => break,
+                Err(_) => continue,
             }
         }
         rang
@@ -165,7 +132,7 @@ impl Doorbell {
 }
 
 impl AsFd for Doorbell {
-    /// The pipe file that becomes readable: what to watch (the peer holds the other end).
+    /// The socket that becomes readable: what to watch (the peer holds the other end).
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
@@ -402,26 +369,20 @@ mod tests {
     }
 
     #[test]
-    fn drain_once_takes_every_ring_so_far_in_one_read() {
+    fn drain_once_takes_one_ring_and_a_second_keeps_the_set_awake() {
         let set = EpollSet::new().unwrap();
         let (bell, ringer) = bell_and_ringer();
         let _w = set.watch(bell.as_fd().try_clone_to_owned().unwrap(), 1).unwrap();
         assert!(!bell.drain_once(), "silent");
         ringer.ring();
         assert!(bell.drain_once());
-        assert!(!set.wait(Some(Duration::ZERO)).unwrap(), "one ring, one read: silent again");
+        assert!(!set.wait(Some(Duration::ZERO)).unwrap(), "one ring, one recv: silent again");
         ringer.ring();
         ringer.ring();
-        assert!(set.wait(Some(Duration::ZERO)).unwrap());
         assert!(bell.drain_once());
-        assert!(!set.wait(Some(Duration::ZERO)).unwrap(), "two rings, one read");
-        for _ in 0..65 {
-            ringer.ring();
-        }
+        assert!(set.wait(Some(Duration::ZERO)).unwrap(), "the second ring still wakes the set");
         assert!(bell.drain_once());
-        assert!(set.wait(Some(Duration::ZERO)).unwrap(), "a 65th ring is left for the next wake-up");
-        assert!(bell.drain_once());
-        assert!(!bell.drain_once());
+        assert!(!set.wait(Some(Duration::ZERO)).unwrap());
     }
 
     #[test]
@@ -466,75 +427,51 @@ mod tests {
     }
 
     #[test]
-    fn a_peers_doorbell_must_be_a_pipe_and_ringing_it_never_blocks() {
-        use rustix::net::{AddressFamily, SocketFlags, SocketType};
+    fn a_peers_doorbell_must_be_a_unix_datagram_socket_and_ringing_it_never_blocks() {
+        let (r, w) = rustix::pipe::pipe().unwrap();
+        assert_eq!(Doorbell::from_peer(w).unwrap_err(), Error::InvalidValue, "a pipe");
+        drop(r);
         let efd = eventfd(0, EventfdFlags::CLOEXEC).unwrap();
         assert_eq!(Doorbell::from_peer(efd).unwrap_err(), Error::InvalidValue, "an eventfd");
         let udp = rustix::net::socket(AddressFamily::INET, SocketType::DGRAM, None).unwrap();
         assert_eq!(Doorbell::from_peer(udp).unwrap_err(), Error::InvalidValue, "an IP socket");
-        for kind in [SocketType::DGRAM, SocketType::STREAM, SocketType::SEQPACKET] {
+        for kind in [SocketType::STREAM, SocketType::SEQPACKET] {
+            // A stream end stays readable for ever once its peer shuts down: refused.
             let (a, _b) =
                 rustix::net::socketpair(AddressFamily::UNIX, kind, SocketFlags::empty(), None).unwrap();
             assert_eq!(Doorbell::from_peer(a).unwrap_err(), Error::InvalidValue, "a {kind:?} Unix socket");
         }
-        let file =
-            rustix::fs::open("/proc/self/status", rustix::fs::OFlags::RDONLY, rustix::fs::Mode::empty())
-                .unwrap();
-        assert_eq!(Doorbell::from_peer(file).unwrap_err(), Error::InvalidValue, "a file");
-        let null =
-            rustix::fs::open("/dev/null", rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty()).unwrap();
-        assert_eq!(Doorbell::from_peer(null).unwrap_err(), Error::InvalidValue, "a device");
-        let dir = std::env::temp_dir().join(format!("doorbell-fifo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
-        let fifo = rustix::fs::open(&path, rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty()).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(Doorbell::from_peer(fifo).unwrap_err(), Error::InvalidValue, "a FIFO of a file system");
 
-        // The peer's doorbell, and the pipe end of it that this side gets (kept, as a hostile
-        // peer keeps its copy of the file it handed over).
-        let (theirs, given) = Doorbell::pair().unwrap();
-        let shared = given.try_clone().unwrap();
-        let mine = Doorbell::from_peer(given).unwrap();
+        // The peer's doorbell, and the socket of it that this side gets.
+        let (theirs, mine) = bell_and_ringer();
         mine.ring();
         assert!(theirs.drain());
         assert!(!theirs.drain(), "silent once drained");
-        // A hostile peer never drains, fills the pipe and keeps making the file it handed
-        // over blocking: this side rings through a file of its own, and returns every time.
+        // A hostile peer never drains and keeps making the socket it gave us blocking (file
+        // status flags are shared): ringing still returns, every time.
+        let shared = mine.as_fd().try_clone_to_owned().unwrap();
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let st = stop.clone();
-        while rustix::io::write(&shared, &[7; 512]).is_ok() {}
         let meddler = std::thread::spawn(move || {
             while !st.load(std::sync::atomic::Ordering::Relaxed) {
                 let _ = rustix::fs::fcntl_setfl(&shared, rustix::fs::OFlags::empty());
             }
         });
-        for _ in 0..100_000 {
+        for _ in 0..20_000 {
             mine.ring();
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         meddler.join().unwrap();
         assert!(theirs.drain(), "it was ringing all along");
         while theirs.drain() {}
-        // Nor does this side's own end block when the peer made its file blocking: reading
-        // an empty pipe returns at once.
-        assert!(!theirs.drain_once());
     }
 
-    /// A peer that closes the end it was given, or the doorbell's side that goes away,
-    /// leaves the other side quiet: the watched end never reads end of file (a sleeper would
-    /// spin), and a ring into a pipe whose watcher is gone is no error and no `SIGPIPE` (a C
-    /// program's default action would kill it). Another pipe still rings.
+    /// A peer that shuts down, closes or disconnects the end it was given silences its own
+    /// doorbell only: this side's end does not stay readable (a sleeper would spin), and
+    /// another peer's doorbell still rings. (With a stream pair, this side's end would read
+    /// end of file for ever after the shutdown.)
     #[test]
-    fn a_side_going_away_leaves_the_other_quiet_and_touches_no_one_else() {
+    fn a_peer_shutting_its_end_down_leaves_this_end_silent_and_touches_no_one_else() {
         let set = EpollSet::new().unwrap();
         let (bell, hostile) = Doorbell::pair().unwrap();
         let bell = set.watch(bell, 1).unwrap();
@@ -542,63 +479,70 @@ mod tests {
         let other = set.watch(other, 2).unwrap();
         let honest = Doorbell::from_peer(honest).unwrap();
 
-        // Rings through the end it was given, then closes it: the ring is read once, then
-        // nothing.
-        rustix::io::write(&hostile, &[1]).unwrap();
+        // Rings, then shuts its end down both ways, then closes it: the datagram already
+        // queued is read once, then nothing.
+        rustix::net::send(&hostile, &[1], SendFlags::DONTWAIT).unwrap();
+        rustix::net::shutdown(&hostile, rustix::net::Shutdown::Both).unwrap();
         assert_eq!(set.ready().as_slice(), [1]);
         assert!(bell.drain());
+        assert!(!set.wait(Some(Duration::from_millis(50))).unwrap(), "not readable after the shutdown");
         drop(hostile);
         assert!(!set.wait(Some(Duration::from_millis(50))).unwrap(), "not readable after the close");
         assert!(!bell.drain());
         drop(bell);
 
-        // The watching side goes: its peer's rings still return, as writes that succeed.
-        let (gone, theirs) = Doorbell::pair().unwrap();
-        let ringer = Doorbell::from_peer(theirs).unwrap();
-        drop(gone);
-        ringer.ring();
-        assert_eq!(rustix::io::write(&ringer.fd, &[1]), Ok(1), "the pipe still has a reader: no EPIPE");
+        // Another dissolves its end's association while a datagram waits on its side: the
+        // kernel reports a reset on this end once (reading it clears it), then nothing.
+        let (bell, hostile) = Doorbell::pair().unwrap();
+        let bell = set.watch(bell, 3).unwrap();
+        bell.ring();
+        rustix::net::connect_unspec(&hostile).unwrap();
+        assert_eq!(set.ready().as_slice(), [3], "the reset is reported");
+        assert!(!bell.drain(), "an error, not a ring");
+        assert!(!set.wait(Some(Duration::from_millis(50))).unwrap(), "not readable after the reset");
+        drop(hostile);
+        assert!(!set.wait(Some(Duration::from_millis(50))).unwrap(), "not readable after the close");
 
         honest.ring();
         assert!(set.wait(Some(Duration::from_secs(5))).unwrap());
-        assert_eq!(set.ready().as_slice(), [2], "the other pipe rang, not these");
+        assert_eq!(set.ready().as_slice(), [2], "the other pair rang, not these");
         assert!(other.drain());
         assert!(!set.wait(Some(Duration::ZERO)).unwrap());
     }
 
-    /// A peer flooding its end fills this pipe only (its own writes then fail): the honest
-    /// peer of another pipe still rings, and draining stays bounded.
+    /// A peer flooding its end fills this pair's queue only (its own sends then fail): the
+    /// honest peer of another pair still rings, and draining stays bounded.
     #[test]
-    fn a_flooded_pipe_does_not_stop_another_pipe_ringing() {
+    fn a_flooded_pair_does_not_stop_another_pair_ringing() {
         let (flooded, flooder) = bell_and_ringer();
         let (bell, honest) = bell_and_ringer();
         let mut sent = 0u64;
-        while rustix::io::write(&flooder.fd, &[1; 4096]).is_ok() {
+        while rustix::net::send(&flooder.fd, &[1], SendFlags::DONTWAIT).is_ok() {
             sent += 1;
-            assert!(sent < 1_000_000, "a pipe is bounded");
+            assert!(sent < 10_000_000, "a datagram pair's queue is bounded");
         }
         honest.ring();
         assert!(bell.drain(), "the honest ring arrived");
-        assert!(flooded.drain(), "the flooded pipe rings (its own connection's spurious wake-up)");
-        assert!(flooded.drain_once(), "what a flood leaves is left for later wake-ups, not read now");
+        assert!(flooded.drain(), "the flooded pair rings (its own connection's spurious wake-up)");
     }
 
-    /// Each side reaches the pipe through an open file of its own: the file handed to the
-    /// peer is not this side's, so what the peer does to its file's flags stays there.
+    /// No doorbell has an address: nothing to find in `/proc/net/unix`, nothing another
+    /// process could send a datagram to or connect to.
     #[test]
-    fn each_side_has_an_open_file_of_its_own() {
-        use rustix::fs::{fcntl_getfl, OFlags};
-        let (bell, given) = Doorbell::pair().unwrap();
-        let ringer = Doorbell::from_peer(given.try_clone().unwrap()).unwrap();
-        rustix::fs::fcntl_setfl(&given, OFlags::empty()).unwrap();
-        for fd in [bell.as_fd(), ringer.fd.as_fd()] {
-            let flags = fcntl_getfl(fd).unwrap();
-            assert!(flags.contains(OFlags::NONBLOCK), "{flags:?}");
-            assert!(flags.contains(OFlags::RDWR), "{flags:?}");
+    fn a_doorbell_has_no_address_anyone_could_reach() {
+        let (bell, theirs) = Doorbell::pair().unwrap();
+        for fd in [bell.as_fd(), theirs.as_fd()] {
+            // Only the address family: an unnamed socket (unix(7)).
+            let addr = rustix::net::getsockname(fd).unwrap();
+            assert_eq!(addr.addr_len() as usize, std::mem::size_of::<u16>(), "no name: {addr:?}");
+            let st = rustix::fs::fstat(fd).unwrap();
+            let table = std::fs::read_to_string("/proc/net/unix").unwrap();
+            let line = table
+                .lines()
+                .find(|l| l.split_whitespace().nth(6) == Some(&st.st_ino.to_string()))
+                .expect("every Unix socket is listed");
+            assert_eq!(line.split_whitespace().nth(7), None, "listed without a path: {line}");
         }
-        assert!(!fcntl_getfl(&given).unwrap().contains(OFlags::NONBLOCK), "the peer's file changed");
-        let (a, b) = (rustix::fs::fstat(&bell).unwrap(), rustix::fs::fstat(&ringer.fd).unwrap());
-        assert_eq!((a.st_dev, a.st_ino), (b.st_dev, b.st_ino), "one pipe");
     }
 
     #[test]

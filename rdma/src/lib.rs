@@ -1673,7 +1673,7 @@ impl RdmaOps {
             .map_err(|_| "a shared messages ring of another geometry")?;
         let tx = Ring::attach(&area, ACK_AT, ACK_SLOTS, HDR_LEN, End::Producer)
             .map_err(|_| "a shared answers ring of another geometry")?;
-        let peer = Doorbell::from_peer(ringer).map_err(|_| "a doorbell that is not a pipe")?;
+        let peer = Doorbell::from_peer(ringer).map_err(|_| "a doorbell that is not a datagram socket")?;
         let (wake, mine) = Doorbell::pair().map_err(|_| "no doorbell could be made here")?;
         let wake = core.watch(wake).map_err(|_| "no doorbell could be watched here")?;
         let ready = Hdr { kind: Kind::Ready, flags: 0, seq: 0, imm: 0, len: 0 }.encode();

@@ -127,7 +127,7 @@ fn silent_sockets_beyond_one_process_share_of_handshakes_are_closed_at_once() {
 }
 
 #[test]
-fn doorbells_that_are_not_pipes_are_refused_at_the_handshake() {
+fn doorbells_that_are_not_unix_sockets_are_refused_at_the_handshake() {
     let name = unique("bells");
     let h = harness(&name, true);
     let hostile = Peer::spawn(HOSTILE, &["bells", &name]);
@@ -268,7 +268,7 @@ fn a_server_out_of_file_descriptors_rests_and_serves_again() {
     std::fs::write(&topology, format!("{}\ncap peer.fds_per_process_pct 1000\ncap peer.fds_per_conn_pct 1000\ncap peer.fd_reserve_pct 0\n", doca_core::topology::DEFAULT_TOPOLOGY)).unwrap();
     let env = [(doca_core::TOPOLOGY_ENV, topology.to_str().unwrap())];
     let born = std::time::Instant::now();
-    let server = Peer::spawn_logged_env(CC_PEER, &["server", &name, "--nofile", "25"], &log, &env);
+    let server = Peer::spawn_logged_env(CC_PEER, &["server", &name, "--nofile", "24"], &log, &env);
     assert_eq!(server.line(), "running");
     let mut hostile = Peer::spawn(HOSTILE, &["silent", &name, "60"]);
     let dropped = hostile.line();

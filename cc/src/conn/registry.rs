@@ -183,7 +183,7 @@ pub(crate) struct Registry {
     /// Tells the peer a packet waits (so its busy side reads it at once).
     signal: Option<Signal>,
     /// Rung by the peer's consumers when they post while this side's producers sleep: this
-    /// side's end of a doorbell pipe made for this connection alone.
+    /// side's end of a socket pair made for this connection alone.
     pub(crate) bell: Doorbell,
     /// The other end, handed to the peer with each consumer acknowledgement (the same
     /// socket each time: the peer's consumers all live in the one process at the other end

@@ -7,7 +7,7 @@
 //! handshake sockets and the peers' sockets: a busy caller looks at it at most once per
 //! [`crate::transport::cadence::CTRL_PERIOD`], a caller that just woke up at once.
 //!
-//! Each peer has two doorbells of its own (pipes whose other ends only that peer
+//! Each peer has two doorbells of its own (socket pairs whose other ends only that peer
 //! holds): one for messages in the receive event channel, one for room in the send event
 //! channel, each registered under the peer's id. Both event channels are epoll sets; after a
 //! sleep, only the doorbells that rang are drained.

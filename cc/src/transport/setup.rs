@@ -39,8 +39,8 @@ pub enum Served {
     Up(Box<(Channel, Accepted, Bells)>),
 }
 
-/// The doorbells one side makes for one connection: pipes without a name
-/// ([`Doorbell::pair`]). This side keeps one end of each and watches it; the other ends go to the peer in
+/// The doorbells one side makes for one connection: Unix datagram socket pairs without an
+/// address. This side keeps one end of each and watches it; the other ends go to the peer in
 /// the handshake (messages; room), so that peer alone can ring them — nobody else can find
 /// or reach them, and what the peer does to its ends touches this connection only.
 pub struct Bells {
@@ -227,8 +227,8 @@ pub fn answer(sock: BorrowedFd<'_>, hello: &Hello) -> Answer {
     }
 }
 
-/// The peer's two doorbells (messages; room): pipes, each opened again as this side's own
-/// file and rung without ever blocking (`INVALID_VALUE` for anything else).
+/// The peer's two doorbells (messages; room): Unix datagram sockets, rung without ever
+/// blocking (`INVALID_VALUE` for anything else).
 fn peer_bells(fds: Vec<OwnedFd>) -> Result<(Doorbell, Doorbell)> {
     let [bell, room]: [OwnedFd; 2] = fds.try_into().map_err(|_| Error::InvalidValue)?;
     Ok((Doorbell::from_peer(bell)?, Doorbell::from_peer(room)?))
@@ -335,21 +335,20 @@ mod tests {
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Broken(Error::InvalidValue, _)));
     }
 
-    /// Doorbells that are not pipes (here an eventfd, whose one open file the peer shares,
-    /// flags included: it could block the side ringing it) are refused at the handshake, on
-    /// both sides.
+    /// Doorbells that are not Unix sockets (here a pipe, which could block the side ringing
+    /// it) are refused at the handshake, on both sides.
     #[test]
-    fn doorbells_that_are_not_pipes_are_refused() {
+    fn doorbells_that_are_not_unix_sockets_are_refused() {
         let (client_sock, server_sock) = socketpair().unwrap();
-        let efd = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC).unwrap();
+        let (_r, pipe) = rustix::pipe::pipe().unwrap();
         let h = hello();
-        send_hello(client_sock.as_fd(), &h, [efd.as_fd(), efd.as_fd()]).unwrap();
+        send_hello(client_sock.as_fd(), &h, [pipe.as_fd(), pipe.as_fd()]).unwrap();
         let served =
             serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &Bells::one);
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, answer: false, .. })));
 
-        // A socket (a stream one: its end would read end of file for ever once the peer shut
-        // its own down).
+        // A stream socket: its end would read end of file for ever once the peer shut its
+        // own down.
         let (stream, _other) = socketpair().unwrap();
         let (client_sock, server_sock) = socketpair().unwrap();
         let bells = Bells::one().unwrap();
@@ -358,13 +357,13 @@ mod tests {
             serve(&"server", server_sock.as_fd(), 1, &limits(), Occupancy::default(), 1, &Bells::one);
         assert!(matches!(served, Served::Refused(Refusal { code: Error::InvalidValue, answer: false, .. })));
 
-        // This test's server hands over an eventfd.
+        // This test's server hands over a pipe.
         let (client_sock, server_sock) = socketpair().unwrap();
         send_hello(client_sock.as_fd(), &h, bells.theirs()).unwrap();
         let accepted = handshake::accept(&h.encode(), false, 2, &limits(), Occupancy::default()).unwrap();
         let (_, _, area) = map_new(&accepted.layout).unwrap();
         let reply = accepted.layout.reply(1, accepted.max_msg_size).encode();
-        send(server_sock.as_fd(), &reply, &[area.as_fd(), efd.as_fd(), bells.theirs()[0]]).unwrap();
+        send(server_sock.as_fd(), &reply, &[area.as_fd(), pipe.as_fd(), bells.theirs()[0]]).unwrap();
         assert!(matches!(answer(client_sock.as_fd(), &h), Answer::Broken(Error::InvalidValue, _)));
     }
 

@@ -315,18 +315,9 @@ fn silent(name: &str, n: usize, legacy: bool, expect: Option<usize>) -> String {
 
 fn bells(name: &str) -> String {
     let sock = connect(name);
-    // An eventfd (whose one open file the peer would share, flags included) and a Unix
-    // datagram socket: neither is a pipe.
-    let efd = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC).unwrap();
-    let (dgram, _other) = rustix::net::socketpair(
-        rustix::net::AddressFamily::UNIX,
-        rustix::net::SocketType::DGRAM,
-        rustix::net::SocketFlags::CLOEXEC,
-        None,
-    )
-    .unwrap();
+    let (_r, w) = rustix::pipe::pipe().unwrap();
     let h = hello(name, PciAddr::parse(HOST).unwrap());
-    doca_link::send(sock.as_fd(), &h.encode(), &[efd.as_fd(), dgram.as_fd()]).unwrap();
+    doca_link::send(sock.as_fd(), &h.encode(), &[w.as_fd(), w.as_fd()]).unwrap();
     match next(&sock) {
         Recv::Closed => "dropped".into(),
         _ => "answered".into(),
