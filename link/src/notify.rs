@@ -40,8 +40,15 @@ pub(crate) fn os_error(what: &str, e: Errno) -> Error {
 /// Why so: an eventfd is one open file, shared whole with the peer that holds it, file status
 /// flags included — a hostile peer could fill its counter and clear `O_NONBLOCK` between this
 /// side's check and its `write` (or drain it and make this side's `read` block), hanging the
-/// thread. A stream socket pair would not do either: a peer that shuts its end down leaves
-/// this end readable for ever (the sleeper would spin). A socket bound to a name (even an
+/// thread. Nor would a pipe, even one each side opens again through `/proc/self/fd` (so that
+/// its flags are its own; tried, and withdrawn, on 2026-11-29): a peer holding any file of
+/// the pipe can hold the pipe's lock as long as it likes — a `splice` into it from an empty
+/// blocking socket waits for data with the lock held — and every `write`, `read` and `open`
+/// of that pipe by this side then waits for the lock, uninterruptibly, `O_NONBLOCK` or not
+/// (closing it too, so the process cannot even exit). A socket's `send` takes the peer's
+/// socket lock only for a moment, and its `recv` only this side's own. A stream socket pair
+/// would not do either: a peer that shuts its end down leaves this end readable for ever (the
+/// sleeper would spin). A socket bound to a name (even an
 /// abstract one) can be found in `/proc/net/unix` and flooded by any process of any user,
 /// filling its receive queue: honest rings then fail with `EAGAIN` and the sleeper spins.
 /// Here nobody but the one peer holding the other end can reach this socket (it has no
