@@ -12,10 +12,11 @@
 //! another process can map the very same pages (and it gives comm-channel consumers the
 //! one-copy fast path). Any other memory — a `Vec`, a static, memory from C's `malloc` —
 //! can be exported too: its export is **served** by threads of this library in the exporting
-//! process ([`served`]: one copy through a pipe per DMA copy), so the exporter's own threads
-//! may do nothing at all; for heap memory the pages wholly inside the range are moreover
-//! swapped for shared memory while exported, so an importer of another process maps them and
-//! copies them at memory speed (only the partial pages at the ends stay served).
+//! process ([`served`]: the bytes through a window of shared memory per connection), so the
+//! exporter's own threads may do nothing at all; for heap memory the pages wholly inside the
+//! range are moreover swapped for shared memory while exported, so an importer of another
+//! process maps them and copies them at memory speed (only the partial pages at the ends stay
+//! served).
 //!
 //! **Access to the bytes.** Buffers reach the bytes through a [`MapAccess`] (counted in
 //! [`Mmap::num_bufs`] by their inventory's [`BufCount`], or by a [`MapRef`]): bounds-checked

@@ -42,7 +42,7 @@
 //! **Cost.** Every piece crosses the network stack (and the link's encryption) once each
 //! way, plus a copy on each side (the exporter's memory into the message, the message into
 //! the destination): slower than a served export between local processes, which moves the
-//! pages through a pipe (see the book, "Exported memory across the link").
+//! bytes through shared memory (see the book, "Exported memory across the link").
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once, Weak};

@@ -902,8 +902,9 @@ impl Mmap {
         let page = crate::shm::page_size() as u64;
         let bytes = d.len.div_ceil(page).saturating_add(1).saturating_mul(page);
         let account = Account::open(exporter, limits);
-        // A served export maps nothing here: its socket and three pipe ends.
-        let (bytes, fds) = if d.kind == KIND_SERVED { (0, 4) } else { (bytes, 1) };
+        // A served export maps its connection's window here, and holds its socket.
+        let (bytes, fds) =
+            if d.kind == KIND_SERVED { (crate::served::window_len() as u64, 1) } else { (bytes, 1) };
         account
             .claim(bytes, fds, "mmap import")
             .map_err(|r| fail!(r.code.into(), "mmap create_from_export: {r}"))
@@ -1298,8 +1299,9 @@ impl MapAccess {
     /// borrow could conflict (see [`MapAccess::copy_to`]).
     ///
     /// A map from an export of memory registered by address (served by the exporter's
-    /// library, see [`crate::served`]) copies through its connection: one request, the bytes
-    /// through a pipe straight into (or out of) the other map's memory.
+    /// library, see [`crate::served`]) copies through its connection: one request per
+    /// window's worth, the bytes copied from (or into) the window straight into (or out of)
+    /// the other map's memory.
     pub fn copy_to_map(&self, offset: usize, len: usize, dst: &MapAccess, dst_offset: usize) -> Result<()> {
         if self.inner.import.is_none() && dst.inner.import.is_none() {
             // Two maps of this process's memory: neither can be revoked, both are mapped here.

@@ -13,9 +13,9 @@
 //! memfd also carries `F_SEAL_FUTURE_WRITE`: no writable mapping nor `write` can be made of
 //! it by anyone). Its copies of the middle are then a memcpy; the partial pages at the two
 //! ends — which hold the range's neighbours, never shared — are still served, both in one
-//! request sent before the middle is copied (the serving thread hands them over meanwhile,
-//! and looks for the next request for [`SPIN`] before sleeping, so a stream of copies needs
-//! no wake-up). A copy wholly inside the shared pages asks the socket whether the export is
+//! request sent before the middle is copied (the serving thread copies them meanwhile, and
+//! looks for the next request for [`SPIN`] before sleeping, so a stream of copies needs no
+//! wake-up). A copy wholly inside the shared pages asks the socket whether the export is
 //! still live (a `poll`, no request). Memory that is not private anonymous read-write (a
 //! static, a file mapping, shared memory, the main thread's stack), a range without a whole
 //! page, or a swap that fails for any reason keeps the served path only (logged at debug
@@ -27,43 +27,65 @@
 //! | side     | what                                                                    |
 //! |----------|-------------------------------------------------------------------------|
 //! | exporter | `Server`: at the first export, a connection offer with a 128-bit random token in this process's memory service ([`doca_link::rendezvous`]: one named socket in the fabric directory, no secret in its name; the descriptor carries its name and the token); the service's thread hands each importer that brings the token to a thread of its own (at most [`MAX_CONNS`], see **Places**) |
-//! | importer | `Client`: one connection; a copy is a request, then the bytes through a pipe |
-//! | wire     | welcome `magic, len u64, perms u32, head u64, shared u64` with the pipes' ends (and the shared pages' memfd); request `op u32, 0 u32, offset u64, len u64, offset2 u64, len2 u64` (a second piece when `len2` is not 0, its bytes after the first's); answer `status u32, 0 u32` (a DOCA code): a refusal alone; else for a read the bytes then `0`, for a write `0`, the bytes, `0` again — the last answer once the exporter's borrow of its bytes has ended |
+//! | importer | `Client`: one connection and its window; a copy is a request per [`WINDOW`] bytes |
+//! | wire     | welcome `magic, len u64, perms u32, head u64, shared u64, base u32` with the window's memfd (and the shared pages'); request `op u32, at u32, offset u64, len u64, offset2 u64, len2 u64, at2 u32, 0 u32` (a second piece when `len2` is not 0; `at`, `at2`: where each piece's bytes sit in the window); answer `status u32, 0 u32` (0 or a DOCA code) once the copy is done and the exporter's borrows of its bytes have ended |
 //!
-//! **The bytes** go through two pipes the exporter makes per importer, one per direction, with
-//! `vmsplice`: the side that has the bytes hands the pipe references to its pages (no copy),
-//! the other side `read`s them into its memory (the one copy). Each side holds both ends of
-//! both pipes, so no write ever meets a pipe without reader (no `SIGPIPE` in a C program);
-//! a side that dies is noticed on the socket (hang-up), and every wait also watches the
-//! socket, the exporter's revocation and a stall limit ([`STALL`]).
+//! **The bytes** go through a **window**: a sealed memfd of [`WINDOW`] bytes (and a little
+//! room, see **Placement**) the exporter makes for each connection and hands over in the
+//! welcome; both sides map it, and only the socket's requests and answers say whose turn it is.
+//! A read: the importer asks, the exporter's thread copies the bytes into the window and
+//! answers, the importer copies them out. A write: the importer copies its bytes into the
+//! window and asks, the exporter's thread copies them into the range and answers. Each byte is
+//! copied twice, by `memcpy` (no system call), and the exporter never waits for its importer
+//! inside a copy: there is nothing to stall on. The window is only ever read and written by raw
+//! copies, never through a reference: the other side may scribble on it meanwhile and only
+//! garbles its own copy (an importer may write into the range only what its permissions let it
+//! write anyway). The importer checks the window's seals and size before it maps it, so the
+//! exporter cannot shrink it under the importer (no `SIGBUS`).
+//!
+//! **Placement.** The importer says where in the window each piece sits: at the exporter's
+//! address of those bytes modulo 4096 (the welcome's `base`), so that the exporter's copy
+//! runs in step, or 64 bytes on when its own copy would otherwise have its destination 1 to
+//! 63 bytes past its source modulo 4096 — glibc's `memcpy` of 4 KiB or more is ten times
+//! slower there on some processors. The exporter checks only that each piece lies inside the
+//! window.
+//!
+//! **No shared file but memory.** Besides the two memfds, the sides share nothing but their
+//! own ends of the connected socket. This is on purpose: a pipe (how the bytes went before,
+//! by `vmsplice`) is one kernel object with one lock, and a peer holding any file of it can
+//! hold that lock as long as it likes — by a `splice` into it from an empty blocking socket —
+//! while every `read` or `write` of the other side waits for it, uninterruptibly, non-blocking
+//! or not (the book's troubleshooting chapter). And the exporter takes no descriptor from an
+//! importer: its packets are received with no room for any (the kernel drops them unopened),
+//! so no file of the importer's is ever closed — and flushed, perhaps on a file system the
+//! importer serves itself — by the exporter's thread.
 //!
 //! **Borrowing.** A request is checked against this process's borrows of the whole range at
 //! once (a range the exporter holds borrowed now: `IN_USE`, before any byte). The copy then
-//! borrows piece by piece ([`GIVE_PIECE`] for a read, what the pipe holds for a write), each
-//! piece only around one non-blocking `vmsplice` or `read`: no borrow is held while the
-//! serving thread waits for its importer, so an importer that asks and then never sends or
-//! drains its bytes blocks neither the exporter's own accesses nor other importers. A piece
-//! the exporter borrowed meanwhile is waited for (a few milliseconds at a time, at most
-//! [`STALL`]). A copy is thus not atomic against the exporter's own writes — as on the
-//! hardware, where DMA and the CPU race — only each piece is.
+//! borrows piece by piece ([`PIECE`] bytes), each piece only around its `memcpy` to or from the
+//! window. A piece the exporter borrowed meanwhile is waited for (a few milliseconds at a
+//! time, at most [`STALL`]; then the answer is `TIME_OUT`). A copy is thus not atomic against
+//! the exporter's own writes — as on the hardware, where DMA and the CPU race — only each
+//! piece is.
 //!
 //! **Places.** One importer process holds at most [`MAX_CONNS_PER_PEER`] of the
 //! [`MAX_CONNS`] places. With every place taken, the process holding the most gives its
 //! oldest idle connection (one between copies) to a newcomer of a process that would then
 //! hold fewer (the rule of the comm channel's handshake places); otherwise the newcomer is
-//! closed unwelcomed. Each connection's thread and its [`CONN_FDS`] descriptors are charged
-//! to the importer's process in the peer ledger ([`crate::budget`]): beyond its budget the
-//! connection is closed unwelcomed too. Refusals are logged at most once a second per kind.
+//! closed unwelcomed. Each connection's thread, its window and its [`CONN_FDS`] descriptor
+//! are charged to the importer's process in the peer ledger ([`crate::budget`]): beyond its
+//! budget the connection is closed unwelcomed too. Refusals are logged at most once a second
+//! per kind.
 //!
 //! **Trust.** The exporter checks every request against the exported range (offset and length
 //! in bounds without overflow), the export's permissions (writes need `PCI_READ_WRITE`) and
 //! its own revocation, answers a bad one with its DOCA code and goes on serving; only
-//! processes of the exporter's own uid may connect. A request, answer or stream that breaks
-//! the protocol closes that one connection. The importer reaches the exporter only through
+//! processes of the exporter's own uid may connect. A request or answer that breaks the
+//! protocol closes that one connection. The importer reaches the exporter only through
 //! its memory service ([`doca_link::rendezvous`]: a socket of its own uid in the 0700 fabric
 //! directory, the token in the descriptor); the exporter's identity comes from that socket
 //! (its pidfd), not from any pid the descriptor carries, and the importer checks that the
-//! descriptors it receives are pipes (and a sealed memfd of the announced size). Nothing else
+//! descriptors it receives are sealed memfds of the sizes announced. Nothing else
 //! of the exporter is reachable: unlike `process_vm_readv` (ptrace rights over the whole
 //! process), the importer gets exactly the range — its whole pages mapped, the neighbours on
 //! the partial pages at its ends never.
@@ -72,11 +94,11 @@
 //! under Yama `ptrace_scope=1` only a tracer the exporter names with `PR_SET_PTRACER` (it does
 //! not know its importers, and naming any process grants full ptrace), never under scope 2
 //! or 3, nor for a non-dumpable process or under a seccomp filter; and measured here it
-//! copies slower than a pipe. The pipe path needs no right at all.
+//! copies slower than a pipe. The window needs no right at all.
 //!
-//! **Cost.** Without shared pages, per copy a request, a wake-up of the serving thread,
-//! `vmsplice` of the pages (128 KiB at a time, so the importer copies while later pages are
-//! handed over) and one `read` copy: a 1 MiB read across processes takes about 85–90 µs here
+//! **Cost.** Without shared pages, per [`WINDOW`] bytes a request, a wake-up of the serving
+//! thread (unless it is still looking, see [`SPIN`]), two `memcpy` and the answer: here a
+//! 64-byte read or write takes about 23–25 µs (mostly the wake-up), a 1 MiB one 90–115 µs,
 //! where a mapped shared export takes about 25 µs. With shared pages, a memcpy of the middle
 //! overlapped with one request for the two ends: about 0.7–0.8× memcpy at 1 MiB on a loaded
 //! 2-core machine (measurements in the DMA crate's docs and the bench).
@@ -105,7 +127,6 @@ use rustix::net::{
     RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage,
     SendFlags,
 };
-use rustix::pipe::{IoSliceRaw, PipeFlags, SpliceFlags};
 
 use crate::budget::{Account, Hold, Limits, PeerId};
 use crate::shm::{Region, Tracker};
@@ -119,16 +140,43 @@ pub const MAX_CONNS_PER_PEER: usize = MAX_CONNS / 4;
 /// How long a side waits for its peer's next step before giving up (the copy fails with
 /// `TIME_OUT` on the importer, the connection closes on the exporter).
 pub const STALL: Duration = Duration::from_secs(10);
-/// The pipe size asked for (best effort: the system's `fs.pipe-max-size` may refuse it).
-const PIPE_BYTES: usize = 1 << 20;
-/// The most one `vmsplice` hands over (see `give`), and a read's piece.
-pub const GIVE_PIECE: usize = 128 << 10;
+/// The most bytes one request moves: the size of a connection's window (shared memory both
+/// sides map, see **The bytes**); a longer copy is several requests.
+pub const WINDOW: usize = 1 << 20;
+/// The most bytes an exporter's thread borrows of the range at a time, around one copy to or
+/// from the window.
+pub const PIECE: usize = 64 << 10;
+/// Where a copy's bytes sit in the window is chosen modulo this (see [`place`]).
+const ALIAS: usize = 4096;
+
+/// The window's length: [`WINDOW`] bytes, and room to place two pieces as [`place`] does.
+pub(crate) fn window_len() -> usize {
+    (WINDOW + 4 * ALIAS).next_multiple_of(crate::shm::page_size())
+}
+
+/// Where in the window a piece goes, at or after `from`: at the same address modulo [`ALIAS`]
+/// as the exporter's bytes (`theirs`: their address modulo [`ALIAS`]), so that the exporter's
+/// copy has source and destination in step; moved on by 64 bytes when this side's copy (of
+/// `user`, the address of its own bytes; `read`: from the window into them) would then have
+/// its destination 1 to 63 bytes past its source modulo 4096. There glibc's `memcpy` of 4 KiB
+/// and more is ten times slower on some processors (measured here: 1 MiB in 520-600 µs against
+/// 40-50 µs; 32 bytes and more past it is not slowed); the exporter's copy is then 64 bytes
+/// off, which is not slowed either.
+fn place(from: usize, theirs: usize, user: usize, read: bool) -> usize {
+    let at = from + (theirs + ALIAS - from % ALIAS) % ALIAS;
+    let past = if read { user.wrapping_sub(at) } else { at.wrapping_sub(user) } % ALIAS;
+    if (1..64).contains(&past) {
+        at + 64
+    } else {
+        at
+    }
+}
 const OP_READ: u32 = 1;
 const OP_WRITE: u32 = 2;
-const REQ_LEN: usize = 40;
+const REQ_LEN: usize = 48;
 const ANSWER_LEN: usize = 8;
 const WELCOME_MAGIC: &[u8; 8] = b"DOCAMMSV";
-const WELCOME_LEN: usize = 36;
+const WELCOME_LEN: usize = 40;
 
 fn os(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")
@@ -153,11 +201,13 @@ struct Shared {
     /// memfd, where its pages start in the range, and how many bytes, for importers of other
     /// processes.
     shared_pages: Option<(OwnedFd, usize, usize)>,
+    /// The range's address modulo [`ALIAS`] (0 for a relay), for [`place`].
+    base: usize,
 }
 
 /// The bytes an export serves.
 pub(crate) enum Backing {
-    /// Memory of this process, mapped here: the pages go to the pipe by reference.
+    /// Memory of this process, mapped here: copied to and from the window.
     Local { region: Region, tracker: Tracker },
     /// A map this process created from another process's export, exported on (a DPU
     /// exporting for RDMA the host memory it was given): every copy goes through this
@@ -194,9 +244,9 @@ impl Backing {
     }
 }
 
-/// Descriptors the exporter keeps for one importer: its socket and both ends of both pipes
-/// (charged to the importer's process, with the serving thread, in the peer ledger).
-pub const CONN_FDS: u64 = 5;
+/// Descriptors the exporter keeps for one importer: its socket (charged to the importer's
+/// process, with the serving thread, in the peer ledger).
+pub const CONN_FDS: u64 = 1;
 
 /// A connection waits for its importer's next request (it may give its place away).
 const IDLE: u8 = 0;
@@ -362,7 +412,12 @@ impl Server {
             }
             _ => None,
         };
+        let base = match &backing {
+            Backing::Local { region, .. } => region.addr() % ALIAS,
+            Backing::Relay(_) => 0,
+        };
         let shared = Arc::new(Shared {
+            base,
             revoked: AtomicBool::new(false),
             stop,
             backing,
@@ -511,22 +566,49 @@ fn send(sock: BorrowedFd<'_>, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> Result<()
     }
 }
 
-/// Receives one packet of exactly `buf.len()` bytes (waiting, watching `stop`), with any
-/// descriptors. `NOT_FOUND` when the peer closed, left or sent another size.
-fn recv(sock: BorrowedFd<'_>, buf: &mut [u8], stop: Option<BorrowedFd<'_>>) -> Result<Vec<OwnedFd>> {
-    recv_within(sock, buf, stop, Some(STALL))
+/// Sends one packet without descriptors, waiting for room (the connection also carries the
+/// bytes of copies: it may be full for a moment) while watching `stop`, at most [`STALL`].
+/// `NOT_FOUND` when the peer left.
+fn send_waiting(sock: BorrowedFd<'_>, bytes: &[u8], stop: Option<BorrowedFd<'_>>) -> Result<()> {
+    loop {
+        match rustix::net::send(sock, bytes, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
+            Ok(n) if n == bytes.len() => return Ok(()),
+            Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(sock, PollFlags::OUT, None, stop)? {
+                Woke::Ready => {}
+                Woke::Socket | Woke::Stop => return Err(Error::NotFound),
+            },
+            Ok(_) | Err(Errno::PIPE) | Err(Errno::CONNRESET) | Err(Errno::NOTCONN) => {
+                return Err(Error::NotFound)
+            }
+            Err(e) => return Err(os("send", e)),
+        }
+    }
+}
+
+/// Receives one packet of exactly `buf.len()` bytes (waiting, watching `stop`); descriptors
+/// sent with it are never taken. `NOT_FOUND` when the peer closed, left or sent another size.
+fn recv(sock: BorrowedFd<'_>, buf: &mut [u8], stop: Option<BorrowedFd<'_>>) -> Result<()> {
+    recv_within(sock, buf, stop, Some(STALL), false).map(drop)
+}
+
+/// Receives the welcome (exactly `buf.len()` bytes) with its descriptors: the only packet
+/// whose descriptors are taken (the importer's side, from its exporter).
+fn recv_welcome(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Vec<OwnedFd>> {
+    recv_within(sock, buf, None, Some(STALL), true)
 }
 
 /// [`recv`] with a limit of its own (`None`: as long as it takes — the exporter's thread
-/// waiting for an importer's next request: an importer may copy once and then idle).
+/// waiting for an importer's next request: an importer may copy once and then idle), taking
+/// the descriptors when `fds`.
 fn recv_within(
     sock: BorrowedFd<'_>,
     buf: &mut [u8],
     stop: Option<BorrowedFd<'_>>,
     stall: Option<Duration>,
+    fds: bool,
 ) -> Result<Vec<OwnedFd>> {
     loop {
-        if let Some(r) = recv_now(sock, buf) {
+        if let Some(r) = recv_now(sock, buf, fds) {
             return r;
         }
         match wait_within(sock, PollFlags::IN, None, stop, stall)? {
@@ -537,10 +619,12 @@ fn recv_within(
 }
 
 /// One packet of exactly `buf.len()` bytes if one is there (`None`: nothing yet), as
-/// [`recv`] takes it.
-fn recv_now(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Option<Result<Vec<OwnedFd>>> {
+/// [`recv_within`] takes it. Without `fds` no room is given for descriptors: any sent with
+/// it are dropped by the kernel, never opened in (nor closed by) this process — an exporter
+/// never takes one from an importer.
+fn recv_now(sock: BorrowedFd<'_>, buf: &mut [u8], fds: bool) -> Option<Result<Vec<OwnedFd>>> {
     let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
-    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let mut control = RecvAncillaryBuffer::new(if fds { &mut space[..] } else { &mut [] });
     match rustix::net::recvmsg(
         sock,
         &mut [std::io::IoSliceMut::new(buf)],
@@ -604,7 +688,7 @@ impl LogLimit {
 /// (its process is gone, or beyond its budget).
 fn charge(peer: PeerId, limits: Limits) -> std::result::Result<Hold, String> {
     Account::open(peer, limits)
-        .claim_with_threads(0, CONN_FDS, 1, "an importer of a served export")
+        .claim_with_threads(window_len() as u64, CONN_FDS, 1, "an importer of a served export")
         .map_err(|r| r.why)
 }
 
@@ -665,12 +749,12 @@ fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
         let _ = h.join();
     }
     match welcome(&conn.sock, sh, !peer.is_this_process()) {
-        Ok((to_imp, from_imp, keep)) => {
+        Ok(window) => {
             let s = sh.clone();
             let spawned = std::thread::Builder::new().name("doca-mmap-serve".into()).spawn(move || {
-                serve(&conn, &to_imp, &from_imp, &s);
+                serve(&conn, &window, &s);
                 s.give_place(seq);
-                drop((conn, to_imp, from_imp, keep, hold));
+                drop((conn, window, hold));
             });
             match spawned {
                 Ok(h) => conns.push(h),
@@ -687,29 +771,27 @@ fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
     }
 }
 
-/// Makes the connection's pipes and sends the welcome (range length, permissions, where the
-/// shared pages are) with the importer's ends and, to an importer of another process
-/// (`other`), the memfd of the shared pages. Returns the exporter's: to the importer (write
-/// end), from it (read end), and the ends kept so no pipe loses its other side.
-fn welcome(conn: &OwnedFd, sh: &Shared, other: bool) -> Result<(OwnedFd, OwnedFd, [OwnedFd; 2])> {
-    let flags = PipeFlags::CLOEXEC | PipeFlags::NONBLOCK;
-    let (to_r, to_w) = rustix::pipe::pipe_with(flags).map_err(|e| os("pipe", e))?;
-    let (from_r, from_w) = rustix::pipe::pipe_with(flags).map_err(|e| os("pipe", e))?;
-    for p in [&to_w, &from_w] {
-        let _ = rustix::pipe::fcntl_setpipe_size(p, PIPE_BYTES);
-    }
+/// Makes the connection's window and sends the welcome (range length, permissions, where the
+/// shared pages are) with the window's memfd and, to an importer of another process
+/// (`other`), the memfd of the shared pages: the only descriptors the importer ever gets.
+/// Returns the window, mapped here.
+fn welcome(conn: &OwnedFd, sh: &Shared, other: bool) -> Result<Mapped> {
+    let fd = doca_link::memfd::create_sealed("doca-mmap-window", window_len())?;
+    let window = Mapped::own(&fd, window_len())?;
     let mut msg = [0u8; WELCOME_LEN];
     msg[..8].copy_from_slice(WELCOME_MAGIC);
     msg[8..16].copy_from_slice(&(sh.backing.len() as u64).to_le_bytes());
     msg[16..20].copy_from_slice(&sh.perms.bits().to_le_bytes());
-    let mut fds = vec![to_r.as_fd(), from_w.as_fd(), from_r.as_fd()];
-    if let (Some((fd, head, len)), true) = (&sh.shared_pages, other) {
+    msg[36..40].copy_from_slice(&(sh.base as u32).to_le_bytes());
+    let mut fds = smallvec::SmallVec::<[BorrowedFd<'_>; 2]>::new();
+    fds.push(fd.as_fd());
+    if let (Some((pages, head, len)), true) = (&sh.shared_pages, other) {
         msg[20..28].copy_from_slice(&(*head as u64).to_le_bytes());
         msg[28..36].copy_from_slice(&(*len as u64).to_le_bytes());
-        fds.push(fd.as_fd());
+        fds.push(pages.as_fd());
     }
     send(conn.as_fd(), &msg, &fds)?;
-    Ok((to_w, from_r, [to_r, from_w]))
+    Ok(window)
 }
 
 /// The answer to a request: `Ok` or its DOCA code, logged once.
@@ -740,38 +822,41 @@ fn check(sh: &Shared, op: u32, offset: u64, len: u64) -> Result<(usize, usize)> 
     }
 }
 
-fn answer(sock: BorrowedFd<'_>, r: Result<()>) -> Result<()> {
+/// Sends the answer to a request (waiting for room, watching `stop`).
+fn answer(sock: BorrowedFd<'_>, r: Result<()>, stop: Option<BorrowedFd<'_>>) -> Result<()> {
     let code = match r {
         Ok(()) => 0u32,
         Err(e) => e.code() as u32,
     };
     let mut a = [0u8; ANSWER_LEN];
     a[..4].copy_from_slice(&code.to_le_bytes());
-    send(sock, &a, &[])
+    send_waiting(sock, &a, stop)
 }
 
-/// Serves one importer until it leaves, breaks the protocol, stalls, gives its place away or
-/// the export is revoked.
-fn serve(conn: &Conn, to_imp: &OwnedFd, from_imp: &OwnedFd, sh: &Shared) {
+/// Serves one importer through `window` until it leaves, breaks the protocol, gives its
+/// place away or the export is revoked.
+fn serve(conn: &Conn, window: &Mapped, sh: &Shared) {
     let (sock, stop) = (conn.sock.as_fd(), Some(sh.stop.as_fd()));
     let mut req = [0u8; REQ_LEN];
+    let mut streaming = false;
     loop {
         // Between copies the importer may idle as long as it likes (its process may wait
-        // for its user); a stall counts only inside a copy. An importer that maps the whole
-        // pages asks only for the partial ends, back to back when it streams copies: the
-        // next request is looked for a little before sleeping (no wake-up on its way; the
-        // importer copies the middle meanwhile), at most `SPIN` of this thread's time each.
+        // for its user). An importer that maps the whole pages asks only for the partial
+        // ends, back to back when it streams copies; one copying more than a window asks
+        // again as soon as it has taken the window's bytes: the next request is looked for a
+        // little before sleeping (no wake-up on its way), at most `SPIN` of this thread's
+        // time each.
         let mut got = None;
-        if sh.shared_pages.is_some() {
+        if sh.shared_pages.is_some() || streaming {
             let until = Instant::now() + SPIN;
             while got.is_none() && Instant::now() < until {
-                got = recv_now(sock, &mut req);
+                got = recv_now(sock, &mut req, false);
                 std::hint::spin_loop();
             }
         }
         let got = match got {
             Some(r) => r,
-            None => recv_within(sock, &mut req, stop, None),
+            None => recv_within(sock, &mut req, stop, None, false),
         };
         if got.is_err() {
             return;
@@ -780,45 +865,55 @@ fn serve(conn: &Conn, to_imp: &OwnedFd, from_imp: &OwnedFd, sh: &Shared) {
         if conn.state.compare_exchange(IDLE, BUSY, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return;
         }
-        if !serve_one(&req, sock, to_imp, from_imp, sh, stop) {
+        let (result, moved) = serve_one(&req, window, sh);
+        streaming = moved == WINDOW;
+        // Every piece's borrow has ended before the importer hears the copy is done.
+        if answer(sock, result, stop).is_err() {
             return;
         }
         conn.state.store(IDLE, Ordering::Release);
     }
 }
 
-/// Serves one request; false when the connection is to end.
-fn serve_one(
-    req: &[u8; REQ_LEN],
-    sock: BorrowedFd<'_>,
-    to_imp: &OwnedFd,
-    from_imp: &OwnedFd,
-    sh: &Shared,
-    stop: Option<BorrowedFd<'_>>,
-) -> bool {
+/// Serves one request through `window`: its answer, and how many bytes it moved.
+fn serve_one(req: &[u8; REQ_LEN], window: &Mapped, sh: &Shared) -> (Result<()>, usize) {
     let u32_at = |i: usize| u32::from_le_bytes(req[i..i + 4].try_into().expect("4 bytes"));
     let u64_at = |i: usize| u64::from_le_bytes(req[i..i + 8].try_into().expect("8 bytes"));
     let op = u32_at(0);
+    // Where the pieces sit in the window: each inside it.
+    let (at, at2) = (u32_at(4) as usize, u32_at(40) as usize);
+    let inside = |at: usize, len: u64| (at as u64).checked_add(len).is_some_and(|e| e <= window.len as u64);
+    if u64_at(16).checked_add(u64_at(32)).is_none_or(|n| n > WINDOW as u64)
+        || !inside(at, u64_at(16))
+        || !inside(at2, u64_at(32))
+    {
+        let e = peer_fail!(
+            Error::InvalidValue,
+            "served export: a request for {}+{} bytes at {at} and {at2} of the window: more than its {WINDOW} bytes, or outside it",
+            u64_at(16),
+            u64_at(32)
+        );
+        return (Err(e), 0);
+    }
     // The whole range looked at once: a range this process holds borrowed now is refused
-    // before any byte moves (`IN_USE`), as before; the copy itself then borrows piece by
-    // piece, and only around one non-blocking pipe call: no borrow is held while waiting
-    // for the importer (an importer that never sends or drains its bytes blocks nobody).
+    // before any byte moves (`IN_USE`); the copy itself then borrows piece by piece, each
+    // only around its copy to or from the window (never around a wait for the importer).
     let (region, tracker) = match &sh.backing {
         Backing::Local { region, tracker } => (region, tracker),
         Backing::Relay(_) if u64_at(32) != 0 => {
             let e =
                 peer_fail!(Error::InvalidValue, "served export: a request in two pieces to a relayed export");
-            return answer(sock, Err(e)).is_ok();
+            return (Err(e), 0);
         }
         Backing::Relay(relay) => {
             return match check(sh, op, u64_at(8), u64_at(16)) {
-                Ok((off, len)) => relayed(&**relay, op == OP_READ, off, len, sock, to_imp, from_imp, stop),
-                Err(e) => answer(sock, Err(e)).is_ok(),
+                Ok((off, len)) => (relayed(&**relay, op == OP_READ, (off, len), window, at), len),
+                Err(e) => (Err(e), 0),
             }
         }
     };
     // One piece, or two (an importer that maps the whole pages asks for both partial ends
-    // at once): the second's bytes follow the first's.
+    // at once): the second's bytes follow the first's in the window.
     let piece = |o: usize| {
         check(sh, op, u64_at(o), u64_at(o + 8)).and_then(|(off, len)| {
             if op == OP_READ {
@@ -835,145 +930,51 @@ fn serve_one(
     });
     let pieces = match checked {
         Ok(r) => r,
-        Err(e) => return answer(sock, Err(e)).is_ok(),
+        Err(e) => return (Err(e), 0),
     };
-    let streamed = if op == OP_READ {
-        // No answer before the bytes (one wake-up less): the importer waits for either.
-        // The importer sends nothing while bytes flow: the socket readable is a violation.
-        pieces.iter().flatten().try_for_each(|&(off, len)| {
-            give(
-                to_imp.as_fd(),
-                len,
-                |from, to| borrowed(sh.stop.as_fd(), || tracker.try_bytes(region, off + from, to - from)),
-                (sock, PollFlags::IN),
-                stop,
-            )
-        })
-    } else {
-        if answer(sock, Ok(())).is_err() {
-            return false;
-        }
-        pieces.iter().flatten().try_for_each(|&(off, len)| {
-            take(from_imp.as_fd(), sh, (region, tracker), off, len, (sock, PollFlags::IN), stop)
-        })
-    };
-    // Every piece's borrow has ended before the importer hears the copy is done.
-    streamed.and_then(|()| answer(sock, Ok(()))).is_ok()
-}
-
-/// The bounce buffer of a relayed copy: at most this much at a time.
-const RELAY_PIECE: usize = 1 << 20;
-
-/// Serves one checked request of `len` bytes at `off` from a re-exported import (see
-/// [`Backing::Relay`]), a piece at a time through a bounce buffer whose bytes are copied into
-/// the pipe (never lent to it: the buffer is reused). A read that the import refuses before
-/// any byte is answered with its code; later, the connection ends (the importer sees
-/// `NOT_FOUND`). A write takes all its bytes and answers the import's code last. False when
-/// the connection is to end.
-#[allow(clippy::too_many_arguments)]
-fn relayed(
-    relay: &dyn Relay,
-    read: bool,
-    off: usize,
-    len: usize,
-    sock: BorrowedFd<'_>,
-    to_imp: &OwnedFd,
-    from_imp: &OwnedFd,
-    stop: Option<BorrowedFd<'_>>,
-) -> bool {
-    let mut bounce = vec![0u8; len.min(RELAY_PIECE)];
-    let mut done = 0;
-    if read {
+    let mut moved_len = 0;
+    let moved = pieces.iter().flatten().zip([at, at2]).try_for_each(|(&(off, len), at)| {
+        let mut done = 0;
         while done < len {
-            let n = (len - done).min(bounce.len());
-            if let Err(e) = relay.read(off + done, &mut bounce[..n]) {
-                tracing::debug!(target: "doca_sdk", "served export: the relayed import failed a read: {e}");
-                return done == 0 && answer(sock, Err(e)).is_ok();
-            }
-            if give_copy(to_imp.as_fd(), &bounce[..n], (sock, PollFlags::IN), stop).is_err() {
-                return false;
+            let n = (len - done).min(PIECE);
+            if op == OP_READ {
+                let bytes = borrowed(sh.stop.as_fd(), || tracker.try_bytes(region, off + done, n))?;
+                window.write(at + done, &bytes);
+            } else {
+                let mut bytes = borrowed(sh.stop.as_fd(), || tracker.try_bytes_mut(region, off + done, n))?;
+                window.read(at + done, &mut bytes);
             }
             done += n;
         }
-        return answer(sock, Ok(())).is_ok();
-    }
-    if answer(sock, Ok(())).is_err() {
-        return false;
-    }
-    let mut result = Ok(());
-    while done < len {
-        let n = (len - done).min(bounce.len());
-        if take_into(from_imp.as_fd(), &mut bounce[..n], (sock, PollFlags::IN), stop).is_err() {
-            return false;
-        }
-        // After a refused piece the rest is still taken (the importer streams it all), not
-        // written.
-        if result.is_ok() {
-            result = relay.write(off + done, &bounce[..n]);
-        }
-        done += n;
-    }
-    answer(sock, result).is_ok()
+        moved_len += len;
+        Ok(())
+    });
+    (moved, moved_len)
 }
 
-/// Copies `bytes` into the pipe `to`, waiting for room (watching the socket and `stop`).
-fn give_copy(
-    to: BorrowedFd<'_>,
-    bytes: &[u8],
-    sock: (BorrowedFd<'_>, PollFlags),
-    stop: Option<BorrowedFd<'_>>,
+/// Serves one checked request of `len` bytes (at most [`WINDOW`]) at `off` from a
+/// re-exported import (see [`Backing::Relay`]), through a bounce buffer, its bytes at `at` of
+/// the window: the import's code when it refuses.
+fn relayed(
+    relay: &dyn Relay,
+    read: bool,
+    (off, len): (usize, usize),
+    window: &Mapped,
+    at: usize,
 ) -> Result<()> {
-    push_all(to, bytes.len(), (sock, stop), "write", |done| Ok(rustix::io::write(to, &bytes[done..])))
-}
-
-/// Pushes `len` bytes into the pipe `to` by `push(done)` (how many more went in; `AGAIN`
-/// when the pipe is full), waiting for room while watching the socket and `stop`: the loop
-/// of [`give_copy`] and [`give`], which differ only in the call that hands bytes over.
-fn push_all(
-    to: BorrowedFd<'_>,
-    len: usize,
-    (sock, stop): ((BorrowedFd<'_>, PollFlags), Option<BorrowedFd<'_>>),
-    what: &str,
-    mut push: impl FnMut(usize) -> Result<rustix::io::Result<usize>>,
-) -> Result<()> {
-    let mut done = 0;
-    while done < len {
-        match push(done)? {
-            Ok(n) => done += n,
-            Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(to, PollFlags::OUT, Some(sock), stop)? {
-                Woke::Ready => {}
-                Woke::Socket | Woke::Stop => return Err(Error::NotFound),
-            },
-            Err(e) => return Err(os(what, e)),
-        }
+    let mut bounce = vec![0u8; len];
+    if read {
+        relay.read(off, &mut bounce)?;
+        window.write(at, &bounce);
+        Ok(())
+    } else {
+        window.read(at, &mut bounce);
+        relay.write(off, &bounce)
     }
-    Ok(())
-}
-
-/// Reads exactly `into.len()` bytes from the pipe `from`, waiting for them.
-fn take_into(
-    from: BorrowedFd<'_>,
-    into: &mut [u8],
-    sock: (BorrowedFd<'_>, PollFlags),
-    stop: Option<BorrowedFd<'_>>,
-) -> Result<()> {
-    let mut done = 0;
-    while done < into.len() {
-        match rustix::io::read(from, &mut into[done..]) {
-            Ok(0) => return Err(Error::NotFound),
-            Ok(n) => done += n,
-            Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(from, PollFlags::IN, Some(sock), stop)? {
-                Woke::Ready => {}
-                Woke::Socket | Woke::Stop => return Err(Error::NotFound),
-            },
-            Err(e) => return Err(os("read", e)),
-        }
-    }
-    Ok(())
 }
 
 /// Borrows a piece with `try_borrow`, waiting while this process holds it borrowed (its own
-/// code, or another importer's piece for the time of one pipe call): a few milliseconds at a
+/// code, or another importer's piece for the time of one copy): a few milliseconds at a
 /// time, watching `stop`, at most [`STALL`] in all (then `TIME_OUT`: the connection ends).
 fn borrowed<T>(stop: BorrowedFd<'_>, mut try_borrow: impl FnMut() -> Result<T>) -> Result<T> {
     let mut deadline = None;
@@ -1002,67 +1003,14 @@ fn borrowed<T>(stop: BorrowedFd<'_>, mut try_borrow: impl FnMut() -> Result<T>) 
     }
 }
 
-/// Hands `len` bytes to the pipe `to` (references to the pages, no copy), waiting for
-/// room. `piece(from, to)` gives bytes `from..to` (borrowed for as long as it lives: one
-/// `vmsplice`, never a wait).
-fn give<B: std::ops::Deref<Target = [u8]>>(
-    to: BorrowedFd<'_>,
-    len: usize,
-    mut piece: impl FnMut(usize, usize) -> Result<B>,
-    sock: (BorrowedFd<'_>, PollFlags),
-    stop: Option<BorrowedFd<'_>>,
-) -> Result<()> {
-    push_all(to, len, (sock, stop), "vmsplice", |done| {
-        // In pieces, so that the reader starts copying while later pages are handed over.
-        let end = len.min(done + GIVE_PIECE);
-        let bytes = piece(done, end)?;
-        let iov = [IoSliceRaw::from_slice(&bytes)];
-        // SAFETY: vmsplice only reads the slice's pages (no SPLICE_F_GIFT: the pipe takes
-        // references to them, never writes them); the slice is valid for the whole call.
-        Ok(unsafe { rustix::pipe::vmsplice(to, &iov, SpliceFlags::NONBLOCK) })
-    })
-}
-
-/// Reads exactly `len` bytes from the pipe `from` into `off..off+len` of the export,
-/// waiting for them; each piece borrowed for one non-blocking `read` only.
-fn take(
-    from: BorrowedFd<'_>,
-    sh: &Shared,
-    (region, tracker): (&Region, &Tracker),
-    off: usize,
-    len: usize,
-    sock: (BorrowedFd<'_>, PollFlags),
-    stop: Option<BorrowedFd<'_>>,
-) -> Result<()> {
-    let mut done = 0;
-    while done < len {
-        // At most what the pipe holds.
-        let end = len.min(done + PIPE_BYTES);
-        let got = {
-            let mut into =
-                borrowed(sh.stop.as_fd(), || tracker.try_bytes_mut(region, off + done, end - done))?;
-            rustix::io::read(from, &mut into[..])
-        };
-        match got {
-            Ok(0) => return Err(Error::NotFound),
-            Ok(n) => done += n,
-            Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(from, PollFlags::IN, Some(sock), stop)? {
-                Woke::Ready => {}
-                Woke::Socket | Woke::Stop => return Err(Error::NotFound),
-            },
-            Err(e) => return Err(os("read", e)),
-        }
-    }
-    Ok(())
-}
-
 /// A connection to a served export (see the module docs): copies in and out of the range.
 pub(crate) struct Client {
+    /// The connection: requests and answers.
     sock: OwnedFd,
-    /// From the exporter (read end), to it (write end), and the end kept.
-    from_exp: OwnedFd,
-    to_exp: OwnedFd,
-    _keep: OwnedFd,
+    /// The connection's window (see **The bytes**), mapped here.
+    window: Mapped,
+    /// The exporter's address of the range modulo [`ALIAS`] (for [`place`]).
+    base: usize,
     /// One request at a time.
     turn: Mutex<()>,
     dead: AtomicBool,
@@ -1070,36 +1018,57 @@ pub(crate) struct Client {
     writable: bool,
     /// The exporter's whole pages, mapped here when it shares them (another process's
     /// export of heap memory, see [`crate::swap`]).
-    pages: Option<Pages>,
+    pages: Option<Mapped>,
 }
 
-/// The whole pages of an export mapped here: `len` bytes from `head` of the range.
-struct Pages {
+/// One piece of a request: `len` bytes at `offset` of the range, at `at` of the window.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    offset: usize,
+    len: usize,
+    at: usize,
+}
+
+/// Shared memory mapped here: `len` bytes that stand at `head` of a range (the exporter's
+/// whole pages: at the first whole page; a window: at 0). Reached only through raw copies
+/// (`read`, `write`): the other side may write it meanwhile.
+struct Mapped {
     base: std::ptr::NonNull<u8>,
     head: usize,
     len: usize,
+    /// Mapped from another process's memfd (counted in `crate::shm`'s memory from elsewhere).
+    foreign: bool,
 }
 
 // SAFETY: a shared mapping reached only through bounds-checked raw copies (`read`, `write`).
-unsafe impl Send for Pages {}
+unsafe impl Send for Mapped {}
 // SAFETY: as above.
-unsafe impl Sync for Pages {}
+unsafe impl Sync for Mapped {}
 
-impl Pages {
-    /// Maps the memfd `fd` of `len` bytes shared by the exporter at `head` of a range of
+impl Mapped {
+    /// Maps the memfd `fd` of `len` bytes the exporter shares at `head` of a range of
     /// `range` bytes (writable when `writable`). Anything else than what was announced
     /// (unsealed, another size, a range outside) → `NOT_FOUND`.
-    fn map(fd: &OwnedFd, head: usize, len: usize, range: usize, writable: bool) -> Result<Pages> {
+    fn map(fd: &OwnedFd, head: usize, len: usize, range: usize, writable: bool) -> Result<Mapped> {
         let page = crate::shm::page_size();
         let fits =
             head < page && len % page == 0 && len > 0 && head.checked_add(len).is_some_and(|e| e <= range);
         if !fits || doca_link::memfd::check_sealed(fd, Some(len)).is_err() {
             return Err(peer_fail!(
                 Error::NotFound,
-                "mmap create_from_export: the exporter's shared pages ({len} bytes at {head}) are not as described"
+                "mmap create_from_export: the exporter's shared memory ({len} bytes at {head}) is not as described"
             ));
         }
         crate::shm::reserve_from_elsewhere(len)?;
+        Mapped::mmap(fd, head, len, writable, true).inspect_err(|_| crate::shm::release_from_elsewhere(len))
+    }
+
+    /// Maps this process's own sealed memfd `fd` of `len` bytes, writable.
+    fn own(fd: &OwnedFd, len: usize) -> Result<Mapped> {
+        Mapped::mmap(fd, 0, len, true, false)
+    }
+
+    fn mmap(fd: &OwnedFd, head: usize, len: usize, writable: bool, foreign: bool) -> Result<Mapped> {
         let prot = if writable {
             rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE
         } else {
@@ -1109,39 +1078,36 @@ impl Pages {
         let ptr =
             unsafe { rustix::mm::mmap(std::ptr::null_mut(), len, prot, rustix::mm::MapFlags::SHARED, fd, 0) };
         match ptr.ok().and_then(|p| std::ptr::NonNull::new(p.cast::<u8>())) {
-            Some(base) => Ok(Pages { base, head, len }),
-            None => {
-                crate::shm::release_from_elsewhere(len);
-                Err(peer_fail!(
-                    Error::NotFound,
-                    "mmap create_from_export: the exporter's shared pages cannot be mapped"
-                ))
-            }
+            Some(base) => Ok(Mapped { base, head, len, foreign }),
+            None => Err(peer_fail!(Error::NotFound, "served export: shared memory cannot be mapped")),
         }
     }
 
-    /// Copies `dst.len()` bytes from `offset` of the pages (in bounds: checked by the caller).
+    /// Copies `dst.len()` bytes from `offset` of the mapping (in bounds: checked by the
+    /// caller).
     fn read(&self, offset: usize, dst: &mut [u8]) {
         assert!(offset.checked_add(dst.len()).is_some_and(|e| e <= self.len), "checked by the caller");
         // SAFETY: in bounds of the mapping (asserted), which lives as long as `self`; the
-        // exporter may write meanwhile (as DMA races the CPU): bytes, never a reference.
+        // other side may write meanwhile (as DMA races the CPU): bytes, never a reference.
         unsafe { std::ptr::copy_nonoverlapping(self.base.as_ptr().add(offset), dst.as_mut_ptr(), dst.len()) }
     }
 
-    /// Copies `src` to `offset` of the pages (in bounds, writable: checked by the caller).
+    /// Copies `src` to `offset` of the mapping (in bounds, writable: checked by the caller).
     fn write(&self, offset: usize, src: &[u8]) {
         assert!(offset.checked_add(src.len()).is_some_and(|e| e <= self.len), "checked by the caller");
-        // SAFETY: as in `read`; the mapping is writable (mapped so for a writable export, and
-        // writes are refused before on a read-only one).
+        // SAFETY: as in `read`; the mapping is writable (a window; an export's pages mapped so
+        // for a writable export, and writes are refused before on a read-only one).
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.base.as_ptr().add(offset), src.len()) }
     }
 }
 
-impl Drop for Pages {
+impl Drop for Mapped {
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `map`, used only through `&self`.
+        // SAFETY: the mapping made in `mmap`, used only through `&self`.
         let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
-        crate::shm::release_from_elsewhere(self.len);
+        if self.foreign {
+            crate::shm::release_from_elsewhere(self.len);
+        }
     }
 }
 
@@ -1151,40 +1117,35 @@ impl std::fmt::Debug for Client {
     }
 }
 
-fn is_pipe(fd: &OwnedFd) -> bool {
-    rustix::fs::fstat(fd)
-        .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo)
-}
-
 impl Client {
     /// Takes the connection `sock` to a served export (from the exporter's memory service),
     /// which must serve `len` bytes with `perms`. Not there (revoked, exited, forged) →
     /// `NOT_FOUND`.
     pub(crate) fn connect(sock: OwnedFd, len: usize, perms: AccessFlags) -> Result<Client> {
         let mut w = [0u8; WELCOME_LEN];
-        let fds = recv(sock.as_fd(), &mut w, None)
+        let fds = recv_welcome(sock.as_fd(), &mut w)
             .map_err(|e| fail!(Error::NotFound, "mmap create_from_export: the exporter refused ({e})"))?;
-        let mut fds = fds;
-        let memfd = if fds.len() == 4 { fds.pop() } else { None };
-        let (Ok([from_exp, to_exp, keep]), true) = (<[OwnedFd; 3]>::try_from(fds), &w[..8] == WELCOME_MAGIC)
+        // The window's memfd, and perhaps the shared pages'.
+        let mut fds = fds.into_iter();
+        let (Some(window), memfd, None, true) =
+            (fds.next(), fds.next(), fds.next(), &w[..8] == WELCOME_MAGIC)
         else {
             return Err(peer_fail!(Error::NotFound, "mmap create_from_export: not a served export"));
         };
         let served_len = u64::from_le_bytes(w[8..16].try_into().expect("8 bytes"));
         let served_perms = u32::from_le_bytes(w[16..20].try_into().expect("4 bytes"));
-        if served_len != len as u64
-            || served_perms != perms.bits()
-            || ![&from_exp, &to_exp, &keep].iter().all(|f| is_pipe(f))
-        {
+        if served_len != len as u64 || served_perms != perms.bits() {
             return Err(peer_fail!(
                 Error::NotFound,
                 "mmap create_from_export: the export is not the one described"
             ));
         }
+        let window = Mapped::map(&window, 0, window_len(), window_len(), true)?;
+        let base = u32::from_le_bytes(w[36..40].try_into().expect("4 bytes")) as usize % ALIAS;
         let writable = perms.intersects(AccessFlags::PCI_READ_WRITE | AccessFlags::RDMA_WRITE);
         let u64_at = |i: usize| usize::try_from(u64::from_le_bytes(w[i..i + 8].try_into().expect("8 bytes")));
         let pages = match (memfd, u64_at(20), u64_at(28)) {
-            (Some(fd), Ok(head), Ok(n)) => Some(Pages::map(&fd, head, n, len, writable)?),
+            (Some(fd), Ok(head), Ok(n)) => Some(Mapped::map(&fd, head, n, len, writable)?),
             (None, _, _) => None,
             _ => {
                 return Err(peer_fail!(
@@ -1195,9 +1156,8 @@ impl Client {
         };
         Ok(Client {
             sock,
-            from_exp,
-            to_exp,
-            _keep: keep,
+            window,
+            base,
             turn: Mutex::new(()),
             dead: AtomicBool::new(false),
             len,
@@ -1239,26 +1199,30 @@ impl Client {
         fail!(Error::NotFound, "the exporter of this map revoked it (stopped, destroyed or exited)")
     }
 
-    /// Sends a request for one piece (`offset`, `len`), or two when the second's length is
-    /// not 0. A broken connection is `NOT_FOUND` (and stays so). Its answer (a DOCA code from
-    /// the exporter comes back as is) is read by the caller: a write's first, a read's after
-    /// the bytes.
-    fn send_request(
-        &self,
-        op: u32,
-        (offset, len): (usize, usize),
-        (off2, len2): (usize, usize),
-    ) -> Result<()> {
+    /// Sends a request for one piece (`offset`, `len`, where it sits in the window), or two
+    /// when there is a second. A broken connection is `NOT_FOUND` (and stays so). Its answer
+    /// (a DOCA code from the exporter comes back as is) is read by the caller.
+    fn send_request(&self, op: u32, first: Piece, second: Option<Piece>) -> Result<()> {
         if self.dead.load(Ordering::Acquire) {
             return Err(self.gone());
         }
+        let second = second.unwrap_or(Piece { offset: 0, len: 0, at: 0 });
         let mut req = [0u8; REQ_LEN];
         req[..4].copy_from_slice(&op.to_le_bytes());
-        req[8..16].copy_from_slice(&(offset as u64).to_le_bytes());
-        req[16..24].copy_from_slice(&(len as u64).to_le_bytes());
-        req[24..32].copy_from_slice(&(off2 as u64).to_le_bytes());
-        req[32..40].copy_from_slice(&(len2 as u64).to_le_bytes());
-        send(self.sock.as_fd(), &req, &[]).map_err(|_| self.gone())
+        req[4..8].copy_from_slice(&(first.at as u32).to_le_bytes());
+        req[8..16].copy_from_slice(&(first.offset as u64).to_le_bytes());
+        req[16..24].copy_from_slice(&(first.len as u64).to_le_bytes());
+        req[24..32].copy_from_slice(&(second.offset as u64).to_le_bytes());
+        req[32..40].copy_from_slice(&(second.len as u64).to_le_bytes());
+        req[40..44].copy_from_slice(&(second.at as u32).to_le_bytes());
+        send_waiting(self.sock.as_fd(), &req, None).map_err(|_| self.gone())
+    }
+
+    /// The piece of `len` bytes at `offset` of the range, placed in the window at or after
+    /// `from` for this side's bytes at `user` ([`place`]).
+    fn piece(&self, from: usize, offset: usize, len: usize, user: *const u8, read: bool) -> Piece {
+        let at = place(from, (self.base + offset) % ALIAS, user as usize, read);
+        Piece { offset, len, at }
     }
 
     fn answer(&self) -> Result<()> {
@@ -1271,7 +1235,13 @@ impl Client {
             }
             Err(_) => return Err(self.gone()),
         }
-        match u32::from_le_bytes(a[..4].try_into().expect("4 bytes")) {
+        self.code(u32::from_le_bytes(a[..4].try_into().expect("4 bytes")))
+    }
+
+    /// What an answer's code says: done, a refusal with its DOCA code, or (anything else) an
+    /// exporter breaking the protocol.
+    fn code(&self, code: u32) -> Result<()> {
+        match code {
             0 => Ok(()),
             code => match Error::from_code(code as i32) {
                 Some(e) if e != Error::Success => Err(fail!(e, "the exporter refused the copy")),
@@ -1283,17 +1253,17 @@ impl Client {
         }
     }
 
-    fn stream_failed(&self, e: Error) -> Error {
-        self.dead.store(true, Ordering::Release);
-        if e == Error::TimeOut {
-            return e;
-        }
-        self.gone()
+    /// Sends a request for one piece or two ([`Client::send_request`]), runs `meanwhile`,
+    /// and reads the answer.
+    fn ask(&self, op: u32, first: Piece, second: Option<Piece>, meanwhile: impl FnOnce()) -> Result<()> {
+        self.send_request(op, first, second)?;
+        meanwhile();
+        self.answer()
     }
 
     /// Splits `offset..offset+len` into the part before the mapped pages, the mapped part
     /// and the part after (lengths), when some of it is mapped here.
-    fn split(&self, offset: usize, len: usize) -> Option<(&Pages, usize, usize, usize)> {
+    fn split(&self, offset: usize, len: usize) -> Option<(&Mapped, usize, usize, usize)> {
         let p = self.pages.as_ref()?;
         let end = offset + len;
         let (ms, me) = (offset.max(p.head), end.min(p.head + p.len));
@@ -1329,52 +1299,34 @@ impl Client {
         }
     }
 
-    /// Reads one or two pieces served, running `meanwhile` once the request is sent.
+    /// Reads one or two pieces served, running `meanwhile` once the first request is sent:
+    /// in one request when they fit the window together (the ends around the shared pages),
+    /// else one per window's worth. The exporter copies them into the window, answers, and
+    /// this side copies them out.
     fn read_served(&self, parts: &mut [(usize, &mut [u8])], meanwhile: impl FnOnce()) -> Result<()> {
         let _turn = self.turn.lock();
-        let second = parts.get(1).map_or((0, 0), |(o, d)| (*o, d.len()));
-        self.send_request(OP_READ, (parts[0].0, parts[0].1.len()), second)?;
-        meanwhile();
-        // The bytes come first, then the answer; a refusal comes alone, before any byte.
-        let (mut total, mut answered) = (0, false);
-        for (_, dst) in parts.iter_mut() {
-            let mut done = 0;
-            while done < dst.len() {
-                match rustix::io::read(&self.from_exp, &mut dst[done..]) {
-                    Ok(0) => return Err(self.stream_failed(Error::NotFound)),
-                    Ok(n) => {
-                        done += n;
-                        total += n;
+        let total: usize = parts.iter().map(|(_, d)| d.len()).sum();
+        if let ([(o1, d1), (o2, d2)], true) = (&mut *parts, total <= WINDOW) {
+            let p1 = self.piece(0, *o1, d1.len(), d1.as_ptr(), true);
+            let p2 = self.piece(p1.at + p1.len, *o2, d2.len(), d2.as_ptr(), true);
+            self.ask(OP_READ, p1, Some(p2), meanwhile)?;
+            self.window.read(p1.at, d1);
+            self.window.read(p2.at, d2);
+            return Ok(());
+        }
+        let mut meanwhile = Some(meanwhile);
+        for (offset, dst) in parts.iter_mut() {
+            for (i, chunk) in dst.chunks_mut(WINDOW).enumerate() {
+                let p = self.piece(0, *offset + i * WINDOW, chunk.len(), chunk.as_ptr(), true);
+                self.ask(OP_READ, p, None, || {
+                    if let Some(m) = meanwhile.take() {
+                        m();
                     }
-                    // Answered yet bytes missing: the exporter broke the protocol.
-                    Err(Errno::AGAIN) | Err(Errno::INTR) if answered => {
-                        return Err(self.stream_failed(Error::NotFound))
-                    }
-                    Err(Errno::AGAIN) | Err(Errno::INTR) => {
-                        let woke = wait(
-                            self.from_exp.as_fd(),
-                            PollFlags::IN,
-                            Some((self.sock.as_fd(), PollFlags::IN)),
-                            None,
-                        )
-                        .map_err(|e| self.stream_failed(e))?;
-                        if woke == Woke::Socket {
-                            match self.answer() {
-                                Err(e) if total == 0 => return Err(e),
-                                Err(_) => return Err(self.stream_failed(Error::NotFound)),
-                                Ok(()) => answered = true,
-                            }
-                        }
-                    }
-                    Err(e) => return Err(self.stream_failed(os("read", e))),
-                }
+                })?;
+                self.window.read(p.at, chunk);
             }
         }
-        if answered {
-            Ok(())
-        } else {
-            self.answer()
-        }
+        Ok(())
     }
 
     /// Copies `src` to `offset` of the range: the whole pages the exporter shares by plain
@@ -1406,24 +1358,34 @@ impl Client {
         }
     }
 
-    /// Writes one or two pieces served, running `meanwhile` once the exporter accepted.
+    /// Writes one or two pieces served, running `meanwhile` once the exporter took the
+    /// first request: in one request when they fit the window together, else one per
+    /// window's worth. This side copies them into the window, asks, and the exporter copies
+    /// them out before it answers.
     fn write_served(&self, parts: &[(usize, &[u8])], meanwhile: impl FnOnce()) -> Result<()> {
         let _turn = self.turn.lock();
-        let second = parts.get(1).map_or((0, 0), |(o, d)| (*o, d.len()));
-        self.send_request(OP_WRITE, (parts[0].0, parts[0].1.len()), second)?;
-        self.answer()?;
-        meanwhile();
-        for (_, src) in parts {
-            give(
-                self.to_exp.as_fd(),
-                src.len(),
-                |from, to| Ok(&src[from..to]),
-                (self.sock.as_fd(), PollFlags::empty()),
-                None,
-            )
-            .map_err(|e| self.stream_failed(e))?;
+        let total: usize = parts.iter().map(|(_, s)| s.len()).sum();
+        if let ([(o1, s1), (o2, s2)], true) = (parts, total <= WINDOW) {
+            let p1 = self.piece(0, *o1, s1.len(), s1.as_ptr(), false);
+            let p2 = self.piece(p1.at + p1.len, *o2, s2.len(), s2.as_ptr(), false);
+            self.window.write(p1.at, s1);
+            self.window.write(p2.at, s2);
+            self.ask(OP_WRITE, p1, Some(p2), || {})?;
+            meanwhile();
+            return Ok(());
         }
-        self.answer()
+        let mut meanwhile = Some(meanwhile);
+        for (offset, src) in parts {
+            for (i, chunk) in src.chunks(WINDOW).enumerate() {
+                let p = self.piece(0, offset + i * WINDOW, chunk.len(), chunk.as_ptr(), false);
+                self.window.write(p.at, chunk);
+                self.ask(OP_WRITE, p, None, || {})?;
+                if let Some(m) = meanwhile.take() {
+                    m();
+                }
+            }
+        }
+        Ok(())
     }
 
     fn bounds(&self, offset: usize, len: usize) -> Result<()> {
@@ -1438,26 +1400,29 @@ impl Client {
     }
 }
 
-/// A request left hanging on purpose, as a hostile importer makes it (see
+/// A connection left hanging on purpose, as a hostile importer makes it (see
 /// [`stalled_request`]): held until dropped or closed by the exporter.
 #[doc(hidden)]
 pub struct StalledRequest {
     sock: OwnedFd,
-    _pipes: Vec<OwnedFd>,
+    _window: Vec<OwnedFd>,
 }
 
 impl StalledRequest {
-    /// Waits up to `limit` for the exporter to close the connection (answers are read and
-    /// dropped): whether it did.
+    /// Waits up to `limit` for the exporter to close the connection (nothing is read):
+    /// whether it did.
     pub fn closed_within(&self, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
-        let mut a = [0u8; ANSWER_LEN];
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match recv_within(self.sock.as_fd(), &mut a, None, Some(left)) {
-                Ok(_) => {}
-                Err(Error::TimeOut) => return false,
-                Err(_) => return true,
+            if left.is_zero() {
+                return false;
+            }
+            let mut fds = [PollFd::from_borrowed_fd(self.sock.as_fd(), PollFlags::RDHUP)];
+            let ts = rustix::time::Timespec::try_from(left.min(Duration::from_secs(1))).unwrap_or_default();
+            let _ = rustix::event::poll(&mut fds, Some(&ts));
+            if fds[0].revents().intersects(PollFlags::HUP | PollFlags::RDHUP | PollFlags::ERR) {
+                return true;
             }
         }
     }
@@ -1465,10 +1430,12 @@ impl StalledRequest {
 
 /// For attack harnesses only (the tests' hostile process), never for applications (through
 /// [`crate::stalled_served_request`], which reads the descriptor): connects to a served
-/// export's memory service with its token as an importer, sends one request — a write when `write`,
-/// else a read — for `offset..offset+len`, and then neither sends nor reads a byte of it.
-/// Returns once the exporter is serving it (a write answered, the first bytes of a read in
-/// the pipe); a refusal comes back as its DOCA code.
+/// export's memory service with its token as an importer and sends one request — a write
+/// when `write` (of whatever the window holds), else a read — for `offset..offset+len` (at
+/// most [`WINDOW`]); then it reads neither the window nor any answer after the first, and
+/// sends nothing more. Returns once the request is answered (its DOCA code when refused):
+/// an exporter never waits for its importer inside a copy, so this is the most a hostile
+/// importer can leave hanging.
 #[doc(hidden)]
 pub fn stalled_request(
     service: doca_link::rendezvous::ServiceName,
@@ -1479,29 +1446,16 @@ pub fn stalled_request(
 ) -> Result<StalledRequest> {
     let (sock, _exporter) = doca_link::rendezvous::take_connection(service, token)?;
     let mut w = [0u8; WELCOME_LEN];
-    let pipes = recv(sock.as_fd(), &mut w, None)?;
-    let [from_exp, ..] = pipes.as_slice() else { return Err(Error::NotFound) };
+    let window = recv_welcome(sock.as_fd(), &mut w)?;
     let mut req = [0u8; REQ_LEN];
     req[..4].copy_from_slice(&(if write { OP_WRITE } else { OP_READ }).to_le_bytes());
     req[8..16].copy_from_slice(&offset.to_le_bytes());
     req[16..24].copy_from_slice(&len.to_le_bytes());
     send(sock.as_fd(), &req, &[])?;
-    if write {
-        let mut a = [0u8; ANSWER_LEN];
-        recv(sock.as_fd(), &mut a, None)?;
-        Error::check(i32::from_le_bytes(a[..4].try_into().expect("4 bytes")))?;
-    } else {
-        match wait(from_exp.as_fd(), PollFlags::IN, Some((sock.as_fd(), PollFlags::IN)), None)? {
-            Woke::Ready => {}
-            _ => {
-                let mut a = [0u8; ANSWER_LEN];
-                recv(sock.as_fd(), &mut a, None)?;
-                Error::check(i32::from_le_bytes(a[..4].try_into().expect("4 bytes")))?;
-                return Err(Error::NotFound);
-            }
-        }
-    }
-    Ok(StalledRequest { sock, _pipes: pipes })
+    let mut a = [0u8; ANSWER_LEN];
+    recv(sock.as_fd(), &mut a, None)?;
+    Error::check(i32::from_le_bytes(a[..4].try_into().expect("4 bytes")))?;
+    Ok(StalledRequest { sock, _window: window })
 }
 
 /// For attack harnesses only (through [`crate::served_shared_pages`]): connects to a served
@@ -1515,9 +1469,9 @@ pub fn shared_pages(
 ) -> Result<Option<(OwnedFd, usize, usize)>> {
     let (sock, _exporter) = doca_link::rendezvous::take_connection(service, token)?;
     let mut w = [0u8; WELCOME_LEN];
-    let mut fds = recv(sock.as_fd(), &mut w, None)?;
+    let mut fds = recv_welcome(sock.as_fd(), &mut w)?;
     let at = |i: usize| u64::from_le_bytes(w[i..i + 8].try_into().expect("8 bytes")) as usize;
-    Ok((fds.len() == 4).then(|| (fds.remove(3), at(20), at(28))))
+    Ok((fds.len() == 2).then(|| (fds.remove(1), at(20), at(28))))
 }
 
 #[cfg(test)]
@@ -1582,11 +1536,11 @@ mod tests {
     #[test]
     fn one_importer_process_holds_at_most_its_share_of_an_export_s_places() {
         let (_map, desc, dev) = exported(4096, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE);
-        let mut held: Vec<OwnedFd> = (0..MAX_CONNS_PER_PEER).map(|_| raw_conn(&desc)).collect();
+        let mut held: Vec<OwnedFd> = (0..MAX_CONNS_PER_PEER).map(|_| raw_conn(&desc).0).collect();
         let mut w = [0u8; WELCOME_LEN];
         let extra = raw_sock(&desc);
         assert_eq!(
-            recv(extra.as_fd(), &mut w, None).err(),
+            recv_welcome(extra.as_fd(), &mut w).err(),
             Some(Error::NotFound),
             "refused: closed unwelcomed"
         );
@@ -1595,7 +1549,7 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let again = raw_sock(&desc);
-            if recv(again.as_fd(), &mut w, None).is_ok() {
+            if recv_welcome(again.as_fd(), &mut w).is_ok() {
                 held.push(again);
                 break;
             }
@@ -1616,48 +1570,50 @@ mod tests {
         assert_eq!(got, [4, 5, 6, 7]);
     }
 
-    /// While a copy waits for its importer nothing is borrowed: the exporter borrows part of
-    /// the range meanwhile (it used to be `IN_USE`: the whole range was borrowed until the
-    /// importer had drained it), and the copy waits for that piece until the exporter lets go.
+    /// A copy of bytes the exporter holds borrowed is refused `IN_USE` before any byte moves
+    /// (as the exporter's own access would be), and served once it lets go.
     #[test]
-    fn a_copy_waits_for_a_piece_the_exporter_borrowed_meanwhile() {
-        let (len, tail) = (8 << 20, 1 << 20);
+    fn a_copy_of_bytes_the_exporter_holds_is_in_use_until_it_lets_go() {
+        let (len, tail) = (2 * WINDOW, WINDOW / 4);
         let (map, desc, _dev) = exported(len, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE);
-        let sock = raw_sock(&desc);
-        let mut w = [0u8; WELCOME_LEN];
-        let mut fds = recv(sock.as_fd(), &mut w, None).unwrap();
-        let from_exp = fds.swap_remove(0);
-        let mut req = [0u8; REQ_LEN];
-        req[..4].copy_from_slice(&OP_READ.to_le_bytes());
-        req[16..24].copy_from_slice(&(len as u64).to_le_bytes());
-        send(sock.as_fd(), &req, &[]).unwrap();
-        assert_eq!(wait(from_exp.as_fd(), PollFlags::IN, None, None).unwrap(), Woke::Ready);
-        // The pipe is full, its reader not reading: the exporter borrows the range's end.
+        let (sock, window) = raw_conn(&desc);
         let access = map.access().unwrap();
         let mut guard = access.bytes_mut(len - tail, tail).unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut got = vec![0u8; len];
-            let mut done = 0;
-            while done < len {
-                match rustix::io::read(&from_exp, &mut got[done..]) {
-                    Ok(n) if n > 0 => done += n,
-                    Err(Errno::AGAIN) => {
-                        wait(from_exp.as_fd(), PollFlags::IN, None, None).unwrap();
-                    }
-                    r => panic!("{r:?} after {done} bytes"),
-                }
-            }
-            got
-        });
-        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(ask(&sock, OP_READ, (len - WINDOW) as u64, WINDOW as u64), Err(Error::InUse));
+        assert_eq!(ask(&sock, OP_READ, 0, WINDOW as u64), Ok(()), "the rest is served meanwhile");
         guard.fill(0xee);
         drop(guard);
-        let got = reader.join().unwrap();
-        let mut a = [0u8; ANSWER_LEN];
-        recv(sock.as_fd(), &mut a, None).unwrap();
-        assert_eq!(a, [0; ANSWER_LEN], "the copy completed");
-        assert!(got[..len - tail].iter().enumerate().all(|(i, &b)| b == i as u8), "the bytes before");
-        assert!(got[len - tail..].iter().all(|&b| b == 0xee), "the piece waited for the exporter");
+        assert_eq!(ask(&sock, OP_READ, (len - WINDOW) as u64, WINDOW as u64), Ok(()));
+        let mut got = vec![0u8; WINDOW];
+        window.read(0, &mut got);
+        let base = len - WINDOW;
+        assert!(
+            got[..WINDOW - tail].iter().enumerate().all(|(i, &b)| b == (base + i) as u8),
+            "the bytes before"
+        );
+        assert!(got[WINDOW - tail..].iter().all(|&b| b == 0xee), "the exporter's new bytes");
+    }
+
+    /// A piece the exporter borrowed after the request was checked is waited for (a copy is
+    /// atomic per piece only, as DMA races the CPU) until it is let go, or the export revoked.
+    #[test]
+    fn a_piece_borrowed_meanwhile_is_waited_for_until_let_go_or_revoked() {
+        let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC).unwrap();
+        let mut tries = 0;
+        let got = borrowed(stop.as_fd(), || {
+            tries += 1;
+            if tries < 4 {
+                Err(Error::InUse)
+            } else {
+                Ok(tries)
+            }
+        });
+        assert_eq!(got, Ok(4));
+        rustix::io::write(&stop, &1u64.to_ne_bytes()).unwrap();
+        let t = Instant::now();
+        assert_eq!(borrowed(stop.as_fd(), || Err::<(), _>(Error::InUse)), Err(Error::NotFound));
+        assert!(t.elapsed() < Duration::from_secs(1), "the revocation ends the wait");
+        assert_eq!(borrowed(stop.as_fd(), || Err::<(), _>(Error::NotPermitted)), Err(Error::NotPermitted));
     }
 
     /// A connected socket to the export of `desc`, nothing read yet.
@@ -1669,14 +1625,19 @@ mod tests {
         doca_link::rendezvous::take_connection(name, &desc[28..44].try_into().unwrap()).unwrap().0
     }
 
-    /// A raw connection to the export of `desc`, as a hostile importer would make it.
-    fn raw_conn(desc: &[u8]) -> OwnedFd {
+    /// A raw connection to the export of `desc`, as a hostile importer would make it, and
+    /// its window: the welcome brings the window's memfd only (an importer of the exporter's
+    /// own process is not handed the shared pages).
+    fn raw_conn(desc: &[u8]) -> (OwnedFd, Mapped) {
         let sock = raw_sock(desc);
         let mut w = [0u8; WELCOME_LEN];
-        assert_eq!(recv(sock.as_fd(), &mut w, None).unwrap().len(), 3);
-        sock
+        let fds = recv_welcome(sock.as_fd(), &mut w).unwrap();
+        assert_eq!(fds.len(), 1, "the window only");
+        let window = Mapped::map(&fds[0], 0, window_len(), window_len(), true).unwrap();
+        (sock, window)
     }
 
+    /// Sends a request and returns the answer's code, as an importer reads it.
     fn ask(sock: &OwnedFd, op: u32, offset: u64, len: u64) -> Result<()> {
         let mut req = [0u8; REQ_LEN];
         req[..4].copy_from_slice(&op.to_le_bytes());
@@ -1689,78 +1650,78 @@ mod tests {
     }
 
     /// Requests in two pieces (what an importer mapping the whole pages sends for the partial
-    /// ends): both pieces' bytes in order, then one answer; a bad second piece is refused
-    /// with its code before any byte, and the connection goes on serving.
+    /// ends): both pieces' bytes in the window in order, and one answer; a bad second piece
+    /// is refused with its code before any byte, and the connection goes on serving.
     #[test]
     fn a_request_in_two_pieces_is_served_in_order_and_a_bad_second_piece_refused() {
         let len = 1 << 16;
         let (_map, desc, _dev) = exported(len, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_ONLY);
-        let sock = raw_sock(&desc);
-        let mut w = [0u8; WELCOME_LEN];
-        let fds = recv(sock.as_fd(), &mut w, None).unwrap();
-        assert_eq!(fds.len(), 3, "an importer of the exporter's own process gets no shared pages");
+        let (sock, window) = raw_conn(&desc);
         let ask2 = |op: u32, a: (u64, u64), b: (u64, u64)| {
             let mut req = [0u8; REQ_LEN];
             req[..4].copy_from_slice(&op.to_le_bytes());
             for (i, v) in [a.0, a.1, b.0, b.1].into_iter().enumerate() {
                 req[8 + 8 * i..16 + 8 * i].copy_from_slice(&v.to_le_bytes());
             }
+            // The second piece at 100 of the window.
+            req[40..44].copy_from_slice(&100u32.to_le_bytes());
             send(sock.as_fd(), &req, &[]).unwrap();
-        };
-        let answer_code = || {
             let mut a = [0u8; ANSWER_LEN];
             recv(sock.as_fd(), &mut a, None).unwrap();
             i32::from_le_bytes(a[..4].try_into().unwrap())
         };
         let l = len as u64;
-        ask2(OP_READ, (0, 16), (l - 1, 2));
-        assert_eq!(answer_code(), Error::InvalidValue.code());
-        ask2(OP_READ, (0, 16), (u64::MAX, 2));
-        assert_eq!(answer_code(), Error::InvalidValue.code());
-        ask2(OP_WRITE, (0, 16), (100, 2));
-        assert_eq!(answer_code(), Error::NotPermitted.code());
-        ask2(OP_READ, (5, 3), (l - 4, 4));
+        assert_eq!(ask2(OP_READ, (0, 16), (l - 1, 2)), Error::InvalidValue.code());
+        assert_eq!(ask2(OP_READ, (0, 16), (u64::MAX, 2)), Error::InvalidValue.code());
+        assert_eq!(ask2(OP_READ, (0, 16), (0, u64::MAX)), Error::InvalidValue.code());
+        assert_eq!(ask2(OP_WRITE, (0, 16), (100, 2)), Error::NotPermitted.code());
+        assert_eq!(ask2(OP_READ, (5, 3), (l - 4, 4)), 0);
         let mut got = [0u8; 7];
-        let mut done = 0;
-        while done < got.len() {
-            wait(fds[0].as_fd(), PollFlags::IN, None, None).unwrap();
-            done += rustix::io::read(&fds[0], &mut got[done..]).unwrap();
-        }
-        assert_eq!(answer_code(), 0);
+        window.read(0, &mut got[..3]);
+        window.read(100, &mut got[3..]);
         let want: Vec<u8> = [5u64, 6, 7, l - 4, l - 3, l - 2, l - 1].iter().map(|&i| i as u8).collect();
         assert_eq!(&got[..], &want[..]);
     }
 
-    /// What a hostile importer can send: ranges out of bounds or overflowing, a write into a
-    /// read-only export, unknown requests — each answered with its code, the connection still
-    /// served; a packet of another size closes that connection only; an importer dying in the
-    /// middle of a copy stops nothing. The exporter's bytes are untouched and a proper
-    /// importer is served throughout.
+    /// What a hostile importer can send: ranges out of bounds or overflowing, more than the
+    /// window, a write into a read-only export, unknown requests — each answered with its
+    /// code, the connection still served; a packet of another size closes that connection
+    /// only; importers leaving right after a request stop nothing. The exporter's bytes are
+    /// untouched and a proper importer is served throughout.
     #[test]
     fn a_hostile_importer_gets_codes_and_hurts_neither_the_exporter_nor_other_importers() {
-        let len = 1 << 20;
+        let len = 4 * WINDOW;
         let (map, desc, dev) = exported(len, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_ONLY);
         let good = Mmap::create_from_export(None, &desc, &dev).unwrap().access().unwrap();
-        let bad = raw_conn(&desc);
+        let (bad, _window) = raw_conn(&desc);
         let l = len as u64;
         assert_eq!(ask(&bad, OP_READ, l - 1, 2), Err(Error::InvalidValue));
         assert_eq!(ask(&bad, OP_READ, 1, u64::MAX), Err(Error::InvalidValue));
         assert_eq!(ask(&bad, OP_READ, u64::MAX, 1), Err(Error::InvalidValue));
         assert_eq!(ask(&bad, OP_READ, 0, 0), Err(Error::InvalidValue));
+        assert_eq!(ask(&bad, OP_READ, 0, WINDOW as u64 + 1), Err(Error::InvalidValue));
+        // A piece placed past the window's end.
+        let mut req = [0u8; REQ_LEN];
+        req[..4].copy_from_slice(&OP_READ.to_le_bytes());
+        req[4..8].copy_from_slice(&((window_len() - 8) as u32).to_le_bytes());
+        req[16..24].copy_from_slice(&16u64.to_le_bytes());
+        send(bad.as_fd(), &req, &[]).unwrap();
+        let mut a = [0u8; ANSWER_LEN];
+        recv(bad.as_fd(), &mut a, None).unwrap();
+        assert_eq!(Error::check(i32::from_le_bytes(a[..4].try_into().unwrap())), Err(Error::InvalidValue));
         assert_eq!(ask(&bad, OP_WRITE, 0, 16), Err(Error::NotPermitted));
         assert_eq!(ask(&bad, 77, 0, 16), Err(Error::InvalidValue));
         // Still served: a proper read on the hostile connection.
-        assert_eq!(ask(&bad, OP_READ, 0, 16), Ok(()), "the bytes in the pipe, then the answer");
-        let mut a = [0u8; ANSWER_LEN];
+        assert_eq!(ask(&bad, OP_READ, 0, 16), Ok(()));
         // A packet of another size: that connection closes, the others go on.
         send(bad.as_fd(), &[1, 2, 3], &[]).unwrap();
         assert!(recv(bad.as_fd(), &mut a, None).is_err(), "the connection is closed");
-        // An importer asking for the whole range and leaving in the middle.
+        // Importers asking for a whole window and leaving at once.
         for _ in 0..4 {
-            let quitter = raw_conn(&desc);
+            let (quitter, _) = raw_conn(&desc);
             let mut req = [0u8; REQ_LEN];
             req[..4].copy_from_slice(&OP_READ.to_le_bytes());
-            req[16..24].copy_from_slice(&l.to_le_bytes());
+            req[16..24].copy_from_slice(&(WINDOW as u64).to_le_bytes());
             send(quitter.as_fd(), &req, &[]).unwrap();
             drop(quitter);
         }
@@ -1771,5 +1732,149 @@ mod tests {
         // The exporter stops at once (its threads joined) with those importers gone.
         map.stop().unwrap();
         assert_eq!(good.read(0, &mut got[..1]).unwrap_err(), Error::NotFound);
+    }
+
+    /// A fake exporter: a connection whose other end sends `welcome` with `fds`.
+    fn fake_exporter(welcome: &[u8], fds: &[BorrowedFd<'_>]) -> (OwnedFd, OwnedFd) {
+        let (imp, exp) = rustix::net::socketpair(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::SEQPACKET,
+            rustix::net::SocketFlags::CLOEXEC,
+            None,
+        )
+        .unwrap();
+        send(exp.as_fd(), welcome, fds).unwrap();
+        (imp, exp)
+    }
+
+    fn welcome_for(len: u64, perms: AccessFlags) -> [u8; WELCOME_LEN] {
+        let mut w = [0u8; WELCOME_LEN];
+        w[..8].copy_from_slice(WELCOME_MAGIC);
+        w[8..16].copy_from_slice(&len.to_le_bytes());
+        w[16..20].copy_from_slice(&perms.bits().to_le_bytes());
+        w
+    }
+
+    /// What a hostile exporter can hand over instead of a window — none, two windows and a
+    /// third descriptor, an unsealed memfd, a sealed one of another size, a pipe — is refused
+    /// at the import with `NOT_FOUND`.
+    #[test]
+    fn an_import_refuses_a_window_that_is_not_one() {
+        let perms = AccessFlags::PCI_READ_WRITE;
+        let w = welcome_for(4096, perms);
+        let window = doca_link::memfd::create_sealed("test-window", window_len()).unwrap();
+        let small = doca_link::memfd::create_sealed("test-window", WINDOW / 2).unwrap();
+        let unsealed = rustix::fs::memfd_create("test-window", rustix::fs::MemfdFlags::CLOEXEC).unwrap();
+        rustix::fs::ftruncate(&unsealed, window_len() as u64).unwrap();
+        let (pipe_r, _pipe_w) = rustix::pipe::pipe().unwrap();
+        let w2 = window.as_fd();
+        let cases: [&[BorrowedFd<'_>]; 5] =
+            [&[], &[w2, w2, w2], &[unsealed.as_fd()], &[small.as_fd()], &[pipe_r.as_fd()]];
+        for (i, fds) in cases.into_iter().enumerate() {
+            let (imp, _exp) = fake_exporter(&w, fds);
+            assert_eq!(Client::connect(imp, 4096, perms).err(), Some(Error::NotFound), "case {i}");
+        }
+        let (imp, _exp) = fake_exporter(&w, &[window.as_fd()]);
+        assert!(Client::connect(imp, 4096, perms).is_ok(), "a proper window");
+    }
+
+    /// What a hostile exporter can answer — an unknown code, a packet of another size,
+    /// leaving before the answer — ends the copy with `NOT_FOUND` (the connection is dead
+    /// after), never a panic or a wait; nothing lands beyond the destination. A refusal
+    /// with a DOCA code is that code, and the connection lives on.
+    #[test]
+    fn a_hostile_exporter_s_answers_end_the_copy_with_not_found() {
+        let perms = AccessFlags::PCI_READ_WRITE;
+        let code = |c: u32| {
+            let mut p = vec![0u8; ANSWER_LEN];
+            p[..4].copy_from_slice(&c.to_le_bytes());
+            p
+        };
+        let cases: Vec<(Vec<Vec<u8>>, Error)> = vec![
+            (vec![code(12345)], Error::NotFound),
+            (vec![vec![0u8; ANSWER_LEN + 1]], Error::NotFound),
+            (vec![], Error::NotFound),
+            (vec![code(Error::InUse.code() as u32)], Error::InUse),
+        ];
+        for (i, (packets, want)) in cases.into_iter().enumerate() {
+            let window = doca_link::memfd::create_sealed("test-window", window_len()).unwrap();
+            let (imp, exp) = fake_exporter(&welcome_for(4096, perms), &[window.as_fd()]);
+            let client = Client::connect(imp, 4096, perms).unwrap();
+            let exporter = std::thread::spawn(move || {
+                let mut req = [0u8; REQ_LEN];
+                recv(exp.as_fd(), &mut req, None).unwrap();
+                for p in packets {
+                    send(exp.as_fd(), &p, &[]).unwrap();
+                }
+                // Leaves.
+            });
+            let mut dst = [0u8; 100];
+            let t = Instant::now();
+            assert_eq!(client.read(0, &mut dst[..64]), Err(want), "case {i}");
+            assert!(t.elapsed() < Duration::from_secs(5), "case {i}: waited");
+            assert!(dst.iter().all(|&b| b == 0), "case {i}: bytes landed");
+            exporter.join().unwrap();
+            assert!(!client.live(), "case {i}: the exporter left");
+        }
+    }
+
+    /// Where a piece sits in the window: in step with the exporter's bytes modulo 4096, or 64
+    /// bytes on when this side's copy would then run 1 to 63 bytes behind its destination
+    /// (glibc's slow case); never so for either side's copy, and never past the room the
+    /// window keeps for it.
+    #[test]
+    fn a_piece_is_placed_where_neither_side_s_copy_is_slowed() {
+        let slow = |dst: usize, src: usize| (1..64).contains(&(dst.wrapping_sub(src) % ALIAS));
+        for from in [0, 1, 100, 4095, 4096, 70_000] {
+            for theirs in [0, 16, 63, 64, 4032, 4080, 4095] {
+                for user in [0, 1, 16, 48, 63, 64, 100, 4000, 4095, 1 << 20] {
+                    for read in [true, false] {
+                        let at = place(from, theirs, user, read);
+                        assert!(at >= from && at < from + ALIAS + 64, "{from} {theirs} {user}: {at}");
+                        let (mine, exporter) = if read {
+                            (slow(user, at), slow(at, theirs))
+                        } else {
+                            (slow(at, user), slow(theirs, at))
+                        };
+                        assert!(!mine && !exporter, "{from} {theirs} {user} {read}: at {at}");
+                    }
+                }
+            }
+        }
+        // Two pieces of a request fit the window.
+        let first = place(0, 4095, 0, true) + WINDOW - 1;
+        assert!(place(first, 4095, 0, true) < window_len());
+    }
+
+    /// The welcome hands an importer shared memory and nothing else: the window, a sealed
+    /// memfd of its announced size (no pipe, whose lock either side could hold for ever by
+    /// splicing into it from an empty blocking socket). Importers of other processes get
+    /// the shared pages' memfd besides (`tests/tests/heap_swap.rs`).
+    #[test]
+    fn the_welcome_hands_over_shared_memory_and_nothing_else() {
+        let (_map, desc, _dev) =
+            exported(1 << 20, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE);
+        let sock = raw_sock(&desc);
+        let mut w = [0u8; WELCOME_LEN];
+        let fds = recv_welcome(sock.as_fd(), &mut w).unwrap();
+        assert_eq!(fds.len(), 1);
+        assert_eq!(doca_link::memfd::check_sealed(&fds[0], Some(window_len())), Ok(window_len()));
+    }
+
+    /// A write lands exactly in the range it asked for, whatever else the importer's window
+    /// holds.
+    #[test]
+    fn a_write_lands_only_in_its_range() {
+        let len = 4096;
+        let (map, desc, _dev) = exported(len, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE);
+        let (sock, window) = raw_conn(&desc);
+        window.write(0, &[0xab; 48]);
+        assert_eq!(ask(&sock, OP_WRITE, 100, 16), Ok(()));
+        let mut back = [0u8; 160];
+        map.access().unwrap().read(0, &mut back).unwrap();
+        for (i, &b) in back.iter().enumerate() {
+            let want = if (100..116).contains(&i) { 0xab } else { i as u8 };
+            assert_eq!(b, want, "byte {i}");
+        }
     }
 }

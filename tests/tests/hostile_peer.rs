@@ -538,12 +538,13 @@ fn fabric_env(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
 }
 
 /// A served (heap) export of 8 MiB in this process. A hostile process asks to write the
-/// whole range and never sends the bytes; later another asks to read it all and never
-/// drains the pipe (8 MiB: more than the pipe holds). Meanwhile an honest importer (another
-/// process) reads and writes, and the exporter reads and writes its own bytes: each is served
-/// within [`SERVED_WITHIN`] (measured; normally at the first try). Before, the exporter held
-/// its borrow of the whole range while waiting on the attacker: every one of them answered
-/// `IN_USE` for the 10 s stall limit, and again after each reconnection.
+/// last window's worth of the range (1 MiB) and then neither reads an answer nor asks again;
+/// later another does the same with a read. Meanwhile an honest importer (another process)
+/// reads and writes, and the exporter reads and writes its own bytes: each is served within
+/// [`SERVED_WITHIN`] (measured; normally at the first try). Once, the exporter held its borrow
+/// of the whole range while waiting on the attacker: every one of them answered `IN_USE` for
+/// the 10 s stall limit, and again after each reconnection; until the bytes went through a
+/// window of shared memory, the serving thread then still waited on the attacker's pipe.
 #[test]
 fn a_stalled_copy_of_a_served_export_blocks_neither_other_importers_nor_the_exporter() {
     // The exporter is this test's own process: it runs in a fresh process whose fabric

@@ -498,7 +498,10 @@ fn hello_and_leave(name: &str) -> String {
 
 fn served_stall(hex: &str, write: bool, len: u64) -> String {
     let desc = doca_tests::from_hex(hex).expect("a descriptor in hex");
-    let first = doca_mmap::stalled_served_request(&desc, write, 0, len);
+    // The most one request may ask for: the window's worth at the end of the range.
+    let n = len.min(doca_mmap::served::WINDOW as u64);
+    let at = len - n;
+    let first = doca_mmap::stalled_served_request(&desc, write, at, n);
     match &first {
         Ok(_) => println!("holding"),
         Err(e) => println!("refused {}", e.name()),
@@ -510,7 +513,7 @@ fn served_stall(hex: &str, write: bool, len: u64) -> String {
             if let Some(r) = &held {
                 while !r.closed_within(Duration::from_secs(3600)) {}
             }
-            held = doca_mmap::stalled_served_request(&desc, write, 0, len).ok();
+            held = doca_mmap::stalled_served_request(&desc, write, at, n).ok();
             if held.is_none() {
                 std::thread::sleep(Duration::from_millis(100));
             }
