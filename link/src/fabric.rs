@@ -539,16 +539,23 @@ pub enum Recv {
 /// queueing), what came meanwhile read, and then the socket closed. Non-blocking throughout.
 pub fn answer_and_close(sock: OwnedFd, answer: &[u8]) {
     let mut sink = [0u8; 512];
-    while let Ok(Recv::Packet { .. }) = recv(sock.as_fd(), &mut sink) {}
+    while let Ok(Recv::Packet { fds, .. }) = recv(sock.as_fd(), &mut sink) {
+        crate::discard::discard_all(fds);
+    }
     let _ = send(sock.as_fd(), answer, &[]);
     let _ = rustix::net::shutdown(&sock, rustix::net::Shutdown::Read);
-    while let Ok(Recv::Packet { .. }) = recv(sock.as_fd(), &mut sink) {}
-    drop(sock);
+    while let Ok(Recv::Packet { fds, .. }) = recv(sock.as_fd(), &mut sink) {
+        crate::discard::discard_all(fds);
+    }
+    // Closed on the discarding thread: packets still queued may carry the peer's files.
+    crate::discard::discard(sock);
 }
 
-/// Receives one packet without blocking.
+/// Receives one packet without blocking, with room for as many descriptors as a packet can
+/// carry (fewer would have the kernel release the rest in this thread, see
+/// [`crate::discard`]); a caller that does not keep one should [`crate::discard::discard`] it.
 pub fn recv(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Recv> {
-    let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
+    let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(crate::discard::MAX_FDS))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
     let msg = match rustix::net::recvmsg(
         sock,

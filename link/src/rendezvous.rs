@@ -238,6 +238,8 @@ pub fn offer(what: Offer) -> Result<Offered> {
 fn start() -> Result<Arc<Service>> {
     let name = ServiceName { pid: std::process::id(), nonce: nonce()? };
     let listener = Listener::bind_in(FabricDir::open()?, name.file())?;
+    // Importers send no descriptor, but to a kept offer's keeper (allowed again per socket).
+    crate::discard::refuse_descriptors(listener.as_fd());
     let quit = rustix::event::eventfd(
         0,
         rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
@@ -255,7 +257,8 @@ fn start() -> Result<Arc<Service>> {
 
 /// A connection waiting for its token.
 struct Pending {
-    sock: OwnedFd,
+    /// Closed on the discarding thread unless handed on ([`crate::discard`]).
+    sock: crate::discard::PeerFd,
     peer: PeerId,
     deadline: Instant,
 }
@@ -360,7 +363,11 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>) {
             );
             continue;
         }
-        pending.push(Pending { sock, peer, deadline: Instant::now() + REQUEST_WAIT });
+        pending.push(Pending {
+            sock: crate::discard::PeerFd::new(sock),
+            peer,
+            deadline: Instant::now() + REQUEST_WAIT,
+        });
     }
 }
 
@@ -375,7 +382,8 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
         }
         Ok(Recv::Empty) => return Handled::Again(p),
         Ok(Recv::Closed) | Err(_) => return Handled::Done,
-        Ok(Recv::Packet { .. }) => {
+        Ok(Recv::Packet { fds, .. }) => {
+            crate::discard::discard_all(fds);
             let _ = peer_fail!(
                 Error::InvalidValue,
                 "memory service: a malformed request from process {}; closed",
@@ -414,17 +422,20 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
         }
         Some(Offer::Kept { fd, info, keeper }) => {
             let peer = p.peer;
+            // The keeper takes the importer's doorbells over this connection.
+            crate::discard::accept_descriptors(p.sock.as_fd());
             if !answer(fd, info) {
                 return Handled::Done;
             }
-            let sock = Arc::new(p.sock);
+            let sock = Arc::new(p.sock.into_inner());
             match keeper.accept(sock.clone(), peer) {
                 Some(id) => Handled::Kept(Kept { sock, keeper: keeper.clone(), id }),
                 None => Handled::Done,
             }
         }
         Some(Offer::Connection(handler)) => {
-            handler(p.sock, p.peer);
+            let peer = p.peer;
+            handler(p.sock.into_inner(), peer);
             Handled::Done
         }
     }

@@ -55,10 +55,15 @@
 //! by `vmsplice`) is one kernel object with one lock, and a peer holding any file of it can
 //! hold that lock as long as it likes — by a `splice` into it from an empty blocking socket —
 //! while every `read` or `write` of the other side waits for it, uninterruptibly, non-blocking
-//! or not (the book's troubleshooting chapter). And the exporter takes no descriptor from an
-//! importer: its packets are received with no room for any (the kernel drops them unopened),
-//! so no file of the importer's is ever closed — and flushed, perhaps on a file system the
-//! importer serves itself — by the exporter's thread.
+//! or not (the book's troubleshooting chapter). The same lock is taken when a pipe end a peer
+//! sent is closed, and a FUSE file's close waits for its server; so neither side closes a
+//! file the other chose in a thread that matters ([`doca_link::discard`]). The connection
+//! refuses descriptors beyond the welcome where the kernel can (`SO_PASSRIGHTS`, Linux 6.16:
+//! the memory service's listening socket refuses them, the importer's socket after the
+//! welcome); elsewhere whatever comes is received with room for all of it and closed on the
+//! discarding thread, and so is each side's socket (closing it releases what is still
+//! queued on it). The importer closes the welcome's memfds itself only once it has checked
+//! them.
 //!
 //! **Borrowing.** A request is checked against this process's borrows of the whole range at
 //! once (a range the exporter holds borrowed now: `IN_USE`, before any byte). The copy then
@@ -72,9 +77,10 @@
 //! [`MAX_CONNS`] places. With every place taken, the process holding the most gives its
 //! oldest idle connection (one between copies) to a newcomer of a process that would then
 //! hold fewer (the rule of the comm channel's handshake places); otherwise the newcomer is
-//! closed unwelcomed. Each connection's thread, its window and its [`CONN_FDS`] descriptor
-//! are charged to the importer's process in the peer ledger ([`crate::budget`]): beyond its
-//! budget the connection is closed unwelcomed too. Refusals are logged at most once a second
+//! closed unwelcomed. Each connection's thread and its [`CONN_FDS`] descriptor are charged
+//! to the importer's process in the peer ledger ([`crate::budget`]): beyond its budget the
+//! connection is closed unwelcomed too (the window is this process's own memory; the
+//! importer counts it as memory of its exporter's mapped there, `peer.mem_per_conn`). Refusals are logged at most once a second
 //! per kind.
 //!
 //! **Trust.** The exporter checks every request against the exported range (offset and length
@@ -94,7 +100,7 @@
 //! under Yama `ptrace_scope=1` only a tracer the exporter names with `PR_SET_PTRACER` (it does
 //! not know its importers, and naming any process grants full ptrace), never under scope 2
 //! or 3, nor for a non-dumpable process or under a seccomp filter; and measured here it
-//! copies slower than a pipe. The window needs no right at all.
+//! copied slower than the pipes this path once used. The window needs no right at all.
 //!
 //! **Cost.** Without shared pages, per [`WINDOW`] bytes a request, a wake-up of the serving
 //! thread (unless it is still looking, see [`SPIN`]), two `memcpy` and the answer: here a
@@ -257,7 +263,8 @@ const EVICTED: u8 = 2;
 
 /// One importer's connection, as its serving thread and the accepting thread share it.
 struct Conn {
-    sock: OwnedFd,
+    /// Closed on the discarding thread ([`doca_link::discard`]).
+    sock: doca_link::discard::PeerFd,
     /// [`IDLE`], [`BUSY`] or [`EVICTED`]: only the serving thread moves between the first
     /// two, only the accepting thread from [`IDLE`] to [`EVICTED`].
     state: std::sync::atomic::AtomicU8,
@@ -566,9 +573,9 @@ fn send(sock: BorrowedFd<'_>, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> Result<()
     }
 }
 
-/// Sends one packet without descriptors, waiting for room (the connection also carries the
-/// bytes of copies: it may be full for a moment) while watching `stop`, at most [`STALL`].
-/// `NOT_FOUND` when the peer left.
+/// Sends one packet without descriptors, waiting for room (a peer that does not read its
+/// answers fills the connection) while watching `stop`, at most [`STALL`]. `NOT_FOUND` when
+/// the peer left.
 fn send_waiting(sock: BorrowedFd<'_>, bytes: &[u8], stop: Option<BorrowedFd<'_>>) -> Result<()> {
     loop {
         match rustix::net::send(sock, bytes, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
@@ -619,12 +626,15 @@ fn recv_within(
 }
 
 /// One packet of exactly `buf.len()` bytes if one is there (`None`: nothing yet), as
-/// [`recv_within`] takes it. Without `fds` no room is given for descriptors: any sent with
-/// it are dropped by the kernel, never opened in (nor closed by) this process — an exporter
-/// never takes one from an importer.
+/// [`recv_within`] takes it, with its descriptors when `fds`. Room is given for as many as a
+/// packet can carry (the kernel would release the rest in this thread, see
+/// [`doca_link::discard`]); unexpected ones are closed on the discarding thread and break
+/// the protocol (`NOT_FOUND`).
 fn recv_now(sock: BorrowedFd<'_>, buf: &mut [u8], fds: bool) -> Option<Result<Vec<OwnedFd>>> {
-    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
-    let mut control = RecvAncillaryBuffer::new(if fds { &mut space[..] } else { &mut [] });
+    let want = fds;
+    let mut space =
+        [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(doca_link::discard::MAX_FDS))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
     match rustix::net::recvmsg(
         sock,
         &mut [std::io::IoSliceMut::new(buf)],
@@ -640,7 +650,15 @@ fn recv_now(sock: BorrowedFd<'_>, buf: &mut [u8], fds: bool) -> Option<Result<Ve
                 })
                 .flatten()
                 .collect();
+            if !want && !fds.is_empty() {
+                doca_link::discard::discard_all(fds);
+                return Some(Err(peer_fail!(
+                    Error::NotFound,
+                    "served export: descriptors where none are due"
+                )));
+            }
             if m.bytes != buf.len() || m.flags.contains(rustix::net::ReturnFlags::TRUNC) {
+                doca_link::discard::discard_all(fds);
                 return Some(Err(Error::NotFound));
             }
             Some(Ok(fds))
@@ -688,7 +706,7 @@ impl LogLimit {
 /// (its process is gone, or beyond its budget).
 fn charge(peer: PeerId, limits: Limits) -> std::result::Result<Hold, String> {
     Account::open(peer, limits)
-        .claim_with_threads(window_len() as u64, CONN_FDS, 1, "an importer of a served export")
+        .claim_with_threads(0, CONN_FDS, 1, "an importer of a served export")
         .map_err(|r| r.why)
 }
 
@@ -706,7 +724,10 @@ fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
             line(held_back(n));
         }
     };
-    let conn = Arc::new(Conn { sock, state: std::sync::atomic::AtomicU8::new(IDLE) });
+    let conn = Arc::new(Conn {
+        sock: doca_link::discard::PeerFd::new(sock),
+        state: std::sync::atomic::AtomicU8::new(IDLE),
+    });
     let seq = match sh.take_place(peer, &conn) {
         Ok((seq, evicted)) => {
             if let Some((greedy, most)) = evicted {
@@ -748,7 +769,7 @@ fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
     for h in done {
         let _ = h.join();
     }
-    match welcome(&conn.sock, sh, !peer.is_this_process()) {
+    match welcome(conn.sock.as_fd(), sh, !peer.is_this_process()) {
         Ok(window) => {
             let s = sh.clone();
             let spawned = std::thread::Builder::new().name("doca-mmap-serve".into()).spawn(move || {
@@ -775,9 +796,9 @@ fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
 /// shared pages are) with the window's memfd and, to an importer of another process
 /// (`other`), the memfd of the shared pages: the only descriptors the importer ever gets.
 /// Returns the window, mapped here.
-fn welcome(conn: &OwnedFd, sh: &Shared, other: bool) -> Result<Mapped> {
+fn welcome(conn: BorrowedFd<'_>, sh: &Shared, other: bool) -> Result<Mapped> {
     let fd = doca_link::memfd::create_sealed("doca-mmap-window", window_len())?;
-    let window = Mapped::own(&fd, window_len())?;
+    let window = Mapped::own(fd.as_fd(), window_len())?;
     let mut msg = [0u8; WELCOME_LEN];
     msg[..8].copy_from_slice(WELCOME_MAGIC);
     msg[8..16].copy_from_slice(&(sh.backing.len() as u64).to_le_bytes());
@@ -790,7 +811,7 @@ fn welcome(conn: &OwnedFd, sh: &Shared, other: bool) -> Result<Mapped> {
         msg[28..36].copy_from_slice(&(*len as u64).to_le_bytes());
         fds.push(pages.as_fd());
     }
-    send(conn.as_fd(), &msg, &fds)?;
+    send(conn, &msg, &fds)?;
     Ok(window)
 }
 
@@ -932,16 +953,19 @@ fn serve_one(req: &[u8; REQ_LEN], window: &Mapped, sh: &Shared) -> (Result<()>, 
         Ok(r) => r,
         Err(e) => return (Err(e), 0),
     };
-    let mut moved_len = 0;
+    let (mut moved_len, mut deadline) = (0, None);
     let moved = pieces.iter().flatten().zip([at, at2]).try_for_each(|(&(off, len), at)| {
         let mut done = 0;
         while done < len {
             let n = (len - done).min(PIECE);
             if op == OP_READ {
-                let bytes = borrowed(sh.stop.as_fd(), || tracker.try_bytes(region, off + done, n))?;
+                let bytes =
+                    borrowed(sh.stop.as_fd(), &mut deadline, || tracker.try_bytes(region, off + done, n))?;
                 window.write(at + done, &bytes);
             } else {
-                let mut bytes = borrowed(sh.stop.as_fd(), || tracker.try_bytes_mut(region, off + done, n))?;
+                let mut bytes = borrowed(sh.stop.as_fd(), &mut deadline, || {
+                    tracker.try_bytes_mut(region, off + done, n)
+                })?;
                 window.read(at + done, &mut bytes);
             }
             done += n;
@@ -975,9 +999,13 @@ fn relayed(
 
 /// Borrows a piece with `try_borrow`, waiting while this process holds it borrowed (its own
 /// code, or another importer's piece for the time of one copy): a few milliseconds at a
-/// time, watching `stop`, at most [`STALL`] in all (then `TIME_OUT`: the connection ends).
-fn borrowed<T>(stop: BorrowedFd<'_>, mut try_borrow: impl FnMut() -> Result<T>) -> Result<T> {
-    let mut deadline = None;
+/// time, watching `stop`, at most [`STALL`] in all for one request (`deadline`, set at its
+/// first wait; then the request is answered `TIME_OUT`).
+fn borrowed<T>(
+    stop: BorrowedFd<'_>,
+    deadline: &mut Option<Instant>,
+    mut try_borrow: impl FnMut() -> Result<T>,
+) -> Result<T> {
     let mut rest = Duration::from_micros(100);
     loop {
         match try_borrow() {
@@ -1005,8 +1033,9 @@ fn borrowed<T>(stop: BorrowedFd<'_>, mut try_borrow: impl FnMut() -> Result<T>) 
 
 /// A connection to a served export (see the module docs): copies in and out of the range.
 pub(crate) struct Client {
-    /// The connection: requests and answers.
-    sock: OwnedFd,
+    /// The connection: requests and answers (closed on the discarding thread, see
+    /// [`doca_link::discard`]).
+    sock: doca_link::discard::PeerFd,
     /// The connection's window (see **The bytes**), mapped here.
     window: Mapped,
     /// The exporter's address of the range modulo [`ALIAS`] (for [`place`]).
@@ -1049,7 +1078,7 @@ impl Mapped {
     /// Maps the memfd `fd` of `len` bytes the exporter shares at `head` of a range of
     /// `range` bytes (writable when `writable`). Anything else than what was announced
     /// (unsealed, another size, a range outside) → `NOT_FOUND`.
-    fn map(fd: &OwnedFd, head: usize, len: usize, range: usize, writable: bool) -> Result<Mapped> {
+    fn map(fd: BorrowedFd<'_>, head: usize, len: usize, range: usize, writable: bool) -> Result<Mapped> {
         let page = crate::shm::page_size();
         let fits =
             head < page && len % page == 0 && len > 0 && head.checked_add(len).is_some_and(|e| e <= range);
@@ -1064,11 +1093,11 @@ impl Mapped {
     }
 
     /// Maps this process's own sealed memfd `fd` of `len` bytes, writable.
-    fn own(fd: &OwnedFd, len: usize) -> Result<Mapped> {
+    fn own(fd: BorrowedFd<'_>, len: usize) -> Result<Mapped> {
         Mapped::mmap(fd, 0, len, true, false)
     }
 
-    fn mmap(fd: &OwnedFd, head: usize, len: usize, writable: bool, foreign: bool) -> Result<Mapped> {
+    fn mmap(fd: BorrowedFd<'_>, head: usize, len: usize, writable: bool, foreign: bool) -> Result<Mapped> {
         let prot = if writable {
             rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE
         } else {
@@ -1122,11 +1151,15 @@ impl Client {
     /// which must serve `len` bytes with `perms`. Not there (revoked, exited, forged) →
     /// `NOT_FOUND`.
     pub(crate) fn connect(sock: OwnedFd, len: usize, perms: AccessFlags) -> Result<Client> {
+        let sock = doca_link::discard::PeerFd::new(sock);
         let mut w = [0u8; WELCOME_LEN];
         let fds = recv_welcome(sock.as_fd(), &mut w)
             .map_err(|e| fail!(Error::NotFound, "mmap create_from_export: the exporter refused ({e})"))?;
-        // The window's memfd, and perhaps the shared pages'.
-        let mut fds = fds.into_iter();
+        // Nothing more may come with descriptors (where the kernel can refuse them).
+        doca_link::discard::refuse_descriptors(sock.as_fd());
+        // The window's memfd, and perhaps the shared pages': closed here only once checked
+        // (a file the exporter chose could make a close wait on it, see doca_link::discard).
+        let mut fds = fds.into_iter().map(doca_link::discard::PeerFd::new);
         let (Some(window), memfd, None, true) =
             (fds.next(), fds.next(), fds.next(), &w[..8] == WELCOME_MAGIC)
         else {
@@ -1140,12 +1173,12 @@ impl Client {
                 "mmap create_from_export: the export is not the one described"
             ));
         }
-        let window = Mapped::map(&window, 0, window_len(), window_len(), true)?;
+        let window = Mapped::map(window.as_fd(), 0, window_len(), window_len(), true)?;
         let base = u32::from_le_bytes(w[36..40].try_into().expect("4 bytes")) as usize % ALIAS;
         let writable = perms.intersects(AccessFlags::PCI_READ_WRITE | AccessFlags::RDMA_WRITE);
         let u64_at = |i: usize| usize::try_from(u64::from_le_bytes(w[i..i + 8].try_into().expect("8 bytes")));
         let pages = match (memfd, u64_at(20), u64_at(28)) {
-            (Some(fd), Ok(head), Ok(n)) => Some(Mapped::map(&fd, head, n, len, writable)?),
+            (Some(fd), Ok(head), Ok(n)) => Some(Mapped::map(fd.as_fd(), head, n, len, writable)?),
             (None, _, _) => None,
             _ => {
                 return Err(peer_fail!(
@@ -1221,7 +1254,7 @@ impl Client {
     /// The piece of `len` bytes at `offset` of the range, placed in the window at or after
     /// `from` for this side's bytes at `user` ([`place`]).
     fn piece(&self, from: usize, offset: usize, len: usize, user: *const u8, read: bool) -> Piece {
-        let at = place(from, (self.base + offset) % ALIAS, user as usize, read);
+        let at = place(from, (self.base + offset % ALIAS) % ALIAS, user as usize, read);
         Piece { offset, len, at }
     }
 
@@ -1434,8 +1467,8 @@ impl StalledRequest {
 /// when `write` (of whatever the window holds), else a read — for `offset..offset+len` (at
 /// most [`WINDOW`]); then it reads neither the window nor any answer after the first, and
 /// sends nothing more. Returns once the request is answered (its DOCA code when refused):
-/// an exporter never waits for its importer inside a copy, so this is the most a hostile
-/// importer can leave hanging.
+/// an exporter never waits for its importer inside a copy, so an unread answer is all such an
+/// importer leaves behind.
 #[doc(hidden)]
 pub fn stalled_request(
     service: doca_link::rendezvous::ServiceName,
@@ -1600,7 +1633,7 @@ mod tests {
     fn a_piece_borrowed_meanwhile_is_waited_for_until_let_go_or_revoked() {
         let stop = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC).unwrap();
         let mut tries = 0;
-        let got = borrowed(stop.as_fd(), || {
+        let got = borrowed(stop.as_fd(), &mut None, || {
             tries += 1;
             if tries < 4 {
                 Err(Error::InUse)
@@ -1611,9 +1644,15 @@ mod tests {
         assert_eq!(got, Ok(4));
         rustix::io::write(&stop, &1u64.to_ne_bytes()).unwrap();
         let t = Instant::now();
-        assert_eq!(borrowed(stop.as_fd(), || Err::<(), _>(Error::InUse)), Err(Error::NotFound));
+        assert_eq!(borrowed(stop.as_fd(), &mut None, || Err::<(), _>(Error::InUse)), Err(Error::NotFound));
         assert!(t.elapsed() < Duration::from_secs(1), "the revocation ends the wait");
-        assert_eq!(borrowed(stop.as_fd(), || Err::<(), _>(Error::NotPermitted)), Err(Error::NotPermitted));
+        assert_eq!(
+            borrowed(stop.as_fd(), &mut None, || Err::<(), _>(Error::NotPermitted)),
+            Err(Error::NotPermitted)
+        );
+        // A request's deadline is shared by its pieces: one past it waits no more.
+        let mut past = Some(Instant::now());
+        assert_eq!(borrowed(stop.as_fd(), &mut past, || Err::<(), _>(Error::InUse)), Err(Error::TimeOut));
     }
 
     /// A connected socket to the export of `desc`, nothing read yet.
@@ -1633,7 +1672,7 @@ mod tests {
         let mut w = [0u8; WELCOME_LEN];
         let fds = recv_welcome(sock.as_fd(), &mut w).unwrap();
         assert_eq!(fds.len(), 1, "the window only");
-        let window = Mapped::map(&fds[0], 0, window_len(), window_len(), true).unwrap();
+        let window = Mapped::map(fds[0].as_fd(), 0, window_len(), window_len(), true).unwrap();
         (sock, window)
     }
 
@@ -1859,6 +1898,58 @@ mod tests {
         let fds = recv_welcome(sock.as_fd(), &mut w).unwrap();
         assert_eq!(fds.len(), 1);
         assert_eq!(doca_link::memfd::check_sealed(&fds[0], Some(window_len())), Ok(window_len()));
+    }
+
+    /// A hostile peer sends a pipe end with a packet and holds that pipe's lock (a `splice`
+    /// into it from an empty blocking socket): neither the exporter's stop (which joins its
+    /// serving thread) nor an importer's copy waits for it. Where the kernel refuses the
+    /// descriptor (`SO_PASSRIGHTS`) the peer's send fails; elsewhere the file is closed on the
+    /// discarding thread ([`doca_link::discard`]).
+    #[test]
+    fn a_descriptor_from_a_hostile_peer_freezes_no_thread_that_matters() {
+        let (pipe_r, pipe_w) = rustix::pipe::pipe().unwrap();
+        let (held, release) = rustix::net::socketpair(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::STREAM,
+            rustix::net::SocketFlags::CLOEXEC,
+            None,
+        )
+        .unwrap();
+        let holder = std::thread::spawn(move || {
+            rustix::pipe::splice(&held, None, &pipe_w, None, 16, rustix::pipe::SpliceFlags::empty())
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        // An importer's request carrying the pipe end.
+        let (map, desc, _dev) =
+            exported(1 << 16, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE);
+        let (sock, _window) = raw_conn(&desc);
+        let mut req = [0u8; REQ_LEN];
+        req[..4].copy_from_slice(&OP_READ.to_le_bytes());
+        req[16..24].copy_from_slice(&16u64.to_le_bytes());
+        let _ = send(sock.as_fd(), &req, &[pipe_r.as_fd()]);
+        // An exporter's answer carrying it.
+        let perms = AccessFlags::PCI_READ_WRITE;
+        let window = doca_link::memfd::create_sealed("test-window", window_len()).unwrap();
+        let (imp, exp) = fake_exporter(&welcome_for(4096, perms), &[window.as_fd()]);
+        let client = Client::connect(imp, 4096, perms).unwrap();
+        if send(exp.as_fd(), &[0u8; ANSWER_LEN], &[pipe_r.as_fd()]).is_err() {
+            send(exp.as_fd(), &[0u8; ANSWER_LEN], &[]).unwrap();
+        }
+        // (Closing a pipe end takes the lock too: this test's own end is closed last.)
+        let reader = std::thread::spawn(move || client.read(0, &mut [0u8; 64]));
+        let stopper = std::thread::spawn(move || map.stop());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !(reader.is_finished() && stopper.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let done = reader.is_finished() && stopper.is_finished();
+        // The lock let go, so that every thread of this test process can end.
+        rustix::io::write(&release, b"go").unwrap();
+        holder.join().unwrap().unwrap();
+        assert_eq!(stopper.join().unwrap(), Ok(()));
+        let _ = reader.join().unwrap();
+        assert!(done, "a thread waited on the peer's pipe");
+        drop((sock, exp, pipe_r));
     }
 
     /// A write lands exactly in the range it asked for, whatever else the importer's window
