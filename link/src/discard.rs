@@ -98,21 +98,11 @@ impl Drop for PeerFd {
 const SO_PASSRIGHTS: libc::c_int = 83;
 
 /// Makes the socket `sock` refuse descriptors from now on: a peer's `sendmsg` carrying any
-/// fails (`EPERM`) instead of queueing them here. Set on a listening socket, the sockets it
-/// accepts refuse them from their start. False when the kernel cannot (before Linux 6.16):
-/// then receive with room for [`MAX_FDS`] and [`discard`] what comes.
+/// fails (`EPERM`) instead of queueing them here (what it queued before stays: receive with
+/// room for [`MAX_FDS`] and [`discard`] what comes). False when the kernel cannot (before
+/// Linux 6.16).
 pub fn refuse_descriptors(sock: BorrowedFd<'_>) -> bool {
-    pass_rights(sock, false)
-}
-
-/// Lets the socket `sock` take descriptors again (after [`refuse_descriptors`], or from the
-/// listener that accepted it). False when the kernel has no such option (then it always did).
-pub fn accept_descriptors(sock: BorrowedFd<'_>) -> bool {
-    pass_rights(sock, true)
-}
-
-fn pass_rights(sock: BorrowedFd<'_>, on: bool) -> bool {
-    let off: libc::c_int = on.into();
+    let off: libc::c_int = 0;
     // SAFETY: a valid descriptor, and a pointer to an int of the size given.
     let r = unsafe {
         libc::setsockopt(

@@ -238,8 +238,6 @@ pub fn offer(what: Offer) -> Result<Offered> {
 fn start() -> Result<Arc<Service>> {
     let name = ServiceName { pid: std::process::id(), nonce: nonce()? };
     let listener = Listener::bind_in(FabricDir::open()?, name.file())?;
-    // Importers send no descriptor, but to a kept offer's keeper (allowed again per socket).
-    crate::discard::refuse_descriptors(listener.as_fd());
     let quit = rustix::event::eventfd(
         0,
         rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
@@ -422,8 +420,6 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
         }
         Some(Offer::Kept { fd, info, keeper }) => {
             let peer = p.peer;
-            // The keeper takes the importer's doorbells over this connection.
-            crate::discard::accept_descriptors(p.sock.as_fd());
             if !answer(fd, info) {
                 return Handled::Done;
             }

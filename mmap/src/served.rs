@@ -59,10 +59,9 @@
 //! sent is closed, and a FUSE file's close waits for its server; so neither side closes a
 //! file the other chose in a thread that matters ([`doca_link::discard`]). The connection
 //! refuses descriptors beyond the welcome where the kernel can (`SO_PASSRIGHTS`, Linux 6.16:
-//! the memory service's listening socket refuses them, the importer's socket after the
-//! welcome); elsewhere whatever comes is received with room for all of it and closed on the
-//! discarding thread, and so is each side's socket (closing it releases what is still
-//! queued on it). The importer closes the welcome's memfds itself only once it has checked
+//! the exporter's socket from its admission on, the importer's after the welcome); whatever
+//! comes anyway is received with room for all of it and closed on the discarding thread, and
+//! so is each side's socket (closing it releases what is still queued on it). The importer closes the welcome's memfds itself only once it has checked
 //! them.
 //!
 //! **Borrowing.** A request is checked against this process's borrows of the whole range at
@@ -724,6 +723,9 @@ fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
             line(held_back(n));
         }
     };
+    // An importer sends no descriptor (where the kernel can refuse them; any queued before
+    // are received and discarded).
+    doca_link::discard::refuse_descriptors(sock.as_fd());
     let conn = Arc::new(Conn {
         sock: doca_link::discard::PeerFd::new(sock),
         state: std::sync::atomic::AtomicU8::new(IDLE),
