@@ -63,8 +63,9 @@ pub fn discard_all(fds: impl IntoIterator<Item = OwnedFd>) {
     }
 }
 
-/// A descriptor closed by [`discard`] when dropped: a socket a peer sends to, or a file it
-/// sent that is not checked yet.
+/// A descriptor closed by [`discard`] when dropped (a socket shut down first, so that its
+/// peer sees it gone at once): a socket a peer sends to, or a file it sent that is not
+/// checked yet.
 #[derive(Debug)]
 pub struct PeerFd(Option<OwnedFd>);
 
@@ -89,6 +90,9 @@ impl AsFd for PeerFd {
 impl Drop for PeerFd {
     fn drop(&mut self) {
         if let Some(fd) = self.0.take() {
+            // A socket is shut down at once (the peer sees it gone now, as at a close; its
+            // queued files stay for the discarding thread); anything else fails harmlessly.
+            let _ = rustix::net::shutdown(&fd, rustix::net::Shutdown::Both);
             discard(fd);
         }
     }

@@ -486,29 +486,22 @@ impl Drop for Server {
 #[derive(PartialEq, Eq, Debug)]
 enum Woke {
     Ready,
-    /// The socket is readable or hung up (mid-stream: the peer left or broke the protocol).
+    /// The socket hung up or failed.
     Socket,
     /// Revoked (exporter side).
     Stop,
 }
 
-/// Waits until `fd` has `ev`, watching `sock` (for `watch`, and hang-up) and `stop`;
-/// `TIME_OUT` after [`STALL`].
-fn wait(
-    fd: BorrowedFd<'_>,
-    ev: PollFlags,
-    sock: Option<(BorrowedFd<'_>, PollFlags)>,
-    stop: Option<BorrowedFd<'_>>,
-) -> Result<Woke> {
-    wait_within(fd, ev, sock, stop, Some(STALL))
+/// Waits until the socket `sock` has `ev`, watching `stop`; `TIME_OUT` after [`STALL`].
+fn wait(sock: BorrowedFd<'_>, ev: PollFlags, stop: Option<BorrowedFd<'_>>) -> Result<Woke> {
+    wait_within(sock, ev, stop, Some(STALL))
 }
 
 /// [`wait`] with a limit of its own: `None` waits until something happens (the exporter's
 /// accepting thread, idle as long as nobody imports — an idle export is no stall).
 fn wait_within(
-    fd: BorrowedFd<'_>,
+    sock: BorrowedFd<'_>,
     ev: PollFlags,
-    sock: Option<(BorrowedFd<'_>, PollFlags)>,
     stop: Option<BorrowedFd<'_>>,
     stall: Option<Duration>,
 ) -> Result<Woke> {
@@ -523,10 +516,9 @@ fn wait_within(
             ));
         }
         let mut fds = [
-            PollFd::from_borrowed_fd(fd, ev),
-            PollFd::from_borrowed_fd(sock.map_or(fd, |s| s.0), sock.map_or(PollFlags::empty(), |s| s.1)),
+            PollFd::from_borrowed_fd(sock, ev),
             PollFd::from_borrowed_fd(
-                stop.unwrap_or(fd),
+                stop.unwrap_or(sock),
                 if stop.is_some() { PollFlags::IN } else { PollFlags::empty() },
             ),
         ];
@@ -535,18 +527,14 @@ fn wait_within(
             Ok(_) | Err(Errno::INTR) => {}
             Err(e) => return Err(os("poll", e)),
         }
-        let bad = PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL;
-        if stop.is_some() && !fds[2].revents().is_empty() {
+        if stop.is_some() && !fds[1].revents().is_empty() {
             return Ok(Woke::Stop);
         }
         let r = fds[0].revents();
         if r.intersects(ev) {
             return Ok(Woke::Ready);
         }
-        if sock.is_some() && !fds[1].revents().is_empty() {
-            return Ok(Woke::Socket);
-        }
-        if r.intersects(bad) {
+        if r.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
             return Ok(Woke::Socket);
         }
     }
@@ -579,7 +567,7 @@ fn send_waiting(sock: BorrowedFd<'_>, bytes: &[u8], stop: Option<BorrowedFd<'_>>
     loop {
         match rustix::net::send(sock, bytes, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
             Ok(n) if n == bytes.len() => return Ok(()),
-            Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(sock, PollFlags::OUT, None, stop)? {
+            Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(sock, PollFlags::OUT, stop)? {
                 Woke::Ready => {}
                 Woke::Socket | Woke::Stop => return Err(Error::NotFound),
             },
@@ -617,7 +605,7 @@ fn recv_within(
         if let Some(r) = recv_now(sock, buf, fds) {
             return r;
         }
-        match wait_within(sock, PollFlags::IN, None, stop, stall)? {
+        match wait_within(sock, PollFlags::IN, stop, stall)? {
             Woke::Stop => return Err(Error::NotFound),
             Woke::Ready | Woke::Socket => {}
         }
@@ -1777,13 +1765,7 @@ mod tests {
 
     /// A fake exporter: a connection whose other end sends `welcome` with `fds`.
     fn fake_exporter(welcome: &[u8], fds: &[BorrowedFd<'_>]) -> (OwnedFd, OwnedFd) {
-        let (imp, exp) = rustix::net::socketpair(
-            rustix::net::AddressFamily::UNIX,
-            rustix::net::SocketType::SEQPACKET,
-            rustix::net::SocketFlags::CLOEXEC,
-            None,
-        )
-        .unwrap();
+        let (imp, exp) = doca_link::socketpair().unwrap();
         send(exp.as_fd(), welcome, fds).unwrap();
         (imp, exp)
     }
