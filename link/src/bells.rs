@@ -30,6 +30,7 @@ use parking_lot::Mutex;
 use rustix::event::{PollFd, PollFlags};
 
 use crate::budget::{Account, Hold, Limits, PeerId};
+use crate::discard::PeerFd;
 use crate::error::{bail, fail, peer_fail};
 use crate::notify::Doorbell;
 use crate::rendezvous::{Keeper, ServiceName, Taken, Token, REPLY_WAIT};
@@ -67,7 +68,7 @@ struct Bell {
 }
 
 struct Conn {
-    sock: Arc<OwnedFd>,
+    sock: Arc<PeerFd>,
     account: Account,
     _hold: Hold,
 }
@@ -103,7 +104,7 @@ impl Board {
     /// A slot for a doorbell of this process (`ring`: the ringing end of a
     /// [`Doorbell::pair`]). `FULL` when every slot is taken.
     pub fn register_local(&self, ring: OwnedFd) -> Result<usize> {
-        let ring = Doorbell::from_peer(ring)?;
+        let ring = Doorbell::from_peer(PeerFd::new(ring))?;
         let mut s = self.state.lock();
         let Some(slot) = s.bells.iter().position(Option::is_none) else {
             bail!(Error::Full, "all {} doorbell slots are taken", s.bells.len());
@@ -140,7 +141,7 @@ impl Board {
         let mut s = self.state.lock();
         s.revoked = true;
         for c in s.conns.values() {
-            let _ = rustix::net::shutdown(&*c.sock, rustix::net::Shutdown::Both);
+            let _ = rustix::net::shutdown(c.sock.as_fd(), rustix::net::Shutdown::Both);
         }
         s.conns.clear();
         for b in s.bells.iter_mut() {
@@ -157,7 +158,7 @@ impl Board {
 
     /// Keeps the connection of importer `peer`, charged one descriptor
     /// to a new account of its: its id, or `None` (refused, logged; the caller closes it).
-    fn take(&self, sock: Arc<OwnedFd>, peer: PeerId) -> Option<u64> {
+    fn take(&self, sock: Arc<PeerFd>, peer: PeerId) -> Option<u64> {
         let account = Account::open(peer, self.limits);
         let hold = match account.claim(0, 1, "a kept importer connection") {
             Ok(h) => h,
@@ -190,7 +191,7 @@ impl Board {
     /// Reads what connection `id` sent (a bounded batch): registrations are answered, ring
     /// requests ring the armed doorbells once. `false`: the connection ended or misbehaved
     /// (closed by the caller).
-    fn read_from(&self, id: u64, sock: &OwnedFd) -> bool {
+    fn read_from(&self, id: u64, sock: &PeerFd) -> bool {
         let mut ring = false;
         let mut keep = true;
         for _ in 0..BATCH {
@@ -201,7 +202,7 @@ impl Board {
                     ring = true;
                 }
                 Ok(Recv::Packet { len: 8, truncated: false, fds }) if &buf[..8] == REGISTER => {
-                    let Ok([fd]) = <[OwnedFd; 1]>::try_from(fds) else {
+                    let Ok([fd]) = <[PeerFd; 1]>::try_from(fds) else {
                         keep = false;
                         break;
                     };
@@ -231,7 +232,7 @@ impl Board {
         keep
     }
 
-    fn register_remote(&self, id: u64, sock: &OwnedFd, fd: OwnedFd) {
+    fn register_remote(&self, id: u64, sock: &PeerFd, fd: PeerFd) {
         let answer = |head: &[u8; 8], v: u32| {
             let mut a = [0u8; 12];
             a[..8].copy_from_slice(head);
@@ -266,11 +267,11 @@ impl Board {
 }
 
 impl Keeper for Board {
-    fn accept(&self, sock: Arc<OwnedFd>, peer: PeerId) -> Option<u64> {
+    fn accept(&self, sock: Arc<PeerFd>, peer: PeerId) -> Option<u64> {
         self.take(sock, peer)
     }
 
-    fn readable(&self, id: u64, sock: &OwnedFd) -> bool {
+    fn readable(&self, id: u64, sock: &PeerFd) -> bool {
         self.read_from(id, sock)
     }
 
@@ -289,7 +290,9 @@ fn code_of(e: Error) -> u32 {
 /// An importer's connection to the owner of an object ([`take_board`]).
 #[derive(Debug)]
 pub struct BoardLink {
-    sock: OwnedFd,
+    /// Refusing descriptors once the answer is in (closed on the discarding thread all the
+    /// same: what the owner queued before stays on it).
+    sock: PeerFd,
     pid: u32,
 }
 
@@ -298,6 +301,11 @@ pub struct BoardLink {
 /// and the link.
 pub fn take_board(name: ServiceName, token: &Token) -> Result<(Taken, BoardLink)> {
     let (taken, sock) = crate::rendezvous::take_memfd_kept(name, token)?;
+    // The owner answers with codes from now on, never with files; what it sent before it
+    // was asked anything is taken off (its files discarded), so that no copy of the socket
+    // (the engine's, [`BoardLink::watchable`]) holds a file of its when closed.
+    crate::discard::refuse_descriptors(sock.as_fd());
+    while let Ok(Recv::Packet { .. }) = crate::fabric::recv(sock.as_fd(), &mut [0u8; 16]) {}
     Ok((taken, BoardLink { sock, pid: name.pid }))
 }
 
@@ -382,7 +390,7 @@ impl BoardLink {
     /// A duplicate of the connection, to watch in an epoll set: readable once the owner ends
     /// it (the link is told with [`BoardLink::is_closed`]).
     pub fn watchable(&self) -> Result<OwnedFd> {
-        self.sock.try_clone().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))
+        self.sock.as_fd().try_clone_to_owned().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))
     }
 }
 

@@ -19,6 +19,7 @@ use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
+use crate::discard::PeerFd;
 use crate::error::{bail, fail, peer_fail};
 use crate::{Error, Result};
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
@@ -526,8 +527,9 @@ pub enum Recv {
         len: usize,
         /// Whether the packet was longer than the buffer.
         truncated: bool,
-        /// File descriptors that came with it.
-        fds: Vec<OwnedFd>,
+        /// File descriptors that came with it: the peer's choice of file, closed on the
+        /// discarding thread unless taken out ([`PeerFd::into_inner`]) once checked.
+        fds: Vec<PeerFd>,
     },
 }
 
@@ -539,21 +541,18 @@ pub enum Recv {
 /// queueing), what came meanwhile read, and then the socket closed. Non-blocking throughout.
 pub fn answer_and_close(sock: OwnedFd, answer: &[u8]) {
     let mut sink = [0u8; 512];
-    while let Ok(Recv::Packet { fds, .. }) = recv(sock.as_fd(), &mut sink) {
-        crate::discard::discard_all(fds);
-    }
+    while let Ok(Recv::Packet { .. }) = recv(sock.as_fd(), &mut sink) {}
     let _ = send(sock.as_fd(), answer, &[]);
     let _ = rustix::net::shutdown(&sock, rustix::net::Shutdown::Read);
-    while let Ok(Recv::Packet { fds, .. }) = recv(sock.as_fd(), &mut sink) {
-        crate::discard::discard_all(fds);
-    }
+    while let Ok(Recv::Packet { .. }) = recv(sock.as_fd(), &mut sink) {}
     // Closed on the discarding thread: packets still queued may carry the peer's files.
     crate::discard::discard(sock);
 }
 
 /// Receives one packet without blocking, with room for as many descriptors as a packet can
 /// carry (fewer would have the kernel release the rest in this thread, see
-/// [`crate::discard`]); a caller that does not keep one should [`crate::discard::discard`] it.
+/// [`crate::discard`]); each comes as a [`PeerFd`], closed on the discarding thread when
+/// dropped.
 pub fn recv(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Recv> {
     let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(crate::discard::MAX_FDS))];
     let mut control = RecvAncillaryBuffer::new(&mut space);
@@ -571,7 +570,7 @@ pub fn recv(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Recv> {
     let mut fds = Vec::new();
     for m in control.drain() {
         if let RecvAncillaryMessage::ScmRights(received) = m {
-            fds.extend(received);
+            fds.extend(received.map(PeerFd::new));
         }
     }
     if msg.bytes == 0 && fds.is_empty() {

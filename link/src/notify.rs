@@ -24,6 +24,7 @@ use rustix::time::{
 };
 use smallvec::SmallVec;
 
+use crate::discard::PeerFd;
 use crate::error::{fail, peer_fail};
 use crate::{Error, Result};
 
@@ -59,7 +60,19 @@ pub(crate) fn os_error(what: &str, e: Errno) -> Error {
 #[derive(Debug)]
 pub struct Doorbell {
     /// This side's end (watched, drained), or the end a peer handed over (rung).
-    fd: OwnedFd,
+    fd: BellFd,
+}
+
+/// A doorbell's socket, and how it is closed: a peer can queue files on its own end (and on
+/// ours where the kernel cannot refuse them), which the last close releases in the closing
+/// thread ([`crate::discard`]).
+#[derive(Debug)]
+enum BellFd {
+    /// This side's end, refusing descriptors (`SO_PASSRIGHTS`): closed in place.
+    Refusing(OwnedFd),
+    /// This side's end on a kernel that cannot refuse them (drained with room for them),
+    /// or a peer's end: closed on the discarding thread.
+    Peer(PeerFd),
 }
 
 impl Doorbell {
@@ -75,35 +88,62 @@ impl Doorbell {
             None,
         )
         .map_err(|e| os_error("socketpair", e))?;
-        Ok((Doorbell { fd: ours }, theirs))
+        let fd = if crate::discard::refuse_descriptors(ours.as_fd()) {
+            BellFd::Refusing(ours)
+        } else {
+            BellFd::Peer(PeerFd::new(ours))
+        };
+        Ok((Doorbell { fd }, theirs))
     }
 
     /// Wraps a socket a peer gave to ring its doorbell with: it must be a Unix datagram
     /// socket (`INVALID_VALUE` for an eventfd, a pipe, a file, a stream or seqpacket socket,
     /// another family…: what could block the side ringing it, or stay readable for ever).
-    pub fn from_peer(fd: OwnedFd) -> Result<Self> {
+    /// Closed on the discarding thread, refused or not.
+    pub fn from_peer(fd: PeerFd) -> Result<Self> {
         if !matches!(rustix::net::sockopt::socket_domain(&fd), Ok(AddressFamily::UNIX)) {
             return Err(peer_fail!(
                 Error::InvalidValue,
                 "the peer's doorbell (fd {}) is not a Unix socket",
-                fd.as_raw_fd()
+                fd.as_fd().as_raw_fd()
             ));
         }
         if !matches!(rustix::net::sockopt::socket_type(&fd), Ok(SocketType::DGRAM)) {
             return Err(peer_fail!(
                 Error::InvalidValue,
                 "the peer's doorbell (fd {}) is not a datagram socket",
-                fd.as_raw_fd()
+                fd.as_fd().as_raw_fd()
             ));
         }
-        Ok(Doorbell { fd })
+        Ok(Doorbell { fd: BellFd::Peer(fd) })
     }
 
     /// Makes the other end of the pair readable: one `send` that never blocks (a full queue
     /// means it is ringing already; a peer that went away is not there to wake). Rung on a
     /// peer's doorbell ([`Doorbell::from_peer`]).
     pub fn ring(&self) {
-        let _ = rustix::net::send(&self.fd, &[1], SendFlags::DONTWAIT | SendFlags::NOSIGNAL);
+        let _ = rustix::net::send(self.as_fd(), &[1], SendFlags::DONTWAIT | SendFlags::NOSIGNAL);
+    }
+
+    /// Takes one ring off this side's end: whether there was one (`Err` for a pending socket
+    /// error, read and so cleared). Where the end cannot refuse descriptors, with room for
+    /// any a peer attached (each closed on the discarding thread).
+    fn take_one(&self) -> std::result::Result<bool, Errno> {
+        match &self.fd {
+            BellFd::Refusing(fd) => {
+                let mut buf = [0u8; 8];
+                match rustix::net::recv(fd, &mut buf, RecvFlags::DONTWAIT) {
+                    Ok(_) => Ok(true),
+                    Err(Errno::AGAIN) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            }
+            BellFd::Peer(fd) => match crate::fabric::recv(fd.as_fd(), &mut [0u8; 8]) {
+                Ok(crate::fabric::Recv::Packet { .. } | crate::fabric::Recv::Closed) => Ok(true),
+                Ok(crate::fabric::Recv::Empty) => Ok(false),
+                Err(_) => Err(Errno::IO),
+            },
+        }
     }
 
     /// Takes one ring off the doorbell (one `recv`); returns whether it was ringing. For a
@@ -111,10 +151,8 @@ impl Doorbell {
     /// leaves the socket readable, so it costs a spurious wake-up later instead of a second
     /// `recv` now on every wake-up.
     pub fn drain_once(&self) -> bool {
-        let mut buf = [0u8; 8];
-        match rustix::net::recv(&self.fd, &mut buf, RecvFlags::DONTWAIT) {
-            Ok(_) => true,
-            Err(Errno::AGAIN) => false,
+        match self.take_one() {
+            Ok(rang) => rang,
             // A pending socket error was read and so cleared; what follows is left to drain.
             Err(_) => self.drain(),
         }
@@ -125,12 +163,11 @@ impl Doorbell {
     /// for this pair's connection only). A pending socket error (a peer reconnecting its
     /// end elsewhere can leave one) is read and so cleared too.
     pub fn drain(&self) -> bool {
-        let mut buf = [0u8; 8];
         let mut rang = false;
         for _ in 0..8 {
-            match rustix::net::recv(&self.fd, &mut buf, RecvFlags::DONTWAIT) {
-                Ok(_) => rang = true,
-                Err(Errno::AGAIN) => break,
+            match self.take_one() {
+                Ok(true) => rang = true,
+                Ok(false) => break,
                 Err(_) => continue,
             }
         }
@@ -141,7 +178,10 @@ impl Doorbell {
 impl AsFd for Doorbell {
     /// The socket that becomes readable: what to watch (the peer holds the other end).
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+        match &self.fd {
+            BellFd::Refusing(fd) => fd.as_fd(),
+            BellFd::Peer(fd) => fd.as_fd(),
+        }
     }
 }
 
@@ -372,7 +412,7 @@ mod tests {
     /// A doorbell and a peer's handle on it (as the handshake hands it over).
     fn bell_and_ringer() -> (Doorbell, Doorbell) {
         let (bell, theirs) = Doorbell::pair().unwrap();
-        (bell, Doorbell::from_peer(theirs).unwrap())
+        (bell, Doorbell::from_peer(PeerFd::new(theirs)).unwrap())
     }
 
     #[test]
@@ -433,20 +473,42 @@ mod tests {
         assert_eq!(set.ready().as_slice(), [2], "number reused: {reused}");
     }
 
+    /// A peer cannot leave files on this side's doorbell (where the kernel can refuse them;
+    /// elsewhere they are drained with room for them and closed on the discarding thread),
+    /// and its rings still come through.
+    #[test]
+    fn a_doorbell_takes_no_file_from_its_peer() {
+        let (bell, theirs) = Doorbell::pair().unwrap();
+        let (r, _w) = rustix::pipe::pipe().unwrap();
+        let sent = crate::send(theirs.as_fd(), &[1], &[r.as_fd()]);
+        if matches!(bell.fd, BellFd::Refusing(_)) {
+            assert!(sent.is_err(), "the doorbell took a file");
+        } else {
+            eprintln!("this kernel cannot refuse descriptors (SO_PASSRIGHTS, Linux 6.16): drained instead");
+        }
+        crate::send(theirs.as_fd(), &[1], &[]).unwrap();
+        assert!(bell.drain());
+        assert!(!bell.drain(), "silent once drained");
+    }
+
     #[test]
     fn a_peers_doorbell_must_be_a_unix_datagram_socket_and_ringing_it_never_blocks() {
         let (r, w) = rustix::pipe::pipe().unwrap();
-        assert_eq!(Doorbell::from_peer(w).unwrap_err(), Error::InvalidValue, "a pipe");
+        assert_eq!(Doorbell::from_peer(PeerFd::new(w)).unwrap_err(), Error::InvalidValue, "a pipe");
         drop(r);
         let efd = eventfd(0, EventfdFlags::CLOEXEC).unwrap();
-        assert_eq!(Doorbell::from_peer(efd).unwrap_err(), Error::InvalidValue, "an eventfd");
+        assert_eq!(Doorbell::from_peer(PeerFd::new(efd)).unwrap_err(), Error::InvalidValue, "an eventfd");
         let udp = rustix::net::socket(AddressFamily::INET, SocketType::DGRAM, None).unwrap();
-        assert_eq!(Doorbell::from_peer(udp).unwrap_err(), Error::InvalidValue, "an IP socket");
+        assert_eq!(Doorbell::from_peer(PeerFd::new(udp)).unwrap_err(), Error::InvalidValue, "an IP socket");
         for kind in [SocketType::STREAM, SocketType::SEQPACKET] {
             // A stream end stays readable for ever once its peer shuts down: refused.
             let (a, _b) =
                 rustix::net::socketpair(AddressFamily::UNIX, kind, SocketFlags::empty(), None).unwrap();
-            assert_eq!(Doorbell::from_peer(a).unwrap_err(), Error::InvalidValue, "a {kind:?} Unix socket");
+            assert_eq!(
+                Doorbell::from_peer(PeerFd::new(a)).unwrap_err(),
+                Error::InvalidValue,
+                "a {kind:?} Unix socket"
+            );
         }
 
         // The peer's doorbell, and the socket of it that this side gets.
@@ -484,7 +546,7 @@ mod tests {
         let bell = set.watch(bell, 1).unwrap();
         let (other, honest) = Doorbell::pair().unwrap();
         let other = set.watch(other, 2).unwrap();
-        let honest = Doorbell::from_peer(honest).unwrap();
+        let honest = Doorbell::from_peer(PeerFd::new(honest)).unwrap();
 
         // Rings, then shuts its end down both ways, then closes it: the datagram already
         // queued is read once, then nothing.
@@ -524,7 +586,7 @@ mod tests {
         let (flooded, flooder) = bell_and_ringer();
         let (bell, honest) = bell_and_ringer();
         let mut sent = 0u64;
-        while rustix::net::send(&flooder.fd, &[1], SendFlags::DONTWAIT).is_ok() {
+        while rustix::net::send(flooder.as_fd(), &[1], SendFlags::DONTWAIT).is_ok() {
             sent += 1;
             assert!(sent < 10_000_000, "a datagram pair's queue is bounded");
         }

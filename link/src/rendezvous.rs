@@ -27,6 +27,8 @@
 
 use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd};
+
+use crate::discard::PeerFd;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -98,7 +100,7 @@ pub enum Offer {
     /// The connection itself, handed to this handler in the service's thread with the
     /// importer's identity (its pid, for messages, as its credentials give it) (the handler must not block: it answers
     /// and hands the socket to a thread of its own).
-    Connection(Box<dyn Fn(OwnedFd, PeerId) + Send + Sync>),
+    Connection(Box<dyn Fn(PeerFd, PeerId) + Send + Sync>),
     /// A memfd handed over as [`Offer::Memfd`] on a connection the service then keeps and
     /// hands to `keeper` (a doorbell board, [`crate::bells`]: the importer registers its
     /// doorbells over it). Withdrawing the offer revokes the keeper: it shuts every kept
@@ -118,9 +120,9 @@ pub enum Offer {
 pub trait Keeper: Send + Sync {
     /// Takes the connection of importer `peer` (answered already): its id, or `None` to
     /// close it.
-    fn accept(&self, sock: Arc<OwnedFd>, peer: PeerId) -> Option<u64>;
+    fn accept(&self, sock: Arc<PeerFd>, peer: PeerId) -> Option<u64>;
     /// Connection `id` is readable: `false` when it ended or misbehaved (then closed).
-    fn readable(&self, id: u64, sock: &OwnedFd) -> bool;
+    fn readable(&self, id: u64, sock: &PeerFd) -> bool;
     /// The offer was withdrawn: end every connection.
     fn revoke(&self);
 }
@@ -256,14 +258,14 @@ fn start() -> Result<Arc<Service>> {
 /// A connection waiting for its token.
 struct Pending {
     /// Closed on the discarding thread unless handed on ([`crate::discard`]).
-    sock: crate::discard::PeerFd,
+    sock: PeerFd,
     peer: PeerId,
     deadline: Instant,
 }
 
 /// A connection the service keeps for an [`Offer::Kept`].
 struct Kept {
-    sock: Arc<OwnedFd>,
+    sock: Arc<PeerFd>,
     keeper: Arc<dyn Keeper>,
     id: u64,
 }
@@ -361,11 +363,7 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>) {
             );
             continue;
         }
-        pending.push(Pending {
-            sock: crate::discard::PeerFd::new(sock),
-            peer,
-            deadline: Instant::now() + REQUEST_WAIT,
-        });
+        pending.push(Pending { sock: PeerFd::new(sock), peer, deadline: Instant::now() + REQUEST_WAIT });
     }
 }
 
@@ -380,8 +378,7 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
         }
         Ok(Recv::Empty) => return Handled::Again(p),
         Ok(Recv::Closed) | Err(_) => return Handled::Done,
-        Ok(Recv::Packet { fds, .. }) => {
-            crate::discard::discard_all(fds);
+        Ok(Recv::Packet { .. }) => {
             let _ = peer_fail!(
                 Error::InvalidValue,
                 "memory service: a malformed request from process {}; closed",
@@ -423,7 +420,7 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
             if !answer(fd, info) {
                 return Handled::Done;
             }
-            let sock = Arc::new(p.sock.into_inner());
+            let sock = Arc::new(p.sock);
             match keeper.accept(sock.clone(), peer) {
                 Some(id) => Handled::Kept(Kept { sock, keeper: keeper.clone(), id }),
                 None => Handled::Done,
@@ -431,7 +428,7 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
         }
         Some(Offer::Connection(handler)) => {
             let peer = p.peer;
-            handler(p.sock.into_inner(), peer);
+            handler(p.sock, peer);
             Handled::Done
         }
     }
@@ -439,20 +436,20 @@ fn handle_request(s: &Service, p: Pending) -> Handled {
 
 /// Connects to `name` and sends `token`: the connected socket and the service's process.
 /// Gone → `NOT_FOUND` at once; another user's → `NOT_PERMITTED`.
-fn request(name: ServiceName, token: &Token) -> Result<(OwnedFd, PeerId)> {
+fn request(name: ServiceName, token: &Token) -> Result<(PeerFd, PeerId)> {
     let (sock, peer, _) = request_watched(name, token)?;
     Ok((sock, peer))
 }
 
 /// [`request`], with a pidfd of the service's process when the kernel gives the socket's
 /// (`SO_PEERPIDFD`) or one could be opened for its pid.
-fn request_watched(name: ServiceName, token: &Token) -> Result<(OwnedFd, PeerId, Option<OwnedFd>)> {
+fn request_watched(name: ServiceName, token: &Token) -> Result<(PeerFd, PeerId, Option<OwnedFd>)> {
     let dir = FabricDir::open()?;
     let path = dir.via_fd(&name.file());
     let mut tries = 0;
     let sock = loop {
         match crate::fabric::connect(&path) {
-            Ok(Some(sock)) => break sock,
+            Ok(Some(sock)) => break PeerFd::new(sock),
             Ok(None) => bail!(
                 Error::NotFound,
                 "the exporting process {} serves nothing (exited or revoked)",
@@ -487,7 +484,7 @@ fn request_watched(name: ServiceName, token: &Token) -> Result<(OwnedFd, PeerId,
 /// Takes the memfd offered under `token` by service `name`: the memfd (unchecked: the
 /// caller checks its seals and size), the offer's information and the offering process.
 /// Unknown token, revoked, exited → `NOT_FOUND`; no answer in [`REPLY_WAIT`] → `TIME_OUT`.
-pub fn take_memfd(name: ServiceName, token: &Token) -> Result<(OwnedFd, Vec<u8>, PeerId)> {
+pub fn take_memfd(name: ServiceName, token: &Token) -> Result<(PeerFd, Vec<u8>, PeerId)> {
     let (fd, info, peer, _) = take_memfd_watched(name, token)?;
     Ok((fd, info, peer))
 }
@@ -498,7 +495,7 @@ pub fn take_memfd(name: ServiceName, token: &Token) -> Result<(OwnedFd, Vec<u8>,
 pub fn take_memfd_watched(
     name: ServiceName,
     token: &Token,
-) -> Result<(OwnedFd, Vec<u8>, PeerId, Option<OwnedFd>)> {
+) -> Result<(PeerFd, Vec<u8>, PeerId, Option<OwnedFd>)> {
     let (t, _) = take_memfd_kept(name, token)?;
     Ok((t.memfd, t.info, t.peer, t.pidfd))
 }
@@ -506,8 +503,8 @@ pub fn take_memfd_watched(
 /// What an importer took from an offer of memory.
 #[derive(Debug)]
 pub struct Taken {
-    /// The memfd (unchecked: the caller checks its seals and size).
-    pub memfd: OwnedFd,
+    /// The memfd (unchecked: the caller checks its seals and size, then may take it out).
+    pub memfd: PeerFd,
     /// The offer's information.
     pub info: Vec<u8>,
     /// The offering process.
@@ -518,7 +515,7 @@ pub struct Taken {
 
 /// [`take_memfd_watched`], and the connection (kept by the service for an
 /// [`Offer::Kept`], closed by it otherwise).
-pub(crate) fn take_memfd_kept(name: ServiceName, token: &Token) -> Result<(Taken, OwnedFd)> {
+pub(crate) fn take_memfd_kept(name: ServiceName, token: &Token) -> Result<(Taken, PeerFd)> {
     let (sock, peer, pidfd) = request_watched(name, token)?;
     let deadline = Instant::now() + REPLY_WAIT;
     let mut buf = [0u8; 8 + INFO_MAX + 1];
@@ -530,7 +527,7 @@ pub(crate) fn take_memfd_kept(name: ServiceName, token: &Token) -> Result<(Taken
                 if truncated || len < 8 || &buf[..8] != ANSWER_MAGIC || len > 8 + INFO_MAX {
                     return Err(peer_fail!(Error::NotFound, "the exporter's answer is not one"));
                 }
-                let Ok([fd]) = <[OwnedFd; 1]>::try_from(fds) else {
+                let Ok([fd]) = <[PeerFd; 1]>::try_from(fds) else {
                     return Err(peer_fail!(Error::NotFound, "the exporter's answer carries no memory"));
                 };
                 return Ok((Taken { memfd: fd, info: buf[8..len].to_vec(), peer, pidfd }, sock));
@@ -550,8 +547,9 @@ pub(crate) fn take_memfd_kept(name: ServiceName, token: &Token) -> Result<(Taken
 }
 
 /// Connects to the connection offer `token` of service `name`: the socket (the offer's
-/// handler answers on it; an unknown token closes it) and the offering process.
-pub fn take_connection(name: ServiceName, token: &Token) -> Result<(OwnedFd, PeerId)> {
+/// handler answers on it; an unknown token closes it; closed on the discarding thread unless
+/// taken out) and the offering process.
+pub fn take_connection(name: ServiceName, token: &Token) -> Result<(PeerFd, PeerId)> {
     request(name, token)
 }
 

@@ -156,10 +156,12 @@ impl Area {
     }
 
     /// Maps a segment received from the peer: it must be a memfd sealed against resizing, of
-    /// exactly `len` bytes (`INVALID_VALUE` otherwise, logged).
-    pub fn open(fd: OwnedFd, len: usize) -> Result<Arc<Area>> {
+    /// exactly `len` bytes (`INVALID_VALUE` otherwise, logged; anything else it was is
+    /// closed on the discarding thread, [`crate::discard`]).
+    pub fn open(fd: impl Into<crate::discard::PeerFd>, len: usize) -> Result<Arc<Area>> {
+        let fd = fd.into();
         crate::memfd::check_sealed(&fd, Some(len))?;
-        Area::map(fd, len)
+        Area::map(fd.into_inner(), len)
     }
 
     fn map(fd: OwnedFd, len: usize) -> Result<Arc<Area>> {

@@ -125,6 +125,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use doca_core::{fail, peer_fail, Error, Result};
+use doca_link::discard::PeerFd;
 use parking_lot::Mutex;
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
@@ -700,7 +701,7 @@ fn charge(peer: PeerId, limits: Limits) -> std::result::Result<Hold, String> {
 /// Admits an importer of process `peer` that brought the export's token (in the memory
 /// service's thread: never blocks): a place (perhaps given away by the biggest holder, see
 /// [`Shared::take_place`]), its charge in the peer ledger, the welcome, a serving thread.
-fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
+fn admit(sock: PeerFd, peer: PeerId, sh: &Arc<Shared>) {
     if sh.revoked.load(Ordering::SeqCst) {
         return;
     }
@@ -714,10 +715,7 @@ fn admit(sock: OwnedFd, peer: PeerId, sh: &Arc<Shared>) {
     // An importer sends no descriptor (where the kernel can refuse them; any queued before
     // are received and discarded).
     doca_link::discard::refuse_descriptors(sock.as_fd());
-    let conn = Arc::new(Conn {
-        sock: doca_link::discard::PeerFd::new(sock),
-        state: std::sync::atomic::AtomicU8::new(IDLE),
-    });
+    let conn = Arc::new(Conn { sock, state: std::sync::atomic::AtomicU8::new(IDLE) });
     let seq = match sh.take_place(peer, &conn) {
         Ok((seq, evicted)) => {
             if let Some((greedy, most)) = evicted {
@@ -1140,8 +1138,8 @@ impl Client {
     /// Takes the connection `sock` to a served export (from the exporter's memory service),
     /// which must serve `len` bytes with `perms`. Not there (revoked, exited, forged) →
     /// `NOT_FOUND`.
-    pub(crate) fn connect(sock: OwnedFd, len: usize, perms: AccessFlags) -> Result<Client> {
-        let sock = doca_link::discard::PeerFd::new(sock);
+    pub(crate) fn connect(sock: impl Into<PeerFd>, len: usize, perms: AccessFlags) -> Result<Client> {
+        let sock = sock.into();
         let mut w = [0u8; WELCOME_LEN];
         let fds = recv_welcome(sock.as_fd(), &mut w)
             .map_err(|e| fail!(Error::NotFound, "mmap create_from_export: the exporter refused ({e})"))?;
@@ -1427,7 +1425,7 @@ impl Client {
 /// [`stalled_request`]): held until dropped or closed by the exporter.
 #[doc(hidden)]
 pub struct StalledRequest {
-    sock: OwnedFd,
+    sock: PeerFd,
     _window: Vec<OwnedFd>,
 }
 
@@ -1651,7 +1649,10 @@ mod tests {
             pid: u32::from_le_bytes(desc[16..20].try_into().unwrap()),
             nonce: u64::from_le_bytes(desc[20..28].try_into().unwrap()),
         };
-        doca_link::rendezvous::take_connection(name, &desc[28..44].try_into().unwrap()).unwrap().0
+        doca_link::rendezvous::take_connection(name, &desc[28..44].try_into().unwrap())
+            .unwrap()
+            .0
+            .into_inner()
     }
 
     /// A raw connection to the export of `desc`, as a hostile importer would make it, and
@@ -1891,35 +1892,32 @@ mod tests {
     /// discarding thread ([`doca_link::discard`]).
     #[test]
     fn a_descriptor_from_a_hostile_peer_freezes_no_thread_that_matters() {
-        let (pipe_r, pipe_w) = rustix::pipe::pipe().unwrap();
-        let (held, release) = rustix::net::socketpair(
-            rustix::net::AddressFamily::UNIX,
-            rustix::net::SocketType::STREAM,
-            rustix::net::SocketFlags::CLOEXEC,
-            None,
-        )
-        .unwrap();
-        let holder = std::thread::spawn(move || {
-            rustix::pipe::splice(&held, None, &pipe_w, None, 16, rustix::pipe::SpliceFlags::empty())
-        });
-        std::thread::sleep(Duration::from_millis(200));
-        // An importer's request carrying the pipe end.
+        let mut pipe = doca_link::discard::LockedPipe::new(2).unwrap();
+        // Sends one of the pipe's files (its last copy once sent: the receiver's release of
+        // it takes the lock); one the kernel refused stays with the test until the end.
+        let mut kept = Vec::new();
+        let mut send_file =
+            |sock: BorrowedFd<'_>, bytes: &[u8], file: OwnedFd| match send(sock, bytes, &[file.as_fd()]) {
+                Ok(()) => drop(file),
+                Err(_) => {
+                    kept.push(file);
+                    send(sock, bytes, &[]).unwrap();
+                }
+            };
+        // An importer's request carrying a file of the pipe.
         let (map, desc, _dev) =
             exported(1 << 16, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_WRITE);
         let (sock, _window) = raw_conn(&desc);
         let mut req = [0u8; REQ_LEN];
         req[..4].copy_from_slice(&OP_READ.to_le_bytes());
         req[16..24].copy_from_slice(&16u64.to_le_bytes());
-        let _ = send(sock.as_fd(), &req, &[pipe_r.as_fd()]);
-        // An exporter's answer carrying it.
+        send_file(sock.as_fd(), &req, pipe.files.pop().unwrap());
+        // An exporter's answer carrying one.
         let perms = AccessFlags::PCI_READ_WRITE;
         let window = doca_link::memfd::create_sealed("test-window", window_len()).unwrap();
         let (imp, exp) = fake_exporter(&welcome_for(4096, perms), &[window.as_fd()]);
         let client = Client::connect(imp, 4096, perms).unwrap();
-        if send(exp.as_fd(), &[0u8; ANSWER_LEN], &[pipe_r.as_fd()]).is_err() {
-            send(exp.as_fd(), &[0u8; ANSWER_LEN], &[]).unwrap();
-        }
-        // (Closing a pipe end takes the lock too: this test's own end is closed last.)
+        send_file(exp.as_fd(), &[0u8; ANSWER_LEN], pipe.files.pop().unwrap());
         let reader = std::thread::spawn(move || client.read(0, &mut [0u8; 64]));
         let stopper = std::thread::spawn(move || map.stop());
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -1928,12 +1926,11 @@ mod tests {
         }
         let done = reader.is_finished() && stopper.is_finished();
         // The lock let go, so that every thread of this test process can end.
-        rustix::io::write(&release, b"go").unwrap();
-        holder.join().unwrap().unwrap();
+        pipe.release();
         assert_eq!(stopper.join().unwrap(), Ok(()));
         let _ = reader.join().unwrap();
         assert!(done, "a thread waited on the peer's pipe");
-        drop((sock, exp, pipe_r));
+        drop((sock, exp, kept));
     }
 
     /// A write lands exactly in the range it asked for, whatever else the importer's window

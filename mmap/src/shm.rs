@@ -19,13 +19,14 @@
 
 use std::cell::Cell;
 use std::ops::{Deref, DerefMut};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 use doca_core::{fail, peer_fail, Error, Result};
 
+use doca_link::discard::PeerFd;
 use doca_link::memfd::{check_sealed, create_sealed};
 use parking_lot::Mutex;
 use rustix::mm::{MapFlags, ProtFlags};
@@ -118,7 +119,7 @@ pub(crate) fn reserve_from_elsewhere(bytes: usize) -> Result<()> {
 /// Checks a segment received from elsewhere without mapping it (seals, size, magic and
 /// header read with `pread`) and returns the data length its header announces: `NOT_FOUND`
 /// when it is not one of ours.
-fn received_data_len(fd: &OwnedFd) -> Result<usize> {
+fn received_data_len(fd: BorrowedFd<'_>) -> Result<usize> {
     let file_len = check_sealed(fd, None)
         .map_err(|e| peer_fail!(Error::NotFound, "not a doca-emu shared memory segment ({})", e.name()))?;
     let page = page_size();
@@ -236,8 +237,10 @@ impl Segment {
     /// (`NOT_FOUND` when it is not one of ours: it cannot shrink under the mapping): its
     /// header page and the data its header announces, not the rest of the file (a peer's
     /// sparse memfd may be far larger).
-    pub(crate) fn open(fd: OwnedFd) -> Result<Segment> {
-        let data_len = received_data_len(&fd)?;
+    pub(crate) fn open(fd: impl Into<PeerFd>) -> Result<Segment> {
+        let fd = fd.into();
+        let data_len = received_data_len(fd.as_fd())?;
+        let fd = fd.into_inner();
         let page = page_size();
         let map_len = page + round_up(data_len, page).expect("within the file's size");
         reserve_from_elsewhere(map_len)?;
@@ -257,8 +260,10 @@ impl Segment {
     /// elsewhere (page-rounded), and nothing else of it: copies only, no borrow is taken
     /// through it. Not one of our segments → `NOT_FOUND`; a range outside its data (or empty)
     /// → `INVALID_VALUE`.
-    pub(crate) fn open_window(fd: OwnedFd, offset: usize, len: usize) -> Result<Window> {
-        let data_len = received_data_len(&fd)?;
+    pub(crate) fn open_window(fd: impl Into<PeerFd>, offset: usize, len: usize) -> Result<Window> {
+        let fd = fd.into();
+        let data_len = received_data_len(fd.as_fd())?;
+        let fd = fd.into_inner();
         if len == 0 || offset.checked_add(len).is_none_or(|end| end > data_len) {
             return Err(peer_fail!(
                 Error::InvalidValue,

@@ -101,7 +101,9 @@ pub mod wire;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::marker::PhantomData;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
+
+use doca_link::discard::PeerFd;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -582,14 +584,17 @@ impl ReceiveTask {
 /// One direction's socket: the fd, a duplicate in the engine's notification set, and the
 /// direction's shared rings when the peer is a process of this kernel.
 struct Sock {
-    fd: OwnedFd,
-    _watch: Option<Watched<OwnedFd>>,
+    /// Shared with the engine's set, not duplicated: whichever lets go last closes it as a
+    /// peer's socket is closed ([`PeerFd`]).
+    fd: Arc<PeerFd>,
+    _watch: Option<Watched<Arc<PeerFd>>>,
     rings: Option<Box<Rings>>,
 }
 
 impl Sock {
-    fn new(fd: OwnedFd, core: &CtxCore) -> Sock {
-        let watch = fd.try_clone().ok().and_then(|d| core.watch(d).ok());
+    fn new(fd: impl Into<PeerFd>, core: &CtxCore) -> Sock {
+        let fd = Arc::new(fd.into());
+        let watch = core.watch(fd.clone()).ok();
         Sock { fd, _watch: watch, rings: None }
     }
 
@@ -644,7 +649,7 @@ struct Conn {
     /// The offer the peer connects to (withdrawn once its socket is adopted).
     offered: Option<Offered>,
     /// Where the offer's handler (the link's service thread) leaves the peer's socket.
-    inbox: Arc<Mutex<Option<OwnedFd>>>,
+    inbox: Arc<Mutex<Option<PeerFd>>>,
     remote: Option<Desc>,
     /// The socket this side opened: its messages out, acknowledgements in.
     out: Option<Sock>,
@@ -1557,7 +1562,7 @@ impl RdmaOps {
                 cfg.max_conns
             );
         }
-        let inbox: Arc<Mutex<Option<OwnedFd>>> = Arc::default();
+        let inbox: Arc<Mutex<Option<PeerFd>>> = Arc::default();
         let (slot, bell) = (inbox.clone(), self.bell.clone());
         let offered = doca_link::rendezvous::offer(Offer::Connection(Box::new(move |fd, peer| {
             let mut s = slot.lock().unwrap_or_else(|e| e.into_inner());
@@ -1662,10 +1667,10 @@ impl RdmaOps {
     fn accept_rings(
         &self,
         inc: &mut Sock,
-        fds: Vec<OwnedFd>,
+        fds: Vec<PeerFd>,
         core: &CtxCore,
     ) -> std::result::Result<(), &'static str> {
-        let [area, ringer]: [OwnedFd; 2] =
+        let [area, ringer]: [PeerFd; 2] =
             fds.try_into().map_err(|_| "a HELLO with a wrong number of descriptors")?;
         let area = Area::open(area, AREA_LEN)
             .map_err(|_| "a shared area that is not a sealed memfd of the agreed size")?;
@@ -2152,7 +2157,7 @@ impl RdmaOps {
                     if h.kind == Kind::Ready {
                         // The offerer's doorbell: the shared rings are both sides' now.
                         let rings = c.out.as_mut().and_then(|s| s.rings.as_deref_mut());
-                        let peer = match (rings, <[OwnedFd; 1]>::try_from(fds)) {
+                        let peer = match (rings, <[PeerFd; 1]>::try_from(fds)) {
                             (Some(r), Ok([fd])) if r.peer.is_none() => {
                                 Doorbell::from_peer(fd).ok().map(|p| (r, p))
                             }

@@ -35,6 +35,8 @@
 //! presence (DPU side) and the link's own answer time for the answer.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use doca_link::discard::PeerFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once, Weak};
 use std::time::{Duration, Instant};
@@ -110,12 +112,12 @@ pub(crate) fn offered(s: ServiceName) -> Option<remote::Presence> {
 
 /// The socket of a connection to the offer `d` names: the local one, or one end of a pair
 /// relayed across the link when `d`'s service is not local and the link is configured.
-pub(crate) fn take(d: &Desc) -> Result<OwnedFd> {
+pub(crate) fn take(d: &Desc) -> Result<PeerFd> {
     match across(d.service) {
         None => doca_link::rendezvous::take_connection(d.service, &d.token)
             .map(|(fd, _peer)| fd)
             .map_err(|e| fail!(Error::from(e), "rdma connect: the peer's connection offer is gone")),
-        Some(config) => connect_across(config, d.service, &d.token),
+        Some(config) => connect_across(config, d.service, &d.token).map(PeerFd::new),
     }
 }
 
@@ -226,7 +228,7 @@ fn open_relayed(to: Option<remote::PresenceKey>, request: &[u8], what: &str) -> 
         .name("doca-rdma-link".into())
         .spawn(move || {
             let _slot = slot;
-            relay(&who, ours, stream);
+            relay(&who, PeerFd::new(ours), stream);
         })
         .map_err(|e| fail!(Error::NoMemory, "rdma over the link: cannot start a thread: {e}"))?;
     Ok(app)
@@ -276,7 +278,7 @@ fn handle(stream: Stream, request: Vec<u8>) {
         ),
         Asked::Port(port) => (
             match doca_link::connect_port(crate::wire::PORT_NS, port) {
-                Ok(Some(fd)) => Ok(fd),
+                Ok(Some(fd)) => Ok(PeerFd::new(fd)),
                 Ok(None) => Err(peer_fail!(
                     Error::NotFound,
                     "rdma over the link: {} asks for port {port}, where nobody listens",
@@ -304,7 +306,7 @@ fn handle(stream: Stream, request: Vec<u8>) {
 /// What an exiting process looks at: a relay's socket and whether its up thread holds a
 /// packet it has not sent yet.
 struct Probe {
-    sock: Arc<OwnedFd>,
+    sock: Arc<PeerFd>,
     holding: AtomicBool,
 }
 
@@ -336,7 +338,7 @@ extern "C" fn flush_at_exit() {
     }
 }
 
-fn watch_at_exit(sock: &Arc<OwnedFd>) -> Arc<Probe> {
+fn watch_at_exit(sock: &Arc<PeerFd>) -> Arc<Probe> {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         if !doca_link::cleanup::at_exit(flush_at_exit) {
@@ -358,7 +360,9 @@ fn wait(fd: BorrowedFd<'_>, what: PollFlags) -> bool {
 }
 
 /// Relays the local socket `sock` and `stream` until either ends (see the module docs).
-fn relay(who: &str, sock: OwnedFd, stream: Stream) {
+fn relay(who: &str, sock: PeerFd, stream: Stream) {
+    // RDMA's packets carry no descriptors (a local peer's would close the relay).
+    doca_link::discard::refuse_descriptors(sock.as_fd());
     let sock = Arc::new(sock);
     let stream = Arc::new(stream);
     let probe = watch_at_exit(&sock);
@@ -380,14 +384,14 @@ fn relay(who: &str, sock: OwnedFd, stream: Stream) {
     }
     tracing::debug!(target: "doca_sdk", "{who}: the local side is done");
     stream.shutdown();
-    let _ = rustix::net::shutdown(&*sock, rustix::net::Shutdown::Both);
+    let _ = rustix::net::shutdown(sock.as_fd(), rustix::net::Shutdown::Both);
     if let Some(h) = down {
         let _ = h.join();
     }
 }
 
 /// Local socket → stream.
-fn up(who: &str, sock: &OwnedFd, stream: &Stream, probe: &Probe) {
+fn up(who: &str, sock: &PeerFd, stream: &Stream, probe: &Probe) {
     let mut packet = vec![0u8; MAX_PACKET];
     loop {
         probe.holding.store(true, Ordering::Release);
@@ -420,7 +424,7 @@ fn up(who: &str, sock: &OwnedFd, stream: &Stream, probe: &Probe) {
 }
 
 /// Stream → local socket.
-fn down(who: &str, sock: &OwnedFd, stream: &Stream) {
+fn down(who: &str, sock: &PeerFd, stream: &Stream) {
     let mut msg = Vec::new();
     'stream: loop {
         match stream.recv(&mut msg) {

@@ -765,7 +765,8 @@ pub fn recv_doorbell(sock: std::os::fd::BorrowedFd<'_>) -> Option<doca_link::not
     while Instant::now() < deadline {
         if let Ok(doca_link::Recv::Packet { mut fds, .. }) = doca_link::recv(sock, &mut buf) {
             if let Some(fd) = fds.pop() {
-                return Some(doca_link::notify::EventFd::from_fd(fd));
+                // The bench's own baseline peer: trusted.
+                return Some(doca_link::notify::EventFd::from_fd(fd.into_inner()));
             }
         }
         std::thread::sleep(Duration::from_micros(50));

@@ -109,7 +109,7 @@ impl Page {
     /// The page an exporter's memory service handed over (`fd`, from
     /// [`doca_link::rendezvous`]; a peer chose it): it must be a sealed memfd of one page
     /// whose magic matches, else `NOT_FOUND`. Read with `pread` before anything is mapped.
-    pub(crate) fn from_exporter(fd: OwnedFd, pid: u32) -> Result<Page> {
+    pub(crate) fn from_exporter(fd: doca_link::discard::PeerFd, pid: u32) -> Result<Page> {
         if check_sealed(&fd, Some(PAGE_LEN)).is_err() {
             return Err(fail!(
                 Error::NotFound,
@@ -124,6 +124,7 @@ impl Page {
                 "sync event import: process {pid} handed over a page that holds no sync event"
             ));
         }
+        let fd = fd.into_inner();
         Ok(Page { base: map(&fd)?, fd })
     }
 

@@ -248,9 +248,16 @@ impl Wire {
             }
         };
         let stream = remote::open(Kind::SyncEvent, to, &req).map_err(|e| {
+            // A presence that resets is the exporter's process itself going (killed while
+            // this side had not noticed yet): no such live event, as after its death.
+            let code = match (to, Error::from(e)) {
+                (Some(_), Error::ConnectionReset) => Error::NotFound,
+                (_, code) => code,
+            };
             fail!(
-                Error::from(e),
-                "sync event {what}: the exporter (process {pid} on the other side) cannot be reached over the link"
+                code,
+                "sync event {what}: the exporter (process {pid} on the other side) cannot be reached over the link ({})",
+                e.name()
             )
         })?;
         let mut buf = Vec::with_capacity(32);

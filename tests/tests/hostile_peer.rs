@@ -136,6 +136,20 @@ fn doorbells_that_are_not_unix_sockets_are_refused_at_the_handshake() {
     still_serving(&h, &name);
 }
 
+/// The doorbells are the last files of a pipe whose lock the hostile client holds: the
+/// server's thread, which refuses them, never waits to close them (they go to the
+/// discarding thread), and goes on serving.
+#[test]
+fn doorbells_of_a_locked_pipe_freeze_no_server_thread() {
+    let name = unique("locked");
+    let h = harness(&name, true);
+    let hostile = Peer::spawn(HOSTILE, &["locked-bells", &name]);
+    assert_eq!(verdict(&h, &hostile), "dropped");
+    assert!(h.connected.borrow().is_empty(), "no connection came of it");
+    still_serving(&h, &name);
+    drop(hostile);
+}
+
 #[test]
 fn a_client_claiming_another_host_function_is_refused() {
     let name = unique("function");

@@ -276,7 +276,7 @@ impl Hostile {
         let inbox: Arc<Mutex<Option<OwnedFd>>> = Arc::default();
         let slot = inbox.clone();
         let offered = doca_link::rendezvous::offer(Offer::Connection(Box::new(move |fd, _| {
-            *slot.lock().unwrap() = Some(fd);
+            *slot.lock().unwrap() = Some(fd.into_inner());
         })))
         .unwrap();
         Hostile { offered, _inbox: inbox }
@@ -302,7 +302,7 @@ impl Hostile {
         let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
         hello.extend_from_slice(&self.offered.token());
         doca_link::send(sock.as_fd(), &hello, fds).unwrap();
-        sock
+        sock.into_inner()
     }
 }
 

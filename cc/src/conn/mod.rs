@@ -7,9 +7,9 @@
 //! [`Connection::server`] and [`Connection::client`] find the owning context through an
 //! owner slot that only the owner's thread can read.
 
+use doca_link::discard::PeerFd;
 use std::any::Any;
 use std::fmt;
-use std::os::fd::OwnedFd;
 use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -152,7 +152,7 @@ impl Connection {
         owner: Owner,
         (peer_pid, budget): (i32, Option<ConnBudget>),
         dev: Dev,
-        sock: Option<(OwnedFd, Signal)>,
+        sock: Option<(std::sync::Arc<PeerFd>, Signal)>,
     ) -> Result<Connection> {
         Ok(Connection {
             inner: Arc::new(ConnInner {

@@ -19,6 +19,7 @@
 //! The peer side's producers share each remote consumer's ring ends behind a mutex, so
 //! sends from any thread stay in order.
 
+use doca_link::discard::PeerFd;
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
@@ -79,10 +80,10 @@ impl RemoteConsumer {
         (id, one_copy): (u32, bool),
         (mem_offset, mem_len): (u64, u64),
         slots: u32,
-        fds: Vec<OwnedFd>,
+        fds: Vec<PeerFd>,
         budget: Option<&ConnBudget>,
     ) -> std::result::Result<RemoteConsumer, NotMapped> {
-        let [seg, mem, bell]: [OwnedFd; 3] =
+        let [seg, mem, bell]: [PeerFd; 3] =
             fds.try_into().map_err(|_| NotMapped::Broken(Error::InvalidValue))?;
         let (len, comp_at) = segment_len(slots).ok_or(NotMapped::Broken(Error::InvalidValue))?;
         let (mem_offset, mem_len) = (mem_offset as usize, mem_len as usize);
@@ -120,7 +121,7 @@ impl RemoteConsumer {
         one_copy: bool,
         (mem_offset, mem_len): (usize, usize),
         (slots, len, comp_at): (u32, usize, usize),
-        [seg, mem, bell]: [OwnedFd; 3],
+        [seg, mem, bell]: [PeerFd; 3],
     ) -> Result<RemoteConsumer> {
         let area = Area::open(seg, len)?;
         let n = ring_slots(slots);
@@ -179,7 +180,7 @@ pub(crate) struct Registry {
     side: u32,
     next_id: AtomicU32,
     /// A duplicate of the connection's socket, for control packets from any thread.
-    sock: Option<OwnedFd>,
+    sock: Option<Arc<PeerFd>>,
     /// Tells the peer a packet waits (so its busy side reads it at once).
     signal: Option<Signal>,
     /// Rung by the peer's consumers when they post while this side's producers sleep: this
@@ -217,7 +218,7 @@ impl Registry {
     /// `max_slots` buffers each at most.
     pub(crate) fn new(
         is_server: bool,
-        sock: Option<(OwnedFd, Signal)>,
+        sock: Option<(Arc<PeerFd>, Signal)>,
         budget: Option<ConnBudget>,
         (max_remote, max_slots): (u32, u32),
     ) -> Result<Registry> {
@@ -286,7 +287,7 @@ impl Registry {
     /// Handles a control packet from the peer (read by the connection's owner). A peer that
     /// registers more consumers than the cap, or hands over rings, memory or doorbells this
     /// side cannot use, breaks the protocol: a correct peer never does.
-    pub(crate) fn on_packet(&self, ctrl: Ctrl, fds: Vec<OwnedFd>) -> Option<PeerEvent> {
+    pub(crate) fn on_packet(&self, ctrl: Ctrl, fds: Vec<PeerFd>) -> Option<PeerEvent> {
         match ctrl {
             Ctrl::NewConsumer { id, one_copy, mem_offset, mem_len, slots } => {
                 let known = self.announced.lock().contains(&id);

@@ -6,8 +6,8 @@
 //! client has exactly one connection; when the server goes away (stops, disconnects the
 //! client, dies) the client leaves Running.
 
+use doca_link::discard::PeerFd;
 use std::cell::{Cell, RefCell};
-use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 use doca_core::{CtxCore, Error};
@@ -31,7 +31,7 @@ enum Phase {
         backoff: std::time::Duration,
     },
     Dialing {
-        dialing: Dialing<Watched<OwnedFd>>,
+        dialing: Dialing<Watched<PeerFd>>,
         state: ConnState,
         /// This side's doorbell for the connection (the server got the other end).
         bell: Doorbell,
@@ -166,7 +166,7 @@ impl ClientState {
         side: &Side,
         core: &CtxCore,
         now: Instant,
-        dialing: Dialing<Watched<OwnedFd>>,
+        dialing: Dialing<Watched<PeerFd>>,
         (mut state, bell): (ConnState, Doorbell),
     ) -> bool {
         let outcome = match dialing.poll(now, REPLY_DEADLINE) {

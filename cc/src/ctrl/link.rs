@@ -7,11 +7,13 @@
 //! Neither makes a syscall unless the other side sleeps (then one doorbell write). An
 //! orderly hang-up is a flag in the rings, seen by the peer with a load.
 
+use doca_link::discard::PeerFd;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt::Display;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use doca_core::{fault, Error, Result, TaskId, TaskPool};
 use doca_link::notify::{Doorbell, Watched};
@@ -31,7 +33,7 @@ pub(crate) struct Link {
     pub(crate) conn: Connection,
     /// The socket, registered in the owner's control set: readable for control packets and
     /// for the peer's end of file.
-    pub(crate) sock: Watched<OwnedFd>,
+    pub(crate) sock: Watched<Arc<PeerFd>>,
     /// This side's doorbell for this connection, in the owner's control set: only the peer
     /// holds the other end.
     pub(crate) bell: Watched<Doorbell>,
@@ -64,7 +66,7 @@ impl Link {
     /// size: the queue never grows on the data path).
     pub(crate) fn new(
         conn: Connection,
-        sock: Watched<OwnedFd>,
+        sock: Watched<Arc<PeerFd>>,
         bell: Watched<Doorbell>,
         channel: Channel,
         state: ConnState,
@@ -352,7 +354,7 @@ impl Link {
     /// Reads up to `max` control packets waiting on the socket, handing each to `on` (which
     /// says whether to go on); notes the end of file when the peer is gone. True when more
     /// may wait.
-    pub(crate) fn read_ctrl(&self, max: usize, mut on: impl FnMut(&[u8], Vec<OwnedFd>) -> bool) -> bool {
+    pub(crate) fn read_ctrl(&self, max: usize, mut on: impl FnMut(&[u8], Vec<PeerFd>) -> bool) -> bool {
         let mut buf = [0u8; 128];
         for _ in 0..max {
             match recv(self.sock.as_fd(), &mut buf) {

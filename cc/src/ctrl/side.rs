@@ -11,11 +11,12 @@
 //! its own, in the control set, drained only when it rang), and the winding up of links
 //! that ended.
 
+use doca_link::discard::PeerFd;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::os::fd::OwnedFd;
 use std::rc::{Rc, Weak};
+use std::sync::Arc;
 use std::time::Instant;
 
 use doca_core::{bail, fail, CbSlot, CtxCore, Data, Dev, Error, Result, TaskId, TaskPool};
@@ -73,7 +74,7 @@ struct Resources {
 pub(crate) struct NewLink {
     pub(crate) id: u64,
     pub(crate) pid: i32,
-    pub(crate) sock: Watched<OwnedFd>,
+    pub(crate) sock: Watched<PeerFd>,
     pub(crate) channel: Channel,
     /// This side's doorbell for it (the peer holds the other end).
     pub(crate) bell: Doorbell,
@@ -480,24 +481,18 @@ impl Side {
         let mut links = self.links.borrow_mut();
         let entry = links.vacant_entry();
         let key = entry.key();
-        new.sock.set_token(token::link(key))?;
+        // Shared with the connection (for control packets from any thread), not duplicated:
+        // whichever lets go last closes it as a peer's socket is closed ([`PeerFd`]).
+        let shared = Arc::new(new.sock.into_inner());
+        let sock = self.ctrl()?.watch(shared.clone(), token::link(key))?;
         let bell = self.ctrl()?.watch(new.bell, token::bell(key))?;
-        let dup = new.sock.try_clone().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
         let owner = Owner { ctx: ThreadBound::new(self.owner.clone()), key, side: self.side_id() };
         let signal = new.channel.signal();
         let (peer, dev) = ((new.pid, new.budget), self.dev.clone());
-        let conn = Connection::new(new.id, self.is_server, owner, peer, dev, Some((dup, signal)))?;
+        let conn = Connection::new(new.id, self.is_server, owner, peer, dev, Some((shared, signal)))?;
         let max_pending = self.pool.capacity() as usize;
         let rows = (self.status.clone(), self.connection_row(new.id, new.pid));
-        entry.insert(Rc::new(Link::new(
-            conn.clone(),
-            new.sock,
-            bell,
-            new.channel,
-            new.state,
-            max_pending,
-            rows,
-        )));
+        entry.insert(Rc::new(Link::new(conn.clone(), sock, bell, new.channel, new.state, max_pending, rows)));
         self.status.set_connections(links.len());
         drop(links);
         conn.set_listed(true);

@@ -6,6 +6,7 @@
 //! the service's answer. An up peer is wound down (`Down(CONNECTION_RESET)`) once the other
 //! side hung up or died and its last messages were read.
 
+use doca_link::discard::PeerFd;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -49,7 +50,7 @@ pub(crate) struct AcceptedPeer {
     pub(crate) id: u64,
     pub(crate) state: ConnState,
     /// The socket, in the endpoint's control set under the connection's token.
-    pub(crate) sock: Watched<OwnedFd>,
+    pub(crate) sock: Watched<PeerFd>,
     pub(crate) channel: Channel,
     pub(crate) bells: PeerBells,
     pub(crate) budget: ConnBudget,
@@ -58,12 +59,12 @@ pub(crate) struct AcceptedPeer {
 /// What a peer's connection holds in each phase.
 enum Wire {
     /// The handshake runs (client side).
-    Dialing(Dialing<Watched<OwnedFd>>, PeerBells),
+    Dialing(Dialing<Watched<PeerFd>>, PeerBells),
     /// The service was busy: the handshake starts over at `at` (client side).
     Retry { at: Instant, bells: PeerBells },
     /// Up: the socket (in the endpoint's control set), the rings, the doorbells and (on a
     /// service) what the connection holds of its peer process's budget.
-    Up { sock: Watched<OwnedFd>, channel: Channel, bells: PeerBells, _budget: Option<Box<ConnBudget>> },
+    Up { sock: Watched<PeerFd>, channel: Channel, bells: PeerBells, _budget: Option<Box<ConnBudget>> },
     /// Down: nothing left.
     Gone,
 }
@@ -98,7 +99,7 @@ impl Redial {
     }
 
     /// A new handshake (`None`: no service listens any more).
-    fn again(&self, now: Instant) -> Result<Option<Dialing<Watched<OwnedFd>>>> {
+    fn again(&self, now: Instant) -> Result<Option<Dialing<Watched<PeerFd>>>> {
         let bells = [self.bells[0].as_fd(), self.bells[1].as_fd()];
         let Some(d) = Dialing::start("ep", self.hello.function, self.hello.clone(), bells, now)? else {
             return Ok(None);
@@ -182,7 +183,7 @@ impl PeerAddr {
     pub(crate) fn dialing(
         owner: &Arc<()>,
         id: u64,
-        dialing: Dialing<Watched<OwnedFd>>,
+        dialing: Dialing<Watched<PeerFd>>,
         bells: PeerBells,
         redial: Redial,
     ) -> PeerAddr {

@@ -22,8 +22,9 @@
 //! backlog). Nobody is there to act on a refusal, so it is dropped at debug level, never
 //! reported as a failed connection.
 
+use doca_link::discard::PeerFd;
 use std::fmt::Display;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -72,7 +73,7 @@ pub struct NewConn {
     pub pid: i32,
     /// Its socket, still registered in the control set (under its pending token: re-token
     /// it for its new owner).
-    pub sock: Watched<OwnedFd>,
+    pub sock: Watched<PeerFd>,
     /// Its rings.
     pub channel: Channel,
     /// What was agreed.
@@ -86,7 +87,7 @@ pub struct NewConn {
 }
 
 struct Pending {
-    sock: Watched<OwnedFd>,
+    sock: Watched<PeerFd>,
     pid: i32,
     /// Its process (places are counted per process identity: the pid is 0 for every
     /// process of a PID namespace this one cannot see).
@@ -304,7 +305,7 @@ impl Acceptor {
                 }
             };
             let entry = self.pending.vacant_entry();
-            let sock = match set.watch(sock, token::pending(entry.key())) {
+            let sock = match set.watch(PeerFd::new(sock), token::pending(entry.key())) {
                 Ok(s) => s,
                 Err(e) => {
                     tracing::error!(target: "doca_sdk", "{who}: cannot watch a new socket: {e}");

@@ -3,7 +3,8 @@
 //! the connection's [`crate::proto::state::ConnState`] (`Handshaking` meanwhile) and moves
 //! it on with what [`Dialing::poll`] reports.
 
-use std::os::fd::{AsFd, OwnedFd};
+use doca_link::discard::PeerFd;
+use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use doca_core::{Error, PciAddr, Result};
@@ -34,7 +35,7 @@ pub struct Dialing<S> {
     since: Instant,
 }
 
-impl Dialing<OwnedFd> {
+impl Dialing<PeerFd> {
     /// Connects to service `hello.name` of namespace `ns` as host function `pci` and sends
     /// `hello` with the server's ends of this side's doorbells `bells` (messages; room:
     /// [`super::setup::Bells::theirs`]). `Ok(None)` when no server
@@ -46,7 +47,7 @@ impl Dialing<OwnedFd> {
         hello: Hello,
         bells: [std::os::fd::BorrowedFd<'_>; 2],
         now: Instant,
-    ) -> Result<Option<Dialing<OwnedFd>>> {
+    ) -> Result<Option<Dialing<PeerFd>>> {
         let sock = match connect_service(ns, pci, &hello.name)? {
             Some(sock) => sock,
             // No local server: across the link when this process is the host side of one.
@@ -61,11 +62,12 @@ impl Dialing<OwnedFd> {
     /// Sends `hello` on a socket already connected to a server (the seam for tests: one end
     /// of a [`doca_link::socketpair`]).
     pub fn on(
-        sock: OwnedFd,
+        sock: impl Into<PeerFd>,
         hello: Hello,
         bells: [std::os::fd::BorrowedFd<'_>; 2],
         now: Instant,
-    ) -> Result<Dialing<OwnedFd>> {
+    ) -> Result<Dialing<PeerFd>> {
+        let sock = sock.into();
         match send_hello(sock.as_fd(), &hello, bells) {
             // A busy server may have answered and closed before the Hello went: its answer
             // is still there to read (or the end of file, which fails this attempt).
@@ -75,7 +77,7 @@ impl Dialing<OwnedFd> {
     }
 
     /// The same handshake with its socket registered in `set` under `token`.
-    pub fn watched(self, set: &EpollSet, token: u64) -> Result<Dialing<Watched<OwnedFd>>> {
+    pub fn watched(self, set: &EpollSet, token: u64) -> Result<Dialing<Watched<PeerFd>>> {
         Ok(Dialing { sock: set.watch(self.sock, token)?, hello: self.hello, since: self.since })
     }
 }

@@ -35,6 +35,7 @@
 //! the Hello and the answer are decoded by the same code as locally, and a message longer
 //! than the ring's slot closes the connection with a log line.
 
+use doca_link::discard::PeerFd;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -93,7 +94,7 @@ pub fn dial(ns: &str, pci: PciAddr, name: &str) -> Result<Option<OwnedFd>> {
         .name("doca-cc-link".into())
         .spawn(move || {
             let _slot = slot;
-            host_stand_in(&who, ours, &request);
+            host_stand_in(&who, PeerFd::new(ours), &request);
         })
         .map_err(|e| doca_core::fail!(Error::NoMemory, "cc over the link: cannot start a thread: {e}"))?;
     Ok(Some(app))
@@ -160,7 +161,7 @@ fn readable(fd: BorrowedFd<'_>, until: Instant) -> bool {
     }
 }
 
-fn host_stand_in(who: &str, ours: OwnedFd, request: &[u8]) {
+fn host_stand_in(who: &str, ours: PeerFd, request: &[u8]) {
     // The client sends its Hello right after connecting.
     if !readable(ours.as_fd(), Instant::now() + ANSWER_WAIT) {
         return;
@@ -253,7 +254,7 @@ pub fn serve(stream: Stream, request: Vec<u8>) {
     };
     let _slot = slot;
     let sock = match connect_service(&ns, pci, &hello.name) {
-        Ok(Some(s)) => s,
+        Ok(Some(s)) => PeerFd::new(s),
         Ok(None) | Err(_) => {
             let _ = stream.send(&[NONE]);
             return;
@@ -301,7 +302,7 @@ fn pump(
     who: &str,
     (tx, rx, app_bell, app_room_bell): (Ring, Ring, Doorbell, Doorbell),
     (our_msgs, our_room): (Doorbell, Option<Doorbell>),
-    sock: OwnedFd,
+    sock: PeerFd,
     stream: Arc<Stream>,
 ) {
     let Some(our_room) = our_room else {
@@ -359,7 +360,7 @@ fn up(
     rx: &Ring,
     app_room_bell: &Doorbell,
     our_msgs: &Doorbell,
-    sock: &OwnedFd,
+    sock: &PeerFd,
     stream: &Stream,
     fast: &Arc<Fast>,
     row: &doca_core::status::Entry,
@@ -457,7 +458,7 @@ fn down(
     tx: Ring,
     app_bell: Doorbell,
     our_room: Doorbell,
-    sock: &OwnedFd,
+    sock: &PeerFd,
     stream: &Stream,
     fast: &Arc<Fast>,
     row: &doca_core::status::Entry,

@@ -30,6 +30,7 @@
 //! posts on the consumer's side, completions on the producer's), sleeping on its doorbell;
 //! what comes from the stream is handled by the connection's down thread.
 
+use doca_link::discard::PeerFd;
 use std::collections::HashMap;
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,7 +72,7 @@ pub(super) struct Fast {
     who: String,
     stream: Arc<Stream>,
     /// The local connection's socket (packets to the application) and its signal.
-    sock: Arc<OwnedFd>,
+    sock: Arc<PeerFd>,
     signal: Signal,
     /// This side's application's consumers, fed from the peer.
     feeds: Mutex<HashMap<u32, Arc<Feed>>>,
@@ -148,7 +149,7 @@ fn u64_at(b: &[u8], i: usize) -> Option<u64> {
 }
 
 impl Fast {
-    pub(super) fn new(who: &str, stream: Arc<Stream>, sock: Arc<OwnedFd>, signal: Signal) -> Arc<Fast> {
+    pub(super) fn new(who: &str, stream: Arc<Stream>, sock: Arc<PeerFd>, signal: Signal) -> Arc<Fast> {
         Arc::new(Fast {
             who: who.to_owned(),
             stream,
@@ -189,7 +190,7 @@ impl Fast {
 
     /// A registration packet the local application sent (with its descriptors). `Err`: the
     /// connection must end.
-    pub(super) fn from_app(self: &Arc<Self>, ctrl: Ctrl, fds: Vec<OwnedFd>) -> Result<()> {
+    pub(super) fn from_app(self: &Arc<Self>, ctrl: Ctrl, fds: Vec<PeerFd>) -> Result<()> {
         match ctrl {
             Ctrl::NewConsumer { id, mem_offset, mem_len, slots, .. } => {
                 if let Some(old) = self.feeds.lock().remove(&id) {
@@ -249,9 +250,9 @@ impl Fast {
         id: u32,
         (mem_offset, mem_len): (u64, u64),
         slots: u32,
-        fds: Vec<OwnedFd>,
+        fds: Vec<PeerFd>,
     ) -> Result<Arc<Feed>> {
-        let [seg, mem, bell]: [OwnedFd; 3] = fds.try_into().map_err(|_| Error::InvalidValue)?;
+        let [seg, mem, bell]: [PeerFd; 3] = fds.try_into().map_err(|_| Error::InvalidValue)?;
         if slots == 0 || slots > MAX_QUEUE {
             return Err(Error::InvalidValue);
         }

@@ -9,6 +9,7 @@
 //! [`answer`]. Both end with a [`Channel`]; the caller keeps the socket, whose end of file
 //! tells that the peer is gone, and its ends of the doorbells, which only that peer can ring.
 
+use doca_link::discard::PeerFd;
 use std::fmt::Display;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
@@ -115,7 +116,7 @@ pub fn serve_hello(
     who: &dyn Display,
     sock: BorrowedFd<'_>,
     pid: i32,
-    (packet, truncated, fds): (&[u8], bool, Vec<OwnedFd>),
+    (packet, truncated, fds): (&[u8], bool, Vec<PeerFd>),
     limits: &Limits,
     live: Occupancy,
     id: u64,
@@ -229,8 +230,8 @@ pub fn answer(sock: BorrowedFd<'_>, hello: &Hello) -> Answer {
 
 /// The peer's two doorbells (messages; room): Unix datagram sockets, rung without ever
 /// blocking (`INVALID_VALUE` for anything else).
-fn peer_bells(fds: Vec<OwnedFd>) -> Result<(Doorbell, Doorbell)> {
-    let [bell, room]: [OwnedFd; 2] = fds.try_into().map_err(|_| Error::InvalidValue)?;
+fn peer_bells(fds: Vec<PeerFd>) -> Result<(Doorbell, Doorbell)> {
+    let [bell, room]: [PeerFd; 2] = fds.try_into().map_err(|_| Error::InvalidValue)?;
     Ok((Doorbell::from_peer(bell)?, Doorbell::from_peer(room)?))
 }
 
@@ -242,7 +243,7 @@ fn is_refusal(packet: &[u8]) -> bool {
 
 /// Maps the segment a server sent and attaches the client's ends: (client → server ring to
 /// write, server → client ring to read).
-fn map_received(seg: OwnedFd, layout: &SegmentLayout) -> Result<(Ring, Ring)> {
+fn map_received(seg: PeerFd, layout: &SegmentLayout) -> Result<(Ring, Ring)> {
     let area = Area::open(seg, layout.len)?;
     let (c2s, s2c) = (layout.c2s, layout.s2c);
     let tx = Ring::attach(&area, c2s.offset, c2s.nslots, c2s.payload, End::Producer)?;

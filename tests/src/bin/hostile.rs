@@ -17,6 +17,8 @@
 //!                                 were — a minute at most —, or after half a second without
 //!                                 k); then waits for stdin EOF
 //! hostile bells <name>            a Hello whose doorbells are a pipe: "dropped" or "answered"
+//! hostile locked-bells <name>     the same with files of a pipe whose lock it holds (until
+//!                                 stdin EOF, a minute at most), its own copies closed
 //! hostile function <name> <pci>   a Hello claiming to run on another host function, sent to
 //!                                 b1:00.0's socket: "refused <code>" or "accepted"
 //! hostile listen-as <uid> <path>  (as root) become uid, listen at <path>, accept one client,
@@ -140,7 +142,7 @@ fn handshake_on(sock: OwnedFd, h: Hello) -> (OwnedFd, OwnedFd, Reply, Bell) {
             Recv::Packet { len, fds, .. } => {
                 let reply = Reply::decode(&buf[..len]).unwrap();
                 assert_eq!(reply.status, 0, "the server accepted");
-                let seg = fds.into_iter().next().unwrap();
+                let seg = fds.into_iter().next().unwrap().into_inner();
                 return (sock, seg, reply, bell);
             }
             Recv::Closed => panic!("the server dropped a correct handshake"),
@@ -324,6 +326,32 @@ fn bells(name: &str) -> String {
     }
 }
 
+/// A Hello whose doorbells are files of a pipe this process holds the lock of (a splice
+/// from an empty socket), this process's own copies closed once sent: whoever closes the
+/// server's copies waits for the lock. "dropped" or "answered", then the lock is held until
+/// stdin's end (a minute at most: a server that froze fails its test instead of hanging it).
+fn locked_bells(name: &str) -> String {
+    let mut pipe = doca_link::discard::LockedPipe::new(2).unwrap();
+    let sock = connect(name);
+    let h = hello(name, PciAddr::parse(HOST).unwrap());
+    let files = std::mem::take(&mut pipe.files);
+    doca_link::send(sock.as_fd(), &h.encode(), &[files[0].as_fd(), files[1].as_fd()]).unwrap();
+    drop(files);
+    let verdict = match next(&sock) {
+        Recv::Closed => "dropped",
+        _ => "answered",
+    };
+    println!("{verdict}");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for _ in std::io::stdin().lock().lines() {}
+        let _ = tx.send(());
+    });
+    let _ = rx.recv_timeout(Duration::from_secs(60));
+    drop(pipe);
+    String::new()
+}
+
 fn function(name: &str, pci: &str) -> String {
     let sock = connect(name);
     let (_bell, ring) = Doorbell::pair().unwrap();
@@ -442,7 +470,7 @@ fn try_handshake(name: &str, wait: Duration) -> Result<(OwnedFd, OwnedFd, Bell),
         match doca_link::recv(sock.as_fd(), &mut buf) {
             Ok(Recv::Packet { len, fds, .. }) => {
                 return match Reply::decode(&buf[..len]) {
-                    Ok(r) if r.status == 0 => Ok((sock, fds.into_iter().next().unwrap(), bell)),
+                    Ok(r) if r.status == 0 => Ok((sock, fds.into_iter().next().unwrap().into_inner(), bell)),
                     Ok(r) => Err(Some(r.status)),
                     Err(_) => Err(None),
                 };
@@ -702,6 +730,7 @@ fn main() -> ExitCode {
         "bad-post" => bad_post(arg(1)),
         "silent" => silent(arg(1), arg(2).parse().unwrap(), arg(3) == "ep", arg(4).parse().ok()),
         "bells" => bells(arg(1)),
+        "locked-bells" => locked_bells(arg(1)),
         "function" => function(arg(1), arg(2)),
         "listen-as" => listen_as(arg(1).parse().unwrap(), arg(2)),
         "find-bells" => find_bells(arg(1), arg(2).parse().unwrap()),
