@@ -292,7 +292,7 @@ fn code_of(e: Error) -> u32 {
 pub struct BoardLink {
     /// Refusing descriptors once the answer is in (closed on the discarding thread all the
     /// same: what the owner queued before stays on it).
-    sock: PeerFd,
+    sock: Arc<PeerFd>,
     pid: u32,
 }
 
@@ -301,12 +301,10 @@ pub struct BoardLink {
 /// and the link.
 pub fn take_board(name: ServiceName, token: &Token) -> Result<(Taken, BoardLink)> {
     let (taken, sock) = crate::rendezvous::take_memfd_kept(name, token)?;
-    // The owner answers with codes from now on, never with files; what it sent before it
-    // was asked anything is taken off (its files discarded), so that no copy of the socket
-    // (the engine's, [`BoardLink::watchable`]) holds a file of its when closed.
+    // The owner answers with codes from now on, never with files (where the kernel can
+    // refuse them; the link is closed as a peer's socket is, [`PeerFd`]).
     crate::discard::refuse_descriptors(sock.as_fd());
-    while let Ok(Recv::Packet { .. }) = crate::fabric::recv(sock.as_fd(), &mut [0u8; 16]) {}
-    Ok((taken, BoardLink { sock, pid: name.pid }))
+    Ok((taken, BoardLink { sock: Arc::new(sock), pid: name.pid }))
 }
 
 impl BoardLink {
@@ -387,10 +385,11 @@ impl BoardLink {
         false
     }
 
-    /// A duplicate of the connection, to watch in an epoll set: readable once the owner ends
-    /// it (the link is told with [`BoardLink::is_closed`]).
-    pub fn watchable(&self) -> Result<OwnedFd> {
-        self.sock.as_fd().try_clone_to_owned().map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))
+    /// The connection, shared (not duplicated: whichever holder lets go last closes it as
+    /// [`PeerFd`] says), to watch in an epoll set: readable once the owner ends it (the link
+    /// is told with [`BoardLink::is_closed`]).
+    pub fn watchable(&self) -> Arc<PeerFd> {
+        self.sock.clone()
     }
 }
 

@@ -16,6 +16,8 @@
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
+use rustix::net::SocketType;
+
 use parking_lot::Mutex;
 
 /// The most descriptors one packet can carry (the kernel's `SCM_MAX_FD`).
@@ -63,30 +65,47 @@ pub fn discard_all(fds: impl IntoIterator<Item = OwnedFd>) {
     }
 }
 
-/// A descriptor a peer chose, or a socket a peer sends to, closed so that the closing thread
-/// never waits on the peer. A socket is made to refuse descriptors ([`refuse_descriptors`]),
-/// the files still queued on it are taken off and [`discard`]ed, and it is shut down (its
-/// peer sees it gone at once) and closed in place; anything else, or a socket whose queue
-/// could not be seen empty, is [`discard`]ed. Share one rather than duplicate it (an
-/// `Arc<PeerFd>` in an epoll set): a plain duplicate closed last would release what is left
-/// on the queue in its closing thread.
+/// A descriptor a peer chose, or a socket of this process's a peer sends to, closed so that
+/// the closing thread never waits on the peer.
+///
+/// - A file the peer sent ([`PeerFd::new`]), socket or not: [`discard`]ed, untouched (the
+///   peer may hold the same socket, and set options or send urgent data on it that make a
+///   receive release files in the receiving thread).
+/// - A socket this process made, accepted or connected ([`PeerFd::socket`]): it refuses
+///   descriptors from now on ([`refuse_descriptors`]) and is shut down (nobody can queue
+///   anything more on it, on any kernel); a datagram or seqpacket socket then has its queue
+///   taken off (the files on it [`discard`]ed) and is closed in place; a stream socket (whose
+///   urgent data a receive would drop, files and all) is [`discard`]ed.
+///
+/// Share one rather than duplicate it (an `Arc<PeerFd>` in an epoll set): a plain duplicate
+/// closed last would release what is left on the queue in its closing thread.
 #[derive(Debug)]
-pub struct PeerFd(Option<OwnedFd>);
+pub struct PeerFd {
+    fd: Option<OwnedFd>,
+    ours: bool,
+}
 
 impl PeerFd {
-    /// Wraps `fd`.
+    /// Wraps a file the peer sent.
     pub fn new(fd: OwnedFd) -> PeerFd {
-        PeerFd(Some(fd))
+        PeerFd { fd: Some(fd), ours: false }
+    }
+
+    /// Wraps a socket of this process's (made, accepted, connected: nobody else holds it)
+    /// that a peer sends to.
+    pub fn socket(fd: OwnedFd) -> PeerFd {
+        PeerFd { fd: Some(fd), ours: true }
     }
 
     /// The descriptor itself, for an owner that takes over closing it (a file checked to be
     /// one that closes without waiting on anyone, a memfd; or this process's own end).
     pub fn into_inner(mut self) -> OwnedFd {
-        self.0.take().expect("taken only once")
+        self.fd.take().expect("taken only once")
     }
 }
 
 impl From<OwnedFd> for PeerFd {
+    /// [`PeerFd::new`]: a file the peer sent.
     fn from(fd: OwnedFd) -> PeerFd {
         PeerFd::new(fd)
     }
@@ -94,74 +113,105 @@ impl From<OwnedFd> for PeerFd {
 
 impl AsFd for PeerFd {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.0.as_ref().expect("taken only when dropped").as_fd()
+        self.fd.as_ref().expect("taken only when dropped").as_fd()
     }
 }
 
 impl Drop for PeerFd {
     fn drop(&mut self) {
-        if let Some(fd) = self.0.take() {
-            // A socket that refuses descriptors from now on and whose queue is emptied holds
-            // no file of the peer's: closed here. Anything else (a file, a socket on a kernel
-            // that cannot refuse) goes to the discarding thread.
-            let emptied = refuse_descriptors(fd.as_fd()) && empty_queue(fd.as_fd());
-            // Shut down: its peer sees it gone at once, as at a close.
-            let _ = rustix::net::shutdown(&fd, rustix::net::Shutdown::Both);
-            if emptied {
-                drop(fd);
-            } else {
-                discard(fd);
-            }
+        let Some(fd) = self.fd.take() else { return };
+        if !self.ours {
+            discard(fd);
+            return;
+        }
+        let kind = rustix::net::sockopt::socket_type(&fd).ok();
+        let refused = refuse_descriptors(fd.as_fd());
+        // While the peer lives, a queue seen empty after the refusal stays free of files.
+        let mut emptied =
+            refused && kind == Some(SocketType::SEQPACKET) && empty_queue(fd.as_fd(), 0) == Some(true);
+        // Shut down, it takes nothing more on any kernel (the peer's sends fail): what is
+        // queued is all there is. Its peer sees it gone at once, as at a close.
+        let _ = rustix::net::shutdown(&fd, rustix::net::Shutdown::Both);
+        emptied = emptied
+            || match kind {
+                // Once shut down, an empty queue reads `EAGAIN` (an empty datagram is one).
+                Some(SocketType::DGRAM) => empty_queue(fd.as_fd(), most_queued()) == Some(true),
+                // It reads as empty datagrams: as many as the peer could have queued.
+                Some(SocketType::SEQPACKET) => empty_queue(fd.as_fd(), most_queued()).is_some(),
+                _ => false,
+            };
+        if emptied {
+            drop(fd);
+        } else {
+            discard(fd);
         }
     }
 }
 
-/// Takes every packet off the receiving queue of the socket `sock` (refusing descriptors
-/// already, so that none can join the queue), with room for the descriptors each carries,
-/// and [`discard`]s those: true once the queue is seen empty. False when that cannot be told
-/// (a peer's run of empty datagrams reads like the end of a connection).
-fn empty_queue(sock: BorrowedFd<'_>) -> bool {
-    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
-    let stream = rustix::net::sockopt::socket_type(sock).is_ok_and(|t| t == rustix::net::SocketType::STREAM);
-    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
-    let mut bytes = [0u8; 256];
-    let mut empties = 0;
-    // Bounded: the queue as it was when descriptors were refused is all that can hold any.
-    for _ in 0..4096 {
-        let mut control = RecvAncillaryBuffer::new(&mut space);
-        match rustix::net::recvmsg(
-            sock,
-            &mut [std::io::IoSliceMut::new(&mut bytes)],
-            &mut control,
-            RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
-        ) {
-            Ok(msg) => {
-                let mut fds = false;
-                for m in control.drain() {
-                    if let RecvAncillaryMessage::ScmRights(received) = m {
-                        for fd in received {
-                            fds = true;
-                            discard(fd);
-                        }
+/// How many packets one sender can have queued on a socket at most: each takes at least
+/// 512 bytes of its send buffer, which is at most twice `net.core.wmem_max` without
+/// `CAP_NET_ADMIN` (trusted, as root is).
+fn most_queued() -> usize {
+    static MOST: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MOST.get_or_init(|| {
+        let wmem_max = std::fs::read_to_string("/proc/sys/net/core/wmem_max")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .unwrap_or(4 << 20);
+        (2 * wmem_max / 512 + 64).clamp(1024, 1 << 20)
+    })
+}
+
+/// Takes packets off the receiving queue of the datagram or seqpacket socket `sock`, with
+/// room for the descriptors each carries, and [`discard`]s those. `Some(true)`: the queue
+/// read `EAGAIN` (empty); `Some(false)`: `empties` reads in a row found nothing (a shut-down
+/// seqpacket socket reads empty datagrams for ever once its queue is empty); `None`: it
+/// could not be read, or more came than a queue holds.
+fn empty_queue(sock: BorrowedFd<'_>, empties: usize) -> Option<bool> {
+    let mut run = 0;
+    for _ in 0..2 * most_queued() + 2 * empties + 16 {
+        match recv_discarding(sock, &mut [0u8; 256]) {
+            Ok((bytes, fds)) => {
+                if bytes == 0 && !fds {
+                    run += 1;
+                    if run > empties {
+                        return Some(false);
                     }
-                }
-                if msg.bytes == 0 && !fds {
-                    // A stream's end of file comes after all its data.
-                    if stream {
-                        return true;
-                    }
-                    empties += 1;
-                    if empties >= 8 {
-                        return false;
-                    }
+                } else {
+                    run = 0;
                 }
             }
-            Err(rustix::io::Errno::AGAIN) => return true,
+            Err(rustix::io::Errno::AGAIN) => return Some(true),
             Err(rustix::io::Errno::INTR) => {}
-            Err(_) => return false,
+            Err(_) => return None,
         }
     }
-    false
+    None
+}
+
+/// Receives one packet from the socket `sock` (of this process: nobody else sets its
+/// options) into `buf` without blocking, with room for every descriptor it carries, each
+/// [`discard`]ed: its length (what fitted) and whether it carried any.
+pub(crate) fn recv_discarding(sock: BorrowedFd<'_>, buf: &mut [u8]) -> rustix::io::Result<(usize, bool)> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let msg = rustix::net::recvmsg(
+        sock,
+        &mut [std::io::IoSliceMut::new(buf)],
+        &mut control,
+        RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
+    )?;
+    let mut fds = false;
+    for m in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(received) = m {
+            for fd in received {
+                fds = true;
+                discard(fd);
+            }
+        }
+    }
+    Ok((msg.bytes, fds))
 }
 
 /// `SO_PASSRIGHTS` (Linux 6.16 and later; not in every `libc` yet).
@@ -277,8 +327,13 @@ mod tests {
     /// file is taken off the queue and closed on the discarding thread.
     #[test]
     fn dropping_a_peer_socket_waits_on_no_file_queued_on_it() {
-        let mut pipe = LockedPipe::new(2).unwrap();
-        for kind in [rustix::net::SocketType::SEQPACKET, rustix::net::SocketType::DGRAM] {
+        let mut pipe = LockedPipe::new(4).unwrap();
+        let (seq, dgram) = (rustix::net::SocketType::SEQPACKET, rustix::net::SocketType::DGRAM);
+        // (kind, whether the peer closed its end after sending, whether the socket is one a
+        // peer sent rather than this process's own)
+        for (kind, peer_gone, sent) in
+            [(seq, false, false), (seq, true, false), (dgram, false, false), (seq, false, true)]
+        {
             let (peer, ours) = rustix::net::socketpair(
                 rustix::net::AddressFamily::UNIX,
                 kind,
@@ -291,7 +346,14 @@ mod tests {
             crate::send(peer.as_fd(), b"a file", &[file.as_fd()]).unwrap();
             // The queued copy is the last of its file now (this close is not: it takes no lock).
             drop(file);
-            let dropper = std::thread::spawn(move || drop(PeerFd::new(ours)));
+            let peer = if peer_gone {
+                drop(peer);
+                None
+            } else {
+                Some(peer)
+            };
+            let ours = if sent { PeerFd::new(ours) } else { PeerFd::socket(ours) };
+            let dropper = std::thread::spawn(move || drop(ours));
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
             while !dropper.is_finished() && std::time::Instant::now() < deadline {
                 std::thread::sleep(std::time::Duration::from_millis(5));
@@ -300,10 +362,15 @@ mod tests {
             if !done {
                 pipe.release();
             }
-            assert!(done, "dropping a {kind:?} socket waited on the peer's file");
+            assert!(
+                done,
+                "dropping a {kind:?} socket waited on the peer's file (peer gone: {peer_gone}, sent: {sent})"
+            );
             dropper.join().unwrap();
             // Its peer sees it gone.
-            assert!(crate::send(peer.as_fd(), b"more", &[]).is_err(), "{kind:?}");
+            if let (Some(peer), false) = (peer, sent) {
+                assert!(crate::send(peer.as_fd(), b"more", &[]).is_err(), "{kind:?}");
+            }
         }
     }
 }

@@ -271,7 +271,9 @@ fn seqpacket() -> Result<OwnedFd> {
 
 /// A bound, listening service socket; its socket and lock files are removed on drop.
 pub struct Listener {
-    sock: OwnedFd,
+    /// Closed on the discarding thread: connections not accepted yet go with it, and the
+    /// files their peers queued on them with those ([`crate::discard`]).
+    sock: PeerFd,
     dir: FabricDir,
     file: String,
     lock: OwnedFd,
@@ -320,7 +322,7 @@ impl Listener {
             crate::cleanup::register(&dir.fd, &file),
             crate::cleanup::register(&dir.fd, &format!("{file}.lock")),
         ];
-        Ok(Listener { sock, dir, file, lock, on_signal })
+        Ok(Listener { sock: PeerFd::new(sock), dir, file, lock, on_signal })
     }
 
     /// Takes the lock file of `file`: held for the server's life, so a free lock means a

@@ -9,7 +9,9 @@
 //! A registration is a value, [`Watched`]: it owns the file descriptor it registered and
 //! removes it from the set when dropped, before closing it. So a set never holds a stale
 //! entry, and a descriptor number reused by a later file never meets an old registration.
-//! Two watchers of one file each register their own duplicate (`try_clone_to_owned`).
+//! Two watchers of one file each register their own duplicate (`try_clone_to_owned`), or
+//! share it (an `Arc`): a socket a peer sends to is shared, never duplicated (see
+//! [`crate::discard::PeerFd`]).
 
 use std::ops::Deref;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
@@ -91,7 +93,7 @@ impl Doorbell {
         let fd = if crate::discard::refuse_descriptors(ours.as_fd()) {
             BellFd::Refusing(ours)
         } else {
-            BellFd::Peer(PeerFd::new(ours))
+            BellFd::Peer(PeerFd::socket(ours))
         };
         Ok((Doorbell { fd }, theirs))
     }
@@ -138,10 +140,10 @@ impl Doorbell {
                     Err(e) => Err(e),
                 }
             }
-            BellFd::Peer(fd) => match crate::fabric::recv(fd.as_fd(), &mut [0u8; 8]) {
-                Ok(crate::fabric::Recv::Packet { .. } | crate::fabric::Recv::Closed) => Ok(true),
-                Ok(crate::fabric::Recv::Empty) => Ok(false),
-                Err(_) => Err(Errno::IO),
+            BellFd::Peer(fd) => match crate::discard::recv_discarding(fd.as_fd(), &mut [0u8; 8]) {
+                Ok(_) => Ok(true),
+                Err(Errno::AGAIN) => Ok(false),
+                Err(e) => Err(e),
             },
         }
     }

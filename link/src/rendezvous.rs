@@ -363,7 +363,7 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>) {
             );
             continue;
         }
-        pending.push(Pending { sock: PeerFd::new(sock), peer, deadline: Instant::now() + REQUEST_WAIT });
+        pending.push(Pending { sock: PeerFd::socket(sock), peer, deadline: Instant::now() + REQUEST_WAIT });
     }
 }
 
@@ -449,7 +449,7 @@ fn request_watched(name: ServiceName, token: &Token) -> Result<(PeerFd, PeerId, 
     let mut tries = 0;
     let sock = loop {
         match crate::fabric::connect(&path) {
-            Ok(Some(sock)) => break PeerFd::new(sock),
+            Ok(Some(sock)) => break PeerFd::socket(sock),
             Ok(None) => bail!(
                 Error::NotFound,
                 "the exporting process {} serves nothing (exited or revoked)",

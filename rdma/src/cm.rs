@@ -43,6 +43,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use doca_core::{bail, fail, CtxCore, CtxState, Data, Error, Result};
+use doca_link::discard::PeerFd;
 use doca_link::notify::Watched;
 use doca_link::{Listener, Recv};
 
@@ -169,8 +170,10 @@ struct Callbacks {
 
 struct Port {
     port: u16,
-    listener: Listener,
+    /// A duplicate of the listener, closed before it (the listener's own close is the last,
+    /// on the discarding thread: see [`Listener`]).
     _watch: Option<Watched<OwnedFd>>,
+    listener: Listener,
 }
 
 struct Pending {
@@ -307,7 +310,7 @@ impl Rdma {
         };
         let timeout = Duration::from_millis(ops.cfg.get().conn_request_timeout.max(1) as u64);
         let cm = CmConn {
-            sock: sock.map(|s| Sock::new(s, self.core())),
+            sock: sock.map(|s| Sock::new(PeerFd::socket(s), self.core())),
             deadline: Some(Instant::now() + timeout),
             established: false,
             over: false,
@@ -504,7 +507,7 @@ impl RdmaOps {
                                 tracing::debug!(target: "doca_sdk", "rdma: port {}: {MAX_PENDING} requests waiting; one more closed", p.port);
                             } else {
                                 pending.push(Pending {
-                                    sock: Sock::new(fd, core),
+                                    sock: Sock::new(PeerFd::socket(fd), core),
                                     deadline: now.get() + REQUEST_WAIT,
                                 });
                             }

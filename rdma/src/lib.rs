@@ -592,8 +592,8 @@ struct Sock {
 }
 
 impl Sock {
-    fn new(fd: impl Into<PeerFd>, core: &CtxCore) -> Sock {
-        let fd = Arc::new(fd.into());
+    fn new(fd: PeerFd, core: &CtxCore) -> Sock {
+        let fd = Arc::new(fd);
         let watch = core.watch(fd.clone()).ok();
         Sock { fd, _watch: watch, rings: None }
     }

@@ -117,7 +117,7 @@ pub(crate) fn take(d: &Desc) -> Result<PeerFd> {
         None => doca_link::rendezvous::take_connection(d.service, &d.token)
             .map(|(fd, _peer)| fd)
             .map_err(|e| fail!(Error::from(e), "rdma connect: the peer's connection offer is gone")),
-        Some(config) => connect_across(config, d.service, &d.token).map(PeerFd::new),
+        Some(config) => connect_across(config, d.service, &d.token).map(PeerFd::socket),
     }
 }
 
@@ -228,7 +228,7 @@ fn open_relayed(to: Option<remote::PresenceKey>, request: &[u8], what: &str) -> 
         .name("doca-rdma-link".into())
         .spawn(move || {
             let _slot = slot;
-            relay(&who, PeerFd::new(ours), stream);
+            relay(&who, PeerFd::socket(ours), stream);
         })
         .map_err(|e| fail!(Error::NoMemory, "rdma over the link: cannot start a thread: {e}"))?;
     Ok(app)
@@ -278,7 +278,7 @@ fn handle(stream: Stream, request: Vec<u8>) {
         ),
         Asked::Port(port) => (
             match doca_link::connect_port(crate::wire::PORT_NS, port) {
-                Ok(Some(fd)) => Ok(PeerFd::new(fd)),
+                Ok(Some(fd)) => Ok(PeerFd::socket(fd)),
                 Ok(None) => Err(peer_fail!(
                     Error::NotFound,
                     "rdma over the link: {} asks for port {port}, where nobody listens",

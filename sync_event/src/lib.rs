@@ -66,7 +66,7 @@ mod page;
 pub mod remote;
 
 use std::cell::{Cell, RefCell};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
@@ -224,10 +224,10 @@ struct Waker {
     /// The doorbell and its slot (`None`: no slot was given; the engine sees updates only
     /// when it polls).
     bell: Option<(usize, Watched<Doorbell>)>,
-    /// An importer's: duplicates of its connection to the exporter and of the exporter's
-    /// pidfd, readable once the exporter ends the event or dies (dropped then: they would
-    /// stay readable for ever).
-    gone: Vec<Watched<OwnedFd>>,
+    /// An importer's: its connection to the exporter (shared) and a duplicate of the
+    /// exporter's pidfd (or of the link's stream), readable once the exporter ends the event
+    /// or dies (dropped then: they would stay readable for ever).
+    gone: Vec<Watched<Box<dyn AsFd>>>,
 }
 
 /// The task payloads.
@@ -564,7 +564,11 @@ impl SeOps {
         if let Some(w) = &self.wire {
             // Across the link the exporter's changes come on the stream: the engine watches
             // its socket (until the exporter is gone).
-            let gone = if w.is_lost() { Vec::new() } else { vec![core.watch(w.watchable()?)?] };
+            let gone = if w.is_lost() {
+                Vec::new()
+            } else {
+                vec![core.watch(Box::new(w.watchable()?) as Box<dyn AsFd>)?]
+            };
             *self.waker.borrow_mut() = Some(Waker { bell: None, gone });
             return Ok(());
         }
@@ -590,11 +594,11 @@ impl SeOps {
         };
         let mut gone = Vec::new();
         if let Some(ex) = &self.exporter {
-            gone.push(core.watch(ex.link.watchable()?)?);
+            gone.push(core.watch(Box::new(ex.link.watchable()) as Box<dyn AsFd>)?);
             if let Some(pidfd) = &ex.pidfd {
                 let dup =
                     pidfd.try_clone().map_err(|e| fail!(Error::OperatingSystem, "sync event: dup: {e}"))?;
-                gone.push(core.watch(dup)?);
+                gone.push(core.watch(Box::new(dup) as Box<dyn AsFd>)?);
             }
         }
         *self.waker.borrow_mut() = Some(Waker { bell, gone });

@@ -143,7 +143,7 @@ impl fmt::Debug for Connection {
 }
 
 impl Connection {
-    /// A connection that is up, owned by `owner`. `sock` is a duplicate of its socket for
+    /// A connection that is up, owned by `owner`. `sock` is its socket (shared) for
     /// fast-path control packets from any thread, with the signal that announces them;
     /// `budget` what the connection holds of its peer process's budget.
     pub(crate) fn new(

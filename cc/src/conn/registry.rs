@@ -21,7 +21,7 @@
 
 use doca_link::discard::PeerFd;
 use std::collections::{HashMap, HashSet};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -179,7 +179,7 @@ pub(crate) enum PeerEvent {
 pub(crate) struct Registry {
     side: u32,
     next_id: AtomicU32,
-    /// A duplicate of the connection's socket, for control packets from any thread.
+    /// The connection's socket (shared with its link), for control packets from any thread.
     sock: Option<Arc<PeerFd>>,
     /// Tells the peer a packet waits (so its busy side reads it at once).
     signal: Option<Signal>,
@@ -188,8 +188,9 @@ pub(crate) struct Registry {
     pub(crate) bell: Doorbell,
     /// The other end, handed to the peer with each consumer acknowledgement (the same
     /// socket each time: the peer's consumers all live in the one process at the other end
-    /// of this connection; nobody else can reach it).
-    bell_theirs: OwnedFd,
+    /// of this connection). The peer holds it too, and could bind it and have files sent to
+    /// it: closed on the discarding thread.
+    bell_theirs: PeerFd,
     pub(crate) local: Mutex<HashMap<u32, Arc<LocalConsumer>>>,
     pub(crate) remote: Mutex<HashMap<u32, Arc<RemoteConsumer>>>,
     /// Remote consumers gone while a producer may still hold them: their sends are folded
@@ -213,7 +214,7 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// The registry of a connection whose socket (duplicated) is `sock` (none for a
+    /// The registry of a connection whose socket (shared) is `sock` (none for a
     /// connection that never came up), whose peer may register `max_remote` consumers of
     /// `max_slots` buffers each at most.
     pub(crate) fn new(
@@ -227,6 +228,7 @@ impl Registry {
             None => (None, None),
         };
         let (bell, bell_theirs) = Doorbell::pair()?;
+        let bell_theirs = PeerFd::new(bell_theirs);
         Ok(Registry {
             side: if is_server { 1 } else { 2 },
             next_id: AtomicU32::new(0),

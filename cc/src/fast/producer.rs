@@ -58,6 +58,10 @@ impl ProducerSendTask {
 
 #[doc(hidden)] // named by the task payload (`TaskPayload::Lib`); reached through the handle types
 pub struct ProducerOps {
+    /// The connection's fast-path doorbell (a duplicate), in the engine's notification set:
+    /// closed before the connection, whose own copy is the one closed last (a peer's files
+    /// queued on it are taken off then, see `doca_link::discard::PeerFd`).
+    bell: RefCell<Option<Watched<OwnedFd>>>,
     conn: Connection,
     id: u32,
     /// (max buffer size, max immediate data), read from the capabilities at creation.
@@ -68,8 +72,6 @@ pub struct ProducerOps {
     /// How many sends wait in `queues` in all: an idle producer's pass, and a submit when
     /// nothing waits, look at this count instead of walking the queues.
     waiting: Cell<usize>,
-    /// The connection's fast-path doorbell (a duplicate), in the engine's notification set.
-    bell: RefCell<Option<Watched<OwnedFd>>>,
     /// The consumer found last (a send usually goes where the previous one went): found
     /// again without the connection's lock while it is alive.
     last: RefCell<Option<Arc<RemoteConsumer>>>,

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use doca_core::{bail, fail, Dev, DevRep, DeviceKind, Error, Now, Result};
+use doca_link::discard::PeerFd;
 use doca_link::notify::{EpollSet, EventFd, Watched};
 use parking_lot::{Mutex, MutexGuard};
 use rustix::event::{poll, PollFd, PollFlags};
@@ -369,7 +370,7 @@ impl Endpoint {
         };
         // Doorbells for this service alone (the same ends go again if it must start over).
         let bells = Bells::two()?;
-        let theirs = bells.theirs().map(|fd| fd.try_clone_to_owned());
+        let theirs = bells.theirs().map(|fd| fd.try_clone_to_owned().map(PeerFd::new));
         let [Ok(theirs_rx), Ok(theirs_tx)] = theirs else {
             bail!(Error::OperatingSystem, "comm channel connect: cannot duplicate a doorbell");
         };

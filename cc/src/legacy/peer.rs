@@ -7,7 +7,7 @@
 //! side hung up or died and its last messages were read.
 
 use doca_link::discard::PeerFd;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -73,8 +73,9 @@ enum Wire {
 /// closed the socket without answering), within [`LEGACY_REPLY_DEADLINE`] of its first try.
 pub(crate) struct Redial {
     hello: Hello,
-    /// The sockets ringing this side's doorbells, handed to the service with each try.
-    bells: [OwnedFd; 2],
+    /// The sockets ringing this side's doorbells, handed to the service with each try (closed
+    /// on the discarding thread: the service holds them too).
+    bells: [PeerFd; 2],
     set: EpollSet,
     token: u64,
     first: Instant,
@@ -83,13 +84,7 @@ pub(crate) struct Redial {
 impl Redial {
     /// A client's way to try again: `hello` with `bells`, its socket watched in `set` under
     /// `token`; its first try started at `first`.
-    pub(crate) fn new(
-        hello: Hello,
-        bells: [OwnedFd; 2],
-        set: EpollSet,
-        token: u64,
-        first: Instant,
-    ) -> Redial {
+    pub(crate) fn new(hello: Hello, bells: [PeerFd; 2], set: EpollSet, token: u64, first: Instant) -> Redial {
         Redial { hello, bells, set, token, first }
     }
 

@@ -305,7 +305,7 @@ impl Acceptor {
                 }
             };
             let entry = self.pending.vacant_entry();
-            let sock = match set.watch(PeerFd::new(sock), token::pending(entry.key())) {
+            let sock = match set.watch(PeerFd::socket(sock), token::pending(entry.key())) {
                 Ok(s) => s,
                 Err(e) => {
                     tracing::error!(target: "doca_sdk", "{who}: cannot watch a new socket: {e}");

@@ -56,7 +56,7 @@ impl Dialing<PeerFd> {
                 None => return Ok(None),
             },
         };
-        Ok(Some(Dialing::on(sock, hello, bells, now)?))
+        Ok(Some(Dialing::on(PeerFd::socket(sock), hello, bells, now)?))
     }
 
     /// Sends `hello` on a socket already connected to a server (the seam for tests: one end

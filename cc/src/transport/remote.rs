@@ -94,7 +94,7 @@ pub fn dial(ns: &str, pci: PciAddr, name: &str) -> Result<Option<OwnedFd>> {
         .name("doca-cc-link".into())
         .spawn(move || {
             let _slot = slot;
-            host_stand_in(&who, PeerFd::new(ours), &request);
+            host_stand_in(&who, PeerFd::socket(ours), &request);
         })
         .map_err(|e| doca_core::fail!(Error::NoMemory, "cc over the link: cannot start a thread: {e}"))?;
     Ok(Some(app))
@@ -254,7 +254,7 @@ pub fn serve(stream: Stream, request: Vec<u8>) {
     };
     let _slot = slot;
     let sock = match connect_service(&ns, pci, &hello.name) {
-        Ok(Some(s)) => PeerFd::new(s),
+        Ok(Some(s)) => PeerFd::socket(s),
         Ok(None) | Err(_) => {
             let _ = stream.send(&[NONE]);
             return;

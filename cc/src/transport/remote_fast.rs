@@ -32,7 +32,7 @@
 
 use doca_link::discard::PeerFd;
 use std::collections::HashMap;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -118,7 +118,7 @@ struct Feed {
     app_bell: Doorbell,
     /// Rung by the consumer after posting (the end handed over with the acknowledgement).
     bell: Doorbell,
-    bell_theirs: OwnedFd,
+    bell_theirs: PeerFd,
     /// Posts forwarded and not completed: token → (offset, room).
     posts: Mutex<HashMap<u64, (u64, u64)>>,
     worker: Worker,
@@ -274,7 +274,7 @@ impl Fast {
             mem,
             app_bell: Doorbell::from_peer(bell)?,
             bell: ours,
-            bell_theirs: theirs,
+            bell_theirs: PeerFd::new(theirs),
             posts: Mutex::new(HashMap::with_capacity(n as usize)),
             worker: Worker::new()?,
         });

@@ -11,7 +11,7 @@
 
 use doca_link::discard::PeerFd;
 use std::fmt::Display;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 
 use doca_core::{Error, Result};
 use doca_link::notify::Doorbell;
@@ -51,8 +51,10 @@ pub struct Bells {
     /// Rung by the peer when it made room in the ring this side writes, for a side that
     /// sleeps on that apart (the legacy endpoint's send event channel).
     pub room: Option<Doorbell>,
-    /// The peer's ends (messages; room: the same socket for [`Bells::one`]).
-    theirs: (OwnedFd, Option<OwnedFd>),
+    /// The peer's ends (messages; room: the same socket for [`Bells::one`]), closed on the
+    /// discarding thread (the peer holds them too, and could bind one and have files sent
+    /// to it).
+    theirs: (PeerFd, Option<PeerFd>),
 }
 
 impl Bells {
@@ -60,14 +62,18 @@ impl Bells {
     /// client: its engine sleeps on one set).
     pub fn one() -> Result<Bells> {
         let (messages, theirs) = Doorbell::pair()?;
-        Ok(Bells { messages, room: None, theirs: (theirs, None) })
+        Ok(Bells { messages, room: None, theirs: (PeerFd::new(theirs), None) })
     }
 
     /// Two doorbells, for messages and for room (a legacy endpoint: two event channels).
     pub fn two() -> Result<Bells> {
         let (messages, theirs) = Doorbell::pair()?;
         let (room, theirs_room) = Doorbell::pair()?;
-        Ok(Bells { messages, room: Some(room), theirs: (theirs, Some(theirs_room)) })
+        Ok(Bells {
+            messages,
+            room: Some(room),
+            theirs: (PeerFd::new(theirs), Some(PeerFd::new(theirs_room))),
+        })
     }
 
     /// The ends to hand the peer (messages; room).
