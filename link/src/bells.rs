@@ -22,7 +22,7 @@
 //! registered doorbells; requests are read in bounded batches).
 
 use std::collections::HashMap;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -103,8 +103,8 @@ impl Board {
 
     /// A slot for a doorbell of this process (`ring`: the ringing end of a
     /// [`Doorbell::pair`]). `FULL` when every slot is taken.
-    pub fn register_local(&self, ring: OwnedFd) -> Result<usize> {
-        let ring = Doorbell::from_peer(PeerFd::new(ring))?;
+    pub fn register_local(&self, ring: PeerFd) -> Result<usize> {
+        let ring = Doorbell::from_peer(ring)?;
         let mut s = self.state.lock();
         let Some(slot) = s.bells.iter().position(Option::is_none) else {
             bail!(Error::Full, "all {} doorbell slots are taken", s.bells.len());
@@ -312,7 +312,7 @@ impl BoardLink {
     /// the slot whose armed flag this engine sets before it sleeps (below `slots`, else the
     /// owner's answer is refused). `FULL` (budget or slots) and others as the owner answers;
     /// `NOT_FOUND` when the owner is gone; `TIME_OUT` after [`REPLY_WAIT`].
-    pub fn register(&self, ring: OwnedFd, slots: usize) -> Result<usize> {
+    pub fn register(&self, ring: PeerFd, slots: usize) -> Result<usize> {
         crate::fabric::send(self.sock.as_fd(), REGISTER, &[ring.as_fd()]).map_err(|e| {
             fail!(Error::NotFound, "the exporting process {} closed ({})", self.pid, e.name())
         })?;

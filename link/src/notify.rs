@@ -80,9 +80,10 @@ enum BellFd {
 impl Doorbell {
     /// A new, silent doorbell (non-blocking, close-on-exec, no address), and the socket that
     /// rings it: hand that to exactly one peer (and close this process's copy once handed
-    /// over). What the peer does to it — shutting it down, closing it, flooding it — touches
-    /// this pair only.
-    pub fn pair() -> Result<(Doorbell, OwnedFd)> {
+    /// over: the peer holds it too, and can bind it and have files sent to it, so it is
+    /// closed as a peer's file is, [`PeerFd`]). What the peer does to it — shutting it down,
+    /// closing it, flooding it — touches this pair only.
+    pub fn pair() -> Result<(Doorbell, PeerFd)> {
         let (ours, theirs) = rustix::net::socketpair(
             AddressFamily::UNIX,
             SocketType::DGRAM,
@@ -95,7 +96,7 @@ impl Doorbell {
         } else {
             BellFd::Peer(PeerFd::socket(ours))
         };
-        Ok((Doorbell { fd }, theirs))
+        Ok((Doorbell { fd }, PeerFd::new(theirs)))
     }
 
     /// Wraps a socket a peer gave to ring its doorbell with: it must be a Unix datagram
@@ -414,7 +415,7 @@ mod tests {
     /// A doorbell and a peer's handle on it (as the handshake hands it over).
     fn bell_and_ringer() -> (Doorbell, Doorbell) {
         let (bell, theirs) = Doorbell::pair().unwrap();
-        (bell, Doorbell::from_peer(PeerFd::new(theirs)).unwrap())
+        (bell, Doorbell::from_peer(theirs).unwrap())
     }
 
     #[test]
@@ -548,7 +549,7 @@ mod tests {
         let bell = set.watch(bell, 1).unwrap();
         let (other, honest) = Doorbell::pair().unwrap();
         let other = set.watch(other, 2).unwrap();
-        let honest = Doorbell::from_peer(PeerFd::new(honest)).unwrap();
+        let honest = Doorbell::from_peer(honest).unwrap();
 
         // Rings, then shuts its end down both ways, then closes it: the datagram already
         // queued is read once, then nothing.

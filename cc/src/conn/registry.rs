@@ -228,7 +228,6 @@ impl Registry {
             None => (None, None),
         };
         let (bell, bell_theirs) = Doorbell::pair()?;
-        let bell_theirs = PeerFd::new(bell_theirs);
         Ok(Registry {
             side: if is_server { 1 } else { 2 },
             next_id: AtomicU32::new(0),

@@ -274,7 +274,7 @@ impl Fast {
             mem,
             app_bell: Doorbell::from_peer(bell)?,
             bell: ours,
-            bell_theirs: PeerFd::new(theirs),
+            bell_theirs: theirs,
             posts: Mutex::new(HashMap::with_capacity(n as usize)),
             worker: Worker::new()?,
         });

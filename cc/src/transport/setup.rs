@@ -62,18 +62,14 @@ impl Bells {
     /// client: its engine sleeps on one set).
     pub fn one() -> Result<Bells> {
         let (messages, theirs) = Doorbell::pair()?;
-        Ok(Bells { messages, room: None, theirs: (PeerFd::new(theirs), None) })
+        Ok(Bells { messages, room: None, theirs: (theirs, None) })
     }
 
     /// Two doorbells, for messages and for room (a legacy endpoint: two event channels).
     pub fn two() -> Result<Bells> {
         let (messages, theirs) = Doorbell::pair()?;
         let (room, theirs_room) = Doorbell::pair()?;
-        Ok(Bells {
-            messages,
-            room: Some(room),
-            theirs: (PeerFd::new(theirs), Some(PeerFd::new(theirs_room))),
-        })
+        Ok(Bells { messages, room: Some(room), theirs: (theirs, Some(theirs_room)) })
     }
 
     /// The ends to hand the peer (messages; room).

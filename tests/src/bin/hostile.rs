@@ -124,7 +124,7 @@ thread_local! {
 }
 
 /// This side's doorbell and the end of it handed to the server.
-type Bell = (Doorbell, OwnedFd);
+type Bell = (Doorbell, doca_link::discard::PeerFd);
 
 /// A complete, correct handshake: (socket, segment, reply, this side's doorbell).
 fn handshake(name: &str) -> (OwnedFd, OwnedFd, Reply, Bell) {
