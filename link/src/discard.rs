@@ -6,9 +6,11 @@
 //! (a `splice` into it from an empty blocking socket); a file of a FUSE file system is
 //! flushed, which waits for that file system's server. The wait is uninterruptible. So no
 //! thread that matters (an application's, a library thread a stop joins) closes a file a peer
-//! chose: [`discard`] hands it to the `doca-link-discard` thread, which closes files one after
-//! the other and may wait there for ever without harm. The same holds for a socket a peer
-//! sent packets to: closing it releases the files still queued on it, in the closing thread.
+//! chose: [`discard`] hands it to a `doca-link-discard` thread, which closes files one after
+//! the other and may wait there for ever without harm (another thread takes over the files
+//! that come meanwhile, up to 8). The same holds for a socket a peer sent packets to: closing
+//! it releases the files still queued on it, in the closing thread; [`PeerFd`] closes it so
+//! that none is left there, or discards it too.
 //!
 //! Receiving with room for fewer descriptors than a packet carries is no way out either: the
 //! kernel releases the rest in the receiving thread, on its way back from `recvmsg`. Receive
