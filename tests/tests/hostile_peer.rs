@@ -126,28 +126,28 @@ fn silent_sockets_beyond_one_process_share_of_handshakes_are_closed_at_once() {
     still_serving(&h, &name);
 }
 
-#[test]
-fn doorbells_that_are_not_unix_sockets_are_refused_at_the_handshake() {
-    let name = unique("bells");
+/// A hostile client's Hello (mode `mode` of the hostile binary) whose doorbells the server
+/// refuses: the connection is dropped, none comes of it, and real clients are still served.
+fn bells_refused(mode: &str) {
+    let name = unique(mode);
     let h = harness(&name, true);
-    let hostile = Peer::spawn(HOSTILE, &["bells", &name]);
+    let hostile = Peer::spawn(HOSTILE, &[mode, &name]);
     assert_eq!(verdict(&h, &hostile), "dropped");
     assert!(h.connected.borrow().is_empty(), "no connection came of it");
     still_serving(&h, &name);
 }
 
+#[test]
+fn doorbells_that_are_not_unix_sockets_are_refused_at_the_handshake() {
+    bells_refused("bells");
+}
+
 /// The doorbells are the last files of a pipe whose lock the hostile client holds: the
-/// server's thread, which refuses them, never waits to close them (they go to the
-/// discarding thread), and goes on serving.
+/// server's thread, which refuses them, never waits to close them (they go to a closing
+/// thread), and goes on serving.
 #[test]
 fn doorbells_of_a_locked_pipe_freeze_no_server_thread() {
-    let name = unique("locked");
-    let h = harness(&name, true);
-    let hostile = Peer::spawn(HOSTILE, &["locked-bells", &name]);
-    assert_eq!(verdict(&h, &hostile), "dropped");
-    assert!(h.connected.borrow().is_empty(), "no connection came of it");
-    still_serving(&h, &name);
-    drop(hostile);
+    bells_refused("locked-bells");
 }
 
 #[test]
