@@ -7,6 +7,7 @@
 //! | [`fabric`]  | the per-user fabric directory, rendezvous sockets (`SOCK_SEQPACKET`), descriptors passed with `SCM_RIGHTS`, peer credentials |
 //! | [`pidfd`]   | the pidfd of a socket's peer process (`SO_PEERPIDFD`)                   |
 //! | [`bells`]   | doorbells registered with the owner of a shared object (a sync event): importers' engines woken with no descriptor named in shared memory |
+//! | [`exchange`] | a thread's blocking talk with one peer: fixed-size packets, waits with a stall limit and a stop handle |
 //! | [`discard`] | files and sockets from a peer closed on a thread of their own (a close can wait on whoever holds the file), and sockets that refuse descriptors |
 //! | [`cleanup`] | the names this process made in the fabric directory, removed when SIGINT, SIGTERM or SIGHUP stops it |
 //! | [`budget`]  | peer identity (pidfd + start time) and the per-peer-process ledger of what peers hold here |
@@ -31,6 +32,7 @@ pub mod discard;
 #[doc(hidden)]
 pub mod doctest;
 pub mod error;
+pub mod exchange;
 pub mod fabric;
 pub mod memfd;
 pub mod notify;

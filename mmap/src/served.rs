@@ -126,13 +126,9 @@ use std::time::{Duration, Instant};
 
 use doca_core::{fail, peer_fail, Error, Result};
 use doca_link::discard::PeerFd;
+use doca_link::exchange::{self, Patience};
 use parking_lot::Mutex;
-use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
-use rustix::net::{
-    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage,
-    SendFlags,
-};
 
 use crate::budget::{Account, Hold, Limits, PeerId};
 use crate::shm::{Region, Tracker};
@@ -344,7 +340,7 @@ impl Shared {
             let gone = places.live.swap_remove(i);
             // Its thread wakes (its socket reads as closed) and ends; its importer finds the
             // export gone (`NOT_FOUND`) at its next copy.
-            let _ = rustix::net::shutdown(&gone.conn.sock, rustix::net::Shutdown::Both);
+            exchange::hang_up(gone.conn.sock.as_fd());
             evicted = Some((greedy, most));
         }
         let seq = places.next_seq;
@@ -483,176 +479,53 @@ impl Drop for Server {
     }
 }
 
-/// What a wait found.
-#[derive(PartialEq, Eq, Debug)]
-enum Woke {
-    Ready,
-    /// The socket hung up or failed.
-    Socket,
-    /// Revoked (exporter side).
-    Stop,
+/// How long a side waits for its peer, watching `stop`: at most [`STALL`].
+fn patience(stop: Option<BorrowedFd<'_>>) -> Patience<'_> {
+    Patience::new(stop, STALL)
 }
 
-/// Waits until the socket `sock` has `ev`, watching `stop`; `TIME_OUT` after [`STALL`].
-fn wait(sock: BorrowedFd<'_>, ev: PollFlags, stop: Option<BorrowedFd<'_>>) -> Result<Woke> {
-    wait_within(sock, ev, stop, Some(STALL))
-}
-
-/// [`wait`] with a limit of its own: `None` waits until something happens (the exporter's
-/// accepting thread, idle as long as nobody imports — an idle export is no stall).
-fn wait_within(
-    sock: BorrowedFd<'_>,
-    ev: PollFlags,
-    stop: Option<BorrowedFd<'_>>,
-    stall: Option<Duration>,
-) -> Result<Woke> {
-    let deadline = stall.map(|s| Instant::now() + s);
-    loop {
-        let left = deadline.map_or(Duration::from_secs(1), |d| d.saturating_duration_since(Instant::now()));
-        if left.is_zero() {
-            return Err(fail!(
-                Error::TimeOut,
-                "the other side of a served export did not move for {:?}",
-                stall.unwrap_or_default()
-            ));
-        }
-        let mut fds = [
-            PollFd::from_borrowed_fd(sock, ev),
-            PollFd::from_borrowed_fd(
-                stop.unwrap_or(sock),
-                if stop.is_some() { PollFlags::IN } else { PollFlags::empty() },
-            ),
-        ];
-        let ts = rustix::time::Timespec::try_from(left.min(Duration::from_secs(1))).unwrap_or_default();
-        match rustix::event::poll(&mut fds, Some(&ts)) {
-            Ok(_) | Err(Errno::INTR) => {}
-            Err(e) => return Err(os("poll", e)),
-        }
-        if stop.is_some() && !fds[1].revents().is_empty() {
-            return Ok(Woke::Stop);
-        }
-        let r = fds[0].revents();
-        if r.intersects(ev) {
-            return Ok(Woke::Ready);
-        }
-        if r.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
-            return Ok(Woke::Socket);
-        }
+/// The served protocol's view of a link failure: `TIME_OUT` stays (the peer stalled), any
+/// other means the peer is gone or broke the protocol (`NOT_FOUND`, what an importer's copy
+/// reports of an export no longer there).
+fn gone(e: Error) -> Error {
+    match e {
+        Error::TimeOut => Error::TimeOut,
+        _ => Error::NotFound,
     }
 }
 
+/// Sends one packet with `fds` (never waiting: the welcome, or a test's request).
+/// `NOT_FOUND` when the peer left or its connection is full.
 fn send(sock: BorrowedFd<'_>, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> Result<()> {
-    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
-    let mut control = SendAncillaryBuffer::new(&mut space);
-    if !fds.is_empty() && !control.push(SendAncillaryMessage::ScmRights(fds)) {
-        return Err(fail!(Error::InvalidValue, "too many descriptors for one message"));
-    }
-    match rustix::net::sendmsg(
-        sock,
-        &[std::io::IoSlice::new(bytes)],
-        &mut control,
-        SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
-    ) {
-        Ok(n) if n == bytes.len() => Ok(()),
-        Ok(_) | Err(Errno::PIPE) | Err(Errno::CONNRESET) | Err(Errno::NOTCONN) | Err(Errno::AGAIN) => {
-            Err(Error::NotFound)
-        }
-        Err(e) => Err(os("sendmsg", e)),
-    }
+    doca_link::fabric::send(sock, bytes, fds).map_err(|e| gone(e.into()))
 }
 
 /// Sends one packet without descriptors, waiting for room (a peer that does not read its
 /// answers fills the connection) while watching `stop`, at most [`STALL`]. `NOT_FOUND` when
 /// the peer left.
 fn send_waiting(sock: BorrowedFd<'_>, bytes: &[u8], stop: Option<BorrowedFd<'_>>) -> Result<()> {
-    loop {
-        match rustix::net::send(sock, bytes, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
-            Ok(n) if n == bytes.len() => return Ok(()),
-            Err(Errno::AGAIN) | Err(Errno::INTR) => match wait(sock, PollFlags::OUT, stop)? {
-                Woke::Ready => {}
-                Woke::Socket | Woke::Stop => return Err(Error::NotFound),
-            },
-            Ok(_) | Err(Errno::PIPE) | Err(Errno::CONNRESET) | Err(Errno::NOTCONN) => {
-                return Err(Error::NotFound)
-            }
-            Err(e) => return Err(os("send", e)),
-        }
-    }
+    exchange::send_waiting(sock, bytes, patience(stop)).map_err(|e| gone(e.into()))
 }
 
 /// Receives one packet of exactly `buf.len()` bytes (waiting, watching `stop`); descriptors
 /// sent with it are never taken. `NOT_FOUND` when the peer closed, left or sent another size.
 fn recv(sock: BorrowedFd<'_>, buf: &mut [u8], stop: Option<BorrowedFd<'_>>) -> Result<()> {
-    recv_within(sock, buf, stop, Some(STALL), false).map(drop)
+    no_files(exchange::recv_exact(sock, buf, patience(stop)))
 }
 
 /// Receives the welcome (exactly `buf.len()` bytes) with its descriptors: the only packet
 /// whose descriptors are taken (the importer's side, from its exporter).
-fn recv_welcome(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Vec<OwnedFd>> {
-    recv_within(sock, buf, None, Some(STALL), true)
+fn recv_welcome(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Vec<PeerFd>> {
+    exchange::recv_exact(sock, buf, patience(None)).map_err(|e| gone(e.into()))
 }
 
-/// [`recv`] with a limit of its own (`None`: as long as it takes — the exporter's thread
-/// waiting for an importer's next request: an importer may copy once and then idle), taking
-/// the descriptors when `fds`.
-fn recv_within(
-    sock: BorrowedFd<'_>,
-    buf: &mut [u8],
-    stop: Option<BorrowedFd<'_>>,
-    stall: Option<Duration>,
-    fds: bool,
-) -> Result<Vec<OwnedFd>> {
-    loop {
-        if let Some(r) = recv_now(sock, buf, fds) {
-            return r;
-        }
-        match wait_within(sock, PollFlags::IN, stop, stall)? {
-            Woke::Stop => return Err(Error::NotFound),
-            Woke::Ready | Woke::Socket => {}
-        }
-    }
-}
-
-/// One packet of exactly `buf.len()` bytes if one is there (`None`: nothing yet), as
-/// [`recv_within`] takes it, with its descriptors when `fds`. Room is given for as many as a
-/// packet can carry (the kernel would release the rest in this thread, see
-/// [`doca_link::discard`]); unexpected ones are closed on the discarding thread and break
-/// the protocol (`NOT_FOUND`).
-fn recv_now(sock: BorrowedFd<'_>, buf: &mut [u8], fds: bool) -> Option<Result<Vec<OwnedFd>>> {
-    let want = fds;
-    let mut space =
-        [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(doca_link::discard::MAX_FDS))];
-    let mut control = RecvAncillaryBuffer::new(&mut space);
-    match rustix::net::recvmsg(
-        sock,
-        &mut [std::io::IoSliceMut::new(buf)],
-        &mut control,
-        RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
-    ) {
-        Ok(m) => {
-            let fds: Vec<OwnedFd> = control
-                .drain()
-                .filter_map(|m| match m {
-                    RecvAncillaryMessage::ScmRights(r) => Some(r.collect::<Vec<_>>()),
-                    _ => None,
-                })
-                .flatten()
-                .collect();
-            if !want && !fds.is_empty() {
-                doca_link::discard::discard_all(fds);
-                return Some(Err(peer_fail!(
-                    Error::NotFound,
-                    "served export: descriptors where none are due"
-                )));
-            }
-            if m.bytes != buf.len() || m.flags.contains(rustix::net::ReturnFlags::TRUNC) {
-                doca_link::discard::discard_all(fds);
-                return Some(Err(Error::NotFound));
-            }
-            Some(Ok(fds))
-        }
-        Err(Errno::AGAIN) | Err(Errno::INTR) => None,
-        Err(_) => Some(Err(Error::NotFound)),
+/// A request or answer as received: descriptors where none are due break the protocol
+/// (they are closed on the discarding thread, see [`doca_link::discard`]).
+fn no_files(got: doca_link::Result<Vec<PeerFd>>) -> Result<()> {
+    match got {
+        Ok(fds) if fds.is_empty() => Ok(()),
+        Ok(_) => Err(peer_fail!(Error::NotFound, "served export: descriptors where none are due")),
+        Err(e) => Err(gone(e.into())),
     }
 }
 
@@ -859,13 +732,13 @@ fn serve(conn: &Conn, window: &Mapped, sh: &Shared) {
         if sh.shared_pages.is_some() || streaming {
             let until = Instant::now() + SPIN;
             while got.is_none() && Instant::now() < until {
-                got = recv_now(sock, &mut req, false);
+                got = exchange::recv_exact_now(sock, &mut req).map(no_files);
                 std::hint::spin_loop();
             }
         }
         let got = match got {
             Some(r) => r,
-            None => recv_within(sock, &mut req, stop, None, false),
+            None => no_files(exchange::recv_exact(sock, &mut req, Patience::endless(stop))),
         };
         if got.is_err() {
             return;
@@ -1008,12 +881,8 @@ fn borrowed<T>(
             ));
         }
         // Sleeps on the revocation event (an importer cannot ring it).
-        let mut fds = [PollFd::from_borrowed_fd(stop, PollFlags::IN)];
-        let ts = rustix::time::Timespec::try_from(rest).unwrap_or_default();
-        match rustix::event::poll(&mut fds, Some(&ts)) {
-            Ok(0) | Err(Errno::INTR) => {}
-            Ok(_) => return Err(Error::NotFound),
-            Err(e) => return Err(os("poll", e)),
+        if exchange::stopped_within(stop, rest)? {
+            return Err(Error::NotFound);
         }
         rest = (rest * 2).min(Duration::from_millis(10));
     }
@@ -1147,7 +1016,7 @@ impl Client {
         doca_link::discard::refuse_descriptors(sock.as_fd());
         // The window's memfd, and perhaps the shared pages': closed here only once checked
         // (a file the exporter chose could make a close wait on it, see doca_link::discard).
-        let mut fds = fds.into_iter().map(doca_link::discard::PeerFd::new);
+        let mut fds = fds.into_iter();
         let (Some(window), memfd, None, true) =
             (fds.next(), fds.next(), fds.next(), &w[..8] == WELCOME_MAGIC)
         else {
@@ -1203,15 +1072,12 @@ impl Client {
             return false;
         }
         // Between requests nothing may arrive: the socket readable means closed.
-        let mut fds = [PollFd::from_borrowed_fd(self.sock.as_fd(), PollFlags::IN)];
-        let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
         let _turn = self.turn.lock();
-        match rustix::event::poll(&mut fds, Some(&zero)) {
-            Ok(0) | Err(Errno::INTR) => true,
-            _ => {
-                self.dead.store(true, Ordering::Release);
-                false
-            }
+        if exchange::is_quiet(self.sock.as_fd()) {
+            true
+        } else {
+            self.dead.store(true, Ordering::Release);
+            false
         }
     }
 
@@ -1426,26 +1292,14 @@ impl Client {
 #[doc(hidden)]
 pub struct StalledRequest {
     sock: PeerFd,
-    _window: Vec<OwnedFd>,
+    _window: Vec<PeerFd>,
 }
 
 impl StalledRequest {
     /// Waits up to `limit` for the exporter to close the connection (nothing is read):
     /// whether it did.
     pub fn closed_within(&self, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            let mut fds = [PollFd::from_borrowed_fd(self.sock.as_fd(), PollFlags::RDHUP)];
-            let ts = rustix::time::Timespec::try_from(left.min(Duration::from_secs(1))).unwrap_or_default();
-            let _ = rustix::event::poll(&mut fds, Some(&ts));
-            if fds[0].revents().intersects(PollFlags::HUP | PollFlags::RDHUP | PollFlags::ERR) {
-                return true;
-            }
-        }
+        exchange::hung_up_within(self.sock.as_fd(), limit)
     }
 }
 
@@ -1487,7 +1341,7 @@ pub fn stalled_request(
 pub fn shared_pages(
     service: doca_link::rendezvous::ServiceName,
     token: &doca_link::rendezvous::Token,
-) -> Result<Option<(OwnedFd, usize, usize)>> {
+) -> Result<Option<(PeerFd, usize, usize)>> {
     let (sock, _exporter) = doca_link::rendezvous::take_connection(service, token)?;
     let mut w = [0u8; WELCOME_LEN];
     let mut fds = recv_welcome(sock.as_fd(), &mut w)?;

@@ -188,7 +188,7 @@ fn a_fork_child_of_the_host_gets_a_private_copy_of_the_swapped_pages() {
 
 /// Maps the memfd of shared pages read-only here (as a hostile importer keeping its mapping
 /// would).
-fn map_ro(fd: &std::os::fd::OwnedFd, len: usize) -> &'static [u8] {
+fn map_ro(fd: &impl std::os::fd::AsFd, len: usize) -> &'static [u8] {
     // SAFETY: a fresh read-only shared mapping of a memfd sealed against shrinking, never
     // unmapped (the test process ends soon).
     let p = unsafe {
