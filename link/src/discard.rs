@@ -350,12 +350,34 @@ impl LockedPipe {
             None,
         )?;
         let w2 = w.try_clone()?;
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
         let holder = std::thread::spawn(move || {
+            let _ = tid_tx.send(rustix::thread::gettid().as_raw_nonzero().get());
             let _ = rustix::pipe::splice(&held, None, &w2, None, 16, rustix::pipe::SpliceFlags::empty());
         });
-        // Until the splice waits with the lock held.
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        Ok(LockedPipe { files, release, holder: Some(holder), _ends: (r, w) })
+        let mut pipe = LockedPipe { files, release, holder: Some(holder), _ends: (r, w) };
+        let tid = tid_rx.recv().map_err(|_| std::io::Error::other("the locking thread ended"))?;
+        // The splice holds the lock from before it waits for the socket's bytes until it
+        // returns: the thread asleep inside it holds the lock.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !Self::asleep_in_splice(tid) {
+            if std::time::Instant::now() >= deadline {
+                pipe.release();
+                return Err(std::io::Error::other("the locking thread never slept in its splice"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        Ok(pipe)
+    }
+
+    /// Whether thread `tid` of this process sleeps inside `splice` (`/proc`'s view of it).
+    fn asleep_in_splice(tid: i32) -> bool {
+        let task = format!("/proc/self/task/{tid}");
+        let in_splice = std::fs::read_to_string(format!("{task}/syscall"))
+            .is_ok_and(|s| s.split_whitespace().next() == Some(libc::SYS_splice.to_string().as_str()));
+        let asleep = std::fs::read_to_string(format!("{task}/stat"))
+            .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('S')));
+        in_splice && asleep
     }
 
     /// Lets the lock go (the splice gets its bytes and returns).
@@ -391,6 +413,24 @@ mod tests {
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
+    }
+
+    /// The helper the hostile tests rely on holds what it says: the last close of one of its
+    /// files waits until it lets the lock go (else those tests would pass testing nothing).
+    #[test]
+    fn a_locked_pipe_s_last_close_waits_until_released() {
+        let mut pipe = LockedPipe::new(1).unwrap();
+        let file = pipe.files.pop().unwrap();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let closer = std::thread::spawn(move || {
+            drop(file);
+            let _ = done_tx.send(());
+        });
+        let early = done_rx.recv_timeout(std::time::Duration::from_millis(50)).is_ok();
+        pipe.release();
+        closer.join().unwrap();
+        assert!(!early, "the close did not wait for the lock");
+        assert!(done_rx.try_recv().is_ok());
     }
 
     /// A close that waits for ever (the last file of a pipe whose lock is held) holds up its

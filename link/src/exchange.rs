@@ -67,8 +67,9 @@ impl<'a> Patience<'a> {
     }
 }
 
-/// Waits until `sock` is ready for `want`, hangs up, or `stop` is raised. `TIME_OUT` (logged)
-/// when nothing of that happened within the stall limit.
+/// Waits until `sock` is ready for `want`, hangs up, or `stop` is raised. `TIME_OUT` when
+/// nothing of that happened within the stall limit (logged at debug level: the peer's doing;
+/// the caller that knows what it waited for says so).
 pub fn wait(sock: BorrowedFd<'_>, want: Want, p: Patience<'_>) -> Result<Woke> {
     let ev = match want {
         Want::Read => PollFlags::IN,
@@ -78,7 +79,11 @@ pub fn wait(sock: BorrowedFd<'_>, want: Want, p: Patience<'_>) -> Result<Woke> {
     loop {
         let left = deadline.map_or(SLICE, |d| d.saturating_duration_since(Instant::now()));
         if left.is_zero() {
-            return Err(fail!(Error::TimeOut, "the peer did not move for {:?}", p.stall.unwrap_or_default()));
+            return Err(peer_fail!(
+                Error::TimeOut,
+                "the peer did not move for {:?}",
+                p.stall.unwrap_or_default()
+            ));
         }
         let mut fds = [
             PollFd::from_borrowed_fd(sock, ev),

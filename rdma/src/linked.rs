@@ -42,10 +42,10 @@ use std::sync::{Arc, Once, Weak};
 use std::time::{Duration, Instant};
 
 use doca_core::{bail, fail, peer_fail, Error, Result};
+use doca_link::exchange::{self, Patience, Want};
 use doca_link::remote::{self, Kind, Role, Stream};
 use doca_link::rendezvous::{ServiceName, Token};
 use doca_link::Recv;
-use rustix::event::{PollFd, PollFlags};
 
 use crate::wire::{Desc, HDR_LEN};
 
@@ -315,9 +315,7 @@ impl Probe {
         if self.holding.load(Ordering::Acquire) {
             return true;
         }
-        let mut fds = [PollFd::new(&*self.sock, PollFlags::IN)];
-        let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
-        matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+        !exchange::is_quiet(self.sock.as_fd())
     }
 }
 
@@ -350,13 +348,9 @@ fn watch_at_exit(sock: &Arc<PeerFd>) -> Arc<Probe> {
     probe
 }
 
-/// Waits until `fd` has `what` (or hangs up); false when the poll itself fails.
-fn wait(fd: BorrowedFd<'_>, what: PollFlags) -> bool {
-    let mut fds = [PollFd::from_borrowed_fd(fd, what)];
-    match rustix::event::poll(&mut fds, None) {
-        Ok(_) | Err(rustix::io::Errno::INTR) => true,
-        Err(_) => false,
-    }
+/// Waits until `fd` is ready for `want` (or hangs up); false when the poll itself fails.
+fn wait(fd: BorrowedFd<'_>, want: Want) -> bool {
+    exchange::wait(fd, want, Patience::endless(None)).is_ok()
 }
 
 /// Relays the local socket `sock` and `stream` until either ends (see the module docs).
@@ -384,7 +378,7 @@ fn relay(who: &str, sock: PeerFd, stream: Stream) {
     }
     tracing::debug!(target: "doca_sdk", "{who}: the local side is done");
     stream.shutdown();
-    let _ = rustix::net::shutdown(sock.as_fd(), rustix::net::Shutdown::Both);
+    doca_link::exchange::hang_up(sock.as_fd());
     if let Some(h) = down {
         let _ = h.join();
     }
@@ -399,7 +393,7 @@ fn up(who: &str, sock: &PeerFd, stream: &Stream, probe: &Probe) {
         let sent = match got {
             Ok(Recv::Empty) => {
                 probe.holding.store(false, Ordering::Release);
-                if !wait(sock.as_fd(), PollFlags::IN) {
+                if !wait(sock.as_fd(), Want::Read) {
                     return;
                 }
                 continue;
@@ -443,7 +437,7 @@ fn down(who: &str, sock: &PeerFd, stream: &Stream) {
             match doca_link::send(sock.as_fd(), &msg, &[]) {
                 Ok(()) => break,
                 Err(doca_link::Error::Again) => {
-                    if !wait(sock.as_fd(), PollFlags::OUT) {
+                    if !wait(sock.as_fd(), Want::Write) {
                         break 'stream;
                     }
                 }
@@ -453,7 +447,7 @@ fn down(who: &str, sock: &PeerFd, stream: &Stream) {
     }
     tracing::debug!(target: "doca_sdk", "{who}: the stream ended");
     stream.shutdown();
-    let _ = rustix::net::shutdown(sock, rustix::net::Shutdown::Both);
+    doca_link::exchange::hang_up(sock.as_fd());
 }
 
 #[cfg(test)]

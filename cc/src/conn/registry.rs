@@ -270,7 +270,7 @@ impl Registry {
     /// file and winds the connection up; so does the peer.
     pub(crate) fn cut(&self) {
         if let Some(sock) = &self.sock {
-            let _ = rustix::net::shutdown(sock, rustix::net::Shutdown::Both);
+            doca_link::exchange::hang_up(sock.as_fd());
         }
     }
 

@@ -172,7 +172,7 @@ impl Link {
     /// peer asleep in epoll wakes too.
     pub(crate) fn hang_up(&self) {
         self.channel.hang_up();
-        let _ = rustix::net::shutdown(&*self.sock, rustix::net::Shutdown::Both);
+        doca_link::exchange::hang_up(self.sock.as_fd());
     }
 
     /// Rings the peer's doorbells when it waits for what this side did since the last check.
@@ -210,7 +210,7 @@ impl Link {
                 self.conn.mark_cut_by_fault_plan();
                 self.eof.set(true);
                 self.note();
-                let _ = rustix::net::shutdown(&*self.sock, rustix::net::Shutdown::Both);
+                doca_link::exchange::hang_up(self.sock.as_fd());
                 true
             }
             None => false,

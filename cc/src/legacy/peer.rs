@@ -434,7 +434,7 @@ impl PeerAddr {
         let mut link = self.0.link.lock();
         if let Wire::Up { sock, channel, .. } = &link.wire {
             channel.hang_up();
-            let _ = rustix::net::shutdown(&**sock, rustix::net::Shutdown::Both);
+            doca_link::exchange::hang_up(sock.as_fd());
         }
         // Up → Closing → Down (a handshake in progress goes straight to Down).
         link.state.set(ConnState::Closing(Error::ConnectionReset), &WHO);

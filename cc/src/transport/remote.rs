@@ -41,6 +41,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use doca_core::{Error, PciAddr, Result};
+use doca_link::exchange::{self, Patience, Want, Woke};
 use doca_link::notify::Doorbell;
 use doca_link::remote::{self, Kind, Role, Stream};
 use doca_link::{connect_service, recv, send, socketpair, Recv};
@@ -142,23 +143,10 @@ fn decode_request(r: &[u8]) -> Option<(String, PciAddr, Hello)> {
     Some((ns.to_owned(), pci, Hello::decode(hello).ok()?))
 }
 
-/// Waits until `fd` is readable or `until` passes; false on time out.
+/// Waits until `fd` is readable (or hung up) or `until` passes; false on time out.
 fn readable(fd: BorrowedFd<'_>, until: Instant) -> bool {
-    loop {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return false;
-        }
-        let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
-        let ts =
-            rustix::time::Timespec { tv_sec: left.as_secs() as i64, tv_nsec: i64::from(left.subsec_nanos()) };
-        match rustix::event::poll(&mut fds, Some(&ts)) {
-            Ok(0) => {}
-            Ok(_) => return true,
-            Err(rustix::io::Errno::INTR) => {}
-            Err(_) => return false,
-        }
-    }
+    let left = until.saturating_duration_since(Instant::now());
+    matches!(exchange::wait(fd, Want::Read, Patience::new(None, left)), Ok(Woke::Ready | Woke::HungUp))
 }
 
 fn host_stand_in(who: &str, ours: PeerFd, request: &[u8]) {
@@ -347,7 +335,7 @@ fn pump(
     // application sees its rings closed and its socket's end of file.
     rx.close();
     stream.shutdown();
-    let _ = rustix::net::shutdown(&*sock, rustix::net::Shutdown::Both);
+    doca_link::exchange::hang_up(sock.as_fd());
     let _ = down.join();
     fast.close();
     row.set_connections(0);
@@ -530,7 +518,7 @@ fn down(
         app_bell.ring();
     }
     stream.shutdown();
-    let _ = rustix::net::shutdown(sock, rustix::net::Shutdown::Both);
+    doca_link::exchange::hang_up(sock.as_fd());
 }
 
 #[cfg(test)]
