@@ -739,3 +739,72 @@ fn a_served_export_s_threads_are_charged_to_the_importer_s_process() {
     let _ = std::fs::remove_file(&log);
     let _ = std::fs::remove_file(&topology);
 }
+
+/// Descriptors open in process `pid` now.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// Sends a garbage handshake carrying `fds`.
+fn send_many(
+    sock: std::os::fd::BorrowedFd<'_>,
+    fds: &[std::os::fd::BorrowedFd<'_>],
+) -> rustix::io::Result<usize> {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    let mut space =
+        [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(doca_link::discard::MAX_FDS))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    assert!(control.push(SendAncillaryMessage::ScmRights(fds)));
+    let bytes = [std::io::IoSlice::new(b"not a handshake")];
+    rustix::net::sendmsg(sock, &bytes, &mut control, SendFlags::NOSIGNAL | SendFlags::DONTWAIT)
+}
+
+/// Handshakes that each carry as many descriptors as a packet can (copies of the sender's
+/// own pipe end), to a server with the usual descriptor limit and to one with room for two
+/// such packets only (the kernel then drops what does not fit): the server takes none of
+/// them for good — once the flood is over its descriptor count is back where it was — and
+/// still serves an honest client.
+#[test]
+fn a_flood_of_descriptors_leaves_none_of_them_open_in_the_server() {
+    use std::os::fd::AsFd;
+    for (i, nofile) in [None, Some("600")].into_iter().enumerate() {
+        let name = unique(&format!("fdflood{i}"));
+        let mut args = vec!["server", name.as_str()];
+        args.extend(nofile.iter().flat_map(|n| ["--nofile", n]));
+        let server = Peer::spawn(CC_PEER, &args);
+        assert_eq!(server.line(), "running");
+        let before = open_fds(server.pid());
+        let pci = doca_core::PciAddr::parse("b1:00.0").unwrap();
+        let path = doca_link::service_path("cc", pci, &name).unwrap();
+        let (r, _w) = rustix::pipe::pipe().unwrap();
+        let many = vec![r.as_fd(); doca_link::discard::MAX_FDS];
+        let mut sent = 0;
+        while sent < 200 {
+            match doca_link::connect(&path) {
+                Ok(Some(sock)) => match send_many(sock.as_fd(), &many) {
+                    Ok(_) | Err(rustix::io::Errno::CONNRESET | rustix::io::Errno::PIPE) => sent += 1,
+                    Err(e) => panic!("sendmsg: {e:?}"),
+                },
+                Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_micros(200)),
+                other => panic!("connect: {other:?}"),
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while open_fds(server.pid()) > before {
+            let now = open_fds(server.pid());
+            assert!(
+                Instant::now() < deadline,
+                "{nofile:?}: {now} descriptors open in the server, {before} before"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut client = Peer::spawn(CC_PEER, &["client", &name, "echo", "3", "5"]);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !client.exited() {
+            assert!(Instant::now() < deadline, "{nofile:?}: the honest client was not served");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(client.finish(), "{nofile:?}: the honest client failed");
+        assert!(server.finish());
+    }
+}
