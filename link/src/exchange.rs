@@ -71,11 +71,21 @@ impl<'a> Patience<'a> {
 /// nothing of that happened within the stall limit (logged at debug level: the peer's doing;
 /// the caller that knows what it waited for says so).
 pub fn wait(sock: BorrowedFd<'_>, want: Want, p: Patience<'_>) -> Result<Woke> {
+    wait_until(sock, want, p, deadline(p))
+}
+
+/// When a wait of `p` that starts now gives up.
+fn deadline(p: Patience<'_>) -> Option<Instant> {
+    p.stall.map(|s| Instant::now() + s)
+}
+
+/// [`wait`] up to a `deadline` set by the caller (one for a whole send or receive, however
+/// many waits it takes).
+fn wait_until(sock: BorrowedFd<'_>, want: Want, p: Patience<'_>, deadline: Option<Instant>) -> Result<Woke> {
     let ev = match want {
         Want::Read => PollFlags::IN,
         Want::Write => PollFlags::OUT,
     };
-    let deadline = p.stall.map(|s| Instant::now() + s);
     loop {
         let left = deadline.map_or(SLICE, |d| d.saturating_duration_since(Instant::now()));
         if left.is_zero() {
@@ -114,9 +124,10 @@ pub fn wait(sock: BorrowedFd<'_>, want: Want, p: Patience<'_>) -> Result<Woke> {
 /// is sent fills the connection) within `p`. `CONNECTION_RESET` when the peer left or the
 /// wait was stopped, `TIME_OUT` when no room came.
 pub fn send_waiting(sock: BorrowedFd<'_>, bytes: &[u8], p: Patience<'_>) -> Result<()> {
+    let deadline = deadline(p);
     loop {
         match crate::fabric::send(sock, bytes, &[]) {
-            Err(Error::Again) => match wait(sock, Want::Write, p)? {
+            Err(Error::Again) => match wait_until(sock, Want::Write, p, deadline)? {
                 Woke::Ready => {}
                 Woke::HungUp | Woke::Stop => return Err(Error::ConnectionReset),
             },
@@ -146,13 +157,16 @@ pub fn recv_exact_now(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Option<Result<Vec
 }
 
 /// [`recv_exact_now`], waiting within `p` for the packet: `CONNECTION_RESET` also when the
-/// wait was stopped.
+/// wait was stopped. The stop handle is looked at only when there is nothing to read (no
+/// system call more a packet): a thread serving a peer that keeps packets queued looks at its
+/// own stop flag between them.
 pub fn recv_exact(sock: BorrowedFd<'_>, buf: &mut [u8], p: Patience<'_>) -> Result<Vec<PeerFd>> {
+    let deadline = deadline(p);
     loop {
         if let Some(r) = recv_exact_now(sock, buf) {
             return r;
         }
-        match wait(sock, Want::Read, p)? {
+        match wait_until(sock, Want::Read, p, deadline)? {
             Woke::Stop => return Err(Error::ConnectionReset),
             Woke::Ready | Woke::HungUp => {}
         }

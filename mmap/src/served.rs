@@ -722,6 +722,11 @@ fn serve(conn: &Conn, window: &Mapped, sh: &Shared) {
     let mut req = [0u8; REQ_LEN];
     let mut streaming = false;
     loop {
+        // Revoked: ends here even when the importer keeps requests queued (the stop handle is
+        // looked at only when none is).
+        if sh.revoked.load(Ordering::Acquire) {
+            return;
+        }
         // Between copies the importer may idle as long as it likes (its process may wait
         // for its user). An importer that maps the whole pages asks only for the partial
         // ends, back to back when it streams copies; one copying more than a window asks
@@ -1616,6 +1621,42 @@ mod tests {
         // The exporter stops at once (its threads joined) with those importers gone.
         map.stop().unwrap();
         assert_eq!(good.read(0, &mut got[..1]).unwrap_err(), Error::NotFound);
+    }
+
+    /// An importer that keeps requests queued (it never waits: up to 64 whole windows ahead
+    /// of its answers, reading them as they come) holds up neither the exporter's stop nor
+    /// its thread: the stop returns at once and the importer finds the connection closed.
+    #[test]
+    fn an_importer_keeping_requests_queued_holds_up_no_stop() {
+        let (map, desc, _dev) = exported(WINDOW, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_ONLY);
+        let (sock, _window) = raw_conn(&desc);
+        let importer = std::thread::spawn(move || {
+            let mut req = [0u8; REQ_LEN];
+            req[..4].copy_from_slice(&OP_READ.to_le_bytes());
+            req[16..24].copy_from_slice(&(WINDOW as u64).to_le_bytes());
+            let (mut sent, mut answers) = (0u64, 0u64);
+            let mut a = [0u8; ANSWER_LEN];
+            loop {
+                while sent - answers < 64 && doca_link::fabric::send(sock.as_fd(), &req, &[]).is_ok() {
+                    sent += 1;
+                }
+                match exchange::recv_exact_now(sock.as_fd(), &mut a) {
+                    Some(Ok(_)) => answers += 1,
+                    Some(Err(_)) => return answers,
+                    None => std::hint::spin_loop(),
+                }
+            }
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let stopper = std::thread::spawn(move || {
+            map.stop().unwrap();
+            let _ = done_tx.send(());
+            map
+        });
+        assert!(done_rx.recv_timeout(Duration::from_secs(10)).is_ok(), "the stop waited on the importer");
+        drop(stopper.join().unwrap());
+        assert!(importer.join().unwrap() > 0, "the importer was served, then found the connection closed");
     }
 
     /// A fake exporter: a connection whose other end sends `welcome` with `fds`.
