@@ -8,7 +8,9 @@
 //! thread that matters (an application's, a library thread a stop joins) closes a file a peer
 //! chose: [`discard`] hands it to a `doca-link-discard` thread, which closes files one after
 //! the other and may wait there for ever without harm (another thread takes over the files
-//! that come meanwhile, up to 8). The same holds for a socket a peer sent packets to: closing
+//! that come meanwhile, up to [`MAX_CLOSERS`]; when every one is stuck, files beyond
+//! [`QUEUE_CAP`] wait in flight to a socket of this process's, where they take none of its
+//! descriptors, until a thread comes free). The same holds for a socket a peer sent packets to: closing
 //! it releases the files still queued on it, in the closing thread; [`PeerFd`] closes it so
 //! that none is left there, or discards it too.
 //!
@@ -34,6 +36,23 @@ struct Grave {
     busy: Vec<Option<std::time::Instant>>,
     /// How many closing threads wait for work.
     idle: usize,
+    /// Files put in flight to this process's own socket while every closing thread was stuck
+    /// (see [`Limbo`]), and how many batches of them are there (counted under the lock with
+    /// each send; a closing thread claims one before it receives it).
+    limbo: Option<std::sync::Arc<Limbo>>,
+    in_limbo: usize,
+}
+
+/// A stream socket pair of this process's whose queue holds files sent to it (never handed
+/// to anyone; a one-byte write carries each batch, read back one byte, and its files, at a
+/// time). A file in flight takes none of this process's descriptors, and the
+/// descriptor closed once it is sent is not its last reference (the queued bytes hold one), so
+/// that close waits on nobody. Files wait there, out of the descriptor table, while more than
+/// [`QUEUE_CAP`] wait behind closing threads that are all stuck; a closing thread takes them
+/// back when it has nothing else to close.
+struct Limbo {
+    tx: OwnedFd,
+    rx: OwnedFd,
 }
 
 static GRAVE: Mutex<Option<Grave>> = Mutex::new(None);
@@ -41,22 +60,43 @@ static WORK: parking_lot::Condvar = parking_lot::Condvar::new();
 
 /// The most closing threads: each more one stands for a close that has waited (on a peer
 /// holding a lock) for longer than [`STUCK`].
-const MAX_CLOSERS: usize = 8;
+pub const MAX_CLOSERS: usize = 8;
 
 /// How long a close takes before its thread counts as stuck (a close takes microseconds).
-const STUCK: std::time::Duration = std::time::Duration::from_millis(20);
+pub const STUCK: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The most files kept open waiting for a closing thread while every one is stuck: beyond
+/// it they wait in flight (see [`Limbo`]), taking none of the process's descriptors, as long
+/// as the kernel lets this process hold them so (its limit of descriptors in flight, that of
+/// the process's descriptors unless privileged).
+pub const QUEUE_CAP: usize = 64;
 
 /// Closes `fd` on a closing thread of its own (`doca-link-discard`, started at the first
 /// call in this process). A close that waits for ever (a peer holding a pipe's lock) holds
 /// up its thread only: a file that finds every closing thread stuck (closing one file for
-/// longer than 20 ms) gets another thread, up to 8. When no thread can be
-/// started at all, the descriptor is kept open for the life of the process rather than
+/// longer than [`STUCK`]) gets another thread, up to [`MAX_CLOSERS`]. Beyond that, files
+/// wait for a closing thread to come free; past [`QUEUE_CAP`] of them, in flight to a socket
+/// of this process's rather than in its descriptor table (see `Limbo`). When no thread can
+/// be started at all, the descriptor is kept open for the life of the process rather than
 /// closed here.
 pub fn discard(fd: OwnedFd) {
     let pid = std::process::id();
     let mut guard = GRAVE.lock();
     if guard.as_ref().is_none_or(|g| g.pid != pid) {
-        *guard = Some(Grave { pid, queue: std::collections::VecDeque::new(), busy: Vec::new(), idle: 0 });
+        // A child of `fork`: its copies of the parent's waiting files close (the parent
+        // closes its own); its copy of the parent's limbo is left open — the parent takes
+        // the files in flight there, and a close here could be the last one.
+        if let Some(limbo) = guard.as_mut().and_then(|g| g.limbo.take()) {
+            std::mem::forget(limbo);
+        }
+        *guard = Some(Grave {
+            pid,
+            queue: std::collections::VecDeque::new(),
+            busy: Vec::new(),
+            idle: 0,
+            limbo: None,
+            in_limbo: 0,
+        });
     }
     let g = guard.as_mut().expect("made above");
     g.queue.push_back(fd);
@@ -66,19 +106,115 @@ pub fn discard(fd: OwnedFd) {
     }
     let now = std::time::Instant::now();
     let stuck = g.busy.iter().all(|b| b.is_some_and(|t| now.duration_since(t) >= STUCK));
-    if !stuck || g.busy.len() >= MAX_CLOSERS {
+    if !stuck {
         return; // a closer takes it next
     }
-    let id = g.busy.len();
-    match std::thread::Builder::new().name("doca-link-discard".into()).spawn(move || close_files(id)) {
-        Ok(_) => g.busy.push(None),
-        Err(e) if id == 0 => {
-            tracing::warn!(target: "doca_sdk", "no thread to close a peer's file on ({e}): it stays open");
-            if let Some(fd) = g.queue.pop_back() {
-                std::mem::forget(fd);
+    if g.busy.len() < MAX_CLOSERS {
+        let id = g.busy.len();
+        match std::thread::Builder::new().name("doca-link-discard".into()).spawn(move || close_files(id)) {
+            Ok(_) => {
+                g.busy.push(None);
+                return;
+            }
+            Err(e) if id == 0 => {
+                tracing::warn!(target: "doca_sdk", "no thread to close a peer's file on ({e}): it stays open");
+                if let Some(fd) = g.queue.pop_back() {
+                    std::mem::forget(fd);
+                }
+                return;
+            }
+            Err(e) => tracing::debug!(target: "doca_sdk", "no other thread to close peers' files on ({e})"),
+        }
+    }
+    // Every closing thread is stuck and no other can start: what waits beyond the cap goes
+    // in flight, out of the descriptor table.
+    if g.queue.len() > QUEUE_CAP {
+        g.send_to_limbo();
+    }
+}
+
+impl Grave {
+    /// Puts the newest waiting files beyond half of [`QUEUE_CAP`] in flight to [`Limbo`] and
+    /// closes their descriptors here (not their last references: no wait). Whatever the
+    /// kernel does not take stays in the queue.
+    fn send_to_limbo(&mut self) {
+        if self.limbo.is_none() {
+            self.limbo = Limbo::new().map(std::sync::Arc::new);
+        }
+        let Some(limbo) = self.limbo.clone() else { return };
+        while self.queue.len() > QUEUE_CAP / 2 {
+            let n = (self.queue.len() - QUEUE_CAP / 2).min(MAX_FDS);
+            let batch: Vec<OwnedFd> = self.queue.drain(self.queue.len() - n..).collect();
+            match limbo.put(batch) {
+                Ok(()) => self.in_limbo += 1,
+                Err(batch) => {
+                    // The kernel's limit (buffer, descriptors in flight): they stay here.
+                    self.queue.extend(batch);
+                    return;
+                }
             }
         }
-        Err(e) => tracing::debug!(target: "doca_sdk", "no other thread to close peers' files on ({e})"),
+    }
+}
+
+impl Limbo {
+    /// A stream pair: its queue is bounded by bytes (its send buffer, made as large as the
+    /// system allows), not by a count of packets as a datagram pair's is (ten by default).
+    fn new() -> Option<Limbo> {
+        let flags = rustix::net::SocketFlags::CLOEXEC | rustix::net::SocketFlags::NONBLOCK;
+        let (tx, rx) =
+            rustix::net::socketpair(rustix::net::AddressFamily::UNIX, SocketType::STREAM, flags, None)
+                .ok()?;
+        let _ = rustix::net::sockopt::set_socket_send_buffer_size(&tx, 16 << 20);
+        Some(Limbo { tx, rx })
+    }
+
+    /// Sends `batch` (at most [`MAX_FDS`]) in flight with one byte and closes the descriptors
+    /// (not the files' last references: no wait); the batch back when the kernel refuses.
+    fn put(&self, batch: Vec<OwnedFd>) -> Result<(), Vec<OwnedFd>> {
+        use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+        let fds: Vec<BorrowedFd<'_>> = batch.iter().map(AsFd::as_fd).collect();
+        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        let sent = control.push(SendAncillaryMessage::ScmRights(&fds))
+            && rustix::net::sendmsg(
+                &self.tx,
+                &[std::io::IoSlice::new(&[0u8])],
+                &mut control,
+                SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
+            )
+            .is_ok();
+        drop(fds);
+        if sent {
+            drop(batch);
+            Ok(())
+        } else {
+            Err(batch)
+        }
+    }
+
+    /// Takes one batch of files back (one byte), with room for all it carries (files the descriptor
+    /// table has no room for are released by the kernel, in the calling thread: call it on a
+    /// closing thread, without the grave's lock). `None` when there is none.
+    fn take(&self) -> Option<Vec<OwnedFd>> {
+        use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        let mut byte = [0u8; 1];
+        rustix::net::recvmsg(
+            &self.rx,
+            &mut [std::io::IoSliceMut::new(&mut byte)],
+            &mut control,
+            RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
+        )
+        .ok()?;
+        let mut fds = Vec::new();
+        for m in control.drain() {
+            if let RecvAncillaryMessage::ScmRights(received) = m {
+                fds.extend(received);
+            }
+        }
+        Some(fds)
     }
 }
 
@@ -95,6 +231,23 @@ fn close_files(id: usize) {
             guard = GRAVE.lock();
             if let Some(g) = guard.as_mut().filter(|g| g.pid == pid) {
                 g.busy[id] = None;
+            }
+            continue;
+        }
+        if let (true, Some(limbo)) = (g.in_limbo > 0, g.limbo.clone()) {
+            // Received without the lock: a file the table has no room for is released in
+            // this thread, which may then wait like any close here.
+            g.in_limbo -= 1;
+            g.busy[id] = Some(std::time::Instant::now());
+            drop(guard);
+            let came = limbo.take();
+            guard = GRAVE.lock();
+            if let Some(g) = guard.as_mut().filter(|g| g.pid == pid) {
+                g.busy[id] = None;
+                g.queue.extend(came.into_iter().flatten());
+                if g.idle > 0 {
+                    WORK.notify_all();
+                }
             }
             continue;
         }

@@ -740,6 +740,13 @@ fn a_served_export_s_threads_are_charged_to_the_importer_s_process() {
     let _ = std::fs::remove_file(&topology);
 }
 
+/// What the descriptors of process `pid` are (their `/proc` links).
+fn fd_targets(pid: u32) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
+    dir.filter_map(|e| Some(std::fs::read_link(e.ok()?.path()).ok()?.to_string_lossy().into_owned()))
+        .collect()
+}
+
 /// Descriptors open in process `pid` now.
 fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
@@ -810,4 +817,53 @@ fn a_flood_of_descriptors_leaves_none_of_them_open_in_the_server() {
         assert!(client.finish(), "{nofile:?}: the honest client failed");
         assert!(server.finish());
     }
+}
+
+/// A hostile client stalls every closing thread of the server (the last files of pipes whose
+/// locks it holds, sent as doorbells), then floods it with handshakes carrying 253
+/// descriptors each. The files wait to be closed, but beyond a cap not in the server's
+/// descriptor table (in flight to a socket of its own); the server serves an honest client
+/// meanwhile, and once the locks go every file is closed.
+#[test]
+fn descriptors_behind_stalled_closes_do_not_fill_the_server_s_table() {
+    use doca_link::discard::{MAX_FDS, QUEUE_CAP};
+    let name = unique("lockflood");
+    let server = Peer::spawn(CC_PEER, &["server", &name]);
+    assert_eq!(server.line(), "running");
+    let before = open_fds(server.pid());
+    let pipes_before = fd_targets(server.pid()).iter().filter(|t| t.starts_with("pipe:")).count();
+    let mut hostile = Peer::spawn(HOSTILE, &["locked-flood", &name, "100"]);
+    assert_eq!(hostile.line(), "flooded");
+    // The flood is read within moments; watch the server's table meanwhile: at most the
+    // files waiting in the table, one packet's just received, the handshakes' sockets.
+    let bound = before + QUEUE_CAP + MAX_FDS + MAX_HANDSHAKES + 16;
+    let mut most = 0;
+    let until_t = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until_t {
+        most = most.max(open_fds(server.pid()));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(most <= bound, "{most} descriptors open in the server at most ({before} before, bound {bound})");
+    let mut client = Peer::spawn(CC_PEER, &["client", &name, "echo", "3", "5"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !client.exited() {
+        assert!(Instant::now() < deadline, "the honest client was not served");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(client.finish(), "the honest client failed");
+    hostile.send("release");
+    assert_eq!(hostile.line(), "released");
+    // Every file the hostile client sent (all of them pipe ends) is closed.
+    let pipes = |pid| fd_targets(pid).into_iter().filter(|t| t.starts_with("pipe:")).count();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pipes(server.pid()) > pipes_before {
+        let now = pipes(server.pid());
+        assert!(
+            Instant::now() < deadline,
+            "{now} pipe ends open in the server after the locks went ({pipes_before} before)"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(hostile);
+    assert!(server.finish());
 }

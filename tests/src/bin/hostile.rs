@@ -19,6 +19,12 @@
 //! hostile bells <name>            a Hello whose doorbells are a pipe: "dropped" or "answered"
 //! hostile locked-bells <name>     the same with files of a pipe whose lock it holds (until
 //!                                 stdin EOF, a minute at most), its own copies closed
+//! hostile locked-flood <name> <n>  stalls each closing thread of the server (one Hello per
+//!                                 thread, 20 ms apart, whose first doorbell is the last file
+//!                                 of a pipe whose lock it holds), then sends n garbage
+//!                                 handshakes carrying 253 descriptors each: "flooded"; holds
+//!                                 the locks until a stdin line (a minute at most): "released";
+//!                                 then waits for stdin EOF
 //! hostile function <name> <pci>   a Hello claiming to run on another host function, sent to
 //!                                 b1:00.0's socket: "refused <code>" or "accepted"
 //! hostile listen-as <uid> <path>  (as root) become uid, listen at <path>, accept one client,
@@ -331,12 +337,18 @@ fn bells(name: &str) -> String {
 /// server's copies waits for the lock. "dropped" or "answered", then the lock is held until
 /// stdin's end (a minute at most: a server that froze fails its test instead of hanging it).
 fn locked_bells(name: &str) -> String {
-    let mut pipe = doca_link::discard::LockedPipe::new(2).unwrap();
-    let sock = connect(name);
-    let h = hello(name, PciAddr::parse(HOST).unwrap());
-    let files = std::mem::take(&mut pipe.files);
-    doca_link::send(sock.as_fd(), &h.encode(), &[files[0].as_fd(), files[1].as_fd()]).unwrap();
-    drop(files);
+    // Until the server holds the last copies (it may close its copies before this process
+    // closes its own: then nothing of the server's waited, and it is tried again).
+    let (pipe, sock) = (0..100)
+        .find_map(|_| {
+            let mut pipe = doca_link::discard::LockedPipe::new(2).unwrap();
+            let sock = connect(name);
+            let h = hello(name, PciAddr::parse(HOST).unwrap());
+            let files = std::mem::take(&mut pipe.files);
+            doca_link::send(sock.as_fd(), &h.encode(), &[files[0].as_fd(), files[1].as_fd()]).unwrap();
+            close_before_them(files).then_some((pipe, sock))
+        })
+        .expect("the server kept closing first");
     let verdict = match next(&sock) {
         Recv::Closed => "dropped",
         _ => "answered",
@@ -349,6 +361,85 @@ fn locked_bells(name: &str) -> String {
     });
     let _ = rx.recv_timeout(Duration::from_secs(60));
     drop(pipe);
+    String::new()
+}
+
+/// Closes this process's copies `files` of what it just sent, on a thread of its own (the
+/// server may have closed its copies first: then this close is the last, and waits for the
+/// lock): whether it returned within 100 ms, i.e. whether the server holds the last copies.
+fn close_before_them<T: Send + 'static>(files: T) -> bool {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(files);
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(Duration::from_millis(100)).is_ok()
+}
+
+/// See the module docs (`locked-flood`).
+fn locked_flood(name: &str, packets: usize) -> String {
+    use doca_link::discard::{LockedPipe, MAX_CLOSERS, MAX_FDS, STUCK};
+    let (plain, _plain_w) = rustix::pipe::pipe().unwrap();
+    let mut locked = Vec::new();
+    let mut attempts = 0;
+    while locked.len() <= MAX_CLOSERS {
+        attempts += 1;
+        assert!(attempts < 100, "the server kept closing first");
+        let mut pipe = LockedPipe::new(1).unwrap();
+        let sock = connect(name);
+        let file = pipe.files.pop().unwrap();
+        let h = hello(name, PciAddr::parse(HOST).unwrap());
+        doca_link::send(sock.as_fd(), &h.encode(), &[file.as_fd(), plain.as_fd()]).unwrap();
+        let last_is_theirs = close_before_them(file);
+        let _ = next(&sock);
+        if last_is_theirs {
+            locked.push(pipe);
+            std::thread::sleep(STUCK * 2);
+        } else {
+            // Ours was the last close, waiting in a thread: let it go and try again.
+            drop(pipe);
+        }
+    }
+    let path = doca_link::service_path("cc", PciAddr::parse(HOST).unwrap(), name).unwrap();
+    let many = vec![plain.as_fd(); MAX_FDS];
+    let mut sent = 0;
+    while sent < packets {
+        match doca_link::connect(&path) {
+            Ok(Some(sock)) => {
+                use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage};
+                let mut space =
+                    [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+                let mut control = SendAncillaryBuffer::new(&mut space);
+                assert!(control.push(SendAncillaryMessage::ScmRights(&many)));
+                let bytes = [std::io::IoSlice::new(b"not a handshake")];
+                match rustix::net::sendmsg(
+                    &sock,
+                    &bytes,
+                    &mut control,
+                    SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
+                ) {
+                    Ok(_) | Err(rustix::io::Errno::CONNRESET | rustix::io::Errno::PIPE) => sent += 1,
+                    Err(rustix::io::Errno::TOOMANYREFS) => std::thread::sleep(Duration::from_millis(1)),
+                    Err(e) => panic!("sendmsg: {e:?}"),
+                }
+            }
+            Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_micros(200)),
+            other => panic!("connect: {other:?}"),
+        }
+    }
+    println!("flooded");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::stdin().lock().lines();
+        let _ = lines.next();
+        let _ = tx.send(());
+        for _ in lines {}
+        let _ = tx.send(());
+    });
+    let _ = rx.recv_timeout(Duration::from_secs(60));
+    drop(locked);
+    println!("released");
+    let _ = rx.recv_timeout(Duration::from_secs(60));
     String::new()
 }
 
@@ -731,6 +822,7 @@ fn main() -> ExitCode {
         "silent" => silent(arg(1), arg(2).parse().unwrap(), arg(3) == "ep", arg(4).parse().ok()),
         "bells" => bells(arg(1)),
         "locked-bells" => locked_bells(arg(1)),
+        "locked-flood" => locked_flood(arg(1), arg(2).parse().unwrap()),
         "function" => function(arg(1), arg(2)),
         "listen-as" => listen_as(arg(1).parse().unwrap(), arg(2)),
         "find-bells" => find_bells(arg(1), arg(2).parse().unwrap()),
