@@ -9,8 +9,9 @@
 //! chose: [`discard`] hands it to a `doca-link-discard` thread, which closes files one after
 //! the other and may wait there for ever without harm (another thread takes over the files
 //! that come meanwhile, up to [`MAX_CLOSERS`]; when every one is stuck, files beyond
-//! [`QUEUE_CAP`] wait in flight to a socket of this process's, where they take none of its
-//! descriptors, until a thread comes free). The same holds for a socket a peer sent packets to: closing
+//! [`QUEUE_CAP`] wait in flight to a socket of this process's, sent there by a thread of
+//! their own, where they take none of its descriptors, until a closing thread comes free).
+//! The same holds for a socket a peer sent packets to: closing
 //! it releases the files still queued on it, in the closing thread; [`PeerFd`] closes it so
 //! that none is left there, or discards it too.
 //!
@@ -37,19 +38,30 @@ struct Grave {
     /// How many closing threads wait for work.
     idle: usize,
     /// Files put in flight to this process's own socket while every closing thread was stuck
-    /// (see [`Limbo`]), and how many batches of them are there (counted under the lock with
-    /// each send; a closing thread claims one before it receives it).
+    /// (see [`Limbo`]), by the limbo thread (started at the first need): how many batches
+    /// of them are there (counted under the lock with each send; a closing thread claims one
+    /// before it receives it) and how many files.
     limbo: Option<std::sync::Arc<Limbo>>,
     in_limbo: usize,
+    files_in_limbo: usize,
+    /// Whether the limbo thread runs, and whether it has work: more than [`QUEUE_CAP`] files
+    /// wait and every closing thread is stuck.
+    limbo_thread: bool,
+    limbo_wanted: bool,
 }
 
 /// A stream socket pair of this process's whose queue holds files sent to it (never handed
 /// to anyone; a one-byte write carries each batch, read back one byte, and its files, at a
-/// time). A file in flight takes none of this process's descriptors, and the
-/// descriptor closed once it is sent is not its last reference (the queued bytes hold one), so
-/// that close waits on nobody. Files wait there, out of the descriptor table, while more than
-/// [`QUEUE_CAP`] wait behind closing threads that are all stuck; a closing thread takes them
-/// back when it has nothing else to close.
+/// time). A file in flight takes none of this process's descriptors. Files wait there, out of
+/// the descriptor table, while more than [`QUEUE_CAP`] wait behind closing threads that are
+/// all stuck; a closing thread takes them back when it has nothing else to close.
+///
+/// Only a thread of its own (`doca-link-limbo`) sends there, never a thread that discards: a
+/// send carrying descriptors may run the kernel's collection of unreachable sockets in the
+/// sender (older kernels), and a close of the sent descriptor, though not the file's last
+/// reference, still calls the file's `flush` (a FUSE file's waits on its server). So only
+/// files of the kernel's own pseudo file systems go there (pipes, sockets, anonymous inodes:
+/// none has a `flush`), told by their `/proc/self/fd` link, which no path can look like.
 struct Limbo {
     tx: OwnedFd,
     rx: OwnedFd,
@@ -57,6 +69,14 @@ struct Limbo {
 
 static GRAVE: Mutex<Option<Grave>> = Mutex::new(None);
 static WORK: parking_lot::Condvar = parking_lot::Condvar::new();
+static LIMBO_WORK: parking_lot::Condvar = parking_lot::Condvar::new();
+static LIMBO_DONE: parking_lot::Condvar = parking_lot::Condvar::new();
+
+/// How long a discard waits at most for the limbo thread to catch up when more than four
+/// times [`QUEUE_CAP`] files wait (a peer sending files faster than they can be put away is
+/// slowed down rather than allowed to fill the table; a limbo thread that cannot go on holds
+/// up no discard for longer).
+const CATCH_UP: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The most closing threads: each more one stands for a close that has waited (on a peer
 /// holding a lock) for longer than [`STUCK`].
@@ -66,9 +86,10 @@ pub const MAX_CLOSERS: usize = 8;
 pub const STUCK: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The most files kept open waiting for a closing thread while every one is stuck: beyond
-/// it they wait in flight (see [`Limbo`]), taking none of the process's descriptors, as long
-/// as the kernel lets this process hold them so (its limit of descriptors in flight, that of
-/// the process's descriptors unless privileged).
+/// it, pipes, sockets and anonymous inodes wait in flight (see `Limbo`), taking none of the
+/// process's descriptors, as far as the kernel lets this process hold them so (for a process
+/// without `CAP_SYS_RESOURCE`, a quarter of its descriptor limit: the kernel counts them
+/// against the user's). Other files stay in the table.
 pub const QUEUE_CAP: usize = 64;
 
 /// Closes `fd` on a closing thread of its own (`doca-link-discard`, started at the first
@@ -76,7 +97,8 @@ pub const QUEUE_CAP: usize = 64;
 /// up its thread only: a file that finds every closing thread stuck (closing one file for
 /// longer than [`STUCK`]) gets another thread, up to [`MAX_CLOSERS`]. Beyond that, files
 /// wait for a closing thread to come free; past [`QUEUE_CAP`] of them, in flight to a socket
-/// of this process's rather than in its descriptor table (see `Limbo`). When no thread can
+/// of this process's rather than in its descriptor table (see `Limbo`; this call itself only
+/// queues the file and wakes a thread). When no thread can
 /// be started at all, the descriptor is kept open for the life of the process rather than
 /// closed here.
 pub fn discard(fd: OwnedFd) {
@@ -96,6 +118,9 @@ pub fn discard(fd: OwnedFd) {
             idle: 0,
             limbo: None,
             in_limbo: 0,
+            files_in_limbo: 0,
+            limbo_thread: false,
+            limbo_wanted: false,
         });
     }
     let g = guard.as_mut().expect("made above");
@@ -127,34 +152,113 @@ pub fn discard(fd: OwnedFd) {
         }
     }
     // Every closing thread is stuck and no other can start: what waits beyond the cap goes
-    // in flight, out of the descriptor table.
+    // in flight, out of the descriptor table, sent there by the limbo thread.
     if g.queue.len() > QUEUE_CAP {
-        g.send_to_limbo();
-    }
-}
-
-impl Grave {
-    /// Puts the newest waiting files beyond half of [`QUEUE_CAP`] in flight to [`Limbo`] and
-    /// closes their descriptors here (not their last references: no wait). Whatever the
-    /// kernel does not take stays in the queue.
-    fn send_to_limbo(&mut self) {
-        if self.limbo.is_none() {
-            self.limbo = Limbo::new().map(std::sync::Arc::new);
+        g.limbo_wanted = true;
+        if g.limbo_thread {
+            LIMBO_WORK.notify_one();
+        } else if std::thread::Builder::new().name("doca-link-limbo".into()).spawn(send_to_limbo).is_ok() {
+            g.limbo_thread = true;
         }
-        let Some(limbo) = self.limbo.clone() else { return };
-        while self.queue.len() > QUEUE_CAP / 2 {
-            let n = (self.queue.len() - QUEUE_CAP / 2).min(MAX_FDS);
-            let batch: Vec<OwnedFd> = self.queue.drain(self.queue.len() - n..).collect();
-            match limbo.put(batch) {
-                Ok(()) => self.in_limbo += 1,
-                Err(batch) => {
-                    // The kernel's limit (buffer, descriptors in flight): they stay here.
-                    self.queue.extend(batch);
-                    return;
-                }
+        let until = now + CATCH_UP;
+        while guard.as_ref().is_some_and(|g| g.limbo_wanted && g.queue.len() > 4 * QUEUE_CAP) {
+            if LIMBO_DONE.wait_until(&mut guard, until).timed_out() {
+                break;
             }
         }
     }
+}
+
+/// The limbo thread: while more than half of [`QUEUE_CAP`] files wait and every closing
+/// thread is stuck, sends the newest ones that have no `flush` in flight to [`Limbo`] (as far
+/// as the kernel and [`limbo_cap`] allow), closes its descriptors of them, and puts the
+/// others back in front.
+fn send_to_limbo() {
+    let pid = std::process::id();
+    let mut guard = GRAVE.lock();
+    loop {
+        let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
+        let room = limbo_cap().saturating_sub(g.files_in_limbo);
+        if !g.limbo_wanted || g.queue.len() <= QUEUE_CAP / 2 || room == 0 {
+            g.limbo_wanted = false;
+            LIMBO_DONE.notify_all();
+            LIMBO_WORK.wait(&mut guard);
+            continue;
+        }
+        if g.limbo.is_none() {
+            g.limbo = Limbo::new().map(std::sync::Arc::new);
+        }
+        let Some(limbo) = g.limbo.clone() else {
+            g.limbo_wanted = false;
+            continue;
+        };
+        let n = (g.queue.len() - QUEUE_CAP / 2).min(MAX_FDS).min(room);
+        let batch: Vec<OwnedFd> = g.queue.drain(g.queue.len() - n..).collect();
+        drop(guard);
+        let (flushless, others): (Vec<OwnedFd>, Vec<OwnedFd>) = batch.into_iter().partition(has_no_flush);
+        let sent = flushless.len();
+        let kept = if flushless.is_empty() { Err(flushless) } else { limbo.put(flushless) };
+        guard = GRAVE.lock();
+        let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
+        let refused = match kept {
+            Ok(()) => {
+                g.in_limbo += 1;
+                g.files_in_limbo += sent;
+                Vec::new()
+            }
+            Err(back) => back,
+        };
+        let stop = !refused.is_empty() || sent == 0;
+        g.queue.extend(refused);
+        // Files only a closing thread may close go to the front (the oldest end; batches are
+        // taken from the back), so that they are not looked at again.
+        for fd in others.into_iter().rev() {
+            g.queue.push_front(fd);
+        }
+        if g.idle > 0 {
+            WORK.notify_all();
+        }
+        if stop {
+            // The kernel's limit (buffer, descriptors in flight), or nothing it could take:
+            // the rest stays in the queue until the next file comes.
+            g.limbo_wanted = false;
+        }
+        LIMBO_DONE.notify_all();
+    }
+}
+
+/// Whether `fd` is a file of one of the kernel's pseudo file systems that have no `flush`
+/// (its close waits on nobody unless it is the last): a pipe, a socket, an anonymous inode.
+/// Told by its `/proc/self/fd` link, which the kernel writes for these as `pipe:[…]`,
+/// `socket:[…]`, `anon_inode:…`, and as an absolute path for any other file.
+fn has_no_flush(fd: &OwnedFd) -> bool {
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(fd)));
+    link.is_ok_and(|l| {
+        let l = l.as_os_str().as_encoded_bytes();
+        l.starts_with(b"pipe:[") || l.starts_with(b"socket:[") || l.starts_with(b"anon_inode:")
+    })
+}
+
+/// The most files this process puts in flight to [`Limbo`]: unbounded for a process the
+/// kernel does not count files in flight for (`CAP_SYS_RESOURCE` or `CAP_SYS_ADMIN`); else a
+/// quarter of its descriptor limit, since the kernel counts them against the whole user's
+/// (the rest stays for this user's other processes to pass descriptors).
+fn limbo_cap() -> usize {
+    static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CAP.get_or_init(|| {
+        let caps = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        });
+        const CAP_SYS_ADMIN: u32 = 21;
+        const CAP_SYS_RESOURCE: u32 = 24;
+        if caps.is_some_and(|c| c & (1 << CAP_SYS_ADMIN | 1 << CAP_SYS_RESOURCE) != 0) {
+            return usize::MAX;
+        }
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(1024);
+        usize::try_from(soft / 4).unwrap_or(usize::MAX)
+    })
 }
 
 impl Limbo {
@@ -169,8 +273,9 @@ impl Limbo {
         Some(Limbo { tx, rx })
     }
 
-    /// Sends `batch` (at most [`MAX_FDS`]) in flight with one byte and closes the descriptors
-    /// (not the files' last references: no wait); the batch back when the kernel refuses.
+    /// Sends `batch` (at most [`MAX_FDS`] files without a `flush`) in flight with one byte and
+    /// closes the descriptors (neither the files' last references nor a `flush`: no wait); the
+    /// batch back when the kernel refuses.
     fn put(&self, batch: Vec<OwnedFd>) -> Result<(), Vec<OwnedFd>> {
         use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
         let fds: Vec<BorrowedFd<'_>> = batch.iter().map(AsFd::as_fd).collect();
@@ -244,7 +349,9 @@ fn close_files(id: usize) {
             guard = GRAVE.lock();
             if let Some(g) = guard.as_mut().filter(|g| g.pid == pid) {
                 g.busy[id] = None;
-                g.queue.extend(came.into_iter().flatten());
+                let came = came.unwrap_or_default();
+                g.files_in_limbo = g.files_in_limbo.saturating_sub(came.len());
+                g.queue.extend(came);
                 if g.idle > 0 {
                     WORK.notify_all();
                 }

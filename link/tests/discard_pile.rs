@@ -12,6 +12,20 @@ fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map(|d| d.count()).unwrap_or(0)
 }
 
+/// How many of this process's closing threads wait uninterruptibly (on a close).
+fn stuck_closers() -> usize {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0 };
+    tasks
+        .filter_map(|t| {
+            let dir = t.ok()?.path();
+            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            (comm.starts_with("doca-link-disc") && state == 'D').then_some(())
+        })
+        .count()
+}
+
 /// Whether the read end of the pipe whose write end is `w` is closed.
 fn reader_gone(w: &OwnedFd) -> bool {
     matches!(rustix::io::write(w, b"x"), Err(rustix::io::Errno::PIPE))
@@ -24,10 +38,17 @@ fn files_waiting_behind_stuck_closes_take_no_descriptors_beyond_the_cap() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
     // Every closing thread stuck: each on the last file of a pipe whose lock is held.
     let mut locked: Vec<LockedPipe> = (0..MAX_CLOSERS).map(|_| LockedPipe::new(1).unwrap()).collect();
-    for p in &mut locked {
+    for (i, p) in locked.iter_mut().enumerate() {
         discard(p.files.pop().unwrap());
-        std::thread::sleep(STUCK + STUCK / 2);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while stuck_closers() < i + 1 {
+            assert!(Instant::now() < deadline, "closing thread {i} never got stuck");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Stuck for longer than the pool's rule: the next file gets a thread of its own.
+        std::thread::sleep(STUCK + STUCK / 4);
     }
+    assert_eq!(stuck_closers(), MAX_CLOSERS);
     // Files nobody else holds: the read ends of pipes whose write ends the test keeps.
     const FILES: usize = 2000;
     let before = open_fds();
@@ -39,8 +60,14 @@ fn files_waiting_behind_stuck_closes_take_no_descriptors_beyond_the_cap() {
         writers.push(w);
         discard(r);
     }
-    // (The two sockets files in flight wait on are the process's own, made meanwhile.)
-    let held = open_fds() - before - FILES;
+    // The limbo thread moves them while they come; let it finish. (The two sockets files in
+    // flight wait on are the process's own, made meanwhile.)
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut held = open_fds() - before - FILES;
+    while held > QUEUE_CAP + 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        held = open_fds() - before - FILES;
+    }
     assert!(held <= QUEUE_CAP + 2, "{held} discarded files held open (cap {QUEUE_CAP})");
     assert!(writers.iter().all(|w| !reader_gone(w)), "a file was closed while every closer was stuck");
     // The locks go: every file is closed, and the descriptors with them.
