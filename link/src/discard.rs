@@ -48,6 +48,12 @@ struct Grave {
     /// wait and every closing thread is stuck.
     limbo_thread: bool,
     limbo_wanted: bool,
+    /// How many files at the front of the queue the limbo thread found it may not take
+    /// (batches are taken from the back, beyond them).
+    kept_front: usize,
+    /// Until when discards do not wait for the limbo thread (it did not catch up within
+    /// [`CATCH_UP`] last time, or could not start).
+    no_catch_up_until: Option<std::time::Instant>,
 }
 
 /// A stream socket pair of this process's whose queue holds files sent to it (never handed
@@ -61,7 +67,9 @@ struct Grave {
 /// sender (older kernels), and a close of the sent descriptor, though not the file's last
 /// reference, still calls the file's `flush` (a FUSE file's waits on its server). So only
 /// files of the kernel's own pseudo file systems go there (pipes, sockets, anonymous inodes:
-/// none has a `flush`), told by their `/proc/self/fd` link, which no path can look like.
+/// none has a `flush` that waits on another process — io_uring's of Linux 5.5–5.11 returns at
+/// once for a thread that never used it), told by their `/proc/self/fd` link, which no path
+/// can look like (a path always starts with `/`).
 struct Limbo {
     tx: OwnedFd,
     rx: OwnedFd,
@@ -73,10 +81,12 @@ static LIMBO_WORK: parking_lot::Condvar = parking_lot::Condvar::new();
 static LIMBO_DONE: parking_lot::Condvar = parking_lot::Condvar::new();
 
 /// How long a discard waits at most for the limbo thread to catch up when more than four
-/// times [`QUEUE_CAP`] files wait (a peer sending files faster than they can be put away is
-/// slowed down rather than allowed to fill the table; a limbo thread that cannot go on holds
-/// up no discard for longer).
+/// times [`QUEUE_CAP`] files it may take wait (a peer sending files faster than they can be
+/// put away is slowed down rather than allowed to fill the table). A wait that runs out
+/// turns the waiting off for [`NO_CATCH_UP`]: a limbo thread that cannot go on holds up a
+/// discard that long at most once a second.
 const CATCH_UP: std::time::Duration = std::time::Duration::from_millis(10);
+const NO_CATCH_UP: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The most closing threads: each more one stands for a close that has waited (on a peer
 /// holding a lock) for longer than [`STUCK`].
@@ -121,6 +131,8 @@ pub fn discard(fd: OwnedFd) {
             files_in_limbo: 0,
             limbo_thread: false,
             limbo_wanted: false,
+            kept_front: 0,
+            no_catch_up_until: None,
         });
     }
     let g = guard.as_mut().expect("made above");
@@ -153,16 +165,32 @@ pub fn discard(fd: OwnedFd) {
     }
     // Every closing thread is stuck and no other can start: what waits beyond the cap goes
     // in flight, out of the descriptor table, sent there by the limbo thread.
-    if g.queue.len() > QUEUE_CAP {
-        g.limbo_wanted = true;
+    if g.queue.len().saturating_sub(g.kept_front) > QUEUE_CAP {
+        let waits = g.no_catch_up_until.is_none_or(|t| now >= t);
         if g.limbo_thread {
+            g.limbo_wanted = true;
             LIMBO_WORK.notify_one();
+        } else if !waits {
+            return; // it could not start a moment ago
         } else if std::thread::Builder::new().name("doca-link-limbo".into()).spawn(send_to_limbo).is_ok() {
             g.limbo_thread = true;
+            g.limbo_wanted = true;
+        } else {
+            g.no_catch_up_until = Some(now + NO_CATCH_UP);
+            return;
+        }
+        if !waits {
+            return;
         }
         let until = now + CATCH_UP;
-        while guard.as_ref().is_some_and(|g| g.limbo_wanted && g.queue.len() > 4 * QUEUE_CAP) {
+        while guard
+            .as_ref()
+            .is_some_and(|g| g.limbo_wanted && g.queue.len().saturating_sub(g.kept_front) > 4 * QUEUE_CAP)
+        {
             if LIMBO_DONE.wait_until(&mut guard, until).timed_out() {
+                if let Some(g) = guard.as_mut() {
+                    g.no_catch_up_until = Some(std::time::Instant::now() + NO_CATCH_UP);
+                }
                 break;
             }
         }
@@ -179,7 +207,8 @@ fn send_to_limbo() {
     loop {
         let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
         let room = limbo_cap().saturating_sub(g.files_in_limbo);
-        if !g.limbo_wanted || g.queue.len() <= QUEUE_CAP / 2 || room == 0 {
+        let keep = g.kept_front.max(QUEUE_CAP / 2);
+        if !g.limbo_wanted || g.queue.len() <= keep || room == 0 {
             g.limbo_wanted = false;
             LIMBO_DONE.notify_all();
             LIMBO_WORK.wait(&mut guard);
@@ -192,7 +221,7 @@ fn send_to_limbo() {
             g.limbo_wanted = false;
             continue;
         };
-        let n = (g.queue.len() - QUEUE_CAP / 2).min(MAX_FDS).min(room);
+        let n = (g.queue.len() - keep).min(MAX_FDS).min(room);
         let batch: Vec<OwnedFd> = g.queue.drain(g.queue.len() - n..).collect();
         drop(guard);
         let (flushless, others): (Vec<OwnedFd>, Vec<OwnedFd>) = batch.into_iter().partition(has_no_flush);
@@ -208,10 +237,11 @@ fn send_to_limbo() {
             }
             Err(back) => back,
         };
-        let stop = !refused.is_empty() || sent == 0;
+        let stop = !refused.is_empty();
         g.queue.extend(refused);
-        // Files only a closing thread may close go to the front (the oldest end; batches are
-        // taken from the back), so that they are not looked at again.
+        // Files only a closing thread may close go to the front (batches are taken from the
+        // back, beyond them), so that they are not looked at again.
+        g.kept_front += others.len();
         for fd in others.into_iter().rev() {
             g.queue.push_front(fd);
         }
@@ -219,8 +249,8 @@ fn send_to_limbo() {
             WORK.notify_all();
         }
         if stop {
-            // The kernel's limit (buffer, descriptors in flight), or nothing it could take:
-            // the rest stays in the queue until the next file comes.
+            // The kernel's limit (buffer, descriptors in flight): the rest stays in the queue
+            // until the next file comes.
             g.limbo_wanted = false;
         }
         LIMBO_DONE.notify_all();
@@ -240,9 +270,10 @@ fn has_no_flush(fd: &OwnedFd) -> bool {
 }
 
 /// The most files this process puts in flight to [`Limbo`]: unbounded for a process the
-/// kernel does not count files in flight for (`CAP_SYS_RESOURCE` or `CAP_SYS_ADMIN`); else a
-/// quarter of its descriptor limit, since the kernel counts them against the whole user's
-/// (the rest stays for this user's other processes to pass descriptors).
+/// kernel does not count files in flight for (`CAP_SYS_RESOURCE` or `CAP_SYS_ADMIN` in the
+/// first user namespace); else a quarter of its descriptor limit at the first need, since the
+/// kernel counts them against the whole user's (the rest stays for this user's other
+/// processes to pass descriptors — several such processes under attack at once share it).
 fn limbo_cap() -> usize {
     static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CAP.get_or_init(|| {
@@ -253,7 +284,11 @@ fn limbo_cap() -> usize {
         });
         const CAP_SYS_ADMIN: u32 = 21;
         const CAP_SYS_RESOURCE: u32 = 24;
-        if caps.is_some_and(|c| c & (1 << CAP_SYS_ADMIN | 1 << CAP_SYS_RESOURCE) != 0) {
+        // The kernel asks for them in the first user namespace: a process in another one (a
+        // rootless container) shows them but is counted all the same.
+        let first_ns = std::fs::read_to_string("/proc/self/uid_map")
+            .is_ok_and(|m| m.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"]);
+        if first_ns && caps.is_some_and(|c| c & (1 << CAP_SYS_ADMIN | 1 << CAP_SYS_RESOURCE) != 0) {
             return usize::MAX;
         }
         let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current.unwrap_or(1024);
@@ -273,7 +308,8 @@ impl Limbo {
         Some(Limbo { tx, rx })
     }
 
-    /// Sends `batch` (at most [`MAX_FDS`] files without a `flush`) in flight with one byte and
+    /// Sends `batch` (at most [`MAX_FDS`] files without a `flush`) in flight with one byte (their
+    /// count) and
     /// closes the descriptors (neither the files' last references nor a `flush`: no wait); the
     /// batch back when the kernel refuses.
     fn put(&self, batch: Vec<OwnedFd>) -> Result<(), Vec<OwnedFd>> {
@@ -284,7 +320,7 @@ impl Limbo {
         let sent = control.push(SendAncillaryMessage::ScmRights(&fds))
             && rustix::net::sendmsg(
                 &self.tx,
-                &[std::io::IoSlice::new(&[0u8])],
+                &[std::io::IoSlice::new(&[batch.len() as u8])],
                 &mut control,
                 SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
             )
@@ -298,28 +334,30 @@ impl Limbo {
         }
     }
 
-    /// Takes one batch of files back (one byte), with room for all it carries (files the descriptor
+    /// Takes one batch of files back (one byte: how many were sent), with room for all it carries (files the descriptor
     /// table has no room for are released by the kernel, in the calling thread: call it on a
     /// closing thread, without the grave's lock). `None` when there is none.
-    fn take(&self) -> Option<Vec<OwnedFd>> {
+    fn take(&self) -> Option<(Vec<OwnedFd>, usize)> {
         use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
         let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
         let mut control = RecvAncillaryBuffer::new(&mut space);
-        let mut byte = [0u8; 1];
-        rustix::net::recvmsg(
+        let mut count = [0u8; 1];
+        let got = rustix::net::recvmsg(
             &self.rx,
-            &mut [std::io::IoSliceMut::new(&mut byte)],
+            &mut [std::io::IoSliceMut::new(&mut count)],
             &mut control,
             RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
-        )
-        .ok()?;
+        );
+        if !matches!(got, Ok(m) if m.bytes == 1) {
+            return None;
+        }
         let mut fds = Vec::new();
         for m in control.drain() {
             if let RecvAncillaryMessage::ScmRights(received) = m {
                 fds.extend(received);
             }
         }
-        Some(fds)
+        Some((fds, usize::from(count[0])))
     }
 }
 
@@ -330,6 +368,7 @@ fn close_files(id: usize) {
     loop {
         let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
         if let Some(fd) = g.queue.pop_front() {
+            g.kept_front = g.kept_front.saturating_sub(1);
             g.busy[id] = Some(std::time::Instant::now());
             drop(guard);
             drop(fd);
@@ -347,17 +386,24 @@ fn close_files(id: usize) {
             drop(guard);
             let came = limbo.take();
             guard = GRAVE.lock();
-            if let Some(g) = guard.as_mut().filter(|g| g.pid == pid) {
-                g.busy[id] = None;
-                let came = came.unwrap_or_default();
-                g.files_in_limbo = g.files_in_limbo.saturating_sub(came.len());
-                g.queue.extend(came);
-                if g.idle > 0 {
-                    WORK.notify_all();
+            let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
+            g.busy[id] = None;
+            match came {
+                Some((fds, sent)) => {
+                    // (Files the table had no room for were released: they count as taken.)
+                    g.files_in_limbo = g.files_in_limbo.saturating_sub(sent);
+                    g.queue.extend(fds);
+                    if g.idle > 0 {
+                        WORK.notify_all();
+                    }
+                    continue;
                 }
+                // Not taken after all (a transient failure): the claim goes back, and this
+                // thread waits for the next file instead of trying again at once.
+                None => g.in_limbo += 1,
             }
-            continue;
         }
+        let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
         g.idle += 1;
         WORK.wait(&mut guard);
         if let Some(g) = guard.as_mut().filter(|g| g.pid == pid) {
