@@ -54,6 +54,11 @@ struct Grave {
     /// Until when discards do not wait for the limbo thread (it did not catch up within
     /// [`CATCH_UP`] last time, or could not start).
     no_catch_up_until: Option<std::time::Instant>,
+    /// The limbo takes nothing more for now: the kernel refused a batch, or [`limbo_cap`] is
+    /// reached (until a closing thread takes a batch back), or its socket pair could not be
+    /// made (until the time given).
+    limbo_full: bool,
+    limbo_retry_at: Option<std::time::Instant>,
 }
 
 /// A stream socket pair of this process's whose queue holds files sent to it (never handed
@@ -87,6 +92,10 @@ static LIMBO_DONE: parking_lot::Condvar = parking_lot::Condvar::new();
 /// discard that long at most once a second.
 const CATCH_UP: std::time::Duration = std::time::Duration::from_millis(10);
 const NO_CATCH_UP: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The fewest files the limbo thread sends at once (each batch takes room in the socket
+/// pair's buffer, whatever its size).
+const MIN_BATCH: usize = 32;
 
 /// The most closing threads: each more one stands for a close that has waited (on a peer
 /// holding a lock) for longer than [`STUCK`].
@@ -133,6 +142,8 @@ pub fn discard(fd: OwnedFd) {
             limbo_wanted: false,
             kept_front: 0,
             no_catch_up_until: None,
+            limbo_full: false,
+            limbo_retry_at: None,
         });
     }
     let g = guard.as_mut().expect("made above");
@@ -165,7 +176,8 @@ pub fn discard(fd: OwnedFd) {
     }
     // Every closing thread is stuck and no other can start: what waits beyond the cap goes
     // in flight, out of the descriptor table, sent there by the limbo thread.
-    if g.queue.len().saturating_sub(g.kept_front) > QUEUE_CAP {
+    let limbo_open = !g.limbo_full && g.limbo_retry_at.is_none_or(|t| now >= t);
+    if limbo_open && g.queue.len().saturating_sub(g.kept_front) > QUEUE_CAP {
         let waits = g.no_catch_up_until.is_none_or(|t| now >= t);
         if g.limbo_thread {
             g.limbo_wanted = true;
@@ -207,8 +219,15 @@ fn send_to_limbo() {
     loop {
         let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
         let room = limbo_cap().saturating_sub(g.files_in_limbo);
+        if room == 0 {
+            g.limbo_full = true;
+        }
         let keep = g.kept_front.max(QUEUE_CAP / 2);
-        if !g.limbo_wanted || g.queue.len() <= keep || room == 0 {
+        let now = std::time::Instant::now();
+        let all_stuck = g.busy.iter().all(|b| b.is_some_and(|t| now.duration_since(t) >= STUCK));
+        // Batches of at least `MIN_BATCH` (each takes room in the pair's buffer), only while
+        // no closing thread could take the files itself.
+        if !g.limbo_wanted || g.limbo_full || !all_stuck || g.queue.len() < keep + MIN_BATCH {
             g.limbo_wanted = false;
             LIMBO_DONE.notify_all();
             LIMBO_WORK.wait(&mut guard);
@@ -218,6 +237,8 @@ fn send_to_limbo() {
             g.limbo = Limbo::new().map(std::sync::Arc::new);
         }
         let Some(limbo) = g.limbo.clone() else {
+            // (No socket pair now, most likely no descriptor for it: tried again in a second.)
+            g.limbo_retry_at = Some(now + NO_CATCH_UP);
             g.limbo_wanted = false;
             continue;
         };
@@ -250,7 +271,8 @@ fn send_to_limbo() {
         }
         if stop {
             // The kernel's limit (buffer, descriptors in flight): the rest stays in the queue
-            // until the next file comes.
+            // until a closing thread takes a batch back.
+            g.limbo_full = true;
             g.limbo_wanted = false;
         }
         LIMBO_DONE.notify_all();
@@ -392,6 +414,7 @@ fn close_files(id: usize) {
                 Some((fds, sent)) => {
                     // (Files the table had no room for were released: they count as taken.)
                     g.files_in_limbo = g.files_in_limbo.saturating_sub(sent);
+                    g.limbo_full = false;
                     g.queue.extend(fds);
                     if g.idle > 0 {
                         WORK.notify_all();
@@ -399,8 +422,14 @@ fn close_files(id: usize) {
                     continue;
                 }
                 // Not taken after all (a transient failure): the claim goes back, and this
-                // thread waits for the next file instead of trying again at once.
-                None => g.in_limbo += 1,
+                // thread waits for the next file (unless files came meanwhile) instead of
+                // trying again at once.
+                None => {
+                    g.in_limbo += 1;
+                    if !g.queue.is_empty() {
+                        continue;
+                    }
+                }
             }
         }
         let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
