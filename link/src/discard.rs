@@ -656,6 +656,22 @@ pub fn refuse_descriptors(sock: BorrowedFd<'_>) -> bool {
     r == 0
 }
 
+/// For tests and attack harnesses: how many closing threads of process `pid` (this one's
+/// or another's) are seen waiting uninterruptibly, i.e. stuck on a close (`/proc`'s view).
+#[doc(hidden)]
+pub fn stuck_closing_threads(pid: u32) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+    tasks
+        .filter_map(|t| {
+            let dir = t.ok()?.path();
+            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            (comm.starts_with("doca-link-disc") && state == 'D').then_some(())
+        })
+        .count()
+}
+
 /// For tests and attack harnesses: a pipe whose lock a thread of this process holds (a
 /// `splice` into it from a socket with nothing to read), with `files` of its read end of
 /// their own, opened before the lock was taken: the last close of each takes the lock, so it

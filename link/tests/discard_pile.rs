@@ -6,24 +6,10 @@
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
-use doca_link::discard::{discard, LockedPipe, MAX_CLOSERS, QUEUE_CAP, STUCK};
+use doca_link::discard::{discard, stuck_closing_threads, LockedPipe, MAX_CLOSERS, QUEUE_CAP, STUCK};
 
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map(|d| d.count()).unwrap_or(0)
-}
-
-/// How many of this process's closing threads wait uninterruptibly (on a close).
-fn stuck_closers() -> usize {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0 };
-    tasks
-        .filter_map(|t| {
-            let dir = t.ok()?.path();
-            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
-            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-            (comm.starts_with("doca-link-disc") && state == 'D').then_some(())
-        })
-        .count()
 }
 
 /// Whether the read end of the pipe whose write end is `w` is closed.
@@ -52,14 +38,14 @@ fn files_waiting_behind_stuck_closes_take_no_descriptors_beyond_the_cap() {
     for (i, p) in locked.iter_mut().enumerate() {
         discard(p.files.pop().unwrap());
         let deadline = Instant::now() + Duration::from_secs(10);
-        while stuck_closers() < i + 1 {
+        while stuck_closing_threads(std::process::id()) < i + 1 {
             assert!(Instant::now() < deadline, "closing thread {i} never got stuck");
             std::thread::sleep(Duration::from_millis(1));
         }
         // Stuck for longer than the pool's rule: the next file gets a thread of its own.
         std::thread::sleep(STUCK + STUCK / 4);
     }
-    assert_eq!(stuck_closers(), MAX_CLOSERS);
+    assert_eq!(stuck_closing_threads(std::process::id()), MAX_CLOSERS);
     // Files nobody else holds: the read ends of pipes whose write ends the test keeps.
     const FILES: usize = 2000;
     let before = open_fds();

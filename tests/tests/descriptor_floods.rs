@@ -19,18 +19,15 @@ fn unique(tag: &str) -> String {
     format!("floods-{tag}-{}", std::process::id())
 }
 
-/// How many closing threads of process `pid` wait uninterruptibly (on a close).
-fn stuck_closers(pid: u32) -> usize {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
-    tasks
-        .filter_map(|t| {
-            let dir = t.ok()?.path();
-            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
-            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-            (comm.starts_with("doca-link-disc") && state == 'D').then_some(())
-        })
-        .count()
+/// Whether an honest client of the server `name` gets its echoes (within a minute).
+fn an_honest_client_is_served(name: &str) -> bool {
+    let mut client = Peer::spawn(CC_PEER, &["client", name, "echo", "3", "5"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !client.exited() {
+        assert!(Instant::now() < deadline, "the honest client was not served within a minute");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    client.finish()
 }
 
 /// How many files wait in flight on the sockets of process `pid` (the kernel's `scm_fds`).
@@ -112,13 +109,7 @@ fn a_flood_of_descriptors_leaves_none_of_them_open_in_the_server() {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        let mut client = Peer::spawn(CC_PEER, &["client", &name, "echo", "3", "5"]);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !client.exited() {
-            assert!(Instant::now() < deadline, "{nofile:?}: the honest client was not served");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert!(client.finish(), "{nofile:?}: the honest client failed");
+        assert!(an_honest_client_is_served(&name), "{nofile:?}: the honest client failed");
         assert!(server.finish());
     }
 }
@@ -150,15 +141,13 @@ fn descriptors_behind_stalled_closes_do_not_fill_the_server_s_table() {
         most = most.max(open_fds(server.pid()));
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(stuck_closers(server.pid()), doca_link::discard::MAX_CLOSERS, "every closing thread is stuck");
+    assert_eq!(
+        doca_link::discard::stuck_closing_threads(server.pid()),
+        doca_link::discard::MAX_CLOSERS,
+        "every closing thread is stuck"
+    );
     assert!(most <= bound, "{most} descriptors open in the server at most ({before} before, bound {bound})");
-    let mut client = Peer::spawn(CC_PEER, &["client", &name, "echo", "3", "5"]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !client.exited() {
-        assert!(Instant::now() < deadline, "the honest client was not served");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    assert!(client.finish(), "the honest client failed");
+    assert!(an_honest_client_is_served(&name), "the honest client failed");
     hostile.send("release");
     assert_eq!(hostile.line(), "released");
     // Every file the hostile client sent (all of them pipe ends) is closed: none in the
