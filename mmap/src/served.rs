@@ -1630,6 +1630,7 @@ mod tests {
     fn an_importer_keeping_requests_queued_holds_up_no_stop() {
         let (map, desc, _dev) = exported(WINDOW, AccessFlags::LOCAL_READ_WRITE | AccessFlags::PCI_READ_ONLY);
         let (sock, _window) = raw_conn(&desc);
+        let (served_tx, served_rx) = std::sync::mpsc::channel();
         let importer = std::thread::spawn(move || {
             let mut req = [0u8; REQ_LEN];
             req[..4].copy_from_slice(&OP_READ.to_le_bytes());
@@ -1640,14 +1641,17 @@ mod tests {
                 while sent - answers < 64 && doca_link::fabric::send(sock.as_fd(), &req, &[]).is_ok() {
                     sent += 1;
                 }
-                match exchange::recv_exact_now(sock.as_fd(), &mut a) {
-                    Some(Ok(_)) => answers += 1,
-                    Some(Err(_)) => return answers,
-                    None => std::hint::spin_loop(),
+                // Asleep until the next answer comes (or the connection closes).
+                match exchange::recv_exact(sock.as_fd(), &mut a, Patience::new(None, STALL)) {
+                    Ok(_) => answers += 1,
+                    Err(_) => return answers,
+                }
+                if answers == 1 {
+                    let _ = served_tx.send(());
                 }
             }
         });
-        std::thread::sleep(Duration::from_millis(50));
+        served_rx.recv_timeout(Duration::from_secs(10)).expect("the importer is served");
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         let stopper = std::thread::spawn(move || {
             map.stop().unwrap();
