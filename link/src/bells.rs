@@ -290,8 +290,8 @@ fn code_of(e: Error) -> u32 {
 /// An importer's connection to the owner of an object ([`take_board`]).
 #[derive(Debug)]
 pub struct BoardLink {
-    /// Refusing descriptors once the answer is in (closed on the discarding thread all the
-    /// same: what the owner queued before stays on it).
+    /// Refusing descriptors once the answer is in (what the owner queued before stays on it:
+    /// a [`PeerFd`] socket, emptied of its files when dropped).
     sock: Arc<PeerFd>,
     pid: u32,
 }

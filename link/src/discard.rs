@@ -116,8 +116,10 @@ pub const QUEUE_CAP: usize = 64;
 /// up its thread only: a file that finds every closing thread stuck (closing one file for
 /// longer than [`STUCK`]) gets another thread, up to [`MAX_CLOSERS`]. Beyond that, files
 /// wait for a closing thread to come free; past [`QUEUE_CAP`] of them, in flight to a socket
-/// of this process's rather than in its descriptor table (see `Limbo`; this call itself only
-/// queues the file and wakes a thread). When no thread can
+/// of this process's rather than in its descriptor table (see `Limbo`). This call queues the
+/// file, wakes or starts a thread, and while more than four times [`QUEUE_CAP`] files wait
+/// may wait up to 10 ms for the limbo thread to catch up (at most once a second: only under
+/// a peer's flood). When no thread can
 /// be started at all, the descriptor is kept open for the life of the process rather than
 /// closed here.
 pub fn discard(fd: OwnedFd) {
@@ -209,8 +211,9 @@ pub fn discard(fd: OwnedFd) {
     }
 }
 
-/// The limbo thread: while more than half of [`QUEUE_CAP`] files wait and every closing
-/// thread is stuck, sends the newest ones that have no `flush` in flight to [`Limbo`] (as far
+/// The limbo thread: once a discard found more than [`QUEUE_CAP`] files waiting with every
+/// closing thread stuck, and while batches of at least `MIN_BATCH` remain beyond half of
+/// [`QUEUE_CAP`] (and beyond the files it may not take), sends the newest ones that have no `flush` in flight to [`Limbo`] (as far
 /// as the kernel and [`limbo_cap`] allow), closes its descriptors of them, and puts the
 /// others back in front.
 fn send_to_limbo() {
@@ -438,13 +441,6 @@ fn close_files(id: usize) {
         if let Some(g) = guard.as_mut().filter(|g| g.pid == pid) {
             g.idle -= 1;
         }
-    }
-}
-
-/// [`discard`] of each of `fds`.
-pub fn discard_all(fds: impl IntoIterator<Item = OwnedFd>) {
-    for fd in fds {
-        discard(fd);
     }
 }
 
@@ -750,7 +746,7 @@ impl Drop for LockedPipe {
 mod tests {
     use super::*;
 
-    /// A discarded file is closed (on the discarding thread): the other end of a pipe sees it
+    /// A discarded file is closed (on a closing thread): the other end of a pipe sees it
     /// go.
     #[test]
     fn a_discarded_file_is_closed() {
@@ -821,7 +817,7 @@ mod tests {
 
     /// Dropping a peer's socket with one of the peer's files still queued on it returns at
     /// once, even when closing that file would wait (a pipe whose lock the peer holds): the
-    /// file is taken off the queue and closed on the discarding thread.
+    /// file is taken off the queue and closed on a closing thread.
     #[test]
     fn dropping_a_peer_socket_waits_on_no_file_queued_on_it() {
         let mut pipe = LockedPipe::new(4).unwrap();

@@ -7,7 +7,7 @@
 //! it must never wait for ever on a peer that stopped moving, nor miss its own stop. The
 //! engine's non-blocking paths use [`crate::fabric::recv`] instead.
 //!
-//! A received packet's descriptors come as [`PeerFd`]s (closed on the discarding thread
+//! A received packet's descriptors come as [`PeerFd`]s (closed on a closing thread
 //! unless the caller takes them once checked); room is given for as many as a packet can
 //! carry, since the kernel would release the rest in this thread ([`crate::discard`]).
 
@@ -102,8 +102,9 @@ fn wait_until(sock: BorrowedFd<'_>, want: Want, p: Patience<'_>, deadline: Optio
                 if p.stop.is_some() { PollFlags::IN } else { PollFlags::empty() },
             ),
         ];
-        let ts = rustix::time::Timespec::try_from(left.min(SLICE)).unwrap_or_default();
-        match rustix::event::poll(&mut fds, Some(&ts)) {
+        // Without a deadline, asleep until something happens; with one, a slice at a time.
+        let ts = deadline.map(|_| rustix::time::Timespec::try_from(left.min(SLICE)).unwrap_or_default());
+        match rustix::event::poll(&mut fds, ts.as_ref()) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(e) => return Err(fail!(Error::OperatingSystem, "poll: {e}")),
         }

@@ -271,7 +271,7 @@ fn seqpacket() -> Result<OwnedFd> {
 
 /// A bound, listening service socket; its socket and lock files are removed on drop.
 pub struct Listener {
-    /// Closed on the discarding thread: connections not accepted yet go with it, and the
+    /// Closed on a closing thread: connections not accepted yet go with it, and the
     /// files their peers queued on them with those ([`crate::discard`]).
     sock: PeerFd,
     dir: FabricDir,
@@ -529,8 +529,8 @@ pub enum Recv {
         len: usize,
         /// Whether the packet was longer than the buffer.
         truncated: bool,
-        /// File descriptors that came with it: the peer's choice of file, closed on the
-        /// discarding thread unless taken out ([`PeerFd::into_inner`]) once checked.
+        /// File descriptors that came with it: the peer's choice of file, closed on a
+        /// closing thread unless taken out ([`PeerFd::into_inner`]) once checked.
         fds: Vec<PeerFd>,
     },
 }
@@ -547,13 +547,13 @@ pub fn answer_and_close(sock: OwnedFd, answer: &[u8]) {
     let _ = send(sock.as_fd(), answer, &[]);
     let _ = rustix::net::shutdown(&sock, rustix::net::Shutdown::Read);
     while let Ok(Recv::Packet { .. }) = recv(sock.as_fd(), &mut sink) {}
-    // Closed on the discarding thread: packets still queued may carry the peer's files.
+    // Closed on a closing thread: packets still queued may carry the peer's files.
     crate::discard::discard(sock);
 }
 
 /// Receives one packet without blocking, with room for as many descriptors as a packet can
 /// carry (fewer would have the kernel release the rest in this thread, see
-/// [`crate::discard`]); each comes as a [`PeerFd`], closed on the discarding thread when
+/// [`crate::discard`]); each comes as a [`PeerFd`], closed on a closing thread when
 /// dropped.
 pub fn recv(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Recv> {
     let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(crate::discard::MAX_FDS))];

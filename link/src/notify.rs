@@ -73,7 +73,7 @@ enum BellFd {
     /// This side's end, refusing descriptors (`SO_PASSRIGHTS`): closed in place.
     Refusing(OwnedFd),
     /// This side's end on a kernel that cannot refuse them (drained with room for them),
-    /// or a peer's end: closed on the discarding thread.
+    /// or a peer's end: closed on a closing thread.
     Peer(PeerFd),
 }
 
@@ -102,7 +102,7 @@ impl Doorbell {
     /// Wraps a socket a peer gave to ring its doorbell with: it must be a Unix datagram
     /// socket (`INVALID_VALUE` for an eventfd, a pipe, a file, a stream or seqpacket socket,
     /// another family…: what could block the side ringing it, or stay readable for ever).
-    /// Closed on the discarding thread, refused or not.
+    /// Closed on a closing thread, refused or not.
     pub fn from_peer(fd: PeerFd) -> Result<Self> {
         if !matches!(rustix::net::sockopt::socket_domain(&fd), Ok(AddressFamily::UNIX)) {
             return Err(peer_fail!(
@@ -130,7 +130,7 @@ impl Doorbell {
 
     /// Takes one ring off this side's end: whether there was one (`Err` for a pending socket
     /// error, read and so cleared). Where the end cannot refuse descriptors, with room for
-    /// any a peer attached (each closed on the discarding thread).
+    /// any a peer attached (each closed on a closing thread).
     fn take_one(&self) -> std::result::Result<bool, Errno> {
         match &self.fd {
             BellFd::Refusing(fd) => {
@@ -477,7 +477,7 @@ mod tests {
     }
 
     /// A peer cannot leave files on this side's doorbell (where the kernel can refuse them;
-    /// elsewhere they are drained with room for them and closed on the discarding thread),
+    /// elsewhere they are drained with room for them and closed on a closing thread),
     /// and its rings still come through.
     #[test]
     fn a_doorbell_takes_no_file_from_its_peer() {

@@ -257,7 +257,7 @@ fn start() -> Result<Arc<Service>> {
 
 /// A connection waiting for its token.
 struct Pending {
-    /// Closed on the discarding thread unless handed on ([`crate::discard`]).
+    /// Closed on a closing thread unless handed on ([`crate::discard`]).
     sock: PeerFd,
     peer: PeerId,
     deadline: Instant,
@@ -547,7 +547,7 @@ pub(crate) fn take_memfd_kept(name: ServiceName, token: &Token) -> Result<(Taken
 }
 
 /// Connects to the connection offer `token` of service `name`: the socket (the offer's
-/// handler answers on it; an unknown token closes it; closed on the discarding thread unless
+/// handler answers on it; an unknown token closes it; closed on a closing thread unless
 /// taken out) and the offering process.
 pub fn take_connection(name: ServiceName, token: &Token) -> Result<(PeerFd, PeerId)> {
     request(name, token)

@@ -157,7 +157,7 @@ impl Area {
 
     /// Maps a segment received from the peer: it must be a memfd sealed against resizing, of
     /// exactly `len` bytes (`INVALID_VALUE` otherwise, logged; anything else it was is
-    /// closed on the discarding thread, [`crate::discard`]).
+    /// closed on a closing thread, [`crate::discard`]).
     pub fn open(fd: impl Into<crate::discard::PeerFd>, len: usize) -> Result<Arc<Area>> {
         let fd = fd.into();
         crate::memfd::check_sealed(&fd, Some(len))?;

@@ -120,8 +120,8 @@ impl fmt::Debug for RemoteMem {
 impl RemoteMem {
     /// Maps `offset..offset+len` of the data area of a memfd of the shared allocator
     /// received from the peer (and nothing else of it). Not such a memfd → `NOT_FOUND`; a
-    /// range outside it → `INVALID_VALUE`. The descriptor is closed once mapped (on the
-    /// discarding thread when it is no such memfd, [`doca_link::discard`]: the peer chose it).
+    /// range outside it → `INVALID_VALUE`. The descriptor is closed once mapped (on a
+    /// closing thread when it is no such memfd, [`doca_link::discard`]: the peer chose it).
     pub fn open(fd: impl Into<doca_link::discard::PeerFd>, offset: usize, len: usize) -> Result<RemoteMem> {
         // Copies only: no borrow is taken through this mapping.
         let win = Segment::open_window(fd, offset, len)?;

@@ -1457,7 +1457,7 @@ pub fn stalled_served_request(
 
 /// For attack harnesses only (the tests' hostile importer), never for applications: the
 /// memfd of the whole pages a served export of descriptor `desc` shares with importers of
-/// other processes (unchecked, as the exporter sent it: closed on the discarding thread), with where they start in the range and their length (`None` when it
+/// other processes (unchecked, as the exporter sent it: closed on a closing thread), with where they start in the range and their length (`None` when it
 /// shares none: everything served). See [`crate::served::shared_pages`].
 #[doc(hidden)]
 pub fn served_shared_pages(desc: &[u8]) -> Result<Option<(doca_link::discard::PeerFd, usize, usize)>> {

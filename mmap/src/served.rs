@@ -60,7 +60,7 @@
 //! file the other chose in a thread that matters ([`doca_link::discard`]). The connection
 //! refuses descriptors beyond the welcome where the kernel can (`SO_PASSRIGHTS`, Linux 6.16:
 //! the exporter's socket from its admission on, the importer's after the welcome); whatever
-//! comes anyway is received with room for all of it and closed on the discarding thread, and
+//! comes anyway is received with room for all of it and closed on a closing thread, and
 //! so is each side's socket (closing it releases what is still queued on it). The importer closes the welcome's memfds itself only once it has checked
 //! them.
 //!
@@ -259,7 +259,7 @@ const EVICTED: u8 = 2;
 
 /// One importer's connection, as its serving thread and the accepting thread share it.
 struct Conn {
-    /// Closed on the discarding thread ([`doca_link::discard`]).
+    /// Closed on a closing thread ([`doca_link::discard`]).
     sock: doca_link::discard::PeerFd,
     /// [`IDLE`], [`BUSY`] or [`EVICTED`]: only the serving thread moves between the first
     /// two, only the accepting thread from [`IDLE`] to [`EVICTED`].
@@ -508,7 +508,8 @@ fn send_waiting(sock: BorrowedFd<'_>, bytes: &[u8], stop: Option<BorrowedFd<'_>>
 }
 
 /// Receives one packet of exactly `buf.len()` bytes (waiting, watching `stop`); descriptors
-/// sent with it are never taken. `NOT_FOUND` when the peer closed, left or sent another size.
+/// sent with it are discarded and break the protocol. `NOT_FOUND` when the peer closed, left,
+/// sent another size or sent descriptors.
 fn recv(sock: BorrowedFd<'_>, buf: &mut [u8], stop: Option<BorrowedFd<'_>>) -> Result<()> {
     no_files(exchange::recv_exact(sock, buf, patience(stop)))
 }
@@ -520,7 +521,7 @@ fn recv_welcome(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Vec<PeerFd>> {
 }
 
 /// A request or answer as received: descriptors where none are due break the protocol
-/// (they are closed on the discarding thread, see [`doca_link::discard`]).
+/// (they are closed on a closing thread, see [`doca_link::discard`]).
 fn no_files(got: doca_link::Result<Vec<PeerFd>>) -> Result<()> {
     match got {
         Ok(fds) if fds.is_empty() => Ok(()),
@@ -895,7 +896,7 @@ fn borrowed<T>(
 
 /// A connection to a served export (see the module docs): copies in and out of the range.
 pub(crate) struct Client {
-    /// The connection: requests and answers (closed on the discarding thread, see
+    /// The connection: requests and answers (closed on a closing thread, see
     /// [`doca_link::discard`]).
     sock: doca_link::discard::PeerFd,
     /// The connection's window (see **The bytes**), mapped here.
@@ -1787,8 +1788,8 @@ mod tests {
     /// A hostile peer sends a pipe end with a packet and holds that pipe's lock (a `splice`
     /// into it from an empty blocking socket): neither the exporter's stop (which joins its
     /// serving thread) nor an importer's copy waits for it. Where the kernel refuses the
-    /// descriptor (`SO_PASSRIGHTS`) the peer's send fails; elsewhere the file is closed on the
-    /// discarding thread ([`doca_link::discard`]).
+    /// descriptor (`SO_PASSRIGHTS`) the peer's send fails; elsewhere the file is closed on a
+    /// closing thread ([`doca_link::discard`]).
     #[test]
     fn a_descriptor_from_a_hostile_peer_freezes_no_thread_that_matters() {
         let mut pipe = doca_link::discard::LockedPipe::new(2).unwrap();

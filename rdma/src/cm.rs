@@ -171,7 +171,7 @@ struct Callbacks {
 struct Port {
     port: u16,
     /// A duplicate of the listener, closed before it (the listener's own close is the last,
-    /// on the discarding thread: see [`Listener`]).
+    /// on a closing thread: see [`Listener`]).
     _watch: Option<Watched<OwnedFd>>,
     listener: Listener,
 }

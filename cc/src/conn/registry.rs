@@ -189,7 +189,7 @@ pub(crate) struct Registry {
     /// The other end, handed to the peer with each consumer acknowledgement (the same
     /// socket each time: the peer's consumers all live in the one process at the other end
     /// of this connection). The peer holds it too, and could bind it and have files sent to
-    /// it: closed on the discarding thread.
+    /// it: closed on a closing thread.
     bell_theirs: PeerFd,
     pub(crate) local: Mutex<HashMap<u32, Arc<LocalConsumer>>>,
     pub(crate) remote: Mutex<HashMap<u32, Arc<RemoteConsumer>>>,

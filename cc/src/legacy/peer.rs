@@ -74,7 +74,7 @@ enum Wire {
 pub(crate) struct Redial {
     hello: Hello,
     /// The sockets ringing this side's doorbells, handed to the service with each try (closed
-    /// on the discarding thread: the service holds them too).
+    /// on a closing thread: the service holds them too).
     bells: [PeerFd; 2],
     set: EpollSet,
     token: u64,

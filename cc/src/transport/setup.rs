@@ -51,8 +51,8 @@ pub struct Bells {
     /// Rung by the peer when it made room in the ring this side writes, for a side that
     /// sleeps on that apart (the legacy endpoint's send event channel).
     pub room: Option<Doorbell>,
-    /// The peer's ends (messages; room: the same socket for [`Bells::one`]), closed on the
-    /// discarding thread (the peer holds them too, and could bind one and have files sent
+    /// The peer's ends (messages; room: the same socket for [`Bells::one`]), closed on a
+    /// closing thread (the peer holds them too, and could bind one and have files sent
     /// to it).
     theirs: (PeerFd, Option<PeerFd>),
 }
