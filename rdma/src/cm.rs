@@ -39,7 +39,7 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv6Addr};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use doca_core::{bail, fail, CtxCore, CtxState, Data, Error, Result};
@@ -170,9 +170,9 @@ struct Callbacks {
 
 struct Port {
     port: u16,
-    /// A duplicate of the listener, closed before it (the listener's own close is the last,
-    /// on a closing thread: see [`Listener`]).
-    _watch: Option<Watched<OwnedFd>>,
+    /// A duplicate of the listener in the engine's notification set, closed on a closing
+    /// thread as the listener is (see [`Listener`]), whichever goes last.
+    _watch: Option<Watched<PeerFd>>,
     listener: Listener,
 }
 
@@ -241,7 +241,8 @@ impl Rdma {
         }
         let listener = Listener::bind_port(PORT_NS, port)
             .map_err(|e| fail!(Error::from(e), "rdma start_listen_to_port: port {port}"))?;
-        let watch = listener.as_fd().try_clone_to_owned().ok().and_then(|d| self.core().watch(d).ok());
+        let watch =
+            listener.as_fd().try_clone_to_owned().ok().and_then(|d| self.core().watch(PeerFd::new(d)).ok());
         ops.cm.ports.borrow_mut().push(Port { port, listener, _watch: watch });
         self.core().activate();
         tracing::debug!(target: "doca_sdk", "rdma: listening on port {port}");

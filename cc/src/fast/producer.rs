@@ -11,7 +11,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::rc::{Rc, Weak};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -21,6 +21,7 @@ use doca_core::{
     bail, fail, fault, Ctx, CtxCell, CtxCore, CtxOps, Data, Error, Now, Refused, Result, Started, TaskId,
     TaskLib, TaskPayload, TaskPool,
 };
+use doca_link::discard::PeerFd;
 use doca_link::notify::Watched;
 
 use crate::caps;
@@ -59,9 +60,9 @@ impl ProducerSendTask {
 #[doc(hidden)] // named by the task payload (`TaskPayload::Lib`); reached through the handle types
 pub struct ProducerOps {
     /// The connection's fast-path doorbell (a duplicate), in the engine's notification set:
-    /// closed before the connection, whose own copy is the one closed last (a peer's files
-    /// queued on it are taken off then, see `doca_link::discard::PeerFd`).
-    bell: RefCell<Option<Watched<OwnedFd>>>,
+    /// closed on a closing thread (`doca_link::discard::PeerFd`), so that whichever copy
+    /// closes last, a peer's files queued on it are never released in this thread.
+    bell: RefCell<Option<Watched<PeerFd>>>,
     conn: Connection,
     id: u32,
     /// (max buffer size, max immediate data), read from the capabilities at creation.
@@ -608,7 +609,7 @@ impl CtxOps for ProducerOps {
         if self.bell.borrow().is_none() {
             let dup = self.conn.fast().bell.as_fd().try_clone_to_owned();
             let dup = dup.map_err(|e| fail!(Error::OperatingSystem, "dup: {e}"))?;
-            *self.bell.borrow_mut() = Some(core.watch(dup)?);
+            *self.bell.borrow_mut() = Some(core.watch(PeerFd::new(dup))?);
         }
         Ok(Started::Running)
     }
