@@ -333,12 +333,23 @@ impl Limbo {
         Some(Limbo { tx, rx })
     }
 
-    /// Sends `batch` (at most [`MAX_FDS`] files without a `flush`) in flight with one byte
-    /// (their count) and closes the descriptors (neither the files' last references nor a
-    /// `flush`: no wait); the batch back when the kernel refuses.
+    /// Sends `batch` (at most [`MAX_FDS`] files without a `flush`) in flight with one byte (their
+    /// count) and
+    /// closes the descriptors (neither the files' last references nor a `flush`: no wait); the
+    /// batch back when the kernel refuses.
     fn put(&self, batch: Vec<OwnedFd>) -> Result<(), Vec<OwnedFd>> {
+        use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
         let fds: Vec<BorrowedFd<'_>> = batch.iter().map(AsFd::as_fd).collect();
-        let sent = crate::fabric::send(self.tx.as_fd(), &[batch.len() as u8], &fds).is_ok();
+        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+        let mut control = SendAncillaryBuffer::new(&mut space);
+        let sent = control.push(SendAncillaryMessage::ScmRights(&fds))
+            && rustix::net::sendmsg(
+                &self.tx,
+                &[std::io::IoSlice::new(&[batch.len() as u8])],
+                &mut control,
+                SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
+            )
+            .is_ok();
         drop(fds);
         if sent {
             drop(batch);
@@ -348,18 +359,30 @@ impl Limbo {
         }
     }
 
-    /// Takes one batch of files back (one byte: how many were sent), with room for all it
-    /// carries (files the descriptor table has no room for are released by the kernel, in the
-    /// calling thread: call it on a closing thread, without the grave's lock). `None` when
-    /// there is none.
+    /// Takes one batch of files back (one byte: how many were sent), with room for all it carries (files the descriptor
+    /// table has no room for are released by the kernel, in the calling thread: call it on a
+    /// closing thread, without the grave's lock). `None` when there is none.
     fn take(&self) -> Option<(Vec<OwnedFd>, usize)> {
+        use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
         let mut count = [0u8; 1];
-        match crate::fabric::recv(self.rx.as_fd(), &mut count) {
-            Ok(crate::fabric::Recv::Packet { len: 1, fds, .. }) => {
-                Some((fds.into_iter().map(PeerFd::into_inner).collect(), usize::from(count[0])))
-            }
-            _ => None,
+        let got = rustix::net::recvmsg(
+            &self.rx,
+            &mut [std::io::IoSliceMut::new(&mut count)],
+            &mut control,
+            RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
+        );
+        if !matches!(got, Ok(m) if m.bytes == 1) {
+            return None;
         }
+        let mut fds = Vec::new();
+        for m in control.drain() {
+            if let RecvAncillaryMessage::ScmRights(received) = m {
+                fds.extend(received);
+            }
+        }
+        Some((fds, usize::from(count[0])))
     }
 }
 

@@ -494,10 +494,10 @@ pub fn peer_uid(sock: BorrowedFd<'_>) -> Result<(u32, i32)> {
     crate::pidfd::peer_cred(sock).map_err(|e| fail!(Error::OperatingSystem, "SO_PEERCRED: {e}"))
 }
 
-/// Sends one packet with file descriptors attached (at most [`crate::discard::MAX_FDS`]).
-/// `CONNECTION_RESET` when the peer is gone, `AGAIN` when the socket buffer is full.
+/// Sends one packet with file descriptors attached. `CONNECTION_RESET` when the peer is
+/// gone, `AGAIN` when the socket buffer is full.
 pub fn send(sock: BorrowedFd<'_>, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> Result<()> {
-    let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(crate::discard::MAX_FDS))];
+    let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
     let mut control = SendAncillaryBuffer::new(&mut space);
     if !fds.is_empty() && !control.push(SendAncillaryMessage::ScmRights(fds)) {
         bail!(Error::InvalidValue, "too many file descriptors for one message");
