@@ -25,8 +25,7 @@ use rustix::net::SocketType;
 
 use parking_lot::Mutex;
 
-/// The most descriptors one packet can carry (the kernel's `SCM_MAX_FD`).
-pub const MAX_FDS: usize = 253;
+pub use crate::scm::MAX_FDS;
 
 /// Files waiting to be closed, and the threads closing them, of one process (a child of
 /// `fork` starts its own).
@@ -338,18 +337,8 @@ impl Limbo {
     /// closes the descriptors (neither the files' last references nor a `flush`: no wait); the
     /// batch back when the kernel refuses.
     fn put(&self, batch: Vec<OwnedFd>) -> Result<(), Vec<OwnedFd>> {
-        use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
         let fds: Vec<BorrowedFd<'_>> = batch.iter().map(AsFd::as_fd).collect();
-        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
-        let mut control = SendAncillaryBuffer::new(&mut space);
-        let sent = control.push(SendAncillaryMessage::ScmRights(&fds))
-            && rustix::net::sendmsg(
-                &self.tx,
-                &[std::io::IoSlice::new(&[batch.len() as u8])],
-                &mut control,
-                SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
-            )
-            .is_ok();
+        let sent = crate::scm::send(self.tx.as_fd(), &[batch.len() as u8], &fds).is_ok();
         drop(fds);
         if sent {
             drop(batch);
@@ -363,26 +352,11 @@ impl Limbo {
     /// table has no room for are released by the kernel, in the calling thread: call it on a
     /// closing thread, without the grave's lock). `None` when there is none.
     fn take(&self) -> Option<(Vec<OwnedFd>, usize)> {
-        use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
-        let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
-        let mut control = RecvAncillaryBuffer::new(&mut space);
         let mut count = [0u8; 1];
-        let got = rustix::net::recvmsg(
-            &self.rx,
-            &mut [std::io::IoSliceMut::new(&mut count)],
-            &mut control,
-            RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
-        );
-        if !matches!(got, Ok(m) if m.bytes == 1) {
-            return None;
+        match crate::scm::recv(self.rx.as_fd(), &mut count) {
+            Ok(packet) if packet.len == 1 => Some((packet.fds, usize::from(count[0]))),
+            _ => None,
         }
-        let mut fds = Vec::new();
-        for m in control.drain() {
-            if let RecvAncillaryMessage::ScmRights(received) = m {
-                fds.extend(received);
-            }
-        }
-        Some((fds, usize::from(count[0])))
     }
 }
 
@@ -609,25 +583,10 @@ fn most_queued() -> usize {
 /// options) into `buf` without blocking, with room for every descriptor it carries, each
 /// [`discard`]ed: its length (what fitted) and whether it carried any.
 pub(crate) fn recv_discarding(sock: BorrowedFd<'_>, buf: &mut [u8]) -> rustix::io::Result<(usize, bool)> {
-    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
-    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
-    let mut control = RecvAncillaryBuffer::new(&mut space);
-    let msg = rustix::net::recvmsg(
-        sock,
-        &mut [std::io::IoSliceMut::new(buf)],
-        &mut control,
-        RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
-    )?;
-    let mut fds = false;
-    for m in control.drain() {
-        if let RecvAncillaryMessage::ScmRights(received) = m {
-            for fd in received {
-                fds = true;
-                discard(fd);
-            }
-        }
-    }
-    Ok((msg.bytes, fds))
+    let packet = crate::scm::recv(sock, buf)?;
+    let carried = !packet.fds.is_empty();
+    packet.fds.into_iter().for_each(discard);
+    Ok((packet.len, carried))
 }
 
 /// `SO_PASSRIGHTS` (Linux 6.16 and later; not in every `libc` yet).

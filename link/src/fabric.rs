@@ -14,8 +14,6 @@
 //! [`socketpair`] is the seam for tests: both halves of a handshake in one process, without
 //! the fabric directory.
 
-use std::io::{IoSlice, IoSliceMut};
-use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -24,10 +22,7 @@ use crate::error::{bail, fail, peer_fail};
 use crate::{Error, Result};
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
-use rustix::net::{
-    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
-    SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags, SocketType,
-};
+use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
 
 /// Environment variable naming the fabric directory (default: `$XDG_RUNTIME_DIR/doca-emu`,
 /// else `/tmp/doca-emu-<uid>`).
@@ -494,24 +489,24 @@ pub fn peer_uid(sock: BorrowedFd<'_>) -> Result<(u32, i32)> {
     crate::pidfd::peer_cred(sock).map_err(|e| fail!(Error::OperatingSystem, "SO_PEERCRED: {e}"))
 }
 
-/// Sends one packet with file descriptors attached. `CONNECTION_RESET` when the peer is
-/// gone, `AGAIN` when the socket buffer is full.
+/// Sends one packet with file descriptors attached (at most [`crate::discard::MAX_FDS`]: more is
+/// `INVALID_VALUE`). `CONNECTION_RESET` when the peer is gone, `AGAIN` when the socket buffer
+/// is full or this user has too many files in flight already (a process without
+/// `CAP_SYS_RESOURCE` may have as many in flight as its descriptor limit).
 pub fn send(sock: BorrowedFd<'_>, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> Result<()> {
-    let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(4))];
-    let mut control = SendAncillaryBuffer::new(&mut space);
-    if !fds.is_empty() && !control.push(SendAncillaryMessage::ScmRights(fds)) {
-        bail!(Error::InvalidValue, "too many file descriptors for one message");
-    }
-    match rustix::net::sendmsg(
-        sock,
-        &[IoSlice::new(bytes)],
-        &mut control,
-        SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
-    ) {
+    match crate::scm::send(sock, bytes, fds) {
         Ok(n) if n == bytes.len() => Ok(()),
         Ok(n) => Err(fail!(Error::IoFailed, "sent {n} of {} bytes", bytes.len())),
         Err(Errno::PIPE) | Err(Errno::CONNRESET) | Err(Errno::NOTCONN) => Err(Error::ConnectionReset),
-        Err(Errno::AGAIN) => Err(Error::Again),
+        Err(Errno::AGAIN) | Err(Errno::TOOMANYREFS) => Err(Error::Again),
+        Err(Errno::INVAL) if fds.len() > crate::scm::MAX_FDS => {
+            bail!(
+                Error::InvalidValue,
+                "{} file descriptors for one message: at most {}",
+                fds.len(),
+                crate::scm::MAX_FDS
+            )
+        }
         Err(e) => Err(os("sendmsg", e)),
     }
 }
@@ -556,32 +551,19 @@ pub fn answer_and_close(sock: OwnedFd, answer: &[u8]) {
 /// [`crate::discard`]); each comes as a [`PeerFd`], closed on a closing thread when
 /// dropped.
 pub fn recv(sock: BorrowedFd<'_>, buf: &mut [u8]) -> Result<Recv> {
-    let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(crate::discard::MAX_FDS))];
-    let mut control = RecvAncillaryBuffer::new(&mut space);
-    let msg = match rustix::net::recvmsg(
-        sock,
-        &mut [IoSliceMut::new(buf)],
-        &mut control,
-        RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
-    ) {
-        Ok(m) => m,
+    let packet = match crate::scm::recv(sock, buf) {
+        Ok(p) => p,
         Err(Errno::AGAIN) | Err(Errno::INTR) => return Ok(Recv::Empty),
         Err(Errno::CONNRESET) => return Ok(Recv::Closed),
         Err(e) => return Err(os("recvmsg", e)),
     };
-    let mut fds = Vec::new();
-    for m in control.drain() {
-        if let RecvAncillaryMessage::ScmRights(received) = m {
-            fds.extend(received.map(PeerFd::new));
-        }
-    }
-    if msg.bytes == 0 && fds.is_empty() {
+    if packet.len == 0 && packet.fds.is_empty() {
         return Ok(Recv::Closed);
     }
     Ok(Recv::Packet {
-        len: msg.bytes.min(buf.len()),
-        truncated: msg.flags.contains(rustix::net::ReturnFlags::TRUNC),
-        fds,
+        len: packet.len,
+        truncated: packet.truncated,
+        fds: packet.fds.into_iter().map(PeerFd::new).collect(),
     })
 }
 

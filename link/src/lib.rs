@@ -8,6 +8,7 @@
 //! | [`pidfd`]   | the pidfd of a socket's peer process (`SO_PEERPIDFD`)                   |
 //! | [`bells`]   | doorbells registered with the owner of a shared object (a sync event): importers' engines woken with no descriptor named in shared memory |
 //! | [`exchange`] | a thread's blocking talk with one peer: fixed-size packets, waits with a stall limit and a stop handle |
+//! | `scm`       | one packet and the descriptors it carries, sent or received without blocking (the raw calls under `fabric` and `discard`) |
 //! | [`discard`] | files and sockets from a peer closed on a thread of their own (a close can wait on whoever holds the file), and sockets that refuse descriptors |
 //! | [`cleanup`] | the names this process made in the fabric directory, removed when SIGINT, SIGTERM or SIGHUP stops it |
 //! | [`budget`]  | peer identity (pidfd + start time) and the per-peer-process ledger of what peers hold here |
@@ -40,6 +41,7 @@ pub mod pidfd;
 pub mod remote;
 pub mod rendezvous;
 pub mod ring;
+mod scm;
 pub mod status;
 
 pub use error::{Error, Result, SDK_STDERR_ENV};

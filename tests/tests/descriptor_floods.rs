@@ -52,20 +52,6 @@ fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
 }
 
-/// Sends a garbage handshake carrying `fds`.
-fn send_many(
-    sock: std::os::fd::BorrowedFd<'_>,
-    fds: &[std::os::fd::BorrowedFd<'_>],
-) -> rustix::io::Result<usize> {
-    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
-    let mut space =
-        [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(doca_link::discard::MAX_FDS))];
-    let mut control = SendAncillaryBuffer::new(&mut space);
-    assert!(control.push(SendAncillaryMessage::ScmRights(fds)));
-    let bytes = [std::io::IoSlice::new(b"not a handshake")];
-    rustix::net::sendmsg(sock, &bytes, &mut control, SendFlags::NOSIGNAL | SendFlags::DONTWAIT)
-}
-
 /// Handshakes that each carry as many descriptors as a packet can (copies of the sender's
 /// own pipe end), to a server with the usual descriptor limit and to one with room for two
 /// such packets only (the kernel then drops what does not fit): the server takes none of
@@ -89,12 +75,12 @@ fn a_flood_of_descriptors_leaves_none_of_them_open_in_the_server() {
         let mut sent = 0;
         while sent < 200 {
             match doca_link::connect(&path) {
-                Ok(Some(sock)) => match send_many(sock.as_fd(), &many) {
-                    Ok(_) | Err(rustix::io::Errno::CONNRESET | rustix::io::Errno::PIPE) => sent += 1,
-                    // Not root: this user's descriptors in flight reached its limit until the
-                    // server has taken some.
-                    Err(rustix::io::Errno::TOOMANYREFS) => std::thread::sleep(Duration::from_millis(1)),
-                    Err(e) => panic!("sendmsg: {e:?}"),
+                Ok(Some(sock)) => match doca_link::send(sock.as_fd(), b"not a handshake", &many) {
+                    Ok(()) | Err(doca_link::Error::ConnectionReset) => sent += 1,
+                    // The socket is full, or (not root) this user's descriptors in flight
+                    // reached its limit until the server has taken some.
+                    Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_millis(1)),
+                    Err(e) => panic!("send: {e:?}"),
                 },
                 Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_micros(200)),
                 other => panic!("connect: {other:?}"),

@@ -405,24 +405,11 @@ fn locked_flood(name: &str, packets: usize) -> String {
     let mut sent = 0;
     while sent < packets {
         match doca_link::connect(&path) {
-            Ok(Some(sock)) => {
-                use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage};
-                let mut space =
-                    [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
-                let mut control = SendAncillaryBuffer::new(&mut space);
-                assert!(control.push(SendAncillaryMessage::ScmRights(&many)));
-                let bytes = [std::io::IoSlice::new(b"not a handshake")];
-                match rustix::net::sendmsg(
-                    &sock,
-                    &bytes,
-                    &mut control,
-                    SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
-                ) {
-                    Ok(_) | Err(rustix::io::Errno::CONNRESET | rustix::io::Errno::PIPE) => sent += 1,
-                    Err(rustix::io::Errno::TOOMANYREFS) => std::thread::sleep(Duration::from_millis(1)),
-                    Err(e) => panic!("sendmsg: {e:?}"),
-                }
-            }
+            Ok(Some(sock)) => match doca_link::send(sock.as_fd(), b"not a handshake", &many) {
+                Ok(()) | Err(doca_link::Error::ConnectionReset) => sent += 1,
+                Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_millis(1)),
+                Err(e) => panic!("send: {e:?}"),
+            },
             Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_micros(200)),
             other => panic!("connect: {other:?}"),
         }
