@@ -32,16 +32,15 @@ pub use crate::scm::MAX_FDS;
 struct Grave {
     pid: u32,
     queue: std::collections::VecDeque<OwnedFd>,
-    /// Per closing thread started: since when it is closing a file (`None`: waiting for one).
+    /// Per closing thread started: since when it is closing a file (`None`: it looks at the
+    /// queue before it waits for work).
     busy: Vec<Option<std::time::Instant>>,
-    /// How many closing threads wait for work.
-    idle: usize,
     /// Files put in flight to this process's own socket while every closing thread was stuck
     /// (see [`Limbo`]), by the limbo thread (started at the first need): how many batches
     /// of them are there (counted under the lock with each send; a closing thread claims one
-    /// before it receives it) and how many files.
+    /// before it receives it) and how many files (batches vary in size).
     limbo: Option<std::sync::Arc<Limbo>>,
-    in_limbo: usize,
+    batches_in_limbo: usize,
     files_in_limbo: usize,
     /// Whether the limbo thread runs, and whether it has work: more than [`QUEUE_CAP`] files
     /// wait and every closing thread is stuck.
@@ -58,6 +57,43 @@ struct Grave {
     /// made (until the time given).
     limbo_full: bool,
     limbo_retry_at: Option<std::time::Instant>,
+}
+
+impl Grave {
+    fn new(pid: u32) -> Grave {
+        Grave {
+            pid,
+            queue: std::collections::VecDeque::new(),
+            busy: Vec::new(),
+            limbo: None,
+            batches_in_limbo: 0,
+            files_in_limbo: 0,
+            limbo_thread: false,
+            limbo_wanted: false,
+            kept_front: 0,
+            no_catch_up_until: None,
+            limbo_full: false,
+            limbo_retry_at: None,
+        }
+    }
+
+    /// How many closing threads are not closing a file (each waits for work, or is about to
+    /// look at the queue).
+    fn free_closers(&self) -> usize {
+        self.busy.iter().filter(|b| b.is_none()).count()
+    }
+
+    /// Whether every closing thread has been closing one file for [`STUCK`] or longer (true
+    /// when none was started).
+    fn all_stuck(&self, now: std::time::Instant) -> bool {
+        self.busy.iter().all(|b| b.is_some_and(|t| now.duration_since(t) >= STUCK))
+    }
+
+    /// How many waiting files the limbo thread may still look at (beyond those at the front it
+    /// found it may not take).
+    fn limbo_may_take(&self) -> usize {
+        self.queue.len().saturating_sub(self.kept_front)
+    }
 }
 
 /// A stream socket pair of this process's whose queue holds files sent to it (never handed
@@ -131,31 +167,16 @@ pub fn discard(fd: OwnedFd) {
         if let Some(limbo) = guard.as_mut().and_then(|g| g.limbo.take()) {
             std::mem::forget(limbo);
         }
-        *guard = Some(Grave {
-            pid,
-            queue: std::collections::VecDeque::new(),
-            busy: Vec::new(),
-            idle: 0,
-            limbo: None,
-            in_limbo: 0,
-            files_in_limbo: 0,
-            limbo_thread: false,
-            limbo_wanted: false,
-            kept_front: 0,
-            no_catch_up_until: None,
-            limbo_full: false,
-            limbo_retry_at: None,
-        });
+        *guard = Some(Grave::new(pid));
     }
     let g = guard.as_mut().expect("made above");
     g.queue.push_back(fd);
-    if g.idle > 0 {
+    if g.free_closers() > 0 {
         WORK.notify_one();
         return;
     }
     let now = std::time::Instant::now();
-    let stuck = g.busy.iter().all(|b| b.is_some_and(|t| now.duration_since(t) >= STUCK));
-    if !stuck {
+    if !g.all_stuck(now) {
         return; // a closer takes it next
     }
     if g.busy.len() < MAX_CLOSERS {
@@ -178,7 +199,7 @@ pub fn discard(fd: OwnedFd) {
     // Every closing thread is stuck and no other can start: what waits beyond the cap goes
     // in flight, out of the descriptor table, sent there by the limbo thread.
     let limbo_open = !g.limbo_full && g.limbo_retry_at.is_none_or(|t| now >= t);
-    if limbo_open && g.queue.len().saturating_sub(g.kept_front) > QUEUE_CAP {
+    if limbo_open && g.limbo_may_take() > QUEUE_CAP {
         let waits = g.no_catch_up_until.is_none_or(|t| now >= t);
         if g.limbo_thread {
             g.limbo_wanted = true;
@@ -196,10 +217,7 @@ pub fn discard(fd: OwnedFd) {
             return;
         }
         let until = now + CATCH_UP;
-        while guard
-            .as_ref()
-            .is_some_and(|g| g.limbo_wanted && g.queue.len().saturating_sub(g.kept_front) > 4 * QUEUE_CAP)
-        {
+        while guard.as_ref().is_some_and(|g| g.limbo_wanted && g.limbo_may_take() > 4 * QUEUE_CAP) {
             if LIMBO_DONE.wait_until(&mut guard, until).timed_out() {
                 if let Some(g) = guard.as_mut() {
                     g.no_catch_up_until = Some(std::time::Instant::now() + NO_CATCH_UP);
@@ -226,10 +244,9 @@ fn send_to_limbo() {
         }
         let keep = g.kept_front.max(QUEUE_CAP / 2);
         let now = std::time::Instant::now();
-        let all_stuck = g.busy.iter().all(|b| b.is_some_and(|t| now.duration_since(t) >= STUCK));
         // Batches of at least `MIN_BATCH` (each takes room in the pair's buffer), only while
         // no closing thread could take the files itself.
-        if !g.limbo_wanted || g.limbo_full || !all_stuck || g.queue.len() < keep + MIN_BATCH {
+        if !g.limbo_wanted || g.limbo_full || !g.all_stuck(now) || g.queue.len() < keep + MIN_BATCH {
             g.limbo_wanted = false;
             LIMBO_DONE.notify_all();
             LIMBO_WORK.wait(&mut guard);
@@ -254,7 +271,7 @@ fn send_to_limbo() {
         let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
         let refused = match kept {
             Ok(()) => {
-                g.in_limbo += 1;
+                g.batches_in_limbo += 1;
                 g.files_in_limbo += sent;
                 Vec::new()
             }
@@ -268,7 +285,7 @@ fn send_to_limbo() {
         for fd in others.into_iter().rev() {
             g.queue.push_front(fd);
         }
-        if g.idle > 0 {
+        if g.free_closers() > 0 {
             WORK.notify_all();
         }
         if stop {
@@ -377,10 +394,10 @@ fn close_files(id: usize) {
             }
             continue;
         }
-        if let (true, Some(limbo)) = (g.in_limbo > 0, g.limbo.clone()) {
+        if let (true, Some(limbo)) = (g.batches_in_limbo > 0, g.limbo.clone()) {
             // Received without the lock: a file the table has no room for is released in
             // this thread, which may then wait like any close here.
-            g.in_limbo -= 1;
+            g.batches_in_limbo -= 1;
             g.busy[id] = Some(std::time::Instant::now());
             drop(guard);
             let came = limbo.take();
@@ -393,7 +410,8 @@ fn close_files(id: usize) {
                     g.files_in_limbo = g.files_in_limbo.saturating_sub(sent);
                     g.limbo_full = false;
                     g.queue.extend(fds);
-                    if g.idle > 0 {
+                    // (This thread is one of the free ones: others help with the batch.)
+                    if g.free_closers() > 1 {
                         WORK.notify_all();
                     }
                     continue;
@@ -402,19 +420,17 @@ fn close_files(id: usize) {
                 // thread waits for the next file (unless files came meanwhile) instead of
                 // trying again at once.
                 None => {
-                    g.in_limbo += 1;
+                    g.batches_in_limbo += 1;
                     if !g.queue.is_empty() {
                         continue;
                     }
                 }
             }
         }
-        let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
-        g.idle += 1;
-        WORK.wait(&mut guard);
-        if let Some(g) = guard.as_mut().filter(|g| g.pid == pid) {
-            g.idle -= 1;
+        if guard.as_ref().is_none_or(|g| g.pid != pid) {
+            return;
         }
+        WORK.wait(&mut guard);
     }
 }
 
