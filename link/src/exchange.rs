@@ -87,14 +87,6 @@ fn wait_until(sock: BorrowedFd<'_>, want: Want, p: Patience<'_>, deadline: Optio
         Want::Write => PollFlags::OUT,
     };
     loop {
-        let left = deadline.map_or(SLICE, |d| d.saturating_duration_since(Instant::now()));
-        if left.is_zero() {
-            return Err(peer_fail!(
-                Error::TimeOut,
-                "the peer did not move for {:?}",
-                p.stall.unwrap_or_default()
-            ));
-        }
         let mut fds = [
             PollFd::from_borrowed_fd(sock, ev),
             PollFd::from_borrowed_fd(
@@ -102,11 +94,12 @@ fn wait_until(sock: BorrowedFd<'_>, want: Want, p: Patience<'_>, deadline: Optio
                 if p.stop.is_some() { PollFlags::IN } else { PollFlags::empty() },
             ),
         ];
-        // Without a deadline, asleep until something happens; with one, a slice at a time.
-        let ts = deadline.map(|_| rustix::time::Timespec::try_from(left.min(SLICE)).unwrap_or_default());
-        match rustix::event::poll(&mut fds, ts.as_ref()) {
-            Ok(_) | Err(Errno::INTR) => {}
-            Err(e) => return Err(fail!(Error::OperatingSystem, "poll: {e}")),
+        if !poll_until(&mut fds, deadline)? {
+            return Err(peer_fail!(
+                Error::TimeOut,
+                "the peer did not move for {:?}",
+                p.stall.unwrap_or_default()
+            ));
         }
         if p.stop.is_some() && !fds[1].revents().is_empty() {
             return Ok(Woke::Stop);
@@ -117,6 +110,26 @@ fn wait_until(sock: BorrowedFd<'_>, want: Want, p: Patience<'_>, deadline: Optio
         }
         if r.intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL) {
             return Ok(Woke::HungUp);
+        }
+    }
+}
+
+/// Polls `fds` until one of them reports something (true) or `deadline` passes (false; `None`:
+/// no deadline, asleep until something happens). Interrupted calls are made again; with a
+/// deadline, one call sleeps [`SLICE`] at most.
+fn poll_until(fds: &mut [PollFd<'_>], deadline: Option<Instant>) -> Result<bool> {
+    loop {
+        let ts = deadline.map(|d| {
+            let left = d.saturating_duration_since(Instant::now()).min(SLICE);
+            rustix::time::Timespec::try_from(left).unwrap_or_default()
+        });
+        match rustix::event::poll(fds, ts.as_ref()) {
+            Ok(0) | Err(Errno::INTR) => {}
+            Ok(_) => return Ok(true),
+            Err(e) => return Err(fail!(Error::OperatingSystem, "poll: {e}")),
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(false);
         }
     }
 }
@@ -178,25 +191,14 @@ pub fn recv_exact(sock: BorrowedFd<'_>, buf: &mut [u8], p: Patience<'_>) -> Resu
 /// connection on which nothing may arrive between requests: readable means closed).
 pub fn is_quiet(sock: BorrowedFd<'_>) -> bool {
     let mut fds = [PollFd::from_borrowed_fd(sock, PollFlags::IN)];
-    let zero = rustix::time::Timespec { tv_sec: 0, tv_nsec: 0 };
-    matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(0) | Err(Errno::INTR))
+    matches!(poll_until(&mut fds, Some(Instant::now())), Ok(false))
 }
 
 /// Waits up to `limit` for the peer to close `sock`, reading nothing: whether it did.
 pub fn hung_up_within(sock: BorrowedFd<'_>, limit: Duration) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return false;
-        }
-        let mut fds = [PollFd::from_borrowed_fd(sock, PollFlags::RDHUP)];
-        let ts = rustix::time::Timespec::try_from(left.min(SLICE)).unwrap_or_default();
-        let _ = rustix::event::poll(&mut fds, Some(&ts));
-        if fds[0].revents().intersects(PollFlags::HUP | PollFlags::RDHUP | PollFlags::ERR) {
-            return true;
-        }
-    }
+    let mut fds = [PollFd::from_borrowed_fd(sock, PollFlags::RDHUP)];
+    matches!(poll_until(&mut fds, Some(Instant::now() + limit)), Ok(true))
+        && fds[0].revents().intersects(PollFlags::HUP | PollFlags::RDHUP | PollFlags::ERR)
 }
 
 /// Shuts `sock` down both ways: a thread waiting on it wakes and finds it hung up, and the
@@ -208,13 +210,7 @@ pub fn hang_up(sock: BorrowedFd<'_>) {
 /// Sleeps up to `rest` on `stop` alone (a handle of this process's, which no peer can
 /// raise): whether it was raised.
 pub fn stopped_within(stop: BorrowedFd<'_>, rest: Duration) -> Result<bool> {
-    let mut fds = [PollFd::from_borrowed_fd(stop, PollFlags::IN)];
-    let ts = rustix::time::Timespec::try_from(rest).unwrap_or_default();
-    match rustix::event::poll(&mut fds, Some(&ts)) {
-        Ok(0) | Err(Errno::INTR) => Ok(false),
-        Ok(_) => Ok(true),
-        Err(e) => Err(fail!(Error::OperatingSystem, "poll: {e}")),
-    }
+    poll_until(&mut [PollFd::from_borrowed_fd(stop, PollFlags::IN)], Some(Instant::now() + rest))
 }
 
 #[cfg(test)]
