@@ -549,8 +549,20 @@ fn queued_files(sock: BorrowedFd<'_>) -> Option<usize> {
             Err(_) => return None,
         }
     }
-    let text = std::str::from_utf8(&info[..len]).ok()?;
-    text.lines().find_map(|l| l.strip_prefix("scm_fds:")).and_then(|v| v.trim().parse().ok())
+    scm_fds(std::str::from_utf8(&info[..len]).ok()?)
+}
+
+/// The count of descriptors queued on a Unix socket, read off its `/proc/*/fdinfo` text.
+fn scm_fds(fdinfo: &str) -> Option<usize> {
+    fdinfo.lines().find_map(|l| l.strip_prefix("scm_fds:")).and_then(|v| v.trim().parse().ok())
+}
+
+/// For tests and attack harnesses: how many descriptors wait on the queues of the sockets of
+/// process `pid` (this one's or another's), in flight to it (`/proc`'s view).
+#[doc(hidden)]
+pub fn files_in_flight_to(pid: u32) -> usize {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else { return 0 };
+    dir.filter_map(|e| scm_fds(&std::fs::read_to_string(e.ok()?.path()).ok()?)).sum()
 }
 
 /// [`holds_no_files`] where the kernel does not count: a datagram socket is read to `EAGAIN`;
@@ -636,11 +648,16 @@ pub fn stuck_closing_threads(pid: u32) -> usize {
         .filter_map(|t| {
             let dir = t.ok()?.path();
             let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
-            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-            (comm.starts_with("doca-link-disc") && state == 'D').then_some(())
+            (comm.starts_with("doca-link-disc") && thread_state(&dir)? == 'D').then_some(())
         })
         .count()
+}
+
+/// The scheduler state of the thread whose `/proc` directory is `task` (`R`, `S`, `D`, …):
+/// the first field of its `stat` after the command name, which may itself hold `)`.
+fn thread_state(task: &std::path::Path) -> Option<char> {
+    let stat = std::fs::read_to_string(task.join("stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
 }
 
 /// For tests and attack harnesses: a pipe whose lock a thread of this process holds (a
@@ -694,12 +711,10 @@ impl LockedPipe {
 
     /// Whether thread `tid` of this process sleeps inside `splice` (`/proc`'s view of it).
     fn asleep_in_splice(tid: i32) -> bool {
-        let task = format!("/proc/self/task/{tid}");
-        let in_splice = std::fs::read_to_string(format!("{task}/syscall"))
+        let task = std::path::PathBuf::from(format!("/proc/self/task/{tid}"));
+        let in_splice = std::fs::read_to_string(task.join("syscall"))
             .is_ok_and(|s| s.split_whitespace().next() == Some(libc::SYS_splice.to_string().as_str()));
-        let asleep = std::fs::read_to_string(format!("{task}/stat"))
-            .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('S')));
-        in_splice && asleep
+        in_splice && thread_state(&task) == Some('S')
     }
 
     /// Lets the lock go (the splice gets its bytes and returns).

@@ -30,16 +30,6 @@ fn an_honest_client_is_served(name: &str) -> bool {
     client.finish()
 }
 
-/// How many files wait in flight on the sockets of process `pid` (the kernel's `scm_fds`).
-fn files_in_flight_to(pid: u32) -> usize {
-    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else { return 0 };
-    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok())
-        .filter_map(|info| {
-            info.lines().find_map(|l| l.strip_prefix("scm_fds:"))?.trim().parse::<usize>().ok()
-        })
-        .sum()
-}
-
 /// What the descriptors of process `pid` are (their `/proc` links).
 fn fd_targets(pid: u32) -> Vec<String> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
@@ -140,7 +130,7 @@ fn descriptors_behind_stalled_closes_do_not_fill_the_server_s_table() {
     // server's table, none in flight on any of its sockets.
     let pipes = |pid| fd_targets(pid).into_iter().filter(|t| t.starts_with("pipe:")).count();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while pipes(server.pid()) > pipes_before || files_in_flight_to(server.pid()) > 0 {
+    while pipes(server.pid()) > pipes_before || doca_link::discard::files_in_flight_to(server.pid()) > 0 {
         let now = pipes(server.pid());
         assert!(
             Instant::now() < deadline,
