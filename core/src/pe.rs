@@ -274,16 +274,17 @@ impl Pe {
     #[inline]
     pub fn progress(&self) -> bool {
         let inner = &*self.inner;
-        if inner.in_progress.replace(true) {
+        if inner.in_progress.get() {
             return Self::reentered();
         }
         inner.status.progressed();
         // An engine with nothing to visit (the usual spin of a waiting application) pays the
-        // count and this look only, inline in the caller's loop, without the walk's frame.
+        // count and this look only, inline in the caller's loop, without the walk's frame
+        // (and without marking itself in progress: it calls nobody back).
         if inner.active.borrow().is_empty() {
-            inner.in_progress.set(false);
             return false;
         }
+        inner.in_progress.set(true);
         self.walk()
     }
 
