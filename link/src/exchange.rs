@@ -19,8 +19,8 @@ use rustix::io::Errno;
 
 use crate::discard::PeerFd;
 use crate::error::{fail, peer_fail};
+use crate::error::{Error, Result};
 use crate::fabric::{recv, Recv};
-use crate::{Error, Result};
 
 /// How long one `poll` sleeps at most before the deadline is looked at again.
 const SLICE: Duration = Duration::from_secs(1);

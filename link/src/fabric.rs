@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::discard::PeerFd;
 use crate::error::{bail, fail, peer_fail};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};

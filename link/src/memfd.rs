@@ -6,7 +6,7 @@
 use std::os::fd::{AsFd, OwnedFd};
 
 use crate::error::{fail, peer_fail};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use rustix::fs::{MemfdFlags, SealFlags};
 use rustix::io::Errno;
 

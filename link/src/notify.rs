@@ -28,7 +28,7 @@ use smallvec::SmallVec;
 
 use crate::discard::PeerFd;
 use crate::error::{fail, peer_fail};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 pub(crate) fn os_error(what: &str, e: Errno) -> Error {
     fail!(Error::OperatingSystem, "{what}: {e}")

@@ -76,7 +76,7 @@ use std::sync::Arc;
 use rustix::mm::{MapFlags, ProtFlags};
 
 use crate::error::{fail, peer_fail};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// A cache line.
 pub const LINE: usize = 64;

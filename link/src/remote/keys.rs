@@ -24,7 +24,7 @@ use snow::resolvers::{CryptoResolver, DefaultResolver};
 
 use super::Role;
 use crate::error::{bail, fail};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Bytes of an X25519 key.
 pub const KEY_LEN: usize = 32;

@@ -19,7 +19,7 @@ use super::{
     MAX_STREAMS_PER_PEER, REPLY_WAIT,
 };
 use crate::error::{bail, fail};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The accepting end of a kind ([`Link::serve`]): the stream and the request bytes, on a
 /// named thread of its own.

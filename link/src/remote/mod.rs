@@ -90,7 +90,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::error::{fail, peer_fail};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 pub mod keys;
 mod link;

@@ -47,7 +47,7 @@ use snow::StatelessTransportState;
 use super::keys::{fingerprint, Keys, KEY_LEN};
 use super::{DIAL_RETRY, MAX_MESSAGE, PLAINTEXT_ENV, STALL};
 use crate::error::{fail, peer_fail};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The preface's magic: the protocol and its version.
 pub const MAGIC: &[u8; 8] = b"DOCALNK1";
