@@ -55,8 +55,9 @@ use smallvec::SmallVec;
 
 use crate::callback::CbSlot;
 use crate::clock::Now;
-use crate::pe::PeInner;
-use crate::{bail, fail, Data, Error, Result};
+use crate::data::Data;
+use crate::error::{Error, Result};
+use crate::{bail, fail};
 use doca_link::notify::Watched;
 
 /// `enum doca_ctx_states`.
@@ -165,6 +166,28 @@ pub(crate) trait Deliver {
     fn next_due(&self) -> Option<Instant>;
 }
 
+/// What a context asks of the progress engine it is connected to. The engine ([`crate::Pe`])
+/// implements it and contexts hold it by a weak link: the engine visits contexts, contexts
+/// reach back only through this (so neither module imports the other both ways). Every
+/// call is off the busy path (a context joining the visiting list, a wake-up, a destroy).
+pub(crate) trait Engine {
+    /// Puts `ctx` on the list of contexts the engine visits (after a running walk).
+    fn join(&self, ctx: Ctx);
+    /// Unlinks `ctx` (being destroyed) from the engine.
+    fn remove(&self, ctx: &Ctx);
+    /// Something core itself will deliver is pending: wakes an application asleep on the
+    /// engine's notification handle.
+    fn work_pending(&self);
+    /// The engine's clock, read now.
+    fn now(&self) -> Instant;
+    /// While arming: wake the application at `at` at the latest.
+    fn wake_at(&self, at: Instant);
+    /// Whether a progress pass of the engine is running (its callbacks are being called).
+    fn in_progress(&self) -> bool;
+    /// The set a sleeping application waits on (its notification handle).
+    fn epoll(&self) -> &doca_link::notify::EpollSet;
+}
+
 /// The part of every context that core owns: state, user data, state-changed callback,
 /// task counters and the link to its progress engine.
 pub struct CtxCore {
@@ -197,7 +220,8 @@ pub struct CtxCore {
     active: Cell<bool>,
     /// Consecutive passes with nothing to do while on that list.
     quiet_passes: Cell<u8>,
-    pe: RefCell<Weak<PeInner>>,
+    /// The engine the context is connected to (`None` before `doca_pe_connect_ctx`).
+    pe: RefCell<Option<Weak<dyn Engine>>>,
     /// The engine's status row, where task counts go too.
     status: Cell<crate::status::EngineRow>,
     /// Where this context's state is shown on the status page (its object's row), if told.
@@ -237,7 +261,7 @@ impl<L: CtxOps> CtxCell<L> {
                     armed: Cell::new(false),
                     active: Cell::new(false),
                     quiet_passes: Cell::new(0),
-                    pe: RefCell::new(Weak::new()),
+                    pe: RefCell::new(None),
                     status: Cell::new(Default::default()),
                     state_slot: Cell::new(None),
                     this,
@@ -359,7 +383,7 @@ impl Ctx {
         if core.state() != CtxState::Idle {
             bail!(Error::BadState, "{}: start in state {:?}", core.kind, core.state());
         }
-        if core.pe.borrow().upgrade().is_none() {
+        if core.engine().is_none() {
             bail!(
                 Error::NotConnected,
                 "{}: start before connecting the context to a progress engine",
@@ -457,7 +481,7 @@ impl Ctx {
 
     /// Whether the context is connected to a live progress engine.
     pub fn is_connected(&self) -> bool {
-        self.core().pe.borrow().upgrade().is_some()
+        self.core().engine().is_some()
     }
 
     /// The library's name for this kind of context (e.g. `"cc_server"`).
@@ -506,21 +530,27 @@ impl Ctx {
         self.0.ops.clear_notification(self.core());
     }
 
-    pub(crate) fn attach(&self, pe: &Rc<PeInner>) -> Result<()> {
+    pub(crate) fn attach(&self, pe: Weak<dyn Engine>, row: crate::status::EngineRow) -> Result<()> {
         let core = self.core();
-        if core.pe.borrow().upgrade().is_some() {
+        if core.engine().is_some() {
             bail!(Error::NotPermitted, "{}: context is already connected to a progress engine", core.kind);
         }
         if core.state() != CtxState::Idle {
             bail!(Error::BadState, "{}: connect while {:?}", core.kind, core.state());
         }
-        *core.pe.borrow_mut() = Rc::downgrade(pe);
-        core.status.set(pe.status.row());
+        *core.pe.borrow_mut() = Some(pe);
+        core.status.set(row);
         Ok(())
     }
 }
 
 impl CtxCore {
+    /// The engine the context is connected to, while it lives.
+    #[inline]
+    fn engine(&self) -> Option<Rc<dyn Engine>> {
+        self.pe.borrow().as_ref().and_then(Weak::upgrade)
+    }
+
     /// The current state.
     pub fn state(&self) -> CtxState {
         self.state.get()
@@ -642,8 +672,8 @@ impl CtxCore {
     /// it from the set when dropped. `NOT_CONNECTED` without an engine. To watch a file
     /// another context watches too, pass a duplicate (`try_clone_to_owned`).
     pub fn watch<T: AsFd>(&self, fd: T) -> Result<Watched<T>> {
-        match self.pe.borrow().upgrade() {
-            Some(pe) => Ok(pe.epoll.watch(fd, 0)?),
+        match self.engine() {
+            Some(pe) => Ok(pe.epoll().watch(fd, 0)?),
             None => Err(fail!(Error::NotConnected, "{}: no progress engine to watch an fd", self.kind)),
         }
     }
@@ -651,13 +681,13 @@ impl CtxCore {
     /// Whether the context's progress engine is inside a progress pass now (a call made
     /// from one of its callbacks); false without an engine.
     pub fn engine_in_progress(&self) -> bool {
-        self.pe.borrow().upgrade().is_some_and(|pe| pe.in_progress.get())
+        self.engine().is_some_and(|pe| pe.in_progress())
     }
 
     /// The time on the clock of the context's progress engine (the system clock without
     /// one). Inside [`CtxOps::progress`], prefer the pass's `now`.
     pub fn now(&self) -> Instant {
-        match self.pe.borrow().upgrade() {
+        match self.engine() {
             Some(pe) => pe.now(),
             None => Instant::now(),
         }
@@ -671,8 +701,8 @@ impl CtxCore {
         // before being destroyed.
         self.transitions.borrow_mut().clear();
         self.has_transitions.set(false);
-        let pe = std::mem::take(&mut *self.pe.borrow_mut());
-        if let Some(pe) = pe.upgrade() {
+        let pe = self.pe.borrow_mut().take();
+        if let Some(pe) = pe.and_then(|pe| pe.upgrade()) {
             pe.remove(&self.ctx());
         }
         self.active.set(false);
@@ -744,7 +774,7 @@ impl CtxCore {
 
     #[cold]
     fn activate_slow(&self) {
-        if let Some(pe) = self.pe.borrow().upgrade() {
+        if let Some(pe) = self.engine() {
             self.active.set(true);
             pe.join(self.ctx());
         }
@@ -772,7 +802,7 @@ impl CtxCore {
 
     #[cold]
     fn wake_engine(&self) {
-        if let Some(pe) = self.pe.borrow().upgrade() {
+        if let Some(pe) = self.engine() {
             pe.work_pending();
         }
     }
@@ -832,7 +862,7 @@ impl CtxCore {
         if self.held_due(self.now()) {
             return true;
         }
-        if let (Some(due), Some(pe)) = (self.next_due.get(), self.pe.borrow().upgrade()) {
+        if let (Some(due), Some(pe)) = (self.next_due.get(), self.engine()) {
             pe.wake_at(due);
         }
         false
@@ -854,7 +884,7 @@ impl CtxCore {
         self.transitions.borrow_mut().push((prev, next));
         self.has_transitions.set(true);
         self.activate();
-        if let Some(pe) = self.pe.borrow().upgrade() {
+        if let Some(pe) = self.engine() {
             pe.work_pending();
         }
     }

@@ -13,9 +13,10 @@ use std::sync::{Arc, OnceLock};
 
 use bitflags::bitflags;
 
+use crate::error::{Error, Result};
 use crate::pci::PciAddr;
 use crate::topology::{CapSpec, DeviceKind, DeviceSpec, PciFuncType, RepKind, RepSpec, Topology};
-use crate::{bail, fail, Error, Result};
+use crate::{bail, fail};
 
 pub use crate::topology::{IBDEV_NAME_SIZE, IFACE_NAME_SIZE, VUID_SIZE};
 

@@ -52,7 +52,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The environment variable holding a plan's text.
 pub const FAULTS_ENV: &str = "DOCA_EMU_FAULTS";

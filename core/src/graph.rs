@@ -49,11 +49,15 @@ use std::fmt;
 use std::rc::{Rc, Weak};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::bail;
 use crate::callback::CbSlot;
 use crate::clock::Now;
+use crate::ctx::{Ctx, CtxState};
 use crate::ctx::{CtxCell, CtxCore, CtxOps, Started};
+use crate::data::Data;
+use crate::error::{Error, Refused, Result};
+use crate::pe::Pe;
 use crate::task::{Route, TaskRef};
-use crate::{bail, Ctx, CtxState, Data, Error, Pe, Refused, Result};
 
 /// `doca_graph_completion_cb_t`: `(instance, instance user data, graph user data)`; the same
 /// shape for the completion and the error callback.

@@ -28,9 +28,10 @@
 
 use rustix::time::{clock_gettime, ClockId};
 
+use crate::bail;
 use crate::dev::Dev;
+use crate::error::{Error, Result};
 pub use crate::topology::ClockType;
-use crate::{bail, Error, Result};
 
 /// `union doca_clock_timespec_t`: a time (seconds and nanoseconds) or, for
 /// [`ClockType::HostCounterCycles`], a count of cycles.

@@ -11,10 +11,13 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::{Duration, Instant};
 
+use crate::bail;
 use crate::clock::Now;
+use crate::ctx::Ctx;
 use crate::ctx::{CtxCell, CtxCore, CtxOps, Started};
+use crate::data::Data;
+use crate::error::{Error, Refused, Result};
 use crate::task::{Task, TaskId, TaskLib, TaskPayload, TaskPool};
-use crate::{bail, Ctx, Data, Error, Refused, Result};
 use doca_link::notify::{Timer, Watched};
 
 /// Status of the tasks a stop flushes: `DOCA_ERROR_SHUTDOWN`.

@@ -4,7 +4,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::{fail, Error};
+use crate::error::Error;
+use crate::fail;
 
 /// `DOCA_DEVINFO_PCI_ADDR_SIZE`: "XXXX:XX:XX.X" plus the NUL.
 pub const PCI_ADDR_SIZE: usize = 13;

@@ -14,7 +14,8 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, Now, SystemClock};
-use crate::{Ctx, Refused, Result};
+use crate::ctx::{Ctx, Engine};
+use crate::error::{Refused, Result};
 use doca_link::notify::{EpollSet, EventFd, Timer, Watched};
 use smallvec::SmallVec;
 
@@ -66,7 +67,56 @@ impl PeInner {
         }
     }
 
-    pub(crate) fn remove(&self, ctx: &Ctx) {
+    /// After a walk: the list takes in what changed during it. Returns the entries taken
+    /// out, to be dropped once no borrow is held.
+    #[cold]
+    fn settle(&self) -> SmallVec<[Ctx; 2]> {
+        self.changed.set(false);
+        let mut removed = SmallVec::new();
+        let mut leaving = self.leaving.borrow_mut();
+        let mut active = self.active.borrow_mut();
+        leaving.sort_unstable();
+        leaving.dedup();
+        for &at in leaving.iter().rev() {
+            if at < active.len() {
+                removed.push(active.remove(at));
+            }
+        }
+        leaving.clear();
+        active.append(&mut self.joining.borrow_mut());
+        removed
+    }
+
+    /// Makes the notification handle readable.
+    fn ring_bell(&self) {
+        self.bell_rung.set(true);
+        self.bell.ring();
+    }
+
+    /// Arms the timer for `at`; false when there is no timer to arm (the sleeper must not
+    /// sleep then).
+    #[cold]
+    fn arm_timer(&self, at: Instant) -> bool {
+        let mut timer = self.timer.borrow_mut();
+        if timer.is_none() {
+            match Timer::new().and_then(|t| self.epoll.watch(t, 0)) {
+                Ok(t) => *timer = Some(t),
+                Err(e) => {
+                    tracing::warn!(target: "doca_sdk", "{}: no timer for a held completion: the engine does not sleep", e.name());
+                    return false;
+                }
+            }
+        }
+        if let Some(t) = timer.as_ref() {
+            t.arm_at(at, self.now());
+            self.timer_armed.set(true);
+        }
+        true
+    }
+}
+
+impl Engine for PeInner {
+    fn remove(&self, ctx: &Ctx) {
         let mut ctxs = self.ctxs.borrow_mut();
         *ctxs = ctxs.iter().filter(|c| *c != ctx).cloned().collect();
         drop(ctxs);
@@ -95,7 +145,7 @@ impl PeInner {
     }
 
     /// Puts `ctx` on the visiting list (at its end, after a running walk).
-    pub(crate) fn join(&self, ctx: Ctx) {
+    fn join(&self, ctx: Ctx) {
         match self.active.try_borrow_mut() {
             Ok(mut active) => active.push(ctx),
             Err(_) => {
@@ -105,69 +155,30 @@ impl PeInner {
         }
     }
 
-    /// After a walk: the list takes in what changed during it. Returns the entries taken
-    /// out, to be dropped once no borrow is held.
-    #[cold]
-    fn settle(&self) -> SmallVec<[Ctx; 2]> {
-        self.changed.set(false);
-        let mut removed = SmallVec::new();
-        let mut leaving = self.leaving.borrow_mut();
-        let mut active = self.active.borrow_mut();
-        leaving.sort_unstable();
-        leaving.dedup();
-        for &at in leaving.iter().rev() {
-            if at < active.len() {
-                removed.push(active.remove(at));
-            }
-        }
-        leaving.clear();
-        active.append(&mut self.joining.borrow_mut());
-        removed
-    }
-
     /// Something core itself will deliver (a state change, a finished task) is pending:
     /// wake a sleeper.
-    pub(crate) fn work_pending(&self) {
+    fn work_pending(&self) {
         if self.armed.get() {
             self.ring_bell();
         }
     }
 
     /// The engine's clock, read now.
-    pub(crate) fn now(&self) -> Instant {
+    fn now(&self) -> Instant {
         self.clock.now()
     }
 
-    /// Makes the notification handle readable.
-    fn ring_bell(&self) {
-        self.bell_rung.set(true);
-        self.bell.ring();
-    }
-
     /// While arming: wake the application at `at` at the latest (a held completion is due).
-    pub(crate) fn wake_at(&self, at: Instant) {
+    fn wake_at(&self, at: Instant) {
         self.wake_at.set(Some(self.wake_at.get().map_or(at, |w| w.min(at))));
     }
 
-    /// Arms the timer for `at`; false when there is no timer to arm (the sleeper must not
-    /// sleep then).
-    #[cold]
-    fn arm_timer(&self, at: Instant) -> bool {
-        let mut timer = self.timer.borrow_mut();
-        if timer.is_none() {
-            match Timer::new().and_then(|t| self.epoll.watch(t, 0)) {
-                Ok(t) => *timer = Some(t),
-                Err(e) => {
-                    tracing::warn!(target: "doca_sdk", "{}: no timer for a held completion: the engine does not sleep", e.name());
-                    return false;
-                }
-            }
-        }
-        if let Some(t) = timer.as_ref() {
-            t.arm_at(at, self.now());
-            self.timer_armed.set(true);
-        }
-        true
+    fn in_progress(&self) -> bool {
+        self.in_progress.get()
+    }
+
+    fn epoll(&self) -> &EpollSet {
+        &self.epoll
     }
 }
 
@@ -252,7 +263,8 @@ impl Pe {
     /// context that is not Idle was started, so it is connected) and must be Idle
     /// (`BAD_STATE`). The link lasts until the context is destroyed.
     pub fn connect_ctx(&self, ctx: &Ctx) -> Result<()> {
-        ctx.attach(&self.inner)?;
+        let engine = Rc::downgrade(&self.inner);
+        ctx.attach(engine, self.inner.status.row())?;
         let mut ctxs = self.inner.ctxs.borrow_mut();
         *ctxs = ctxs.iter().chain(std::iter::once(ctx)).cloned().collect();
         // (A context connected by a callback during a walk finds its room when it joins.)

@@ -99,9 +99,12 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use crate::clock::Now;
+use crate::ctx::Ctx;
 use crate::ctx::{CtxCell, CtxCore, CtxOps, CtxState, Started};
+use crate::data::Data;
+use crate::error::{Error, Refused, Result};
 use crate::task::{Task, TaskId, TaskLib, TaskPayload, TaskPool};
-use crate::{bail, fail, Ctx, Data, Error, Refused, Result};
+use crate::{bail, fail};
 
 /// Status of the tasks a stop or a failure flushes: `DOCA_ERROR_SHUTDOWN`.
 pub const FLUSH_STATUS: Error = Error::Shutdown;

@@ -35,8 +35,8 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::Release};
 use std::sync::{Mutex, OnceLock};
 
+use crate::pci::PciAddr;
 use crate::throttle::{held_back, Throttle};
-use crate::PciAddr;
 
 /// `"DOCA-EMU"`, little-endian: the first word of a page.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DOCA-EMU");

@@ -30,8 +30,11 @@ use std::rc::{Rc, Weak};
 use std::time::Instant;
 
 use crate::callback::CbSlot;
+use crate::ctx::Ctx;
 use crate::ctx::{CtxCell, CtxCore, CtxOps, Deliver};
-use crate::{bail, fault, Ctx, Data, Error, Refused, Result};
+use crate::data::Data;
+use crate::error::{Error, Refused, Result};
+use crate::{bail, fault};
 
 /// The completion and error callback shape (`doca_task_completion_cb_t`):
 /// `(task, task user data, context user data)`.

@@ -18,8 +18,9 @@ use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use crate::error::Error;
+use crate::fail;
 use crate::pci::PciAddr;
-use crate::{fail, Error};
 
 /// Environment variable naming a topology file that replaces the embedded default.
 pub const TOPOLOGY_ENV: &str = "DOCA_EMU_TOPOLOGY";

@@ -131,8 +131,8 @@ use parking_lot::Mutex;
 use rustix::io::Errno;
 
 use crate::budget::{Account, Hold, Limits, PeerId};
+use crate::desc::AccessFlags;
 use crate::shm::{Region, Tracker};
-use crate::AccessFlags;
 
 /// Importers one export serves at once; more are refused (logged) until one goes.
 pub const MAX_CONNS: usize = 64;
