@@ -23,7 +23,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::net::SocketType;
 
-use parking_lot::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 pub use crate::scm::MAX_FDS;
 
@@ -115,10 +115,27 @@ struct Limbo {
     rx: OwnedFd,
 }
 
+// The standard library's lock and condition variables: each is a futex word and nothing
+// more, so a child of `fork` inherits no record of the parent's waiting threads
+// (`parking_lot` keeps its waiters in a table in the process's memory: a child's wake-up
+// could pick one of the parent's threads, which the child does not have, or loop for ever).
 static GRAVE: Mutex<Option<Grave>> = Mutex::new(None);
-static WORK: parking_lot::Condvar = parking_lot::Condvar::new();
-static LIMBO_WORK: parking_lot::Condvar = parking_lot::Condvar::new();
-static LIMBO_DONE: parking_lot::Condvar = parking_lot::Condvar::new();
+static WORK: Condvar = Condvar::new();
+static LIMBO_WORK: Condvar = Condvar::new();
+static LIMBO_DONE: Condvar = Condvar::new();
+
+type GraveGuard = MutexGuard<'static, Option<Grave>>;
+
+/// The grave, locked (a panic while it was held leaves nothing half-done: it is a queue of
+/// files and counts).
+fn grave() -> GraveGuard {
+    GRAVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits on `cv` with the grave's lock given up meanwhile.
+fn wait(cv: &Condvar, guard: GraveGuard) -> GraveGuard {
+    cv.wait(guard).unwrap_or_else(|e| e.into_inner())
+}
 
 /// How long a discard waits at most for the limbo thread to catch up when more than four
 /// times [`QUEUE_CAP`] files it may take wait (a peer sending files faster than they can be
@@ -159,7 +176,7 @@ pub const QUEUE_CAP: usize = 64;
 /// closed here.
 pub fn discard(fd: OwnedFd) {
     let pid = std::process::id();
-    let mut guard = GRAVE.lock();
+    let mut guard = grave();
     if guard.as_ref().is_none_or(|g| g.pid != pid) {
         // A child of `fork`: its copies of the parent's waiting files close (the parent
         // closes its own); its copy of the parent's limbo is left open — the parent takes
@@ -218,7 +235,10 @@ pub fn discard(fd: OwnedFd) {
         }
         let until = now + CATCH_UP;
         while guard.as_ref().is_some_and(|g| g.limbo_wanted && g.limbo_may_take() > 4 * QUEUE_CAP) {
-            if LIMBO_DONE.wait_until(&mut guard, until).timed_out() {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            let (back, waited) = LIMBO_DONE.wait_timeout(guard, left).unwrap_or_else(|e| e.into_inner());
+            guard = back;
+            if waited.timed_out() {
                 if let Some(g) = guard.as_mut() {
                     g.no_catch_up_until = Some(std::time::Instant::now() + NO_CATCH_UP);
                 }
@@ -235,7 +255,7 @@ pub fn discard(fd: OwnedFd) {
 /// others back in front.
 fn send_to_limbo() {
     let pid = std::process::id();
-    let mut guard = GRAVE.lock();
+    let mut guard = grave();
     loop {
         let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
         let room = limbo_cap().saturating_sub(g.files_in_limbo);
@@ -249,7 +269,7 @@ fn send_to_limbo() {
         if !g.limbo_wanted || g.limbo_full || !g.all_stuck(now) || g.queue.len() < keep + MIN_BATCH {
             g.limbo_wanted = false;
             LIMBO_DONE.notify_all();
-            LIMBO_WORK.wait(&mut guard);
+            guard = wait(&LIMBO_WORK, guard);
             continue;
         }
         if g.limbo.is_none() {
@@ -267,7 +287,7 @@ fn send_to_limbo() {
         let (flushless, others): (Vec<OwnedFd>, Vec<OwnedFd>) = batch.into_iter().partition(has_no_flush);
         let sent = flushless.len();
         let kept = if flushless.is_empty() { Err(flushless) } else { limbo.put(flushless) };
-        guard = GRAVE.lock();
+        guard = grave();
         let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
         let refused = match kept {
             Ok(()) => {
@@ -380,7 +400,7 @@ impl Limbo {
 /// Closing thread `id`: takes the oldest waiting file, closes it, and so on.
 fn close_files(id: usize) {
     let pid = std::process::id();
-    let mut guard = GRAVE.lock();
+    let mut guard = grave();
     loop {
         let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
         if let Some(fd) = g.queue.pop_front() {
@@ -388,7 +408,7 @@ fn close_files(id: usize) {
             g.busy[id] = Some(std::time::Instant::now());
             drop(guard);
             drop(fd);
-            guard = GRAVE.lock();
+            guard = grave();
             if let Some(g) = guard.as_mut().filter(|g| g.pid == pid) {
                 g.busy[id] = None;
             }
@@ -401,7 +421,7 @@ fn close_files(id: usize) {
             g.busy[id] = Some(std::time::Instant::now());
             drop(guard);
             let came = limbo.take();
-            guard = GRAVE.lock();
+            guard = grave();
             let Some(g) = guard.as_mut().filter(|g| g.pid == pid) else { return };
             g.busy[id] = None;
             match came {
@@ -430,7 +450,7 @@ fn close_files(id: usize) {
         if guard.as_ref().is_none_or(|g| g.pid != pid) {
             return;
         }
-        WORK.wait(&mut guard);
+        guard = wait(&WORK, guard);
     }
 }
 
