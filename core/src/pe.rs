@@ -289,7 +289,12 @@ impl Pe {
         if inner.in_progress.get() {
             return Self::reentered();
         }
-        inner.status.progressed();
+        if inner.status.progressed() {
+            // A plan `doca_emu inject` left: its handler runs inside the call, like a callback.
+            inner.in_progress.set(true);
+            inner.status.take_plan();
+            inner.in_progress.set(false);
+        }
         // An engine with nothing to visit (the usual spin of a waiting application) pays the
         // count and this look only, inline in the caller's loop, without the walk's frame
         // (and without marking itself in progress: it calls nobody back).

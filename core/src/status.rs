@@ -423,11 +423,13 @@ impl EngineSlot {
         self.id
     }
 
-    /// A progress pass: its count and time; a new plan in the mailbox is taken here.
+    /// A progress pass: its count and time. True when a new plan waits in the mailbox: the
+    /// engine then takes it with [`EngineSlot::take_plan`] (inside the call, as it runs
+    /// callbacks).
     #[inline]
-    pub fn progressed(&self) {
+    pub fn progressed(&self) -> bool {
         if !self.on {
-            return;
+            return false;
         }
         let p = self.page;
         let calls = self.passes.get().wrapping_add(1);
@@ -435,9 +437,17 @@ impl EngineSlot {
         if calls % TIME_EVERY == 1 {
             self.stamp(calls);
         }
-        let seq = p.w(M_PLAN_SEQ).load(Relaxed);
+        p.w(M_PLAN_SEQ).load(Relaxed) != PLAN_SEEN.load(Relaxed)
+    }
+
+    /// Takes the plan waiting in the mailbox ([`EngineSlot::progressed`] said one does): the
+    /// handler ([`on_plan`]) gets it and its answer goes back.
+    #[cold]
+    pub fn take_plan(&self) {
+        let seq = self.page.w(M_PLAN_SEQ).load(Relaxed);
         if seq != PLAN_SEEN.load(Relaxed) {
-            take_plan(p, seq, &PLAN_SEEN, Some(PLAN_HANDLER.get().copied().unwrap_or(install_fault_plan)));
+            let handler = PLAN_HANDLER.get().copied().unwrap_or(install_fault_plan);
+            take_plan(self.page, seq, &PLAN_SEEN, Some(handler));
         }
     }
 
