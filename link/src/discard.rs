@@ -178,13 +178,16 @@ pub fn discard(fd: OwnedFd) {
     let pid = std::process::id();
     let mut guard = grave();
     if guard.as_ref().is_none_or(|g| g.pid != pid) {
-        // A child of `fork`: its copies of the parent's waiting files close (the parent
-        // closes its own); its copy of the parent's limbo is left open — the parent takes
-        // the files in flight there, and a close here could be the last one.
-        if let Some(limbo) = guard.as_mut().and_then(|g| g.limbo.take()) {
-            std::mem::forget(limbo);
+        // A child of `fork`: its copies of the parent's waiting files are closed by its own
+        // closing threads (a close here, in the caller's thread, could wait like any);
+        // its copy of the parent's limbo is left open — the parent takes the files in
+        // flight there, and a close here could be the last one.
+        let mut fresh = Grave::new(pid);
+        if let Some(mut parents) = guard.take() {
+            std::mem::forget(parents.limbo.take());
+            fresh.queue = std::mem::take(&mut parents.queue);
         }
-        *guard = Some(Grave::new(pid));
+        *guard = Some(fresh);
     }
     let g = guard.as_mut().expect("made above");
     g.queue.push_back(fd);
