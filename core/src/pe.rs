@@ -290,10 +290,7 @@ impl Pe {
             return Self::reentered();
         }
         if inner.status.progressed() {
-            // A plan `doca_emu inject` left: its handler runs inside the call, like a callback.
-            inner.in_progress.set(true);
-            inner.status.take_plan();
-            inner.in_progress.set(false);
+            Self::take_plan(inner);
         }
         // An engine with nothing to visit (the usual spin of a waiting application) pays the
         // count and this look only, inline in the caller's loop, without the walk's frame
@@ -303,6 +300,23 @@ impl Pe {
         }
         inner.in_progress.set(true);
         self.walk()
+    }
+
+    /// A plan `doca_emu inject` left: its handler runs inside the call, as a callback would
+    /// (a `progress` from it is refused), and the engine is usable after it even when it
+    /// panicked.
+    #[cold]
+    #[inline(never)]
+    fn take_plan(inner: &PeInner) {
+        struct Taking<'a>(&'a Cell<bool>);
+        impl Drop for Taking<'_> {
+            fn drop(&mut self) {
+                self.0.set(false);
+            }
+        }
+        inner.in_progress.set(true);
+        let _taking = Taking(&inner.in_progress);
+        inner.status.take_plan();
     }
 
     /// A `progress` called from inside one of its engine's callbacks: refused.
