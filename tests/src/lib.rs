@@ -487,6 +487,27 @@ impl Default for DpuDma {
     }
 }
 
+/// Sends `packets` garbage handshakes to the service socket at `path`, each on a new
+/// connection and carrying `fds`: a hostile peer's descriptor flood. A connection refused
+/// for now, a full socket or (not root) this user's full budget of files in flight is
+/// retried after a moment; a reset (the server already dropped the connection) counts as
+/// sent.
+pub fn flood_with_descriptors(path: &std::path::Path, fds: &[std::os::fd::BorrowedFd<'_>], packets: usize) {
+    use std::os::fd::AsFd;
+    let mut sent = 0;
+    while sent < packets {
+        match doca_link::connect(path) {
+            Ok(Some(sock)) => match doca_link::send(sock.as_fd(), b"not a handshake", fds) {
+                Ok(()) | Err(doca_link::Error::ConnectionReset) => sent += 1,
+                Err(doca_link::Error::Again) => std::thread::sleep(std::time::Duration::from_millis(1)),
+                Err(e) => panic!("send: {e:?}"),
+            },
+            Err(doca_link::Error::Again) => std::thread::sleep(std::time::Duration::from_micros(200)),
+            other => panic!("connect: {other:?}"),
+        }
+    }
+}
+
 /// Hex text of bytes (descriptors travel as text between test processes).
 pub fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

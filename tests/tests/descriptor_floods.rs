@@ -62,20 +62,7 @@ fn a_flood_of_descriptors_leaves_none_of_them_open_in_the_server() {
         let path = doca_link::service_path("cc", pci, &name).unwrap();
         let (r, _w) = rustix::pipe::pipe().unwrap();
         let many = vec![r.as_fd(); doca_link::discard::MAX_FDS];
-        let mut sent = 0;
-        while sent < 200 {
-            match doca_link::connect(&path) {
-                Ok(Some(sock)) => match doca_link::send(sock.as_fd(), b"not a handshake", &many) {
-                    Ok(()) | Err(doca_link::Error::ConnectionReset) => sent += 1,
-                    // The socket is full, or (not root) this user's descriptors in flight
-                    // reached its limit until the server has taken some.
-                    Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_millis(1)),
-                    Err(e) => panic!("send: {e:?}"),
-                },
-                Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_micros(200)),
-                other => panic!("connect: {other:?}"),
-            }
-        }
+        doca_tests::flood_with_descriptors(&path, &many, 200);
         let deadline = Instant::now() + Duration::from_secs(30);
         while open_fds(server.pid()) > before {
             let now = open_fds(server.pid());

@@ -402,18 +402,7 @@ fn locked_flood(name: &str, packets: usize) -> String {
     }
     let path = doca_link::service_path("cc", PciAddr::parse(HOST).unwrap(), name).unwrap();
     let many = vec![plain.as_fd(); MAX_FDS];
-    let mut sent = 0;
-    while sent < packets {
-        match doca_link::connect(&path) {
-            Ok(Some(sock)) => match doca_link::send(sock.as_fd(), b"not a handshake", &many) {
-                Ok(()) | Err(doca_link::Error::ConnectionReset) => sent += 1,
-                Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_millis(1)),
-                Err(e) => panic!("send: {e:?}"),
-            },
-            Err(doca_link::Error::Again) => std::thread::sleep(Duration::from_micros(200)),
-            other => panic!("connect: {other:?}"),
-        }
-    }
+    doca_tests::flood_with_descriptors(&path, &many, packets);
     println!("flooded");
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
