@@ -11,6 +11,29 @@ fn reader_gone(w: &OwnedFd) -> bool {
     matches!(rustix::io::write(w, b"x"), Err(rustix::io::Errno::PIPE))
 }
 
+/// Whether this process has closing threads and each sleeps in `futex` (`/proc`'s view:
+/// state `S`, system call `futex`), i.e. waits for work.
+fn closers_asleep() -> bool {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return false };
+    let mut closers = 0;
+    for t in tasks.flatten() {
+        let dir = t.path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if !comm.starts_with("doca-link-disc") {
+            continue;
+        }
+        closers += 1;
+        let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+        let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+        let syscall = std::fs::read_to_string(dir.join("syscall")).unwrap_or_default();
+        let in_futex = syscall.split_whitespace().next() == Some(libc::SYS_futex.to_string().as_str());
+        if state != Some('S') || !in_futex {
+            return false;
+        }
+    }
+    closers > 0
+}
+
 /// The parent's closing thread waits for work at the fork (it closed one file). The child
 /// discards two files: each is closed (the parent's waiting thread, which the child does not
 /// have, is not what the child's wake-ups reach), and the child's discards return.
@@ -25,8 +48,11 @@ fn a_child_of_fork_discards_with_threads_of_its_own() {
         assert!(Instant::now() < deadline, "the parent's closing thread never closed its file");
         std::thread::sleep(Duration::from_millis(1));
     }
-    // (Its closing thread is now asleep, waiting for work.)
-    std::thread::sleep(Duration::from_millis(20));
+    // Its closing thread goes to sleep, waiting for work (in `futex`): fork then.
+    while !closers_asleep() {
+        assert!(Instant::now() < deadline, "the parent's closing thread never went to sleep");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     // SAFETY: the child calls only what this test gives it and leaves with `_exit`.
     let child = unsafe { libc::fork() };
     assert!(child >= 0, "fork failed");
