@@ -33,15 +33,36 @@ impl<F: ?Sized> CbSlot<F> {
     }
 
     /// Calls the callback through `invoke`; `None` when the slot is empty (or the callback is
-    /// already running further up the stack).
+    /// already running further up the stack). The callback goes back into the slot after the
+    /// call, also when it panics (a caller that catches the panic keeps its callback).
+    #[inline]
     pub fn call<R>(&self, invoke: impl FnOnce(&mut F) -> R) -> Option<R> {
-        let mut f = self.0.take()?;
-        let r = invoke(&mut f);
+        let f = self.0.take()?;
+        let mut out = Unwinding { slot: self, f: Some(f) };
+        let r = invoke(out.f.as_deref_mut()?);
+        let f = out.f.take();
+        std::mem::forget(out);
         // Put back in one exchange; a replacement the callback installed meanwhile wins.
-        if let Some(replacement) = self.0.replace(Some(f)) {
+        if let Some(replacement) = self.0.replace(f) {
             self.0.set(Some(replacement));
         }
         Some(r)
+    }
+}
+
+/// A callback taken out of its slot for a call, if that call unwinds (the callback panicked):
+/// its drop puts the callback back (a normal return puts it back itself and forgets this).
+struct Unwinding<'a, F: ?Sized> {
+    slot: &'a CbSlot<F>,
+    f: Option<Box<F>>,
+}
+
+impl<F: ?Sized> Drop for Unwinding<'_, F> {
+    #[cold]
+    fn drop(&mut self) {
+        if let Some(replacement) = self.slot.0.replace(self.f.take()) {
+            self.slot.0.set(Some(replacement));
+        }
     }
 }
 

@@ -762,6 +762,16 @@ impl CtxCore {
         }
     }
 
+    /// `n` finished tasks of a batch whose delivery a panicking callback cut short wait again.
+    #[cold]
+    pub(crate) fn requeue_finished(&self, n: usize) {
+        self.finished.set(self.finished.get() + n);
+        self.activate();
+        if self.armed.get() {
+            self.wake_engine();
+        }
+    }
+
     /// Puts the context on its engine's list of contexts to visit, for a library that
     /// answered false to [`CtxOps::needs_poll`] and now has something to poll (core does it
     /// itself on submit, finish and state changes).

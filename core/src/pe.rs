@@ -212,6 +212,37 @@ impl fmt::Debug for Pe {
     }
 }
 
+/// Marks an engine in progress until dropped (a plan's handler runs under it). Dropped on
+/// unwinding too, so a handler that panics leaves an engine whose next `progress` runs, not
+/// one refusing every call as if re-entered.
+struct InProgress<'a>(&'a Cell<bool>);
+
+impl Drop for InProgress<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// A pass's walk: when it ends (returned or unwound by a panicking callback), the contexts
+/// that left and joined during it are settled, then the engine is no longer in progress
+/// (the contexts removed are dropped after that: dropping one may call back).
+struct Walking<'a>(&'a PeInner);
+
+impl Drop for Walking<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        let inner = self.0;
+        if inner.changed.get() {
+            let removed = inner.settle();
+            inner.in_progress.set(false);
+            drop(removed);
+        } else {
+            inner.in_progress.set(false);
+        }
+    }
+}
+
 impl Pe {
     /// `doca_pe_create`.
     pub fn create() -> Result<Pe> {
@@ -308,14 +339,8 @@ impl Pe {
     #[cold]
     #[inline(never)]
     fn take_plan(inner: &PeInner) {
-        struct Taking<'a>(&'a Cell<bool>);
-        impl Drop for Taking<'_> {
-            fn drop(&mut self) {
-                self.0.set(false);
-            }
-        }
         inner.in_progress.set(true);
-        let _taking = Taking(&inner.in_progress);
+        let _taking = InProgress(&inner.in_progress);
         inner.status.take_plan();
     }
 
@@ -332,6 +357,10 @@ impl Pe {
     #[inline(never)]
     fn walk(&self) -> bool {
         let inner = &*self.inner;
+        // Ends the pass (the list settled, the engine no longer in progress) when the walk
+        // returns, and when a callback panics through it: the engine stays usable for a
+        // caller that catches the panic.
+        let _walking = Walking(inner);
         // Visit the list in place under one shared borrow, which also keeps each context
         // alive while its callbacks run: contexts activated during the pass join it after
         // the walk and wait for the next pass; contexts destroyed by a callback are skipped
@@ -355,13 +384,6 @@ impl Pe {
             }
         }
         drop(list);
-        if inner.changed.get() {
-            let removed = inner.settle();
-            inner.in_progress.set(false);
-            drop(removed);
-        } else {
-            inner.in_progress.set(false);
-        }
         any
     }
 

@@ -226,6 +226,50 @@ impl<P: TaskPayload> Deliver for PoolOf<P> {
     }
 }
 
+/// A batch of finished tasks whose delivery a callback's panic cut short (dropped only when
+/// unwinding; the batch's normal end is `deliver_finished`'s): the entries handed out leave
+/// the queue, those not reached yet (their slots still finished) stay and are counted as
+/// finished again, for the next pass to deliver (nothing is lost to a caller that catches
+/// the panic).
+struct Cut<'a, P: TaskPayload> {
+    pool: &'a TaskPool<P>,
+    core: &'a CtxCore,
+    /// Entries in the batch.
+    n: usize,
+    /// The pool's run when the batch began (a callback that restarted the context began a
+    /// new run, whose queue holds nothing of this batch).
+    run: u32,
+}
+
+impl<P: TaskPayload> Drop for Cut<'_, P> {
+    #[cold]
+    fn drop(&mut self) {
+        if self.pool.runs.get() != self.run {
+            return;
+        }
+        let Ok(mut guard) = self.pool.slots.try_borrow_mut() else { return };
+        let s = &mut *guard;
+        let n = self.n.min(s.finished.len());
+        let mut waiting = 0;
+        for i in 0..n {
+            let (id, status) = s.finished[i];
+            let reached = !matches!(
+                s.slots.get(id.idx as usize),
+                Some(slot) if slot.gen == id.gen && slot.state == SlotState::Finished
+            );
+            if !reached {
+                s.finished[waiting] = (id, status);
+                waiting += 1;
+            }
+        }
+        s.finished.drain(waiting..n);
+        drop(guard);
+        if waiting > 0 {
+            self.core.requeue_finished(waiting);
+        }
+    }
+}
+
 impl<P: TaskPayload> TaskPool<P> {
     /// An unconfigured pool for the context `owner` (the weak handle [`CtxCell::new`] gives).
     pub fn new(owner: Weak<Owner<P>>) -> Self {
@@ -427,11 +471,13 @@ impl<P: TaskPayload> TaskPool<P> {
         let n = self.slots.borrow().finished.len();
         let run = self.runs.get();
         core.tasks_delivered(n);
+        let cut = Cut { pool: self, core, n, run };
         let mut delivered = 0;
         for i in 0..n {
             // Short borrows: the callbacks may finish more tasks (appended after `n`).
             delivered += usize::from(self.deliver(owner, core, i));
         }
+        std::mem::forget(cut);
         // A callback that restarted the context (possible only after the last task of the
         // batch) began a new run whose queue starts empty: nothing of this batch is left.
         // Usually the callbacks finished nothing more and the queue is simply emptied.

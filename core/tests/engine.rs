@@ -850,3 +850,48 @@ fn start_then_stop_before_any_progress_delivers_both_callbacks_in_order() {
     pe.progress();
     assert_eq!(*seen.borrow(), [(Idle, Running, Idle), (Running, Idle, Idle)]);
 }
+
+#[test]
+fn a_callback_that_panics_leaves_an_engine_that_delivers_the_rest_on_the_next_pass() {
+    let pe = Pe::create().unwrap();
+    let lb = Loopback::create(Started::Running);
+    pe.connect_ctx(&lb.as_ctx()).unwrap();
+    let seen: Rc<RefCell<Vec<u64>>> = Rc::default();
+    let s = seen.clone();
+    lb.set_conf(
+        move |t: EchoTask, _, _| {
+            let v = t.value();
+            s.borrow_mut().push(v);
+            if v == 1 {
+                panic!("the application's callback fails on task 1");
+            }
+        },
+        |_, _, _| {},
+        4,
+    )
+    .unwrap();
+    lb.as_ctx().start().unwrap();
+    while pe.progress() {}
+    // Both finish in one pass; the first one's callback panics through `progress`.
+    lb.alloc_task(1).unwrap().submit().unwrap();
+    lb.alloc_task(2).unwrap().submit().unwrap();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for _ in 0..4 {
+            pe.progress();
+        }
+    }));
+    assert!(caught.is_err(), "the callback's panic reaches the caller");
+    assert!(!pe.is_in_progress(), "the unwound pass ended");
+    assert_eq!(*seen.borrow(), [1]);
+    // The next pass is not refused as a re-entry: task 2 is delivered, and the engine goes on.
+    for _ in 0..4 {
+        pe.progress();
+    }
+    assert_eq!(*seen.borrow(), [1, 2]);
+    lb.alloc_task(3).unwrap().submit().unwrap();
+    for _ in 0..4 {
+        pe.progress();
+    }
+    assert_eq!(*seen.borrow(), [1, 2, 3]);
+    assert_eq!(pe.num_inflight_tasks(), 0);
+}
