@@ -227,15 +227,17 @@ impl<P: TaskPayload> Deliver for PoolOf<P> {
 }
 
 /// A batch of finished tasks whose delivery a callback's panic cut short (dropped only when
-/// unwinding; the batch's normal end is `deliver_finished`'s): the entries handed out leave
-/// the queue, those not reached yet (their slots still finished) stay and are counted as
-/// finished again, for the next pass to deliver (nothing is lost to a caller that catches
-/// the panic).
+/// unwinding; the batch's normal end is `deliver_finished`'s): the entries handed out so far
+/// leave the queue and the rest are counted as finished again, for the next pass to deliver
+/// (nothing is lost to a caller that catches the panic). How far the batch got is counted,
+/// not read off the slots: a task handed out may be finished again already (resubmitted by
+/// its callback and failed at once, or held back by a fault plan's `delay`).
 struct Cut<'a, P: TaskPayload> {
     pool: &'a TaskPool<P>,
     core: &'a CtxCore,
-    /// Entries in the batch.
+    /// Entries in the batch, and how many of them were handed out (or held back).
     n: usize,
+    reached: usize,
     /// The pool's run when the batch began (a callback that restarted the context began a
     /// new run, whose queue holds nothing of this batch).
     run: u32,
@@ -247,25 +249,12 @@ impl<P: TaskPayload> Drop for Cut<'_, P> {
         if self.pool.runs.get() != self.run {
             return;
         }
-        let Ok(mut guard) = self.pool.slots.try_borrow_mut() else { return };
-        let s = &mut *guard;
-        let n = self.n.min(s.finished.len());
-        let mut waiting = 0;
-        for i in 0..n {
-            let (id, status) = s.finished[i];
-            let reached = !matches!(
-                s.slots.get(id.idx as usize),
-                Some(slot) if slot.gen == id.gen && slot.state == SlotState::Finished
-            );
-            if !reached {
-                s.finished[waiting] = (id, status);
-                waiting += 1;
-            }
-        }
-        s.finished.drain(waiting..n);
-        drop(guard);
-        if waiting > 0 {
-            self.core.requeue_finished(waiting);
+        let Ok(mut s) = self.pool.slots.try_borrow_mut() else { return };
+        let reached = self.reached.min(s.finished.len());
+        s.finished.drain(..reached);
+        drop(s);
+        if self.reached < self.n {
+            self.core.requeue_finished(self.n - self.reached);
         }
     }
 }
@@ -471,10 +460,11 @@ impl<P: TaskPayload> TaskPool<P> {
         let n = self.slots.borrow().finished.len();
         let run = self.runs.get();
         core.tasks_delivered(n);
-        let cut = Cut { pool: self, core, n, run };
+        let mut cut = Cut { pool: self, core, n, reached: 0, run };
         let mut delivered = 0;
         for i in 0..n {
             // Short borrows: the callbacks may finish more tasks (appended after `n`).
+            cut.reached = i + 1;
             delivered += usize::from(self.deliver(owner, core, i));
         }
         std::mem::forget(cut);

@@ -145,3 +145,55 @@ fn a_delay_above_the_bound_is_a_plan_error() {
     install_text("task.cc.send=delay(60000)").unwrap();
     clear();
 }
+
+/// A batch cut by a panicking callback: a task of the same batch that its callback resubmitted
+/// (and a plan failed at once, inside the submit) is reported once more, with its new status,
+/// through the error callback: the entry already handed out is not delivered again.
+#[test]
+fn after_a_panic_a_resubmitted_task_that_failed_at_once_reaches_the_error_callback() {
+    let _g = test_lock();
+    clear();
+    take_fired();
+    let pe = Pe::create().unwrap();
+    let lb = Loopback::create(Started::Running);
+    pe.connect_ctx(&lb.as_ctx()).unwrap();
+    type Log = Rc<RefCell<Vec<(&'static str, u64, Result<()>)>>>;
+    let seen: Log = Rc::default();
+    let (ok, bad) = (seen.clone(), seen.clone());
+    let again = Rc::new(std::cell::Cell::new(true));
+    lb.set_conf(
+        move |t: EchoTask, _, _| {
+            let v = t.value();
+            ok.borrow_mut().push(("done", v, t.status()));
+            if v == 1 && again.replace(false) {
+                t.submit().map_err(|e| e.error).unwrap();
+            } else if v == 2 {
+                panic!("the callback of task 2 fails");
+            }
+        },
+        move |t: EchoTask, _, _| bad.borrow_mut().push(("failed", t.value(), t.status())),
+        4,
+    )
+    .unwrap();
+    lb.as_ctx().start().unwrap();
+    // The third submission (task 1's second) fails inside its submit.
+    install_text("task.loopback.echo=1*nth(3):fail(CONNECTION_RESET)").unwrap();
+    lb.alloc_task(1).unwrap().submit().unwrap();
+    lb.alloc_task(2).unwrap().submit().unwrap();
+    let spin = || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for _ in 0..4 {
+                pe.progress();
+            }
+        }))
+        .is_err()
+    };
+    assert!(spin(), "task 2's callback panics through progress");
+    assert!(!spin(), "nothing panics afterwards");
+    clear();
+    assert_eq!(
+        *seen.borrow(),
+        [("done", 1, Ok(())), ("done", 2, Ok(())), ("failed", 1, Err(Error::ConnectionReset))]
+    );
+    assert_eq!(pe.num_inflight_tasks(), 0);
+}
