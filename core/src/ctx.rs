@@ -272,6 +272,18 @@ impl<L: CtxOps> CtxCell<L> {
     }
 }
 
+/// A library's poll under way: its end (a return, or a callback the poll delivers to that
+/// panics) marks the context out of its poll, so that a later transition made outside one is
+/// queued as it must be, not delivered at once.
+struct Polling<'a>(&'a Cell<bool>);
+
+impl Drop for Polling<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
 impl CtxCell<dyn CtxOps> {
     /// One progress pass over this context: pending state callbacks, the library's poll,
     /// the tasks it finished, and the Stopping → Idle check.
@@ -281,8 +293,9 @@ impl CtxCell<dyn CtxOps> {
         let mut any = core.deliver_transitions();
         if core.state() != CtxState::Idle {
             core.in_poll.set(true);
+            let polling = Polling(&core.in_poll);
             let polled = self.ops.progress(core, now);
-            core.in_poll.set(false);
+            drop(polling);
             any |= polled;
             if core.finished.get() > 0 || (core.held.get() > 0 && core.held_due(now.get())) {
                 any |= core.deliver_finished() > 0;

@@ -509,6 +509,23 @@ enum Step {
     Sub(Rc<CtxCell<GraphOps>>, u32, u32),
 }
 
+/// A user node's callback under way, if it panics: the node fails (`UNEXPECTED`, the code a
+/// panic caught at the C boundary gets), so that its instance still completes (through its
+/// error callback, at a later pass) instead of waiting for ever. Forgotten on a return.
+struct NodePanics<'a> {
+    graph: &'a GraphOps,
+    core: &'a CtxCore,
+    idx: u32,
+    node: u32,
+}
+
+impl Drop for NodePanics<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        self.graph.finish_node(self.core, self.idx, self.node, Err(Error::Unexpected), false);
+    }
+}
+
 impl GraphOps {
     fn instance_ok(&self, idx: u32, gen: u32) -> Result<()> {
         match self.insts.borrow().get(idx as usize) {
@@ -610,7 +627,9 @@ impl GraphOps {
                 }
             }
             Step::User(cb, cookie) => {
+                let unwinding = NodePanics { graph: self, core, idx, node };
                 let status = cb.call(|f| f(cookie)).unwrap_or(Err(Error::BadState));
+                std::mem::forget(unwinding);
                 self.finish_node(core, idx, node, status, false);
             }
             Step::Sub(sub, sidx, sgen) => {

@@ -125,3 +125,57 @@ fn an_overloaded_context_delays_a_node_and_does_not_fail_the_instance() {
     assert_eq!(own.get(), 0, "the library's own callbacks never ran");
     assert_eq!(task.status(), Ok(()));
 }
+
+#[test]
+fn a_user_node_that_panics_fails_its_instance_which_completes_and_runs_again() {
+    let pe = Pe::create().unwrap();
+    let own = Rc::new(Cell::new(0));
+    let lib = busy(&pe, 0, &own);
+    let graph = Graph::create(&pe).unwrap();
+    let calls = Rc::new(Cell::new(0u32));
+    let c = calls.clone();
+    let node = graph
+        .node_create_from_user(move |_| {
+            c.set(c.get() + 1);
+            if c.get() == 1 {
+                panic!("the application's node fails on its first run");
+            }
+            Ok(())
+        })
+        .unwrap();
+    // The user node, then a context node (a graph needs one).
+    let copy = graph.node_create_from_ctx(&Ctx::from(lib.clone())).unwrap();
+    graph.add_dependency(node, copy).unwrap();
+    let reports = Rc::new(RefCell::new(Vec::new()));
+    let (ok, bad) = (reports.clone(), reports.clone());
+    graph
+        .set_conf(
+            move |_: &GraphInstance, _, _| ok.borrow_mut().push(true),
+            move |_: &GraphInstance, _, _| bad.borrow_mut().push(false),
+            1,
+        )
+        .unwrap();
+    graph.start().unwrap();
+    let task = lib.ops().pool.alloc(|_| Ok(())).unwrap();
+    let inst = graph.instance_create().unwrap();
+    inst.set_user_node_data(node, Data::from_u64(7)).unwrap();
+    inst.set_ctx_node_data(copy, &task).unwrap();
+    inst.submit().unwrap();
+    let spin = |n: usize| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for _ in 0..n {
+                pe.progress();
+            }
+        }))
+        .is_err()
+    };
+    assert!(spin(4), "the node's panic reaches the caller of progress");
+    assert!(!spin(8), "nothing panics afterwards");
+    assert_eq!(*reports.borrow(), vec![false], "the instance completed, through the error callback");
+    // The instance is idle again: submitted once more, its node runs and it completes.
+    inst.submit().unwrap();
+    assert!(!spin(8));
+    assert_eq!(*reports.borrow(), vec![false, true]);
+    assert_eq!(calls.get(), 2);
+    assert_eq!(task.status(), Ok(()), "the context node ran the second time");
+}
