@@ -3,7 +3,7 @@
 mod common;
 use common::{unique, until};
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use doca_buf::Inventory;
@@ -21,6 +21,8 @@ struct Pair {
     server: Server,
     client: Client,
     remote_consumers: Rc<RefCell<Vec<(bool, u32)>>>,
+    /// The client's new-consumer callback panics (after recording) while this is set.
+    panic_on_new: Rc<Cell<bool>>,
 }
 
 fn pair() -> Pair {
@@ -42,15 +44,22 @@ fn pair() -> Pair {
     client.event_msg_recv_register(|_, _| {}).unwrap();
     let remote_consumers: Rc<RefCell<Vec<(bool, u32)>>> = Rc::default();
     let (a, b) = (remote_consumers.clone(), remote_consumers.clone());
+    let panic_on_new = Rc::new(Cell::new(false));
+    let panics = panic_on_new.clone();
     client
         .event_consumer_register(
-            move |_, id| a.borrow_mut().push((true, id)),
+            move |_, id| {
+                a.borrow_mut().push((true, id));
+                if panics.replace(false) {
+                    panic!("the application's new-consumer callback fails");
+                }
+            },
             move |_, id| b.borrow_mut().push((false, id)),
         )
         .unwrap();
     let _ = client.as_ctx().start();
     until(&[&spe, &cpe], || client.as_ctx().state() == CtxState::Running);
-    Pair { spe, cpe, server, client, remote_consumers }
+    Pair { spe, cpe, server, client, remote_consumers, panic_on_new }
 }
 
 fn consumer_map(memory: Memory) -> Mmap {
@@ -807,4 +816,53 @@ fn no_doorbell_has_a_name_another_process_could_find() {
 
     let names = abstract_names_of_this_process();
     assert!(names.is_empty(), "sockets of this process anyone can find by name: {names:?}");
+}
+
+/// Two consumers announced together: the client's callback panics on the first; the second's
+/// event is not lost with the unwinding but delivered by the client's next progress.
+#[test]
+fn a_consumer_event_after_one_whose_callback_panicked_is_delivered_next() {
+    let p = pair();
+    let sconn: Connection = p.server.connections().pop().unwrap();
+    let (pes, consumers): (Vec<Pe>, Vec<Consumer>) = (0..2)
+        .map(|_| {
+            let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
+            let pe = Pe::create().unwrap();
+            let consumer = Consumer::create(&sconn, &map).unwrap();
+            pe.connect_ctx(&consumer.as_ctx()).unwrap();
+            consumer.task_post_recv_set_conf(|_, _, _| {}, |_, _, _| {}, 2).unwrap();
+            assert_eq!(consumer.as_ctx().start(), Err(Error::InProgress));
+            (pe, consumer)
+        })
+        .unzip();
+    // Both announcements go out before the client looks.
+    let mut others: Vec<&Pe> = pes.iter().collect();
+    others.push(&p.spe);
+    for _ in 0..200 {
+        for pe in &others {
+            pe.progress();
+        }
+    }
+    p.panic_on_new.set(true);
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        until(&[&p.cpe], || !p.remote_consumers.borrow().is_empty())
+    }));
+    assert!(caught.is_err(), "the first event's callback panicked through progress");
+    assert_eq!(p.remote_consumers.borrow().len(), 1, "one event delivered when the panic came");
+    let mut all: Vec<&Pe> = others.clone();
+    all.push(&p.cpe);
+    until(&all, || consumer_known(&p, 2));
+    let mut ids: Vec<u32> = p
+        .remote_consumers
+        .borrow()
+        .iter()
+        .map(|&(new, id)| {
+            assert!(new);
+            id
+        })
+        .collect();
+    ids.sort_unstable();
+    let mut want: Vec<u32> = consumers.iter().map(Consumer::id).collect();
+    want.sort_unstable();
+    assert_eq!(ids, want, "each consumer announced once");
 }

@@ -109,6 +109,9 @@ pub(crate) struct Side {
     look_due: Cell<bool>,
     /// Peer-caused log lines, at most one a second.
     throttle: RefCell<Throttle>,
+    /// Consumer events a panicking callback cut off from their batch: delivered first at the
+    /// next look (see [`Side::deliver_consumer_events`]).
+    events_left: RefCell<Vec<ConsumerEvent>>,
     /// The context this side belongs to (what its connections report as their owner).
     owner: Weak<dyn Any>,
     /// This side's identity, as its connections record it (its context's address).
@@ -133,6 +136,25 @@ impl Drop for Side {
         for (_, link) in self.links.get_mut().iter() {
             link.conn.set_listed(false);
         }
+    }
+}
+
+/// The consumer events of a batch not delivered yet when a callback panicked: kept for the
+/// next look at the control set (which is made due), not lost with the unwinding.
+struct EventsLeft<'a> {
+    side: &'a Side,
+    events: std::vec::IntoIter<ConsumerEvent>,
+}
+
+impl Drop for EventsLeft<'_> {
+    fn drop(&mut self) {
+        if self.events.len() == 0 {
+            return;
+        }
+        if let Ok(mut left) = self.side.events_left.try_borrow_mut() {
+            left.extend(self.events.by_ref());
+        }
+        self.side.soon();
     }
 }
 
@@ -173,6 +195,7 @@ impl Side {
             tick: Cell::new(0),
             look_due: Cell::new(true),
             throttle: RefCell::new(Throttle::new()),
+            events_left: RefCell::new(Vec::new()),
             side_id: owner.as_ptr().cast::<()>() as usize,
             owner,
             is_server,
@@ -635,9 +658,16 @@ impl Side {
     }
 
     /// Runs the new- and expired-consumer callbacks.
-    pub(crate) fn deliver_consumer_events(&self, events: Vec<ConsumerEvent>) -> bool {
+    pub(crate) fn deliver_consumer_events(&self, mut events: Vec<ConsumerEvent>) -> bool {
+        let left = std::mem::take(&mut *self.events_left.borrow_mut());
+        if !left.is_empty() {
+            events.splice(0..0, left);
+        }
         let any = !events.is_empty();
-        for ev in events {
+        // A callback that panics leaves the events after its own for the next look (the
+        // iterator's rest, kept by the guard), in their order.
+        let mut rest = EventsLeft { side: self, events: events.into_iter() };
+        for ev in rest.events.by_ref() {
             let slot = if ev.new { &self.new_consumer_cb } else { &self.expired_consumer_cb };
             slot.call(|cb| cb(&ev.conn, ev.id));
         }
