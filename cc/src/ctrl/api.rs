@@ -537,7 +537,7 @@ impl CtxOps for SideOps {
     }
 
     fn is_busy(&self, _core: &CtxCore) -> bool {
-        !self.stopped.borrow().is_empty()
+        !self.stopped.borrow().is_empty() || self.side.has_events_left()
     }
 
     #[inline]

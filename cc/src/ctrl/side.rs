@@ -256,6 +256,8 @@ impl Side {
     /// At start: task slots with message buffers; the control set and the timer, registered
     /// with the progress engine (once: they live until destroy).
     pub(crate) fn prepare(&self, core: &CtxCore) -> Result<()> {
+        // (Empty unless a stop raced a panicking callback: a new run starts without them.)
+        self.events_left.borrow_mut().clear();
         let max = self.max_msg_size.get() as usize;
         self.pool.prepare(|| SendPayload::with_capacity(max));
         if self.res.borrow().is_none() {
@@ -655,6 +657,12 @@ impl Side {
         self.deliver_consumer_events(events);
         down(&conn);
         conn.release_owner();
+    }
+
+    /// Whether consumer events a panicking callback cut off wait for the next look (a stop
+    /// waits for them: they are delivered before the context is Idle).
+    pub(crate) fn has_events_left(&self) -> bool {
+        !self.events_left.borrow().is_empty()
     }
 
     /// Runs the new- and expired-consumer callbacks.
