@@ -21,8 +21,9 @@ struct Pair {
     server: Server,
     client: Client,
     remote_consumers: Rc<RefCell<Vec<(bool, u32)>>>,
-    /// The client's new-consumer callback panics (after recording) while this is set.
-    panic_on_new: Rc<Cell<bool>>,
+    /// The client's next new-consumer (`Some(true)`) or expired-consumer (`Some(false)`)
+    /// callback panics, after recording its event.
+    panic_next: Rc<Cell<Option<bool>>>,
 }
 
 fn pair() -> Pair {
@@ -44,22 +45,29 @@ fn pair() -> Pair {
     client.event_msg_recv_register(|_, _| {}).unwrap();
     let remote_consumers: Rc<RefCell<Vec<(bool, u32)>>> = Rc::default();
     let (a, b) = (remote_consumers.clone(), remote_consumers.clone());
-    let panic_on_new = Rc::new(Cell::new(false));
-    let panics = panic_on_new.clone();
+    let panic_next: Rc<Cell<Option<bool>>> = Rc::default();
+    let (pa, pb) = (panic_next.clone(), panic_next.clone());
     client
         .event_consumer_register(
             move |_, id| {
                 a.borrow_mut().push((true, id));
-                if panics.replace(false) {
+                if pa.get() == Some(true) {
+                    pa.set(None);
                     panic!("the application's new-consumer callback fails");
                 }
             },
-            move |_, id| b.borrow_mut().push((false, id)),
+            move |_, id| {
+                b.borrow_mut().push((false, id));
+                if pb.get() == Some(false) {
+                    pb.set(None);
+                    panic!("the application's expired-consumer callback fails");
+                }
+            },
         )
         .unwrap();
     let _ = client.as_ctx().start();
     until(&[&spe, &cpe], || client.as_ctx().state() == CtxState::Running);
-    Pair { spe, cpe, server, client, remote_consumers, panic_on_new }
+    Pair { spe, cpe, server, client, remote_consumers, panic_next }
 }
 
 fn consumer_map(memory: Memory) -> Mmap {
@@ -843,7 +851,7 @@ fn a_consumer_event_after_one_whose_callback_panicked_is_delivered_next() {
             pe.progress();
         }
     }
-    p.panic_on_new.set(true);
+    p.panic_next.set(Some(true));
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         until(&[&p.cpe], || !p.remote_consumers.borrow().is_empty())
     }));
@@ -865,4 +873,26 @@ fn a_consumer_event_after_one_whose_callback_panicked_is_delivered_next() {
     let mut want: Vec<u32> = consumers.iter().map(Consumer::id).collect();
     want.sort_unstable();
     assert_eq!(ids, want, "each consumer announced once");
+}
+
+/// The server goes away: the client's report of the closed connection (an expired event for
+/// the consumer it knew, then its own failure, as the server's death makes it) goes on at the
+/// next progress after the expired-consumer callback panicked, instead of leaving the client
+/// Running on a connection that is gone.
+#[test]
+fn a_closed_connection_s_report_goes_on_after_its_expired_callback_panicked() {
+    let p = pair();
+    let map = consumer_map(Memory::Shared(SharedMem::alloc(4096).unwrap()));
+    let (cons_pe, consumer) = running_consumer(&p, &map, 2, |_| {});
+    until(&[&p.spe, &p.cpe, &cons_pe], || consumer_known(&p, 1));
+    p.panic_next.set(Some(false));
+    // (In progress: the server's consumer leaves first.)
+    let _ = p.server.as_ctx().stop();
+    let pes = [&p.spe, &p.cpe, &cons_pe];
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        until(&pes, || p.remote_consumers.borrow().len() == 2)
+    }));
+    assert!(caught.is_err(), "the expired-consumer callback panicked through progress");
+    until(&pes, || p.client.as_ctx().state() == CtxState::Idle);
+    assert_eq!(*p.remote_consumers.borrow(), [(true, consumer.id()), (false, consumer.id())]);
 }

@@ -415,6 +415,20 @@ impl Connection {
     }
 }
 
+/// Connections whose reports have not run yet when a callback panics: handed to `keep`.
+struct ReportsLeft<F: FnMut(&mut std::vec::IntoIter<Connection>)> {
+    conns: std::vec::IntoIter<Connection>,
+    keep: F,
+}
+
+impl<F: FnMut(&mut std::vec::IntoIter<Connection>)> Drop for ReportsLeft<F> {
+    fn drop(&mut self) {
+        if self.conns.len() > 0 {
+            (self.keep)(&mut self.conns);
+        }
+    }
+}
+
 impl SideOps {
     /// The control poll: one look at the control set, then the role's sockets, the links'
     /// control packets, and the links that ended.
@@ -434,8 +448,25 @@ impl SideOps {
             RoleState::Client(c) => c.poll(side, core, now.get()),
         };
         any |= side.deliver_consumer_events(events);
-        for conn in side.wind_up() {
-            any = true;
+        // Reports a panicking callback cut short or kept from running first, then the
+        // connections that closed since.
+        let left = side.take_closing_left();
+        any |= self.report_all(core, left, |rest| side.keep_closing(rest));
+        any |= self.report_all(core, side.wind_up(), |rest| side.keep_closing(rest));
+        any
+    }
+
+    /// Reports each of `conns`; if a callback panics, `keep` gets those not reached (their
+    /// reports are not lost with the unwinding). Whether there was any.
+    fn report_all(
+        &self,
+        core: &CtxCore,
+        conns: Vec<Connection>,
+        keep: impl FnMut(&mut std::vec::IntoIter<Connection>),
+    ) -> bool {
+        let any = !conns.is_empty();
+        let mut rest = ReportsLeft { conns: conns.into_iter(), keep };
+        for conn in rest.conns.by_ref() {
             self.report(core, conn);
         }
         any
@@ -463,10 +494,11 @@ impl SideOps {
     fn busy_pass(&self, core: &CtxCore, now: &Now<'_>) -> bool {
         if !self.stopped.borrow().is_empty() {
             let stopped = std::mem::take(&mut *self.stopped.borrow_mut());
-            for conn in stopped {
-                self.report(core, conn);
-            }
-            return true;
+            return self.report_all(core, stopped, |rest| {
+                if let Ok(mut stopped) = self.stopped.try_borrow_mut() {
+                    stopped.extend(rest);
+                }
+            });
         }
         let mut any = self.side.progress_links(core);
         // Without an established connection, every call may look (time-limited only): a

@@ -112,6 +112,9 @@ pub(crate) struct Side {
     /// Consumer events a panicking callback cut off from their batch: delivered first at the
     /// next look (see [`Side::deliver_consumer_events`]).
     events_left: RefCell<Vec<ConsumerEvent>>,
+    /// Closed connections whose report a panicking callback cut short, or did not reach:
+    /// reported (again) at the next look, before the connections that close then.
+    closing_left: RefCell<Vec<Connection>>,
     /// The context this side belongs to (what its connections report as their owner).
     owner: Weak<dyn Any>,
     /// This side's identity, as its connections record it (its context's address).
@@ -158,6 +161,26 @@ impl Drop for EventsLeft<'_> {
     }
 }
 
+/// A closed connection's report under way, if a callback in it panics: while its expired
+/// consumers' events are being delivered, the connection is reported again at the next look
+/// (the events not delivered yet come first; `down` and the release follow); once the events
+/// are delivered, `down`'s own panic counts as its report and only the release is left.
+struct ClosingCut<'a> {
+    side: &'a Side,
+    conn: &'a Connection,
+    down_due: bool,
+}
+
+impl Drop for ClosingCut<'_> {
+    fn drop(&mut self) {
+        if self.down_due {
+            self.side.keep_closing(std::iter::once(self.conn.clone()));
+        } else {
+            self.conn.release_owner();
+        }
+    }
+}
+
 impl Side {
     /// A side named `name` on `dev`, with the capability defaults. `owner` is the context
     /// being built; `pool` its send pool (made for that context).
@@ -196,6 +219,7 @@ impl Side {
             look_due: Cell::new(true),
             throttle: RefCell::new(Throttle::new()),
             events_left: RefCell::new(Vec::new()),
+            closing_left: RefCell::new(Vec::new()),
             side_id: owner.as_ptr().cast::<()>() as usize,
             owner,
             is_server,
@@ -258,6 +282,7 @@ impl Side {
     pub(crate) fn prepare(&self, core: &CtxCore) -> Result<()> {
         // (Empty unless a stop raced a panicking callback: a new run starts without them.)
         self.events_left.borrow_mut().clear();
+        self.closing_left.borrow_mut().clear();
         let max = self.max_msg_size.get() as usize;
         self.pool.prepare(|| SendPayload::with_capacity(max));
         if self.res.borrow().is_none() {
@@ -654,15 +679,31 @@ impl Side {
         let expired = conn.fast().expire_all();
         let events =
             expired.into_iter().map(|id| ConsumerEvent { new: false, conn: conn.clone(), id }).collect();
+        let mut cut = ClosingCut { side: self, conn: &conn, down_due: true };
         self.deliver_consumer_events(events);
+        cut.down_due = false;
         down(&conn);
+        std::mem::forget(cut);
         conn.release_owner();
     }
 
-    /// Whether consumer events a panicking callback cut off wait for the next look (a stop
-    /// waits for them: they are delivered before the context is Idle).
+    /// The closed connections whose report is due again (see [`ClosingCut`]).
+    pub(crate) fn take_closing_left(&self) -> Vec<Connection> {
+        std::mem::take(&mut *self.closing_left.borrow_mut())
+    }
+
+    /// Keeps `conns`, whose reports a panicking callback kept from running, for the next look.
+    pub(crate) fn keep_closing(&self, conns: impl Iterator<Item = Connection>) {
+        if let Ok(mut left) = self.closing_left.try_borrow_mut() {
+            left.extend(conns);
+        }
+        self.soon();
+    }
+
+    /// Whether consumer events or closing reports a panicking callback cut off wait for the
+    /// next look (a stop waits for them: they are delivered before the context is Idle).
     pub(crate) fn has_events_left(&self) -> bool {
-        !self.events_left.borrow().is_empty()
+        !self.events_left.borrow().is_empty() || !self.closing_left.borrow().is_empty()
     }
 
     /// Runs the new- and expired-consumer callbacks.
