@@ -893,6 +893,11 @@ fn a_closed_connection_s_report_goes_on_after_its_expired_callback_panicked() {
         until(&pes, || p.remote_consumers.borrow().len() == 2)
     }));
     assert!(caught.is_err(), "the expired-consumer callback panicked through progress");
+    // An application sleeping on the notification handle is not put to sleep with the report
+    // pending: the handle is readable at once.
+    p.cpe.request_notification().unwrap();
+    assert!(readable(&p.cpe, 0), "the client's engine says work is waiting");
+    p.cpe.clear_notification().unwrap();
     until(&pes, || p.client.as_ctx().state() == CtxState::Idle);
     assert_eq!(*p.remote_consumers.borrow(), [(true, consumer.id()), (false, consumer.id())]);
 }

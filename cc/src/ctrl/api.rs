@@ -443,16 +443,20 @@ impl SideOps {
                 _ => role_ready = true,
             }
         }
+        // The events wait beside those a panicking callback left until they are delivered
+        // below: the role's poll runs callbacks too (a server's connection callback).
+        side.keep_events(events);
         let mut any = match &self.role {
             RoleState::Server(s) => core.state() == CtxState::Running && s.poll(side, now.get(), role_ready),
             RoleState::Client(c) => c.poll(side, core, now.get()),
         };
-        any |= side.deliver_consumer_events(events);
-        // Reports a panicking callback cut short or kept from running first, then the
-        // connections that closed since.
-        let left = side.take_closing_left();
-        any |= self.report_all(core, left, |rest| side.keep_closing(rest));
-        any |= self.report_all(core, side.wind_up(), |rest| side.keep_closing(rest));
+        any |= side.deliver_consumer_events(Vec::new());
+        // The links that ended join the closed connections whose reports are due (kept first
+        // if a panicking callback cut a report short or kept it from running), one by one, as
+        // each is wound up: a message callback run while one is wound up may panic too.
+        side.wind_up();
+        let closed = side.take_closing_left();
+        any |= self.report_all(core, closed, |rest| side.keep_closing(rest));
         any
     }
 
@@ -588,7 +592,12 @@ impl CtxOps for SideOps {
     }
 
     fn request_notification(&self, core: &CtxCore) -> bool {
-        !self.stopped.borrow().is_empty() | self.side.arm(core, self.next_deadline())
+        let left = self.side.has_events_left();
+        if left {
+            // (What a panicking callback left: the next pass looks at once.)
+            self.side.soon();
+        }
+        left | !self.stopped.borrow().is_empty() | self.side.arm(core, self.next_deadline())
     }
 
     fn clear_notification(&self, _core: &CtxCore) {

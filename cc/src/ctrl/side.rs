@@ -588,12 +588,22 @@ impl Side {
 
     /// Winds up every link that ended (this side closing it, the peer gone): delivers what
     /// the peer already sent, fails the sends still waiting with `CONNECTION_RESET`, hangs
-    /// up, and removes it. Returns their connections, still owned: the caller reports them
-    /// ([`Side::report_closed`]).
-    pub(crate) fn wind_up(&self) -> Vec<Connection> {
+    /// up, and removes it. Their connections, still owned, join the closed ones whose reports
+    /// are due ([`Side::take_closing_left`], then [`Side::report_closed`]).
+    pub(crate) fn wind_up(&self) {
         let ending: Vec<usize> =
             self.links.borrow().iter().filter(|(_, l)| l.is_ending()).map(|(k, _)| k).collect();
-        ending.into_iter().filter_map(|key| self.remove_link(key, Error::ConnectionReset)).collect()
+        if ending.is_empty() {
+            return;
+        }
+        // (A message callback that panics while a link is wound up leaves the connections
+        // removed so far kept: the next pass looks and reports them.)
+        self.soon();
+        for key in ending {
+            if let Some(conn) = self.remove_link(key, Error::ConnectionReset) {
+                self.closing_left.borrow_mut().push(conn);
+            }
+        }
     }
 
     /// Closes every link (this side stops).
@@ -698,6 +708,15 @@ impl Side {
             left.extend(conns);
         }
         self.soon();
+    }
+
+    /// Consumer events read from the control packets, kept until
+    /// [`Side::deliver_consumer_events`] delivers them (after the events a panicking callback
+    /// left, in order).
+    pub(crate) fn keep_events(&self, events: Vec<ConsumerEvent>) {
+        if !events.is_empty() {
+            self.events_left.borrow_mut().extend(events);
+        }
     }
 
     /// Whether consumer events or closing reports a panicking callback cut off wait for the
