@@ -450,13 +450,15 @@ impl SideOps {
             RoleState::Server(s) => core.state() == CtxState::Running && s.poll(side, now.get(), role_ready),
             RoleState::Client(c) => c.poll(side, core, now.get()),
         };
-        any |= side.deliver_consumer_events(Vec::new());
+        any |= side.deliver_consumer_events();
         // The links that ended join the closed connections whose reports are due (kept first
         // if a panicking callback cut a report short or kept it from running), one by one, as
         // each is wound up: a message callback run while one is wound up may panic too.
         side.wind_up();
         let closed = side.take_closing_left();
-        any |= self.report_all(core, closed, |rest| side.keep_closing(rest));
+        if !closed.is_empty() {
+            any |= self.report_all(core, closed, |rest| side.keep_closing(rest));
+        }
         any
     }
 

@@ -109,8 +109,9 @@ pub(crate) struct Side {
     look_due: Cell<bool>,
     /// Peer-caused log lines, at most one a second.
     throttle: RefCell<Throttle>,
-    /// Consumer events a panicking callback cut off from their batch: delivered first at the
-    /// next look (see [`Side::deliver_consumer_events`]).
+    /// Consumer events not delivered yet: read from the control packets at this look, or cut
+    /// off from their batch by a panicking callback (delivered first at the next look). See
+    /// [`Side::deliver_consumer_events`].
     events_left: RefCell<Vec<ConsumerEvent>>,
     /// Closed connections whose report a panicking callback cut short, or did not reach:
     /// reported (again) at the next look, before the connections that close then.
@@ -690,7 +691,8 @@ impl Side {
         let events =
             expired.into_iter().map(|id| ConsumerEvent { new: false, conn: conn.clone(), id }).collect();
         let mut cut = ClosingCut { side: self, conn: &conn, down_due: true };
-        self.deliver_consumer_events(events);
+        self.keep_events(events);
+        self.deliver_consumer_events();
         cut.down_due = false;
         down(&conn);
         std::mem::forget(cut);
@@ -725,13 +727,13 @@ impl Side {
         !self.events_left.borrow().is_empty() || !self.closing_left.borrow().is_empty()
     }
 
-    /// Runs the new- and expired-consumer callbacks.
-    pub(crate) fn deliver_consumer_events(&self, mut events: Vec<ConsumerEvent>) -> bool {
-        let left = std::mem::take(&mut *self.events_left.borrow_mut());
-        if !left.is_empty() {
-            events.splice(0..0, left);
+    /// Runs the new- and expired-consumer callbacks of the events kept so far
+    /// ([`Side::keep_events`]), in order; whether there was any.
+    pub(crate) fn deliver_consumer_events(&self) -> bool {
+        let events = std::mem::take(&mut *self.events_left.borrow_mut());
+        if events.is_empty() {
+            return false;
         }
-        let any = !events.is_empty();
         // A callback that panics leaves the events after its own for the next look (the
         // iterator's rest, kept by the guard), in their order.
         let mut rest = EventsLeft { side: self, events: events.into_iter() };
@@ -739,7 +741,7 @@ impl Side {
             let slot = if ev.new { &self.new_consumer_cb } else { &self.expired_consumer_cb };
             slot.call(|cb| cb(&ev.conn, ev.id));
         }
-        any
+        true
     }
 
     /// Before the application sleeps: arms every link, and the timer for `deadline` (the
