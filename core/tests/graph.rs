@@ -92,13 +92,9 @@ fn busy(pe: &Pe, refusals: u32, own: &Rc<Cell<u32>>) -> Rc<CtxCell<BusyOps>> {
     cell
 }
 
-#[test]
-fn an_overloaded_context_delays_a_node_and_does_not_fail_the_instance() {
-    let pe = Pe::create().unwrap();
-    let own = Rc::new(Cell::new(0));
-    let lib = busy(&pe, 3, &own);
-    let graph = Graph::create(&pe).unwrap();
-    let node = graph.node_create_from_ctx(&Ctx::from(lib.clone())).unwrap();
+/// Configures `graph` for one instance whose completions are recorded (true: completed,
+/// false: failed), and starts it.
+fn start_recording(graph: &Graph) -> Rc<RefCell<Vec<bool>>> {
     let reports = Rc::new(RefCell::new(Vec::new()));
     let (ok, bad) = (reports.clone(), reports.clone());
     graph
@@ -109,6 +105,17 @@ fn an_overloaded_context_delays_a_node_and_does_not_fail_the_instance() {
         )
         .unwrap();
     graph.start().unwrap();
+    reports
+}
+
+#[test]
+fn an_overloaded_context_delays_a_node_and_does_not_fail_the_instance() {
+    let pe = Pe::create().unwrap();
+    let own = Rc::new(Cell::new(0));
+    let lib = busy(&pe, 3, &own);
+    let graph = Graph::create(&pe).unwrap();
+    let node = graph.node_create_from_ctx(&Ctx::from(lib.clone())).unwrap();
+    let reports = start_recording(&graph);
     let task = lib.ops().pool.alloc(|_| Ok(())).unwrap();
     let inst = graph.instance_create().unwrap();
     inst.set_ctx_node_data(node, &task).unwrap();
@@ -146,16 +153,7 @@ fn a_user_node_that_panics_fails_its_instance_which_completes_and_runs_again() {
     // The user node, then a context node (a graph needs one).
     let copy = graph.node_create_from_ctx(&Ctx::from(lib.clone())).unwrap();
     graph.add_dependency(node, copy).unwrap();
-    let reports = Rc::new(RefCell::new(Vec::new()));
-    let (ok, bad) = (reports.clone(), reports.clone());
-    graph
-        .set_conf(
-            move |_: &GraphInstance, _, _| ok.borrow_mut().push(true),
-            move |_: &GraphInstance, _, _| bad.borrow_mut().push(false),
-            1,
-        )
-        .unwrap();
-    graph.start().unwrap();
+    let reports = start_recording(&graph);
     let task = lib.ops().pool.alloc(|_| Ok(())).unwrap();
     let inst = graph.instance_create().unwrap();
     inst.set_user_node_data(node, Data::from_u64(7)).unwrap();
