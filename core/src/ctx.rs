@@ -272,12 +272,21 @@ impl<L: CtxOps> CtxCell<L> {
     }
 }
 
-/// A library's poll under way: its end (a return, or a callback the poll delivers to that
-/// panics) marks the context out of its poll, so that a later transition made outside one is
-/// queued as it must be, not delivered at once.
-struct Polling<'a>(&'a Cell<bool>);
+/// A flag (an engine's "in progress", a context's "in poll") set while something runs and
+/// cleared when it ends: returns, or is unwound by a callback that panics (a caller that
+/// catches the panic finds the flag down, not an engine refusing every call as if
+/// re-entered, nor a context delivering later transitions at once).
+pub(crate) struct Raised<'a>(&'a Cell<bool>);
 
-impl Drop for Polling<'_> {
+impl<'a> Raised<'a> {
+    #[inline]
+    pub(crate) fn new(flag: &'a Cell<bool>) -> Self {
+        flag.set(true);
+        Raised(flag)
+    }
+}
+
+impl Drop for Raised<'_> {
     #[inline]
     fn drop(&mut self) {
         self.0.set(false);
@@ -292,8 +301,7 @@ impl CtxCell<dyn CtxOps> {
         let core = &self.core;
         let mut any = core.deliver_transitions();
         if core.state() != CtxState::Idle {
-            core.in_poll.set(true);
-            let polling = Polling(&core.in_poll);
+            let polling = Raised::new(&core.in_poll);
             let polled = self.ops.progress(core, now);
             drop(polling);
             any |= polled;

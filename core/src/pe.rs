@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, Now, SystemClock};
-use crate::ctx::{Ctx, Engine};
+use crate::ctx::{Ctx, Engine, Raised};
 use crate::error::{Refused, Result};
 use doca_link::notify::{EpollSet, EventFd, Timer, Watched};
 use smallvec::SmallVec;
@@ -212,18 +212,6 @@ impl fmt::Debug for Pe {
     }
 }
 
-/// Marks an engine in progress until dropped (a plan's handler runs under it). Dropped on
-/// unwinding too, so a handler that panics leaves an engine whose next `progress` runs, not
-/// one refusing every call as if re-entered.
-struct InProgress<'a>(&'a Cell<bool>);
-
-impl Drop for InProgress<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        self.0.set(false);
-    }
-}
-
 /// A pass's walk: when it ends (returned or unwound by a panicking callback), the contexts
 /// that left and joined during it are settled, then the engine is no longer in progress
 /// (the contexts removed are dropped after that: dropping one may call back).
@@ -339,8 +327,7 @@ impl Pe {
     #[cold]
     #[inline(never)]
     fn take_plan(inner: &PeInner) {
-        inner.in_progress.set(true);
-        let _taking = InProgress(&inner.in_progress);
+        let _taking = Raised::new(&inner.in_progress);
         inner.status.take_plan();
     }
 

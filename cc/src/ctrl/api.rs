@@ -17,7 +17,7 @@ use doca_core::{
 use super::client::ClientState;
 use super::send::{SendPayload, SendTask};
 use super::server::ServerState;
-use super::side::Side;
+use super::side::{Side, Unreached};
 use crate::caps;
 use crate::conn::Connection;
 use crate::transport::token;
@@ -415,20 +415,6 @@ impl Connection {
     }
 }
 
-/// Connections whose reports have not run yet when a callback panics: handed to `keep`.
-struct ReportsLeft<F: FnMut(&mut std::vec::IntoIter<Connection>)> {
-    conns: std::vec::IntoIter<Connection>,
-    keep: F,
-}
-
-impl<F: FnMut(&mut std::vec::IntoIter<Connection>)> Drop for ReportsLeft<F> {
-    fn drop(&mut self) {
-        if self.conns.len() > 0 {
-            (self.keep)(&mut self.conns);
-        }
-    }
-}
-
 impl SideOps {
     /// The control poll: one look at the control set, then the role's sockets, the links'
     /// control packets, and the links that ended.
@@ -471,8 +457,8 @@ impl SideOps {
         keep: impl FnMut(&mut std::vec::IntoIter<Connection>),
     ) -> bool {
         let any = !conns.is_empty();
-        let mut rest = ReportsLeft { conns: conns.into_iter(), keep };
-        for conn in rest.conns.by_ref() {
+        let mut rest = Unreached::new(conns, keep);
+        for conn in rest.items.by_ref() {
             self.report(core, conn);
         }
         any
@@ -575,7 +561,7 @@ impl CtxOps for SideOps {
     }
 
     fn is_busy(&self, _core: &CtxCore) -> bool {
-        !self.stopped.borrow().is_empty() || self.side.has_events_left()
+        !self.stopped.borrow().is_empty() || self.side.has_leftovers()
     }
 
     #[inline]
@@ -594,7 +580,7 @@ impl CtxOps for SideOps {
     }
 
     fn request_notification(&self, core: &CtxCore) -> bool {
-        let left = self.side.has_events_left();
+        let left = self.side.has_leftovers();
         if left {
             // (What a panicking callback left: the next pass looks at once.)
             self.side.soon();

@@ -143,22 +143,25 @@ impl Drop for Side {
     }
 }
 
-/// The consumer events of a batch not delivered yet when a callback panicked: kept for the
-/// next look at the control set (which is made due), not lost with the unwinding.
-struct EventsLeft<'a> {
-    side: &'a Side,
-    events: std::vec::IntoIter<ConsumerEvent>,
+/// The items a loop over `items` has not reached when a callback in it panics: the drop hands
+/// them to `keep` (a loop that ends normally leaves none), so that they are not lost with the
+/// unwinding.
+pub(crate) struct Unreached<T, F: FnMut(&mut std::vec::IntoIter<T>)> {
+    pub(crate) items: std::vec::IntoIter<T>,
+    keep: F,
 }
 
-impl Drop for EventsLeft<'_> {
+impl<T, F: FnMut(&mut std::vec::IntoIter<T>)> Unreached<T, F> {
+    pub(crate) fn new(items: Vec<T>, keep: F) -> Self {
+        Unreached { items: items.into_iter(), keep }
+    }
+}
+
+impl<T, F: FnMut(&mut std::vec::IntoIter<T>)> Drop for Unreached<T, F> {
     fn drop(&mut self) {
-        if self.events.len() == 0 {
-            return;
+        if self.items.len() > 0 {
+            (self.keep)(&mut self.items);
         }
-        if let Ok(mut left) = self.side.events_left.try_borrow_mut() {
-            left.extend(self.events.by_ref());
-        }
-        self.side.soon();
     }
 }
 
@@ -723,7 +726,7 @@ impl Side {
 
     /// Whether consumer events or closing reports a panicking callback cut off wait for the
     /// next look (a stop waits for them: they are delivered before the context is Idle).
-    pub(crate) fn has_events_left(&self) -> bool {
+    pub(crate) fn has_leftovers(&self) -> bool {
         !self.events_left.borrow().is_empty() || !self.closing_left.borrow().is_empty()
     }
 
@@ -734,10 +737,15 @@ impl Side {
         if events.is_empty() {
             return false;
         }
-        // A callback that panics leaves the events after its own for the next look (the
-        // iterator's rest, kept by the guard), in their order.
-        let mut rest = EventsLeft { side: self, events: events.into_iter() };
-        for ev in rest.events.by_ref() {
+        // A callback that panics leaves the events after its own for the next look, in their
+        // order.
+        let mut rest = Unreached::new(events, |rest| {
+            if let Ok(mut left) = self.events_left.try_borrow_mut() {
+                left.extend(rest);
+            }
+            self.soon();
+        });
+        for ev in rest.items.by_ref() {
             let slot = if ev.new { &self.new_consumer_cb } else { &self.expired_consumer_cb };
             slot.call(|cb| cb(&ev.conn, ev.id));
         }
