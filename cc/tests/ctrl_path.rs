@@ -446,3 +446,38 @@ fn a_rarely_progressed_pair_connects_in_a_few_calls() {
     }
     assert_eq!(cli.as_ctx().state(), CtxState::Running, "connected within {calls} calls of each side");
 }
+
+/// A message whose receive callback panics (caught by the application around `progress`)
+/// counts as delivered: the next pass goes on with the message after it instead of handing
+/// the same one over again, so one bad message does not make every later pass panic.
+#[test]
+fn a_message_whose_callback_panicked_is_not_delivered_again() {
+    let name = unique("poison");
+    let (spe, srv) = server(&name);
+    let seen: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
+    let s = seen.clone();
+    srv.event_msg_recv_register(move |msg, _| {
+        s.borrow_mut().push(msg.to_vec());
+        assert_ne!(msg, b"poison", "the application's callback fails on this message");
+    })
+    .unwrap();
+    srv.as_ctx().start().unwrap();
+    let (cpe, cli) = client(&name);
+    let _ = cli.as_ctx().start();
+    until(&[&spe, &cpe], || cli.as_ctx().state() == CtxState::Running);
+    let conn = cli.get_connection().unwrap();
+    for msg in [&b"poison"[..], b"after"] {
+        cli.task_send_alloc_init(&conn, msg).unwrap().submit().unwrap();
+    }
+    let mut panics = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while seen.borrow().last().map(Vec::as_slice) != Some(b"after") {
+        assert!(std::time::Instant::now() < deadline, "the message after the bad one never came");
+        cpe.progress();
+        let pass = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| spe.progress()));
+        panics += usize::from(pass.is_err());
+        assert!(panics <= 1, "the bad message was delivered again: {:?}", seen.borrow());
+    }
+    assert_eq!(*seen.borrow(), [b"poison".to_vec(), b"after".to_vec()]);
+    assert_eq!(panics, 1);
+}

@@ -23,10 +23,24 @@ use crate::conn::{Connection, Counter};
 use crate::proto::layout::KIND_MSG;
 use crate::proto::state::ConnState;
 use crate::transport::channel::Channel;
+use crate::transport::ring::Slot;
 use doca_link::{recv, Recv};
 
 /// Messages delivered per connection per progress call, at most.
 pub(crate) const RX_BATCH: usize = 64;
+
+/// A received message whose callback runs: its slot goes back to the producer when the
+/// callback returns, and when it panics (the callback saw its message: the next pass does not
+/// deliver it again, so a message that makes its callback panic is not a poison pill).
+struct Delivering<'a>(Option<Slot<'a>>);
+
+impl Drop for Delivering<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0.take() {
+            slot.consume();
+        }
+    }
+}
 
 /// An established connection as its owner sees it.
 pub(crate) struct Link {
@@ -324,7 +338,7 @@ impl Link {
             if self.attention.get() && (!self.state().is_up() || self.cut.get()) {
                 break;
             }
-            let Some(bytes) = slot.bytes() else {
+            let Some(len) = slot.bytes().map(<[u8]>::len) else {
                 self.violated("a corrupt message header".into(), who);
                 break;
             };
@@ -332,15 +346,19 @@ impl Link {
                 if fault::armed(fault::class::MESSAGE) && self.fault("recv") {
                     break;
                 }
-                let len = bytes.len();
                 self.conn.count(Counter::RecvMessages, len);
-                deliver(bytes, &self.conn);
+                let msg = Delivering(Some(slot));
+                if let Some(bytes) = msg.0.as_ref().and_then(Slot::bytes) {
+                    deliver(bytes, &self.conn);
+                }
+                drop(msg);
                 // The status page's counts after the callback: not on the way from a message
                 // landing to the answer the callback sends.
                 self.status.received(len);
                 self.row.received(len);
+            } else {
+                slot.consume();
             }
-            slot.consume();
             n += 1;
         }
         n
