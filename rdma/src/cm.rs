@@ -36,13 +36,13 @@
 //! and [`crate::Rdma::connection_state`] says [`ConnState::Error`]. A local
 //! [`crate::Rdma::connection_disconnect`] calls no callback on its own side.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv6Addr};
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use doca_core::{bail, fail, CtxCore, CtxState, Data, Error, Result};
+use doca_core::{bail, fail, CbSlot, CtxCore, CtxState, Data, Error, Result};
 use doca_link::discard::PeerFd;
 use doca_link::notify::Watched;
 use doca_link::{Listener, Recv};
@@ -187,7 +187,10 @@ pub(crate) struct CmState {
     ports: RefCell<Vec<Port>>,
     pending: RefCell<Vec<Pending>>,
     events: RefCell<VecDeque<Event>>,
-    cbs: RefCell<Option<Callbacks>>,
+    /// Out of the slot while one of them runs (which may connect, accept, disconnect: the
+    /// calls that need them set ask `cbs_set`), and back when it returns or panics.
+    cbs: CbSlot<Callbacks>,
+    cbs_set: Cell<bool>,
 }
 
 impl Rdma {
@@ -203,12 +206,14 @@ impl Rdma {
         disconnect: impl FnMut(Connection, Data, Data) + 'static,
     ) -> Result<()> {
         self.core().require_idle("set_connection_state_callbacks")?;
-        *self.ops().cm.cbs.borrow_mut() = Some(Callbacks {
+        let cm = &self.ops().cm;
+        cm.cbs.set(Box::new(Callbacks {
             request: Box::new(request),
             established: Box::new(established),
             failure: Box::new(failure),
             disconnect: Box::new(disconnect),
-        });
+        }));
+        cm.cbs_set.set(true);
         Ok(())
     }
 
@@ -217,7 +222,7 @@ impl Rdma {
         if !matches!(st, CtxState::Running | CtxState::Starting) {
             bail!(Error::BadState, "rdma {what}: the context is not running ({st:?})");
         }
-        if self.ops().cm.cbs.borrow().is_none() {
+        if !self.ops().cm.cbs_set.get() {
             bail!(
                 Error::BadState,
                 "rdma {what}: no connection state callbacks (doca_rdma_set_connection_state_callbacks before start)"
@@ -646,21 +651,21 @@ impl RdmaOps {
                 break;
             }
             let Some(ev) = self.cm.events.borrow_mut().pop_front() else { break };
-            let Some(mut cbs) = self.cm.cbs.borrow_mut().take() else { continue };
             let ctx_data = core.user_data();
             let conn_data =
                 |c: Connection| lookup(&self.conns.borrow(), c).map_or(Data::NONE, |c| c.user_data);
-            match ev {
-                Event::Request(c) => (cbs.request)(c, ctx_data),
-                Event::Established(c) => (cbs.established)(c, conn_data(c), ctx_data),
-                Event::Failure(c) => (cbs.failure)(c, conn_data(c), ctx_data),
-                Event::Disconnect(c) => (cbs.disconnect)(c, conn_data(c), ctx_data),
-            }
-            any = true;
-            let mut slot = self.cm.cbs.borrow_mut();
-            if slot.is_none() {
-                *slot = Some(cbs);
-            }
+            // The event counts as delivered once its callback is called, also when it panics:
+            // the callbacks go back to their slot and the events after it wait in the queue.
+            any |= self
+                .cm
+                .cbs
+                .call(|cbs| match ev {
+                    Event::Request(c) => (cbs.request)(c, ctx_data),
+                    Event::Established(c) => (cbs.established)(c, conn_data(c), ctx_data),
+                    Event::Failure(c) => (cbs.failure)(c, conn_data(c), ctx_data),
+                    Event::Disconnect(c) => (cbs.disconnect)(c, conn_data(c), ctx_data),
+                })
+                .is_some();
         }
         any
     }

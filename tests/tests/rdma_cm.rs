@@ -385,3 +385,63 @@ fn junk_on_a_listening_port_is_closed_and_real_clients_still_connect() {
     until(&pe, "the server's side", || slog.borrow().iter().any(|e| matches!(e, Ev::Established(..))));
     drop(forger);
 }
+
+/// A client whose failure callback tries again at another address (the usual retry), and
+/// whose established callback panics the first time: the retry is accepted from inside the
+/// callback, and the panic loses neither the callbacks nor the events after it.
+#[test]
+fn a_callback_may_connect_again_and_a_panicking_one_keeps_the_callbacks() {
+    let pe = Pe::create().unwrap();
+    let (server, slog) = side(&pe, 2, true);
+    server.start_listen_to_port(port(3)).unwrap();
+    fabric();
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let client = Rc::new(Rdma::create(&dev).unwrap());
+    client.set_max_num_connections(4).unwrap();
+    let log: Log = Rc::default();
+    let me: Weak<Rdma> = Rc::downgrade(&client);
+    let retried: Rc<RefCell<Option<Result<(), Error>>>> = Rc::default();
+    let (l2, l3, l4, r) = (log.clone(), log.clone(), log.clone(), retried.clone());
+    client
+        .set_connection_state_callbacks(
+            |_, _| {},
+            move |c, d, _| {
+                let first = !l2.borrow().iter().any(|e| matches!(e, Ev::Established(..)));
+                l2.borrow_mut().push(Ev::Established(c, d.as_u64()));
+                assert!(!first, "the application's established callback fails the first time");
+            },
+            move |c, d, _| {
+                l3.borrow_mut().push(Ev::Failure(c, d.as_u64()));
+                if r.borrow().is_none() {
+                    let again = me.upgrade().unwrap().connect_to_addr(&at(port(3)), Data::from_u64(2));
+                    *r.borrow_mut() = Some(again);
+                }
+            },
+            move |c, d, _| l4.borrow_mut().push(Ev::Disconnect(c, d.as_u64())),
+        )
+        .unwrap();
+    pe.connect_ctx(&client.as_ctx()).unwrap();
+    client.as_ctx().start().unwrap();
+
+    // Nobody listens on port(4): the failure callback retries at port(3).
+    client.connect_to_addr(&at(port(4)), Data::from_u64(1)).unwrap();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        until(&pe, "established", || {
+            matches!(*retried.borrow(), Some(Err(_)))
+                || log.borrow().iter().any(|e| matches!(e, Ev::Established(..)))
+        })
+    }));
+    assert_eq!(*retried.borrow(), Some(Ok(())), "connect_to_addr from the failure callback");
+    assert!(caught.is_err(), "the established callback panicked through progress");
+    let established: Connection = match log.borrow().last() {
+        Some(&Ev::Established(c, 2)) => c,
+        other => panic!("the retried connection, established: {other:?}"),
+    };
+    // The server ends the connection: the client's disconnect callback still runs.
+    let sconn =
+        slog.borrow().iter().find_map(|e| if let Ev::Request(c) = e { Some(*c) } else { None }).unwrap();
+    until(&pe, "server side established", || slog.borrow().iter().any(|e| matches!(e, Ev::Established(..))));
+    server.connection_disconnect(sconn).unwrap();
+    until(&pe, "disconnect", || log.borrow().iter().any(|e| matches!(e, Ev::Disconnect(..))));
+    assert!(matches!(log.borrow().last(), Some(&Ev::Disconnect(c, 2)) if c == established));
+}
