@@ -577,14 +577,20 @@ impl AesGcm {
     /// `doca_aes_gcm_destroy`: Idle only (`BAD_STATE`, and the context back); `IN_USE` while
     /// keys of it live (destroy them, or drop them, first: DOCA's rule).
     pub fn destroy(self) -> Result<(), Refused<AesGcm>> {
-        let keys = self.ctx.engine().live_keys.get();
-        if keys > 0 && self.ctx.as_ctx().state() == doca_core::CtxState::Idle {
-            return Err(Refused::new(
-                fail!(Error::InUse, "aes_gcm destroy: {keys} key(s) of this context are not destroyed"),
-                self,
-            ));
+        if let Err(e) = self.check_destroy() {
+            return Err(Refused::new(e, self));
         }
         self.ctx.destroy().map_err(|r| r.map(|ctx| AesGcm { ctx }))
+    }
+
+    /// What [`AesGcm::destroy`] refuses besides a context that is not Idle: `IN_USE` while
+    /// keys of it live (for a caller that must know before giving the context up).
+    pub fn check_destroy(&self) -> Result<()> {
+        let keys = self.ctx.engine().live_keys.get();
+        if keys > 0 && self.ctx.as_ctx().state() == doca_core::CtxState::Idle {
+            bail!(Error::InUse, "aes_gcm destroy: {keys} key(s) of this context are not destroyed");
+        }
+        Ok(())
     }
 }
 

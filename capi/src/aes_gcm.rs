@@ -32,6 +32,9 @@ impl Library for AesGcm {
     fn destroy(self) -> doca_core::Result<()> {
         AesGcm::destroy(self).map_err(|r| r.error)
     }
+    fn check_destroy(&self) -> doca_core::Result<()> {
+        AesGcm::check_destroy(self)
+    }
 }
 
 static CTXS: Handles = Handles::new(Kind::AesGcm);

@@ -27,6 +27,11 @@ pub(crate) trait Library: Sized {
     fn ctx(&self) -> Ctx;
     /// Destroys it (Idle only).
     fn destroy(self) -> Result<()>;
+    /// What `destroy` would refuse besides a context that is not Idle (asked before the
+    /// handles go: a refused destroy leaves the context and its handles as they were).
+    fn check_destroy(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The live context of `table` behind `p`.
@@ -59,8 +64,8 @@ pub(crate) fn create<T: Library>(
     }
 }
 
-/// `doca_*_destroy`: Idle only (`BAD_STATE`, the context stays); its context's and tasks'
-/// handles go with it.
+/// `doca_*_destroy`: Idle only (`BAD_STATE`), and what the library refuses besides (the
+/// context stays, its handles live); its context's and tasks' handles go with it.
 ///
 /// # Safety
 /// `p` is NULL or a handle of `table`, not used after a successful destroy.
@@ -68,6 +73,9 @@ pub(crate) unsafe fn destroy<T: Library>(table: &Handles, p: *mut LibCtx<T>) -> 
     let Some(l) = get(table, p) else { return invalid() };
     if l.obj.ctx().state() != CtxState::Idle {
         return Error::BadState.code();
+    }
+    if let Err(e) = l.obj.check_destroy() {
+        return e.code();
     }
     // SAFETY: the table only holds LibCtx<T> handles; freed once, here.
     let Some(l) = (unsafe { table.remove(p) }) else { return invalid() };

@@ -92,12 +92,13 @@ fn standards() -> [&'static str; 2] {
     ["-std=gnu17", NEW.get_or_init(|| if cc_knows(&["-std=gnu23"]) { "-std=gnu23" } else { "-std=gnu2x" })]
 }
 
-/// The flags every C program of ours builds with, but the standard: warnings as errors,
-/// the strict flags, `capi/include` with the build configuration of `side` (`host`, `dpu`
+/// The flags every C program of ours builds with, but the standard: warnings as errors
+/// (`-Wshadow` among them: a local named like `check.h`'s failure count would hide every
+/// failed check of its function), the strict flags, `capi/include` with the build configuration of `side` (`host`, `dpu`
 /// or `any`) and the tests' own folder.
 fn c_flags(side: &str) -> Vec<String> {
     let here = capi_dir();
-    let mut flags: Vec<String> = ["-Wall", "-Wextra", "-Werror"].map(String::from).to_vec();
+    let mut flags: Vec<String> = ["-Wall", "-Wextra", "-Wshadow", "-Werror"].map(String::from).to_vec();
     flags.extend(strict_flags().iter().cloned());
     flags.push(format!("-I{}", here.join("include").display()));
     flags.push(format!("-I{}", here.join("include").join(side).display()));

@@ -116,7 +116,7 @@ int main(void)
 	uint32_t n32, n25, max_tasks;
 	uint64_t max_buf;
 	size_t len;
-	int before, i, failures = 0;
+	int before, i, failed_before = 0;
 	struct doca_mmap *twin[2];
 	struct doca_buf *src2, *dst2;
 	uint8_t *mem2;
@@ -295,10 +295,10 @@ int main(void)
 	CHECK_CODE(doca_buf_inventory_buf_get_by_addr(inv, twin[1], mem2 + 16, 112, &dst2), DOCA_SUCCESS);
 	CHECK_CODE(doca_aes_gcm_task_encrypt_alloc_init(gcm, src2, dst2, key, iv, 12, 16, 20, ud, &enc), DOCA_SUCCESS);
 	before = done + failed;
-	failures = failed;
+	failed_before = failed;
 	CHECK_CODE(doca_task_submit(doca_aes_gcm_task_encrypt_as_task(enc)), DOCA_SUCCESS);
 	wait_for(pe, before);
-	CHECK(failed == failures);
+	CHECK(failed == failed_before);
 	len = data_of(dst2, &out);
 	CHECK(len == 96 && memcmp(out, want, 96) == 0);
 	doca_task_free(doca_aes_gcm_task_encrypt_as_task(enc));
@@ -311,6 +311,7 @@ int main(void)
 	CHECK_CODE(doca_aes_gcm_destroy(gcm), DOCA_ERROR_BAD_STATE);
 	CHECK_CODE(doca_ctx_stop(ctx), DOCA_SUCCESS);
 	CHECK_CODE(doca_aes_gcm_destroy(gcm), DOCA_ERROR_IN_USE); /* a key of it lives */
+	CHECK(doca_aes_gcm_as_ctx(gcm) == ctx); /* refused: the context and its handles stay */
 	CHECK_CODE(doca_aes_gcm_key_destroy(key), DOCA_SUCCESS);
 	CHECK_CODE(doca_aes_gcm_destroy(gcm), DOCA_SUCCESS);
 	doca_buf_dec_refcount(src, NULL);

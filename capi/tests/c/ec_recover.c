@@ -288,11 +288,11 @@ static void update_and_multiply(void)
 
 	/* The Cauchy coefficients by hand: 1 / (i ^ (K + j)); a raw matrix of them. */
 	for (i = 0; i < K * M; i++) {
-		uint8_t x = (uint8_t)((i / M) ^ (K + i % M)), inv = 1;
+		uint8_t x = (uint8_t)((i / M) ^ (K + i % M)), recip = 1;
 		unsigned p;
-		/* the inverse by search: x * inv == 1 in GF(2^8) mod 0x11D */
-		for (inv = 1; inv != 0; inv++) {
-			unsigned a = x, b = inv;
+		/* the inverse by search: x * recip == 1 in GF(2^8) mod 0x11D */
+		for (recip = 1; recip != 0; recip++) {
+			unsigned a = x, b = recip;
 			p = 0;
 			while (b) {
 				if (b & 1)
@@ -305,7 +305,7 @@ static void update_and_multiply(void)
 			if (p == 1)
 				break;
 		}
-		raw[i] = inv;
+		raw[i] = recip;
 	}
 	CHECK_CODE(doca_ec_matrix_create_from_raw(ec, raw, K, M, &rawm), DOCA_SUCCESS);
 	nm = map_of(new, K * BLOCK);

@@ -381,11 +381,11 @@ int main(int argc, char **argv)
 	CHECK((statuses[0] == DOCA_ERROR_NOT_PERMITTED && statuses[1] == DOCA_ERROR_SHUTDOWN) ||
 	      (statuses[1] == DOCA_ERROR_NOT_PERMITTED && statuses[0] == DOCA_ERROR_SHUTDOWN));
 	for (long i = 0; i < 100000; i++) {
-		enum doca_ctx_states st;
+		enum doca_ctx_states state;
 
 		doca_pe_progress(pe);
-		doca_ctx_get_state(doca_rdma_as_ctx(cli), &st);
-		if (st == DOCA_CTX_STATE_IDLE)
+		doca_ctx_get_state(doca_rdma_as_ctx(cli), &state);
+		if (state == DOCA_CTX_STATE_IDLE)
 			break;
 	}
 	CHECK(smem_ro[0] == 0);
