@@ -37,11 +37,11 @@ pub const DECOMPRESS_LZ4_BLOCK: CapSpec = CapSpec {
     default: 1,
     descr: "decompress LZ4 block tasks supported (1) or not (0)",
 };
-/// `doca_compress_cap_get_max_num_tasks`: the largest pool of one task type.
+/// `doca_compress_cap_get_max_num_tasks`: the tasks of every type together.
 pub const MAX_NUM_TASKS: CapSpec = CapSpec {
     name: "compress.max_num_tasks",
     default: 16384,
-    descr: "tasks of one type per compress context",
+    descr: "tasks of all types together per compress context",
 };
 /// `doca_compress_cap_task_*_get_max_buf_size`: the largest source of a task (all elements
 /// of a list together), and of a destination's room.

@@ -359,20 +359,32 @@ impl Compress {
     }
 
     /// `doca_compress_cap_get_max_num_tasks` (2.5: `doca_compress_get_max_num_tasks`): the
-    /// largest pool of one task type (`compress.max_num_tasks`).
+    /// tasks of every type together (`compress.max_num_tasks`).
     pub fn cap_get_max_num_tasks(&self) -> Result<u32> {
         caps::max_num_tasks(self.ctx.engine().dev.as_devinfo())
     }
 
+    /// What the pool now sized `this` may hold: the maximum less the other types' configured
+    /// tasks (DOCA: the sum of the num tasks must not exceed it).
+    fn room_for(&self, this: u32) -> Result<u32> {
+        let e = self.ctx.engine();
+        let pools = [e.deflate.capacity(), e.inflate.capacity(), e.lz4_frame.capacity()];
+        let all: u64 =
+            pools.into_iter().chain([e.lz4_stream.capacity(), e.lz4_block.capacity()]).map(u64::from).sum();
+        let others = all - u64::from(this);
+        Ok(u64::from(self.cap_get_max_num_tasks()?).saturating_sub(others) as u32)
+    }
+
     /// `doca_compress_task_compress_deflate_set_conf`: callbacks and pool size
-    /// (1..=`compress.max_num_tasks`, else `INVALID_VALUE`). Idle only (`BAD_STATE`).
+    /// (1 or more; with the other task types' at most `compress.max_num_tasks`, else
+    /// `INVALID_VALUE`). Idle only (`BAD_STATE`).
     pub fn task_compress_deflate_set_conf(
         &self,
         completion: impl FnMut(CompressDeflateTask, Data, Data) + 'static,
         error: impl FnMut(CompressDeflateTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.ctx.set_conf(completion, error, num_tasks, self.cap_get_max_num_tasks()?)
+        self.ctx.set_conf(completion, error, num_tasks, self.room_for(self.ctx.engine().deflate.capacity())?)
     }
 
     /// `doca_compress_task_compress_deflate_alloc_init`: a task compressing `src`'s data into
@@ -396,7 +408,7 @@ impl Compress {
         error: impl FnMut(DecompressDeflateTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.ctx.set_conf(completion, error, num_tasks, self.cap_get_max_num_tasks()?)
+        self.ctx.set_conf(completion, error, num_tasks, self.room_for(self.ctx.engine().inflate.capacity())?)
     }
 
     /// `doca_compress_task_decompress_deflate_alloc_init`.
@@ -417,7 +429,12 @@ impl Compress {
         error: impl FnMut(DecompressLz4Task, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.ctx.set_conf(completion, error, num_tasks, self.cap_get_max_num_tasks()?)
+        self.ctx.set_conf(
+            completion,
+            error,
+            num_tasks,
+            self.room_for(self.ctx.engine().lz4_frame.capacity())?,
+        )
     }
 
     /// `doca_compress_task_decompress_lz4_alloc_init` (DOCA 2.5/2.6): the source is one whole
@@ -439,7 +456,12 @@ impl Compress {
         error: impl FnMut(DecompressLz4StreamTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.ctx.set_conf(completion, error, num_tasks, self.cap_get_max_num_tasks()?)
+        self.ctx.set_conf(
+            completion,
+            error,
+            num_tasks,
+            self.room_for(self.ctx.engine().lz4_stream.capacity())?,
+        )
     }
 
     /// `doca_compress_task_decompress_lz4_stream_alloc_init`: the source is the block
@@ -466,7 +488,12 @@ impl Compress {
         error: impl FnMut(DecompressLz4BlockTask, Data, Data) + 'static,
         num_tasks: u32,
     ) -> Result<()> {
-        self.ctx.set_conf(completion, error, num_tasks, self.cap_get_max_num_tasks()?)
+        self.ctx.set_conf(
+            completion,
+            error,
+            num_tasks,
+            self.room_for(self.ctx.engine().lz4_block.capacity())?,
+        )
     }
 
     /// `doca_compress_task_decompress_lz4_block_alloc_init`: the source is one LZ4 block.

@@ -608,3 +608,35 @@ fn stop_with_tasks_queued_flushes_them() {
     let z = r.compress(&small);
     assert_eq!(miniz_oxide::inflate::decompress_to_vec(&z).unwrap(), small);
 }
+
+/// `max_num_tasks` bounds the task types' pools together, as DOCA's header says ("sum of num
+/// tasks"): a pool may take what the others leave, and resizing a pool counts its new size
+/// only.
+#[test]
+fn the_pools_of_every_task_type_share_max_num_tasks() {
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let cmp = Compress::create(&dev).unwrap();
+    let max = cmp.cap_get_max_num_tasks().unwrap();
+    cmp.task_compress_deflate_set_conf(|_, _, _| {}, |_, _, _| {}, max - 8).unwrap();
+    assert_eq!(
+        cmp.task_decompress_deflate_set_conf(|_, _, _| {}, |_, _, _| {}, 9).err(),
+        Some(Error::InvalidValue)
+    );
+    cmp.task_decompress_deflate_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    cmp.task_decompress_lz4_block_set_conf(|_, _, _| {}, |_, _, _| {}, 4).unwrap();
+    assert_eq!(
+        cmp.task_decompress_lz4_stream_set_conf(|_, _, _| {}, |_, _, _| {}, 1).err(),
+        Some(Error::InvalidValue)
+    );
+    // Smaller again: the room comes back; a pool resized counts once.
+    cmp.task_compress_deflate_set_conf(|_, _, _| {}, |_, _, _| {}, max - 10).unwrap();
+    cmp.task_decompress_lz4_stream_set_conf(|_, _, _| {}, |_, _, _| {}, 2).unwrap();
+    assert_eq!(
+        cmp.task_decompress_lz4_stream_set_conf(|_, _, _| {}, |_, _, _| {}, 3).err(),
+        Some(Error::InvalidValue)
+    );
+    assert_eq!(
+        cmp.task_compress_deflate_set_conf(|_, _, _| {}, |_, _, _| {}, max).err(),
+        Some(Error::InvalidValue)
+    );
+}
