@@ -134,6 +134,10 @@ pub const RNR_DELAY: Duration = Duration::from_millis(1);
 pub const WINDOW: usize = 64;
 /// `rnr_retry_count` that never gives up.
 pub const RNR_INFINITE: u8 = 7;
+/// How long a connection whose peer closed one of its two sockets waits for the other's end
+/// (across the link each is relayed on a stream of its own, so their ends may come apart);
+/// then it is over as if both had ended. A peer that keeps one open is no reason to wait longer.
+pub const HALF_CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 /// `enum doca_rdma_transport_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -669,6 +673,8 @@ struct Conn {
     next_seq: u32,
     rnr_retries: u32,
     backoff_until: Option<Instant>,
+    /// One socket's end came, the other's not yet: when to stop waiting for it.
+    half_closed: Option<Instant>,
     expect: u32,
     user_data: Data,
     /// The peer said goodbye.
@@ -1619,6 +1625,7 @@ impl RdmaOps {
             next_seq: 0,
             rnr_retries: 0,
             backoff_until: None,
+            half_closed: None,
             expect: 0,
             user_data: Data::default(),
             bye: false,
@@ -2096,6 +2103,7 @@ impl RdmaOps {
         }
         c.out = None;
         c.inc = None;
+        c.half_closed = None;
         c.row = doca_core::status::Entry::none(); // over: its row goes now
     }
 
@@ -2237,7 +2245,7 @@ impl RdmaOps {
                 self.finish(job, Ok(()));
             }
             Kind::Rnr if front == Some(h.seq) => {
-                c.rnr_retries += 1;
+                c.rnr_retries = c.rnr_retries.saturating_add(1);
                 let budget = self.cfg.get().rnr_retry;
                 if budget != RNR_INFINITE && c.rnr_retries > budget as u32 {
                     let (_, job) = c.inflight.pop_front().expect("front checked");
@@ -2258,7 +2266,9 @@ impl RdmaOps {
             }
             Kind::Nak if front == Some(h.seq) => {
                 let (_, job) = c.inflight.pop_front().expect("front checked");
-                let e = Error::from_code(h.imm as i32).unwrap_or(Error::Unexpected);
+                // A refusal says why with an error code; anything else (success included) is
+                // the peer's nonsense, reported as UNEXPECTED, never as an Err(Success).
+                let e = Error::from_code(h.imm as i32).filter(|e| e.is_error()).unwrap_or(Error::Unexpected);
                 self.finish(job, Err(e));
                 c.state = ConnState::Error;
                 *fatal = Some((e, "the peer could not take the message".into()));
@@ -2559,6 +2569,7 @@ impl RdmaOps {
             } else {
                 c.inc = None;
             }
+            c.half_closed = Some(Instant::now() + HALF_CLOSE_WAIT);
             tracing::debug!(target: "doca_sdk", "rdma: {why}; waiting for the other socket's end");
             return true;
         }
@@ -2577,6 +2588,7 @@ impl RdmaOps {
         }
         c.out = None;
         c.inc = None;
+        c.half_closed = None;
         if c.bye {
             c.state = ConnState::Disconnected;
             tracing::debug!(target: "doca_sdk", "rdma: the peer disconnected ({why})");
@@ -2605,6 +2617,7 @@ impl RdmaOps {
         tracing::error!(target: "doca_sdk", "rdma: the peer sent {what}: connection closed");
         c.out = None;
         c.inc = None;
+        c.half_closed = None;
         c.state = ConnState::Error;
         if self.fail_waiting(c) {
             *fatal = Some((Error::ConnectionReset, format!("the peer sent {what}")));
@@ -2845,6 +2858,10 @@ impl CtxOps for RdmaOps {
             if fatal.is_none() {
                 did |= self.advance(c, now, &mut budget, &mut fatal);
             }
+            if fatal.is_none() && c.half_closed.is_some_and(|t| now.get() >= t) {
+                let why = "one socket ended and the other stayed open";
+                did |= self.peer_gone(c, c.inc.is_none(), why, &mut fatal);
+            }
             for s in [&c.out, &c.inc] {
                 if let Some(r) = s.as_ref().and_then(|s| s.rings.as_deref()) {
                     r.wake_peer();
@@ -2904,17 +2921,27 @@ impl CtxOps for RdmaOps {
                     return true;
                 }
             }
+            if let Some(t) = c.half_closed.filter(|_| c.state.is_live()) {
+                due = Some(due.map_or(t, |d| d.min(t)));
+            }
+            // What the queue's front waits for. The answers to the messages in flight (armed
+            // above; a socket's are watched): a full window, or a one-sided task (a write with
+            // immediate too) behind them. Nothing, while this side's socket is closed (the
+            // other's end or its deadline settles the connection). Else room in the ring.
+            let front = c.queue.front().map(|j| j.code);
+            let behind_answers =
+                !c.inflight.is_empty() && front.is_some_and(|k| !k.is_message() || k == Code::WriteImm);
+            let stuck = behind_answers || c.inflight.len() >= WINDOW || c.out.is_none();
             match c.backoff_until {
                 Some(t) => due = Some(due.map_or(t, |d| d.min(t))),
-                None if !c.queue.is_empty() && c.state == ConnState::Connected => match out {
-                    // Waiting for answers (armed above) or for room in the ring.
-                    Some(_) if c.inflight.len() >= WINDOW => {}
+                None if front.is_some() && c.state == ConnState::Connected && !stuck => match out {
                     Some(r) => {
                         let _ = r.tx.arm_for_room();
                         if r.tx.capacity() - r.tx.in_flight() >= need {
                             return true;
                         }
                     }
+                    // A socket: it had no room (or a pass's budget ran out).
                     None => return true,
                 },
                 None => {}

@@ -1,0 +1,270 @@
+//! A hand-made RDMA peer that misbehaves against one context (socket mode: it names itself
+//! on the socket it opened and answers through the rings this side offers): a peer that
+//! closes one of its two sockets, that takes a message and never answers, or that refuses
+//! a message with a success code. Nothing waits for ever, nothing spins, and no task
+//! completes with an error whose status is `DOCA_SUCCESS`.
+
+use std::cell::RefCell;
+use std::os::fd::AsFd;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use doca_buf::Inventory;
+use doca_core::{open_device_with_pci, Data, Dev, Error, Pe};
+use doca_link::discard::PeerFd;
+use doca_link::rendezvous::{Offer, Offered};
+use doca_link::ring::{Area, End, Ring};
+use doca_link::Recv;
+use doca_mmap::{AccessFlags, Mmap};
+use doca_rdma::wire::{Desc, Hdr, Kind, ACK_AT, ACK_SLOTS, AREA_LEN, HDR_LEN, MSG_RECORD, MSG_SLOTS};
+use doca_rdma::{ConnState, Connection, Rdma, SendTask, WriteTask, HALF_CLOSE_WAIT};
+
+fn fabric() {
+    static DIR: OnceLock<()> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("rdma-hostile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        std::env::set_var(doca_link::FABRIC_ENV, &dir);
+    });
+}
+
+type Log = Rc<RefCell<Vec<Result<(), Error>>>>;
+
+struct End2 {
+    dev: Dev,
+    pe: Pe,
+    rdma: Rdma,
+    map: Mmap,
+    inv: Inventory,
+    sent: Log,
+    wrote: Log,
+}
+
+fn end() -> End2 {
+    fabric();
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let pe = Pe::create().unwrap();
+    let rdma = Rdma::create(&dev).unwrap();
+    rdma.set_permissions(1).unwrap();
+    let sent: Log = Rc::default();
+    let (a, b) = (sent.clone(), sent.clone());
+    rdma.task_send_set_conf(
+        move |_t: SendTask, _, _| a.borrow_mut().push(Ok(())),
+        move |t: SendTask, _, _| b.borrow_mut().push(t.status()),
+        64,
+    )
+    .unwrap();
+    let wrote: Log = Rc::default();
+    let (a, b) = (wrote.clone(), wrote.clone());
+    rdma.task_write_set_conf(
+        move |_t: WriteTask, _, _| a.borrow_mut().push(Ok(())),
+        move |t: WriteTask, _, _| b.borrow_mut().push(t.status()),
+        64,
+    )
+    .unwrap();
+    pe.connect_ctx(&rdma.as_ctx()).unwrap();
+    rdma.as_ctx().start().unwrap();
+    let map = Mmap::create().unwrap();
+    map.set_memrange(vec![0u8; 1 << 20]).unwrap();
+    map.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+    map.add_dev(&dev).unwrap();
+    map.start().unwrap();
+    let inv = Inventory::create(64).unwrap();
+    inv.start().unwrap();
+    End2 { dev, pe, rdma, map, inv, sent, wrote }
+}
+
+struct Hostile {
+    offered: Offered,
+    /// The context's connector's socket, as the hostile's offer received it.
+    inbox: Arc<Mutex<Option<PeerFd>>>,
+}
+
+impl Hostile {
+    fn new() -> Hostile {
+        let inbox: Arc<Mutex<Option<PeerFd>>> = Arc::default();
+        let slot = inbox.clone();
+        let offered = doca_link::rendezvous::offer(Offer::Connection(Box::new(move |fd, _| {
+            *slot.lock().unwrap() = Some(fd);
+        })))
+        .unwrap();
+        Hostile { offered, inbox }
+    }
+
+    fn desc(&self, perms: u32) -> Vec<u8> {
+        Desc {
+            transport: 0,
+            service: self.offered.service(),
+            token: self.offered.token(),
+            perms,
+            gid_index: 0,
+            max_msg: 65536,
+            conn_id: 0,
+        }
+        .encode()
+    }
+
+    /// Connects to the context's offer and names itself (no rings: socket mode).
+    fn dial(&self, theirs: &[u8]) -> PeerFd {
+        let d = Desc::parse(theirs).unwrap();
+        let (sock, _) = doca_link::rendezvous::take_connection(d.service, &d.token).unwrap();
+        let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
+        hello.extend_from_slice(&self.offered.token());
+        doca_link::send(sock.as_fd(), &hello, &[]).unwrap();
+        sock
+    }
+}
+
+/// A context connected to a hand-made peer (socket mode for the peer's messages).
+fn hostile_pair(perms: u32) -> (End2, Connection, PeerFd, Hostile) {
+    let a = end();
+    let h = Hostile::new();
+    let (da, ca) = a.rdma.export().unwrap();
+    a.rdma.connect(&h.desc(perms), ca).unwrap();
+    let sock = h.dial(&da);
+    for _ in 0..100 {
+        a.pe.progress();
+    }
+    let until = Instant::now() + Duration::from_secs(5);
+    while h.inbox.lock().unwrap().is_none() {
+        assert!(Instant::now() < until);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(a.rdma.connection_state(ca).unwrap(), ConnState::Connected);
+    (a, ca, sock, h)
+}
+
+/// Whether the engine's handle is readable at once after request_notification, `n` times
+/// in a row (a sleeping application would spin).
+fn spins(pe: &Pe, n: usize) -> usize {
+    let mut ready = 0;
+    for _ in 0..n {
+        pe.request_notification().unwrap();
+        let h = pe.notification_handle();
+        let mut fds = [rustix::event::PollFd::new(&h, rustix::event::PollFlags::IN)];
+        let r =
+            rustix::event::poll(&mut fds, Some(&rustix::event::Timespec { tv_sec: 0, tv_nsec: 50_000_000 }))
+                .unwrap();
+        if r == 1 {
+            ready += 1;
+        }
+        pe.clear_notification().unwrap();
+        for _ in 0..10 {
+            pe.progress();
+        }
+    }
+    ready
+}
+
+/// The peer closes the end of the socket this side opened and keeps its own open: the
+/// connection waits for the other end a while (across the link the two ends come apart),
+/// without spinning, then is over; its send fails instead of waiting for ever.
+#[test]
+fn a_peer_that_closes_one_socket_ends_its_connection_after_a_while() {
+    let (a, ca, _sock, h) = hostile_pair(1);
+    drop(h.inbox.lock().unwrap().take());
+    let src = a.inv.buf_get_at(&a.map, 0, 64).unwrap();
+    src.append(b"hello").unwrap();
+    a.rdma.task_send_alloc_init(ca, Some(&src), Data::NONE).unwrap().submit().unwrap();
+    for _ in 0..100 {
+        a.pe.progress();
+    }
+    assert!(spins(&a.pe, 6) <= 2, "an application asleep on the handle spins while the connection waits");
+    let until = Instant::now() + HALF_CLOSE_WAIT + Duration::from_secs(5);
+    while a.sent.borrow().is_empty() {
+        assert!(Instant::now() < until, "the send never completed ({:?})", a.rdma.connection_state(ca));
+        a.pe.progress();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(*a.sent.borrow(), [Err(Error::ConnectionReset)]);
+    // The context failed with it (a task waited on the connection: DOCA's error rule).
+    assert_ne!(a.rdma.connection_state(ca), Ok(ConnState::Connected));
+}
+
+/// The peer takes a message out of the ring and answers with a refusal whose code is 0
+/// (success): the send fails with `UNEXPECTED`, never with an error status of `SUCCESS`.
+#[test]
+fn a_refusal_with_a_success_code_fails_the_send_as_unexpected() {
+    let (a, ca, _sock, h) = hostile_pair(1);
+    let (rx, tx, _peer) = rings_of(&h);
+    let src = a.inv.buf_get_at(&a.map, 0, 64).unwrap();
+    src.append(b"hello").unwrap();
+    a.rdma.task_send_alloc_init(ca, Some(&src), Data::NONE).unwrap().submit().unwrap();
+    take_one(&a, &rx);
+    let nak = Hdr { kind: Kind::Nak, flags: 0, seq: 0, imm: 0, len: 0 }.encode();
+    assert!(tx.push_with(Kind::Nak as u32, HDR_LEN, |b| b.copy_from_slice(&nak)).unwrap());
+    let until = Instant::now() + Duration::from_secs(5);
+    while a.sent.borrow().is_empty() {
+        assert!(Instant::now() < until, "no completion");
+        a.pe.progress();
+    }
+    assert_eq!(*a.sent.borrow(), [Err(Error::Unexpected)]);
+}
+
+/// The peer takes a send out of the ring and never answers (stopped, or hostile): a write
+/// queued behind the send waits for the answer, and an application asleep on the handle
+/// sleeps meanwhile instead of spinning.
+#[test]
+fn a_write_behind_an_unanswered_send_lets_the_application_sleep() {
+    let (a, ca, _sock, h) = hostile_pair(1 | 2 | 4 | 8);
+    let (rx, _tx, _peer) = rings_of(&h);
+    // An export of this process's own memory stands for the peer's.
+    let exported = Mmap::create().unwrap();
+    exported.set_memrange(vec![0u8; 4096]).unwrap();
+    exported.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_WRITE).unwrap();
+    exported.add_dev(&a.dev).unwrap();
+    exported.start().unwrap();
+    let blob = exported.export_rdma(&a.dev).unwrap();
+    let remote = Mmap::create_from_export(None, &blob, &a.dev).unwrap();
+    let (base, _) = remote.memrange().unwrap();
+    let dst = a.inv.buf_get_by_addr(&remote, base, 64).unwrap();
+    let src = a.inv.buf_get_at(&a.map, 0, 64).unwrap();
+    src.append(b"hello").unwrap();
+    let wsrc = a.inv.buf_get_at(&a.map, 4096, 64).unwrap();
+    wsrc.append(b"world").unwrap();
+    a.rdma.task_send_alloc_init(ca, Some(&src), Data::NONE).unwrap().submit().unwrap();
+    a.rdma.task_write_alloc_init(ca, Some(&wsrc), Some(&dst), Data::NONE).unwrap().submit().unwrap();
+    take_one(&a, &rx);
+    for _ in 0..100 {
+        a.pe.progress();
+    }
+    assert!(spins(&a.pe, 6) <= 2, "the engine never sleeps while the write waits for the send's answer");
+    assert!(a.sent.borrow().is_empty() && a.wrote.borrow().is_empty(), "both wait for the answer");
+}
+
+/// The rings this side offered the peer, as the peer attaches them (messages in, answers
+/// out), and the peer's end of the socket that carried them (kept open: its end would end
+/// the connection).
+fn rings_of(h: &Hostile) -> (Ring, Ring, PeerFd) {
+    let peer = h.inbox.lock().unwrap().take().unwrap();
+    let mut buf = [0u8; 64];
+    let until = Instant::now() + Duration::from_secs(5);
+    let fds = loop {
+        match doca_link::recv(peer.as_fd(), &mut buf).unwrap() {
+            Recv::Packet { fds, .. } => break fds,
+            _ => {
+                assert!(Instant::now() < until, "no rings offered");
+                std::thread::sleep(Duration::from_millis(1))
+            }
+        }
+    };
+    let area = Area::open(fds.into_iter().next().unwrap(), AREA_LEN).unwrap();
+    let rx = Ring::attach(&area, 0, MSG_SLOTS, MSG_RECORD, End::Consumer).unwrap();
+    let tx = Ring::attach(&area, ACK_AT, ACK_SLOTS, HDR_LEN, End::Producer).unwrap();
+    (rx, tx, peer)
+}
+
+/// Progresses `a` until a message is in the peer's ring, and takes it out unanswered.
+fn take_one(a: &End2, rx: &Ring) {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        a.pe.progress();
+        if let Some(s) = rx.peek() {
+            s.consume();
+            return;
+        }
+        assert!(Instant::now() < until, "no message in the ring");
+    }
+}
