@@ -693,7 +693,18 @@ fn check(sh: &Shared, op: u32, offset: u64, len: u64) -> Result<(usize, usize)> 
         }
     };
     match op {
-        OP_READ => Ok((off, n)),
+        // A PCI export may always be read; an RDMA-only one needs RDMA_READ (a peer holding its
+        // descriptor and talking to this server directly gets no more than the map grants).
+        OP_READ
+            if sh.perms.intersects(
+                AccessFlags::PCI_READ_ONLY | AccessFlags::PCI_READ_WRITE | AccessFlags::RDMA_READ,
+            ) =>
+        {
+            Ok((off, n))
+        }
+        OP_READ => {
+            Err(peer_fail!(Error::NotPermitted, "served export: a read of an export without read permission"))
+        }
         OP_WRITE
             if sh.perms.intersects(AccessFlags::PCI_READ_WRITE | AccessFlags::RDMA_WRITE)
                 && sh.backing.is_writable() =>
@@ -1622,6 +1633,23 @@ mod tests {
         // The exporter stops at once (its threads joined) with those importers gone.
         map.stop().unwrap();
         assert_eq!(good.read(0, &mut got[..1]).unwrap_err(), Error::NotFound);
+    }
+
+    /// An export for RDMA writes only (no `RDMA_READ`): a peer holding its descriptor and
+    /// asking the server directly for a read is refused, as the importer's library refuses it.
+    #[test]
+    fn a_write_only_rdma_export_refuses_reads() {
+        crate::private_fabric();
+        let dev = doca_core::open_device_with_pci("b1:00.0", None).unwrap();
+        let map = Mmap::create().unwrap();
+        map.set_memrange(vec![9u8; 4096]).unwrap();
+        map.set_permissions(AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_WRITE).unwrap();
+        map.add_dev(&dev).unwrap();
+        map.start().unwrap();
+        let desc = map.export_rdma(&dev).unwrap();
+        let (peer, _window) = raw_conn(&desc);
+        assert_eq!(ask(&peer, OP_READ, 0, 16), Err(Error::NotPermitted));
+        assert_eq!(ask(&peer, OP_WRITE, 0, 16), Ok(()));
     }
 
     /// An importer that keeps requests queued (it never waits: up to 64 whole windows ahead
