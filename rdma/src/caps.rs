@@ -44,6 +44,15 @@ pub const BYTES_PER_PASS: CapSpec = CapSpec {
     descr: "bytes one RDMA context copies per progress pass",
 };
 
+/// Emulator-only: how long a message waits for the peer's answer before it fails with
+/// `TIME_OUT` (a real queue pair's acknowledgement timeout and retries; here the peer's
+/// progress answers, so the default is long).
+pub const ACK_TIMEOUT_MS: CapSpec = CapSpec {
+    name: "rdma.ack_timeout_ms",
+    default: 30_000,
+    descr: "milliseconds a message waits for the peer's answer before failing with TIME_OUT",
+};
+
 /// `doca_rdma_srq_cap_get_max_shared_recv_queue_size`: receives a shared receive queue holds.
 pub const SRQ_MAX_SIZE: CapSpec =
     CapSpec { name: "rdma.srq_max_size", default: 8192, descr: "shared receive queue size (receives)" };
@@ -56,7 +65,7 @@ pub const SRQ_MAX_BUF_LIST_LEN: CapSpec = CapSpec {
 };
 
 /// Every capability this library reads.
-pub const ALL: [CapSpec; 12] = [
+pub const ALL: [CapSpec; 13] = [
     SUPPORTED,
     MAX_SEND_QUEUE_SIZE,
     MAX_RECV_QUEUE_SIZE,
@@ -66,6 +75,7 @@ pub const ALL: [CapSpec; 12] = [
     DC,
     MAX_CONNECTIONS,
     BYTES_PER_PASS,
+    ACK_TIMEOUT_MS,
     MAX_BUF_LIST_LEN,
     SRQ_MAX_SIZE,
     SRQ_MAX_BUF_LIST_LEN,
@@ -152,6 +162,11 @@ pub fn transport_type_is_supported(dev: &DevInfo, t: crate::TransportType) -> Re
 /// The bytes one context copies per pass (at least 4 KiB).
 pub fn bytes_per_pass(dev: &DevInfo) -> Result<usize> {
     Ok(get(dev, &BYTES_PER_PASS)?.max(4096).min(usize::MAX as u64) as usize)
+}
+
+/// How long a message waits for its answer (at least 1 ms).
+pub fn ack_timeout(dev: &DevInfo) -> Result<std::time::Duration> {
+    Ok(std::time::Duration::from_millis(get(dev, &ACK_TIMEOUT_MS)?.max(1)))
 }
 
 /// `doca_rdma_cap_get_gid`: entry `index` of the device's GID table — an IPv4-mapped

@@ -675,6 +675,9 @@ struct Conn {
     backoff_until: Option<Instant>,
     /// One socket's end came, the other's not yet: when to stop waiting for it.
     half_closed: Option<Instant>,
+    /// When the oldest message in flight has waited too long for its answer (set by the
+    /// first pass, or sleep, that finds messages in flight; each answer starts it again).
+    answer_due: Option<Instant>,
     expect: u32,
     user_data: Data,
     /// The peer said goodbye.
@@ -704,6 +707,8 @@ pub struct RdmaOps {
     bell_watch: RefCell<Option<Watched<EventFd>>>,
     timer: RefCell<Option<Watched<Timer>>>,
     bytes_per_pass: Cell<usize>,
+    /// How long a message waits for its answer (`rdma.ack_timeout_ms`).
+    ack_timeout: Cell<Duration>,
     /// When a pass looks at the connections' sockets (shared rings carry the traffic; the
     /// sockets only a goodbye or the peer's end): on a cadence, and at once after a wake-up.
     cadence: Cadence,
@@ -777,6 +782,7 @@ impl Rdma {
             bell_watch: RefCell::new(None),
             timer: RefCell::new(None),
             bytes_per_pass: Cell::new(1 << 20),
+            ack_timeout: Cell::new(Duration::from_millis(caps::ACK_TIMEOUT_MS.default)),
             cadence: Cadence::new(),
             closing: Cell::new(false),
             max_msg: Cell::new(65536),
@@ -1626,6 +1632,7 @@ impl RdmaOps {
             rnr_retries: 0,
             backoff_until: None,
             half_closed: None,
+            answer_due: None,
             expect: 0,
             user_data: Data::default(),
             bye: false,
@@ -2242,6 +2249,7 @@ impl RdmaOps {
             Kind::Ack if front == Some(h.seq) => {
                 let (_, job) = c.inflight.pop_front().expect("front checked");
                 c.rnr_retries = 0;
+                c.answer_due = None; // the next pass starts the clock for the next one
                 self.finish(job, Ok(()));
             }
             Kind::Rnr if front == Some(h.seq) => {
@@ -2263,6 +2271,7 @@ impl RdmaOps {
                 }
                 c.next_seq = h.seq;
                 c.backoff_until = Some(now.get() + RNR_DELAY);
+                c.answer_due = None;
             }
             Kind::Nak if front == Some(h.seq) => {
                 let (_, job) = c.inflight.pop_front().expect("front checked");
@@ -2603,6 +2612,22 @@ impl RdmaOps {
         true
     }
 
+    /// The oldest message in flight got no answer in time (a peer that took it and went
+    /// silent, or stopped): it fails with `TIME_OUT`, as a queue pair's retries running out
+    /// fail it, and the connection goes to the error state. Returns whether it did anything.
+    fn answer_late(&self, c: &mut Conn, fatal: &mut Fatal) -> bool {
+        c.answer_due = None;
+        let Some((_, job)) = c.inflight.pop_front() else { return false };
+        self.finish(job, Err(Error::TimeOut));
+        c.state = ConnState::Error;
+        let waited = self.ack_timeout.get();
+        *fatal = Some((
+            Error::TimeOut,
+            format!("the peer did not answer a message in {waited:?} (cap rdma.ack_timeout_ms)"),
+        ));
+        true
+    }
+
     /// The tasks waiting on a connection that broke fail with `CONNECTION_RESET`; returns
     /// whether there were any.
     fn fail_waiting(&self, c: &mut Conn) -> bool {
@@ -2746,6 +2771,7 @@ impl CtxOps for RdmaOps {
         srq::check_start(self)?;
         let info = self.dev.as_devinfo();
         self.bytes_per_pass.set(caps::bytes_per_pass(info)?);
+        self.ack_timeout.set(caps::ack_timeout(info)?);
         self.max_msg.set(caps::max_message_size(info)? as usize);
         self.max_rdma.set(caps::max_rdma_size(info)?);
         self.send_pool.prepare(Op::default);
@@ -2858,6 +2884,13 @@ impl CtxOps for RdmaOps {
             if fatal.is_none() {
                 did |= self.advance(c, now, &mut budget, &mut fatal);
             }
+            if fatal.is_none() && !c.inflight.is_empty() {
+                match c.answer_due {
+                    None => c.answer_due = Some(now.get() + self.ack_timeout.get()),
+                    Some(t) if now.get() >= t => did |= self.answer_late(c, &mut fatal),
+                    Some(_) => {}
+                }
+            }
             if fatal.is_none() && c.half_closed.is_some_and(|t| now.get() >= t) {
                 let why = "one socket ended and the other stayed open";
                 did |= self.peer_gone(c, c.inc.is_none(), why, &mut fatal);
@@ -2901,10 +2934,15 @@ impl CtxOps for RdmaOps {
 
     fn request_notification(&self, _core: &CtxCore) -> bool {
         let now = Instant::now();
-        let conns = self.conns.borrow();
+        let mut conns = self.conns.borrow_mut();
         let mut due: Option<Instant> = None;
         let need = records_for(HDR_LEN + self.max_msg.get()) as u64;
-        for c in conns.iter().flatten() {
+        for c in conns.iter_mut().flatten() {
+            // Messages in flight since the last pass (sent from a callback): their answers'
+            // clock starts now, so that a sleeper wakes when it runs out.
+            if !c.inflight.is_empty() && c.answer_due.is_none() {
+                c.answer_due = Some(now + self.ack_timeout.get());
+            }
             // Shared rings: sleep armed, unless something came meanwhile (Dekker: the peer
             // publishing after the arming sees the flag and rings this side's doorbell).
             let (out, inc) = (
@@ -2921,7 +2959,7 @@ impl CtxOps for RdmaOps {
                     return true;
                 }
             }
-            if let Some(t) = c.half_closed.filter(|_| c.state.is_live()) {
+            for t in [c.half_closed, c.answer_due].into_iter().flatten().filter(|_| c.state.is_live()) {
                 due = Some(due.map_or(t, |d| d.min(t)));
             }
             // What the queue's front waits for. The answers to the messages in flight (armed

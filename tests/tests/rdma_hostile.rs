@@ -43,8 +43,12 @@ struct End2 {
 }
 
 fn end() -> End2 {
+    end_on(open_device_with_pci("03:00.0", None).unwrap())
+}
+
+/// [`end`] on a device of the caller's topology.
+fn end_on(dev: Dev) -> End2 {
     fabric();
-    let dev = open_device_with_pci("03:00.0", None).unwrap();
     let pe = Pe::create().unwrap();
     let rdma = Rdma::create(&dev).unwrap();
     rdma.set_permissions(1).unwrap();
@@ -119,7 +123,11 @@ impl Hostile {
 
 /// A context connected to a hand-made peer (socket mode for the peer's messages).
 fn hostile_pair(perms: u32) -> (End2, Connection, PeerFd, Hostile) {
-    let a = end();
+    hostile_pair_with(end(), perms)
+}
+
+/// [`hostile_pair`] for the context `a`.
+fn hostile_pair_with(a: End2, perms: u32) -> (End2, Connection, PeerFd, Hostile) {
     let h = Hostile::new();
     let (da, ca) = a.rdma.export().unwrap();
     a.rdma.connect(&h.desc(perms), ca).unwrap();
@@ -201,6 +209,44 @@ fn a_refusal_with_a_success_code_fails_the_send_as_unexpected() {
         a.pe.progress();
     }
     assert_eq!(*a.sent.borrow(), [Err(Error::Unexpected)]);
+}
+
+/// The peer takes a send out of the ring and never answers: after `rdma.ack_timeout_ms` the
+/// send fails with `TIME_OUT` (as a queue pair's retries run out), instead of waiting for ever.
+#[test]
+fn a_message_the_peer_never_answers_fails_with_time_out() {
+    let topo = doca_core::Topology::parse(
+        "t",
+        "device 03:00.0 dpu\nrep b1:00.0 pf\ndevice b1:00.0 host\ncap rdma.ack_timeout_ms 200\n",
+    )
+    .unwrap();
+    let dev = topo
+        .devinfo_list()
+        .unwrap()
+        .into_iter()
+        .find(|i| i.is_equal_pci_addr("03:00.0") == Ok(true))
+        .unwrap()
+        .open()
+        .unwrap();
+    let (a, ca, _sock, h) = hostile_pair_with(end_on(dev), 1);
+    let (rx, _tx, _peer) = rings_of(&h);
+    let src = a.inv.buf_get_at(&a.map, 0, 64).unwrap();
+    src.append(b"hello").unwrap();
+    a.rdma.task_send_alloc_init(ca, Some(&src), Data::NONE).unwrap().submit().unwrap();
+    take_one(&a, &rx);
+    let sent_at = Instant::now();
+    // Asleep on the handle: the timer wakes the engine when the answer is late.
+    while a.sent.borrow().is_empty() {
+        assert!(sent_at.elapsed() < Duration::from_secs(10), "the send never failed");
+        a.pe.request_notification().unwrap();
+        let h = a.pe.notification_handle();
+        let mut fds = [rustix::event::PollFd::new(&h, rustix::event::PollFlags::IN)];
+        let _ = rustix::event::poll(&mut fds, Some(&rustix::event::Timespec { tv_sec: 1, tv_nsec: 0 }));
+        a.pe.clear_notification().unwrap();
+        a.pe.progress();
+    }
+    assert_eq!(*a.sent.borrow(), [Err(Error::TimeOut)]);
+    assert!(sent_at.elapsed() >= Duration::from_millis(150), "not before its time");
 }
 
 /// The peer takes a send out of the ring and never answers (stopped, or hostile): a write
