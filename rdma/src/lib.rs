@@ -675,9 +675,12 @@ struct Conn {
     backoff_until: Option<Instant>,
     /// One socket's end came, the other's not yet: when to stop waiting for it.
     half_closed: Option<Instant>,
-    /// When the oldest message in flight has waited too long for its answer (set by the
-    /// first pass, or sleep, that finds messages in flight; each answer starts it again).
-    answer_due: Option<Instant>,
+    /// When the messages in flight have waited too long for an answer, and `answers` then
+    /// (set by the first look, or sleep, that finds messages in flight; a look that finds
+    /// `answers` moved on sets it again; no clock read on the message path).
+    answer_due: Option<(Instant, u32)>,
+    /// Answers (acknowledgements, receiver-not-ready) to the oldest message so far, wrapping.
+    answers: u32,
     expect: u32,
     user_data: Data,
     /// The peer said goodbye.
@@ -1633,6 +1636,7 @@ impl RdmaOps {
             backoff_until: None,
             half_closed: None,
             answer_due: None,
+            answers: 0,
             expect: 0,
             user_data: Data::default(),
             bye: false,
@@ -2249,7 +2253,7 @@ impl RdmaOps {
             Kind::Ack if front == Some(h.seq) => {
                 let (_, job) = c.inflight.pop_front().expect("front checked");
                 c.rnr_retries = 0;
-                c.answer_due = None; // the next pass starts the clock for the next one
+                c.answers = c.answers.wrapping_add(1);
                 self.finish(job, Ok(()));
             }
             Kind::Rnr if front == Some(h.seq) => {
@@ -2271,7 +2275,7 @@ impl RdmaOps {
                 }
                 c.next_seq = h.seq;
                 c.backoff_until = Some(now.get() + RNR_DELAY);
-                c.answer_due = None;
+                c.answers = c.answers.wrapping_add(1);
             }
             Kind::Nak if front == Some(h.seq) => {
                 let (_, job) = c.inflight.pop_front().expect("front checked");
@@ -2884,11 +2888,15 @@ impl CtxOps for RdmaOps {
             if fatal.is_none() {
                 did |= self.advance(c, now, &mut budget, &mut fatal);
             }
-            if fatal.is_none() && !c.inflight.is_empty() {
+            // The answers' clock, at the looks only (they read the clock anyway).
+            if look && fatal.is_none() {
                 match c.answer_due {
-                    None => c.answer_due = Some(now.get() + self.ack_timeout.get()),
-                    Some(t) if now.get() >= t => did |= self.answer_late(c, &mut fatal),
-                    Some(_) => {}
+                    _ if c.inflight.is_empty() => c.answer_due = None,
+                    Some((t, n)) if n == c.answers && now.get() >= t => {
+                        did |= self.answer_late(c, &mut fatal)
+                    }
+                    Some((_, n)) if n == c.answers => {}
+                    _ => c.answer_due = Some((now.get() + self.ack_timeout.get(), c.answers)),
                 }
             }
             if fatal.is_none() && c.half_closed.is_some_and(|t| now.get() >= t) {
@@ -2940,8 +2948,8 @@ impl CtxOps for RdmaOps {
         for c in conns.iter_mut().flatten() {
             // Messages in flight since the last pass (sent from a callback): their answers'
             // clock starts now, so that a sleeper wakes when it runs out.
-            if !c.inflight.is_empty() && c.answer_due.is_none() {
-                c.answer_due = Some(now + self.ack_timeout.get());
+            if !c.inflight.is_empty() && c.answer_due.is_none_or(|(_, n)| n != c.answers) {
+                c.answer_due = Some((now + self.ack_timeout.get(), c.answers));
             }
             // Shared rings: sleep armed, unless something came meanwhile (Dekker: the peer
             // publishing after the arming sees the flag and rings this side's doorbell).
@@ -2959,7 +2967,8 @@ impl CtxOps for RdmaOps {
                     return true;
                 }
             }
-            for t in [c.half_closed, c.answer_due].into_iter().flatten().filter(|_| c.state.is_live()) {
+            let answer_due = c.answer_due.filter(|_| !c.inflight.is_empty()).map(|(t, _)| t);
+            for t in [c.half_closed, answer_due].into_iter().flatten().filter(|_| c.state.is_live()) {
                 due = Some(due.map_or(t, |d| d.min(t)));
             }
             // What the queue's front waits for. The answers to the messages in flight (armed
