@@ -53,8 +53,13 @@ use crate::{lookup, lookup_mut, ConnState, Connection, Rdma, RdmaOps, Sock};
 pub use crate::wire::PORT_NS;
 /// The longest an accepted socket may take to send its request before it is closed.
 pub const REQUEST_WAIT: Duration = Duration::from_secs(5);
-/// Sockets accepted and waiting for their request, at most (more are closed at once).
+/// Sockets accepted and waiting for their request, at most (more are closed at once, or
+/// take the place of a bigger holder's: see [`MAX_PENDING_PER_PROCESS`]).
 pub const MAX_PENDING: usize = 64;
+/// Of which one client process holds at most this many: a process opening silent sockets
+/// shuts nobody else out. When the table is full, a newcomer from a process holding fewer
+/// takes the place of the oldest of the biggest holder's.
+pub const MAX_PENDING_PER_PROCESS: usize = 16;
 
 /// `enum doca_rdma_addr_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,7 +138,8 @@ pub(crate) struct CmConn {
     /// The port's socket: the client's to the listener, the server's from the client,
     /// until the handshake is over.
     sock: Option<Sock>,
-    /// Client: when the server's answer is due.
+    /// Client: when the server's answer is due; then (both sides) when the connection must
+    /// be established (both sockets up), or it fails.
     deadline: Option<Instant>,
     /// The established callback was called.
     established: bool,
@@ -179,6 +185,8 @@ struct Port {
 struct Pending {
     sock: Sock,
     deadline: Instant,
+    /// The client process (its share of the table, see [`MAX_PENDING_PER_PROCESS`]).
+    pid: i32,
 }
 
 /// A context's connection manager.
@@ -314,7 +322,7 @@ impl Rdma {
             },
             None => None,
         };
-        let timeout = Duration::from_millis(ops.cfg.get().conn_request_timeout.max(1) as u64);
+        let timeout = ops.request_timeout();
         let cm = CmConn {
             sock: sock.map(|s| Sock::new(PeerFd::socket(s), self.core())),
             deadline: Some(Instant::now() + timeout),
@@ -403,6 +411,11 @@ impl Rdma {
             }
             return Err(e);
         }
+        // The client connects back within the request timeout, or the connection fails (a
+        // client that never does holds no connection for ever).
+        if let Some(m) = c.cm.as_mut() {
+            m.deadline = Some(Instant::now() + ops.request_timeout());
+        }
         drop(conns);
         self.core().activate();
         tracing::debug!(target: "doca_sdk", "rdma: connection {} accepted", conn.idx);
@@ -470,10 +483,18 @@ impl RdmaOps {
             || !self.cm.events.borrow().is_empty()
     }
 
-    /// The earliest deadline of a client waiting for its answer, or of an accepted socket.
+    /// `doca_rdma_set_connection_request_timeout`'s value: how long a request waits for its
+    /// answer, and an accepted connection for its establishment.
+    fn request_timeout(&self) -> Duration {
+        Duration::from_millis(self.cfg.get().conn_request_timeout.max(1) as u64)
+    }
+
+    /// The earliest deadline of a client waiting for its answer, of a connection not yet
+    /// established, or of an accepted socket.
     pub(crate) fn cm_due(&self, conns: &[Option<crate::Conn>]) -> Option<Instant> {
-        let a =
-            conns.iter().flatten().filter_map(|c| c.cm.as_ref()?.sock.as_ref().and(c.cm.as_ref()?.deadline));
+        let a = conns.iter().flatten().filter_map(|c| {
+            c.cm.as_ref().filter(|m| !m.established && !m.over && c.state.is_live())?.deadline
+        });
         let b = self.cm.pending.borrow().iter().map(|p| p.deadline).min();
         a.chain(b).min()
     }
@@ -507,16 +528,21 @@ impl RdmaOps {
                     match p.listener.accept() {
                         Ok(Some(fd)) => {
                             did = true;
-                            if doca_link::peer_pid(fd.as_fd()).is_err() {
+                            let Ok(pid) = doca_link::peer_pid(fd.as_fd()) else {
                                 tracing::debug!(target: "doca_sdk", "rdma: port {}: a connection from another user closed", p.port);
-                            } else if pending.len() >= MAX_PENDING {
-                                tracing::debug!(target: "doca_sdk", "rdma: port {}: {MAX_PENDING} requests waiting; one more closed", p.port);
-                            } else {
-                                pending.push(Pending {
-                                    sock: Sock::new(PeerFd::socket(fd), core),
-                                    deadline: now.get() + REQUEST_WAIT,
-                                });
+                                drop(PeerFd::socket(fd));
+                                continue;
+                            };
+                            if !make_room(&mut pending, pid) {
+                                tracing::debug!(target: "doca_sdk", "rdma: port {}: no room for one more waiting request of process {pid}: closed", p.port);
+                                drop(PeerFd::socket(fd));
+                                continue;
                             }
+                            pending.push(Pending {
+                                sock: Sock::new(PeerFd::socket(fd), core),
+                                deadline: now.get() + REQUEST_WAIT,
+                                pid,
+                            });
                         }
                         Ok(None) => break,
                         Err(e) => {
@@ -609,6 +635,7 @@ impl RdmaOps {
             };
             did = true;
             m.sock = None;
+            m.deadline = Some(now.get() + self.request_timeout());
             let r = got.and_then(|d| {
                 if d.transport != self.cfg.get().transport as u8 {
                     return Err("the server's transport type differs from this context's".into());
@@ -627,6 +654,19 @@ impl RdmaOps {
             m.established = true;
             events.push_back(Event::Established(me));
             did = true;
+        }
+        // Accepted (or answered) and not established in time: the peer never connected back.
+        if !m.established
+            && !m.over
+            && m.sock.is_none()
+            && c.state.is_live()
+            && c.state != ConnState::Requested
+            && m.deadline.is_some_and(|t| now.get() >= t)
+        {
+            tracing::error!(target: "doca_sdk", "rdma: connection {} not established within connection_request_timeout: failed", me.idx);
+            c.state = ConnState::Error;
+            c.out = None;
+            c.inc = None;
         }
         if !m.over && !c.state.is_live() {
             m.over = true;
@@ -668,5 +708,76 @@ impl RdmaOps {
                 .is_some();
         }
         any
+    }
+}
+
+/// Whether a request socket of process `pid` may wait in `pending`: below its share, and
+/// below the table's size or taking the place of the oldest socket of the process holding
+/// the most (when that one holds more than `pid` would).
+fn make_room(pending: &mut Vec<Pending>, pid: i32) -> bool {
+    let pids: Vec<i32> = pending.iter().map(|p| p.pid).collect();
+    match room(&pids, pid) {
+        Room::Refused => false,
+        Room::Free => true,
+        Room::InPlaceOf(i) => {
+            let big = pending.remove(i).pid;
+            tracing::debug!(target: "doca_sdk", "rdma: the oldest waiting request of process {big} (the biggest holder) closed for process {pid}'s");
+            true
+        }
+    }
+}
+
+/// What [`make_room`] does for a newcomer of process `pid`, given the processes of the
+/// waiting sockets in arrival order.
+#[derive(Debug, PartialEq)]
+enum Room {
+    Refused,
+    Free,
+    /// The waiting socket at this index goes.
+    InPlaceOf(usize),
+}
+
+fn room(pids: &[i32], pid: i32) -> Room {
+    let held = |pid: i32| pids.iter().filter(|&&p| p == pid).count();
+    let mine = held(pid);
+    if mine >= MAX_PENDING_PER_PROCESS {
+        return Room::Refused;
+    }
+    if pids.len() < MAX_PENDING {
+        return Room::Free;
+    }
+    let Some((big, most)) = pids.iter().map(|&p| (p, held(p))).max_by_key(|&(_, n)| n) else {
+        return Room::Refused;
+    };
+    if most <= mine + 1 {
+        return Room::Refused;
+    }
+    pids.iter().position(|&p| p == big).map_or(Room::Refused, Room::InPlaceOf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_process_holds_at_most_its_share_of_the_waiting_requests() {
+        // Alone: up to its share.
+        let mut pids = vec![];
+        while room(&pids, 7) == Room::Free {
+            pids.push(7);
+        }
+        assert_eq!(pids.len(), MAX_PENDING_PER_PROCESS);
+        // A full table of four processes' shares: a fifth process takes the oldest place of
+        // a biggest holder; in a table of 64 processes holding one each, nobody holds more
+        // than a newcomer would: it is refused.
+        let four: Vec<i32> = (0..MAX_PENDING).map(|i| (i % 4) as i32).collect();
+        assert!(matches!(room(&four, 9), Room::InPlaceOf(i) if i < 4), "{:?}", room(&four, 9));
+        let many: Vec<i32> = (0..MAX_PENDING as i32).collect();
+        assert_eq!(room(&many, 1000), Room::Refused);
+        let mut uneven: Vec<i32> = vec![1; MAX_PENDING_PER_PROCESS];
+        uneven.extend((0..MAX_PENDING - MAX_PENDING_PER_PROCESS).map(|i| 100 + (i % 6) as i32));
+        assert_eq!(uneven.len(), MAX_PENDING);
+        assert_eq!(room(&uneven, 9), Room::InPlaceOf(0), "process 1 holds 16: its oldest goes");
+        assert_eq!(room(&uneven, 1), Room::Refused, "process 1 is at its share");
     }
 }

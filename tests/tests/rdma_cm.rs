@@ -23,9 +23,9 @@ fn fabric() {
     });
 }
 
-/// A port of this test process's own (tests of one binary run in parallel).
+/// A port of this test process's own (tests of one binary run in parallel; `n` below 16).
 fn port(n: u16) -> u16 {
-    20000 + (std::process::id() % 2000) as u16 * 8 + n
+    20000 + (std::process::id() % 2000) as u16 * 16 + n
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -44,10 +44,18 @@ type Log = Rc<RefCell<Vec<Ev>>>;
 /// A running context whose callbacks log, and which accepts every request (`accept`) or
 /// rejects it from its request callback.
 fn side(pe: &Pe, max_conns: u16, accept: bool) -> (Rc<Rdma>, Log) {
+    side_with(pe, max_conns, accept, None)
+}
+
+/// [`side`] with its connection request timeout (ms) set.
+fn side_with(pe: &Pe, max_conns: u16, accept: bool, request_timeout: Option<u16>) -> (Rc<Rdma>, Log) {
     fabric();
     let dev = open_device_with_pci("03:00.0", None).unwrap();
     let rdma = Rc::new(Rdma::create(&dev).unwrap());
     rdma.set_max_num_connections(max_conns).unwrap();
+    if let Some(ms) = request_timeout {
+        rdma.set_connection_request_timeout(ms).unwrap();
+    }
     let log: Log = Rc::default();
     let me: Weak<Rdma> = Rc::downgrade(&rdma);
     let (l1, l2, l3, l4) = (log.clone(), log.clone(), log.clone(), log.clone());
@@ -445,4 +453,46 @@ fn a_callback_may_connect_again_and_a_panicking_one_keeps_the_callbacks() {
     server.connection_disconnect(sconn).unwrap();
     until(&pe, "disconnect", || log.borrow().iter().any(|e| matches!(e, Ev::Disconnect(..))));
     assert!(matches!(log.borrow().last(), Some(&Ev::Disconnect(c, 2)) if c == established));
+}
+
+/// A client that asks, is accepted, and never connects back (hostile, or hung): the server's
+/// connection fails (failure callback) after its connection request timeout, instead of
+/// holding one of its connections for ever.
+#[test]
+fn an_accepted_client_that_never_connects_back_fails_after_the_request_timeout() {
+    let pe = Pe::create().unwrap();
+    let (server, slog) = side_with(&pe, 2, true, Some(300));
+    let p = port(8);
+    server.start_listen_to_port(p).unwrap();
+    // The hand-made client: an offer of its own (the server connects to it when accepting)
+    // that it never answers from.
+    let reached: std::sync::Arc<std::sync::Mutex<Vec<doca_link::discard::PeerFd>>> = Default::default();
+    let keep = reached.clone();
+    let offered =
+        doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Connection(Box::new(move |fd, _| {
+            keep.lock().unwrap().push(fd);
+        })))
+        .unwrap();
+    let request = doca_rdma::wire::CmMsg::Request(doca_rdma::wire::Desc {
+        transport: 0,
+        service: offered.service(),
+        token: offered.token(),
+        perms: 0,
+        gid_index: 0,
+        max_msg: 64,
+        conn_id: 0,
+    })
+    .encode();
+    let sock = doca_link::connect_port(doca_rdma::cm::PORT_NS, p).unwrap().unwrap();
+    doca_link::send(std::os::fd::AsFd::as_fd(&sock), &request, &[]).unwrap();
+    until(&pe, "the request", || slog.borrow().iter().any(|e| matches!(e, Ev::Request(_))));
+    let accepted = std::time::Instant::now();
+    assert!(!slog.borrow().iter().any(|e| matches!(e, Ev::AcceptFailed(_))), "{:?}", slog.borrow());
+    until(&pe, "the failure", || slog.borrow().iter().any(|e| matches!(e, Ev::Failure(..))));
+    assert!(accepted.elapsed() >= std::time::Duration::from_millis(250), "not before its time");
+    let conn =
+        slog.borrow().iter().find_map(|e| if let Ev::Request(c) = e { Some(*c) } else { None }).unwrap();
+    assert_eq!(server.connection_state(conn), Ok(ConnState::Error));
+    assert!(!slog.borrow().iter().any(|e| matches!(e, Ev::Established(..))));
+    drop(sock);
 }
