@@ -685,7 +685,11 @@ impl RdmaOps {
     /// accept, disconnect, submit, stop the context). Returns whether any ran.
     pub(crate) fn cm_deliver(&self, core: &CtxCore) -> bool {
         let mut any = false;
-        loop {
+        // The events the pass found: those the callbacks cause (a connect_to_addr from a
+        // failure callback that fails at once) wait for the next progress, so a callback that
+        // retries on every failure cannot keep this call from returning.
+        let found = self.cm.events.borrow().len();
+        for _ in 0..found {
             if core.state() != CtxState::Running {
                 self.cm.events.borrow_mut().clear();
                 break;

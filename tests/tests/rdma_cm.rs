@@ -496,3 +496,37 @@ fn an_accepted_client_that_never_connects_back_fails_after_the_request_timeout()
     assert!(!slog.borrow().iter().any(|e| matches!(e, Ev::Established(..))));
     drop(sock);
 }
+
+/// A failure callback that retries at once, on a port nobody listens on (each retry fails at
+/// once): one `progress` calls it once per failure the pass found, never looping on the
+/// failures its own retries cause.
+#[test]
+fn a_failure_callback_retrying_on_a_dead_port_does_not_hold_progress() {
+    let pe = Pe::create().unwrap();
+    fabric();
+    let dev = open_device_with_pci("03:00.0", None).unwrap();
+    let client = Rc::new(Rdma::create(&dev).unwrap());
+    client.set_max_num_connections(4).unwrap();
+    let me: Weak<Rdma> = Rc::downgrade(&client);
+    let failures = Rc::new(std::cell::Cell::new(0u32));
+    let f = failures.clone();
+    client
+        .set_connection_state_callbacks(
+            |_, _| {},
+            |_, _, _| {},
+            move |_, _, _| {
+                f.set(f.get() + 1);
+                assert!(f.get() < 100, "the failure callback runs on and on inside one progress");
+                me.upgrade().unwrap().connect_to_addr(&at(port(1)), Data::NONE).unwrap();
+            },
+            |_, _, _| {},
+        )
+        .unwrap();
+    pe.connect_ctx(&client.as_ctx()).unwrap();
+    client.as_ctx().start().unwrap();
+    client.connect_to_addr(&at(port(1)), Data::NONE).unwrap();
+    until(&pe, "the first failure", || failures.get() > 0);
+    assert_eq!(failures.get(), 1);
+    pe.progress();
+    assert_eq!(failures.get(), 2, "the retry's failure comes at the next progress");
+}
