@@ -48,7 +48,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_compress_create(struct doca_dev *dev, struct
 DOCA_EXPERIMENTAL doca_error_t doca_compress_destroy(struct doca_compress *compress);
 DOCA_EXPERIMENTAL struct doca_ctx *doca_compress_as_ctx(struct doca_compress *compress);
 
-/* The largest pool of one task type (cap compress.max_num_tasks). */
+/* The tasks of every type of one context together (cap compress.max_num_tasks). */
 #if DOCA_EMU_API_LEVEL == 25
 DOCA_EXPERIMENTAL doca_error_t doca_compress_get_max_num_tasks(struct doca_compress *compress,
 							       uint32_t *max_num_tasks);
@@ -69,7 +69,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_compress_cap_task_compress_deflate_get_max_b
 									uint64_t *max_buffer_size);
 DOCA_EXPERIMENTAL doca_error_t doca_compress_cap_task_compress_deflate_get_max_buf_list_len(const struct doca_devinfo *devinfo,
 									    uint32_t *max_buf_list_len);
-/* Idle only; num_tasks from 1 to cap compress.max_num_tasks. */
+/* Idle only; num_tasks 1 or more, with the other task types' at most cap compress.max_num_tasks. */
 DOCA_EXPERIMENTAL doca_error_t
 doca_compress_task_compress_deflate_set_conf(struct doca_compress *compress,
 				doca_compress_task_compress_deflate_completion_cb_t task_completion_cb,
@@ -104,7 +104,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_compress_cap_task_decompress_deflate_get_max
 									uint64_t *max_buffer_size);
 DOCA_EXPERIMENTAL doca_error_t doca_compress_cap_task_decompress_deflate_get_max_buf_list_len(const struct doca_devinfo *devinfo,
 									    uint32_t *max_buf_list_len);
-/* Idle only; num_tasks from 1 to cap compress.max_num_tasks. */
+/* Idle only; num_tasks 1 or more, with the other task types' at most cap compress.max_num_tasks. */
 DOCA_EXPERIMENTAL doca_error_t
 doca_compress_task_decompress_deflate_set_conf(struct doca_compress *compress,
 				doca_compress_task_decompress_deflate_completion_cb_t task_completion_cb,
@@ -142,7 +142,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_compress_cap_task_decompress_lz4_get_max_buf
 									uint64_t *max_buffer_size);
 DOCA_EXPERIMENTAL doca_error_t doca_compress_cap_task_decompress_lz4_get_max_buf_list_len(const struct doca_devinfo *devinfo,
 									    uint32_t *max_buf_list_len);
-/* Idle only; num_tasks from 1 to cap compress.max_num_tasks. */
+/* Idle only; num_tasks 1 or more, with the other task types' at most cap compress.max_num_tasks. */
 DOCA_EXPERIMENTAL doca_error_t
 doca_compress_task_decompress_lz4_set_conf(struct doca_compress *compress,
 				doca_compress_task_decompress_lz4_completion_cb_t task_completion_cb,
@@ -183,7 +183,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_compress_cap_task_decompress_lz4_stream_get_
 									uint64_t *max_buffer_size);
 DOCA_EXPERIMENTAL doca_error_t doca_compress_cap_task_decompress_lz4_stream_get_max_buf_list_len(const struct doca_devinfo *devinfo,
 									    uint32_t *max_buf_list_len);
-/* Idle only; num_tasks from 1 to cap compress.max_num_tasks. */
+/* Idle only; num_tasks 1 or more, with the other task types' at most cap compress.max_num_tasks. */
 DOCA_EXPERIMENTAL doca_error_t
 doca_compress_task_decompress_lz4_stream_set_conf(struct doca_compress *compress,
 				doca_compress_task_decompress_lz4_stream_completion_cb_t task_completion_cb,
@@ -229,7 +229,7 @@ DOCA_EXPERIMENTAL doca_error_t doca_compress_cap_task_decompress_lz4_block_get_m
 									uint64_t *max_buffer_size);
 DOCA_EXPERIMENTAL doca_error_t doca_compress_cap_task_decompress_lz4_block_get_max_buf_list_len(const struct doca_devinfo *devinfo,
 									    uint32_t *max_buf_list_len);
-/* Idle only; num_tasks from 1 to cap compress.max_num_tasks. */
+/* Idle only; num_tasks 1 or more, with the other task types' at most cap compress.max_num_tasks. */
 DOCA_EXPERIMENTAL doca_error_t
 doca_compress_task_decompress_lz4_block_set_conf(struct doca_compress *compress,
 				doca_compress_task_decompress_lz4_block_completion_cb_t task_completion_cb,

@@ -91,7 +91,7 @@ fn max_num_tasks(name: &'static str, compress: *mut DocaCompress, max_num_tasks:
     })
 }
 
-/// `doca_compress_cap_get_max_num_tasks` (DOCA 2.6 on): the largest pool of one task type.
+/// `doca_compress_cap_get_max_num_tasks` (DOCA 2.6 on): the tasks of every type together.
 ///
 /// # Safety
 /// `max_num_tasks` is NULL or writable.
@@ -229,7 +229,7 @@ macro_rules! task_type {
             self::max_buf_list_len(stringify!($max_buf_list_len), devinfo, $ty, max_buf_list_len)
         }
 
-        #[doc = concat!("`", stringify!($set_conf), "`: Idle only; 1..=`compress.max_num_tasks` tasks.")]
+        #[doc = concat!("`", stringify!($set_conf), "`: Idle only; 1 or more tasks, with the other types' at most `compress.max_num_tasks`.")]
         #[no_mangle]
         pub extern "C" fn $set_conf(
             compress: *mut DocaCompress,

@@ -2161,7 +2161,7 @@ impl RdmaOps {
                     // acknowledged would fail with the connection.
                     let Some(more) = self.ring_answers(c, now, fatal) else { return true };
                     did |= more;
-                    did |= self.peer_gone(c, true, "its acknowledgements' socket closed", fatal);
+                    did |= self.peer_gone(c, true, "its acknowledgements' socket closed", now, fatal);
                     break;
                 }
                 Ok(Recv::Packet { len, truncated, fds }) => {
@@ -2305,6 +2305,7 @@ impl RdmaOps {
         me: Connection,
         look: bool,
         core: &CtxCore,
+        now: &Now<'_>,
         fatal: &mut Fatal,
     ) -> bool {
         let Some(mut did) = self.take_ring_messages(c, me, fatal) else { return true };
@@ -2322,7 +2323,7 @@ impl RdmaOps {
                         Ok(()) => c.pending_reply = None,
                         Err(doca_link::Error::Again) => break,
                         Err(_) => {
-                            did |= self.peer_gone(c, false, "its messages' socket closed", fatal);
+                            did |= self.peer_gone(c, false, "its messages' socket closed", now, fatal);
                             break;
                         }
                     }
@@ -2337,7 +2338,7 @@ impl RdmaOps {
                     // pass takes).
                     let Some(more) = self.take_ring_messages(c, me, fatal) else { return true };
                     did |= more;
-                    did |= self.peer_gone(c, false, "its messages' socket closed", fatal);
+                    did |= self.peer_gone(c, false, "its messages' socket closed", now, fatal);
                     break;
                 }
                 Ok(Recv::Packet { len, truncated, fds }) => (len, truncated, fds),
@@ -2568,7 +2569,7 @@ impl RdmaOps {
     /// The peer's end of one socket closed (`on_out`: the one this side opened): a goodbye
     /// before it means disconnected, else the error state — once the other socket, if open,
     /// has ended too.
-    fn peer_gone(&self, c: &mut Conn, on_out: bool, why: &str, fatal: &mut Fatal) -> bool {
+    fn peer_gone(&self, c: &mut Conn, on_out: bool, why: &str, now: &Now<'_>, fatal: &mut Fatal) -> bool {
         if matches!(c.state, ConnState::Disconnected | ConnState::Error) {
             return false;
         }
@@ -2582,7 +2583,7 @@ impl RdmaOps {
             } else {
                 c.inc = None;
             }
-            c.half_closed = Some(Instant::now() + HALF_CLOSE_WAIT);
+            c.half_closed = Some(now.get() + HALF_CLOSE_WAIT);
             tracing::debug!(target: "doca_sdk", "rdma: {why}; waiting for the other socket's end");
             return true;
         }
@@ -2883,7 +2884,7 @@ impl CtxOps for RdmaOps {
             self.claim_row(c, i, core);
             did |= self.read_acks(c, now, look, &mut fatal);
             if fatal.is_none() {
-                did |= self.read_messages(c, me, look, core, &mut fatal);
+                did |= self.read_messages(c, me, look, core, now, &mut fatal);
             }
             if fatal.is_none() {
                 did |= self.advance(c, now, &mut budget, &mut fatal);
@@ -2901,7 +2902,7 @@ impl CtxOps for RdmaOps {
             }
             if fatal.is_none() && c.half_closed.is_some_and(|t| now.get() >= t) {
                 let why = "one socket ended and the other stayed open";
-                did |= self.peer_gone(c, c.inc.is_none(), why, &mut fatal);
+                did |= self.peer_gone(c, c.inc.is_none(), why, now, &mut fatal);
             }
             for s in [&c.out, &c.inc] {
                 if let Some(r) = s.as_ref().and_then(|s| s.rings.as_deref()) {
@@ -2973,12 +2974,15 @@ impl CtxOps for RdmaOps {
             }
             // What the queue's front waits for. The answers to the messages in flight (armed
             // above; a socket's are watched): a full window, or a one-sided task (a write with
-            // immediate too) behind them. Nothing, while this side's socket is closed (the
-            // other's end or its deadline settles the connection). Else room in the ring.
+            // immediate too) behind them. Nothing for a message while this side's socket is
+            // closed (the other's end or its deadline settles the connection). Else room in
+            // the ring.
             let front = c.queue.front().map(|j| j.code);
             let behind_answers =
                 !c.inflight.is_empty() && front.is_some_and(|k| !k.is_message() || k == Code::WriteImm);
-            let stuck = behind_answers || c.inflight.len() >= WINDOW || c.out.is_none();
+            // (A one-sided task needs no socket: with the window empty it may still run.)
+            let no_way = c.out.is_none() && front.is_some_and(Code::is_message);
+            let stuck = behind_answers || c.inflight.len() >= WINDOW || no_way;
             match c.backoff_until {
                 Some(t) => due = Some(due.map_or(t, |d| d.min(t))),
                 None if front.is_some() && c.state == ConnState::Connected && !stuck => match out {

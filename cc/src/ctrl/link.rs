@@ -29,16 +29,25 @@ use doca_link::{recv, Recv};
 /// Messages delivered per connection per progress call, at most.
 pub(crate) const RX_BATCH: usize = 64;
 
-/// A received message whose callback runs: its slot goes back to the producer when the
-/// callback returns, and when it panics (the callback saw its message: the next pass does not
-/// deliver it again, so a message that makes its callback panic is not a poison pill).
-struct Delivering<'a>(Option<Slot<'a>>);
+/// A received message whose callback runs: its slot goes back to the producer, and the
+/// status page counts it, when the callback returns and when it panics (the callback saw its
+/// message: the next pass does not deliver it again, so a message that makes its callback
+/// panic is not a poison pill, and every counter agrees it arrived).
+struct Delivering<'a> {
+    slot: Option<Slot<'a>>,
+    link: &'a Link,
+    len: usize,
+}
 
 impl Drop for Delivering<'_> {
     fn drop(&mut self) {
-        if let Some(slot) = self.0.take() {
+        if let Some(slot) = self.slot.take() {
             slot.consume();
         }
+        // The status page's counts after the callback: not on the way from a message
+        // landing to the answer the callback sends.
+        self.link.status.received(self.len);
+        self.link.row.received(self.len);
     }
 }
 
@@ -347,15 +356,11 @@ impl Link {
                     break;
                 }
                 self.conn.count(Counter::RecvMessages, len);
-                let msg = Delivering(Some(slot));
-                if let Some(bytes) = msg.0.as_ref().and_then(Slot::bytes) {
+                let msg = Delivering { slot: Some(slot), link: self, len };
+                if let Some(bytes) = msg.slot.as_ref().and_then(Slot::bytes) {
                     deliver(bytes, &self.conn);
                 }
                 drop(msg);
-                // The status page's counts after the callback: not on the way from a message
-                // landing to the answer the callback sends.
-                self.status.received(len);
-                self.row.received(len);
             } else {
                 slot.consume();
             }
