@@ -18,7 +18,7 @@ use doca_link::ring::{Area, End, Ring};
 use doca_link::Recv;
 use doca_mmap::{AccessFlags, Mmap};
 use doca_rdma::wire::{Desc, Hdr, Kind, ACK_AT, ACK_SLOTS, AREA_LEN, HDR_LEN, MSG_RECORD, MSG_SLOTS};
-use doca_rdma::{ConnState, Connection, Rdma, SendTask, WriteTask, HALF_CLOSE_WAIT};
+use doca_rdma::{ConnState, Connection, Rdma, SendTask, WriteTask, HALF_CLOSE_WAIT, SOCKET_PACKETS_PER_PASS};
 
 fn fabric() {
     static DIR: OnceLock<()> = OnceLock::new();
@@ -313,4 +313,53 @@ fn take_one(a: &End2, rx: &Ring) {
         }
         assert!(Instant::now() < until, "no message in the ring");
     }
+}
+
+/// A peer flooding the socket it opened with messages out of sequence (each read and
+/// dropped): one `progress` reads at most `SOCKET_PACKETS_PER_PASS` of them, so the flood
+/// does not hold the pass; the next passes read the rest.
+#[test]
+fn one_progress_reads_a_bounded_share_of_a_flooding_peer_s_packets() {
+    use std::os::fd::AsRawFd;
+    let (a, _ca, sock, _h) = hostile_pair(1);
+    let fd = sock.as_fd().as_raw_fd();
+    // Room for the whole flood in the peer's send queue (root may force it).
+    let big: libc::c_int = 16 << 20;
+    // SAFETY: a valid socket and a c_int option value of the right size.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUFFORCE,
+            (&big as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+    let unread = || {
+        let mut n: libc::c_int = 0;
+        // SAFETY: SIOCOUTQ (the same number as TIOCOUTQ) writes one c_int: the bytes not yet read.
+        assert_eq!(unsafe { libc::ioctl(fd, libc::TIOCOUTQ, &mut n) }, 0);
+        n
+    };
+    let stray = Hdr { kind: Kind::Send, flags: 0, seq: 1000, imm: 0, len: 0 }.encode();
+    let mut sent = 0;
+    while sent < 4 * SOCKET_PACKETS_PER_PASS && doca_link::send(sock.as_fd(), &stray, &[]).is_ok() {
+        sent += 1;
+    }
+    if sent <= SOCKET_PACKETS_PER_PASS {
+        eprintln!("skipped: the socket took only {sent} packets (no room to force: not root?)");
+        return;
+    }
+    let before = unread();
+    a.pe.progress();
+    let after = unread();
+    assert!(
+        after > 0 && after < before,
+        "one pass read {} of the {before} bytes of {sent} queued packets",
+        before - after
+    );
+    for _ in 0..2 * sent / SOCKET_PACKETS_PER_PASS {
+        a.pe.progress();
+    }
+    assert_eq!(unread(), 0, "the next passes read the rest");
 }
