@@ -145,6 +145,9 @@ pub(crate) struct CmConn {
     established: bool,
     /// A failure or disconnection was reported (at most once).
     over: bool,
+    /// Client: the listener was reached across the host–DPU link (its answer may name a
+    /// service there; a local listener's may not).
+    across: bool,
 }
 
 impl CmConn {
@@ -307,6 +310,7 @@ impl Rdma {
             }
             None
         };
+        let via_link = local.is_none() && across;
         let sock = match local {
             Some(s) => Some(s),
             None if across => match crate::linked::connect_port(addr.port) {
@@ -328,6 +332,7 @@ impl Rdma {
             deadline: Some(Instant::now() + timeout),
             established: false,
             over: false,
+            across: via_link,
         };
         let ok = cm.sock.is_some();
         let conn = ops.new_conn(
@@ -592,7 +597,7 @@ impl RdmaOps {
         if live >= self.cfg.get().max_conns as usize {
             return reject("the context has all its connections (doca_rdma_set_max_num_connections)");
         }
-        let cm = CmConn { sock: None, deadline: None, established: false, over: false };
+        let cm = CmConn { sock: None, deadline: None, established: false, over: false, across: false };
         match self.new_conn(ConnState::Requested, Some(d), Some(cm), "connection request") {
             Ok(conn) => {
                 let mut conns = self.conns.borrow_mut();
@@ -636,9 +641,16 @@ impl RdmaOps {
             did = true;
             m.sock = None;
             m.deadline = Some(now.get() + self.request_timeout());
+            let across = m.across;
             let r = got.and_then(|d| {
                 if d.transport != self.cfg.get().transport as u8 {
                     return Err("the server's transport type differs from this context's".into());
+                }
+                // Connecting across the link waits for the other side inside this pass: only
+                // for a listener reached that way (a local one naming a service there would
+                // hold this progress call for seconds).
+                if !across && crate::linked::across(d.service).is_some() {
+                    return Err("a local listener's answer names no service of this machine".into());
                 }
                 self.connect_out(c, d, core)
                     .map_err(|e| format!("connecting to the server's offer: {}", e.name()))
