@@ -95,6 +95,7 @@ pub fn pid_namespaces(what: &str) -> bool {
 }
 
 pub mod apart;
+pub mod rdma_hand;
 
 /// How long a peer may take to answer one line.
 pub const ANSWER_DEADLINE: Duration = Duration::from_secs(60);

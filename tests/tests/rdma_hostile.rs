@@ -7,18 +7,18 @@
 use std::cell::RefCell;
 use std::os::fd::AsFd;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use doca_buf::Inventory;
 use doca_core::{open_device_with_pci, Data, Dev, Error, Pe};
 use doca_link::discard::PeerFd;
-use doca_link::rendezvous::{Offer, Offered};
 use doca_link::ring::{Area, End, Ring};
 use doca_link::Recv;
 use doca_mmap::{AccessFlags, Mmap};
-use doca_rdma::wire::{Desc, Hdr, Kind, ACK_AT, ACK_SLOTS, AREA_LEN, HDR_LEN, MSG_RECORD, MSG_SLOTS};
+use doca_rdma::wire::{Hdr, Kind, ACK_AT, ACK_SLOTS, AREA_LEN, HDR_LEN, MSG_RECORD, MSG_SLOTS};
 use doca_rdma::{ConnState, Connection, Rdma, SendTask, WriteTask, HALF_CLOSE_WAIT, SOCKET_PACKETS_PER_PASS};
+use doca_tests::rdma_hand::{local_map, HandMade};
 
 fn fabric() {
     static DIR: OnceLock<()> = OnceLock::new();
@@ -70,68 +70,23 @@ fn end_on(dev: Dev) -> End2 {
     .unwrap();
     pe.connect_ctx(&rdma.as_ctx()).unwrap();
     rdma.as_ctx().start().unwrap();
-    let map = Mmap::create().unwrap();
-    map.set_memrange(vec![0u8; 1 << 20]).unwrap();
-    map.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
-    map.add_dev(&dev).unwrap();
-    map.start().unwrap();
+    let map = local_map(&dev, 1 << 20);
     let inv = Inventory::create(64).unwrap();
     inv.start().unwrap();
     End2 { dev, pe, rdma, map, inv, sent, wrote }
 }
 
-struct Hostile {
-    offered: Offered,
-    /// The context's connector's socket, as the hostile's offer received it.
-    inbox: Arc<Mutex<Option<PeerFd>>>,
-}
-
-impl Hostile {
-    fn new() -> Hostile {
-        let inbox: Arc<Mutex<Option<PeerFd>>> = Arc::default();
-        let slot = inbox.clone();
-        let offered = doca_link::rendezvous::offer(Offer::Connection(Box::new(move |fd, _| {
-            *slot.lock().unwrap() = Some(fd);
-        })))
-        .unwrap();
-        Hostile { offered, inbox }
-    }
-
-    fn desc(&self, perms: u32) -> Vec<u8> {
-        Desc {
-            transport: 0,
-            service: self.offered.service(),
-            token: self.offered.token(),
-            perms,
-            gid_index: 0,
-            max_msg: 65536,
-            conn_id: 0,
-        }
-        .encode()
-    }
-
-    /// Connects to the context's offer and names itself (no rings: socket mode).
-    fn dial(&self, theirs: &[u8]) -> PeerFd {
-        let d = Desc::parse(theirs).unwrap();
-        let (sock, _) = doca_link::rendezvous::take_connection(d.service, &d.token).unwrap();
-        let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
-        hello.extend_from_slice(&self.offered.token());
-        doca_link::send(sock.as_fd(), &hello, &[]).unwrap();
-        sock
-    }
-}
-
 /// A context connected to a hand-made peer (socket mode for the peer's messages).
-fn hostile_pair(perms: u32) -> (End2, Connection, PeerFd, Hostile) {
+fn hostile_pair(perms: u32) -> (End2, Connection, PeerFd, HandMade) {
     hostile_pair_with(end(), perms)
 }
 
 /// [`hostile_pair`] for the context `a`.
-fn hostile_pair_with(a: End2, perms: u32) -> (End2, Connection, PeerFd, Hostile) {
-    let h = Hostile::new();
+fn hostile_pair_with(a: End2, perms: u32) -> (End2, Connection, PeerFd, HandMade) {
+    let h = HandMade::new();
     let (da, ca) = a.rdma.export().unwrap();
     a.rdma.connect(&h.desc(perms), ca).unwrap();
-    let sock = h.dial(&da);
+    let sock = h.dial(&da, &[]);
     for _ in 0..100 {
         a.pe.progress();
     }
@@ -283,7 +238,7 @@ fn a_write_behind_an_unanswered_send_lets_the_application_sleep() {
 /// The rings this side offered the peer, as the peer attaches them (messages in, answers
 /// out), and the peer's end of the socket that carried them (kept open: its end would end
 /// the connection).
-fn rings_of(h: &Hostile) -> (Ring, Ring, PeerFd) {
+fn rings_of(h: &HandMade) -> (Ring, Ring, PeerFd) {
     let peer = h.inbox.lock().unwrap().take().unwrap();
     let mut buf = [0u8; 64];
     let until = Instant::now() + Duration::from_secs(5);

@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 use doca_buf::Inventory;
 use doca_core::{open_device_with_pci, Data, Dev, Error, Pe, TaskSubmitFlags};
 use doca_link::notify::Doorbell;
-use doca_link::rendezvous::{Offer, Offered};
 use doca_link::ring::{Area, End, Ring};
 use doca_mmap::{AccessFlags, Mmap};
-use doca_rdma::wire::{Desc, Hdr, Kind, ACK_AT, ACK_SLOTS, AREA_LEN, CHUNK, HDR_LEN, MSG_RECORD, MSG_SLOTS};
+use doca_rdma::wire::{Hdr, Kind, ACK_AT, ACK_SLOTS, AREA_LEN, CHUNK, HDR_LEN, MSG_RECORD, MSG_SLOTS};
 use doca_rdma::{ConnState, Connection, Rdma, ReceiveTask, SendTask};
+use doca_tests::rdma_hand::{local_map, HandMade};
 
 /// A private fabric directory (0700) for this test binary.
 fn fabric() {
@@ -81,11 +81,7 @@ fn end_keeping(kept: Option<Rc<RefCell<Vec<ReceiveTask>>>>) -> End2 {
     .unwrap();
     pe.connect_ctx(&rdma.as_ctx()).unwrap();
     rdma.as_ctx().start().unwrap();
-    let map = Mmap::create().unwrap();
-    map.set_memrange(vec![0u8; 1 << 20]).unwrap();
-    map.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
-    map.add_dev(&dev).unwrap();
-    map.start().unwrap();
+    let map = local_map(&dev, 1 << 20);
     let inv = Inventory::create(256).unwrap();
     inv.start().unwrap();
     End2 { _dev: dev, pe, rdma, map, inv, sent, got }
@@ -263,62 +259,19 @@ fn a_sleeping_side_wakes_on_a_message_and_on_its_answer() {
     assert_eq!(a.sent.borrow()[0], Ok(()));
 }
 
-/// A hand-made peer: an offer of its own (where the context's connector lands) and a socket
-/// to the context's offer, named with the offer's token.
-struct Hostile {
-    offered: Offered,
-    /// The context's connector's socket (kept open: the connection lives while it does).
-    _inbox: Arc<Mutex<Option<OwnedFd>>>,
-}
-
-impl Hostile {
-    fn new() -> Hostile {
-        let inbox: Arc<Mutex<Option<OwnedFd>>> = Arc::default();
-        let slot = inbox.clone();
-        let offered = doca_link::rendezvous::offer(Offer::Connection(Box::new(move |fd, _| {
-            *slot.lock().unwrap() = Some(fd.into_inner());
-        })))
-        .unwrap();
-        Hostile { offered, _inbox: inbox }
-    }
-
-    fn desc(&self) -> Vec<u8> {
-        Desc {
-            transport: 0,
-            service: self.offered.service(),
-            token: self.offered.token(),
-            perms: 1,
-            gid_index: 0,
-            max_msg: 65536,
-            conn_id: 0,
-        }
-        .encode()
-    }
-
-    /// Connects to the context's offer `theirs` and names itself with `hello`'s descriptors.
-    fn dial(&self, theirs: &[u8], fds: &[std::os::fd::BorrowedFd<'_>]) -> OwnedFd {
-        let d = Desc::parse(theirs).unwrap();
-        let (sock, _) = doca_link::rendezvous::take_connection(d.service, &d.token).unwrap();
-        let mut hello = Hdr { kind: Kind::Hello, flags: 0, seq: 0, imm: 0, len: 0 }.encode().to_vec();
-        hello.extend_from_slice(&self.offered.token());
-        doca_link::send(sock.as_fd(), &hello, fds).unwrap();
-        sock.into_inner()
-    }
-}
-
 /// A context connected to a hand-made peer that brought shared rings: the peer's end of
 /// the messages ring (producer) and its socket.
-fn hostile_pair() -> (End2, Connection, Ring, OwnedFd, Hostile, Doorbell) {
+fn hostile_pair() -> (End2, Connection, Ring, OwnedFd, HandMade, Doorbell) {
     let a = end();
-    let h = Hostile::new();
+    let h = HandMade::new();
     let (da, ca) = a.rdma.export().unwrap();
-    a.rdma.connect(&h.desc(), ca).unwrap();
+    a.rdma.connect(&h.desc(1), ca).unwrap();
     let area = Area::create("hostile", AREA_LEN).unwrap();
     Ring::init(&area, 0, MSG_SLOTS, MSG_RECORD).unwrap();
     Ring::init(&area, ACK_AT, ACK_SLOTS, HDR_LEN).unwrap();
     let tx = Ring::attach(&area, 0, MSG_SLOTS, MSG_RECORD, End::Producer).unwrap();
     let (bell, ringer) = Doorbell::pair().unwrap();
-    let sock = h.dial(&da, &[area.as_fd(), ringer.as_fd()]);
+    let sock = h.dial(&da, &[area.as_fd(), ringer.as_fd()]).into_inner();
     for _ in 0..100 {
         a.pe.progress();
     }
