@@ -53,13 +53,11 @@ use crate::{lookup, lookup_mut, ConnState, Connection, Rdma, RdmaOps, Sock};
 pub use crate::wire::PORT_NS;
 /// The longest an accepted socket may take to send its request before it is closed.
 pub const REQUEST_WAIT: Duration = Duration::from_secs(5);
-/// Sockets accepted and waiting for their request, at most (more are closed at once, or
-/// take the place of a bigger holder's: see [`MAX_PENDING_PER_PROCESS`]).
+/// Sockets accepted and waiting for their request, at most. When the table is full (the
+/// requests ready are read first), a newcomer from a process holding fewer takes the place
+/// of the oldest of the biggest holder's, so that a process opening silent sockets shuts
+/// nobody else out; else it is closed at once.
 pub const MAX_PENDING: usize = 64;
-/// Of which one client process holds at most this many: a process opening silent sockets
-/// shuts nobody else out. When the table is full, a newcomer from a process holding fewer
-/// takes the place of the oldest of the biggest holder's.
-pub const MAX_PENDING_PER_PROCESS: usize = 16;
 
 /// `enum doca_rdma_addr_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,7 +186,7 @@ struct Port {
 struct Pending {
     sock: Sock,
     deadline: Instant,
-    /// The client process (its share of the table, see [`MAX_PENDING_PER_PROCESS`]).
+    /// The client process (its share of a full table, see [`MAX_PENDING`]).
     pid: i32,
 }
 
@@ -329,7 +327,7 @@ impl Rdma {
         let timeout = ops.request_timeout();
         let cm = CmConn {
             sock: sock.map(|s| Sock::new(PeerFd::socket(s), self.core())),
-            deadline: Some(Instant::now() + timeout),
+            deadline: Some(self.core().now() + timeout),
             established: false,
             over: false,
             across: via_link,
@@ -419,7 +417,7 @@ impl Rdma {
         // The client connects back within the request timeout, or the connection fails (a
         // client that never does holds no connection for ever).
         if let Some(m) = c.cm.as_mut() {
-            m.deadline = Some(Instant::now() + ops.request_timeout());
+            m.deadline = Some(self.core().now() + ops.request_timeout());
         }
         drop(conns);
         self.core().activate();
@@ -524,63 +522,77 @@ impl RdmaOps {
     /// Accepts new sockets on the listening ports and reads their requests: each valid one
     /// becomes a requested connection (request callback). Returns whether anything happened.
     pub(crate) fn cm_listen(&self, core: &CtxCore, now: &doca_core::Now<'_>) -> bool {
-        let mut did = false;
-        {
-            let ports = self.cm.ports.borrow();
-            let mut pending = self.cm.pending.borrow_mut();
-            for p in ports.iter() {
-                loop {
-                    match p.listener.accept() {
-                        Ok(Some(fd)) => {
-                            did = true;
-                            let Ok(pid) = doca_link::peer_pid(fd.as_fd()) else {
-                                tracing::debug!(target: "doca_sdk", "rdma: port {}: a connection from another user closed", p.port);
-                                drop(PeerFd::socket(fd));
-                                continue;
-                            };
-                            if !make_room(&mut pending, pid) {
-                                tracing::debug!(target: "doca_sdk", "rdma: port {}: no room for one more waiting request of process {pid}: closed", p.port);
-                                drop(PeerFd::socket(fd));
-                                continue;
-                            }
-                            pending.push(Pending {
-                                sock: Sock::new(PeerFd::socket(fd), core),
-                                deadline: now.get() + REQUEST_WAIT,
-                                pid,
-                            });
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            tracing::warn!(target: "doca_sdk", "rdma: port {}: accept: {}", p.port, e.name());
-                            break;
-                        }
-                    }
-                }
-            }
-        }
+        // The sockets waiting for their request first: those whose request came leave the
+        // table before newcomers are counted against it.
         let waiting: Vec<Pending> = self.cm.pending.borrow_mut().drain(..).collect();
-        let mut keep = Vec::new();
-        let mut buf = [0u8; CM_MAX_LEN + 1];
+        let mut did = false;
+        let mut keep = Vec::with_capacity(waiting.len());
         for p in waiting {
-            match doca_link::recv(p.sock.fd.as_fd(), &mut buf) {
-                Ok(Recv::Empty) if p.deadline > now.get() => keep.push(p),
-                Ok(Recv::Empty) => {
+            match self.take_request(p.sock, &mut did) {
+                Some(sock) if p.deadline > now.get() => keep.push(Pending { sock, ..p }),
+                Some(_) => {
                     tracing::debug!(target: "doca_sdk", "rdma: a connection sent no request in {REQUEST_WAIT:?}; closed")
                 }
-                Ok(Recv::Closed) | Err(_) => did = true,
-                Ok(Recv::Packet { len, truncated, fds }) => {
-                    did = true;
-                    match CmMsg::parse(&buf[..len]) {
-                        Ok(CmMsg::Request(d)) if !truncated && fds.is_empty() => self.cm_request(p.sock, d),
-                        _ => {
-                            tracing::error!(target: "doca_sdk", "rdma: a connection request that is not one: closed")
+                None => {}
+            }
+        }
+        *self.cm.pending.borrow_mut() = keep;
+        let ports = self.cm.ports.borrow();
+        for p in ports.iter() {
+            loop {
+                match p.listener.accept() {
+                    Ok(Some(fd)) => {
+                        did = true;
+                        let Ok(pid) = doca_link::peer_pid(fd.as_fd()) else {
+                            tracing::debug!(target: "doca_sdk", "rdma: port {}: a connection from another user closed", p.port);
+                            drop(PeerFd::socket(fd));
+                            continue;
+                        };
+                        // A client sends its request with its connection: usually it is here.
+                        let Some(sock) = self.take_request(Sock::new(PeerFd::socket(fd), core), &mut did)
+                        else {
+                            continue;
+                        };
+                        let mut pending = self.cm.pending.borrow_mut();
+                        if !make_room(&mut pending, pid) {
+                            tracing::debug!(target: "doca_sdk", "rdma: port {}: {MAX_PENDING} requests waiting; one more of process {pid} closed", p.port);
+                            continue;
                         }
+                        pending.push(Pending { sock, deadline: now.get() + REQUEST_WAIT, pid });
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!(target: "doca_sdk", "rdma: port {}: accept: {}", p.port, e.name());
+                        break;
                     }
                 }
             }
         }
-        self.cm.pending.borrow_mut().extend(keep);
         did
+    }
+
+    /// Reads the request of a socket accepted on a listening port: a request becomes a
+    /// requested connection (or is rejected), anything else closes the socket; the socket
+    /// back when nothing came yet.
+    fn take_request(&self, sock: Sock, did: &mut bool) -> Option<Sock> {
+        let mut buf = [0u8; CM_MAX_LEN + 1];
+        match doca_link::recv(sock.fd.as_fd(), &mut buf) {
+            Ok(Recv::Empty) => Some(sock),
+            Ok(Recv::Closed) | Err(_) => {
+                *did = true;
+                None
+            }
+            Ok(Recv::Packet { len, truncated, fds }) => {
+                *did = true;
+                match CmMsg::parse(&buf[..len]) {
+                    Ok(CmMsg::Request(d)) if !truncated && fds.is_empty() => self.cm_request(sock, d),
+                    _ => {
+                        tracing::error!(target: "doca_sdk", "rdma: a connection request that is not one: closed")
+                    }
+                }
+                None
+            }
+        }
     }
 
     /// A client's request: a requested connection, or a rejection when this context cannot
@@ -619,6 +631,7 @@ impl RdmaOps {
         me: Connection,
         core: &CtxCore,
         now: &doca_core::Now<'_>,
+        fatal: &mut crate::Fatal,
     ) -> bool {
         let Some(m) = c.cm.as_mut() else { return false };
         let mut did = false;
@@ -668,18 +681,24 @@ impl RdmaOps {
             did = true;
         }
         // Accepted (or answered) and not established in time: the peer never connected back.
-        if !m.established
+        let late = !m.established
             && !m.over
             && m.sock.is_none()
             && c.state.is_live()
             && c.state != ConnState::Requested
-            && m.deadline.is_some_and(|t| now.get() >= t)
-        {
+            && m.deadline.is_some_and(|t| now.get() >= t);
+        if late {
             tracing::error!(target: "doca_sdk", "rdma: connection {} not established within connection_request_timeout: failed", me.idx);
             c.state = ConnState::Error;
             c.out = None;
             c.inc = None;
+            // Sends already submitted on it (the server's side is Connected once accepted)
+            // fail, as on any broken connection.
+            if self.fail_waiting(c) {
+                *fatal = Some((Error::ConnectionReset, "the peer never connected back".into()));
+            }
         }
+        let Some(m) = c.cm.as_mut() else { return did };
         if !m.over && !c.state.is_live() {
             m.over = true;
             m.sock = None;
@@ -727,9 +746,9 @@ impl RdmaOps {
     }
 }
 
-/// Whether a request socket of process `pid` may wait in `pending`: below its share, and
-/// below the table's size or taking the place of the oldest socket of the process holding
-/// the most (when that one holds more than `pid` would).
+/// Whether a request socket of process `pid` may wait in `pending`: below the table's size,
+/// or taking the place of the oldest socket of the process holding the most (when that one
+/// holds more than `pid` would).
 fn make_room(pending: &mut Vec<Pending>, pid: i32) -> bool {
     let pids: Vec<i32> = pending.iter().map(|p| p.pid).collect();
     match room(&pids, pid) {
@@ -754,14 +773,11 @@ enum Room {
 }
 
 fn room(pids: &[i32], pid: i32) -> Room {
-    let held = |pid: i32| pids.iter().filter(|&&p| p == pid).count();
-    let mine = held(pid);
-    if mine >= MAX_PENDING_PER_PROCESS {
-        return Room::Refused;
-    }
     if pids.len() < MAX_PENDING {
         return Room::Free;
     }
+    let held = |pid: i32| pids.iter().filter(|&&p| p == pid).count();
+    let mine = held(pid);
     let Some((big, most)) = pids.iter().map(|&p| (p, held(p))).max_by_key(|&(_, n)| n) else {
         return Room::Refused;
     };
@@ -776,13 +792,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_process_holds_at_most_its_share_of_the_waiting_requests() {
-        // Alone: up to its share.
-        let mut pids = vec![];
-        while room(&pids, 7) == Room::Free {
-            pids.push(7);
-        }
-        assert_eq!(pids.len(), MAX_PENDING_PER_PROCESS);
+    fn a_full_table_gives_a_newcomer_the_place_of_the_biggest_holder_s_oldest() {
+        // Below the size: room for anyone, however many it holds.
+        assert_eq!(room(&vec![7; MAX_PENDING - 1], 7), Room::Free);
         // A full table of four processes' shares: a fifth process takes the oldest place of
         // a biggest holder; in a table of 64 processes holding one each, nobody holds more
         // than a newcomer would: it is refused.
@@ -790,10 +802,9 @@ mod tests {
         assert!(matches!(room(&four, 9), Room::InPlaceOf(i) if i < 4), "{:?}", room(&four, 9));
         let many: Vec<i32> = (0..MAX_PENDING as i32).collect();
         assert_eq!(room(&many, 1000), Room::Refused);
-        let mut uneven: Vec<i32> = vec![1; MAX_PENDING_PER_PROCESS];
-        uneven.extend((0..MAX_PENDING - MAX_PENDING_PER_PROCESS).map(|i| 100 + (i % 6) as i32));
-        assert_eq!(uneven.len(), MAX_PENDING);
+        let mut uneven: Vec<i32> = vec![1; 16];
+        uneven.extend((0..MAX_PENDING - 16).map(|i| 100 + (i % 6) as i32));
         assert_eq!(room(&uneven, 9), Room::InPlaceOf(0), "process 1 holds 16: its oldest goes");
-        assert_eq!(room(&uneven, 1), Room::Refused, "process 1 is at its share");
+        assert_eq!(room(&uneven, 1), Room::Refused, "process 1 holds the most itself");
     }
 }

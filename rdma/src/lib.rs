@@ -752,7 +752,7 @@ pub struct Rdma {
 }
 
 /// What a failure found in a pass: fatal to the context once the pass let go of its state.
-type Fatal = Option<(Error, String)>;
+pub(crate) type Fatal = Option<(Error, String)>;
 
 impl Rdma {
     /// `doca_rdma_create`: a context on `dev` (`NOT_SUPPORTED` when the topology gives the
@@ -2923,7 +2923,7 @@ impl CtxOps for RdmaOps {
                     r.wake_peer();
                 }
             }
-            did |= self.cm_step(c, me, core, now);
+            did |= self.cm_step(c, me, core, now, &mut fatal);
             self.show_conn(c);
             inflight += c.inflight.len();
             if c.state.is_live() {
@@ -2955,8 +2955,9 @@ impl CtxOps for RdmaOps {
         did
     }
 
-    fn request_notification(&self, _core: &CtxCore) -> bool {
-        let now = Instant::now();
+    fn request_notification(&self, core: &CtxCore) -> bool {
+        // The engine's clock, as every deadline here is set by it (a test's manual clock).
+        let now = core.now();
         let mut conns = self.conns.borrow_mut();
         let mut due: Option<Instant> = None;
         let need = records_for(HDR_LEN + self.max_msg.get()) as u64;

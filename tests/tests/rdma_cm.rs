@@ -11,6 +11,7 @@ use doca_core::{open_device_with_pci, Data, Error, Pe};
 use doca_mmap::{AccessFlags, Mmap};
 use doca_rdma::cm::{Addr, AddrType};
 use doca_rdma::{ConnState, Connection, Rdma, ReceiveTask, SendTask};
+use doca_tests::rdma_hand::HandMade;
 
 /// A private fabric directory (0700) for this test binary.
 fn fabric() {
@@ -466,35 +467,72 @@ fn an_accepted_client_that_never_connects_back_fails_after_the_request_timeout()
     server.start_listen_to_port(p).unwrap();
     // The hand-made client: an offer of its own (the server connects to it when accepting)
     // that it never answers from.
-    let reached: std::sync::Arc<std::sync::Mutex<Vec<doca_link::discard::PeerFd>>> = Default::default();
-    let keep = reached.clone();
-    let offered =
-        doca_link::rendezvous::offer(doca_link::rendezvous::Offer::Connection(Box::new(move |fd, _| {
-            keep.lock().unwrap().push(fd);
-        })))
-        .unwrap();
-    let request = doca_rdma::wire::CmMsg::Request(doca_rdma::wire::Desc {
-        transport: 0,
-        service: offered.service(),
-        token: offered.token(),
-        perms: 0,
-        gid_index: 0,
-        max_msg: 64,
-        conn_id: 0,
-    })
-    .encode();
+    let peer = HandMade::new();
+    let request =
+        doca_rdma::wire::CmMsg::Request(doca_rdma::wire::Desc::parse(&peer.desc(0)).unwrap()).encode();
     let sock = doca_link::connect_port(doca_rdma::cm::PORT_NS, p).unwrap().unwrap();
     doca_link::send(std::os::fd::AsFd::as_fd(&sock), &request, &[]).unwrap();
     until(&pe, "the request", || slog.borrow().iter().any(|e| matches!(e, Ev::Request(_))));
     let accepted = std::time::Instant::now();
     assert!(!slog.borrow().iter().any(|e| matches!(e, Ev::AcceptFailed(_))), "{:?}", slog.borrow());
+    // The server's side is usable once accepted: a send goes out on it (nobody answers).
+    let conn =
+        slog.borrow().iter().find_map(|e| if let Ev::Request(c) = e { Some(*c) } else { None }).unwrap();
+    let mem = doca_tests::rdma_hand::local_map(server.dev(), 4096);
+    let inv = Inventory::create(1).unwrap();
+    inv.start().unwrap();
+    let msg = inv.buf_get_at(&mem, 0, 64).unwrap();
+    msg.append(b"anyone?").unwrap();
+    server.task_send_alloc_init(conn, Some(&msg), Data::NONE).unwrap().submit().unwrap();
+    // The send waiting on the connection fails with it, not left for ever; a task failing
+    // is fatal to the context (the error rule): it stops.
+    until(&pe, "the send's completion", || slog.borrow().iter().any(|e| matches!(e, Ev::Sent(_))));
+    assert!(accepted.elapsed() >= std::time::Duration::from_millis(250), "not before its time");
+    assert!(slog.borrow().contains(&Ev::Sent(Err(Error::ConnectionReset))), "{:?}", slog.borrow());
+    assert!(!slog.borrow().iter().any(|e| matches!(e, Ev::Established(..))));
+    assert_ne!(server.as_ctx().state(), doca_core::CtxState::Running);
+    drop(sock);
+}
+
+/// [`an_accepted_client_that_never_connects_back_fails_after_the_request_timeout`] with no
+/// task waiting on the connection: only the connection fails (failure callback).
+#[test]
+fn an_accepted_client_that_never_connects_back_reports_a_failure() {
+    let pe = Pe::create().unwrap();
+    let (server, slog) = side_with(&pe, 2, true, Some(300));
+    let p = port(10);
+    server.start_listen_to_port(p).unwrap();
+    let peer = HandMade::new();
+    let sock = doca_link::connect_port(doca_rdma::cm::PORT_NS, p).unwrap().unwrap();
+    let request =
+        doca_rdma::wire::CmMsg::Request(doca_rdma::wire::Desc::parse(&peer.desc(0)).unwrap()).encode();
+    doca_link::send(std::os::fd::AsFd::as_fd(&sock), &request, &[]).unwrap();
+    until(&pe, "the request", || slog.borrow().iter().any(|e| matches!(e, Ev::Request(_))));
+    let accepted = std::time::Instant::now();
     until(&pe, "the failure", || slog.borrow().iter().any(|e| matches!(e, Ev::Failure(..))));
     assert!(accepted.elapsed() >= std::time::Duration::from_millis(250), "not before its time");
     let conn =
         slog.borrow().iter().find_map(|e| if let Ev::Request(c) = e { Some(*c) } else { None }).unwrap();
     assert_eq!(server.connection_state(conn), Ok(ConnState::Error));
-    assert!(!slog.borrow().iter().any(|e| matches!(e, Ev::Established(..))));
+    assert_eq!(server.as_ctx().state(), doca_core::CtxState::Running);
     drop(sock);
+}
+
+/// A client process opening twenty connections at once to one server (more than a quarter
+/// of the table of waiting request sockets): every one is established.
+#[test]
+fn twenty_connections_asked_for_at_once_are_all_established() {
+    let pe = Pe::create().unwrap();
+    let (server, slog) = side(&pe, 32, true);
+    let (client, clog) = side(&pe, 32, true);
+    let p = port(9);
+    server.start_listen_to_port(p).unwrap();
+    for i in 0..20 {
+        client.connect_to_addr(&at(p), Data::from_u64(i)).unwrap();
+    }
+    let established = |log: &Log| log.borrow().iter().filter(|e| matches!(e, Ev::Established(..))).count();
+    until(&pe, "twenty established", || established(&clog) == 20 && established(&slog) == 20);
+    assert!(!clog.borrow().iter().any(|e| matches!(e, Ev::Failure(..))), "{:?}", clog.borrow());
 }
 
 /// A failure callback that retries at once, on a port nobody listens on (each retry fails at
