@@ -456,17 +456,23 @@ fn a_callback_may_connect_again_and_a_panicking_one_keeps_the_callbacks() {
     assert!(matches!(log.borrow().last(), Some(&Ev::Disconnect(c, 2)) if c == established));
 }
 
-/// A client that asks, is accepted, and never connects back (hostile, or hung): the server's
-/// connection fails (failure callback) after its connection request timeout, instead of
-/// holding one of its connections for ever.
-#[test]
-fn an_accepted_client_that_never_connects_back_fails_after_the_request_timeout() {
+/// A server (connection request timeout 300 ms) that accepted the request of a hand-made
+/// client on `port(n)` which never connects back (hostile, or hung); what the client holds
+/// (its offer, its socket to the port) stays open.
+struct Silent {
+    pe: Pe,
+    server: Rc<Rdma>,
+    slog: Log,
+    conn: Connection,
+    accepted: std::time::Instant,
+    _client: (HandMade, std::os::fd::OwnedFd),
+}
+
+fn silent_client(n: u16) -> Silent {
     let pe = Pe::create().unwrap();
     let (server, slog) = side_with(&pe, 2, true, Some(300));
-    let p = port(8);
+    let p = port(n);
     server.start_listen_to_port(p).unwrap();
-    // The hand-made client: an offer of its own (the server connects to it when accepting)
-    // that it never answers from.
     let peer = HandMade::new();
     let request =
         doca_rdma::wire::CmMsg::Request(doca_rdma::wire::Desc::parse(&peer.desc(0)).unwrap()).encode();
@@ -475,64 +481,40 @@ fn an_accepted_client_that_never_connects_back_fails_after_the_request_timeout()
     until(&pe, "the request", || slog.borrow().iter().any(|e| matches!(e, Ev::Request(_))));
     let accepted = std::time::Instant::now();
     assert!(!slog.borrow().iter().any(|e| matches!(e, Ev::AcceptFailed(_))), "{:?}", slog.borrow());
-    // The server's side is usable once accepted: a send goes out on it (nobody answers).
     let conn =
         slog.borrow().iter().find_map(|e| if let Ev::Request(c) = e { Some(*c) } else { None }).unwrap();
-    let mem = doca_tests::rdma_hand::local_map(server.dev(), 4096);
+    Silent { pe, server, slog, conn, accepted, _client: (peer, sock) }
+}
+
+/// An accepted client that never connects back: the server's connection fails (failure
+/// callback) after its connection request timeout, instead of holding one of its
+/// connections for ever.
+#[test]
+fn an_accepted_client_that_never_connects_back_reports_a_failure() {
+    let s = silent_client(10);
+    until(&s.pe, "the failure", || s.slog.borrow().iter().any(|e| matches!(e, Ev::Failure(..))));
+    assert!(s.accepted.elapsed() >= std::time::Duration::from_millis(250), "not before its time");
+    assert_eq!(s.server.connection_state(s.conn), Ok(ConnState::Error));
+    assert_eq!(s.server.as_ctx().state(), doca_core::CtxState::Running);
+}
+
+/// The same with a send submitted on the accepted connection (the server's side is usable
+/// once accepted; nobody answers): the send fails with the connection, not left for ever, and
+/// a task failing is fatal to the context (the error rule): it stops.
+#[test]
+fn an_accepted_client_that_never_connects_back_fails_the_tasks_waiting_on_it() {
+    let s = silent_client(8);
+    let mem = doca_tests::rdma_hand::local_map(s.server.dev(), 4096);
     let inv = Inventory::create(1).unwrap();
     inv.start().unwrap();
     let msg = inv.buf_get_at(&mem, 0, 64).unwrap();
     msg.append(b"anyone?").unwrap();
-    server.task_send_alloc_init(conn, Some(&msg), Data::NONE).unwrap().submit().unwrap();
-    // The send waiting on the connection fails with it, not left for ever; a task failing
-    // is fatal to the context (the error rule): it stops.
-    until(&pe, "the send's completion", || slog.borrow().iter().any(|e| matches!(e, Ev::Sent(_))));
-    assert!(accepted.elapsed() >= std::time::Duration::from_millis(250), "not before its time");
-    assert!(slog.borrow().contains(&Ev::Sent(Err(Error::ConnectionReset))), "{:?}", slog.borrow());
-    assert!(!slog.borrow().iter().any(|e| matches!(e, Ev::Established(..))));
-    assert_ne!(server.as_ctx().state(), doca_core::CtxState::Running);
-    drop(sock);
-}
-
-/// [`an_accepted_client_that_never_connects_back_fails_after_the_request_timeout`] with no
-/// task waiting on the connection: only the connection fails (failure callback).
-#[test]
-fn an_accepted_client_that_never_connects_back_reports_a_failure() {
-    let pe = Pe::create().unwrap();
-    let (server, slog) = side_with(&pe, 2, true, Some(300));
-    let p = port(10);
-    server.start_listen_to_port(p).unwrap();
-    let peer = HandMade::new();
-    let sock = doca_link::connect_port(doca_rdma::cm::PORT_NS, p).unwrap().unwrap();
-    let request =
-        doca_rdma::wire::CmMsg::Request(doca_rdma::wire::Desc::parse(&peer.desc(0)).unwrap()).encode();
-    doca_link::send(std::os::fd::AsFd::as_fd(&sock), &request, &[]).unwrap();
-    until(&pe, "the request", || slog.borrow().iter().any(|e| matches!(e, Ev::Request(_))));
-    let accepted = std::time::Instant::now();
-    until(&pe, "the failure", || slog.borrow().iter().any(|e| matches!(e, Ev::Failure(..))));
-    assert!(accepted.elapsed() >= std::time::Duration::from_millis(250), "not before its time");
-    let conn =
-        slog.borrow().iter().find_map(|e| if let Ev::Request(c) = e { Some(*c) } else { None }).unwrap();
-    assert_eq!(server.connection_state(conn), Ok(ConnState::Error));
-    assert_eq!(server.as_ctx().state(), doca_core::CtxState::Running);
-    drop(sock);
-}
-
-/// A client process opening twenty connections at once to one server (more than a quarter
-/// of the table of waiting request sockets): every one is established.
-#[test]
-fn twenty_connections_asked_for_at_once_are_all_established() {
-    let pe = Pe::create().unwrap();
-    let (server, slog) = side(&pe, 32, true);
-    let (client, clog) = side(&pe, 32, true);
-    let p = port(9);
-    server.start_listen_to_port(p).unwrap();
-    for i in 0..20 {
-        client.connect_to_addr(&at(p), Data::from_u64(i)).unwrap();
-    }
-    let established = |log: &Log| log.borrow().iter().filter(|e| matches!(e, Ev::Established(..))).count();
-    until(&pe, "twenty established", || established(&clog) == 20 && established(&slog) == 20);
-    assert!(!clog.borrow().iter().any(|e| matches!(e, Ev::Failure(..))), "{:?}", clog.borrow());
+    s.server.task_send_alloc_init(s.conn, Some(&msg), Data::NONE).unwrap().submit().unwrap();
+    until(&s.pe, "the send's completion", || s.slog.borrow().iter().any(|e| matches!(e, Ev::Sent(_))));
+    assert!(s.accepted.elapsed() >= std::time::Duration::from_millis(250), "not before its time");
+    assert!(s.slog.borrow().contains(&Ev::Sent(Err(Error::ConnectionReset))), "{:?}", s.slog.borrow());
+    assert!(!s.slog.borrow().iter().any(|e| matches!(e, Ev::Established(..))));
+    assert_ne!(s.server.as_ctx().state(), doca_core::CtxState::Running);
 }
 
 /// A failure callback that retries at once, on a port nobody listens on (each retry fails at
@@ -567,4 +549,21 @@ fn a_failure_callback_retrying_on_a_dead_port_does_not_hold_progress() {
     assert_eq!(failures.get(), 1);
     pe.progress();
     assert_eq!(failures.get(), 2, "the retry's failure comes at the next progress");
+}
+
+/// A client process opening twenty connections at once to one server (more than a quarter
+/// of the table of waiting request sockets): every one is established.
+#[test]
+fn twenty_connections_asked_for_at_once_are_all_established() {
+    let pe = Pe::create().unwrap();
+    let (server, slog) = side(&pe, 32, true);
+    let (client, clog) = side(&pe, 32, true);
+    let p = port(9);
+    server.start_listen_to_port(p).unwrap();
+    for i in 0..20 {
+        client.connect_to_addr(&at(p), Data::from_u64(i)).unwrap();
+    }
+    let established = |log: &Log| log.borrow().iter().filter(|e| matches!(e, Ev::Established(..))).count();
+    until(&pe, "twenty established", || established(&clog) == 20 && established(&slog) == 20);
+    assert!(!clog.borrow().iter().any(|e| matches!(e, Ev::Failure(..))), "{:?}", clog.borrow());
 }
