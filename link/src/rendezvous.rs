@@ -22,7 +22,9 @@
 //!
 //! **Bounds.** Connections waiting for their token: at most [`MAX_PENDING`], and
 //! [`MAX_PENDING_PER_PEER`] per importer process (more are closed at once, logged at debug
-//! level); each is closed after [`REQUEST_WAIT`]. A withdrawn offer is never acted on once
+//! level); each is closed after [`REQUEST_WAIT`]. A connection whose token is there when it
+//! is accepted is answered at once and never waits, so a burst of requests that piled up in
+//! the backlog while the service's thread was busy is served whatever its size. A withdrawn offer is never acted on once
 //! [`Offered`] has dropped (withdrawing waits for an action in progress).
 
 use std::collections::HashMap;
@@ -321,7 +323,7 @@ fn serve(listener: Listener, s: &Service) {
         }
         pending = keep;
         if accepting {
-            accept_all(&listener, &mut pending);
+            accept_all(s, &listener, &mut pending, &mut kept);
         }
     }
 }
@@ -336,7 +338,11 @@ enum Handled {
     Done,
 }
 
-fn accept_all(listener: &Listener, pending: &mut Vec<Pending>) {
+/// Accepts what the backlog holds. A connection whose request is there already (an
+/// importer sends it right after connecting) is answered at once; only one still silent
+/// waits, and only those count against the places: a burst of requests from one process
+/// that piled up while this thread was busy (or not scheduled) is served, not refused.
+fn accept_all(s: &Service, listener: &Listener, pending: &mut Vec<Pending>, kept: &mut Vec<Kept>) {
     // Bounded: at most the backlog plus what arrives meanwhile; the places bound the rest.
     for _ in 0..256 {
         let sock = match listener.accept() {
@@ -353,8 +359,17 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>) {
         };
         // Counted per process identity, not pid (0 for every process of another namespace).
         let Ok(peer) = peer_of(sock.as_fd(), pid) else { continue };
+        let p = Pending { sock: PeerFd::socket(sock), peer, deadline: Instant::now() + REQUEST_WAIT };
+        let p = match handle_request(s, p) {
+            Handled::Again(p) => p,
+            Handled::Kept(k) => {
+                kept.push(k);
+                continue;
+            }
+            Handled::Done => continue,
+        };
         if pending.len() >= MAX_PENDING
-            || pending.iter().filter(|p| p.peer == peer).count() >= MAX_PENDING_PER_PEER
+            || pending.iter().filter(|w| w.peer == peer).count() >= MAX_PENDING_PER_PEER
         {
             let _ = peer_fail!(
                 Error::Full,
@@ -363,7 +378,7 @@ fn accept_all(listener: &Listener, pending: &mut Vec<Pending>) {
             );
             continue;
         }
-        pending.push(Pending { sock: PeerFd::socket(sock), peer, deadline: Instant::now() + REQUEST_WAIT });
+        pending.push(p);
     }
 }
 
