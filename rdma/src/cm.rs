@@ -36,7 +36,7 @@
 //! and [`crate::Rdma::connection_state`] says [`ConnState::Error`]. A local
 //! [`crate::Rdma::connection_disconnect`] calls no callback on its own side.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv6Addr};
 use std::os::fd::AsFd;
@@ -197,9 +197,8 @@ pub(crate) struct CmState {
     pending: RefCell<Vec<Pending>>,
     events: RefCell<VecDeque<Event>>,
     /// Out of the slot while one of them runs (which may connect, accept, disconnect: the
-    /// calls that need them set ask `cbs_set`), and back when it returns or panics.
+    /// slot still says they are set), and back when it returns or panics.
     cbs: CbSlot<Callbacks>,
-    cbs_set: Cell<bool>,
 }
 
 impl Rdma {
@@ -222,7 +221,6 @@ impl Rdma {
             failure: Box::new(failure),
             disconnect: Box::new(disconnect),
         }));
-        cm.cbs_set.set(true);
         Ok(())
     }
 
@@ -231,7 +229,7 @@ impl Rdma {
         if !matches!(st, CtxState::Running | CtxState::Starting) {
             bail!(Error::BadState, "rdma {what}: the context is not running ({st:?})");
         }
-        if !self.ops().cm.cbs_set.get() {
+        if !self.ops().cm.cbs.is_set() {
             bail!(
                 Error::BadState,
                 "rdma {what}: no connection state callbacks (doca_rdma_set_connection_state_callbacks before start)"
