@@ -138,6 +138,22 @@ pub const RNR_INFINITE: u8 = 7;
 /// socket (with packets that are dropped, such as messages out of sequence) does not hold
 /// the pass; the rest is read at the next one (the watched socket stays readable).
 pub const SOCKET_PACKETS_PER_PASS: usize = 256;
+
+/// What is left of a pass's [`SOCKET_PACKETS_PER_PASS`] for one socket.
+struct PacketBudget(usize);
+
+impl PacketBudget {
+    fn new() -> Self {
+        PacketBudget(SOCKET_PACKETS_PER_PASS)
+    }
+
+    /// One more packet may be read (false: the pass's share is spent).
+    fn take(&mut self) -> bool {
+        let left = self.0 > 0;
+        self.0 = self.0.saturating_sub(1);
+        left
+    }
+}
 /// How long a connection whose peer closed one of its two sockets waits for the other's end
 /// (across the link each is relayed on a stream of its own, so their ends may come apart);
 /// then it is over as if both had ended. A peer that keeps one open is no reason to wait longer.
@@ -2155,12 +2171,11 @@ impl RdmaOps {
             return did;
         }
         let mut buf = [0u8; HDR_LEN + 16];
-        let mut read = 0;
+        let mut packets = PacketBudget::new();
         while let Some(out) = &c.out {
-            if read == SOCKET_PACKETS_PER_PASS {
+            if !packets.take() {
                 break;
             }
-            read += 1;
             match doca_link::recv(out.fd.as_fd(), &mut buf) {
                 Ok(Recv::Empty) => break,
                 Ok(Recv::Closed) | Err(_) => {
@@ -2324,7 +2339,7 @@ impl RdmaOps {
         let max = self.max_msg.get();
         let mut rx = self.rx.borrow_mut();
         rx.resize(HDR_LEN + max + 1, 0);
-        let mut read = 0;
+        let mut packets = PacketBudget::new();
         loop {
             // An acknowledgement not yet sent goes first; nothing more is read until it is.
             if let (Some(r), Some(inc)) = (c.pending_reply, &c.inc) {
@@ -2340,10 +2355,9 @@ impl RdmaOps {
                 }
             }
             let Some(inc) = &c.inc else { break };
-            if read == SOCKET_PACKETS_PER_PASS {
+            if !packets.take() {
                 break;
             }
-            read += 1;
             let (len, truncated, fds) = match doca_link::recv(inc.fd.as_fd(), &mut rx) {
                 Ok(Recv::Empty) => break,
                 Ok(Recv::Closed) | Err(_) => {
