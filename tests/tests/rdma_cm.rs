@@ -4,7 +4,6 @@
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
-use std::sync::OnceLock;
 
 use doca_buf::Inventory;
 use doca_core::{open_device_with_pci, Data, Error, Pe};
@@ -15,13 +14,7 @@ use doca_tests::rdma_hand::HandMade;
 
 /// A private fabric directory (0700) for this test binary.
 fn fabric() {
-    static DIR: OnceLock<()> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("rdma-cm-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-        std::env::set_var(doca_link::FABRIC_ENV, &dir);
-    });
+    doca_tests::private_fabric("rdma-cm");
 }
 
 /// A port of this test process's own (tests of one binary run in parallel; `n` below 16).

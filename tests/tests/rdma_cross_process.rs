@@ -4,7 +4,6 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::OnceLock;
 
 use doca_buf::{Buf, Inventory};
 use doca_core::{open_device_with_pci, CtxState, Data, Dev, Error, Pe};
@@ -21,15 +20,9 @@ const READ: u32 = 2;
 const WRITE: u32 = 4;
 const ATOMIC: u32 = 8;
 
-/// A private fabric directory (0700) for this test binary and its peers.
+/// A private fabric directory (0700) for this test binary.
 fn fabric() {
-    static DIR: OnceLock<()> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("rdma-xp-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-        std::env::set_var(doca_link::FABRIC_ENV, &dir);
-    });
+    doca_tests::private_fabric("rdma-xp");
 }
 
 type Log = Rc<RefCell<Vec<(&'static str, Result<(), Error>, u32, u32)>>>;

@@ -7,7 +7,6 @@
 use std::cell::RefCell;
 use std::os::fd::AsFd;
 use std::rc::Rc;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use doca_buf::Inventory;
@@ -20,14 +19,9 @@ use doca_rdma::wire::{Hdr, Kind, ACK_AT, ACK_SLOTS, AREA_LEN, HDR_LEN, MSG_RECOR
 use doca_rdma::{ConnState, Connection, Rdma, SendTask, WriteTask, HALF_CLOSE_WAIT, SOCKET_PACKETS_PER_PASS};
 use doca_tests::rdma_hand::{local_map, HandMade};
 
+/// A private fabric directory (0700) for this test binary.
 fn fabric() {
-    static DIR: OnceLock<()> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("rdma-hostile-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-        std::env::set_var(doca_link::FABRIC_ENV, &dir);
-    });
+    doca_tests::private_fabric("rdma-hostile");
 }
 
 type Log = Rc<RefCell<Vec<Result<(), Error>>>>;

@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::os::fd::{AsFd, OwnedFd};
 use std::rc::Rc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use doca_buf::Inventory;
@@ -21,13 +21,7 @@ use doca_tests::rdma_hand::{local_map, HandMade};
 
 /// A private fabric directory (0700) for this test binary.
 fn fabric() {
-    static DIR: OnceLock<()> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("rdma-rings-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-        std::env::set_var(doca_link::FABRIC_ENV, &dir);
-    });
+    doca_tests::private_fabric("rdma-rings");
 }
 
 type Got = Rc<RefCell<Vec<(Result<(), Error>, Vec<u8>, u32)>>>;

@@ -14,16 +14,9 @@ use doca_core::{open_device_with_pci, CtxState, Data, Dev, Error, Pe};
 use doca_mmap::{AccessFlags, Mmap};
 use doca_rdma::{Rdma, ReceiveTask, SendTask};
 
-/// A private fabric directory (mode 0700) for this test binary, set before the first export.
+/// A private fabric directory (0700) for this test binary.
 fn fabric() {
-    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("doca-storage-support-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-        std::env::set_var("DOCA_EMU_FABRIC_DIR", &d);
-        d
-    });
+    doca_tests::private_fabric("doca-storage-support");
 }
 
 fn dev(pci: &str) -> Dev {
