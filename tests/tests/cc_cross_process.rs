@@ -178,6 +178,41 @@ fn a_killed_client_is_noticed_and_the_server_keeps_serving() {
     assert!(survivor.finish());
 }
 
+/// A client that submits a send and then blocks without progressing its engine (as NVIDIA's
+/// sync_event sample does after sending its blob): the server, asleep on its notification
+/// handle with no timeout to save it, is woken by the send itself.
+#[test]
+fn a_send_wakes_a_sleeping_server_though_the_sender_progresses_no_more() {
+    let name = unique("send-then-block");
+    let h = harness(&name, false);
+    let mut client = Peer::spawn(PEER, &["client", &name, "hold"]);
+    let mut line = String::new();
+    until(&h.pe, "the client running", || {
+        if let Some(l) = client.try_line() {
+            line = l;
+        }
+        line == "running"
+    });
+    until(&h.pe, "the connection", || h.connected.borrow().len() == 1);
+    while h.pe.progress() {}
+    client.send("send-block wake up");
+    let asleep = Instant::now();
+    while h.received.borrow().is_empty() && asleep.elapsed() < Duration::from_secs(8) {
+        if !h.pe.progress() {
+            h.pe.wait(Some(Duration::from_secs(8))).unwrap();
+        }
+    }
+    let took = asleep.elapsed();
+    assert_eq!(h.received.borrow().first().map(|(_, m)| m.clone()), Some(b"wake up".to_vec()));
+    assert!(took < Duration::from_secs(4), "the server slept {took:?}: nothing woke it");
+    assert_eq!(client.line(), "blocked");
+    client.send("go on");
+    assert_eq!(client.line(), "unblocked");
+    client.send("stop");
+    until(&h.pe, "the client to leave", || h.disconnected.borrow().len() == 1);
+    assert!(client.finish());
+}
+
 fn client_here(name: &str) -> (Pe, Client) {
     let dev = open_device_with_pci("b1:00.0", None).unwrap();
     let pe = Pe::create().unwrap();

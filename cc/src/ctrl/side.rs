@@ -125,6 +125,21 @@ pub(crate) struct Side {
     status: Rc<doca_core::status::Entry>,
     /// The status-page number of the engine it was started on (its connections' rows say it).
     engine: Cell<u64>,
+    /// Inside [`Side::progress_links`] before its wake-up check: a flushing send submitted
+    /// now (from a receive callback) is covered by that check.
+    in_links_pass: Cell<bool>,
+    /// A flushing send was submitted during that window: the pass's check must run.
+    wake_owed: Cell<bool>,
+}
+
+/// [`Side::progress_links`]'s window, closed when it ends or a callback unwinds through it
+/// (sends submitted after it check their peer's sleep at once).
+struct LinksPass<'a>(&'a Side);
+
+impl Drop for LinksPass<'_> {
+    fn drop(&mut self) {
+        self.0.in_links_pass.set(false);
+    }
 }
 
 impl fmt::Display for Side {
@@ -229,6 +244,8 @@ impl Side {
             is_server,
             status: Rc::new(status),
             engine: Cell::new(0),
+            in_links_pass: Cell::new(false),
+            wake_owed: Cell::new(false),
         }
     }
 
@@ -353,12 +370,14 @@ impl Side {
 
     /// Task submission: written now if the ring has room and nothing waits before it, else
     /// queued; a connection that is gone fails it (`CONNECTION_RESET`, delivered on the next
-    /// progress). A flushing submission (`doca_task_submit`) to a peer that asked for it (a
-    /// link stand-in, which nothing else wakes) also wakes that peer if it sleeps — as
-    /// hardware posts a send at once, the message must cross the link even when this
-    /// application does not progress its engine afterwards (NVIDIA's sync_event sample
-    /// sends its blob and goes straight into a blocking wait). Otherwise the wake-up waits
-    /// for the next progress: one fenced check per batch, not per message.
+    /// progress). A flushing submission (`doca_task_submit`) also wakes the peer if it
+    /// sleeps: as hardware posts a send at once, the message must reach a sleeping peer even
+    /// when this application does not progress its engine afterwards (it sleeps, computes,
+    /// or blocks elsewhere, as NVIDIA's sync_event sample does after sending its blob). The
+    /// check costs one fence; a send from a receive callback leaves it to the end of the
+    /// pass, one fence for the batch, and so does a send kept back by `doca_task_submit_ex`
+    /// without the flush flag (its next progress). A peer that asked for it (a link
+    /// stand-in) is checked at each flushing send.
     pub(crate) fn submit(&self, core: &CtxCore, id: TaskId, flush: bool) -> Result<()> {
         // One look at the slot: its connection's link is found and the message written while
         // the payload is at hand (the link borrowed from the table: nothing in a write
@@ -369,8 +388,12 @@ impl Side {
             let status = match links.get(conn.key()).filter(|l| l.conn == *conn) {
                 Some(link) => {
                     let status = link.submit(id, p);
-                    if flush && matches!(status, Some(Ok(()))) && link.peer_wants_eager() {
-                        link.wake_peer();
+                    if flush && matches!(status, Some(Ok(()))) {
+                        if self.in_links_pass.get() && !link.peer_wants_eager() {
+                            self.wake_owed.set(true);
+                        } else {
+                            link.wake_peer();
+                        }
                     }
                     status
                 }
@@ -431,6 +454,8 @@ impl Side {
         // Callbacks run from here on (they may change the table): the walk holds a copy.
         let active = self.active.borrow().clone();
         let (mut any, mut check) = (false, false);
+        self.in_links_pass.set(true);
+        let window = LinksPass(self);
         for link in active.iter() {
             if link.has_data() {
                 any |= self.deliver(link, RX_BATCH) > 0;
@@ -446,11 +471,14 @@ impl Side {
                 self.soon();
             }
         }
-        if check {
+        drop(window);
+        if check || self.wake_owed.take() {
             // One fence for every link of the pass (Dekker with the peers' arming), then
             // each link's flags: a server with many connections pays it once, not per link.
+            // (The list as it is now: a receive callback's send may use a link that joined
+            // during the pass.)
             std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-            for link in active.iter() {
+            for link in self.active.borrow().iter() {
                 link.wake_peer_fenced();
             }
         }

@@ -10,7 +10,8 @@
 //! cc_peer client <name> hold             stdout: running, recv <text>, state <s>;
 //!                                        stdin: send <text>, stop, block (stops
 //!                                        progressing and waits for the next line
-//!                                        outside progress; prints "blocked")
+//!                                        outside progress; prints "blocked"),
+//!                                        send-block <text> (a send, then the same)
 //! ```
 //! Options after the mode: `--max-msg <n>` sets the max message size on either side;
 //! `--freeze` makes the server stop progressing once a client is connected; `--nofile <n>`
@@ -181,6 +182,17 @@ fn client(name: &str, mode: &str, n: u64, seed: u64, max_msg: Option<u32>) -> Ex
                     Ok(line) if line == "block" => {
                         // As if in getchar(): no progress until the next line.
                         println!("blocked");
+                        let _ = input.recv();
+                        println!("unblocked");
+                    }
+                    Ok(line) if line.starts_with("send-block ") => {
+                        // A send, then no progress until the next line (a submit followed
+                        // by a blocking wait elsewhere): the peer must see it all the same.
+                        let text = &line["send-block ".len()..];
+                        match cli.task_send_alloc_init(&conn, text.as_bytes()).map(|t| t.submit()) {
+                            Ok(Ok(())) => println!("blocked"),
+                            other => println!("send-error {:?}", other.err()),
+                        }
                         let _ = input.recv();
                         println!("unblocked");
                     }
