@@ -602,6 +602,19 @@ impl Ring {
         (tx.peer_needs_wakeup_fenced(), rx.peer_needs_wakeup_fenced())
     }
 
+    /// Producer: whether the consumer sleeps now, as far as can be told without a fence (its
+    /// flag is taken when it does, so that one doorbell answers it). Leaves the wake-up check
+    /// due: a consumer arming while this end's last `tail` store is still on its way is seen
+    /// by that fenced check only ([`Ring::peer_needs_wakeup`]), at this end's next pass or
+    /// sleep. For a sender outside its pass, whose application may not progress again soon:
+    /// a consumer asleep before the send (the usual case) wakes at once, at the price of one
+    /// load of a line the consumer writes only when it arms.
+    pub fn peer_asleep_now(&self) -> bool {
+        debug_assert_eq!(self.end, End::Producer);
+        let flag = &self.c().rx_armed;
+        flag.load(Ordering::Relaxed) != 0 && flag.swap(0, Ordering::Relaxed) != 0
+    }
+
     /// [`Ring::peer_needs_wakeup`] for a caller that issued the `SeqCst` fence itself, after
     /// this ring's last store: an owner of many rings pays one fence for all of them.
     pub fn peer_needs_wakeup_fenced(&self) -> bool {

@@ -203,6 +203,12 @@ impl Link {
         self.channel.wake_peer();
     }
 
+    /// Rings the peer's doorbell when it sleeps now, without a fence (the fenced check stays
+    /// due).
+    pub(crate) fn wake_peer_asleep_now(&self) {
+        self.channel.wake_peer_asleep_now();
+    }
+
     /// Whether the peer wants each flushing send's wake-up checked at once.
     pub(crate) fn peer_wants_eager(&self) -> bool {
         self.channel.peer_wants_eager()

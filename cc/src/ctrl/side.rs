@@ -373,11 +373,14 @@ impl Side {
     /// progress). A flushing submission (`doca_task_submit`) also wakes the peer if it
     /// sleeps: as hardware posts a send at once, the message must reach a sleeping peer even
     /// when this application does not progress its engine afterwards (it sleeps, computes,
-    /// or blocks elsewhere, as NVIDIA's sync_event sample does after sending its blob). The
-    /// check costs one fence; a send from a receive callback leaves it to the end of the
+    /// or blocks elsewhere, as NVIDIA's sync_event sample does after sending its blob).
+    /// Outside this side's pass that is one load of the peer's flag, no fence (a fence per
+    /// send halved the pipelined rate): a peer asleep before the send wakes at once, and one
+    /// arming in the same instant is found by the fenced check this side still owes, at its
+    /// next pass or sleep. A send from a receive callback leaves it all to the end of the
     /// pass, one fence for the batch, and so does a send kept back by `doca_task_submit_ex`
-    /// without the flush flag (its next progress). A peer that asked for it (a link
-    /// stand-in) is checked at each flushing send.
+    /// without the flush flag. A peer that asked for it (a link stand-in) gets the fenced
+    /// check at each flushing send.
     pub(crate) fn submit(&self, core: &CtxCore, id: TaskId, flush: bool) -> Result<()> {
         // One look at the slot: its connection's link is found and the message written while
         // the payload is at hand (the link borrowed from the table: nothing in a write
@@ -389,10 +392,12 @@ impl Side {
                 Some(link) => {
                     let status = link.submit(id, p);
                     if flush && matches!(status, Some(Ok(()))) {
-                        if self.in_links_pass.get() && !link.peer_wants_eager() {
+                        if link.peer_wants_eager() {
+                            link.wake_peer();
+                        } else if self.in_links_pass.get() {
                             self.wake_owed.set(true);
                         } else {
-                            link.wake_peer();
+                            link.wake_peer_asleep_now();
                         }
                     }
                     status

@@ -95,6 +95,15 @@ impl Channel {
         }
     }
 
+    /// Rings the peer's data doorbell when it sleeps now, as far as one load tells without
+    /// a fence ([`Ring::peer_asleep_now`]); the fenced check stays due for this side's next
+    /// pass or sleep.
+    pub fn wake_peer_asleep_now(&self) {
+        if self.tx.peer_asleep_now() {
+            self.peer_bell.ring();
+        }
+    }
+
     /// Whether the peer asked that each flushing send check its sleep at once (a link
     /// stand-in: see [`Ring::set_eager`]).
     pub fn peer_wants_eager(&self) -> bool {
