@@ -126,20 +126,12 @@ pub(crate) struct Side {
     /// The status-page number of the engine it was started on (its connections' rows say it).
     engine: Cell<u64>,
     /// Inside [`Side::progress_links`] before its wake-up check: a flushing send submitted
-    /// now (from a receive callback) is covered by that check.
+    /// now (from a receive callback) is covered by that check. (Left set by a callback that
+    /// panics through the walk, until the next walk ends: sends meanwhile wait for that
+    /// walk's check, as sends kept back by `doca_task_submit_ex` do.)
     in_links_pass: Cell<bool>,
     /// A flushing send was submitted during that window: the pass's check must run.
     wake_owed: Cell<bool>,
-}
-
-/// [`Side::progress_links`]'s window, closed when it ends or a callback unwinds through it
-/// (sends submitted after it check their peer's sleep at once).
-struct LinksPass<'a>(&'a Side);
-
-impl Drop for LinksPass<'_> {
-    fn drop(&mut self) {
-        self.0.in_links_pass.set(false);
-    }
 }
 
 impl fmt::Display for Side {
@@ -460,7 +452,6 @@ impl Side {
         let active = self.active.borrow().clone();
         let (mut any, mut check) = (false, false);
         self.in_links_pass.set(true);
-        let window = LinksPass(self);
         for link in active.iter() {
             if link.has_data() {
                 any |= self.deliver(link, RX_BATCH) > 0;
@@ -476,14 +467,15 @@ impl Side {
                 self.soon();
             }
         }
-        drop(window);
-        if check || self.wake_owed.take() {
+        self.in_links_pass.set(false);
+        let owed = self.wake_owed.take();
+        if check || owed {
             // One fence for every link of the pass (Dekker with the peers' arming), then
             // each link's flags: a server with many connections pays it once, not per link.
-            // (The list as it is now: a receive callback's send may use a link that joined
-            // during the pass.)
+            // (Links join at the control look, never inside this walk: the copy has every
+            // link a receive callback may send on.)
             std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-            for link in self.active.borrow().iter() {
+            for link in active.iter() {
                 link.wake_peer_fenced();
             }
         }
