@@ -773,6 +773,18 @@ pub mod harness {
             crate::idle(pe);
         }
     }
+
+    /// Progresses `pe` (see [`until`]) until `peer` prints the line `want` (the lines before
+    /// it are passed over).
+    pub fn until_line(pe: &Pe, peer: &crate::Peer, want: &str) {
+        let mut line = String::new();
+        until(pe, want, || {
+            if let Some(l) = peer.try_line() {
+                line = l;
+            }
+            line == want
+        });
+    }
 }
 
 /// Parts of a test that need a process of their own: process-wide state such as the side of

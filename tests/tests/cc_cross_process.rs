@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use doca_cc::{proto, Client};
 use doca_core::{open_device_with_pci, CtxState, Error, Pe};
-use doca_tests::harness::{harness, until};
+use doca_tests::harness::{harness, until, until_line};
 use doca_tests::{checked, Peer};
 
 const PEER: &str = env!("CARGO_BIN_EXE_cc_peer");
@@ -151,16 +151,10 @@ fn a_client_started_before_its_server_connects_when_the_server_appears() {
 fn a_killed_client_is_noticed_and_the_server_keeps_serving() {
     let name = unique("kill-client");
     let h = harness(&name, true);
-    let mut victim = Peer::spawn(PEER, &["client", &name, "hold"]);
+    let victim = Peer::spawn(PEER, &["client", &name, "hold"]);
     let mut survivor = Peer::spawn(PEER, &["client", &name, "hold"]);
-    for p in [&mut victim, &mut survivor] {
-        let mut line = String::new();
-        until(&h.pe, "a client running", || {
-            if let Some(l) = p.try_line() {
-                line = l;
-            }
-            line == "running"
-        });
+    for p in [&victim, &survivor] {
+        until_line(&h.pe, p, "running");
     }
     until(&h.pe, "two connections", || h.connected.borrow().len() == 2);
     victim.kill();
@@ -186,13 +180,7 @@ fn a_send_wakes_a_sleeping_server_though_the_sender_progresses_no_more() {
     let name = unique("send-then-block");
     let h = harness(&name, false);
     let mut client = Peer::spawn(PEER, &["client", &name, "hold"]);
-    let mut line = String::new();
-    until(&h.pe, "the client running", || {
-        if let Some(l) = client.try_line() {
-            line = l;
-        }
-        line == "running"
-    });
+    until_line(&h.pe, &client, "running");
     until(&h.pe, "the connection", || h.connected.borrow().len() == 1);
     while h.pe.progress() {}
     client.send("send-block wake up");

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use doca_cc::proto::handshake::{HELLO_DEADLINE, MAX_HANDSHAKES, MAX_HANDSHAKES_PER_PEER};
 use doca_core::Error;
-use doca_tests::harness::{harness, until, Harness};
+use doca_tests::harness::{harness, until, until_line, Harness};
 use doca_tests::Peer;
 
 const HOSTILE: &str = env!("CARGO_BIN_EXE_hostile");
@@ -474,13 +474,7 @@ fn an_honest_client_connects_while_other_processes_hold_every_handshake_place() 
     assert!(verdicts.iter().all(|v| v.as_deref() == Some(expected.as_str())), "{verdicts:?}");
     let t0 = Instant::now();
     let mut client = Peer::spawn(CC_PEER, &["client", &name, "hold"]);
-    let mut line = String::new();
-    until(&h.pe, "the honest client running", || {
-        if let Some(l) = client.try_line() {
-            line = l;
-        }
-        line == "running"
-    });
+    until_line(&h.pe, &client, "running");
     let waited = t0.elapsed();
     assert!(
         waited < HELLO_DEADLINE,
