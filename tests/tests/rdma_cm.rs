@@ -462,7 +462,11 @@ struct Silent {
 }
 
 fn silent_client(n: u16) -> Silent {
-    let pe = Pe::create().unwrap();
+    silent_client_on(n, Pe::create().unwrap())
+}
+
+/// [`silent_client`] on engine `pe`.
+fn silent_client_on(n: u16, pe: Pe) -> Silent {
     let (server, slog) = side_with(&pe, 2, true, Some(300));
     let p = port(n);
     server.start_listen_to_port(p).unwrap();
@@ -489,6 +493,26 @@ fn an_accepted_client_that_never_connects_back_reports_a_failure() {
     assert!(s.accepted.elapsed() >= std::time::Duration::from_millis(250), "not before its time");
     assert_eq!(s.server.connection_state(s.conn), Ok(ConnState::Error));
     assert_eq!(s.server.as_ctx().state(), doca_core::CtxState::Running);
+}
+
+/// The establishment deadline runs on the engine's clock (a test's manual clock here): no
+/// failure while that clock stands still, however long the real wait; the failure once it has
+/// passed the request timeout.
+#[test]
+fn an_accepted_client_s_deadline_runs_on_the_engine_s_clock() {
+    let clock = std::rc::Rc::new(doca_core::clock::ManualClock::new());
+    // An hour ahead of the real clock: a deadline set by the real one would have passed.
+    clock.advance(std::time::Duration::from_secs(3600));
+    let s = silent_client_on(12, Pe::create_with_clock(clock.clone()).unwrap());
+    let failed = |s: &Silent| s.slog.borrow().iter().any(|e| matches!(e, Ev::Failure(..)));
+    let real = std::time::Instant::now();
+    while real.elapsed() < std::time::Duration::from_millis(600) {
+        doca_tests::idle(&s.pe);
+    }
+    assert!(!failed(&s), "failed by the real clock: {:?}", s.slog.borrow());
+    clock.advance(std::time::Duration::from_millis(400));
+    until(&s.pe, "the failure", || failed(&s));
+    assert_eq!(s.server.connection_state(s.conn), Ok(ConnState::Error));
 }
 
 /// The same with a send submitted on the accepted connection (the server's side is usable
