@@ -12,10 +12,7 @@ use doca_link::rendezvous::{offer, take_connection, Offer, MAX_PENDING_PER_PEER}
 
 #[test]
 fn a_burst_of_requests_that_piled_up_while_the_service_was_busy_is_served() {
-    let dir = std::env::temp_dir().join(format!("link-burst-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-    std::env::set_var(doca_link::FABRIC_ENV, &dir);
+    let _fabric = doca_link::doctest::PrivateFabric::new();
 
     // The handler holds the service's thread at its first call until released, as a busy
     // (or descheduled) thread would; every call is counted and reported.
@@ -55,5 +52,4 @@ fn a_burst_of_requests_that_piled_up_while_the_service_was_busy_is_served() {
     assert_eq!(calls.load(Ordering::SeqCst), 1 + burst, "every request of the burst was served");
     drop(o);
     drop(socks);
-    let _ = std::fs::remove_dir_all(&dir);
 }

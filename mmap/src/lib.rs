@@ -65,13 +65,6 @@ pub use swap::frozen_writes;
 /// default fabric directory. Every test that exports calls it first.
 #[cfg(test)]
 pub(crate) fn private_fabric() {
-    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("doca-mmap-unit-{}", std::process::id()));
-        std::fs::create_dir_all(&d).expect("a private fabric directory");
-        std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .expect("chmod 0700");
-        std::env::set_var(doca_link::FABRIC_ENV, &d);
-        d
-    });
+    static DIR: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| std::mem::forget(doca_link::doctest::PrivateFabric::new()));
 }

@@ -358,19 +358,14 @@ impl Drop for Peer {
     }
 }
 
-/// A fabric directory of this test process's own (`<tmp>/<tag>-<pid>`, 0700), set once as
-/// the process's [`doca_link::FABRIC_ENV`] before its first DOCA object: the tests of one
-/// binary run in parallel threads and share it (name ports per test). Left in place when the
-/// process ends, as a peer may still be using it.
-pub fn private_fabric(tag: &str) {
+/// A fabric directory of this test process's own, set once as its [`doca_link::FABRIC_ENV`]
+/// before its first DOCA object ([`doca_link::doctest::PrivateFabric`], kept for the
+/// process's life): the one Cargo's runner gives the test binary, or, for a binary run
+/// directly, a fresh 0700 directory. The tests of one binary run in parallel threads and
+/// share it (name ports per test).
+pub fn private_fabric() {
     static DIR: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a private fabric directory");
-        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .expect("a private fabric directory, 0700");
-        std::env::set_var(doca_link::FABRIC_ENV, &dir);
-    });
+    DIR.get_or_init(|| std::mem::forget(doca_link::doctest::PrivateFabric::new()));
 }
 
 /// The longest one sleep of [`idle`] lasts: how soon a condition the engine cannot signal

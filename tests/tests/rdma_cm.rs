@@ -14,7 +14,7 @@ use doca_tests::rdma_hand::HandMade;
 
 /// A private fabric directory (0700) for this test binary.
 fn fabric() {
-    doca_tests::private_fabric("rdma-cm");
+    doca_tests::private_fabric();
 }
 
 /// A port of this test process's own (tests of one binary run in parallel; `n` below 16).

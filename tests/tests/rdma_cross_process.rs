@@ -22,7 +22,7 @@ const ATOMIC: u32 = 8;
 
 /// A private fabric directory (0700) for this test binary.
 fn fabric() {
-    doca_tests::private_fabric("rdma-xp");
+    doca_tests::private_fabric();
 }
 
 type Log = Rc<RefCell<Vec<(&'static str, Result<(), Error>, u32, u32)>>>;

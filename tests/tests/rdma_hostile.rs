@@ -21,7 +21,7 @@ use doca_tests::rdma_hand::{local_map, HandMade};
 
 /// A private fabric directory (0700) for this test binary.
 fn fabric() {
-    doca_tests::private_fabric("rdma-hostile");
+    doca_tests::private_fabric();
 }
 
 type Log = Rc<RefCell<Vec<Result<(), Error>>>>;

@@ -21,7 +21,7 @@ use doca_tests::rdma_hand::{local_map, HandMade};
 
 /// A private fabric directory (0700) for this test binary.
 fn fabric() {
-    doca_tests::private_fabric("rdma-rings");
+    doca_tests::private_fabric();
 }
 
 type Got = Rc<RefCell<Vec<(Result<(), Error>, Vec<u8>, u32)>>>;

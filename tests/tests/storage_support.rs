@@ -16,7 +16,7 @@ use doca_rdma::{Rdma, ReceiveTask, SendTask};
 
 /// A private fabric directory (0700) for this test binary.
 fn fabric() {
-    doca_tests::private_fabric("doca-storage-support");
+    doca_tests::private_fabric();
 }
 
 fn dev(pci: &str) -> Dev {
