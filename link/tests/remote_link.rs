@@ -441,6 +441,53 @@ fn presence_and_reverse_open() {
     assert_eq!(d.open(Kind::MemoryImport, Some(key), b"x").unwrap_err(), Error::NotFound);
 }
 
+/// A presence written by hand over plaintext (the DPU side has no keys): announced, then the
+/// first Dial read off it. The DPU's `open` for it runs on a thread of its own.
+fn hand_presence(key: u64) -> (TcpStream, std::thread::JoinHandle<Result<Stream, Error>>, Arc<Link>) {
+    let (d, addr) = dpu(None);
+    let d = Arc::new(d);
+    let mut raw = raw_plaintext(addr);
+    frame(&mut raw, 1, &[&[b'P'][..], &key.to_le_bytes()].concat()).unwrap();
+    let mut answer = [0u8; 5];
+    raw.read_exact(&mut answer).unwrap();
+    assert_eq!(answer, [0, 3, 1, b'A', 0], "the presence is taken");
+    let until = Instant::now() + Duration::from_secs(10);
+    while !d.is_present(key) {
+        assert!(Instant::now() < until, "the presence never arrived");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let opener = d.clone();
+    let open = std::thread::spawn(move || opener.open(Kind::MemoryImport, Some(key), b"x"));
+    // The Dial: frame length, header, 'D', its ticket, the kind, the request.
+    let mut dial = [0u8; 2 + 1 + 1 + 16 + 1 + 1];
+    raw.read_exact(&mut dial).unwrap();
+    assert_eq!((dial[3], dial[20], dial[21]), (b'D', Kind::MemoryImport as u8, b'x'), "{dial:?}");
+    (raw, open, d)
+}
+
+/// A host process that closes its presence while the DPU's reverse open waits on it (it
+/// withdrew it: its last export was revoked, or it exited) makes that open `NOT_FOUND`,
+/// as one made just after; a presence that breaks (reset) makes it `CONNECTION_RESET`.
+/// Either way at once, not after the reply wait.
+#[test]
+fn a_presence_closed_under_a_reverse_open_is_not_found_and_a_broken_one_reset() {
+    let (raw, open, d) = hand_presence(0x5eed_0000_0000_0077);
+    let t = Instant::now();
+    raw.shutdown(std::net::Shutdown::Both).unwrap();
+    drop(raw);
+    assert_eq!(open.join().unwrap().unwrap_err(), Error::NotFound, "withdrawn");
+    assert!(t.elapsed() < remote::REPLY_WAIT, "answered, not timed out");
+    assert_eq!(d.open(Kind::MemoryImport, Some(0x5eed_0000_0000_0077), b"x").unwrap_err(), Error::NotFound);
+
+    let (raw, open, _d) = hand_presence(0x5eed_0000_0000_0078);
+    let t = Instant::now();
+    // No lingering: the kernel resets the connection instead of closing it in order.
+    rustix::net::sockopt::set_socket_linger(&raw, Some(Duration::ZERO)).unwrap();
+    drop(raw);
+    assert_eq!(open.join().unwrap().unwrap_err(), Error::ConnectionReset, "broken");
+    assert!(t.elapsed() < remote::REPLY_WAIT, "answered, not timed out");
+}
+
 /// Two guards for one key share one presence: they do not replace each other at the
 /// listener (a DPU that saw a presence replaced would log it), and the presence lasts until
 /// the last guard drops.

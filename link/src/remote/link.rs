@@ -531,9 +531,12 @@ impl Shared {
     }
 
     /// DPU side: reads a presence stream (Nope answers) until it ends, then forgets it and
-    /// fails the reverse opens that waited on it.
+    /// fails the reverse opens that waited on it: `NOT_FOUND` when the host process closed
+    /// its presence (it withdrew it, having nothing left to offer remotely, or it exited),
+    /// `CONNECTION_RESET` when the presence broke.
     fn read_presence(&self, key: PresenceKey, serial: u64, stream: &Arc<Stream>) {
         let mut buf = Vec::new();
+        let mut withdrawn = false;
         loop {
             match stream.recv(&mut buf) {
                 Ok(true) if buf.len() == 18 && buf[0] == M_NOPE => {
@@ -554,9 +557,15 @@ impl Shared {
                     );
                     break;
                 }
-                Ok(false) | Err(_) => break,
+                Ok(false) => {
+                    withdrawn = true;
+                    break;
+                }
+                Err(_) => break,
             }
         }
+        // Closed, not broken: the stream stays SHUT (a failure made it BROKEN), so that a
+        // reverse open whose Dial finds it closed tells the two apart as the waiters do.
         stream.shutdown();
         {
             let mut p = self.presences.lock();
@@ -564,9 +573,10 @@ impl Shared {
                 p.remove(&key);
             }
         }
+        let code = if withdrawn { Error::NotFound } else { Error::ConnectionReset };
         self.tickets.lock().retain(|_, w| {
             if w.serial == serial {
-                let _ = w.tx.send(Err(Error::ConnectionReset));
+                let _ = w.tx.send(Err(code));
                 false
             } else {
                 true
@@ -630,13 +640,20 @@ impl Shared {
         self.tickets.lock().insert(ticket, Waiter { serial, tx });
         if let Err(e) = presence.send_parts(&[&[M_DIAL], &ticket, &[kind as u8], request]) {
             self.tickets.lock().remove(&ticket);
+            if !presence.is_broken() {
+                bail!(
+                    Error::NotFound,
+                    "link: host process {key:016x} withdrew its presence (it offers nothing remotely now)"
+                );
+            }
             bail!(Error::ConnectionReset, "link: the presence of host process {key:016x} is gone ({e})");
         }
         match rx.recv_timeout(REPLY_WAIT) {
             Ok(Ok(s)) => Ok(s),
-            Ok(Err(Error::NotFound)) => {
-                bail!(Error::NotFound, "link: host process {key:016x} serves no {kind} request")
-            }
+            Ok(Err(Error::NotFound)) => bail!(
+                Error::NotFound,
+                "link: host process {key:016x} serves no {kind} request (or withdrew its presence: it offers nothing remotely now)"
+            ),
             Ok(Err(e)) => bail!(e, "link: host process {key:016x} did not dial back for the {kind} request"),
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
                 self.tickets.lock().remove(&ticket);

@@ -697,6 +697,13 @@ impl Stream {
         self.inner.close(SHUT);
     }
 
+    /// Whether the stream failed (a socket error, a malformed or forged frame, a stalled
+    /// send, the peer gone in the middle of a message), as opposed to open or shut down in
+    /// order (by [`shutdown`](Self::shutdown), after the peer's end of the stream or not).
+    pub fn is_broken(&self) -> bool {
+        self.inner.state.load(Ordering::Acquire) == BROKEN
+    }
+
     /// Halves for a reader thread and a writer thread (the same stream: no descriptor is
     /// duplicated, and the socket closes when the stream and both halves are gone).
     pub fn try_clone(&self) -> Result<(StreamTx, StreamRx)> {
@@ -1145,6 +1152,7 @@ mod tests {
             let mut buf = Vec::new();
             assert_eq!(b.recv(&mut buf), Err(Error::InvalidValue));
             assert_eq!(b.recv(&mut buf), Err(Error::ConnectionReset), "closed after");
+            assert!(b.is_broken(), "failed, not shut down in order");
             drop(t.join().unwrap());
             // Unknown header bits; an empty middle fragment.
             for (header, data) in [(0x80u8, &b"x"[..]), (0, &b""[..])] {
@@ -1157,6 +1165,7 @@ mod tests {
             a.send_raw_fragment(0, b"half").unwrap();
             drop(a);
             assert_eq!(b.recv(&mut buf), Err(Error::ConnectionReset));
+            assert!(b.is_broken());
         }
     }
 
@@ -1195,6 +1204,9 @@ mod tests {
         assert_eq!(t.join().unwrap(), Ok(false));
         let mut buf = Vec::new();
         assert_eq!(a.recv(&mut buf), Ok(false), "the peer sees the end");
+        assert!(!a.is_broken() && !b.is_broken(), "ended in order on both sides");
+        a.shutdown();
+        assert!(!a.is_broken());
         assert_eq!(b.send(b"x"), Err(Error::ConnectionReset));
     }
 
