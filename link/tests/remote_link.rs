@@ -465,6 +465,30 @@ fn hand_presence(key: u64) -> (TcpStream, std::thread::JoinHandle<Result<Stream,
     (raw, open, d)
 }
 
+/// A host process whose presence was answered is found at once: it may ask the DPU for a
+/// reverse open over another stream the moment it has the answer (the DPU recorded the
+/// presence after answering, and such an open found nobody once in a while).
+#[test]
+fn a_presence_is_found_as_soon_as_it_is_answered() {
+    let (d, addr) = dpu(None);
+    let mut held = Vec::new();
+    for i in 0..200u64 {
+        let key = 0x5eed_0000_0001_0000 + i;
+        // From an address of its own each (the listener bounds the streams of one address).
+        let mut raw = connect_from([127, 0, 2, 1 + i as u8], addr);
+        raw.set_nodelay(true).unwrap();
+        raw.write_all(b"DOCALNK1P").unwrap();
+        let mut preface = [0u8; 9];
+        raw.read_exact(&mut preface).unwrap();
+        frame(&mut raw, 1, &[&[b'P'][..], &key.to_le_bytes()].concat()).unwrap();
+        let mut answer = [0u8; 5];
+        raw.read_exact(&mut answer).unwrap();
+        assert_eq!(answer, [0, 3, 1, b'A', 0], "the presence is taken");
+        assert!(d.is_present(key), "presence {i}: answered, then not found");
+        held.push(raw);
+    }
+}
+
 /// A host process that closes its presence while the DPU's reverse open waits on it (it
 /// withdrew it: its last export was revoked, or it exited) makes that open `NOT_FOUND`,
 /// as one made just after; a presence that breaks (reset) makes it `CONNECTION_RESET`.

@@ -491,12 +491,21 @@ impl Shared {
             }
             Some(M_PRESENCE) if first.len() == 9 => {
                 let key = u64::from_le_bytes(first[1..9].try_into().unwrap_or_default());
-                if self.stop.load(Ordering::SeqCst) || !answer(&stream, None) {
+                if self.stop.load(Ordering::SeqCst) {
                     return;
                 }
                 let stream = Arc::new(stream);
                 let serial = self.serial.fetch_add(1, Ordering::Relaxed);
-                let old = self.presences.lock().insert(key, (serial, stream.clone()));
+                // Answered and recorded under the one lock: once the host process has its
+                // answer it is found (it may ask for a reverse open over another stream at
+                // once), and a reverse open's Dial never goes out before the answer.
+                let old = {
+                    let mut presences = self.presences.lock();
+                    if !answer(&stream, None) {
+                        return;
+                    }
+                    presences.insert(key, (serial, stream.clone()))
+                };
                 if let Some((_, old)) = old {
                     old.shutdown();
                 }
