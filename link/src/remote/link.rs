@@ -542,7 +542,7 @@ impl Shared {
     /// DPU side: reads a presence stream (Nope answers) until it ends, then forgets it and
     /// fails the reverse opens that waited on it: `NOT_FOUND` when the host process closed
     /// its presence (it withdrew it, having nothing left to offer remotely, or it exited),
-    /// `CONNECTION_RESET` when the presence broke.
+    /// `CONNECTION_RESET` when the presence broke or a newer one of the host replaced it.
     fn read_presence(&self, key: PresenceKey, serial: u64, stream: &Arc<Stream>) {
         let mut buf = Vec::new();
         let mut withdrawn = false;
@@ -576,13 +576,19 @@ impl Shared {
         // Closed, not broken: the stream stays SHUT (a failure made it BROKEN), so that a
         // reverse open whose Dial finds it closed tells the two apart as the waiters do.
         stream.shutdown();
-        {
+        // A presence replaced by a newer one of the same host process (it reconnected) did
+        // not end: what waited on it failed as a broken one does.
+        let replaced = {
             let mut p = self.presences.lock();
-            if p.get(&key).is_some_and(|(s, _)| *s == serial) {
-                p.remove(&key);
+            match p.get(&key) {
+                Some((s, _)) if *s == serial => {
+                    p.remove(&key);
+                    false
+                }
+                other => other.is_some(),
             }
-        }
-        let code = if withdrawn { Error::NotFound } else { Error::ConnectionReset };
+        };
+        let code = if withdrawn && !replaced { Error::NotFound } else { Error::ConnectionReset };
         self.tickets.lock().retain(|_, w| {
             if w.serial == serial {
                 let _ = w.tx.send(Err(code));
@@ -649,7 +655,8 @@ impl Shared {
         self.tickets.lock().insert(ticket, Waiter { serial, tx });
         if let Err(e) = presence.send_parts(&[&[M_DIAL], &ticket, &[kind as u8], request]) {
             self.tickets.lock().remove(&ticket);
-            if !presence.is_broken() {
+            let replaced = self.presences.lock().get(&key).is_some_and(|(s, _)| *s != serial);
+            if !presence.is_broken() && !replaced {
                 bail!(
                     Error::NotFound,
                     "link: host process {key:016x} withdrew its presence (it offers nothing remotely now)"
