@@ -110,7 +110,9 @@ setters! {
     doca_rdma_set_permissions(u32) => |r, v| r.set_permissions(v);
     doca_rdma_set_gid_index(u32) => |r, v| r.set_gid_index(v);
     doca_rdma_set_max_num_connections(u16) => |r, v| r.set_max_num_connections(v);
-    doca_rdma_set_transport_type(u32) => |r, v| TransportType::from_raw(v).and_then(|t| r.set_transport_type(t));
+    doca_rdma_set_transport_type(u32) => |r, v| idle_first(&r.as_ctx(), "doca_rdma_set_transport_type")
+        .and_then(|()| TransportType::from_raw(v))
+        .and_then(|t| r.set_transport_type(t));
     doca_rdma_set_send_queue_size(u32) => |r, v| r.set_send_queue_size(v);
     doca_rdma_set_recv_queue_size(u32) => |r, v| r.set_recv_queue_size(v);
     doca_rdma_set_sl(u32) => |r, v| r.set_sl(v);
@@ -1253,6 +1255,18 @@ pub unsafe extern "C" fn doca_rdma_connect_v26(
 ) -> DocaError {
     guarded("doca_rdma_connect", || {
         let Some(l) = self::rdma(rdma) else { return invalid() };
+        // One connection a context at this level: once it left Exported (connected, or
+        // connected and then lost), the instance is connected already.
+        let state = implicit(l).and_then(|h| conn(h)).map(|c| l.obj.connection_state(c.conn));
+        if let Some(Ok(s)) = state {
+            if s != doca_rdma::ConnState::Exported {
+                return doca_core::fail!(
+                    doca_core::Error::BadState,
+                    "doca_rdma_connect: the context is connected already ({s:?}; stop and start it to connect again)"
+                )
+                .code();
+            }
+        }
         let h = match implicit_exported(l, rdma) {
             Ok(h) => h,
             Err(e) => return e,
@@ -1485,7 +1499,9 @@ event_accessors! {
 setters! {
     doca_rdma_set_max_send_buf_list_len(u32) => |r, v| r.set_max_send_buf_list_len(v);
     doca_rdma_task_receive_set_dst_buf_list_len(u32) => |r, v| r.set_recv_buf_list_len(v);
-    doca_rdma_set_mtu(u32) => |r, v| mtu_bytes(v).and_then(|b| r.set_mtu(b));
+    doca_rdma_set_mtu(u32) => |r, v| idle_first(&r.as_ctx(), "doca_rdma_set_mtu")
+        .and_then(|()| mtu_bytes(v))
+        .and_then(|b| r.set_mtu(b));
 }
 
 getters! {
@@ -1498,9 +1514,28 @@ getters! {
 fn mtu_bytes(v: u32) -> doca_core::Result<u32> {
     match v {
         0..=4 => Ok(256 << v),
+        // `DOCA_MTU_SIZE_RAW_ETHERNET`: a value of the enum, reserved: not an MTU an RDMA
+        // context runs with (the header's code for an MTU not supported).
+        5 => Err(doca_core::fail!(
+            doca_core::Error::NotSupported,
+            "doca_rdma_set_mtu: DOCA_MTU_SIZE_RAW_ETHERNET is reserved, not an MTU an RDMA context supports"
+        )),
         _ => Err(doca_core::fail!(
             doca_core::Error::InvalidValue,
             "doca_rdma_set_mtu: {v} is not an IB MTU of enum doca_mtu_size (0..=4)"
+        )),
+    }
+}
+
+/// A setter's state check before its value is converted: a started context is `BAD_STATE`
+/// whatever the value (the state first, as DOCA's library and the other setters).
+fn idle_first(ctx: &doca_core::Ctx, what: &str) -> doca_core::Result<()> {
+    match ctx.state() {
+        doca_core::CtxState::Idle => Ok(()),
+        s => Err(doca_core::fail!(
+            doca_core::Error::BadState,
+            "{what}: only before the context starts (it is {})",
+            s.name()
         )),
     }
 }
@@ -1719,7 +1754,9 @@ macro_rules! srq_setters {
 srq_setters! {
     doca_rdma_srq_set_shared_recv_queue_size => |s, v| s.set_shared_recv_queue_size(v);
     doca_rdma_srq_task_receive_set_dst_buf_list_len => |s, v| s.set_dst_buf_list_len(v);
-    doca_rdma_srq_set_type => |s, v| SrqType::from_raw(v).and_then(|t| s.set_type(t));
+    doca_rdma_srq_set_type => |s, v| idle_first(&s.as_ctx(), "doca_rdma_srq_set_type")
+        .and_then(|()| SrqType::from_raw(v))
+        .and_then(|t| s.set_type(t));
 }
 
 macro_rules! srq_getters {

@@ -3077,17 +3077,54 @@ impl<K: OpKind> TaskLib<Op<K>> for RdmaOps {
         Ok(())
     }
 
+    /// `doca_task_try_submit`: the connection, then the fields the task cannot run without
+    /// (its buffers, a send's length against `max_message_size`, a sync event task's
+    /// event), each `INVALID_VALUE`, as the engine would fail the task later (and with it the
+    /// context). What needs the peer (its memory, its permissions) is still the engine's.
     fn check(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
         let job = Job { code: K::CODE, id: task };
         let conn = self.with_job(job, |f| f.conn).flatten();
-        let conns = self.conns.borrow();
-        match conn.and_then(|c| lookup(&conns, c)) {
-            Some(c) if c.state == ConnState::Connected => Ok(()),
-            _ => Err(fail!(
-                Error::InvalidValue,
-                "rdma: try_submit refused the task (its connection is not connected)"
-            )),
+        {
+            let conns = self.conns.borrow();
+            match conn.and_then(|c| lookup(&conns, c)) {
+                Some(c) if c.state == ConnState::Connected => {}
+                _ => bail!(
+                    Error::InvalidValue,
+                    "rdma: try_submit refused the task (its connection is not connected)"
+                ),
+            }
         }
+        let max = self.max_msg.get();
+        let r = self.with_job(job, |f| -> Result<()> {
+            let missing = |what: &str| fail!(Error::InvalidValue, "rdma: try_submit refused the task: it has no {what}");
+            match job.code {
+                Code::Send | Code::SendImm => {
+                    let src = f.src.as_ref().ok_or_else(|| missing("source"))?;
+                    let len = doca_buf::list::total(&self.send_side_list(src, "source", false, false)?);
+                    if len > max {
+                        bail!(
+                            Error::InvalidValue,
+                            "rdma: try_submit refused a send of {len} bytes (at most {max}: cap rdma.max_message_size)"
+                        );
+                    }
+                }
+                Code::Read | Code::Write | Code::WriteImm => {
+                    f.src.as_ref().ok_or_else(|| missing("source"))?;
+                    f.dst.as_ref().ok_or_else(|| missing("destination"))?;
+                }
+                Code::Cas | Code::Fadd => {
+                    f.dst.as_ref().ok_or_else(|| missing("destination"))?;
+                    f.src.as_ref().ok_or_else(|| missing("result buffer"))?;
+                }
+                Code::SeGet | Code::SeSet | Code::SeAdd => {
+                    f.se.as_ref().ok_or_else(|| missing("remote sync event"))?;
+                    let buf = if job.code == Code::SeGet { &f.dst } else { &f.src };
+                    buf.as_ref().ok_or_else(|| missing("buffer"))?;
+                }
+            }
+            Ok(())
+        });
+        r.unwrap_or(Ok(()))
     }
 }
 

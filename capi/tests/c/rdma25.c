@@ -201,7 +201,9 @@ int main(int argc, char **argv)
 	grh = false;
 	CHECK_CODE(doca_rdma_get_grh_enabled(rdma, &grh), DOCA_SUCCESS);
 	CHECK(grh == true);
-	CHECK_CODE(doca_rdma_set_mtu(rdma, DOCA_MTU_SIZE_RAW_ETHERNET), DOCA_ERROR_INVALID_VALUE);
+	/* A value of the enum, reserved: not supported; a number outside it: invalid. */
+	CHECK_CODE(doca_rdma_set_mtu(rdma, DOCA_MTU_SIZE_RAW_ETHERNET), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_CODE(doca_rdma_set_mtu(rdma, (enum doca_mtu_size)99), DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_rdma_set_mtu(rdma, DOCA_MTU_SIZE_2K_BYTES), DOCA_SUCCESS);
 	CHECK_CODE(doca_rdma_get_mtu(rdma, &mtu), DOCA_SUCCESS);
 	CHECK(mtu == DOCA_MTU_SIZE_2K_BYTES);
@@ -248,6 +250,11 @@ int main(int argc, char **argv)
 			break;
 	}
 	CHECK(st == DOCA_CTX_STATE_RUNNING);
+	/* Connected already (one connection a context at this level); a setter's state is
+	 * checked before its value. */
+	CHECK_CODE(doca_rdma_connect(rdma, peer, peer_len), DOCA_ERROR_BAD_STATE);
+	CHECK_CODE(doca_rdma_set_mtu(rdma, (enum doca_mtu_size)99), DOCA_ERROR_BAD_STATE);
+	CHECK_CODE(doca_rdma_set_transport_type(rdma, (enum doca_rdma_transport_type)77), DOCA_ERROR_BAD_STATE);
 
 	if (is_a) {
 		/* A receive scattering into two buffers of 10 and 64 bytes. */

@@ -220,6 +220,43 @@ fn doca_rdma_task_write_not_permitted_is_fatal() {
     assert_eq!(b.as_ctx().state(), CtxState::Running, "the target goes on");
 }
 
+/// `doca_task_try_submit` checks the fields a task cannot run without (`INVALID_VALUE`, the
+/// task back, the context still Running), where a plain submit fails the task later and
+/// with it the context: a send without a source or longer than `max_message_size`, a
+/// write without a destination.
+#[test]
+fn doca_rdma_task_try_submit_checks_the_fields() {
+    let pe = Pe::create().unwrap();
+    let (a, ca, _b, _cb, _seen) = pair(&pe, 7, AccessFlags::LOCAL_READ_WRITE.bits());
+    until(&pe, || a.connection_state(ca) == Ok(ConnState::Connected));
+    let d = dev();
+    let max = caps::max_message_size(d.as_devinfo()).unwrap() as usize;
+    let local = Mmap::create().unwrap();
+    local.set_memrange(vec![0u8; 2 * max]).unwrap();
+    local.set_permissions(AccessFlags::LOCAL_READ_WRITE).unwrap();
+    local.add_dev(&d).unwrap();
+    local.start().unwrap();
+    let inv = started_inventory(4);
+    let refused = a.task_send_alloc_init(ca, None, Data::NONE).unwrap().try_submit().unwrap_err();
+    assert_eq!(refused.error, Error::InvalidValue, "a send without a source");
+    let long = inv.buf_get_at(&local, 0, max + 1).unwrap();
+    long.set_data_offset(0, max + 1).unwrap();
+    let refused = a.task_send_alloc_init(ca, Some(&long), Data::NONE).unwrap().try_submit().unwrap_err();
+    assert_eq!(refused.error, Error::InvalidValue, "a send over max_message_size");
+    let src = inv.buf_get_at(&local, 0, 16).unwrap();
+    src.append(b"0123456789abcdef").unwrap();
+    let refused =
+        a.task_write_alloc_init(ca, Some(&src), None, Data::NONE).unwrap().try_submit().unwrap_err();
+    assert_eq!(refused.error, Error::InvalidValue, "a write without a destination");
+    drop(refused);
+    for _ in 0..10 {
+        pe.progress();
+    }
+    assert_eq!(a.as_ctx().state(), CtxState::Running, "nothing was submitted");
+    // A send that has what it needs is submitted.
+    assert!(a.task_send_alloc_init(ca, Some(&src), Data::NONE).unwrap().try_submit().is_ok());
+}
+
 /// Receiver not ready: with `rnr_retry_count` 0, a send nobody receives fails `TIME_OUT`.
 #[test]
 fn doca_rdma_task_send_receiver_not_ready() {
