@@ -154,7 +154,8 @@ pub unsafe extern "C" fn doca_aes_gcm_cap_get_max_num_tasks(
 }
 
 /// `doca_aes_gcm_key_create`: a 128- or 256-bit key read from `raw_key` (16 or 32 bytes);
-/// another key type is `NOT_SUPPORTED`.
+/// a number that is no `enum doca_aes_gcm_key_type` is `INVALID_VALUE` (as DOCA 2.5's
+/// library answers; `NOT_SUPPORTED` is for a valid type the device lacks).
 ///
 /// # Safety
 /// `raw_key` is NULL or readable for the key type's length; `key` is NULL or writable.

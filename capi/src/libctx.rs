@@ -32,6 +32,10 @@ pub(crate) trait Library: Sized {
     fn check_destroy(&self) -> Result<()> {
         Ok(())
     }
+    /// The code of a destroy while the context is not Idle: `BAD_STATE` (what most headers
+    /// document), or the one its header names (SHA's: `IN_USE`, "should be stopped before
+    /// destruction").
+    const NOT_IDLE: Error = Error::BadState;
 }
 
 /// The live context of `table` behind `p`.
@@ -64,15 +68,18 @@ pub(crate) fn create<T: Library>(
     }
 }
 
-/// `doca_*_destroy`: Idle only (`BAD_STATE`), and what the library refuses besides (the
-/// context stays, its handles live); its context's and tasks' handles go with it.
+/// `doca_*_destroy`: Idle only ([`Library::NOT_IDLE`]: `BAD_STATE` unless the library's
+/// header names another code), and what the library refuses besides (the context stays, its
+/// handles live); its context's and tasks' handles go with it.
 ///
 /// # Safety
 /// `p` is NULL or a handle of `table`, not used after a successful destroy.
 pub(crate) unsafe fn destroy<T: Library>(table: &Handles, p: *mut LibCtx<T>) -> DocaError {
     let Some(l) = get(table, p) else { return invalid() };
-    if l.obj.ctx().state() != CtxState::Idle {
-        return Error::BadState.code();
+    let state = l.obj.ctx().state();
+    if state != CtxState::Idle {
+        return doca_core::fail!(T::NOT_IDLE, "destroy: the context is {} (stop it first)", state.name())
+            .code();
     }
     if let Err(e) = l.obj.check_destroy() {
         return e.code();

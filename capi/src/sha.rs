@@ -29,6 +29,7 @@ impl Library for Sha {
     fn destroy(self) -> doca_core::Result<()> {
         Sha::destroy(self).map_err(|r| r.error)
     }
+    const NOT_IDLE: doca_core::Error = doca_core::Error::InUse;
 }
 
 static SHAS: Handles = Handles::new(Kind::Sha);
@@ -65,6 +66,20 @@ fn partial<R>(p: *const DocaTask, f: impl FnOnce(&PartialHashTask) -> R) -> Opti
     })?
 }
 
+/// The code of a partial-hash setter whose handle [`partial`] found no task held by the
+/// application: a live task handle whose task is submitted is `BAD_STATE` (the header's
+/// "the partial hash is in progress"), anything else `INVALID_VALUE`.
+fn not_held(p: *const DocaTask) -> DocaError {
+    if task(p).is_some() {
+        return doca_core::fail!(
+            doca_core::Error::BadState,
+            "sha partial hash: the task is submitted (the partial hash is in progress)"
+        )
+        .code();
+    }
+    invalid()
+}
+
 /// `doca_sha_create`: a SHA context on `dev` (`NOT_SUPPORTED` when the topology gives the
 /// device no SHA).
 ///
@@ -75,8 +90,8 @@ pub unsafe extern "C" fn doca_sha_create(dev: *mut DocaDev, sha: *mut *mut DocaS
     guarded("doca_sha_create", || libctx::create(&SHAS, dev, sha, "sha", Sha::create))
 }
 
-/// `doca_sha_destroy`: Idle only (`BAD_STATE`, the context stays); its context's and tasks'
-/// handles go with it.
+/// `doca_sha_destroy`: Idle only (`IN_USE`, the header's code: "stopped before
+/// destruction"; the context stays); its context's and tasks' handles go with it.
 ///
 /// # Safety
 /// `sha` is NULL or a handle of this library, not used after a successful destroy.
@@ -491,7 +506,7 @@ pub extern "C" fn doca_sha_task_partial_hash_get_src(task: *const DocaTask) -> *
 }
 
 /// `doca_sha_task_partial_hash_set_dst`: `BAD_STATE` once a segment of the session
-/// completed.
+/// completed, or while one is submitted.
 #[no_mangle]
 pub extern "C" fn doca_sha_task_partial_hash_set_dst(
     task: *mut DocaTask,
@@ -505,7 +520,7 @@ pub extern "C" fn doca_sha_task_partial_hash_set_dst(
                 DOCA_SUCCESS
             }
             Some(Err(e)) => e.code(),
-            None => invalid(),
+            None => not_held(task),
         }
     })
 }
@@ -519,14 +534,14 @@ pub extern "C" fn doca_sha_task_partial_hash_get_dst(task: *const DocaTask) -> *
 }
 
 /// `doca_sha_task_partial_hash_set_algorithm`: `BAD_STATE` once a segment of the session
-/// completed; an unknown value is `INVALID_VALUE`.
+/// completed, or while one is submitted; an unknown value is `INVALID_VALUE`.
 #[no_mangle]
 pub extern "C" fn doca_sha_task_partial_hash_set_algorithm(task: *mut DocaTask, algorithm: u32) -> DocaError {
     guarded("doca_sha_task_partial_hash_set_algorithm", || {
         let Some(a) = self::algorithm(algorithm) else { return invalid() };
         match partial(task, |t| t.set_algorithm(a)) {
             Some(r) => doca_core::Error::code_of(&r),
-            None => invalid(),
+            None => not_held(task),
         }
     })
 }
@@ -543,11 +558,12 @@ pub extern "C" fn doca_sha_task_partial_hash_get_algorithm(task: *const DocaTask
 fn set_final(name: &'static str, task: *mut DocaTask) -> DocaError {
     guarded(name, || match partial(task, PartialHashTask::set_is_final) {
         Some(()) => DOCA_SUCCESS,
-        None => invalid(),
+        None => not_held(task),
     })
 }
 
-/// `doca_sha_task_partial_hash_set_is_final_buf`: the next submission is the last segment.
+/// `doca_sha_task_partial_hash_set_is_final_buf`: the next submission is the last segment
+/// (`BAD_STATE` while a segment is submitted).
 #[no_mangle]
 pub extern "C" fn doca_sha_task_partial_hash_set_is_final_buf(task: *mut DocaTask) -> DocaError {
     set_final("doca_sha_task_partial_hash_set_is_final_buf", task)

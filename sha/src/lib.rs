@@ -440,9 +440,16 @@ impl Sha {
         Ok(PartialHashTask(t))
     }
 
-    /// `doca_sha_destroy`: Idle only (`BAD_STATE`, and the context back).
+    /// `doca_sha_destroy`: Idle only (`IN_USE`, the header's code for a context to stop
+    /// before destruction, and the context back).
     pub fn destroy(self) -> Result<(), Refused<Sha>> {
-        self.ctx.destroy().map_err(|r| r.map(|ctx| Sha { ctx }))
+        self.ctx.destroy().map_err(|r| {
+            let mut r = r.map(|ctx| Sha { ctx });
+            if r.error == Error::BadState {
+                r.error = Error::InUse;
+            }
+            r
+        })
     }
 }
 

@@ -212,6 +212,13 @@ int main(int argc, char **argv)
 			CHECK_CODE(doca_sha_task_partial_hash_set_is_final_buf(partial), DOCA_SUCCESS);
 		before = done + failed;
 		CHECK_CODE(doca_task_submit(doca_sha_task_partial_hash_as_task(partial)), DOCA_SUCCESS);
+		if (off == 0) {
+			/* In flight: the partial hash is in progress. */
+			CHECK_CODE(doca_sha_task_partial_hash_set_dst(partial, dst), DOCA_ERROR_BAD_STATE);
+			CHECK_CODE(doca_sha_task_partial_hash_set_algorithm(partial, DOCA_SHA_ALGORITHM_SHA256),
+				   DOCA_ERROR_BAD_STATE);
+			CHECK_CODE(doca_sha_task_partial_hash_set_is_final_buf(partial), DOCA_ERROR_BAD_STATE);
+		}
 		wait_for(pe, before);
 		CHECK(failed == 1);
 		if (off + n < len) {
@@ -267,7 +274,7 @@ int main(int argc, char **argv)
 	doca_task_free(doca_sha_task_partial_hash_as_task(partial));
 	CHECK_CODE(doca_buf_dec_refcount(seg, NULL), DOCA_SUCCESS);
 
-	CHECK_CODE(doca_sha_destroy(sha), DOCA_ERROR_BAD_STATE);
+	CHECK_CODE(doca_sha_destroy(sha), DOCA_ERROR_IN_USE);
 	CHECK_CODE(doca_ctx_stop(ctx), DOCA_SUCCESS);
 	CHECK_CODE(doca_sha_destroy(sha), DOCA_SUCCESS);
 	CHECK_CODE(doca_buf_dec_refcount(src, NULL), DOCA_SUCCESS);

@@ -78,17 +78,17 @@ fn wait(r: &Rig, n: usize) {
 }
 
 #[test]
-fn doca_sha_create_not_supported_without_sha_and_destroy_bad_state_while_running() {
+fn doca_sha_create_not_supported_without_sha_and_destroy_in_use_while_running() {
     let t = Topology::parse("t", "device 03:00.0 dpu\ncap sha.algorithms 0\n").unwrap();
     let none = t.devinfo_list().unwrap()[0].open().unwrap();
     assert_eq!(Sha::create(&none).err(), Some(Error::NotSupported));
     let r = rig();
     let sha = match r.sha.destroy() {
         Err(refused) => {
-            assert_eq!(refused.error, Error::BadState, "destroy while Running");
+            assert_eq!(refused.error, Error::InUse, "destroy while Running: the header's code");
             refused.value
         }
-        Ok(()) => panic!("destroy of a running context must be BAD_STATE"),
+        Ok(()) => panic!("destroy of a running context must be IN_USE"),
     };
     sha.as_ctx().stop().unwrap();
     until(&r.pe, || sha.as_ctx().state() == CtxState::Idle);
