@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* The Rust sink and level (capi/src/log.rs). */
 extern int doca_emu_log_write(uint32_t level, int source, const char *file, int line, const char *msg);
@@ -13,14 +14,18 @@ extern uint32_t doca_log_level_get_global_lower_limit(void);
 
 #define EMU_DOCA_SUCCESS 0
 #define EMU_DOCA_ERROR_INVALID_VALUE 6
-/* What one line keeps (longer lines are cut). */
+/* A line up to this size is formatted on the stack; a longer one in a buffer of its size
+ * (DOCA's own library writes the whole line, however long: a sample may print a 4000-byte
+ * message). */
 #define EMU_LOG_LINE_MAX 1024
 
 __attribute__((visibility("hidden"), format(printf, 6, 7))) int
 doca_emu_log_format(uint32_t level, int source, const char *fname, int line, const char *func, const char *format, ...)
 {
 	char msg[EMU_LOG_LINE_MAX];
-	va_list ap;
+	char *big;
+	va_list ap, again;
+	int need, ret;
 
 	(void)func;
 	if (format == NULL)
@@ -28,7 +33,17 @@ doca_emu_log_format(uint32_t level, int source, const char *fname, int line, con
 	if (level > doca_log_level_get_global_lower_limit())
 		return EMU_DOCA_SUCCESS;
 	va_start(ap, format);
-	vsnprintf(msg, sizeof(msg), format, ap);
+	va_copy(again, ap);
+	need = vsnprintf(msg, sizeof(msg), format, ap);
 	va_end(ap);
-	return doca_emu_log_write(level, source, fname, line, msg);
+	if (need < (int)sizeof(msg) || (big = malloc((size_t)need + 1)) == NULL) {
+		/* Fits (or no memory for more: the line as cut). */
+		va_end(again);
+		return doca_emu_log_write(level, source, fname, line, msg);
+	}
+	vsnprintf(big, (size_t)need + 1, format, again);
+	va_end(again);
+	ret = doca_emu_log_write(level, source, fname, line, big);
+	free(big);
+	return ret;
 }

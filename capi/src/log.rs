@@ -213,7 +213,7 @@ extern "C" {
 }
 
 /// `doca_log(level, source, fname, line, func, format, ...)`: one application line, formatted
-/// as `printf` does (at most 1023 bytes kept), shown when `level` is within the application's
+/// as `printf` does (the whole line, however long, as DOCA's library writes it), shown when `level` is within the application's
 /// limit; a NULL `format` is `INVALID_VALUE`. C declares it variadic; Rust cannot define a
 /// C-variadic function, so this is a jump, with every register and the stack untouched, to
 /// the C function that reads the arguments (`doca_emu_log_format`): to Rust it takes none.

@@ -778,6 +778,8 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
         });
         assert_eq!(found, shown, "line at {line} at level 60:\n{out}");
     }
+    let whole = format!("long line {} end", "x".repeat(4000));
+    assert!(out.lines().any(|l| l.ends_with(&whole)), "a 4000-byte message is written whole");
     let out = run(&["--pci-addr", "b1:00.0"]);
     assert!(out.contains("start DOCA_SUCCESS pci=b1:00.0 n=0 b=0"), "{out}");
     assert!(!out.contains("line at debug") && out.contains("line at info"), "INFO by default:\n{out}");

@@ -98,6 +98,13 @@ int main(int argc, char **argv)
 	DOCA_LOG_INFO("line at info");
 	DOCA_LOG_DBG("line at debug");
 	DOCA_LOG_TRC("line at trace");
+	{
+		/* A long line is written whole (dma_copy prints a 4000-byte message so). */
+		static char long_text[4001];
+
+		memset(long_text, 'x', sizeof(long_text) - 1);
+		DOCA_LOG_INFO("long line %s end", long_text);
+	}
 	fflush(stdout);
 	{
 		/* The SDK level holds from the moment it is set: nothing at DISABLE, the error at ERROR. */
