@@ -43,7 +43,12 @@ fn end() -> End2 {
 /// [`end`] on a device of the caller's topology.
 fn end_on(dev: Dev) -> End2 {
     fabric();
-    let pe = Pe::create().unwrap();
+    end_with(dev, Pe::create().unwrap())
+}
+
+/// [`end_on`] with the caller's engine (a manual clock's).
+fn end_with(dev: Dev, pe: Pe) -> End2 {
+    fabric();
     let rdma = Rdma::create(&dev).unwrap();
     rdma.set_permissions(1).unwrap();
     let sent: Log = Rc::default();
@@ -138,6 +143,36 @@ fn a_peer_that_closes_one_socket_ends_its_connection_after_a_while() {
     assert_eq!(*a.sent.borrow(), [Err(Error::ConnectionReset)]);
     // The context failed with it (a task waited on the connection: DOCA's error rule).
     assert_ne!(a.rdma.connection_state(ca), Ok(ConnState::Connected));
+}
+
+/// The wait for the other socket's end runs on the engine's clock, as every deadline of a
+/// connection does: with the engine's clock an hour ahead of the real one, the connection
+/// still waits after the real clock moved on, and ends once the engine's clock passes the
+/// wait (a deadline set by the real clock would have passed at once).
+#[test]
+fn a_half_closed_connection_waits_on_the_engine_s_clock() {
+    let clock = std::rc::Rc::new(doca_core::clock::ManualClock::new());
+    clock.advance(Duration::from_secs(3600));
+    let a = end_with(
+        open_device_with_pci("03:00.0", None).unwrap(),
+        Pe::create_with_clock(clock.clone()).unwrap(),
+    );
+    let (a, ca, _sock, h) = hostile_pair_with(a, 1);
+    drop(h.inbox.lock().unwrap().take());
+    let real = Instant::now();
+    while real.elapsed() < Duration::from_millis(400) {
+        a.pe.progress();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(a.rdma.connection_state(ca), Ok(ConnState::Connected), "ended by the real clock");
+    clock.advance(HALF_CLOSE_WAIT + Duration::from_millis(1));
+    let until = Instant::now() + Duration::from_secs(5);
+    while a.rdma.connection_state(ca) == Ok(ConnState::Connected) {
+        assert!(Instant::now() < until, "the wait never ended on the engine's clock");
+        a.pe.progress();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(a.rdma.connection_state(ca), Ok(ConnState::Error), "the peer vanished without a goodbye");
 }
 
 /// The peer takes a message out of the ring and answers with a refusal whose code is 0
