@@ -57,6 +57,11 @@ struct Grave {
     /// made (until the time given).
     limbo_full: bool,
     limbo_retry_at: Option<std::time::Instant>,
+    /// Batches the limbo thread has put in flight so far, and how many it had at the last
+    /// catch-up wait that ran out: a wait runs out on a loaded machine while the limbo thread
+    /// goes on, only slower; waiting is turned off only for one that sent nothing since.
+    limbo_batches_sent: u64,
+    limbo_sent_at_timeout: u64,
 }
 
 impl Grave {
@@ -74,6 +79,8 @@ impl Grave {
             no_catch_up_until: None,
             limbo_full: false,
             limbo_retry_at: None,
+            limbo_batches_sent: 0,
+            limbo_sent_at_timeout: 0,
         }
     }
 
@@ -140,8 +147,10 @@ fn wait(cv: &Condvar, guard: GraveGuard) -> GraveGuard {
 /// How long a discard waits at most for the limbo thread to catch up when more than four
 /// times [`QUEUE_CAP`] files it may take wait (a peer sending files faster than they can be
 /// put away is slowed down rather than allowed to fill the table). A wait that runs out
-/// turns the waiting off for [`NO_CATCH_UP`]: a limbo thread that cannot go on holds up a
-/// discard that long at most once a second.
+/// while the limbo thread sent nothing since the last one ran out turns the waiting off for
+/// [`NO_CATCH_UP`]: a limbo thread that cannot go on holds up a discard that long about once
+/// a second. One that did send is only slow (a loaded machine): the waits go on, and the
+/// table stays bounded.
 const CATCH_UP: std::time::Duration = std::time::Duration::from_millis(10);
 const NO_CATCH_UP: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -170,8 +179,8 @@ pub const QUEUE_CAP: usize = 64;
 /// wait for a closing thread to come free; past [`QUEUE_CAP`] of them, in flight to a socket
 /// of this process's rather than in its descriptor table (see `Limbo`). This call queues the
 /// file, wakes or starts a thread, and while more than four times [`QUEUE_CAP`] files wait
-/// may wait up to 10 ms for the limbo thread to catch up (at most once a second: only under
-/// a peer's flood). When no thread can
+/// may wait up to 10 ms for the limbo thread to catch up (only under a peer's flood; about
+/// once a second when the limbo thread cannot go on at all). When no thread can
 /// be started at all, the descriptor is kept open for the life of the process rather than
 /// closed here.
 pub fn discard(fd: OwnedFd) {
@@ -243,7 +252,14 @@ pub fn discard(fd: OwnedFd) {
             guard = back;
             if waited.timed_out() {
                 if let Some(g) = guard.as_mut() {
-                    g.no_catch_up_until = Some(std::time::Instant::now() + NO_CATCH_UP);
+                    let alive = g.limbo_batches_sent != g.limbo_sent_at_timeout;
+                    g.limbo_sent_at_timeout = g.limbo_batches_sent;
+                    // A limbo thread that sent nothing since the last wait ran out cannot go
+                    // on: no more waiting for a while. One that did is only slow (a loaded
+                    // machine): the next discard waits again, and the table stays bounded.
+                    if !alive {
+                        g.no_catch_up_until = Some(std::time::Instant::now() + NO_CATCH_UP);
+                    }
                 }
                 break;
             }
@@ -295,6 +311,7 @@ fn send_to_limbo() {
         let refused = match kept {
             Ok(()) => {
                 g.batches_in_limbo += 1;
+                g.limbo_batches_sent += 1;
                 g.files_in_limbo += sent;
                 Vec::new()
             }
