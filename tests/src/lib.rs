@@ -94,6 +94,23 @@ pub fn pid_namespaces(what: &str) -> bool {
     ok
 }
 
+/// Whether this test process ignores `sig` (its children then ignore it too, and the library
+/// leaves a signal alone unless it is at its default action): a suite started in the
+/// background of a non-interactive shell ignores SIGINT. When it does, says so on stderr for
+/// `what`, which is then skipped.
+pub fn signal_ignored(sig: rustix::process::Signal, what: &str) -> bool {
+    let mask = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("SigIgn:").map(|m| m.trim().to_string())))
+        .and_then(|m| u64::from_str_radix(&m, 16).ok())
+        .unwrap_or(0);
+    let ignored = mask & (1 << (sig.as_raw() - 1)) != 0;
+    if ignored {
+        eprintln!("skipped: {what} with {sig:?}: this test process ignores it (started in the background?)");
+    }
+    ignored
+}
+
 pub mod apart;
 pub mod rdma_hand;
 

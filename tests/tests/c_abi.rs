@@ -597,6 +597,9 @@ fn a_c_server_stopped_by_sigint_or_sigterm_leaves_an_empty_fabric_directory() {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::ExitStatusExt;
     for sig in [rustix::process::Signal::INT, rustix::process::Signal::TERM] {
+        if doca_tests::signal_ignored(sig, "a C server's stop") {
+            continue;
+        }
         let fabric =
             std::env::temp_dir().join(format!("doca-emu-c-signal-{}-{}", sig.as_raw(), std::process::id()));
         let _ = std::fs::remove_dir_all(&fabric);
