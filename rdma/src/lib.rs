@@ -2604,7 +2604,13 @@ impl RdmaOps {
         // Across the link each socket is relayed on a stream of its own: the other socket's
         // last packets (an acknowledgement, a goodbye) may come after this one's end. The
         // connection is over when both have ended (locally they end together).
-        let other_open = if on_out { c.inc.is_some() } else { c.out.is_some() };
+        // The peer's socket may still wait in the inbox (its dial arrived, not yet adopted by
+        // a pass): it is open all the same.
+        let other_open = if on_out {
+            c.inc.is_some() || c.inbox.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+        } else {
+            c.out.is_some()
+        };
         if other_open {
             if on_out {
                 c.out = None;

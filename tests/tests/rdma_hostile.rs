@@ -158,6 +158,13 @@ fn a_half_closed_connection_waits_on_the_engine_s_clock() {
         Pe::create_with_clock(clock.clone()).unwrap(),
     );
     let (a, ca, _sock, h) = hostile_pair_with(a, 1);
+    // The peer's dial reaches this side through its service thread: given time to arrive
+    // (its socket is what the connection then waits on).
+    let real = Instant::now();
+    while real.elapsed() < Duration::from_millis(300) {
+        a.pe.progress();
+        std::thread::sleep(Duration::from_millis(1));
+    }
     drop(h.inbox.lock().unwrap().take());
     let real = Instant::now();
     while real.elapsed() < Duration::from_millis(400) {
