@@ -511,9 +511,9 @@ impl AesGcm {
         })))
     }
 
-    /// `doca_aes_gcm_task_encrypt_set_conf`: callbacks and `num_tasks` tasks (1 or more; with
-    /// the decrypt tasks' at most `aes_gcm.max_num_tasks`, else `INVALID_VALUE`). Idle only
-    /// (`BAD_STATE`).
+    /// `doca_aes_gcm_task_encrypt_set_conf`: callbacks and `num_tasks` tasks (with the decrypt
+    /// tasks' at most `aes_gcm.max_num_tasks`, else `INVALID_VALUE`; 0 is accepted, as DOCA's
+    /// library does: a pool of none). Idle only (`BAD_STATE`).
     pub fn task_encrypt_set_conf(
         &self,
         completion: impl FnMut(EncryptTask, Data, Data) + 'static,
@@ -521,7 +521,6 @@ impl AesGcm {
         num_tasks: u32,
     ) -> Result<()> {
         self.ctx.core().require_idle("aes_gcm task set_conf")?;
-        nonzero(num_tasks)?;
         let max = self.room_for(self.ctx.engine().decrypt.capacity())?;
         self.ctx.set_conf(completion, error, num_tasks, max)
     }
@@ -534,7 +533,6 @@ impl AesGcm {
         num_tasks: u32,
     ) -> Result<()> {
         self.ctx.core().require_idle("aes_gcm task set_conf")?;
-        nonzero(num_tasks)?;
         let max = self.room_for(self.ctx.engine().encrypt.capacity())?;
         self.ctx.set_conf(completion, error, num_tasks, max)
     }
@@ -592,13 +590,6 @@ impl AesGcm {
         }
         Ok(())
     }
-}
-
-fn nonzero(num_tasks: u32) -> Result<()> {
-    if num_tasks == 0 {
-        bail!(Error::InvalidValue, "aes_gcm: a task pool of 0 tasks");
-    }
-    Ok(())
 }
 
 /// The checked parameters of an alloc_init.

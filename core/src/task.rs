@@ -281,7 +281,8 @@ impl<P: TaskPayload> TaskPool<P> {
     }
 
     /// The generic part of every `*_task_*_set_conf`: callbacks and pool size. Idle only
-    /// (`BAD_STATE`); a zero count is `INVALID_VALUE`. The library checks its own maximum.
+    /// (`BAD_STATE`). The library checks its own maximum. A count of 0 is accepted, as DOCA's
+    /// libraries accept it: a pool of none, whose every allocation is `NO_MEMORY`.
     pub fn set_conf(
         &self,
         core: &CtxCore,
@@ -290,9 +291,6 @@ impl<P: TaskPayload> TaskPool<P> {
         count: u32,
     ) -> Result<()> {
         core.require_idle("task set_conf")?;
-        if count == 0 {
-            bail!(Error::InvalidValue, "{}: a task pool needs at least one task", core.kind());
-        }
         self.completion.set(completion);
         self.error.set(error);
         self.capacity.set(count);
@@ -389,7 +387,7 @@ impl<P: TaskPayload> TaskPool<P> {
         }
         let id = {
             let mut s = self.slots.borrow_mut();
-            let Some(idx) = s.free.pop() else { return Err(Error::NoMemory) };
+            let Some(idx) = s.free.pop() else { return Err(self.exhausted(core)) };
             let slot = &mut s.slots[idx as usize];
             if let Err(e) = init(&mut slot.payload) {
                 s.free.push(idx);
@@ -402,6 +400,20 @@ impl<P: TaskPayload> TaskPool<P> {
         };
         core.add_allocated(1);
         Ok(Task { owner, id })
+    }
+
+    /// Every task is out of the pool: `NO_MEMORY`, logged only for a pool configured with none
+    /// (an exhausted pool is an application's ordinary back-pressure).
+    #[cold]
+    fn exhausted(&self, core: &CtxCore) -> Error {
+        if self.capacity.get() == 0 {
+            return crate::fail!(
+                Error::NoMemory,
+                "{}: the task type was configured with 0 tasks: its pool has none to allocate",
+                core.kind()
+            );
+        }
+        Error::NoMemory
     }
 
     /// The library is done with submitted task `id`: it is handed back with `status`

@@ -202,7 +202,6 @@ fn pool_limits_and_configuration_errors() {
     let ctx = lb.as_ctx();
     pe.connect_ctx(&ctx).unwrap();
     assert_eq!(lb.alloc_task(0).unwrap_err(), Error::BadState, "alloc in Idle");
-    assert_eq!(lb.set_conf(|_, _, _| {}, |_, _, _| {}, 0), Err(Error::InvalidValue));
     assert_eq!(
         lb.set_conf(|_, _, _| {}, |_, _, _| {}, doca_core::loopback::MAX_TASKS + 1),
         Err(Error::InvalidValue)
@@ -215,6 +214,13 @@ fn pool_limits_and_configuration_errors() {
         "configuration while running"
     );
     assert_eq!(ctx.set_state_changed_cb(|_, _, _, _| {}), Ok(()), "any state (doca_ctx.h sets no rule)");
+    ctx.stop().unwrap();
+
+    // 0 tasks is accepted, as DOCA's libraries accept it (NVIDIA's sync event samples pass 0
+    // when no count is given): a pool of none, whose every allocation is NO_MEMORY.
+    lb.set_conf(|_, _, _| {}, |_, _, _| {}, 0).unwrap();
+    ctx.start().unwrap();
+    assert_eq!(lb.alloc_task(1).unwrap_err(), Error::NoMemory, "a pool of 0 tasks");
     ctx.stop().unwrap();
 
     lb.set_conf(|_, _, _| {}, |_, _, _| {}, 2).unwrap();

@@ -423,7 +423,6 @@ fn alloc_beyond_num_tasks_is_no_memory_and_conf_beyond_the_cap_is_invalid() {
     let dma = Dma::create(&s.dev).unwrap();
     let max = dma.cap_get_max_num_tasks().unwrap();
     assert_eq!(dma.task_memcpy_set_conf(|_, _, _| {}, |_, _, _| {}, max + 1), Err(Error::InvalidValue));
-    assert_eq!(dma.task_memcpy_set_conf(|_, _, _| {}, |_, _, _| {}, 0), Err(Error::InvalidValue));
     assert!(caps::task_memcpy_is_supported(s.dev.as_devinfo()).is_ok());
     assert!(caps::task_memcpy_max_buf_list_len(s.dev.as_devinfo()).unwrap() >= 1);
 }

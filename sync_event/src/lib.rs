@@ -998,21 +998,34 @@ impl SyncEvent {
         Ok(())
     }
 
-    fn check_num_tasks(num: u32) -> Result<()> {
+    /// What every task `set_conf` checks first: the event is neither a context out of Idle nor
+    /// started standalone (`NOT_PERMITTED`, the code the header gives), then the count (at most
+    /// [`MAX_NUM_TASKS`]; 0 is accepted, as DOCA's library does: a pool of none).
+    fn check_conf(&self, num: u32) -> Result<()> {
+        let state = self.ctx.core().state();
+        if state != CtxState::Idle
+            || matches!(self.ops().cfg.borrow().mode, Mode::Standalone { running: true })
+        {
+            bail!(
+                Error::NotPermitted,
+                "sync event task set_conf: the event is started (context state {state:?}); configure its tasks before starting it"
+            );
+        }
         if num > MAX_NUM_TASKS {
             bail!(Error::InvalidValue, "sync event: {num} tasks exceed the maximum {MAX_NUM_TASKS}");
         }
         Ok(())
     }
 
-    /// `doca_sync_event_task_get_set_conf`: Idle only (`BAD_STATE`), 1..=[`MAX_NUM_TASKS`].
+    /// `doca_sync_event_task_get_set_conf`: before the event starts (`NOT_PERMITTED`), at most
+    /// [`MAX_NUM_TASKS`] tasks (`INVALID_VALUE`).
     pub fn task_get_set_conf(
         &self,
         completion: impl FnMut(GetTask, Data, Data) + 'static,
         error: impl FnMut(GetTask, Data, Data) + 'static,
         num: u32,
     ) -> Result<()> {
-        Self::check_num_tasks(num)?;
+        self.check_conf(num)?;
         let (mut c, mut e) = (completion, error);
         self.ops().get.set_conf(
             self.ctx.core(),
@@ -1029,7 +1042,7 @@ impl SyncEvent {
         error: impl FnMut(NotifySetTask, Data, Data) + 'static,
         num: u32,
     ) -> Result<()> {
-        Self::check_num_tasks(num)?;
+        self.check_conf(num)?;
         let (mut c, mut e) = (completion, error);
         self.ops().set.set_conf(
             self.ctx.core(),
@@ -1046,7 +1059,7 @@ impl SyncEvent {
         error: impl FnMut(NotifyAddTask, Data, Data) + 'static,
         num: u32,
     ) -> Result<()> {
-        Self::check_num_tasks(num)?;
+        self.check_conf(num)?;
         let (mut c, mut e) = (completion, error);
         self.ops().add.set_conf(
             self.ctx.core(),
@@ -1063,7 +1076,7 @@ impl SyncEvent {
         error: impl FnMut(WaitGtTask, Data, Data) + 'static,
         num: u32,
     ) -> Result<()> {
-        Self::check_num_tasks(num)?;
+        self.check_conf(num)?;
         let (mut c, mut e) = (completion, error);
         self.ops().wait_gt.set_conf(
             self.ctx.core(),
@@ -1080,7 +1093,7 @@ impl SyncEvent {
         error: impl FnMut(WaitEqTask, Data, Data) + 'static,
         num: u32,
     ) -> Result<()> {
-        Self::check_num_tasks(num)?;
+        self.check_conf(num)?;
         let (mut c, mut e) = (completion, error);
         self.ops().wait_eq.set_conf(
             self.ctx.core(),
@@ -1097,7 +1110,7 @@ impl SyncEvent {
         error: impl FnMut(WaitNeqTask, Data, Data) + 'static,
         num: u32,
     ) -> Result<()> {
-        Self::check_num_tasks(num)?;
+        self.check_conf(num)?;
         let (mut c, mut e) = (completion, error);
         self.ops().wait_neq.set_conf(
             self.ctx.core(),

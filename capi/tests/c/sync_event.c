@@ -216,6 +216,8 @@ static void start_event(void)
 	else
 		CHECK_CODE(doca_sync_event_task_wait_gt_set_conf(se, gt_done, gt_err, 4), DOCA_SUCCESS);
 	CHECK_CODE(doca_ctx_start(ctx), DOCA_SUCCESS);
+	/* Configured before the start only: the header's code for a started event. */
+	CHECK_CODE(doca_sync_event_task_get_set_conf(se, get_done, get_err, 4), DOCA_ERROR_NOT_PERMITTED);
 	{
 		/* Tasks of two types held at once (the remote_pci sample keeps its wait task while it
 		 * allocates its notify task): each pool numbers its tasks from 0, yet each task has

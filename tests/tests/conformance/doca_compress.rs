@@ -125,10 +125,6 @@ fn doca_compress_task_set_conf_invalid_above_the_max_and_bad_state_while_running
         cmp.task_compress_deflate_set_conf(|_, _, _| {}, |_, _, _| {}, 16385),
         Err(Error::InvalidValue)
     );
-    assert_eq!(
-        cmp.task_decompress_lz4_block_set_conf(|_, _, _| {}, |_, _, _| {}, 0),
-        Err(Error::InvalidValue)
-    );
     let r = rig();
     assert_eq!(r.cmp.task_decompress_deflate_set_conf(|_, _, _| {}, |_, _, _| {}, 1), Err(Error::BadState));
 }

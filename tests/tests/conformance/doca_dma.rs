@@ -67,7 +67,13 @@ fn doca_dma_task_memcpy_set_conf() {
     let max = dma.cap_get_max_num_tasks().unwrap();
     let none = |_: MemcpyTask, _: Data, _: Data| {};
     assert_eq!(dma.task_memcpy_set_conf(none, none, max + 1), Err(Error::InvalidValue), "above the maximum");
-    assert_eq!(dma.task_memcpy_set_conf(none, none, 0), Err(Error::InvalidValue), "no task");
+    assert_eq!(dma.task_memcpy_set_conf(none, none, 0), Ok(()), "0 tasks: accepted, as DOCA's library does");
+    let (_pe, none_left) = running(&d, 0);
+    assert_eq!(
+        none_left.task_memcpy_alloc_init(None, None, Data::NONE).unwrap_err(),
+        Error::NoMemory,
+        "a pool of 0 tasks: the allocation fails"
+    );
     let (_pe, dma) = running(&d, 2);
     assert_eq!(dma.task_memcpy_set_conf(none, none, 2), Err(Error::BadState), "while running");
     assert_eq!(

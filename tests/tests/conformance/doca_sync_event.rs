@@ -242,13 +242,29 @@ fn context() -> (SyncEvent, Pe, Log) {
 #[test]
 fn doca_sync_event_task_set_conf() {
     let se = SyncEvent::create().unwrap();
-    assert_eq!(se.task_get_set_conf(|_, _, _| {}, |_, _, _| {}, 0), Err(Error::InvalidValue));
     assert_eq!(
         se.task_wait_eq_set_conf(|_, _, _| {}, |_, _, _| {}, MAX_NUM_TASKS + 1),
         Err(Error::InvalidValue)
     );
+    assert_eq!(
+        se.task_get_set_conf(|_, _, _| {}, |_, _, _| {}, 0),
+        Ok(()),
+        "0 tasks: accepted, as DOCA's library does"
+    );
+    se.start().unwrap();
+    assert_eq!(
+        se.task_notify_set_set_conf(|_, _, _| {}, |_, _, _| {}, 1),
+        Err(Error::NotPermitted),
+        "started standalone (the header: not in idle state)"
+    );
+    se.stop().unwrap();
     let (se, _pe, _log) = context();
-    assert_eq!(se.task_get_set_conf(|_, _, _| {}, |_, _, _| {}, 1), Err(Error::BadState), "running");
+    assert_eq!(
+        se.task_get_set_conf(|_, _, _| {}, |_, _, _| {}, MAX_NUM_TASKS + 1),
+        Err(Error::NotPermitted),
+        "running: the state is checked first"
+    );
+    assert_eq!(se.task_get_set_conf(|_, _, _| {}, |_, _, _| {}, 1), Err(Error::NotPermitted), "running");
 }
 
 #[test]
