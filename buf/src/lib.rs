@@ -1080,7 +1080,8 @@ impl Buf {
         }
         let _s = self.h.inv.state.lock();
         if !self.elem()?.is_head() {
-            bail!(Error::NotPermitted, "buf unchain_list: the first argument is not a list head");
+            // The header's one code: list2 is not part of a list headed by list1.
+            bail!(Error::InvalidValue, "buf unchain_list: the first argument is not a list head");
         }
         let mut prev = self.idx;
         loop {

@@ -105,8 +105,11 @@ pub unsafe extern "C" fn doca_buf_inventory_create(
             return e;
         }
         let Ok(num_elements) = u32::try_from(num_elements) else {
-            // more descriptors than an inventory holds
-            let e = doca_core::fail!(doca_core::Error::NoMemory, "buf inventory of {num_elements} elements");
+            // More descriptors than an inventory holds: invalid input, as DOCA's library answers.
+            let e = doca_core::fail!(
+                doca_core::Error::InvalidValue,
+                "doca_buf_inventory_create: {num_elements} elements are above the 32-bit limit"
+            );
             return e.code();
         };
         match Inventory::create(num_elements) {

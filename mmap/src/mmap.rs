@@ -308,6 +308,13 @@ impl Mmap {
     /// callback gives it back.
     pub fn set_memrange(&self, memory: impl Into<Memory>) -> Result<()> {
         let mut memory = memory.into();
+        if self.is_from_export() {
+            // A map from an export is started at its creation: the header's code for that.
+            bail!(
+                Error::BadState,
+                "mmap set_memrange: a map created from an export is started, its range fixed"
+            );
+        }
         let mut cfg = self.configurable("set_memrange")?;
         if self.is_started() {
             bail!(Error::BadState, "mmap set_memrange after start");

@@ -828,11 +828,16 @@ impl SyncEvent {
         Ok(())
     }
 
-    /// `doca_sync_event_stop`: ends standalone mode (`BAD_STATE` when not started with
+    /// `doca_sync_event_stop`: ends standalone mode (`NOT_PERMITTED` for an event turned into a
+    /// context; `BAD_STATE` when not started with
     /// [`SyncEvent::start`]).
     pub fn stop(&self) -> Result<()> {
         let mut cfg = self.ops().cfg.borrow_mut();
         match cfg.mode {
+            Mode::Context => Err(fail!(
+                Error::NotPermitted,
+                "sync event stop: the event operates as a context (doca_sync_event_as_ctx): use doca_ctx_stop"
+            )),
             Mode::Standalone { running: true } => {
                 cfg.mode = Mode::Standalone { running: false };
                 Ok(())
@@ -913,6 +918,7 @@ impl SyncEvent {
             );
         }
         let ops = self.ops();
+
         if ops.user.get().is_some() {
             bail!(
                 Error::NotSupported,
@@ -960,7 +966,8 @@ impl SyncEvent {
     }
 
     /// `doca_sync_event_export_to_dpu` (2.5/2.6): from a host device only (`NOT_SUPPORTED`
-    /// on a DPU device, as DOCA says); the blob for the other side's
+    /// on a DPU device, as DOCA says), of an event whose publisher or subscriber is declared on
+    /// the DPU (else `NOT_PERMITTED`, DOCA's library's code); the blob for the other side's
     /// [`SyncEvent::create_from_export`].
     pub fn export_to_dpu(&self, dev: &Dev) -> Result<Vec<u8>> {
         if caps::is_export_to_dpu_supported(dev.as_devinfo()).is_err() {
@@ -969,6 +976,14 @@ impl SyncEvent {
                 "sync event export_to_dpu: DOCA 2.5/2.6 export from the host CPU only ({dev:?} is the DPU's device; 2.7+ has export_to_remote_pci)"
             );
         }
+        let cfg = self.ops().cfg.borrow();
+        if !cfg.publishers.iter().chain(&cfg.subscribers).any(|l| *l == Location::RemotePci) {
+            bail!(
+                Error::NotPermitted,
+                "sync event export_to_dpu: neither the publisher nor the subscriber is declared on the DPU (add_*_location_dpu)"
+            );
+        }
+        drop(cfg);
         self.export(Some(dev), "export_to_dpu")
     }
 
@@ -1195,6 +1210,7 @@ impl CtxOps for SeOps {
         if let Mode::Standalone { .. } = self.cfg.borrow().mode {
             bail!(Error::NotPermitted, "sync event: started standalone, it cannot start as a context");
         }
+
         self.cfg.borrow_mut().mode = Mode::Context;
         self.make_waker(core)?;
         self.get.prepare(GetP::default);

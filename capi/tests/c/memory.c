@@ -66,6 +66,8 @@ int main(void)
 	CHECK_CODE(doca_mmap_get_memrange(map, &addr, &len), DOCA_SUCCESS);
 	CHECK(addr == mem && len == 4096);
 
+	if (sizeof(size_t) > 4) /* more elements than 32 bits count: invalid input */
+		CHECK_CODE(doca_buf_inventory_create((size_t)UINT32_MAX + 1, &inv), DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_buf_inventory_create(4, &inv), DOCA_SUCCESS);
 	CHECK_CODE(doca_buf_inventory_buf_get_by_addr(inv, map, mem, 64, &out), DOCA_ERROR_BAD_STATE); /* not started */
 	CHECK_CODE(doca_buf_inventory_start(inv), DOCA_SUCCESS);

@@ -78,6 +78,11 @@ fn doca_buf_chain_list_unchain_list_and_the_list_queries() {
     assert_eq!(a.last_in_list().unwrap(), c, "doca_buf_get_last_in_list");
     assert_eq!(c.next_in_list().unwrap(), None);
 
+    assert_eq!(
+        b.unchain_list(&a),
+        Err(Error::InvalidValue),
+        "list1 not a head: list2 is not part of its list"
+    );
     a.unchain_list(&c).unwrap();
     assert_eq!(a.list_len(), Ok(2));
     assert_eq!(c.refcount(), Ok(1), "an unchained part is a list of its own");

@@ -147,6 +147,7 @@ fn doca_sync_event_as_ctx() {
     let se = SyncEvent::create().unwrap();
     let ctx = se.as_ctx().unwrap();
     assert_eq!(se.start(), Err(Error::NotPermitted), "context excludes standalone");
+    assert_eq!(se.stop(), Err(Error::NotPermitted), "a context stops with doca_ctx_stop");
     assert_eq!(ctx.state(), CtxState::Idle);
     assert_eq!(ctx.start(), Err(Error::NotConnected), "no engine");
 }
@@ -183,7 +184,19 @@ fn doca_sync_event_wait_gt_eq_neq_and_yield() {
 
 #[test]
 fn doca_sync_event_export_to_dpu() {
-    let se = started();
+    let cpu_only = SyncEvent::create().unwrap();
+    cpu_only.add_publisher_location(Location::Cpu(host().as_devinfo().pci_addr())).unwrap();
+    cpu_only.add_subscriber_location(Location::Cpu(host().as_devinfo().pci_addr())).unwrap();
+    cpu_only.start().unwrap();
+    assert_eq!(
+        cpu_only.export_to_dpu(&host()).err(),
+        Some(Error::NotPermitted),
+        "neither end on the DPU (DOCA's library's code)"
+    );
+    let se = SyncEvent::create().unwrap();
+    se.add_publisher_location(Location::RemotePci).unwrap();
+    se.add_subscriber_location(Location::Cpu(host().as_devinfo().pci_addr())).unwrap();
+    se.start().unwrap();
     let blob = se.export_to_dpu(&host()).unwrap();
     assert_eq!(se.export_to_dpu(&dpu()).err(), Some(Error::NotSupported), "2.5/2.6: from the host only");
     assert_eq!(caps::is_export_to_dpu_supported(host().as_devinfo()), Ok(()));
