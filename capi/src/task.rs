@@ -567,6 +567,14 @@ fn submit(task: *mut DocaTask, flags: u32, validate: bool) -> DocaError {
         let e = doca_core::fail!(Error::InvalidValue, "doca_task_submit_ex: unknown submit flags {flags:#x}");
         return e.code();
     };
+    if validate && h.out.get().is_null() && matches!(*h.task.borrow(), Some(AnyTask::SeGet(_))) {
+        // Where the value goes is the get task's one field: DOCA's validation refuses none.
+        let e = doca_core::fail!(
+            Error::InvalidValue,
+            "doca_task_try_submit: the sync event get task has no ret_val_ptr"
+        );
+        return e.code();
+    }
     let Some(t) = h.task.borrow_mut().take() else { return Error::BadState.code() };
     match t.submit(flags, validate) {
         Ok(()) => DOCA_SUCCESS,
@@ -578,8 +586,8 @@ fn submit(task: *mut DocaTask, flags: u32, validate: bool) -> DocaError {
 }
 
 /// `doca_task_try_submit`: validates the task first (`INVALID_VALUE` when it is bad: a DMA
-/// memcpy task or a SHA task is checked as its engine would; the other kinds are checked at submission
-/// anyway), then submits.
+/// memcpy task or a SHA task is checked as its engine would, a sync event get task needs its
+/// `ret_val_ptr`; the other kinds are checked at submission anyway), then submits.
 #[no_mangle]
 pub extern "C" fn doca_task_try_submit(task: *mut DocaTask) -> DocaError {
     guarded("doca_task_try_submit", || submit(task, TaskSubmitFlags::FLUSH.bits(), true))

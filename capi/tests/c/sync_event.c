@@ -234,6 +234,9 @@ static void start_event(void)
 		CHECK(doca_sync_event_task_notify_set_get_set_val(n) == 5);
 		doca_task_free(doca_sync_event_task_notify_set_as_doca_task(n));
 		CHECK(doca_sync_event_task_get_as_doca_task(g) != NULL); /* still live */
+		/* Validation wants somewhere to put the value; the task stays the application's. */
+		doca_sync_event_task_get_set_ret_val_ptr(g, NULL);
+		CHECK_CODE(doca_task_try_submit(doca_sync_event_task_get_as_doca_task(g)), DOCA_ERROR_INVALID_VALUE);
 		doca_task_free(doca_sync_event_task_get_as_doca_task(g));
 	}
 }
