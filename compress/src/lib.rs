@@ -749,6 +749,10 @@ impl CompressOps {
         if len == 0 {
             bail!(Error::InvalidValue, "compress: the {what} task's source holds no data (data length 0)");
         }
+        if P::TYPE == TaskType::DecompressLz4 && len < 4 {
+            // Shorter than an LZ4 frame's magic number: refused at validation, as DOCA's library does.
+            bail!(Error::InvalidValue, "compress: the {what} task's source ({len} bytes) is shorter than an LZ4 frame's 4-byte magic number");
+        }
         if len as u64 > limits.max_buf {
             bail!(
                 Error::InvalidValue,

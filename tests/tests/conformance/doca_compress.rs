@@ -215,6 +215,13 @@ fn doca_compress_task_decompress_lz4_stream_xxh_is_the_frames_content_checksum()
     assert!(t.has_block_checksum() && t.are_blocks_independent());
     t.submit().unwrap();
     r.wait(1);
+    // Shorter than a frame's magic number: refused at validation, the context still Running.
+    let short = r
+        .cmp
+        .task_decompress_lz4_alloc_init(Some(&r.buf(&frame[..3], 0)), Some(&r.buf(b"", 16)), Data::NONE)
+        .unwrap();
+    assert_eq!(short.try_submit().unwrap_err().error, Error::InvalidValue, "3 bytes: no LZ4 frame");
+    assert_eq!(r.cmp.as_ctx().state(), CtxState::Running);
     // The 2.5/2.6 task takes the whole frame.
     r.cmp
         .task_decompress_lz4_alloc_init(Some(&r.buf(&frame, 0)), Some(&r.buf(b"", data.len())), Data::NONE)
