@@ -1,5 +1,5 @@
 /* doca-emu: the samples' argument parser (string, int and boolean parameters; -h, -v,
- * -l/--log-level and --sdk-log-level built in; no JSON files). */
+ * -l/--log-level, --sdk-log-level and -j/--json <file> built in). */
 #ifndef DOCA_EMU_ARGP_H_
 #define DOCA_EMU_ARGP_H_
 

@@ -3,8 +3,8 @@
 //! names, mandatory parameters, a
 //! version callback and a validation callback, and the built-in flags: `-h/--help`,
 //! `-v/--version` (the DOCA version this emulator claims, [`doca_core::DOCA_VERSION`]),
-//! `-l/--log-level`, `--sdk-log-level`. JSON configuration files are not supported (`--json`
-//! is `NOT_SUPPORTED`). Usage and version text go to the C library's standard output stream,
+//! `-l/--log-level`, `--sdk-log-level`, and `-j/--json <file>`: the flags read from a JSON file
+//! ([`json_flags`]). Usage and version text go to the C library's standard output stream,
 //! as the application's log lines do, so their order holds when the output is piped.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
@@ -251,6 +251,7 @@ fn usage(argp: &Argp, program: &str) -> String {
     let mut out = format!("Usage: {program} [DOCA Flags] [Program Flags]\n\nDOCA Flags:\n");
     out += "  -h, --help                        Print a help synopsis\n";
     out += "  -v, --version                     Print program version information\n";
+    out += "  -j, --json <path>                 Parse all command flags from an input json file\n";
     out += "  -l, --log-level                   Set the (numeric) log level for the program <10=DISABLE, 20=CRITICAL, 30=ERROR, 40=WARNING, 50=INFO, 60=DEBUG, 70=TRACE>\n";
     out += "  --sdk-log-level                   Set the SDK (numeric) log level for the program <10=DISABLE, 20=CRITICAL, 30=ERROR, 40=WARNING, 50=INFO, 60=DEBUG, 70=TRACE>\n\nProgram Flags:\n";
     for &p in &argp.params {
@@ -299,6 +300,8 @@ fn split_flag(arg: &str, is_short: impl Fn(&str) -> bool) -> (String, Option<Str
 
 /// `doca_argp_start`: parses `argv` and calls each parameter's callback with its value
 /// (string: a C string; int: an `int *`; boolean: a `bool *` to true) and the configuration.
+/// `-j/--json <file>` gives the flags of a JSON file there ([`json_flags`]); a flag given on
+/// the command line after it overrides the file's (its callback runs again).
 /// Unknown flag → `NOT_SUPPORTED`; a missing or malformed value, or a mandatory parameter
 /// absent → `INVALID_VALUE`; a callback's error is returned as is. `-h` and `-v` print and
 /// exit the program, as DOCA's parser does.
@@ -322,7 +325,7 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
             // SAFETY: argv holds argc pointers (the caller's contract; checked non-NULL).
             .then(|| text(unsafe { *argv }))
             .flatten();
-        let args: Vec<String> = (1..argc)
+        let mut args: Vec<String> = (1..argc)
             // SAFETY: argv holds argc pointers (the caller's contract; checked non-NULL).
             .filter_map(|i| text(unsafe { *argv.add(i) }))
             .collect();
@@ -332,15 +335,47 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
             let help = usage(argp, &program_name(argp, argv0.as_deref()));
             (argp.params.clone(), argp.config as *mut c_void, help, argp.version, argp.validation)
         };
+        // How often each flag was given on the command line, and from JSON files (whose flags
+        // a command-line one given after them overrides), with where the files' flags are.
         let mut seen = vec![0u32; params.len()];
+        let mut seen_json = vec![0u32; params.len()];
+        let mut json_at: Vec<std::ops::Range<usize>> = Vec::new();
         let mut i = 0;
         while i < args.len() {
+            let from_json = json_at.iter().any(|r| r.contains(&i));
             let arg = &args[i];
             i += 1;
             let (flag, inline) = split_flag(arg, |short| {
-                matches!(short, "h" | "v" | "l")
+                matches!(short, "h" | "v" | "l" | "j")
                     || params.iter().any(|&p| param(p).is_some_and(|p| p.short.as_deref() == Some(short)))
             });
+            if flag == "-j" || flag == "--json" {
+                // The file's flags take this argument's place, as if given here.
+                let path = match inline {
+                    Some(v) => v,
+                    None if i < args.len() => {
+                        i += 1;
+                        args[i - 1].clone()
+                    }
+                    None => {
+                        eprintln!("{flag} needs a file\n{help}");
+                        return invalid();
+                    }
+                };
+                let kinds: Vec<(String, c_uint)> =
+                    params.iter().filter_map(|&p| param(p)).filter_map(|p| Some((p.long?, p.kind))).collect();
+                match json_flags(&path, &kinds) {
+                    Ok(flags) => {
+                        json_at.push(i..i + flags.len());
+                        args.splice(i..i, flags);
+                    }
+                    Err(why) => {
+                        eprintln!("{flag} {path}: {why}\n{help}");
+                        return invalid();
+                    }
+                }
+                continue;
+            }
             let mut value = |what: &str| -> Result<String, DocaError> {
                 if let Some(v) = &inline {
                     return Ok(v.clone());
@@ -409,8 +444,9 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
                 // a callback destroyed the parser meanwhile
                 return crate::check::refuse(|| "the parser was destroyed by a callback".into());
             };
-            seen[at] += 1;
-            if seen[at] > 1 && !p.multiple {
+            let count = if from_json { &mut seen_json[at] } else { &mut seen[at] };
+            *count += 1;
+            if *count > 1 && !p.multiple {
                 eprintln!("{flag} given twice\n{help}");
                 return invalid();
             }
@@ -454,7 +490,7 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
         }
         for (at, &p) in params.iter().enumerate() {
             if let Some(p) = param(p) {
-                if p.mandatory && seen[at] == 0 {
+                if p.mandatory && seen[at] + seen_json[at] == 0 {
                     let name = p.long.as_deref().or(p.short.as_deref()).unwrap_or("?");
                     eprintln!("missing mandatory flag {name}\n{help}");
                     return invalid();
@@ -467,6 +503,112 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
             None => DOCA_SUCCESS,
         }
     })
+}
+
+/// The flags a JSON configuration file gives (`-j/--json <file>`), as command-line arguments:
+/// its `doca_general_flags` (`log-level`, `sdk-log-level`) and `doca_program_flags` objects, keyed
+/// by long names (`kinds`: the program's, with each one's type). A string or number is the flag's
+/// value; `true` gives a switch, `false` leaves it out; an array gives a flag of multiplicity once
+/// per element. `doca_dpdk_flags` has no meaning here and is left aside. C and C++ comments are
+/// allowed, as DOCA's configuration files carry them. A file that cannot be read or parsed, or a
+/// value of the wrong shape, is named in the error.
+fn json_flags(path: &str, kinds: &[(String, c_uint)]) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&without_comments(&text)).map_err(|e| format!("not JSON: {e}"))?;
+    let serde_json::Value::Object(sections) = doc else { return Err("not a JSON object".into()) };
+    let mut out = Vec::new();
+    for (section, flags) in &sections {
+        let general = match section.as_str() {
+            "doca_general_flags" => {
+                if let Some(other) = flags
+                    .as_object()
+                    .and_then(|f| f.keys().find(|k| !matches!(k.as_str(), "log-level" | "sdk-log-level")))
+                {
+                    return Err(format!(
+                        "doca_general_flags.{other}: not a general flag (log-level, sdk-log-level)"
+                    ));
+                }
+                true
+            }
+            "doca_program_flags" => false,
+            "doca_dpdk_flags" => continue,
+            other => return Err(format!("unknown section {other:?}")),
+        };
+        let serde_json::Value::Object(flags) = flags else {
+            return Err(format!("{section} is not an object"));
+        };
+        for (name, value) in flags {
+            if matches!(name.as_str(), "json" | "help" | "version") {
+                return Err(format!("{section}.{name}: a command-line flag only"));
+            }
+            let switch = !general && kinds.iter().any(|(l, k)| l == name && *k == TYPE_BOOLEAN);
+            let values = match value {
+                serde_json::Value::Array(items) => items.iter().collect(),
+                one => vec![one],
+            };
+            for v in values {
+                match v {
+                    serde_json::Value::Bool(true) if switch => out.push(format!("--{name}")),
+                    serde_json::Value::Bool(false) if switch => {}
+                    serde_json::Value::String(s) if !switch => out.extend([format!("--{name}"), s.clone()]),
+                    serde_json::Value::Number(n) if !switch => {
+                        out.extend([format!("--{name}"), n.to_string()])
+                    }
+                    other => return Err(format!("{section}.{name}: {other} is not a value for this flag")),
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `text` with its `//` and `/* */` comments blanked (outside strings), for a JSON parser.
+fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    if c == '\n' {
+                        out.push('\n');
+                    }
+                    last = c;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// `doca_argp_destroy`: frees the parameters; `BAD_STATE` when not initialized.

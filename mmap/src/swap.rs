@@ -698,6 +698,10 @@ impl Drop for Swapped {
         drop(_lock);
         if back == self.len {
             tracing::debug!(target: "doca_sdk", "mmap export revoked: {} bytes at {:#x} private again", self.len, self.start);
+        } else if back == 0 {
+            // The application gave the whole range back first (NVIDIA's dma_copy frees its
+            // buffer before destroying its map): an ordinary order, nothing of it to keep.
+            tracing::debug!(target: "doca_sdk", "mmap export revoked: the {} bytes at {:#x} were unmapped by the application before", self.len, self.start);
         } else {
             tracing::warn!(target: "doca_sdk", "mmap export revoked: of {} bytes at {:#x} shared, {back} were still mapped and made private again (the rest was unmapped or remapped by the application)", self.len, self.start);
         }

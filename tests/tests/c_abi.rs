@@ -802,6 +802,43 @@ fn a_c_program_parses_its_flags_and_logs_like_a_doca_sample() {
     assert!(run(&["-p", "x", "--bogus"]).contains("start DOCA_ERROR_NOT_SUPPORTED"), "an unknown flag");
     assert!(run(&["-p", "x", "-n", "seven"]).contains("start DOCA_ERROR_INVALID_VALUE"), "not a number");
     assert!(run(&["-p", "x", "-l", "55"]).contains("start DOCA_ERROR_INVALID_VALUE"), "not a level");
+
+    // The flags of a JSON configuration file (`-j`/`--json`), keyed by long names, with the
+    // comments DOCA's configuration files carry; a flag given after the file comes after it.
+    let dir = std::env::temp_dir().join(format!("argp-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let good = file(
+        "good.json",
+        "/* the program's flags */\n{\n  \"doca_general_flags\": { \"log-level\": 60 }, // debug\n  \"doca_program_flags\": {\n    \"pci-addr\": \"03:00.0\", \"count\": 7, \"flag\": true, \"with-frame\": false\n  }\n}\n",
+    );
+    let out = run(&["-j", &good]);
+    assert!(out.contains("start DOCA_SUCCESS pci=03:00.0 n=7 b=1") && out.contains("wf=0"), "{out}");
+    assert!(out.contains("line at debug"), "the file's log level:\n{out}");
+    assert!(run(&["--json", &good, "-n", "9"]).contains("n=9"), "a flag after the file wins");
+    assert!(
+        run(&["--json=".to_string() + &good].iter().map(String::as_str).collect::<Vec<_>>())
+            .contains("start DOCA_SUCCESS pci=03:00.0"),
+        "an attached path"
+    );
+    let bad_type = file("type.json", r#"{"doca_program_flags": {"pci-addr": "x", "count": true}}"#);
+    assert!(
+        run(&["-j", &bad_type]).contains("start DOCA_ERROR_INVALID_VALUE"),
+        "a switch's value for a number"
+    );
+    let unknown = file("unknown.json", r#"{"doca_program_flags": {"pci-addr": "x", "bogus": 1}}"#);
+    assert!(run(&["-j", &unknown]).contains("start DOCA_ERROR_NOT_SUPPORTED"), "an unknown flag");
+    let broken = file("broken.json", "{\"doca_program_flags\": {");
+    assert!(run(&["-j", &broken]).contains("start DOCA_ERROR_INVALID_VALUE"), "not JSON");
+    assert!(
+        run(&["-j", &dir.join("absent.json").to_string_lossy()]).contains("start DOCA_ERROR_INVALID_VALUE"),
+        "no such file"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Short names of several letters, as NVIDIA's samples register them (`ns`, `nd`, `gid`, the
