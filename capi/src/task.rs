@@ -312,6 +312,12 @@ pub struct DocaTask {
     pub(crate) matrix: Cell<*mut core::ffi::c_void>,
     /// An RDMA remote sync event task's event handle (`struct doca_sync_event_remote_net *`).
     pub(crate) event: Cell<*mut core::ffi::c_void>,
+    /// The task's user data as C last saw or set it: `doca_task_get_user_data` answers from
+    /// here in any state, a submitted task's included (its library holds the task itself).
+    user_data: Cell<Data>,
+    /// Set while submitted: the task takes `user_data` back when it returns, before its
+    /// callback, which is given it.
+    user_data_set: Cell<bool>,
 }
 
 static TASKS: Handles = Handles::new(Kind::Task);
@@ -472,9 +478,13 @@ impl TaskTable {
                 key: Cell::new(std::ptr::null_mut()),
                 matrix: Cell::new(std::ptr::null_mut()),
                 event: Cell::new(std::ptr::null_mut()),
+                user_data: Cell::new(Data::NONE),
+                user_data_set: Cell::new(false),
             })
         });
         if let Some(handle) = own_task(h) {
+            handle.user_data.set(t.user_data());
+            handle.user_data_set.set(false);
             *handle.task.borrow_mut() = Some(t);
             handle.buf.set(buf);
         }
@@ -487,6 +497,9 @@ impl TaskTable {
     pub(crate) fn returned(&self, t: AnyTask) -> Option<*mut DocaTask> {
         let h = *self.0.borrow().get(&t.id())?;
         let handle = own_task(h)?;
+        if handle.user_data_set.take() {
+            t.set_user_data(handle.user_data.get());
+        }
         *handle.task.borrow_mut() = Some(t);
         Some(h)
     }
@@ -511,6 +524,8 @@ pub(crate) fn complete(
 ) {
     let Some(table) = table.upgrade() else { return };
     if let Some(h) = table.returned(t) {
+        // The user data as C last set it (also while the task was submitted).
+        let task_data = own_task(h).map_or(task_data, |handle| handle.user_data.get());
         // the application's completion callback, given the task's own handle (valid until
         // doca_task_free) and the user data.
         // SAFETY: see above.
@@ -540,6 +555,8 @@ pub(crate) fn complete_out(
                 unsafe { p.write_unaligned(v) };
             }
         }
+        // The user data as C last set it (also while the task was submitted).
+        let task_data = own_task(h).map_or(task_data, |handle| handle.user_data.get());
         // the application's completion callback, given the task's own handle (valid until
         // doca_task_free) and the user data.
         // SAFETY: see above.
@@ -676,7 +693,12 @@ pub extern "C" fn doca_task_get_status(task: *const DocaTask) -> DocaError {
 pub extern "C" fn doca_task_set_user_data(task: *mut DocaTask, user_data: DocaData) {
     guarded("doca_task_set_user_data", || {
         let Some(h) = self::task(task) else { return invalid() };
-        h.with(|t| t.set_user_data(user_data.to_data()));
+        let data = user_data.to_data();
+        h.user_data.set(data);
+        if h.with(|t| t.set_user_data(data)).is_none() {
+            // Submitted: the task takes it when it comes back, before its callback.
+            h.user_data_set.set(true);
+        }
         DOCA_SUCCESS
     });
 }
@@ -687,9 +709,7 @@ pub extern "C" fn doca_task_get_user_data(task: *const DocaTask) -> DocaData {
     let mut data = DocaData { u64: 0 };
     guarded("doca_task_get_user_data", || {
         let Some(h) = self::task(task) else { return invalid() };
-        if let Some(d) = h.with(AnyTask::user_data) {
-            data = DocaData::from_data(d);
-        }
+        data = DocaData::from_data(h.user_data.get());
         DOCA_SUCCESS
     });
     data

@@ -376,7 +376,8 @@ impl Graph {
 
     /// `doca_graph_add_dependency`: `to` runs after `from` completed. Both nodes of this
     /// graph (`INVALID_VALUE`); stopped only (`BAD_STATE`); a circle (`to` is `from` or runs
-    /// before it) is `NOT_PERMITTED`. Adding an existing dependency again changes nothing.
+    /// before it) is `NOT_PERMITTED`, and so is a dependency that exists already (DOCA's
+    /// library's answer: "already dependant").
     pub fn add_dependency(&self, from: Node, to: Node) -> Result<()> {
         self.require_stopped("add_dependency")?;
         let ops = self.ops();
@@ -390,7 +391,7 @@ impl Graph {
             bail!(Error::NotPermitted, "graph: the dependency {} -> {} forms a circle", from.idx, to.idx);
         }
         if nodes[from.idx as usize].children.contains(&to.idx) {
-            return Ok(());
+            bail!(Error::NotPermitted, "graph: node {} already depends on node {}", to.idx, from.idx);
         }
         nodes[from.idx as usize].children.push(to.idx);
         nodes[to.idx as usize].parents += 1;

@@ -28,7 +28,9 @@ static void on_done(struct doca_dma_task_memcpy *task, union doca_data td, union
 	(void)cd;
 	CHECK_CODE(doca_buf_get_data_len(doca_dma_task_memcpy_get_dst(task), &len), DOCA_SUCCESS);
 	CHECK(len == LEN);
-	CHECK(td.u64 < NUM_TASKS);
+	/* The user data as last set, while the task was submitted too (100 + i). */
+	CHECK(td.u64 < NUM_TASKS || (td.u64 >= 100 && td.u64 < 100 + NUM_TASKS));
+	CHECK(doca_task_get_user_data(doca_dma_task_memcpy_as_task(task)).u64 == td.u64);
 	completed++;
 	doca_task_free(doca_dma_task_memcpy_as_task(task));
 }
@@ -94,6 +96,11 @@ int main(void)
 		CHECK(doca_dma_task_memcpy_get_src(task) == src[i]);
 		CHECK(doca_dma_task_memcpy_get_dst(task) == dst[i]);
 		CHECK_CODE(doca_task_submit(doca_dma_task_memcpy_as_task(task)), DOCA_SUCCESS);
+		/* A submitted task's user data reads and changes as a held one's. */
+		CHECK(doca_task_get_user_data(doca_dma_task_memcpy_as_task(task)).u64 == (uint64_t)i);
+		ud.u64 = 100 + (uint64_t)i;
+		doca_task_set_user_data(doca_dma_task_memcpy_as_task(task), ud);
+		CHECK(doca_task_get_user_data(doca_dma_task_memcpy_as_task(task)).u64 == 100 + (uint64_t)i);
 	}
 	CHECK(completed == 0); /* the copies are the engine's work, inside progress */
 	for (spins = 0; completed + failed < NUM_TASKS && spins < 1000000; spins++)

@@ -169,7 +169,7 @@ fn doca_graph_add_dependency_refuses_a_circle_a_foreign_node_and_a_started_graph
     let foreign = other.node_create_from_user(|_| Ok(())).unwrap();
     graph.add_dependency(a, b).unwrap();
     graph.add_dependency(b, c).unwrap();
-    graph.add_dependency(a, b).unwrap(); // again: nothing changes
+    assert_eq!(graph.add_dependency(a, b), Err(Error::NotPermitted), "again: DOCA's library refuses it");
     assert_eq!(graph.add_dependency(c, a), Err(Error::NotPermitted), "a -> b -> c -> a");
     assert_eq!(graph.add_dependency(b, b), Err(Error::NotPermitted), "a node on itself");
     assert_eq!(graph.add_dependency(a, foreign), Err(Error::InvalidValue));
