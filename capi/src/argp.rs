@@ -4,7 +4,7 @@
 //! version callback and a validation callback, and the built-in flags: `-h/--help`,
 //! `-v/--version` (the DOCA version this emulator claims, [`doca_core::DOCA_VERSION`]),
 //! `-l/--log-level`, `--sdk-log-level`, and `-j/--json <file>`: the flags read from a JSON file
-//! ([`json_flags`]). Usage and version text go to the C library's standard output stream,
+//! (`json_flags`). Usage and version text go to the C library's standard output stream,
 //! as the application's log lines do, so their order holds when the output is piped.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
@@ -300,8 +300,9 @@ fn split_flag(arg: &str, is_short: impl Fn(&str) -> bool) -> (String, Option<Str
 
 /// `doca_argp_start`: parses `argv` and calls each parameter's callback with its value
 /// (string: a C string; int: an `int *`; boolean: a `bool *` to true) and the configuration.
-/// `-j/--json <file>` gives the flags of a JSON file there ([`json_flags`]); a flag given on
-/// the command line after it overrides the file's (its callback runs again).
+/// `-j/--json <file>` gives the flags of a JSON file there (its `doca_general_flags` and
+/// `doca_program_flags`, keyed by long names); a flag given on the command line after it
+/// overrides the file's (its callback runs again).
 /// Unknown flag → `NOT_SUPPORTED`; a missing or malformed value, or a mandatory parameter
 /// absent → `INVALID_VALUE`; a callback's error is returned as is. `-h` and `-v` print and
 /// exit the program, as DOCA's parser does.
