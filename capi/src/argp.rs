@@ -350,33 +350,6 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
                 matches!(short, "h" | "v" | "l" | "j")
                     || params.iter().any(|&p| param(p).is_some_and(|p| p.short.as_deref() == Some(short)))
             });
-            if flag == "-j" || flag == "--json" {
-                // The file's flags take this argument's place, as if given here.
-                let path = match inline {
-                    Some(v) => v,
-                    None if i < args.len() => {
-                        i += 1;
-                        args[i - 1].clone()
-                    }
-                    None => {
-                        eprintln!("{flag} needs a file\n{help}");
-                        return invalid();
-                    }
-                };
-                let kinds: Vec<(String, c_uint)> =
-                    params.iter().filter_map(|&p| param(p)).filter_map(|p| Some((p.long?, p.kind))).collect();
-                match json_flags(&path, &kinds) {
-                    Ok(flags) => {
-                        json_at.push(i..i + flags.len());
-                        args.splice(i..i, flags);
-                    }
-                    Err(why) => {
-                        eprintln!("{flag} {path}: {why}\n{help}");
-                        return invalid();
-                    }
-                }
-                continue;
-            }
             let mut value = |what: &str| -> Result<String, DocaError> {
                 if let Some(v) = &inline {
                     return Ok(v.clone());
@@ -392,6 +365,26 @@ pub unsafe extern "C" fn doca_argp_start(argc: c_int, argv: *mut *mut c_char) ->
                     }
                 }
             };
+            if flag == "-j" || flag == "--json" {
+                // The file's flags take this argument's place, as if given here.
+                let path = match value(&flag) {
+                    Ok(v) => v,
+                    Err(e) => return e,
+                };
+                let kinds: Vec<(String, c_uint)> =
+                    params.iter().filter_map(|&p| param(p)).filter_map(|p| Some((p.long?, p.kind))).collect();
+                match json_flags(&path, &kinds) {
+                    Ok(flags) => {
+                        json_at.push(i..i + flags.len());
+                        args.splice(i..i, flags);
+                    }
+                    Err(why) => {
+                        eprintln!("{flag} {path}: {why}\n{help}");
+                        return invalid();
+                    }
+                }
+                continue;
+            }
             match flag.as_str() {
                 "-h" | "--help" => {
                     crate::log::to_c_stdout(&help);

@@ -494,14 +494,17 @@ impl TaskTable {
     /// A task came back from its library (completed or failed): its handle holds it again.
     /// `None` when the application freed the handle while the task was submitted (see
     /// [`doca_task_free`]): the task is dropped here, back to its pool, and no callback runs.
-    pub(crate) fn returned(&self, t: AnyTask) -> Option<*mut DocaTask> {
+    /// With the handle comes the user data C set while the task was submitted, if it did
+    /// (the task has taken it; its callback is to be given it).
+    pub(crate) fn returned(&self, t: AnyTask) -> Option<(*mut DocaTask, Option<Data>)> {
         let h = *self.0.borrow().get(&t.id())?;
         let handle = own_task(h)?;
-        if handle.user_data_set.take() {
-            t.set_user_data(handle.user_data.get());
+        let set = handle.user_data_set.take().then(|| handle.user_data.get());
+        if let Some(data) = set {
+            t.set_user_data(data);
         }
         *handle.task.borrow_mut() = Some(t);
-        Some(h)
+        Some((h, set))
     }
 }
 
@@ -523,9 +526,8 @@ pub(crate) fn complete(
     ctx_data: Data,
 ) {
     let Some(table) = table.upgrade() else { return };
-    if let Some(h) = table.returned(t) {
-        // The user data as C last set it (also while the task was submitted).
-        let task_data = own_task(h).map_or(task_data, |handle| handle.user_data.get());
+    if let Some((h, set)) = table.returned(t) {
+        let task_data = set.unwrap_or(task_data);
         // the application's completion callback, given the task's own handle (valid until
         // doca_task_free) and the user data.
         // SAFETY: see above.
@@ -545,7 +547,8 @@ pub(crate) fn complete_out(
     value: Option<u64>,
 ) {
     let Some(table) = table.upgrade() else { return };
-    if let Some(h) = table.returned(t) {
+    if let Some((h, set)) = table.returned(t) {
+        let task_data = set.unwrap_or(task_data);
         if let (Some(v), Some(handle)) = (value, own_task(h)) {
             let p = handle.out.get();
             if !p.is_null() {
@@ -555,8 +558,6 @@ pub(crate) fn complete_out(
                 unsafe { p.write_unaligned(v) };
             }
         }
-        // The user data as C last set it (also while the task was submitted).
-        let task_data = own_task(h).map_or(task_data, |handle| handle.user_data.get());
         // the application's completion callback, given the task's own handle (valid until
         // doca_task_free) and the user data.
         // SAFETY: see above.

@@ -918,7 +918,6 @@ impl SyncEvent {
             );
         }
         let ops = self.ops();
-
         if ops.user.get().is_some() {
             bail!(
                 Error::NotSupported,
