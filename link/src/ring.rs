@@ -644,6 +644,12 @@ impl Ring {
         self.c().tx_armed.store(0, Ordering::Relaxed);
     }
 
+    /// Producer: woke up after [`Ring::arm_for_room`]; whether the consumer took the flag
+    /// meanwhile (it rang the room doorbell, as [`Ring::disarm_data_taken`] tells for data).
+    pub fn disarm_room_taken(&self) -> bool {
+        self.c().tx_armed.swap(0, Ordering::Relaxed) == 0
+    }
+
     /// Consumer: the next message, if any; [`Slot::consume`] releases it.
     pub fn peek(&self) -> Option<Slot<'_>> {
         debug_assert_eq!(self.end, End::Consumer);
@@ -698,6 +704,14 @@ impl Ring {
     /// Consumer: woke up.
     pub fn disarm_data(&self) {
         self.c().rx_armed.store(0, Ordering::Relaxed);
+    }
+
+    /// Consumer: woke up after [`Ring::arm_for_data`]; whether the producer took the flag
+    /// meanwhile — it rings the doorbell once when it does, so a ring waits or is on its
+    /// way. The flag is shared memory: a peer may lie either way, which costs the caller a
+    /// look at its sockets, never a lost wake-up (the doorbell stays readable until drained).
+    pub fn disarm_data_taken(&self) -> bool {
+        self.c().rx_armed.swap(0, Ordering::Relaxed) == 0
     }
 
     /// Consumer: whether a message waits (cheap: no fence). A corrupt ring has nothing to

@@ -51,6 +51,17 @@ impl Drop for Delivering<'_> {
     }
 }
 
+/// What a link asked its peer for before the application slept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Armed {
+    /// Not armed.
+    No,
+    /// A ring when a message arrives.
+    Data,
+    /// That, and a ring when the peer's ring has room (sends wait).
+    Room,
+}
+
 /// An established connection as its owner sees it.
 pub(crate) struct Link {
     pub(crate) conn: Connection,
@@ -77,6 +88,8 @@ pub(crate) struct Link {
     row: doca_core::status::Entry,
     /// A fault plan cut the link (`link.drop`): nothing more is sent or delivered.
     cut: Cell<bool>,
+    /// What the last arming before a sleep asked the peer for (read back on waking).
+    armed: Cell<Armed>,
     /// Whether anything of this side's own needs a look beyond the rings: sends wait for
     /// room, the state is not `Up`, the socket reached end of file, or a fault plan cut the
     /// link. Kept by every change of those ([`Link::note`]), so that an idle pass and a
@@ -106,6 +119,7 @@ impl Link {
             eof: Cell::new(false),
             violation: RefCell::new(None),
             signals: Cell::new(0),
+            armed: Cell::new(Armed::No),
             status,
             row,
             cut: Cell::new(false),
@@ -409,14 +423,24 @@ impl Link {
     pub(crate) fn arm(&self) -> bool {
         self.wake_peer();
         let mut ready = self.channel.arm_for_data();
-        if self.has_pending() {
+        let room = self.has_pending();
+        if room {
             ready |= self.channel.arm_for_room();
         }
+        self.armed.set(if room { Armed::Room } else { Armed::Data });
         ready || self.is_ending()
     }
 
-    /// After waking.
-    pub(crate) fn disarm(&self) {
-        self.channel.disarm();
+    /// After waking: how many rings of the peer's wait on this link's doorbell, as far as
+    /// the rings' shared flags tell (0 when the side was not armed: nothing is known).
+    pub(crate) fn disarm(&self) -> u8 {
+        match self.armed.replace(Armed::No) {
+            Armed::No => {
+                self.channel.disarm();
+                0
+            }
+            Armed::Data => self.channel.disarm_taken(false),
+            Armed::Room => self.channel.disarm_taken(true),
+        }
     }
 }

@@ -793,16 +793,33 @@ impl Side {
         ready
     }
 
-    /// After waking: disarm, silence the timer, look at the control set on the next progress
-    /// (it tells which links' doorbells rang: those are drained there).
+    /// After waking: disarm, silence the timer, and find out what woke the side. A link
+    /// whose peer took its armed flag rang its doorbell: that doorbell is drained here (one
+    /// `recv` each). When only such rings woke the side, the next pass needs no look at the
+    /// control set (the `epoll_wait` that would tell which doorbells rang); otherwise — a
+    /// ring expected but not there yet, the timer, or nothing known (a new client, a control
+    /// packet, an end of file) — it looks. Whatever else is readable keeps the notification
+    /// handle readable (every watch is level-triggered): a sleep meanwhile returns at once and
+    /// that wake-up looks.
     pub(crate) fn disarm(&self) {
+        let (mut rang, mut unknown) = (false, false);
         for link in self.active.borrow().iter() {
-            link.disarm();
+            for _ in 0..link.disarm() {
+                if link.bell.drain_once() {
+                    rang = true;
+                } else {
+                    unknown = true;
+                }
+            }
         }
         if let Some(res) = self.res.borrow().as_ref().filter(|r| r.timer_armed.get()) {
             // Still armed until seen expired (read before its deadline: not yet).
-            res.timer_armed.set(!res.timer.drain());
+            let fired = res.timer.drain();
+            res.timer_armed.set(!fired);
+            unknown |= fired;
         }
-        self.soon();
+        if !rang || unknown {
+            self.soon();
+        }
     }
 }

@@ -138,6 +138,18 @@ impl Channel {
         self.tx.disarm_room();
     }
 
+    /// After waking from a sleep armed for data (and for room when `room`): how many of the
+    /// peer's doorbell rings this side can expect (0 to 2: one per flag the peer took, as far
+    /// as the shared flags tell).
+    pub fn disarm_taken(&self, room: bool) -> u8 {
+        let data = self.rx.disarm_data_taken();
+        let room = room && self.tx.disarm_room_taken();
+        if !room {
+            self.tx.disarm_room();
+        }
+        u8::from(data) + u8::from(room)
+    }
+
     /// Hangs up: the peer sees it on its next look at the rings (a load, no syscall).
     pub fn hang_up(&self) {
         self.tx.close();
