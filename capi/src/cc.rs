@@ -467,6 +467,10 @@ pub unsafe extern "C" fn doca_cc_client_get_connection(
     guarded("doca_cc_client_get_connection", || {
         let Some(s) = side(client, Which::Client) else { return invalid() };
         let Role::Client(c) = &s.role else { return invalid() };
+        // The arguments first, as every getter checks them (the state comes after).
+        if let Err(e) = non_null(connection, "connection") {
+            return e;
+        }
         match c.get_connection() {
             Ok(conn) => out(connection, s.shared.conn(&conn)),
             Err(e) => e.code(),

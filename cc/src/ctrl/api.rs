@@ -345,7 +345,8 @@ impl Cc<ServerRole> {
 
     /// `doca_comch_server_disconnect` (comch era): closes the connection; its pending sends
     /// fail and the disconnection callback follows on the next progress. Not a connection of
-    /// this server → `NOT_FOUND`.
+    /// this server → `NOT_FOUND`; a connection with consumers or producers of this side
+    /// (created on it and not destroyed) → `IN_USE` (destroy them first).
     pub fn disconnect(&self, conn: &Connection) -> Result<()> {
         self.side().disconnect(conn)
     }

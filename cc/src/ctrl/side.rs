@@ -691,6 +691,15 @@ impl Side {
         let Some(link) = link else {
             bail!(Error::NotFound, "{self} disconnect: not a live connection of this side");
         };
+        use std::sync::atomic::Ordering::Relaxed;
+        let fast = conn.fast();
+        let (consumers, producers) = (fast.consumers.load(Relaxed), fast.producers.load(Relaxed));
+        if consumers + producers > 0 {
+            bail!(
+                Error::InUse,
+                "{self} disconnect: the connection still has {consumers} consumer(s) and {producers} producer(s) of this side: destroy them first"
+            );
+        }
         link.set_state(ConnState::Closing(Error::ConnectionReset), self);
         self.soon();
         Ok(())

@@ -186,6 +186,22 @@ fn doca_cc_consumer_task_post_recv_alloc_init_get_buf_set_buf() {
 }
 
 #[test]
+fn doca_comch_server_disconnect_with_a_consumer_or_producer_on_the_connection_is_in_use() {
+    let p = pair();
+    let sconn = server_conn(&p);
+    let producer = Producer::create(&sconn).unwrap();
+    assert_eq!(p.server.disconnect(&sconn), Err(Error::InUse), "a producer of the server's on it");
+    drop(producer);
+    let consumer = Consumer::create(&sconn, &consumer_map(4096)).unwrap();
+    assert_eq!(p.server.disconnect(&sconn), Err(Error::InUse), "a consumer of the server's on it");
+    drop(consumer);
+    // The client's own producer is not the server's: it does not hold the disconnection back.
+    let _theirs = Producer::create(&p.client.get_connection().unwrap()).unwrap();
+    assert_eq!(p.server.disconnect(&sconn), Ok(()));
+    until(&p.pe, || p.client.as_ctx().state() == CtxState::Idle);
+}
+
+#[test]
 fn doca_cc_producer_create_get_id_start_and_destroy() {
     let p = pair();
     let cconn = p.client.get_connection().unwrap();
