@@ -1863,8 +1863,25 @@ impl RdmaOps {
         let r = self.with_job(job, |f| -> Result<usize> {
             match job.code {
                 Code::Read | Code::Write | Code::WriteImm => {
+                    // No source: no data to move (the header's "may be NULL when wishing to
+                    // read/write no data"); no destination: only for a source without data.
                     let (Some(src), Some(dst)) = (&f.src, &f.dst) else {
-                        bail!(Error::InvalidValue, "rdma: the task has no source or no destination");
+                        if let Some(src) = &f.src {
+                            let data = if job.code == Code::Read {
+                                src.data_len()?
+                            } else {
+                                doca_buf::list::total(&self.send_side_list(src, "source", false, false)?)
+                            };
+                            if data > 0 {
+                                bail!(
+                                    Error::InvalidValue,
+                                    "rdma: the destination buffer is NULL, yet the source buffer has {data} bytes of data"
+                                );
+                            }
+                        }
+                        f.result_len = 0;
+                        f.wrote = true;
+                        return Ok(0);
                     };
                     let (s, d) = if job.code == Code::Read {
                         self.check_remote(src, "source", job.code, peer_perms)?;
@@ -2014,10 +2031,12 @@ impl RdmaOps {
             tx.clear();
             match job.code {
                 Code::Send | Code::SendImm => {
-                    let Some(src) = &f.src else {
-                        bail!(Error::InvalidValue, "rdma: the send task has no source")
+                    // No source: an empty message (the header's "may be NULL when wishing to
+                    // send an empty message").
+                    let segs = match &f.src {
+                        Some(src) => self.send_side_list(src, "source", false, false)?,
+                        None => doca_buf::list::Segs::Many(Vec::new()),
                     };
-                    let segs = self.send_side_list(src, "source", false, false)?;
                     let len = doca_buf::list::total(&segs);
                     if len > max {
                         bail!(
@@ -3105,8 +3124,10 @@ impl<K: OpKind> TaskLib<Op<K>> for RdmaOps {
             let missing = |what: &str| fail!(Error::InvalidValue, "rdma: try_submit refused the task: it has no {what}");
             match job.code {
                 Code::Send | Code::SendImm => {
-                    let src = f.src.as_ref().ok_or_else(|| missing("source"))?;
-                    let len = doca_buf::list::total(&self.send_side_list(src, "source", false, false)?);
+                    let len = match &f.src {
+                        Some(src) => doca_buf::list::total(&self.send_side_list(src, "source", false, false)?),
+                        None => 0,
+                    };
                     if len > max {
                         bail!(
                             Error::InvalidValue,
@@ -3115,8 +3136,16 @@ impl<K: OpKind> TaskLib<Op<K>> for RdmaOps {
                     }
                 }
                 Code::Read | Code::Write | Code::WriteImm => {
-                    f.src.as_ref().ok_or_else(|| missing("source"))?;
-                    f.dst.as_ref().ok_or_else(|| missing("destination"))?;
+                    if let (Some(src), None) = (&f.src, &f.dst) {
+                        let data = if job.code == Code::Read {
+                            src.data_len()?
+                        } else {
+                            doca_buf::list::total(&self.send_side_list(src, "source", false, false)?)
+                        };
+                        if data > 0 {
+                            return Err(missing("destination (its source has data)"));
+                        }
+                    }
                 }
                 Code::Cas | Code::Fadd => {
                     f.dst.as_ref().ok_or_else(|| missing("destination"))?;
@@ -3149,5 +3178,17 @@ impl TaskLib<RecvFields> for RdmaOps {
         });
         self.posted.borrow_mut().push_back(task);
         Ok(())
+    }
+
+    /// `doca_task_try_submit`: a destination list longer than the receive list length
+    /// (`doca_rdma_task_receive_set_dst_buf_list_len`), or an element that cannot be
+    /// written, is refused before it is posted (`INVALID_VALUE`, DOCA's library's check);
+    /// no destination is an empty message's receive.
+    fn check(&self, _core: &CtxCore, task: TaskId) -> Result<()> {
+        let dst = self.recv_pool.with_payload(task, |p| p.dst.clone()).flatten();
+        match dst {
+            Some(dst) => self.recv_list(&dst).map(drop),
+            None => Ok(()),
+        }
     }
 }

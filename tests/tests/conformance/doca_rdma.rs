@@ -237,8 +237,6 @@ fn doca_rdma_task_try_submit_checks_the_fields() {
     local.add_dev(&d).unwrap();
     local.start().unwrap();
     let inv = started_inventory(4);
-    let refused = a.task_send_alloc_init(ca, None, Data::NONE).unwrap().try_submit().unwrap_err();
-    assert_eq!(refused.error, Error::InvalidValue, "a send without a source");
     let long = inv.buf_get_at(&local, 0, max + 1).unwrap();
     long.set_data_offset(0, max + 1).unwrap();
     let refused = a.task_send_alloc_init(ca, Some(&long), Data::NONE).unwrap().try_submit().unwrap_err();
@@ -247,14 +245,42 @@ fn doca_rdma_task_try_submit_checks_the_fields() {
     src.append(b"0123456789abcdef").unwrap();
     let refused =
         a.task_write_alloc_init(ca, Some(&src), None, Data::NONE).unwrap().try_submit().unwrap_err();
-    assert_eq!(refused.error, Error::InvalidValue, "a write without a destination");
+    assert_eq!(refused.error, Error::InvalidValue, "a write of data without a destination");
     drop(refused);
     for _ in 0..10 {
         pe.progress();
     }
     assert_eq!(a.as_ctx().state(), CtxState::Running, "nothing was submitted");
+    // A receive into a list longer than the receive list length (1 here).
+    let (head, tail) = (inv.buf_get_at(&local, 64, 16).unwrap(), inv.buf_get_at(&local, 80, 16).unwrap());
+    head.chain_list(&tail).unwrap();
+    let refused = a.task_receive_alloc_init(Some(&head), Data::NONE).unwrap().try_submit().unwrap_err();
+    assert_eq!(refused.error, Error::InvalidValue, "a receive list longer than its limit");
+    drop(refused);
     // A send that has what it needs is submitted.
     assert!(a.task_send_alloc_init(ca, Some(&src), Data::NONE).unwrap().try_submit().is_ok());
+}
+
+/// The header's NULL buffers of a task without data: a send without a source is an empty
+/// message (received into a receive without a destination), a write or read without
+/// either buffer moves nothing; all complete with success.
+#[test]
+fn doca_rdma_tasks_without_data_take_null_buffers() {
+    let pe = Pe::create().unwrap();
+    let perms = AccessFlags::LOCAL_READ_WRITE | AccessFlags::RDMA_WRITE | AccessFlags::RDMA_READ;
+    let (a, ca, b, cb, seen) = pair(&pe, 7, perms.bits());
+    until(&pe, || {
+        a.connection_state(ca) == Ok(ConnState::Connected)
+            && b.connection_state(cb) == Ok(ConnState::Connected)
+    });
+    b.task_receive_alloc_init(None, Data::NONE).unwrap().submit().unwrap();
+    a.task_send_alloc_init(ca, None, Data::NONE).unwrap().try_submit().unwrap();
+    a.task_write_alloc_init(ca, None, None, Data::NONE).unwrap().try_submit().unwrap();
+    until(&pe, || seen.borrow().len() == 3);
+    let mut got = seen.borrow().clone();
+    got.sort();
+    assert_eq!(got, [("recv", Ok(())), ("send", Ok(())), ("write", Ok(()))]);
+    assert_eq!(a.as_ctx().state(), CtxState::Running);
 }
 
 /// Receiver not ready: with `rnr_retry_count` 0, a send nobody receives fails `TIME_OUT`.
