@@ -5,7 +5,10 @@
 //! **Descriptor** (`doca_rdma_export`'s blob, [`DESC_LEN`] bytes, little-endian):
 //! `DOCARDMA`, version (u16), transport (u8), 0 (u8), the exporter's memory service (pid u32,
 //! nonce u64), the offer's 128-bit token, the exporting context's permissions (u32), its GID
-//! index (u32), its longest message (u32), the connection's id (u32).
+//! index (u32), its longest message (u32), the connection's id (u32), and a check of all that
+//! (FNV-1a, u64): a blob changed on its way (a byte or a bit) is refused at connect, as
+//! DOCA's header asks of corrupted connection details, rather than found out by a connection
+//! that never answers. (A check, not a seal: the token is what admits a connector.)
 //!
 //! **Packets** ([`HDR_LEN`]-byte header, then the payload): kind (u8), 0 (u8, u16),
 //! sequence number (u32), immediate data (u32, as the application gave it), length (u32).
@@ -41,9 +44,16 @@ use doca_link::rendezvous::{ServiceName, Token};
 /// The descriptor's magic.
 pub const DESC_MAGIC: &[u8; 8] = b"DOCARDMA";
 /// The descriptor's version.
-pub const DESC_VERSION: u16 = 1;
+pub const DESC_VERSION: u16 = 2;
 /// The descriptor's length.
-pub const DESC_LEN: usize = 56;
+pub const DESC_LEN: usize = 64;
+/// Where the descriptor's check starts (it covers every byte before).
+const DESC_CHECK_AT: usize = DESC_LEN - 8;
+
+/// FNV-1a over `b`: any change of one byte changes it.
+fn fnv1a(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| (h ^ u64::from(x)).wrapping_mul(0x0000_0100_0000_01b3))
+}
 
 /// A connection descriptor's fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +89,8 @@ impl Desc {
         v.extend_from_slice(&self.gid_index.to_le_bytes());
         v.extend_from_slice(&self.max_msg.to_le_bytes());
         v.extend_from_slice(&self.conn_id.to_le_bytes());
+        let check = fnv1a(&v);
+        v.extend_from_slice(&check.to_le_bytes());
         debug_assert_eq!(v.len(), DESC_LEN);
         v
     }
@@ -102,6 +114,13 @@ impl Desc {
                 Error::InvalidValue,
                 "rdma connect: descriptor version {} (this library reads {DESC_VERSION})",
                 u16_at(8)
+            );
+        }
+        let check = u64::from_le_bytes(b[DESC_CHECK_AT..].try_into().expect("8 bytes"));
+        if fnv1a(&b[..DESC_CHECK_AT]) != check {
+            bail!(
+                Error::InvalidValue,
+                "rdma connect: the descriptor was changed on its way (its check does not match)"
             );
         }
         let transport = b[10];
@@ -376,6 +395,14 @@ mod tests {
         let mut bad = b.clone();
         bad[8] = 9;
         assert_eq!(Desc::parse(&bad).err(), Some(Error::InvalidValue));
+        // Any one bit changed anywhere, the check's own included, is refused.
+        for at in 0..DESC_LEN {
+            for bit in 0..8 {
+                let mut bad = b.clone();
+                bad[at] ^= 1 << bit;
+                assert_eq!(Desc::parse(&bad).err(), Some(Error::InvalidValue), "byte {at} bit {bit}");
+            }
+        }
     }
 
     #[test]

@@ -157,12 +157,21 @@ fn doca_rdma_export_and_connect() {
     assert_eq!(r.export().err(), Some(Error::Full), "one connection by default: all in use");
     assert_eq!(r.connection_state(c), Ok(ConnState::Exported));
     assert_eq!(r.connect(&desc[..10], c).err(), Some(Error::ConnectionAborted), "not a descriptor");
-    // A forged token: the offerer's service closes the socket. Connecting does not wait for
-    // the peer, so the refusal comes at once (`CONNECTION_ABORTED`, when the socket closed
-    // before the greeting went out) or puts the connection in the error state at a later
-    // progress.
-    let mut forged = desc.clone();
-    forged[30] ^= 1;
+    // Any byte changed on the way: the descriptor's check refuses it at once (the header's
+    // code for corrupted connection details), and the connection is still there to connect.
+    for at in [10, 30, 45, 53, desc.len() - 1] {
+        let mut changed = desc.clone();
+        changed[at] ^= 0x10;
+        assert_eq!(r.connect(&changed, c).err(), Some(Error::ConnectionAborted), "byte {at} changed");
+    }
+    assert_eq!(r.connection_state(c), Ok(ConnState::Exported));
+    // A forged token under a valid check: the offerer's service closes the socket. Connecting
+    // does not wait for the peer, so the refusal comes at once (`CONNECTION_ABORTED`, when the
+    // socket closed before the greeting went out) or puts the connection in the error state at
+    // a later progress.
+    let mut fields = doca_rdma::wire::Desc::parse(&desc).unwrap();
+    fields.token[6] ^= 1;
+    let forged = fields.encode();
     match r.connect(&forged, c) {
         Ok(()) => {
             until(&pe, || r.connection_state(c) == Ok(ConnState::Error));
