@@ -649,11 +649,14 @@ impl CtxOps for ConsumerOps {
     }
 
     fn clear_notification(&self, _core: &CtxCore) {
-        if let Some(c) = self.chan.borrow().as_ref() {
-            c.done.disarm_data();
-        }
+        // A producer that took the armed flag rang once: one `recv` takes its ring. Otherwise
+        // the doorbell is drained (whatever a peer sent beyond its rings must not keep the
+        // handle readable), which costs a `recv` that finds nothing when nothing rang.
+        let rang = self.chan.borrow().as_ref().is_some_and(|c| c.done.disarm_data_taken());
         if let Some(b) = self.bell.borrow().as_ref() {
-            b.drain();
+            if !(rang && b.drain_once()) {
+                b.drain();
+            }
         }
     }
 }
