@@ -9,7 +9,7 @@ use std::os::fd::AsRawFd;
 use doca_cc::legacy::{self, Endpoint, MsgFlags, PeerAddr};
 use parking_lot::Mutex;
 
-use crate::check::{bytes, bytes_mut, out};
+use crate::check::{bytes, bytes_mut, out, refuse};
 use crate::dev::{dev, rep, DocaDev, DocaDevRep, DocaDevinfo};
 use crate::handles::{Handles, Kind};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
@@ -76,7 +76,8 @@ pub unsafe extern "C" fn doca_comm_channel_ep_create(ep: *mut *mut DocaCommChann
     })
 }
 
-/// `doca_comm_channel_ep_destroy`: disconnects every peer; the peer handles go with it.
+/// `doca_comm_channel_ep_destroy`: disconnects every peer; the peer handles go with it. An
+/// endpoint that does not exist (NULL, or destroyed) is `NOT_CONNECTED`, the header's code.
 ///
 /// # Safety
 /// `ep` is NULL or a handle of this library, not used afterwards (nor its peers).
@@ -84,7 +85,7 @@ pub unsafe extern "C" fn doca_comm_channel_ep_create(ep: *mut *mut DocaCommChann
 pub unsafe extern "C" fn doca_comm_channel_ep_destroy(ep: *mut DocaCommChannelEp) -> DocaError {
     guarded("doca_comm_channel_ep_destroy", || {
         // SAFETY: EPS only holds DocaCommChannelEp handles; freed once, here.
-        let Some(e) = (unsafe { EPS.remove(ep) }) else { return invalid() };
+        let Some(e) = (unsafe { EPS.remove(ep) }) else { return not_connected() };
         let DocaCommChannelEp { ep, peers, .. } = *e;
         for (_, p) in peers.into_inner() {
             // SAFETY: ADDRS only holds DocaCommChannelAddr handles; each freed once, here.
@@ -233,8 +234,9 @@ pub unsafe extern "C" fn doca_comm_channel_ep_connect(
     })
 }
 
-/// `doca_comm_channel_ep_sendto`: a message longer than the endpoint's message size is
-/// `INVALID_VALUE`, refused before a byte is read.
+/// `doca_comm_channel_ep_sendto`: no peer (NULL, or not an address) is `NOT_CONNECTED`, the
+/// header's code; no message, an empty one, a flag (none is defined) or a message longer
+/// than the endpoint's message size is `INVALID_VALUE`, refused before a byte is read.
 ///
 /// # Safety
 /// `msg` points to `len` readable bytes.
@@ -247,14 +249,21 @@ pub unsafe extern "C" fn doca_comm_channel_ep_sendto(
     peer_addr: *mut DocaCommChannelAddr,
 ) -> DocaError {
     guarded("doca_comm_channel_ep_sendto", || {
-        let (Some(e), Some(peer)) = (self::ep(ep), addr(peer_addr)) else { return invalid() };
+        let Some(e) = self::ep(ep) else { return invalid() };
+        let Some(peer) = addr(peer_addr) else { return not_connected() };
+        if msg.is_null() || len == 0 {
+            return refuse(|| format!("no message to send (msg {msg:?}, {len} bytes)"));
+        }
+        if flags != 0 {
+            return refuse(|| format!("flags {flags:#x}: no flag is supported"));
+        }
         let max = usize::from(e.ep.max_msg_size());
         // SAFETY: `msg` points to `len` readable bytes for the call (the caller's contract).
         let bytes = match unsafe { bytes(msg, len, max, "message") } {
             Ok(b) => b,
             Err(e) => return e,
         };
-        doca_core::Error::code_of(&e.ep.sendto(bytes, MsgFlags::from_bits_truncate(flags as u32), peer))
+        doca_core::Error::code_of(&e.ep.sendto(bytes, MsgFlags::NONE, peer))
     })
 }
 
@@ -279,15 +288,21 @@ pub unsafe extern "C" fn doca_comm_channel_ep_recvfrom(
         {
             return e;
         }
+        if flags != 0 {
+            return refuse(|| format!("flags {flags:#x}: no flag is supported"));
+        }
         // SAFETY: `len` is readable (checked non-NULL; the caller's contract).
         let cap = unsafe { len.read() }.min(MSG_MAX);
+        if msg.is_null() || cap == 0 {
+            return refuse(|| format!("no buffer to receive into (msg {msg:?}, {cap} bytes)"));
+        }
         // SAFETY: `msg` points to `*len` >= `cap` writable bytes for the call (the caller's
         // contract).
         let buf = match unsafe { bytes_mut(msg, cap, MSG_MAX, "message buffer") } {
             Ok(b) => b,
             Err(e) => return e,
         };
-        match e.ep.recvfrom(buf, MsgFlags::from_bits_truncate(flags as u32)) {
+        match e.ep.recvfrom(buf, MsgFlags::NONE) {
             Ok((n, peer)) => {
                 let h = e.handle(peer);
                 // SAFETY: both writable (checked non-NULL; the caller's contract).
@@ -308,16 +323,27 @@ pub unsafe extern "C" fn doca_comm_channel_ep_recvfrom(
     })
 }
 
-/// `doca_comm_channel_ep_disconnect`.
+/// `doca_comm_channel_ep_disconnect`: no endpoint `INVALID_VALUE`; no peer (NULL, or not an
+/// address), or one disconnected already, `NOT_CONNECTED` — the header's codes.
 #[no_mangle]
 pub extern "C" fn doca_comm_channel_ep_disconnect(
     ep: *mut DocaCommChannelEp,
     peer_addr: *mut DocaCommChannelAddr,
 ) -> DocaError {
-    guarded("doca_comm_channel_ep_disconnect", || match (self::ep(ep), addr(peer_addr)) {
-        (Some(e), Some(p)) => doca_core::Error::code_of(&e.ep.disconnect(p)),
-        _ => invalid(),
+    guarded("doca_comm_channel_ep_disconnect", || {
+        let Some(e) = self::ep(ep) else { return invalid() };
+        match addr(peer_addr) {
+            Some(p) => doca_core::Error::code_of(&e.ep.disconnect(p)),
+            None => not_connected(),
+        }
     })
+}
+
+/// `DOCA_ERROR_NOT_CONNECTED` for an argument that names no endpoint or peer (the reason the
+/// handle check noted is the call's log line).
+fn not_connected() -> DocaError {
+    crate::check::note(|| "no such endpoint or peer address".into());
+    doca_core::Error::NotConnected.code()
 }
 
 /// `doca_comm_channel_ep_get_event_channel`: the send and receive handles (file
@@ -333,6 +359,9 @@ pub unsafe extern "C" fn doca_comm_channel_ep_get_event_channel(
 ) -> DocaError {
     guarded("doca_comm_channel_ep_get_event_channel", || {
         let Some(e) = self::ep(ep) else { return invalid() };
+        if send_channel.is_null() && recv_channel.is_null() {
+            return refuse(|| "both event channel out-parameters are NULL".into());
+        }
         match e.ep.get_event_channel() {
             Ok((tx, rx)) => {
                 // SAFETY: each NULL or writable (the caller's contract); NULL ones are skipped.

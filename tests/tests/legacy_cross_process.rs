@@ -151,7 +151,7 @@ fn a_disconnected_client_makes_the_service_send_fail_with_connection_reset() {
     client.send("disconnect");
     assert_eq!(client.line(), "disconnected");
     assert_eq!(svc.sendto(b"still there?", MsgFlags::NONE, &peer), Err(Error::ConnectionReset));
-    assert_eq!(peer.update_info(), Err(Error::ConnectionReset));
+    assert_eq!(peer.update_info(), Err(Error::ConnectionAborted));
     assert!(client.finish());
 }
 
@@ -220,7 +220,7 @@ fn a_killed_service_is_noticed_by_its_client() {
             Err(Error::Again)
         );
         assert_eq!(ep.sendto(b"anyone?", MsgFlags::NONE, &peer), Err(Error::ConnectionReset));
-        assert_eq!(peer.update_info(), Err(Error::ConnectionReset));
+        assert_eq!(peer.update_info(), Err(Error::ConnectionAborted));
     }
 }
 

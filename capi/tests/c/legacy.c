@@ -75,7 +75,14 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_comm_channel_ep_get_max_msg_size(ep, &size), DOCA_SUCCESS);
 	CHECK(size >= 256);
 	CHECK_CODE(doca_comm_channel_ep_get_event_channel(ep, &send_ch, &recv_ch), DOCA_ERROR_BAD_STATE);
-	CHECK_CODE(doca_comm_channel_ep_sendto(ep, "x", 1, DOCA_CC_MSG_FLAG_NONE, NULL), DOCA_ERROR_INVALID_VALUE);
+	/* The header's codes for misuse: no peer NOT_CONNECTED; no message, an empty one, a flag
+	 * (none is defined), a receive buffer of 0 bytes, no event channel asked for, a queue of 0
+	 * INVALID_VALUE; an endpoint that does not exist NOT_CONNECTED. */
+	CHECK_CODE(doca_comm_channel_ep_sendto(ep, "x", 1, DOCA_CC_MSG_FLAG_NONE, NULL), DOCA_ERROR_NOT_CONNECTED);
+	CHECK_CODE(doca_comm_channel_ep_disconnect(ep, NULL), DOCA_ERROR_NOT_CONNECTED);
+	CHECK_CODE(doca_comm_channel_ep_set_send_queue_size(ep, 0), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_comm_channel_ep_set_recv_queue_size(ep, 0), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_comm_channel_ep_destroy(NULL), DOCA_ERROR_NOT_CONNECTED);
 	if (service) {
 		CHECK_CODE(doca_comm_channel_ep_set_device_rep(ep, rep), DOCA_SUCCESS);
 		CHECK_CODE(doca_comm_channel_ep_listen(ep, argv[2]), DOCA_SUCCESS);
@@ -93,7 +100,19 @@ int main(int argc, char **argv)
 		CHECK_CODE(doca_comm_channel_peer_addr_set_user_data(peer, 77), DOCA_SUCCESS);
 	}
 	CHECK_CODE(doca_comm_channel_ep_get_event_channel(ep, &send_ch, &recv_ch), DOCA_SUCCESS);
+	CHECK_CODE(doca_comm_channel_ep_get_event_channel(ep, NULL, NULL), DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_comm_channel_ep_set_max_msg_size(ep, 128), DOCA_ERROR_BAD_STATE);
+	/* Active: the state is checked before the value. */
+	CHECK_CODE(doca_comm_channel_ep_set_max_msg_size(ep, 65535), DOCA_ERROR_BAD_STATE);
+	len = sizeof(buf);
+	CHECK_CODE(doca_comm_channel_ep_recvfrom(ep, buf, &len, 0x40, &from), DOCA_ERROR_INVALID_VALUE);
+	len = 0;
+	CHECK_CODE(doca_comm_channel_ep_recvfrom(ep, buf, &len, DOCA_CC_MSG_FLAG_NONE, &from), DOCA_ERROR_INVALID_VALUE);
+	if (!service) {
+		CHECK_CODE(doca_comm_channel_ep_sendto(ep, "x", 0, DOCA_CC_MSG_FLAG_NONE, peer), DOCA_ERROR_INVALID_VALUE);
+		CHECK_CODE(doca_comm_channel_ep_sendto(ep, NULL, 0, DOCA_CC_MSG_FLAG_NONE, peer), DOCA_ERROR_INVALID_VALUE);
+		CHECK_CODE(doca_comm_channel_ep_sendto(ep, "x", 1, 0x100, peer), DOCA_ERROR_INVALID_VALUE);
+	}
 	epfd = epoll_create1(0);
 	CHECK(epfd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, recv_ch, &ev) == 0);
 	for (i = 0; i < count && !failures; i++) {
@@ -117,7 +136,7 @@ int main(int argc, char **argv)
 	if (peer != NULL) {
 		/* The client may be gone already: the snapshot is taken either way. */
 		res = doca_comm_channel_peer_addr_update_info(peer);
-		CHECK(res == DOCA_SUCCESS || (service && res == DOCA_ERROR_CONNECTION_RESET));
+		CHECK(res == DOCA_SUCCESS || (service && res == DOCA_ERROR_CONNECTION_ABORTED));
 		CHECK_CODE(doca_comm_channel_peer_addr_get_recv_messages(peer, &stat), DOCA_SUCCESS);
 		CHECK(stat == (uint64_t)count);
 		CHECK_CODE(doca_comm_channel_peer_addr_get_user_data(peer, &stat), DOCA_SUCCESS);
@@ -133,11 +152,19 @@ int main(int argc, char **argv)
 			if (res == DOCA_SUCCESS)
 				nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
 		} while (res == DOCA_SUCCESS && time(NULL) < end);
-		CHECK_CODE(res, DOCA_ERROR_CONNECTION_RESET);
+		CHECK_CODE(res, DOCA_ERROR_CONNECTION_ABORTED);
 		CHECK_CODE(doca_comm_channel_ep_get_pending_connections(ep, &n), DOCA_SUCCESS);
 		CHECK(n == 0);
 	}
+	if (!service && peer != NULL) {
+		/* Disconnected here: no connection any more. */
+		CHECK_CODE(doca_comm_channel_ep_disconnect(ep, peer), DOCA_SUCCESS);
+		CHECK_CODE(doca_comm_channel_ep_disconnect(ep, peer), DOCA_ERROR_NOT_CONNECTED);
+		CHECK_CODE(doca_comm_channel_ep_sendto(ep, "x", 1, DOCA_CC_MSG_FLAG_NONE, peer), DOCA_ERROR_NOT_CONNECTED);
+		CHECK_CODE(doca_comm_channel_peer_addr_update_info(peer), DOCA_ERROR_CONNECTION_ABORTED);
+	}
 	CHECK_CODE(doca_comm_channel_ep_destroy(ep), DOCA_SUCCESS);
+	CHECK_CODE(doca_comm_channel_ep_destroy(ep), DOCA_ERROR_NOT_CONNECTED);
 	if (rep != NULL)
 		doca_dev_rep_close(rep);
 	doca_dev_close(dev);

@@ -256,8 +256,9 @@ impl Endpoint {
 
     /// `doca_comm_channel_ep_set_max_msg_size`: raised to 256; above 4080 → `INVALID_VALUE`.
     pub fn set_max_msg_size(&self, size: u16) -> Result<()> {
-        let v = effective(size as u32, MIN_MSG_SIZE, MAX_MSG_SIZE, "message size")?;
-        self.configurable()?.msg_size = v;
+        // The state first (`BAD_STATE` once active, whatever the value), as DOCA's library.
+        let mut st = self.configurable()?;
+        st.msg_size = effective(size as u32, MIN_MSG_SIZE, MAX_MSG_SIZE, "message size")?;
         Ok(())
     }
 
@@ -267,10 +268,10 @@ impl Endpoint {
     }
 
     /// `doca_comm_channel_ep_set_send_queue_size`: raised to 16 and rounded up to a power of
-    /// two; above 8191 → `INVALID_VALUE`.
+    /// two; 0 or above 8191 → `INVALID_VALUE` (once active `BAD_STATE`, checked first).
     pub fn set_send_queue_size(&self, size: u16) -> Result<()> {
-        let v = effective_queue(size as u32, "send queue size")?;
-        self.configurable()?.send_q = v;
+        let mut st = self.configurable()?;
+        st.send_q = effective_queue(size as u32, "send queue size")?;
         Ok(())
     }
 
@@ -280,10 +281,10 @@ impl Endpoint {
     }
 
     /// `doca_comm_channel_ep_set_recv_queue_size`: raised to 16 and rounded up to a power of
-    /// two; above 8191 → `INVALID_VALUE`.
+    /// two; 0 or above 8191 → `INVALID_VALUE` (once active `BAD_STATE`, checked first).
     pub fn set_recv_queue_size(&self, size: u16) -> Result<()> {
-        let v = effective_queue(size as u32, "receive queue size")?;
-        self.configurable()?.recv_q = v;
+        let mut st = self.configurable()?;
+        st.recv_q = effective_queue(size as u32, "receive queue size")?;
         Ok(())
     }
 
@@ -705,6 +706,14 @@ impl Endpoint {
             bail!(Error::NotConnected, "comm channel disconnect: not a peer of this endpoint");
         }
         let mut st = self.st.lock();
+        if !st.peers.contains(peer) {
+            // Disconnected already (here, or gone and forgotten): DOCA's "no connection".
+            bail!(
+                Error::NotConnected,
+                "comm channel disconnect: no connection with peer {} (disconnected already)",
+                peer.id()
+            );
+        }
         st.peers.retain(|p| p != peer);
         st.snapshot.0.retain(|p| p != peer);
         peer.hang_up();

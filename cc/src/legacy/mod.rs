@@ -179,8 +179,13 @@ fn effective(value: u32, min: u16, max: u16, what: &str) -> Result<u16> {
 }
 
 /// A queue size in effect: raised to the minimum, then rounded up to a power of two (as the
-/// header says of its getters: 8190 gives 8192); above [`MAX_QUEUE_SIZE`] → `INVALID_VALUE`.
+/// header says of its getters: 8190 gives 8192); 0 or above [`MAX_QUEUE_SIZE`] →
+/// `INVALID_VALUE`.
 fn effective_queue(value: u32, what: &str) -> Result<u16> {
+    if value == 0 {
+        // DOCA's library: "is 0 or is larger than" its maximum.
+        bail!(Error::InvalidValue, "comm channel {what} 0: a queue holds at least one message");
+    }
     let v = effective(value, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE, what)?;
     Ok(v.next_power_of_two())
 }

@@ -216,9 +216,15 @@ impl PeerAddr {
 
     /// `doca_comm_channel_peer_addr_update_info`: finishes a pending handshake if the answer
     /// is there and takes a statistics snapshot. `CONNECTION_INPROGRESS` while the handshake
-    /// runs, `CONNECTION_ABORTED` when it failed, `CONNECTION_RESET` once the peer is gone.
+    /// runs; `CONNECTION_ABORTED` when it failed, once the peer is gone and once this side
+    /// disconnected it (the header's one failure code).
     pub fn update_info(&self) -> Result<()> {
-        let status = self.advance(false);
+        // The header's codes: in progress, or the connection failed (`CONNECTION_ABORTED`,
+        // whatever ended it: DOCA's library answers so for a peer in its error state).
+        let status = match self.advance(false) {
+            Err(Error::ConnectionReset | Error::NotConnected) => Err(Error::ConnectionAborted),
+            other => other,
+        };
         let mut snap = self.0.snapshot.lock();
         for (s, c) in snap.iter_mut().zip(&self.0.counters) {
             *s = c.load(Ordering::Relaxed);
@@ -429,16 +435,17 @@ impl PeerAddr {
     }
 
     /// Hangs up this side (`ep_disconnect`, destroy): the other side learns it on its next
-    /// call; this side's calls on the peer answer `CONNECTION_RESET`.
+    /// call; this side's calls on the peer answer `NOT_CONNECTED`.
     pub(crate) fn hang_up(&self) {
         let mut link = self.0.link.lock();
         if let Wire::Up { sock, channel, .. } = &link.wire {
             channel.hang_up();
             doca_link::exchange::hang_up(sock.as_fd());
         }
-        // Up → Closing → Down (a handshake in progress goes straight to Down).
-        link.state.set(ConnState::Closing(Error::ConnectionReset), &WHO);
-        link.state.set(ConnState::Down(Error::ConnectionReset), &WHO);
+        // Up → Closing → Down (a handshake in progress goes straight to Down). Disconnected
+        // here, the peer has no connection any more: `NOT_CONNECTED` to this side's calls.
+        link.state.set(ConnState::Closing(Error::NotConnected), &WHO);
+        link.state.set(ConnState::Down(Error::NotConnected), &WHO);
         link.wire = Wire::Gone;
         link.redial = None;
     }

@@ -187,7 +187,11 @@ fn doca_comm_channel_ep_sendto_recvfrom_peer_addr_statistics_snapshots_and_disco
     // One-sided disconnect: the service learns it on its next send.
     svc.sendto(b"bye", MsgFlags::NONE, &from).unwrap();
     cep.disconnect(&peer).unwrap();
-    assert_eq!(peer.update_info(), Err(Error::ConnectionReset));
+    // Disconnected here: no connection any more (update_info's one failure code, the other
+    // calls' "no connection"), and a second disconnect finds none.
+    assert_eq!(peer.update_info(), Err(Error::ConnectionAborted));
+    assert_eq!(cep.sendto(b"after", MsgFlags::NONE, &peer), Err(Error::NotConnected));
+    assert_eq!(cep.disconnect(&peer), Err(Error::NotConnected));
     assert_eq!(retry(|| svc.sendto(b"anyone?", MsgFlags::NONE, &from)), Err(Error::ConnectionReset));
     // A new handshake works afterwards.
     let again = cep.connect(&name).unwrap();
@@ -210,7 +214,7 @@ fn doca_comm_channel_ep_sendto_recvfrom_peer_addr_statistics_snapshots_and_disco
     // The departed client's handle is still the service's to disconnect (the guide asks
     // applications to disconnect peers in error state); another endpoint's peer is not.
     assert_eq!(svc.disconnect(&from), Ok(()));
-    assert_eq!(svc.disconnect(&from), Ok(()), "twice is harmless");
+    assert_eq!(svc.disconnect(&from), Err(Error::NotConnected), "twice: no connection any more");
     assert_eq!(cep.disconnect(&who), Err(Error::NotConnected), "the service's peer, not the client's");
     svc.destroy().unwrap();
 }
