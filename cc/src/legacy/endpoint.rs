@@ -607,7 +607,7 @@ impl Endpoint {
             }
             for p in broken.drain(..) {
                 tracing::error!(target: "doca_sdk", "comm channel: peer {} sent a malformed message: disconnected", p.id());
-                p.hang_up();
+                p.hang_up(Error::ConnectionReset);
             }
             if let Some((at, peer)) = best {
                 let got = peer.with_channel(|c| {
@@ -638,7 +638,7 @@ impl Endpoint {
                     Some(Err(None)) => {
                         // Rewritten by the peer since the look above.
                         tracing::error!(target: "doca_sdk", "comm channel: peer {} rewrote a message as it was read: disconnected", peer.id());
-                        peer.hang_up();
+                        peer.hang_up(Error::ConnectionReset);
                         continue;
                     }
                     // Gone meanwhile: look again.
@@ -662,7 +662,7 @@ impl Endpoint {
                     let gone = p.drained_and_gone();
                     if gone {
                         p.log_if_broken(throttle);
-                        p.hang_up();
+                        p.hang_up(Error::ConnectionReset);
                     }
                     !gone
                 });
@@ -698,25 +698,21 @@ impl Endpoint {
     }
 
     /// `doca_comm_channel_ep_disconnect`: closes this side; the peer learns it on its next
-    /// send or receive (`CONNECTION_RESET`). A peer that already left (in error state) is
-    /// disconnected all the same, as the guide asks applications to do. A peer of another
-    /// endpoint → `NOT_CONNECTED`.
+    /// send or receive (`CONNECTION_RESET`), this side's calls on it answer `NOT_CONNECTED`
+    /// from then on. A peer that already left (in error state, forgotten by a service or not)
+    /// is disconnected all the same, once, as the guide asks applications to do. A peer
+    /// disconnected already, or of another endpoint → `NOT_CONNECTED`.
     pub fn disconnect(&self, peer: &PeerAddr) -> Result<()> {
         if !peer.belongs_to(&self.id) {
             bail!(Error::NotConnected, "comm channel disconnect: not a peer of this endpoint");
         }
-        let mut st = self.st.lock();
-        if !st.peers.contains(peer) {
-            // Disconnected already (here, or gone and forgotten): DOCA's "no connection".
-            bail!(
-                Error::NotConnected,
-                "comm channel disconnect: no connection with peer {} (disconnected already)",
-                peer.id()
-            );
+        if !peer.mark_disconnected() {
+            bail!(Error::NotConnected, "comm channel disconnect: peer {} is disconnected already", peer.id());
         }
+        let mut st = self.st.lock();
         st.peers.retain(|p| p != peer);
         st.snapshot.0.retain(|p| p != peer);
-        peer.hang_up();
+        peer.hang_up(Error::NotConnected);
         Ok(())
     }
 
@@ -811,7 +807,7 @@ impl Endpoint {
 impl Drop for Endpoint {
     fn drop(&mut self) {
         for p in self.st.get_mut().peers.drain(..) {
-            p.hang_up();
+            p.hang_up(Error::ConnectionReset);
         }
     }
 }

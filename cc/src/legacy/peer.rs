@@ -123,6 +123,9 @@ struct Peer {
     counters: [AtomicU64; 4],
     snapshot: Mutex<[u64; 5]>,
     accepted: AtomicBool,
+    /// The application disconnected it (`ep_disconnect`): a second disconnect finds no
+    /// connection.
+    disconnected: AtomicBool,
 }
 
 /// `struct doca_comm_channel_addr_t`: one peer of an endpoint. Cloning gives another handle
@@ -162,6 +165,7 @@ impl PeerAddr {
             counters: Default::default(),
             snapshot: Mutex::new([0; 5]),
             accepted: AtomicBool::new(accepted),
+            disconnected: AtomicBool::new(false),
         }))
     }
 
@@ -434,18 +438,24 @@ impl PeerAddr {
         }
     }
 
-    /// Hangs up this side (`ep_disconnect`, destroy): the other side learns it on its next
-    /// call; this side's calls on the peer answer `NOT_CONNECTED`.
-    pub(crate) fn hang_up(&self) {
+    /// `ep_disconnect` of this peer: true the first time (the application disconnects it
+    /// once; then there is no connection to disconnect).
+    pub(crate) fn mark_disconnected(&self) -> bool {
+        !self.0.disconnected.swap(true, Ordering::Relaxed)
+    }
+
+    /// Hangs up this side (`ep_disconnect` with `NOT_CONNECTED`: no connection any more;
+    /// destroy, or a service forgetting a departed peer, with `CONNECTION_RESET`): the other
+    /// side learns it on its next call; this side's calls on the peer answer `code`.
+    pub(crate) fn hang_up(&self, code: Error) {
         let mut link = self.0.link.lock();
         if let Wire::Up { sock, channel, .. } = &link.wire {
             channel.hang_up();
             doca_link::exchange::hang_up(sock.as_fd());
         }
-        // Up → Closing → Down (a handshake in progress goes straight to Down). Disconnected
-        // here, the peer has no connection any more: `NOT_CONNECTED` to this side's calls.
-        link.state.set(ConnState::Closing(Error::NotConnected), &WHO);
-        link.state.set(ConnState::Down(Error::NotConnected), &WHO);
+        // Up → Closing → Down (a handshake in progress goes straight to Down).
+        link.state.set(ConnState::Closing(code), &WHO);
+        link.state.set(ConnState::Down(code), &WHO);
         link.wire = Wire::Gone;
         link.redial = None;
     }
