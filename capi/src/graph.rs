@@ -409,6 +409,8 @@ pub extern "C" fn doca_graph_instance_set_user_node_data(
 ) -> DocaError {
     guarded("doca_graph_instance_set_user_node_data", || {
         with_instance(graph_instance, |i| match self::node(node) {
+            // The header: invalid input; DOCA's library refuses a NULL cookie by name.
+            Some(_) if cookie.is_null() => crate::check::refuse(|| "NULL cookie".into()),
             Some(n) => Error::code_of(&i.set_user_node_data(n, Data::from_ptr(cookie))),
             None => invalid(),
         })

@@ -17,6 +17,7 @@
 //! | Idle     | `start` refused by the library (bad configuration, …)    | Idle     | its error, no callback |
 //! | Idle     | `start` while not connected to a progress engine        | Idle     | `Err(NOT_CONNECTED)` |
 //! | Idle     | `stop` (nothing to do; DOCA's samples stop idle contexts in their cleanup) | Idle | `Ok(())`, no callback |
+//! | Idle     | `stop` while not connected to a progress engine (the header's code) | Idle | `Err(NOT_CONNECTED)` |
 //! | Starting | `progress`: the library finished starting                | Running  | —                |
 //! | Starting | `progress`: the library failed to start                  | Idle     | —                |
 //! | Starting | `stop` (doca_ctx.h: Starting → Stopping → Idle)          | Stopping | `Err(IN_PROGRESS)` |
@@ -427,6 +428,15 @@ impl Ctx {
     pub fn stop(&self) -> Result<()> {
         let core = self.core();
         match core.state() {
+            // Never connected to an engine: the header's `NOT_CONNECTED` (DOCA's library
+            // answers so once a start was tried; here also for a context never started).
+            CtxState::Idle if core.pe.borrow().is_none() => {
+                bail!(
+                    Error::NotConnected,
+                    "{}: stop of a context not connected to a progress engine",
+                    core.kind
+                )
+            }
             // Nothing to stop: DOCA answers success (its header lists no error for it, and
             // NVIDIA's dma_local_copy stops its already idle context in its cleanup).
             CtxState::Idle => {
@@ -566,6 +576,14 @@ impl Ctx {
 }
 
 impl CtxCore {
+    /// Whether this context and `other` are connected to one progress engine.
+    pub(crate) fn shares_engine_with(&self, other: &CtxCore) -> bool {
+        match (self.pe.borrow().as_ref(), other.pe.borrow().as_ref()) {
+            (Some(a), Some(b)) => Weak::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
     /// The engine the context is connected to, while it lives.
     #[inline]
     fn engine(&self) -> Option<Rc<dyn Engine>> {

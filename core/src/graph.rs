@@ -398,11 +398,16 @@ impl Graph {
         Ok(())
     }
 
-    /// `doca_graph_start`: validates and builds the instances' state. `BAD_STATE` when the
-    /// graph is started already, has no context node, a node's context is not Running, a
-    /// sub-graph is not started, or `set_conf` was not called.
+    /// `doca_graph_start`: validates and builds the instances' state. A started graph: success
+    /// (DOCA's library's answer; the header gives both). `NOT_PERMITTED` when a node's
+    /// context is not Running or is connected to another engine; `BAD_STATE` when the graph
+    /// has no context node, a sub-graph is not started, or `set_conf` was not called.
     pub fn start(&self) -> Result<()> {
-        self.require_stopped("start")?;
+        if self.started() {
+            // The header allows both answers; DOCA's library says success (and logs it).
+            tracing::info!(target: "doca_sdk", "graph: start of a graph that is started already");
+            return Ok(());
+        }
         let ops = self.ops();
         if !ops.configured.get() {
             bail!(Error::BadState, "graph: start before set_conf");
@@ -413,12 +418,19 @@ impl Graph {
                 bail!(Error::BadState, "graph: a graph needs at least one context node");
             }
             for (i, node) in nodes.iter().enumerate() {
+                // A node's context must be started, on the graph's own engine: otherwise
+                // `NOT_PERMITTED`, DOCA's library's answer (the header names no code).
                 match &node.kind {
                     Kind::Ctx(ctx) if ctx.state() != CtxState::Running => bail!(
-                        Error::BadState,
-                        "graph: node {i}'s context ({}) is {:?}, not running",
+                        Error::NotPermitted,
+                        "graph: node {i}'s context ({}) is {:?}, not started",
                         ctx.kind(),
                         ctx.state()
+                    ),
+                    Kind::Ctx(ctx) if !ctx.core().shares_engine_with(self.core()) => bail!(
+                        Error::NotPermitted,
+                        "graph: node {i}'s context ({}) is connected to another progress engine than the graph's",
+                        ctx.kind()
                     ),
                     Kind::Sub(g) if g.core().state() != CtxState::Running => {
                         bail!(Error::BadState, "graph: node {i}'s sub-graph is not started")

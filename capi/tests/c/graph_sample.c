@@ -137,6 +137,7 @@ int main(void)
 	ud.u64 = 0xfeed;
 	CHECK_CODE(doca_graph_set_user_data(graph, ud), DOCA_SUCCESS);
 	CHECK_CODE(doca_graph_start(graph), DOCA_SUCCESS);
+	CHECK_CODE(doca_graph_start(graph), DOCA_SUCCESS); /* started already: success, as DOCA's library */
 	CHECK_CODE(doca_graph_set_user_data(graph, ud), DOCA_ERROR_BAD_STATE);
 	ud.u64 = 0;
 	CHECK_CODE(doca_graph_get_user_data(graph, &ud), DOCA_SUCCESS);

@@ -75,6 +75,12 @@ fn doca_ctx_stop_from_each_state() {
     let (lb, changes) = recorded(&pe, Started::Running);
     let ctx = lb.as_ctx();
     assert_eq!(ctx.stop(), Ok(()), "stop while Idle: nothing to do (as DOCA's dma_local_copy expects)");
+    let unconnected = Loopback::create(Started::Running).as_ctx();
+    assert_eq!(
+        unconnected.stop(),
+        Err(Error::NotConnected),
+        "not connected to a progress engine (the header)"
+    );
 
     // Running, nothing in flight: Idle at once.
     ctx.start().unwrap();

@@ -131,11 +131,24 @@ fn doca_graph_start_needs_a_context_node_and_every_context_running() {
     pe.connect_ctx(&idle.as_ctx()).unwrap();
     idle.set_conf(|_, _, _| {}, |_, _, _| {}, 1).unwrap();
     graph.node_create_from_ctx(&idle.as_ctx()).unwrap();
-    assert_eq!(graph.start(), Err(Error::BadState), "a node's context is idle");
+    assert_eq!(graph.start(), Err(Error::NotPermitted), "a node's context is idle");
     idle.as_ctx().start().unwrap();
     graph.start().unwrap();
-    assert_eq!(graph.start(), Err(Error::BadState), "already started");
+    assert_eq!(graph.start(), Ok(()), "already started: success, as DOCA's library answers");
     let _ = own;
+}
+
+#[test]
+fn doca_graph_start_refuses_a_context_of_another_engine() {
+    let (pe, other) = (Pe::create().unwrap(), Pe::create().unwrap());
+    let graph = Graph::create(&pe).unwrap();
+    conf(&graph, 1);
+    let elsewhere = Loopback::create(Started::Running);
+    other.connect_ctx(&elsewhere.as_ctx()).unwrap();
+    elsewhere.set_conf(|_, _, _| {}, |_, _, _| {}, 1).unwrap();
+    elsewhere.as_ctx().start().unwrap();
+    graph.node_create_from_ctx(&elsewhere.as_ctx()).unwrap();
+    assert_eq!(graph.start(), Err(Error::NotPermitted), "the node's context runs on another engine");
 }
 
 #[test]
