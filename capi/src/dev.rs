@@ -209,6 +209,11 @@ pub unsafe extern "C" fn doca_devinfo_is_equal_pci_addr(
     })
 }
 
+/// `DOCA_DEVINFO_IFACE_NAME_SIZE`: the smallest buffer `doca_devinfo_get_iface_name` takes.
+const IFACE_NAME_SIZE: u32 = doca_core::topology::IFACE_NAME_SIZE as u32;
+/// `DOCA_DEVINFO_IBDEV_NAME_SIZE`: the smallest buffer `doca_devinfo_get_ibdev_name` takes.
+const IBDEV_NAME_SIZE: u32 = doca_core::topology::IBDEV_NAME_SIZE as u32;
+
 /// `doca_devinfo_get_iface_name`.
 ///
 /// # Safety
@@ -220,6 +225,11 @@ pub unsafe extern "C" fn doca_devinfo_get_iface_name(
     size: u32,
 ) -> DocaError {
     guarded("doca_devinfo_get_iface_name", || match self::devinfo(devinfo) {
+        // The header: at least DOCA_DEVINFO_IFACE_NAME_SIZE bytes, whatever the name's length
+        // (DOCA's library checks the size, not the name).
+        Some(_) if size < IFACE_NAME_SIZE => crate::check::refuse(|| {
+            format!("iface name buffer of {size} bytes (at least DOCA_DEVINFO_IFACE_NAME_SIZE, {IFACE_NAME_SIZE})")
+        }),
         Some(d) => put_str(d.iface_name(), iface_name, size as usize),
         None => invalid(),
     })
@@ -236,6 +246,9 @@ pub unsafe extern "C" fn doca_devinfo_get_ibdev_name(
     size: u32,
 ) -> DocaError {
     guarded("doca_devinfo_get_ibdev_name", || match self::devinfo(devinfo) {
+        Some(_) if size < IBDEV_NAME_SIZE => crate::check::refuse(|| {
+            format!("ibdev name buffer of {size} bytes (at least DOCA_DEVINFO_IBDEV_NAME_SIZE, {IBDEV_NAME_SIZE})")
+        }),
         Some(d) => put_str(d.ibdev_name(), ibdev_name, size as usize),
         None => invalid(),
     })

@@ -59,6 +59,12 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_devinfo_get_iface_name(doca_dev_as_devinfo(dpu), name, sizeof(name)), DOCA_SUCCESS);
 	CHECK(strcmp(name, "p0") == 0);
 	CHECK_CODE(doca_devinfo_get_ibdev_name(doca_dev_as_devinfo(dpu), tiny, sizeof(tiny)), DOCA_ERROR_INVALID_VALUE);
+	/* The header's sizes are minimums, whatever the name's length ("p0" fits in 3 bytes). */
+	CHECK_CODE(doca_devinfo_get_iface_name(doca_dev_as_devinfo(dpu), name, DOCA_DEVINFO_IFACE_NAME_SIZE - 1),
+		   DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_devinfo_get_ibdev_name(doca_dev_as_devinfo(dpu), name, DOCA_DEVINFO_IBDEV_NAME_SIZE - 1),
+		   DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_devinfo_get_ibdev_name(doca_dev_as_devinfo(dpu), name, DOCA_DEVINFO_IBDEV_NAME_SIZE), DOCA_SUCCESS);
 	CHECK_CODE(doca_devinfo_rep_cap_is_filter_all_supported(doca_dev_as_devinfo(dpu), &flag), DOCA_SUCCESS);
 	CHECK(flag == 1);
 	CHECK_CODE(doca_devinfo_rep_create_list(dpu, DOCA_DEVINFO_REP_FILTER_NET, &reps, &nreps), DOCA_SUCCESS);

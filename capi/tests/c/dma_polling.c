@@ -101,6 +101,8 @@ int main(void)
 		ud.u64 = 100 + (uint64_t)i;
 		doca_task_set_user_data(doca_dma_task_memcpy_as_task(task), ud);
 		CHECK(doca_task_get_user_data(doca_dma_task_memcpy_as_task(task)).u64 == 100 + (uint64_t)i);
+		/* Not completed yet: no failure to report (DOCA's library returns the status field). */
+		CHECK_CODE(doca_task_get_status(doca_dma_task_memcpy_as_task(task)), DOCA_SUCCESS);
 	}
 	CHECK(completed == 0); /* the copies are the engine's work, inside progress */
 	for (spins = 0; completed + failed < NUM_TASKS && spins < 1000000; spins++)
