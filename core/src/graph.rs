@@ -553,6 +553,11 @@ impl GraphOps {
         let mut insts = self.insts.borrow_mut();
         let inst = &mut insts[idx as usize];
         let mut ready = self.ready.borrow_mut();
+        for data in &inst.data {
+            if let NodeData::Task(t) = data {
+                t.reserve(true);
+            }
+        }
         for (i, node) in nodes.iter().enumerate() {
             inst.waiting[i] = node.parents;
             if node.parents == 0 {
@@ -709,6 +714,11 @@ impl GraphOps {
             && (inst.failed.is_some() || inst.remaining == 0)
         {
             inst.run = Run::Done;
+            for data in &inst.data {
+                if let NodeData::Task(t) = data {
+                    t.reserve(false);
+                }
+            }
             self.done.borrow_mut().push_back(idx);
             core.activate();
         }

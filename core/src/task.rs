@@ -76,6 +76,9 @@ const SPENT: u32 = u32::MAX;
 enum SlotState {
     Free,
     Owned,
+    /// Owned, and named by a graph instance that is running ([`crate::graph`]): only the
+    /// graph submits it (the application's submit is `IN_USE`); freed as an owned task is.
+    Reserved,
     Submitted,
     /// Handed back by the library with [`TaskPool::finish`]; delivered on the next progress.
     Finished,
@@ -584,7 +587,7 @@ impl<P: TaskPayload> TaskPool<P> {
         if slot.gen != id.gen {
             return;
         }
-        if slot.state != SlotState::Owned {
+        if !matches!(slot.state, SlotState::Owned | SlotState::Reserved) {
             // Freed while a graph instance runs it: freed when it comes back.
             if slot.route.is_some() {
                 slot.orphan = true;
@@ -718,7 +721,11 @@ fn submit_slot<P: TaskPayload>(
     {
         let mut s = pool.slots.borrow_mut();
         match s.slots.get_mut(id.idx as usize) {
-            Some(slot) if slot.gen == id.gen && slot.state == SlotState::Owned => {
+            Some(slot)
+                if slot.gen == id.gen
+                    && (slot.state == SlotState::Owned
+                        || (slot.state == SlotState::Reserved && route.is_some())) =>
+            {
                 slot.state = SlotState::Submitted;
                 slot.route = route;
                 if let Some(fault::TaskFault::Delay(d)) = injected {
@@ -754,8 +761,8 @@ fn submit_slot<P: TaskPayload>(
         }
         Err(e) => {
             pool.with_slot(id, |s| {
-                s.state = SlotState::Owned;
-                s.route = None;
+                // A graph's node goes back to its reservation (the graph tries it again).
+                s.state = if s.route.take().is_some() { SlotState::Reserved } else { SlotState::Owned };
                 s.due = None;
             });
             core.add_inflight(-1);
@@ -791,6 +798,12 @@ impl TaskRef {
     pub(crate) fn submit_routed(&self, route: Rc<dyn Route>, token: u64) -> Result<()> {
         self.0.submit_routed(route, token)
     }
+
+    /// Holds the task for a running instance (`on`): the application's own submit is then
+    /// `IN_USE` until the instance is done (`off`), so the task never runs twice.
+    pub(crate) fn reserve(&self, on: bool) {
+        self.0.reserve(on)
+    }
 }
 
 impl<P: TaskPayload> From<&Task<P>> for TaskRef {
@@ -804,6 +817,7 @@ trait NodeTask {
     fn ctx(&self) -> Ctx;
     fn check(&self) -> Result<()>;
     fn submit_routed(&self, route: Rc<dyn Route>, token: u64) -> Result<()>;
+    fn reserve(&self, on: bool);
 }
 
 struct Named<P: TaskPayload> {
@@ -830,6 +844,17 @@ impl<P: TaskPayload> NodeTask for Named<P> {
 
     fn submit_routed(&self, route: Rc<dyn Route>, token: u64) -> Result<()> {
         submit_slot::<P>(&self.owner, self.id, TaskSubmitFlags::FLUSH, Some((route, token)))
+    }
+
+    fn reserve(&self, on: bool) {
+        let mut s = pool_of::<P>(&self.owner).slots.borrow_mut();
+        if let Some(slot) = s.slots.get_mut(self.id.idx as usize).filter(|slot| slot.gen == self.id.gen) {
+            slot.state = match (on, slot.state) {
+                (true, SlotState::Owned) => SlotState::Reserved,
+                (false, SlotState::Reserved) => SlotState::Owned,
+                (_, state) => state,
+            };
+        }
     }
 }
 

@@ -315,6 +315,40 @@ fn doca_graph_instance_submit_runs_nodes_after_their_parents_and_not_the_context
     assert_eq!(c.l.as_ctx().num_inflight_tasks(), 0);
 }
 
+/// A task the instance runs after a user node: held for the instance from its submission, so
+/// the application's own submit meanwhile is `IN_USE` (it would otherwise run the task twice:
+/// once for the application, once when the graph reaches its node).
+#[test]
+fn doca_graph_instance_holds_its_tasks_until_it_is_done() {
+    let (pe, _clock) = engine();
+    let own = Rc::new(Cell::new(0));
+    let l = lb(&pe, 4, &own);
+    let graph = Graph::create(&pe).unwrap();
+    let u = graph.node_create_from_user(|_| Err(Error::IoFailed)).unwrap();
+    let a = graph.node_create_from_ctx(&l.as_ctx()).unwrap();
+    graph.add_dependency(u, a).unwrap();
+    let reports = conf(&graph, 1);
+    graph.start().unwrap();
+    let task = l.alloc_task(1).unwrap();
+    let inst = graph.instance_create().unwrap();
+    inst.set_ctx_node_data(a, &task).unwrap();
+    inst.set_user_node_data(u, Data::from_u64(0)).unwrap();
+    inst.submit().unwrap();
+    let task = match task.submit() {
+        Err(r) => {
+            assert_eq!(r.error, Error::InUse, "the instance has not reached the task's node yet");
+            r.value
+        }
+        Ok(()) => panic!("a task a submitted instance will run cannot be submitted by the application"),
+    };
+    until(&pe, || !reports.borrow().is_empty());
+    assert_eq!(*reports.borrow(), vec![(0, false)], "the user node failed: the task never ran");
+    assert_eq!(own.get(), 0);
+    // The instance is done: the task is the application's again.
+    task.submit().unwrap();
+    until(&pe, || own.get() == 1);
+}
+
 #[test]
 fn doca_graph_instance_submit_twice_is_in_use_and_an_instance_resubmits_after_completion() {
     let c = chain(1);
