@@ -736,7 +736,7 @@ impl Gen {
         self.opt_cb(cb_user_node as unsafe extern "C" fn(*mut c_void) -> i32)
     }
 
-    /// A user node's cookie: any pointer (the library never reads it).
+    /// A user node's cookie: any pointer (the library never reads it; NULL is refused).
     fn cookie(&self) -> *mut c_void {
         match self.below(3) {
             0 => std::ptr::null_mut(),
@@ -2386,7 +2386,8 @@ unsafe fn setup(g: &Gen, name: &CStr) {
         must(doca_graph_instance_create(graph, &mut inst), 0, "graph instance");
         must(doca_graph_instance_set_ctx_node_data(inst, dn, dt), 0, "graph ctx node data");
         must(
-            doca_graph_instance_set_user_node_data(inst, un, std::ptr::null_mut()),
+            // Any cookie but NULL (refused: invalid input); the node never reads it.
+            doca_graph_instance_set_user_node_data(inst, un, inst.cast()),
             0,
             "graph user node data",
         );
