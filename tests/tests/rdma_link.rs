@@ -9,6 +9,7 @@
 //! a veth pair (root only; skipped with a line otherwise).
 
 use doca_mmap::AccessFlags;
+use doca_rdma::wire::Desc;
 use doca_tests::link::{inside, pairs, veth_pair, Apart, DPU_IP};
 use doca_tests::{from_hex, to_hex, Peer};
 
@@ -150,17 +151,24 @@ fn forged_descriptors_across_the_link_connect_nothing() {
         conn
     };
     let (dpu_conn, host_conn) = (conn_of(&mut dpu), conn_of(&mut host));
-    // The nonce of the service (bytes 16..24) changed: no such service on the other side.
-    let mut elsewhere = dpu_conn.clone();
-    elsewhere[18] ^= 0x40;
-    assert_eq!(host.ask(&format!("connect {}", to_hex(&elsewhere))), "err DOCA_ERROR_CONNECTION_ABORTED");
-    let mut elsewhere = host_conn.clone();
-    elsewhere[18] ^= 0x40;
-    assert_eq!(dpu.ask(&format!("connect {}", to_hex(&elsewhere))), "err DOCA_ERROR_CONNECTION_ABORTED");
-    // The token (bytes 24..40) forged: the connect goes through, the first send fails.
-    let mut forged = host_conn.clone();
-    forged[30] ^= 0x10;
-    assert_eq!(dpu.ask(&format!("connect {}", to_hex(&forged))), "ok");
+    // A byte changed on the way: the descriptor's check refuses it at once.
+    let mut changed = host_conn.clone();
+    changed[30] ^= 0x10;
+    assert_eq!(dpu.ask(&format!("connect {}", to_hex(&changed))), "err DOCA_ERROR_CONNECTION_ABORTED");
+    // Forged under a valid check (what a hostile peer can write): the service's nonce
+    // changed, no such service on the other side.
+    let forge = |blob: &[u8], edit: &dyn Fn(&mut Desc)| {
+        let mut d = Desc::parse(blob).expect("a descriptor");
+        edit(&mut d);
+        to_hex(&d.encode())
+    };
+    let elsewhere = forge(&dpu_conn, &|d| d.service.nonce ^= 1 << 22);
+    assert_eq!(host.ask(&format!("connect {elsewhere}")), "err DOCA_ERROR_CONNECTION_ABORTED");
+    let elsewhere = forge(&host_conn, &|d| d.service.nonce ^= 1 << 22);
+    assert_eq!(dpu.ask(&format!("connect {elsewhere}")), "err DOCA_ERROR_CONNECTION_ABORTED");
+    // The token forged: the connect goes through, the first send fails.
+    let forged = forge(&host_conn, &|d| d.token[6] ^= 0x10);
+    assert_eq!(dpu.ask(&format!("connect {forged}")), "ok");
     let said = dpu.ask("send to nobody");
     assert!(said.starts_with("err DOCA_ERROR_"), "{said}");
     assert_eq!(host.ask("state"), "state Running", "the host's context is untouched");
