@@ -164,6 +164,16 @@ impl Inst {
             used_by: None,
         }
     }
+
+    /// Holds (`on`) or lets go of the context nodes' tasks for a run of this instance: while
+    /// held, only the graph submits them.
+    fn reserve_tasks(&self, on: bool) {
+        for data in &self.data {
+            if let NodeData::Task(t) = data {
+                t.reserve(on);
+            }
+        }
+    }
 }
 
 static NEXT_GRAPH_ID: AtomicU64 = AtomicU64::new(1);
@@ -553,11 +563,7 @@ impl GraphOps {
         let mut insts = self.insts.borrow_mut();
         let inst = &mut insts[idx as usize];
         let mut ready = self.ready.borrow_mut();
-        for data in &inst.data {
-            if let NodeData::Task(t) = data {
-                t.reserve(true);
-            }
-        }
+        inst.reserve_tasks(true);
         for (i, node) in nodes.iter().enumerate() {
             inst.waiting[i] = node.parents;
             if node.parents == 0 {
@@ -714,11 +720,7 @@ impl GraphOps {
             && (inst.failed.is_some() || inst.remaining == 0)
         {
             inst.run = Run::Done;
-            for data in &inst.data {
-                if let NodeData::Task(t) = data {
-                    t.reserve(false);
-                }
-            }
+            inst.reserve_tasks(false);
             self.done.borrow_mut().push_back(idx);
             core.activate();
         }

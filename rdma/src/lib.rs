@@ -1858,6 +1858,16 @@ impl RdmaOps {
         Ok(())
     }
 
+    /// The bytes of data a read's (the peer's buffer) or a write's (the local list) source
+    /// holds: a task with no destination is valid only without any.
+    fn source_data(&self, code: Code, src: &Buf) -> Result<usize> {
+        if code == Code::Read {
+            src.data_len()
+        } else {
+            Ok(doca_buf::list::total(&self.send_side_list(src, "source", false, false)?))
+        }
+    }
+
     /// Carries out a one-sided operation at once.
     fn one_sided(&self, job: Job, peer_perms: u32, max: u64) -> Result<usize> {
         let r = self.with_job(job, |f| -> Result<usize> {
@@ -1867,11 +1877,7 @@ impl RdmaOps {
                     // read/write no data"); no destination: only for a source without data.
                     let (Some(src), Some(dst)) = (&f.src, &f.dst) else {
                         if let Some(src) = &f.src {
-                            let data = if job.code == Code::Read {
-                                src.data_len()?
-                            } else {
-                                doca_buf::list::total(&self.send_side_list(src, "source", false, false)?)
-                            };
+                            let data = self.source_data(job.code, src)?;
                             if data > 0 {
                                 bail!(
                                     Error::InvalidValue,
@@ -3137,12 +3143,7 @@ impl<K: OpKind> TaskLib<Op<K>> for RdmaOps {
                 }
                 Code::Read | Code::Write | Code::WriteImm => {
                     if let (Some(src), None) = (&f.src, &f.dst) {
-                        let data = if job.code == Code::Read {
-                            src.data_len()?
-                        } else {
-                            doca_buf::list::total(&self.send_side_list(src, "source", false, false)?)
-                        };
-                        if data > 0 {
+                        if self.source_data(job.code, src)? > 0 {
                             return Err(missing("destination (its source has data)"));
                         }
                     }

@@ -52,7 +52,7 @@ impl Drop for Delivering<'_> {
 }
 
 /// What a link asked its peer for before the application slept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Armed {
     /// Not armed.
     No,

@@ -143,10 +143,12 @@ impl Channel {
     /// as the shared flags tell).
     pub fn disarm_taken(&self, room: bool) -> u8 {
         let data = self.rx.disarm_data_taken();
-        let room = room && self.tx.disarm_room_taken();
-        if !room {
+        let room = if room {
+            self.tx.disarm_room_taken()
+        } else {
             self.tx.disarm_room();
-        }
+            false
+        };
         u8::from(data) + u8::from(room)
     }
 
