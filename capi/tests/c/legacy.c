@@ -82,6 +82,12 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_comm_channel_ep_disconnect(ep, NULL), DOCA_ERROR_NOT_CONNECTED);
 	CHECK_CODE(doca_comm_channel_ep_set_send_queue_size(ep, 0), DOCA_ERROR_INVALID_VALUE);
 	CHECK_CODE(doca_comm_channel_ep_set_recv_queue_size(ep, 0), DOCA_ERROR_INVALID_VALUE);
+	/* DOCA 2.5's library takes 8192 (the size less one against its maximum), not 8193. */
+	CHECK_CODE(doca_comm_channel_ep_set_send_queue_size(ep, 8192), DOCA_SUCCESS);
+	CHECK_CODE(doca_comm_channel_ep_set_send_queue_size(ep, 8193), DOCA_ERROR_INVALID_VALUE);
+	CHECK_CODE(doca_comm_channel_ep_get_send_queue_size(ep, &size), DOCA_SUCCESS);
+	CHECK(size == 8192);
+	CHECK_CODE(doca_comm_channel_ep_set_send_queue_size(ep, 16), DOCA_SUCCESS);
 	CHECK_CODE(doca_comm_channel_ep_destroy(NULL), DOCA_ERROR_NOT_CONNECTED);
 	if (service) {
 		CHECK_CODE(doca_comm_channel_ep_set_device_rep(ep, rep), DOCA_SUCCESS);

@@ -268,7 +268,7 @@ impl Endpoint {
     }
 
     /// `doca_comm_channel_ep_set_send_queue_size`: raised to 16 and rounded up to a power of
-    /// two; 0 or above 8191 → `INVALID_VALUE` (once active `BAD_STATE`, checked first).
+    /// two; 0 or above 8192 → `INVALID_VALUE` (once active `BAD_STATE`, checked first).
     pub fn set_send_queue_size(&self, size: u16) -> Result<()> {
         let mut st = self.configurable()?;
         st.send_q = effective_queue(size as u32, "send queue size")?;
@@ -281,7 +281,7 @@ impl Endpoint {
     }
 
     /// `doca_comm_channel_ep_set_recv_queue_size`: raised to 16 and rounded up to a power of
-    /// two; 0 or above 8191 → `INVALID_VALUE` (once active `BAD_STATE`, checked first).
+    /// two; 0 or above 8192 → `INVALID_VALUE` (once active `BAD_STATE`, checked first).
     pub fn set_recv_queue_size(&self, size: u16) -> Result<()> {
         let mut st = self.configurable()?;
         st.recv_q = effective_queue(size as u32, "receive queue size")?;

@@ -17,7 +17,7 @@
 //! [`INIT_FLAG_NONBLOCK`] its calls block, sleeping on the doorbells, unless a call passes
 //! [`MsgFlags::DONTWAIT`]).
 //!
-//! Limits: message size 256..=4080 and queue sizes 16..=8191 (smaller values are raised to
+//! Limits: message size 256..=4080 and queue sizes 16..=8192 (smaller values are raised to
 //! the minimum, queue sizes then rounded up to a power of two, larger values are
 //! `INVALID_VALUE`; getters return what is in effect); service names 1..=119 bytes (120
 //! with the NUL).
@@ -179,13 +179,14 @@ fn effective(value: u32, min: u16, max: u16, what: &str) -> Result<u16> {
 }
 
 /// A queue size in effect: raised to the minimum, then rounded up to a power of two (as the
-/// header says of its getters: 8190 gives 8192); 0 or above [`MAX_QUEUE_SIZE`] →
-/// `INVALID_VALUE`.
+/// header says of its getters: 8190 gives 8192); 0 or above [`MAX_QUEUE_SIZE`] + 1 →
+/// `INVALID_VALUE` (DOCA's library compares the size less one with the maximum its getter
+/// reports, so 8192 itself is accepted).
 fn effective_queue(value: u32, what: &str) -> Result<u16> {
     if value == 0 {
         // DOCA's library: "is 0 or is larger than" its maximum.
         bail!(Error::InvalidValue, "comm channel {what} 0: a queue holds at least one message");
     }
-    let v = effective(value, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE, what)?;
+    let v = effective(value, MIN_QUEUE_SIZE, MAX_QUEUE_SIZE + 1, what)?;
     Ok(v.next_power_of_two())
 }
