@@ -525,6 +525,10 @@ pub struct Identity<'a> {
 /// thread.
 pub struct Entry {
     row: Option<usize>,
+    /// The row's words, found once at the claim: a counter on a message's path writes them
+    /// without asking which page is in use (as an engine's row, [`EngineSlot`]: the page is
+    /// attached at the process's first engine or device, before any object claims a row).
+    words: Option<&'static [AtomicU64; ENTRY_WORDS]>,
     /// A connection without a row, counted in [`W_CONNS_UNSHOWN`] until it goes.
     unshown_conn: bool,
 }
@@ -532,7 +536,7 @@ pub struct Entry {
 impl Entry {
     /// An object without a row, on purpose (not counted as unshown): its setters do nothing.
     pub const fn none() -> Entry {
-        Entry { row: None, unshown_conn: false }
+        Entry { row: None, words: None, unshown_conn: false }
     }
 
     /// Claims a row for an object with `id`.
@@ -561,7 +565,7 @@ impl Entry {
     /// than `reserve` rows are free.
     fn claim_leaving(id: Identity<'_>, reserve: usize, (role, parent): (u64, u64)) -> Entry {
         if !enabled() {
-            return Entry { row: None, unshown_conn: false };
+            return Entry::none();
         }
         let _rows = ROWS.lock().unwrap_or_else(|e| e.into_inner());
         let p = page();
@@ -576,7 +580,7 @@ impl Entry {
             } else {
                 bump(p.w(W_CONNS_UNSHOWN), 1);
             }
-            return Entry { row: None, unshown_conn: reserve != 0 };
+            return Entry { row: None, words: None, unshown_conn: reserve != 0 };
         };
         bump(p.w(r + O_GEN), 1); // odd: identity being written
         for k in O_USED..ENTRY_WORDS {
@@ -597,7 +601,8 @@ impl Entry {
         p.w(r + O_PARENT).store(parent, Relaxed);
         p.w(r + O_USED).store(1, Relaxed);
         p.w(r + O_GEN).fetch_add(1, Release); // even: whole
-        Entry { row: Some(r), unshown_conn: false }
+        let words = p.0.get(r..r + ENTRY_WORDS).and_then(|w| w.try_into().ok());
+        Entry { row: Some(r), words, unshown_conn: false }
     }
 
     /// Whether the object has a row (its counters are shown).
@@ -607,15 +612,13 @@ impl Entry {
 
     #[inline]
     fn word(&self, k: usize) -> Option<&'static AtomicU64> {
-        self.row.map(|r| page().w(r + k))
+        self.words.map(|w| &w[k])
     }
 
-    /// The row's words: one look at the page and one range check for all of them (the
-    /// counters below then index a fixed-size array).
+    /// The row's words (the counters below then index a fixed-size array).
     #[inline]
     fn words(&self) -> Option<&'static [AtomicU64; ENTRY_WORDS]> {
-        let r = self.row?;
-        page().0.get(r..r + ENTRY_WORDS)?.try_into().ok()
+        self.words
     }
 
     /// A message of `bytes` sent.
