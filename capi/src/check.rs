@@ -5,7 +5,8 @@
 //!   `shielded`, which also turn a panic into `DOCA_ERROR_UNEXPECTED`), named after the C function; a check that refuses an argument
 //!   notes why ([`note`]), and a call that then fails logs `"<function>: <why>"` once
 //!   (target `doca_sdk`, level error). Calls nest (a callback calling the library inside
-//!   `doca_pe_progress`): each has its own name and reason.
+//!   `doca_pe_progress`): each logs its own reason under its own name. A call that refuses
+//!   nothing touches no thread-local (see [`Call::leave`]).
 //! - [`out`]: an out-parameter (NULL → `INVALID_VALUE`).
 //! - [`bytes`] / [`bytes_mut`]: a pointer and a length made into a slice only after the
 //!   length is checked against the most the call can use (never beyond `isize::MAX`, never
@@ -17,45 +18,56 @@
 
 use std::cell::Cell;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::{DocaError, DOCA_SUCCESS};
 
 thread_local! {
-    /// The C function running on this thread (the innermost, when calls nest).
-    static NAME: Cell<&'static str> = const { Cell::new("") };
-    /// Why it refused an argument, when it did (the first reason counts).
+    /// Why the running call refused an argument, when it did (the first reason counts).
     static REASON: Cell<Option<String>> = const { Cell::new(None) };
 }
 
-/// One export's call: its name and pending reason, restoring the outer call's on the way out.
+/// Reasons noted and not yet taken, all threads together. A call leaving finds it 0 unless
+/// some call refused an argument meanwhile, and then looks at no thread-local: a library
+/// loaded by C reaches its thread-locals through the dynamic linker (`__tls_get_addr`, a
+/// call each time), which a task cycle of half a dozen C calls would pay at every one.
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// One export's call: its name, for the log line of a reason noted while it runs.
 pub(crate) struct Call {
-    outer_name: &'static str,
-    outer_reason: Option<String>,
+    name: &'static str,
 }
 
-// The thread's bookkeeping may already be gone: C calls the library from its exit handlers
-// and destructors too (`DOCA_LOG_REGISTER`'s unregistering one), after this thread's
-// locals were destroyed. Then nothing is noted and nothing logged; the codes stay.
+// The thread's reason may already be gone: C calls the library from its exit handlers and
+// destructors too (`DOCA_LOG_REGISTER`'s unregistering one), after this thread's locals were
+// destroyed. Then nothing is noted and nothing logged; the codes stay.
 
 impl Call {
     /// Enters the C function `name`.
+    #[inline]
     pub(crate) fn enter(name: &'static str) -> Call {
-        Call {
-            outer_name: NAME.try_with(|n| n.replace(name)).unwrap_or(""),
-            outer_reason: REASON.try_with(Cell::take).unwrap_or(None),
+        Call { name }
+    }
+
+    /// Leaves it: logs the reason noted, if any, when the call `failed`. A call made from
+    /// inside another (a callback of `doca_pe_progress` calling the library) takes what was
+    /// noted before it too: the outer call refuses nothing once it runs callbacks.
+    #[inline]
+    pub(crate) fn leave(self, failed: bool) {
+        if PENDING.load(Ordering::Relaxed) != 0 {
+            Self::settle(self.name, failed);
         }
     }
 
-    /// Leaves it: logs the reason noted, if any, when the call `failed`.
-    pub(crate) fn leave(self, failed: bool) {
+    /// Takes this thread's reason, if it noted one, and logs it when the call `failed`.
+    #[cold]
+    fn settle(name: &'static str, failed: bool) {
         if let Ok(Some(reason)) = REASON.try_with(Cell::take) {
+            PENDING.fetch_sub(1, Ordering::Relaxed);
             if failed {
-                let name = NAME.try_with(Cell::get).unwrap_or("");
                 tracing::error!(target: "doca_sdk", "{name}: {reason}");
             }
         }
-        let _ = NAME.try_with(|n| n.set(self.outer_name));
-        let _ = REASON.try_with(|r| r.set(self.outer_reason));
     }
 }
 
@@ -63,6 +75,9 @@ impl Call {
 pub(crate) fn note(reason: impl FnOnce() -> String) {
     let _ = REASON.try_with(|r| {
         let pending = r.take();
+        if pending.is_none() {
+            PENDING.fetch_add(1, Ordering::Relaxed);
+        }
         r.set(Some(pending.unwrap_or_else(reason)));
     });
 }

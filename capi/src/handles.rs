@@ -13,7 +13,9 @@
 //! line ([`crate::check`]): NULL, another kind (a client given to a server call), or not
 //! live (destroyed, or forged).
 
-use parking_lot::RwLock;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
 
 /// The kinds of handle, each with its number in the token and its C name.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -122,14 +124,50 @@ impl Kind {
 }
 
 /// The live objects of one kind.
+///
+/// Looking a handle up takes no lock (every C call looks up one to three): the table is a
+/// fixed array of chunk pointers, each chunk made once, when first needed, and never freed
+/// nor moved (the tables are statics: they live as long as the process); an entry is its
+/// generation and the object's address, each an atomic. Adding and removing take the
+/// table's lock. A look-up reads the address (`Acquire`), then the generation: a removal
+/// bumps the generation before it clears the address, and a later add stores the new
+/// address after both (under the lock), so a look-up that sees a new object's address also
+/// sees the new generation, and a stale token is refused. (A token used while another
+/// thread removes it is the C caller's breach of contract, as it always was: the object may
+/// be freed under the call.)
 pub(crate) struct Handles {
     kind: u8,
-    slots: RwLock<Slots>,
+    chunks: [AtomicPtr<Chunk>; CHUNKS],
+    alloc: Mutex<Alloc>,
 }
 
-struct Slots {
-    /// (generation, the object's address) per slot; `None` when free.
-    entries: Vec<(u32, Option<usize>)>,
+/// A handle taken out of use with its slot and object kept ([`Handles::park`]); given back
+/// by [`Handles::unpark`] or [`Handles::discard`] (dropped otherwise, its slot and object
+/// are never reused).
+#[must_use]
+pub(crate) struct Parked {
+    slot: usize,
+}
+
+/// Slots of one chunk.
+const CHUNK_BITS: u32 = 10;
+const CHUNK: usize = 1 << CHUNK_BITS;
+/// Chunks of one table: every slot a token can name.
+const CHUNKS: usize = 1 << (SLOT_BITS - CHUNK_BITS);
+
+struct Chunk([Entry; CHUNK]);
+
+/// One slot: its generation (a token names the slot at the generation it was handed out
+/// at) and the object's address (0 when free).
+struct Entry {
+    gen: AtomicU32,
+    addr: AtomicUsize,
+}
+
+/// The table's bookkeeping for adds and removes.
+struct Alloc {
+    /// Slots ever used.
+    len: usize,
     free: Vec<u32>,
 }
 
@@ -143,7 +181,11 @@ impl Handles {
     /// The handles of `kind` (one table per kind).
     pub(crate) const fn new(kind: Kind) -> Handles {
         assert!((kind as u32) < (1 << KIND_BITS), "handle kinds fit in the token");
-        Handles { kind: kind as u8, slots: RwLock::new(Slots { entries: Vec::new(), free: Vec::new() }) }
+        Handles {
+            kind: kind as u8,
+            chunks: [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS],
+            alloc: Mutex::new(Alloc { len: 0, free: Vec::new() }),
+        }
     }
 
     /// Why `p` is not a live handle of this kind, for the log.
@@ -161,7 +203,7 @@ impl Handles {
         }
     }
 
-    fn token(&self, slot: u32, gen: u32) -> usize {
+    fn token(&self, slot: usize, gen: u32) -> usize {
         let t = (self.kind as u64) << (GEN_BITS + SLOT_BITS + 4)
             | (gen as u64 & GEN_MASK) << (SLOT_BITS + 4)
             | ((slot as u64 + 1) & SLOT_MASK) << 4;
@@ -169,6 +211,7 @@ impl Handles {
     }
 
     /// (slot, generation) of a token of this kind.
+    #[inline]
     fn decode(&self, p: usize) -> Option<(usize, u32)> {
         let t = p as u64;
         if t & 0xf != 0 || t >> (GEN_BITS + SLOT_BITS + 4) != self.kind as u64 {
@@ -178,31 +221,66 @@ impl Handles {
         Some((slot as usize, ((t >> (SLOT_BITS + 4)) & GEN_MASK) as u32))
     }
 
+    /// The entry of `slot`, if its chunk was made.
+    #[inline]
+    fn entry(&self, slot: usize) -> Option<&Entry> {
+        let chunk = self.chunks.get(slot >> CHUNK_BITS)?.load(Ordering::Acquire);
+        // A published chunk is never freed nor moved (see the type's description); the
+        // Acquire load pairs with the Release store that published it, made whole.
+        // SAFETY: see above.
+        let chunk = unsafe { chunk.as_ref() }?;
+        Some(&chunk.0[slot & (CHUNK - 1)])
+    }
+
+    /// The entry of `slot`, its chunk made when it is the first of it (under the lock).
+    fn entry_made(&self, slot: usize, _alloc: &Alloc) -> &Entry {
+        let cell = &self.chunks[slot >> CHUNK_BITS];
+        let mut chunk = cell.load(Ordering::Acquire);
+        if chunk.is_null() {
+            let fresh = Box::new(Chunk(
+                [const { Entry { gen: AtomicU32::new(0), addr: AtomicUsize::new(0) } }; CHUNK],
+            ));
+            chunk = Box::into_raw(fresh);
+            // Release: the chunk is whole before a look-up finds it.
+            cell.store(chunk, Ordering::Release);
+        }
+        // Made above or before (under the same lock), never freed.
+        // SAFETY: see above.
+        unsafe { &(*chunk).0[slot & (CHUNK - 1)] }
+    }
+
     /// Hands `value` out as a handle. At most 2^22 − 1 objects of a kind live at once (more
     /// is a panic, which the C boundary turns into `DOCA_ERROR_UNEXPECTED`).
     pub(crate) fn add<T>(&self, value: T) -> *mut T {
-        let mut s = self.slots.write();
-        let slot = match s.free.pop() {
-            Some(slot) => slot,
+        self.add_boxed(Box::new(value))
+    }
+
+    /// [`Handles::add`] of a value already on the heap (a handle's memory reused for a new
+    /// handle: [`Handles::remove`] gave it back).
+    pub(crate) fn add_boxed<T>(&self, value: Box<T>) -> *mut T {
+        let mut a = self.alloc.lock();
+        let slot = match a.free.pop() {
+            Some(slot) => slot as usize,
             None => {
-                assert!((s.entries.len() as u64) < SLOT_MASK, "too many live handles of one kind");
-                s.entries.push((0, None));
-                (s.entries.len() - 1) as u32
+                assert!((a.len as u64) < SLOT_MASK, "too many live handles of one kind");
+                a.len += 1;
+                a.len - 1
             }
         };
-        let addr = Box::into_raw(Box::new(value)) as usize;
-        let e = &mut s.entries[slot as usize];
-        e.1 = Some(addr);
-        self.token(slot, e.0) as *mut T
+        let e = self.entry_made(slot, &a);
+        let gen = e.gen.load(Ordering::Relaxed);
+        // Release: the object is whole before a look-up finds its address.
+        e.addr.store(Box::into_raw(value) as usize, Ordering::Release);
+        self.token(slot, gen) as *mut T
     }
 
     /// The address behind a live token.
+    #[inline]
     fn addr(&self, p: usize) -> Option<usize> {
         let (slot, gen) = self.decode(p)?;
-        match self.slots.read().entries.get(slot) {
-            Some(&(g, Some(addr))) if g == gen => Some(addr),
-            _ => None,
-        }
+        let e = self.entry(slot)?;
+        let addr = e.addr.load(Ordering::Acquire);
+        (addr != 0 && e.gen.load(Ordering::Acquire) == gen).then_some(addr)
     }
 
     /// The value behind a handle C gave: `None` (and the reason noted for the call's log
@@ -212,6 +290,7 @@ impl Handles {
     /// Handles of this kind must only ever come from [`Handles::add`] with the same `T`; the
     /// value must not be removed while the reference is used (the C caller's contract: no
     /// use of a handle concurrently with its destruction).
+    #[inline]
     pub(crate) unsafe fn get<'a, T>(&self, p: *const T) -> Option<&'a T> {
         // SAFETY: the same contract.
         let v = unsafe { self.peek(p) };
@@ -225,11 +304,58 @@ impl Handles {
     ///
     /// # Safety
     /// As [`Handles::get`].
+    #[inline]
     pub(crate) unsafe fn peek<'a, T>(&self, p: *const T) -> Option<&'a T> {
         // a live token's address came from Box::into_raw of a T (the caller's contract)
         // and is still allocated (the token stops being live before it is freed).
         // SAFETY: see above.
         self.addr(p as usize).map(|a| unsafe { &*(a as *const T) })
+    }
+
+    /// Makes the live handle `p` stale (its generation moves on), keeping its slot and its
+    /// object for the caller: [`Handles::unpark`] hands the same object out again under a
+    /// new token — no lock, no allocation (a C task's handle between its free and its
+    /// slot's next allocation). `None` when `p` is not live.
+    ///
+    /// # Safety
+    /// As [`Handles::get`]; the object is not used through `p` afterwards.
+    pub(crate) unsafe fn park<T>(&self, p: *mut T) -> Option<Parked> {
+        let (slot, gen) = self.decode(p as usize)?;
+        let e = self.entry(slot)?;
+        if e.addr.load(Ordering::Acquire) == 0 || e.gen.load(Ordering::Relaxed) != gen {
+            return None;
+        }
+        // No lock: no other token names the slot now, and it is in no free list (a remove
+        // or an add elsewhere cannot touch it).
+        e.gen.store(gen.wrapping_add(1), Ordering::Release);
+        Some(Parked { slot })
+    }
+
+    /// The object of a parked handle, live again under a new token.
+    pub(crate) fn unpark<T>(&self, parked: Parked) -> *mut T {
+        let gen = self.entry(parked.slot).map_or(0, |e| e.gen.load(Ordering::Relaxed));
+        self.token(parked.slot, gen) as *mut T
+    }
+
+    /// Frees a parked handle's object and slot.
+    ///
+    /// # Safety
+    /// The parked handle came from this table with objects of type `T`.
+    pub(crate) unsafe fn discard<T>(&self, parked: Parked) {
+        let addr = {
+            let mut a = self.alloc.lock();
+            let Some(e) = self.entry(parked.slot) else { return };
+            // Its generation moved on when it was parked: no token names it.
+            let addr = e.addr.swap(0, Ordering::AcqRel);
+            a.free.push(parked.slot as u32);
+            addr
+        };
+        if addr != 0 {
+            // the address came from Box::into_raw of a T (the caller's contract), kept
+            // while parked; freed once, here.
+            // SAFETY: see above.
+            drop(unsafe { Box::from_raw(addr as *mut T) });
+        }
     }
 
     /// Takes a live handle back (it is no longer live; its slot's next handle has a new
@@ -244,14 +370,16 @@ impl Handles {
         };
         let Some((slot, gen)) = self.decode(p as usize) else { return refused() };
         let addr = {
-            let mut s = self.slots.write();
-            let Some(e) = s.entries.get_mut(slot) else { return refused() };
-            if e.0 != gen || e.1.is_none() {
+            let mut a = self.alloc.lock();
+            let Some(e) = self.entry(slot) else { return refused() };
+            if e.gen.load(Ordering::Relaxed) != gen || e.addr.load(Ordering::Relaxed) == 0 {
                 return refused();
             }
-            e.0 = e.0.wrapping_add(1);
-            let addr = e.1.take()?;
-            s.free.push(slot as u32);
+            // The generation first: a look-up that still finds the address then finds the
+            // new generation and refuses the token (see the type's description).
+            e.gen.store(gen.wrapping_add(1), Ordering::Release);
+            let addr = e.addr.swap(0, Ordering::AcqRel);
+            a.free.push(slot as u32);
             addr
         };
         // the address came from Box::into_raw of a T and was live until now; it is freed

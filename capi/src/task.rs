@@ -6,7 +6,6 @@
 //! the same pointer).
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 
 use doca_cc::{PostRecvTask, ProducerSendTask, SendTask};
@@ -14,7 +13,7 @@ use doca_core::{Data, Error, Result, TaskSubmitFlags};
 
 use crate::buf::DocaBuf;
 use crate::ctx::DocaData;
-use crate::handles::{Handles, Kind};
+use crate::handles::{Handles, Kind, Parked};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// A task of any kind this library hands out.
@@ -110,12 +109,16 @@ macro_rules! each {
 }
 
 impl AnyTask {
-    /// The task's key in its context's table: its pool id with its kind in the top byte, as
-    /// a context with several task pools (SHA's two, sync event's six) numbers each pool's
-    /// slots from 0 — the same slot of two pools must not share a C handle. (The
-    /// generation's top byte is the kind's: two tasks could meet only after 2^24 restarts.)
+    /// The task's id in its pool (slot and generation).
     fn id(&self) -> u64 {
-        each!(self, t => t.as_task().id().to_bits()) ^ ((self.of() as u64) << 56)
+        each!(self, t => t.as_task().id().to_bits())
+    }
+
+    /// The task's pool slot in its context's table: its kind and the slot, as a context with
+    /// several task pools (SHA's two, sync event's six) numbers each pool's slots from 0 —
+    /// the same slot of two pools must not share a C handle.
+    fn slot_key(&self) -> (usize, usize) {
+        (self.of() as usize, each!(self, t => t.as_task().id().slot()))
     }
 
     fn submit(self, flags: TaskSubmitFlags, validate: bool) -> std::result::Result<(), (Error, AnyTask)> {
@@ -297,7 +300,8 @@ impl AnyTask {
 /// it is submitted), and the C buffer handle it carries (producer and consumer tasks).
 pub struct DocaTask {
     task: RefCell<Option<AnyTask>>,
-    id: u64,
+    /// The task's id in its pool (slot and generation) while this handle is live.
+    id: Cell<u64>,
     table: Weak<TaskTable>,
     pub(crate) buf: Cell<*mut DocaBuf>,
     /// A DMA memcpy task's destination handle (its source is `buf`).
@@ -455,21 +459,49 @@ impl DocaTask {
     }
 }
 
-/// The C handles of one context's tasks, by task id (freed with the context), and the
+/// The C handles of one context's tasks, by pool slot (freed with the context), and the
 /// context's own handle.
 #[derive(Default)]
-pub(crate) struct TaskTable(RefCell<HashMap<u64, *mut DocaTask>>, pub(crate) Cell<*mut crate::ctx::DocaCtx>);
+pub(crate) struct TaskTable(RefCell<SlotMap>, pub(crate) Cell<*mut crate::ctx::DocaCtx>);
+
+/// A task table's slots, by [`AnyTask::slot_key`]: per kind, per pool slot (a pool's slots
+/// are numbered from 0 to its size: the vectors grow to the slots used, once).
+type SlotMap = Vec<Vec<SlotHandle>>;
+
+/// One pool slot's C handle: the live one while the application's task of that slot has a
+/// handle, and the last one freed, parked ([`Handles::park`]): the slot's next task takes it
+/// under a new token (the same memory: a task cycle allocates nothing and takes no lock).
+#[derive(Default)]
+struct SlotHandle {
+    live: Option<std::ptr::NonNull<DocaTask>>,
+    spare: Option<Parked>,
+}
 
 impl TaskTable {
-    /// The handle of a task just allocated (the same one each time its pool slot comes back
-    /// after a free would be wrong: a freed handle is gone, a new one is made).
+    /// The handle of a task just allocated: a new token each time (a freed handle stays
+    /// dead), in the memory the slot's last handle used when there was one.
     pub(crate) fn hand_out(self: &Rc<Self>, t: AnyTask, buf: *mut DocaBuf) -> *mut DocaTask {
-        let id = t.id();
         let mut map = self.0.borrow_mut();
-        let h = *map.entry(id).or_insert_with(|| {
-            TASKS.add(DocaTask {
+        let (kind, i) = t.slot_key();
+        if map.len() <= kind {
+            map.resize_with(kind + 1, Vec::new);
+        }
+        let slots = &mut map[kind];
+        if slots.len() <= i {
+            slots.resize_with(i + 1, SlotHandle::default);
+        }
+        let slot = &mut slots[i];
+        if let Some(stale) = slot.live.take() {
+            // A handle whose task went back to its pool without `doca_task_free` (its
+            // library dropped it): that handle dies now, its memory serves the new one.
+            // SAFETY: TASKS only holds DocaTask handles; `stale` is not used again.
+            slot.spare = unsafe { TASKS.park(stale.as_ptr()) };
+        }
+        let h = match slot.spare.take() {
+            Some(parked) => TASKS.unpark(parked),
+            None => TASKS.add(DocaTask {
                 task: RefCell::new(None),
-                id,
+                id: Cell::new(0),
                 table: Rc::downgrade(self),
                 buf: Cell::new(std::ptr::null_mut()),
                 dst: Cell::new(std::ptr::null_mut()),
@@ -480,14 +512,14 @@ impl TaskTable {
                 event: Cell::new(std::ptr::null_mut()),
                 user_data: Cell::new(Data::NONE),
                 user_data_set: Cell::new(false),
-            })
-        });
+            }),
+        };
         if let Some(handle) = own_task(h) {
+            handle.reset(t.id(), buf);
             handle.user_data.set(t.user_data());
-            handle.user_data_set.set(false);
             *handle.task.borrow_mut() = Some(t);
-            handle.buf.set(buf);
         }
+        slot.live = std::ptr::NonNull::new(h);
         h
     }
 
@@ -497,8 +529,9 @@ impl TaskTable {
     /// With the handle comes the user data C set while the task was submitted, if it did
     /// (the task has taken it; its callback is to be given it).
     pub(crate) fn returned(&self, t: AnyTask) -> Option<(*mut DocaTask, Option<Data>)> {
-        let h = *self.0.borrow().get(&t.id())?;
-        let handle = own_task(h)?;
+        let (kind, i) = t.slot_key();
+        let h = self.0.borrow().get(kind)?.get(i)?.live?.as_ptr();
+        let handle = own_task(h).filter(|handle| handle.id.get() == t.id())?;
         let set = handle.user_data_set.take().then(|| handle.user_data.get());
         if let Some(data) = set {
             t.set_user_data(data);
@@ -506,13 +539,61 @@ impl TaskTable {
         *handle.task.borrow_mut() = Some(t);
         Some((h, set))
     }
+
+    /// The application freed handle `h`, whose task is in pool slot `key` (`None` while
+    /// submitted): the handle dies, and its memory waits for the slot's next task.
+    fn free(&self, h: *mut DocaTask, key: Option<(usize, usize)>) {
+        let mut map = self.0.borrow_mut();
+        let is_h = |s: &&mut SlotHandle| s.live.is_some_and(|live| live.as_ptr() == h);
+        // The slot: by the task's key while the application holds it, else (submitted) by
+        // the handle itself.
+        let slot = match key {
+            Some((kind, i)) => map.get_mut(kind).and_then(|slots| slots.get_mut(i)).filter(is_h),
+            None => map.iter_mut().flatten().find(is_h),
+        };
+        match slot {
+            Some(slot) => {
+                slot.live = None;
+                // The application's task goes back to its pool now, not when the slot is
+                // next used.
+                let task = own_task(h).and_then(|handle| handle.task.borrow_mut().take());
+                drop(task);
+                // SAFETY: TASKS only holds DocaTask handles; `h` is not used again.
+                slot.spare = unsafe { TASKS.park(h) };
+            }
+            // SAFETY: as above (a handle of no slot: dropped).
+            None => drop(unsafe { TASKS.remove(h) }),
+        }
+    }
+}
+
+impl DocaTask {
+    /// Makes a freed handle's memory the handle of task `id` (nothing of the last task's stays).
+    fn reset(&self, id: u64, buf: *mut DocaBuf) {
+        drop(self.task.borrow_mut().take());
+        self.id.set(id);
+        self.buf.set(buf);
+        self.dst.set(std::ptr::null_mut());
+        self.imm.set([0; doca_cc::proto::records::IMM_MAX]);
+        self.out.set(std::ptr::null_mut());
+        self.key.set(std::ptr::null_mut());
+        self.matrix.set(std::ptr::null_mut());
+        self.event.set(std::ptr::null_mut());
+        self.user_data_set.set(false);
+    }
 }
 
 impl Drop for TaskTable {
     fn drop(&mut self) {
-        for (_, p) in self.0.borrow_mut().drain() {
-            // SAFETY: TASKS only holds DocaTask handles; each is freed once, here.
-            drop(unsafe { TASKS.remove(p) });
+        for slot in self.0.borrow_mut().drain(..).flatten() {
+            if let Some(live) = slot.live {
+                // SAFETY: TASKS only holds DocaTask handles; each is freed once, here.
+                drop(unsafe { TASKS.remove(live.as_ptr()) });
+            }
+            if let Some(parked) = slot.spare {
+                // SAFETY: as above.
+                unsafe { TASKS.discard::<DocaTask>(parked) };
+            }
         }
     }
 }
@@ -634,12 +715,13 @@ pub unsafe extern "C" fn doca_task_free(task: *mut DocaTask) {
                 "doca_task_free: a submitted task is given up (freed once the library is done with it, no callback)"
             );
         }
-        if let Some(table) = h.table.upgrade() {
-            table.0.borrow_mut().remove(&h.id);
-        }
         remember_freed(task, h.buf.get(), h.dst.get());
-        // SAFETY: TASKS only holds DocaTask handles; freed once, here.
-        drop(unsafe { TASKS.remove(task) });
+        let key = h.task.borrow().as_ref().map(AnyTask::slot_key);
+        match h.table.upgrade() {
+            Some(table) => table.free(task, key),
+            // SAFETY: TASKS only holds DocaTask handles; freed once, here.
+            None => drop(unsafe { TASKS.remove(task) }),
+        }
         DOCA_SUCCESS
     });
 }
