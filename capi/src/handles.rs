@@ -13,6 +13,7 @@
 //! line ([`crate::check`]): NULL, another kind (a client given to a server call), or not
 //! live (destroyed, or forged).
 
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
@@ -147,6 +148,15 @@ pub(crate) struct Handles {
 #[must_use]
 pub(crate) struct Parked {
     slot: usize,
+    addr: usize,
+}
+
+impl Parked {
+    /// The parked object (kept while parked, and once handed out again by
+    /// [`Handles::unpark`]); `T` is the table's type.
+    pub(crate) fn obj<T>(&self) -> NonNull<T> {
+        NonNull::new(self.addr as *mut T).expect("a parked handle has its object")
+    }
 }
 
 /// Slots of one chunk.
@@ -252,12 +262,12 @@ impl Handles {
     /// Hands `value` out as a handle. At most 2^22 − 1 objects of a kind live at once (more
     /// is a panic, which the C boundary turns into `DOCA_ERROR_UNEXPECTED`).
     pub(crate) fn add<T>(&self, value: T) -> *mut T {
-        self.add_boxed(Box::new(value))
+        self.add_at(value).0
     }
 
-    /// [`Handles::add`] of a value already on the heap (a handle's memory reused for a new
-    /// handle: [`Handles::remove`] gave it back).
-    pub(crate) fn add_boxed<T>(&self, value: Box<T>) -> *mut T {
+    /// [`Handles::add`], and where the value lives (until its handle is removed).
+    pub(crate) fn add_at<T>(&self, value: T) -> (*mut T, NonNull<T>) {
+        let obj = NonNull::from(Box::leak(Box::new(value)));
         let mut a = self.alloc.lock();
         let slot = match a.free.pop() {
             Some(slot) => slot as usize,
@@ -270,8 +280,8 @@ impl Handles {
         let e = self.entry_made(slot, &a);
         let gen = e.gen.load(Ordering::Relaxed);
         // Release: the object is whole before a look-up finds its address.
-        e.addr.store(Box::into_raw(value) as usize, Ordering::Release);
-        self.token(slot, gen) as *mut T
+        e.addr.store(obj.as_ptr() as usize, Ordering::Release);
+        (self.token(slot, gen) as *mut T, obj)
     }
 
     /// The address behind a live token.
@@ -322,13 +332,33 @@ impl Handles {
     pub(crate) unsafe fn park<T>(&self, p: *mut T) -> Option<Parked> {
         let (slot, gen) = self.decode(p as usize)?;
         let e = self.entry(slot)?;
-        if e.addr.load(Ordering::Acquire) == 0 || e.gen.load(Ordering::Relaxed) != gen {
+        let addr = e.addr.load(Ordering::Acquire);
+        if addr == 0 || e.gen.load(Ordering::Relaxed) != gen {
             return None;
         }
         // No lock: no other token names the slot now, and it is in no free list (a remove
         // or an add elsewhere cannot touch it).
         e.gen.store(gen.wrapping_add(1), Ordering::Release);
-        Some(Parked { slot })
+        Some(Parked { slot, addr })
+    }
+
+    /// The object of a handle that was live under token `p` and was parked since (kept for
+    /// its slot's next use, or handed out again under a newer token: the caller tells the
+    /// two apart by the object's own state). `None` otherwise.
+    ///
+    /// # Safety
+    /// As [`Handles::get`].
+    pub(crate) unsafe fn peek_parked<'a, T>(&self, p: *const T) -> Option<&'a T> {
+        let (slot, gen) = self.decode(p as usize)?;
+        let e = self.entry(slot)?;
+        let addr = e.addr.load(Ordering::Acquire);
+        if addr == 0 || e.gen.load(Ordering::Acquire) != gen.wrapping_add(1) {
+            return None;
+        }
+        // a parked object stays allocated until its slot is discarded or removed (the
+        // caller's contract: not concurrently), and came from Box::into_raw of a T.
+        // SAFETY: see above.
+        Some(unsafe { &*(addr as *const T) })
     }
 
     /// The object of a parked handle, live again under a new token.

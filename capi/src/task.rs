@@ -322,6 +322,9 @@ pub struct DocaTask {
     /// Set while submitted: the task takes `user_data` back when it returns, before its
     /// callback, which is given it.
     user_data_set: Cell<bool>,
+    /// Freed by the application, its memory parked for its pool slot's next task
+    /// ([`freed_bufs`] reads its buffers until then).
+    freed: Cell<bool>,
 }
 
 static TASKS: Handles = Handles::new(Kind::Task);
@@ -473,8 +476,23 @@ type SlotMap = Vec<Vec<SlotHandle>>;
 /// under a new token (the same memory: a task cycle allocates nothing and takes no lock).
 #[derive(Default)]
 struct SlotHandle {
-    live: Option<std::ptr::NonNull<DocaTask>>,
+    live: Option<Live>,
     spare: Option<Parked>,
+}
+
+/// A live handle of a task table: its token and its object (which stays allocated while
+/// the token is live: only the table removes or parks it).
+struct Live {
+    token: *mut DocaTask,
+    obj: std::ptr::NonNull<DocaTask>,
+}
+
+impl Live {
+    fn obj(&self) -> &DocaTask {
+        // the object stays allocated while its token is live in the table (see the type).
+        // SAFETY: see above.
+        unsafe { self.obj.as_ref() }
+    }
 }
 
 impl TaskTable {
@@ -495,11 +513,14 @@ impl TaskTable {
             // A handle whose task went back to its pool without `doca_task_free` (its
             // library dropped it): that handle dies now, its memory serves the new one.
             // SAFETY: TASKS only holds DocaTask handles; `stale` is not used again.
-            slot.spare = unsafe { TASKS.park(stale.as_ptr()) };
+            slot.spare = unsafe { TASKS.park(stale.token) };
         }
-        let h = match slot.spare.take() {
-            Some(parked) => TASKS.unpark(parked),
-            None => TASKS.add(DocaTask {
+        let (token, obj) = match slot.spare.take() {
+            Some(parked) => {
+                let obj = parked.obj();
+                (TASKS.unpark(parked), obj)
+            }
+            None => TASKS.add_at(DocaTask {
                 task: RefCell::new(None),
                 id: Cell::new(0),
                 table: Rc::downgrade(self),
@@ -512,15 +533,16 @@ impl TaskTable {
                 event: Cell::new(std::ptr::null_mut()),
                 user_data: Cell::new(Data::NONE),
                 user_data_set: Cell::new(false),
+                freed: Cell::new(false),
             }),
         };
-        if let Some(handle) = own_task(h) {
-            handle.reset(t.id(), buf);
-            handle.user_data.set(t.user_data());
-            *handle.task.borrow_mut() = Some(t);
-        }
-        slot.live = std::ptr::NonNull::new(h);
-        h
+        let live = Live { token, obj };
+        let handle = live.obj();
+        handle.reset(t.id(), buf);
+        handle.user_data.set(t.user_data());
+        *handle.task.borrow_mut() = Some(t);
+        slot.live = Some(live);
+        token
     }
 
     /// A task came back from its library (completed or failed): its handle holds it again.
@@ -530,8 +552,12 @@ impl TaskTable {
     /// (the task has taken it; its callback is to be given it).
     pub(crate) fn returned(&self, t: AnyTask) -> Option<(*mut DocaTask, Option<Data>)> {
         let (kind, i) = t.slot_key();
-        let h = self.0.borrow().get(kind)?.get(i)?.live?.as_ptr();
-        let handle = own_task(h).filter(|handle| handle.id.get() == t.id())?;
+        let map = self.0.borrow();
+        let live = map.get(kind)?.get(i)?.live.as_ref()?;
+        let (h, handle) = (live.token, live.obj());
+        if handle.id.get() != t.id() {
+            return None;
+        }
         let set = handle.user_data_set.take().then(|| handle.user_data.get());
         if let Some(data) = set {
             t.set_user_data(data);
@@ -544,7 +570,7 @@ impl TaskTable {
     /// submitted): the handle dies, and its memory waits for the slot's next task.
     fn free(&self, h: *mut DocaTask, key: Option<(usize, usize)>) {
         let mut map = self.0.borrow_mut();
-        let is_h = |s: &&mut SlotHandle| s.live.is_some_and(|live| live.as_ptr() == h);
+        let is_h = |s: &&mut SlotHandle| s.live.as_ref().is_some_and(|live| live.token == h);
         // The slot: by the task's key while the application holds it, else (submitted) by
         // the handle itself.
         let slot = match key {
@@ -553,11 +579,14 @@ impl TaskTable {
         };
         match slot {
             Some(slot) => {
-                slot.live = None;
-                // The application's task goes back to its pool now, not when the slot is
-                // next used.
-                let task = own_task(h).and_then(|handle| handle.task.borrow_mut().take());
-                drop(task);
+                if let Some(live) = slot.live.take() {
+                    let handle = live.obj();
+                    handle.freed.set(true);
+                    // The application's task goes back to its pool now, not when the slot
+                    // is next used.
+                    let task = handle.task.borrow_mut().take();
+                    drop(task);
+                }
                 // SAFETY: TASKS only holds DocaTask handles; `h` is not used again.
                 slot.spare = unsafe { TASKS.park(h) };
             }
@@ -571,6 +600,7 @@ impl DocaTask {
     /// Makes a freed handle's memory the handle of task `id` (nothing of the last task's stays).
     fn reset(&self, id: u64, buf: *mut DocaBuf) {
         drop(self.task.borrow_mut().take());
+        self.freed.set(false);
         self.id.set(id);
         self.buf.set(buf);
         self.dst.set(std::ptr::null_mut());
@@ -588,7 +618,7 @@ impl Drop for TaskTable {
         for slot in self.0.borrow_mut().drain(..).flatten() {
             if let Some(live) = slot.live {
                 // SAFETY: TASKS only holds DocaTask handles; each is freed once, here.
-                drop(unsafe { TASKS.remove(live.as_ptr()) });
+                drop(unsafe { TASKS.remove(live.token) });
             }
             if let Some(parked) = slot.spare {
                 // SAFETY: as above.
@@ -715,7 +745,6 @@ pub unsafe extern "C" fn doca_task_free(task: *mut DocaTask) {
                 "doca_task_free: a submitted task is given up (freed once the library is done with it, no callback)"
             );
         }
-        remember_freed(task, h.buf.get(), h.dst.get());
         let key = h.task.borrow().as_ref().map(AnyTask::slot_key);
         match h.table.upgrade() {
             Some(table) => table.free(task, key),
@@ -731,32 +760,16 @@ pub(crate) fn ctx_of(p: *const DocaTask) -> *mut crate::ctx::DocaCtx {
     task(p).and_then(|h| h.table.upgrade()).map_or(std::ptr::null_mut(), |t| t.1.get())
 }
 
-/// Freed tasks remembered for [`freed_bufs`].
-const FREED_KEPT: usize = 64;
-
-thread_local! {
-    /// The buffers of the last [`FREED_KEPT`] tasks freed on this thread, by handle.
-    static FREED: RefCell<std::collections::VecDeque<(usize, *mut DocaBuf, *mut DocaBuf)>> =
-        RefCell::default();
-}
-
-fn remember_freed(task: *mut DocaTask, buf: *mut DocaBuf, dst: *mut DocaBuf) {
-    FREED.with(|f| {
-        let mut f = f.borrow_mut();
-        if f.len() == FREED_KEPT {
-            f.pop_front();
-        }
-        f.push_back((task as usize, buf, dst));
-    });
-}
-
 /// The buffer handles (`buf`, `dst`) a task held when it was freed, for a getter called on
 /// the freed handle: in DOCA a freed task's memory stays in its pool, and NVIDIA's RDMA
 /// samples read a send task's source and a receive task's destination right after
-/// `doca_task_free` (`rdma_common.c`'s send and receive callbacks). Only the last 64 frees
-/// of the calling thread are remembered; anything else is a dead handle (`None`).
+/// `doca_task_free` (`rdma_common.c`'s send and receive callbacks). So here: the handle's
+/// memory is parked for its pool slot's next task, and keeps them until that task is
+/// allocated (`None` after that, or for anything else).
 pub(crate) fn freed_bufs(p: *const DocaTask) -> Option<(*mut DocaBuf, *mut DocaBuf)> {
-    FREED.with(|f| f.borrow().iter().rev().find(|e| e.0 == p as usize).map(|e| (e.1, e.2)))
+    // SAFETY: TASKS only holds DocaTask handles.
+    let h = unsafe { TASKS.peek_parked(p) }?;
+    h.freed.get().then(|| (h.buf.get(), h.dst.get()))
 }
 
 /// `doca_task_get_status`.

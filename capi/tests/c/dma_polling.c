@@ -155,6 +155,22 @@ int main(void)
 	for (i = 1; i < NUM_TASKS; i++)
 		doca_task_free(doca_dma_task_memcpy_as_task(extra[i]));
 
+	/* A freed task's handle stays dead, also once a new task of its pool slot reuses its
+	 * memory (the new task has a handle of its own). */
+	{
+		struct doca_task *old;
+
+		CHECK_CODE(doca_dma_task_memcpy_alloc_init(dma, src[0], dst[0], ud, &task), DOCA_SUCCESS);
+		old = doca_dma_task_memcpy_as_task(task);
+		doca_task_free(old);
+		CHECK_CODE(doca_task_submit(old), DOCA_ERROR_INVALID_VALUE);
+		CHECK_CODE(doca_dma_task_memcpy_alloc_init(dma, src[0], dst[0], ud, &task), DOCA_SUCCESS);
+		CHECK(doca_dma_task_memcpy_as_task(task) != old);
+		CHECK_CODE(doca_task_submit(old), DOCA_ERROR_INVALID_VALUE);
+		CHECK(doca_task_get_user_data(doca_dma_task_memcpy_as_task(task)).u64 == ud.u64);
+		doca_task_free(doca_dma_task_memcpy_as_task(task));
+	}
+
 	/* Two maps over one buffer: a copy whose source and destination overlap in memory,
 	 * though not in one map, fails (INVALID_VALUE) instead of copying over itself. */
 	{

@@ -83,12 +83,22 @@ static void task_err(struct doca_task *t, union doca_data td, union doca_data cd
 	doca_task_free(t);
 }
 
+/* Receive tasks whose buffer was read after their free. */
+static int freed_reads;
+
 static void recv_ok(struct doca_rdma_task_receive *t, union doca_data td, union doca_data cd)
 {
 	last_len = doca_rdma_task_receive_get_result_len(t);
 	last_imm = doca_rdma_task_receive_get_result_immediate_data(t);
+	struct doca_buf *dst = doca_rdma_task_receive_get_dst_buf(t);
+
 	CHECK(doca_rdma_task_receive_get_result_rdma_connection(t) == srv_conn);
 	task_ok(doca_rdma_task_receive_as_task(t), td, cd);
+	/* As NVIDIA's RDMA samples do: a freed task's buffer is still read (DOCA keeps a freed
+	 * task's memory in its pool until the slot's next allocation). */
+	CHECK(doca_rdma_task_receive_get_dst_buf(t) == dst);
+	if (dst != NULL)
+		freed_reads++;
 }
 
 static void recv_err(struct doca_rdma_task_receive *t, union doca_data td, union doca_data cd)
@@ -397,5 +407,6 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_sync_event_remote_net_destroy(rse), DOCA_SUCCESS);
 	CHECK_CODE(doca_rdma_addr_destroy(addr), DOCA_SUCCESS);
 	CHECK_CODE(doca_rdma_addr_destroy(nowhere), DOCA_SUCCESS);
+	CHECK(freed_reads > 0);
 	return checks_result();
 }
