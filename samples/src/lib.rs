@@ -19,6 +19,7 @@
 pub mod against;
 pub mod args;
 pub mod bench;
+pub mod bench_capi;
 pub mod bench_link;
 pub mod bench_rdma;
 pub mod bench_sysref;

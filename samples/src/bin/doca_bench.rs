@@ -388,6 +388,14 @@ fn peer(role: &[String]) -> ExitCode {
                     }
                     rig.clear();
                 }
+                "capi-dma" => {
+                    // The "C ABI: dma small memcpy task cycle" row's loop.
+                    let Ok(mut f) = doca_samples::bench_capi::dma_cycle_loop() else {
+                        return ExitCode::FAILURE;
+                    };
+                    f(n / 10 + 1);
+                    f(n);
+                }
                 "loopback" => {
                     let mut f = loopback_loop();
                     f(n / 10 + 1);
@@ -428,6 +436,29 @@ fn peer(role: &[String]) -> ExitCode {
                         }
                     }
                     eprintln!("{} round trips", client.received.get());
+                }
+                "rate" => {
+                    // The pipelined rate's messages with both ends in this one process and
+                    // thread: the client sends 64-byte messages until one is refused, then
+                    // both engines make a pass; `n` messages received by the server (a sink).
+                    let name = format!("bench-cycle-rate-{}", std::process::id());
+                    let Ok(server) = CcSide::server(&name, false, 0, 1024) else { return ExitCode::FAILURE };
+                    let Ok(client) = CcSide::client_beside(&name, 1024, 1024, &[&server.pe]) else {
+                        return ExitCode::FAILURE;
+                    };
+                    let msg = [3u8; 64];
+                    for goal in [n / 10 + 1, n / 10 + 1 + n] {
+                        let deadline = Instant::now() + bench::GIVE_UP;
+                        while server.received.get() < goal && Instant::now() < deadline {
+                            let mut sent = server.received.get();
+                            while sent < goal && client.send(&msg) {
+                                sent += 1;
+                            }
+                            client.pe.progress();
+                            server.pe.progress();
+                        }
+                    }
+                    eprintln!("{} messages", server.received.get());
                 }
                 "idle" => {
                     // `n` progress calls of a connected server's engine with nothing arriving
@@ -867,6 +898,22 @@ fn dma_rows(cfg: &Cfg, rows: &mut Vec<Row>) {
         "ns",
         value,
         "loopback task cycle".into(),
+        base,
+        true,
+    ));
+
+    // The same cycle as a C program makes it (`doca_dma_task_memcpy_alloc_init`,
+    // `doca_task_submit`, `doca_pe_progress`, a C callback freeing the task), beside the
+    // cycle through the Rust API: what the C ABI adds.
+    let c_dma = doca_samples::bench_capi::dma_cycle_loop().expect("dma context through the C ABI");
+    let (dma, failed) = dma_cycle_loop();
+    let (value, base) = measure_pair(cfg.reps, cfg.iters, c_dma, dma);
+    assert_eq!(failed.get(), 0, "dma copy failed");
+    rows.push(row(
+        "C ABI: dma small memcpy task cycle (64 B)".into(),
+        "ns",
+        value,
+        "the same through the Rust API".into(),
         base,
         true,
     ));
