@@ -2,19 +2,17 @@
 
 use std::ffi::c_void;
 
-use std::collections::HashMap;
-
 use doca_buf::{Buf, Inventory};
 use parking_lot::Mutex;
 
 use crate::check::{non_null, out};
-use crate::handles::{Handles, Kind};
+use crate::handles::{Handles, IdMap, Kind};
 use crate::mmap::{mmap, DocaMmap};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// `struct doca_buf_inventory`, and the C handle of each of its buffers that is out, by
 /// descriptor index (list walks give back the handles the application holds).
-pub struct DocaBufInventory(Inventory, Mutex<HashMap<u32, *mut DocaBuf>>);
+pub struct DocaBufInventory(Inventory, Mutex<IdMap<u32, *mut DocaBuf>>);
 /// `struct doca_buf`: one handle per buffer, freed when the buffer returns to its inventory
 /// (its reference count, or its list head's, reaching 0).
 pub struct DocaBuf(Buf, *const DocaBufInventory);

@@ -2,7 +2,6 @@
 //! consumer events.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr};
 use std::rc::Rc;
 
@@ -12,7 +11,7 @@ use doca_core::{Ctx, Data, Error};
 use crate::check::{bytes, non_null, out, refuse};
 use crate::ctx::{DocaCtx, DocaData, CTXS};
 use crate::dev::{dev, rep, DocaDev, DocaDevRep};
-use crate::handles::{Handles, Kind};
+use crate::handles::{Handles, IdMap, Kind};
 use crate::task::{complete, AnyTask, DocaTask, TaskTable};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
@@ -35,7 +34,7 @@ enum Role {
 /// What the side's callbacks need: the C handles of its connections and tasks.
 #[derive(Default)]
 struct Shared {
-    conns: RefCell<HashMap<u64, *mut DocaCcConnection>>,
+    conns: RefCell<IdMap<u64, *mut DocaCcConnection>>,
     tasks: Rc<TaskTable>,
     /// The received message, copied for the C callback (it may write its buffer).
     scratch: RefCell<Vec<u8>>,

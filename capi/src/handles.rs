@@ -13,10 +13,42 @@
 //! line ([`crate::check`]): NULL, another kind (a client given to a server call), or not
 //! live (destroyed, or forged).
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
+
+/// A map keyed by numbers this library makes itself (a connection's id, a buffer's index in
+/// its inventory): no one chooses them to collide, so one multiplication hashes a key
+/// (SipHash's rounds cost a C call's look-up more than the call's own work).
+pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+
+/// The hasher of an [`IdMap`] (integer keys).
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ b as u64);
+        }
+    }
+
+    fn write_u32(&mut self, k: u32) {
+        self.write_u64(k as u64);
+    }
+
+    fn write_u64(&mut self, k: u64) {
+        // Fibonacci hashing: the high bits (which the table uses) mix every key bit.
+        self.0 = (self.0 ^ k).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
 
 /// The kinds of handle, each with its number in the token and its C name.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
