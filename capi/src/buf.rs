@@ -6,13 +6,38 @@ use doca_buf::{Buf, Inventory};
 use parking_lot::Mutex;
 
 use crate::check::{non_null, out};
-use crate::handles::{Handles, IdMap, Kind};
+use crate::handles::{Handles, IdMap, Kind, Parked};
 use crate::mmap::{mmap, DocaMmap};
 use crate::{guarded, invalid, DocaError, DOCA_SUCCESS};
 
 /// `struct doca_buf_inventory`, and the C handle of each of its buffers that is out, by
 /// descriptor index (list walks give back the handles the application holds).
-pub struct DocaBufInventory(Inventory, Mutex<IdMap<u32, *mut DocaBuf>>);
+pub struct DocaBufInventory(Inventory, Mutex<BufSlots>);
+
+/// An inventory's buffer handles, by descriptor index: the live one, and the last one whose
+/// buffer went back, parked ([`Handles::park`]) for the descriptor's next buffer (a new
+/// token, the same memory: getting and returning a buffer allocates no handle).
+#[derive(Default)]
+struct BufSlots(IdMap<u32, BufSlot>);
+
+#[derive(Default)]
+struct BufSlot {
+    live: Option<std::ptr::NonNull<DocaBuf>>,
+    spare: Option<Parked>,
+}
+
+impl Drop for BufSlots {
+    /// The inventory is destroyed: the parked handles' memory goes. (A live handle stays: a
+    /// buffer still out keeps its handle, as its inventory is kept for it.)
+    fn drop(&mut self) {
+        for (_, slot) in self.0.drain() {
+            if let Some(parked) = slot.spare {
+                // SAFETY: BUFS only holds DocaBuf handles; each parked one goes once, here.
+                unsafe { BUFS.discard::<DocaBuf>(parked) };
+            }
+        }
+    }
+}
 /// `struct doca_buf`: one handle per buffer, freed when the buffer returns to its inventory
 /// (its reference count, or its list head's, reaching 0).
 pub struct DocaBuf(Buf, *const DocaBufInventory);
@@ -32,28 +57,44 @@ fn inventory_handle<'a>(p: *const DocaBufInventory) -> Option<&'a DocaBufInvento
 impl DocaBufInventory {
     /// The handle of buffer `b` of this inventory (made when first seen).
     fn handle(&self, this: *const DocaBufInventory, b: Buf) -> *mut DocaBuf {
-        let mut handles = self.1.lock();
-        if let Some(&p) = handles.get(&b.index()) {
+        let mut slots = self.1.lock();
+        let slot = slots.0.entry(b.index()).or_default();
+        if let Some(live) = slot.live {
             // SAFETY: BUFS only holds DocaBuf handles.
-            if unsafe { BUFS.peek::<DocaBuf>(p) }.map(|h| &h.0) == Some(&b) {
-                return p;
+            if unsafe { BUFS.peek::<DocaBuf>(live.as_ptr()) }.map(|h| &h.0) == Some(&b) {
+                return live.as_ptr();
             }
             // A handle left from an earlier buffer of this descriptor: it is stale.
-            // SAFETY: BUFS only holds DocaBuf handles; it leaves the table once, here.
-            drop(unsafe { BUFS.remove(p) });
+            // SAFETY: BUFS only holds DocaBuf handles; `live` is not used again.
+            slot.spare = unsafe { BUFS.park(live.as_ptr()) };
+            slot.live = None;
         }
-        let p = BUFS.add(DocaBuf(b.clone(), this));
-        handles.insert(b.index(), p);
+        let p = match slot.spare.take() {
+            Some(parked) => {
+                let obj = parked.obj::<DocaBuf>();
+                // A parked object is named by no token and referred to by nothing (its
+                // slot is kept under this inventory's lock): it is this call's to rewrite.
+                // SAFETY: see above.
+                unsafe { (*obj.as_ptr()).0 = b };
+                BUFS.unpark(parked)
+            }
+            None => BUFS.add(DocaBuf(b, this)),
+        };
+        slot.live = std::ptr::NonNull::new(p);
         p
     }
 
-    /// Frees the handles of the buffers at `indexes` (they went back to the inventory).
+    /// Ends the handles of the buffers at `indexes` (they went back to the inventory): each
+    /// is dead at once, its memory parked for the descriptor's next buffer.
     fn forget(&self, indexes: &[u32]) {
-        let mut handles = self.1.lock();
+        let mut slots = self.1.lock();
         for i in indexes {
-            if let Some(p) = handles.remove(i) {
-                // SAFETY: BUFS only holds DocaBuf handles; each leaves the table once, here.
-                drop(unsafe { BUFS.remove(p) });
+            if let Some(live) = slots.0.get_mut(i).and_then(|slot| slot.live.take()) {
+                // SAFETY: BUFS only holds DocaBuf handles; `live` is not used again.
+                let parked = unsafe { BUFS.park(live.as_ptr()) };
+                if let Some(slot) = slots.0.get_mut(i) {
+                    slot.spare = parked;
+                }
             }
         }
     }

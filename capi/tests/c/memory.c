@@ -148,6 +148,18 @@ int main(void)
 	CHECK_CODE(doca_buf_dec_refcount(in, &rc), DOCA_SUCCESS);
 	CHECK(rc == 1);
 	CHECK_CODE(doca_buf_get_data(in, &p), DOCA_ERROR_INVALID_VALUE); /* went back */
+	/* Its descriptor's next buffer has a handle of its own; the old one stays dead. */
+	{
+		struct doca_buf *again;
+
+		CHECK_CODE(doca_buf_inventory_buf_get_by_data(inv, map, mem + 64, 16, &again), DOCA_SUCCESS);
+		CHECK(again != in);
+		CHECK_CODE(doca_buf_get_data(in, &p), DOCA_ERROR_INVALID_VALUE);
+		CHECK_CODE(doca_buf_get_data(again, &p), DOCA_SUCCESS);
+		CHECK(p == mem + 64);
+		CHECK_CODE(doca_buf_dec_refcount(again, NULL), DOCA_SUCCESS);
+		CHECK_CODE(doca_buf_get_data(again, &p), DOCA_ERROR_INVALID_VALUE);
+	}
 	CHECK_CODE(doca_buf_dec_refcount(out, NULL), DOCA_SUCCESS);
 
 	CHECK_CODE(doca_buf_inventory_stop(inv), DOCA_SUCCESS);
