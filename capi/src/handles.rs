@@ -476,4 +476,27 @@ mod tests {
             drop(a.remove(again));
         }
     }
+
+    #[test]
+    fn a_parked_handle_is_dead_and_its_object_comes_back_under_a_new_token() {
+        let a = Handles::new(Kind::ArgpParam);
+        let h = a.add(7u32);
+        // SAFETY: only u32 values are added to `a`.
+        unsafe {
+            let parked = a.park(h).expect("live");
+            assert!(a.get(h).is_none(), "parked: the token is dead at once");
+            assert_eq!(a.peek_parked(h).copied(), Some(7), "its object is kept");
+            assert!(a.park(h).is_none() && a.remove(h).is_none(), "nor parked nor removed twice");
+            let other = a.add(9u32);
+            let again = a.unpark::<u32>(parked);
+            assert!(again != h && again != other);
+            assert_eq!(a.get(again).copied(), Some(7), "the same object, live again");
+            assert!(a.get(h).is_none(), "the old token stays dead");
+            assert!(a.peek_parked(h).is_some(), "(the caller tells a reused object by its state)");
+            let parked = a.park(again).expect("live");
+            a.discard::<u32>(parked);
+            assert!(a.get(again).is_none() && a.peek_parked(again).is_none(), "freed");
+            assert_eq!(a.remove(other).map(|b| *b), Some(9));
+        }
+    }
 }
