@@ -421,9 +421,7 @@ fn peer(role: &[String]) -> ExitCode {
                     // Both ends of the control path in this one process (a server echoing, a
                     // client), one thread: `n` 64-byte round trips, each the client's send,
                     // the server's receive and echo, the client's receive.
-                    let name = format!("bench-cycle-{}", std::process::id());
-                    let Ok(server) = CcSide::server(&name, true, 0, 1024) else { return ExitCode::FAILURE };
-                    let Ok(client) = CcSide::client_beside(&name, 1024, 1024, &[&server.pe]) else {
+                    let Some((server, client)) = cycle_pair("bench-cycle", true) else {
                         return ExitCode::FAILURE;
                     };
                     let msg = [5u8; 64];
@@ -441,9 +439,7 @@ fn peer(role: &[String]) -> ExitCode {
                     // The pipelined rate's messages with both ends in this one process and
                     // thread: the client sends 64-byte messages until one is refused, then
                     // both engines make a pass; `n` messages received by the server (a sink).
-                    let name = format!("bench-cycle-rate-{}", std::process::id());
-                    let Ok(server) = CcSide::server(&name, false, 0, 1024) else { return ExitCode::FAILURE };
-                    let Ok(client) = CcSide::client_beside(&name, 1024, 1024, &[&server.pe]) else {
+                    let Some((server, client)) = cycle_pair("bench-cycle-rate", false) else {
                         return ExitCode::FAILURE;
                     };
                     let msg = [3u8; 64];
@@ -464,9 +460,7 @@ fn peer(role: &[String]) -> ExitCode {
                     // `n` progress calls of a connected server's engine with nothing arriving
                     // (after one round trip): the pass a busy receiver spins on; a message
                     // that lands waits half of one on average before it is seen.
-                    let name = format!("bench-cycle-idle-{}", std::process::id());
-                    let Ok(server) = CcSide::server(&name, true, 0, 1024) else { return ExitCode::FAILURE };
-                    let Ok(client) = CcSide::client_beside(&name, 1024, 1024, &[&server.pe]) else {
+                    let Some((server, client)) = cycle_pair("bench-cycle-idle", true) else {
                         return ExitCode::FAILURE;
                     };
                     if !client.send(&[5u8; 64])
@@ -759,6 +753,15 @@ fn engine(cfg: &Cfg, rows: &mut Vec<Row>) {
         base,
         lower_is_better: true,
     });
+}
+
+/// A control-path server (echoing, or a sink) and a client connected to it, both in this
+/// process (the profiling loops' pair), named `tag` and this process's id.
+fn cycle_pair(tag: &str, echo: bool) -> Option<(CcSide, CcSide)> {
+    let name = format!("{tag}-{}", std::process::id());
+    let server = CcSide::server(&name, echo, 0, 1024).ok()?;
+    let client = CcSide::client_beside(&name, 1024, 1024, &[&server.pe]).ok()?;
+    Some((server, client))
 }
 
 /// The core loopback context's task cycle (alloc, submit, one progress that completes it and
