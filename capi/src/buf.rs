@@ -84,16 +84,17 @@ impl DocaBufInventory {
         p
     }
 
+}
+
+impl BufSlots {
     /// Ends the handles of the buffers at `indexes` (they went back to the inventory): each
     /// is dead at once, its memory parked for the descriptor's next buffer.
-    fn forget(&self, indexes: &[u32]) {
-        let mut slots = self.1.lock();
+    fn forget(&mut self, indexes: &[u32]) {
         for i in indexes {
-            if let Some(live) = slots.0.get_mut(i).and_then(|slot| slot.live.take()) {
-                // SAFETY: BUFS only holds DocaBuf handles; `live` is not used again.
-                let parked = unsafe { BUFS.park(live.as_ptr()) };
-                if let Some(slot) = slots.0.get_mut(i) {
-                    slot.spare = parked;
+            if let Some(slot) = self.0.get_mut(i) {
+                if let Some(live) = slot.live.take() {
+                    // SAFETY: BUFS only holds DocaBuf handles; `live` is not used again.
+                    slot.spare = unsafe { BUFS.park(live.as_ptr()) };
                 }
             }
         }
@@ -426,6 +427,13 @@ pub unsafe extern "C" fn doca_buf_inc_refcount(b: *mut DocaBuf, refcount: *mut u
 pub unsafe extern "C" fn doca_buf_dec_refcount(b: *mut DocaBuf, refcount: *mut u16) -> DocaError {
     guarded("doca_buf_dec_refcount", || {
         let Some(h) = buf_handle(b) else { return invalid() };
+        // The inventory's handles stay locked from before the count drops until the handles
+        // of what went back are parked: another thread getting the same descriptor meanwhile
+        // would otherwise find this handle still live, take its memory for its own buffer,
+        // and then lose its new handle to this call's parking.
+        // SAFETY: INVENTORIES only holds DocaBufInventory handles.
+        let inventory = unsafe { INVENTORIES.peek::<DocaBufInventory>(h.1) };
+        let mut slots = inventory.map(|i| i.1.lock());
         // The handles of a list that is about to go back (read before: returning it unlinks
         // it). A lone buffer, the usual case, needs no list (nor an allocation).
         let list = if h.0.refcount() == Ok(1) && h.0.is_in_list() == Ok(true) {
@@ -436,13 +444,11 @@ pub unsafe extern "C" fn doca_buf_dec_refcount(b: *mut DocaBuf, refcount: *mut u
         let index = h.0.index();
         match h.0.dec_refcount() {
             Ok(r) => {
-                if r == 1 {
+                if let (1, Some(slots)) = (r, slots.as_mut()) {
                     // The whole list went back: its handles go (this one included).
-                    // SAFETY: INVENTORIES only holds DocaBufInventory handles.
-                    if let Some(i) = unsafe { INVENTORIES.peek::<DocaBufInventory>(h.1) } {
-                        i.forget(if list.is_empty() { std::slice::from_ref(&index) } else { &list });
-                    }
+                    slots.forget(if list.is_empty() { std::slice::from_ref(&index) } else { &list });
                 }
+                drop(slots);
                 if !refcount.is_null() {
                     out(refcount, r);
                 }

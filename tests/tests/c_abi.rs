@@ -212,6 +212,13 @@ fn a_c_program_maps_its_own_memory_and_uses_buffers_by_address() {
     run(&build("memory"), &[], None);
 }
 
+/// Two C threads taking turns with an inventory's one buffer: a handle lives from its get to
+/// its last `doca_buf_dec_refcount`, whatever the other thread gives back meanwhile.
+#[test]
+fn two_c_threads_taking_turns_with_one_buffer_keep_their_handles() {
+    run(&build("buf_threads"), &[], None);
+}
+
 /// DMA from C, shaped like DOCA's pe_polling: memcpy tasks completed from doca_pe_progress,
 /// the destination's data length, an empty source through the error callback, try_submit's
 /// code and an empty pool.
