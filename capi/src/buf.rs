@@ -83,7 +83,6 @@ impl DocaBufInventory {
         slot.live = std::ptr::NonNull::new(p);
         p
     }
-
 }
 
 impl BufSlots {

@@ -407,7 +407,9 @@ impl Handles {
         let addr = {
             let mut a = self.alloc.lock();
             let Some(e) = self.entry(parked.slot) else { return };
-            // Its generation moved on when it was parked: no token names it.
+            // Its generation moved on when it was parked (no token names it), and moves on
+            // once more: the slot's next object is not this parked one (`peek_parked`).
+            e.gen.store(e.gen.load(Ordering::Relaxed).wrapping_add(1), Ordering::Release);
             let addr = e.addr.swap(0, Ordering::AcqRel);
             a.free.push(parked.slot as u32);
             addr
@@ -438,8 +440,10 @@ impl Handles {
                 return refused();
             }
             // The generation first: a look-up that still finds the address then finds the
-            // new generation and refuses the token (see the type's description).
-            e.gen.store(gen.wrapping_add(1), Ordering::Release);
+            // new generation and refuses the token (see the type's description). It moves on
+            // by two: the slot's next object never has the generation a parked handle of
+            // this token would have (`peek_parked` must not find it).
+            e.gen.store(gen.wrapping_add(2), Ordering::Release);
             let addr = e.addr.swap(0, Ordering::AcqRel);
             a.free.push(slot as u32);
             addr
@@ -496,7 +500,12 @@ mod tests {
             let parked = a.park(again).expect("live");
             a.discard::<u32>(parked);
             assert!(a.get(again).is_none() && a.peek_parked(again).is_none(), "freed");
+            let next = a.add(10u32);
+            assert!(a.peek_parked(again).is_none(), "a discarded slot's next object is not parked");
             assert_eq!(a.remove(other).map(|b| *b), Some(9));
+            let after = a.add(11u32);
+            assert!(a.peek_parked(other).is_none(), "nor a removed slot's next object");
+            drop((a.remove(next), a.remove(after)));
         }
     }
 }

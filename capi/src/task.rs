@@ -579,7 +579,12 @@ impl TaskTable {
         };
         match slot {
             Some(slot) => {
-                if let Some(live) = slot.live.take() {
+                let live = slot.live.take();
+                // The token dies first; then the parked memory says it was freed (a getter
+                // called on the freed handle reads it, see `freed_bufs`).
+                // SAFETY: TASKS only holds DocaTask handles; `h` is not used again.
+                slot.spare = unsafe { TASKS.park(h) };
+                if let Some(live) = live {
                     let handle = live.obj();
                     handle.freed.set(true);
                     // The application's task goes back to its pool now, not when the slot
@@ -587,8 +592,6 @@ impl TaskTable {
                     let task = handle.task.borrow_mut().take();
                     drop(task);
                 }
-                // SAFETY: TASKS only holds DocaTask handles; `h` is not used again.
-                slot.spare = unsafe { TASKS.park(h) };
             }
             // SAFETY: as above (a handle of no slot: dropped).
             None => drop(unsafe { TASKS.remove(h) }),
