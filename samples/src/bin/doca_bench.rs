@@ -306,6 +306,19 @@ fn peer(role: &[String]) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
+        "capi-echo" => {
+            // The C ABI control-path row's echo servers, one thread: a C server (see
+            // `bench_capi`) named `<name>-c` and a Rust one named `<name>-rust`, each pass
+            // progressing both (`beside`: only the Rust one when a second argument says so).
+            let Ok(name) = std::ffi::CString::new(format!("{}-c", arg(1))) else { return ExitCode::FAILURE };
+            let Ok(rust) = CcSide::server(&format!("{}-rust", arg(1)), true, 0, 1024) else {
+                return ExitCode::FAILURE;
+            };
+            if let Err(e) = doca_samples::bench_capi::comch_echo_server(&name, done, || rust.pe.progress()) {
+                eprintln!("doca_bench C ABI echo server: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
         "fp" => {
             // With "control", the server also echoes control-path messages and its engine is
             // progressed at every pass (the interleaved comparison of the two paths). With
@@ -395,6 +408,22 @@ fn peer(role: &[String]) -> ExitCode {
                     };
                     f(n / 10 + 1);
                     f(n);
+                }
+                "capi-control" => {
+                    // The "C ABI: one-way 64 B" row's round trips, `n` of them, the C echo
+                    // server in a peer process (`valgrind --trace-children=yes` follows it).
+                    let name = format!("bench-cycle-capi-{}", std::process::id());
+                    let mut p = PeerProc::spawn(&["capi-echo", &name]);
+                    let Ok(cname) = std::ffi::CString::new(format!("{name}-c")) else { return ExitCode::FAILURE };
+                    let client = (p.line() == "ready")
+                        .then(|| doca_samples::bench_capi::comch_client(&cname, bench::GIVE_UP * 10).ok())
+                        .flatten();
+                    let Some(mut round_trip) = client else { return ExitCode::FAILURE };
+                    let ok = (0..n / 10 + 1 + n).all(|_| round_trip(&[5u8; 64]));
+                    p.finish();
+                    if !ok {
+                        return ExitCode::FAILURE;
+                    }
                 }
                 "loopback" => {
                     let mut f = loopback_loop();
@@ -1268,6 +1297,46 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
             rows.push(latency_row("control path", format!("one-way {size} B, {how}"), rtts, baseline));
         }
         p.finish();
+    }
+    if latency {
+        // The 64 B busy round trips as a C program makes them (a C client sending with
+        // `doca_comch_client_task_send_alloc_init` and `doca_task_submit`, a C echo server
+        // answering from its receive callback, both through `libdoca_capi`'s exports), beside
+        // the same through the Rust API, in blocks taking turns: one peer thread serves both
+        // (each of its passes progresses both servers) and this one holds both clients.
+        let name = format!("bench-capi-{pid}");
+        let mut p = PeerProc::spawn(&["capi-echo", &name]);
+        assert_eq!(p.line(), "ready");
+        let cname = std::ffi::CString::new(format!("{name}-c")).expect("no NUL");
+        let mut c_trip = doca_samples::bench_capi::comch_client(&cname, bench::GIVE_UP).expect("C client");
+        let rust = CcSide::client(&format!("{name}-rust"), 1024, 1024).expect("client");
+        let msg = [5u8; 64];
+        let mut rust_trip = |msg: &[u8]| {
+            let before = rust.received.get();
+            rust.send(msg) && run_until(&[&rust.pe], false, || rust.received.get() > before)
+        };
+        let block = (cfg.lat_n / 5).max(1);
+        let (mut c_rtts, mut rust_rtts) = (Vec::new(), Vec::new());
+        'blocks: for rep in 0..6 {
+            for (trip, rtts) in [
+                (&mut c_trip as &mut dyn FnMut(&[u8]) -> bool, &mut c_rtts),
+                (&mut rust_trip, &mut rust_rtts),
+            ] {
+                for _ in 0..block {
+                    let t = Instant::now();
+                    if !trip(&msg) {
+                        break 'blocks;
+                    }
+                    rtts.push(ns(t));
+                }
+                if rep == 0 {
+                    rtts.clear(); // the first block of each warms up
+                }
+            }
+        }
+        p.finish();
+        let base = ("the same through the Rust API".to_string(), one_way(&rust_rtts).0);
+        rows.push(latency_row("control path", "C ABI: one-way 64 B, busy progress".into(), c_rtts, base));
     }
     if rate {
         // Pipelined one-way rate.
