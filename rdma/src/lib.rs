@@ -1027,7 +1027,7 @@ impl Rdma {
     /// `doca_rdma_set_mtu`: 256, 512, 1024, 2048 or 4096 bytes (`INVALID_VALUE`). Idle only.
     pub fn set_mtu(&self, bytes: u32) -> Result<()> {
         self.core().require_idle("rdma set_mtu")?; // the state first, as DOCA's library
-        if !matches!(bytes, 256 | 512 | 1024 | 2048 | 4096) {
+        if !wire::MTUS.contains(&bytes) {
             bail!(Error::InvalidValue, "rdma set_mtu: {bytes} is not an IB MTU");
         }
         self.configure("set_mtu", |c| c.mtu = bytes)
@@ -1151,8 +1151,8 @@ impl Rdma {
     }
 
     /// `doca_rdma_connect`: connects exported `conn` to the peer whose descriptor is
-    /// `remote` (`CONNECTION_ABORTED` for a blob that is not one, of another transport, or
-    /// whose offer is gone; `BAD_STATE` when `conn` is already connected). The connection is usable at
+    /// `remote` (`CONNECTION_ABORTED` for a blob that is not one, of another transport, MTU
+    /// or GRH setting, or whose offer is gone; `BAD_STATE` when `conn` is already connected). The connection is usable at
     /// once: the peer's side follows when it connects in turn. Starting or Running.
     pub fn connect(&self, remote: &[u8], conn: Connection) -> Result<()> {
         if !matches!(self.core().state(), CtxState::Running | CtxState::Starting) {
@@ -1173,6 +1173,23 @@ impl Rdma {
             bail!(
                 Error::ConnectionAborted,
                 "rdma connect: the peer's transport type differs from this context's"
+            );
+        }
+        // DOCA's library refuses a peer whose MTU or GRH setting is not this context's.
+        if d.mtu != cfg.mtu {
+            bail!(
+                Error::ConnectionAborted,
+                "rdma connect: the MTU differs between this context ({}) and the peer ({})",
+                cfg.mtu,
+                d.mtu
+            );
+        }
+        if d.grh != cfg.grh {
+            bail!(
+                Error::ConnectionAborted,
+                "rdma connect: GRH is {} here and {} on the peer (doca_rdma_set_grh_enabled must agree)",
+                if cfg.grh { "enabled" } else { "disabled" },
+                if d.grh { "enabled" } else { "disabled" }
             );
         }
         let mut conns = ops.conns.borrow_mut();
@@ -1625,6 +1642,8 @@ impl RdmaOps {
         self.next_gen.set(gen.wrapping_add(1).max(1));
         let desc = Desc {
             transport: cfg.transport as u8,
+            mtu: cfg.mtu,
+            grh: cfg.grh,
             service: offered.service(),
             token: offered.token(),
             perms: cfg.perms,

@@ -3,7 +3,8 @@
 //! field read from a peer is checked here before use.
 //!
 //! **Descriptor** (`doca_rdma_export`'s blob, [`DESC_LEN`] bytes, little-endian):
-//! `DOCARDMA`, version (u16), transport (u8), 0 (u8), the exporter's memory service (pid u32,
+//! `DOCARDMA`, version (u16), transport (u8), path (u8: the MTU as log2(bytes / 256) in bits
+//! 0–2, GRH enabled in bit 7, the other bits 0), the exporter's memory service (pid u32,
 //! nonce u64), the offer's 128-bit token, the exporting context's permissions (u32), its GID
 //! index (u32), its longest message (u32), the connection's id (u32), and a check of all that
 //! (FNV-1a, u64): a blob changed on its way (a byte or a bit) is refused at connect, as
@@ -41,10 +42,13 @@
 use doca_core::{bail, peer_fail, Error, Result};
 use doca_link::rendezvous::{ServiceName, Token};
 
+/// The MTUs an RDMA context may have (`doca_rdma_set_mtu`), in bytes.
+pub const MTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
+
 /// The descriptor's magic.
 pub const DESC_MAGIC: &[u8; 8] = b"DOCARDMA";
 /// The descriptor's version.
-pub const DESC_VERSION: u16 = 2;
+pub const DESC_VERSION: u16 = 3;
 /// The descriptor's length.
 pub const DESC_LEN: usize = 64;
 /// Where the descriptor's check starts (it covers every byte before).
@@ -60,6 +64,10 @@ fn fnv1a(b: &[u8]) -> u64 {
 pub struct Desc {
     /// The transport type's code (0 RC, 1 DC).
     pub transport: u8,
+    /// The exporting context's MTU in bytes (`doca_rdma_set_mtu`: 256 to 4096, a power of 2).
+    pub mtu: u32,
+    /// Whether it has GRH enabled (`doca_rdma_set_grh_enabled`).
+    pub grh: bool,
     /// Where the exporter's offer is.
     pub service: ServiceName,
     /// The offer's secret.
@@ -81,7 +89,9 @@ impl Desc {
         v.extend_from_slice(DESC_MAGIC);
         v.extend_from_slice(&DESC_VERSION.to_le_bytes());
         v.push(self.transport);
-        v.push(0);
+        debug_assert!(MTUS.contains(&self.mtu), "an IB MTU");
+        let mtu_code = (self.mtu.max(256) / 256).trailing_zeros() as u8 & 0x7;
+        v.push(mtu_code | if self.grh { 0x80 } else { 0 });
         v.extend_from_slice(&self.service.pid.to_le_bytes());
         v.extend_from_slice(&self.service.nonce.to_le_bytes());
         v.extend_from_slice(&self.token);
@@ -127,11 +137,18 @@ impl Desc {
         if transport > 1 {
             bail!(Error::InvalidValue, "rdma connect: descriptor of unknown transport {transport}");
         }
+        let path = b[11];
+        let mtu = 256u32 << (path & 0x7);
+        if path & 0x78 != 0 || !MTUS.contains(&mtu) {
+            bail!(Error::InvalidValue, "rdma connect: descriptor of unknown MTU or path bits {path:#x}");
+        }
         let pid = u32_at(12);
         let nonce = u64::from_le_bytes(b[16..24].try_into().expect("8 bytes"));
         let token: Token = b[24..40].try_into().expect("16 bytes");
         Ok(Desc {
             transport,
+            mtu,
+            grh: path & 0x80 != 0,
             service: ServiceName { pid, nonce },
             token,
             perms: u32_at(40),
@@ -379,6 +396,8 @@ mod tests {
     fn descriptors_round_trip_and_bad_ones_are_refused() {
         let d = Desc {
             transport: 0,
+            mtu: 2048,
+            grh: true,
             service: ServiceName { pid: 42, nonce: 7 },
             token: [9; 16],
             perms: 6,
@@ -395,6 +414,12 @@ mod tests {
         let mut bad = b.clone();
         bad[8] = 9;
         assert_eq!(Desc::parse(&bad).err(), Some(Error::InvalidValue));
+        for mtu in MTUS {
+            for grh in [false, true] {
+                let d = Desc { mtu, grh, ..d };
+                assert_eq!(Desc::parse(&d.encode()), Ok(d), "MTU {mtu}, GRH {grh}");
+            }
+        }
         // Any one bit changed anywhere, the check's own included, is refused.
         for at in 0..DESC_LEN {
             for bit in 0..8 {
@@ -409,6 +434,8 @@ mod tests {
     fn connection_manager_packets_round_trip_and_bad_ones_are_refused() {
         let d = Desc {
             transport: 0,
+            mtu: 1024,
+            grh: false,
             service: ServiceName { pid: 1, nonce: 2 },
             token: [3; 16],
             perms: 1,

@@ -33,10 +33,12 @@ impl HandMade {
     }
 
     /// The peer's connection descriptor, granting `perms` (`doca_rdma_set_permissions`
-    /// bits).
+    /// bits), with a context's default MTU (1 KiB) and GRH (off).
     pub fn desc(&self, perms: u32) -> Vec<u8> {
         Desc {
             transport: 0,
+            mtu: 1024,
+            grh: false,
             service: self.offered.service(),
             token: self.offered.token(),
             perms,

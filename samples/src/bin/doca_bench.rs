@@ -414,7 +414,9 @@ fn peer(role: &[String]) -> ExitCode {
                     // server in a peer process (`valgrind --trace-children=yes` follows it).
                     let name = format!("bench-cycle-capi-{}", std::process::id());
                     let mut p = PeerProc::spawn(&["capi-echo", &name]);
-                    let Ok(cname) = std::ffi::CString::new(format!("{name}-c")) else { return ExitCode::FAILURE };
+                    let Ok(cname) = std::ffi::CString::new(format!("{name}-c")) else {
+                        return ExitCode::FAILURE;
+                    };
                     let client = (p.line() == "ready")
                         .then(|| doca_samples::bench_capi::comch_client(&cname, bench::GIVE_UP * 10).ok())
                         .flatten();

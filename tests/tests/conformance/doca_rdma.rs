@@ -185,6 +185,36 @@ fn doca_rdma_export_and_connect() {
     assert_eq!(r.connect(&desc, c).err(), Some(Error::BadState), "not running");
 }
 
+/// Peers whose MTU or GRH setting differ are refused at connect, as DOCA's library refuses
+/// them ("not matching between local and remote"): `CONNECTION_ABORTED`, the connection still
+/// exported; the same settings on both sides connect.
+#[test]
+fn doca_rdma_connect_refuses_a_peer_of_another_mtu_or_grh() {
+    let pe = Pe::create().unwrap();
+    let d = dev();
+    let make = |mtu: u32, grh: bool| {
+        let r = Rdma::create(&d).unwrap();
+        r.set_mtu(mtu).unwrap();
+        r.set_grh_enabled(grh).unwrap();
+        pe.connect_ctx(&r.as_ctx()).unwrap();
+        r.as_ctx().start().unwrap();
+        r
+    };
+    let here = make(1024, false);
+    let (mine_desc, mine) = here.export().unwrap();
+    for (mtu, grh, what) in [(2048, false, "MTU"), (1024, true, "GRH"), (4096, true, "both")] {
+        let peer = make(mtu, grh);
+        let (theirs, _) = peer.export().unwrap();
+        assert_eq!(here.connect(&theirs, mine).err(), Some(Error::ConnectionAborted), "{what} differs");
+        assert_eq!(here.connection_state(mine), Ok(ConnState::Exported), "{what}: still exported");
+        peer.as_ctx().stop().unwrap();
+    }
+    let same = make(1024, false);
+    let (theirs, c) = same.export().unwrap();
+    assert_eq!(here.connect(&theirs, mine), Ok(()), "the same settings connect");
+    assert_eq!(same.connect(&mine_desc, c), Ok(()));
+}
+
 #[test]
 fn doca_rdma_task_send_set_conf() {
     let r = Rdma::create(&dev()).unwrap();
