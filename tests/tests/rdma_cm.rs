@@ -363,6 +363,8 @@ fn junk_on_a_listening_port_is_closed_and_real_clients_still_connect() {
     doca_link::send(std::os::fd::AsFd::as_fd(&junk), b"not a request at all", &[]).unwrap();
     let forged = doca_rdma::wire::CmMsg::Request(doca_rdma::wire::Desc {
         transport: 0,
+        mtu: 1024,
+        grh: false,
         service: doca_link::rendezvous::ServiceName { pid: 1, nonce: 2 },
         token: [7; 16],
         perms: 0,
