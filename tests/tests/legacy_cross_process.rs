@@ -67,6 +67,41 @@ fn sixteen_clients_on_one_service_are_each_answered() {
     }
 }
 
+/// Endpoints of different message sizes do not connect (DOCA's library drops the connection:
+/// "MTU mismatch"): the client's peer address reports `CONNECTION_ABORTED`, and the service,
+/// in another process, goes on serving a client of its own size.
+#[test]
+fn a_client_of_another_message_size_is_refused() {
+    let name = unique("mtu");
+    let mut server = Peer::spawn(EP_PEER, &["serve", &name]);
+    assert_eq!(server.line(), "listening");
+    let ep = Endpoint::create().unwrap();
+    ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
+    ep.set_max_msg_size(1024).unwrap();
+    let peer = ep.connect(&name).unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    let state = loop {
+        match peer.update_info() {
+            Err(Error::ConnectionInProgress) if Instant::now() < end => {
+                doca_tests::ep_sleep(&ep, doca_tests::EpChannel::Recv)
+            }
+            other => break other,
+        }
+    };
+    assert_eq!(state, Err(Error::ConnectionAborted), "1024 against the service's 4080");
+    let same = Endpoint::create().unwrap();
+    same.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
+    let peer = same.connect(&name).unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while peer.update_info() == Err(Error::ConnectionInProgress) {
+        assert!(Instant::now() < end);
+        doca_tests::ep_sleep(&same, doca_tests::EpChannel::Recv);
+    }
+    assert_eq!(peer.update_info(), Ok(()), "a client of the service's size connects");
+    server.send("quit");
+    assert!(server.finish());
+}
+
 #[test]
 fn a_blocking_client_waits_for_the_answer() {
     let name = unique("blocking");

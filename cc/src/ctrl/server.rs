@@ -51,7 +51,6 @@ impl ServerState {
             name: side.name.clone(),
             function: self.rep.as_devinfo().pci_addr(),
             max_msg_size: side.max_msg_size.get(),
-            max_msg_cap: side.max_msg_size.get(),
             recv_queue_size: side.recv_queue_size.get(),
             max_recv_queue: caps::max_recv_queue_size(info)?,
             max_connections: caps::max_clients(info)?,

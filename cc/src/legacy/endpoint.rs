@@ -328,7 +328,6 @@ impl Endpoint {
             name: name.to_string(),
             function: rep.as_devinfo().pci_addr(),
             max_msg_size: st.msg_size as u32,
-            max_msg_cap: MAX_MSG_SIZE as u32,
             recv_queue_size: st.recv_q as u32,
             max_recv_queue: MAX_QUEUE_SIZE.next_power_of_two() as u32,
             max_connections: get_service_max_num_connections(dev.as_devinfo())?,

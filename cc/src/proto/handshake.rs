@@ -66,11 +66,8 @@ pub struct Limits {
     pub name: String,
     /// The host function its representor stands for: clients on other functions are refused.
     pub function: PciAddr,
-    /// Its maximum message size. A 2024 client must ask for exactly this size; a legacy
-    /// client gets the larger of the two, at most [`Limits::max_msg_cap`].
+    /// Its maximum message size: a client (2024 or legacy) must ask for exactly this size.
     pub max_msg_size: u32,
-    /// Largest message size a legacy connection may negotiate.
-    pub max_msg_cap: u32,
     /// Its receive queue (the client → server ring).
     pub recv_queue_size: u32,
     /// Largest receive queue a client may ask for.
@@ -257,19 +254,21 @@ pub fn accept(
             format!("client receive queue size {q} outside 1..={}", limits.max_recv_queue.min(MAX_QUEUE)),
         ));
     }
-    let max_msg_size = match limits.kind {
-        PeerKind::Client if hello.max_msg_size != limits.max_msg_size => {
-            return Err(Refusal::report(
-                Error::InvalidValue,
-                format!(
-                    "max message size {} does not match the server's {}",
-                    hello.max_msg_size, limits.max_msg_size
-                ),
-            ))
-        }
-        PeerKind::Client => limits.max_msg_size,
-        PeerKind::Endpoint => limits.max_msg_size.max(hello.max_msg_size).min(limits.max_msg_cap),
-    };
+    // Both kinds must agree on the message size, as DOCA's libraries require (a 2024 client
+    // and its server, a legacy endpoint and its service: "MTU mismatch", the connection is
+    // dropped).
+    if hello.max_msg_size != limits.max_msg_size {
+        return Err(Refusal::report(
+            Error::InvalidValue,
+            format!(
+                "max message size {} does not match the {}'s {}",
+                hello.max_msg_size,
+                if limits.kind == PeerKind::Client { "server" } else { "service" },
+                limits.max_msg_size
+            ),
+        ));
+    }
+    let max_msg_size = limits.max_msg_size;
     let payload = max_msg_size as usize + limits.kind.msg_overhead();
     match SegmentLayout::new(limits.recv_queue_size, q, payload) {
         Ok(layout) => Ok(Accepted { hello, max_msg_size, layout }),
@@ -299,11 +298,7 @@ pub fn check_reply(
     if nfds != 3 {
         return Err(Error::InvalidValue);
     }
-    let agreed = match hello.kind {
-        PeerKind::Client => reply.max_msg_size == hello.max_msg_size,
-        PeerKind::Endpoint => reply.max_msg_size >= hello.max_msg_size,
-    };
-    if !agreed {
+    if reply.max_msg_size != hello.max_msg_size {
         return Err(Error::InvalidValue);
     }
     let payload = reply.max_msg_size as usize + hello.kind.msg_overhead();
@@ -331,7 +326,6 @@ mod tests {
             name: "svc".into(),
             function: pci("b1:00.0"),
             max_msg_size: 4080,
-            max_msg_cap: 4080,
             recv_queue_size: 64,
             max_recv_queue: 8192,
             max_connections: 2,
@@ -412,17 +406,22 @@ mod tests {
     }
 
     #[test]
-    fn a_legacy_connection_negotiates_the_larger_message_size_within_the_cap() {
+    fn a_legacy_connection_needs_the_same_message_size_on_both_ends() {
         let mut l = limits(PeerKind::Endpoint);
-        l.max_msg_size = 256;
+        l.max_msg_size = 1024;
         let h = Hello { max_msg_size: 1024, ..hello(PeerKind::Endpoint) };
         let a = accept(&h.encode(), false, 2, &l, Occupancy::default()).unwrap();
         assert_eq!(a.max_msg_size, 1024);
         assert_eq!(a.layout.c2s.payload, 1024 + 8, "the send stamp rides in each slot");
         let reply = a.layout.reply(1, a.max_msg_size);
         assert!(check_reply(&reply.encode(), false, 3, &h).is_ok());
-        let big = Hello { max_msg_size: 9000, ..h };
-        assert_eq!(accept(&big.encode(), false, 2, &l, Occupancy::default()).unwrap().max_msg_size, 4080);
+        for size in [256, 4080] {
+            let other = Hello { max_msg_size: size, ..h.clone() };
+            let r = refusal(&other.encode(), 2, &l, Occupancy::default());
+            assert_eq!((r.code, r.answer), (Error::InvalidValue, true), "{size} against 1024");
+            // A reply of another size than asked is refused by the client too.
+            assert_eq!(check_reply(&reply.encode(), false, 3, &other).err(), Some(Error::InvalidValue));
+        }
     }
 
     #[test]

@@ -387,7 +387,6 @@ mod tests {
             name: name.into(),
             function: PciAddr::parse("3b:00.1").unwrap(),
             max_msg_size: 64,
-            max_msg_cap: 64,
             recv_queue_size: 2,
             max_recv_queue: 16,
             max_connections: 4,

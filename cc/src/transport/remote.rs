@@ -202,7 +202,6 @@ fn host_stand_in(who: &str, ours: PeerFd, request: &[u8]) {
         name: hello.name.clone(),
         function: hello.function,
         max_msg_size: reply.max_msg_size,
-        max_msg_cap: reply.max_msg_size,
         recv_queue_size: reply.server_recv_queue,
         max_recv_queue: MAX_QUEUE,
         max_connections: u32::MAX,

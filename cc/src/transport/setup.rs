@@ -266,7 +266,6 @@ mod tests {
             name: "svc".into(),
             function: PciAddr::parse("b1:00.0").unwrap(),
             max_msg_size: 128,
-            max_msg_cap: 128,
             recv_queue_size: 4,
             max_recv_queue: 64,
             max_connections: 8,
