@@ -158,8 +158,14 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_get_max_message_size(const struct d
 								   uint32_t *max_message_size);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_get_gid_table_size(const struct doca_devinfo *devinfo,
 								 uint32_t *gid_table_size);
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_transport_type_is_supported(const struct doca_devinfo *devinfo,
 									  enum doca_rdma_transport_type transport_type);
+#else /* DOCA 2.5/2.6: DC "currently not supported" (NOT_SUPPORTED) */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_transport_type_is_supported(const struct doca_devinfo *devinfo,
+									  enum doca_rdma_transport_type transport_type)
+	DOCA_EMU_V26(doca_rdma_cap_transport_type_is_supported);
+#endif
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_get_max_send_buf_list_len(const struct doca_devinfo *devinfo,
 									uint32_t *max_send_buf_list_len);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_cap_task_receive_get_max_dst_buf_list_len(
@@ -179,8 +185,14 @@ DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_gid_index(struct doca_rdma *rdma, u
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_gid_index(const struct doca_rdma *rdma, uint32_t *gid_index);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_max_num_connections(struct doca_rdma *rdma, uint16_t max_num_connections);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_max_num_connections(struct doca_rdma *rdma, uint16_t *max_num_connections);
+#if DOCA_EMU_API_LEVEL >= 27
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_transport_type(struct doca_rdma *rdma,
 							     enum doca_rdma_transport_type transport_type);
+#else /* DOCA 2.5/2.6: DC "currently not supported" (NOT_SUPPORTED) */
+DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_transport_type(struct doca_rdma *rdma,
+							     enum doca_rdma_transport_type transport_type)
+	DOCA_EMU_V26(doca_rdma_set_transport_type);
+#endif
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_get_transport_type(const struct doca_rdma *rdma,
 							     enum doca_rdma_transport_type *transport_type);
 DOCA_EXPERIMENTAL doca_error_t doca_rdma_set_send_queue_size(struct doca_rdma *rdma, uint32_t send_queue_size);

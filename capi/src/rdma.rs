@@ -219,6 +219,58 @@ pub extern "C" fn doca_rdma_cap_transport_type_is_supported(
     })
 }
 
+/// DOCA 2.5 and 2.6 name the DC transport "currently not supported": their library answers
+/// `NOT_SUPPORTED` for it, whatever the device.
+fn dc_before_27(transport_type: u32, call: &str) -> Option<DocaError> {
+    (transport_type == TransportType::Dc as u32).then(|| {
+        doca_core::fail!(
+            doca_core::Error::NotSupported,
+            "{call}: the DC transport is not supported at DOCA 2.5/2.6 (API level 2.7 has it)"
+        )
+        .code()
+    })
+}
+
+/// `doca_rdma_cap_transport_type_is_supported` at levels 2.5 and 2.6 (the header routes it
+/// here): DC is `NOT_SUPPORTED`, as those releases' library answers; RC as at 2.7.
+#[no_mangle]
+pub extern "C" fn doca_rdma_cap_transport_type_is_supported_v26(
+    devinfo: *const DocaDevinfo,
+    transport_type: u32,
+) -> DocaError {
+    const CALL: &str = "doca_rdma_cap_transport_type_is_supported";
+    guarded(CALL, || match crate::dev::devinfo(devinfo) {
+        Some(d) => dc_before_27(transport_type, CALL).unwrap_or_else(|| {
+            doca_core::Error::code_of(
+                &TransportType::from_raw(transport_type)
+                    .and_then(|t| caps::transport_type_is_supported(d, t)),
+            )
+        }),
+        None => invalid(),
+    })
+}
+
+/// `doca_rdma_set_transport_type` at levels 2.5 and 2.6 (the header routes it here): DC is
+/// `NOT_SUPPORTED` (after the state check, as at 2.7).
+#[no_mangle]
+pub extern "C" fn doca_rdma_set_transport_type_v26(rdma: *mut DocaRdma, transport_type: u32) -> DocaError {
+    guarded("doca_rdma_set_transport_type", || match self::rdma(rdma) {
+        Some(l) => {
+            let r = &l.obj;
+            if let Err(e) = idle_first(&r.as_ctx(), "doca_rdma_set_transport_type") {
+                return e.code();
+            }
+            if let Some(e) = dc_before_27(transport_type, "doca_rdma_set_transport_type") {
+                return e;
+            }
+            doca_core::Error::code_of(
+                &TransportType::from_raw(transport_type).and_then(|t| r.set_transport_type(t)),
+            )
+        }
+        None => invalid(),
+    })
+}
+
 /// `doca_rdma_export` (level 2.7): a new connection and its descriptor; the descriptor's
 /// bytes stay valid while the context is not destroyed.
 ///

@@ -147,6 +147,11 @@ static struct doca_rdma *context(struct doca_dev *dev, uint64_t who)
 							DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC),
 		   DOCA_SUCCESS);
 	CHECK_CODE(doca_rdma_set_max_num_connections(r, 4), DOCA_SUCCESS);
+	/* DC exists from 2.7 on (2.5/2.6 refuse it: rdma25.c); this context stays RC. */
+	CHECK_CODE(doca_rdma_cap_transport_type_is_supported(doca_dev_as_devinfo(dev), DOCA_RDMA_TRANSPORT_TYPE_DC),
+		   DOCA_SUCCESS);
+	CHECK_CODE(doca_rdma_set_transport_type(r, DOCA_RDMA_TRANSPORT_TYPE_DC), DOCA_SUCCESS);
+	CHECK_CODE(doca_rdma_set_transport_type(r, DOCA_RDMA_TRANSPORT_TYPE_RC), DOCA_SUCCESS);
 	{
 		/* No DPA or GPU data path here: the handles are BAD_STATE, NULL is INVALID_VALUE. */
 		doca_dpa_dev_rdma_t dpa;

@@ -207,6 +207,13 @@ int main(int argc, char **argv)
 	CHECK_CODE(doca_rdma_set_mtu(rdma, DOCA_MTU_SIZE_2K_BYTES), DOCA_SUCCESS);
 	CHECK_CODE(doca_rdma_get_mtu(rdma, &mtu), DOCA_SUCCESS);
 	CHECK(mtu == DOCA_MTU_SIZE_2K_BYTES);
+	/* DC is "currently not supported" at 2.5/2.6: the cap and the setter say so; RC stays. */
+	CHECK_CODE(doca_rdma_cap_transport_type_is_supported(doca_dev_as_devinfo(dev), DOCA_RDMA_TRANSPORT_TYPE_DC),
+		   DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_CODE(doca_rdma_cap_transport_type_is_supported(doca_dev_as_devinfo(dev), DOCA_RDMA_TRANSPORT_TYPE_RC),
+		   DOCA_SUCCESS);
+	CHECK_CODE(doca_rdma_set_transport_type(rdma, DOCA_RDMA_TRANSPORT_TYPE_DC), DOCA_ERROR_NOT_SUPPORTED);
+	CHECK_CODE(doca_rdma_set_transport_type(rdma, DOCA_RDMA_TRANSPORT_TYPE_RC), DOCA_SUCCESS);
 	CHECK_CODE(doca_rdma_cap_get_max_send_buf_list_len(doca_dev_as_devinfo(dev), &n), DOCA_SUCCESS);
 	CHECK(n >= 2);
 	CHECK_CODE(doca_rdma_set_max_send_buf_list_len(rdma, n + 1), DOCA_ERROR_INVALID_VALUE);
