@@ -808,6 +808,41 @@ pub fn eventfd_pingpong(
     out
 }
 
+/// Serves an engine and an eventfd ping-pong at once, asleep in one `poll` on both between
+/// wake-ups, until `stop`: a ring on `mine` is answered on `theirs` at once (before the
+/// engine is looked at, as the plain ping-pong's responder answers), and the engine, armed
+/// once and re-armed only after a pass, makes its passes when its handle woke the poll.
+pub fn serve_beside_bell(
+    pe: &Pe,
+    mine: &doca_link::notify::EventFd,
+    theirs: &doca_link::notify::EventFd,
+    stop: impl Fn() -> bool,
+) {
+    use rustix::event::{poll, PollFd, PollFlags};
+    let deadline = Instant::now() + GIVE_UP * 10;
+    let _ = pe.request_notification();
+    while !stop() && Instant::now() < deadline {
+        let mut fds = [
+            PollFd::from_borrowed_fd(pe.notification_handle(), PollFlags::IN),
+            PollFd::new(mine, PollFlags::IN),
+        ];
+        let t = rustix::time::Timespec { tv_sec: 0, tv_nsec: 100_000_000 };
+        let woke = poll(&mut fds, Some(&t)).unwrap_or(0);
+        let (engine, bell) =
+            (fds[0].revents().contains(PollFlags::IN), fds[1].revents().contains(PollFlags::IN));
+        if bell {
+            mine.drain();
+            theirs.ring();
+        }
+        if engine || woke == 0 {
+            let _ = pe.clear_notification();
+            while pe.progress() {}
+            let _ = pe.request_notification();
+        }
+    }
+    let _ = pe.clear_notification();
+}
+
 /// The DMA rows' rig: one engine, one DMA context, an inventory; completed tasks come back
 /// to the caller (or are freed), counted.
 pub mod dma {

@@ -293,6 +293,18 @@ fn peer(role: &[String]) -> ExitCode {
                 None => return ExitCode::FAILURE,
             }
         }
+        "cc-echo-bell" => {
+            // The asleep row's peer: an echo server and an eventfd pair, asleep in one poll.
+            let Ok(side) = CcSide::server(arg(1), true, 0, 1024) else { return ExitCode::FAILURE };
+            let Ok(Some(sock)) = doca_link::connect(std::path::Path::new(arg(2))) else {
+                return ExitCode::FAILURE;
+            };
+            let mine = EventFd::new().unwrap();
+            doca_link::send(sock.as_fd(), b"bells", &[mine.as_fd()]).unwrap();
+            let Some(theirs) = bench::recv_doorbell(sock.as_fd()) else { return ExitCode::FAILURE };
+            println!("ready");
+            bench::serve_beside_bell(&side.pe, &mine, &theirs, done);
+        }
         "cc-echo" | "cc-sink" => {
             let sink: u64 = arg(3).parse().unwrap_or(0);
             let side = CcSide::server(arg(1), arg(0) == "cc-echo", sink, 1024).unwrap();
@@ -1266,41 +1278,40 @@ fn memcpy_shared_gbps(size: usize, reps: usize) -> Est {
 
 fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, scale): (bool, bool, bool)) {
     let pid = std::process::id();
-    for (mode, sleep) in [("busy", false), ("sleep", true)].into_iter().filter(|_| latency) {
-        let sizes: &[usize] = if sleep { &[64] } else { &[64, 1024, 4080] };
+    if latency {
         // Busy rows compare with the raw ring measured just before the peer starts (it spins
         // once up, and would slow the ring down).
-        let mut adjacent: Vec<_> =
-            sizes.iter().filter(|_| !sleep).map(|&size| base.ring_now(cfg, size)).rev().collect();
-        let name = format!("bench-{mode}-{pid}");
-        let mut p = PeerProc::spawn(&["cc-echo", &name, mode]);
+        let sizes = [64usize, 1024, 4080];
+        let mut adjacent: Vec<_> = sizes.iter().map(|&size| base.ring_now(cfg, size)).rev().collect();
+        let name = format!("bench-busy-{pid}");
+        let mut p = PeerProc::spawn(&["cc-echo", &name, "busy"]);
         assert_eq!(p.line(), "ready");
         let c = CcSide::client(&name, 1024, 1024).expect("client");
-        for &size in sizes {
+        for size in sizes {
             let msg = vec![5u8; size];
-            let mut rtts = Vec::with_capacity(cfg.lat_n as usize);
-            let n = if sleep { cfg.lat_n / 4 } else { cfg.lat_n };
+            let n = cfg.lat_n;
+            let mut rtts = Vec::with_capacity(n as usize);
             for i in 0..n + n / 10 {
                 if i == n / 10 {
                     rtts.clear(); // the first tenth warms up
                 }
                 let before = c.received.get();
                 let t = Instant::now();
-                if !c.send(&msg) || !run_until(&[&c.pe], sleep, || c.received.get() > before) {
+                if !c.send(&msg) || !run_until(&[&c.pe], false, || c.received.get() > before) {
                     break;
                 }
                 rtts.push(ns(t));
             }
-            let baseline = match adjacent.pop() {
-                Some(ring) => ring,
-                None => ("eventfd ping-pong".to_string(), base.eventfd.0),
-            };
-            let how = if sleep { "asleep on notification handle" } else { "busy progress" };
-            rows.push(latency_row("control path", format!("one-way {size} B, {how}"), rtts, baseline));
+            let baseline = adjacent.pop().expect("a ring per size");
+            rows.push(latency_row(
+                "control path",
+                format!("one-way {size} B, busy progress"),
+                rtts,
+                baseline,
+            ));
         }
         p.finish();
-    }
-    if latency {
+        rows.push(asleep_row(cfg, pid));
         // The 64 B busy round trips as a C program makes them (a C client sending with
         // `doca_comch_client_task_send_alloc_init` and `doca_task_submit`, a C echo server
         // answering from its receive callback, both through `libdoca_capi`'s exports), beside
@@ -1433,6 +1444,55 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
             lower_is_better: true,
         });
     }
+}
+
+/// The asleep row: 64-byte round trips with both sides asleep on their engine's notification
+/// handle between messages, beside an eventfd ping-pong between the same two processes, in
+/// blocks taking turns (six each, the first of each dropped): the peer sleeps in one `poll`
+/// on its engine's handle and its eventfd and answers whichever rang, so both measurements
+/// see the same minutes of the machine and the same placement of the two processes.
+fn asleep_row(cfg: &Cfg, pid: u32) -> Row {
+    let dir = std::env::temp_dir().join(format!("doca-bench-asleep-{pid}"));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join("bell.sock");
+    let listener = doca_link::Listener::bind(&path).expect("bind");
+    let name = format!("bench-sleep-{pid}");
+    let mut p = PeerProc::spawn(&["cc-echo-bell", &name, path.to_str().expect("a UTF-8 path")]);
+    let deadline = Instant::now() + bench::GIVE_UP;
+    let sock = loop {
+        if let Ok(Some(s)) = listener.accept() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the peer never connected");
+        std::thread::sleep(Duration::from_micros(100));
+    };
+    let mine = EventFd::new().expect("eventfd");
+    let theirs = bench::recv_doorbell(sock.as_fd()).expect("the peer sent no doorbell");
+    doca_link::send(sock.as_fd(), b"bells", &[mine.as_fd()]).expect("send");
+    assert_eq!(p.line(), "ready");
+    let c = CcSide::client(&name, 1024, 1024).expect("client");
+    let msg = [5u8; 64];
+    let block = (cfg.lat_n / 4 / 5).max(1);
+    let (mut ours, mut efd) = (Vec::new(), Vec::new());
+    for rep in 0..6 {
+        for _ in 0..block {
+            let before = c.received.get();
+            let t = Instant::now();
+            if !c.send(&msg) || !run_until(&[&c.pe], true, || c.received.get() > before) {
+                break;
+            }
+            ours.push(ns(t));
+        }
+        efd.extend(bench::eventfd_pingpong(&mine, &theirs, block, true));
+        if rep == 0 {
+            ours.clear(); // the first block of each warms up
+            efd.clear();
+        }
+    }
+    p.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+    let base = ("eventfd ping-pong, interleaved".to_string(), one_way(&efd).0);
+    latency_row("control path", "one-way 64 B, asleep on notification handle".into(), ours, base)
 }
 
 /// iceoryx2 publish-subscribe one-way latency (copied payloads), beside the same raw ring
