@@ -1864,6 +1864,8 @@ fn table() -> Vec<Entry> {
         // doca_rdma.h at level 2.6: the 2.6 shapes (no connection argument; export and connect
         // of the context's one connection)
         doca_rdma_create_v26 => |g| r(doca_rdma_create_v26(g.h(K::Dev), g.outh(K::Rdma)));
+        doca_rdma_cap_transport_type_is_supported_v26 => |g| r(doca_rdma_cap_transport_type_is_supported_v26(g.h(K::Devinfo), g.u32()));
+        doca_rdma_set_transport_type_v26 => |g| r(doca_rdma_set_transport_type_v26(g.h(K::Rdma), g.u32()));
         doca_rdma_export_v26 => |g| r(doca_rdma_export_v26(g.h(K::Rdma), g.out(), g.out()));
         doca_rdma_connect_v26 => |g| { let (m, n) = g.msg(); r(doca_rdma_connect_v26(g.h(K::Rdma), m.cast(), n)) };
         doca_rdma_task_send_allocate_init_v26 => |g| r(doca_rdma_task_send_allocate_init_v26(g.h(K::Rdma), g.hopt(K::Buf), g.data(), g.outh(K::Task)));
