@@ -4,7 +4,7 @@
 //! measured in the same run.
 
 use std::cell::{Cell, RefCell};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -772,6 +772,16 @@ pub fn recv_doorbell(sock: std::os::fd::BorrowedFd<'_>) -> Option<doca_link::not
         std::thread::sleep(Duration::from_micros(50));
     }
     None
+}
+
+/// The peer's side of [`recv_doorbell`]'s exchange: connects to the socket at `path`, sends
+/// a new eventfd (this side waits on it), takes the other side's (this side rings it).
+pub fn bells_to(path: &str) -> Option<(OwnedFd, doca_link::notify::EventFd, doca_link::notify::EventFd)> {
+    let sock = doca_link::connect(std::path::Path::new(path)).ok()??;
+    let mine = doca_link::notify::EventFd::new().ok()?;
+    doca_link::send(sock.as_fd(), b"bells", &[mine.as_fd()]).ok()?;
+    let theirs = recv_doorbell(sock.as_fd())?;
+    Some((sock, mine, theirs))
 }
 
 /// An eventfd ping-pong over two eventfds passed through a socket: this side waits on

@@ -9,7 +9,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -189,7 +189,45 @@ impl PeerProc {
     }
 }
 
-/// Runs a peer role; returns when the parent closes stdin.
+/// A peer process and the eventfd pair this process exchanged with it over a Unix socket
+/// (the peer connects to the socket path its role is given, sends its eventfd, takes ours).
+struct Belled {
+    peer: PeerProc,
+    sock: OwnedFd,
+    /// The eventfd this side waits on (the peer rings it).
+    mine: EventFd,
+    /// The peer's eventfd (this side rings it).
+    theirs: EventFd,
+    /// The socket's folder (removed by the caller when done).
+    dir: std::path::PathBuf,
+}
+
+impl Belled {
+    /// Spawns the peer role `role(socket path)` and exchanges the eventfds with it.
+    fn spawn(tag: &str, role: impl FnOnce(&str) -> Vec<String>) -> Belled {
+        let dir = std::env::temp_dir().join(format!("doca-bench-{tag}-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let path = dir.join("bells.sock");
+        let listener = doca_link::Listener::bind(&path).expect("bind");
+        let path = path.to_str().expect("a UTF-8 path").to_string();
+        let role = role(&path);
+        let peer = PeerProc::spawn(&role.iter().map(String::as_str).collect::<Vec<_>>());
+        let deadline = Instant::now() + bench::GIVE_UP;
+        let sock = loop {
+            if let Ok(Some(s)) = listener.accept() {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "the peer never connected");
+            std::thread::sleep(Duration::from_micros(100));
+        };
+        let mine = EventFd::new().expect("eventfd");
+        let theirs = bench::recv_doorbell(sock.as_fd()).expect("the peer sent no doorbell");
+        doca_link::send(sock.as_fd(), b"bells", &[mine.as_fd()]).expect("send");
+        Belled { peer, sock, mine, theirs, dir }
+    }
+}
+
+/// Runs a peer role; returns when the parent closes stdin./// Runs a peer role; returns when the parent closes stdin.
 fn peer(role: &[String]) -> ExitCode {
     if let Some(r) = role.first().and_then(|r| r.strip_prefix("se-link-")) {
         return se_link_peer(r, role.get(1).and_then(|n| n.parse().ok()).unwrap_or(0));
@@ -237,14 +275,7 @@ fn peer(role: &[String]) -> ExitCode {
             }
         }
         "sock" => {
-            let Ok(Some(sock)) = doca_link::connect(std::path::Path::new(arg(1))) else {
-                return ExitCode::FAILURE;
-            };
-            let mine = EventFd::new().unwrap();
-            doca_link::send(sock.as_fd(), b"bells", &[mine.as_fd()]).unwrap();
-            let Some(their_bell) = bench::recv_doorbell(sock.as_fd()) else {
-                return ExitCode::FAILURE;
-            };
+            let Some((sock, mine, their_bell)) = bench::bells_to(arg(1)) else { return ExitCode::FAILURE };
             let mut buf = [0u8; 64];
             let _ = rustix::io::ioctl_fionbio(&sock, false);
             let n: u64 = arg(2).parse().unwrap_or(0);
@@ -296,12 +327,7 @@ fn peer(role: &[String]) -> ExitCode {
         "cc-echo-bell" => {
             // The asleep row's peer: an echo server and an eventfd pair, asleep in one poll.
             let Ok(side) = CcSide::server(arg(1), true, 0, 1024) else { return ExitCode::FAILURE };
-            let Ok(Some(sock)) = doca_link::connect(std::path::Path::new(arg(2))) else {
-                return ExitCode::FAILURE;
-            };
-            let mine = EventFd::new().unwrap();
-            doca_link::send(sock.as_fd(), b"bells", &[mine.as_fd()]).unwrap();
-            let Some(theirs) = bench::recv_doorbell(sock.as_fd()) else { return ExitCode::FAILURE };
+            let Some((_sock, mine, theirs)) = bench::bells_to(arg(2)) else { return ExitCode::FAILURE };
             println!("ready");
             bench::serve_beside_bell(&side.pe, &mine, &theirs, done);
         }
@@ -1209,23 +1235,10 @@ fn baselines(cfg: &Cfg) -> Base {
     let ring = [64usize, 1024, 4080].into_iter().map(|size| (size, raw_ring(cfg, size))).collect();
     let stream = raw_stream(cfg);
 
-    let dir = std::env::temp_dir().join(format!("doca-bench-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join("pp.sock");
-    let listener = doca_link::Listener::bind(&path).expect("bind");
-    let p = PeerProc::spawn(&["sock", path.to_str().unwrap(), &cfg.lat_n.to_string()]);
-    let deadline = Instant::now() + bench::GIVE_UP;
-    let sock = loop {
-        if let Ok(Some(s)) = listener.accept() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "the peer never connected");
-        std::thread::sleep(Duration::from_micros(100));
-    };
-    let mine = EventFd::new().expect("eventfd");
-    let their_bell = bench::recv_doorbell(sock.as_fd()).expect("the peer sent no doorbell");
+    let n = cfg.lat_n.to_string();
+    let Belled { peer: p, sock, mine, theirs: their_bell, dir } =
+        Belled::spawn("pp", |path| vec!["sock".into(), path.into(), n]);
     let mut buf = [0u8; 64];
-    doca_link::send(sock.as_fd(), b"bells", &[mine.as_fd()]).expect("send");
     let _ = rustix::io::ioctl_fionbio(&sock, false);
     let mut rtts = Vec::new();
     for _ in 0..cfg.lat_n {
@@ -1452,23 +1465,9 @@ fn control_path(cfg: &Cfg, base: &Base, rows: &mut Vec<Row>, (latency, rate, sca
 /// on its engine's handle and its eventfd and answers whichever rang, so both measurements
 /// see the same minutes of the machine and the same placement of the two processes.
 fn asleep_row(cfg: &Cfg, pid: u32) -> Row {
-    let dir = std::env::temp_dir().join(format!("doca-bench-asleep-{pid}"));
-    let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join("bell.sock");
-    let listener = doca_link::Listener::bind(&path).expect("bind");
     let name = format!("bench-sleep-{pid}");
-    let mut p = PeerProc::spawn(&["cc-echo-bell", &name, path.to_str().expect("a UTF-8 path")]);
-    let deadline = Instant::now() + bench::GIVE_UP;
-    let sock = loop {
-        if let Ok(Some(s)) = listener.accept() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "the peer never connected");
-        std::thread::sleep(Duration::from_micros(100));
-    };
-    let mine = EventFd::new().expect("eventfd");
-    let theirs = bench::recv_doorbell(sock.as_fd()).expect("the peer sent no doorbell");
-    doca_link::send(sock.as_fd(), b"bells", &[mine.as_fd()]).expect("send");
+    let Belled { peer: mut p, sock: _sock, mine, theirs, dir } =
+        Belled::spawn("asleep", |path| vec!["cc-echo-bell".into(), name.clone(), path.into()]);
     assert_eq!(p.line(), "ready");
     let c = CcSide::client(&name, 1024, 1024).expect("client");
     let msg = [5u8; 64];
