@@ -35,6 +35,9 @@ enum Role {
 #[derive(Default)]
 struct Shared {
     conns: RefCell<IdMap<u64, *mut DocaCcConnection>>,
+    /// The connection found last and its handle (most sides talk on one connection: each
+    /// message's callback finds it here without hashing).
+    last: std::cell::Cell<Option<(u64, *mut DocaCcConnection)>>,
     tasks: Rc<TaskTable>,
     /// The received message, copied for the C callback (it may write its buffer).
     scratch: RefCell<Vec<u8>>,
@@ -44,11 +47,20 @@ struct Shared {
 impl Shared {
     /// The C handle of `conn` (made at first sight).
     fn conn(&self, conn: &Connection) -> *mut DocaCcConnection {
-        *self
+        let id = conn.id();
+        if let Some((last, h)) = self.last.get() {
+            if last == id {
+                return h;
+            }
+        }
+        // Handles live as long as the side (removed only when it goes): a cached one stays valid.
+        let h = *self
             .conns
             .borrow_mut()
-            .entry(conn.id())
-            .or_insert_with(|| CONNS.add(DocaCcConnection { conn: conn.clone(), side: self.side.get() }))
+            .entry(id)
+            .or_insert_with(|| CONNS.add(DocaCcConnection { conn: conn.clone(), side: self.side.get() }));
+        self.last.set(Some((id, h)));
+        h
     }
 }
 

@@ -325,6 +325,9 @@ pub struct DocaTask {
     /// Freed by the application, its memory parked for its pool slot's next task
     /// ([`freed_bufs`] reads its buffers until then).
     freed: Cell<bool>,
+    /// The task's kind (set at each hand-out: a `*_as_task` cast checks it without borrowing
+    /// the task, which its library holds while submitted).
+    of: Cell<Of>,
 }
 
 static TASKS: Handles = Handles::new(Kind::Task);
@@ -440,18 +443,30 @@ pub(crate) fn task_ref(p: *const DocaTask) -> std::result::Result<doca_core::Tas
     h.with(|t| each!(t, x => doca_core::TaskRef::from(x.as_task()))).ok_or(Error::BadState.code())
 }
 
-/// A `doca_*_as_task` cast: the same handle when it is a live task of kind `of` (NULL,
-/// logged, otherwise; a submitted task, whose kind the library holds, passes as it is).
+/// A `doca_*_as_task` cast: the same handle when it is a live task of kind `of`, submitted
+/// or not (NULL, logged, otherwise: a freed or forged handle, or a task of another kind).
 pub(crate) fn as_task(name: &'static str, p: *mut DocaTask, of: Of) -> *mut DocaTask {
+    // A live handle of the right kind (submitted or not) is the answer: one look-up, no
+    // borrow, nothing that can panic or refuse (every C task cycle makes two such casts).
+    // SAFETY: TASKS only holds DocaTask handles.
+    if unsafe { TASKS.peek(p) }.is_some_and(|h| h.of.get() == of) {
+        return p;
+    }
+    refused_cast(name, p, of)
+}
+
+/// [`as_task`] for a handle that is not a live task of kind `of`: NULL, and the reason logged
+/// as the call's.
+#[cold]
+fn refused_cast(name: &'static str, p: *mut DocaTask, of: Of) -> *mut DocaTask {
     crate::shielded(name, std::ptr::null_mut(), || {
         let Some(h) = task(p) else { return std::ptr::null_mut() };
-        match h.with(AnyTask::of) {
-            Some(k) if k != of => {
-                crate::check::note(|| format!("a {k:?} task where a {of:?} task is expected"));
-                std::ptr::null_mut()
-            }
-            _ => p,
+        let k = h.of.get();
+        if k == of {
+            return p;
         }
+        crate::check::note(|| format!("a {k:?} task where a {of:?} task is expected"));
+        std::ptr::null_mut()
     })
 }
 
@@ -534,11 +549,13 @@ impl TaskTable {
                 user_data: Cell::new(Data::NONE),
                 user_data_set: Cell::new(false),
                 freed: Cell::new(false),
+                of: Cell::new(t.of()),
             }),
         };
         let live = Live { token, obj };
         let handle = live.obj();
         handle.reset(t.id(), buf);
+        handle.of.set(t.of());
         handle.user_data.set(t.user_data());
         *handle.task.borrow_mut() = Some(t);
         slot.live = Some(live);

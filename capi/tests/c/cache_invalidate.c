@@ -181,6 +181,9 @@ int main(void)
 	CHECK_CODE(doca_mmap_advise_task_invalidate_cache_alloc_init(advise, NULL, ud, &bad), DOCA_SUCCESS);
 	doca_mmap_advise_task_invalidate_cache_set_buf(bad, foreign);
 	CHECK_CODE(doca_task_submit(doca_mmap_advise_task_invalidate_cache_as_doca_task(bad)), DOCA_SUCCESS);
+	/* while submitted: the cast of its own kind is the handle, another kind's is NULL */
+	CHECK(doca_mmap_advise_task_invalidate_cache_as_doca_task(bad) != NULL);
+	CHECK(doca_dma_task_memcpy_as_task((struct doca_dma_task_memcpy *)bad) == NULL);
 	run(pe, &s);
 	CHECK(s.failed == 2);
 	CHECK_CODE(s.last, DOCA_ERROR_NOT_PERMITTED);
