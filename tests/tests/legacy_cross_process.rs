@@ -40,6 +40,22 @@ fn recv(ep: &Endpoint, buf: &mut [u8]) -> (usize, PeerAddr) {
     }
 }
 
+/// Connects host endpoint `ep` to service `name` and waits (asleep on its receive channel, a
+/// minute at most) until the handshake is over: the peer and `update_info`'s answer then.
+fn connect_settled(ep: &Endpoint, name: &str) -> (PeerAddr, Result<(), Error>) {
+    let peer = ep.connect(name).unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    loop {
+        match peer.update_info() {
+            Err(Error::ConnectionInProgress) => {
+                assert!(Instant::now() < end, "the handshake did not complete");
+                doca_tests::ep_sleep(ep, doca_tests::EpChannel::Recv);
+            }
+            other => return (peer, other),
+        }
+    }
+}
+
 #[test]
 fn sixteen_clients_on_one_service_are_each_answered() {
     let name = unique("sixteen");
@@ -78,26 +94,11 @@ fn a_client_of_another_message_size_is_refused() {
     let ep = Endpoint::create().unwrap();
     ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
     ep.set_max_msg_size(1024).unwrap();
-    let peer = ep.connect(&name).unwrap();
-    let end = Instant::now() + Duration::from_secs(60);
-    let state = loop {
-        match peer.update_info() {
-            Err(Error::ConnectionInProgress) if Instant::now() < end => {
-                doca_tests::ep_sleep(&ep, doca_tests::EpChannel::Recv)
-            }
-            other => break other,
-        }
-    };
+    let (_, state) = connect_settled(&ep, &name);
     assert_eq!(state, Err(Error::ConnectionAborted), "1024 against the service's 4080");
     let same = Endpoint::create().unwrap();
     same.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
-    let peer = same.connect(&name).unwrap();
-    let end = Instant::now() + Duration::from_secs(60);
-    while peer.update_info() == Err(Error::ConnectionInProgress) {
-        assert!(Instant::now() < end);
-        doca_tests::ep_sleep(&same, doca_tests::EpChannel::Recv);
-    }
-    assert_eq!(peer.update_info(), Ok(()), "a client of the service's size connects");
+    assert_eq!(connect_settled(&same, &name).1, Ok(()), "a client of the service's size connects");
     server.send("quit");
     assert!(server.finish());
 }
@@ -124,12 +125,8 @@ fn event_channels_wake_epoll_on_receive_and_on_send_room() {
     assert_eq!(server.line(), "listening");
     let ep = Endpoint::create().unwrap();
     ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
-    let peer = ep.connect(&name).unwrap();
-    let end = Instant::now() + Duration::from_secs(60);
-    while peer.update_info() == Err(Error::ConnectionInProgress) {
-        assert!(Instant::now() < end);
-        doca_tests::ep_sleep(&ep, doca_tests::EpChannel::Recv);
-    }
+    let (peer, state) = connect_settled(&ep, &name);
+    assert_eq!(state, Ok(()));
     // The service learns a client from its first message.
     ep.sendto(b"hello", MsgFlags::NONE, &peer).unwrap();
     server.send("read-later 0");
@@ -215,13 +212,8 @@ fn connected_client(name: &str, blocking: bool) -> (Endpoint, PeerAddr) {
         Endpoint::create().unwrap()
     };
     ep.set_device(&open_device_with_pci("3b:00.0", None).unwrap()).unwrap();
-    let peer = ep.connect(name).unwrap();
-    let end = Instant::now() + Duration::from_secs(60);
-    while peer.update_info() == Err(Error::ConnectionInProgress) {
-        assert!(Instant::now() < end, "the handshake did not complete");
-        doca_tests::ep_sleep(&ep, doca_tests::EpChannel::Recv);
-    }
-    peer.update_info().unwrap();
+    let (peer, state) = connect_settled(&ep, name);
+    state.unwrap();
     (ep, peer)
 }
 
