@@ -44,11 +44,21 @@ pub type TaskCb<P> = dyn FnMut(Task<P>, Data, Data);
 ///
 /// One word (the generation above the index): a [`Task`] is then a pointer and a word, which
 /// the compiler passes in two registers — a completion callback, called through `dyn`, gets
-/// its task without a trip through memory (measured: that trip was most of a task cycle's
-/// time, see the book's Performance chapter, round 22).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// its task without a trip through memory (measured: that trip cost a task cycle more than a
+/// quarter of its time, see the book's Performance chapter, round 22).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TaskId {
     bits: u64,
+}
+
+// A task handle stays two words (see above): adding a field to it costs every callback.
+const _: () = assert!(std::mem::size_of::<TaskId>() == 8);
+const _: () = assert!(std::mem::size_of::<Task<crate::loopback::Echo>>() == 16);
+
+impl fmt::Debug for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskId").field("idx", &self.idx()).field("gen", &self.gen()).finish()
+    }
 }
 
 impl TaskId {
