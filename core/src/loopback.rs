@@ -37,6 +37,9 @@ pub struct Echo {
 /// A loopback task (`Task<Echo>`).
 pub type EchoTask = Task<Echo>;
 
+// A task handle is two words, passed to a callback in registers (see `TaskId`).
+const _: () = assert!(std::mem::size_of::<EchoTask>() == 16);
+
 /// The longest delay a loopback task accepts (one hour).
 pub const MAX_DELAY: Duration = Duration::from_secs(3600);
 

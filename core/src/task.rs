@@ -51,9 +51,9 @@ pub struct TaskId {
     bits: u64,
 }
 
-// A task handle stays two words (see above): adding a field to it costs every callback.
+// A task handle stays two words (see above; the loopback checks a whole `Task`): adding a
+// field to it costs every callback.
 const _: () = assert!(std::mem::size_of::<TaskId>() == 8);
-const _: () = assert!(std::mem::size_of::<Task<crate::loopback::Echo>>() == 16);
 
 impl fmt::Debug for TaskId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
