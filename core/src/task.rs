@@ -126,6 +126,9 @@ struct Slot<P> {
     /// A fault plan's `delay`: the completion is not delivered before this instant (on the
     /// engine's clock); until then it waits in the pool's held list.
     due: Option<Instant>,
+    /// Whether `route`, `orphan` or `due` may be set: the delivery of a task without (every
+    /// task outside graphs and fault plans) reads this one flag, not the three fields.
+    extra: bool,
     payload: P,
 }
 
@@ -362,6 +365,7 @@ impl<P: TaskPayload> TaskPool<P> {
                 route: None,
                 orphan: false,
                 due: None,
+                extra: false,
                 payload: make(),
             })
             .collect();
@@ -550,28 +554,51 @@ impl<P: TaskPayload> TaskPool<P> {
     /// false when it was not delivered: stale (or gone: a callback restarted the context),
     /// or held back by a fault plan's `delay` not yet due.
     fn deliver(&self, owner: &Rc<Owner<P>>, core: &CtxCore, i: usize) -> bool {
-        let (id, status, user_data, route, orphan) = {
+        let (id, status, user_data) = {
             let mut s = self.slots.borrow_mut();
             let Some(&(id, status)) = s.finished.get(i) else { return false };
             match s.slots.get_mut(id.idx() as usize) {
                 Some(slot) if slot.gen == id.gen() && slot.state == SlotState::Finished => {
-                    if let Some(due) = slot.due {
-                        if core.now() < due {
-                            drop(s);
-                            // A fault plan's delay: held back, never slept on; a later progress
-                            // pass delivers it once due (the engine's timer wakes a sleeper).
-                            self.held.borrow_mut().push((due, id, status));
-                            core.hold(due);
-                            return false;
-                        }
-                        slot.due = None;
+                    if slot.extra {
+                        drop(s);
+                        return self.deliver_extra(owner, core, id, status);
                     }
                     slot.state = SlotState::Owned;
                     slot.status = status;
-                    (id, status, slot.user_data, slot.route.take(), std::mem::take(&mut slot.orphan))
+                    (id, status, slot.user_data)
                 }
                 _ => return false,
             }
+        };
+        core.add_inflight(-1);
+        self.call_back(owner, core, id, status, user_data);
+        true
+    }
+
+    /// [`TaskPool::deliver`] of a finished task with a graph's route, a fault plan's delay,
+    /// or freed while a graph ran it (`extra`): the slot was checked by the caller, and
+    /// nothing ran since.
+    #[cold]
+    #[inline(never)]
+    fn deliver_extra(&self, owner: &Rc<Owner<P>>, core: &CtxCore, id: TaskId, status: Result<()>) -> bool {
+        let (user_data, route, orphan) = {
+            let mut s = self.slots.borrow_mut();
+            let slot = &mut s.slots[id.idx() as usize];
+            if let Some(due) = slot.due {
+                if core.now() < due {
+                    drop(s);
+                    // A fault plan's delay: held back, never slept on; a later progress
+                    // pass delivers it once due (the engine's timer wakes a sleeper).
+                    self.held.borrow_mut().push((due, id, status));
+                    core.hold(due);
+                    return false;
+                }
+                slot.due = None;
+            }
+            slot.state = SlotState::Owned;
+            slot.status = status;
+            slot.extra = false;
+            (slot.user_data, slot.route.take(), std::mem::take(&mut slot.orphan))
         };
         core.add_inflight(-1);
         if let Some((route, token)) = route {
@@ -582,12 +609,25 @@ impl<P: TaskPayload> TaskPool<P> {
             route.done(token, status);
             return true;
         }
+        self.call_back(owner, core, id, status, user_data);
+        true
+    }
+
+    /// Hands task `id`, delivered with `status`, to its completion or error callback.
+    #[inline]
+    fn call_back(
+        &self,
+        owner: &Rc<Owner<P>>,
+        core: &CtxCore,
+        id: TaskId,
+        status: Result<()>,
+        user_data: Data,
+    ) {
         let ctx_data = core.user_data();
         let cb = if status.is_ok() { &self.completion } else { &self.error };
         let task = Task { owner: owner.clone(), id };
         // With no callback installed the task is dropped here, which frees it.
         cb.call(move |f| f(task, user_data, ctx_data));
-        true
     }
 
     /// Runs `f` on the payload of a task the library holds by id; `None` if the id is stale.
@@ -756,9 +796,14 @@ fn submit_slot<P: TaskPayload>(
                         || (slot.state == SlotState::Reserved && route.is_some())) =>
             {
                 slot.state = SlotState::Submitted;
-                slot.route = route;
-                if let Some(fault::TaskFault::Delay(d)) = injected {
-                    slot.due = Some(core.now() + d);
+                let due = match injected {
+                    Some(fault::TaskFault::Delay(d)) => Some(core.now() + d),
+                    _ => None,
+                };
+                if route.is_some() || due.is_some() {
+                    slot.route = route;
+                    slot.due = due;
+                    slot.extra = true;
                 }
             }
             Some(slot) if slot.gen == id.gen() => {
@@ -793,6 +838,7 @@ fn submit_slot<P: TaskPayload>(
                 // A graph's node goes back to its reservation (the graph tries it again).
                 s.state = if s.route.take().is_some() { SlotState::Reserved } else { SlotState::Owned };
                 s.due = None;
+                s.extra = s.orphan;
             });
             core.add_inflight(-1);
             Err(e)
